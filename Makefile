@@ -1,0 +1,44 @@
+# Steward — see README.md.
+GO        ?= go
+BIN       := bin
+PLUGINS   := $(notdir $(wildcard plugins/*))
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X github.com/stewardhq/steward/host/app.Version=$(VERSION)
+TESTFLAGS ?=
+
+.PHONY: build run test test-go test-e2e bench lint proto clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/steward ./host/cmd/steward
+	@for p in $(PLUGINS); do \
+		echo "build plugin $$p"; \
+		$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; \
+	done
+
+run: build
+	$(BIN)/steward serve
+
+# Every test: unit, store (SQLite and PostgreSQL), plugin protocol and
+# end-to-end against the built binaries.
+test: build
+	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) -count=1 -timeout 15m ./...
+
+bench: build
+	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 3s -timeout 30m ./bench/...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1)
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+# Regenerates the protocol's Go code; needs protoc (Debian: protobuf-compiler).
+proto:
+	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I proto \
+		--go_out=. --go_opt=module=github.com/stewardhq/steward \
+		--go-grpc_out=. --go-grpc_opt=module=github.com/stewardhq/steward \
+		proto/steward/plugin/v1/*.proto
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,157 @@
+// Package config reads Steward's settings from the environment (CONTRACT
+// section 1) and refuses combinations that are unsafe outside development.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Environments.
+const (
+	Development = "development"
+	Staging     = "staging"
+	Production  = "production"
+)
+
+// Config is every setting of the host.
+type Config struct {
+	Env         string
+	HTTPAddr    string
+	DataDir     string
+	DatabaseURL string
+	RedisURL    string
+	PluginsFile string
+	// Cloud is "sim" (the simulated cloud on loopback) or "azure".
+	Cloud    string
+	SimWorld string
+	// JWTSecret is empty in development when none is set: the host then
+	// generates one and keeps it in DataDir.
+	JWTSecret              string
+	DevUsername            string
+	DevPassword            string
+	RateLimitPerMinute     int
+	AuthRateLimitPerMinute int
+	AccessTokenTTL         time.Duration
+	RefreshTokenTTL        time.Duration
+	// Freshness thresholds by data domain for /api/v1/health/data.
+	Freshness map[string]time.Duration
+	// AuditRetention is how long audit entries are kept; 0 keeps them forever.
+	AuditRetention time.Duration
+	// MaxBodyBytes bounds request bodies.
+	MaxBodyBytes int
+	// AccessLog logs every request; errors are logged regardless.
+	AccessLog bool
+	// LogLevel is the hclog level name.
+	LogLevel string
+}
+
+// Load reads the configuration through getenv (os.Getenv in production,
+// a map in tests).
+func Load(getenv func(string) string) (Config, error) {
+	get := func(k, def string) string {
+		if v := strings.TrimSpace(getenv(k)); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{
+		Env:         get("STEWARD_ENV", Development),
+		HTTPAddr:    get("STEWARD_HTTP_ADDR", "127.0.0.1:8000"),
+		DataDir:     get("STEWARD_DATA_DIR", "./data"),
+		RedisURL:    get("STEWARD_REDIS_URL", ""),
+		PluginsFile: get("STEWARD_PLUGINS_FILE", "./plugins.hcl"),
+		SimWorld:    get("STEWARD_SIM_WORLD", ""),
+		JWTSecret:   getenv("STEWARD_JWT_SECRET"),
+		DevUsername: get("STEWARD_DEV_USERNAME", "admin@steward.local"),
+		DevPassword: get("STEWARD_DEV_PASSWORD", "steward-dev"),
+		Freshness: map[string]time.Duration{
+			"costs": 25 * time.Hour, "compliance": 5 * time.Hour, "resources": 2 * time.Hour, "identity": 25 * time.Hour,
+		},
+		MaxBodyBytes: 8 << 20,
+		AccessLog:    get("STEWARD_ACCESS_LOG", "true") != "false",
+		LogLevel:     get("STEWARD_LOG_LEVEL", "info"),
+	}
+	switch c.Env {
+	case Development, Staging, Production:
+	default:
+		return c, fmt.Errorf("STEWARD_ENV must be development, staging or production, not %q", c.Env)
+	}
+	c.DatabaseURL = get("STEWARD_DATABASE_URL", "sqlite://"+filepath.Join(c.DataDir, "steward.db"))
+	defCloud := "azure"
+	if c.Env == Development {
+		defCloud = "sim"
+	}
+	c.Cloud = get("STEWARD_CLOUD", defCloud)
+	if c.Cloud != "sim" && c.Cloud != "azure" {
+		return c, fmt.Errorf("STEWARD_CLOUD must be sim or azure, not %q", c.Cloud)
+	}
+	var err error
+	ints := []struct {
+		key  string
+		def  int
+		dst  *int
+		min_ int
+	}{
+		{"STEWARD_RATE_LIMIT_PER_MINUTE", 100, &c.RateLimitPerMinute, 1},
+		{"STEWARD_AUTH_RATE_LIMIT_PER_MINUTE", 10, &c.AuthRateLimitPerMinute, 1},
+	}
+	for _, it := range ints {
+		v := get(it.key, strconv.Itoa(it.def))
+		n, convErr := strconv.Atoi(v)
+		if convErr != nil || n < it.min_ {
+			return c, fmt.Errorf("%s must be an integer of at least %d, not %q", it.key, it.min_, v)
+		}
+		*it.dst = n
+	}
+	durs := []struct {
+		key string
+		def string
+		dst *time.Duration
+	}{
+		{"STEWARD_ACCESS_TOKEN_TTL", "15m", &c.AccessTokenTTL},
+		{"STEWARD_REFRESH_TOKEN_TTL", "168h", &c.RefreshTokenTTL},
+		{"STEWARD_AUDIT_RETENTION", "0s", &c.AuditRetention},
+	}
+	for _, d := range durs {
+		v := get(d.key, d.def)
+		if *d.dst, err = time.ParseDuration(v); err != nil || *d.dst < 0 {
+			return c, fmt.Errorf("%s must be a duration such as 15m, not %q", d.key, v)
+		}
+	}
+	for domain := range c.Freshness {
+		key := "STEWARD_FRESHNESS_" + strings.ToUpper(domain)
+		if v := getenv(key); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return c, fmt.Errorf("%s must be a positive duration, not %q", key, v)
+			}
+			c.Freshness[domain] = d
+		}
+	}
+	return c, c.checkSafe()
+}
+
+// DevLoginEnabled reports whether the development credential pair works.
+func (c Config) DevLoginEnabled() bool { return c.Env == Development }
+
+// checkSafe refuses to run staging or production with development shortcuts;
+// each error is one line that says what to change.
+func (c Config) checkSafe() error {
+	if c.Env == Development {
+		return nil
+	}
+	switch {
+	case c.JWTSecret == "":
+		return errors.New("refusing to start: STEWARD_JWT_SECRET must be set outside development (the generated development secret is not allowed)")
+	case len(c.JWTSecret) < 32:
+		return errors.New("refusing to start: STEWARD_JWT_SECRET must be at least 32 bytes")
+	case c.Cloud == "sim":
+		return errors.New("refusing to start: the simulated cloud (STEWARD_CLOUD=sim) is for development only")
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Env != Development || c.HTTPAddr != "127.0.0.1:8000" || c.Cloud != "sim" {
+		t.Fatalf("unexpected defaults: %+v", c)
+	}
+	if c.DatabaseURL != "sqlite://data/steward.db" {
+		t.Fatalf("database url %q", c.DatabaseURL)
+	}
+	if c.RateLimitPerMinute != 100 || c.AuthRateLimitPerMinute != 10 {
+		t.Fatalf("rate limits %d/%d", c.RateLimitPerMinute, c.AuthRateLimitPerMinute)
+	}
+	if c.Freshness["costs"] != 25*time.Hour || c.Freshness["compliance"] != 5*time.Hour || c.Freshness["resources"] != 2*time.Hour {
+		t.Fatalf("freshness %v", c.Freshness)
+	}
+	if !c.DevLoginEnabled() {
+		t.Fatal("dev login must be on in development")
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	secret := strings.Repeat("k", 32)
+	cases := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"production without secret", map[string]string{"STEWARD_ENV": "production"}, "STEWARD_JWT_SECRET must be set"},
+		{"staging short secret", map[string]string{"STEWARD_ENV": "staging", "STEWARD_JWT_SECRET": "short"}, "at least 32 bytes"},
+		{"production with sim", map[string]string{"STEWARD_ENV": "production", "STEWARD_JWT_SECRET": secret, "STEWARD_CLOUD": "sim"}, "simulated cloud"},
+		{"bad env", map[string]string{"STEWARD_ENV": "prod"}, "STEWARD_ENV must be"},
+		{"bad cloud", map[string]string{"STEWARD_CLOUD": "aws"}, "STEWARD_CLOUD must be"},
+		{"bad rate", map[string]string{"STEWARD_RATE_LIMIT_PER_MINUTE": "0"}, "STEWARD_RATE_LIMIT_PER_MINUTE"},
+		{"bad ttl", map[string]string{"STEWARD_ACCESS_TOKEN_TTL": "soon"}, "STEWARD_ACCESS_TOKEN_TTL"},
+		{"bad freshness", map[string]string{"STEWARD_FRESHNESS_COSTS": "-1h"}, "STEWARD_FRESHNESS_COSTS"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(env(tc.env))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want error containing %q, got %v", tc.want, err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error must be one line: %q", err)
+			}
+		})
+	}
+}
+
+func TestProductionAccepted(t *testing.T) {
+	c, err := Load(env(map[string]string{"STEWARD_ENV": "production", "STEWARD_JWT_SECRET": strings.Repeat("k", 32)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Cloud != "azure" || c.DevLoginEnabled() {
+		t.Fatalf("production must default to azure without dev login: %+v", c)
+	}
+}

@@ -1,0 +1,191 @@
+// Package store opens Steward's relational database and runs schema
+// migrations against it.
+//
+// Steward runs on SQLite (single node, pure Go driver) or PostgreSQL (several
+// replicas). Both are reached through a *bun.DB obtained from [Open], so the
+// query code above this package is written once.
+//
+// # Migrations
+//
+// Every owner of tables (the host and each plugin) ships its own migrations
+// as an fs.FS, usually embedded, and records them in its own bookkeeping
+// table (lower-case letters, digits and underscores) passed to [Migrate],
+// [Rollback] and [Status]. Owners therefore never see or block on each
+// other's migrations, and the lock taken while migrating lives in a
+// companion table named "<table>_lock".
+//
+// Migration files follow bun's naming:
+//
+//	0001_core.up.sql
+//	0001_core.down.sql
+//
+// The number orders migrations and identifies them; the name after the
+// underscore is descriptive and may use [0-9a-z_-]. Statements inside one
+// file are separated by a line holding only "--bun:split". A ".tx" before
+// ".up.sql" or ".down.sql" runs the whole file in one transaction.
+//
+// One set of files serves both databases. Where the DDL has to differ, a file
+// may carry a dialect tag between the name and the direction:
+//
+//	0001_core.sqlite.up.sql     used only on SQLite
+//	0001_core.postgres.up.sql   used only on PostgreSQL
+//	0001_core.down.sql          used on both
+//
+// The tag goes before ".tx" when both are present, as in
+// "0001_core.sqlite.tx.up.sql". A tagged file takes precedence over an
+// untagged one for the same migration and direction. If a migration has
+// tagged files for a direction but no untagged fallback, every dialect must
+// have its own file, so that forgetting one dialect fails loudly instead of
+// silently skipping the migration there.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+
+	// Registers the pure-Go "sqlite" database/sql driver, which keeps the
+	// binaries free of cgo.
+	_ "modernc.org/sqlite"
+)
+
+// Dialect names returned by [DialectName] and used in migration file tags.
+const (
+	DialectSQLite   = "sqlite"
+	DialectPostgres = "postgres"
+)
+
+// Options tunes the connection pool. Zero values select defaults suited to
+// the dialect.
+type Options struct {
+	// MaxOpenConns caps open connections. SQLite defaults to 4: writers
+	// serialize on the database file anyway, and a few connections let WAL
+	// readers proceed alongside one writer. PostgreSQL defaults to 10.
+	MaxOpenConns int
+	// MaxIdleConns caps idle connections kept for reuse. Defaults to
+	// MaxOpenConns on SQLite (connections are cheap and local) and 5 on
+	// PostgreSQL.
+	MaxIdleConns int
+	// SearchPath, when set, becomes the PostgreSQL search_path of every
+	// connection, so unqualified table names resolve to that schema. It is
+	// passed verbatim and ignored on SQLite.
+	SearchPath string
+}
+
+// Open connects to the database named by url and verifies the connection.
+//
+// Accepted forms are "sqlite://<path>" (relative or absolute file path; the
+// parent directory is created) and "postgres://…" or "postgresql://…"
+// (libpq-style URL). The caller owns the returned DB and must Close it.
+func Open(ctx context.Context, url string, opts Options) (*bun.DB, error) {
+	scheme, rest, ok := strings.Cut(url, "://")
+	if !ok {
+		return nil, fmt.Errorf("store: database URL has no scheme; want sqlite:// or postgres://")
+	}
+
+	var (
+		db  *bun.DB
+		err error
+	)
+	switch strings.ToLower(scheme) {
+	case "sqlite":
+		db, err = openSQLite(rest, opts)
+	case "postgres", "postgresql":
+		db, err = openPostgres(url, opts)
+	default:
+		return nil, fmt.Errorf("store: unsupported database scheme %q; want sqlite or postgres", scheme)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: connect to %s: %w", DialectName(db), err)
+	}
+	return db, nil
+}
+
+func openSQLite(path string, opts Options) (*bun.DB, error) {
+	if path == "" {
+		return nil, fmt.Errorf("store: sqlite URL has no file path")
+	}
+	// The driver treats everything after '?' as its own parameters, which
+	// would silently change the file name.
+	if strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("store: sqlite path %q must not contain '?'", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("store: create sqlite directory: %w", err)
+	}
+
+	// _txlock=immediate takes the write lock at BEGIN: a deferred
+	// transaction that reads and then writes would otherwise fail with
+	// SQLITE_BUSY without waiting, because busy_timeout cannot resolve a
+	// read-to-write upgrade.
+	dsn := path + "?_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
+	sqldb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+
+	maxOpen := orDefault(opts.MaxOpenConns, 4)
+	sqldb.SetMaxOpenConns(maxOpen)
+	sqldb.SetMaxIdleConns(orDefault(opts.MaxIdleConns, maxOpen))
+
+	return bun.NewDB(sqldb, sqlitedialect.New(), bun.WithDiscardUnknownColumns()), nil
+}
+
+func openPostgres(url string, opts Options) (*bun.DB, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		// Parse errors quote the URL, and redaction of the password there
+		// is only best effort.
+		return nil, fmt.Errorf("store: invalid postgres URL")
+	}
+	if opts.SearchPath != "" {
+		// A startup parameter applies to every pooled connection, including
+		// those opened after a reconnect, which a one-off SET would not.
+		cfg.RuntimeParams["search_path"] = opts.SearchPath
+	}
+
+	sqldb := stdlib.OpenDB(*cfg)
+	sqldb.SetMaxOpenConns(orDefault(opts.MaxOpenConns, 10))
+	sqldb.SetMaxIdleConns(orDefault(opts.MaxIdleConns, 5))
+	// Lets idle connections drain after a burst instead of pinning server
+	// slots on every replica.
+	sqldb.SetConnMaxIdleTime(5 * time.Minute)
+
+	return bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns()), nil
+}
+
+// DialectName reports which database db talks to: [DialectSQLite] or
+// [DialectPostgres]. Any other bun dialect is reported by its own name.
+func DialectName(db *bun.DB) string {
+	switch name := db.Dialect().Name(); name {
+	case dialect.SQLite:
+		return DialectSQLite
+	case dialect.PG:
+		return DialectPostgres
+	default:
+		return name.String()
+	}
+}
+
+func orDefault(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}

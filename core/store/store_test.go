@@ -1,0 +1,156 @@
+package store_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
+)
+
+func TestOpenRejectsBadURLs(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		url     string
+		wantErr string
+	}{
+		{"unknown scheme", "mysql://root@localhost/steward", `"mysql"`},
+		{"no scheme", "steward.db", "no scheme"},
+		{"empty sqlite path", "sqlite://", "no file path"},
+		{"sqlite path with query", "sqlite://steward.db?mode=ro", "must not contain '?'"},
+		{"unparseable postgres", "postgres://admin:hunter2@db:notaport/steward", "invalid postgres URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := store.Open(ctx, tt.url, store.Options{})
+			if err == nil {
+				_ = db.Close()
+				t.Fatalf("Open(%q) succeeded, want error", tt.url)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Open(%q) error = %q, want it to contain %q", tt.url, err, tt.wantErr)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("error leaks the password: %q", err)
+			}
+		})
+	}
+}
+
+func TestOpenPostgresUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Port 1 on loopback refuses at once, so this needs no server.
+	db, err := store.Open(ctx, "postgres://postgres@127.0.0.1:1/steward?sslmode=disable&connect_timeout=2", store.Options{})
+	if err == nil {
+		_ = db.Close()
+		t.Fatal("Open succeeded against a closed port")
+	}
+	if !strings.Contains(err.Error(), "connect to postgres") {
+		t.Errorf("error = %q, want it to say the connection failed", err)
+	}
+}
+
+func TestOpenSQLiteConfiguresConnections(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "nested", "dir", "steward.db")
+	db, err := store.Open(ctx, "sqlite://"+path, store.Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database file not created: %v", err)
+	}
+	if got := store.DialectName(db); got != store.DialectSQLite {
+		t.Errorf("DialectName = %q, want %q", got, store.DialectSQLite)
+	}
+	if got := db.Stats().MaxOpenConnections; got != 4 {
+		t.Errorf("MaxOpenConnections = %d, want the SQLite default 4", got)
+	}
+
+	pragmas := []struct {
+		name string
+		want string
+	}{
+		{"journal_mode", "wal"},
+		{"busy_timeout", "5000"},
+		{"foreign_keys", "1"},
+		{"synchronous", "1"}, // NORMAL
+	}
+	// Pinning one connection would prove nothing about the others, so hold
+	// several at once and check each.
+	for range 3 {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatalf("Conn: %v", err)
+		}
+		defer conn.Close()
+		for _, p := range pragmas {
+			var got string
+			if err := conn.QueryRowContext(ctx, "PRAGMA "+p.name).Scan(&got); err != nil {
+				t.Fatalf("PRAGMA %s: %v", p.name, err)
+			}
+			if got != p.want {
+				t.Errorf("PRAGMA %s = %q, want %q", p.name, got, p.want)
+			}
+		}
+	}
+}
+
+func TestOpenHonoursPoolOptions(t *testing.T) {
+	db, err := store.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "s.db"), store.Options{MaxOpenConns: 2})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer db.Close()
+	if got := db.Stats().MaxOpenConnections; got != 2 {
+		t.Errorf("MaxOpenConnections = %d, want 2", got)
+	}
+}
+
+func TestOpenPostgresSearchPath(t *testing.T) {
+	db := storetest.Open(t, store.DialectPostgres)
+	ctx := context.Background()
+
+	if got := store.DialectName(db); got != store.DialectPostgres {
+		t.Errorf("DialectName = %q, want %q", got, store.DialectPostgres)
+	}
+
+	// Each pooled connection must land in the test schema, not just the first.
+	var schemas []string
+	for range 3 {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatalf("Conn: %v", err)
+		}
+		defer conn.Close()
+		var schema string
+		if err := conn.QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+			t.Fatalf("current_schema: %v", err)
+		}
+		schemas = append(schemas, schema)
+	}
+	for _, s := range schemas {
+		if !strings.HasPrefix(s, "steward_test_") || s != schemas[0] {
+			t.Fatalf("connections use schemas %v, want one steward_test_ schema", schemas)
+		}
+	}
+
+	if _, err := db.ExecContext(ctx, "CREATE TABLE probe (id int)"); err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+	var where string
+	if err := db.QueryRowContext(ctx, "SELECT table_schema FROM information_schema.tables WHERE table_name = 'probe'").Scan(&where); err != nil {
+		t.Fatalf("locate table: %v", err)
+	}
+	if where != schemas[0] {
+		t.Errorf("table created in %q, want %q", where, schemas[0])
+	}
+}

@@ -1,0 +1,219 @@
+// Package app wires the host together: configuration, store, cache, rate
+// limiter, token issuer, plugin supervisor, scheduler and HTTP server. The
+// steward command and the end-to-end tests both start the host through it.
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing/fstest"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/core/cache"
+	"github.com/stewardhq/steward/core/config"
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/freshness"
+	"github.com/stewardhq/steward/host/jobs"
+	"github.com/stewardhq/steward/host/plugins"
+	"github.com/stewardhq/steward/host/ratelimit"
+	"github.com/stewardhq/steward/host/server"
+	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/migrations"
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+)
+
+// Version is the host's version, set at build time.
+var Version = "dev"
+
+// Host is a running Steward host.
+type Host struct {
+	Config    config.Config
+	Logger    hclog.Logger
+	DB        *bun.DB
+	Server    *server.Server
+	Plugins   *plugins.Supervisor
+	Jobs      *jobs.Scheduler
+	Registry  *prometheus.Registry
+	limiter   *ratelimit.Limiter
+	cancel    context.CancelFunc
+	schedOn   atomic.Bool
+	ReadyTook time.Duration
+}
+
+// OpenDB opens the configured database and applies the host's migrations.
+func OpenDB(ctx context.Context, cfg config.Config) (*bun.DB, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	db, err := store.Open(ctx, cfg.DatabaseURL, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := store.Migrate(ctx, db, migrations.FS, migrations.Table); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return db, nil
+}
+
+// Start builds the host and starts its plugins and scheduler; it does not
+// listen (see Listen), so tests can use the app directly too.
+func Start(ctx context.Context, cfg config.Config, logger hclog.Logger) (*Host, error) {
+	t0 := time.Now()
+	h := &Host{Config: cfg, Logger: logger, Registry: prometheus.NewRegistry()}
+	h.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	ctx, h.cancel = context.WithCancel(ctx)
+	ok := false
+	defer func() {
+		if !ok {
+			h.Close()
+		}
+	}()
+	var err error
+	if h.DB, err = OpenDB(ctx, cfg); err != nil {
+		return nil, err
+	}
+	h.Registry.MustRegister(collectors.NewDBStatsCollector(h.DB.DB, "steward"))
+	c, err := cache.New(cfg.RedisURL, "steward:cache")
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	h.Registry.MustRegister(cacheCollector{c})
+	if h.limiter, err = ratelimit.New(ratelimit.Config{RedisURL: cfg.RedisURL, DefaultPerMinute: cfg.RateLimitPerMinute, AuthPerMinute: cfg.AuthRateLimitPerMinute}); err != nil {
+		return nil, fmt.Errorf("rate limiter: %w", err)
+	}
+	secret, _, err := auth.SelectSecret(cfg.Env, cfg.JWTSecret, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	issuer, err := auth.NewIssuer(auth.KeySet{Current: "k1", Keys: map[string][]byte{"k1": secret}}, cfg.AccessTokenTTL, cfg.RefreshTokenTTL, "steward")
+	if err != nil {
+		return nil, err
+	}
+	ten := tenancy.New(h.DB)
+	aud := audit.NewStore(h.DB)
+	fresh := freshness.NewStore(h.DB)
+
+	var srv *server.Server
+	decls, err := loadDecls(cfg)
+	if err != nil {
+		return nil, err
+	}
+	h.Plugins, err = plugins.New(decls, plugins.Options{
+		Logger: logger.Named("plugins"), DatabaseURL: cfg.DatabaseURL, Environment: cfg.Env, DataDir: cfg.DataDir,
+		Cloud:    json.RawMessage(fmt.Sprintf(`{"provider":%q}`, cfg.Cloud)),
+		Backend:  &backend{tenants: ten, audit: aud, fresh: fresh},
+		Reserved: func(method, path string) bool { return srv != nil && srv.Reserved(method, path) },
+		Migrate: func(ctx context.Context, plugin string, files []*pluginv1.Migration) error {
+			fsys := fstest.MapFS{}
+			for _, f := range files {
+				fsys[f.Name] = &fstest.MapFile{Data: f.Content}
+			}
+			_, err := store.Migrate(ctx, h.DB, fsys, "plugin_"+plugin+"_migrations")
+			return err
+		},
+		OnDescribe: func(string, *pluginv1.DescribeResponse) {
+			if srv != nil {
+				srv.AddPluginOperations()
+				h.refreshJobs()
+			}
+		},
+		Registerer: h.Registry,
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.Jobs = jobs.New(h.DB, supervisorRunner{h.Plugins}, jobs.Options{Logger: logger.Named("jobs"), Registerer: h.Registry})
+	srv = server.New(server.Deps{
+		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, Cache: c, Limiter: h.limiter, Issuer: issuer,
+		Tenancy: ten, Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
+		StartedAt: t0, SchedulerUp: h.schedOn.Load,
+	})
+	h.Server = srv
+	if err := h.Plugins.Start(ctx); err != nil {
+		return nil, fmt.Errorf("plugins: %w", err)
+	}
+	srv.AddPluginOperations()
+	h.refreshJobs()
+	h.Jobs.Start(ctx)
+	h.schedOn.Store(true)
+	h.Registry.MustRegister(pluginCollector{h.Plugins})
+	h.ReadyTook = time.Since(t0)
+	ok = true
+	return h, nil
+}
+
+func loadDecls(cfg config.Config) ([]plugins.Decl, error) {
+	if _, err := os.Stat(cfg.PluginsFile); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	abs, err := filepath.Abs(cfg.PluginsFile)
+	if err != nil {
+		return nil, err
+	}
+	return plugins.LoadFile(cfg.PluginsFile, filepath.Dir(abs))
+}
+
+// refreshJobs registers every running plugin's jobs with the scheduler,
+// with plugins.hcl's schedule overrides.
+func (h *Host) refreshJobs() {
+	var specs []jobs.Spec
+	for _, name := range h.Plugins.Names() {
+		inst, _ := h.Plugins.Instance(name)
+		desc := inst.Description()
+		if desc == nil {
+			continue
+		}
+		for _, j := range desc.Jobs {
+			sched := j.DefaultSchedule
+			if o, ok := inst.Decl.Schedules[j.Name]; ok {
+				sched = o
+			}
+			specs = append(specs, jobs.Spec{Plugin: name, Name: j.Name, JobType: j.JobType, DataDomain: j.DataDomain, Schedule: sched})
+		}
+	}
+	if err := h.Jobs.SetSpecs(specs); err != nil {
+		h.Logger.Error("job schedules", "error", err)
+	}
+}
+
+// Close stops the scheduler and plugins and closes the store.
+func (h *Host) Close() {
+	if h.cancel != nil {
+		h.cancel()
+	}
+	if h.Jobs != nil {
+		h.schedOn.Store(false)
+		h.Jobs.Stop()
+	}
+	if h.Plugins != nil {
+		h.Plugins.Stop()
+	}
+	if h.limiter != nil {
+		_ = h.limiter.Close()
+	}
+	if h.DB != nil {
+		_ = h.DB.Close()
+	}
+}
+
+// supervisorRunner adapts the supervisor to the scheduler's Runner.
+type supervisorRunner struct{ sup *plugins.Supervisor }
+
+func (r supervisorRunner) RunJob(ctx context.Context, plugin, job, runID string, progress func(jobs.Progress)) (int64, error) {
+	return r.sup.RunJob(ctx, plugin, job, runID, func(p plugins.JobProgress) {
+		progress(jobs.Progress{Done: p.Done, Total: p.Total, Message: p.Message})
+	})
+}

@@ -1,0 +1,203 @@
+// Command steward is the Steward host: it serves the API and web UI, runs
+// the plugins declared in plugins.hcl and schedules their jobs.
+//
+//	steward serve                 serve on STEWARD_HTTP_ADDR
+//	steward migrate up|down|status
+//	steward plugins list
+//	steward version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/stewardhq/steward/core/config"
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/host/app"
+	"github.com/stewardhq/steward/host/plugins"
+	"github.com/stewardhq/steward/migrations"
+)
+
+const usage = `usage: steward <command>
+
+commands:
+  serve                    serve the API, UI and plugins
+  migrate up|down|status   apply, roll back (last group) or list host migrations
+  plugins list             list the plugins plugins.hcl declares
+  version                  print the version
+
+Configuration comes from STEWARD_* environment variables (see README).
+`
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "steward:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, out io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(out, usage)
+		return errors.New("no command given")
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:])
+	case "migrate":
+		return migrate(args[1:], out)
+	case "plugins":
+		return listPlugins(args[1:], out)
+	case "version":
+		fmt.Fprintln(out, "steward", app.Version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(out, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+}
+
+func loadConfig(fs *flag.FlagSet, args []string) (config.Config, error) {
+	addr := fs.String("addr", "", "listen address (overrides STEWARD_HTTP_ADDR)")
+	if err := fs.Parse(args); err != nil {
+		return config.Config{}, err
+	}
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
+		return cfg, err
+	}
+	if *addr != "" {
+		cfg.HTTPAddr = *addr
+	}
+	return cfg, nil
+}
+
+func newLogger(cfg config.Config) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "steward", Level: hclog.LevelFromString(cfg.LogLevel), Output: os.Stderr, JSONFormat: cfg.Env != config.Development})
+}
+
+func serve(args []string) error {
+	cfg, err := loadConfig(flag.NewFlagSet("serve", flag.ContinueOnError), args)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(cfg)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	h, err := app.Start(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	errc := make(chan error, 1)
+	go func() { errc <- h.Server.App.Listen(cfg.HTTPAddr) }()
+	logger.Info("steward ready", "addr", "http://"+cfg.HTTPAddr, "env", cfg.Env, "database", redact(cfg.DatabaseURL),
+		"plugins", len(h.Plugins.Statuses()), "ready_ms", h.ReadyTook.Milliseconds())
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case err := <-errc:
+		return err
+	}
+	return h.Server.App.ShutdownWithTimeout(10 * time.Second)
+}
+
+func redact(url string) string {
+	if len(url) > 9 && url[:9] == "sqlite://" {
+		return url
+	}
+	return "postgres"
+}
+
+func migrate(args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("migrate needs up, down or status")
+	}
+	cfg, err := loadConfig(flag.NewFlagSet("migrate", flag.ContinueOnError), args[1:])
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, cfg.DatabaseURL, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	switch args[0] {
+	case "up":
+		names, err := store.Migrate(ctx, db, migrations.FS, migrations.Table)
+		if err != nil {
+			return err
+		}
+		if len(names) == 0 {
+			fmt.Fprintln(out, "database is up to date")
+		}
+		for _, n := range names {
+			fmt.Fprintln(out, "applied", n)
+		}
+	case "down":
+		names, err := store.Rollback(ctx, db, migrations.FS, migrations.Table)
+		if err != nil {
+			return err
+		}
+		if len(names) == 0 {
+			fmt.Fprintln(out, "nothing to roll back")
+		}
+		for _, n := range names {
+			fmt.Fprintln(out, "rolled back", n)
+		}
+	case "status":
+		st, err := store.Status(ctx, db, migrations.FS, migrations.Table)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "MIGRATION\tSTATE")
+		for _, m := range st {
+			state := "pending"
+			if m.Applied {
+				state = "applied"
+			}
+			fmt.Fprintf(w, "%s\t%s\n", m.Name, state)
+		}
+		return w.Flush()
+	default:
+		return fmt.Errorf("migrate: unknown subcommand %q (want up, down or status)", args[0])
+	}
+	return nil
+}
+
+func listPlugins(args []string, out io.Writer) error {
+	if len(args) == 0 || args[0] != "list" {
+		return errors.New("plugins needs the subcommand list")
+	}
+	cfg, err := loadConfig(flag.NewFlagSet("plugins", flag.ContinueOnError), args[1:])
+	if err != nil {
+		return err
+	}
+	decls, err := plugins.LoadFile(cfg.PluginsFile, "")
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tENABLED\tBINARY\tDATA PLANE\tFOUND")
+	for _, d := range decls {
+		_, statErr := os.Stat(d.Binary)
+		fmt.Fprintf(w, "%s\t%t\t%s\t%s\t%t\n", d.Name, d.Enabled, d.Binary, d.DataPlane, statErr == nil)
+	}
+	return w.Flush()
+}

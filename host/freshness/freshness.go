@@ -1,0 +1,181 @@
+// Package freshness records when each tenant's data domains were last synced
+// and decides which tenants hold stale data.
+package freshness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// DefaultThresholds returns how old each standard data domain's last sync
+// may be before a tenant counts as stale. The spans leave an hour of slack
+// over the usual schedules: costs and identity sync daily, compliance every
+// four hours, resources hourly.
+func DefaultThresholds() map[string]time.Duration {
+	return map[string]time.Duration{
+		"costs":      25 * time.Hour,
+		"compliance": 5 * time.Hour,
+		"resources":  2 * time.Hour,
+		"identity":   25 * time.Hour,
+	}
+}
+
+// staleKey is the JSON member that carries the verdict beside the domains.
+const staleKey = "stale"
+
+// Tenant names a tenant to report on: ID matches data_freshness.tenant_id,
+// Key is the name the report is keyed by.
+type Tenant struct {
+	ID  string
+	Key string
+}
+
+// DomainFreshness is the last sync of one data domain; SyncedAt is nil when
+// the domain never synced.
+type DomainFreshness struct {
+	Domain   string
+	SyncedAt *time.Time
+}
+
+// TenantFreshness is the report for one tenant. It marshals to an object
+// with one member per domain, holding the last sync time or null, and a
+// "stale" member.
+type TenantFreshness struct {
+	// Domains follows the order of the domains asked for.
+	Domains []DomainFreshness
+	Stale   bool
+}
+
+// SyncedAt returns the last sync of domain, or nil.
+func (t TenantFreshness) SyncedAt(domain string) *time.Time {
+	for _, d := range t.Domains {
+		if d.Domain == domain {
+			return d.SyncedAt
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the domains in order, then "stale".
+func (t TenantFreshness) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for _, d := range t.Domains {
+		key, err := json.Marshal(d.Domain)
+		if err != nil {
+			return nil, err
+		}
+		val, err := json.Marshal(d.SyncedAt)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, key...)
+		b = append(b, ':')
+		b = append(b, val...)
+		b = append(b, ',')
+	}
+	b = append(b, `"`+staleKey+`":`...)
+	b = fmt.Appendf(b, "%t}", t.Stale)
+	return b, nil
+}
+
+// Store reads and writes the data_freshness table.
+type Store struct {
+	db *bun.DB
+}
+
+// NewStore returns a Store on db.
+func NewStore(db *bun.DB) *Store {
+	return &Store{db: db}
+}
+
+type row struct {
+	bun.BaseModel `bun:"table:data_freshness,alias:df"`
+
+	TenantID string    `bun:"tenant_id,pk"`
+	Domain   string    `bun:"domain,pk"`
+	SyncedAt time.Time `bun:"synced_at,notnull"`
+}
+
+// Mark records that tenantID's domain holds data as of at. A sync that
+// finishes after a later one started must not move the time back, so the
+// stored time only ever grows.
+func (s *Store) Mark(ctx context.Context, tenantID, domain string, at time.Time) error {
+	if tenantID == "" || domain == "" {
+		return fmt.Errorf("freshness: tenant id and domain are required")
+	}
+	r := row{TenantID: tenantID, Domain: domain, SyncedAt: at.UTC()}
+	_, err := s.db.NewInsert().Model(&r).
+		On("CONFLICT (tenant_id, domain) DO UPDATE").
+		Set("synced_at = CASE WHEN EXCLUDED.synced_at > df.synced_at THEN EXCLUDED.synced_at ELSE df.synced_at END").
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("freshness: mark %s of tenant %s: %w", domain, tenantID, err)
+	}
+	return nil
+}
+
+// Map reports, for each tenant keyed by its Key, the last sync of every
+// domain and whether the tenant is stale: a tenant is stale when any domain
+// never synced or last synced longer ago than the domain's threshold.
+// thresholds defaults to DefaultThresholds when nil; a domain without a
+// threshold is an error rather than silently never stale. Tenant keys must be
+// unique, or later tenants replace earlier ones in the map.
+func (s *Store) Map(ctx context.Context, tenants []Tenant, domains []string, thresholds map[string]time.Duration, now time.Time) (map[string]TenantFreshness, error) {
+	if thresholds == nil {
+		thresholds = DefaultThresholds()
+	}
+	for _, d := range domains {
+		if d == staleKey {
+			return nil, fmt.Errorf("freshness: %q cannot be a domain name", staleKey)
+		}
+		if _, ok := thresholds[d]; !ok {
+			return nil, fmt.Errorf("freshness: no staleness threshold for domain %q", d)
+		}
+	}
+	out := make(map[string]TenantFreshness, len(tenants))
+	if len(tenants) == 0 {
+		return out, nil
+	}
+
+	synced := map[[2]string]time.Time{}
+	if len(domains) > 0 {
+		ids := make([]string, len(tenants))
+		for i, t := range tenants {
+			ids[i] = t.ID
+		}
+		var rows []row
+		err := s.db.NewSelect().Model(&rows).
+			Where("tenant_id IN (?)", bun.List(ids)).
+			Where("domain IN (?)", bun.List(domains)).
+			Scan(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("freshness: load: %w", err)
+		}
+		for _, r := range rows {
+			synced[[2]string{r.TenantID, r.Domain}] = r.SyncedAt
+		}
+	}
+
+	for _, t := range tenants {
+		tf := TenantFreshness{Domains: make([]DomainFreshness, 0, len(domains))}
+		for _, d := range domains {
+			df := DomainFreshness{Domain: d}
+			if at, ok := synced[[2]string{t.ID, d}]; ok {
+				at = at.UTC()
+				df.SyncedAt = &at
+				if now.Sub(at) > thresholds[d] {
+					tf.Stale = true
+				}
+			} else {
+				tf.Stale = true
+			}
+			tf.Domains = append(tf.Domains, df)
+		}
+		out[t.Key] = tf
+	}
+	return out, nil
+}

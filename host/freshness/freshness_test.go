@@ -1,0 +1,254 @@
+package freshness
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/migrations"
+)
+
+var now = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+var domains = []string{"costs", "compliance", "resources"}
+
+// eachDialect runs fn against a fresh, migrated database of every dialect
+// that holds the given tenant ids.
+func eachDialect(t *testing.T, tenantIDs []string, fn func(t *testing.T, s *Store)) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			db := storetest.Open(t, dialect)
+			if _, err := store.Migrate(ctx, db, migrations.FS, migrations.Table); err != nil {
+				t.Fatalf("migrate: %v", err)
+			}
+			for _, id := range tenantIDs {
+				insertTenant(t, db, id)
+			}
+			fn(t, NewStore(db))
+		})
+	}
+}
+
+func insertTenant(t *testing.T, db *bun.DB, id string) {
+	t.Helper()
+	_, err := db.NewRaw("INSERT INTO tenants (id, name, directory_tenant_id) VALUES (?, ?, ?)",
+		id, "tenant "+id, "dir-"+id).Exec(context.Background())
+	if err != nil {
+		t.Fatalf("insert tenant %s: %v", id, err)
+	}
+}
+
+func mark(t *testing.T, s *Store, tenantID, domain string, age time.Duration) {
+	t.Helper()
+	if err := s.Mark(context.Background(), tenantID, domain, now.Add(-age)); err != nil {
+		t.Fatalf("Mark(%s, %s): %v", tenantID, domain, err)
+	}
+}
+
+func TestMapStaleRules(t *testing.T) {
+	tenants := []Tenant{
+		{ID: "t-fresh", Key: "Contoso"},
+		{ID: "t-missing", Key: "Fabrikam"},
+		{ID: "t-old", Key: "Northwind"},
+		{ID: "t-edge", Key: "Tailspin"},
+		{ID: "t-never", Key: "Woodgrove"},
+	}
+	ids := make([]string, len(tenants))
+	for i, tn := range tenants {
+		ids[i] = tn.ID
+	}
+	eachDialect(t, ids, func(t *testing.T, s *Store) {
+		for _, id := range []string{"t-fresh", "t-missing", "t-old", "t-edge"} {
+			mark(t, s, id, "costs", time.Hour)
+			mark(t, s, id, "compliance", time.Hour)
+		}
+		mark(t, s, "t-fresh", "resources", 30*time.Minute)
+		// t-missing never synced resources.
+		mark(t, s, "t-old", "resources", 3*time.Hour)  // threshold 2h
+		mark(t, s, "t-edge", "resources", 2*time.Hour) // exactly at the threshold
+		// A domain nobody asked about must not matter.
+		mark(t, s, "t-fresh", "partner", 1000*time.Hour)
+
+		got, err := s.Map(context.Background(), tenants, domains, nil, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases := []struct {
+			key           string
+			stale         bool
+			nilResources  bool
+			resourcesTime time.Time
+		}{
+			{"Contoso", false, false, now.Add(-30 * time.Minute)},
+			{"Fabrikam", true, true, time.Time{}},
+			{"Northwind", true, false, now.Add(-3 * time.Hour)},
+			{"Tailspin", false, false, now.Add(-2 * time.Hour)},
+		}
+		for _, tc := range cases {
+			tf, ok := got[tc.key]
+			if !ok {
+				t.Errorf("%s missing from the map", tc.key)
+				continue
+			}
+			if tf.Stale != tc.stale {
+				t.Errorf("%s stale = %v, want %v", tc.key, tf.Stale, tc.stale)
+			}
+			res := tf.SyncedAt("resources")
+			if tc.nilResources != (res == nil) || (res != nil && !res.Equal(tc.resourcesTime)) {
+				t.Errorf("%s resources synced at %v, want %v", tc.key, res, tc.resourcesTime)
+			}
+			if c := tf.SyncedAt("costs"); c == nil || !c.Equal(now.Add(-time.Hour)) {
+				t.Errorf("%s costs synced at %v", tc.key, c)
+			}
+		}
+		never := got["Woodgrove"]
+		if !never.Stale || len(never.Domains) != 3 {
+			t.Errorf("tenant that never synced = %+v", never)
+		}
+		for _, d := range never.Domains {
+			if d.SyncedAt != nil {
+				t.Errorf("never-synced tenant has %s at %v", d.Domain, d.SyncedAt)
+			}
+		}
+		if len(got) != len(tenants) {
+			t.Errorf("map has %d tenants, want %d", len(got), len(tenants))
+		}
+	})
+}
+
+func TestMapCustomThresholds(t *testing.T) {
+	eachDialect(t, []string{"t1"}, func(t *testing.T, s *Store) {
+		mark(t, s, "t1", "dmarc", 3*time.Hour)
+		tenants := []Tenant{{ID: "t1", Key: "t1"}}
+		for _, tc := range []struct {
+			threshold time.Duration
+			stale     bool
+		}{{4 * time.Hour, false}, {2 * time.Hour, true}} {
+			got, err := s.Map(context.Background(), tenants, []string{"dmarc"},
+				map[string]time.Duration{"dmarc": tc.threshold}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got["t1"].Stale != tc.stale {
+				t.Errorf("threshold %v: stale = %v, want %v", tc.threshold, got["t1"].Stale, tc.stale)
+			}
+		}
+	})
+}
+
+func TestMarkKeepsTheLatestTime(t *testing.T) {
+	eachDialect(t, []string{"t1"}, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		tenants := []Tenant{{ID: "t1", Key: "t1"}}
+		syncedAt := func() *time.Time {
+			got, err := s.Map(ctx, tenants, []string{"costs"}, nil, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got["t1"].SyncedAt("costs")
+		}
+		steps := []struct {
+			mark, want time.Time
+		}{
+			{now.Add(-2 * time.Hour), now.Add(-2 * time.Hour)},
+			{now.Add(-5 * time.Hour), now.Add(-2 * time.Hour)}, // a late, older sync
+			{now.Add(-time.Hour + 500*time.Millisecond), now.Add(-time.Hour + 500*time.Millisecond)},
+			{now.Add(-time.Hour), now.Add(-time.Hour + 500*time.Millisecond)}, // older by a fraction of a second
+			// A time in another zone is compared as an instant.
+			{now.Add(-30 * time.Minute).In(time.FixedZone("UTC-8", -8*3600)), now.Add(-30 * time.Minute)},
+		}
+		for i, st := range steps {
+			if err := s.Mark(ctx, "t1", "costs", st.mark); err != nil {
+				t.Fatalf("step %d: Mark: %v", i, err)
+			}
+			if got := syncedAt(); got == nil || !got.Equal(st.want) {
+				t.Errorf("step %d: synced at %v, want %v", i, got, st.want)
+			}
+		}
+	})
+}
+
+func TestMarkRejectsBadInput(t *testing.T) {
+	eachDialect(t, nil, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		if err := s.Mark(ctx, "", "costs", now); err == nil {
+			t.Error("Mark without tenant id succeeded")
+		}
+		if err := s.Mark(ctx, "t1", "", now); err == nil {
+			t.Error("Mark without domain succeeded")
+		}
+		if err := s.Mark(ctx, "no-such-tenant", "costs", now); err == nil {
+			t.Error("Mark for an unknown tenant succeeded")
+		}
+	})
+}
+
+func TestMapRejectsBadDomains(t *testing.T) {
+	eachDialect(t, []string{"t1"}, func(t *testing.T, s *Store) {
+		tenants := []Tenant{{ID: "t1", Key: "t1"}}
+		if _, err := s.Map(context.Background(), tenants, []string{"costs", "dmarc"}, nil, now); err == nil ||
+			!strings.Contains(err.Error(), `"dmarc"`) {
+			t.Errorf("Map with a domain without threshold error = %v", err)
+		}
+		thresholds := map[string]time.Duration{"stale": time.Hour}
+		if _, err := s.Map(context.Background(), tenants, []string{"stale"}, thresholds, now); err == nil {
+			t.Error("Map accepted a domain named stale")
+		}
+		got, err := s.Map(context.Background(), nil, domains, nil, now)
+		if err != nil || len(got) != 0 {
+			t.Errorf("Map without tenants = %v, %v; want empty", got, err)
+		}
+	})
+}
+
+func TestJSONShape(t *testing.T) {
+	costs := time.Date(2025, 3, 1, 10, 30, 0, 0, time.UTC)
+	report := map[string]TenantFreshness{
+		"Contoso": {
+			Domains: []DomainFreshness{
+				{Domain: "costs", SyncedAt: &costs},
+				{Domain: "compliance"},
+				{Domain: "resources"},
+			},
+			Stale: true,
+		},
+	}
+	b, err := json.Marshal(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"Contoso":{"costs":"2025-03-01T10:30:00Z","compliance":null,"resources":null,"stale":true}}`
+	if string(b) != want {
+		t.Errorf("JSON = %s\nwant   %s", b, want)
+	}
+	empty, err := json.Marshal(TenantFreshness{})
+	if err != nil || string(empty) != `{"stale":false}` {
+		t.Errorf("JSON without domains = %s, %v", empty, err)
+	}
+}
+
+func TestDefaultThresholds(t *testing.T) {
+	want := map[string]time.Duration{
+		"costs": 25 * time.Hour, "compliance": 5 * time.Hour, "resources": 2 * time.Hour, "identity": 25 * time.Hour,
+	}
+	got := DefaultThresholds()
+	if len(got) != len(want) {
+		t.Fatalf("DefaultThresholds() = %v", got)
+	}
+	for d, w := range want {
+		if got[d] != w {
+			t.Errorf("threshold of %s = %v, want %v", d, got[d], w)
+		}
+	}
+	got["costs"] = time.Minute
+	if DefaultThresholds()["costs"] != 25*time.Hour {
+		t.Error("changing a returned map changed the defaults")
+	}
+}

@@ -1,0 +1,85 @@
+package jobs
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Spec describes one job a plugin offers. The host builds specs from plugin
+// manifests and hands the full set to Scheduler.SetSpecs.
+type Spec struct {
+	Plugin string `json:"plugin"`
+	Name   string `json:"name"`
+	// JobType is the word operators trigger and filter by: a data domain
+	// (costs, compliance, resources, identity, partner) or a plugin's own
+	// word such as dmarc. It defaults to DataDomain.
+	JobType    string `json:"job_type"`
+	DataDomain string `json:"data_domain,omitempty"`
+	// Schedule is a standard five-field cron expression or a descriptor
+	// such as "@hourly" or "@every 1h", evaluated in UTC unless it starts
+	// with CRON_TZ=. Empty means the job only runs when triggered.
+	Schedule string `json:"schedule,omitempty"`
+}
+
+// Key identifies a job across plugins; it is stored with every run.
+func (s Spec) Key() string { return s.Plugin + "/" + s.Name }
+
+// job is a validated Spec plus the scheduling state of this replica.
+type job struct {
+	spec  Spec
+	sched cron.Schedule // nil for manual-only jobs
+	next  time.Time     // next slot to claim; zero for manual-only jobs
+}
+
+func compile(spec Spec) (*job, error) {
+	if spec.Plugin == "" || spec.Name == "" {
+		return nil, fmt.Errorf("jobs: job %q: plugin and name are required", spec.Key())
+	}
+	// The key joins plugin and name with a slash, so a slash in the plugin
+	// name would make two different jobs share one key.
+	if strings.Contains(spec.Plugin, "/") {
+		return nil, fmt.Errorf("jobs: job %q: plugin name must not contain '/'", spec.Key())
+	}
+	if spec.JobType == "" {
+		spec.JobType = spec.DataDomain
+	}
+	if spec.JobType == "" {
+		return nil, fmt.Errorf("jobs: job %q: job type or data domain is required", spec.Key())
+	}
+	j := &job{spec: spec}
+	if spec.Schedule == "" {
+		return j, nil
+	}
+	sched, err := parseSchedule(spec.Schedule)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: job %q: invalid schedule %q: %w", spec.Key(), spec.Schedule, err)
+	}
+	j.sched = sched
+	return j, nil
+}
+
+func parseSchedule(expr string) (cron.Schedule, error) {
+	sched, err := cron.ParseStandard(expr)
+	if err != nil {
+		return nil, err
+	}
+	if every, ok := sched.(cron.ConstantDelaySchedule); ok {
+		return alignedEvery{every: every.Delay}, nil
+	}
+	return sched, nil
+}
+
+// alignedEvery replaces cron's "@every" schedule, which counts from whenever
+// the process started. Replicas started at different moments would then
+// compute different slots and each run the job; aligning slots to multiples
+// of the interval gives every replica the same slot times to claim.
+type alignedEvery struct {
+	every time.Duration
+}
+
+func (a alignedEvery) Next(t time.Time) time.Time {
+	return t.Truncate(a.every).Add(a.every)
+}

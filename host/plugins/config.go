@@ -1,0 +1,194 @@
+// Package plugins runs Steward's plugins: it reads plugins.hcl, starts each
+// plugin as a supervised go-plugin subprocess, keeps the route table of what
+// they serve, proxies HTTP to them and serves them the Host service.
+package plugins
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsimple"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+)
+
+// Decl is one plugin "name" { … } block of plugins.hcl.
+type Decl struct {
+	Name    string
+	Binary  string
+	Enabled bool
+	// SHA256, when set, must match the binary or the plugin is not started.
+	SHA256       string
+	StartTimeout time.Duration
+	// DataPlane is "socket" (HTTP over a private unix socket, the default) or
+	// "grpc" (every request through the HandleHTTP stream).
+	DataPlane string
+	Restart   RestartPolicy
+	// Config is the config {} block as JSON.
+	Config json.RawMessage
+	// Schedules override job default schedules, by job name.
+	Schedules map[string]string
+}
+
+// RestartPolicy says how a crashed plugin is restarted.
+type RestartPolicy struct {
+	// MaxCrashes within Window make the supervisor give up on the plugin.
+	MaxCrashes     int
+	Window         time.Duration
+	BackoffInitial time.Duration
+	BackoffMax     time.Duration
+}
+
+type fileSpec struct {
+	Plugins []pluginSpec `hcl:"plugin,block"`
+}
+
+type pluginSpec struct {
+	Name         string       `hcl:"name,label"`
+	Binary       string       `hcl:"binary"`
+	Enabled      *bool        `hcl:"enabled,optional"`
+	SHA256       string       `hcl:"sha256,optional"`
+	StartTimeout string       `hcl:"start_timeout,optional"`
+	DataPlane    string       `hcl:"data_plane,optional"`
+	Restart      *restartSpec `hcl:"restart,block"`
+	Config       *configSpec  `hcl:"config,block"`
+	Jobs         []jobSpec    `hcl:"job,block"`
+}
+
+type restartSpec struct {
+	MaxCrashes     *int   `hcl:"max_crashes,optional"`
+	Window         string `hcl:"window,optional"`
+	BackoffInitial string `hcl:"backoff_initial,optional"`
+	BackoffMax     string `hcl:"backoff_max,optional"`
+}
+
+type configSpec struct {
+	Body hcl.Body `hcl:",remain"`
+}
+
+type jobSpec struct {
+	Name     string `hcl:"name,label"`
+	Schedule string `hcl:"schedule"`
+}
+
+// DefaultRestart is the restart policy of a plugin that declares none.
+var DefaultRestart = RestartPolicy{MaxCrashes: 5, Window: 5 * time.Minute, BackoffInitial: 200 * time.Millisecond, BackoffMax: 30 * time.Second}
+
+// LoadFile reads plugins.hcl. Relative binary paths are resolved against
+// baseDir (the working directory when empty).
+func LoadFile(path, baseDir string) ([]Decl, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, src, baseDir)
+}
+
+// Parse reads plugins.hcl source; filename is used in error messages.
+func Parse(filename string, src []byte, baseDir string) ([]Decl, error) {
+	var spec fileSpec
+	if err := hclsimple.Decode(filename+".hcl", src, nil, &spec); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []Decl
+	for _, p := range spec.Plugins {
+		if seen[p.Name] {
+			return nil, fmt.Errorf("%s: plugin %q declared twice", filename, p.Name)
+		}
+		seen[p.Name] = true
+		d, err := p.decl(baseDir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: plugin %q: %w", filename, p.Name, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func (p pluginSpec) decl(baseDir string) (Decl, error) {
+	d := Decl{Name: p.Name, Binary: p.Binary, Enabled: true, SHA256: p.SHA256, DataPlane: p.DataPlane,
+		StartTimeout: 10 * time.Second, Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}}
+	if p.Enabled != nil {
+		d.Enabled = *p.Enabled
+	}
+	if d.Binary == "" {
+		return d, fmt.Errorf("binary is required")
+	}
+	if !filepath.IsAbs(d.Binary) && baseDir != "" {
+		d.Binary = filepath.Join(baseDir, d.Binary)
+	}
+	switch d.DataPlane {
+	case "":
+		d.DataPlane = "socket"
+	case "socket", "grpc":
+	default:
+		return d, fmt.Errorf("data_plane must be \"socket\" or \"grpc\", not %q", d.DataPlane)
+	}
+	var err error
+	if d.StartTimeout, err = duration("start_timeout", p.StartTimeout, d.StartTimeout); err != nil {
+		return d, err
+	}
+	if r := p.Restart; r != nil {
+		if r.MaxCrashes != nil {
+			if *r.MaxCrashes < 1 {
+				return d, fmt.Errorf("restart.max_crashes must be at least 1")
+			}
+			d.Restart.MaxCrashes = *r.MaxCrashes
+		}
+		if d.Restart.Window, err = duration("restart.window", r.Window, d.Restart.Window); err != nil {
+			return d, err
+		}
+		if d.Restart.BackoffInitial, err = duration("restart.backoff_initial", r.BackoffInitial, d.Restart.BackoffInitial); err != nil {
+			return d, err
+		}
+		if d.Restart.BackoffMax, err = duration("restart.backoff_max", r.BackoffMax, d.Restart.BackoffMax); err != nil {
+			return d, err
+		}
+	}
+	if p.Config != nil {
+		if d.Config, err = bodyJSON(p.Config.Body); err != nil {
+			return d, fmt.Errorf("config: %w", err)
+		}
+	}
+	for _, j := range p.Jobs {
+		d.Schedules[j.Name] = j.Schedule
+	}
+	return d, nil
+}
+
+func duration(name, s string, def time.Duration) (time.Duration, error) {
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: %q is not a positive duration", name, s)
+	}
+	return d, nil
+}
+
+// bodyJSON turns a config {} block into a JSON object. Only attributes are
+// allowed, so the block maps onto the plugin's JSON config schema.
+func bodyJSON(body hcl.Body) (json.RawMessage, error) {
+	attrs, diags := body.JustAttributes()
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	obj := make(map[string]json.RawMessage, len(attrs))
+	for name, attr := range attrs {
+		val, diags := attr.Expr.Value(nil)
+		if diags.HasErrors() {
+			return nil, diags
+		}
+		b, err := ctyjson.Marshal(val, val.Type())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		obj[name] = b
+	}
+	return json.Marshal(obj)
+}

@@ -1,0 +1,131 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+)
+
+// Backend is what the Host service needs from the rest of the host.
+type Backend interface {
+	ListTenants(ctx context.Context, ids []string, includeInactive bool) ([]*pluginv1.Tenant, error)
+	// AppendAudit records an entry a plugin reports.
+	AppendAudit(ctx context.Context, plugin string, req *pluginv1.AppendAuditRequest) error
+	MarkFresh(ctx context.Context, tenantID, domain string, at time.Time) error
+}
+
+// ErrInvalid marks a Backend error caused by the plugin's request.
+var ErrInvalid = errors.New("invalid request")
+
+// hostService serves one plugin's calls to the host.
+type hostService struct {
+	pluginv1.UnimplementedHostServer
+	sup    *Supervisor
+	plugin string
+}
+
+func (h *hostService) backend() (Backend, error) {
+	if h.sup.opts.Backend == nil {
+		return nil, status.Error(codes.Unavailable, "host backend not configured")
+	}
+	return h.sup.opts.Backend, nil
+}
+
+func (h *hostService) ListTenants(ctx context.Context, req *pluginv1.ListTenantsRequest) (*pluginv1.ListTenantsResponse, error) {
+	b, err := h.backend()
+	if err != nil {
+		return nil, err
+	}
+	tenants, err := b.ListTenants(ctx, req.Ids, req.IncludeInactive)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &pluginv1.ListTenantsResponse{Tenants: tenants}, nil
+}
+
+func (h *hostService) AppendAudit(ctx context.Context, req *pluginv1.AppendAuditRequest) (*pluginv1.AppendAuditResponse, error) {
+	b, err := h.backend()
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Details) > 0 && !json.Valid(req.Details) {
+		return nil, status.Error(codes.InvalidArgument, "details must be JSON")
+	}
+	if err := b.AppendAudit(ctx, h.plugin, req); err != nil {
+		return nil, grpcError(err)
+	}
+	return &pluginv1.AppendAuditResponse{}, nil
+}
+
+func (h *hostService) MarkFresh(ctx context.Context, req *pluginv1.MarkFreshRequest) (*pluginv1.MarkFreshResponse, error) {
+	b, err := h.backend()
+	if err != nil {
+		return nil, err
+	}
+	if req.TenantId == "" || req.Domain == "" {
+		return nil, status.Error(codes.InvalidArgument, "tenant_id and domain are required")
+	}
+	if err := b.MarkFresh(ctx, req.TenantId, req.Domain, time.UnixMilli(req.SyncedAtUnixMs).UTC()); err != nil {
+		return nil, grpcError(err)
+	}
+	return &pluginv1.MarkFreshResponse{}, nil
+}
+
+// ReadDataset finds the plugin that publishes the dataset and relays its
+// stream, so no plugin ever reads another's tables.
+func (h *hostService) ReadDataset(req *pluginv1.ReadDatasetRequest, out pluginv1.Host_ReadDatasetServer) error {
+	owner := h.sup.datasetOwner(req.Dataset)
+	if owner == nil {
+		return status.Errorf(codes.NotFound, "no plugin publishes dataset %q", req.Dataset)
+	}
+	rpc, _, _, err := owner.running()
+	if err != nil {
+		return status.Error(codes.Unavailable, err.Error())
+	}
+	in, err := rpc.ReadDataset(out.Context(), req)
+	if err != nil {
+		return err
+	}
+	for {
+		chunk, err := in.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := out.Send(chunk); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *Supervisor) datasetOwner(name string) *Instance {
+	for _, n := range s.order {
+		inst := s.instances[n]
+		desc := inst.Description()
+		if desc == nil {
+			continue
+		}
+		for _, d := range desc.Datasets {
+			if d.Name == name {
+				return inst
+			}
+		}
+	}
+	return nil
+}
+
+func grpcError(err error) error {
+	if errors.Is(err, ErrInvalid) {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	return status.Error(codes.Internal, err.Error())
+}

@@ -1,0 +1,87 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+)
+
+// JobProgress is a progress report of a running job.
+type JobProgress struct {
+	Done, Total int64
+	Message     string
+}
+
+// RunJob runs a plugin's job and relays its progress.
+func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, progress func(JobProgress)) (int64, error) {
+	inst, ok := s.instances[plugin]
+	if !ok {
+		return 0, errors.New("unknown plugin " + plugin)
+	}
+	rpc, _, retryAt, err := inst.running()
+	if err != nil {
+		return 0, unavailable(plugin, retryAt, err)
+	}
+	t0 := time.Now()
+	defer func() { s.metrics.rpc.WithLabelValues(plugin, "RunJob").Observe(time.Since(t0).Seconds()) }()
+	stream, err := rpc.RunJob(ctx, &pluginv1.RunJobRequest{Job: job, RunId: runID})
+	if err != nil {
+		return 0, err
+	}
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return 0, errors.New("job ended without a result")
+		}
+		if err != nil {
+			s.metrics.rpcErrors.WithLabelValues(plugin, "RunJob").Inc()
+			return 0, err
+		}
+		if p := ev.GetProgress(); p != nil && progress != nil {
+			progress(JobProgress{Done: p.Done, Total: p.Total, Message: p.Message})
+		}
+		if r := ev.GetResult(); r != nil {
+			return r.RecordsProcessed, nil
+		}
+	}
+}
+
+// CheckHealth asks every running plugin for its health.
+func (s *Supervisor) CheckHealth(ctx context.Context) map[string]*pluginv1.CheckHealthResponse {
+	out := map[string]*pluginv1.CheckHealthResponse{}
+	for _, name := range s.order {
+		rpc, _, _, err := s.instances[name].running()
+		if err != nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		resp, err := rpc.CheckHealth(cctx, &pluginv1.CheckHealthRequest{})
+		cancel()
+		if err != nil {
+			resp = &pluginv1.CheckHealthResponse{Status: pluginv1.HealthStatus_HEALTH_STATUS_ERROR, Message: err.Error()}
+		}
+		out[name] = resp
+	}
+	return out
+}
+
+// CollectMetrics gathers each running plugin's metrics text.
+func (s *Supervisor) CollectMetrics(ctx context.Context) map[string][]byte {
+	out := map[string][]byte{}
+	for _, name := range s.order {
+		rpc, _, _, err := s.instances[name].running()
+		if err != nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		resp, err := rpc.CollectMetrics(cctx, &pluginv1.CollectMetricsRequest{})
+		cancel()
+		if err == nil {
+			out[name] = resp.PrometheusText
+		}
+	}
+	return out
+}

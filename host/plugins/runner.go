@@ -1,0 +1,119 @@
+package plugins
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin/runner"
+)
+
+// handshakeLine is go-plugin's handshake: core|app|network|address|protocol.
+var handshakeLine = regexp.MustCompile(`^\d+\|\d+\|(tcp|unix)\|[^|]+\|grpc`)
+
+// procRunner starts a plugin binary for go-plugin. It differs from
+// go-plugin's own runner in three ways: the child dies with the host even
+// when the host is SIGKILLed (Pdeathsig), stray stdout before the handshake
+// is logged instead of breaking it, and exit is reported at once.
+type procRunner struct {
+	cmd     *exec.Cmd
+	logger  hclog.Logger
+	stdout  io.ReadCloser
+	stderr  io.ReadCloser
+	exited  chan struct{}
+	onStart func(pid int)
+	runner.AddrTranslator
+}
+
+func newProcRunner(logger hclog.Logger, spec *exec.Cmd, binary string, exited chan struct{}, onStart func(int)) (*procRunner, error) {
+	cmd := exec.Command(binary)
+	cmd.Env = spec.Env
+	cmd.Stdin = nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	rawOut, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	r := &procRunner{cmd: cmd, logger: logger, stderr: stderr, exited: exited, onStart: onStart, AddrTranslator: identityAddr{}}
+	r.stdout = filterStdout(rawOut, logger)
+	return r, nil
+}
+
+// filterStdout passes the handshake line to go-plugin and logs every other
+// line: a plugin (or a library it imports) printing to stdout must not break
+// the protocol.
+func filterStdout(raw io.ReadCloser, logger hclog.Logger) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(raw)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if handshakeLine.MatchString(line) {
+				if _, err := pw.Write([]byte(line + "\n")); err != nil {
+					logger.Debug("handshake reader gone", "error", err)
+				}
+				continue
+			}
+			logger.Info("plugin stdout", "line", line)
+		}
+		_ = pw.CloseWithError(sc.Err())
+	}()
+	return pr
+}
+
+func (r *procRunner) Start(context.Context) error {
+	if err := r.cmd.Start(); err != nil {
+		return err
+	}
+	if r.onStart != nil {
+		r.onStart(r.cmd.Process.Pid)
+	}
+	return nil
+}
+
+func (r *procRunner) Wait(context.Context) error {
+	err := r.cmd.Wait()
+	close(r.exited)
+	return err
+}
+
+func (r *procRunner) Kill(context.Context) error {
+	if r.cmd.Process == nil {
+		return nil
+	}
+	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
+func (r *procRunner) Stdout() io.ReadCloser { return r.stdout }
+func (r *procRunner) Stderr() io.ReadCloser { return r.stderr }
+func (r *procRunner) Name() string          { return r.cmd.Path }
+func (r *procRunner) ID() string {
+	if r.cmd.Process == nil {
+		return ""
+	}
+	return strconv.Itoa(r.cmd.Process.Pid)
+}
+func (r *procRunner) Diagnose(context.Context) string {
+	return fmt.Sprintf("%s did not complete the plugin handshake; is it a Steward plugin built with the sdk?", r.cmd.Path)
+}
+
+type identityAddr struct{}
+
+func (identityAddr) PluginToHost(n, a string) (string, string, error) { return n, a, nil }
+func (identityAddr) HostToPlugin(n, a string) (string, string, error) { return n, a, nil }

@@ -1,0 +1,512 @@
+package plugins
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
+)
+
+// State is where a plugin is in its life.
+type State string
+
+const (
+	StateStarting   State = "starting"
+	StateRunning    State = "running"
+	StateRestarting State = "restarting"
+	// StateFailed: crashed too often within the restart window; the
+	// supervisor gave up until the host restarts.
+	StateFailed   State = "failed"
+	StateStopped  State = "stopped"
+	StateDisabled State = "disabled"
+)
+
+// ErrUnavailable is returned when a plugin is not running.
+var ErrUnavailable = errors.New("plugin unavailable")
+
+// Options configure a Supervisor.
+type Options struct {
+	Logger      hclog.Logger
+	DatabaseURL string
+	Environment string
+	DataDir     string
+	Cloud       json.RawMessage
+	// Backend serves the Host service's directory, audit and freshness calls.
+	Backend Backend
+	// Reserved reports whether the host itself serves a route, so a plugin
+	// declaring it is a start-up error.
+	Reserved func(method, path string) bool
+	// OnDescribe is called whenever a plugin (re)starts with its description,
+	// so the host can refresh OpenAPI and job specs.
+	OnDescribe func(name string, desc *pluginv1.DescribeResponse)
+	// Migrate applies a plugin's migrations before it is configured.
+	Migrate    func(ctx context.Context, plugin string, files []*pluginv1.Migration) error
+	Registerer prometheus.Registerer
+}
+
+// Supervisor starts, watches and restarts plugins.
+type Supervisor struct {
+	opts      Options
+	runtime   string
+	instances map[string]*Instance
+	order     []string
+	routes    *RouteTable
+	metrics   *metrics
+	stopping  chan struct{}
+	stopOnce  sync.Once
+	wg        sync.WaitGroup
+}
+
+// Instance is one declared plugin and, while it runs, its process.
+type Instance struct {
+	Decl Decl
+	sup  *Supervisor
+	log  hclog.Logger
+
+	mu        sync.RWMutex
+	state     State
+	client    *plugin.Client
+	rpc       *protocol.Client
+	desc      *pluginv1.DescribeResponse
+	dataPlane dataPlane
+	pid       int
+	startedAt time.Time
+	retryAt   time.Time
+	lastError string
+	crashes   []time.Time
+	restarts  int
+	hostSrv   *grpc.Server
+}
+
+// New builds a supervisor for the declared plugins; Start runs them.
+func New(decls []Decl, opts Options) (*Supervisor, error) {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	runtime, err := os.MkdirTemp("", "steward-plugins-")
+	if err != nil {
+		return nil, fmt.Errorf("plugin runtime dir: %w", err)
+	}
+	s := &Supervisor{opts: opts, runtime: runtime, instances: map[string]*Instance{}, routes: newRouteTable(),
+		metrics: newMetrics(opts.Registerer), stopping: make(chan struct{})}
+	for _, d := range decls {
+		inst := &Instance{Decl: d, sup: s, log: opts.Logger.Named(d.Name), state: StateStopped}
+		if !d.Enabled {
+			inst.state = StateDisabled
+		}
+		s.instances[d.Name] = inst
+		s.order = append(s.order, d.Name)
+	}
+	return s, nil
+}
+
+// Start starts every enabled plugin in parallel and waits until each has
+// started or failed its first start. A plugin that fails is retried in the
+// background; a route conflict is returned as an error because serving with
+// an ambiguous route table would be wrong.
+func (s *Supervisor) Start(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(s.order))
+	for i, name := range s.order {
+		inst := s.instances[name]
+		if !inst.Decl.Enabled {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := inst.start(ctx)
+			var conflict *ConflictError
+			if errors.As(err, &conflict) {
+				errs[i] = err
+				return
+			}
+			if err != nil {
+				inst.log.Error("plugin failed to start", "error", err)
+				s.scheduleRestart(inst, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Stop kills every plugin and waits for the watchers to end.
+func (s *Supervisor) Stop() {
+	s.stopOnce.Do(func() { close(s.stopping) })
+	for _, name := range s.order {
+		s.instances[name].kill(StateStopped)
+	}
+	s.wg.Wait()
+	_ = os.RemoveAll(s.runtime)
+}
+
+// Instance returns a plugin by name.
+func (s *Supervisor) Instance(name string) (*Instance, bool) {
+	inst, ok := s.instances[name]
+	return inst, ok
+}
+
+// Routes is the table of plugin routes.
+func (s *Supervisor) Routes() *RouteTable { return s.routes }
+
+// Status is a plugin's state as health and `steward plugins list` show it.
+type Status struct {
+	Name      string     `json:"name"`
+	Version   string     `json:"version,omitempty"`
+	State     State      `json:"state"`
+	PID       int        `json:"pid,omitempty"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	Restarts  int        `json:"restarts"`
+	LastError string     `json:"last_error,omitempty"`
+	DataPlane string     `json:"data_plane"`
+	Routes    int        `json:"routes"`
+}
+
+// Statuses lists every declared plugin in declaration order.
+func (s *Supervisor) Statuses() []Status {
+	out := make([]Status, 0, len(s.order))
+	for _, name := range s.order {
+		out = append(out, s.instances[name].Status())
+	}
+	return out
+}
+
+// Status reports the instance's state.
+func (i *Instance) Status() Status {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	st := Status{Name: i.Decl.Name, State: i.state, PID: i.pid, Restarts: i.restarts, LastError: i.lastError, DataPlane: i.Decl.DataPlane}
+	if i.desc != nil {
+		st.Version = i.desc.Version
+		st.Routes = len(i.desc.Routes)
+	}
+	if i.state == StateRunning {
+		t := i.startedAt
+		st.StartedAt = &t
+		if i.dataPlane.socket == nil {
+			st.DataPlane = "grpc"
+		}
+	}
+	return st
+}
+
+// Description is the plugin's last Describe answer (nil before its first start).
+func (i *Instance) Description() *pluginv1.DescribeResponse {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	return i.desc
+}
+
+// running returns the live client, or ErrUnavailable with the time at which
+// a retry makes sense.
+func (i *Instance) running() (*protocol.Client, dataPlane, time.Time, error) {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	if i.state != StateRunning {
+		return nil, dataPlane{}, i.retryAt, fmt.Errorf("%w: %s is %s", ErrUnavailable, i.Decl.Name, i.state)
+	}
+	return i.rpc, i.dataPlane, time.Time{}, nil
+}
+
+func (i *Instance) setState(st State, err error) {
+	i.mu.Lock()
+	i.state = st
+	if err != nil {
+		i.lastError = err.Error()
+	}
+	i.mu.Unlock()
+	i.sup.metrics.state(i.Decl.Name, st)
+}
+
+func (i *Instance) start(ctx context.Context) error {
+	s := i.sup
+	i.setState(StateStarting, nil)
+	t0 := time.Now()
+	if err := verifyChecksum(i.Decl.Binary, i.Decl.SHA256); err != nil {
+		i.setState(StateFailed, err)
+		return err
+	}
+	exited := make(chan struct{})
+	var pid int
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  protocol.Handshake,
+		Plugins:          protocol.PluginMap(&protocol.GRPCPlugin{}),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           i.log,
+		StartTimeout:     i.Decl.StartTimeout,
+		Managed:          true,
+		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
+			return newProcRunner(l, cmd, i.Decl.Binary, exited, func(p int) { pid = p })
+		},
+		SyncStdout: logWriter(i.log, "stdout"),
+		SyncStderr: logWriter(i.log, "stderr"),
+	})
+	fail := func(err error) error {
+		client.Kill()
+		i.setState(StateRestarting, err)
+		return err
+	}
+	rpcClient, err := client.Client()
+	if err != nil {
+		return fail(fmt.Errorf("start %s: %w", i.Decl.Binary, err))
+	}
+	raw, err := rpcClient.Dispense(protocol.PluginName)
+	if err != nil {
+		return fail(fmt.Errorf("dispense: %w", err))
+	}
+	pc := raw.(*protocol.Client)
+	callCtx, cancel := context.WithTimeout(ctx, i.Decl.StartTimeout)
+	defer cancel()
+	desc, err := pc.Describe(callCtx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		return fail(fmt.Errorf("describe: %w", err))
+	}
+	if desc.ProtocolVersion != protocol.Version {
+		return fail(fmt.Errorf("plugin speaks protocol %d, host speaks %d", desc.ProtocolVersion, protocol.Version))
+	}
+	if desc.Name != i.Decl.Name {
+		return fail(fmt.Errorf("binary describes itself as %q, declared as %q", desc.Name, i.Decl.Name))
+	}
+	if err := s.routes.set(i, desc.Routes, s.opts.Reserved); err != nil {
+		client.Kill()
+		i.setState(StateFailed, err)
+		return err
+	}
+	if s.opts.Migrate != nil && len(desc.Migrations) > 0 {
+		if err := s.opts.Migrate(callCtx, i.Decl.Name, desc.Migrations); err != nil {
+			return fail(fmt.Errorf("migrations: %w", err))
+		}
+	}
+	hostID := pc.Broker.NextId()
+	hostSrv := make(chan *grpc.Server, 1)
+	go pc.Broker.AcceptAndServe(hostID, func(opts []grpc.ServerOption) *grpc.Server {
+		srv := grpc.NewServer(opts...)
+		pluginv1.RegisterHostServer(srv, &hostService{sup: s, plugin: i.Decl.Name})
+		hostSrv <- srv
+		return srv
+	})
+	req := &pluginv1.ConfigureRequest{
+		Config: i.Decl.Config, DatabaseUrl: s.opts.DatabaseURL, HostBrokerId: hostID,
+		Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: s.opts.Cloud,
+	}
+	var plane dataPlane
+	if i.Decl.DataPlane == "socket" && hasCapability(desc, protocol.CapabilityHTTPSocket) {
+		plane.socketPath = filepath.Join(s.runtime, i.Decl.Name+".sock")
+		plane.token = randomToken()
+		req.DataSocket, req.DataToken = plane.socketPath, plane.token
+	}
+	cres, err := pc.Configure(callCtx, req)
+	if err != nil {
+		return fail(fmt.Errorf("configure: %w", err))
+	}
+	if cres.DataSocketReady && plane.socketPath != "" {
+		plane.socket = newSocketClient(plane.socketPath)
+	}
+	i.mu.Lock()
+	i.client, i.rpc, i.desc, i.dataPlane, i.pid = client, pc, desc, plane, pid
+	i.startedAt, i.lastError = time.Now(), ""
+	select {
+	case i.hostSrv = <-hostSrv:
+	default:
+	}
+	i.mu.Unlock()
+	i.setState(StateRunning, nil)
+	s.metrics.startSeconds.WithLabelValues(i.Decl.Name).Set(time.Since(t0).Seconds())
+	i.log.Info("plugin started", "version", desc.Version, "pid", pid, "routes", len(desc.Routes), "data_plane", i.Status().DataPlane, "took", time.Since(t0).Round(time.Millisecond))
+	if s.opts.OnDescribe != nil {
+		s.opts.OnDescribe(i.Decl.Name, desc)
+	}
+	s.wg.Add(1)
+	go i.watch(client, exited)
+	return nil
+}
+
+// watch waits for the process to exit; an exit the supervisor did not ask
+// for is a crash.
+func (i *Instance) watch(client *plugin.Client, exited chan struct{}) {
+	defer i.sup.wg.Done()
+	select {
+	case <-exited:
+	case <-i.sup.stopping:
+		return
+	}
+	i.mu.Lock()
+	current := i.client == client
+	wasRunning := i.state == StateRunning
+	i.mu.Unlock()
+	if !current || !wasRunning {
+		return
+	}
+	client.Kill()
+	err := errors.New("plugin process exited unexpectedly")
+	i.log.Error("plugin crashed", "error", err)
+	i.sup.scheduleRestart(i, err)
+}
+
+// scheduleRestart restarts a plugin with exponential backoff, or gives up
+// when it crashed MaxCrashes times within the window.
+func (s *Supervisor) scheduleRestart(i *Instance, cause error) {
+	pol := i.Decl.Restart
+	now := time.Now()
+	i.mu.Lock()
+	var recent []time.Time
+	for _, t := range i.crashes {
+		if now.Sub(t) < pol.Window {
+			recent = append(recent, t)
+		}
+	}
+	recent = append(recent, now)
+	i.crashes = recent
+	n := len(recent)
+	if n >= pol.MaxCrashes {
+		i.state = StateFailed
+		i.lastError = fmt.Sprintf("gave up after %d crashes within %s: %v", n, pol.Window, cause)
+		i.mu.Unlock()
+		s.metrics.state(i.Decl.Name, StateFailed)
+		i.log.Error("plugin crash-looping; not restarting", "crashes", n, "window", pol.Window)
+		return
+	}
+	backoff := pol.BackoffInitial << (n - 1)
+	if backoff > pol.BackoffMax || backoff <= 0 {
+		backoff = pol.BackoffMax
+	}
+	i.state = StateRestarting
+	i.lastError = cause.Error()
+	i.retryAt = now.Add(backoff)
+	i.mu.Unlock()
+	s.metrics.state(i.Decl.Name, StateRestarting)
+	s.metrics.restarts.WithLabelValues(i.Decl.Name).Inc()
+	i.log.Info("restarting plugin", "in", backoff, "crashes_in_window", n)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		select {
+		case <-time.After(backoff):
+		case <-s.stopping:
+			return
+		}
+		i.mu.Lock()
+		i.restarts++
+		i.mu.Unlock()
+		if err := i.start(context.Background()); err != nil {
+			var conflict *ConflictError
+			if errors.As(err, &conflict) {
+				i.log.Error("plugin routes conflict; not restarting", "error", err)
+				return
+			}
+			i.log.Error("plugin restart failed", "error", err)
+			s.scheduleRestart(i, err)
+		}
+	}()
+}
+
+func (i *Instance) kill(final State) {
+	i.mu.Lock()
+	client := i.client
+	if i.state != StateDisabled {
+		i.state = final
+	}
+	if i.dataPlane.socket != nil {
+		i.dataPlane.socket.CloseIdleConnections()
+	}
+	i.mu.Unlock()
+	if client != nil {
+		client.Kill()
+	}
+}
+
+// Kill stops a running plugin as if it had crashed; tests and the admin
+// use it to prove restarts.
+func (i *Instance) Kill() {
+	i.mu.RLock()
+	pid := i.pid
+	i.mu.RUnlock()
+	if p, err := os.FindProcess(pid); err == nil && pid > 0 {
+		_ = p.Kill()
+	}
+}
+
+// PID is the plugin's process id while it runs.
+func (i *Instance) PID() int {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	return i.pid
+}
+
+func verifyChecksum(path, want string) error {
+	if want == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, want) {
+		return fmt.Errorf("checksum mismatch for %s: sha256 is %s, plugins.hcl says %s", path, got, want)
+	}
+	return nil
+}
+
+func hasCapability(desc *pluginv1.DescribeResponse, c string) bool {
+	for _, have := range desc.Capabilities {
+		if have == c {
+			return true
+		}
+	}
+	return false
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// logWriter sends a plugin's stray stdio to the host log under its name.
+func logWriter(l hclog.Logger, stream string) io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+			if line != "" {
+				l.Info("plugin "+stream, "line", line)
+			}
+		}
+		return len(p), nil
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// Names lists the declared plugins, sorted.
+func (s *Supervisor) Names() []string {
+	out := append([]string(nil), s.order...)
+	sort.Strings(out)
+	return out
+}

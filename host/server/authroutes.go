@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/tenancy"
+)
+
+// AdminRole is the identity provider app role that makes an admin.
+const AdminRole = "Governance.Admin"
+
+type tokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+	TokenType    string `json:"token_type" enum:"bearer"`
+	ExpiresIn    int    `json:"expires_in" doc:"Seconds until the access token expires"`
+}
+
+type loginInput struct {
+	ContentType string `header:"Content-Type"`
+	RawBody     []byte
+}
+
+type tenantRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+type userInfo struct {
+	ID      string      `json:"id"`
+	Email   string      `json:"email"`
+	Name    string      `json:"name"`
+	Roles   []string    `json:"roles"`
+	IsAdmin bool        `json:"is_admin"`
+	Tenants []tenantRef `json:"tenants"`
+}
+
+func (s *Server) registerAuth() {
+	none := map[string]any{metaAuth: authNone}
+	register(s, huma.Operation{
+		OperationID: "auth-login", Method: http.MethodPost, Path: "/api/v1/auth/login", Tags: []string{"auth"}, Metadata: none,
+		Summary:     "Sign in with the development credential pair",
+		Description: "OAuth2 password form (application/x-www-form-urlencoded: username, password). Accepted only when STEWARD_ENV=development; refused with 403 in staging and production.",
+		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
+			"application/x-www-form-urlencoded": {Schema: &huma.Schema{Type: huma.TypeObject, Required: []string{"username", "password"},
+				Properties: map[string]*huma.Schema{"username": {Type: huma.TypeString}, "password": {Type: huma.TypeString}}}},
+		}},
+		Errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity},
+	}, s.login)
+	register(s, huma.Operation{OperationID: "auth-me", Method: http.MethodGet, Path: "/api/v1/auth/me", Summary: "The signed-in user and its tenants", Tags: []string{"auth"}},
+		func(ctx context.Context, _ *struct{}) (*struct{ Body userInfo }, error) {
+			p := principalFrom(ctx)
+			info := userInfo{ID: p.ID, Email: p.Email, Name: p.Name, Roles: p.Roles, IsAdmin: p.IsAdmin, Tenants: []tenantRef{}}
+			if info.Roles == nil {
+				info.Roles = []string{}
+			}
+			if len(p.TenantIDs) > 0 {
+				tenants, err := s.deps.Tenancy.Tenants(ctx, p.TenantIDs, false)
+				if err != nil {
+					return nil, err
+				}
+				for _, t := range tenants {
+					info.Tenants = append(info.Tenants, tenantRef{ID: t.ID, Name: t.Name})
+				}
+			}
+			return &struct{ Body userInfo }{info}, nil
+		})
+	register(s, huma.Operation{OperationID: "auth-health", Method: http.MethodGet, Path: "/api/v1/auth/health", Summary: "Auth components", Tags: []string{"auth"}, Metadata: none},
+		func(ctx context.Context, _ *struct{}) (*struct{ Body map[string]any }, error) {
+			return &struct{ Body map[string]any }{map[string]any{
+				"status":            healthy,
+				"jwt_configured":    s.deps.Issuer != nil,
+				"dev_login_enabled": s.deps.Config.DevLoginEnabled(),
+			}}, nil
+		})
+}
+
+func (s *Server) login(ctx context.Context, in *loginInput) (*struct{ Body tokenResponse }, error) {
+	mt := strings.TrimSpace(strings.Split(in.ContentType, ";")[0])
+	if mt != "application/x-www-form-urlencoded" {
+		return nil, huma.Error415UnsupportedMediaType("send the OAuth2 password form as application/x-www-form-urlencoded")
+	}
+	form, err := url.ParseQuery(string(in.RawBody))
+	if err != nil {
+		return nil, huma.Error400BadRequest("malformed form body")
+	}
+	var missing []error
+	for _, f := range []string{"username", "password"} {
+		if strings.TrimSpace(form.Get(f)) == "" {
+			missing = append(missing, &huma.ErrorDetail{Location: "body." + f, Message: "required"})
+		}
+	}
+	if len(missing) > 0 {
+		return nil, huma.Error422UnprocessableEntity("validation failed", missing...)
+	}
+	username := strings.TrimSpace(form.Get("username"))
+	err = auth.CheckDevCredentials(s.deps.Config.Env, s.deps.Config.DevUsername, s.deps.Config.DevPassword, username, form.Get("password"))
+	switch {
+	case errors.Is(err, auth.ErrDevLoginDisabled):
+		s.record(ctx, audit.Entry{Action: "auth.login.failure", Status: audit.StatusFailure, ActorEmail: username, ResourceType: "session", Details: map[string]any{"reason": "password login disabled"}})
+		return nil, huma.Error403Forbidden("password login is disabled outside development; sign in through the identity provider")
+	case err != nil:
+		s.record(ctx, audit.Entry{Action: "auth.login.failure", Status: audit.StatusFailure, ActorEmail: username, ResourceType: "session", Details: map[string]any{"reason": "bad credentials"}})
+		return nil, huma.Error401Unauthorized("wrong username or password")
+	}
+	u := &tenancy.User{Email: username, Name: "Development admin", IsAdmin: true, Roles: []string{AdminRole}}
+	if err := s.deps.Tenancy.UpsertUser(ctx, u); err != nil {
+		return nil, err
+	}
+	p := auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: true, Kind: auth.KindUser}
+	out, err := s.issueTokens(p)
+	if err != nil {
+		return nil, err
+	}
+	s.record(ctx, audit.Entry{Action: "auth.login.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session"})
+	return out, nil
+}
+
+func (s *Server) issueTokens(p auth.Principal) (*struct{ Body tokenResponse }, error) {
+	access, claims, err := s.deps.Issuer.IssueAccess(p)
+	if err != nil {
+		return nil, err
+	}
+	refresh, _, err := s.deps.Issuer.IssueRefresh(p)
+	if err != nil {
+		return nil, err
+	}
+	expires := int(claims.ExpiresAt.Time.Sub(claims.IssuedAt.Time).Seconds())
+	return &struct{ Body tokenResponse }{tokenResponse{AccessToken: access, RefreshToken: refresh, TokenType: "bearer", ExpiresIn: expires}}, nil
+}

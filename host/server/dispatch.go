@@ -1,0 +1,52 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+)
+
+// dispatch hands a request to the plugin that declared its route, after
+// the host has enforced the route's auth requirement, parameter declarations
+// and, for sync routes, the concurrency limit.
+func (s *Server) dispatch(c *fiber.Ctx) error {
+	if s.deps.Plugins == nil {
+		return c.Next()
+	}
+	r, params := s.deps.Plugins.Routes().Match(c.Method(), c.Path())
+	if r == nil {
+		return c.Next()
+	}
+	c.Locals(localRoute, r.Pattern)
+	p := principalOf(c)
+	switch {
+	case r.Auth != pluginv1.Auth_AUTH_NONE && p == nil:
+		c.Set("WWW-Authenticate", "Bearer")
+		detail := "authentication required"
+		if msg, ok := c.Locals(localAuthError).(string); ok {
+			detail = msg
+		}
+		return writeProblem(c, http.StatusUnauthorized, detail, nil)
+	case r.Auth == pluginv1.Auth_AUTH_ADMIN && !p.IsAdmin:
+		return writeProblem(c, http.StatusForbidden, "admin role required", nil)
+	}
+	if errs := r.Validate(func(name string) []string {
+		var out []string
+		for _, v := range c.Context().QueryArgs().PeekMulti(name) {
+			out = append(out, string(v))
+		}
+		return out
+	}, params); len(errs) > 0 {
+		return writeProblem(c, http.StatusUnprocessableEntity, "validation failed", errs)
+	}
+	if r.RateClass == pluginv1.RateClass_RATE_CLASS_SYNC {
+		if !s.syncSlots.TryAcquire(1) {
+			c.Set(fiber.HeaderRetryAfter, "1")
+			return writeProblem(c, http.StatusTooManyRequests, "too many sync requests in progress; retry shortly", nil)
+		}
+		defer s.syncSlots.Release(1)
+	}
+	return s.deps.Plugins.Proxy(c, r, params, toProto(p), requestID(c))
+}

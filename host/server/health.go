@@ -1,0 +1,254 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/host/freshness"
+	"github.com/stewardhq/steward/host/plugins"
+)
+
+// Health states.
+const (
+	healthy   = "healthy"
+	degraded  = "degraded"
+	unhealthy = "unhealthy"
+)
+
+type componentState struct {
+	Status string `json:"status"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type healthReport struct {
+	status     string
+	components map[string]componentState
+	plugins    []plugins.Status
+}
+
+// check looks at every component. The database decides healthy versus
+// unhealthy; everything else can only degrade the service.
+func (s *Server) check(ctx context.Context) healthReport {
+	r := healthReport{status: healthy, components: map[string]componentState{}}
+	dbCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := s.deps.DB.PingContext(dbCtx); err != nil {
+		r.components["database"] = componentState{Status: unhealthy, Detail: err.Error()}
+		r.status = unhealthy
+	} else {
+		r.components["database"] = componentState{Status: healthy}
+	}
+	if s.deps.SchedulerUp != nil && s.deps.SchedulerUp() {
+		r.components["scheduler"] = componentState{Status: "running"}
+	} else {
+		r.components["scheduler"] = componentState{Status: "stopped"}
+		r.degrade()
+	}
+	r.components["cache"] = componentState{Status: healthy, Detail: s.deps.Cache.Stats().Backend}
+	if s.deps.Plugins != nil {
+		r.plugins = s.deps.Plugins.Statuses()
+		for _, p := range r.plugins {
+			if p.State != plugins.StateRunning && p.State != plugins.StateDisabled {
+				r.degrade()
+			}
+		}
+	}
+	return r
+}
+
+func (r *healthReport) degrade() {
+	if r.status == healthy {
+		r.status = degraded
+	}
+}
+
+type simpleHealth struct {
+	Body struct {
+		Status string `json:"status" enum:"healthy,degraded,unhealthy"`
+	}
+}
+
+type apiHealthBody struct {
+	Status      string                    `json:"status" enum:"healthy,degraded,unhealthy"`
+	Version     string                    `json:"version,omitempty"`
+	Environment string                    `json:"environment,omitempty"`
+	Database    string                    `json:"database"`
+	Cache       string                    `json:"cache"`
+	Scheduler   string                    `json:"scheduler"`
+	Cloud       map[string]any            `json:"cloud"`
+	Components  map[string]componentState `json:"components,omitempty"`
+}
+
+type apiHealth struct {
+	Status int
+	Body   apiHealthBody
+}
+
+type detailedBody struct {
+	Status         string                    `json:"status"`
+	Version        string                    `json:"version,omitempty"`
+	Environment    string                    `json:"environment,omitempty"`
+	UptimeSeconds  float64                   `json:"uptime_seconds,omitempty"`
+	Components     map[string]any            `json:"components"`
+	CacheMetrics   map[string]any            `json:"cache_metrics"`
+	DatabasePool   map[string]any            `json:"database_pool"`
+	TokenBlacklist map[string]any            `json:"token_blacklist"`
+	Plugins        []plugins.Status          `json:"plugins,omitempty"`
+	Runtime        map[string]any            `json:"runtime,omitempty"`
+	States         map[string]componentState `json:"states,omitempty"`
+}
+
+type detailed struct {
+	Status int
+	Body   detailedBody
+}
+
+type dataHealth struct {
+	Body map[string]freshness.TenantFreshness
+}
+
+type statusBody struct {
+	Status     string                    `json:"status"`
+	Components map[string]componentState `json:"components"`
+	Alerts     struct {
+		ActiveCount int `json:"active_count"`
+	} `json:"alerts"`
+	Cache struct {
+		HitRatePercent float64 `json:"hit_rate_percent"`
+	} `json:"cache"`
+	Performance map[string]any `json:"performance"`
+}
+
+func httpStatus(status string) int {
+	if status == unhealthy {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusOK
+}
+
+func (s *Server) registerHealth() {
+	none := map[string]any{metaAuth: authNone}
+	register(s, huma.Operation{OperationID: "health", Method: http.MethodGet, Path: "/health", Summary: "Liveness", Tags: []string{"health"}, Metadata: none},
+		func(ctx context.Context, _ *struct{}) (*simpleHealth, error) {
+			out := &simpleHealth{}
+			out.Body.Status = healthy
+			return out, nil
+		})
+	register(s, huma.Operation{OperationID: "health-detailed", Method: http.MethodGet, Path: "/health/detailed", Summary: "Component health", Tags: []string{"health"}, Metadata: none},
+		func(ctx context.Context, _ *struct{}) (*detailed, error) { return s.detailed(ctx), nil })
+	register(s, huma.Operation{OperationID: "api-health", Method: http.MethodGet, Path: "/api/v1/health", Summary: "API health; more detail when authenticated", Tags: []string{"health"}, Metadata: none},
+		func(ctx context.Context, _ *struct{}) (*apiHealth, error) {
+			r := s.check(ctx)
+			out := &apiHealth{Status: httpStatus(r.status)}
+			out.Body = apiHealthBody{Status: r.status, Database: r.components["database"].Status, Cache: s.deps.Cache.Stats().Backend,
+				Scheduler: r.components["scheduler"].Status, Cloud: map[string]any{"configured": s.deps.Config.Cloud != ""}}
+			if p := principalFrom(ctx); p != nil {
+				out.Body.Version, out.Body.Environment = s.deps.Version, s.deps.Config.Env
+				out.Body.Cloud["provider"] = s.deps.Config.Cloud
+				out.Body.Components = r.components
+			}
+			return out, nil
+		})
+	register(s, huma.Operation{OperationID: "api-health-detailed", Method: http.MethodGet, Path: "/api/v1/health/detailed", Summary: "Per-component metrics; redacted without authentication", Tags: []string{"health"}, Metadata: none},
+		func(ctx context.Context, _ *struct{}) (*detailed, error) { return s.detailed(ctx), nil })
+	register(s, huma.Operation{OperationID: "api-health-data", Method: http.MethodGet, Path: "/api/v1/health/data", Summary: "Data freshness by tenant",
+		Description: "Keyed by tenant name for an authenticated caller (its tenants only) and by internal tenant id otherwise. A tenant is stale when any data domain's last sync is older than its threshold or missing.",
+		Tags:        []string{"health"}, Metadata: none},
+		func(ctx context.Context, _ *struct{}) (*dataHealth, error) {
+			m, err := s.freshnessMap(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &dataHealth{Body: m}, nil
+		})
+	register(s, huma.Operation{OperationID: "api-status", Method: http.MethodGet, Path: "/api/v1/status", Summary: "Service status summary", Tags: []string{"health"}, Metadata: none},
+		func(ctx context.Context, _ *struct{}) (*struct{ Body statusBody }, error) {
+			r := s.check(ctx)
+			out := &struct{ Body statusBody }{}
+			out.Body.Status, out.Body.Components = r.status, r.components
+			if s.deps.Jobs != nil {
+				alerts, err := s.deps.Jobs.Alerts(ctx, 500)
+				if err != nil {
+					return nil, err
+				}
+				for _, a := range alerts.Alerts {
+					if !a.Resolved {
+						out.Body.Alerts.ActiveCount++
+					}
+				}
+			}
+			out.Body.Cache.HitRatePercent = s.deps.Cache.Stats().HitRatePercent
+			out.Body.Performance = map[string]any{"goroutines": runtime.NumGoroutine()}
+			if principalFrom(ctx) != nil {
+				out.Body.Performance["uptime_seconds"] = time.Since(s.deps.StartedAt).Seconds()
+			}
+			return out, nil
+		})
+}
+
+func (s *Server) detailed(ctx context.Context) *detailed {
+	r := s.check(ctx)
+	authed := principalFrom(ctx) != nil
+	st := s.deps.Cache.Stats()
+	pool := s.deps.DB.Stats()
+	body := detailedBody{
+		Status: r.status,
+		Components: map[string]any{
+			"database":         r.components["database"].Status,
+			"scheduler":        r.components["scheduler"].Status,
+			"cache":            r.components["cache"].Status,
+			"azure_configured": s.deps.Config.Cloud == "azure" || s.deps.Config.Cloud == "sim",
+		},
+		CacheMetrics:   map[string]any{"backend": st.Backend, "hit_rate_percent": st.HitRatePercent},
+		DatabasePool:   map[string]any{"open_connections": pool.OpenConnections, "in_use": pool.InUse, "idle": pool.Idle},
+		TokenBlacklist: map[string]any{"backend": st.Backend, "enabled": true},
+	}
+	if authed {
+		body.Version, body.Environment = s.deps.Version, s.deps.Config.Env
+		body.UptimeSeconds = time.Since(s.deps.StartedAt).Seconds()
+		body.CacheMetrics["hits"], body.CacheMetrics["misses"] = st.Hits, st.Misses
+		body.DatabasePool["max_open_connections"] = pool.MaxOpenConnections
+		body.DatabasePool["wait_count"] = pool.WaitCount
+		body.DatabasePool["wait_duration_seconds"] = pool.WaitDuration.Seconds()
+		body.Plugins = r.plugins
+		var mem runtime.MemStats
+		runtime.ReadMemStats(&mem)
+		body.Runtime = map[string]any{"goroutines": runtime.NumGoroutine(), "heap_alloc_bytes": mem.HeapAlloc, "go_version": runtime.Version()}
+		body.States = r.components
+	}
+	return &detailed{Status: httpStatus(r.status), Body: body}
+}
+
+func (s *Server) freshnessMap(ctx context.Context) (map[string]freshness.TenantFreshness, error) {
+	p := principalFrom(ctx)
+	var ids []string
+	if p != nil {
+		if len(p.TenantIDs) == 0 {
+			return map[string]freshness.TenantFreshness{}, nil
+		}
+		ids = p.TenantIDs
+	}
+	tenants, err := s.deps.Tenancy.Tenants(ctx, ids, false)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]freshness.Tenant, 0, len(tenants))
+	for _, t := range tenants {
+		key := t.ID
+		if p != nil {
+			key = t.Name
+		}
+		keys = append(keys, freshness.Tenant{ID: t.ID, Key: key})
+	}
+	domains := make([]string, 0, len(s.deps.Config.Freshness))
+	for d := range s.deps.Config.Freshness {
+		domains = append(domains, d)
+	}
+	sort.Strings(domains)
+	return s.deps.Freshness.Map(ctx, keys, domains, s.deps.Config.Freshness, time.Now())
+}

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/ratelimit"
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+)
+
+const (
+	localPrincipal = "steward.principal"
+	localAuthError = "steward.auth_error"
+	localRoute     = "steward.route"
+
+	metaAuth  = "steward-auth"
+	authNone  = "none"
+	authUser  = "user"
+	authAdmin = "admin"
+
+	pluginAuthNone = pluginv1.Auth_AUTH_NONE
+)
+
+// authenticate resolves the caller from a bearer token. It never refuses a
+// request itself: each route says whether it needs a principal, so that
+// health checks and sign-in work without one.
+func (s *Server) authenticate(c *fiber.Ctx) error {
+	h := c.Get(fiber.HeaderAuthorization)
+	if h == "" {
+		return c.Next()
+	}
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") || token == "" {
+		c.Locals(localAuthError, "Authorization header must be \"Bearer <token>\"")
+		return c.Next()
+	}
+	claims, err := s.deps.Issuer.Verify(token, auth.TypeAccess)
+	if err != nil {
+		c.Locals(localAuthError, "invalid or expired token")
+		return c.Next()
+	}
+	p := claims.Principal()
+	scope, err := s.scopeOf(c.UserContext(), &p)
+	if err != nil {
+		return err
+	}
+	p.TenantIDs = scope
+	c.Locals(localPrincipal, &p)
+	return c.Next()
+}
+
+// scopeOf lists the tenants a principal may see, from the directory, so a
+// membership change applies to the next request.
+func (s *Server) scopeOf(ctx context.Context, p *auth.Principal) ([]string, error) {
+	var groups []string
+	if !p.IsAdmin {
+		u, err := s.deps.Tenancy.User(ctx, p.ID)
+		if err == nil {
+			groups = u.Groups
+		}
+	}
+	return s.deps.Tenancy.Scope(ctx, p.ID, p.IsAdmin, groups)
+}
+
+func principalOf(c *fiber.Ctx) *auth.Principal {
+	p, _ := c.Locals(localPrincipal).(*auth.Principal)
+	return p
+}
+
+func principalFrom(ctx context.Context) *auth.Principal {
+	if hc, ok := ctx.(huma.Context); ok {
+		return principalOf(humafiber.Unwrap(hc))
+	}
+	p, _ := ctx.Value(localPrincipal).(*auth.Principal)
+	return p
+}
+
+// requireAuth enforces each host operation's auth requirement and puts the
+// principal into the handler's context.
+func (s *Server) requireAuth(ctx huma.Context, next func(huma.Context)) {
+	c := humafiber.Unwrap(ctx)
+	need, _ := ctx.Operation().Metadata[metaAuth].(string)
+	p := principalOf(c)
+	if need != authNone {
+		if p == nil {
+			detail := "authentication required"
+			if msg, ok := c.Locals(localAuthError).(string); ok {
+				detail = msg
+			}
+			ctx.SetHeader("WWW-Authenticate", "Bearer")
+			_ = huma.WriteErr(s.API, ctx, http.StatusUnauthorized, detail)
+			return
+		}
+		if need == authAdmin && !p.IsAdmin {
+			_ = huma.WriteErr(s.API, ctx, http.StatusForbidden, "admin role required")
+			return
+		}
+	}
+	ctx = huma.WithValue(ctx, localPrincipal, p)
+	next(huma.WithValue(ctx, requestMetaKey{}, requestMeta{ClientAddr: c.IP(), RequestID: requestID(c)}))
+}
+
+func rateKey(c *fiber.Ctx) string {
+	if p := principalOf(c); p != nil {
+		return p.Kind + ":" + p.ID
+	}
+	return "ip:" + c.IP()
+}
+
+func (s *Server) rateClass(c *fiber.Ctx) ratelimit.Class {
+	path := c.Path()
+	if strings.HasPrefix(path, "/api/v1/auth/") || path == "/login" || path == "/auth/login" {
+		return ratelimit.Auth
+	}
+	if s.deps.Plugins != nil {
+		if r, _ := s.deps.Plugins.Routes().Match(c.Method(), path); r != nil && r.RateClass == pluginv1.RateClass_RATE_CLASS_AUTH {
+			return ratelimit.Auth
+		}
+	}
+	return ratelimit.Default
+}
+
+// toProto converts a principal for a plugin.
+func toProto(p *auth.Principal) *pluginv1.Principal {
+	if p == nil {
+		return nil
+	}
+	return &pluginv1.Principal{Id: p.ID, Email: p.Email, Name: p.Name, Roles: p.Roles, IsAdmin: p.IsAdmin, Kind: p.Kind, TenantIds: p.TenantIDs}
+}

@@ -1,0 +1,310 @@
+// Package server is the host's HTTP face: the fiber app, its middleware
+// (request ids, access log, metrics, recovery, security headers, rate
+// limits, authentication), the one error handler that writes RFC 9457
+// problem details, the host's own operations declared once with huma — which
+// validates them and documents them in /openapi.json — and the dispatcher
+// that hands every plugin route to its plugin.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/compress"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/gofiber/fiber/v2/middleware/requestid"
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/uptrace/bun"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/stewardhq/steward/core/cache"
+	"github.com/stewardhq/steward/core/config"
+	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/freshness"
+	"github.com/stewardhq/steward/host/jobs"
+	"github.com/stewardhq/steward/host/plugins"
+	"github.com/stewardhq/steward/host/ratelimit"
+	"github.com/stewardhq/steward/host/tenancy"
+)
+
+// APIVersion is the interface description's version.
+const APIVersion = "2.5.0"
+
+// Deps is everything the server serves from.
+type Deps struct {
+	Config     config.Config
+	Version    string
+	Logger     hclog.Logger
+	DB         *bun.DB
+	Cache      cache.Cache
+	Limiter    *ratelimit.Limiter
+	Issuer     *auth.Issuer
+	Tenancy    *tenancy.Store
+	Audit      *audit.Store
+	Freshness  *freshness.Store
+	Jobs       *jobs.Scheduler
+	Plugins    *plugins.Supervisor
+	Registry   *prometheus.Registry
+	StartedAt  time.Time
+	SchedulerUp func() bool
+}
+
+// Server is the assembled HTTP app.
+type Server struct {
+	App  *fiber.App
+	API  huma.API
+	deps Deps
+
+	openapiMu sync.Mutex
+	openapi   atomic.Pointer[[]byte]
+	hostOps   map[string]bool
+	metrics   *httpMetrics
+	// syncSlots bounds sync requests in flight on this replica (spec:
+	// 5 concurrent requests on sync endpoints).
+	syncSlots *semaphore.Weighted
+}
+
+// New assembles the app. Plugins' routes join through the dispatcher and
+// their operations through AddPluginOperations.
+func New(d Deps) *Server {
+	s := &Server{deps: d, hostOps: map[string]bool{}, syncSlots: semaphore.NewWeighted(5)}
+	s.metrics = newHTTPMetrics(d.Registry)
+	app := fiber.New(fiber.Config{
+		AppName:               "steward",
+		BodyLimit:             d.Config.MaxBodyBytes,
+		DisableStartupMessage: true,
+		ErrorHandler:          s.errorHandler,
+		ReadTimeout:           60 * time.Second,
+		WriteTimeout:          5 * time.Minute,
+		IdleTimeout:           2 * time.Minute,
+		ReadBufferSize:        16 << 10,
+	})
+	app.Use(requestid.New(requestid.Config{Header: fiber.HeaderXRequestID}))
+	app.Use(s.accessLog)
+	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
+		d.Logger.Error("panic serving request", "path", c.Path(), "panic", fmt.Sprint(e), "request_id", requestID(c))
+	}}))
+	app.Use(securityHeaders)
+	app.Use(s.authenticate)
+	app.Use(ratelimit.Middleware(d.Limiter, ratelimit.MiddlewareOptions{
+		ClassOf:   s.rateClass,
+		KeyOf:     rateKey,
+		OnLimited: func(c *fiber.Ctx, retry time.Duration) error {
+			return writeProblem(c, http.StatusTooManyRequests, fmt.Sprintf("rate limit exceeded; retry after %d seconds", int(retry.Seconds())), nil)
+		},
+		OnStoreError: func(c *fiber.Ctx, err error) { d.Logger.Warn("rate limit store unavailable; request allowed", "error", err) },
+	}))
+	app.Use(compress.New(compress.Config{Level: compress.LevelBestSpeed}))
+
+	app.Get("/openapi.json", s.serveOpenAPI)
+	app.Get("/docs", serveDocs)
+	if d.Registry != nil {
+		app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})))
+	}
+	cfg := huma.DefaultConfig("Steward governance API", APIVersion)
+	cfg.Info.Description = "Multi-tenant cloud governance hub: cost, compliance, resources, identity, partner evidence and e-mail security across tenants. Plugin operations are merged in at start-up."
+	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"OAuth2PasswordBearer": {Type: "oauth2", Flows: &huma.OAuthFlows{Password: &huma.OAuthFlow{TokenURL: "/api/v1/auth/login", Scopes: map[string]string{}}}},
+		"APIKeyHeader":         {Type: "apiKey", In: "header", Name: "X-API-Key"},
+	}
+	cfg.CreateHooks = nil
+	s.API = humafiber.New(app, cfg)
+	s.API.UseMiddleware(s.requireAuth)
+	s.App = app
+
+	s.registerHealth()
+	s.registerAuth()
+	s.registerAudit()
+	s.registerSync()
+	s.registerTenants()
+	s.registerPlugins()
+
+	app.Use(s.dispatch)
+	app.Use(func(c *fiber.Ctx) error {
+		return writeProblem(c, http.StatusNotFound, "no route for "+c.Method()+" "+c.Path(), nil)
+	})
+	s.rebuildOpenAPI()
+	return s
+}
+
+// Reserved reports whether the host serves the route itself, so a plugin
+// may not claim it.
+func (s *Server) Reserved(method, path string) bool {
+	return s.hostOps[method+" "+path]
+}
+
+// register adds a host operation: huma validates its input against the
+// declaration and the same declaration documents it.
+func register[I, O any](s *Server, op huma.Operation, h func(context.Context, *I) (*O, error)) {
+	if op.Metadata == nil {
+		op.Metadata = map[string]any{}
+	}
+	if _, ok := op.Metadata[metaAuth]; !ok {
+		op.Metadata[metaAuth] = authUser
+	}
+	if op.Metadata[metaAuth] != authNone {
+		op.Security = []map[string][]string{{"OAuth2PasswordBearer": {}}, {"APIKeyHeader": {}}}
+		op.Errors = append(op.Errors, http.StatusUnauthorized, http.StatusForbidden)
+	}
+	op.Errors = append(op.Errors, http.StatusTooManyRequests)
+	s.hostOps[op.Method+" "+op.Path] = true
+	huma.Register(s.API, op, h)
+}
+
+// AddPluginOperations merges a plugin's operations into /openapi.json.
+func (s *Server) AddPluginOperations() { s.rebuildOpenAPI() }
+
+func (s *Server) rebuildOpenAPI() {
+	s.openapiMu.Lock()
+	defer s.openapiMu.Unlock()
+	doc := *s.API.OpenAPI()
+	paths := make(map[string]*huma.PathItem, len(doc.Paths))
+	for p, item := range doc.Paths {
+		cp := *item
+		paths[p] = &cp
+	}
+	if s.deps.Plugins != nil {
+		for _, r := range s.deps.Plugins.Routes().All() {
+			if r.Operation == nil {
+				continue
+			}
+			op := *r.Operation
+			if r.Auth != pluginAuthNone {
+				op.Security = []map[string][]string{{"OAuth2PasswordBearer": {}}, {"APIKeyHeader": {}}}
+			}
+			if op.Extensions == nil {
+				op.Extensions = map[string]any{}
+			}
+			op.Extensions["x-steward-plugin"] = r.Plugin
+			if op.Responses == nil {
+				op.Responses = map[string]*huma.Response{"200": {Description: "OK"}}
+			}
+			item := paths[r.Pattern]
+			if item == nil {
+				item = &huma.PathItem{}
+				paths[r.Pattern] = item
+			}
+			setOperation(item, r.Method, &op)
+		}
+	}
+	doc.Paths = paths
+	b, err := json.Marshal(&doc)
+	if err != nil {
+		s.deps.Logger.Error("openapi document", "error", err)
+		return
+	}
+	s.openapi.Store(&b)
+}
+
+func setOperation(item *huma.PathItem, method string, op *huma.Operation) {
+	switch method {
+	case http.MethodGet:
+		item.Get = op
+	case http.MethodPost:
+		item.Post = op
+	case http.MethodPut:
+		item.Put = op
+	case http.MethodPatch:
+		item.Patch = op
+	case http.MethodDelete:
+		item.Delete = op
+	case http.MethodHead:
+		item.Head = op
+	case http.MethodOptions:
+		item.Options = op
+	}
+}
+
+func (s *Server) serveOpenAPI(c *fiber.Ctx) error {
+	b := s.openapi.Load()
+	c.Set(fiber.HeaderContentType, "application/openapi+json")
+	return c.Send(*b)
+}
+
+func requestID(c *fiber.Ctx) string {
+	if v, ok := c.Locals(requestid.ConfigDefault.ContextKey).(string); ok {
+		return v
+	}
+	return string(c.Response().Header.Peek(fiber.HeaderXRequestID))
+}
+
+// problem is an RFC 9457 body.
+type problem struct {
+	Type   string              `json:"type,omitempty"`
+	Title  string              `json:"title"`
+	Status int                 `json:"status"`
+	Detail string              `json:"detail,omitempty"`
+	Errors []*huma.ErrorDetail `json:"errors,omitempty"`
+}
+
+func writeProblem(c *fiber.Ctx, status int, detail string, errs []*huma.ErrorDetail) error {
+	c.Status(status)
+	c.Set(fiber.HeaderContentType, "application/problem+json")
+	b, err := json.Marshal(problem{Title: http.StatusText(status), Status: status, Detail: detail, Errors: errs})
+	if err != nil {
+		return err
+	}
+	return c.Send(b)
+}
+
+// errorHandler is the one place errors become responses.
+func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	var unavailable *plugins.UnavailableError
+	var fe *fiber.Error
+	var se huma.StatusError
+	switch {
+	case errors.As(err, &unavailable):
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(unavailable.RetryAfter.Seconds())))
+		return writeProblem(c, http.StatusServiceUnavailable, fmt.Sprintf("plugin %s is not available; retry shortly", unavailable.Plugin), nil)
+	case errors.As(err, &fe):
+		return writeProblem(c, fe.Code, fe.Message, nil)
+	case errors.As(err, &se):
+		return writeProblem(c, se.GetStatus(), se.Error(), nil)
+	}
+	s.deps.Logger.Error("request failed", "path", c.Path(), "error", err, "request_id", requestID(c))
+	return writeProblem(c, http.StatusInternalServerError, "internal error; request id "+requestID(c), nil)
+}
+
+func securityHeaders(c *fiber.Ctx) error {
+	h := &c.Response().Header
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'")
+	h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
+	return c.Next()
+}
+
+func serveDocs(c *fiber.Ctx) error {
+	c.Set("Content-Security-Policy", "default-src 'none'; base-uri 'none'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; sandbox allow-same-origin allow-scripts; script-src https://unpkg.com/@stoplight/elements@9.0.15/web-components.min.js; style-src 'unsafe-inline' https://unpkg.com/@stoplight/elements@9.0.15/styles.min.css")
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return c.SendString(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Steward API reference</title>
+<link rel="stylesheet" href="https://unpkg.com/@stoplight/elements@9.0.15/styles.min.css" crossorigin integrity="sha384-iVQBHadsD+eV0M5+ubRCEVXrXEBj+BqcuwjUwPoVJc0Pb1fmrhYSAhL+BFProHdV">
+<script src="https://unpkg.com/@stoplight/elements@9.0.15/web-components.min.js" crossorigin></script>
+</head>
+<body style="height: 100vh;">
+<noscript>The interactive reference needs JavaScript; the machine-readable description is at <a href="/openapi.json">/openapi.json</a>.</noscript>
+<elements-api apiDescriptionUrl="/openapi.json" router="hash" layout="sidebar" tryItCredentialsPolicy="same-origin"></elements-api>
+</body>
+</html>`)
+}

@@ -1,0 +1,190 @@
+// Package tenancy keeps the tenant directory, the users who sign in and
+// which tenants each user may see. Tenant scope is decided here once, so
+// host routes and plugins apply the same rule.
+package tenancy
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Tenant is one brand's cloud tenant as Steward manages it.
+type Tenant struct {
+	bun.BaseModel     `bun:"table:tenants"`
+	ID                string    `bun:"id,pk" json:"id"`
+	Name              string    `bun:"name" json:"name"`
+	Description       string    `bun:"description" json:"description"`
+	DirectoryTenantID string    `bun:"directory_tenant_id" json:"directory_tenant_id"`
+	SubscriptionID    string    `bun:"subscription_id" json:"subscription_id"`
+	UseDelegation     bool      `bun:"use_delegation" json:"use_delegation"`
+	BillingAccountID  *string   `bun:"billing_account_id" json:"billing_account_id"`
+	AccessGroups      []string  `bun:"access_groups,type:text" json:"-"`
+	IsActive          bool      `bun:"is_active" json:"is_active"`
+	CreatedAt         time.Time `bun:"created_at" json:"created_at"`
+	UpdatedAt         time.Time `bun:"updated_at" json:"-"`
+}
+
+// User is a person who signed in.
+type User struct {
+	bun.BaseModel `bun:"table:users"`
+	ID            string     `bun:"id,pk" json:"id"`
+	Email         string     `bun:"email" json:"email"`
+	Name          string     `bun:"name" json:"name"`
+	IsAdmin       bool       `bun:"is_admin" json:"is_admin"`
+	Roles         []string   `bun:"roles,type:text" json:"roles"`
+	Groups        []string   `bun:"groups,type:text" json:"groups"`
+	CreatedAt     time.Time  `bun:"created_at" json:"created_at"`
+	LastLoginAt   *time.Time `bun:"last_login_at" json:"last_login_at"`
+}
+
+// ErrNotFound is returned for an unknown tenant or user.
+var ErrNotFound = errors.New("not found")
+
+// ErrDuplicate is returned when a tenant's directory id is already managed.
+var ErrDuplicate = errors.New("duplicate")
+
+// Store reads and writes tenants, users and memberships.
+type Store struct{ db *bun.DB }
+
+// New returns a Store on db.
+func New(db *bun.DB) *Store { return &Store{db: db} }
+
+// Tenants lists tenants ordered by name; ids narrows the list when given.
+func (s *Store) Tenants(ctx context.Context, ids []string, includeInactive bool) ([]Tenant, error) {
+	out := []Tenant{}
+	q := s.db.NewSelect().Model(&out).Order("name", "id")
+	if len(ids) > 0 {
+		q = q.Where("id IN (?)", bun.In(ids))
+	}
+	if !includeInactive {
+		q = q.Where("is_active = ?", true)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Tenant returns one tenant.
+func (s *Store) Tenant(ctx context.Context, id string) (Tenant, error) {
+	var t Tenant
+	err := s.db.NewSelect().Model(&t).Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, ErrNotFound
+	}
+	return t, err
+}
+
+// CreateTenant stores a new tenant; a directory id already managed is
+// ErrDuplicate.
+func (s *Store) CreateTenant(ctx context.Context, t *Tenant) error {
+	if t.ID == "" {
+		t.ID = uuid.NewString()
+	}
+	now := time.Now().UTC()
+	t.CreatedAt, t.UpdatedAt = now, now
+	if t.AccessGroups == nil {
+		t.AccessGroups = []string{}
+	}
+	_, err := s.db.NewInsert().Model(t).Exec(ctx)
+	if err != nil && isUniqueViolation(err) {
+		return fmt.Errorf("%w: directory tenant %s is already managed", ErrDuplicate, t.DirectoryTenantID)
+	}
+	return err
+}
+
+// UpsertUser creates the user on first sign-in, or refreshes its name,
+// roles, groups and admin flag from the identity provider.
+func (s *Store) UpsertUser(ctx context.Context, u *User) error {
+	now := time.Now().UTC()
+	u.LastLoginAt = &now
+	var existing User
+	err := s.db.NewSelect().Model(&existing).Where("email = ?", strings.ToLower(u.Email)).Scan(ctx)
+	u.Email = strings.ToLower(u.Email)
+	if u.Roles == nil {
+		u.Roles = []string{}
+	}
+	if u.Groups == nil {
+		u.Groups = []string{}
+	}
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if u.ID == "" {
+			u.ID = uuid.NewString()
+		}
+		u.CreatedAt = now
+		_, err = s.db.NewInsert().Model(u).Exec(ctx)
+		return err
+	case err != nil:
+		return err
+	}
+	u.ID, u.CreatedAt = existing.ID, existing.CreatedAt
+	_, err = s.db.NewUpdate().Model(u).Column("name", "is_admin", "roles", "groups", "last_login_at").WherePK().Exec(ctx)
+	return err
+}
+
+// User returns one user.
+func (s *Store) User(ctx context.Context, id string) (User, error) {
+	var u User
+	err := s.db.NewSelect().Model(&u).Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, ErrNotFound
+	}
+	return u, err
+}
+
+// AddMember lets a user see a tenant (an admin's assignment).
+func (s *Store) AddMember(ctx context.Context, tenantID, userID string) error {
+	_, err := s.db.NewInsert().Model(&member{TenantID: tenantID, UserID: userID, CreatedAt: time.Now().UTC()}).
+		On("CONFLICT DO NOTHING").Exec(ctx)
+	return err
+}
+
+type member struct {
+	bun.BaseModel `bun:"table:tenant_members"`
+	TenantID      string    `bun:"tenant_id,pk"`
+	UserID        string    `bun:"user_id,pk"`
+	CreatedAt     time.Time `bun:"created_at"`
+}
+
+// Scope returns the ids of the active tenants a user may see: every tenant
+// for an admin; for anyone else the tenants assigned to it plus those whose
+// access groups it belongs to.
+func (s *Store) Scope(ctx context.Context, userID string, isAdmin bool, groups []string) ([]string, error) {
+	tenants, err := s.Tenants(ctx, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(tenants))
+	if isAdmin {
+		for _, t := range tenants {
+			ids = append(ids, t.ID)
+		}
+		return ids, nil
+	}
+	var assigned []string
+	if userID != "" {
+		if err := s.db.NewSelect().Model((*member)(nil)).Column("tenant_id").Where("user_id = ?", userID).Scan(ctx, &assigned); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range tenants {
+		if slices.Contains(assigned, t.ID) || slices.ContainsFunc(t.AccessGroups, func(g string) bool { return slices.Contains(groups, g) }) {
+			ids = append(ids, t.ID)
+		}
+	}
+	return ids, nil
+}
+
+func isUniqueViolation(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "unique") || strings.Contains(msg, "duplicate key")
+}

@@ -1,0 +1,28 @@
+# Plugins the host runs. Each block names a plugin binary (relative paths
+# are resolved against this file's folder) and how to supervise it.
+#
+# plugin "name" {
+#   binary        = "bin/plugins/name"
+#   enabled       = true             # default true
+#   sha256        = "…"              # optional: refuse a binary that differs
+#   start_timeout = "10s"
+#   data_plane    = "socket"         # "socket" (default) or "grpc"
+#   restart {
+#     max_crashes     = 5            # give up after this many crashes…
+#     window          = "5m"         # …within this window
+#     backoff_initial = "200ms"
+#     backoff_max     = "30s"
+#   }
+#   config { key = "value" }         # handed to the plugin as JSON
+#   job "sync" { schedule = "@every 1h" }  # override a job's schedule
+# }
+
+# The runtime test plugin: proves the plugin path end to end until the
+# domain plugins arrive. It exposes only harmless routes to standard users;
+# its crash and hang routes need an admin.
+plugin "testplugin" {
+  binary = "bin/plugins/testplugin"
+  job "sync" {
+    schedule = "@every 1h"
+  }
+}

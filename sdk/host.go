@@ -1,0 +1,109 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"time"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+)
+
+// Host is the plugin's view of the host: the tenant directory, the audit log,
+// freshness marks and the datasets other plugins publish.
+type Host struct {
+	client pluginv1.HostClient
+}
+
+// NewHost wraps a Host service client; the test harness uses it.
+func NewHost(c pluginv1.HostClient) *Host { return &Host{client: c} }
+
+// Tenant is an entry of the host's tenant directory.
+type Tenant struct {
+	ID                string `json:"id"`
+	Name              string `json:"name"`
+	Description       string `json:"description"`
+	DirectoryTenantID string `json:"directory_tenant_id"`
+	SubscriptionID    string `json:"subscription_id"`
+	UseDelegation     bool   `json:"use_delegation"`
+	BillingAccountID  string `json:"billing_account_id"`
+	IsActive          bool   `json:"is_active"`
+}
+
+// Tenants lists active tenants, all of them when ids is empty.
+func (h *Host) Tenants(ctx context.Context, ids ...string) ([]Tenant, error) {
+	resp, err := h.client.ListTenants(ctx, &pluginv1.ListTenantsRequest{Ids: ids})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Tenant, 0, len(resp.Tenants))
+	for _, t := range resp.Tenants {
+		out = append(out, Tenant{ID: t.Id, Name: t.Name, Description: t.Description, DirectoryTenantID: t.DirectoryTenantId,
+			SubscriptionID: t.SubscriptionId, UseDelegation: t.UseDelegation, BillingAccountID: t.BillingAccountId, IsActive: t.IsActive})
+	}
+	return out, nil
+}
+
+// AuditEntry is a sensitive operation the plugin performed.
+type AuditEntry struct {
+	// Action is <category>.<name>.<outcome>, e.g. "budget.create.success".
+	Action string
+	// Status is success, failure or warning.
+	Status       string
+	TenantID     string
+	ResourceType string
+	ResourceID   string
+	Details      map[string]any
+}
+
+// Audit appends an entry for the request's principal (ctx from the request;
+// a job's context has none).
+func (h *Host) Audit(ctx context.Context, e AuditEntry) error {
+	var details []byte
+	if e.Details != nil {
+		var err error
+		if details, err = json.Marshal(e.Details); err != nil {
+			return err
+		}
+	}
+	info := Info(ctx)
+	var principal *pluginv1.Principal
+	if !info.Principal.Anonymous() {
+		principal = info.Principal.Proto()
+	}
+	_, err := h.client.AppendAudit(ctx, &pluginv1.AppendAuditRequest{
+		Principal: principal, Action: e.Action, Status: e.Status, TenantId: e.TenantID,
+		ResourceType: e.ResourceType, ResourceId: e.ResourceID, RequestId: info.RequestID, Details: details,
+	})
+	return err
+}
+
+// MarkFresh records that a tenant's data domain was synced at a time.
+func (h *Host) MarkFresh(ctx context.Context, tenantID, domain string, at time.Time) error {
+	_, err := h.client.MarkFresh(ctx, &pluginv1.MarkFreshRequest{TenantId: tenantID, Domain: domain, SyncedAtUnixMs: at.UnixMilli()})
+	return err
+}
+
+// ReadDataset streams a dataset another plugin publishes, calling fn for
+// each record of the given tenants.
+func (h *Host) ReadDataset(ctx context.Context, name string, tenantIDs []string, params map[string]string, fn func(json.RawMessage) error) error {
+	stream, err := h.client.ReadDataset(ctx, &pluginv1.ReadDatasetRequest{Dataset: name, TenantIds: tenantIDs, Params: params})
+	if err != nil {
+		return err
+	}
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, r := range chunk.Records {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+	}
+}

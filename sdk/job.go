@@ -1,0 +1,40 @@
+package sdk
+
+import (
+	"encoding/json"
+
+	"github.com/hashicorp/go-hclog"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+)
+
+// JobRun is one run of a job.
+type JobRun struct {
+	ID string
+	// TenantIDs restricts the run; empty means every tenant.
+	TenantIDs []string
+	Params    json.RawMessage
+	Logger    hclog.Logger
+	stream    interface {
+		Send(*pluginv1.JobEvent) error
+	}
+}
+
+// NewJobRun builds a run whose progress goes to send; the test harness uses it.
+func NewJobRun(id string, tenantIDs []string, logger hclog.Logger, send func(*pluginv1.JobEvent) error) *JobRun {
+	return &JobRun{ID: id, TenantIDs: tenantIDs, Logger: logger, stream: sendFunc(send)}
+}
+
+type sendFunc func(*pluginv1.JobEvent) error
+
+func (f sendFunc) Send(e *pluginv1.JobEvent) error { return f(e) }
+
+// Progress reports how far the run is; the host shows it in the sync views.
+func (r *JobRun) Progress(done, total int64, message string) {
+	if r.stream == nil {
+		return
+	}
+	_ = r.stream.Send(&pluginv1.JobEvent{Event: &pluginv1.JobEvent_Progress{
+		Progress: &pluginv1.JobProgress{Done: done, Total: total, Message: message},
+	}})
+}

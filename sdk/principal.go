@@ -1,0 +1,104 @@
+package sdk
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+)
+
+// Principal is the caller the host authenticated.
+type Principal struct {
+	ID      string   `json:"id"`
+	Email   string   `json:"email"`
+	Name    string   `json:"name"`
+	Roles   []string `json:"roles"`
+	IsAdmin bool     `json:"is_admin"`
+	// Kind is "user" or "apikey".
+	Kind string `json:"kind"`
+	// TenantIDs are the internal ids of the tenants the principal may see.
+	// For an admin it lists every tenant.
+	TenantIDs []string `json:"tenant_ids"`
+}
+
+// Anonymous reports whether no principal was authenticated (a route with
+// AuthNone called without credentials).
+func (p Principal) Anonymous() bool { return p.ID == "" }
+
+// CanSee reports whether the principal may see the tenant.
+func (p Principal) CanSee(tenantID string) bool {
+	return slices.Contains(p.TenantIDs, tenantID)
+}
+
+// PrincipalFromProto converts the wire form.
+func PrincipalFromProto(p *pluginv1.Principal) Principal {
+	if p == nil {
+		return Principal{}
+	}
+	return Principal{ID: p.Id, Email: p.Email, Name: p.Name, Roles: p.Roles, IsAdmin: p.IsAdmin, Kind: p.Kind, TenantIDs: p.TenantIds}
+}
+
+// Proto converts to the wire form.
+func (p Principal) Proto() *pluginv1.Principal {
+	return &pluginv1.Principal{Id: p.ID, Email: p.Email, Name: p.Name, Roles: p.Roles, IsAdmin: p.IsAdmin, Kind: p.Kind, TenantIds: p.TenantIDs}
+}
+
+// RequestInfo is what the host tells the plugin about a request beyond the
+// HTTP request itself.
+type RequestInfo struct {
+	Principal Principal
+	RequestID string
+	// Route is the declared route pattern the request matched.
+	Route string
+}
+
+type requestInfoKey struct{}
+
+// WithRequestInfo returns a context carrying info; the SDK's transports and
+// the test harness use it.
+func WithRequestInfo(ctx context.Context, info RequestInfo) context.Context {
+	return context.WithValue(ctx, requestInfoKey{}, info)
+}
+
+// Info returns what the host said about the request.
+func Info(ctx context.Context) RequestInfo {
+	info, _ := ctx.Value(requestInfoKey{}).(RequestInfo)
+	return info
+}
+
+// PrincipalFrom returns the verified caller of a request.
+func PrincipalFrom(ctx context.Context) Principal { return Info(ctx).Principal }
+
+// TenantScope returns the tenant ids a request acts on: the requested ids
+// (query parameter "tenant_ids", repeated or comma-separated), each of which
+// the caller must be allowed to see, or all the caller's tenants when none
+// are requested. A requested tenant outside the scope is a 403.
+func TenantScope(r *http.Request, param string) ([]string, error) {
+	p := PrincipalFrom(r.Context())
+	requested := QueryList(r, param)
+	if len(requested) == 0 {
+		return p.TenantIDs, nil
+	}
+	for _, id := range requested {
+		if !p.CanSee(id) {
+			return nil, Forbidden("no access to tenant " + id)
+		}
+	}
+	return requested, nil
+}
+
+// QueryList reads a list parameter given repeated (?a=1&a=2) or
+// comma-separated (?a=1,2). Empty items are dropped.
+func QueryList(r *http.Request, name string) []string {
+	var out []string
+	for _, v := range r.URL.Query()[name] {
+		for item := range strings.SplitSeq(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				out = append(out, item)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+// Package protocol is the go-plugin glue of the Steward plugin protocol: the
+// handshake, the plugin map and the gRPC plugin that connects a host-side
+// client to a plugin-side server. Host and plugins both import it, so the
+// whole contract lives in one place.
+package protocol
+
+import (
+	"context"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+)
+
+// Version is the protocol's major version; it matches the proto package.
+const Version = 1
+
+// PluginName is the key of the one plugin kind in the plugin map.
+const PluginName = "steward"
+
+// Handshake is shared by host and plugins. A binary started without the
+// cookie refuses to run as a plugin, which stops a user running it by hand
+// into a confusing hang.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  Version,
+	MagicCookieKey:   "STEWARD_PLUGIN",
+	MagicCookieValue: "7f1c0b52-9d4e-4c8e-a3b1-stewardhq-plugin-v1",
+}
+
+// GRPCPlugin connects the generated Plugin service to go-plugin. On the
+// plugin side Impl is set; the host leaves it nil and calls GRPCClient.
+type GRPCPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl pluginv1.PluginServer
+	// OnBroker, when set on the plugin side, receives the broker so the
+	// plugin can dial the Host service whose id arrives in Configure.
+	OnBroker func(*plugin.GRPCBroker)
+}
+
+// Client is what the host holds for one running plugin.
+type Client struct {
+	pluginv1.PluginClient
+	Broker *plugin.GRPCBroker
+	Conn   *grpc.ClientConn
+}
+
+// GRPCServer registers the plugin's service on the go-plugin gRPC server.
+func (p *GRPCPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
+	if p.OnBroker != nil {
+		p.OnBroker(broker)
+	}
+	pluginv1.RegisterPluginServer(s, p.Impl)
+	return nil
+}
+
+// GRPCClient returns the host-side client.
+func (p *GRPCPlugin) GRPCClient(_ context.Context, broker *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &Client{PluginClient: pluginv1.NewPluginClient(c), Broker: broker, Conn: c}, nil
+}
+
+// PluginMap is the go-plugin plugin set for a server or client.
+func PluginMap(p *GRPCPlugin) map[string]plugin.Plugin {
+	return map[string]plugin.Plugin{PluginName: p}
+}
+
+// Headers of the direct HTTP data plane (a unix socket the host offers in
+// Configure). The host strips any such header a caller sent.
+const (
+	HeaderToken     = "X-Steward-Plugin-Token"
+	HeaderPrincipal = "X-Steward-Principal"
+	HeaderRequestID = "X-Request-Id"
+	HeaderRoute     = "X-Steward-Route"
+)
+
+// CapabilityHTTPSocket announces that the plugin can serve HTTP on the unix
+// socket the host offers, next to the HandleHTTP stream.
+const CapabilityHTTPSocket = "http.socket"

@@ -1,0 +1,157 @@
+// Package sdk is what a Steward plugin imports. A plugin is a binary whose
+// main builds a Plugin — plain net/http handlers, job functions, datasets and
+// migrations — and calls Serve. The host authenticates every caller, checks
+// the route's auth requirement, rate limit and declared parameters, and then
+// hands the request to the plugin with the verified principal in its
+// context; a plugin never sees a caller's credentials.
+//
+// The package depends on nothing of the host. See README.md beside it for a
+// walk-through of writing a plugin.
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/hashicorp/go-hclog"
+)
+
+// Version is the SDK's version, reported to the host in Describe.
+const Version = "0.1.0"
+
+// Auth is a route's requirement on the caller.
+type Auth int
+
+const (
+	// AuthUser needs any authenticated principal. It is the default.
+	AuthUser Auth = iota
+	// AuthAdmin needs an admin principal.
+	AuthAdmin
+	// AuthNone needs no credentials.
+	AuthNone
+)
+
+// RateClass picks the rate-limit budget a route draws on.
+type RateClass int
+
+const (
+	// RateDefault is the per-client budget every route has.
+	RateDefault RateClass = iota
+	// RateAuth is the tighter budget of sign-in routes.
+	RateAuth
+	// RateSync routes also share the host's sync concurrency limit.
+	RateSync
+)
+
+// Route is one HTTP operation the plugin serves. Path uses {name} for path
+// parameters, as net/http's ServeMux does, so the same pattern can be
+// registered on the plugin's mux.
+type Route struct {
+	Method       string
+	Path         string
+	Auth         Auth
+	RateClass    RateClass
+	TenantScoped bool
+	// Operation documents the route in the host's OpenAPI document. The host
+	// validates query and path parameters against its Parameters before the
+	// request reaches the plugin, and answers 422 naming the parameter.
+	Operation *huma.Operation
+}
+
+// Fragment is an HTML fragment the plugin renders for the host's pages.
+type Fragment struct {
+	Path           string
+	Title          string
+	Slot           string
+	RefreshSeconds int
+}
+
+// Page is a whole page the plugin renders.
+type Page struct {
+	Path  string
+	Title string
+}
+
+// NavEntry is a navigation link the host shows.
+type NavEntry struct {
+	Label string
+	Path  string
+	Order int
+}
+
+// Job is a unit of background work, usually a sync from the cloud. The host
+// schedules it, logs each run and raises an alert when a run fails.
+type Job struct {
+	Name string
+	// JobType is the word of the sync route that triggers the job (costs,
+	// compliance, resources, identity, partner) or the plugin's own.
+	JobType string
+	// DataDomain is the freshness domain the job keeps current.
+	DataDomain string
+	// Schedule is a cron expression or "@every 1h"; empty means manual only.
+	Schedule string
+	Run      func(ctx context.Context, run *JobRun) (recordsProcessed int64, err error)
+}
+
+// Dataset is data the plugin publishes for other plugins, which read it
+// through the host (see Host.ReadDataset). Read must emit only records of
+// the tenants in the request.
+type Dataset struct {
+	Name        string
+	Description string
+	// Schema is a JSON Schema of one record.
+	Schema json.RawMessage
+	Read   func(ctx context.Context, req DatasetRequest, emit func(record any) error) error
+}
+
+// DatasetRequest narrows a dataset read.
+type DatasetRequest struct {
+	TenantIDs []string
+	Params    map[string]string
+}
+
+// Env is what the host hands the plugin when it configures it.
+type Env struct {
+	// Config is the plugin's config {} block from plugins.hcl, as JSON.
+	Config      json.RawMessage
+	DatabaseURL string
+	Environment string
+	DataDir     string
+	// Cloud holds the cloud endpoint and credential settings, as JSON.
+	Cloud  json.RawMessage
+	Host   *Host
+	Logger hclog.Logger
+}
+
+// Health is a plugin's own health report.
+type Health struct {
+	// Status is "ok", "degraded" or "error".
+	Status  string
+	Message string
+	Details map[string]string
+}
+
+// Plugin describes a plugin and holds its implementation.
+type Plugin struct {
+	Name    string
+	Version string
+	// Handler serves every route, fragment and page.
+	Handler    http.Handler
+	Routes     []Route
+	Fragments  []Fragment
+	Pages      []Page
+	Nav        []NavEntry
+	Jobs       []Job
+	Datasets   []Dataset
+	Migrations fs.FS
+	// ConfigSchema is a JSON Schema for the config {} block.
+	ConfigSchema json.RawMessage
+	// Configure runs once the host has configured the plugin, before any
+	// request or job. A returned error stops the plugin from serving.
+	Configure func(ctx context.Context, env *Env) error
+	// CheckHealth reports the plugin's health; nil reports ok.
+	CheckHealth func(ctx context.Context) Health
+}

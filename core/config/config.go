@@ -25,6 +25,9 @@ type Config struct {
 	DataDir     string
 	DatabaseURL string
 	RedisURL    string
+	// RedisPrefix namespaces every key Steward writes to Redis, so that
+	// several deployments can share one Redis.
+	RedisPrefix string
 	PluginsFile string
 	// Cloud is "sim" (the simulated cloud on loopback) or "azure".
 	Cloud    string
@@ -64,6 +67,7 @@ func Load(getenv func(string) string) (Config, error) {
 		HTTPAddr:    get("STEWARD_HTTP_ADDR", "127.0.0.1:8000"),
 		DataDir:     get("STEWARD_DATA_DIR", "./data"),
 		RedisURL:    get("STEWARD_REDIS_URL", ""),
+		RedisPrefix: get("STEWARD_REDIS_PREFIX", "steward"),
 		PluginsFile: get("STEWARD_PLUGINS_FILE", "./plugins.hcl"),
 		SimWorld:    get("STEWARD_SIM_WORLD", ""),
 		JWTSecret:   getenv("STEWARD_JWT_SECRET"),

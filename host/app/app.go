@@ -47,6 +47,7 @@ type Host struct {
 	Jobs      *jobs.Scheduler
 	Registry  *prometheus.Registry
 	limiter   *ratelimit.Limiter
+	cache     cache.Cache
 	cancel    context.CancelFunc
 	schedOn   atomic.Bool
 	ReadyTook time.Duration
@@ -86,12 +87,13 @@ func Start(ctx context.Context, cfg config.Config, logger hclog.Logger) (*Host, 
 		return nil, err
 	}
 	h.Registry.MustRegister(collectors.NewDBStatsCollector(h.DB.DB, "steward"))
-	c, err := cache.New(cfg.RedisURL, "steward:cache")
+	c, err := cache.New(cfg.RedisURL, cfg.RedisPrefix+":cache")
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
+	h.cache = c
 	h.Registry.MustRegister(cacheCollector{c})
-	if h.limiter, err = ratelimit.New(ratelimit.Config{RedisURL: cfg.RedisURL, DefaultPerMinute: cfg.RateLimitPerMinute, AuthPerMinute: cfg.AuthRateLimitPerMinute}); err != nil {
+	if h.limiter, err = ratelimit.New(ratelimit.Config{RedisURL: cfg.RedisURL, Prefix: cfg.RedisPrefix + ":ratelimit", DefaultPerMinute: cfg.RateLimitPerMinute, AuthPerMinute: cfg.AuthRateLimitPerMinute}); err != nil {
 		return nil, fmt.Errorf("rate limiter: %w", err)
 	}
 	secret, _, err := auth.SelectSecret(cfg.Env, cfg.JWTSecret, cfg.DataDir)
@@ -203,6 +205,9 @@ func (h *Host) Close() {
 	}
 	if h.limiter != nil {
 		_ = h.limiter.Close()
+	}
+	if h.cache != nil {
+		_ = h.cache.Close()
 	}
 	if h.DB != nil {
 		_ = h.DB.Close()

@@ -117,13 +117,13 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	}
 	out := c.Response()
 	out.SetStatusCode(resp.StatusCode())
-	resp.Header.VisitAll(func(k, v []byte) {
+	for k, v := range resp.Header.All() {
 		switch string(k) {
 		case fiber.HeaderContentLength, fiber.HeaderConnection, fiber.HeaderTransferEncoding, fiber.HeaderServer, fiber.HeaderDate:
 		default:
 			out.Header.AddBytesKV(k, v)
 		}
-	})
+	}
 	out.SetBody(resp.Body())
 	return nil
 }
@@ -136,14 +136,14 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 		return err
 	}
 	headers := map[string]*pluginv1.HeaderValues{}
-	c.Request().Header.VisitAll(func(k, v []byte) {
+	for k, v := range c.Request().Header.All() {
 		key := string(k)
 		if h, ok := headers[key]; ok {
 			h.Values = append(h.Values, string(v))
-			return
+			continue
 		}
 		headers[key] = &pluginv1.HeaderValues{Values: []string{string(v)}}
-	})
+	}
 	for _, h := range strippedHeaders {
 		delete(headers, h)
 	}

@@ -46,20 +46,20 @@ const APIVersion = "2.5.0"
 
 // Deps is everything the server serves from.
 type Deps struct {
-	Config     config.Config
-	Version    string
-	Logger     hclog.Logger
-	DB         *bun.DB
-	Cache      cache.Cache
-	Limiter    *ratelimit.Limiter
-	Issuer     *auth.Issuer
-	Tenancy    *tenancy.Store
-	Audit      *audit.Store
-	Freshness  *freshness.Store
-	Jobs       *jobs.Scheduler
-	Plugins    *plugins.Supervisor
-	Registry   *prometheus.Registry
-	StartedAt  time.Time
+	Config      config.Config
+	Version     string
+	Logger      hclog.Logger
+	DB          *bun.DB
+	Cache       cache.Cache
+	Limiter     *ratelimit.Limiter
+	Issuer      *auth.Issuer
+	Tenancy     *tenancy.Store
+	Audit       *audit.Store
+	Freshness   *freshness.Store
+	Jobs        *jobs.Scheduler
+	Plugins     *plugins.Supervisor
+	Registry    *prometheus.Registry
+	StartedAt   time.Time
 	SchedulerUp func() bool
 }
 
@@ -101,12 +101,14 @@ func New(d Deps) *Server {
 	app.Use(securityHeaders)
 	app.Use(s.authenticate)
 	app.Use(ratelimit.Middleware(d.Limiter, ratelimit.MiddlewareOptions{
-		ClassOf:   s.rateClass,
-		KeyOf:     rateKey,
+		ClassOf: s.rateClass,
+		KeyOf:   rateKey,
 		OnLimited: func(c *fiber.Ctx, retry time.Duration) error {
 			return writeProblem(c, http.StatusTooManyRequests, fmt.Sprintf("rate limit exceeded; retry after %d seconds", int(retry.Seconds())), nil)
 		},
-		OnStoreError: func(c *fiber.Ctx, err error) { d.Logger.Warn("rate limit store unavailable; request allowed", "error", err) },
+		OnStoreError: func(c *fiber.Ctx, err error) {
+			d.Logger.Warn("rate limit store unavailable; request allowed", "error", err)
+		},
 	}))
 	app.Use(compress.New(compress.Config{Level: compress.LevelBestSpeed}))
 

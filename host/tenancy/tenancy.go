@@ -62,7 +62,7 @@ func (s *Store) Tenants(ctx context.Context, ids []string, includeInactive bool)
 	out := []Tenant{}
 	q := s.db.NewSelect().Model(&out).Order("name", "id")
 	if len(ids) > 0 {
-		q = q.Where("id IN (?)", bun.In(ids))
+		q = q.Where("id IN (?)", bun.List(ids))
 	}
 	if !includeInactive {
 		q = q.Where("is_active = ?", true)

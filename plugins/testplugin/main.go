@@ -158,7 +158,7 @@ func (p *plugin) tenantItems(w http.ResponseWriter, r *http.Request) {
 func (p *plugin) writeItems(w http.ResponseWriter, r *http.Request, tenants []string, limit, offset int) {
 	items := []item{}
 	if len(tenants) > 0 {
-		q := p.db.NewSelect().Model(&items).Where("tenant_id IN (?)", bun.In(tenants)).Order("id").Limit(int64(limit)).Offset(int64(offset))
+		q := p.db.NewSelect().Model(&items).Where("tenant_id IN (?)", bun.List(tenants)).Order("id").Limit(int64(limit)).Offset(int64(offset))
 		total, err := q.ScanAndCount(r.Context())
 		if err != nil {
 			sdk.WriteError(w, err)
@@ -260,7 +260,7 @@ func (p *plugin) readItems(ctx context.Context, req sdk.DatasetRequest, emit fun
 		return nil
 	}
 	var items []item
-	if err := p.db.NewSelect().Model(&items).Where("tenant_id IN (?)", bun.In(req.TenantIDs)).Order("id").Scan(ctx); err != nil {
+	if err := p.db.NewSelect().Model(&items).Where("tenant_id IN (?)", bun.List(req.TenantIDs)).Order("id").Scan(ctx); err != nil {
 		return err
 	}
 	for _, it := range items {

@@ -333,6 +333,10 @@ func (i *Instance) start(ctx context.Context) error {
 	i.mu.Unlock()
 	i.setState(StateRunning, nil)
 	s.metrics.startSeconds.WithLabelValues(i.Decl.Name).Set(time.Since(t0).Seconds())
+	// Create the series at start so dashboards see the plugin before its
+	// first request.
+	s.metrics.rpc.WithLabelValues(i.Decl.Name, "http")
+	s.metrics.rpcErrors.WithLabelValues(i.Decl.Name, "http")
 	i.log.Info("plugin started", "version", desc.Version, "pid", pid, "routes", len(desc.Routes), "data_plane", i.Status().DataPlane, "took", time.Since(t0).Round(time.Millisecond))
 	if s.opts.OnDescribe != nil {
 		s.opts.OnDescribe(i.Decl.Name, desc)

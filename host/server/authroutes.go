@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,6 +15,28 @@ import (
 	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/tenancy"
 )
+
+// formFormat lets huma read application/x-www-form-urlencoded bodies (the
+// OAuth2 password form) through the same validation as JSON: the form
+// becomes an object of strings, then the body's schema applies.
+var formFormat = huma.Format{
+	Marshal: func(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) },
+	Unmarshal: func(data []byte, v any) error {
+		form, err := url.ParseQuery(string(data))
+		if err != nil {
+			return err
+		}
+		obj := make(map[string]any, len(form))
+		for k := range form {
+			obj[k] = form.Get(k)
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, v)
+	},
+}
 
 // AdminRole is the identity provider app role that makes an admin.
 const AdminRole = "Governance.Admin"
@@ -25,8 +49,10 @@ type tokenResponse struct {
 }
 
 type loginInput struct {
-	ContentType string `header:"Content-Type"`
-	RawBody     []byte
+	Body struct {
+		Username string `json:"username" minLength:"1" maxLength:"320"`
+		Password string `json:"password" minLength:"1" maxLength:"1024"`
+	} `contentType:"application/x-www-form-urlencoded"`
 }
 
 type tenantRef struct {
@@ -49,11 +75,7 @@ func (s *Server) registerAuth() {
 		OperationID: "auth-login", Method: http.MethodPost, Path: "/api/v1/auth/login", Tags: []string{"auth"}, Metadata: none,
 		Summary:     "Sign in with the development credential pair",
 		Description: "OAuth2 password form (application/x-www-form-urlencoded: username, password). Accepted only when STEWARD_ENV=development; refused with 403 in staging and production.",
-		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
-			"application/x-www-form-urlencoded": {Schema: &huma.Schema{Type: huma.TypeObject, Required: []string{"username", "password"},
-				Properties: map[string]*huma.Schema{"username": {Type: huma.TypeString}, "password": {Type: huma.TypeString}}}},
-		}},
-		Errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity},
+		Errors:      []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity},
 	}, s.login)
 	register(s, huma.Operation{OperationID: "auth-me", Method: http.MethodGet, Path: "/api/v1/auth/me", Summary: "The signed-in user and its tenants", Tags: []string{"auth"}},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body userInfo }, error) {
@@ -84,25 +106,8 @@ func (s *Server) registerAuth() {
 }
 
 func (s *Server) login(ctx context.Context, in *loginInput) (*struct{ Body tokenResponse }, error) {
-	mt := strings.TrimSpace(strings.Split(in.ContentType, ";")[0])
-	if mt != "application/x-www-form-urlencoded" {
-		return nil, huma.Error415UnsupportedMediaType("send the OAuth2 password form as application/x-www-form-urlencoded")
-	}
-	form, err := url.ParseQuery(string(in.RawBody))
-	if err != nil {
-		return nil, huma.Error400BadRequest("malformed form body")
-	}
-	var missing []error
-	for _, f := range []string{"username", "password"} {
-		if strings.TrimSpace(form.Get(f)) == "" {
-			missing = append(missing, &huma.ErrorDetail{Location: "body." + f, Message: "required"})
-		}
-	}
-	if len(missing) > 0 {
-		return nil, huma.Error422UnprocessableEntity("validation failed", missing...)
-	}
-	username := strings.TrimSpace(form.Get("username"))
-	err = auth.CheckDevCredentials(s.deps.Config.Env, s.deps.Config.DevUsername, s.deps.Config.DevPassword, username, form.Get("password"))
+	username := strings.TrimSpace(in.Body.Username)
+	err := auth.CheckDevCredentials(s.deps.Config.Env, s.deps.Config.DevUsername, s.deps.Config.DevPassword, username, in.Body.Password)
 	switch {
 	case errors.Is(err, auth.ErrDevLoginDisabled):
 		s.record(ctx, audit.Entry{Action: "auth.login.failure", Status: audit.StatusFailure, ActorEmail: username, ResourceType: "session", Details: map[string]any{"reason": "password login disabled"}})

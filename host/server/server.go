@@ -125,6 +125,7 @@ func New(d Deps) *Server {
 		"APIKeyHeader":         {Type: "apiKey", In: "header", Name: "X-API-Key"},
 	}
 	cfg.CreateHooks = nil
+	cfg.Formats["application/x-www-form-urlencoded"] = formFormat
 	s.API = humafiber.New(app, cfg)
 	s.API.UseMiddleware(s.requireAuth)
 	s.App = app

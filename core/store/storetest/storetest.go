@@ -77,7 +77,39 @@ func openSQLite(t testing.TB) *bun.DB {
 
 func openPostgres(t testing.TB) *bun.DB {
 	t.Helper()
-	rawURL := envOr("STEWARD_TEST_POSTGRES_URL", defaultPostgresURL)
+	rawURL, schema := newSchema(t)
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	db, err := store.Open(ctx, rawURL, store.Options{SearchPath: schema})
+	if err != nil {
+		t.Fatalf("storetest: open postgres schema %s: %v", schema, err)
+	}
+	// Cleanups run last-in first-out, so this closes before the schema drop.
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// PostgresURL returns a connection URL whose search_path is a fresh schema
+// dropped when the test ends, for handing to another process (a host under
+// test). It skips or fails like Open when PostgreSQL is unreachable.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	rawURL, schema := newSchema(t)
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// newSchema creates a uniquely named schema and drops it (CASCADE) when
+// the test ends.
+func newSchema(t testing.TB) (rawURL, schema string) {
+	t.Helper()
+	rawURL = envOr("STEWARD_TEST_POSTGRES_URL", defaultPostgresURL)
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 
@@ -85,7 +117,7 @@ func openPostgres(t testing.TB) *bun.DB {
 	if err != nil {
 		unavailable(t, "PostgreSQL", "STEWARD_TEST_POSTGRES_URL", rawURL, err)
 	}
-	schema := "steward_test_" + randomHex()
+	schema = "steward_test_" + randomHex()
 	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA ?", bun.Ident(schema)); err != nil {
 		_ = admin.Close()
 		t.Fatalf("storetest: create schema: %v", err)
@@ -98,14 +130,7 @@ func openPostgres(t testing.TB) *bun.DB {
 			t.Errorf("storetest: drop schema %s: %v", schema, err)
 		}
 	})
-
-	db, err := store.Open(ctx, rawURL, store.Options{SearchPath: schema})
-	if err != nil {
-		t.Fatalf("storetest: open postgres schema %s: %v", schema, err)
-	}
-	// Cleanups run last-in first-out, so this closes before the drop above.
-	t.Cleanup(func() { _ = db.Close() })
-	return db
+	return rawURL, schema
 }
 
 // RedisURL returns the URL of the test Redis server after checking that it

@@ -1,0 +1,334 @@
+// Package e2e starts the real steward binary with real plugin subprocesses
+// and talks to it over HTTP, on SQLite and on PostgreSQL.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/tenancy"
+)
+
+// binDir holds bin/steward and bin/plugins/*: `make test` builds them once
+// and passes STEWARD_TEST_BIN; a bare `go test` builds them here once.
+var binDir string
+
+func TestMain(m *testing.M) {
+	binDir = os.Getenv("STEWARD_TEST_BIN")
+	cleanup := func() {}
+	if binDir == "" {
+		dir, err := os.MkdirTemp("", "steward-e2e-bin-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		for target, pkg := range map[string]string{"steward": "./host/cmd/steward", "plugins/testplugin": "./plugins/testplugin"} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, target), pkg)
+			cmd.Dir = "../.."
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			if err := cmd.Run(); err != nil {
+				fmt.Fprintln(os.Stderr, "build", pkg, err)
+				os.Exit(1)
+			}
+		}
+		binDir = dir
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+type hostOpts struct {
+	databaseURL string
+	redisURL    string
+	redisPrefix string
+	pluginsHCL  string // replaces the default declaration
+	env         map[string]string
+	dataDir     string
+}
+
+type host struct {
+	t       testing.TB
+	url     string
+	dataDir string
+	dbURL   string
+	cmd     *exec.Cmd
+	logs    *syncBuffer
+	exited  chan struct{}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func defaultPlugins() string {
+	return fmt.Sprintf(`plugin "testplugin" {
+  binary = %q
+  restart {
+    max_crashes     = 3
+    window          = "1m"
+    backoff_initial = "100ms"
+    backoff_max     = "500ms"
+  }
+}
+`, filepath.Join(binDir, "plugins", "testplugin"))
+}
+
+func freeAddr(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startHost runs bin/steward serve and waits until /health answers.
+func startHost(t testing.TB, o hostOpts) *host {
+	t.Helper()
+	if o.dataDir == "" {
+		o.dataDir = t.TempDir()
+	}
+	if o.pluginsHCL == "" {
+		o.pluginsHCL = defaultPlugins()
+	}
+	hcl := filepath.Join(o.dataDir, "plugins.hcl")
+	if err := os.WriteFile(hcl, []byte(o.pluginsHCL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if o.databaseURL == "" {
+		o.databaseURL = "sqlite://" + filepath.Join(o.dataDir, "steward.db")
+	}
+	addr := freeAddr(t)
+	cmd := exec.Command(filepath.Join(binDir, "steward"), "serve")
+	cmd.Env = append(os.Environ(),
+		"STEWARD_ENV=development", "STEWARD_HTTP_ADDR="+addr, "STEWARD_DATA_DIR="+o.dataDir,
+		"STEWARD_DATABASE_URL="+o.databaseURL, "STEWARD_PLUGINS_FILE="+hcl, "STEWARD_REDIS_URL="+o.redisURL,
+		"STEWARD_REDIS_PREFIX="+o.redisPrefix, "STEWARD_LOG_LEVEL=debug")
+	for k, v := range o.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	h := &host{t: t, url: "http://" + addr, dataDir: o.dataDir, dbURL: o.databaseURL, cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = h.logs, h.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		close(h.exited)
+	}()
+	t.Cleanup(func() {
+		h.stop(syscall.SIGTERM)
+		if t.Failed() {
+			t.Logf("host log:\n%s", h.logs.String())
+		}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-h.exited:
+			t.Fatalf("host exited during start-up:\n%s", h.logs.String())
+		default:
+		}
+		resp, err := http.Get(h.url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return h
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("host did not become ready:\n%s", h.logs.String())
+	return nil
+}
+
+// stop signals the host and waits for it to exit.
+func (h *host) stop(sig syscall.Signal) {
+	select {
+	case <-h.exited:
+		return
+	default:
+	}
+	_ = h.cmd.Process.Signal(sig)
+	select {
+	case <-h.exited:
+	case <-time.After(15 * time.Second):
+		_ = h.cmd.Process.Kill()
+		<-h.exited
+	}
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+}
+
+func (h *host) do(method, path, token string, body io.Reader, header ...string) response {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.url+path, body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func (h *host) get(path, token string) response { return h.do(http.MethodGet, path, token, nil) }
+
+// login signs in with the development pair and returns the access token.
+func (h *host) login() string {
+	h.t.Helper()
+	form := url.Values{"username": {"admin@steward.local"}, "password": {"steward-dev"}}
+	r := h.do(http.MethodPost, "/api/v1/auth/login", "", strings.NewReader(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+	if r.status != http.StatusOK {
+		h.t.Fatalf("login: %d %s", r.status, r.body)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+		TokenType   string `json:"token_type"`
+	}
+	r.json(h.t, &tok)
+	if tok.AccessToken == "" || tok.TokenType != "bearer" {
+		h.t.Fatalf("token response %s", r.body)
+	}
+	return tok.AccessToken
+}
+
+// db opens the host's database from the test, to arrange fixtures the API
+// of this stage cannot create yet (tenants, standard users).
+func (h *host) db() *bun.DB {
+	h.t.Helper()
+	db, err := store.Open(context.Background(), h.dbURL, store.Options{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// tokenFor mints an access token for a user with the host's own secret, as
+// the identity-provider sign-in of a later stage will.
+func (h *host) tokenFor(u tenancy.User) string {
+	h.t.Helper()
+	secret, err := os.ReadFile(filepath.Join(h.dataDir, auth.DevSecretFile))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	iss, err := auth.NewIssuer(auth.KeySet{Current: "k1", Keys: map[string][]byte{"k1": secret}}, time.Hour, time.Hour, "steward")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	tok, _, err := iss.IssueAccess(auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: u.IsAdmin, Kind: auth.KindUser})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return tok
+}
+
+// pluginPID asks the host for the plugin's process id.
+func (h *host) pluginPID(admin, name string) int {
+	h.t.Helper()
+	var list []struct {
+		Name  string `json:"name"`
+		State string `json:"state"`
+		PID   int    `json:"pid"`
+	}
+	r := h.get("/api/v1/plugins", admin)
+	r.json(h.t, &list)
+	for _, p := range list {
+		if p.Name == name && p.State == "running" {
+			return p.PID
+		}
+	}
+	h.t.Fatalf("plugin %s not running: %s", name, r.body)
+	return 0
+}
+
+func (h *host) waitFor(what string, timeout time.Duration, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	h.t.Fatalf("timed out waiting for %s", what)
+}
+
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// A zombie has exited; its parent just has not reaped it yet.
+	fields := strings.Fields(string(b))
+	return len(fields) > 2 && fields[2] != "Z"
+}
+
+func parentPID(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+	var ppid int
+	fmt.Sscanf(fields[1], "%d", &ppid)
+	return ppid
+}

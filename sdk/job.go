@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"encoding/json"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -15,7 +16,9 @@ type JobRun struct {
 	TenantIDs []string
 	Params    json.RawMessage
 	Logger    hclog.Logger
-	stream    interface {
+
+	mu     sync.Mutex
+	stream interface {
 		Send(*pluginv1.JobEvent) error
 	}
 }
@@ -30,11 +33,21 @@ type sendFunc func(*pluginv1.JobEvent) error
 func (f sendFunc) Send(e *pluginv1.JobEvent) error { return f(e) }
 
 // Progress reports how far the run is; the host shows it in the sync views.
+// A job may call it from several goroutines at once.
 func (r *JobRun) Progress(done, total int64, message string) {
-	if r.stream == nil {
-		return
-	}
-	_ = r.stream.Send(&pluginv1.JobEvent{Event: &pluginv1.JobEvent_Progress{
+	_ = r.send(&pluginv1.JobEvent{Event: &pluginv1.JobEvent_Progress{
 		Progress: &pluginv1.JobProgress{Done: done, Total: total, Message: message},
 	}})
+}
+
+// send serializes a run's events: a gRPC stream must not be sent on
+// concurrently, and a job that syncs tenants in parallel reports progress
+// from every worker.
+func (r *JobRun) send(e *pluginv1.JobEvent) error {
+	if r.stream == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stream.Send(e)
 }

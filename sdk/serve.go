@@ -19,8 +19,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/stewardhq/steward/sdk/protocol"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // Serve runs the plugin until the host stops it. It never returns when run
@@ -280,7 +280,7 @@ func (s *server) RunJob(req *pluginv1.RunJobRequest, stream pluginv1.Plugin_RunJ
 	if err != nil {
 		return status.Error(codes.Unknown, err.Error())
 	}
-	return stream.Send(&pluginv1.JobEvent{Event: &pluginv1.JobEvent_Result{Result: &pluginv1.JobResult{RecordsProcessed: n}}})
+	return run.send(&pluginv1.JobEvent{Event: &pluginv1.JobEvent_Result{Result: &pluginv1.JobResult{RecordsProcessed: n}}})
 }
 
 func (s *server) ReadDataset(req *pluginv1.ReadDatasetRequest, stream pluginv1.Plugin_ReadDatasetServer) error {

@@ -8,14 +8,15 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/stewardhq/steward/sdk/protocol"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // chunkSize bounds one body message of the HandleHTTP stream, well under
@@ -56,6 +57,11 @@ func ServeHTTPStream(stream HTTPStream, handler http.Handler) error {
 	}
 	for k, v := range head.Headers {
 		req.Header[k] = v.Values
+	}
+	// The host forwards the caller's Content-Length as a header; handlers
+	// read the field, which net/http sets on the data socket.
+	if n, err := strconv.ParseInt(req.Header.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
+		req.ContentLength = n
 	}
 	req.RemoteAddr = head.RemoteAddr
 	req.Host = req.Header.Get("Host")

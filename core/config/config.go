@@ -76,9 +76,8 @@ func Load(getenv func(string) string) (Config, error) {
 		Freshness: map[string]time.Duration{
 			"costs": 25 * time.Hour, "compliance": 5 * time.Hour, "resources": 2 * time.Hour, "identity": 25 * time.Hour,
 		},
-		MaxBodyBytes: 8 << 20,
-		AccessLog:    get("STEWARD_ACCESS_LOG", "true") != "false",
-		LogLevel:     get("STEWARD_LOG_LEVEL", "info"),
+		AccessLog: get("STEWARD_ACCESS_LOG", "true") != "false",
+		LogLevel:  get("STEWARD_LOG_LEVEL", "info"),
 	}
 	switch c.Env {
 	case Development, Staging, Production:
@@ -103,6 +102,7 @@ func Load(getenv func(string) string) (Config, error) {
 	}{
 		{"STEWARD_RATE_LIMIT_PER_MINUTE", 100, &c.RateLimitPerMinute, 1},
 		{"STEWARD_AUTH_RATE_LIMIT_PER_MINUTE", 10, &c.AuthRateLimitPerMinute, 1},
+		{"STEWARD_MAX_BODY_BYTES", 8 << 20, &c.MaxBodyBytes, 1024},
 	}
 	for _, it := range ints {
 		v := get(it.key, strconv.Itoa(it.def))

@@ -170,11 +170,16 @@ func (p *plugin) writeItems(w http.ResponseWriter, r *http.Request, tenants []st
 	sdk.WriteJSON(w, http.StatusOK, map[string]any{"items": items, "total": 0, "limit": limit, "offset": offset})
 }
 
+// echo reads the whole body before answering: an HTTP/1 handler that
+// writes while the client is still sending can deadlock both sides.
 func echo(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/octet-stream")
-	if _, err := io.Copy(w, r.Body); err != nil {
-		sdk.WriteError(w, err)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		sdk.WriteError(w, sdk.BadRequest("reading body: "+err.Error()))
+		return
 	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = w.Write(body)
 }
 
 func large(w http.ResponseWriter, r *http.Request) {

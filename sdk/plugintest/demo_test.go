@@ -1,0 +1,204 @@
+package plugintest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"testing/fstest"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/sdk"
+)
+
+// demo is a small plugin exercising every part of the SDK the harness
+// drives; the tests reach into it to see what the plugin saw.
+type demo struct {
+	env *sdk.Env
+}
+
+const demoRecords = 600
+
+func newDemo() (*sdk.Plugin, *demo) {
+	d := &demo{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/demo/whoami", func(w http.ResponseWriter, r *http.Request) {
+		info := sdk.Info(r.Context())
+		sdk.WriteJSON(w, http.StatusOK, map[string]any{
+			"principal": info.Principal, "request_id": info.RequestID, "route": info.Route,
+			"authorization": r.Header.Get("Authorization"), "custom": r.Header.Get("X-Custom"),
+		})
+	})
+	mux.HandleFunc("GET /api/v1/demo/tenants/{tenant_id}/items", func(w http.ResponseWriter, r *http.Request) {
+		sdk.WriteJSON(w, http.StatusOK, map[string]string{"tenant_id": r.PathValue("tenant_id"), "route": sdk.Info(r.Context()).Route})
+	})
+	mux.HandleFunc("GET /api/v1/demo/items", func(w http.ResponseWriter, r *http.Request) {
+		tenants, err := sdk.TenantScope(r, "tenant_ids")
+		if err != nil {
+			sdk.WriteError(w, err)
+			return
+		}
+		sdk.WriteJSON(w, http.StatusOK, map[string]any{"tenants": tenants})
+	})
+	mux.HandleFunc("POST /api/v1/demo/echo", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("X-Request-Length", strconv.FormatInt(r.ContentLength, 10))
+		_, _ = io.Copy(w, r.Body)
+	})
+	mux.HandleFunc("GET /api/v1/demo/large", func(w http.ResponseWriter, r *http.Request) {
+		size, _ := strconv.Atoi(r.URL.Query().Get("size"))
+		_, _ = w.Write(pattern(size))
+	})
+	mux.HandleFunc("GET /api/v1/demo/broken", func(w http.ResponseWriter, _ *http.Request) {
+		sdk.WriteError(w, errors.New("dial tcp 10.0.0.7:5432: password authentication failed"))
+	})
+	mux.HandleFunc("GET /api/v1/demo/conflict", func(w http.ResponseWriter, _ *http.Request) {
+		sdk.WriteError(w, sdk.Conflict("evidence already filed"))
+	})
+	mux.HandleFunc("GET /api/v1/demo/panic", func(http.ResponseWriter, *http.Request) {
+		panic("handler bug")
+	})
+	mux.HandleFunc("POST /api/v1/demo/evidence", func(w http.ResponseWriter, r *http.Request) {
+		err := d.env.Host.Audit(r.Context(), sdk.AuditEntry{
+			Action: r.URL.Query().Get("action"), Status: "success", TenantID: "t1",
+			ResourceType: "evidence", ResourceID: "ev-1", Details: map[string]any{"files": 2},
+		})
+		if err != nil {
+			sdk.WriteError(w, sdk.BadRequest(err.Error()))
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+	})
+	mux.HandleFunc("GET /api/v1/demo/undeclared", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /api/v1/demo/admin", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /api/v1/demo/public", func(w http.ResponseWriter, r *http.Request) {
+		sdk.WriteJSON(w, http.StatusOK, map[string]bool{"anonymous": sdk.PrincipalFrom(r.Context()).Anonymous()})
+	})
+
+	limitMin, limitMax := 1.0, 500.0
+	p := &sdk.Plugin{
+		Name:    "demo",
+		Version: "2.3.4",
+		Handler: mux,
+		Routes: []sdk.Route{
+			{Method: "get", Path: "/api/v1/demo/whoami"},
+			{Method: "GET", Path: "/api/v1/demo/tenants/{tenant_id}/items", TenantScoped: true},
+			{Method: "GET", Path: "/api/v1/demo/items", TenantScoped: true, Operation: &huma.Operation{
+				OperationID: "demo-items", Summary: "Items of the caller's tenants",
+				Parameters: []*huma.Param{{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &limitMin, Maximum: &limitMax}}},
+			}},
+			{Method: "POST", Path: "/api/v1/demo/echo"},
+			{Method: "GET", Path: "/api/v1/demo/large"},
+			{Method: "GET", Path: "/api/v1/demo/broken"},
+			{Method: "GET", Path: "/api/v1/demo/conflict"},
+			{Method: "GET", Path: "/api/v1/demo/panic"},
+			{Method: "POST", Path: "/api/v1/demo/evidence"},
+			{Method: "GET", Path: "/api/v1/demo/admin", Auth: sdk.AuthAdmin, RateClass: sdk.RateSync},
+			{Method: "GET", Path: "/api/v1/demo/public", Auth: sdk.AuthNone, RateClass: sdk.RateAuth},
+		},
+		Jobs: []sdk.Job{
+			{Name: "sync", JobType: "demo", DataDomain: "evidence", Schedule: "@every 1h", Run: d.sync},
+			{Name: "fail", Run: func(context.Context, *sdk.JobRun) (int64, error) {
+				return 0, errors.New("upstream refused the export")
+			}},
+			{Name: "panic", Run: func(context.Context, *sdk.JobRun) (int64, error) { panic("job bug") }},
+			d.reader("import", "other.controls", []string{"t1"}),
+			d.reader("import-all", "other.controls", nil),
+			d.reader("reread", "demo.records", []string{"t2"}),
+			d.reader("import-missing", "nobody.publishes", nil),
+		},
+		Datasets: []sdk.Dataset{{
+			Name: "demo.records", Description: "Numbered records", Schema: json.RawMessage(`{"type":"object"}`),
+			Read: func(_ context.Context, req sdk.DatasetRequest, emit func(any) error) error {
+				for i := range demoRecords {
+					if err := emit(map[string]any{"n": i, "tenant_id": req.TenantIDs, "kind": req.Params["kind"]}); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		}, {
+			Name: "demo.broken",
+			Read: func(context.Context, sdk.DatasetRequest, func(any) error) error { return errors.New("table is gone") },
+		}},
+		Migrations: fstest.MapFS{
+			"0001_evidence.up.sql":       {Data: []byte("CREATE TABLE demo_evidence (id TEXT);")},
+			"0001_evidence.down.sql":     {Data: []byte("DROP TABLE demo_evidence;")},
+			"0002_index.postgres.up.sql": {Data: []byte("CREATE INDEX CONCURRENTLY x ON demo_evidence (id);")},
+			"0002_index.sqlite.up.sql":   {Data: []byte("CREATE INDEX x ON demo_evidence (id);")},
+			"README.txt":                 {Data: []byte("not a migration")},
+			"0002_index.down.sql":        {Data: []byte("DROP INDEX x;")},
+		},
+		ConfigSchema: json.RawMessage(`{"type":"object"}`),
+		Configure: func(_ context.Context, env *sdk.Env) error {
+			var cfg struct {
+				Fail bool `json:"fail"`
+			}
+			if err := json.Unmarshal(env.Config, &cfg); err != nil {
+				return err
+			}
+			if cfg.Fail {
+				return errors.New("config says fail")
+			}
+			d.env = env
+			return nil
+		},
+		CheckHealth: func(context.Context) sdk.Health {
+			return sdk.Health{Status: "degraded", Message: "export API slow", Details: map[string]string{"latency_ms": "900"}}
+		},
+	}
+	return p, d
+}
+
+func (d *demo) sync(ctx context.Context, run *sdk.JobRun) (int64, error) {
+	tenants, err := d.env.Host.Tenants(ctx)
+	if err != nil {
+		return 0, err
+	}
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i, t := range tenants {
+		if err := d.env.Host.MarkFresh(ctx, t.ID, "evidence", at); err != nil {
+			return 0, err
+		}
+		run.Progress(int64(i+1), int64(len(tenants)), "tenant "+t.Name)
+	}
+	return int64(len(tenants)) * 10, nil
+}
+
+// reader is a job that counts the records of a dataset it reads through
+// the host.
+func (d *demo) reader(job, dataset string, tenantIDs []string) sdk.Job {
+	return sdk.Job{Name: job, Run: func(ctx context.Context, _ *sdk.JobRun) (int64, error) {
+		var n int64
+		err := d.env.Host.ReadDataset(ctx, dataset, tenantIDs, nil, func(json.RawMessage) error {
+			n++
+			return nil
+		})
+		return n, err
+	}}
+}
+
+func pattern(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + i%23)
+	}
+	return b
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprint(err))
+	}
+	return b
+}

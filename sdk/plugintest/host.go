@@ -1,0 +1,195 @@
+package plugintest
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk"
+)
+
+// AuditEntry is an audit entry the plugin appended through the Host service.
+type AuditEntry struct {
+	// Principal is the caller the plugin acted for; it is anonymous for
+	// entries a job appends.
+	Principal    sdk.Principal
+	Action       string
+	Status       string
+	TenantID     string
+	ResourceType string
+	ResourceID   string
+	RequestID    string
+	Details      map[string]any
+}
+
+// FreshMark is a freshness mark the plugin set through the Host service.
+type FreshMark struct {
+	TenantID string
+	Domain   string
+	SyncedAt time.Time
+}
+
+// The host's audit log refuses entries that do not follow these rules.
+var auditActionRE = regexp.MustCompile(`^[a-z0-9_]+\.[a-z0-9_]+\.[a-z0-9_]+$`)
+
+var auditStatuses = []string{"success", "failure", "warning"}
+
+// datasetBatch is how many records go in one chunk of a dataset stream, as
+// the SDK batches them.
+const datasetBatch = 256
+
+// hostService is the in-memory Host service the harness serves the plugin.
+type hostService struct {
+	pluginv1.UnimplementedHostServer
+	tenants  []sdk.Tenant
+	datasets map[string][]json.RawMessage
+	// plugin and published let the service relay the plugin's own datasets,
+	// which the host finds by asking every plugin's description.
+	plugin    pluginv1.PluginClient
+	published map[string]bool
+
+	mu     sync.Mutex
+	audits []AuditEntry
+	fresh  []FreshMark
+}
+
+func newHostService(opts Options, plugin pluginv1.PluginClient, desc *pluginv1.DescribeResponse) *hostService {
+	tenants := slices.Clone(opts.Tenants)
+	// The host lists tenants ordered by name, then id.
+	slices.SortStableFunc(tenants, func(a, b sdk.Tenant) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
+	})
+	published := map[string]bool{}
+	for _, d := range desc.Datasets {
+		published[d.Name] = true
+	}
+	return &hostService{tenants: tenants, datasets: opts.Datasets, plugin: plugin, published: published}
+}
+
+func (h *hostService) ListTenants(_ context.Context, req *pluginv1.ListTenantsRequest) (*pluginv1.ListTenantsResponse, error) {
+	out := &pluginv1.ListTenantsResponse{}
+	for _, t := range h.tenants {
+		if len(req.Ids) > 0 && !slices.Contains(req.Ids, t.ID) {
+			continue
+		}
+		if !t.IsActive && !req.IncludeInactive {
+			continue
+		}
+		out.Tenants = append(out.Tenants, &pluginv1.Tenant{
+			Id: t.ID, Name: t.Name, Description: t.Description, DirectoryTenantId: t.DirectoryTenantID,
+			SubscriptionId: t.SubscriptionID, UseDelegation: t.UseDelegation, BillingAccountId: t.BillingAccountID, IsActive: t.IsActive,
+		})
+	}
+	return out, nil
+}
+
+func (h *hostService) AppendAudit(_ context.Context, req *pluginv1.AppendAuditRequest) (*pluginv1.AppendAuditResponse, error) {
+	if !auditActionRE.MatchString(req.Action) {
+		return nil, status.Errorf(codes.InvalidArgument,
+			"audit: invalid action: %q is not <category>.<name>.<outcome> with each part made of a-z, 0-9 and _", req.Action)
+	}
+	if !slices.Contains(auditStatuses, req.Status) {
+		return nil, status.Errorf(codes.InvalidArgument, "audit: invalid status: %q is not one of success, failure, warning", req.Status)
+	}
+	var details map[string]any
+	if len(req.Details) > 0 {
+		if err := json.Unmarshal(req.Details, &details); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "audit: details must be a JSON object: %v", err)
+		}
+	}
+	e := AuditEntry{
+		Principal: sdk.PrincipalFromProto(req.Principal), Action: req.Action, Status: req.Status, TenantID: req.TenantId,
+		ResourceType: req.ResourceType, ResourceID: req.ResourceId, RequestID: req.RequestId, Details: details,
+	}
+	h.mu.Lock()
+	h.audits = append(h.audits, e)
+	h.mu.Unlock()
+	return &pluginv1.AppendAuditResponse{}, nil
+}
+
+func (h *hostService) MarkFresh(_ context.Context, req *pluginv1.MarkFreshRequest) (*pluginv1.MarkFreshResponse, error) {
+	if req.TenantId == "" || req.Domain == "" {
+		return nil, status.Error(codes.InvalidArgument, "tenant_id and domain are required")
+	}
+	m := FreshMark{TenantID: req.TenantId, Domain: req.Domain, SyncedAt: time.UnixMilli(req.SyncedAtUnixMs).UTC()}
+	h.mu.Lock()
+	h.fresh = append(h.fresh, m)
+	h.mu.Unlock()
+	return &pluginv1.MarkFreshResponse{}, nil
+}
+
+func (h *hostService) ReadDataset(req *pluginv1.ReadDatasetRequest, out pluginv1.Host_ReadDatasetServer) error {
+	records, ok := h.datasets[req.Dataset]
+	if !ok {
+		if h.published[req.Dataset] {
+			return h.relay(req, out)
+		}
+		return status.Errorf(codes.NotFound, "no plugin publishes dataset %q", req.Dataset)
+	}
+	chunk := &pluginv1.DatasetChunk{}
+	for i, r := range records {
+		if len(req.TenantIds) > 0 {
+			var rec struct {
+				TenantID string `json:"tenant_id"`
+			}
+			if err := json.Unmarshal(r, &rec); err != nil {
+				return status.Errorf(codes.Internal, "dataset %s: record %d is not a JSON object: %v", req.Dataset, i, err)
+			}
+			if !slices.Contains(req.TenantIds, rec.TenantID) {
+				continue
+			}
+		}
+		chunk.Records = append(chunk.Records, r)
+		if len(chunk.Records) == datasetBatch {
+			if err := out.Send(chunk); err != nil {
+				return err
+			}
+			chunk = &pluginv1.DatasetChunk{}
+		}
+	}
+	if len(chunk.Records) > 0 {
+		return out.Send(chunk)
+	}
+	return nil
+}
+
+func (h *hostService) relay(req *pluginv1.ReadDatasetRequest, out pluginv1.Host_ReadDatasetServer) error {
+	in, err := h.plugin.ReadDataset(out.Context(), req)
+	if err != nil {
+		return err
+	}
+	for {
+		chunk, err := in.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := out.Send(chunk); err != nil {
+			return err
+		}
+	}
+}
+
+func (h *hostService) auditEntries() []AuditEntry {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.audits)
+}
+
+func (h *hostService) freshMarks() []FreshMark {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.fresh)
+}

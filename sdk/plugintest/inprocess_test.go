@@ -1,0 +1,501 @@
+package plugintest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/plugintest"
+	"github.com/stewardhq/steward/sdk/protocol"
+)
+
+var (
+	alice = sdk.Principal{ID: "u1", Email: "alice@example.com", Name: "Alice", Roles: []string{"reader"}, Kind: "user", TenantIDs: []string{"t1", "t2"}}
+	admin = sdk.Principal{ID: "u0", Email: "root@example.com", IsAdmin: true, Kind: "apikey", TenantIDs: []string{"t1", "t2", "t3"}}
+
+	tenants = []sdk.Tenant{
+		{ID: "t2", Name: "Beta", IsActive: true},
+		{ID: "t1", Name: "Alpha", IsActive: true, SubscriptionID: "sub-1"},
+		{ID: "t3", Name: "Gamma"},
+	}
+)
+
+func startDemo(t *testing.T, opts plugintest.Options) (*plugintest.Harness, *demo) {
+	t.Helper()
+	p, d := newDemo()
+	if opts.Tenants == nil {
+		opts.Tenants = tenants
+	}
+	return plugintest.New(t, p, opts), d
+}
+
+func decode[T any](t *testing.T, resp *http.Response) T {
+	t.Helper()
+	var v T
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatalf("decode %s response: %v", resp.Status, err)
+	}
+	return v
+}
+
+func TestDescribe(t *testing.T) {
+	var migrations []string
+	h, _ := startDemo(t, plugintest.Options{Migrate: func(_ context.Context, fsys fs.FS) error {
+		return fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				migrations = append(migrations, path)
+			}
+			return err
+		})
+	}})
+	desc := h.Describe()
+	if desc.Name != "demo" || desc.Version != "2.3.4" || desc.ProtocolVersion != protocol.Version || desc.SdkVersion != sdk.Version {
+		t.Errorf("identity = %s %s protocol %d sdk %s", desc.Name, desc.Version, desc.ProtocolVersion, desc.SdkVersion)
+	}
+	if !slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
+		t.Errorf("capabilities %v lack %s", desc.Capabilities, protocol.CapabilityHTTPSocket)
+	}
+	routes := map[string]*pluginv1.Route{}
+	for _, r := range desc.Routes {
+		routes[r.Method+" "+r.Path] = r
+	}
+	for key, want := range map[string]struct {
+		auth   pluginv1.Auth
+		rate   pluginv1.RateClass
+		scoped bool
+	}{
+		"GET /api/v1/demo/whoami": {pluginv1.Auth_AUTH_USER, pluginv1.RateClass_RATE_CLASS_DEFAULT, false},
+		"GET /api/v1/demo/items":  {pluginv1.Auth_AUTH_USER, pluginv1.RateClass_RATE_CLASS_DEFAULT, true},
+		"GET /api/v1/demo/admin":  {pluginv1.Auth_AUTH_ADMIN, pluginv1.RateClass_RATE_CLASS_SYNC, false},
+		"GET /api/v1/demo/public": {pluginv1.Auth_AUTH_NONE, pluginv1.RateClass_RATE_CLASS_AUTH, false},
+	} {
+		r := routes[key]
+		if r == nil {
+			t.Errorf("route %s missing (method names are upper-cased)", key)
+			continue
+		}
+		if r.Auth != want.auth || r.RateClass != want.rate || r.TenantScoped != want.scoped {
+			t.Errorf("%s = auth %v rate %v scoped %v, want %+v", key, r.Auth, r.RateClass, r.TenantScoped, want)
+		}
+	}
+	if op := routes["GET /api/v1/demo/whoami"].OpenapiOperation; len(op) != 0 {
+		t.Errorf("route without an operation carries %s", op)
+	}
+	var op struct {
+		OperationID string `json:"operationId"`
+		Parameters  []struct {
+			Name   string `json:"name"`
+			In     string `json:"in"`
+			Schema struct {
+				Minimum float64 `json:"minimum"`
+				Maximum float64 `json:"maximum"`
+			} `json:"schema"`
+		} `json:"parameters"`
+	}
+	if err := json.Unmarshal(routes["GET /api/v1/demo/items"].OpenapiOperation, &op); err != nil {
+		t.Fatalf("operation JSON: %v", err)
+	}
+	if op.OperationID != "demo-items" || len(op.Parameters) != 1 || op.Parameters[0].Name != "limit" || op.Parameters[0].In != "query" ||
+		op.Parameters[0].Schema.Minimum != 1 || op.Parameters[0].Schema.Maximum != 500 {
+		t.Errorf("operation = %+v", op)
+	}
+	if len(desc.Jobs) != 7 || desc.Jobs[0].Name != "sync" || desc.Jobs[0].JobType != "demo" || desc.Jobs[0].DataDomain != "evidence" || desc.Jobs[0].DefaultSchedule != "@every 1h" {
+		t.Errorf("jobs = %v", desc.Jobs)
+	}
+	if len(desc.Datasets) != 2 || desc.Datasets[0].Name != "demo.records" || string(desc.Datasets[0].Schema) != `{"type":"object"}` {
+		t.Errorf("datasets = %v", desc.Datasets)
+	}
+	var names []string
+	for _, m := range desc.Migrations {
+		names = append(names, m.Name)
+		if len(m.Content) == 0 {
+			t.Errorf("migration %s is empty", m.Name)
+		}
+	}
+	want := []string{"0001_evidence.down.sql", "0001_evidence.up.sql", "0002_index.down.sql", "0002_index.postgres.up.sql", "0002_index.sqlite.up.sql"}
+	if !slices.Equal(names, want) {
+		t.Errorf("migrations = %v, want %v (only .sql files)", names, want)
+	}
+	if !slices.Equal(migrations, want) {
+		t.Errorf("Migrate saw %v, want %v", migrations, want)
+	}
+}
+
+func TestConfigure(t *testing.T) {
+	h, d := startDemo(t, plugintest.Options{Config: json.RawMessage(`{"fail":false}`), DatabaseURL: "sqlite:///x.db", Cloud: json.RawMessage(`{"provider":"sim"}`)})
+	if string(d.env.Config) != `{"fail":false}` || d.env.DatabaseURL != "sqlite:///x.db" || string(d.env.Cloud) != `{"provider":"sim"}` {
+		t.Errorf("env = config %s db %s cloud %s", d.env.Config, d.env.DatabaseURL, d.env.Cloud)
+	}
+	if d.env.Environment != "development" || d.env.DataDir == "" || d.env.Host == nil || d.env.Logger == nil {
+		t.Errorf("defaults = environment %q data dir %q host %v logger %v", d.env.Environment, d.env.DataDir, d.env.Host, d.env.Logger)
+	}
+	if path, token := h.DataSocket(); path != "" || token != "" {
+		t.Errorf("in-process plugin has a data socket %q", path)
+	}
+
+	p, _ := newDemo()
+	if msg := fatalOf(t, func(tb testing.TB) {
+		plugintest.New(tb, p, plugintest.Options{Config: json.RawMessage(`{"fail":true}`)})
+	}); !strings.Contains(msg, "config says fail") {
+		t.Errorf("a failing Configure reported %q", msg)
+	}
+	if msg := fatalOf(t, func(tb testing.TB) {
+		plugintest.New(tb, p, plugintest.Options{Migrate: func(context.Context, fs.FS) error { return errors.New("disk full") }})
+	}); !strings.Contains(msg, "disk full") {
+		t.Errorf("a failing Migrate reported %q", msg)
+	}
+	if msg := fatalOf(t, func(tb testing.TB) { plugintest.New(tb, p, plugintest.Options{DataSocket: true}) }); !strings.Contains(msg, "Start") {
+		t.Errorf("DataSocket in process reported %q", msg)
+	}
+	for want, routes := range map[string][]sdk.Route{
+		"conflicts with its own route /api/v1/demo/{id}": {{Method: "GET", Path: "/api/v1/demo/{id}"}, {Method: "GET", Path: "/api/v1/demo/whoami"}},
+		"must start with /": {{Method: "GET", Path: "api/v1/demo"}},
+	} {
+		bad, _ := newDemo()
+		bad.Routes = routes
+		if msg := fatalOf(t, func(tb testing.TB) { plugintest.New(tb, bad, plugintest.Options{}) }); !strings.Contains(msg, want) {
+			t.Errorf("routes %v reported %q, want %q", routes, msg, want)
+		}
+	}
+}
+
+// fatalTB records the test failure the harness reports instead of failing
+// the test running it.
+type fatalTB struct {
+	testing.TB
+	mu  sync.Mutex
+	msg string
+}
+
+func (f *fatalTB) Fatal(args ...any) { f.fail(fmt.Sprint(args...)) }
+
+func (f *fatalTB) Fatalf(format string, args ...any) { f.fail(fmt.Sprintf(format, args...)) }
+
+func (f *fatalTB) fail(msg string) {
+	f.mu.Lock()
+	f.msg = msg
+	f.mu.Unlock()
+	runtime.Goexit()
+}
+
+// fatalOf runs fn with a TB whose Fatal ends fn, and returns the message.
+func fatalOf(t *testing.T, fn func(testing.TB)) string {
+	f := &fatalTB{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn(f)
+	}()
+	<-done
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.msg
+}
+
+func TestDoCarriesPrincipalAndRequestID(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{})
+	req := httptest.NewRequest("GET", "/api/v1/demo/whoami", nil)
+	req.Header.Set("Authorization", "Bearer secret")
+	req.Header.Set("X-Request-Id", "req-42")
+	req.Header.Set("X-Custom", "kept")
+	resp := h.Do(req, alice)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	got := decode[struct {
+		Principal     sdk.Principal `json:"principal"`
+		RequestID     string        `json:"request_id"`
+		Route         string        `json:"route"`
+		Authorization string        `json:"authorization"`
+		Custom        string        `json:"custom"`
+	}](t, resp)
+	if got.Principal.ID != alice.ID || got.Principal.Email != alice.Email || !slices.Equal(got.Principal.TenantIDs, alice.TenantIDs) ||
+		!slices.Equal(got.Principal.Roles, alice.Roles) || got.Principal.Kind != "user" {
+		t.Errorf("principal = %+v", got.Principal)
+	}
+	if got.RequestID != "req-42" || got.Route != "/api/v1/demo/whoami" || got.Custom != "kept" {
+		t.Errorf("request id %q route %q custom header %q", got.RequestID, got.Route, got.Custom)
+	}
+	if got.Authorization != "" {
+		t.Error("the caller's Authorization header reached the plugin")
+	}
+
+	resp = h.Do(httptest.NewRequest("GET", "/api/v1/demo/tenants/t2/items", nil), alice)
+	params := decode[map[string]string](t, resp)
+	if params["tenant_id"] != "t2" || params["route"] != "/api/v1/demo/tenants/{tenant_id}/items" {
+		t.Errorf("path route = %v", params)
+	}
+
+	fresh := decode[struct {
+		RequestID string `json:"request_id"`
+	}](t, h.Do(httptest.NewRequest("GET", "/api/v1/demo/whoami", nil), alice))
+	if fresh.RequestID == "" {
+		t.Error("no request id when the caller sent none")
+	}
+}
+
+func TestDoEnforcesRoutesAndAuth(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{})
+	for _, tc := range []struct {
+		path   string
+		p      sdk.Principal
+		status int
+	}{
+		{"/api/v1/demo/whoami", sdk.Principal{}, http.StatusUnauthorized},
+		{"/api/v1/demo/admin", alice, http.StatusForbidden},
+		{"/api/v1/demo/admin", admin, http.StatusNoContent},
+		{"/api/v1/demo/undeclared", admin, http.StatusNotFound},
+		{"/api/v1/demo/tenants//items", alice, http.StatusNotFound},
+		{"/api/v1/demo/public", sdk.Principal{}, http.StatusOK},
+	} {
+		resp := h.Do(httptest.NewRequest("GET", tc.path, nil), tc.p)
+		if resp.StatusCode != tc.status {
+			t.Errorf("GET %s as %q = %d, want %d", tc.path, tc.p.ID, resp.StatusCode, tc.status)
+		}
+		if tc.status >= 400 && resp.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("GET %s: %d is not a problem", tc.path, resp.StatusCode)
+		}
+	}
+	anon := decode[map[string]bool](t, h.Do(httptest.NewRequest("GET", "/api/v1/demo/public", nil), sdk.Principal{}))
+	if !anon["anonymous"] {
+		t.Error("an anonymous call reached the plugin with a principal")
+	}
+}
+
+func TestLargeBodies(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{})
+	const size = 10 << 20
+	body := pattern(size)
+	resp := h.Do(httptest.NewRequest("POST", "/api/v1/demo/echo", bytes.NewReader(body)), alice)
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(got, body) {
+		t.Errorf("echo of %d bytes: status %d, %d bytes back, equal %v", size, resp.StatusCode, len(got), bytes.Equal(got, body))
+	}
+	if seen := resp.Header.Get("X-Request-Length"); seen != strconv.Itoa(size) {
+		t.Errorf("the handler saw a request ContentLength of %s, want %d", seen, size)
+	}
+	resp = h.Do(httptest.NewRequest("GET", "/api/v1/demo/large?size=10485760", nil), alice)
+	got, _ = io.ReadAll(resp.Body)
+	if !bytes.Equal(got, body) || resp.ContentLength != size {
+		t.Errorf("large: %d bytes, content length %d", len(got), resp.ContentLength)
+	}
+}
+
+func TestTenantScopeThroughHandler(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{})
+	for _, tc := range []struct {
+		query  string
+		status int
+		want   []string
+	}{
+		{"", http.StatusOK, []string{"t1", "t2"}},
+		{"?tenant_ids=t2", http.StatusOK, []string{"t2"}},
+		{"?tenant_ids=t1,t2", http.StatusOK, []string{"t1", "t2"}},
+		{"?tenant_ids=t2&tenant_ids=t1", http.StatusOK, []string{"t2", "t1"}},
+		{"?tenant_ids=t1,t3", http.StatusForbidden, nil},
+	} {
+		resp := h.Do(httptest.NewRequest("GET", "/api/v1/demo/items"+tc.query, nil), alice)
+		if resp.StatusCode != tc.status {
+			t.Errorf("%q: status %d, want %d", tc.query, resp.StatusCode, tc.status)
+			continue
+		}
+		if tc.status != http.StatusOK {
+			if p := decode[sdk.Problem](t, resp); p.Status != tc.status || !strings.Contains(p.Detail, "t3") {
+				t.Errorf("%q: problem %+v", tc.query, p)
+			}
+			continue
+		}
+		if got := decode[map[string][]string](t, resp)["tenants"]; !slices.Equal(got, tc.want) {
+			t.Errorf("%q: tenants %v, want %v", tc.query, got, tc.want)
+		}
+	}
+}
+
+func TestWriteErrorThroughHandler(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{})
+	resp := h.Do(httptest.NewRequest("GET", "/api/v1/demo/conflict", nil), alice)
+	if p := decode[sdk.Problem](t, resp); resp.StatusCode != http.StatusConflict || p.Status != http.StatusConflict || p.Detail != "evidence already filed" {
+		t.Errorf("problem: %d %+v", resp.StatusCode, p)
+	}
+	resp = h.Do(httptest.NewRequest("GET", "/api/v1/demo/broken", nil), alice)
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusInternalServerError || resp.Header.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("plain error: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if bytes.Contains(raw, []byte("password")) || bytes.Contains(raw, []byte("10.0.0.7")) {
+		t.Errorf("plain error leaked its text: %s", raw)
+	}
+}
+
+func TestPanicsFailOneCall(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{})
+	_, err := h.RoundTrip(httptest.NewRequest("GET", "/api/v1/demo/panic", nil), alice)
+	if status.Code(err) != codes.Internal {
+		t.Errorf("panicking handler: %v, want Internal", err)
+	}
+	if _, _, err := h.RunJob(context.Background(), "panic"); status.Code(err) != codes.Internal {
+		t.Errorf("panicking job: %v, want Internal", err)
+	}
+	if resp := h.Do(httptest.NewRequest("GET", "/api/v1/demo/whoami", nil), alice); resp.StatusCode != http.StatusOK {
+		t.Errorf("after the panics: %d", resp.StatusCode)
+	}
+	if _, _, err := h.RunJob(context.Background(), "sync"); err != nil {
+		t.Errorf("job after the panics: %v", err)
+	}
+}
+
+func TestJobs(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{})
+	n, progress, err := h.RunJob(context.Background(), "sync")
+	if err != nil || n != 20 {
+		t.Fatalf("sync = %d, %v", n, err)
+	}
+	// Inactive Gamma is not listed; Alpha comes before Beta by name.
+	want := []plugintest.Progress{{Done: 1, Total: 2, Message: "tenant Alpha"}, {Done: 2, Total: 2, Message: "tenant Beta"}}
+	if !slices.Equal(progress, want) {
+		t.Errorf("progress = %v, want %v", progress, want)
+	}
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	if marks := h.FreshMarks(); !slices.Equal(marks, []plugintest.FreshMark{{TenantID: "t1", Domain: "evidence", SyncedAt: at}, {TenantID: "t2", Domain: "evidence", SyncedAt: at}}) {
+		t.Errorf("fresh marks = %v", marks)
+	}
+
+	_, _, err = h.RunJob(context.Background(), "fail")
+	if st := status.Convert(err); err == nil || st.Message() != "upstream refused the export" {
+		t.Errorf("failing job: %v", err)
+	}
+	if _, _, err := h.RunJob(context.Background(), "nope"); status.Code(err) != codes.NotFound {
+		t.Errorf("unknown job: %v", err)
+	}
+}
+
+func TestDatasets(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{Datasets: map[string][]json.RawMessage{
+		"other.controls": {
+			mustJSON(map[string]string{"tenant_id": "t1", "control": "mfa"}),
+			mustJSON(map[string]string{"tenant_id": "t2", "control": "mfa"}),
+			mustJSON(map[string]string{"tenant_id": "t1", "control": "backup"}),
+		},
+	}})
+	ctx := context.Background()
+	records, err := h.ReadDataset(ctx, "demo.records", []string{"t1"}, map[string]string{"kind": "vm"})
+	if err != nil || len(records) != demoRecords {
+		t.Fatalf("read = %d records, %v", len(records), err)
+	}
+	var last struct {
+		N        int      `json:"n"`
+		TenantID []string `json:"tenant_id"`
+		Kind     string   `json:"kind"`
+	}
+	if err := json.Unmarshal(records[demoRecords-1], &last); err != nil || last.N != demoRecords-1 || !slices.Equal(last.TenantID, []string{"t1"}) || last.Kind != "vm" {
+		t.Errorf("last record = %s (%v)", records[demoRecords-1], err)
+	}
+
+	stream, err := h.Client().ReadDataset(ctx, &pluginv1.ReadDatasetRequest{Dataset: "demo.records"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(chunk.Records))
+	}
+	if !slices.Equal(sizes, []int{256, 256, 88}) {
+		t.Errorf("chunk sizes = %v, want batches of 256", sizes)
+	}
+
+	if _, err := h.ReadDataset(ctx, "demo.broken", nil, nil); err == nil || !strings.Contains(err.Error(), "table is gone") {
+		t.Errorf("failing dataset: %v", err)
+	}
+	if _, err := h.ReadDataset(ctx, "demo.nope", nil, nil); status.Code(err) != codes.NotFound {
+		t.Errorf("unknown dataset: %v", err)
+	}
+
+	for job, want := range map[string]int64{"import": 2, "import-all": 3, "reread": demoRecords} {
+		if n, _, err := h.RunJob(ctx, job); err != nil || n != want {
+			t.Errorf("%s read %d records through the host (%v), want %d", job, n, err, want)
+		}
+	}
+	if _, _, err := h.RunJob(ctx, "import-missing"); status.Code(err) != codes.Unknown || !strings.Contains(err.Error(), "nobody.publishes") {
+		t.Errorf("reading an unpublished dataset: %v", err)
+	}
+}
+
+func TestAudit(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{})
+	req := httptest.NewRequest("POST", "/api/v1/demo/evidence?action=evidence.upload.success", nil)
+	req.Header.Set("X-Request-Id", "req-7")
+	if resp := h.Do(req, alice); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("good action: %d", resp.StatusCode)
+	}
+	entries := h.AuditEntries()
+	if len(entries) != 1 {
+		t.Fatalf("entries = %v", entries)
+	}
+	e := entries[0]
+	if e.Action != "evidence.upload.success" || e.Status != "success" || e.TenantID != "t1" || e.ResourceType != "evidence" ||
+		e.ResourceID != "ev-1" || e.RequestID != "req-7" || e.Principal.ID != alice.ID || e.Details["files"] != 2.0 {
+		t.Errorf("entry = %+v", e)
+	}
+
+	for _, action := range []string{"evidence.upload", "Evidence.upload.success", "evidence.up-load.success", "a.b.c.d"} {
+		resp := h.Do(httptest.NewRequest("POST", "/api/v1/demo/evidence?action="+action, nil), alice)
+		if p := decode[sdk.Problem](t, resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(p.Detail, "InvalidArgument") {
+			t.Errorf("action %q: %d %+v", action, resp.StatusCode, p)
+		}
+	}
+	if n := len(h.AuditEntries()); n != 1 {
+		t.Errorf("%d entries after rejected ones, want 1", n)
+	}
+}
+
+func TestHostRejectsWhatTheHostRejects(t *testing.T) {
+	_, d := startDemo(t, plugintest.Options{})
+	ctx := context.Background()
+	if err := d.env.Host.Audit(ctx, sdk.AuditEntry{Action: "evidence.upload.success", Status: "done"}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("bad status: %v", err)
+	}
+	if err := d.env.Host.MarkFresh(ctx, "", "evidence", time.Now()); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("fresh mark without tenant: %v", err)
+	}
+	all, err := d.env.Host.Tenants(ctx)
+	if err != nil || len(all) != 2 || all[0].ID != "t1" || all[0].SubscriptionID != "sub-1" || all[1].ID != "t2" {
+		t.Errorf("tenants = %+v, %v", all, err)
+	}
+	one, err := d.env.Host.Tenants(ctx, "t2", "t3")
+	if err != nil || len(one) != 1 || one[0].ID != "t2" {
+		t.Errorf("tenants t2, t3 = %+v, %v", one, err)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{})
+	got := h.Health()
+	if got.Status != "degraded" || got.Message != "export API slow" || got.Details["latency_ms"] != "900" {
+		t.Errorf("health = %+v", got)
+	}
+}

@@ -1,0 +1,613 @@
+// Package plugintest tests a Steward plugin through the real plugin protocol,
+// the way the host drives it: Describe, then Configure with a Host service
+// served over the go-plugin broker, then HTTP, jobs, datasets and health
+// over gRPC.
+//
+// New serves an *sdk.Plugin inside the test process, which is quick and lets
+// a test reach into the plugin's state; Start runs a built plugin binary as a
+// subprocess the way the host starts it, data socket included. Both hand
+// the plugin an in-memory Host service whose tenants and datasets the test
+// chooses. It records what the plugin audits and marks fresh, and rejects
+// what the host would reject, so a plugin's mistakes fail its own tests
+// rather than surfacing in production.
+package plugintest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/protocol"
+)
+
+// callTimeout bounds Describe, Configure and CheckHealth, which the host
+// also bounds; a plugin that blocks in them would otherwise hang the test.
+const callTimeout = 30 * time.Second
+
+// chunkSize is the body chunk the host sends over the HandleHTTP stream.
+const chunkSize = 64 << 10
+
+// Options configure the plugin and the Host service it talks to.
+type Options struct {
+	// Config is the plugin's config {} block as JSON; it defaults to {},
+	// which is what the host sends for a plugin declared without one.
+	Config json.RawMessage
+	// DatabaseURL is handed to the plugin in Configure, e.g.
+	// "sqlite://" + filepath.Join(t.TempDir(), "test.db").
+	DatabaseURL string
+	// Environment defaults to "development".
+	Environment string
+	// DataDir defaults to a fresh temporary directory.
+	DataDir string
+	// Cloud is the cloud settings JSON the host hands every plugin.
+	Cloud json.RawMessage
+	// Migrate, when set, receives the plugin's migration files after
+	// Describe and before Configure, which is when the host applies them;
+	// a returned error fails the test. The files are named as the plugin
+	// declared them, so store.Migrate can apply them unchanged.
+	Migrate func(ctx context.Context, migrations fs.FS) error
+
+	// Tenants is the tenant directory the Host service serves. As on the
+	// host, tenants whose IsActive is false are listed only when the plugin
+	// asks for inactive ones.
+	Tenants []sdk.Tenant
+	// Datasets are other plugins' datasets the Host service serves, by
+	// name. When the plugin asks for some tenants, only records whose
+	// "tenant_id" field names one of them are sent. A dataset the plugin
+	// under test publishes itself is read from the plugin, as on the host.
+	Datasets map[string][]json.RawMessage
+
+	// DataSocket offers the plugin the private unix socket for HTTP, as the
+	// host does by default; Do then goes through the socket instead of the
+	// HandleHTTP stream. Only Start supports it, because the SDK serves the
+	// socket from the server that sdk.Serve runs.
+	DataSocket bool
+}
+
+// Progress is one progress report of a job run.
+type Progress struct {
+	Done, Total int64
+	Message     string
+}
+
+// Harness is a configured plugin and the Host service it talks to. Its
+// methods may be called from any goroutine except Do, which fails the test
+// on a broken exchange and so belongs to the test's own goroutine.
+type Harness struct {
+	t    testing.TB
+	rpc  pluginv1.PluginClient
+	desc *pluginv1.DescribeResponse
+	host *hostService
+
+	socketPath string
+	token      string
+	socket     *http.Client
+
+	runs atomic.Int64
+}
+
+// withDefaults fills in the options the test left out. It runs before the
+// plugin starts so that the data directory is removed only after the plugin
+// has stopped.
+func withDefaults(t testing.TB, opts Options) Options {
+	if len(opts.Config) == 0 {
+		opts.Config = json.RawMessage("{}")
+	}
+	if opts.Environment == "" {
+		opts.Environment = "development"
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = t.TempDir()
+	}
+	return opts
+}
+
+// configure does what the host does once a plugin has answered the
+// handshake: Describe, apply migrations, serve the Host service on the
+// broker and Configure. It is shared by New and Start so that both drive a
+// plugin identically.
+func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath string) (*Harness, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	desc, err := pc.Describe(ctx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("describe: %w", err)
+	}
+	if desc.ProtocolVersion != protocol.Version {
+		return nil, fmt.Errorf("plugin speaks protocol %d, the host speaks %d", desc.ProtocolVersion, protocol.Version)
+	}
+	if err := checkRoutes(desc.Routes); err != nil {
+		return nil, err
+	}
+	if opts.Migrate != nil && len(desc.Migrations) > 0 {
+		fsys := fstest.MapFS{}
+		for _, m := range desc.Migrations {
+			fsys[m.Name] = &fstest.MapFile{Data: m.Content}
+		}
+		if err := opts.Migrate(ctx, fsys); err != nil {
+			return nil, fmt.Errorf("migrations: %w", err)
+		}
+	}
+
+	h := &Harness{t: t, rpc: pc, desc: desc, host: newHostService(opts, pc, desc)}
+	hostID := pc.Broker.NextId()
+	go pc.Broker.AcceptAndServe(hostID, func(o []grpc.ServerOption) *grpc.Server {
+		srv := grpc.NewServer(o...)
+		pluginv1.RegisterHostServer(srv, h.host)
+		return srv
+	})
+
+	req := &pluginv1.ConfigureRequest{
+		Config: opts.Config, DatabaseUrl: opts.DatabaseURL, HostBrokerId: hostID,
+		Environment: opts.Environment, DataDir: opts.DataDir, Cloud: opts.Cloud,
+	}
+	if socketPath != "" {
+		if !slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
+			return nil, fmt.Errorf("DataSocket is set but the plugin does not announce %q", protocol.CapabilityHTTPSocket)
+		}
+		h.socketPath, h.token = socketPath, randomToken()
+		req.DataSocket, req.DataToken = h.socketPath, h.token
+	}
+	resp, err := pc.Configure(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("configure: %w", err)
+	}
+	if socketPath != "" {
+		if !resp.DataSocketReady {
+			return nil, errors.New("the plugin did not accept the data socket; its log says why")
+		}
+		h.socket = newSocketClient(socketPath)
+		t.Cleanup(h.socket.CloseIdleConnections)
+	}
+	return h, nil
+}
+
+// checkRoutes refuses what makes the host refuse to start a plugin: a path
+// that is not absolute, an operation that is not an OpenAPI operation, and
+// two routes of the plugin that one request could match.
+func checkRoutes(routes []*pluginv1.Route) error {
+	for i, r := range routes {
+		if !strings.HasPrefix(r.Path, "/") {
+			return fmt.Errorf("route path %q must start with /", r.Path)
+		}
+		if len(r.OpenapiOperation) > 0 {
+			var op huma.Operation
+			if err := json.Unmarshal(r.OpenapiOperation, &op); err != nil {
+				return fmt.Errorf("route %s %s: operation: %w", r.Method, r.Path, err)
+			}
+		}
+		for _, other := range routes[:i] {
+			if overlaps(r, other) {
+				return fmt.Errorf("route %s %s conflicts with its own route %s", r.Method, r.Path, other.Path)
+			}
+		}
+	}
+	return nil
+}
+
+func overlaps(a, b *pluginv1.Route) bool {
+	sa, sb := splitPath(a.Path), splitPath(b.Path)
+	if a.Method != b.Method || len(sa) != len(sb) {
+		return false
+	}
+	for i := range sa {
+		if !isParam(sa[i]) && !isParam(sb[i]) && sa[i] != sb[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func isParam(seg string) bool { return len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' }
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Describe returns the plugin's Describe answer.
+func (h *Harness) Describe() *pluginv1.DescribeResponse { return h.desc }
+
+// Client is the plugin's raw gRPC client, for tests of the protocol itself.
+func (h *Harness) Client() pluginv1.PluginClient { return h.rpc }
+
+// DataSocket returns the unix socket the plugin serves HTTP on and the token
+// every request on it must carry; both are empty unless Options.DataSocket
+// was set.
+func (h *Harness) DataSocket() (path, token string) { return h.socketPath, h.token }
+
+// AuditEntries returns the audit entries the Host service accepted, in order.
+func (h *Harness) AuditEntries() []AuditEntry { return h.host.auditEntries() }
+
+// FreshMarks returns the freshness marks the Host service accepted, in order.
+func (h *Harness) FreshMarks() []FreshMark { return h.host.freshMarks() }
+
+// Do sends req to the plugin as the host would for principal p and returns
+// the whole response; a zero p is an anonymous caller. A broken exchange,
+// such as a handler that panicked, fails the test; use RoundTrip to assert
+// one.
+func (h *Harness) Do(req *http.Request, p sdk.Principal) *http.Response {
+	h.t.Helper()
+	resp, err := h.RoundTrip(req, p)
+	if err != nil {
+		h.t.Fatalf("plugintest: %s %s: %v", req.Method, req.URL.Path, err)
+	}
+	return resp
+}
+
+// RoundTrip is Do returning a broken exchange as an error; the host answers
+// its caller 503 in that case.
+//
+// Like the host, it only lets a request through to a route the plugin
+// declared, answering 404 otherwise; it enforces the route's auth
+// requirement (401 without a principal, 403 for a non-admin on an admin
+// route); it strips the caller's credentials (Authorization, Cookie,
+// X-Api-Key) and passes the principal, a request id (the request's
+// X-Request-Id, or a fresh one) and the matched route instead. It does not
+// validate parameters against the route's operation or apply rate limits,
+// which the host does before a request reaches the plugin.
+func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response, error) {
+	route, params := matchRoute(h.desc.Routes, req.Method, req.URL.Path)
+	switch {
+	case route == nil:
+		return problemResponse(req, http.StatusNotFound, "no route for "+req.Method+" "+req.URL.Path), nil
+	case route.Auth != pluginv1.Auth_AUTH_NONE && p.Anonymous():
+		resp := problemResponse(req, http.StatusUnauthorized, "authentication required")
+		resp.Header.Set("WWW-Authenticate", "Bearer")
+		return resp, nil
+	case route.Auth == pluginv1.Auth_AUTH_ADMIN && !p.IsAdmin:
+		return problemResponse(req, http.StatusForbidden, "admin role required"), nil
+	}
+	var principal *pluginv1.Principal
+	if !p.Anonymous() {
+		principal = p.Proto()
+	}
+	requestID := req.Header.Get(protocol.HeaderRequestID)
+	if requestID == "" {
+		requestID = randomToken()[:32]
+	}
+	header := req.Header.Clone()
+	if header == nil {
+		header = http.Header{}
+	}
+	for _, k := range strippedHeaders {
+		header.Del(k)
+	}
+	if h.socket != nil {
+		return h.viaSocket(req, header, route.Path, principal, requestID)
+	}
+	return h.viaStream(req, header, route.Path, params, principal, requestID)
+}
+
+// strippedHeaders never reach a plugin through the host: it has already
+// authenticated the caller, and a plugin must not see or replay credentials.
+var strippedHeaders = []string{
+	"Authorization", "Cookie", "X-Api-Key",
+	protocol.HeaderToken, protocol.HeaderPrincipal, protocol.HeaderRoute,
+}
+
+// matchRoute finds the declared route of a request the way the host's route
+// table does: same method, same number of segments, literal segments equal.
+func matchRoute(routes []*pluginv1.Route, method, path string) (*pluginv1.Route, map[string]string) {
+	segs := splitPath(path)
+	for _, r := range routes {
+		pattern := splitPath(r.Path)
+		if !strings.EqualFold(r.Method, method) || len(pattern) != len(segs) {
+			continue
+		}
+		params, ok := map[string]string{}, true
+		for i, s := range pattern {
+			if isParam(s) {
+				if segs[i] == "" {
+					ok = false
+					break
+				}
+				params[strings.TrimSuffix(s[1:len(s)-1], "...")] = segs[i]
+				continue
+			}
+			if s != segs[i] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return r, params
+		}
+	}
+	return nil, nil
+}
+
+func splitPath(p string) []string { return strings.Split(strings.Trim(p, "/"), "/") }
+
+func problemResponse(req *http.Request, status int, detail string) *http.Response {
+	b, _ := json.Marshal(sdk.Problem{Title: http.StatusText(status), Status: status, Detail: detail})
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), StatusCode: status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"application/problem+json"}},
+		Body:          io.NopCloser(bytes.NewReader(b)),
+		ContentLength: int64(len(b)),
+		Request:       req,
+	}
+}
+
+// viaStream carries the exchange over HandleHTTP. The body is sent from its
+// own goroutine while the response is read, because a handler may answer
+// before it has read all of the request, and gRPC flow control would stall
+// a strictly send-then-receive exchange once both directions fill up.
+func (h *Harness) viaStream(req *http.Request, header http.Header, route string, params map[string]string,
+	principal *pluginv1.Principal, requestID string) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	defer cancel()
+	stream, err := h.rpc.HandleHTTP(ctx)
+	if err != nil {
+		return nil, err
+	}
+	headers := make(map[string]*pluginv1.HeaderValues, len(header)+2)
+	for k, v := range header {
+		headers[k] = &pluginv1.HeaderValues{Values: v}
+	}
+	if host := cmpOr(req.Host, req.URL.Host); host != "" {
+		headers["Host"] = &pluginv1.HeaderValues{Values: []string{host}}
+	}
+	if req.ContentLength > 0 {
+		headers["Content-Length"] = &pluginv1.HeaderValues{Values: []string{fmt.Sprint(req.ContentLength)}}
+	}
+	head := &pluginv1.HTTPRequestHead{
+		Method: req.Method, Path: req.URL.Path, RawQuery: req.URL.RawQuery, Headers: headers,
+		Principal: principal, RemoteAddr: req.RemoteAddr, RequestId: requestID, Route: route, PathParams: params,
+	}
+	if err := stream.Send(&pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Head{Head: head}}); err != nil {
+		return nil, err
+	}
+
+	sent := make(chan error, 1)
+	go func() {
+		err := sendBody(stream, req.Body)
+		if err != nil {
+			cancel()
+		}
+		sent <- err
+	}()
+	resp, err := receive(stream, req)
+	// Once the response is complete, sending the rest of a body the handler
+	// did not read is pointless; the sender's stream errors are then
+	// expected, and only a body that could not be read explains a failure.
+	cancel()
+	var bodyErr *bodyError
+	if serr := <-sent; errors.As(serr, &bodyErr) {
+		return nil, serr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// bodyError is a failure to read the request body, as opposed to a failure
+// of the stream.
+type bodyError struct{ err error }
+
+func (e *bodyError) Error() string { return "read request body: " + e.err.Error() }
+
+func (e *bodyError) Unwrap() error { return e.err }
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func sendBody(stream pluginv1.Plugin_HandleHTTPClient, body io.ReadCloser) error {
+	if body != nil {
+		defer body.Close()
+		buf := make([]byte, chunkSize)
+		for {
+			n, err := io.ReadFull(body, buf)
+			if n > 0 {
+				part := &pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Body{Body: bytes.Clone(buf[:n])}}
+				if serr := stream.Send(part); serr != nil {
+					return serr
+				}
+			}
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				break
+			}
+			if err != nil {
+				return &bodyError{err}
+			}
+		}
+	}
+	return stream.CloseSend()
+}
+
+func receive(stream pluginv1.Plugin_HandleHTTPClient, req *http.Request) (*http.Response, error) {
+	first, err := stream.Recv()
+	if err != nil {
+		return nil, err
+	}
+	rh := first.GetHead()
+	if rh == nil {
+		return nil, errors.New("plugin response did not start with a head")
+	}
+	header := http.Header{}
+	for k, v := range rh.Headers {
+		if http.CanonicalHeaderKey(k) == "Content-Length" {
+			continue
+		}
+		for _, val := range v.Values {
+			header.Add(k, val)
+		}
+	}
+	var body bytes.Buffer
+	for {
+		part, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		body.Write(part.GetBody())
+	}
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", rh.Status, http.StatusText(int(rh.Status))), StatusCode: int(rh.Status),
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: header, Body: io.NopCloser(&body), ContentLength: int64(body.Len()), Request: req,
+	}, nil
+}
+
+// viaSocket carries the exchange over the data socket with the headers the
+// host sets there.
+func (h *Harness) viaSocket(req *http.Request, header http.Header, route string, principal *pluginv1.Principal, requestID string) (*http.Response, error) {
+	out, err := http.NewRequestWithContext(req.Context(), req.Method, "http://plugin"+req.URL.RequestURI(), req.Body)
+	if err != nil {
+		return nil, err
+	}
+	out.Header = header
+	out.ContentLength = req.ContentLength
+	out.Header.Set(protocol.HeaderToken, h.token)
+	out.Header.Set(protocol.HeaderRequestID, requestID)
+	out.Header.Set(protocol.HeaderRoute, route)
+	if principal != nil {
+		enc, err := sdk.EncodePrincipalHeader(principal)
+		if err != nil {
+			return nil, err
+		}
+		out.Header.Set(protocol.HeaderPrincipal, enc)
+	}
+	resp, err := h.socket.Do(out)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	resp.Request = req
+	return resp, nil
+}
+
+// RunJob runs a job as the scheduler does and returns the records it
+// processed and the progress it reported. A job that fails returns the
+// gRPC status error carrying its message.
+func (h *Harness) RunJob(ctx context.Context, name string) (int64, []Progress, error) {
+	stream, err := h.rpc.RunJob(ctx, &pluginv1.RunJobRequest{Job: name, RunId: fmt.Sprintf("run-%d", h.runs.Add(1))})
+	if err != nil {
+		return 0, nil, err
+	}
+	var progress []Progress
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return 0, progress, errors.New("job ended without a result")
+		}
+		if err != nil {
+			return 0, progress, err
+		}
+		if p := ev.GetProgress(); p != nil {
+			progress = append(progress, Progress{Done: p.Done, Total: p.Total, Message: p.Message})
+		}
+		if r := ev.GetResult(); r != nil {
+			return r.RecordsProcessed, progress, nil
+		}
+	}
+}
+
+// ReadDataset reads one of the plugin's datasets as the host does for
+// another plugin, and returns every record.
+func (h *Harness) ReadDataset(ctx context.Context, name string, tenantIDs []string, params map[string]string) ([]json.RawMessage, error) {
+	stream, err := h.rpc.ReadDataset(ctx, &pluginv1.ReadDatasetRequest{Dataset: name, TenantIds: tenantIDs, Params: params})
+	if err != nil {
+		return nil, err
+	}
+	var out []json.RawMessage
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range chunk.Records {
+			out = append(out, r)
+		}
+	}
+}
+
+// Health asks the plugin for its health. Like the host, it reports a failed
+// call as status "error" with the failure as the message.
+func (h *Harness) Health() sdk.Health {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	resp, err := h.rpc.CheckHealth(ctx, &pluginv1.CheckHealthRequest{})
+	if err != nil {
+		return sdk.Health{Status: "error", Message: err.Error()}
+	}
+	st := "ok"
+	switch resp.Status {
+	case pluginv1.HealthStatus_HEALTH_STATUS_DEGRADED:
+		st = "degraded"
+	case pluginv1.HealthStatus_HEALTH_STATUS_ERROR:
+		st = "error"
+	}
+	return sdk.Health{Status: st, Message: resp.Message, Details: resp.Details}
+}
+
+// newLogger sends the plugin's and go-plugin's logs to the test log, so they
+// show with a failing test or -v and nowhere else.
+func newLogger(t testing.TB, name string) hclog.Logger {
+	w := &testWriter{t: t}
+	t.Cleanup(w.stop)
+	return hclog.New(&hclog.LoggerOptions{Name: name, Level: hclog.Info, Output: w})
+}
+
+// testWriter stops writing once the test's cleanups have run, since
+// testing panics on a log call after the test has finished and plugin
+// goroutines may still be winding down then.
+type testWriter struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *testWriter) stop() {
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
+}

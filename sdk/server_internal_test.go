@@ -1,0 +1,294 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
+)
+
+// serveServer runs the server Serve runs — same service, same interceptors
+// — on a loopback listener, without go-plugin around it, and configures it
+// with cfg unless cfg is nil.
+func serveServer(t *testing.T, p *Plugin, cfg *pluginv1.ConfigureRequest) pluginv1.PluginClient {
+	t.Helper()
+	logger := hclog.NewNullLogger()
+	gs := grpcServer(logger)(nil)
+	pluginv1.RegisterPluginServer(gs, newServer(p, logger))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = gs.Serve(ln) }()
+	t.Cleanup(gs.Stop)
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	c := pluginv1.NewPluginClient(conn)
+	if cfg != nil {
+		if _, err := c.Configure(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+func get(t *testing.T, c pluginv1.PluginClient, path string) (int32, error) {
+	t.Helper()
+	stream, err := c.HandleHTTP(context.Background())
+	if err != nil {
+		return 0, err
+	}
+	head := &pluginv1.HTTPRequestHead{Method: "GET", Path: path}
+	if err := stream.Send(&pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Head{Head: head}}); err != nil {
+		return 0, err
+	}
+	if err := stream.CloseSend(); err != nil {
+		return 0, err
+	}
+	var code int32
+	for {
+		part, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return code, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if h := part.GetHead(); h != nil {
+			code = h.Status
+		}
+	}
+}
+
+func TestServerSurvivesPanics(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /boom", func(http.ResponseWriter, *http.Request) { panic("handler bug") })
+	mux.HandleFunc("GET /ok", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	c := serveServer(t, &Plugin{
+		Name: "p", Handler: mux,
+		Jobs:        []Job{{Name: "boom", Run: func(context.Context, *JobRun) (int64, error) { panic("job bug") }}},
+		CheckHealth: func(context.Context) Health { panic("health bug") },
+	}, &pluginv1.ConfigureRequest{})
+
+	if _, err := get(t, c, "/boom"); status.Code(err) != codes.Internal {
+		t.Errorf("panicking handler: %v, want Internal", err)
+	}
+	stream, err := c.RunJob(context.Background(), &pluginv1.RunJobRequest{Job: "boom"})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if status.Code(err) != codes.Internal {
+		t.Errorf("panicking job: %v, want Internal", err)
+	}
+	if _, err := c.CheckHealth(context.Background(), &pluginv1.CheckHealthRequest{}); status.Code(err) != codes.Internal {
+		t.Errorf("panicking unary call: %v, want Internal", err)
+	}
+	if code, err := get(t, c, "/ok"); err != nil || code != http.StatusNoContent {
+		t.Errorf("after the panics: %d, %v", code, err)
+	}
+}
+
+func TestServerStreamsDatasetsInBatches(t *testing.T) {
+	c := serveServer(t, &Plugin{Name: "p", Datasets: []Dataset{{
+		Name: "p.rows",
+		Read: func(_ context.Context, req DatasetRequest, emit func(any) error) error {
+			for i := range 700 {
+				if err := emit(map[string]any{"i": i, "tenants": req.TenantIDs}); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}}}, &pluginv1.ConfigureRequest{})
+	stream, err := c.ReadDataset(context.Background(), &pluginv1.ReadDatasetRequest{Dataset: "p.rows", TenantIds: []string{"t1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	var last []byte
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(chunk.Records))
+		last = chunk.Records[len(chunk.Records)-1]
+	}
+	if !slices.Equal(sizes, []int{256, 256, 188}) || string(last) != `{"i":699,"tenants":["t1"]}` {
+		t.Errorf("chunks %v, last record %s", sizes, last)
+	}
+}
+
+func TestServerRefusesMalformedCalls(t *testing.T) {
+	c := serveServer(t, &Plugin{Name: "p"}, &pluginv1.ConfigureRequest{})
+	stream, err := c.HandleHTTP(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(&pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Body{Body: []byte("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Recv(); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("body before head: %v, want InvalidArgument", err)
+	}
+	if code, err := get(t, c, "/anything"); err != nil || code != http.StatusNotFound {
+		t.Errorf("plugin without a handler: %d, %v; want 404", code, err)
+	}
+	stream2, err := c.RunJob(context.Background(), &pluginv1.RunJobRequest{Job: "nope"})
+	if err == nil {
+		_, err = stream2.Recv()
+	}
+	if status.Code(err) != codes.NotFound {
+		t.Errorf("unknown job: %v, want NotFound", err)
+	}
+}
+
+func TestServerNeedsConfigure(t *testing.T) {
+	c := serveServer(t, &Plugin{Name: "p", Jobs: []Job{{Name: "j", Run: func(context.Context, *JobRun) (int64, error) { return 1, nil }}}}, nil)
+	if _, err := get(t, c, "/x"); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("HTTP before Configure: %v, want FailedPrecondition", err)
+	}
+	stream, err := c.RunJob(context.Background(), &pluginv1.RunJobRequest{Job: "j"})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("job before Configure: %v, want FailedPrecondition", err)
+	}
+}
+
+func TestDataSocket(t *testing.T) {
+	dir, err := os.MkdirTemp("", "sdk-socket-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]any{"info": Info(r.Context()), "token_seen": r.Header.Get(protocol.HeaderToken) != ""})
+	})
+
+	short := filepath.Join(dir, "short.sock")
+	c := serveServer(t, &Plugin{Name: "p", Handler: handler}, &pluginv1.ConfigureRequest{})
+	resp, err := c.Configure(context.Background(), &pluginv1.ConfigureRequest{DataSocket: short, DataToken: "too-short"})
+	if err != nil || resp.DataSocketReady {
+		t.Errorf("short token: ready %v, %v; want the socket refused", resp.GetDataSocketReady(), err)
+	}
+	if _, err := os.Stat(short); err == nil {
+		t.Error("a socket was opened for a short token")
+	}
+
+	sock := filepath.Join(dir, "data.sock")
+	const token = "0123456789abcdef0123456789abcdef"
+	if resp, err := c.Configure(context.Background(), &pluginv1.ConfigureRequest{DataSocket: sock, DataToken: token}); err != nil || !resp.DataSocketReady {
+		t.Fatalf("configure with socket: %v, %v", resp, err)
+	}
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("socket mode: %v, %v; want 0600", fi, err)
+	}
+	principal, err := EncodePrincipalHeader(&pluginv1.Principal{Id: "u1", TenantIds: []string{"t1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}}
+	t.Cleanup(client.CloseIdleConnections)
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		status  int
+	}{
+		{"no token", map[string]string{protocol.HeaderPrincipal: principal}, http.StatusUnauthorized},
+		{"wrong token", map[string]string{protocol.HeaderToken: token[1:] + "x"}, http.StatusUnauthorized},
+		{"bad principal", map[string]string{protocol.HeaderToken: token, protocol.HeaderPrincipal: "%%%"}, http.StatusBadRequest},
+		{"right token", map[string]string{protocol.HeaderToken: token, protocol.HeaderPrincipal: principal, protocol.HeaderRequestID: "r1", protocol.HeaderRoute: "/x"}, http.StatusOK},
+	} {
+		r, _ := http.NewRequest("GET", "http://plugin/x", nil)
+		for k, v := range tc.headers {
+			r.Header.Set(k, v)
+		}
+		resp, err := client.Do(r)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: %d %s, want %d", tc.name, resp.StatusCode, body, tc.status)
+		}
+		want := `{"info":{"Principal":{"id":"u1","email":"","name":"","roles":null,"is_admin":false,"kind":"","tenant_ids":["t1"]},"RequestID":"r1","Route":"/x"},"token_seen":false}` + "\n"
+		if tc.status == http.StatusOK && string(body) != want {
+			t.Errorf("%s: handler saw %s", tc.name, body)
+		}
+	}
+}
+
+// A job that syncs tenants in parallel reports progress from every worker;
+// unserialized sends on the stream used to fail the whole run.
+func TestJobProgressFromManyGoroutines(t *testing.T) {
+	const workers, each = 8, 50
+	c := serveServer(t, &Plugin{Name: "p", Jobs: []Job{{Name: "j", Run: func(ctx context.Context, run *JobRun) (int64, error) {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for w := range workers {
+			wg.Go(func() {
+				<-start
+				for i := range each {
+					run.Progress(int64(w*each+i), workers*each, "tenant")
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		return 42, nil
+	}}}}, &pluginv1.ConfigureRequest{})
+	for range 20 {
+		stream, err := c.RunJob(context.Background(), &pluginv1.RunJobRequest{Job: "j"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var progress int
+		var result *pluginv1.JobResult
+		for {
+			ev, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("run failed after %d progress events: %v", progress, err)
+			}
+			if ev.GetProgress() != nil {
+				progress++
+			}
+			if r := ev.GetResult(); r != nil {
+				result = r
+			}
+		}
+		if progress != workers*each || result.GetRecordsProcessed() != 42 {
+			t.Fatalf("%d progress events, result %v; want %d and 42", progress, result, workers*each)
+		}
+	}
+}

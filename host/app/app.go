@@ -14,6 +14,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -69,9 +70,21 @@ func OpenDB(ctx context.Context, cfg config.Config) (*bun.DB, error) {
 	return db, nil
 }
 
-// Start builds the host and starts its plugins and scheduler; it does not
-// listen (see Listen), so tests can use the app directly too.
-func Start(ctx context.Context, cfg config.Config, logger hclog.Logger) (*Host, error) {
+// Options tune Start.
+type Options struct {
+	Logger hclog.Logger
+	// Mount adds routes to the app before the plugin dispatcher; benchmarks
+	// use it to serve a plugin's handler in the host for comparison.
+	Mount func(*fiber.App)
+}
+
+// Start builds the host and starts its plugins and scheduler. It does not
+// listen: the caller serves h.Server.App.
+func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
+	logger := o.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
 	t0 := time.Now()
 	h := &Host{Config: cfg, Logger: logger, Registry: prometheus.NewRegistry()}
 	h.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -141,7 +154,7 @@ func Start(ctx context.Context, cfg config.Config, logger hclog.Logger) (*Host, 
 	srv = server.New(server.Deps{
 		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, Cache: c, Limiter: h.limiter, Issuer: issuer,
 		Tenancy: ten, Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
-		StartedAt: t0, SchedulerUp: h.schedOn.Load,
+		StartedAt: t0, SchedulerUp: h.schedOn.Load, Mount: o.Mount,
 	})
 	h.Server = srv
 	if err := h.Plugins.Start(ctx); err != nil {

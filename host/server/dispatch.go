@@ -20,7 +20,7 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	c.Locals(localRoute, r.Pattern)
-	p := principalOf(c)
+	p := PrincipalOf(c)
 	switch {
 	case r.Auth != pluginv1.Auth_AUTH_NONE && p == nil:
 		c.Set("WWW-Authenticate", "Bearer")

@@ -68,14 +68,15 @@ func (s *Server) scopeOf(ctx context.Context, p *auth.Principal) ([]string, erro
 	return s.deps.Tenancy.Scope(ctx, p.ID, p.IsAdmin, groups)
 }
 
-func principalOf(c *fiber.Ctx) *auth.Principal {
+// PrincipalOf returns the caller authenticate resolved, or nil.
+func PrincipalOf(c *fiber.Ctx) *auth.Principal {
 	p, _ := c.Locals(localPrincipal).(*auth.Principal)
 	return p
 }
 
 func principalFrom(ctx context.Context) *auth.Principal {
 	if hc, ok := ctx.(huma.Context); ok {
-		return principalOf(humafiber.Unwrap(hc))
+		return PrincipalOf(humafiber.Unwrap(hc))
 	}
 	p, _ := ctx.Value(localPrincipal).(*auth.Principal)
 	return p
@@ -86,7 +87,7 @@ func principalFrom(ctx context.Context) *auth.Principal {
 func (s *Server) requireAuth(ctx huma.Context, next func(huma.Context)) {
 	c := humafiber.Unwrap(ctx)
 	need, _ := ctx.Operation().Metadata[metaAuth].(string)
-	p := principalOf(c)
+	p := PrincipalOf(c)
 	if need != authNone {
 		if p == nil {
 			detail := "authentication required"
@@ -107,7 +108,7 @@ func (s *Server) requireAuth(ctx huma.Context, next func(huma.Context)) {
 }
 
 func rateKey(c *fiber.Ctx) string {
-	if p := principalOf(c); p != nil {
+	if p := PrincipalOf(c); p != nil {
 		return p.Kind + ":" + p.ID
 	}
 	return "ip:" + c.IP()

@@ -61,6 +61,8 @@ type Deps struct {
 	Registry    *prometheus.Registry
 	StartedAt   time.Time
 	SchedulerUp func() bool
+	// Mount adds routes before the plugin dispatcher (see app.Options).
+	Mount func(*fiber.App)
 }
 
 // Server is the assembled HTTP app.
@@ -137,6 +139,9 @@ func New(d Deps) *Server {
 	s.registerTenants()
 	s.registerPlugins()
 
+	if d.Mount != nil {
+		d.Mount(app)
+	}
 	app.Use(s.dispatch)
 	app.Use(func(c *fiber.Ctx) error {
 		return writeProblem(c, http.StatusNotFound, "no route for "+c.Method()+" "+c.Path(), nil)

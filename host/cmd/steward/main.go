@@ -95,7 +95,7 @@ func serve(args []string) error {
 	logger := newLogger(cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	h, err := app.Start(ctx, cfg, logger)
+	h, err := app.Start(ctx, cfg, app.Options{Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,271 @@
+// Package testplugin is a purpose-built plugin that proves the plugin
+// runtime: it echoes the principal the host passes, reads its own table,
+// streams large bodies, and crashes, hangs or prints to stdout on demand.
+// It is a package so that benchmarks can mount the very same handlers in
+// the host and compare.
+package testplugin
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/sdk"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// item is a row of the plugin's own table.
+type item struct {
+	bun.BaseModel `bun:"table:testplugin_items"`
+	ID            int64     `bun:"id,pk,autoincrement" json:"id"`
+	TenantID      string    `bun:"tenant_id" json:"tenant_id"`
+	Name          string    `bun:"name" json:"name"`
+	Kind          string    `bun:"kind" json:"kind"`
+	Cost          float64   `bun:"cost" json:"cost"`
+	CreatedAt     time.Time `bun:"created_at" json:"created_at"`
+}
+
+type plugin struct {
+	db   *bun.DB
+	host *sdk.Host
+}
+
+// New builds the plugin.
+func New() *sdk.Plugin {
+	p := &plugin{}
+	migrations, _ := fs.Sub(migrationFiles, "migrations")
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/testplugin/ping", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "pong")
+	})
+	mux.HandleFunc("GET /api/v1/testplugin/whoami", p.whoami)
+	mux.HandleFunc("GET /api/v1/testplugin/items", p.items)
+	mux.HandleFunc("GET /api/v1/testplugin/tenants/{tenant_id}/items", p.tenantItems)
+	mux.HandleFunc("POST /api/v1/testplugin/echo", echo)
+	mux.HandleFunc("GET /api/v1/testplugin/large", large)
+	mux.HandleFunc("POST /api/v1/testplugin/crash", crash)
+	mux.HandleFunc("GET /api/v1/testplugin/hang", hang)
+	mux.HandleFunc("GET /api/v1/testplugin/noise", noise)
+	mux.HandleFunc("POST /api/v1/testplugin/audit", p.audit)
+	return &sdk.Plugin{
+		Name:       "testplugin",
+		Version:    "1.0.0",
+		Handler:    mux,
+		Migrations: migrations,
+		Routes: []sdk.Route{
+			{Method: "GET", Path: "/api/v1/testplugin/ping", Auth: sdk.AuthNone, Operation: op("testplugin-ping", "Trivial handler for latency measurements")},
+			{Method: "GET", Path: "/api/v1/testplugin/whoami", Operation: op("testplugin-whoami", "The principal the host passed")},
+			{Method: "GET", Path: "/api/v1/testplugin/items", TenantScoped: true, Operation: op("testplugin-items", "Items of the caller's tenants",
+				intParam("limit", 1, 500, 100), intParam("offset", 0, 1<<31-1, 0), listParam("tenant_ids"))},
+			{Method: "GET", Path: "/api/v1/testplugin/tenants/{tenant_id}/items", TenantScoped: true, Operation: op("testplugin-tenant-items", "Items of one tenant",
+				&huma.Param{Name: "tenant_id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString}})},
+			{Method: "POST", Path: "/api/v1/testplugin/echo", Operation: op("testplugin-echo", "Echoes the request body")},
+			{Method: "GET", Path: "/api/v1/testplugin/large", Operation: op("testplugin-large", "A body of the requested size",
+				intParam("size", 0, 256<<20, 1024))},
+			{Method: "POST", Path: "/api/v1/testplugin/crash", Auth: sdk.AuthAdmin, Operation: op("testplugin-crash", "Exits the plugin process")},
+			{Method: "GET", Path: "/api/v1/testplugin/hang", Auth: sdk.AuthAdmin, Operation: op("testplugin-hang", "Never answers until the caller gives up")},
+			{Method: "GET", Path: "/api/v1/testplugin/noise", Operation: op("testplugin-noise", "Prints to stdout, then answers")},
+			{Method: "POST", Path: "/api/v1/testplugin/audit", Operation: op("testplugin-audit", "Appends an audit entry through the Host service")},
+		},
+		Jobs: []sdk.Job{
+			{Name: "sync", JobType: "testplugin", DataDomain: "testplugin", Run: p.sync},
+			{Name: "fail", JobType: "testplugin-fail", Run: func(context.Context, *sdk.JobRun) (int64, error) {
+				return 0, errors.New("failing on purpose")
+			}},
+		},
+		Datasets: []sdk.Dataset{{Name: "testplugin.items", Description: "Items by tenant", Read: p.readItems}},
+		Configure: func(ctx context.Context, env *sdk.Env) error {
+			db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
+			if err != nil {
+				return err
+			}
+			p.db, p.host = db, env.Host
+			return nil
+		},
+	}
+}
+
+func op(id, summary string, params ...*huma.Param) *huma.Operation {
+	return &huma.Operation{OperationID: id, Summary: summary, Tags: []string{"testplugin"}, Parameters: params}
+}
+
+func intParam(name string, lo, hi, def float64) *huma.Param {
+	return &huma.Param{Name: name, In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &lo, Maximum: &hi, Default: def}}
+}
+
+func listParam(name string) *huma.Param {
+	return &huma.Param{Name: name, In: "query", Schema: &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString}}}
+}
+
+func (p *plugin) whoami(w http.ResponseWriter, r *http.Request) {
+	info := sdk.Info(r.Context())
+	sdk.WriteJSON(w, http.StatusOK, map[string]any{
+		"principal":        info.Principal,
+		"request_id":       info.RequestID,
+		"route":            info.Route,
+		"saw_auth_header":  r.Header.Get("Authorization") != "",
+		"saw_cookie":       r.Header.Get("Cookie") != "",
+		"saw_plugin_token": r.Header.Get("X-Steward-Plugin-Token") != "",
+	})
+}
+
+func queryInt(r *http.Request, name string, def int) int {
+	if v, err := strconv.Atoi(r.URL.Query().Get(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func (p *plugin) items(w http.ResponseWriter, r *http.Request) {
+	tenants, err := sdk.TenantScope(r, "tenant_ids")
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	limit, offset := queryInt(r, "limit", 100), queryInt(r, "offset", 0)
+	p.writeItems(w, r, tenants, limit, offset)
+}
+
+func (p *plugin) tenantItems(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("tenant_id")
+	if !sdk.PrincipalFrom(r.Context()).CanSee(id) {
+		sdk.WriteError(w, sdk.Forbidden("no access to tenant "+id))
+		return
+	}
+	p.writeItems(w, r, []string{id}, 100, 0)
+}
+
+func (p *plugin) writeItems(w http.ResponseWriter, r *http.Request, tenants []string, limit, offset int) {
+	items := []item{}
+	if len(tenants) > 0 {
+		q := p.db.NewSelect().Model(&items).Where("tenant_id IN (?)", bun.List(tenants)).Order("id").Limit(int64(limit)).Offset(int64(offset))
+		total, err := q.ScanAndCount(r.Context())
+		if err != nil {
+			sdk.WriteError(w, err)
+			return
+		}
+		sdk.WriteJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "limit": limit, "offset": offset})
+		return
+	}
+	sdk.WriteJSON(w, http.StatusOK, map[string]any{"items": items, "total": 0, "limit": limit, "offset": offset})
+}
+
+// echo reads the whole body before answering: an HTTP/1 handler that
+// writes while the client is still sending can deadlock both sides.
+func echo(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		sdk.WriteError(w, sdk.BadRequest("reading body: "+err.Error()))
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = w.Write(body)
+}
+
+func large(w http.ResponseWriter, r *http.Request) {
+	size := queryInt(r, "size", 1024)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	chunk := make([]byte, 32<<10)
+	for i := range chunk {
+		chunk[i] = byte('a' + i%26)
+	}
+	for size > 0 {
+		n := min(size, len(chunk))
+		if _, err := w.Write(chunk[:n]); err != nil {
+			return
+		}
+		size -= n
+	}
+}
+
+func crash(w http.ResponseWriter, _ *http.Request) {
+	sdk.WriteJSON(w, http.StatusAccepted, map[string]string{"status": "crashing"})
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		os.Exit(3)
+	}()
+}
+
+func hang(_ http.ResponseWriter, r *http.Request) {
+	<-r.Context().Done()
+}
+
+func noise(w http.ResponseWriter, _ *http.Request) {
+	fmt.Println("testplugin: stray stdout while serving")
+	fmt.Fprintln(os.Stderr, "testplugin: stray stderr while serving")
+	sdk.WriteJSON(w, http.StatusOK, map[string]string{"status": "noisy"})
+}
+
+func (p *plugin) audit(w http.ResponseWriter, r *http.Request) {
+	tenants := sdk.PrincipalFrom(r.Context()).TenantIDs
+	e := sdk.AuditEntry{Action: "testplugin_item.create.success", Status: "success", ResourceType: "testplugin_item", ResourceID: "1"}
+	if len(tenants) > 0 {
+		e.TenantID = tenants[0]
+	}
+	if err := p.host.Audit(r.Context(), e); err != nil {
+		sdk.WriteError(w, sdk.BadRequest(err.Error()))
+		return
+	}
+	sdk.WriteJSON(w, http.StatusCreated, map[string]string{"status": "recorded"})
+}
+
+// sync seeds 100 items for every tenant that has none, the way a domain
+// plugin would ingest from the cloud, and marks each tenant fresh.
+func (p *plugin) sync(ctx context.Context, run *sdk.JobRun) (int64, error) {
+	tenants, err := p.host.Tenants(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for i, t := range tenants {
+		count, err := p.db.NewSelect().Model((*item)(nil)).Where("tenant_id = ?", t.ID).Count(ctx)
+		if err != nil {
+			return n, err
+		}
+		if count == 0 {
+			rows := make([]item, 100)
+			for j := range rows {
+				rows[j] = item{TenantID: t.ID, Name: fmt.Sprintf("%s item %03d", t.Name, j), Kind: []string{"vm", "disk", "ip"}[j%3], Cost: float64(j) * 1.25, CreatedAt: time.Now().UTC()}
+			}
+			if _, err := p.db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+				return n, err
+			}
+			n += int64(len(rows))
+		}
+		if err := p.host.MarkFresh(ctx, t.ID, "testplugin", time.Now()); err != nil {
+			return n, err
+		}
+		run.Progress(int64(i+1), int64(len(tenants)), "tenant "+t.Name)
+	}
+	return n, nil
+}
+
+func (p *plugin) readItems(ctx context.Context, req sdk.DatasetRequest, emit func(any) error) error {
+	if len(req.TenantIDs) == 0 {
+		return nil
+	}
+	var items []item
+	if err := p.db.NewSelect().Model(&items).Where("tenant_id IN (?)", bun.List(req.TenantIDs)).Order("id").Scan(ctx); err != nil {
+		return err
+	}
+	for _, it := range items {
+		if err := emit(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -7,13 +7,15 @@
 // a test reach into the plugin's state; Start runs a built plugin binary as a
 // subprocess the way the host starts it, data socket included. Both hand
 // the plugin an in-memory Host service whose tenants and datasets the test
-// chooses. It records what the plugin audits and marks fresh, and rejects
-// what the host would reject, so a plugin's mistakes fail its own tests
-// rather than surfacing in production.
+// chooses. It records what the plugin audits and marks fresh; like the
+// host, it refuses audit entries, freshness marks and route declarations
+// the host would refuse, so a plugin's mistakes fail its own tests rather
+// than its start-up in production.
 package plugintest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -368,7 +370,7 @@ func (h *Harness) viaStream(req *http.Request, header http.Header, route string,
 	for k, v := range header {
 		headers[k] = &pluginv1.HeaderValues{Values: v}
 	}
-	if host := cmpOr(req.Host, req.URL.Host); host != "" {
+	if host := cmp.Or(req.Host, req.URL.Host); host != "" {
 		headers["Host"] = &pluginv1.HeaderValues{Values: []string{host}}
 	}
 	if req.ContentLength > 0 {
@@ -412,13 +414,6 @@ type bodyError struct{ err error }
 func (e *bodyError) Error() string { return "read request body: " + e.err.Error() }
 
 func (e *bodyError) Unwrap() error { return e.err }
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
 
 func sendBody(stream pluginv1.Plugin_HandleHTTPClient, body io.ReadCloser) error {
 	if body != nil {

@@ -278,3 +278,16 @@ func TestSubprocessDataSocket(t *testing.T) {
 		}
 	}
 }
+
+func TestStartFailures(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-plugin")
+	if msg := fatalOf(t, func(tb testing.TB) { plugintest.Start(tb, missing, plugintest.Options{}) }); !strings.Contains(msg, "start "+missing) {
+		t.Errorf("a missing binary reported %q", msg)
+	}
+	bin := testpluginBinary(t)
+	if msg := fatalOf(t, func(tb testing.TB) {
+		plugintest.Start(tb, bin, plugintest.Options{DatabaseURL: "nosuchscheme://x"})
+	}); !strings.Contains(msg, "configure") || !strings.Contains(msg, "unsupported database scheme") {
+		t.Errorf("a failing Configure reported %q", msg)
+	}
+}

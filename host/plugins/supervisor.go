@@ -44,6 +44,20 @@ const (
 // ErrUnavailable is returned when a plugin is not running.
 var ErrUnavailable = errors.New("plugin unavailable")
 
+// permanentError is a start failure that a restart cannot cure (a wrong
+// checksum, a protocol or name mismatch); the plugin is marked failed.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// isPermanent reports whether retrying the start is pointless.
+func isPermanent(err error) bool {
+	var p *permanentError
+	var c *ConflictError
+	return errors.As(err, &p) || errors.As(err, &c)
+}
+
 // Options configure a Supervisor.
 type Options struct {
 	Logger      hclog.Logger
@@ -139,6 +153,10 @@ func (s *Supervisor) Start(ctx context.Context) error {
 			var conflict *ConflictError
 			if errors.As(err, &conflict) {
 				errs[i] = err
+				return
+			}
+			if isPermanent(err) {
+				inst.log.Error("plugin cannot start", "error", err)
 				return
 			}
 			if err != nil {
@@ -245,7 +263,7 @@ func (i *Instance) start(ctx context.Context) error {
 	t0 := time.Now()
 	if err := verifyChecksum(i.Decl.Binary, i.Decl.SHA256); err != nil {
 		i.setState(StateFailed, err)
-		return err
+		return &permanentError{err}
 	}
 	exited := make(chan struct{})
 	var pid int
@@ -282,11 +300,16 @@ func (i *Instance) start(ctx context.Context) error {
 	if err != nil {
 		return fail(fmt.Errorf("describe: %w", err))
 	}
+	permanent := func(err error) error {
+		client.Kill()
+		i.setState(StateFailed, err)
+		return &permanentError{err}
+	}
 	if desc.ProtocolVersion != protocol.Version {
-		return fail(fmt.Errorf("plugin speaks protocol %d, host speaks %d", desc.ProtocolVersion, protocol.Version))
+		return permanent(fmt.Errorf("plugin speaks protocol %d, host speaks %d", desc.ProtocolVersion, protocol.Version))
 	}
 	if desc.Name != i.Decl.Name {
-		return fail(fmt.Errorf("binary describes itself as %q, declared as %q", desc.Name, i.Decl.Name))
+		return permanent(fmt.Errorf("binary describes itself as %q, declared as %q", desc.Name, i.Decl.Name))
 	}
 	if err := s.routes.set(i, desc.Routes, s.opts.Reserved); err != nil {
 		client.Kill()
@@ -414,9 +437,8 @@ func (s *Supervisor) scheduleRestart(i *Instance, cause error) {
 		i.restarts++
 		i.mu.Unlock()
 		if err := i.start(context.Background()); err != nil {
-			var conflict *ConflictError
-			if errors.As(err, &conflict) {
-				i.log.Error("plugin routes conflict; not restarting", "error", err)
+			if isPermanent(err) {
+				i.log.Error("plugin cannot start; not restarting", "error", err)
 				return
 			}
 			i.log.Error("plugin restart failed", "error", err)

@@ -5,6 +5,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/stewardhq/steward/plugins/testplugin/testplugin"
 	"github.com/stewardhq/steward/sdk"
@@ -14,4 +17,12 @@ import (
 // host must log it and still complete the handshake.
 func init() { fmt.Println("testplugin: hello from init on stdout") }
 
-func main() { sdk.Serve(testplugin.New()) }
+// A copy of the binary named testplugin-<x> describes itself by that name,
+// so tests can run two plugins declaring the same routes.
+func main() {
+	p := testplugin.New()
+	if name := filepath.Base(os.Args[0]); strings.HasPrefix(name, "testplugin-") {
+		p.Name = name
+	}
+	sdk.Serve(p)
+}

@@ -45,7 +45,21 @@ func New(t testing.TB, p *sdk.Plugin, opts Options) *Harness {
 		Logger:          logger,
 		Test:            &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: reattach, CloseCh: closed},
 	})
+	var rpcClient plugin.ClientProtocol
 	t.Cleanup(func() {
+		// A client reattached in test mode leaves the server running on
+		// Kill; closing it shuts the server down through go-plugin's
+		// controller service. Cancelling Serve's context too would stop the
+		// server a second time, concurrently, which go-plugin does not
+		// guard against; the context is the way out only for a server no
+		// client reached or one that does not stop.
+		if rpcClient != nil {
+			_ = rpcClient.Close()
+			select {
+			case <-closed:
+			case <-time.After(callTimeout):
+			}
+		}
 		stop()
 		<-closed
 	})
@@ -66,14 +80,12 @@ func New(t testing.TB, p *sdk.Plugin, opts Options) *Harness {
 		Reattach:         cfg,
 		Logger:           logger,
 	})
-	rpcClient, err := client.Client()
+	c, err := client.Client()
 	if err != nil {
 		t.Fatalf("plugintest: connect to %s: %v", p.Name, err)
 	}
-	// A client reattached in test mode leaves the server running on Kill;
-	// closing it shuts the server down through the controller service.
-	t.Cleanup(func() { _ = rpcClient.Close() })
-	raw, err := rpcClient.Dispense(protocol.PluginName)
+	rpcClient = c
+	raw, err := c.Dispense(protocol.PluginName)
 	if err != nil {
 		t.Fatalf("plugintest: dispense %s: %v", p.Name, err)
 	}

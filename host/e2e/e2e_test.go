@@ -369,6 +369,18 @@ func (f *fixture) testSync(t *testing.T) {
 			t.Fatalf("tenant A sees an item of %s", it.TenantID)
 		}
 	}
+	var relay struct {
+		Records  int            `json:"records"`
+		ByTenant map[string]int `json:"by_tenant"`
+	}
+	h.get("/api/v1/testplugin/relay", f.tokenA).json(t, &relay)
+	if relay.Records != 100 || relay.ByTenant[f.tenantA.ID] != 100 || len(relay.ByTenant) != 1 {
+		t.Errorf("dataset read through the host: %+v", relay)
+	}
+	h.get("/api/v1/testplugin/relay", f.admin).json(t, &relay)
+	if relay.Records != 200 {
+		t.Errorf("admin dataset read: %+v", relay)
+	}
 	var fresh map[string]map[string]any
 	h.get("/api/v1/health/data", f.tokenA).json(t, &fresh)
 	if _, ok := fresh["Brand A"]; !ok || len(fresh) != 1 {

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsimple"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
 
@@ -48,7 +49,7 @@ type fileSpec struct {
 
 type pluginSpec struct {
 	Name         string       `hcl:"name,label"`
-	Binary       string       `hcl:"binary"`
+	Binary       string       `hcl:"binary,optional"`
 	Enabled      *bool        `hcl:"enabled,optional"`
 	SHA256       string       `hcl:"sha256,optional"`
 	StartTimeout string       `hcl:"start_timeout,optional"`
@@ -89,9 +90,13 @@ func LoadFile(path, baseDir string) ([]Decl, error) {
 
 // Parse reads plugins.hcl source; filename is used in error messages.
 func Parse(filename string, src []byte, baseDir string) ([]Decl, error) {
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, diags
+	}
 	var spec fileSpec
-	if err := hclsimple.Decode(filename+".hcl", src, nil, &spec); err != nil {
-		return nil, err
+	if diags := gohcl.DecodeBody(file.Body, nil, &spec); diags.HasErrors() {
+		return nil, diags
 	}
 	seen := map[string]bool{}
 	var out []Decl

@@ -7,6 +7,7 @@ package testplugin
 
 import (
 	"context"
+	"encoding/json"
 	"embed"
 	"errors"
 	"fmt"
@@ -61,6 +62,7 @@ func New() *sdk.Plugin {
 	mux.HandleFunc("GET /api/v1/testplugin/hang", hang)
 	mux.HandleFunc("GET /api/v1/testplugin/noise", noise)
 	mux.HandleFunc("POST /api/v1/testplugin/audit", p.audit)
+	mux.HandleFunc("GET /api/v1/testplugin/relay", p.relay)
 	return &sdk.Plugin{
 		Name:       "testplugin",
 		Version:    "1.0.0",
@@ -80,6 +82,7 @@ func New() *sdk.Plugin {
 			{Method: "GET", Path: "/api/v1/testplugin/hang", Auth: sdk.AuthAdmin, Operation: op("testplugin-hang", "Never answers until the caller gives up")},
 			{Method: "GET", Path: "/api/v1/testplugin/noise", Operation: op("testplugin-noise", "Prints to stdout, then answers")},
 			{Method: "POST", Path: "/api/v1/testplugin/audit", Operation: op("testplugin-audit", "Appends an audit entry through the Host service")},
+			{Method: "GET", Path: "/api/v1/testplugin/relay", TenantScoped: true, Operation: op("testplugin-relay", "Counts a published dataset read back through the Host service")},
 		},
 		Jobs: []sdk.Job{
 			{Name: "sync", JobType: "testplugin", DataDomain: "testplugin", Run: p.sync},
@@ -221,6 +224,28 @@ func (p *plugin) audit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sdk.WriteJSON(w, http.StatusCreated, map[string]string{"status": "recorded"})
+}
+
+// relay reads the plugin's own published dataset through the host, the path
+// another plugin would take, scoped to the caller's tenants.
+func (p *plugin) relay(w http.ResponseWriter, r *http.Request) {
+	tenants := sdk.PrincipalFrom(r.Context()).TenantIDs
+	count := 0
+	byTenant := map[string]int{}
+	err := p.host.ReadDataset(r.Context(), "testplugin.items", tenants, nil, func(raw json.RawMessage) error {
+		var it item
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return err
+		}
+		count++
+		byTenant[it.TenantID]++
+		return nil
+	})
+	if err != nil {
+		sdk.WriteError(w, sdk.Unavailable(err.Error()))
+		return
+	}
+	sdk.WriteJSON(w, http.StatusOK, map[string]any{"records": count, "by_tenant": byTenant})
 }
 
 // sync seeds 100 items for every tenant that has none, the way a domain

@@ -164,6 +164,9 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	h.refreshJobs()
 	h.Jobs.Start(ctx)
 	h.schedOn.Store(true)
+	if cfg.AuditRetention > 0 {
+		go pruneAudit(ctx, aud, cfg.AuditRetention, logger.Named("audit"))
+	}
 	h.Registry.MustRegister(pluginCollector{h.Plugins})
 	h.ReadyTook = time.Since(t0)
 	ok = true
@@ -224,6 +227,33 @@ func (h *Host) Close() {
 	}
 	if h.DB != nil {
 		_ = h.DB.Close()
+	}
+}
+
+// pruneAudit deletes entries older than the retention once an hour, and
+// records each pruning in the log it prunes.
+func pruneAudit(ctx context.Context, aud *audit.Store, retention time.Duration, logger hclog.Logger) {
+	tick := time.NewTicker(time.Hour)
+	defer tick.Stop()
+	for {
+		cutoff := time.Now().Add(-retention)
+		n, err := aud.Prune(ctx, cutoff)
+		entry := audit.Entry{Action: "audit.prune.success", Status: audit.StatusSuccess, ActorID: "system", ResourceType: "audit_log",
+			Details: map[string]any{"deleted": n, "older_than": cutoff.UTC().Format(time.RFC3339)}}
+		if err != nil {
+			logger.Error("audit pruning failed", "error", err)
+			entry.Action, entry.Status, entry.Details["error"] = "audit.prune.failure", audit.StatusFailure, err.Error()
+		}
+		if n > 0 || err != nil {
+			if err := aud.Append(ctx, entry); err != nil {
+				logger.Error("audit append failed", "error", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -141,5 +142,34 @@ func TestCommands(t *testing.T) {
 	}
 	if out, err := runSteward(t, env, "frobnicate"); err == nil || !strings.Contains(out, "unknown command") {
 		t.Errorf("bad command: %v %s", err, out)
+	}
+}
+
+// TestAuditRetention: with a retention set, entries older than it are
+// pruned and the pruning is itself audited.
+func TestAuditRetention(t *testing.T) {
+	data := t.TempDir()
+	first := startHost(t, hostOpts{dataDir: data})
+	first.login()
+	first.stop(syscall.SIGTERM)
+	time.Sleep(1100 * time.Millisecond)
+	second := startHost(t, hostOpts{dataDir: data, env: map[string]string{"STEWARD_AUDIT_RETENTION": "1s"}})
+	admin := second.login()
+	var page struct {
+		Items []struct {
+			Action  string         `json:"action"`
+			Details map[string]any `json:"details"`
+		} `json:"items"`
+	}
+	second.get("/api/v1/audit-logs", admin).json(t, &page)
+	var actions []string
+	for _, e := range page.Items {
+		actions = append(actions, e.Action)
+	}
+	if len(page.Items) != 2 || page.Items[0].Action != "auth.login.success" || page.Items[1].Action != "audit.prune.success" {
+		t.Fatalf("after pruning: %v", actions)
+	}
+	if deleted, _ := page.Items[1].Details["deleted"].(float64); deleted < 1 {
+		t.Errorf("prune entry %+v", page.Items[1].Details)
 	}
 }

@@ -7,8 +7,8 @@ package testplugin
 
 import (
 	"context"
-	"encoding/json"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"

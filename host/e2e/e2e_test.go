@@ -119,6 +119,10 @@ func (f *fixture) testBasics(t *testing.T) {
 			t.Errorf("/health/detailed lacks %s: %s", key, d.body)
 		}
 	}
+	ad := h.get("/api/v1/health/detailed", f.admin)
+	if !strings.Contains(string(ad.body), `"plugin_health":{"testplugin":{"status":"ok"}}`) || !strings.Contains(string(ad.body), `"go_version"`) {
+		t.Errorf("authenticated detailed health: %s", ad.body)
+	}
 	nf := h.get("/no/such/route", "")
 	if nf.status != 404 || nf.header.Get("Content-Type") != "application/problem+json" || nf.header.Get("X-Ratelimit-Limit") == "" {
 		t.Errorf("404: %d %v %s", nf.status, nf.header, nf.body)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -99,8 +100,15 @@ type detailedBody struct {
 	DatabasePool   map[string]any            `json:"database_pool"`
 	TokenBlacklist map[string]any            `json:"token_blacklist"`
 	Plugins        []plugins.Status          `json:"plugins,omitempty"`
+	PluginHealth   map[string]pluginHealth   `json:"plugin_health,omitempty"`
 	Runtime        map[string]any            `json:"runtime,omitempty"`
 	States         map[string]componentState `json:"states,omitempty"`
+}
+
+type pluginHealth struct {
+	Status  string            `json:"status"`
+	Message string            `json:"message,omitempty"`
+	Details map[string]string `json:"details,omitempty"`
 }
 
 type detailed struct {
@@ -216,6 +224,11 @@ func (s *Server) detailed(ctx context.Context) *detailed {
 		body.DatabasePool["wait_count"] = pool.WaitCount
 		body.DatabasePool["wait_duration_seconds"] = pool.WaitDuration.Seconds()
 		body.Plugins = r.plugins
+		body.PluginHealth = map[string]pluginHealth{}
+		for name, ph := range s.deps.Plugins.CheckHealth(ctx) {
+			status := strings.ToLower(strings.TrimPrefix(ph.Status.String(), "HEALTH_STATUS_"))
+			body.PluginHealth[name] = pluginHealth{Status: status, Message: ph.Message, Details: ph.Details}
+		}
 		var mem runtime.MemStats
 		runtime.ReadMemStats(&mem)
 		body.Runtime = map[string]any{"goroutines": runtime.NumGoroutine(), "heap_alloc_bytes": mem.HeapAlloc, "go_version": runtime.Version()}

@@ -92,6 +92,10 @@ func (f *fixture) testBasics(t *testing.T) {
 			t.Errorf("openapi lacks %s (plugin operations must be merged)", p)
 		}
 	}
+	docs := h.get("/docs", "")
+	if docs.status != 200 || !strings.Contains(string(docs.body), `apiDescriptionUrl="/openapi.json"`) {
+		t.Errorf("/docs: %d", docs.status)
+	}
 	m := h.get("/metrics", "")
 	for _, name := range []string{"steward_http_requests_total", "steward_plugin_state", "steward_plugin_rpc_duration_seconds", "steward_cache_hit_rate_percent", "go_sql_open_connections"} {
 		if !strings.Contains(string(m.body), name) {

@@ -250,7 +250,9 @@ func parseScalar(s *huma.Schema, v string) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("expected integer")
 		}
-		return n, nil
+		// A float64, like the numbers of the JSON-decoded schema it is
+		// checked against: enum holds float64 values.
+		return float64(n), nil
 	case huma.TypeNumber:
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {

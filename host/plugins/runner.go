@@ -51,6 +51,10 @@ func newProcRunner(logger hclog.Logger, spec *exec.Cmd, binary string, exited ch
 	return r, nil
 }
 
+// maxStdoutLine is how much of one stdout line is kept; the rest of a
+// longer line is dropped.
+const maxStdoutLine = 1 << 20
+
 // filterStdout passes the handshake line to go-plugin and logs every other
 // line: a plugin (or a library it imports) printing to stdout must not break
 // the protocol.
@@ -58,7 +62,8 @@ func filterStdout(raw io.ReadCloser, logger hclog.Logger) io.ReadCloser {
 	pr, pw := io.Pipe()
 	go func() {
 		sc := bufio.NewScanner(raw)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		sc.Buffer(make([]byte, 64<<10), maxStdoutLine)
+		sc.Split(truncateLines(maxStdoutLine))
 		for sc.Scan() {
 			line := sc.Text()
 			if handshakeLine.MatchString(line) {
@@ -72,6 +77,32 @@ func filterStdout(raw io.ReadCloser, logger hclog.Logger) io.ReadCloser {
 		_ = pw.CloseWithError(sc.Err())
 	}()
 	return pr
+}
+
+// truncateLines splits like bufio.ScanLines but cuts a line longer than
+// limit to its first limit bytes, where ScanLines would stop the scanner
+// with bufio.ErrTooLong and so lose the handshake and every line after.
+func truncateLines(limit int) bufio.SplitFunc {
+	dropping := false
+	return func(data []byte, atEOF bool) (int, []byte, error) {
+		advance, token, err := bufio.ScanLines(data, atEOF)
+		switch {
+		case advance > 0 || token != nil || err != nil:
+			if dropping {
+				// The end of a cut line.
+				dropping = false
+				return advance, nil, nil
+			}
+			return advance, token, err
+		case len(data) < limit:
+			return 0, nil, nil
+		case dropping:
+			return len(data), nil, nil
+		default:
+			dropping = true
+			return len(data), data[:limit], nil
+		}
+	}
 }
 
 func (r *procRunner) Start(context.Context) error {

@@ -1,0 +1,301 @@
+package plugins
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// defaultDecl is what a block naming only its binary turns into.
+func defaultDecl(name, binary string) Decl {
+	return Decl{Name: name, Binary: binary, Enabled: true, DataPlane: "socket", StartTimeout: 10 * time.Second,
+		Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}}
+}
+
+// pluginBlock renders a plugin block with one line per body line, so an error's
+// line number is that of the body line plus one.
+func pluginBlock(name string, body ...string) string {
+	return "plugin \"" + name + "\" {\n  " + strings.Join(body, "\n  ") + "\n}\n"
+}
+
+func TestParse(t *testing.T) {
+	full := defaultDecl("full", "/opt/steward/full")
+	full.Enabled = false
+	full.SHA256 = "ab12"
+	full.StartTimeout = 30 * time.Second
+	full.DataPlane = "grpc"
+	full.Restart = RestartPolicy{MaxCrashes: 2, Window: time.Minute, BackoffInitial: time.Second, BackoffMax: 10 * time.Second}
+	full.Schedules = map[string]string{"sync": "@every 5m", "prune": "0 3 * * *"}
+
+	partial := defaultDecl("partial", "/srv/steward/bin/partial")
+	partial.Restart.MaxCrashes = 3
+
+	tests := []struct {
+		name    string
+		src     string
+		baseDir string
+		want    []Decl
+	}{
+		{
+			name:    "empty file",
+			src:     "# no plugins yet\n",
+			baseDir: "/srv/steward",
+			want:    nil,
+		},
+		{
+			name:    "defaults and relative binary resolved against baseDir",
+			src:     `plugin "a" { binary = "bin/a" }`,
+			baseDir: "/srv/steward",
+			want:    []Decl{defaultDecl("a", "/srv/steward/bin/a")},
+		},
+		{
+			name:    "absolute binary kept",
+			src:     `plugin "a" { binary = "/opt/a" }`,
+			baseDir: "/srv/steward",
+			want:    []Decl{defaultDecl("a", "/opt/a")},
+		},
+		{
+			name:    "relative binary kept without baseDir",
+			src:     `plugin "a" { binary = "bin/a" }`,
+			baseDir: "",
+			want:    []Decl{defaultDecl("a", "bin/a")},
+		},
+		{
+			name: "every setting",
+			src: `
+plugin "full" {
+  binary        = "/opt/steward/full"
+  enabled       = false
+  sha256        = "ab12"
+  start_timeout = "30s"
+  data_plane    = "grpc"
+  restart {
+    max_crashes     = 2
+    window          = "1m"
+    backoff_initial = "1s"
+    backoff_max     = "10s"
+  }
+  job "sync" { schedule = "@every 5m" }
+  job "prune" { schedule = "0 3 * * *" }
+}`,
+			baseDir: "/srv/steward",
+			want:    []Decl{full},
+		},
+		{
+			name:    "partial restart block keeps the other defaults",
+			src:     pluginBlock("partial", `binary = "bin/partial"`, `restart { max_crashes = 3 }`),
+			baseDir: "/srv/steward",
+			want:    []Decl{partial},
+		},
+		{
+			name:    "explicit socket data plane",
+			src:     pluginBlock("a", `binary = "/a"`, `data_plane = "socket"`),
+			baseDir: "",
+			want:    []Decl{defaultDecl("a", "/a")},
+		},
+		{
+			name:    "plugins kept in file order",
+			src:     `plugin "b" { binary = "/b" }` + "\n" + `plugin "a" { binary = "/a" }`,
+			baseDir: "",
+			want:    []Decl{defaultDecl("b", "/b"), defaultDecl("a", "/a")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse("plugins.hcl", []byte(tt.src), tt.baseDir)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Parse =\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseConfigBlockAsJSON(t *testing.T) {
+	tests := []struct {
+		name   string
+		config string
+		want   string
+	}{
+		{name: "no config block", config: "", want: `{}`},
+		{name: "empty config block", config: "config {}", want: `{}`},
+		{name: "string", config: `config { region = "westeurope" }`, want: `{"region":"westeurope"}`},
+		{name: "numbers", config: "config {\n  workers = 4\n  ratio = 0.25\n  offset = -3\n}", want: `{"workers":4,"ratio":0.25,"offset":-3}`},
+		{name: "bools", config: "config {\n  dry_run = true\n  verbose = false\n}", want: `{"dry_run":true,"verbose":false}`},
+		{name: "list", config: `config { regions = ["westeurope", "northeurope"] }`, want: `{"regions":["westeurope","northeurope"]}`},
+		{name: "mixed list", config: `config { mixed = [1, "two", true] }`, want: `{"mixed":[1,"two",true]}`},
+		{name: "object", config: `config { limits = { cpu = 2, name = "small", burst = false } }`, want: `{"limits":{"cpu":2,"name":"small","burst":false}}`},
+		{
+			name:   "list of objects",
+			config: `config { rules = [{ name = "a", max = 1 }, { name = "b", tags = ["x"] }] }`,
+			want:   `{"rules":[{"name":"a","max":1},{"name":"b","tags":["x"]}]}`,
+		},
+		{name: "null", config: `config { proxy = null }`, want: `{"proxy":null}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			decls, err := Parse("plugins.hcl", []byte(pluginBlock("a", `binary = "/a"`, tt.config)), "")
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if len(decls) != 1 {
+				t.Fatalf("got %d decls, want 1", len(decls))
+			}
+			var got, want any
+			if err := json.Unmarshal(decls[0].Config, &got); err != nil {
+				t.Fatalf("config is not JSON: %v: %s", err, decls[0].Config)
+			}
+			if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
+				t.Fatalf("bad want: %v", err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("config = %s, want %s", decls[0].Config, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		// want are substrings the error message must carry.
+		want []string
+	}{
+		{
+			name: "duplicate plugin",
+			src:  `plugin "a" { binary = "/a" }` + "\n" + `plugin "a" { binary = "/b" }`,
+			want: []string{"plugins.hcl", `plugin "a" declared twice`},
+		},
+		{
+			name: "binary missing",
+			src:  pluginBlock("a", "enabled = true"),
+			want: []string{"plugins.hcl", `plugin "a"`, "binary is required"},
+		},
+		{
+			name: "binary empty",
+			src:  `plugin "a" { binary = "" }`,
+			want: []string{"plugins.hcl", `plugin "a"`, "binary is required"},
+		},
+		{
+			name: "bad data_plane",
+			src:  pluginBlock("a", `binary = "/a"`, `data_plane = "http"`),
+			want: []string{`plugin "a"`, `data_plane must be "socket" or "grpc", not "http"`},
+		},
+		{
+			name: "unparseable start_timeout",
+			src:  pluginBlock("a", `binary = "/a"`, `start_timeout = "soon"`),
+			want: []string{`plugin "a"`, `start_timeout: "soon" is not a positive duration`},
+		},
+		{
+			name: "zero start_timeout",
+			src:  pluginBlock("a", `binary = "/a"`, `start_timeout = "0s"`),
+			want: []string{`plugin "a"`, `start_timeout: "0s" is not a positive duration`},
+		},
+		{
+			name: "negative restart window",
+			src:  pluginBlock("a", `binary = "/a"`, `restart { window = "-5m" }`),
+			want: []string{`plugin "a"`, `restart.window: "-5m" is not a positive duration`},
+		},
+		{
+			name: "bad backoff_initial",
+			src:  pluginBlock("a", `binary = "/a"`, `restart { backoff_initial = "5 minutes" }`),
+			want: []string{`plugin "a"`, `restart.backoff_initial: "5 minutes" is not a positive duration`},
+		},
+		{
+			name: "bad backoff_max",
+			src:  pluginBlock("a", `binary = "/a"`, `restart { backoff_max = "1x" }`),
+			want: []string{`plugin "a"`, `restart.backoff_max: "1x" is not a positive duration`},
+		},
+		{
+			name: "max_crashes zero",
+			src:  pluginBlock("a", `binary = "/a"`, `restart { max_crashes = 0 }`),
+			want: []string{`plugin "a"`, "restart.max_crashes must be at least 1"},
+		},
+		{
+			name: "max_crashes negative",
+			src:  pluginBlock("a", `binary = "/a"`, `restart { max_crashes = -1 }`),
+			want: []string{`plugin "a"`, "restart.max_crashes must be at least 1"},
+		},
+		{
+			name: "nested block inside config",
+			src:  pluginBlock("a", `binary = "/a"`, "config {", `  region = "x"`, "  limits { cpu = 2 }", "}"),
+			want: []string{`plugin "a"`, "config:", "plugins.hcl:5,", `Unexpected "limits" block`},
+		},
+		{
+			name: "variable in config",
+			src:  pluginBlock("a", `binary = "/a"`, "config { region = var.region }"),
+			want: []string{`plugin "a"`, "config:", "plugins.hcl:3,", "Variables not allowed"},
+		},
+		{
+			name: "second plugin's error names that plugin",
+			src:  `plugin "a" { binary = "/a" }` + "\n" + pluginBlock("b", `binary = "/b"`, `data_plane = "tcp"`),
+			want: []string{`plugin "b"`, `not "tcp"`},
+		},
+		{
+			name: "syntax error",
+			src:  pluginBlock("a", `binary = "/a"`, "= 3"),
+			want: []string{"plugins.hcl:3,", "Argument or block definition required"},
+		},
+		{
+			name: "unclosed block",
+			src:  "plugin \"a\" {\n  binary = \"/a\"\n",
+			want: []string{"plugins.hcl:1,", "Unclosed configuration block"},
+		},
+		{
+			name: "unknown attribute",
+			src:  pluginBlock("a", `binary = "/a"`, `binnary = "/b"`),
+			want: []string{"plugins.hcl:3,", `Unsupported argument; An argument named "binnary"`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			decls, err := Parse("plugins.hcl", []byte(tt.src), "/srv")
+			if err == nil {
+				t.Fatalf("Parse succeeded with %+v, want an error", decls)
+			}
+			if decls != nil {
+				t.Errorf("Parse returned decls %+v along with its error", decls)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plugins.hcl")
+	if err := os.WriteFile(path, []byte(`plugin "a" { binary = "bin/a" }`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	decls, err := LoadFile(path, dir)
+	if err != nil {
+		t.Fatalf("LoadFile: %v", err)
+	}
+	if want := []Decl{defaultDecl("a", filepath.Join(dir, "bin", "a"))}; !reflect.DeepEqual(decls, want) {
+		t.Errorf("LoadFile = %+v, want %+v", decls, want)
+	}
+
+	if _, err := LoadFile(filepath.Join(dir, "missing.hcl"), dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("LoadFile of a missing file: err = %v, want fs.ErrNotExist", err)
+	}
+
+	if err := os.WriteFile(path, []byte("plugin \"a\" {\n  binary = 1 +\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(path, dir); err == nil || !strings.Contains(err.Error(), path+":") {
+		t.Errorf("LoadFile of a broken file: err = %v, want it to name %s", err, path)
+	}
+}

@@ -1,0 +1,286 @@
+package tenancy_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/migrations"
+)
+
+// eachDialect runs fn against a freshly migrated database of every dialect.
+func eachDialect(t *testing.T, fn func(t *testing.T, db *bun.DB, s *tenancy.Store)) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			db := storetest.Open(t, dialect)
+			if _, err := store.Migrate(context.Background(), db, migrations.FS, migrations.Table); err != nil {
+				t.Fatalf("migrate: %v", err)
+			}
+			fn(t, db, tenancy.New(db))
+		})
+	}
+}
+
+func createTenant(t *testing.T, s *tenancy.Store, tn tenancy.Tenant) tenancy.Tenant {
+	t.Helper()
+	if err := s.CreateTenant(context.Background(), &tn); err != nil {
+		t.Fatalf("create tenant %s: %v", tn.Name, err)
+	}
+	return tn
+}
+
+func upsertUser(t *testing.T, s *tenancy.Store, u tenancy.User) tenancy.User {
+	t.Helper()
+	if err := s.UpsertUser(context.Background(), &u); err != nil {
+		t.Fatalf("upsert user %s: %v", u.Email, err)
+	}
+	return u
+}
+
+// closeTo compares times as stored: the database keeps microseconds.
+func closeTo(a, b time.Time) bool { return a.Sub(b).Abs() < time.Millisecond }
+
+func ids(ts []tenancy.Tenant) []string {
+	out := make([]string, 0, len(ts))
+	for _, tn := range ts {
+		out = append(out, tn.ID)
+	}
+	return out
+}
+
+func TestCreateTenant(t *testing.T) {
+	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
+		ctx := context.Background()
+		billing := "billing-1"
+		before := time.Now()
+		created := createTenant(t, s, tenancy.Tenant{
+			Name: "Contoso", Description: "Main brand", DirectoryTenantID: "dir-1", SubscriptionID: "sub-1",
+			UseDelegation: true, BillingAccountID: &billing, AccessGroups: []string{"g-contoso", "g-ops"}, IsActive: true,
+		})
+		if created.ID == "" {
+			t.Fatal("CreateTenant assigned no id")
+		}
+		if created.CreatedAt.Before(before.Add(-time.Second)) || !created.CreatedAt.Equal(created.UpdatedAt) {
+			t.Errorf("created_at %v, updated_at %v: want both set to now", created.CreatedAt, created.UpdatedAt)
+		}
+
+		got, err := s.Tenant(ctx, created.ID)
+		if err != nil {
+			t.Fatalf("Tenant: %v", err)
+		}
+		if got.ID != created.ID || got.Name != "Contoso" || got.Description != "Main brand" || got.DirectoryTenantID != "dir-1" ||
+			got.SubscriptionID != "sub-1" || !got.UseDelegation || got.BillingAccountID == nil || *got.BillingAccountID != billing ||
+			!slices.Equal(got.AccessGroups, []string{"g-contoso", "g-ops"}) || !got.IsActive || !closeTo(got.CreatedAt, created.CreatedAt) {
+			t.Errorf("Tenant = %+v, want what was created: %+v", got, created)
+		}
+
+		// A caller-chosen id is kept, and no access groups read back as none.
+		plain := createTenant(t, s, tenancy.Tenant{ID: "fixed-id", Name: "Fabrikam", DirectoryTenantID: "dir-2"})
+		got, err = s.Tenant(ctx, "fixed-id")
+		if err != nil {
+			t.Fatalf("Tenant: %v", err)
+		}
+		if plain.ID != "fixed-id" || got.AccessGroups == nil || len(got.AccessGroups) != 0 || got.BillingAccountID != nil || got.IsActive {
+			t.Errorf("Tenant = %+v, want id fixed-id, empty access groups, no billing account, inactive", got)
+		}
+
+		dup := tenancy.Tenant{Name: "Contoso again", DirectoryTenantID: "dir-1", IsActive: true}
+		err = s.CreateTenant(ctx, &dup)
+		if !errors.Is(err, tenancy.ErrDuplicate) {
+			t.Fatalf("CreateTenant with a managed directory id: err = %v, want ErrDuplicate", err)
+		}
+		all, err := s.Tenants(ctx, nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != 2 {
+			t.Errorf("after a refused duplicate there are %d tenants, want 2", len(all))
+		}
+	})
+}
+
+func TestTenants(t *testing.T) {
+	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
+		ctx := context.Background()
+		// Created out of name order; the two "Same" tenants tie on name.
+		charlie := createTenant(t, s, tenancy.Tenant{Name: "Charlie", DirectoryTenantID: "d-c", IsActive: true})
+		alpha := createTenant(t, s, tenancy.Tenant{Name: "Alpha", DirectoryTenantID: "d-a", IsActive: true})
+		sameB := createTenant(t, s, tenancy.Tenant{ID: "same-b", Name: "Same", DirectoryTenantID: "d-sb", IsActive: true})
+		bravo := createTenant(t, s, tenancy.Tenant{Name: "Bravo", DirectoryTenantID: "d-b", IsActive: false})
+		sameA := createTenant(t, s, tenancy.Tenant{ID: "same-a", Name: "Same", DirectoryTenantID: "d-sa", IsActive: true})
+
+		tests := []struct {
+			name            string
+			ids             []string
+			includeInactive bool
+			want            []string
+		}{
+			{name: "active, by name then id", want: []string{alpha.ID, charlie.ID, sameA.ID, sameB.ID}},
+			{name: "with inactive", includeInactive: true, want: []string{alpha.ID, bravo.ID, charlie.ID, sameA.ID, sameB.ID}},
+			{name: "ids filter", ids: []string{sameB.ID, alpha.ID}, want: []string{alpha.ID, sameB.ID}},
+			{name: "ids filter drops inactive", ids: []string{bravo.ID, charlie.ID}, want: []string{charlie.ID}},
+			{name: "ids filter with inactive", ids: []string{bravo.ID, charlie.ID}, includeInactive: true, want: []string{bravo.ID, charlie.ID}},
+			{name: "unknown ids", ids: []string{"nope"}, want: []string{}},
+			{name: "only an inactive id", ids: []string{bravo.ID}, want: []string{}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, err := s.Tenants(ctx, tt.ids, tt.includeInactive)
+				if err != nil {
+					t.Fatalf("Tenants: %v", err)
+				}
+				if got == nil {
+					t.Error("Tenants returned nil, want a (possibly empty) list")
+				}
+				if !slices.Equal(ids(got), tt.want) {
+					t.Errorf("Tenants = %v, want %v", ids(got), tt.want)
+				}
+			})
+		}
+	})
+}
+
+func TestTenantNotFound(t *testing.T) {
+	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
+		if _, err := s.Tenant(context.Background(), "missing"); !errors.Is(err, tenancy.ErrNotFound) {
+			t.Errorf("Tenant(missing): err = %v, want ErrNotFound", err)
+		}
+		if _, err := s.User(context.Background(), "missing"); !errors.Is(err, tenancy.ErrNotFound) {
+			t.Errorf("User(missing): err = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestUpsertUser(t *testing.T) {
+	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
+		ctx := context.Background()
+		first := upsertUser(t, s, tenancy.User{Email: "Ada.Lovelace@Example.COM", Name: "Ada", Roles: []string{"reader"}, Groups: []string{"g-1", "g-2"}})
+		if first.ID == "" || first.Email != "ada.lovelace@example.com" || first.LastLoginAt == nil {
+			t.Fatalf("first sign-in = %+v, want an id, the lower-cased email and a login time", first)
+		}
+		got, err := s.User(ctx, first.ID)
+		if err != nil {
+			t.Fatalf("User: %v", err)
+		}
+		if got.Email != "ada.lovelace@example.com" || got.Name != "Ada" || got.IsAdmin ||
+			!slices.Equal(got.Roles, []string{"reader"}) || !slices.Equal(got.Groups, []string{"g-1", "g-2"}) ||
+			!closeTo(got.CreatedAt, first.CreatedAt) || got.LastLoginAt == nil || !closeTo(*got.LastLoginAt, *first.LastLoginAt) {
+			t.Errorf("stored user = %+v, want %+v", got, first)
+		}
+
+		time.Sleep(5 * time.Millisecond) // so the second login time differs
+		// The identity provider's view changed; the email differs only in case
+		// and the caller's id is not the stored one.
+		second := upsertUser(t, s, tenancy.User{ID: "other-id", Email: "ADA.LOVELACE@example.com", Name: "Ada Lovelace", IsAdmin: true, Roles: []string{"admin"}})
+		if second.ID != first.ID || !second.CreatedAt.Equal(got.CreatedAt) {
+			t.Errorf("second sign-in: id %s created %v, want the first's %s %v", second.ID, second.CreatedAt, first.ID, got.CreatedAt)
+		}
+		got, err = s.User(ctx, first.ID)
+		if err != nil {
+			t.Fatalf("User: %v", err)
+		}
+		if got.Email != "ada.lovelace@example.com" || got.Name != "Ada Lovelace" || !got.IsAdmin ||
+			!slices.Equal(got.Roles, []string{"admin"}) || got.Groups == nil || len(got.Groups) != 0 ||
+			!closeTo(got.CreatedAt, first.CreatedAt) || got.LastLoginAt == nil || !got.LastLoginAt.After(*first.LastLoginAt) {
+			t.Errorf("refreshed user = %+v, want new name, admin, roles [admin], no groups, same created_at, later login", got)
+		}
+		if _, err := s.User(ctx, "other-id"); !errors.Is(err, tenancy.ErrNotFound) {
+			t.Errorf("a second user was created under the caller's id: err = %v", err)
+		}
+
+		other := upsertUser(t, s, tenancy.User{Email: "grace@example.com", Name: "Grace"})
+		if other.ID == first.ID {
+			t.Error("a different email got the same user id")
+		}
+	})
+}
+
+func TestAddMember(t *testing.T) {
+	eachDialect(t, func(t *testing.T, db *bun.DB, s *tenancy.Store) {
+		ctx := context.Background()
+		tn := createTenant(t, s, tenancy.Tenant{Name: "Contoso", DirectoryTenantID: "dir-1", IsActive: true})
+		u := upsertUser(t, s, tenancy.User{Email: "user@example.com"})
+		for i := range 2 {
+			if err := s.AddMember(ctx, tn.ID, u.ID); err != nil {
+				t.Fatalf("AddMember #%d: %v", i+1, err)
+			}
+		}
+		n, err := db.NewSelect().Table("tenant_members").Where("tenant_id = ? AND user_id = ?", tn.ID, u.ID).Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("%d membership rows, want 1", n)
+		}
+		scope, err := s.Scope(ctx, u.ID, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(scope, []string{tn.ID}) {
+			t.Errorf("Scope = %v, want [%s]", scope, tn.ID)
+		}
+
+		if err := s.AddMember(ctx, "no-such-tenant", u.ID); err == nil {
+			t.Error("AddMember to an unknown tenant succeeded")
+		}
+		if err := s.AddMember(ctx, tn.ID, "no-such-user"); err == nil {
+			t.Error("AddMember of an unknown user succeeded")
+		}
+	})
+}
+
+func TestScope(t *testing.T) {
+	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
+		ctx := context.Background()
+		alpha := createTenant(t, s, tenancy.Tenant{Name: "Alpha", DirectoryTenantID: "d-a", AccessGroups: []string{"g-alpha"}, IsActive: true})
+		bravo := createTenant(t, s, tenancy.Tenant{Name: "Bravo", DirectoryTenantID: "d-b", AccessGroups: []string{"g-bravo", "g-shared"}, IsActive: true})
+		charlie := createTenant(t, s, tenancy.Tenant{Name: "Charlie", DirectoryTenantID: "d-c", IsActive: true})
+		delta := createTenant(t, s, tenancy.Tenant{Name: "Delta", DirectoryTenantID: "d-d", AccessGroups: []string{"g-alpha"}, IsActive: false})
+		echo := createTenant(t, s, tenancy.Tenant{Name: "Echo", DirectoryTenantID: "d-e", AccessGroups: []string{"g-echo"}, IsActive: true})
+
+		member := upsertUser(t, s, tenancy.User{Email: "member@example.com"})
+		lonely := upsertUser(t, s, tenancy.User{Email: "lonely@example.com"})
+		for _, tid := range []string{charlie.ID, delta.ID} {
+			if err := s.AddMember(ctx, tid, member.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		tests := []struct {
+			name    string
+			userID  string
+			isAdmin bool
+			groups  []string
+			want    []string
+		}{
+			{name: "admin sees every active tenant", userID: lonely.ID, isAdmin: true, want: []string{alpha.ID, bravo.ID, charlie.ID, echo.ID}},
+			{name: "admin without a user id", isAdmin: true, want: []string{alpha.ID, bravo.ID, charlie.ID, echo.ID}},
+			{name: "groups plus assignments, never inactive", userID: member.ID, groups: []string{"g-alpha"}, want: []string{alpha.ID, charlie.ID}},
+			{name: "assignments only", userID: member.ID, want: []string{charlie.ID}},
+			{name: "one of a tenant's several groups", userID: lonely.ID, groups: []string{"g-shared"}, want: []string{bravo.ID}},
+			{name: "several groups", userID: lonely.ID, groups: []string{"g-echo", "g-alpha", "g-unknown"}, want: []string{alpha.ID, echo.ID}},
+			{name: "group match is exact", userID: lonely.ID, groups: []string{"G-ALPHA", "g-alph"}, want: []string{}},
+			{name: "groups without a user id", groups: []string{"g-bravo"}, want: []string{bravo.ID}},
+			{name: "no groups, no assignment", userID: lonely.ID, want: []string{}},
+			{name: "unknown user", userID: "no-such-user", groups: []string{}, want: []string{}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, err := s.Scope(ctx, tt.userID, tt.isAdmin, tt.groups)
+				if err != nil {
+					t.Fatalf("Scope: %v", err)
+				}
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("Scope = %v, want %v", got, tt.want)
+				}
+			})
+		}
+	})
+}

@@ -1,0 +1,256 @@
+package world
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DateLayout is the layout of every plain date in a world.
+const DateLayout = "2006-01-02"
+
+// maxReported bounds the problems one load reports, so a broken generated
+// file gives a readable answer.
+const maxReported = 50
+
+// Load reads and validates a world file. Every problem is reported with the
+// path of the entry it is in, e.g. `costs[3].date: "2026-13-01" is not a
+// date (YYYY-MM-DD)`.
+func Load(path string) (*World, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	w, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("world file %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// Parse decodes and validates a world document.
+func Parse(b []byte) (*World, error) {
+	var w World
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&w); err != nil {
+		return nil, describeJSONError(b, err)
+	}
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+func describeJSONError(b []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		line, col := position(b, syn.Offset)
+		return fmt.Errorf("line %d, column %d: %v", line, col, syn)
+	case errors.As(err, &typ):
+		line, col := position(b, typ.Offset)
+		return fmt.Errorf("%s: line %d, column %d: expected %s, found %s", typ.Field, line, col, typ.Type, typ.Value)
+	}
+	return err
+}
+
+func position(b []byte, offset int64) (line, col int) {
+	if offset > int64(len(b)) {
+		offset = int64(len(b))
+	}
+	before := b[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// problems collects validation errors with their paths.
+type problems struct{ list []string }
+
+func (p *problems) add(path, format string, args ...any) {
+	p.list = append(p.list, path+": "+fmt.Sprintf(format, args...))
+}
+
+func (p *problems) err() error {
+	if len(p.list) == 0 {
+		return nil
+	}
+	shown := p.list
+	more := ""
+	if len(shown) > maxReported {
+		more = fmt.Sprintf("\n… and %d more", len(shown)-maxReported)
+		shown = shown[:maxReported]
+	}
+	return fmt.Errorf("invalid world (%d problems):\n%s%s", len(p.list), strings.Join(shown, "\n"), more)
+}
+
+func (p *problems) required(path, value string) bool {
+	if strings.TrimSpace(value) == "" {
+		p.add(path, "required")
+		return false
+	}
+	return true
+}
+
+func (p *problems) date(path, value string) {
+	if !p.required(path, value) {
+		return
+	}
+	if _, err := time.Parse(DateLayout, value); err != nil {
+		p.add(path, "%q is not a date (YYYY-MM-DD)", value)
+	}
+}
+
+func (p *problems) oneOf(path, value string, allowed ...string) {
+	if !slices.Contains(allowed, value) {
+		p.add(path, "%q is not one of %s", value, strings.Join(allowed, ", "))
+	}
+}
+
+// Validate checks every entry and the references between them: costs,
+// policy states, resources and quotas name a subscription of a tenant;
+// users and access reviews a tenant; reservations a billing account.
+func (w *World) Validate() error {
+	var p problems
+	dirs := map[string]int{}
+	subs := map[string]int{}
+	billing := map[string]bool{}
+	for i, t := range w.Tenants {
+		at := fmt.Sprintf("tenants[%d]", i)
+		p.required(at+".name", t.Name)
+		if p.required(at+".directory_tenant_id", t.DirectoryTenantID) {
+			if j, dup := dirs[t.DirectoryTenantID]; dup {
+				p.add(at+".directory_tenant_id", "%q is also tenants[%d]'s", t.DirectoryTenantID, j)
+			}
+			dirs[t.DirectoryTenantID] = i
+		}
+		if len(t.Subscriptions) == 0 {
+			p.add(at+".subscriptions", "a tenant needs at least one subscription")
+		}
+		for k, s := range t.Subscriptions {
+			sat := fmt.Sprintf("%s.subscriptions[%d]", at, k)
+			if p.required(sat+".id", s.ID) {
+				if j, dup := subs[s.ID]; dup {
+					p.add(sat+".id", "%q is also a subscription of tenants[%d]", s.ID, j)
+				}
+				subs[s.ID] = i
+			}
+		}
+		if t.BillingAccountID != nil {
+			if p.required(at+".billing_account_id", *t.BillingAccountID) {
+				billing[*t.BillingAccountID] = true
+			}
+		}
+		for k, d := range t.Domains {
+			p.required(fmt.Sprintf("%s.domains[%d]", at, k), d)
+		}
+	}
+	sub := func(path, id string) {
+		if p.required(path, id) {
+			if _, ok := subs[id]; !ok {
+				p.add(path, "%q is not a subscription of any tenant", id)
+			}
+		}
+	}
+	dir := func(path, id string) {
+		if p.required(path, id) {
+			if _, ok := dirs[id]; !ok {
+				p.add(path, "%q is not the directory id of any tenant", id)
+			}
+		}
+	}
+	emails := map[string]int{}
+	for i, u := range w.Users {
+		at := fmt.Sprintf("users[%d]", i)
+		if p.required(at+".email", u.Email) {
+			if _, err := mail.ParseAddress(u.Email); err != nil {
+				p.add(at+".email", "%q is not an e-mail address", u.Email)
+			}
+			key := strings.ToLower(u.Email)
+			if j, dup := emails[key]; dup {
+				p.add(at+".email", "%q is also users[%d]'s", u.Email, j)
+			}
+			emails[key] = i
+		}
+		dir(at+".directory_tenant_id", u.DirectoryTenantID)
+		if u.UserType != "" {
+			p.oneOf(at+".user_type", u.UserType, "Member", "Guest")
+		}
+		if u.LastSignIn != "" {
+			p.date(at+".last_sign_in", u.LastSignIn)
+		}
+	}
+	for i, c := range w.Costs {
+		at := fmt.Sprintf("costs[%d]", i)
+		sub(at+".subscription_id", c.SubscriptionID)
+		p.date(at+".date", c.Date)
+		p.required(at+".service", c.Service)
+		if c.Currency != "" && len(c.Currency) != 3 {
+			p.add(at+".currency", "%q is not a three-letter currency code", c.Currency)
+		}
+	}
+	for i, s := range w.PolicyStates {
+		at := fmt.Sprintf("policy_states[%d]", i)
+		sub(at+".subscription_id", s.SubscriptionID)
+		p.required(at+".policy_definition_id", s.PolicyDefinitionID)
+		p.required(at+".policy_name", s.PolicyName)
+		p.oneOf(at+".compliance_state", s.ComplianceState, "Compliant", "NonCompliant", "Exempt", "Unknown")
+		if s.Severity != "" {
+			p.oneOf(at+".severity", s.Severity, "High", "Medium", "Low")
+		}
+		if s.Timestamp != "" {
+			if _, err := time.Parse(time.RFC3339, s.Timestamp); err != nil {
+				p.add(at+".timestamp", "%q is not an RFC 3339 date-time", s.Timestamp)
+			}
+		}
+	}
+	for i, r := range w.Resources {
+		at := fmt.Sprintf("resources[%d]", i)
+		sub(at+".subscription_id", r.SubscriptionID)
+		p.required(at+".id", r.ID)
+		p.required(at+".type", r.Type)
+	}
+	for i, q := range w.Quotas {
+		at := fmt.Sprintf("quotas[%d]", i)
+		sub(at+".subscription_id", q.SubscriptionID)
+		p.required(at+".location", q.Location)
+		p.oneOf(at+".provider", q.Provider, "compute", "network")
+		p.required(at+".name", q.Name)
+		if q.Limit < 0 || q.CurrentValue < 0 {
+			p.add(at, "current_value and limit must not be negative")
+		}
+	}
+	for i, r := range w.Reservations {
+		at := fmt.Sprintf("reservations[%d]", i)
+		if p.required(at+".billing_account_id", r.BillingAccountID) && !billing[r.BillingAccountID] {
+			p.add(at+".billing_account_id", "%q is not the billing account of any tenant", r.BillingAccountID)
+		}
+		p.required(at+".reservation_id", r.ReservationID)
+		p.date(at+".date", r.Date)
+		if r.UsedHours > r.ReservedHours {
+			p.add(at+".used_hours", "%g exceeds reserved_hours %g", r.UsedHours, r.ReservedHours)
+		}
+	}
+	for i, r := range w.AccessReviews {
+		at := fmt.Sprintf("access_reviews[%d]", i)
+		dir(at+".directory_tenant_id", r.DirectoryTenantID)
+		p.required(at+".id", r.ID)
+		for k, d := range r.Decisions {
+			p.oneOf(fmt.Sprintf("%s.decisions[%d].decision", at, k), d.Decision, "Approve", "Deny", "NotReviewed", "DontKnow")
+		}
+	}
+	for i, r := range w.DNS {
+		at := fmt.Sprintf("dns[%d]", i)
+		p.required(at+".name", r.Name)
+		p.oneOf(at+".type", r.Type, "TXT", "CNAME")
+		p.required(at+".value", r.Value)
+	}
+	return p.err()
+}

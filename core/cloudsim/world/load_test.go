@@ -1,0 +1,111 @@
+package world
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const valid = `{
+  "tenants": [{"name": "Brand A", "directory_tenant_id": "dir-a", "subscriptions": [{"id": "sub-a", "name": "A prod"}],
+               "billing_account_id": "ba-1", "access_groups": ["grp-a"], "delegated": true, "domains": ["brand-a.example"],
+               "extra_field": "allowed"}],
+  "users": [{"email": "alice@brand-a.example", "name": "Alice", "directory_tenant_id": "dir-a", "roles": ["Governance.Admin"],
+             "groups": ["grp-a"], "user_type": "Member", "mfa_registered": true, "last_sign_in": "2026-11-01"}],
+  "costs": [{"subscription_id": "sub-a", "date": "2026-10-01", "service": "Virtual Machines", "resource_group": "rg-web", "cost": 12.34, "currency": "USD"}],
+  "policy_states": [{"subscription_id": "sub-a", "policy_definition_id": "p1", "policy_name": "Require MFA", "category": "Identity",
+                     "group_names": ["SOC_2_CC6.1"], "compliance_state": "NonCompliant", "resource_id": "r1", "severity": "High",
+                     "timestamp": "2026-11-01T00:00:00Z"}],
+  "resources": [{"subscription_id": "sub-a", "id": "/subscriptions/sub-a/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm1",
+                 "name": "vm1", "type": "Microsoft.Compute/virtualMachines", "location": "eastus"}],
+  "quotas": [{"subscription_id": "sub-a", "location": "eastus", "provider": "compute", "name": "cores", "current_value": 80, "limit": 100}],
+  "reservations": [{"billing_account_id": "ba-1", "reservation_id": "res-1", "sku": "Standard_D2s_v3", "date": "2026-10-01", "reserved_hours": 24, "used_hours": 20}],
+  "access_reviews": [{"directory_tenant_id": "dir-a", "id": "ar-1", "name": "Quarterly", "status": "InProgress", "decisions": [{"user": "alice@brand-a.example", "decision": "Approve"}]}],
+  "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}]
+}`
+
+func TestParseValid(t *testing.T) {
+	w, err := Parse([]byte(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Tenants) != 1 || w.Tenants[0].Subscriptions[0].ID != "sub-a" || *w.Tenants[0].BillingAccountID != "ba-1" {
+		t.Fatalf("tenants %+v", w.Tenants)
+	}
+	if w.Costs[0].Cost != 12.34 || w.Quotas[0].Limit != 100 || w.Reservations[0].UsedHours != 20 || w.DNS[0].Type != "TXT" {
+		t.Fatalf("world %+v", w)
+	}
+	empty, err := Parse([]byte(`{}`))
+	if err != nil || len(empty.Tenants) != 0 {
+		t.Fatalf("every list is optional: %v", err)
+	}
+}
+
+func TestParseReportsEntryPaths(t *testing.T) {
+	cases := []struct {
+		name, replace, with, want string
+	}{
+		{"bad date", `"date": "2026-10-01", "service"`, `"date": "2026-13-01", "service"`, `costs[0].date: "2026-13-01" is not a date`},
+		{"unknown subscription", `"subscription_id": "sub-a", "location"`, `"subscription_id": "sub-x", "location"`, `quotas[0].subscription_id: "sub-x" is not a subscription of any tenant`},
+		{"bad provider", `"provider": "compute"`, `"provider": "storage"`, `quotas[0].provider: "storage" is not one of compute, network`},
+		{"user of no tenant", `"email": "alice@brand-a.example", "name": "Alice", "directory_tenant_id": "dir-a"`, `"email": "alice@brand-a.example", "name": "Alice", "directory_tenant_id": "dir-z"`, `users[0].directory_tenant_id: "dir-z" is not the directory id of any tenant`},
+		{"bad email", `"email": "alice@brand-a.example", "name"`, `"email": "not-an-email", "name"`, `users[0].email: "not-an-email" is not an e-mail address`},
+		{"bad state", `"compliance_state": "NonCompliant"`, `"compliance_state": "Broken"`, `policy_states[0].compliance_state`},
+		{"bad severity", `"severity": "High"`, `"severity": "Urgent"`, `policy_states[0].severity`},
+		{"unknown billing account", `"billing_account_id": "ba-1", "reservation_id"`, `"billing_account_id": "ba-9", "reservation_id"`, `reservations[0].billing_account_id: "ba-9" is not the billing account of any tenant`},
+		{"overused reservation", `"used_hours": 20`, `"used_hours": 30`, `reservations[0].used_hours: 30 exceeds reserved_hours 24`},
+		{"bad dns type", `"type": "TXT"`, `"type": "MX"`, `dns[0].type: "MX" is not one of TXT, CNAME`},
+		{"missing tenant name", `"name": "Brand A", `, ``, `tenants[0].name: required`},
+		{"bad decision", `"decision": "Approve"`, `"decision": "Maybe"`, `access_reviews[0].decisions[0].decision`},
+		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 7, column`},
+		{"syntax", `"dns": [`, `"dns": [[`, `line 17, column`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			doc := strings.Replace(valid, c.replace, c.with, 1)
+			if doc == valid {
+				t.Fatalf("replacement %q did not apply", c.replace)
+			}
+			_, err := Parse([]byte(doc))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want %q, got %v", c.want, err)
+			}
+		})
+	}
+}
+
+func TestDuplicatesAndAllProblemsReported(t *testing.T) {
+	doc := `{"tenants": [
+	  {"name": "A", "directory_tenant_id": "d", "subscriptions": [{"id": "s"}]},
+	  {"name": "B", "directory_tenant_id": "d", "subscriptions": [{"id": "s"}]},
+	  {"name": "C", "directory_tenant_id": "e", "subscriptions": []}]}`
+	_, err := Parse([]byte(doc))
+	if err == nil {
+		t.Fatal("duplicates accepted")
+	}
+	for _, want := range []string{
+		`tenants[1].directory_tenant_id: "d" is also tenants[0]'s`,
+		`tenants[1].subscriptions[0].id: "s" is also a subscription of tenants[0]`,
+		`tenants[2].subscriptions: a tenant needs at least one subscription`,
+		"(3 problems)",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in %v", want, err)
+		}
+	}
+}
+
+func TestLoadNamesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "world.json")
+	if err := os.WriteFile(path, []byte(`{"costs": [{"subscription_id": "nope", "date": "2026-01-01", "service": "VM"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "costs[0].subscription_id") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+		t.Fatal("missing file accepted")
+	}
+}

@@ -1,0 +1,127 @@
+// Package world is the simulated cloud's model: the tenants, users, costs,
+// policy states, resources, quotas, reservations, access reviews and DNS
+// records it serves. A world comes from a JSON world file or from the
+// deterministic built-in demo generator. Dates are YYYY-MM-DD.
+package world
+
+// World is the whole simulated estate. Every list is optional; fields
+// beyond these are allowed in a file and ignored.
+type World struct {
+	Tenants       []Tenant       `json:"tenants"`
+	Users         []User         `json:"users"`
+	Costs         []Cost         `json:"costs"`
+	PolicyStates  []PolicyState  `json:"policy_states"`
+	Resources     []Resource     `json:"resources"`
+	Quotas        []Quota        `json:"quotas"`
+	Reservations  []Reservation  `json:"reservations"`
+	AccessReviews []AccessReview `json:"access_reviews"`
+	DNS           []DNSRecord    `json:"dns"`
+}
+
+// Tenant is a cloud directory tenant of one brand.
+type Tenant struct {
+	Name              string         `json:"name"`
+	DirectoryTenantID string         `json:"directory_tenant_id"`
+	Subscriptions     []Subscription `json:"subscriptions"`
+	BillingAccountID  *string        `json:"billing_account_id"`
+	AccessGroups      []string       `json:"access_groups"`
+	Delegated         bool           `json:"delegated"`
+	Domains           []string       `json:"domains"`
+}
+
+// Subscription is an Azure subscription of a tenant.
+type Subscription struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// User is a directory user who can sign in through the simulated IdP.
+type User struct {
+	Email             string   `json:"email"`
+	Name              string   `json:"name"`
+	DirectoryTenantID string   `json:"directory_tenant_id"`
+	Roles             []string `json:"roles"`
+	Groups            []string `json:"groups"`
+	UserType          string   `json:"user_type"`
+	AccountEnabled    *bool    `json:"account_enabled"`
+	IsPrivileged      bool     `json:"is_privileged"`
+	MFARegistered     bool     `json:"mfa_registered"`
+	MFAMethods        []string `json:"mfa_methods"`
+	LastSignIn        string   `json:"last_sign_in"`
+}
+
+// Cost is one day's cost of a service in a resource group.
+type Cost struct {
+	SubscriptionID string  `json:"subscription_id"`
+	Date           string  `json:"date"`
+	Service        string  `json:"service"`
+	ResourceGroup  string  `json:"resource_group"`
+	Cost           float64 `json:"cost"`
+	Currency       string  `json:"currency"`
+}
+
+// PolicyState is a policy's compliance state for one resource.
+type PolicyState struct {
+	SubscriptionID     string   `json:"subscription_id"`
+	PolicyDefinitionID string   `json:"policy_definition_id"`
+	PolicyName         string   `json:"policy_name"`
+	Category           string   `json:"category"`
+	GroupNames         []string `json:"group_names"`
+	ComplianceState    string   `json:"compliance_state"`
+	ResourceID         string   `json:"resource_id"`
+	Severity           string   `json:"severity"`
+	Timestamp          string   `json:"timestamp"`
+}
+
+// Resource is an Azure resource as Resource Graph returns it.
+type Resource struct {
+	SubscriptionID string            `json:"subscription_id"`
+	ID             string            `json:"id"`
+	Name           string            `json:"name"`
+	Type           string            `json:"type"`
+	Location       string            `json:"location"`
+	Tags           map[string]string `json:"tags"`
+	Properties     map[string]any    `json:"properties"`
+}
+
+// Quota is a compute or network usage against its limit.
+type Quota struct {
+	SubscriptionID string  `json:"subscription_id"`
+	Location       string  `json:"location"`
+	Provider       string  `json:"provider"`
+	Name           string  `json:"name"`
+	CurrentValue   float64 `json:"current_value"`
+	Limit          float64 `json:"limit"`
+}
+
+// Reservation is one day's use of a reservation under a billing account.
+type Reservation struct {
+	BillingAccountID string  `json:"billing_account_id"`
+	ReservationID    string  `json:"reservation_id"`
+	SKU              string  `json:"sku"`
+	Date             string  `json:"date"`
+	ReservedHours    float64 `json:"reserved_hours"`
+	UsedHours        float64 `json:"used_hours"`
+}
+
+// AccessReview is an access review with its decisions.
+type AccessReview struct {
+	DirectoryTenantID string     `json:"directory_tenant_id"`
+	ID                string     `json:"id"`
+	Name              string     `json:"name"`
+	Status            string     `json:"status"`
+	Decisions         []Decision `json:"decisions"`
+}
+
+// Decision is one reviewer decision about a user.
+type Decision struct {
+	User     string `json:"user"`
+	Decision string `json:"decision"`
+}
+
+// DNSRecord is a TXT or CNAME record the simulated DNS server answers.
+type DNSRecord struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Value string `json:"value"`
+}

@@ -16,7 +16,8 @@ type Host struct {
 	client pluginv1.HostClient
 }
 
-// NewHost wraps a Host service client; the test harness uses it.
+// NewHost wraps a Host service client, for calling the Host service outside
+// Configure, as a test of code that takes a *Host may.
 func NewHost(c pluginv1.HostClient) *Host { return &Host{client: c} }
 
 // Tenant is an entry of the host's tenant directory.

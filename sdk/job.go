@@ -23,7 +23,8 @@ type JobRun struct {
 	}
 }
 
-// NewJobRun builds a run whose progress goes to send; the test harness uses it.
+// NewJobRun builds a run whose progress goes to send, for running a job
+// function outside the plugin server, as a test of the job alone may.
 func NewJobRun(id string, tenantIDs []string, logger hclog.Logger, send func(*pluginv1.JobEvent) error) *JobRun {
 	return &JobRun{ID: id, TenantIDs: tenantIDs, Logger: logger, stream: sendFunc(send)}
 }

@@ -32,18 +32,32 @@ func Serve(p *Plugin) {
 		Output:     os.Stderr,
 		JSONFormat: true,
 	})
-	srv := newServer(p, logger)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: protocol.Handshake,
-		Plugins:         protocol.PluginMap(&protocol.GRPCPlugin{Impl: srv, OnBroker: srv.setBroker}),
-		GRPCServer:      grpcServer(logger),
+		Plugins:         protocol.PluginMap(NewGRPCPlugin(p, logger)),
+		GRPCServer:      GRPCServer(logger),
 		Logger:          logger,
 	})
 }
 
-// grpcServer adds panic recovery: a handler's panic becomes an Internal
-// error for that call instead of killing the plugin.
-func grpcServer(logger hclog.Logger) func([]grpc.ServerOption) *grpc.Server {
+// NewGRPCPlugin returns the go-plugin plugin that serves p: its Impl is the
+// Plugin service Serve runs and its OnBroker hook hands that service the
+// broker, over which it dials the Host service named in Configure. Serve
+// it with GRPCServer's options. It is for serving a plugin in a process
+// that is not its own, as plugintest does; a plugin binary calls Serve.
+//
+// Its Impl is also an io.Closer that closes the data socket the service
+// may have opened in Configure, for a process that outlives the plugin.
+func NewGRPCPlugin(p *Plugin, logger hclog.Logger) *protocol.GRPCPlugin {
+	srv := newServer(p, logger)
+	return &protocol.GRPCPlugin{Impl: srv, OnBroker: srv.setBroker}
+}
+
+// GRPCServer returns the go-plugin GRPCServer factory of a plugin. It adds
+// panic recovery, so that a handler's panic becomes an Internal error for
+// that call instead of killing the plugin, and lets request messages be as
+// large as the host sends.
+func GRPCServer(logger hclog.Logger) func([]grpc.ServerOption) *grpc.Server {
 	return func(opts []grpc.ServerOption) *grpc.Server {
 		opts = append(opts,
 			grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
@@ -94,7 +108,7 @@ func (s *server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1
 	return Describe(s.p)
 }
 
-// Describe builds the plugin's Describe answer; the test harness uses it too.
+// Describe builds the plugin's Describe answer.
 func Describe(p *Plugin) (*pluginv1.DescribeResponse, error) {
 	resp := &pluginv1.DescribeResponse{
 		Name:            p.Name,
@@ -251,6 +265,19 @@ func (s *server) listenSocket(path, token string, handler http.Handler) error {
 		}
 	}()
 	return nil
+}
+
+// Close closes the data socket, if one is open. A plugin process has no
+// need to: it ends with the socket.
+func (s *server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.socket == nil {
+		return nil
+	}
+	err := s.socket.Close()
+	s.socket = nil
+	return err
 }
 
 func (s *server) currentHandler() (http.Handler, error) {

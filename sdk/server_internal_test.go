@@ -28,7 +28,7 @@ import (
 func serveServer(t *testing.T, p *Plugin, cfg *pluginv1.ConfigureRequest) pluginv1.PluginClient {
 	t.Helper()
 	logger := hclog.NewNullLogger()
-	gs := grpcServer(logger)(nil)
+	gs := GRPCServer(logger)(nil)
 	pluginv1.RegisterPluginServer(gs, newServer(p, logger))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

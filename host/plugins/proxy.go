@@ -128,6 +128,11 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	return nil
 }
 
+// proxyStream carries the exchange over the HandleHTTP stream. The request
+// is sent from its own goroutine while the response is read: a handler may
+// answer before it has read the whole body (a 413, say), and one that
+// streams its answer while reading would stall a send-then-receive
+// exchange once gRPC's flow-control windows fill up in both directions.
 func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[string]string, principal *pluginv1.Principal, requestID string) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 5*time.Minute)
 	defer cancel()
@@ -152,10 +157,29 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 		Headers: headers, Principal: principal, RemoteAddr: c.Context().RemoteAddr().String(),
 		RequestId: requestID, Route: r.Pattern, PathParams: pathParams,
 	}
+	body := c.Body()
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		// A failed send ends the sending and nothing else: the stream has
+		// ended, and the receiving side learns how — with the plugin's
+		// whole answer when it answered without reading the rest of the
+		// body, else with the error.
+		_ = sendRequest(stream, head, body)
+	}()
+	err = relayResponse(c, stream)
+	// The exchange is over: stop a send the plugin no longer reads, and let
+	// go of the request body, which fasthttp reuses once the handler has
+	// returned.
+	cancel()
+	<-sent
+	return err
+}
+
+func sendRequest(stream pluginv1.Plugin_HandleHTTPClient, head *pluginv1.HTTPRequestHead, body []byte) error {
 	if err := stream.Send(&pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Head{Head: head}}); err != nil {
 		return err
 	}
-	body := c.Body()
 	for len(body) > 0 {
 		n := min(len(body), 64<<10)
 		if err := stream.Send(&pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Body{Body: body[:n]}}); err != nil {
@@ -163,9 +187,10 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 		}
 		body = body[n:]
 	}
-	if err := stream.CloseSend(); err != nil {
-		return err
-	}
+	return stream.CloseSend()
+}
+
+func relayResponse(c *fiber.Ctx, stream pluginv1.Plugin_HandleHTTPClient) error {
 	first, err := stream.Recv()
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // Route is one plugin route in the host's table.
@@ -53,39 +54,19 @@ func newRouteTable() *RouteTable {
 // All returns every route, for the OpenAPI document and the isolation tests.
 func (t *RouteTable) All() []*Route { return *t.snapshot.Load() }
 
-// Match finds the route for a request and its path parameters.
+// Match finds the route for a request and its path parameters, matched as
+// protocol.MatchSegments does.
 func (t *RouteTable) Match(method, path string) (*Route, map[string]string) {
-	segs := splitPath(path)
+	segs := protocol.SplitPath(path)
 	for _, r := range *t.snapshot.Load() {
-		if r.Method != method || len(r.segments) != len(segs) {
+		if r.Method != method {
 			continue
 		}
-		params, ok := r.match(segs)
-		if ok {
+		if params, ok := protocol.MatchSegments(r.segments, segs); ok {
 			return r, params
 		}
 	}
 	return nil, nil
-}
-
-func (r *Route) match(segs []string) (map[string]string, bool) {
-	var params map[string]string
-	for i, s := range r.segments {
-		if name, ok := paramName(s); ok {
-			if segs[i] == "" {
-				return nil, false
-			}
-			if params == nil {
-				params = map[string]string{}
-			}
-			params[name] = segs[i]
-			continue
-		}
-		if s != segs[i] {
-			return nil, false
-		}
-	}
-	return params, true
 }
 
 // set replaces a plugin's routes, refusing any that another plugin or the
@@ -132,7 +113,7 @@ func buildRoute(owner string, pr *pluginv1.Route) (*Route, error) {
 		return nil, fmt.Errorf("plugin %q: route path %q must start with /", owner, pr.Path)
 	}
 	r := &Route{Plugin: owner, Method: strings.ToUpper(pr.Method), Pattern: pr.Path, Auth: pr.Auth,
-		RateClass: pr.RateClass, TenantScoped: pr.TenantScoped, segments: splitPath(pr.Path)}
+		RateClass: pr.RateClass, TenantScoped: pr.TenantScoped, segments: protocol.SplitPath(pr.Path)}
 	if r.Auth == pluginv1.Auth_AUTH_UNSPECIFIED {
 		r.Auth = pluginv1.Auth_AUTH_USER
 	}
@@ -153,30 +134,9 @@ func buildRoute(owner string, pr *pluginv1.Route) (*Route, error) {
 	return r, nil
 }
 
-func splitPath(p string) []string {
-	return strings.Split(strings.Trim(p, "/"), "/")
-}
-
-func paramName(seg string) (string, bool) {
-	if len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' {
-		return strings.TrimSuffix(seg[1:len(seg)-1], "..."), true
-	}
-	return "", false
-}
-
 // overlaps reports whether some request could match both routes.
 func overlaps(a, b *Route) bool {
-	if a.Method != b.Method || len(a.segments) != len(b.segments) {
-		return false
-	}
-	for i := range a.segments {
-		_, pa := paramName(a.segments[i])
-		_, pb := paramName(b.segments[i])
-		if !pa && !pb && a.segments[i] != b.segments[i] {
-			return false
-		}
-	}
-	return true
+	return a.Method == b.Method && protocol.PatternsOverlap(a.Pattern, b.Pattern)
 }
 
 var validationRegistry = huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)

@@ -275,10 +275,10 @@ func (i *Instance) start(ctx context.Context) error {
 		StartTimeout:     i.Decl.StartTimeout,
 		Managed:          true,
 		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
-			return newProcRunner(l, cmd, i.Decl.Binary, exited, func(p int) { pid = p })
+			return protocol.NewRunner(l, cmd, i.Decl.Binary, exited, func(p int) { pid = p })
 		},
-		SyncStdout: logWriter(i.log, "stdout"),
-		SyncStderr: logWriter(i.log, "stderr"),
+		SyncStdout: protocol.LogWriter(i.log, "stdout"),
+		SyncStderr: protocol.LogWriter(i.log, "stderr"),
 	})
 	fail := func(err error) error {
 		client.Kill()
@@ -513,22 +513,6 @@ func randomToken() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
-
-// logWriter sends a plugin's stray stdio to the host log under its name.
-func logWriter(l hclog.Logger, stream string) io.Writer {
-	return writerFunc(func(p []byte) (int, error) {
-		for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-			if line != "" {
-				l.Info("plugin "+stream, "line", line)
-			}
-		}
-		return len(p), nil
-	})
-}
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // Names lists the declared plugins, sorted.
 func (s *Supervisor) Names() []string {

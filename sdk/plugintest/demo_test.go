@@ -50,6 +50,11 @@ func newDemo() (*sdk.Plugin, *demo) {
 		w.Header().Set("X-Request-Length", strconv.FormatInt(r.ContentLength, 10))
 		_, _ = io.Copy(w, r.Body)
 	})
+	mux.HandleFunc("POST /api/v1/demo/upload", func(w http.ResponseWriter, _ *http.Request) {
+		// Refuses the upload without reading it, as a handler checking
+		// Content-Length against its limit does.
+		sdk.WriteError(w, &sdk.Problem{Title: "Request Entity Too Large", Status: http.StatusRequestEntityTooLarge, Detail: "uploads are limited to 1 MB"})
+	})
 	mux.HandleFunc("GET /api/v1/demo/large", func(w http.ResponseWriter, r *http.Request) {
 		size, _ := strconv.Atoi(r.URL.Query().Get("size"))
 		_, _ = w.Write(pattern(size))
@@ -97,6 +102,7 @@ func newDemo() (*sdk.Plugin, *demo) {
 				Parameters: []*huma.Param{{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &limitMin, Maximum: &limitMax}}},
 			}},
 			{Method: "POST", Path: "/api/v1/demo/echo"},
+			{Method: "POST", Path: "/api/v1/demo/upload"},
 			{Method: "GET", Path: "/api/v1/demo/large"},
 			{Method: "GET", Path: "/api/v1/demo/broken"},
 			{Method: "GET", Path: "/api/v1/demo/conflict"},

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -162,9 +164,6 @@ func TestConfigure(t *testing.T) {
 	}); !strings.Contains(msg, "disk full") {
 		t.Errorf("a failing Migrate reported %q", msg)
 	}
-	if msg := fatalOf(t, func(tb testing.TB) { plugintest.New(tb, p, plugintest.Options{DataSocket: true}) }); !strings.Contains(msg, "Start") {
-		t.Errorf("DataSocket in process reported %q", msg)
-	}
 	for want, routes := range map[string][]sdk.Route{
 		"conflicts with its own route /api/v1/demo/{id}": {{Method: "GET", Path: "/api/v1/demo/{id}"}, {Method: "GET", Path: "/api/v1/demo/whoami"}},
 		"must start with /": {{Method: "GET", Path: "api/v1/demo"}},
@@ -280,6 +279,65 @@ func TestDoEnforcesRoutesAndAuth(t *testing.T) {
 	}
 }
 
+// TestDataSocketInProcess drives the in-process plugin through the data
+// socket of the server sdk.Serve runs, as the host does by default, and
+// checks the socket is closed once the test has ended.
+func TestDataSocketInProcess(t *testing.T) {
+	var path string
+	var open net.Conn
+	t.Run("serve", func(t *testing.T) {
+		h, d := startDemo(t, plugintest.Options{DataSocket: true})
+		var token string
+		path, token = h.DataSocket()
+		if path == "" || len(token) < 16 {
+			t.Fatalf("data socket %q, token %q", path, token)
+		}
+		var err error
+		if open, err = net.Dial("unix", path); err != nil {
+			t.Fatal(err)
+		}
+		if d.env.Host == nil {
+			t.Error("no Host service with a data socket")
+		}
+		req := httptest.NewRequest("GET", "/api/v1/demo/whoami", nil)
+		req.Header.Set("Authorization", "Bearer secret")
+		req.Header.Set("X-Request-Id", "req-7")
+		got := decode[struct {
+			Principal     sdk.Principal `json:"principal"`
+			RequestID     string        `json:"request_id"`
+			Route         string        `json:"route"`
+			Authorization string        `json:"authorization"`
+		}](t, h.Do(req, alice))
+		if got.Principal.ID != alice.ID || !slices.Equal(got.Principal.TenantIDs, alice.TenantIDs) || got.RequestID != "req-7" ||
+			got.Route != "/api/v1/demo/whoami" || got.Authorization != "" {
+			t.Errorf("over the socket the handler saw %+v", got)
+		}
+		if resp := h.Do(httptest.NewRequest("GET", "/api/v1/demo/admin", nil), alice); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("admin route as a user over the socket: %d", resp.StatusCode)
+		}
+		body := pattern(10 << 20)
+		resp := h.Do(httptest.NewRequest("POST", "/api/v1/demo/echo", bytes.NewReader(body)), alice)
+		if got, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK || !bytes.Equal(got, body) {
+			t.Errorf("echo over the socket: %d, %d bytes", resp.StatusCode, len(got))
+		}
+		// The harness's gRPC client is still there for jobs and datasets.
+		if n, _, err := h.RunJob(context.Background(), "sync"); err != nil || n == 0 {
+			t.Errorf("job next to the socket: %d, %v", n, err)
+		}
+	})
+	if open == nil {
+		return
+	}
+	defer open.Close()
+	_ = open.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := open.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Errorf("a connection to the data socket after the test: %v, want it closed", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the data socket %s is left behind: %v", path, err)
+	}
+}
+
 func TestLargeBodies(t *testing.T) {
 	h, _ := startDemo(t, plugintest.Options{})
 	const size = 10 << 20
@@ -296,6 +354,36 @@ func TestLargeBodies(t *testing.T) {
 	got, _ = io.ReadAll(resp.Body)
 	if !bytes.Equal(got, body) || resp.ContentLength != size {
 		t.Errorf("large: %d bytes, content length %d", len(got), resp.ContentLength)
+	}
+}
+
+// TestEarlyAnswerToLargeBody sends a body far larger than gRPC's
+// flow-control windows to a handler that refuses it unread: its answer must
+// come back, not the failure to send the rest of the body. The host's proxy
+// streams a body the same way.
+func TestEarlyAnswerToLargeBody(t *testing.T) {
+	body := pattern(10 << 20)
+	for _, socket := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stream", true: "socket"}[socket], func(t *testing.T) {
+			h, _ := startDemo(t, plugintest.Options{DataSocket: socket})
+			// Several times: whether the answer or the failed send comes
+			// first is up to the scheduler.
+			for i := range 5 {
+				resp, err := h.RoundTrip(httptest.NewRequest("POST", "/api/v1/demo/upload", bytes.NewReader(body)), alice)
+				if err != nil {
+					t.Fatalf("try %d: %v", i, err)
+				}
+				p := decode[sdk.Problem](t, resp)
+				if resp.StatusCode != http.StatusRequestEntityTooLarge || p.Detail != "uploads are limited to 1 MB" {
+					t.Fatalf("try %d: %d %+v, want the plugin's 413", i, resp.StatusCode, p)
+				}
+			}
+			// The exchange after it is unaffected.
+			resp := h.Do(httptest.NewRequest("POST", "/api/v1/demo/echo", bytes.NewReader(body[:1<<20])), alice)
+			if got, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK || !bytes.Equal(got, body[:1<<20]) {
+				t.Errorf("echo after the refused upload: %d, %d bytes", resp.StatusCode, len(got))
+			}
+		})
 	}
 }
 

@@ -3,9 +3,10 @@
 // served over the go-plugin broker, then HTTP, jobs, datasets and health
 // over gRPC.
 //
-// New serves an *sdk.Plugin inside the test process, which is quick and lets
-// a test reach into the plugin's state; Start runs a built plugin binary as a
-// subprocess the way the host starts it, data socket included. Both hand
+// New serves an *sdk.Plugin inside the test process, with the server
+// sdk.Serve runs, which is quick and lets a test reach into the plugin's
+// state; Start runs a built plugin binary as a subprocess the way the host
+// starts it. Either can send HTTP over the data socket. Both hand
 // the plugin an in-memory Host service whose tenants and datasets the test
 // chooses. It records what the plugin audits and marks fresh; like the
 // host, it refuses audit entries, freshness marks and route declarations
@@ -25,6 +26,8 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -81,8 +84,7 @@ type Options struct {
 
 	// DataSocket offers the plugin the private unix socket for HTTP, as the
 	// host does by default; Do then goes through the socket instead of the
-	// HandleHTTP stream. Only Start supports it, because the SDK serves the
-	// socket from the server that sdk.Serve runs.
+	// HandleHTTP stream.
 	DataSocket bool
 }
 
@@ -122,6 +124,22 @@ func withDefaults(t testing.TB, opts Options) Options {
 		opts.DataDir = t.TempDir()
 	}
 	return opts
+}
+
+// dataSocketPath is where the plugin is to serve its data socket, or "" when
+// opts do not ask for one. A unix socket path is limited to about a hundred
+// bytes, which a test's temporary directory, named after the test, can
+// exceed.
+func dataSocketPath(t testing.TB, opts Options) string {
+	if !opts.DataSocket {
+		return ""
+	}
+	dir, err := os.MkdirTemp("", "plugintest-")
+	if err != nil {
+		t.Fatalf("plugintest: socket directory: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return filepath.Join(dir, "data.sock")
 }
 
 // configure does what the host does once a plugin has answered the
@@ -199,28 +217,13 @@ func checkRoutes(routes []*pluginv1.Route) error {
 			}
 		}
 		for _, other := range routes[:i] {
-			if overlaps(r, other) {
+			if r.Method == other.Method && protocol.PatternsOverlap(r.Path, other.Path) {
 				return fmt.Errorf("route %s %s conflicts with its own route %s", r.Method, r.Path, other.Path)
 			}
 		}
 	}
 	return nil
 }
-
-func overlaps(a, b *pluginv1.Route) bool {
-	sa, sb := splitPath(a.Path), splitPath(b.Path)
-	if a.Method != b.Method || len(sa) != len(sb) {
-		return false
-	}
-	for i := range sa {
-		if !isParam(sa[i]) && !isParam(sb[i]) && sa[i] != sb[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func isParam(seg string) bool { return len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' }
 
 func randomToken() string {
 	b := make([]byte, 32)
@@ -309,38 +312,19 @@ var strippedHeaders = []string{
 	protocol.HeaderToken, protocol.HeaderPrincipal, protocol.HeaderRoute,
 }
 
-// matchRoute finds the declared route of a request the way the host's route
-// table does: same method, same number of segments, literal segments equal.
+// matchRoute finds the declared route of a request; its path matches as in
+// the host's route table, which uses the same protocol matching.
 func matchRoute(routes []*pluginv1.Route, method, path string) (*pluginv1.Route, map[string]string) {
-	segs := splitPath(path)
 	for _, r := range routes {
-		pattern := splitPath(r.Path)
-		if !strings.EqualFold(r.Method, method) || len(pattern) != len(segs) {
+		if !strings.EqualFold(r.Method, method) {
 			continue
 		}
-		params, ok := map[string]string{}, true
-		for i, s := range pattern {
-			if isParam(s) {
-				if segs[i] == "" {
-					ok = false
-					break
-				}
-				params[strings.TrimSuffix(s[1:len(s)-1], "...")] = segs[i]
-				continue
-			}
-			if s != segs[i] {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if params, ok := protocol.MatchPath(r.Path, path); ok {
 			return r, params
 		}
 	}
 	return nil, nil
 }
-
-func splitPath(p string) []string { return strings.Split(strings.Trim(p, "/"), "/") }
 
 func problemResponse(req *http.Request, status int, detail string) *http.Response {
 	b, _ := json.Marshal(sdk.Problem{Title: http.StatusText(status), Status: status, Detail: detail})

@@ -1,7 +1,8 @@
 // Package protocol is the go-plugin glue of the Steward plugin protocol: the
-// handshake, the plugin map and the gRPC plugin that connects a host-side
-// client to a plugin-side server. Host and plugins both import it, so the
-// whole contract lives in one place.
+// handshake, the plugin map, the gRPC plugin that connects a host-side
+// client to a plugin-side server, the runner that starts a plugin binary,
+// and how route patterns match request paths. Host, plugins and the test
+// harness all import it, so the whole contract lives in one place.
 package protocol
 
 import (

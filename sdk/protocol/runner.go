@@ -1,4 +1,4 @@
-package plugins
+package protocol
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
-	"syscall"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
@@ -19,25 +19,22 @@ import (
 // handshakeLine is go-plugin's handshake: core|app|network|address|protocol.
 var handshakeLine = regexp.MustCompile(`^\d+\|\d+\|(tcp|unix)\|[^|]+\|grpc`)
 
-// procRunner starts a plugin binary for go-plugin. It differs from
-// go-plugin's own runner in three ways: the child dies with the host even
-// when the host is SIGKILLed (Pdeathsig), stray stdout before the handshake
-// is logged instead of breaking it, and exit is reported at once.
-type procRunner struct {
-	cmd     *exec.Cmd
-	logger  hclog.Logger
-	stdout  io.ReadCloser
-	stderr  io.ReadCloser
-	exited  chan struct{}
-	onStart func(pid int)
-	runner.AddrTranslator
-}
-
-func newProcRunner(logger hclog.Logger, spec *exec.Cmd, binary string, exited chan struct{}, onStart func(int)) (*procRunner, error) {
+// NewRunner starts a plugin binary for go-plugin; it is what a
+// plugin.ClientConfig's RunnerFunc returns, with spec the command go-plugin
+// prepared. It differs from go-plugin's own runner in three ways: stray
+// stdout before the handshake is logged instead of breaking it, exit is
+// reported at once, and on Linux the plugin dies with the process that
+// started it even when that process is SIGKILLed (Pdeathsig) and runs in
+// its own process group, so a signal to its parent's group is its parent's
+// to pass on.
+//
+// exited, if not nil, is closed once the process has exited and been
+// waited for; onStart, if not nil, receives the process id when it starts.
+func NewRunner(logger hclog.Logger, spec *exec.Cmd, binary string, exited chan<- struct{}, onStart func(pid int)) (runner.Runner, error) {
 	cmd := exec.Command(binary)
 	cmd.Env = spec.Env
 	cmd.Stdin = nil
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	rawOut, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -46,9 +43,15 @@ func newProcRunner(logger hclog.Logger, spec *exec.Cmd, binary string, exited ch
 	if err != nil {
 		return nil, err
 	}
-	r := &procRunner{cmd: cmd, logger: logger, stderr: stderr, exited: exited, onStart: onStart, AddrTranslator: identityAddr{}}
-	r.stdout = filterStdout(rawOut, logger)
-	return r, nil
+	return &procRunner{cmd: cmd, stdout: filterStdout(rawOut, logger), stderr: stderr, exited: exited, onStart: onStart}, nil
+}
+
+type procRunner struct {
+	cmd     *exec.Cmd
+	stdout  io.ReadCloser
+	stderr  io.ReadCloser
+	exited  chan<- struct{}
+	onStart func(pid int)
 }
 
 // maxStdoutLine is how much of one stdout line is kept; the rest of a
@@ -117,7 +120,9 @@ func (r *procRunner) Start(context.Context) error {
 
 func (r *procRunner) Wait(context.Context) error {
 	err := r.cmd.Wait()
-	close(r.exited)
+	if r.exited != nil {
+		close(r.exited)
+	}
 	return err
 }
 
@@ -134,17 +139,37 @@ func (r *procRunner) Kill(context.Context) error {
 func (r *procRunner) Stdout() io.ReadCloser { return r.stdout }
 func (r *procRunner) Stderr() io.ReadCloser { return r.stderr }
 func (r *procRunner) Name() string          { return r.cmd.Path }
+
 func (r *procRunner) ID() string {
 	if r.cmd.Process == nil {
 		return ""
 	}
 	return strconv.Itoa(r.cmd.Process.Pid)
 }
+
 func (r *procRunner) Diagnose(context.Context) string {
-	return fmt.Sprintf("%s did not complete the plugin handshake; is it a Steward plugin built with the sdk?", r.cmd.Path)
+	return fmt.Sprintf("%s did not complete the plugin handshake; is it a Steward plugin that calls sdk.Serve?", r.cmd.Path)
 }
 
-type identityAddr struct{}
+// The plugin shares the host's network namespace: addresses need no
+// translation.
+func (r *procRunner) PluginToHost(n, a string) (string, string, error) { return n, a, nil }
+func (r *procRunner) HostToPlugin(n, a string) (string, string, error) { return n, a, nil }
 
-func (identityAddr) PluginToHost(n, a string) (string, string, error) { return n, a, nil }
-func (identityAddr) HostToPlugin(n, a string) (string, string, error) { return n, a, nil }
+// LogWriter logs each line a running plugin writes to one of its output
+// streams ("stdout" or "stderr"), for a plugin.ClientConfig's SyncStdout
+// and SyncStderr.
+func LogWriter(logger hclog.Logger, stream string) io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+			if line != "" {
+				logger.Info("plugin "+stream, "line", line)
+			}
+		}
+		return len(p), nil
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

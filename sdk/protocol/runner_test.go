@@ -1,16 +1,11 @@
-package plugins
+package protocol
 
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -69,8 +64,8 @@ func TestFilterStdout(t *testing.T) {
 			wantLogged: []string{"starting up", `{"level":"info"}`, "serving"},
 		},
 		{name: "tcp handshake", stdout: "1|2|tcp|127.0.0.1:4567|grpc\n", wantPassed: "1|2|tcp|127.0.0.1:4567|grpc\n"},
-		{name: "goPluginHandshake without trailing newline", stdout: goPluginHandshake, wantPassed: goPluginHandshake + "\n"},
-		{name: "CRLF goPluginHandshake", stdout: goPluginHandshake + "\r\n", wantPassed: goPluginHandshake + "\n"},
+		{name: "handshake without trailing newline", stdout: goPluginHandshake, wantPassed: goPluginHandshake + "\n"},
+		{name: "CRLF handshake", stdout: goPluginHandshake + "\r\n", wantPassed: goPluginHandshake + "\n"},
 		{
 			name:       "look-alikes are logged",
 			stdout:     "1|1|unix|/tmp/x.sock|netrpc\nv1|1|unix|/tmp/x.sock|grpc\n1|1|udp|/tmp/x.sock|grpc\n1|1|unix||grpc\nsee 1|1|unix|/tmp/x.sock|grpc\n",
@@ -127,54 +122,5 @@ func TestFilterStdoutPassesReadErrors(t *testing.T) {
 	got, err := io.ReadAll(out)
 	if string(got) != goPluginHandshake+"\n" || !errors.Is(err, boom) {
 		t.Errorf("ReadAll = %q, %v; want the handshake, then %v", got, err, boom)
-	}
-}
-
-func TestVerifyChecksum(t *testing.T) {
-	dir := t.TempDir()
-	binary := filepath.Join(dir, "plugin")
-	content := []byte("#!/bin/sh\necho plugin\n")
-	if err := os.WriteFile(binary, content, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(content)
-	good := hex.EncodeToString(sum[:])
-	bad := strings.Repeat("0", 64)
-
-	tests := []struct {
-		name     string
-		path     string
-		want     string
-		wantErr  []string // substrings; nil for success
-		notFound bool
-	}{
-		{name: "match", path: binary, want: good},
-		{name: "match in upper case", path: binary, want: strings.ToUpper(good)},
-		{name: "empty skips the check", path: binary, want: ""},
-		{name: "empty skips even a missing file", path: filepath.Join(dir, "missing"), want: ""},
-		{name: "mismatch", path: binary, want: bad, wantErr: []string{"checksum mismatch for " + binary, "sha256 is " + good, "plugins.hcl says " + bad}},
-		{name: "missing file", path: filepath.Join(dir, "missing"), want: good, wantErr: []string{"missing"}, notFound: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := verifyChecksum(tt.path, tt.want)
-			if tt.wantErr == nil {
-				if err != nil {
-					t.Fatalf("verifyChecksum: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("verifyChecksum succeeded, want an error")
-			}
-			for _, w := range tt.wantErr {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-			if tt.notFound != errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("errors.Is(%v, fs.ErrNotExist) = %v, want %v", err, !tt.notFound, tt.notFound)
-			}
-		})
 	}
 }

@@ -1,9 +1,9 @@
 //go:build !linux
 
-package plugintest
+package protocol
 
 import "syscall"
 
 // sysProcAttr has nothing to add where the kernel cannot tie the plugin's
-// life to the test binary's; the test's cleanup kills it.
+// life to its parent's; the parent kills it when it stops.
 func sysProcAttr() *syscall.SysProcAttr { return nil }

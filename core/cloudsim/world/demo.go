@@ -1,0 +1,1041 @@
+package world
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The demo world's well-known users, fixed for every seed so docs and tests
+// can sign in as them. Each is enabled, MFA-registered and a member of its
+// tenant's access group.
+const (
+	// DemoAdmin holds Governance.Admin in the Contoso Retail tenant.
+	DemoAdmin = "admin@contoso-retail.example"
+	// DemoContosoUser is a standard user of the Contoso Retail tenant.
+	DemoContosoUser = "alex.morgan@contoso-retail.example"
+	// DemoFabrikamUser is a standard user of the Fabrikam Foods tenant.
+	DemoFabrikamUser = "sam.taylor@fabrikam-foods.example"
+	// DemoNorthwindUser is a standard user of the Northwind Travel tenant.
+	DemoNorthwindUser = "jordan.lee@northwind-travel.example"
+)
+
+// Demo builds the built-in demo world for seed as of today's calendar day
+// (in today's location). The same pair always yields the same world. Seeds
+// differ in their random draws (ids, names, amounts, which resources are
+// misconfigured), never in what the list below promises.
+//
+// The world moves with time: dated rows are generated relative to today,
+// and each cost or reservation row depends only on the seed and its own
+// date, never on today. A world built one day later therefore holds the
+// same history plus that new day's rows, less the oldest day's, and a
+// simulator whose clock passes midnight serves the new day. Ages (resource
+// creation times, last sign-ins) stay relative to today instead, so the
+// findings they drive, such as stale accounts, hold on any day.
+//
+// Contents:
+//   - Brands Contoso Retail, Fabrikam Foods and Northwind Travel in five
+//     tenants (Contoso Retail, Contoso Retail Dev, Fabrikam Foods, Fabrikam
+//     Foods Dev, Northwind Travel) with nine subscriptions. Each tenant's
+//     access group is "grp-" plus its name in kebab case; Northwind Travel
+//     is not delegated. Only Contoso Retail has a billing account.
+//   - Costs: one row per subscription, service and resource group for each
+//     of the 365 days ending today, in USD, with weekly and yearly
+//     seasonality, growth, noise and a 3–8x one- or two-day spike of one
+//     series in every 24-day cycle (so at least one in any 30 days).
+//   - Reservations: five reservations of the billing account, one row each
+//     for the last 90 days, two of them clearly under-utilised.
+//   - Resources per subscription in Azure id form: virtual machines with
+//     disks, NICs and public IPs, unattached disks and unassociated IPs,
+//     storage accounts (some without secure transfer or TLS 1.2), key
+//     vaults, SQL servers, AKS clusters, networks and NSGs, tagged with env,
+//     cost-center and usually owner. Types are lower case, as Resource
+//     Graph returns them.
+//   - Policy states on those resources, mostly Compliant: SOC 2 and NIST CSF
+//     2.0 group names (the latter in both the dotted and the underscore
+//     form) and policies with no group names, known only by the keywords of
+//     their names.
+//   - Compute and network quotas in eastus and westeurope, with usages at
+//     74.99 %, 75 %, 89.99 %, 90 %, above 90 % and a limit of 0.
+//   - 8–15 users per tenant: admins, privileged users (some without MFA),
+//     users without MFA, guests, stale and disabled accounts; three access
+//     reviews per tenant.
+//   - DNS for every domain: SPF, DMARC and DKIM that are strong on some
+//     domains, weak or missing on others.
+//
+// Well-known users: DemoAdmin (admin@contoso-retail.example, Governance.Admin
+// in Contoso Retail) and the standard users DemoContosoUser
+// (alex.morgan@contoso-retail.example), DemoFabrikamUser
+// (sam.taylor@fabrikam-foods.example) and DemoNorthwindUser
+// (jordan.lee@northwind-travel.example).
+func Demo(seed int64, today time.Time) *World {
+	y, m, d := today.Date()
+	g := &demoGen{
+		seed:   seed,
+		r:      rand.New(rand.NewPCG(uint64(seed), streamStructure)),
+		today:  time.Date(y, m, d, 0, 0, 0, 0, time.UTC),
+		w:      &World{},
+		emails: map[string]bool{},
+	}
+	g.day = g.today.Unix() / secondsPerDay
+	// Everything drawn from g.r is drawn in the same order and number for
+	// any today, so the estate itself does not change from day to day.
+	g.tenants()
+	g.resources()
+	g.policyStates()
+	g.quotas()
+	g.users()
+	g.accessReviews()
+	g.dns()
+	g.costs()
+	g.reservations()
+	return g.w
+}
+
+const secondsPerDay = 24 * 60 * 60
+
+// Stream ids keep the generator's independent random sequences apart.
+const (
+	streamStructure uint64 = iota + 1
+	streamCost
+	streamAnomaly
+	streamReservation
+)
+
+// growthEpoch anchors cost growth to a fixed date rather than to today, so
+// a date's cost is the same whichever day the world is built on.
+var growthEpoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Unix() / secondsPerDay
+
+// Anomalies: one spike per anomalyCycle days, starting up to
+// anomalyJitter-1 days into the cycle. Consecutive spikes are therefore
+// 18 to 30 days apart, which puts one in every 30-day window without
+// making the dates regular.
+const (
+	anomalyCycle  = 24
+	anomalyJitter = 7
+)
+
+type demoBrand struct {
+	name string // its production tenant's name; a dev tenant adds " Dev"
+	// seasonPeak (day of year) and seasonAmp shape the brand's yearly
+	// cycle: retail peaks before Christmas, travel in summer.
+	seasonPeak int
+	seasonAmp  float64
+}
+
+var demoBrands = []demoBrand{
+	{"Contoso Retail", 345, 0.12},
+	{"Fabrikam Foods", 300, 0.05},
+	{"Northwind Travel", 200, 0.15},
+}
+
+type demoTenantSpec struct {
+	brand     int
+	short     string // prefix of subscription and resource names
+	env       string
+	subs      []string
+	domains   []string // the first is the users' domain
+	billing   bool
+	delegated bool
+	// wellKnown is the tenant's documented standard user ("" for none).
+	wellKnown string
+}
+
+var demoTenantSpecs = []demoTenantSpec{
+	{0, "contoso", "prod", []string{"core", "shop", "data"}, []string{"contoso-retail.example", "contoso-shop.example"}, true, true, DemoContosoUser},
+	{0, "contoso", "dev", []string{"sandbox"}, []string{"contoso-retail-dev.example"}, false, true, ""},
+	{1, "fabrikam", "prod", []string{"core", "supply"}, []string{"fabrikam-foods.example"}, false, true, DemoFabrikamUser},
+	{1, "fabrikam", "dev", []string{"sandbox"}, []string{"fabrikam-foods-dev.example"}, false, true, ""},
+	// Northwind manages its own estate: the one tenant not delegated.
+	{2, "northwind", "prod", []string{"core", "bookings"}, []string{"northwind-travel.example", "northwind-holidays.example"}, false, false, DemoNorthwindUser},
+}
+
+type demoService struct {
+	name, rg     string
+	lo, hi       float64 // a production subscription's daily cost range, USD
+	wkLo, wkHi   float64 // weekend factor range: batch and web load drop, storage barely
+	everywhere   bool
+	resourceType string // the resource that bills under it, if the inventory shows one
+}
+
+var demoServices = []demoService{
+	{"Virtual Machines", "rg-app", 180, 420, 0.55, 0.7, true, ""},
+	{"Storage", "rg-data", 25, 70, 0.9, 0.97, true, ""},
+	{"Bandwidth", "rg-network", 10, 40, 0.6, 0.75, true, ""},
+	{"Key Vault", "rg-security", 2, 6, 0.85, 0.95, true, ""},
+	{"Azure SQL Database", "rg-data", 60, 160, 0.75, 0.85, false, typeSQLServer},
+	{"Azure Kubernetes Service", "rg-aks", 90, 260, 0.65, 0.8, false, typeAKS},
+	{"Azure Monitor", "rg-monitoring", 8, 25, 0.8, 0.9, false, ""},
+}
+
+const (
+	typeVM        = "Microsoft.Compute/virtualMachines"
+	typeDisk      = "Microsoft.Compute/disks"
+	typeNIC       = "Microsoft.Network/networkInterfaces"
+	typePublicIP  = "Microsoft.Network/publicIPAddresses"
+	typeVNet      = "Microsoft.Network/virtualNetworks"
+	typeNSG       = "Microsoft.Network/networkSecurityGroups"
+	typeStorage   = "Microsoft.Storage/storageAccounts"
+	typeKeyVault  = "Microsoft.KeyVault/vaults"
+	typeSQLServer = "Microsoft.Sql/servers"
+	typeAKS       = "Microsoft.ContainerService/managedClusters"
+)
+
+type demoSeries struct {
+	service    *demoService
+	base       float64
+	weekend    float64
+	growth     float64 // per year, continuous
+	seasonPeak int
+	seasonAmp  float64
+}
+
+type demoSub struct {
+	id, name  string
+	part      string // the name within its tenant, e.g. "core"
+	index     int    // position among all subscriptions, for private address ranges
+	tenant    *demoTenant
+	locations []string
+	series    []demoSeries
+	// byType lists the subscription's resources by their ARM type, for the
+	// policy states evaluated over them.
+	byType map[string][]Resource
+}
+
+type demoTenant struct {
+	spec  *demoTenantSpec
+	t     *Tenant
+	users []User
+}
+
+type demoReservation struct {
+	id, sku  string
+	reserved float64 // hours a day
+	use      float64 // typical share of them used
+}
+
+type demoGen struct {
+	seed  int64
+	r     *rand.Rand
+	today time.Time // midnight UTC of today's calendar day
+	day   int64     // today as days since 1970-01-01
+	w     *World
+	ts    []*demoTenant
+	subs  []*demoSub
+	// account and billed are the one billing account and its reservations.
+	account string
+	billed  []demoReservation
+	emails  map[string]bool
+}
+
+// keyed returns a generator for one item of a stream on one day. Rows
+// drawn from it depend on nothing else, which is what keeps history stable
+// as today moves.
+func keyed(seed int64, stream, item uint64, day int64) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(seed), mix64(stream<<56^item<<32^uint64(day))))
+}
+
+// mix64 is the splitmix64 finaliser: it spreads neighbouring keys over the
+// whole seed space so consecutive days do not get related sequences.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+func formatGUID(b [16]byte) string {
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func (g *demoGen) guid() string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], g.r.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], g.r.Uint64())
+	return formatGUID(b)
+}
+
+// policyDefinitionID derives a definition's id from its name, not the
+// seed: built-in definitions have the same id in every tenant.
+func policyDefinitionID(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return "/providers/Microsoft.Authorization/policyDefinitions/" + formatGUID([16]byte(sum[:16]))
+}
+
+func (g *demoGen) between(lo, hi float64) float64 { return lo + (hi-lo)*g.r.Float64() }
+
+func pick[T any](g *demoGen, options ...T) T { return options[g.r.IntN(len(options))] }
+
+func (g *demoGen) date(daysAgo int) string {
+	return g.today.AddDate(0, 0, -daysAgo).Format(DateLayout)
+}
+
+func (g *demoGen) tenants() {
+	for i := range demoTenantSpecs {
+		spec := &demoTenantSpecs[i]
+		name := demoBrands[spec.brand].name
+		if spec.env == "dev" {
+			name += " Dev"
+		}
+		t := Tenant{
+			Name:              name,
+			DirectoryTenantID: g.guid(),
+			AccessGroups:      []string{"grp-" + kebab(name)},
+			Delegated:         spec.delegated,
+			Domains:           slices.Clone(spec.domains),
+		}
+		if spec.billing {
+			// A Microsoft Customer Agreement billing account name.
+			g.account = g.guid() + ":" + g.guid() + "_2019-05-31"
+			t.BillingAccountID = ptr(g.account)
+			g.billed = []demoReservation{
+				{g.guid(), "Standard_D4s_v5", 6 * 24, g.between(0.95, 0.99)},
+				{g.guid(), "Standard_E8s_v5", 2 * 24, g.between(0.88, 0.95)},
+				{g.guid(), "SQLDB_GP_Compute_Gen5", 8 * 24, g.between(0.97, 1)},
+				{g.guid(), "Standard_B2ms", 10 * 24, g.between(0.5, 0.65)},
+				{g.guid(), "Standard_D2s_v3", 4 * 24, g.between(0.2, 0.35)},
+			}
+		}
+		dt := &demoTenant{spec: spec}
+		for k, name := range spec.subs {
+			s := &demoSub{
+				id:        g.guid(),
+				name:      fmt.Sprintf("%s-%s-%s", spec.short, name, spec.env),
+				part:      name,
+				index:     len(g.subs),
+				tenant:    dt,
+				locations: []string{"eastus"},
+				byType:    map[string][]Resource{},
+			}
+			// Each production tenant's first subscription also runs in Europe.
+			if k == 0 && spec.env == "prod" {
+				s.locations = append(s.locations, "westeurope")
+			}
+			t.Subscriptions = append(t.Subscriptions, Subscription{ID: s.id, Name: s.name})
+			g.addSeries(s, spec, k == 0)
+			g.subs = append(g.subs, s)
+		}
+		g.w.Tenants = append(g.w.Tenants, t)
+		g.ts = append(g.ts, dt)
+	}
+	// Tenants were appended by value; point at the stored copies.
+	for i := range g.ts {
+		g.ts[i].t = &g.w.Tenants[i]
+	}
+}
+
+func (g *demoGen) addSeries(s *demoSub, spec *demoTenantSpec, first bool) {
+	scale := 1.0
+	if spec.env == "dev" {
+		scale = g.between(0.15, 0.3)
+	}
+	brand := demoBrands[spec.brand]
+	for i := range demoServices {
+		svc := &demoServices[i]
+		// Every tenant's first subscription holds a database, so SQL
+		// resources and policies exist for any seed.
+		keep := svc.everywhere || g.r.Float64() < 0.6 || (first && svc.resourceType == typeSQLServer)
+		if !keep {
+			continue
+		}
+		s.series = append(s.series, demoSeries{
+			service:    svc,
+			base:       scale * g.between(svc.lo, svc.hi),
+			weekend:    g.between(svc.wkLo, svc.wkHi),
+			growth:     g.between(0.05, 0.25),
+			seasonPeak: brand.seasonPeak,
+			seasonAmp:  brand.seasonAmp,
+		})
+	}
+}
+
+func kebab(s string) string { return strings.ReplaceAll(strings.ToLower(s), " ", "-") }
+
+func (s *demoSub) has(resourceType string) bool {
+	for _, se := range s.series {
+		if se.service.resourceType == resourceType {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *demoGen) add(s *demoSub, rg, typ, name, location string, props map[string]any) Resource {
+	tags := map[string]string{
+		"env":         s.tenant.spec.env,
+		"cost-center": fmt.Sprintf("CC-%d", 1100+s.index*10),
+	}
+	// About one resource in five has lost its owner tag.
+	if g.r.Float64() < 0.8 {
+		tags["owner"] = pick(g, "platform-team", "data-team", "web-team", "finance-it") + "@" + s.tenant.spec.domains[0]
+	}
+	r := Resource{
+		SubscriptionID: s.id,
+		ID:             armID(s.id, rg, typ, name),
+		Name:           name,
+		Type:           strings.ToLower(typ),
+		Location:       location,
+		Tags:           tags,
+		Properties:     props,
+	}
+	g.w.Resources = append(g.w.Resources, r)
+	s.byType[typ] = append(s.byType[typ], r)
+	return r
+}
+
+func armID(sub, rg, typ, name string) string {
+	return fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/%s/%s", sub, rg, typ, name)
+}
+
+// Property values use the shapes JSON decoding produces (float64, []any,
+// map[string]any), so code reading them sees the same thing whether the
+// world came from Demo or from a world file.
+func (g *demoGen) resources() {
+	publicIPs := 0
+	nextPublicIP := func() string {
+		publicIPs++
+		return fmt.Sprintf("203.0.113.%d", publicIPs)
+	}
+	for _, s := range g.subs {
+		spec := s.tenant.spec
+		loc := func() string { return s.locations[g.r.IntN(len(s.locations))] }
+		short := spec.short + "-" + s.part
+		home := s.locations[0]
+
+		vnet := g.add(s, "rg-network", typeVNet, "vnet-"+short, home, map[string]any{
+			"addressSpace": map[string]any{"addressPrefixes": []any{fmt.Sprintf("10.%d.0.0/16", s.index)}},
+			"subnets":      []any{map[string]any{"name": "default", "properties": map[string]any{"addressPrefix": fmt.Sprintf("10.%d.1.0/24", s.index)}}},
+		})
+		rules := []any{nsgRule("allow-https", "443", "Internet", 100)}
+		// Management ports open to the internet: the finding an NSG review exists for.
+		if g.r.Float64() < 0.35 {
+			rules = append(rules, nsgRule("allow-rdp", "3389", "*", 200))
+		}
+		g.add(s, "rg-network", typeNSG, "nsg-"+short+"-web", home, map[string]any{"securityRules": rules})
+
+		vms := 1 + g.r.IntN(2)
+		if spec.env == "prod" {
+			vms = 2 + g.r.IntN(3)
+		}
+		roles := []string{"web", "app", "api", "batch"}
+		for v := range vms {
+			name := fmt.Sprintf("vm-%s-%s-%02d", short, roles[v%len(roles)], v/len(roles)+1)
+			l := loc()
+			osType := pick(g, "Linux", "Linux", "Windows")
+			vmID := armID(s.id, "rg-app", typeVM, name)
+			diskName := name + "-osdisk"
+			nicID := armID(s.id, "rg-app", typeNIC, name+"-nic")
+			ipConfig := map[string]any{
+				"privateIPAddress": fmt.Sprintf("10.%d.1.%d", s.index, v+4),
+				"subnet":           map[string]any{"id": armID(s.id, "rg-network", typeVNet, vnet.Name) + "/subnets/default"},
+			}
+			// The web tier faces the internet.
+			if v == 0 {
+				pipName := name + "-pip"
+				ipConfig["publicIPAddress"] = map[string]any{"id": armID(s.id, "rg-app", typePublicIP, pipName)}
+				g.add(s, "rg-app", typePublicIP, pipName, l, map[string]any{
+					"ipAddress":                nextPublicIP(),
+					"publicIPAllocationMethod": "Static",
+					"ipConfiguration":          map[string]any{"id": nicID + "/ipConfigurations/ipconfig1"},
+				})
+			}
+			g.add(s, "rg-app", typeNIC, name+"-nic", l, map[string]any{
+				"virtualMachine":   map[string]any{"id": vmID},
+				"ipConfigurations": []any{map[string]any{"name": "ipconfig1", "id": nicID + "/ipConfigurations/ipconfig1", "properties": ipConfig}},
+			})
+			g.add(s, "rg-app", typeDisk, diskName, l, map[string]any{
+				"diskSizeGB":  float64(128),
+				"diskState":   "Attached",
+				"osType":      osType,
+				"timeCreated": g.date(200+g.r.IntN(300)) + "T09:00:00Z",
+			})
+			power := "PowerState/running"
+			if g.r.Float64() < 0.15 {
+				power = "PowerState/deallocated"
+			}
+			g.add(s, "rg-app", typeVM, name, l, map[string]any{
+				"hardwareProfile": map[string]any{"vmSize": pick(g, "Standard_D2s_v3", "Standard_D4s_v5", "Standard_E4s_v5", "Standard_B2ms")},
+				"storageProfile": map[string]any{"osDisk": map[string]any{
+					"name": diskName, "osType": osType,
+					"managedDisk": map[string]any{"id": armID(s.id, "rg-app", typeDisk, diskName)},
+				}},
+				"networkProfile": map[string]any{"networkInterfaces": []any{map[string]any{"id": nicID}}},
+				"extended":       map[string]any{"instanceView": map[string]any{"powerState": map[string]any{"code": power}}},
+			})
+		}
+
+		// Orphans left behind by deleted machines; the first subscription
+		// always has both kinds so every seed shows them.
+		orphanDisks, orphanIPs := g.r.IntN(3), g.r.IntN(2)
+		if s.index == 0 {
+			orphanDisks, orphanIPs = max(orphanDisks, 1), 1
+		}
+		for k := range orphanDisks {
+			g.add(s, "rg-app", typeDisk, fmt.Sprintf("disk-%s-old-%02d", short, k+1), loc(), map[string]any{
+				"diskSizeGB":  pick(g, 256.0, 512, 1024),
+				"diskState":   "Unattached",
+				"timeCreated": g.date(100+g.r.IntN(300)) + "T09:00:00Z",
+			})
+		}
+		for k := range orphanIPs {
+			g.add(s, "rg-app", typePublicIP, fmt.Sprintf("pip-%s-spare-%02d", short, k+1), loc(), map[string]any{
+				"ipAddress":                nextPublicIP(),
+				"publicIPAllocationMethod": "Static",
+			})
+		}
+
+		storage := 1 + g.r.IntN(3)
+		for k := range storage {
+			// Storage account names are global, of lower-case letters and
+			// digits only: a random part keeps seeds apart, k keeps
+			// accounts of one subscription apart.
+			name := fmt.Sprintf("st%s%s%02x%02d", spec.short, s.part, g.r.IntN(256), k+1)
+			https := g.r.Float64() < 0.8
+			// One account in the shop subscription accepts plain HTTP, so
+			// the secure-transfer finding exists for every seed.
+			if s.index == 1 && k == 0 {
+				https = false
+			}
+			tls := "TLS1_2"
+			if g.r.Float64() < 0.2 {
+				tls = pick(g, "TLS1_0", "TLS1_1")
+			}
+			g.add(s, "rg-data", typeStorage, name, loc(), map[string]any{
+				"supportsHttpsTrafficOnly": https,
+				"minimumTlsVersion":        tls,
+				"allowBlobPublicAccess":    g.r.Float64() < 0.2,
+				"accessTier":               "Hot",
+			})
+		}
+
+		vaults := 1 + g.r.IntN(2)
+		for k := range vaults {
+			g.add(s, "rg-security", typeKeyVault, fmt.Sprintf("kv-%s-%02d", short, k+1), loc(), map[string]any{
+				"tenantId":                s.tenant.t.DirectoryTenantID,
+				"enableSoftDelete":        true,
+				"enablePurgeProtection":   g.r.Float64() < 0.7,
+				"enableRbacAuthorization": g.r.Float64() < 0.6,
+				"sku":                     map[string]any{"family": "A", "name": "standard"},
+			})
+		}
+		if s.has(typeSQLServer) {
+			tls := "1.2"
+			if g.r.Float64() < 0.3 {
+				tls = "1.0"
+			}
+			g.add(s, "rg-data", typeSQLServer, "sql-"+short, home, map[string]any{
+				"version":             "12.0",
+				"administratorLogin":  "sqladmin",
+				"minimalTlsVersion":   tls,
+				"publicNetworkAccess": pick(g, "Enabled", "Disabled"),
+			})
+		}
+		if s.has(typeAKS) {
+			g.add(s, "rg-aks", typeAKS, "aks-"+short, home, map[string]any{
+				"kubernetesVersion": pick(g, "1.30.6", "1.31.2", "1.29.9"),
+				"agentPoolProfiles": []any{map[string]any{"name": "system", "count": float64(2 + g.r.IntN(4)), "vmSize": "Standard_D4s_v5"}},
+			})
+		}
+	}
+}
+
+func nsgRule(name, port, source string, priority int) map[string]any {
+	return map[string]any{"name": name, "properties": map[string]any{
+		"access": "Allow", "direction": "Inbound", "protocol": "Tcp",
+		"destinationPortRange": port, "sourceAddressPrefix": source, "priority": float64(priority),
+	}}
+}
+
+type demoPolicy struct {
+	name, category, severity string
+	groups                   []string
+	// target is the ARM type evaluated, or "" for the subscription itself.
+	target string
+	// compliant decides from the resource's own properties, so findings
+	// agree with the inventory; policies without it fail at failRate.
+	compliant func(props map[string]any) bool
+	failRate  float64
+}
+
+func propIs(key string, want any) func(map[string]any) bool {
+	return func(p map[string]any) bool { return p[key] == want }
+}
+
+// demoPolicies are assigned in every subscription. The first eight carry
+// the group names the SOC 2 and NIST CSF 2.0 initiatives assign. NIST CSF
+// 2.0 group names are met both dotted (NIST_CSF_v2.0_PR.AA_01) and with
+// underscores (NIST_CSF_v2.0_PR_AA_01), so both forms appear and mapping
+// code must accept either. The rest come from plain assignments with no
+// groups: only the keywords in their names tell what control they serve.
+var demoPolicies = []demoPolicy{
+	{"Accounts with owner permissions on Azure resources should be MFA enabled", "Security Center", "High",
+		[]string{"SOC_2_CC6.1", "NIST_CSF_v2.0_PR.AA_03"}, "", nil, 0.4},
+	{"Storage accounts should have the specified minimum TLS version", "Storage", "Medium",
+		[]string{"SOC_2_CC6.7", "NIST_CSF_v2.0_PR_DS_02"}, typeStorage, propIs("minimumTlsVersion", "TLS1_2"), 0},
+	{"Key vaults should have deletion protection enabled", "Key Vault", "Medium",
+		[]string{"SOC_2_A1.2", "NIST_CSF_v2.0_PR.DS_11"}, typeKeyVault, propIs("enablePurgeProtection", true), 0},
+	{"Management ports of virtual machines should be protected with just-in-time network access control", "Security Center", "High",
+		[]string{"SOC_2_CC6.6", "NIST_CSF_v2.0_PR_IR_01"}, typeVM, nil, 0.25},
+	{"Azure Defender for servers should be enabled", "Security Center", "High",
+		[]string{"SOC_2_CC7.2", "NIST_CSF_v2.0_DE.CM_01"}, "", nil, 0.3},
+	{"Windows virtual machines should enable Azure Disk Encryption or EncryptionAtHost", "Guest Configuration", "Medium",
+		[]string{"SOC_2_CC6.1", "NIST_CSF_v2.0_PR_DS_01"}, typeVM, nil, 0.2},
+	{"Auditing on SQL server should be enabled", "SQL", "Medium",
+		[]string{"SOC_2_CC7.2", "NIST_CSF_v2.0_PR.PS_04"}, typeSQLServer, nil, 0.3},
+	{"Azure SQL Database should be running TLS version 1.2 or newer", "SQL", "Medium",
+		[]string{"SOC_2_CC6.7", "NIST_CSF_v2.0_PR.DS_02"}, typeSQLServer, propIs("minimalTlsVersion", "1.2"), 0},
+
+	{"Secure transfer to storage accounts should be enabled", "Storage", "High",
+		nil, typeStorage, propIs("supportsHttpsTrafficOnly", true), 0},
+	{"MFA should be enabled on accounts with write permissions on your subscription", "Security Center", "High",
+		nil, "", nil, 0.4},
+	{"Guest accounts with owner permissions on Azure resources should be removed", "Identity", "High",
+		nil, "", nil, 0.3},
+	{"Audit diagnostic setting for selected resource types", "Monitoring", "Low",
+		nil, typeVM, nil, 0.3},
+	{"Resource logs in Key Vault should be enabled", "Key Vault", "Low",
+		nil, typeKeyVault, nil, 0.3},
+	{"Network Watcher should be enabled", "Network", "Low",
+		nil, "", nil, 0.2},
+	{"All network ports should be restricted on network security groups associated to your virtual machine", "Network", "Medium",
+		nil, typeVM, nil, 0.2},
+}
+
+func (g *demoGen) policyStates() {
+	for _, s := range g.subs {
+		for _, p := range demoPolicies {
+			targets := s.byType[p.target]
+			if p.target == "" {
+				targets = []Resource{{ID: "/subscriptions/" + s.id}}
+			}
+			for _, res := range targets {
+				ok := g.r.Float64() >= p.failRate
+				if p.compliant != nil {
+					ok = p.compliant(res.Properties)
+				}
+				state := "Compliant"
+				if !ok {
+					state = "NonCompliant"
+				}
+				// Evaluations ran early this morning.
+				at := g.today.Add(2*time.Hour + time.Duration(g.r.IntN(180))*time.Minute)
+				g.w.PolicyStates = append(g.w.PolicyStates, PolicyState{
+					SubscriptionID:     s.id,
+					PolicyDefinitionID: policyDefinitionID(p.name),
+					PolicyName:         p.name,
+					Category:           p.category,
+					GroupNames:         slices.Clone(p.groups),
+					ComplianceState:    state,
+					ResourceID:         res.ID,
+					Severity:           p.severity,
+					Timestamp:          at.Format(time.RFC3339),
+				})
+			}
+		}
+	}
+}
+
+type quotaKey struct{ sub, location, name string }
+
+var demoQuotaNames = []struct {
+	provider, name string
+	limit          float64
+}{
+	{"compute", "cores", 350},
+	{"compute", "standardDSv3Family", 200},
+	{"compute", "virtualMachines", 25000},
+	{"compute", "availabilitySets", 2500},
+	{"network", "VirtualNetworks", 1000},
+	{"network", "PublicIPAddresses", 1000},
+	{"network", "NetworkSecurityGroups", 5000},
+	{"network", "LoadBalancers", 1000},
+}
+
+// demoQuotaEdges pins usages (current, limit) on and beside the health
+// boundaries (ok < 75 % ≤ warning < 90 % ≤ critical) for every seed; the
+// other quotas are drawn well below them.
+var demoQuotaEdges = map[quotaKey][2]float64{
+	{"contoso-core-prod", "eastus", "cores"}:                    {7499, 10000}, // 74.99 %: still ok
+	{"contoso-shop-prod", "eastus", "PublicIPAddresses"}:        {750, 1000},   // 75 %: warning
+	{"contoso-core-prod", "eastus", "standardDSv3Family"}:       {8999, 10000}, // 89.99 %: still warning
+	{"fabrikam-core-prod", "eastus", "cores"}:                   {315, 350},    // 90 %: critical
+	{"northwind-core-prod", "westeurope", "standardDSv3Family"}: {190, 200},    // 95 %
+	{"contoso-data-prod", "eastus", "NetworkSecurityGroups"}:    {4900, 5000},  // 98 %
+	{"contoso-sandbox-dev", "eastus", "cores"}:                  {100, 100},    // exhausted
+}
+
+func (g *demoGen) quotas() {
+	for _, s := range g.subs {
+		for _, loc := range s.locations {
+			for _, q := range demoQuotaNames {
+				current := math.Round(q.limit * g.between(0.02, 0.5))
+				limit := q.limit
+				if edge, ok := demoQuotaEdges[quotaKey{s.name, loc, q.name}]; ok {
+					current, limit = edge[0], edge[1]
+				}
+				g.w.Quotas = append(g.w.Quotas, Quota{SubscriptionID: s.id, Location: loc, Provider: q.provider, Name: q.name, CurrentValue: current, Limit: limit})
+			}
+		}
+		// A GPU family that was never requested has a limit of 0: its
+		// usage percentage is undefined, not 100 %.
+		if s.name == "fabrikam-sandbox-dev" {
+			g.w.Quotas = append(g.w.Quotas, Quota{SubscriptionID: s.id, Location: "eastus", Provider: "compute", Name: "standardNCASv3_T4Family"})
+		}
+	}
+}
+
+type userKind int
+
+const (
+	kindMember userKind = iota
+	kindNoMFA
+	kindPrivileged
+	kindPrivilegedNoMFA
+	kindAdmin
+	kindGuest
+	kindStale
+	kindDisabled
+)
+
+var (
+	demoFirstNames = []string{"Aisha", "Ben", "Carla", "Dev", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Luca",
+		"Maya", "Nils", "Olga", "Priya", "Quinn", "Rafael", "Sofia", "Tomas", "Uma", "Victor", "Wen", "Yara", "Zane"}
+	demoLastNames = []string{"Adams", "Brooks", "Costa", "Diaz", "Eriksen", "Fischer", "Garcia", "Haddad", "Ito", "Jensen", "Kowalski",
+		"Larsen", "Moreau", "Nakamura", "Okafor", "Petrov", "Quint", "Rossi", "Schmidt", "Tanaka", "Ueda", "Varga", "Weber", "Young"}
+	// Guests come from partner organisations.
+	demoGuestDomains = []string{"adatum-consulting.example", "litware.example", "tailspin-partners.example", "wingtip-agency.example"}
+	demoMFAMethods   = []string{"microsoftAuthenticator", "phoneAuthentication", "fido2", "softwareOneTimePasscode"}
+)
+
+func (g *demoGen) users() {
+	for i, dt := range g.ts {
+		var kinds []userKind
+		if i == 0 {
+			// A second admin besides the well-known one.
+			kinds = append(kinds, kindAdmin)
+		}
+		kinds = append(kinds, kindPrivileged, kindNoMFA, kindGuest, kindStale, kindDisabled)
+		// Every other tenant has an administrator without MFA.
+		if i%2 == 0 {
+			kinds = append(kinds, kindPrivilegedNoMFA)
+		}
+		if g.r.IntN(2) == 0 {
+			kinds = append(kinds, kindGuest)
+		}
+		known := 0
+		if i == 0 {
+			known++
+		}
+		if dt.spec.wellKnown != "" {
+			known++
+		}
+		for total := 8 + g.r.IntN(8); len(kinds)+known < total; {
+			kinds = append(kinds, kindMember)
+		}
+		g.r.Shuffle(len(kinds), func(a, b int) { kinds[a], kinds[b] = kinds[b], kinds[a] })
+
+		if i == 0 {
+			g.addUser(dt, g.wellKnown(dt, DemoAdmin, "Governance Admin", true))
+		}
+		if dt.spec.wellKnown != "" {
+			g.addUser(dt, g.wellKnown(dt, dt.spec.wellKnown, nameOf(dt.spec.wellKnown), false))
+		}
+		for _, k := range kinds {
+			g.addUser(dt, g.user(dt, k))
+		}
+	}
+}
+
+func (g *demoGen) addUser(dt *demoTenant, u User) {
+	g.emails[u.Email] = true
+	dt.users = append(dt.users, u)
+	g.w.Users = append(g.w.Users, u)
+}
+
+// nameOf turns "alex.morgan@…" into "Alex Morgan".
+func nameOf(email string) string {
+	local, _, _ := strings.Cut(email, "@")
+	parts := strings.Split(local, ".")
+	for i, p := range parts {
+		parts[i] = strings.ToUpper(p[:1]) + p[1:]
+	}
+	return strings.Join(parts, " ")
+}
+
+// wellKnown builds a documented user. Apart from its tenant's id nothing
+// about it depends on the seed, so docs and tests can rely on it.
+func (g *demoGen) wellKnown(dt *demoTenant, email, name string, admin bool) User {
+	u := User{
+		Email:             email,
+		Name:              name,
+		DirectoryTenantID: dt.t.DirectoryTenantID,
+		Roles:             []string{},
+		Groups:            slices.Clone(dt.t.AccessGroups),
+		UserType:          "Member",
+		AccountEnabled:    ptr(true),
+		MFARegistered:     true,
+		MFAMethods:        []string{"microsoftAuthenticator"},
+		LastSignIn:        g.date(1),
+	}
+	if admin {
+		u.Roles = []string{"Governance.Admin"}
+		u.IsPrivileged = true
+		u.MFAMethods = []string{"fido2", "microsoftAuthenticator"}
+	}
+	return u
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (g *demoGen) user(dt *demoTenant, k userKind) User {
+	domain := dt.spec.domains[0]
+	if k == kindGuest {
+		domain = pick(g, demoGuestDomains...)
+	}
+	var first, last, email string
+	for {
+		first, last = pick(g, demoFirstNames...), pick(g, demoLastNames...)
+		email = strings.ToLower(first+"."+last) + "@" + domain
+		if !g.emails[email] {
+			break
+		}
+	}
+	u := User{
+		Email:             email,
+		Name:              first + " " + last,
+		DirectoryTenantID: dt.t.DirectoryTenantID,
+		Roles:             []string{},
+		Groups:            slices.Clone(dt.t.AccessGroups),
+		UserType:          "Member",
+		AccountEnabled:    ptr(true),
+		MFARegistered:     true,
+		LastSignIn:        g.date(g.r.IntN(14)),
+	}
+	switch k {
+	case kindNoMFA, kindPrivilegedNoMFA:
+		u.MFARegistered = false
+	case kindGuest:
+		u.UserType = "Guest"
+		u.MFARegistered = g.r.IntN(2) == 0
+		u.LastSignIn = g.date(g.r.IntN(60))
+		// Only some guests were given tenant access.
+		if g.r.IntN(2) == 0 {
+			u.Groups = []string{}
+		}
+	case kindStale:
+		u.LastSignIn = g.date(120 + g.r.IntN(300))
+	case kindDisabled:
+		u.AccountEnabled = ptr(false)
+		u.MFARegistered = g.r.IntN(2) == 0
+		u.LastSignIn = g.date(60 + g.r.IntN(300))
+	case kindAdmin:
+		u.Roles = []string{"Governance.Admin"}
+	}
+	u.IsPrivileged = k == kindPrivileged || k == kindPrivilegedNoMFA || k == kindAdmin
+	u.MFAMethods = []string{}
+	if u.MFARegistered {
+		perm := g.r.Perm(len(demoMFAMethods))
+		for _, m := range perm[:1+g.r.IntN(2)] {
+			u.MFAMethods = append(u.MFAMethods, demoMFAMethods[m])
+		}
+	}
+	return u
+}
+
+var demoReviewStatuses = []string{"Completed", "InProgress", "NotStarted"}
+
+func (g *demoGen) accessReviews() {
+	for i, dt := range g.ts {
+		group := dt.t.AccessGroups[0]
+		reviews := []struct {
+			name string
+			who  func(User) bool
+		}{
+			{"Quarterly access review: " + group + " members", func(u User) bool { return len(u.Groups) > 0 }},
+			{"Guest access review", func(u User) bool { return u.UserType == "Guest" }},
+			{"Privileged access review", func(u User) bool { return u.IsPrivileged }},
+		}
+		for j, rv := range reviews {
+			// Rotating the statuses puts each one in every tenant.
+			status := demoReviewStatuses[(i+j)%len(demoReviewStatuses)]
+			decisions := []Decision{}
+			for _, u := range dt.users {
+				if !rv.who(u) {
+					continue
+				}
+				decision := "NotReviewed"
+				switch {
+				case status == "NotStarted", status == "InProgress" && g.r.IntN(2) == 0:
+					// Not reached yet.
+				case *u.AccountEnabled && u.LastSignIn >= g.date(90):
+					decision = "Approve"
+				default:
+					// Reviewers remove disabled and stale accounts.
+					decision = "Deny"
+				}
+				decisions = append(decisions, Decision{User: u.Email, Decision: decision})
+			}
+			g.w.AccessReviews = append(g.w.AccessReviews, AccessReview{
+				DirectoryTenantID: dt.t.DirectoryTenantID,
+				ID:                g.guid(),
+				Name:              rv.name,
+				Status:            status,
+				Decisions:         decisions,
+			})
+		}
+	}
+}
+
+// demoMail is a domain's mail authentication posture. Together the domains
+// cover strong (DMARC p=reject with reports, DKIM, SPF -all), weak (p=none,
+// pct below 100, SPF ~all) and missing (no DMARC, no DKIM) setups.
+type demoMail struct {
+	dmarc string // policy, "" for no DMARC record
+	pct   int    // 0 leaves the tag out (meaning 100)
+	dkim  string // "cname", "txt" or "" for no selectors
+	spf   string // SPF's final mechanism, "" for no SPF record
+}
+
+var demoMailPosture = map[string]demoMail{
+	"contoso-retail.example":     {"reject", 100, "cname", "-all"},
+	"contoso-shop.example":       {"none", 0, "txt", "~all"},
+	"contoso-retail-dev.example": {"", 0, "", ""},
+	"fabrikam-foods.example":     {"quarantine", 50, "cname", "-all"},
+	"fabrikam-foods-dev.example": {"reject", 0, "", "-all"},
+	"northwind-travel.example":   {"reject", 100, "txt", "-all"},
+	"northwind-holidays.example": {"", 0, "cname", "~all"},
+}
+
+func (g *demoGen) dns() {
+	for _, dt := range g.ts {
+		for _, domain := range dt.spec.domains {
+			m := demoMailPosture[domain]
+			if m.spf != "" {
+				g.w.DNS = append(g.w.DNS, DNSRecord{Name: domain, Type: "TXT", Value: "v=spf1 include:spf.protection.outlook.com " + m.spf})
+			}
+			if m.dmarc != "" {
+				v := "v=DMARC1; p=" + m.dmarc
+				if m.pct != 0 {
+					v += fmt.Sprintf("; pct=%d", m.pct)
+				}
+				v += "; rua=mailto:dmarc-reports@" + domain
+				g.w.DNS = append(g.w.DNS, DNSRecord{Name: "_dmarc." + domain, Type: "TXT", Value: v})
+			}
+			for _, selector := range []string{"selector1", "selector2"} {
+				name := selector + "._domainkey." + domain
+				switch m.dkim {
+				case "cname":
+					// Exchange Online's form: the key lives in the tenant's
+					// onmicrosoft.com zone.
+					target := fmt.Sprintf("%s-%s._domainkey.%s.onmicrosoft.com", selector, strings.ReplaceAll(domain, ".", "-"), strings.ReplaceAll(kebab(dt.t.Name), "-", ""))
+					g.w.DNS = append(g.w.DNS, DNSRecord{Name: name, Type: "CNAME", Value: target})
+				case "txt":
+					g.w.DNS = append(g.w.DNS, DNSRecord{Name: name, Type: "TXT", Value: "v=DKIM1; k=rsa; p=" + g.dkimKey()})
+				}
+			}
+		}
+	}
+}
+
+// dkimKey returns a base64 SubjectPublicKeyInfo of a 2048-bit RSA key with
+// a random modulus: it parses like a real DKIM key without the cost of
+// generating one.
+func (g *demoGen) dkimKey() string {
+	prefix := []byte{0x30, 0x82, 0x01, 0x22, 0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00,
+		0x03, 0x82, 0x01, 0x0f, 0x00, 0x30, 0x82, 0x01, 0x0a, 0x02, 0x82, 0x01, 0x01, 0x00}
+	der := append([]byte{}, prefix...)
+	for range 256 / 8 {
+		der = binary.BigEndian.AppendUint64(der, g.r.Uint64())
+	}
+	der[len(prefix)] |= 0x80 // a full 2048-bit modulus
+	der[len(der)-1] |= 1     // RSA moduli are odd
+	der = append(der, 0x02, 0x03, 0x01, 0x00, 0x01)
+	return base64.StdEncoding.EncodeToString(der)
+}
+
+// anomalyOn reports which cost series spikes on day n and by what factor,
+// or -1. The schedule depends on the seed and the day only.
+func (g *demoGen) anomalyOn(n int64, series int) (int, float64) {
+	cycle := n / anomalyCycle
+	if n < 0 && n%anomalyCycle != 0 {
+		cycle--
+	}
+	r := keyed(g.seed, streamAnomaly, 0, cycle)
+	start := cycle*anomalyCycle + int64(r.IntN(anomalyJitter))
+	length := 1 + int64(r.IntN(2))
+	which := r.IntN(series)
+	factor := 3 + 5*r.Float64()
+	if n < start || n >= start+length {
+		return -1, 0
+	}
+	return which, factor
+}
+
+func (g *demoGen) costs() {
+	series := 0
+	for _, sub := range g.subs {
+		series += len(sub.series)
+	}
+	g.w.Costs = make([]Cost, 0, 365*series)
+	for n := g.day - 364; n <= g.day; n++ {
+		date := time.Unix(n*secondsPerDay, 0).UTC()
+		day := date.Format(DateLayout)
+		weekend := date.Weekday() == time.Saturday || date.Weekday() == time.Sunday
+		years := float64(n-growthEpoch) / 365.25
+		spiked, factor := g.anomalyOn(n, series)
+		k := 0
+		for _, sub := range g.subs {
+			for _, s := range sub.series {
+				r := keyed(g.seed, streamCost, uint64(k), n)
+				season := 1 + s.seasonAmp*math.Cos(2*math.Pi*float64(date.YearDay()-s.seasonPeak)/365.25)
+				v := s.base * math.Exp(s.growth*years) * season * (0.92 + 0.16*r.Float64())
+				if weekend {
+					v *= s.weekend
+				}
+				if k == spiked {
+					v *= factor
+				}
+				g.w.Costs = append(g.w.Costs, Cost{
+					SubscriptionID: sub.id,
+					Date:           day,
+					Service:        s.service.name,
+					ResourceGroup:  s.service.rg,
+					Cost:           math.Round(v*100) / 100,
+					Currency:       "USD",
+				})
+				k++
+			}
+		}
+	}
+}
+
+func (g *demoGen) reservations() {
+	if len(g.billed) == 0 {
+		return
+	}
+	for n := g.day - 89; n <= g.day; n++ {
+		day := time.Unix(n*secondsPerDay, 0).UTC().Format(DateLayout)
+		for k, res := range g.billed {
+			r := keyed(g.seed, streamReservation, uint64(k), n)
+			use := min(1, max(0, res.use+0.1*(r.Float64()-0.5)))
+			g.w.Reservations = append(g.w.Reservations, Reservation{
+				BillingAccountID: g.account,
+				ReservationID:    res.id,
+				SKU:              res.sku,
+				Date:             day,
+				ReservedHours:    res.reserved,
+				// Rounded down so used never exceeds reserved.
+				UsedHours: math.Floor(res.reserved*use*100) / 100,
+			})
+		}
+	}
+}

@@ -1,0 +1,621 @@
+package world
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// demoToday is mid-afternoon so tests also show that the time of day does
+// not matter.
+var demoToday = time.Date(2026, time.March, 14, 15, 30, 0, 0, time.UTC)
+
+var guidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+func mustJSON(t *testing.T, w *World) []byte {
+	t.Helper()
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func dayOffset(t time.Time, offset int) string { return t.AddDate(0, 0, offset).Format(DateLayout) }
+
+func TestDemoIsDeterministic(t *testing.T) {
+	a := mustJSON(t, Demo(7, demoToday))
+	if !bytes.Equal(a, mustJSON(t, Demo(7, demoToday))) {
+		t.Fatal("the same seed and day gave different worlds")
+	}
+	midnight := time.Date(2026, time.March, 14, 0, 0, 0, 0, time.UTC)
+	if !bytes.Equal(a, mustJSON(t, Demo(7, midnight))) {
+		t.Fatal("the time of day changed the world")
+	}
+	if bytes.Equal(a, mustJSON(t, Demo(8, demoToday))) {
+		t.Fatal("different seeds gave the same world")
+	}
+}
+
+func TestDemoValidatesAndRoundTrips(t *testing.T) {
+	for _, seed := range []int64{1, 2, 3} {
+		if err := Demo(seed, demoToday).Validate(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+	// Written to a file and loaded back, the demo world is the same value:
+	// its properties already have the shapes JSON decoding produces.
+	w := Demo(1, demoToday)
+	back, err := Parse(mustJSON(t, w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, w) {
+		t.Fatal("the demo world changed through JSON")
+	}
+}
+
+func TestDemoMovesWithTime(t *testing.T) {
+	before, after := Demo(5, demoToday), Demo(5, demoToday.AddDate(0, 0, 1))
+	ids := func(w *World) []string {
+		var out []string
+		for _, r := range w.Resources {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	if !reflect.DeepEqual(before.Tenants, after.Tenants) || !slices.Equal(ids(before), ids(after)) {
+		t.Fatal("the estate changed from one day to the next")
+	}
+	shifted(t, "costs", before.Costs, after.Costs, 365, func(c Cost) string { return c.Date })
+	shifted(t, "reservations", before.Reservations, after.Reservations, 90, func(r Reservation) string { return r.Date })
+}
+
+// shifted checks that a dated list moved on by one day: the oldest day's
+// rows dropped, the new day's added, and every row between unchanged.
+func shifted[T comparable](t *testing.T, list string, old, next []T, days int, date func(T) string) {
+	t.Helper()
+	if len(old) == 0 || len(old) != len(next) || len(old)%days != 0 {
+		t.Fatalf("%s: %d rows, then %d, for %d days", list, len(old), len(next), days)
+	}
+	n := len(old) / days
+	oldest, newest := dayOffset(demoToday, 1-days), dayOffset(demoToday, 1)
+	for _, r := range old[:n] {
+		if date(r) != oldest {
+			t.Fatalf("%s: a row of the oldest day is dated %s, want %s", list, date(r), oldest)
+		}
+	}
+	if date(old[n]) == oldest {
+		t.Fatalf("%s: the oldest day has more than %d rows", list, n)
+	}
+	for _, r := range next[len(next)-n:] {
+		if date(r) != newest {
+			t.Fatalf("%s: a row of the new day is dated %s, want %s", list, date(r), newest)
+		}
+	}
+	if !slices.Equal(old[n:], next[:len(next)-n]) {
+		t.Fatalf("%s: history changed when the day moved on", list)
+	}
+}
+
+// TestDemoContract counts, for a few seeds, everything the demo world
+// promises; the counts do not depend on the seed.
+func TestDemoContract(t *testing.T) {
+	for _, seed := range []int64{1, 42, -9} {
+		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) {
+			w := Demo(seed, demoToday)
+			t.Run("tenants", func(t *testing.T) { checkTenants(t, w) })
+			t.Run("costs", func(t *testing.T) { checkCosts(t, w) })
+			t.Run("reservations", func(t *testing.T) { checkReservations(t, w) })
+			t.Run("policy states", func(t *testing.T) { checkPolicyStates(t, w) })
+			t.Run("resources", func(t *testing.T) { checkResources(t, w) })
+			t.Run("quotas", func(t *testing.T) { checkQuotas(t, w) })
+			t.Run("users", func(t *testing.T) { checkUsers(t, w) })
+			t.Run("access reviews", func(t *testing.T) { checkAccessReviews(t, w) })
+			t.Run("dns", func(t *testing.T) { checkDNS(t, w) })
+		})
+	}
+}
+
+func checkTenants(t *testing.T, w *World) {
+	brands := map[string]bool{}
+	notDelegated := 0
+	for _, tn := range w.Tenants {
+		brands[strings.TrimSuffix(tn.Name, " Dev")] = true
+		if !tn.Delegated {
+			notDelegated++
+		}
+		if !guidRE.MatchString(tn.DirectoryTenantID) {
+			t.Errorf("%s: directory id %q is not a GUID", tn.Name, tn.DirectoryTenantID)
+		}
+		if n := len(tn.Subscriptions); n < 1 || n > 3 {
+			t.Errorf("%s: %d subscriptions", tn.Name, n)
+		}
+		for _, s := range tn.Subscriptions {
+			if !guidRE.MatchString(s.ID) || s.Name == "" {
+				t.Errorf("%s: subscription %+v", tn.Name, s)
+			}
+		}
+		if len(tn.AccessGroups) == 0 || !strings.HasPrefix(tn.AccessGroups[0], "grp-") {
+			t.Errorf("%s: access groups %v", tn.Name, tn.AccessGroups)
+		}
+		if len(tn.Domains) == 0 {
+			t.Errorf("%s: no domains", tn.Name)
+		}
+		for _, d := range tn.Domains {
+			if !strings.HasSuffix(d, ".example") {
+				t.Errorf("%s: domain %q", tn.Name, d)
+			}
+		}
+	}
+	if len(brands) < 3 || len(w.Tenants) < 5 {
+		t.Errorf("%d brands, %d tenants; want at least 3 and 5", len(brands), len(w.Tenants))
+	}
+	if notDelegated != 1 {
+		t.Errorf("%d tenants not delegated, want 1", notDelegated)
+	}
+}
+
+// subscriptions maps each subscription id to its tenant.
+func subscriptions(w *World) map[string]Tenant {
+	out := map[string]Tenant{}
+	for _, tn := range w.Tenants {
+		for _, s := range tn.Subscriptions {
+			out[s.ID] = tn
+		}
+	}
+	return out
+}
+
+func checkCosts(t *testing.T, w *World) {
+	type subDay struct{ sub, date string }
+	totals := map[subDay]float64{}
+	services := map[string]bool{}
+	for _, c := range w.Costs {
+		totals[subDay{c.SubscriptionID, c.Date}] += c.Cost
+		services[c.Service] = true
+		if c.Currency != "USD" || c.Cost <= 0 || math.Round(c.Cost*100)/100 != c.Cost || c.ResourceGroup == "" {
+			t.Fatalf("cost row %+v", c)
+		}
+	}
+	if len(services) < 6 {
+		t.Errorf("%d services", len(services))
+	}
+	first, last := dayOffset(demoToday, -364), dayOffset(demoToday, 0)
+	for sub := range subscriptions(w) {
+		var weekday, weekend []float64
+		days := 0
+		for date, d := demoToday.AddDate(0, 0, -364), 0; d < 365; date, d = date.AddDate(0, 0, 1), d+1 {
+			total, ok := totals[subDay{sub, date.Format(DateLayout)}]
+			if !ok {
+				continue
+			}
+			days++
+			if wd := date.Weekday(); wd == time.Saturday || wd == time.Sunday {
+				weekend = append(weekend, total)
+			} else {
+				weekday = append(weekday, total)
+			}
+		}
+		if days != 365 {
+			t.Errorf("subscription %s: costs on %d of the 365 days %s..%s", sub, days, first, last)
+		}
+		if mean(weekend) >= mean(weekday) {
+			t.Errorf("subscription %s: weekend mean %.2f is not below the weekday mean %.2f", sub, mean(weekend), mean(weekday))
+		}
+	}
+	for k := range totals {
+		if k.date < first || k.date > last {
+			t.Errorf("a cost dated %s, outside %s..%s", k.date, first, last)
+		}
+	}
+	spikes := costSpikes(w.Costs)
+	recent := slices.ContainsFunc(spikes, func(d string) bool { return d >= dayOffset(demoToday, -29) })
+	// A handful: enough to find, far too few to be noise.
+	if len(spikes) < 4 || len(spikes) > 25 || !recent {
+		t.Errorf("cost spikes on %v; want 4 to 25, one in the last 30 days", spikes)
+	}
+}
+
+func mean(xs []float64) float64 {
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+// costSpikes finds anomalies as a reader of the data would: a day costing
+// at least twice the same series' cost a week before, counting a run of
+// such days once. It returns the first day of each.
+func costSpikes(costs []Cost) []string {
+	type key struct{ sub, service, rg string }
+	series := map[key][]Cost{}
+	for _, c := range costs {
+		k := key{c.SubscriptionID, c.Service, c.ResourceGroup}
+		series[k] = append(series[k], c)
+	}
+	var out []string
+	for _, rows := range series {
+		slices.SortFunc(rows, func(a, b Cost) int { return strings.Compare(a.Date, b.Date) })
+		previous := false
+		for i := 7; i < len(rows); i++ {
+			spike := rows[i].Cost >= 2*rows[i-7].Cost
+			if spike && !previous {
+				out = append(out, rows[i].Date)
+			}
+			previous = spike
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func checkReservations(t *testing.T, w *World) {
+	var billed []Tenant
+	for _, tn := range w.Tenants {
+		if tn.BillingAccountID != nil {
+			billed = append(billed, tn)
+		}
+	}
+	if len(billed) != 1 {
+		t.Fatalf("%d tenants with a billing account, want 1", len(billed))
+	}
+	type use struct{ reserved, used float64 }
+	byID := map[string]*use{}
+	dates := map[string]bool{}
+	for _, r := range w.Reservations {
+		if r.BillingAccountID != *billed[0].BillingAccountID || r.SKU == "" || r.UsedHours > r.ReservedHours {
+			t.Fatalf("reservation row %+v", r)
+		}
+		if byID[r.ReservationID] == nil {
+			byID[r.ReservationID] = &use{}
+		}
+		byID[r.ReservationID].reserved += r.ReservedHours
+		byID[r.ReservationID].used += r.UsedHours
+		dates[r.Date] = true
+	}
+	under := 0
+	for _, u := range byID {
+		if u.used < 0.7*u.reserved {
+			under++
+		}
+	}
+	if len(byID) < 3 || under == 0 || under == len(byID) {
+		t.Errorf("%d reservations, %d under-utilised; want several, some under-utilised", len(byID), under)
+	}
+	if len(dates) != 90 || !dates[dayOffset(demoToday, 0)] || !dates[dayOffset(demoToday, -89)] {
+		t.Errorf("reservation rows on %d days, want the 90 ending today", len(dates))
+	}
+}
+
+var (
+	nistDotted     = regexp.MustCompile(`^NIST_CSF_v2\.0_[A-Z]{2}\.[A-Z]{2}_\d{2}$`)
+	nistUnderscore = regexp.MustCompile(`^NIST_CSF_v2\.0_[A-Z]{2}_[A-Z]{2}_\d{2}$`)
+	definitionRE   = regexp.MustCompile(`^/providers/Microsoft\.Authorization/policyDefinitions/[0-9a-f-]{36}$`)
+)
+
+func checkPolicyStates(t *testing.T, w *World) {
+	targets := map[string]bool{}
+	for _, r := range w.Resources {
+		targets[r.ID] = true
+	}
+	for sub := range subscriptions(w) {
+		targets["/subscriptions/"+sub] = true
+	}
+	count := map[string]int{}
+	perSub := map[string]int{}
+	for _, s := range w.PolicyStates {
+		perSub[s.SubscriptionID]++
+		count[s.ComplianceState]++
+		count[s.Severity]++
+		count[s.Category]++
+		if !definitionRE.MatchString(s.PolicyDefinitionID) || !targets[s.ResourceID] || !strings.HasPrefix(s.Timestamp, dayOffset(demoToday, 0)+"T") {
+			t.Fatalf("policy state %+v", s)
+		}
+		for _, g := range s.GroupNames {
+			switch {
+			case strings.HasPrefix(g, "SOC_2_"):
+				count["soc2"]++
+			case nistDotted.MatchString(g):
+				count["nist dotted"]++
+			case nistUnderscore.MatchString(g):
+				count["nist underscore"]++
+			default:
+				t.Errorf("unexpected group name %q", g)
+			}
+		}
+		if len(s.GroupNames) == 0 {
+			count["no groups"]++
+			for _, kw := range []string{"Secure transfer", "MFA", "diagnostic"} {
+				if strings.Contains(s.PolicyName, kw) {
+					count[kw]++
+				}
+			}
+		}
+	}
+	for _, k := range []string{"soc2", "nist dotted", "nist underscore", "no groups", "Secure transfer", "MFA", "diagnostic",
+		"High", "Medium", "Low", "Security Center", "Storage", "Identity", "Monitoring", "Network", "NonCompliant"} {
+		if count[k] == 0 {
+			t.Errorf("no policy states with %s", k)
+		}
+	}
+	if count["Compliant"] <= count["NonCompliant"] {
+		t.Errorf("%d compliant and %d non-compliant states; want mostly compliant", count["Compliant"], count["NonCompliant"])
+	}
+	for sub := range subscriptions(w) {
+		if perSub[sub] < 12 {
+			t.Errorf("subscription %s: %d policy states", sub, perSub[sub])
+		}
+	}
+}
+
+func checkResources(t *testing.T, w *World) {
+	count := map[string]int{}
+	seen := map[string]bool{}
+	for _, r := range w.Resources {
+		if seen[r.ID] {
+			t.Errorf("resource %s twice", r.ID)
+		}
+		seen[r.ID] = true
+		if !strings.HasPrefix(r.ID, "/subscriptions/"+r.SubscriptionID+"/resourceGroups/") || !strings.HasSuffix(r.ID, "/"+r.Name) {
+			t.Fatalf("resource id %q of %s", r.ID, r.SubscriptionID)
+		}
+		if !strings.Contains(strings.ToLower(r.ID), "/providers/"+r.Type+"/") {
+			t.Fatalf("resource %s has type %s", r.ID, r.Type)
+		}
+		if r.Tags["env"] == "" || r.Tags["cost-center"] == "" {
+			t.Errorf("resource %s tags %v", r.ID, r.Tags)
+		}
+		if r.Tags["owner"] == "" {
+			count["no owner"]++
+		}
+		count[r.Type]++
+		count[r.Location]++
+		switch r.Type {
+		case "microsoft.compute/disks":
+			count[r.Type+" "+r.Properties["diskState"].(string)]++
+		case "microsoft.network/publicipaddresses":
+			if r.Properties["ipConfiguration"] == nil {
+				count["unassociated ip"]++
+			}
+		case "microsoft.storage/storageaccounts":
+			count["https "+strconv.FormatBool(r.Properties["supportsHttpsTrafficOnly"].(bool))]++
+			if r.Properties["minimumTlsVersion"] == nil {
+				t.Errorf("storage account %s without minimumTlsVersion", r.Name)
+			}
+		}
+	}
+	for _, k := range []string{"microsoft.compute/virtualmachines", "microsoft.compute/disks Attached", "microsoft.compute/disks Unattached",
+		"unassociated ip", "https true", "https false", "microsoft.keyvault/vaults", "microsoft.sql/servers",
+		"microsoft.network/networksecuritygroups", "no owner", "eastus", "westeurope"} {
+		if count[k] == 0 {
+			t.Errorf("no resources with %s", k)
+		}
+	}
+	if count["eastus"]+count["westeurope"] != len(w.Resources) {
+		t.Error("resources outside eastus and westeurope")
+	}
+}
+
+func checkQuotas(t *testing.T, w *World) {
+	pcts := map[float64]bool{}
+	zero, above, below, westeurope := 0, 0, 0, 0
+	type where struct{ sub, provider string }
+	eastus := map[where]bool{}
+	for _, q := range w.Quotas {
+		if q.Location == "eastus" {
+			eastus[where{q.SubscriptionID, q.Provider}] = true
+		} else {
+			westeurope++
+		}
+		if q.Limit == 0 {
+			if q.CurrentValue == 0 {
+				zero++
+			}
+			continue
+		}
+		pct := q.CurrentValue / q.Limit * 100
+		pcts[math.Round(pct*100)/100] = true
+		switch {
+		case pct > 90:
+			above++
+		case pct < 50:
+			below++
+		}
+	}
+	for _, edge := range []float64{74.99, 75, 89.99, 90} {
+		if !pcts[edge] {
+			t.Errorf("no quota at %v %%", edge)
+		}
+	}
+	if zero != 1 || above < 2 || below < 10 || westeurope == 0 {
+		t.Errorf("%d zero limits, %d above 90 %%, %d well below, %d in westeurope", zero, above, below, westeurope)
+	}
+	for sub := range subscriptions(w) {
+		if !eastus[where{sub, "compute"}] || !eastus[where{sub, "network"}] {
+			t.Errorf("subscription %s lacks eastus compute or network quotas", sub)
+		}
+	}
+}
+
+var mfaMethods = []string{"microsoftAuthenticator", "phoneAuthentication", "fido2", "softwareOneTimePasscode"}
+
+func checkUsers(t *testing.T, w *World) {
+	tenants := map[string]Tenant{}
+	for _, tn := range w.Tenants {
+		tenants[tn.DirectoryTenantID] = tn
+	}
+	perTenant := map[string]int{}
+	count := map[string]int{}
+	stale := dayOffset(demoToday, -90)
+	for _, u := range w.Users {
+		tn := tenants[u.DirectoryTenantID]
+		perTenant[tn.Name]++
+		domain := u.Email[strings.Index(u.Email, "@")+1:]
+		if !strings.HasSuffix(domain, ".example") {
+			t.Errorf("user %s outside .example", u.Email)
+		}
+		if u.UserType == "Guest" {
+			count["guest"]++
+			if slices.Contains(tn.Domains, domain) {
+				t.Errorf("guest %s at the tenant's own domain", u.Email)
+			}
+		} else if domain != tn.Domains[0] {
+			t.Errorf("member %s not at %s", u.Email, tn.Domains[0])
+		}
+		if slices.Contains(u.Roles, "Governance.Admin") {
+			count["admin"]++
+			if tn.Name != w.Tenants[0].Name {
+				t.Errorf("admin %s in %s", u.Email, tn.Name)
+			}
+		}
+		if !u.MFARegistered {
+			count["no mfa"]++
+			if u.IsPrivileged {
+				count["privileged without mfa"]++
+			}
+			if len(u.MFAMethods) != 0 {
+				t.Errorf("user %s has methods %v without MFA", u.Email, u.MFAMethods)
+			}
+		} else if len(u.MFAMethods) == 0 {
+			t.Errorf("user %s registered for MFA without methods", u.Email)
+		}
+		for _, m := range u.MFAMethods {
+			count[m]++
+		}
+		if u.LastSignIn < stale {
+			count["stale"]++
+		}
+		if !*u.AccountEnabled {
+			count["disabled"]++
+		}
+		if slices.Contains(u.Groups, tn.AccessGroups[0]) {
+			count["with access"]++
+		}
+	}
+	for _, tn := range w.Tenants {
+		if n := perTenant[tn.Name]; n < 8 || n > 15 {
+			t.Errorf("%s has %d users", tn.Name, n)
+		}
+	}
+	for _, k := range append([]string{"admin", "guest", "no mfa", "privileged without mfa", "stale", "disabled", "with access"}, mfaMethods...) {
+		if count[k] == 0 {
+			t.Errorf("no users with %s", k)
+		}
+	}
+
+	known := map[string]string{DemoAdmin: "Contoso Retail", DemoContosoUser: "Contoso Retail", DemoFabrikamUser: "Fabrikam Foods", DemoNorthwindUser: "Northwind Travel"}
+	for _, u := range w.Users {
+		name, ok := known[u.Email]
+		if !ok {
+			continue
+		}
+		delete(known, u.Email)
+		tn := tenants[u.DirectoryTenantID]
+		if tn.Name != name || !slices.Contains(u.Groups, tn.AccessGroups[0]) || !u.MFARegistered || !*u.AccountEnabled ||
+			slices.Contains(u.Roles, "Governance.Admin") != (u.Email == DemoAdmin) {
+			t.Errorf("well-known user %+v in %s", u, tn.Name)
+		}
+	}
+	if len(known) != 0 {
+		t.Errorf("well-known users missing: %v", known)
+	}
+}
+
+func checkAccessReviews(t *testing.T, w *World) {
+	home := map[string]string{}
+	for _, u := range w.Users {
+		home[u.Email] = u.DirectoryTenantID
+	}
+	perTenant := map[string]int{}
+	statuses := map[string]bool{}
+	for _, r := range w.AccessReviews {
+		perTenant[r.DirectoryTenantID]++
+		statuses[r.Status] = true
+		if len(r.Decisions) == 0 {
+			t.Errorf("review %s has no decisions", r.Name)
+		}
+		for _, d := range r.Decisions {
+			if home[d.User] != r.DirectoryTenantID {
+				t.Errorf("review %s decides on %s of another tenant", r.Name, d.User)
+			}
+		}
+	}
+	for _, tn := range w.Tenants {
+		if perTenant[tn.DirectoryTenantID] < 2 {
+			t.Errorf("%s has %d access reviews", tn.Name, perTenant[tn.DirectoryTenantID])
+		}
+	}
+	for _, s := range []string{"InProgress", "Completed", "NotStarted"} {
+		if !statuses[s] {
+			t.Errorf("no %s access review", s)
+		}
+	}
+}
+
+// dmarcTags parses a DMARC record's tags.
+func dmarcTags(v string) map[string]string {
+	tags := map[string]string{}
+	for _, part := range strings.Split(v, ";") {
+		if k, val, ok := strings.Cut(strings.TrimSpace(part), "="); ok {
+			tags[k] = val
+		}
+	}
+	return tags
+}
+
+func checkDNS(t *testing.T, w *World) {
+	records := map[string]DNSRecord{}
+	for _, r := range w.DNS {
+		if !strings.HasSuffix(r.Name, ".example") {
+			t.Errorf("record %s outside .example", r.Name)
+		}
+		records[r.Name] = r
+	}
+	count := map[string]int{}
+	for _, tn := range w.Tenants {
+		for _, d := range tn.Domains {
+			spf := records[d].Value
+			_, dkim := records["selector1._domainkey."+d]
+			_, dkim2 := records["selector2._domainkey."+d]
+			if dkim != dkim2 {
+				t.Errorf("%s has one DKIM selector of two", d)
+			}
+			if !dkim {
+				count["no dkim"]++
+			}
+			dmarc, ok := records["_dmarc."+d]
+			if !ok {
+				count["missing"]++
+				continue
+			}
+			tags := dmarcTags(dmarc.Value)
+			pct := tags["pct"]
+			switch {
+			case tags["p"] == "none" || (pct != "" && pct != "100") || strings.HasSuffix(spf, "~all"):
+				count["weak"]++
+			case tags["p"] == "reject" && tags["rua"] != "" && dkim && strings.HasSuffix(spf, "-all"):
+				count["strong"]++
+			}
+		}
+	}
+	for _, k := range []string{"strong", "weak", "missing", "no dkim"} {
+		if count[k] == 0 {
+			t.Errorf("no domain with %s mail authentication", k)
+		}
+	}
+}
+
+func BenchmarkDemo(b *testing.B) {
+	for b.Loop() {
+		Demo(1, demoToday)
+	}
+}

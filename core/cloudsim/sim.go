@@ -94,7 +94,7 @@ func Start(ctx context.Context, w *world.World, o Options) (*Sim, error) {
 		s.URLs[svc] = "https://" + ln.Addr().String()
 		srv := &http.Server{
 			Handler:           s.Faults.middleware(svc, s.logged(svc, mux)),
-			TLSConfig:         tlsCfg,
+			TLSConfig:         tlsCfg.Clone(),
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          o.Logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 		}

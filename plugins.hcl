@@ -17,12 +17,21 @@
 #   job "sync" { schedule = "@every 1h" }  # override a job's schedule
 # }
 
-# The runtime test plugin: proves the plugin path end to end until the
-# domain plugins arrive. It exposes only harmless routes to standard users;
-# its crash and hang routes need an admin.
-plugin "testplugin" {
-  binary = "bin/plugins/testplugin"
-  job "sync" {
+# Resources: quota usage and health (inventory and lifecycle follow).
+plugin "resources" {
+  binary = "bin/plugins/resources"
+  config {
+    locations = ["eastus", "westeurope"]
+  }
+  job "quotas" {
     schedule = "@every 1h"
   }
+}
+
+# The runtime test plugin proves the plugin protocol (crash, hang, noisy
+# stdout, large bodies); the test suites run it. Enable it to explore the
+# runtime by hand: its crash and hang routes need an admin.
+plugin "testplugin" {
+  binary  = "bin/plugins/testplugin"
+  enabled = false
 }

@@ -32,6 +32,11 @@ type Config struct {
 	// Cloud is "sim" (the simulated cloud on loopback) or "azure".
 	Cloud    string
 	SimWorld string
+	// SimBootstrap registers the world's tenants and queues a first sync
+	// of every domain at start-up (development with the simulator only).
+	SimBootstrap bool
+	// Azure holds the credentials used when Cloud is "azure".
+	Azure AzureConfig
 	// JWTSecret is empty in development when none is set: the host then
 	// generates one and keeps it in DataDir.
 	JWTSecret              string
@@ -53,6 +58,16 @@ type Config struct {
 	LogLevel string
 }
 
+// AzureConfig is how Steward signs in to Azure: an application in the
+// managing tenant that Lighthouse delegations grant access to.
+type AzureConfig struct {
+	TenantID     string
+	ClientID     string
+	ClientSecret string
+	// Credential is client_secret (default) or managed_identity.
+	Credential string
+}
+
 // Load reads the configuration through getenv (os.Getenv in production,
 // a map in tests).
 func Load(getenv func(string) string) (Config, error) {
@@ -63,14 +78,21 @@ func Load(getenv func(string) string) (Config, error) {
 		return def
 	}
 	c := Config{
-		Env:         get("STEWARD_ENV", Development),
-		HTTPAddr:    get("STEWARD_HTTP_ADDR", "127.0.0.1:8000"),
-		DataDir:     get("STEWARD_DATA_DIR", "./data"),
-		RedisURL:    get("STEWARD_REDIS_URL", ""),
-		RedisPrefix: get("STEWARD_REDIS_PREFIX", "steward"),
-		PluginsFile: get("STEWARD_PLUGINS_FILE", "./plugins.hcl"),
-		SimWorld:    get("STEWARD_SIM_WORLD", ""),
-		JWTSecret:   getenv("STEWARD_JWT_SECRET"),
+		Env:          get("STEWARD_ENV", Development),
+		HTTPAddr:     get("STEWARD_HTTP_ADDR", "127.0.0.1:8000"),
+		DataDir:      get("STEWARD_DATA_DIR", "./data"),
+		RedisURL:     get("STEWARD_REDIS_URL", ""),
+		RedisPrefix:  get("STEWARD_REDIS_PREFIX", "steward"),
+		PluginsFile:  get("STEWARD_PLUGINS_FILE", "./plugins.hcl"),
+		SimWorld:     get("STEWARD_SIM_WORLD", ""),
+		SimBootstrap: get("STEWARD_SIM_BOOTSTRAP", "true") != "false",
+		JWTSecret:    getenv("STEWARD_JWT_SECRET"),
+		Azure: AzureConfig{
+			TenantID:     get("STEWARD_AZURE_TENANT_ID", ""),
+			ClientID:     get("STEWARD_AZURE_CLIENT_ID", ""),
+			ClientSecret: getenv("STEWARD_AZURE_CLIENT_SECRET"),
+			Credential:   get("STEWARD_AZURE_CREDENTIAL", "client_secret"),
+		},
 		DevUsername: get("STEWARD_DEV_USERNAME", "admin@steward.local"),
 		DevPassword: get("STEWARD_DEV_PASSWORD", "steward-dev"),
 		Freshness: map[string]time.Duration{

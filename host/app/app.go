@@ -21,6 +21,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/stewardhq/steward/core/cache"
+	"github.com/stewardhq/steward/core/cloudsim/stack"
 	"github.com/stewardhq/steward/core/config"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/host/audit"
@@ -48,6 +49,7 @@ type Host struct {
 	Jobs      *jobs.Scheduler
 	Registry  *prometheus.Registry
 	limiter   *ratelimit.Limiter
+	sim       *stack.Stack
 	cache     cache.Cache
 	cancel    context.CancelFunc
 	schedOn   atomic.Bool
@@ -121,6 +123,22 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	aud := audit.NewStore(h.DB)
 	fresh := freshness.NewStore(h.DB)
 
+	cloudCfg, err := h.cloudConfig(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	cloudJSON, err := json.Marshal(cloudCfg)
+	if err != nil {
+		return nil, err
+	}
+	if h.sim != nil && cfg.Env == config.Development && cfg.SimBootstrap {
+		n, err := registerWorldTenants(ctx, ten, h.sim.Sim.World)
+		if err != nil {
+			return nil, err
+		}
+		logger.Info("world tenants registered", "new", n, "total", len(h.sim.Sim.World.Tenants))
+	}
+
 	var srv *server.Server
 	decls, err := loadDecls(cfg)
 	if err != nil {
@@ -128,7 +146,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	}
 	h.Plugins, err = plugins.New(decls, plugins.Options{
 		Logger: logger.Named("plugins"), DatabaseURL: cfg.DatabaseURL, Environment: cfg.Env, DataDir: cfg.DataDir,
-		Cloud:    json.RawMessage(fmt.Sprintf(`{"provider":%q}`, cfg.Cloud)),
+		Cloud:    cloudJSON,
 		Backend:  &backend{tenants: ten, audit: aud, fresh: fresh},
 		Reserved: func(method, path string) bool { return srv != nil && srv.Reserved(method, path) },
 		Migrate: func(ctx context.Context, plugin string, files []*pluginv1.Migration) error {
@@ -164,6 +182,9 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	h.refreshJobs()
 	h.Jobs.Start(ctx)
 	h.schedOn.Store(true)
+	if h.sim != nil && cfg.Env == config.Development && cfg.SimBootstrap {
+		h.firstSync(ctx)
+	}
 	if cfg.AuditRetention > 0 {
 		go pruneAudit(ctx, aud, cfg.AuditRetention, logger.Named("audit"))
 	}
@@ -227,6 +248,30 @@ func (h *Host) Close() {
 	}
 	if h.DB != nil {
 		_ = h.DB.Close()
+	}
+	if h.sim != nil {
+		h.sim.Sim.Close()
+	}
+}
+
+// firstSync queues one run of every job that keeps a data domain current,
+// so a development host shows data right after start-up.
+func (h *Host) firstSync(ctx context.Context) {
+	types := map[string]bool{}
+	for _, name := range h.Plugins.Names() {
+		inst, _ := h.Plugins.Instance(name)
+		if desc := inst.Description(); desc != nil {
+			for _, j := range desc.Jobs {
+				if j.DataDomain != "" {
+					types[j.JobType] = true
+				}
+			}
+		}
+	}
+	for jt := range types {
+		if _, err := h.Jobs.Trigger(ctx, jt, "system"); err != nil {
+			h.Logger.Warn("first sync not queued", "job_type", jt, "error", err)
+		}
 	}
 }
 

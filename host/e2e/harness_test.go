@@ -136,7 +136,7 @@ func startHost(t testing.TB, o hostOpts) *host {
 	cmd.Env = append(os.Environ(),
 		"STEWARD_ENV=development", "STEWARD_HTTP_ADDR="+addr, "STEWARD_DATA_DIR="+o.dataDir,
 		"STEWARD_DATABASE_URL="+o.databaseURL, "STEWARD_PLUGINS_FILE="+hcl, "STEWARD_REDIS_URL="+o.redisURL,
-		"STEWARD_REDIS_PREFIX="+o.redisPrefix, "STEWARD_LOG_LEVEL=debug")
+		"STEWARD_REDIS_PREFIX="+o.redisPrefix, "STEWARD_LOG_LEVEL=debug", "STEWARD_SIM_BOOTSTRAP=false")
 	for k, v := range o.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -21,6 +21,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stewardhq/steward/core/cloudsim"
+	"github.com/stewardhq/steward/core/cloudsim/stack"
 	"github.com/stewardhq/steward/core/config"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/host/app"
@@ -34,6 +36,7 @@ commands:
   serve                    serve the API, UI and plugins
   migrate up|down|status   apply, roll back (last group) or list host migrations
   plugins list             list the plugins plugins.hcl declares
+  sim [--world FILE]       run the simulated cloud alone and print its addresses
   version                  print the version
 
 Configuration comes from STEWARD_* environment variables (see README).
@@ -58,6 +61,8 @@ func run(args []string, out io.Writer) error {
 		return migrate(args[1:], out)
 	case "plugins":
 		return listPlugins(args[1:], out)
+	case "sim":
+		return runSim(args[1:])
 	case "version":
 		fmt.Fprintln(out, "steward", app.Version)
 		return nil
@@ -111,6 +116,32 @@ func serve(args []string) error {
 		return err
 	}
 	return h.Server.App.ShutdownWithTimeout(10 * time.Second)
+}
+
+// runSim serves the simulated cloud on its own, for pointing a host or a
+// test at it from outside.
+func runSim(args []string) error {
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	worldFile := fs.String("world", os.Getenv("STEWARD_SIM_WORLD"), "world file (default: the built-in demo world)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "steward-sim", Level: hclog.Info, Output: os.Stderr})
+	w, err := stack.LoadWorld(*worldFile, time.Now())
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := stack.Start(ctx, w, cloudsim.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer st.Sim.Close()
+	st.Log(logger)
+	logger.Info("trust this CA to reach the simulator", "ca_pem", string(st.Sim.CAPEM))
+	<-ctx.Done()
+	return nil
 }
 
 func redact(url string) string {

@@ -1,0 +1,237 @@
+// Package cloud builds Steward's Azure clients from configuration and wraps
+// the calls Steward makes in streaming functions that return typed records.
+//
+// Every client is a real Azure SDK for Go client. They share one cloud
+// configuration (authority and Resource Manager endpoint), one HTTP
+// transport, one credential and one retry policy, so pointing Steward at
+// the simulated cloud only changes the endpoints and the trusted CA. The
+// wrappers call a function per record instead of returning slices: a
+// tenant-year of daily costs is hundreds of thousands of rows and must not
+// be held in memory at once.
+package cloud
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	azcloud "github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/consumption/armconsumption"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/costmanagement/armcostmanagement/v2"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armsubscriptions"
+)
+
+// The providers Config.Provider names.
+const (
+	// ProviderAzure is Microsoft Azure; endpoints default to the public
+	// cloud's.
+	ProviderAzure = "azure"
+	// ProviderSim is the simulated cloud on loopback; its endpoints and CA
+	// must be configured.
+	ProviderSim = "sim"
+)
+
+// Azure public cloud endpoints, used for the endpoints a Config leaves
+// empty when its provider is Azure.
+const (
+	PublicAuthority       = "https://login.microsoftonline.com/"
+	PublicResourceManager = "https://management.azure.com"
+	PublicGraph           = "https://graph.microsoft.com"
+)
+
+// ResourceManagerAudience is the audience of Resource Manager tokens in the
+// public cloud. The simulated cloud issues and checks tokens for it too, so
+// the credential requests the same scope from either.
+const ResourceManagerAudience = "https://management.azure.com"
+
+// CredentialKind is how Steward authenticates to the cloud.
+type CredentialKind string
+
+// The credential kinds. Certificate and workload identity are named so
+// configuration can say them, but New does not build them yet.
+const (
+	CredentialClientSecret     CredentialKind = "client_secret"
+	CredentialManagedIdentity  CredentialKind = "managed_identity"
+	CredentialCertificate      CredentialKind = "certificate"
+	CredentialWorkloadIdentity CredentialKind = "workload_identity"
+)
+
+// ErrUnsupportedCredential is returned by New for a credential kind it
+// cannot build.
+var ErrUnsupportedCredential = errors.New("unsupported credential kind")
+
+// Config says which cloud to talk to and how to authenticate.
+type Config struct {
+	// Provider is ProviderAzure or ProviderSim.
+	Provider string
+	// TenantID is the managing directory tenant Steward authenticates in.
+	TenantID string
+	// ClientID is the application (client) id; for a managed identity it
+	// selects a user-assigned identity, and empty means the system-assigned
+	// one.
+	ClientID     string
+	ClientSecret string
+	// Credential is the credential kind; empty means client_secret.
+	Credential CredentialKind
+	Endpoints  Endpoints
+	// CAPEM is an extra trusted certificate authority in PEM, trusted in
+	// addition to the system roots: the simulated cloud's.
+	CAPEM []byte
+	Retry Retry
+}
+
+// Endpoints are the base URLs of the cloud's services. Empty ones take the
+// Azure public cloud's when the provider is Azure.
+type Endpoints struct {
+	// Authority is the identity provider's host, e.g.
+	// https://login.microsoftonline.com/.
+	Authority       string
+	ResourceManager string
+	Graph           string
+}
+
+// Retry configures how throttled (429) and failed (500, 502, 503, 504)
+// requests are retried, with exponential backoff and jitter. A Retry-After
+// header from the service replaces the computed delay. Zero fields take
+// the Azure SDK's defaults: 3 retries, 800ms initial delay, 60s cap.
+type Retry struct {
+	// MaxRetries is how many times a request is retried; negative means
+	// never.
+	MaxRetries int
+	// Delay is the initial backoff, doubled on each further retry.
+	Delay time.Duration
+	// MaxDelay caps the backoff. It is also the longest Retry-After the
+	// client waits for: a service asking for a longer pause ends the
+	// retries, and the call fails with ErrThrottled instead of blocking.
+	MaxDelay time.Duration
+}
+
+// retryStatusCodes are the statuses retried: throttling and the transient
+// server errors. 408 is left out on purpose: Resource Manager answers it
+// for requests that timed out server-side, which repeat the same way.
+var retryStatusCodes = []int{
+	http.StatusTooManyRequests,
+	http.StatusInternalServerError,
+	http.StatusBadGateway,
+	http.StatusServiceUnavailable,
+	http.StatusGatewayTimeout,
+}
+
+// userAgent tags Steward's requests in the services' logs.
+const userAgent = "steward"
+
+// Clients are the Azure clients built from one Config. They are safe for
+// concurrent use.
+type Clients struct {
+	endpoints Endpoints
+	cred      azcore.TokenCredential
+	armOpts   *arm.ClientOptions
+
+	subscriptions *armsubscriptions.Client
+	query         *armcostmanagement.QueryClient
+	reservations  *armconsumption.ReservationsSummariesClient
+	// raw sends requests the SDK has no method for, through the same
+	// pipeline (credential, retry, transport) as the typed clients.
+	raw *arm.Client
+}
+
+// New builds the clients: one cloud configuration, one HTTP transport, one
+// credential and one set of client options shared by every client.
+func New(cfg Config) (*Clients, error) {
+	ep, err := resolveEndpoints(cfg)
+	if err != nil {
+		return nil, err
+	}
+	transport, err := newTransport(cfg.CAPEM)
+	if err != nil {
+		return nil, err
+	}
+	audience := ResourceManagerAudience
+	if cfg.Provider == ProviderAzure && ep.ResourceManager != PublicResourceManager {
+		// A sovereign cloud's Resource Manager accepts tokens for its own
+		// URL; the public cloud's URL would name the wrong audience there.
+		audience = ep.ResourceManager
+	}
+	cloudCfg := azcloud.Configuration{
+		ActiveDirectoryAuthorityHost: ep.Authority,
+		Services: map[azcloud.ServiceName]azcloud.ServiceConfiguration{
+			azcloud.ResourceManager: {Endpoint: ep.ResourceManager, Audience: audience},
+		},
+	}
+	base := policy.ClientOptions{
+		Cloud:     cloudCfg,
+		Transport: transport,
+		Retry: policy.RetryOptions{
+			MaxRetries:    int32(cfg.Retry.MaxRetries),
+			RetryDelay:    cfg.Retry.Delay,
+			MaxRetryDelay: cfg.Retry.MaxDelay,
+			StatusCodes:   retryStatusCodes,
+		},
+		Telemetry: policy.TelemetryOptions{ApplicationID: userAgent},
+	}
+	cred, err := newCredential(cfg, base, ep.Authority != PublicAuthority)
+	if err != nil {
+		return nil, err
+	}
+	// Steward only reads; automatic resource provider registration would
+	// need write access and must not happen behind an operator's back.
+	armOpts := &arm.ClientOptions{ClientOptions: base, DisableRPRegistration: true}
+
+	c := &Clients{endpoints: ep, cred: cred, armOpts: armOpts}
+	if c.subscriptions, err = armsubscriptions.NewClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if c.query, err = armcostmanagement.NewQueryClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if c.reservations, err = armconsumption.NewReservationsSummariesClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if c.raw, err = arm.NewClient("steward/cloud", "v1.0.0", cred, armOpts); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Endpoints are the endpoints the clients use, defaults filled in.
+func (c *Clients) Endpoints() Endpoints { return c.endpoints }
+
+func resolveEndpoints(cfg Config) (Endpoints, error) {
+	ep := cfg.Endpoints
+	switch cfg.Provider {
+	case ProviderAzure:
+		ep.Authority = orDefault(ep.Authority, PublicAuthority)
+		ep.ResourceManager = orDefault(ep.ResourceManager, PublicResourceManager)
+		ep.Graph = orDefault(ep.Graph, PublicGraph)
+	case ProviderSim:
+		if ep.Authority == "" || ep.ResourceManager == "" {
+			return ep, errors.New("cloud: the simulated cloud needs its authority and resource manager endpoints")
+		}
+	default:
+		return ep, fmt.Errorf("cloud: provider must be %q or %q, not %q", ProviderAzure, ProviderSim, cfg.Provider)
+	}
+	for _, u := range []*string{&ep.Authority, &ep.ResourceManager, &ep.Graph} {
+		if *u != "" && !strings.HasPrefix(*u, "https://") {
+			return ep, fmt.Errorf("cloud: endpoint %q must be https", *u)
+		}
+	}
+	// MSAL joins the tenant to the authority host and wants the slash.
+	if !strings.HasSuffix(ep.Authority, "/") {
+		ep.Authority += "/"
+	}
+	ep.ResourceManager = strings.TrimSuffix(ep.ResourceManager, "/")
+	ep.Graph = strings.TrimSuffix(ep.Graph, "/")
+	return ep, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,190 @@
+package cloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/costmanagement/armcostmanagement/v2"
+)
+
+// CostRow is one day's cost of a service in a resource group.
+type CostRow struct {
+	// Date is the day, at midnight UTC.
+	Date          time.Time
+	Service       string
+	ResourceGroup string
+	Cost          float64
+	Currency      string
+}
+
+// The Cost Management columns DailyCosts asks for and reads. PreTaxCost is
+// the cost column both Enterprise Agreement and Microsoft Customer
+// Agreement scopes accept; "Cost" exists on the latter only.
+const (
+	colCost          = "PreTaxCost"
+	colDate          = "UsageDate"
+	colService       = "ServiceName"
+	colResourceGroup = "ResourceGroupName"
+	colCurrency      = "Currency"
+)
+
+// DailyCosts calls fn for each day, service and resource group's actual
+// cost in a subscription, from the calendar day of from through that of to
+// (both included). Cost Management caps a query at one year, so longer
+// ranges are queried a year at a time. Rows are streamed a page at a time;
+// an error from fn stops the query and is returned as is.
+func (c *Clients) DailyCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(CostRow) error) error {
+	if subscriptionID == "" {
+		return errors.New("cloud: daily costs: no subscription id")
+	}
+	first, last := calendarDay(from), calendarDay(to)
+	if last.Before(first) {
+		return fmt.Errorf("cloud: daily costs: %s is after %s", first.Format(time.DateOnly), last.Format(time.DateOnly))
+	}
+	for start := first; !start.After(last); {
+		end := start.AddDate(1, 0, -1)
+		if end.After(last) {
+			end = last
+		}
+		if err := c.costWindow(ctx, subscriptionID, start, end, fn); err != nil {
+			return err
+		}
+		start = end.AddDate(0, 0, 1)
+	}
+	return nil
+}
+
+// costWindow queries the days start..end (at most a year). The SDK's
+// Usage has no pager, so the pages after the first are fetched by posting
+// the same query to properties.nextLink through the same pipeline, as the
+// Cost Management API asks.
+func (c *Clients) costWindow(ctx context.Context, subscriptionID string, start, end time.Time, fn func(CostRow) error) error {
+	op := "query costs of subscription " + subscriptionID
+	endOfDay := end.Add(24*time.Hour - time.Second)
+	def := armcostmanagement.QueryDefinition{
+		Type:       to.Ptr(armcostmanagement.ExportTypeActualCost),
+		Timeframe:  to.Ptr(armcostmanagement.TimeframeTypeCustom),
+		TimePeriod: &armcostmanagement.QueryTimePeriod{From: &start, To: &endOfDay},
+		Dataset: &armcostmanagement.QueryDataset{
+			Granularity: to.Ptr(armcostmanagement.GranularityTypeDaily),
+			Aggregation: map[string]*armcostmanagement.QueryAggregation{
+				"totalCost": {Name: to.Ptr(colCost), Function: to.Ptr(armcostmanagement.FunctionTypeSum)},
+			},
+			Grouping: []*armcostmanagement.QueryGrouping{
+				{Type: to.Ptr(armcostmanagement.QueryColumnTypeDimension), Name: to.Ptr(colService)},
+				{Type: to.Ptr(armcostmanagement.QueryColumnTypeDimension), Name: to.Ptr(colResourceGroup)},
+			},
+		},
+	}
+	resp, err := c.query.Usage(ctx, "subscriptions/"+subscriptionID, def, nil)
+	if err != nil {
+		return wrap(op, err)
+	}
+	props := resp.Properties
+	for props != nil { // nil: 204 No Content, nothing in range
+		if err := emitCostRows(props, fn); err != nil {
+			return err
+		}
+		next := deref(props.NextLink)
+		if next == "" {
+			return nil
+		}
+		if props, err = c.nextCostPage(ctx, next, def); err != nil {
+			return wrap(op, err)
+		}
+	}
+	return nil
+}
+
+func (c *Clients) nextCostPage(ctx context.Context, nextLink string, def armcostmanagement.QueryDefinition) (*armcostmanagement.QueryProperties, error) {
+	req, err := runtime.NewRequest(ctx, http.MethodPost, nextLink)
+	if err != nil {
+		return nil, err
+	}
+	req.Raw().Header["Accept"] = []string{"application/json"}
+	if err := runtime.MarshalAsJSON(req, def); err != nil {
+		return nil, err
+	}
+	resp, err := c.raw.Pipeline().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if !runtime.HasStatusCode(resp, http.StatusOK, http.StatusNoContent) {
+		return nil, runtime.NewResponseError(resp)
+	}
+	var result armcostmanagement.QueryResult
+	if err := runtime.UnmarshalAsJSON(resp, &result); err != nil {
+		return nil, err
+	}
+	return result.Properties, nil
+}
+
+// emitCostRows reads a page's rows by column name: Cost Management orders
+// columns as it likes, and the order differs between scopes and queries.
+func emitCostRows(props *armcostmanagement.QueryProperties, fn func(CostRow) error) error {
+	at := map[string]int{}
+	for i, col := range props.Columns {
+		if col != nil && col.Name != nil {
+			at[*col.Name] = i
+		}
+	}
+	var idx [5]int
+	for i, name := range []string{colCost, colDate, colService, colResourceGroup, colCurrency} {
+		j, ok := at[name]
+		if !ok {
+			return fmt.Errorf("cloud: cost query answered without the %s column", name)
+		}
+		idx[i] = j
+	}
+	for n, row := range props.Rows {
+		if len(row) != len(props.Columns) {
+			return fmt.Errorf("cloud: cost row %d has %d values for %d columns", n, len(row), len(props.Columns))
+		}
+		cost, ok := row[idx[0]].(float64)
+		if !ok {
+			return fmt.Errorf("cloud: cost row %d: %s is %T, not a number", n, colCost, row[idx[0]])
+		}
+		date, err := usageDate(row[idx[1]])
+		if err != nil {
+			return fmt.Errorf("cloud: cost row %d: %w", n, err)
+		}
+		r := CostRow{Date: date, Cost: cost, Service: text(row[idx[2]]), ResourceGroup: text(row[idx[3]]), Currency: text(row[idx[4]])}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// usageDate reads Cost Management's UsageDate: a number like 20261001.
+func usageDate(v any) (time.Time, error) {
+	f, ok := v.(float64)
+	if !ok {
+		return time.Time{}, fmt.Errorf("%s is %T, not a yyyymmdd number", colDate, v)
+	}
+	n := int(f)
+	d := time.Date(n/10000, time.Month(n/100%100), n%100, 0, 0, 0, 0, time.UTC)
+	if float64(n) != f || d.Year() != n/10000 || int(d.Month()) != n/100%100 || d.Day() != n%100 {
+		return time.Time{}, fmt.Errorf("%s %v is not a yyyymmdd date", colDate, v)
+	}
+	return d, nil
+}
+
+// text reads a string cell; Cost Management sends null for an empty
+// dimension, such as the resource group of a subscription-level charge.
+func text(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// calendarDay is t's calendar day in its own location, at midnight UTC: the
+// day the caller means, as Cost Management's days are UTC days.
+func calendarDay(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}

@@ -1,0 +1,221 @@
+package arm_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stewardhq/steward/core/cloudsim"
+	"github.com/stewardhq/steward/core/cloudsim/arm"
+)
+
+func queryPath(sub string) string {
+	return "/subscriptions/" + sub + "/providers/Microsoft.CostManagement/query?api-version=2022-10-01"
+}
+
+func dailyQuery(from, to string, groupings ...string) map[string]any {
+	var grouping []any
+	for _, g := range groupings {
+		grouping = append(grouping, map[string]any{"type": "Dimension", "name": g})
+	}
+	return map[string]any{
+		"type": "ActualCost", "timeframe": "Custom",
+		"timePeriod": map[string]any{"from": from + "T00:00:00Z", "to": to + "T23:59:59Z"},
+		"dataset": map[string]any{
+			"granularity": "Daily",
+			"aggregation": map[string]any{"totalCost": map[string]any{"name": "PreTaxCost", "function": "Sum"}},
+			"grouping":    grouping,
+		},
+	}
+}
+
+// result is a query answer read by column name.
+type result struct {
+	columns []string
+	rows    []map[string]any
+	next    string
+}
+
+func readResult(t *testing.T, body map[string]any) result {
+	t.Helper()
+	props, ok := body["properties"].(map[string]any)
+	if !ok {
+		t.Fatalf("no properties: %v", body)
+	}
+	var r result
+	for _, c := range props["columns"].([]any) {
+		r.columns = append(r.columns, c.(map[string]any)["name"].(string))
+	}
+	for _, row := range props["rows"].([]any) {
+		cells := row.([]any)
+		m := map[string]any{}
+		for i, name := range r.columns {
+			m[name] = cells[i]
+		}
+		r.rows = append(r.rows, m)
+	}
+	r.next, _ = props["nextLink"].(string)
+	return r
+}
+
+func TestCostQueryShape(t *testing.T) {
+	e := start(t)
+	resp, body := e.do("POST", queryPath(subA), dailyQuery("2026-10-01", "2026-10-10", "ServiceName", "ResourceGroupName"))
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %v", resp.StatusCode, body)
+	}
+	id, _ := body["id"].(string)
+	if body["type"] != "Microsoft.CostManagement/query" || !strings.HasPrefix(id, "subscriptions/"+subA+"/providers/Microsoft.CostManagement/query/") ||
+		!strings.HasSuffix(id, body["name"].(string)) {
+		t.Fatalf("envelope %v", body)
+	}
+	r := readResult(t, body)
+	if got := strings.Join(r.columns, ","); got != "ResourceGroupName,ServiceName,Currency,PreTaxCost,UsageDate" {
+		t.Fatalf("columns %s", got)
+	}
+	if len(r.rows) != 60 || r.next != "" {
+		t.Fatalf("%d rows, next %q", len(r.rows), r.next)
+	}
+	found := false
+	for _, row := range r.rows {
+		if row["UsageDate"] == 20261003.0 && row["ServiceName"] == "Storage" && row["ResourceGroupName"] == "rg-data" {
+			found = row["PreTaxCost"] == 31.0 && row["Currency"] == "USD"
+		}
+	}
+	if !found {
+		t.Fatalf("no row for Storage in rg-data on 3 October costing 31 USD: %v", r.rows)
+	}
+}
+
+func TestCostQueryPagesWithSkipToken(t *testing.T) {
+	e := start(t, arm.WithCostPageSize(7))
+	q := dailyQuery("2026-10-01", "2026-10-10", "ServiceName", "ResourceGroupName")
+	seen := map[string]bool{}
+	pages := 0
+	for link := e.sim.URLs[cloudsim.ARM] + queryPath(subA); link != ""; pages++ {
+		resp, body := e.do("POST", link, q)
+		if resp.StatusCode != 200 {
+			t.Fatalf("page %d: %d %v", pages, resp.StatusCode, body)
+		}
+		r := readResult(t, body)
+		for _, row := range r.rows {
+			k := fmt.Sprint(row["UsageDate"], row["ServiceName"], row["ResourceGroupName"])
+			if seen[k] {
+				t.Fatalf("row %s twice", k)
+			}
+			seen[k] = true
+		}
+		if r.next != "" && (!strings.Contains(r.next, "skiptoken") || !strings.Contains(r.next, "api-version=2022-10-01")) {
+			t.Fatalf("nextLink %q", r.next)
+		}
+		link = r.next
+	}
+	if len(seen) != 60 || pages != 9 {
+		t.Fatalf("%d rows in %d pages, want 60 in 9", len(seen), pages)
+	}
+	if resp, body := e.do("POST", queryPath(subA)+"&$skiptoken=bogus", q); resp.StatusCode != 400 || errorCode(body) != "BadRequest" {
+		t.Fatalf("bad skiptoken: %d %v", resp.StatusCode, body)
+	}
+}
+
+func TestCostQueryAggregates(t *testing.T) {
+	e := start(t)
+	// Without granularity, the period sums into one row per group.
+	q := dailyQuery("2026-10-01", "2026-10-10", "ResourceGroup")
+	ds := q["dataset"].(map[string]any)
+	delete(ds, "granularity")
+	ds["aggregation"] = map[string]any{
+		"totalCost":  map[string]any{"name": "Cost", "function": "Sum"},
+		"preTaxCost": map[string]any{"name": "PreTaxCost", "function": "Sum"},
+	}
+	_, body := e.do("POST", queryPath(subA), q)
+	r := readResult(t, body)
+	if strings.Contains(strings.Join(r.columns, ","), "UsageDate") || len(r.rows) != 2 {
+		t.Fatalf("columns %v rows %v", r.columns, r.rows)
+	}
+	// Each resource group: days 1..10, services 0..2 cost 10d+i.
+	want := 0.0
+	for d := 1; d <= 10; d++ {
+		for i := 0; i < 3; i++ {
+			want += float64(d*10 + i)
+		}
+	}
+	for _, row := range r.rows {
+		if row["Cost"] != want || row["PreTaxCost"] != want {
+			t.Fatalf("row %v, want %v", row, want)
+		}
+	}
+
+	// Daily without grouping: one row a day.
+	_, body = e.do("POST", queryPath(subA), dailyQuery("2026-10-01", "2026-10-10"))
+	if r := readResult(t, body); len(r.rows) != 10 || r.rows[0]["PreTaxCost"] != 2*(10.0+11+12) {
+		t.Fatalf("daily totals %v", r.rows)
+	}
+
+	// Timeframes run on the simulator's clock: 15 October.
+	q = dailyQuery("", "", "ServiceName")
+	delete(q, "timePeriod")
+	q["timeframe"] = "MonthToDate"
+	if _, body = e.do("POST", queryPath(subA), q); len(readResult(t, body).rows) != 30 {
+		t.Fatalf("month to date: %v", body)
+	}
+	q["timeframe"] = "TheLastMonth"
+	if resp, _ := e.do("POST", queryPath(subA), q); resp.StatusCode != 204 {
+		t.Fatalf("last month, without costs: %d, want 204", resp.StatusCode)
+	}
+	if resp, _ := e.do("POST", queryPath(subB), dailyQuery("2026-10-02", "2026-10-31")); resp.StatusCode != 204 {
+		t.Fatalf("range without costs: %d, want 204", resp.StatusCode)
+	}
+}
+
+func TestCostQueryRejects(t *testing.T) {
+	e := start(t)
+	for name, mutate := range map[string]func(q map[string]any){
+		"unknown type":          func(q map[string]any) { q["type"] = "Forecast" },
+		"custom without period": func(q map[string]any) { delete(q, "timePeriod") },
+		"period over a year": func(q map[string]any) {
+			q["timePeriod"] = map[string]any{"from": "2025-10-01T00:00:00Z", "to": "2026-10-01T00:00:00Z"}
+		},
+		"period backwards": func(q map[string]any) {
+			q["timePeriod"] = map[string]any{"from": "2026-10-02T00:00:00Z", "to": "2026-10-01T00:00:00Z"}
+		},
+		"monthly granularity": func(q map[string]any) { q["dataset"].(map[string]any)["granularity"] = "Monthly" },
+		"filter": func(q map[string]any) {
+			q["dataset"].(map[string]any)["filter"] = map[string]any{"dimensions": map[string]any{"name": "ResourceGroup", "operator": "In", "values": []string{"rg-web"}}}
+		},
+		"tag grouping": func(q map[string]any) {
+			q["dataset"].(map[string]any)["grouping"] = []any{map[string]any{"type": "TagKey", "name": "env"}}
+		},
+		"unknown dimension": func(q map[string]any) {
+			q["dataset"].(map[string]any)["grouping"] = []any{map[string]any{"type": "Dimension", "name": "MeterCategory"}}
+		},
+		"three groupings": func(q map[string]any) {
+			g := map[string]any{"type": "Dimension", "name": "ServiceName"}
+			q["dataset"].(map[string]any)["grouping"] = []any{g, g, g}
+		},
+		"average": func(q map[string]any) {
+			q["dataset"].(map[string]any)["aggregation"] = map[string]any{"avg": map[string]any{"name": "Cost", "function": "Avg"}}
+		},
+	} {
+		q := dailyQuery("2026-10-01", "2026-10-10", "ServiceName")
+		mutate(q)
+		if resp, body := e.do("POST", queryPath(subA), q); resp.StatusCode != 400 || errorCode(body) != "BadRequest" {
+			t.Errorf("%s: %d %v", name, resp.StatusCode, body)
+		}
+	}
+	// A full leap-free year is within the limit.
+	if resp, _ := e.do("POST", queryPath(subA), dailyQuery("2025-10-11", "2026-10-10")); resp.StatusCode != 200 {
+		t.Errorf("a year: %d", resp.StatusCode)
+	}
+	if resp, body := e.do("POST", queryPath("nope"), dailyQuery("2026-10-01", "2026-10-10")); resp.StatusCode != 404 || errorCode(body) != "SubscriptionNotFound" {
+		t.Errorf("unknown subscription: %d %v", resp.StatusCode, body)
+	}
+}
+
+func TestCostQueryColumnOrderOption(t *testing.T) {
+	e := start(t, arm.WithCostColumnOrder("UsageDate", "PreTaxCost"))
+	_, body := e.do("POST", queryPath(subA), dailyQuery("2026-10-01", "2026-10-01", "ServiceName", "ResourceGroupName"))
+	if got := strings.Join(readResult(t, body).columns, ","); got != "UsageDate,PreTaxCost,ResourceGroupName,ServiceName,Currency" {
+		t.Fatalf("columns %s", got)
+	}
+}

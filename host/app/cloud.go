@@ -1,0 +1,72 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/stewardhq/steward/core/cloud"
+	"github.com/stewardhq/steward/core/cloudsim"
+	"github.com/stewardhq/steward/core/cloudsim/stack"
+	"github.com/stewardhq/steward/core/cloudsim/world"
+	"github.com/stewardhq/steward/core/config"
+	"github.com/stewardhq/steward/host/tenancy"
+)
+
+// cloudConfig returns the client configuration plugins use: the simulated
+// cloud, started here, or Azure from the environment.
+func (h *Host) cloudConfig(ctx context.Context, cfg config.Config, logger hclog.Logger) (cloud.Config, error) {
+	if cfg.Cloud != "sim" {
+		az := cfg.Azure
+		if az.Credential == string(cloud.CredentialClientSecret) && (az.TenantID == "" || az.ClientID == "" || az.ClientSecret == "") {
+			return cloud.Config{}, errors.New("STEWARD_CLOUD=azure needs STEWARD_AZURE_TENANT_ID, STEWARD_AZURE_CLIENT_ID and STEWARD_AZURE_CLIENT_SECRET (or STEWARD_AZURE_CREDENTIAL=managed_identity)")
+		}
+		return cloud.Config{Provider: cloud.ProviderAzure, TenantID: az.TenantID, ClientID: az.ClientID, ClientSecret: az.ClientSecret,
+			Credential: cloud.CredentialKind(az.Credential)}, nil
+	}
+	w, err := stack.LoadWorld(cfg.SimWorld, time.Now())
+	if err != nil {
+		return cloud.Config{}, err
+	}
+	st, err := stack.Start(ctx, w, cloudsim.Options{Logger: logger.Named("sim")})
+	if err != nil {
+		return cloud.Config{}, fmt.Errorf("simulated cloud: %w", err)
+	}
+	h.sim = st
+	st.Log(logger.Named("sim"))
+	return st.CloudConfig(), nil
+}
+
+// registerWorldTenants makes every tenant of the simulated world a Steward
+// tenant, as onboarding would, so a development host has data at once.
+// Tenants already registered are left as they are.
+func registerWorldTenants(ctx context.Context, ten *tenancy.Store, w *world.World) (int, error) {
+	existing, err := ten.Tenants(ctx, nil, true)
+	if err != nil {
+		return 0, err
+	}
+	known := map[string]bool{}
+	for _, t := range existing {
+		known[t.DirectoryTenantID] = true
+	}
+	added := 0
+	for _, wt := range w.Tenants {
+		if known[wt.DirectoryTenantID] {
+			continue
+		}
+		t := &tenancy.Tenant{Name: wt.Name, DirectoryTenantID: wt.DirectoryTenantID, UseDelegation: wt.Delegated,
+			BillingAccountID: wt.BillingAccountID, AccessGroups: wt.AccessGroups, IsActive: true,
+			Description: "Registered from the simulated cloud's world"}
+		if len(wt.Subscriptions) > 0 {
+			t.SubscriptionID = wt.Subscriptions[0].ID
+		}
+		if err := ten.CreateTenant(ctx, t); err != nil {
+			return added, fmt.Errorf("register %s: %w", wt.Name, err)
+		}
+		added++
+	}
+	return added, nil
+}

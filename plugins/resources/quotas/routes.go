@@ -1,0 +1,165 @@
+package quotas
+
+import (
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/sdk"
+)
+
+// Entry is one quota as the API shows it.
+type Entry struct {
+	TenantID       string    `json:"tenant_id"`
+	SubscriptionID string    `json:"subscription_id"`
+	Provider       string    `json:"provider"`
+	Name           string    `json:"name"`
+	LocalizedName  string    `json:"localized_name"`
+	CurrentValue   float64   `json:"current_value"`
+	Limit          float64   `json:"limit"`
+	UsagePercent   float64   `json:"usage_percent"`
+	Health         string    `json:"health"`
+	Unit           string    `json:"unit"`
+	SyncedAt       time.Time `json:"synced_at"`
+}
+
+// Counts is how many quotas are in each health.
+type Counts struct {
+	Total    int `json:"total"`
+	OK       int `json:"ok"`
+	Warning  int `json:"warning"`
+	Critical int `json:"critical"`
+}
+
+func (c *Counts) add(health string) {
+	c.Total++
+	switch health {
+	case HealthOK:
+		c.OK++
+	case HealthWarning:
+		c.Warning++
+	case HealthCritical:
+		c.Critical++
+	}
+}
+
+func entryOf(u Usage) Entry {
+	p := UsagePercent(u.CurrentValue, u.Limit)
+	return Entry{TenantID: u.TenantID, SubscriptionID: u.SubscriptionID, Provider: u.Provider, Name: u.Name, LocalizedName: u.LocalizedName,
+		CurrentValue: u.CurrentValue, Limit: u.Limit, UsagePercent: p, Health: Health(p), Unit: u.Unit, SyncedAt: u.SyncedAt}
+}
+
+var (
+	locSchema = &huma.Schema{Type: huma.TypeString, Default: "eastus", Pattern: "^[a-z0-9]{2,40}$", Description: "Azure region"}
+)
+
+// Routes declares the quota routes.
+func Routes() []sdk.Route {
+	return []sdk.Route{
+		{Method: http.MethodGet, Path: "/api/v1/resources/quotas", TenantScoped: true, Operation: &huma.Operation{
+			OperationID: "resources-quotas", Tags: []string{"resources"}, Summary: "Quota usage, limits and health",
+			Description: "Compute or network quotas of the subscriptions the caller may see, in one region. Health is ok below 75 % of the limit, warning from 75 %, critical from 90 %.",
+			Parameters: []*huma.Param{
+				{Name: "subscription_id", In: "query", Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}},
+				{Name: "location", In: "query", Schema: locSchema},
+				{Name: "provider", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"compute", "network"}, Default: "compute"}},
+			},
+		}},
+		{Method: http.MethodGet, Path: "/api/v1/resources/quotas/summary", TenantScoped: true, Operation: &huma.Operation{
+			OperationID: "resources-quotas-summary", Tags: []string{"resources"}, Summary: "Quota health across managed subscriptions",
+			Parameters: []*huma.Param{{Name: "location", In: "query", Schema: locSchema}},
+		}},
+	}
+}
+
+func intPtr(n int) *int { return &n }
+
+func queryOr(r *http.Request, name, def string) string {
+	if v := r.URL.Query().Get(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// Handlers serves the quota routes from the store.
+type Handlers struct{ Store *Store }
+
+// Register adds the routes to mux.
+func (h *Handlers) Register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/v1/resources/quotas", h.list)
+	mux.HandleFunc("GET /api/v1/resources/quotas/summary", h.summary)
+}
+
+func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
+	p := sdk.PrincipalFrom(r.Context())
+	q := Query{TenantIDs: p.TenantIDs, Location: queryOr(r, "location", "eastus"), Provider: queryOr(r, "provider", "compute"),
+		SubscriptionID: r.URL.Query().Get("subscription_id")}
+	if q.SubscriptionID != "" {
+		tenant, err := h.Store.TenantOf(r.Context(), q.SubscriptionID)
+		if err != nil {
+			sdk.WriteError(w, err)
+			return
+		}
+		// A subscription of a tenant the caller may not see is answered
+		// exactly like an unknown one, so ids cannot be probed.
+		if tenant == "" || !p.CanSee(tenant) {
+			sdk.WriteError(w, sdk.NotFound("no quota data for subscription "+q.SubscriptionID))
+			return
+		}
+	}
+	usages, err := h.Store.List(r.Context(), q)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	items := make([]Entry, 0, len(usages))
+	var counts Counts
+	for _, u := range usages {
+		e := entryOf(u)
+		counts.add(e.Health)
+		items = append(items, e)
+	}
+	body := map[string]any{"location": q.Location, "provider": q.Provider, "items": items, "summary": counts}
+	if q.SubscriptionID != "" {
+		body["subscription_id"] = q.SubscriptionID
+	}
+	sdk.WriteJSON(w, http.StatusOK, body)
+}
+
+func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
+	p := sdk.PrincipalFrom(r.Context())
+	loc := queryOr(r, "location", "eastus")
+	usages, err := h.Store.List(r.Context(), Query{TenantIDs: p.TenantIDs, Location: loc})
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	var all Counts
+	byProvider := map[string]*Counts{"compute": {}, "network": {}}
+	subs := map[string]bool{}
+	entries := make([]Entry, 0, len(usages))
+	for _, u := range usages {
+		e := entryOf(u)
+		all.add(e.Health)
+		if c, ok := byProvider[e.Provider]; ok {
+			c.add(e.Health)
+		}
+		subs[e.SubscriptionID] = true
+		entries = append(entries, e)
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].UsagePercent > entries[j].UsagePercent })
+	top := entries[:min(10, len(entries))]
+	overall := HealthOK
+	switch {
+	case all.Critical > 0:
+		overall = HealthCritical
+	case all.Warning > 0:
+		overall = HealthWarning
+	}
+	sdk.WriteJSON(w, http.StatusOK, map[string]any{
+		"location": loc, "subscriptions": len(subs), "health": overall, "counts": all,
+		"by_provider": byProvider, "most_used": top,
+	})
+}

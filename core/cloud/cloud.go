@@ -192,7 +192,7 @@ func New(cfg Config) (*Clients, error) {
 	if c.reservations, err = armconsumption.NewReservationsSummariesClient(cred, armOpts); err != nil {
 		return nil, err
 	}
-	if c.raw, err = arm.NewClient("steward/cloud", "v1.0.0", cred, armOpts); err != nil {
+	if c.raw, err = arm.NewClient("steward-cloud", "v1.0.0", cred, armOpts); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -62,9 +62,6 @@ func (e *Error) Is(target error) bool {
 // cancelled context, a credential that could not get a token) keep their
 // type and gain the operation's name.
 func wrap(op string, err error) error {
-	if err == nil {
-		return nil
-	}
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) {
 		return fmt.Errorf("cloud: %s: %w", op, err)

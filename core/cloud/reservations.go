@@ -33,7 +33,9 @@ const (
 
 // ReservationSummaries calls fn for each reservation's utilisation per day
 // or month (grain) under a billing account, from the calendar day of from
-// through that of to. A principal without billing access gets an error
+// through that of to; for the monthly grain pass whole months, as a month
+// cut by the range sums only its days in it. A principal without billing
+// access gets an error
 // matching ErrBillingAccessRequired. An error from fn stops the listing and
 // is returned as is.
 func (c *Clients) ReservationSummaries(ctx context.Context, billingAccountID, grain string, from, to time.Time, fn func(ReservationSummary) error) error {

@@ -23,6 +23,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/consumption/armconsumption"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/costmanagement/armcostmanagement/v2"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/managedservices/armmanagedservices"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/policyinsights/armpolicyinsights"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resourcegraph/armresourcegraph"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armsubscriptions"
 )
 
@@ -93,6 +96,9 @@ type Endpoints struct {
 	Authority       string
 	ResourceManager string
 	Graph           string
+	// DNS is the DNS server the mail-authentication lookups ask, as
+	// host:port; empty means the system's resolvers, for either provider.
+	DNS string
 }
 
 // Retry configures how throttled (429) and failed (500, 502, 503, 504)
@@ -135,9 +141,15 @@ type Clients struct {
 	subscriptions *armsubscriptions.Client
 	query         *armcostmanagement.QueryClient
 	reservations  *armconsumption.ReservationsSummariesClient
+	policyStates  *armpolicyinsights.PolicyStatesClient
+	resourceGraph *armresourcegraph.Client
+	budgets       *armconsumption.BudgetsClient
+	assignments   *armmanagedservices.RegistrationAssignmentsClient
 	// raw sends requests the SDK has no method for, through the same
 	// pipeline (credential, retry, transport) as the typed clients.
 	raw *arm.Client
+	// graph holds the per-tenant Graph clients; see Graph.
+	graph *graphClients
 }
 
 // New builds the clients: one cloud configuration, one HTTP transport, one
@@ -183,6 +195,7 @@ func New(cfg Config) (*Clients, error) {
 	armOpts := &arm.ClientOptions{ClientOptions: base, DisableRPRegistration: true}
 
 	c := &Clients{endpoints: ep, cred: cred, armOpts: armOpts}
+	c.graph = newGraphClients(cfg, base, ep)
 	if c.subscriptions, err = armsubscriptions.NewClient(cred, armOpts); err != nil {
 		return nil, err
 	}
@@ -190,6 +203,18 @@ func New(cfg Config) (*Clients, error) {
 		return nil, err
 	}
 	if c.reservations, err = armconsumption.NewReservationsSummariesClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if c.policyStates, err = armpolicyinsights.NewPolicyStatesClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if c.resourceGraph, err = armresourcegraph.NewClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if c.budgets, err = armconsumption.NewBudgetsClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if c.assignments, err = armmanagedservices.NewRegistrationAssignmentsClient(cred, armOpts); err != nil {
 		return nil, err
 	}
 	if c.raw, err = arm.NewClient("steward-cloud", "v1.0.0", cred, armOpts); err != nil {

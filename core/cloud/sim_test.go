@@ -63,12 +63,13 @@ func simConfig(s *cloudsim.Sim) cloud.Config {
 }
 
 // baseWorld has two tenants, one subscription each, and a billing account.
+// The brand tenant delegates to the managing one, so Steward reaches both.
 func baseWorld() *world.World {
 	ba := billingAccount
 	return &world.World{Tenants: []world.Tenant{
 		{Name: "Managing", DirectoryTenantID: managingTenant, BillingAccountID: &ba,
 			Subscriptions: []world.Subscription{{ID: subID(0), Name: "Platform"}}},
-		{Name: "Brand", DirectoryTenantID: brandTenant,
+		{Name: "Brand", DirectoryTenantID: brandTenant, Delegated: true,
 			Subscriptions: []world.Subscription{{ID: subID(1), Name: "Brand Production"}}},
 	}}
 }

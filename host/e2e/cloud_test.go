@@ -18,11 +18,13 @@ import (
 )
 
 // quotaWorld has two tenants whose quotas sit on the health boundaries.
+// Brand B comes first: Steward signs in to the world's first tenant, which
+// reaches its own subscription, and Brand A's through delegation.
 func quotaWorld(t *testing.T) string {
 	w := world.World{
 		Tenants: []world.Tenant{
-			{Name: "Brand A", DirectoryTenantID: "11111111-1111-1111-1111-111111111111", Subscriptions: []world.Subscription{{ID: "aaaaaaaa-0000-0000-0000-000000000001", Name: "A prod"}}, AccessGroups: []string{"grp-a"}, Delegated: true},
 			{Name: "Brand B", DirectoryTenantID: "22222222-2222-2222-2222-222222222222", Subscriptions: []world.Subscription{{ID: "bbbbbbbb-0000-0000-0000-000000000001", Name: "B prod"}}, AccessGroups: []string{"grp-b"}},
+			{Name: "Brand A", DirectoryTenantID: "11111111-1111-1111-1111-111111111111", Subscriptions: []world.Subscription{{ID: "aaaaaaaa-0000-0000-0000-000000000001", Name: "A prod"}}, AccessGroups: []string{"grp-a"}, Delegated: true},
 		},
 		Quotas: []world.Quota{
 			{SubscriptionID: "aaaaaaaa-0000-0000-0000-000000000001", Location: "eastus", Provider: "compute", Name: "cores", CurrentValue: 7499, Limit: 10000},

@@ -1,14 +1,18 @@
 // Package arm serves Azure Resource Manager's REST API on the simulated
 // cloud's ARM service, from the world: subscriptions, Cost Management
-// queries, compute and network usages, and reservation summaries. Field
-// names, paging (nextLink) and errors (the Azure error envelope, with ARM's
-// codes) follow the real API, so the Azure SDK's clients work unchanged.
+// queries, compute and network usages, reservation summaries, policy
+// states, Resource Graph resources, budgets and Lighthouse delegations.
+// Field names, paging (nextLink) and errors (the Azure error envelope, with
+// ARM's codes) follow the real API, so the Azure SDK's clients work
+// unchanged.
 //
 // Every route authenticates the bearer token for Resource Manager's
-// audience and requires api-version, as ARM does. Authorization (role
-// assignments, Lighthouse delegation) is not modelled: a valid token sees
-// the whole world. Each resource provider has its own file and registers
-// its routes from Register, so further providers slot in the same way.
+// audience and requires api-version, as ARM does. Authorization follows
+// Lighthouse delegation (see managedservices.go): a token reaches its own
+// tenant's subscriptions and, from the managing tenant, the delegated
+// tenants'; role assignments are not modelled. Each resource provider has
+// its own file and registers its routes from Register, so further
+// providers slot in the same way.
 package arm
 
 import (
@@ -81,13 +85,18 @@ func Register(s *cloudsim.Sim, auth Authenticator, opts ...Option) {
 	srv.registerCostManagement()
 	srv.registerUsages()
 	srv.registerConsumption()
+	srv.registerPolicyInsights()
+	srv.registerResourceGraph()
+	srv.registerBudgets()
+	srv.registerManagedServices()
 }
 
 // handler is a route's handler, given the caller's verified claims.
 type handler func(w http.ResponseWriter, r *http.Request, c idp.Claims)
 
 // handle registers a route behind ARM's checks: a valid bearer token first
-// (ARM answers 401 before looking at anything else), then api-version.
+// (ARM answers 401 before looking at anything else), then api-version, then
+// access to the {subscriptionId} the pattern names, if any.
 func (srv *server) handle(pattern string, h handler) {
 	srv.sim.Handle(cloudsim.ARM, pattern, func(w http.ResponseWriter, r *http.Request) {
 		c, err := srv.auth.VerifyAccessToken(r, Audience)
@@ -98,6 +107,9 @@ func (srv *server) handle(pattern string, h handler) {
 		if r.URL.Query().Get("api-version") == "" {
 			cloudsim.WriteError(w, http.StatusBadRequest, "MissingApiVersionParameter",
 				"The api-version query parameter (?api-version=) is required for all requests.")
+			return
+		}
+		if !srv.authorized(w, r, c) {
 			return
 		}
 		h(w, r, c)

@@ -44,15 +44,20 @@ func subscriptionOf(t world.Tenant, s world.Subscription) subscriptionJSON {
 	}
 }
 
-func (srv *server) listSubscriptions(w http.ResponseWriter, r *http.Request, _ idp.Claims) {
+// listSubscriptions lists the subscriptions the caller reaches.
+func (srv *server) listSubscriptions(w http.ResponseWriter, r *http.Request, c idp.Claims) {
+	var tenants []world.Tenant
 	total := 0
 	for _, t := range srv.sim.World.Tenants {
-		total += len(t.Subscriptions)
+		if srv.reaches(c.TenantID, t) {
+			tenants = append(tenants, t)
+			total += len(t.Subscriptions)
+		}
 	}
 	p := cloudsim.PageOf(r, srv.sim.URLs[cloudsim.ARM], total, cloudsim.DefaultPageSize)
 	value := make([]subscriptionJSON, 0, p.End-p.Start)
 	i := 0
-	for _, t := range srv.sim.World.Tenants {
+	for _, t := range tenants {
 		for _, s := range t.Subscriptions {
 			if i >= p.Start && i < p.End {
 				value = append(value, subscriptionOf(t, s))

@@ -1,5 +1,5 @@
 // Package stack starts the whole simulated cloud — the servers, the
-// identity provider and Resource Manager — and says how Steward's cloud
+// identity provider, Resource Manager and DNS — and says how Steward's cloud
 // clients reach it. The host (STEWARD_CLOUD=sim) and `steward sim` use it.
 package stack
 
@@ -13,7 +13,9 @@ import (
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/arm"
+	"github.com/stewardhq/steward/core/cloudsim/graph"
 	"github.com/stewardhq/steward/core/cloudsim/idp"
+	"github.com/stewardhq/steward/core/cloudsim/simdns"
 	"github.com/stewardhq/steward/core/cloudsim/world"
 )
 
@@ -31,6 +33,9 @@ const (
 type Stack struct {
 	Sim *cloudsim.Sim
 	IdP *idp.Provider
+	// DNS answers the world's DNS records; its address is pinned by
+	// o.Addrs[simdns.Service].
+	DNS *simdns.Server
 }
 
 // LoadWorld reads the world file, or generates the demo world for today
@@ -51,9 +56,19 @@ func Start(ctx context.Context, w *world.World, o cloudsim.Options) (*Stack, err
 	if err != nil {
 		return nil, err
 	}
+	d, err := simdns.Start(w, o.Addrs[simdns.Service], s.Logger())
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	go func() {
+		<-ctx.Done()
+		d.Close()
+	}()
 	p := idp.Register(s, idp.Options{})
 	arm.Register(s, p)
-	return &Stack{Sim: s, IdP: p}, nil
+	graph.Register(s, p)
+	return &Stack{Sim: s, IdP: p, DNS: d}, nil
 }
 
 // CloudConfig is the client configuration that reaches the simulator.
@@ -70,6 +85,7 @@ func (st *Stack) CloudConfig() cloud.Config {
 			Authority:       st.Sim.URLs[cloudsim.IdP] + "/",
 			ResourceManager: st.Sim.URLs[cloudsim.ARM],
 			Graph:           st.Sim.URLs[cloudsim.Graph],
+			DNS:             st.DNS.Addr(),
 		},
 		CAPEM: st.Sim.CAPEM,
 		Retry: cloud.Retry{MaxRetries: 3, Delay: 200 * time.Millisecond, MaxDelay: 10 * time.Second},
@@ -79,6 +95,6 @@ func (st *Stack) CloudConfig() cloud.Config {
 // Log writes the addresses the simulator serves.
 func (st *Stack) Log(logger hclog.Logger) {
 	logger.Info("simulated cloud serving",
-		"identity_provider", st.Sim.URLs[cloudsim.IdP], "resource_manager", st.Sim.URLs[cloudsim.ARM], "graph", st.Sim.URLs[cloudsim.Graph],
+		"identity_provider", st.Sim.URLs[cloudsim.IdP], "resource_manager", st.Sim.URLs[cloudsim.ARM], "graph", st.Sim.URLs[cloudsim.Graph], "dns", st.DNS.Addr(),
 		"tenants", len(st.Sim.World.Tenants), "users", len(st.Sim.World.Users))
 }

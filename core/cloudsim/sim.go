@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -49,7 +50,6 @@ type Options struct {
 
 // Sim is a running simulated cloud.
 type Sim struct {
-	World  *world.World
 	Faults *Faults
 	// URLs are the base URLs of the services, e.g. https://127.0.0.1:41234.
 	URLs map[Service]string
@@ -57,6 +57,7 @@ type Sim struct {
 	// certificate; clients trust it instead of the system roots.
 	CAPEM []byte
 
+	world   atomic.Pointer[world.World]
 	logger  hclog.Logger
 	now     func() time.Time
 	mu      sync.Mutex
@@ -76,8 +77,9 @@ func Start(ctx context.Context, w *world.World, o Options) (*Sim, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulator certificate: %w", err)
 	}
-	s := &Sim{World: w, Faults: newFaults(), URLs: map[Service]string{}, CAPEM: caPEM, logger: o.Logger, now: o.Now,
+	s := &Sim{Faults: newFaults(), URLs: map[Service]string{}, CAPEM: caPEM, logger: o.Logger, now: o.Now,
 		muxes: map[Service]*http.ServeMux{}}
+	s.world.Store(w)
 	tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	for _, svc := range []Service{IdP, ARM, Graph} {
 		addr := o.Addrs[svc]
@@ -113,6 +115,13 @@ func Start(ctx context.Context, w *world.World, o Options) (*Sim, error) {
 	}()
 	return s, nil
 }
+
+// World is the world the simulator serves now.
+func (s *Sim) World() *world.World { return s.world.Load() }
+
+// SetWorld replaces the world, as the demo world does each day so that new
+// cost rows appear; requests in flight keep the world they started with.
+func (s *Sim) SetWorld(w *world.World) { s.world.Store(w) }
 
 // Handle registers a route on a service; the service packages call it.
 func (s *Sim) Handle(svc Service, pattern string, h http.HandlerFunc) {

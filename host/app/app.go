@@ -132,11 +132,11 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 		return nil, err
 	}
 	if h.sim != nil && cfg.Env == config.Development && cfg.SimBootstrap {
-		n, err := registerWorldTenants(ctx, ten, h.sim.Sim.World)
+		n, err := registerWorldTenants(ctx, ten, h.sim.Sim.World())
 		if err != nil {
 			return nil, err
 		}
-		logger.Info("world tenants registered", "new", n, "total", len(h.sim.Sim.World.Tenants))
+		logger.Info("world tenants registered", "new", n, "total", len(h.sim.Sim.World().Tenants))
 	}
 
 	var srv *server.Server

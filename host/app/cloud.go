@@ -36,6 +36,9 @@ func (h *Host) cloudConfig(ctx context.Context, cfg config.Config, logger hclog.
 		return cloud.Config{}, fmt.Errorf("simulated cloud: %w", err)
 	}
 	h.sim = st
+	if cfg.SimWorld == "" {
+		st.FollowDemo(ctx, time.Minute)
+	}
 	st.Log(logger.Named("sim"))
 	return st.CloudConfig(), nil
 }

@@ -134,7 +134,7 @@ func (srv *server) unauthorized(w http.ResponseWriter, err error) {
 // subscription finds a subscription of the world; ARM ids are
 // case-insensitive.
 func (srv *server) subscription(id string) (world.Tenant, world.Subscription, bool) {
-	for _, t := range srv.sim.World.Tenants {
+	for _, t := range srv.sim.World().Tenants {
 		for _, s := range t.Subscriptions {
 			if strings.EqualFold(s.ID, id) {
 				return t, s, true

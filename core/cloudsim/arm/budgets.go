@@ -142,7 +142,7 @@ func (b *budgetStore) withSpend(subID string, stored *budgetJSON) budgetJSON {
 // through today: the amount, the period's length and elapsed part in days,
 // and the currency.
 func (b *budgetStore) spend(subID string, p *budgetPropsJSON) (amount float64, days, elapsed int, unit string) {
-	costs, idx := b.srv.costs.of(b.srv.sim.World, subID)
+	costs, idx := b.srv.costs.of(b.srv.sim.World(), subID)
 	unit = "USD"
 	if len(idx) > 0 {
 		unit = costs[idx[0]].Currency

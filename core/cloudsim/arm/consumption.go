@@ -96,7 +96,7 @@ func usageDateRange(r *http.Request) (from, to string, err error) {
 }
 
 func (srv *server) hasBillingAccount(id string) bool {
-	for _, t := range srv.sim.World.Tenants {
+	for _, t := range srv.sim.World().Tenants {
 		if t.BillingAccountID != nil && strings.EqualFold(*t.BillingAccountID, id) {
 			return true
 		}
@@ -135,8 +135,8 @@ func (srv *server) reservationSummaries(w http.ResponseWriter, r *http.Request, 
 		return
 	}
 	var days []*world.Reservation
-	for i := range srv.sim.World.Reservations {
-		res := &srv.sim.World.Reservations[i]
+	for i := range srv.sim.World().Reservations {
+		res := &srv.sim.World().Reservations[i]
 		if strings.EqualFold(res.BillingAccountID, account) && (from == "" || res.Date >= from) && (to == "" || res.Date <= to) {
 			days = append(days, res)
 		}

@@ -315,7 +315,7 @@ func (srv *server) costQuery(w http.ResponseWriter, r *http.Request, _ idp.Claim
 		badRequest(w, "Invalid query definition: %v", err)
 		return
 	}
-	costs, idx := srv.costs.of(srv.sim.World, subID)
+	costs, idx := srv.costs.of(srv.sim.World(), subID)
 	lo := sort.Search(len(idx), func(i int) bool { return costs[idx[i]].Date >= q.from })
 	hi := sort.Search(len(idx), func(i int) bool { return costs[idx[i]].Date > q.to })
 	if lo >= hi {

@@ -45,10 +45,10 @@ func (srv *server) registerManagedServices() {
 
 // managingTenant is the directory tenant id of the world's first tenant.
 func (srv *server) managingTenant() string {
-	if len(srv.sim.World.Tenants) == 0 {
+	if len(srv.sim.World().Tenants) == 0 {
 		return ""
 	}
-	return srv.sim.World.Tenants[0].DirectoryTenantID
+	return srv.sim.World().Tenants[0].DirectoryTenantID
 }
 
 // managed reports whether t delegates its subscriptions to the managing
@@ -144,7 +144,7 @@ type registrationAssignmentJSON struct {
 // subscription. The definition's id is the same in every subscription of
 // a tenant, as one offer deployed across them.
 func (srv *server) delegation(t world.Tenant, subID string) (registrationDefinitionJSON, registrationAssignmentJSON) {
-	managing := srv.sim.World.Tenants[0]
+	managing := srv.sim.World().Tenants[0]
 	defName := uuid.NewSHA1(lighthouse, []byte(strings.ToLower(managing.DirectoryTenantID+"/"+t.DirectoryTenantID))).String()
 	principal := uuid.NewSHA1(lighthouse, []byte(strings.ToLower(managing.DirectoryTenantID+"/steward-operators"))).String()
 	var auths []authorizationJSON

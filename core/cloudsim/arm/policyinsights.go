@@ -332,11 +332,11 @@ func (srv *server) policyStates(r *http.Request, subID string) ([]policyStateJSO
 		}
 	}
 	locations := map[string]string{}
-	for _, res := range srv.sim.World.Resources {
+	for _, res := range srv.sim.World().Resources {
 		locations[strings.ToLower(res.ID)] = res.Location
 	}
 	out := []policyStateJSON{} // an empty page's value is [], not null
-	for _, s := range srv.sim.World.PolicyStates {
+	for _, s := range srv.sim.World().PolicyStates {
 		if !strings.EqualFold(s.SubscriptionID, subID) {
 			continue
 		}

@@ -183,7 +183,7 @@ func (srv *server) graphResources(w http.ResponseWriter, r *http.Request, c idp.
 	}
 
 	tenants := map[string]world.Tenant{}
-	for _, t := range srv.sim.World.Tenants {
+	for _, t := range srv.sim.World().Tenants {
 		if !srv.reaches(c.TenantID, t) {
 			continue
 		}
@@ -194,8 +194,8 @@ func (srv *server) graphResources(w http.ResponseWriter, r *http.Request, c idp.
 		}
 	}
 	var rows []graphResourceJSON
-	for i := range srv.sim.World.Resources {
-		res := &srv.sim.World.Resources[i]
+	for i := range srv.sim.World().Resources {
+		res := &srv.sim.World().Resources[i]
 		t, ok := tenants[strings.ToLower(res.SubscriptionID)]
 		if !ok || slices.ContainsFunc(q, func(keep func(*world.Resource) bool) bool { return !keep(res) }) {
 			continue

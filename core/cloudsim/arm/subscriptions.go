@@ -48,7 +48,7 @@ func subscriptionOf(t world.Tenant, s world.Subscription) subscriptionJSON {
 func (srv *server) listSubscriptions(w http.ResponseWriter, r *http.Request, c idp.Claims) {
 	var tenants []world.Tenant
 	total := 0
-	for _, t := range srv.sim.World.Tenants {
+	for _, t := range srv.sim.World().Tenants {
 		if srv.reaches(c.TenantID, t) {
 			tenants = append(tenants, t)
 			total += len(t.Subscriptions)

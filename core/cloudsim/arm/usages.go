@@ -71,8 +71,8 @@ func (srv *server) usages(provider string) handler {
 			return
 		}
 		var match []*world.Quota
-		for i := range srv.sim.World.Quotas {
-			q := &srv.sim.World.Quotas[i]
+		for i := range srv.sim.World().Quotas {
+			q := &srv.sim.World().Quotas[i]
 			if q.Provider == provider && strings.EqualFold(q.SubscriptionID, subID) && sameLocation(q.Location, location) {
 				match = append(match, q)
 			}

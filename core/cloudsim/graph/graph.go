@@ -103,7 +103,7 @@ func (srv *server) handle(pattern string, h func(*call)) {
 }
 
 func (srv *server) tenant(id string) (world.Tenant, bool) {
-	for _, t := range srv.sim.World.Tenants {
+	for _, t := range srv.sim.World().Tenants {
 		if strings.EqualFold(t.DirectoryTenantID, id) {
 			return t, true
 		}
@@ -114,7 +114,7 @@ func (srv *server) tenant(id string) (world.Tenant, bool) {
 // users are the directory's users: the world's users of the call's tenant,
 // guests included, as a guest is a user object of the inviting tenant.
 func (c *call) users() idp.Users {
-	return idp.Users(c.srv.sim.World.Users).InTenant(c.tenant.DirectoryTenantID)
+	return idp.Users(c.srv.sim.World().Users).InTenant(c.tenant.DirectoryTenantID)
 }
 
 // today is the simulator's calendar day at midnight UTC, which the derived

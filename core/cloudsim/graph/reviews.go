@@ -97,7 +97,7 @@ func instanceID(r world.AccessReview) string { return derivedID("review-instance
 // reviews are the world's access reviews of the call's tenant.
 func (c *call) reviews() []world.AccessReview {
 	var out []world.AccessReview
-	for _, r := range c.srv.sim.World.AccessReviews {
+	for _, r := range c.srv.sim.World().AccessReviews {
 		if strings.EqualFold(r.DirectoryTenantID, c.tenant.DirectoryTenantID) {
 			out = append(out, r)
 		}

@@ -138,7 +138,7 @@ func (p *Provider) Issuer(tenantID string) string {
 
 // Users is the directory the provider signs users in from: the world's
 // users.
-func (p *Provider) Users() Users { return Users(p.sim.World.Users) }
+func (p *Provider) Users() Users { return Users(p.sim.World().Users) }
 
 // Users are directory users.
 type Users []world.User
@@ -199,7 +199,7 @@ func (p *Provider) resolveTenant(seg string) (tenant, bool) {
 	if strings.EqualFold(seg, organizations) || strings.EqualFold(seg, common) {
 		return tenant{id: strings.ToLower(seg), any: true}, true
 	}
-	for _, t := range p.sim.World.Tenants {
+	for _, t := range p.sim.World().Tenants {
 		if strings.EqualFold(t.DirectoryTenantID, seg) {
 			return tenant{id: t.DirectoryTenantID}, true
 		}

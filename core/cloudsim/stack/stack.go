@@ -71,13 +71,37 @@ func Start(ctx context.Context, w *world.World, o cloudsim.Options) (*Stack, err
 	return &Stack{Sim: s, IdP: p, DNS: d}, nil
 }
 
+// FollowDemo regenerates the demo world whenever the simulator's date
+// changes, so a long-running development host sees each new day's cost
+// rows arrive as in production. Call it only when the world is the demo.
+func (st *Stack) FollowDemo(ctx context.Context, check time.Duration) {
+	day := st.Sim.Now().UTC().Format(world.DateLayout)
+	tick := time.NewTicker(check)
+	go func() {
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			now := st.Sim.Now()
+			if today := now.UTC().Format(world.DateLayout); today != day {
+				day = today
+				st.Sim.SetWorld(world.Demo(DemoSeed, now))
+				st.Sim.Logger().Info("demo world moved to a new day", "date", today)
+			}
+		}
+	}()
+}
+
 // CloudConfig is the client configuration that reaches the simulator.
 // Steward authenticates in the world's first tenant, which plays the
 // managing tenant of a Lighthouse setup.
 func (st *Stack) CloudConfig() cloud.Config {
 	return cloud.Config{
 		Provider:     cloud.ProviderSim,
-		TenantID:     st.Sim.World.Tenants[0].DirectoryTenantID,
+		TenantID:     st.Sim.World().Tenants[0].DirectoryTenantID,
 		ClientID:     ClientID,
 		ClientSecret: ClientSecret,
 		Credential:   cloud.CredentialClientSecret,
@@ -96,5 +120,5 @@ func (st *Stack) CloudConfig() cloud.Config {
 func (st *Stack) Log(logger hclog.Logger) {
 	logger.Info("simulated cloud serving",
 		"identity_provider", st.Sim.URLs[cloudsim.IdP], "resource_manager", st.Sim.URLs[cloudsim.ARM], "graph", st.Sim.URLs[cloudsim.Graph], "dns", st.DNS.Addr(),
-		"tenants", len(st.Sim.World.Tenants), "users", len(st.Sim.World.Users))
+		"tenants", len(st.Sim.World().Tenants), "users", len(st.Sim.World().Users))
 }

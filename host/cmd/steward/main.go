@@ -138,6 +138,9 @@ func runSim(args []string) error {
 		return err
 	}
 	defer st.Sim.Close()
+	if *worldFile == "" {
+		st.FollowDemo(ctx, time.Minute)
+	}
 	st.Log(logger)
 	logger.Info("trust this CA to reach the simulator", "ca_pem", string(st.Sim.CAPEM))
 	<-ctx.Done()

@@ -27,6 +27,7 @@ test: build
 # BENCHMARKS.md. Each load run is one fixed window, so each runs once.
 bench: build
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./bench/...
+	$(GO) test -run '^$$' -bench 'DailyCosts|Demo' -benchtime 3x -timeout 10m ./core/cloud/ ./core/cloudsim/world/
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1)

@@ -2,7 +2,10 @@ package cloud_test
 
 import (
 	"context"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,4 +84,23 @@ func benchmarkIngest(b *testing.B, c *cloud.Clients, from, to time.Time, want in
 	b.ReportMetric(float64(rows)/elapsed.Seconds(), "rows/s")
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(peak.Load()-min(peak.Load(), idle.HeapInuse))/(1<<20), "heap-rise-MB")
+	if hwm, ok := peakRSS(); ok {
+		b.ReportMetric(hwm/(1<<20), "peak-rss-MB")
+	}
+}
+
+// peakRSS is the process's resident-set high-water mark (VmHWM), which
+// includes the simulator serving the rows in this same process.
+func peakRSS() (float64, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			return kb * 1024, err == nil
+		}
+	}
+	return 0, false
 }

@@ -55,8 +55,10 @@ const ResourceManagerAudience = "https://management.azure.com"
 // CredentialKind is how Steward authenticates to the cloud.
 type CredentialKind string
 
-// The credential kinds. Certificate and workload identity are named so
-// configuration can say them, but New does not build them yet.
+// The credential kinds: a client secret, the host's managed identity, a
+// certificate whose key signs each token request, or workload identity, in
+// which a token from another identity provider (on AKS, the pod's projected
+// service-account token) stands in for the application's secret.
 const (
 	CredentialClientSecret     CredentialKind = "client_secret"
 	CredentialManagedIdentity  CredentialKind = "managed_identity"
@@ -79,6 +81,17 @@ type Config struct {
 	// one.
 	ClientID     string
 	ClientSecret string
+	// CertificatePath is the certificate credential's file, PEM or
+	// PKCS#12, holding the certificate (with any chain) and its private
+	// key.
+	CertificatePath string
+	// CertificatePassword decrypts a PKCS#12 CertificatePath; empty for an
+	// unencrypted file.
+	CertificatePassword string
+	// TokenFilePath is the workload identity credential's federated token
+	// file: on AKS, the projected service-account token the workload
+	// identity webhook mounts and the kubelet keeps rotating.
+	TokenFilePath string
 	// Credential is the credential kind; empty means client_secret.
 	Credential CredentialKind
 	Endpoints  Endpoints

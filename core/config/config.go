@@ -64,8 +64,15 @@ type AzureConfig struct {
 	TenantID     string
 	ClientID     string
 	ClientSecret string
-	// Credential is client_secret (default) or managed_identity.
+	// Credential is client_secret (default), certificate,
+	// managed_identity or workload_identity.
 	Credential string
+	// CertificatePath and CertificatePassword are the certificate
+	// credential's PEM or PKCS#12 file.
+	CertificatePath     string
+	CertificatePassword string
+	// TokenFile is the workload identity's projected token.
+	TokenFile string
 }
 
 // Load reads the configuration through getenv (os.Getenv in production,
@@ -88,10 +95,13 @@ func Load(getenv func(string) string) (Config, error) {
 		SimBootstrap: get("STEWARD_SIM_BOOTSTRAP", "true") != "false",
 		JWTSecret:    getenv("STEWARD_JWT_SECRET"),
 		Azure: AzureConfig{
-			TenantID:     get("STEWARD_AZURE_TENANT_ID", ""),
-			ClientID:     get("STEWARD_AZURE_CLIENT_ID", ""),
-			ClientSecret: getenv("STEWARD_AZURE_CLIENT_SECRET"),
-			Credential:   get("STEWARD_AZURE_CREDENTIAL", "client_secret"),
+			TenantID:            get("STEWARD_AZURE_TENANT_ID", ""),
+			ClientID:            get("STEWARD_AZURE_CLIENT_ID", ""),
+			ClientSecret:        getenv("STEWARD_AZURE_CLIENT_SECRET"),
+			Credential:          get("STEWARD_AZURE_CREDENTIAL", "client_secret"),
+			CertificatePath:     get("STEWARD_AZURE_CERTIFICATE_PATH", ""),
+			CertificatePassword: getenv("STEWARD_AZURE_CERTIFICATE_PASSWORD"),
+			TokenFile:           get("STEWARD_AZURE_TOKEN_FILE", getenv("AZURE_FEDERATED_TOKEN_FILE")),
 		},
 		DevUsername: get("STEWARD_DEV_USERNAME", "admin@steward.local"),
 		DevPassword: get("STEWARD_DEV_PASSWORD", "steward-dev"),

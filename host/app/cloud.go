@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -21,11 +20,16 @@ import (
 func (h *Host) cloudConfig(ctx context.Context, cfg config.Config, logger hclog.Logger) (cloud.Config, error) {
 	if cfg.Cloud != "sim" {
 		az := cfg.Azure
-		if az.Credential == string(cloud.CredentialClientSecret) && (az.TenantID == "" || az.ClientID == "" || az.ClientSecret == "") {
-			return cloud.Config{}, errors.New("STEWARD_CLOUD=azure needs STEWARD_AZURE_TENANT_ID, STEWARD_AZURE_CLIENT_ID and STEWARD_AZURE_CLIENT_SECRET (or STEWARD_AZURE_CREDENTIAL=managed_identity)")
+		cc := cloud.Config{Provider: cloud.ProviderAzure, TenantID: az.TenantID, ClientID: az.ClientID, ClientSecret: az.ClientSecret,
+			Credential: cloud.CredentialKind(az.Credential), CertificatePath: az.CertificatePath,
+			CertificatePassword: az.CertificatePassword, TokenFilePath: az.TokenFile}
+		// Building the clients checks the settings (and reads certificate
+		// and token files) now, so a misconfigured host stops at start-up
+		// with the reason instead of failing every sync.
+		if _, err := cloud.New(cc); err != nil {
+			return cloud.Config{}, fmt.Errorf("STEWARD_CLOUD=azure: %w (see STEWARD_AZURE_* in the README)", err)
 		}
-		return cloud.Config{Provider: cloud.ProviderAzure, TenantID: az.TenantID, ClientID: az.ClientID, ClientSecret: az.ClientSecret,
-			Credential: cloud.CredentialKind(az.Credential)}, nil
+		return cc, nil
 	}
 	w, err := stack.LoadWorld(cfg.SimWorld, time.Now())
 	if err != nil {

@@ -69,6 +69,8 @@ func TestStartupRefusals(t *testing.T) {
 		{"production without a secret", "", []string{"STEWARD_ENV=production"}, "STEWARD_JWT_SECRET must be set"},
 		{"production on the simulated cloud", "", []string{"STEWARD_ENV=production", "STEWARD_JWT_SECRET=" + strings.Repeat("s", 32), "STEWARD_CLOUD=sim"}, "simulated cloud"},
 		{"two plugins claiming one route", fmt.Sprintf("plugin \"testplugin\" {\n binary = %q\n}\nplugin \"testplugin-twin\" {\n binary = %q\n}\n", plugin, filepath.Join(dir, "testplugin-twin")), nil, "conflicts with"},
+		{"azure without credentials", "", []string{"STEWARD_CLOUD=azure"}, "STEWARD_CLOUD=azure: cloud: the client secret credential needs the tenant id, client id and client secret"},
+		{"azure certificate file missing", "", []string{"STEWARD_CLOUD=azure", "STEWARD_AZURE_CREDENTIAL=certificate", "STEWARD_AZURE_TENANT_ID=t", "STEWARD_AZURE_CLIENT_ID=c", "STEWARD_AZURE_CERTIFICATE_PATH=/nonexistent/cert.pem"}, "/nonexistent/cert.pem"},
 		{"bad plugins.hcl", "plugin \"x\" {\n data_plane = \"carrier-pigeon\"\n binary = \"x\"\n}\n", nil, "data_plane must be"},
 	}
 	for _, c := range cases {

@@ -13,7 +13,10 @@
 //
 // It implements the authorization code grant with PKCE (S256 only), the
 // refresh token grant with rotating refresh tokens, and the client
-// credentials grant the Azure SDK's secret credentials use. Sign-in has no
+// credentials grant the Azure SDK's secret, certificate and workload
+// identity credentials use: clients authenticate with a secret or with a
+// client assertion (RFC 7523), a JWT signed with one of their certificates
+// or a federated token from another identity provider. Sign-in has no
 // passwords: the user is chosen by login_hint or on a page listing the
 // world's users. Clients built on MSAL (the Azure SDK's credentials) must
 // disable instance discovery, which would otherwise ask the public cloud
@@ -24,6 +27,7 @@
 package idp
 
 import (
+	"crypto/x509"
 	"net/http"
 	"strings"
 	"sync"
@@ -58,8 +62,11 @@ const (
 // Options configure Register. Zero durations take the defaults.
 type Options struct {
 	// Clients are the registered applications by client id. With none,
-	// any client id is accepted, with any secret or none, and any http(s)
-	// loopback redirect URI: a development setting.
+	// any client id is accepted, with any secret or none, any http(s)
+	// loopback redirect URI, any certificate assertion whose signature
+	// verifies against the certificate it carries, and any well-formed
+	// federated assertion, unverified: a development setting. See
+	// [Client.Certificates] and [TokenExchangeAudience] for what is checked.
 	Clients map[string]Client
 	// TokenLifetime is how long ID and access tokens are valid.
 	TokenLifetime time.Duration
@@ -75,10 +82,22 @@ type Options struct {
 
 // Client is a registered application.
 type Client struct {
-	// Secret authenticates a confidential client; empty makes the client
-	// public (it redeems codes with PKCE alone and has no client
-	// credentials grant).
+	// Secret authenticates a confidential client; with neither a secret
+	// nor certificates the client is public (it redeems codes with PKCE
+	// alone and has no client credentials grant).
 	Secret string
+	// Certificates authenticate a confidential client by client assertion,
+	// as certificates uploaded to an Entra ID application do: each is DER
+	// or PEM. An assertion must be signed (PS256 or RS256) by one of their
+	// keys, name that certificate in its header (x5c, or the x5t or
+	// x5t#S256 thumbprint), have the client id as iss and sub, the token
+	// endpoint or the tenant's issuer as aud, and be within its exp and
+	// nbf, with five minutes' leeway for the client's clock. The
+	// certificate must be within its validity period on the provider's
+	// clock; its chain and revocation are not checked, and jti is not
+	// remembered, so an assertion can be replayed until it expires.
+	// Register panics on a certificate that does not parse.
+	Certificates [][]byte
 	// RedirectURIs are the exact redirect URIs the client may use.
 	RedirectURIs []string
 	// Roles are the application permissions granted to the client, carried
@@ -92,6 +111,10 @@ type Provider struct {
 	sim  *cloudsim.Sim
 	base string
 	opts Options
+
+	// certs are the registered clients' parsed Certificates by client id.
+	// They do not change once registered, so they are read without mu.
+	certs map[string][]*x509.Certificate
 
 	mu      sync.Mutex
 	keys    []*signingKey // the current key first, then the previous one
@@ -119,6 +142,7 @@ func Register(s *cloudsim.Sim, opts Options) *Provider {
 		sim:     s,
 		base:    s.URLs[cloudsim.IdP],
 		opts:    opts,
+		certs:   parseClientCertificates(opts.Clients),
 		keys:    []*signingKey{newSigningKey(s.Now())},
 		codes:   map[string]*authCode{},
 		refresh: map[string]*refreshGrant{},
@@ -246,7 +270,7 @@ func (p *Provider) handleDiscovery(w http.ResponseWriter, r *http.Request) {
 		"subject_types_supported":               []string{"pairwise"},
 		"id_token_signing_alg_values_supported": []string{"RS256"},
 		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{"client_secret_post", "client_secret_basic"},
+		"token_endpoint_auth_methods_supported": []string{"client_secret_post", "client_secret_basic", "private_key_jwt"},
 		"scopes_supported":                      []string{"openid", "profile", "email", "offline_access"},
 		"claims_supported": []string{"iss", "aud", "sub", "oid", "tid", "nonce", "iat", "nbf", "exp",
 			"name", "preferred_username", "email", "roles", "groups", "ver"},

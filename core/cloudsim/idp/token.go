@@ -138,11 +138,14 @@ func (p *Provider) handleToken(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(resp)
 }
 
-// authenticateClient identifies a token request's client by HTTP Basic
-// credentials or the client_id and client_secret parameters. needSecret is
-// set for the client credentials grant, where the secret is the only proof
-// of the client.
-func (p *Provider) authenticateClient(r *http.Request, needSecret bool) (string, Client, *oauthError) {
+// authenticateClient identifies a token request's client by a client
+// assertion, HTTP Basic credentials or the client_id and client_secret
+// parameters. needCredential is set for the client credentials grant,
+// where the secret or assertion is the only proof of the client.
+func (p *Provider) authenticateClient(r *http.Request, t tenant, needCredential bool) (string, Client, *oauthError) {
+	if r.PostFormValue("client_assertion_type") != "" || r.PostFormValue("client_assertion") != "" {
+		return p.authenticateAssertion(r, t)
+	}
 	id, secret, basic := r.BasicAuth()
 	if basic {
 		// RFC 6749 form-encodes the credentials inside the Basic header.
@@ -159,24 +162,22 @@ func (p *Provider) authenticateClient(r *http.Request, needSecret bool) (string,
 	if id == "" {
 		return "", Client{}, missingParameter("client_id")
 	}
-	noSecret := newError(http.StatusUnauthorized, "invalid_client", 7000218,
+	noCredential := newError(http.StatusUnauthorized, "invalid_client", 7000218,
 		"The request body must contain the following parameter: 'client_assertion' or 'client_secret'.")
 	if len(p.opts.Clients) == 0 {
-		if needSecret && secret == "" {
-			return "", Client{}, noSecret
+		if needCredential && secret == "" {
+			return "", Client{}, noCredential
 		}
 		return id, Client{}, nil
 	}
 	c, ok := p.opts.Clients[id]
 	switch {
 	case !ok:
-		return "", Client{}, newError(http.StatusBadRequest, "unauthorized_client", 700016,
-			"Application with identifier '%s' was not found in the directory.", id)
-	case c.Secret == "" && secret != "":
-		return "", Client{}, newError(http.StatusUnauthorized, "invalid_client", 700025,
-			"Client is public so neither 'client_assertion' nor 'client_secret' should be presented.")
-	case secret == "" && (needSecret || c.Secret != ""):
-		return "", Client{}, noSecret
+		return "", Client{}, unknownClient(id)
+	case !c.confidential() && secret != "":
+		return "", Client{}, publicClient()
+	case secret == "" && (needCredential || c.confidential()):
+		return "", Client{}, noCredential
 	case subtle.ConstantTimeCompare([]byte(secret), []byte(c.Secret)) != 1:
 		return "", Client{}, newError(http.StatusUnauthorized, "invalid_client", 7000215,
 			"Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '%s'.", id)
@@ -184,8 +185,22 @@ func (p *Provider) authenticateClient(r *http.Request, needSecret bool) (string,
 	return id, c, nil
 }
 
+// confidential reports whether a client authenticates itself, with a
+// secret or a certificate, rather than being public.
+func (c Client) confidential() bool { return c.Secret != "" || len(c.Certificates) > 0 }
+
+func unknownClient(id string) *oauthError {
+	return newError(http.StatusBadRequest, "unauthorized_client", 700016,
+		"Application with identifier '%s' was not found in the directory.", id)
+}
+
+func publicClient() *oauthError {
+	return newError(http.StatusUnauthorized, "invalid_client", 700025,
+		"Client is public so neither 'client_assertion' nor 'client_secret' should be presented.")
+}
+
 func (p *Provider) codeGrant(r *http.Request, t tenant) (tokenResponse, *oauthError) {
-	clientID, _, oe := p.authenticateClient(r, false)
+	clientID, _, oe := p.authenticateClient(r, t, false)
 	if oe != nil {
 		return tokenResponse{}, oe
 	}
@@ -232,7 +247,7 @@ func s256(verifier string) string {
 }
 
 func (p *Provider) refreshTokenGrant(r *http.Request, t tenant) (tokenResponse, *oauthError) {
-	clientID, _, oe := p.authenticateClient(r, false)
+	clientID, _, oe := p.authenticateClient(r, t, false)
 	if oe != nil {
 		return tokenResponse{}, oe
 	}
@@ -270,7 +285,7 @@ func (p *Provider) refreshTokenGrant(r *http.Request, t tenant) (tokenResponse, 
 }
 
 func (p *Provider) clientCredentialsGrant(r *http.Request, t tenant) (tokenResponse, *oauthError) {
-	clientID, c, oe := p.authenticateClient(r, true)
+	clientID, c, oe := p.authenticateClient(r, t, true)
 	if oe != nil {
 		return tokenResponse{}, oe
 	}

@@ -1,7 +1,6 @@
 package cloud_test
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -27,6 +26,7 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/arm"
 	"github.com/stewardhq/steward/core/cloudsim/idp"
+	"github.com/stewardhq/steward/core/cloudsim/simtest"
 )
 
 // startCredentialSim serves the base world with the real identity provider
@@ -36,13 +36,8 @@ import (
 // against its own, as Entra ID does, so simNow would find them expired.
 func startCredentialSim(t *testing.T, clients map[string]idp.Client) *cloudsim.Sim {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := cloudsim.Start(ctx, baseWorld(), cloudsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); s.Close() })
-	arm.Register(s, idp.Register(s, idp.Options{Clients: clients}))
+	s, p := simtest.Start(t, baseWorld(), cloudsim.Options{}, idp.Options{Clients: clients})
+	arm.Register(s, p)
 	return s
 }
 

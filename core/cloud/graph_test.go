@@ -16,6 +16,7 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim"
 	simgraph "github.com/stewardhq/steward/core/cloudsim/graph"
 	"github.com/stewardhq/steward/core/cloudsim/idp"
+	"github.com/stewardhq/steward/core/cloudsim/simtest"
 	"github.com/stewardhq/steward/core/cloudsim/world"
 )
 
@@ -23,13 +24,7 @@ import (
 // and Graph, and builds clients against it as Steward would.
 func startGraphSim(t *testing.T, w *world.World) (*cloudsim.Sim, *cloud.Clients) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := cloudsim.Start(ctx, w, cloudsim.Options{Now: func() time.Time { return simNow }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); s.Close() })
-	p := idp.Register(s, idp.Options{Clients: map[string]idp.Client{clientID: {Secret: clientSecret}}})
+	s, p := simtest.Start(t, w, cloudsim.Options{Now: simtest.Fixed(simNow)}, simtest.Client(clientID, clientSecret))
 	simgraph.Register(s, p)
 	cfg := simConfig(s)
 	cfg.TenantID = w.Tenants[0].DirectoryTenantID
@@ -526,13 +521,7 @@ func TestGraphCallerErrorsAndBadClients(t *testing.T) {
 // at another service: following it would hand that service the tenant's
 // token.
 func TestGraphNextLinkStaysOnGraph(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := cloudsim.Start(ctx, graphWorld(), cloudsim.Options{Now: func() time.Time { return simNow }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); s.Close() })
-	idp.Register(s, idp.Options{Clients: map[string]idp.Client{clientID: {Secret: clientSecret}}})
+	s, _ := simtest.Start(t, graphWorld(), cloudsim.Options{Now: simtest.Fixed(simNow)}, simtest.Client(clientID, clientSecret))
 	s.Handle(cloudsim.Graph, "GET /v1.0/domains", func(w http.ResponseWriter, _ *http.Request) {
 		cloudsim.WriteJSON(w, map[string]any{"value": []any{map[string]any{"id": "brand.example"}},
 			"@odata.nextLink": s.URLs[cloudsim.ARM] + "/v1.0/domains?$skiptoken=1"})

@@ -1,7 +1,6 @@
 package cloud_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -9,7 +8,7 @@ import (
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/arm"
-	"github.com/stewardhq/steward/core/cloudsim/idp"
+	"github.com/stewardhq/steward/core/cloudsim/simtest"
 	"github.com/stewardhq/steward/core/cloudsim/world"
 )
 
@@ -32,13 +31,7 @@ var testRetry = cloud.Retry{MaxRetries: 3, Delay: 10 * time.Millisecond, MaxDela
 // and the ARM routes, and builds clients against it as Steward would.
 func startSim(t testing.TB, w *world.World, opts ...arm.Option) (*cloudsim.Sim, *cloud.Clients) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := cloudsim.Start(ctx, w, cloudsim.Options{Now: func() time.Time { return simNow }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); s.Close() })
-	p := idp.Register(s, idp.Options{Clients: map[string]idp.Client{clientID: {Secret: clientSecret}}})
+	s, p := simtest.Start(t, w, cloudsim.Options{Now: simtest.Fixed(simNow)}, simtest.Client(clientID, clientSecret))
 	arm.Register(s, p, opts...)
 	c, err := cloud.New(simConfig(s))
 	if err != nil {

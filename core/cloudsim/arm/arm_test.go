@@ -1,21 +1,16 @@
 package arm_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/arm"
 	"github.com/stewardhq/steward/core/cloudsim/idp"
+	"github.com/stewardhq/steward/core/cloudsim/simtest"
 	"github.com/stewardhq/steward/core/cloudsim/world"
 )
 
@@ -27,28 +22,10 @@ const (
 	apiVersion     = "api-version=2024-01-01"
 )
 
-// clock is the simulator's clock, moved by tests.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 type env struct {
 	t     *testing.T
 	sim   *cloudsim.Sim
-	clock *clock
+	clock *simtest.Clock
 	token string
 }
 
@@ -83,14 +60,14 @@ func testWorld() *world.World {
 
 func start(t *testing.T, opts ...arm.Option) *env {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	clk := &clock{now: time.Date(2026, 10, 15, 12, 0, 0, 0, time.UTC)}
-	s, err := cloudsim.Start(ctx, testWorld(), cloudsim.Options{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); s.Close() })
-	p := idp.Register(s, idp.Options{Clients: map[string]idp.Client{"app": {Secret: "secret"}}})
+	return startWorld(t, testWorld(), opts...)
+}
+
+// startWorld serves w on a simulator with ARM, with a token of tenantID.
+func startWorld(t *testing.T, w *world.World, opts ...arm.Option) *env {
+	t.Helper()
+	clk := simtest.NewClock(time.Date(2026, 10, 15, 12, 0, 0, 0, time.UTC))
+	s, p := simtest.Start(t, w, cloudsim.Options{Now: clk.Now}, simtest.Client(simtest.ClientID, simtest.ClientSecret))
 	arm.Register(s, p, opts...)
 	e := &env{t: t, sim: s, clock: clk}
 	e.token = e.getToken(arm.Audience + "/.default")
@@ -100,20 +77,7 @@ func start(t *testing.T, opts ...arm.Option) *env {
 // getToken gets an app-only token from the simulated identity provider.
 func (e *env) getToken(scope string) string {
 	e.t.Helper()
-	resp, err := e.sim.HTTPClient().PostForm(e.sim.URLs[cloudsim.IdP]+"/"+tenantID+"/oauth2/v2.0/token", url.Values{
-		"grant_type": {"client_credentials"}, "client_id": {"app"}, "client_secret": {"secret"}, "scope": {scope},
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
-		e.t.Fatalf("token: %d %v", resp.StatusCode, err)
-	}
-	return tok.AccessToken
+	return simtest.Token(e.t, e.sim, tenantID, scope)
 }
 
 // do sends a request to ARM with the env's token and decodes a JSON answer.
@@ -124,32 +88,7 @@ func (e *env) do(method, path string, body any) (*http.Response, map[string]any)
 
 func (e *env) doWith(token, method, path string, body any) (*http.Response, map[string]any) {
 	e.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	if !strings.HasPrefix(path, "https://") {
-		path = e.sim.URLs[cloudsim.ARM] + path
-	}
-	req, _ := http.NewRequest(method, path, rd)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := e.sim.HTTPClient().Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			e.t.Fatalf("%s %s: %d %q is not JSON", method, path, resp.StatusCode, raw)
-		}
-	}
-	return resp, out
+	return simtest.Do(e.t, e.sim, cloudsim.ARM, token, method, path, body, nil)
 }
 
 // errorCode reads the Azure error envelope.

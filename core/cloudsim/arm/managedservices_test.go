@@ -1,16 +1,12 @@
 package arm_test
 
 import (
-	"context"
-	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/arm"
-	"github.com/stewardhq/steward/core/cloudsim/idp"
+	"github.com/stewardhq/steward/core/cloudsim/simtest"
 	"github.com/stewardhq/steward/core/cloudsim/world"
 )
 
@@ -21,41 +17,10 @@ const (
 	subIndependent    = "00000000-0000-4000-8000-0000000000ee"
 )
 
-// startWorld serves w as start serves the test world, with the managing
-// tenant's token.
-func startWorld(t *testing.T, w *world.World) *env {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	clk := &clock{now: time.Date(2026, 10, 15, 12, 0, 0, 0, time.UTC)}
-	s, err := cloudsim.Start(ctx, w, cloudsim.Options{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); s.Close() })
-	p := idp.Register(s, idp.Options{Clients: map[string]idp.Client{"app": {Secret: "secret"}}})
-	arm.Register(s, p)
-	e := &env{t: t, sim: s, clock: clk}
-	e.token = e.getToken(arm.Audience + "/.default")
-	return e
-}
-
 // tokenIn gets an app-only Resource Manager token in another tenant.
 func (e *env) tokenIn(tenant string) string {
 	e.t.Helper()
-	resp, err := e.sim.HTTPClient().PostForm(e.sim.URLs[cloudsim.IdP]+"/"+tenant+"/oauth2/v2.0/token", url.Values{
-		"grant_type": {"client_credentials"}, "client_id": {"app"}, "client_secret": {"secret"}, "scope": {arm.Audience + "/.default"},
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
-		e.t.Fatalf("token in %s: %d %v", tenant, resp.StatusCode, err)
-	}
-	return tok.AccessToken
+	return simtest.Token(e.t, e.sim, tenant, arm.Audience+"/.default")
 }
 
 // lighthouseWorld is the test world's managing tenant, a tenant that

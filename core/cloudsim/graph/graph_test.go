@@ -1,9 +1,6 @@
 package graph_test
 
 import (
-	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim/arm"
 	"github.com/stewardhq/steward/core/cloudsim/graph"
 	"github.com/stewardhq/steward/core/cloudsim/idp"
+	"github.com/stewardhq/steward/core/cloudsim/simtest"
 	"github.com/stewardhq/steward/core/cloudsim/world"
 )
 
@@ -71,13 +69,7 @@ type env struct {
 
 func start(t *testing.T) *env {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := cloudsim.Start(ctx, testWorld(), cloudsim.Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); s.Close() })
-	p := idp.Register(s, idp.Options{Clients: map[string]idp.Client{"app": {Secret: "secret"}}})
+	s, p := simtest.Start(t, testWorld(), cloudsim.Options{Now: simtest.Fixed(now)}, simtest.Client(simtest.ClientID, simtest.ClientSecret))
 	graph.Register(s, p)
 	e := &env{t: t, sim: s, tokens: map[string]string{}}
 	for _, tid := range []string{tenantA, tenantB} {
@@ -90,42 +82,16 @@ func start(t *testing.T) *env {
 // provider.
 func (e *env) token(tenant, scope string) string {
 	e.t.Helper()
-	resp, err := e.sim.HTTPClient().PostForm(e.sim.URLs[cloudsim.IdP]+"/"+tenant+"/oauth2/v2.0/token", url.Values{
-		"grant_type": {"client_credentials"}, "client_id": {"app"}, "client_secret": {"secret"}, "scope": {scope},
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
-		e.t.Fatalf("token: %d %v", resp.StatusCode, err)
-	}
-	return tok.AccessToken
+	return simtest.Token(e.t, e.sim, tenant, scope)
 }
 
 // get sends a GET to Graph with a token and decodes the JSON answer.
 func (e *env) get(token, path string) (*http.Response, map[string]any) {
 	e.t.Helper()
-	if !strings.HasPrefix(path, "https://") {
-		path = e.sim.URLs[cloudsim.Graph] + path
-	}
-	req, _ := http.NewRequest(http.MethodGet, path, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("client-request-id", "5d2c1a50-0000-4000-8000-000000000042")
-	resp, err := e.sim.HTTPClient().Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		e.t.Fatalf("GET %s: %d %q is not JSON", path, resp.StatusCode, raw)
+	resp, out := simtest.Do(e.t, e.sim, cloudsim.Graph, token, http.MethodGet, path, nil,
+		http.Header{"Client-Request-Id": {"5d2c1a50-0000-4000-8000-000000000042"}})
+	if out == nil {
+		e.t.Fatalf("GET %s: %d, no JSON object", path, resp.StatusCode)
 	}
 	return resp, out
 }

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/idp"
+	"github.com/stewardhq/steward/core/cloudsim/simtest"
 	"github.com/stewardhq/steward/core/cloudsim/world"
 )
 
@@ -46,29 +46,11 @@ func testWorld() *world.World {
 	}
 }
 
-// clock is the simulator's clock, moved by the tests.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 type env struct {
 	t     *testing.T
 	sim   *cloudsim.Sim
 	p     *idp.Provider
-	clock *clock
+	clock *simtest.Clock
 	// ctx carries an HTTP client that trusts the simulator, for go-oidc and
 	// oauth2.
 	ctx context.Context
@@ -80,13 +62,8 @@ type env struct {
 // Graph that authenticates its bearer token as those simulators do.
 func start(t *testing.T, opts idp.Options) *env {
 	t.Helper()
-	clk := &clock{now: time.Now()}
-	s, err := cloudsim.Start(t.Context(), testWorld(), cloudsim.Options{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	p := idp.Register(s, opts)
+	clk := simtest.NewClock(time.Now())
+	s, p := simtest.Start(t, testWorld(), cloudsim.Options{Now: clk.Now}, opts)
 	for svc, audience := range map[cloudsim.Service]string{cloudsim.ARM: armAPI + "/", cloudsim.Graph: idp.GraphResource} {
 		s.Handle(svc, "GET /probe", func(w http.ResponseWriter, r *http.Request) {
 			c, err := p.VerifyAccessToken(r, audience)

@@ -1,7 +1,6 @@
 package idp_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/idp"
+	"github.com/stewardhq/steward/core/cloudsim/simtest"
 )
 
 const alice = "alice@contoso.example"
@@ -24,16 +24,7 @@ const alice = "alice@contoso.example"
 // postToken posts a token request and decodes the answer.
 func (e *env) postToken(tenant string, form url.Values) (int, map[string]any) {
 	e.t.Helper()
-	resp, err := e.sim.HTTPClient().PostForm(e.sim.URLs[cloudsim.IdP]+"/"+tenant+"/oauth2/v2.0/token", form)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		e.t.Fatal(err)
-	}
-	return resp.StatusCode, body
+	return simtest.PostToken(e.t, e.sim, tenant, form)
 }
 
 // isError reports whether a token endpoint answer is an error in Entra

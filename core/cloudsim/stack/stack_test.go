@@ -2,34 +2,21 @@ package stack
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/cloudsim"
+	"github.com/stewardhq/steward/core/cloudsim/simtest"
 	"github.com/stewardhq/steward/core/cloudsim/world"
 )
-
-// clock is a settable time source for the simulator.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
 
 // TestDemoWorldMovesWithTime: when the date changes, the demo world
 // regenerates and the next day's cost rows reach the cloud client.
 func TestDemoWorldMovesWithTime(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clk := &clock{now: time.Date(2026, 11, 21, 23, 59, 0, 0, time.UTC)}
+	clk := simtest.NewClock(time.Date(2026, 11, 21, 23, 59, 0, 0, time.UTC))
 	w, err := LoadWorld("", clk.Now())
 	if err != nil {
 		t.Fatal(err)

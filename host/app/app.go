@@ -168,7 +168,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.Jobs = jobs.New(h.DB, supervisorRunner{h.Plugins}, jobs.Options{Logger: logger.Named("jobs"), Registerer: h.Registry})
+	h.Jobs = jobs.New(h.DB, supervisorRunner{h.Plugins}, jobs.Options{Logger: logger, Registerer: h.Registry})
 	srv = server.New(server.Deps{
 		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, Cache: c, Limiter: h.limiter, Issuer: issuer,
 		Tenancy: ten, Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,

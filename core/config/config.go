@@ -37,6 +37,8 @@ type Config struct {
 	SimBootstrap bool
 	// Azure holds the credentials used when Cloud is "azure".
 	Azure AzureConfig
+	// OIDC is the identity provider users sign in with.
+	OIDC OIDCConfig
 	// JWTSecret is empty in development when none is set: the host then
 	// generates one and keeps it in DataDir.
 	JWTSecret              string
@@ -75,6 +77,18 @@ type AzureConfig struct {
 	TokenFile string
 }
 
+// OIDCConfig is Steward's registration as an OpenID Connect client. With
+// the simulated cloud and no Issuer, the host signs in against the
+// simulated identity provider.
+type OIDCConfig struct {
+	Issuer       string
+	ClientID     string
+	ClientSecret string
+	// RedirectURL is where the identity provider sends the browser back;
+	// empty means the host's own /login page.
+	RedirectURL string
+}
+
 // Load reads the configuration through getenv (os.Getenv in production,
 // a map in tests).
 func Load(getenv func(string) string) (Config, error) {
@@ -103,6 +117,12 @@ func Load(getenv func(string) string) (Config, error) {
 			CertificatePassword: getenv("STEWARD_AZURE_CERTIFICATE_PASSWORD"),
 			TokenFile:           get("STEWARD_AZURE_TOKEN_FILE", getenv("AZURE_FEDERATED_TOKEN_FILE")),
 		},
+		OIDC: OIDCConfig{
+			Issuer:       get("STEWARD_OIDC_ISSUER", ""),
+			ClientID:     get("STEWARD_OIDC_CLIENT_ID", ""),
+			ClientSecret: getenv("STEWARD_OIDC_CLIENT_SECRET"),
+			RedirectURL:  get("STEWARD_OIDC_REDIRECT_URL", ""),
+		},
 		DevUsername: get("STEWARD_DEV_USERNAME", "admin@steward.local"),
 		DevPassword: get("STEWARD_DEV_PASSWORD", "steward-dev"),
 		Freshness: map[string]time.Duration{
@@ -124,6 +144,14 @@ func Load(getenv func(string) string) (Config, error) {
 	c.Cloud = get("STEWARD_CLOUD", defCloud)
 	if c.Cloud != "sim" && c.Cloud != "azure" {
 		return c, fmt.Errorf("STEWARD_CLOUD must be sim or azure, not %q", c.Cloud)
+	}
+	if c.OIDC.Issuer != "" && c.OIDC.ClientID == "" {
+		return c, errors.New("STEWARD_OIDC_CLIENT_ID must be set with STEWARD_OIDC_ISSUER")
+	}
+	// Behind a proxy the listen address is not what browsers reach, so
+	// only development may derive the redirect URL from it.
+	if c.OIDC.Issuer != "" && c.OIDC.RedirectURL == "" && c.Env != Development {
+		return c, errors.New("STEWARD_OIDC_REDIRECT_URL must be set with STEWARD_OIDC_ISSUER outside development")
 	}
 	var err error
 	ints := []struct {

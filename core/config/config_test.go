@@ -47,6 +47,9 @@ func TestRefusals(t *testing.T) {
 		{"bad rate", map[string]string{"STEWARD_RATE_LIMIT_PER_MINUTE": "0"}, "STEWARD_RATE_LIMIT_PER_MINUTE"},
 		{"bad ttl", map[string]string{"STEWARD_ACCESS_TOKEN_TTL": "soon"}, "STEWARD_ACCESS_TOKEN_TTL"},
 		{"bad freshness", map[string]string{"STEWARD_FRESHNESS_COSTS": "-1h"}, "STEWARD_FRESHNESS_COSTS"},
+		{"oidc issuer without client", map[string]string{"STEWARD_OIDC_ISSUER": "https://idp.example/v2.0"}, "STEWARD_OIDC_CLIENT_ID"},
+		{"oidc production without redirect", map[string]string{"STEWARD_ENV": "production", "STEWARD_JWT_SECRET": secret,
+			"STEWARD_OIDC_ISSUER": "https://idp.example/v2.0", "STEWARD_OIDC_CLIENT_ID": "app"}, "STEWARD_OIDC_REDIRECT_URL"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

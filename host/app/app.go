@@ -24,6 +24,7 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim/stack"
 	"github.com/stewardhq/steward/core/config"
 	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/host/apikeys"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/freshness"
@@ -139,6 +140,11 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 		logger.Info("world tenants registered", "new", n, "total", len(h.sim.Sim.World().Tenants))
 	}
 
+	rp, err := h.relyingParty(cfg)
+	if err != nil {
+		return nil, err
+	}
+
 	var srv *server.Server
 	decls, err := loadDecls(cfg)
 	if err != nil {
@@ -170,8 +176,8 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	}
 	h.Jobs = jobs.New(h.DB, supervisorRunner{h.Plugins}, jobs.Options{Logger: logger, Registerer: h.Registry})
 	srv = server.New(server.Deps{
-		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, Cache: c, Limiter: h.limiter, Issuer: issuer,
-		Tenancy: ten, Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
+		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, Cache: c, Limiter: h.limiter, Issuer: issuer, OIDC: rp,
+		Tenancy: ten, APIKeys: apikeys.New(h.DB, ten), Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
 		StartedAt: t0, SchedulerUp: h.schedOn.Load, Mount: o.Mount,
 	})
 	h.Server = srv
@@ -239,6 +245,9 @@ func (h *Host) Close() {
 	}
 	if h.Plugins != nil {
 		h.Plugins.Stop()
+	}
+	if h.Server != nil {
+		_ = h.Server.Close()
 	}
 	if h.limiter != nil {
 		_ = h.limiter.Close()

@@ -121,7 +121,7 @@ func (s *Server) login(ctx context.Context, in *loginInput) (*struct{ Body token
 		return nil, err
 	}
 	p := auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: true, Kind: auth.KindUser}
-	out, err := s.issueTokens(p)
+	out, err := s.issueTokens(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -129,15 +129,15 @@ func (s *Server) login(ctx context.Context, in *loginInput) (*struct{ Body token
 	return out, nil
 }
 
-func (s *Server) issueTokens(p auth.Principal) (*struct{ Body tokenResponse }, error) {
-	access, claims, err := s.deps.Issuer.IssueAccess(p)
+// issueTokens signs a new sign-in's token pair and records its refresh
+// token as the first of a new family, so it can be rotated and revoked.
+func (s *Server) issueTokens(ctx context.Context, p auth.Principal) (*struct{ Body tokenResponse }, error) {
+	pair, out, err := s.mintPair(p)
 	if err != nil {
 		return nil, err
 	}
-	refresh, _, err := s.deps.Issuer.IssueRefresh(p)
-	if err != nil {
+	if err := s.tokens.Start(ctx, pair); err != nil {
 		return nil, err
 	}
-	expires := int(claims.ExpiresAt.Time.Sub(claims.IssuedAt.Time).Seconds())
-	return &struct{ Body tokenResponse }{tokenResponse{AccessToken: access, RefreshToken: refresh, TokenType: "bearer", ExpiresIn: expires}}, nil
+	return out, nil
 }

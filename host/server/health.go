@@ -214,7 +214,7 @@ func (s *Server) detailed(ctx context.Context) *detailed {
 		},
 		CacheMetrics:   map[string]any{"backend": st.Backend, "hit_rate_percent": st.HitRatePercent},
 		DatabasePool:   map[string]any{"open_connections": pool.OpenConnections, "in_use": pool.InUse, "idle": pool.Idle},
-		TokenBlacklist: map[string]any{"backend": st.Backend, "enabled": true},
+		TokenBlacklist: map[string]any{"backend": s.revocations.Backend(), "enabled": true},
 	}
 	if authed {
 		body.Version, body.Environment = s.deps.Version, s.deps.Config.Env
@@ -233,6 +233,11 @@ func (s *Server) detailed(ctx context.Context) *detailed {
 		runtime.ReadMemStats(&mem)
 		body.Runtime = map[string]any{"goroutines": runtime.NumGoroutine(), "heap_alloc_bytes": mem.HeapAlloc, "go_version": runtime.Version()}
 		body.States = r.components
+		if n, err := s.revocations.Active(ctx); err == nil {
+			body.TokenBlacklist["active_revocations"] = n
+		} else {
+			body.TokenBlacklist["error"] = err.Error()
+		}
 	}
 	return &detailed{Status: httpStatus(r.status), Body: body}
 }

@@ -27,10 +27,14 @@ const (
 	pluginAuthNone = pluginv1.Auth_AUTH_NONE
 )
 
-// authenticate resolves the caller from a bearer token. It never refuses a
-// request itself: each route says whether it needs a principal, so that
-// health checks and sign-in work without one.
+// authenticate resolves the caller from an API key or a bearer token. It
+// never refuses a request itself: each route says whether it needs a
+// principal, so that health checks and sign-in work without one.
 func (s *Server) authenticate(c *fiber.Ctx) error {
+	// An API key, when sent, decides alone: a request acts for one caller.
+	if key := c.Get(headerAPIKey); key != "" {
+		return s.authenticateAPIKey(c, key)
+	}
 	h := c.Get(fiber.HeaderAuthorization)
 	if h == "" {
 		return c.Next()
@@ -43,6 +47,17 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	claims, err := s.deps.Issuer.Verify(token, auth.TypeAccess)
 	if err != nil {
 		c.Locals(localAuthError, "invalid or expired token")
+		return c.Next()
+	}
+	// Checked on every request so a logout applies on every replica at
+	// once. A failed lookup fails the request: without the list, a revoked
+	// token cannot be told from a good one.
+	revoked, err := s.revocations.Revoked(c.UserContext(), claims.ID)
+	if err != nil {
+		return err
+	}
+	if revoked {
+		c.Locals(localAuthError, "token has been revoked")
 		return c.Next()
 	}
 	p := claims.Principal()

@@ -32,10 +32,12 @@ import (
 
 	"github.com/stewardhq/steward/core/cache"
 	"github.com/stewardhq/steward/core/config"
+	"github.com/stewardhq/steward/host/apikeys"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
+	"github.com/stewardhq/steward/host/oidc"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/ratelimit"
 	"github.com/stewardhq/steward/host/tenancy"
@@ -53,7 +55,9 @@ type Deps struct {
 	Cache       cache.Cache
 	Limiter     *ratelimit.Limiter
 	Issuer      *auth.Issuer
+	OIDC        *oidc.RelyingParty // identity provider sign-in; nil when not configured (its routes answer 503)
 	Tenancy     *tenancy.Store
+	APIKeys     *apikeys.Store
 	Audit       *audit.Store
 	Freshness   *freshness.Store
 	Jobs        *jobs.Scheduler
@@ -78,6 +82,10 @@ type Server struct {
 	// syncSlots bounds sync requests in flight on this replica (spec:
 	// 5 concurrent requests on sync endpoints).
 	syncSlots *semaphore.Weighted
+	// tokens records refresh tokens; revocations lists revoked access
+	// tokens for every replica (see registerTokens).
+	tokens      *auth.RefreshStore
+	revocations auth.Revocations
 }
 
 // New assembles the app. Plugins' routes join through the dispatcher and
@@ -134,9 +142,12 @@ func New(d Deps) *Server {
 
 	s.registerHealth()
 	s.registerAuth()
+	s.registerTokens()
+	s.registerIdP()
 	s.registerAudit()
 	s.registerSync()
 	s.registerTenants()
+	s.registerAPIKeys()
 	s.registerPlugins()
 
 	if d.Mount != nil {

@@ -4,6 +4,7 @@
 //	steward serve                 serve on STEWARD_HTTP_ADDR
 //	steward migrate up|down|status
 //	steward plugins list
+//	steward apikey create|list|revoke
 //	steward version
 package main
 
@@ -15,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -25,8 +27,11 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim/stack"
 	"github.com/stewardhq/steward/core/config"
 	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/host/apikeys"
 	"github.com/stewardhq/steward/host/app"
+	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/plugins"
+	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/migrations"
 )
 
@@ -36,6 +41,8 @@ commands:
   serve                    serve the API, UI and plugins
   migrate up|down|status   apply, roll back (last group) or list host migrations
   plugins list             list the plugins plugins.hcl declares
+  apikey create|list|revoke
+                           manage API keys (steward apikey help)
   sim [--world FILE]       run the simulated cloud alone and print its addresses
   version                  print the version
 
@@ -61,6 +68,8 @@ func run(args []string, out io.Writer) error {
 		return migrate(args[1:], out)
 	case "plugins":
 		return listPlugins(args[1:], out)
+	case "apikey":
+		return apiKey(args[1:], out)
 	case "sim":
 		return runSim(args[1:])
 	case "version":
@@ -234,4 +243,124 @@ func listPlugins(args []string, out io.Writer) error {
 		fmt.Fprintf(w, "%s\t%t\t%s\t%s\t%t\n", d.Name, d.Enabled, d.Binary, d.DataPlane, statErr == nil)
 	}
 	return w.Flush()
+}
+
+const apiKeyUsage = `usage:
+  steward apikey create --name NAME --role admin|standard [--tenant ID ...] [--expires 720h]
+  steward apikey list
+  steward apikey revoke ID
+
+A standard key needs at least one --tenant (the internal tenant id); an admin
+key sees every tenant. The key is printed once and cannot be shown again.
+`
+
+// cliActor is the audit actor of changes made from the command line, which
+// has no signed-in user.
+const cliActor = "cli"
+
+// stringList collects a flag given several times.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// apiKey manages API keys directly in the database, so that the first admin
+// key of a deployment without a development sign-in can be made.
+func apiKey(args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("apikey needs create, list or revoke\n%s", apiKeyUsage)
+	}
+	sub := args[0]
+	if sub == "help" || sub == "-h" || sub == "--help" {
+		fmt.Fprint(out, apiKeyUsage)
+		return nil
+	}
+	fs := flag.NewFlagSet("apikey "+sub, flag.ContinueOnError)
+	var (
+		name    = fs.String("name", "", "what the key is for")
+		role    = fs.String("role", "", "admin or standard")
+		expires = fs.Duration("expires", 0, "lifetime, e.g. 720h (default: until revoked)")
+		tenants stringList
+	)
+	fs.Var(&tenants, "tenant", "internal tenant id a standard key may see (repeatable)")
+	cfg, err := loadConfig(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	db, err := app.OpenDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	keys := apikeys.New(db, tenancy.New(db))
+	aud := audit.NewStore(db)
+	switch sub {
+	case "create":
+		n := apikeys.NewKey{Name: *name, Role: *role, TenantIDs: tenants, CreatedBy: cliActor}
+		if *expires != 0 {
+			at := time.Now().Add(*expires)
+			n.ExpiresAt = &at
+		}
+		k, token, err := keys.Create(ctx, n)
+		if err != nil {
+			return err
+		}
+		if err := aud.Append(ctx, audit.Entry{Action: "apikey.create.success", Status: audit.StatusSuccess, ActorID: cliActor,
+			ResourceType: "api_key", ResourceID: k.ID, Details: map[string]any{"name": k.Name, "role": k.Role, "tenant_ids": k.TenantIDs, "expires_at": k.ExpiresAt}}); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "created API key %s (%s, %s); it is shown only now:\n%s\n", k.ID, k.Name, k.Role, token)
+	case "list":
+		list, err := keys.List(ctx)
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ID\tNAME\tROLE\tTENANTS\tCREATED\tEXPIRES\tLAST USED\tSTATE")
+		for _, k := range list {
+			scope := "all"
+			if k.Role != apikeys.RoleAdmin {
+				scope = strings.Join(k.TenantIDs, ",")
+			}
+			state := "active"
+			switch {
+			case k.RevokedAt != nil:
+				state = "revoked"
+			case !k.Active(now):
+				state = "expired"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Role, scope,
+				k.CreatedAt.Format(time.RFC3339), orNever(k.ExpiresAt), orNever(k.LastUsedAt), state)
+		}
+		return w.Flush()
+	case "revoke":
+		if fs.NArg() != 1 {
+			return errors.New("apikey revoke needs the key id")
+		}
+		id := fs.Arg(0)
+		if err := keys.Revoke(ctx, id); err != nil {
+			return err
+		}
+		if err := aud.Append(ctx, audit.Entry{Action: "apikey.revoke.success", Status: audit.StatusSuccess, ActorID: cliActor,
+			ResourceType: "api_key", ResourceID: id}); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "revoked API key", id)
+	default:
+		return fmt.Errorf("apikey: unknown subcommand %q\n%s", sub, apiKeyUsage)
+	}
+	return nil
+}
+
+func orNever(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Format(time.RFC3339)
 }

@@ -1,0 +1,190 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/oidc"
+	"github.com/stewardhq/steward/host/tenancy"
+)
+
+// idpStateTTL is how long a started sign-in can be finished: as long as the
+// identity provider's codes live.
+const idpStateTTL = 10 * time.Minute
+
+// idpStatePrefix namespaces started sign-ins in the cache.
+const idpStatePrefix = "idp-state:"
+
+type idpLoginInput struct {
+	LoginHint   string `query:"login_hint" maxLength:"320" doc:"E-mail address of the user, passed to the identity provider so it can skip its account picker"`
+	RedirectURI string `query:"redirect_uri" maxLength:"2048" doc:"Where the identity provider returns the browser: the configured redirect URL (the default), or in development any loopback URL"`
+}
+
+type idpLoginResponse struct {
+	AuthorizationURL    string `json:"authorization_url" doc:"Send the browser here"`
+	State               string `json:"state" doc:"Comes back on the redirect; single use, valid for 10 minutes"`
+	CodeVerifier        string `json:"code_verifier" doc:"PKCE verifier: keep it and send it with the code to the callback"`
+	CodeChallenge       string `json:"code_challenge" doc:"S256 transformation of code_verifier, already in authorization_url"`
+	CodeChallengeMethod string `json:"code_challenge_method" enum:"S256"`
+}
+
+type idpCallbackInput struct {
+	Body struct {
+		Code         string `json:"code" minLength:"1" maxLength:"8192" doc:"The code from the identity provider's redirect"`
+		CodeVerifier string `json:"code_verifier" minLength:"43" maxLength:"128" doc:"The code_verifier the login route gave (RFC 7636: 43 to 128 characters)"`
+		State        string `json:"state" minLength:"1" maxLength:"512" doc:"The state from the redirect"`
+	}
+}
+
+// pendingSignIn is what the host remembers of a started sign-in, under
+// its state, in the shared cache so any replica can finish it. The
+// verifier itself stays with the client; only its challenge is kept, so the
+// callback can refuse a wrong verifier before spending the code.
+type pendingSignIn struct {
+	Nonce         string `json:"nonce"`
+	CodeChallenge string `json:"code_challenge"`
+	RedirectURI   string `json:"redirect_uri"`
+}
+
+func (s *Server) registerIdP() {
+	none := map[string]any{metaAuth: authNone}
+	register(s, huma.Operation{
+		OperationID: "auth-idp-login", Method: http.MethodGet, Path: "/api/v1/auth/idp/login", Tags: []string{"auth"}, Metadata: none,
+		Summary: "Start a sign-in with the identity provider",
+		Description: "Answers the identity provider's authorization URL (authorization code flow with PKCE S256 and a nonce) with its state and PKCE parameters. " +
+			"After the provider redirects back with code and state, POST them with code_verifier to /api/v1/auth/idp/callback within 10 minutes.",
+		Errors: []int{http.StatusBadRequest, http.StatusBadGateway, http.StatusServiceUnavailable},
+	}, s.idpLogin)
+	register(s, huma.Operation{
+		OperationID: "auth-idp-callback", Method: http.MethodPost, Path: "/api/v1/auth/idp/callback", Tags: []string{"auth"}, Metadata: none,
+		Summary: "Finish a sign-in with the identity provider",
+		Description: "Redeems the authorization code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce) and answers Steward's own tokens. " +
+			"The user's roles and groups come from the ID token: the app role " + AdminRole + " makes an admin, and groups give access to the tenants that list them. " +
+			"A state works once. Any refusal (unknown or used state, wrong verifier, code or ID token rejected) is a 401.",
+		Errors: []int{http.StatusUnauthorized, http.StatusUnprocessableEntity, http.StatusBadGateway, http.StatusServiceUnavailable},
+	}, s.idpCallback)
+}
+
+var errIdPNotConfigured = huma.Error503ServiceUnavailable("sign-in with an identity provider is not configured (STEWARD_OIDC_ISSUER)")
+
+func (s *Server) idpLogin(ctx context.Context, in *idpLoginInput) (*struct{ Body idpLoginResponse }, error) {
+	rp := s.deps.OIDC
+	if rp == nil {
+		return nil, errIdPNotConfigured
+	}
+	redirect, err := rp.RedirectURI(in.RedirectURI)
+	if err != nil {
+		return nil, huma.Error400BadRequest(err.Error())
+	}
+	req, err := rp.Begin(ctx, redirect, in.LoginHint)
+	if err != nil {
+		s.deps.Logger.Warn("identity provider sign-in could not start", "error", err)
+		return nil, huma.Error502BadGateway("the identity provider is unavailable")
+	}
+	pending, err := json.Marshal(pendingSignIn{Nonce: req.Nonce, CodeChallenge: req.CodeChallenge, RedirectURI: req.RedirectURI})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.deps.Cache.Set(ctx, idpStatePrefix+oidc.StateKey(req.State), pending, idpStateTTL); err != nil {
+		s.deps.Logger.Error("sign-in state not stored", "error", err)
+		return nil, huma.Error503ServiceUnavailable("sign-in is unavailable: its state cannot be stored")
+	}
+	return &struct{ Body idpLoginResponse }{idpLoginResponse{
+		AuthorizationURL: req.AuthorizationURL, State: req.State, CodeVerifier: req.CodeVerifier,
+		CodeChallenge: req.CodeChallenge, CodeChallengeMethod: "S256",
+	}}, nil
+}
+
+func (s *Server) idpCallback(ctx context.Context, in *idpCallbackInput) (*struct{ Body tokenResponse }, error) {
+	rp := s.deps.OIDC
+	if rp == nil {
+		return nil, errIdPNotConfigured
+	}
+	pending, err := s.takeSignIn(ctx, in.Body.State)
+	if err != nil {
+		return nil, err
+	}
+	if pending == nil {
+		return nil, s.idpRefuse(ctx, "", "unknown, expired or already used state", "the sign-in state is unknown, expired or already used; start again")
+	}
+	if !oidc.VerifierMatches(in.Body.CodeVerifier, pending.CodeChallenge) {
+		return nil, s.idpRefuse(ctx, "", "code verifier does not match the sign-in", "the code verifier does not belong to this sign-in; start again")
+	}
+	id, err := rp.Finish(ctx, in.Body.Code, in.Body.CodeVerifier, pending.RedirectURI, pending.Nonce)
+	switch {
+	case errors.Is(err, oidc.ErrUnavailable):
+		s.deps.Logger.Warn("identity provider sign-in could not finish", "error", err)
+		s.record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ResourceType: "session",
+			Details: map[string]any{"reason": "identity provider unavailable", "error": err.Error()}})
+		return nil, huma.Error502BadGateway("the identity provider is unavailable; start again")
+	case errors.Is(err, oidc.ErrCodeRejected):
+		return nil, s.idpRefuse(ctx, err.Error(), "authorization code rejected", "the identity provider rejected the authorization code; start again")
+	case err != nil:
+		return nil, s.idpRefuse(ctx, err.Error(), "ID token rejected", "the identity provider's ID token is not valid")
+	}
+
+	name := id.Name
+	if name == "" {
+		name = id.Email
+	}
+	isAdmin := slices.Contains(id.Roles, AdminRole)
+	u := &tenancy.User{Email: id.Email, Name: name, IsAdmin: isAdmin, Roles: id.Roles, Groups: id.Groups}
+	if err := s.deps.Tenancy.UpsertUser(ctx, u); err != nil {
+		return nil, err
+	}
+	p := auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: isAdmin, Kind: auth.KindUser}
+	out, err := s.issueTokens(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	s.record(ctx, audit.Entry{Action: "auth.idp_login.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email,
+		ResourceType: "session", Details: map[string]any{"issuer": id.Issuer, "directory_tenant_id": id.TenantID, "is_admin": isAdmin}})
+	return out, nil
+}
+
+// takeSignIn looks a started sign-in up and deletes it, so a state works
+// once; nil means there is none. The cache has no atomic get-and-delete, so
+// two callbacks racing with one state could both get it; the identity
+// provider then redeems the code for one of them only, as a code is single
+// use too.
+func (s *Server) takeSignIn(ctx context.Context, state string) (*pendingSignIn, error) {
+	key := idpStatePrefix + oidc.StateKey(state)
+	b, ok, err := s.deps.Cache.Get(ctx, key)
+	if err == nil && ok {
+		err = s.deps.Cache.Delete(ctx, key)
+	}
+	if err != nil {
+		s.deps.Logger.Error("sign-in state unavailable", "error", err)
+		return nil, huma.Error503ServiceUnavailable("sign-in is unavailable: its state cannot be read")
+	}
+	if !ok {
+		return nil, nil
+	}
+	var p pendingSignIn
+	if err := json.Unmarshal(b, &p); err != nil {
+		// Only this file writes the key; an entry that does not decode
+		// is treated as absent rather than failing the request.
+		s.deps.Logger.Warn("sign-in state unreadable", "error", err)
+		return nil, nil
+	}
+	return &p, nil
+}
+
+// idpRefuse audits a refused sign-in and returns its 401. detail is the
+// underlying error for the audit entry; the caller only learns msg.
+func (s *Server) idpRefuse(ctx context.Context, detail, reason, msg string) error {
+	details := map[string]any{"reason": reason}
+	if detail != "" {
+		details["error"] = detail
+	}
+	s.record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ResourceType: "session", Details: details})
+	return huma.Error401Unauthorized(msg)
+}

@@ -1,0 +1,167 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/tenancy"
+)
+
+type refreshInput struct {
+	Body struct {
+		RefreshToken string `json:"refresh_token" minLength:"1" maxLength:"4096"`
+	}
+}
+
+// tokenInput is the OAuth2 token form. Only refresh_token is read for the
+// refresh grant; the other fields are accepted so that standard OAuth2
+// clients can post their usual form.
+type tokenInput struct {
+	Body struct {
+		GrantType    string `json:"grant_type" enum:"refresh_token,authorization_code"`
+		RefreshToken string `json:"refresh_token,omitempty" maxLength:"4096" doc:"Required when grant_type is refresh_token"`
+		Code         string `json:"code,omitempty" maxLength:"4096" doc:"Not exchanged here; see the operation's description"`
+		RedirectURI  string `json:"redirect_uri,omitempty" maxLength:"2048"`
+		ClientID     string `json:"client_id,omitempty" maxLength:"256"`
+		ClientSecret string `json:"client_secret,omitempty" maxLength:"1024"`
+	} `contentType:"application/x-www-form-urlencoded"`
+}
+
+type logoutInput struct {
+	Authorization string `header:"Authorization" doc:"Bearer access token to revoke"`
+}
+
+type logoutResponse struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+}
+
+// registerTokens adds refresh, the token grant and logout, on a revocation
+// list shared by every replica: Redis when configured, else the database.
+func (s *Server) registerTokens() {
+	rev, err := auth.NewRevocations(s.deps.DB, s.deps.Config.RedisURL, s.deps.Config.RedisPrefix+":revoked")
+	if err != nil {
+		// The database is shared by every replica too, so falling back to
+		// it keeps revocation correct, only slower.
+		s.deps.Logger.Error("token revocation list falls back to the database", "error", err)
+		rev, _ = auth.NewRevocations(s.deps.DB, "", "")
+	}
+	s.revocations = rev
+	s.tokens = auth.NewRefreshStore(s.deps.DB, rev)
+
+	none := map[string]any{metaAuth: authNone}
+	register(s, huma.Operation{
+		OperationID: "auth-refresh", Method: http.MethodPost, Path: "/api/v1/auth/refresh", Tags: []string{"auth"}, Metadata: none,
+		Summary:     "Exchange a refresh token for a new token pair",
+		Description: "Refresh tokens are single use: the presented one is spent and a new pair returned. Presenting a spent refresh token again revokes every token descended from the same sign-in and answers 401.",
+		Errors:      []int{http.StatusUnauthorized, http.StatusUnprocessableEntity},
+	}, func(ctx context.Context, in *refreshInput) (*struct{ Body tokenResponse }, error) {
+		return s.refresh(ctx, in.Body.RefreshToken)
+	})
+	register(s, huma.Operation{
+		OperationID: "auth-token", Method: http.MethodPost, Path: "/api/v1/auth/token", Tags: []string{"auth"}, Metadata: none,
+		Summary: "OAuth2 token endpoint",
+		Description: "Form (application/x-www-form-urlencoded). grant_type refresh_token requires refresh_token and behaves as POST /api/v1/auth/refresh. " +
+			"grant_type authorization_code answers 400: the identity provider's code is exchanged through POST /api/v1/auth/idp/callback, which also checks the PKCE verifier and state this form has no field for. " +
+			"client_id, client_secret and redirect_uri are accepted and ignored: Steward has no registered OAuth2 clients.",
+		Errors: []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusUnprocessableEntity},
+	}, func(ctx context.Context, in *tokenInput) (*struct{ Body tokenResponse }, error) {
+		if in.Body.GrantType == "authorization_code" {
+			return nil, huma.Error400BadRequest("grant_type authorization_code is not exchanged here; POST the code, code_verifier and state to /api/v1/auth/idp/callback")
+		}
+		if in.Body.RefreshToken == "" {
+			return nil, huma.Error422UnprocessableEntity("refresh_token is required when grant_type is refresh_token",
+				&huma.ErrorDetail{Location: "body.refresh_token", Message: "required when grant_type is refresh_token"})
+		}
+		return s.refresh(ctx, in.Body.RefreshToken)
+	})
+	register(s, huma.Operation{
+		OperationID: "auth-logout", Method: http.MethodPost, Path: "/api/v1/auth/logout", Tags: []string{"auth"},
+		Summary:     "Sign out",
+		Description: "Revokes the presented access token until its expiry and every refresh token of its sign-in, on every replica.",
+		Errors:      []int{http.StatusBadRequest},
+	}, s.logout)
+}
+
+// mintPair signs an access and a refresh token for p without recording them.
+func (s *Server) mintPair(p auth.Principal) (auth.Pair, *struct{ Body tokenResponse }, error) {
+	access, ac, err := s.deps.Issuer.IssueAccess(p)
+	if err != nil {
+		return auth.Pair{}, nil, err
+	}
+	refresh, rc, err := s.deps.Issuer.IssueRefresh(p)
+	if err != nil {
+		return auth.Pair{}, nil, err
+	}
+	expires := int(ac.ExpiresAt.Time.Sub(ac.IssuedAt.Time).Seconds())
+	out := &struct{ Body tokenResponse }{tokenResponse{AccessToken: access, RefreshToken: refresh, TokenType: "bearer", ExpiresIn: expires}}
+	return auth.Pair{Refresh: refresh, RefreshClaims: rc, AccessClaims: ac}, out, nil
+}
+
+func (s *Server) refresh(ctx context.Context, token string) (*struct{ Body tokenResponse }, error) {
+	fail := func(actor, reason string) error {
+		s.record(ctx, audit.Entry{Action: "auth.refresh.failure", Status: audit.StatusFailure, ActorID: actor, ResourceType: "session", Details: map[string]any{"reason": reason}})
+		return huma.Error401Unauthorized("invalid, expired or revoked refresh token")
+	}
+	claims, err := s.deps.Issuer.Verify(token, auth.TypeRefresh)
+	if err != nil {
+		return nil, fail("", "invalid or expired token")
+	}
+	// The user is reloaded so changed roles or a removed account apply now
+	// rather than when the refresh token expires.
+	u, err := s.deps.Tenancy.User(ctx, claims.Subject)
+	if errors.Is(err, tenancy.ErrNotFound) {
+		return nil, fail(claims.Subject, "user no longer exists")
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: u.IsAdmin, Kind: auth.KindUser}
+	pair, out, err := s.mintPair(p)
+	if err != nil {
+		return nil, err
+	}
+	err = s.tokens.Rotate(ctx, token, claims, pair)
+	switch {
+	case errors.Is(err, auth.ErrRefreshReused):
+		s.record(ctx, audit.Entry{Action: "auth.token_reuse.failure", Status: audit.StatusFailure, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session",
+			Details: map[string]any{"reason": "spent refresh token presented again; every token of its sign-in revoked", "jti": claims.ID}})
+		return nil, huma.Error401Unauthorized("refresh token already used; the sign-in has been revoked")
+	case errors.Is(err, auth.ErrRefreshRejected):
+		return nil, fail(u.ID, "unknown or revoked token")
+	case err != nil:
+		return nil, err
+	}
+	s.record(ctx, audit.Entry{Action: "auth.refresh.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session"})
+	return out, nil
+}
+
+func (s *Server) logout(ctx context.Context, in *logoutInput) (*struct{ Body logoutResponse }, error) {
+	p := principalFrom(ctx)
+	scheme, token, _ := strings.Cut(in.Authorization, " ")
+	if p.Kind != auth.KindUser || !strings.EqualFold(scheme, "bearer") {
+		return nil, huma.Error400BadRequest("logout ends a session signed in with a bearer token; API keys are revoked through the API-key routes")
+	}
+	// authenticate has verified the token already; this only recovers its
+	// jti and expiry, which the principal does not carry.
+	claims, err := s.deps.Issuer.Verify(token, auth.TypeAccess)
+	if err != nil {
+		return nil, huma.Error401Unauthorized("invalid or expired token")
+	}
+	if err := s.tokens.Logout(ctx, claims); err != nil {
+		return nil, err
+	}
+	s.record(ctx, audit.Entry{Action: "auth.logout.success", Status: audit.StatusSuccess, ResourceType: "session"})
+	return &struct{ Body logoutResponse }{logoutResponse{Success: true, Message: "signed out; the access token and its refresh tokens are revoked"}}, nil
+}
+
+// Close releases the connection of the token revocation list.
+func (s *Server) Close() error {
+	return s.revocations.Close()
+}

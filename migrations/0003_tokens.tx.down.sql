@@ -1,0 +1,5 @@
+DROP TABLE revoked_tokens;
+
+--bun:split
+
+DROP TABLE refresh_tokens;

@@ -71,6 +71,10 @@ func Info(ctx context.Context) RequestInfo {
 // PrincipalFrom returns the verified caller of a request.
 func PrincipalFrom(ctx context.Context) Principal { return Info(ctx).Principal }
 
+// noTenantAccess refuses a tenant without repeating its id, so a refusal
+// never carries a tenant's identifiers.
+const noTenantAccess = "no access to a requested tenant"
+
 // TenantScope returns the tenant ids a request acts on: the requested ids
 // (query parameter "tenant_ids", repeated or comma-separated), each of which
 // the caller must be allowed to see, or all the caller's tenants when none
@@ -83,7 +87,7 @@ func TenantScope(r *http.Request, param string) ([]string, error) {
 	}
 	for _, id := range requested {
 		if !p.CanSee(id) {
-			return nil, Forbidden("no access to tenant " + id)
+			return nil, Forbidden(noTenantAccess)
 		}
 	}
 	return requested, nil

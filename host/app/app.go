@@ -124,7 +124,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	aud := audit.NewStore(h.DB)
 	fresh := freshness.NewStore(h.DB)
 
-	cloudCfg, err := h.cloudConfig(ctx, cfg, logger)
+	cloudCfg, cloudClients, err := h.cloudConfig(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	srv = server.New(server.Deps{
 		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, Cache: c, Limiter: h.limiter, Issuer: issuer, OIDC: rp,
 		Tenancy: ten, APIKeys: apikeys.New(h.DB, ten), Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
-		StartedAt: t0, SchedulerUp: h.schedOn.Load, Mount: o.Mount,
+		StartedAt: t0, SchedulerUp: h.schedOn.Load, Mount: o.Mount, Cloud: cloudClients, ManagingTenantID: cloudCfg.TenantID,
 	})
 	h.Server = srv
 	if err := h.Plugins.Start(ctx); err != nil {

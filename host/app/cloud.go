@@ -15,9 +15,10 @@ import (
 	"github.com/stewardhq/steward/host/tenancy"
 )
 
-// cloudConfig returns the client configuration plugins use: the simulated
-// cloud, started here, or Azure from the environment.
-func (h *Host) cloudConfig(ctx context.Context, cfg config.Config, logger hclog.Logger) (cloud.Config, error) {
+// cloudConfig returns the client configuration plugins use — the simulated
+// cloud, started here, or Azure from the environment — and the host's own
+// clients built from it (onboarding checks delegations with them).
+func (h *Host) cloudConfig(ctx context.Context, cfg config.Config, logger hclog.Logger) (cloud.Config, *cloud.Clients, error) {
 	if cfg.Cloud != "sim" {
 		az := cfg.Azure
 		cc := cloud.Config{Provider: cloud.ProviderAzure, TenantID: az.TenantID, ClientID: az.ClientID, ClientSecret: az.ClientSecret,
@@ -26,25 +27,31 @@ func (h *Host) cloudConfig(ctx context.Context, cfg config.Config, logger hclog.
 		// Building the clients checks the settings (and reads certificate
 		// and token files) now, so a misconfigured host stops at start-up
 		// with the reason instead of failing every sync.
-		if _, err := cloud.New(cc); err != nil {
-			return cloud.Config{}, fmt.Errorf("STEWARD_CLOUD=azure: %w (see STEWARD_AZURE_* in the README)", err)
+		clients, err := cloud.New(cc)
+		if err != nil {
+			return cloud.Config{}, nil, fmt.Errorf("STEWARD_CLOUD=azure: %w (see STEWARD_AZURE_* in the README)", err)
 		}
-		return cc, nil
+		return cc, clients, nil
 	}
 	w, err := stack.LoadWorld(cfg.SimWorld, time.Now())
 	if err != nil {
-		return cloud.Config{}, err
+		return cloud.Config{}, nil, err
 	}
 	st, err := stack.Start(ctx, w, cloudsim.Options{Logger: logger.Named("sim")})
 	if err != nil {
-		return cloud.Config{}, fmt.Errorf("simulated cloud: %w", err)
+		return cloud.Config{}, nil, fmt.Errorf("simulated cloud: %w", err)
 	}
 	h.sim = st
 	if cfg.SimWorld == "" {
 		st.FollowDemo(ctx, time.Minute)
 	}
 	st.Log(logger.Named("sim"))
-	return st.CloudConfig(), nil
+	cc := st.CloudConfig()
+	clients, err := cloud.New(cc)
+	if err != nil {
+		return cloud.Config{}, nil, fmt.Errorf("simulated cloud clients: %w", err)
+	}
+	return cc, clients, nil
 }
 
 // registerWorldTenants makes every tenant of the simulated world a Steward

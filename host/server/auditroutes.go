@@ -53,7 +53,7 @@ func timePtr(t time.Time) *time.Time {
 func (s *Server) registerAudit() {
 	register(s, huma.Operation{OperationID: "audit-logs", Method: http.MethodGet, Path: "/api/v1/audit-logs", Tags: []string{"audit"},
 		Summary:     "Audit log entries, newest first",
-		Description: "Admins see every entry; a standard user sees only entries whose actor_id is its own."},
+		Description: "Admins see every entry; a standard user sees only entries whose actor_id is its own.", Extensions: tenantScoped("query", "tenant_id")},
 		func(ctx context.Context, in *auditListInput) (*struct{ Body auditPage }, error) {
 			p := principalFrom(ctx)
 			f := audit.Filter{ActorID: in.ActorID, ActorEmail: in.ActorEmail, Action: in.Action, ActionPrefix: in.ActionPrefix,
@@ -65,6 +65,9 @@ func (s *Server) registerAudit() {
 				}
 				f.ActorID = p.ID
 			}
+			if in.TenantID != "" && !p.CanSeeTenant(in.TenantID) {
+				return nil, huma.Error403Forbidden(errNoTenantAccess)
+			}
 			items, total, err := s.deps.Audit.List(ctx, f)
 			if err != nil {
 				return nil, err
@@ -75,13 +78,13 @@ func (s *Server) registerAudit() {
 			return &struct{ Body auditPage }{auditPage{Items: items, Total: total, Limit: in.Limit, Offset: in.Offset}}, nil
 		})
 	register(s, huma.Operation{OperationID: "audit-logs-summary", Method: http.MethodGet, Path: "/api/v1/audit-logs/summary", Tags: []string{"audit"},
-		Summary: "Audit entry counts by action category"},
+		Summary: "Audit entry counts by action category", Extensions: tenantScoped("query", "tenant_id")},
 		func(ctx context.Context, in *auditSummaryInput) (*struct{ Body auditSummary }, error) {
 			p := principalFrom(ctx)
 			f := audit.SummaryFilter{Since: timePtr(in.Since)}
 			if in.TenantID != "" {
 				if !p.CanSeeTenant(in.TenantID) {
-					return nil, huma.Error403Forbidden("no access to tenant " + in.TenantID)
+					return nil, huma.Error403Forbidden(errNoTenantAccess)
 				}
 				f.TenantIDs = []string{in.TenantID}
 			}

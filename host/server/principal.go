@@ -131,7 +131,9 @@ func rateKey(c *fiber.Ctx) string {
 
 func (s *Server) rateClass(c *fiber.Ctx) ratelimit.Class {
 	path := c.Path()
-	if strings.HasPrefix(path, "/api/v1/auth/") || path == "/login" || path == "/auth/login" {
+	// Onboarding is unauthenticated and its verification calls the cloud
+	// and writes a tenant, so it draws on the tighter sign-in budget.
+	if strings.HasPrefix(path, "/api/v1/auth/") || path == "/login" || path == "/auth/login" || strings.HasPrefix(path, "/onboarding") {
 		return ratelimit.Auth
 	}
 	if s.deps.Plugins != nil {

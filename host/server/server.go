@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -31,6 +32,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/stewardhq/steward/core/cache"
+	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/config"
 	"github.com/stewardhq/steward/host/apikeys"
 	"github.com/stewardhq/steward/host/audit"
@@ -67,6 +69,13 @@ type Deps struct {
 	SchedulerUp func() bool
 	// Mount adds routes before the plugin dispatcher (see app.Options).
 	Mount func(*fiber.App)
+
+	// Cloud is the host's own cloud clients; onboarding checks delegations
+	// with them. Nil leaves onboarding unable to verify (it answers 503).
+	Cloud *cloud.Clients
+	// ManagingTenantID is the directory tenant Steward signs in to, the
+	// one customers delegate their subscriptions to.
+	ManagingTenantID string
 }
 
 // Server is the assembled HTTP app.
@@ -147,7 +156,9 @@ func New(d Deps) *Server {
 	s.registerAudit()
 	s.registerSync()
 	s.registerTenants()
+	s.registerTenantAdmin()
 	s.registerAPIKeys()
+	s.registerOnboarding()
 	s.registerPlugins()
 
 	if d.Mount != nil {
@@ -206,10 +217,15 @@ func (s *Server) rebuildOpenAPI() {
 			if r.Auth != pluginAuthNone {
 				op.Security = []map[string][]string{{"OAuth2PasswordBearer": {}}, {"APIKeyHeader": {}}}
 			}
+			// A copy: the route's own operation is shared with the table.
+			op.Extensions = maps.Clone(op.Extensions)
 			if op.Extensions == nil {
 				op.Extensions = map[string]any{}
 			}
 			op.Extensions["x-steward-plugin"] = r.Plugin
+			if scope := pluginTenantScope(&op); r.TenantScoped && scope != nil {
+				op.Extensions[extTenantScoped] = scope
+			}
 			if op.Responses == nil {
 				op.Responses = map[string]*huma.Response{"200": {Description: "OK"}}
 			}

@@ -26,7 +26,7 @@ func (s *Server) registerTenants() {
 			return &struct{ Body []tenancy.Tenant }{ts}, err
 		})
 	register(s, huma.Operation{OperationID: "tenants-get", Method: http.MethodGet, Path: "/api/v1/tenants/{tenant_id}", Tags: []string{"tenants"},
-		Summary: "One tenant", Errors: []int{http.StatusNotFound}},
+		Summary: "One tenant", Errors: []int{http.StatusNotFound}, Extensions: tenantScoped("path", "tenant_id")},
 		func(ctx context.Context, in *struct {
 			TenantID string `path:"tenant_id" format:"uuid"`
 		}) (*struct{ Body tenancy.Tenant }, error) {
@@ -34,7 +34,7 @@ func (s *Server) registerTenants() {
 			t, err := s.deps.Tenancy.Tenant(ctx, in.TenantID)
 			if errors.Is(err, tenancy.ErrNotFound) {
 				if !p.IsAdmin {
-					return nil, huma.Error403Forbidden("no access to tenant " + in.TenantID)
+					return nil, huma.Error403Forbidden(errNoTenantAccess)
 				}
 				return nil, huma.Error404NotFound("no tenant with that id")
 			}
@@ -42,7 +42,7 @@ func (s *Server) registerTenants() {
 				return nil, err
 			}
 			if !p.CanSeeTenant(t.ID) {
-				return nil, huma.Error403Forbidden("no access to tenant " + in.TenantID)
+				return nil, huma.Error403Forbidden(errNoTenantAccess)
 			}
 			return &struct{ Body tenancy.Tenant }{t}, nil
 		})

@@ -284,3 +284,149 @@ func TestScope(t *testing.T) {
 		}
 	})
 }
+
+func ptr[T any](v T) *T { return &v }
+
+func TestUpdateTenant(t *testing.T) {
+	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
+		ctx := context.Background()
+		billing := "billing-1"
+		orig := createTenant(t, s, tenancy.Tenant{Name: "Contoso", Description: "Main", DirectoryTenantID: "dir-1", SubscriptionID: "sub-1",
+			BillingAccountID: &billing, AccessGroups: []string{"g-1"}, IsActive: true})
+		createTenant(t, s, tenancy.Tenant{Name: "Fabrikam", DirectoryTenantID: "dir-2", IsActive: true})
+
+		// Only the named fields change.
+		got, err := s.UpdateTenant(ctx, orig.ID, tenancy.TenantPatch{Name: ptr("Contoso Ltd"), AccessGroups: &[]string{"g-2", "g-3"}})
+		if err != nil {
+			t.Fatalf("UpdateTenant: %v", err)
+		}
+		stored, err := s.Tenant(ctx, orig.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tn := range []tenancy.Tenant{got, stored} {
+			if tn.Name != "Contoso Ltd" || !slices.Equal(tn.AccessGroups, []string{"g-2", "g-3"}) || tn.Description != "Main" ||
+				tn.DirectoryTenantID != "dir-1" || tn.SubscriptionID != "sub-1" || tn.BillingAccountID == nil || *tn.BillingAccountID != billing ||
+				!tn.IsActive || !closeTo(tn.CreatedAt, orig.CreatedAt) {
+				t.Errorf("after renaming: %+v", tn)
+			}
+		}
+		if !stored.UpdatedAt.After(orig.UpdatedAt) {
+			t.Errorf("updated_at %v not after %v", stored.UpdatedAt, orig.UpdatedAt)
+		}
+
+		// An empty billing account clears it; nil access groups read back as none.
+		got, err = s.UpdateTenant(ctx, orig.ID, tenancy.TenantPatch{BillingAccountID: ptr(""), AccessGroups: &[]string{}, UseDelegation: ptr(true),
+			Description: ptr(""), SubscriptionID: ptr("sub-2"), DirectoryTenantID: ptr("dir-3"), IsActive: ptr(false)})
+		if err != nil {
+			t.Fatalf("UpdateTenant: %v", err)
+		}
+		stored, _ = s.Tenant(ctx, orig.ID)
+		if stored.BillingAccountID != nil || stored.AccessGroups == nil || len(stored.AccessGroups) != 0 || !stored.UseDelegation ||
+			stored.Description != "" || stored.SubscriptionID != "sub-2" || stored.DirectoryTenantID != "dir-3" || stored.IsActive || got.IsActive {
+			t.Errorf("after clearing: %+v", stored)
+		}
+
+		if _, err := s.UpdateTenant(ctx, orig.ID, tenancy.TenantPatch{DirectoryTenantID: ptr("dir-2")}); !errors.Is(err, tenancy.ErrDuplicate) {
+			t.Errorf("taking another tenant's directory id: err = %v, want ErrDuplicate", err)
+		}
+		if _, err := s.UpdateTenant(ctx, "missing", tenancy.TenantPatch{Name: ptr("x")}); !errors.Is(err, tenancy.ErrNotFound) {
+			t.Errorf("unknown tenant: err = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestDeactivateTenant(t *testing.T) {
+	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
+		ctx := context.Background()
+		tn := createTenant(t, s, tenancy.Tenant{Name: "Contoso", DirectoryTenantID: "dir-1", AccessGroups: []string{"g-1"}, IsActive: true})
+		u := upsertUser(t, s, tenancy.User{Email: "user@example.com"})
+		if err := s.AddMember(ctx, tn.ID, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			if err := s.DeactivateTenant(ctx, tn.ID); err != nil {
+				t.Fatalf("DeactivateTenant #%d: %v", i+1, err)
+			}
+		}
+		got, err := s.Tenant(ctx, tn.ID)
+		if err != nil || got.IsActive {
+			t.Fatalf("Tenant after deactivation = %+v, %v; want it kept and inactive", got, err)
+		}
+		for _, admin := range []bool{true, false} {
+			scope, err := s.Scope(ctx, u.ID, admin, []string{"g-1"})
+			if err != nil || len(scope) != 0 {
+				t.Errorf("Scope(admin=%v) = %v, %v; want none", admin, scope, err)
+			}
+		}
+		if list, _ := s.Tenants(ctx, nil, false); len(list) != 0 {
+			t.Errorf("active tenants %v, want none", ids(list))
+		}
+		// Memberships stay, so reactivating restores access.
+		if _, err := s.UpdateTenant(ctx, tn.ID, tenancy.TenantPatch{IsActive: ptr(true)}); err != nil {
+			t.Fatal(err)
+		}
+		if scope, _ := s.Scope(ctx, u.ID, false, nil); !slices.Equal(scope, []string{tn.ID}) {
+			t.Errorf("Scope after reactivation = %v, want [%s]", scope, tn.ID)
+		}
+		if err := s.DeactivateTenant(ctx, "missing"); !errors.Is(err, tenancy.ErrNotFound) {
+			t.Errorf("unknown tenant: err = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestMembers(t *testing.T) {
+	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
+		ctx := context.Background()
+		tn := createTenant(t, s, tenancy.Tenant{Name: "Contoso", DirectoryTenantID: "dir-1", AccessGroups: []string{"g-1"}, IsActive: true})
+		other := createTenant(t, s, tenancy.Tenant{Name: "Fabrikam", DirectoryTenantID: "dir-2", IsActive: true})
+		zoe := upsertUser(t, s, tenancy.User{Email: "zoe@example.com", Name: "Zoe"})
+		amy := upsertUser(t, s, tenancy.User{Email: "amy@example.com", Name: "Amy"})
+		upsertUser(t, s, tenancy.User{Email: "grouped@example.com", Groups: []string{"g-1"}})
+
+		if got, err := s.Members(ctx, tn.ID); err != nil || got == nil || len(got) != 0 {
+			t.Fatalf("Members of an unassigned tenant = %v, %v; want an empty list", got, err)
+		}
+		before := time.Now()
+		for _, u := range []tenancy.User{zoe, amy} {
+			if err := s.AddMember(ctx, tn.ID, u.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.AddMember(ctx, other.ID, zoe.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Members(ctx, tn.ID)
+		if err != nil {
+			t.Fatalf("Members: %v", err)
+		}
+		if len(got) != 2 || got[0].UserID != amy.ID || got[0].Email != "amy@example.com" || got[0].Name != "Amy" || got[1].UserID != zoe.ID {
+			t.Fatalf("Members = %+v, want Amy then Zoe (group members are not assigned)", got)
+		}
+		if got[0].AssignedAt.Before(before.Add(-time.Second)) || got[0].AssignedAt.After(time.Now().Add(time.Second)) {
+			t.Errorf("assigned_at %v, want about now", got[0].AssignedAt)
+		}
+
+		m, err := s.Member(ctx, tn.ID, zoe.ID)
+		if err != nil || m.Email != "zoe@example.com" || !closeTo(m.AssignedAt, got[1].AssignedAt) {
+			t.Errorf("Member = %+v, %v; want %+v", m, err, got[1])
+		}
+		if _, err := s.Member(ctx, tn.ID, "missing"); !errors.Is(err, tenancy.ErrNotFound) {
+			t.Errorf("Member of a non-member: err = %v, want ErrNotFound", err)
+		}
+
+		if err := s.RemoveMember(ctx, tn.ID, zoe.ID); err != nil {
+			t.Fatalf("RemoveMember: %v", err)
+		}
+		if err := s.RemoveMember(ctx, tn.ID, zoe.ID); !errors.Is(err, tenancy.ErrNotFound) {
+			t.Errorf("removing twice: err = %v, want ErrNotFound", err)
+		}
+		if got, _ := s.Members(ctx, tn.ID); len(got) != 1 || got[0].UserID != amy.ID {
+			t.Errorf("Members after removal = %+v, want only Amy", got)
+		}
+		// The other tenant's assignment of the same user is untouched.
+		if scope, _ := s.Scope(ctx, zoe.ID, false, nil); !slices.Equal(scope, []string{other.ID}) {
+			t.Errorf("Scope of Zoe = %v, want [%s]", scope, other.ID)
+		}
+	})
+}

@@ -146,7 +146,7 @@ func (p *plugin) items(w http.ResponseWriter, r *http.Request) {
 func (p *plugin) tenantItems(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("tenant_id")
 	if !sdk.PrincipalFrom(r.Context()).CanSee(id) {
-		sdk.WriteError(w, sdk.Forbidden("no access to tenant "+id))
+		sdk.WriteError(w, sdk.Forbidden("no access to the requested tenant"))
 		return
 	}
 	p.writeItems(w, r, []string{id}, 100, 0)

@@ -1,0 +1,153 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stewardhq/steward/core/store/storetest"
+)
+
+// scopedOp is an operation of /openapi.json marked x-steward-tenant-scoped.
+type scopedOp struct {
+	method, path string
+	// in is "path" or "query"; name is the parameter naming the tenant.
+	in, name string
+}
+
+var pathParamRE = regexp.MustCompile(`\{[^}]+\}`)
+
+// tenantScopedOps lists every marked operation, host and plugin alike, so
+// a new operation joins the matrix by carrying the mark.
+func (f *fixture) tenantScopedOps(t *testing.T) []scopedOp {
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	f.h.get("/openapi.json", "").json(t, &doc)
+	methods := []string{"get", "put", "post", "delete", "patch"}
+	var ops []scopedOp
+	for path, item := range doc.Paths {
+		for method, raw := range item {
+			if !slices.Contains(methods, method) {
+				continue
+			}
+			var op struct {
+				Scope map[string]string `json:"x-steward-tenant-scoped"`
+			}
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			if len(op.Scope) != 1 {
+				if op.Scope != nil {
+					t.Errorf("%s %s: x-steward-tenant-scoped %v names no single parameter", method, path, op.Scope)
+				}
+				continue
+			}
+			for in, name := range op.Scope {
+				if in != "path" && in != "query" || in == "path" && !strings.Contains(path, "{"+name+"}") {
+					t.Errorf("%s %s: x-steward-tenant-scoped %v names no parameter of the operation", method, path, op.Scope)
+					continue
+				}
+				ops = append(ops, scopedOp{method: strings.ToUpper(method), path: path, in: in, name: name})
+			}
+		}
+	}
+	slices.SortFunc(ops, func(a, b scopedOp) int { return strings.Compare(a.method+a.path, b.method+b.path) })
+	return ops
+}
+
+// url names tenantIDs (joined by commas) in the operation's tenant
+// parameter; other path parameters get a value no object has.
+func (o scopedOp) url(tenantIDs ...string) string {
+	named := strings.Join(tenantIDs, ",")
+	path := o.path
+	if o.in == "path" {
+		path = strings.ReplaceAll(path, "{"+o.name+"}", named)
+	}
+	path = pathParamRE.ReplaceAllString(path, "0")
+	if o.in == "query" {
+		path += "?" + o.name + "=" + named
+	}
+	return path
+}
+
+// namesObject reports whether the operation addresses an object below the
+// tenant, which a caller outside the tenant must find missing (404).
+func (o scopedOp) namesObject() bool {
+	n := len(pathParamRE.FindAllString(o.path, -1))
+	if o.in == "path" {
+		n--
+	}
+	return n > 0
+}
+
+func (f *fixture) call(o scopedOp, path string) response {
+	var body *strings.Reader
+	if o.method == http.MethodGet || o.method == http.MethodDelete {
+		body = strings.NewReader("")
+	} else {
+		body = strings.NewReader("{}")
+	}
+	return f.h.do(o.method, path, f.tokenA, body, "Content-Type", "application/json")
+}
+
+// TestIsolationMatrix calls every tenant-scoped operation as the standard
+// user of tenant A: naming tenant B it must be refused without a trace of
+// B; naming A it must be let through.
+func TestIsolationMatrix(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			f := newFixture(t, dialect)
+			ops := f.tenantScopedOps(t)
+			a, b := f.tenantA.ID, f.tenantB.ID
+			leaks := []string{b, f.tenantB.Name, f.tenantB.DirectoryTenantID}
+			checked := map[string]bool{}
+			for _, o := range ops {
+				t.Run(o.method+" "+o.path, func(t *testing.T) {
+					refused := [][]string{{b}}
+					if o.name == "tenant_ids" {
+						// One foreign tenant among the caller's own is refused too.
+						refused = append(refused, []string{a, b})
+					}
+					for _, ids := range refused {
+						r := f.call(o, o.url(ids...))
+						want := []int{http.StatusForbidden}
+						if o.namesObject() {
+							want = append(want, http.StatusNotFound)
+						}
+						if !slices.Contains(want, r.status) {
+							t.Errorf("naming %v: %d, want one of %v: %s", ids, r.status, want, r.body)
+						}
+						for _, l := range leaks {
+							if strings.Contains(string(r.body), l) {
+								t.Errorf("naming %v: the answer carries %q: %s", ids, l, r.body)
+							}
+						}
+					}
+					if r := f.call(o, o.url(a)); r.status == http.StatusUnauthorized || r.status == http.StatusForbidden {
+						t.Errorf("naming its own tenant: %d %s", r.status, r.body)
+					}
+				})
+				checked[o.method+" "+o.path] = true
+			}
+			// The operations this suite knows to be tenant scoped must be
+			// among those checked; a lost mark would drop them silently.
+			for _, must := range []string{
+				"GET /api/v1/tenants/{tenant_id}",
+				"GET /api/v1/audit-logs/summary",
+				"GET /api/v1/testplugin/items",
+				"GET /api/v1/testplugin/tenants/{tenant_id}/items",
+			} {
+				if !checked[must] {
+					t.Errorf("%s is not marked x-steward-tenant-scoped", must)
+				}
+			}
+			if len(checked) < 5 {
+				t.Fatalf("only %d tenant-scoped operations checked: %v", len(checked), checked)
+			}
+		})
+	}
+}

@@ -1,0 +1,421 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/host/onboarding"
+	"github.com/stewardhq/steward/host/tenancy"
+)
+
+// statusCheckTimeout bounds the live delegation check of the status route,
+// so a slow cloud delays the answer by seconds, not by the SDK's retries.
+const statusCheckTimeout = 5 * time.Second
+
+// htmlPage is an operation answering a server-rendered page.
+type htmlPage struct {
+	Status      int
+	ContentType string `header:"Content-Type"`
+	Body        []byte
+}
+
+// rawJSON is an operation answering a JSON document it rendered itself.
+type rawJSON struct {
+	ContentType string `header:"Content-Type"`
+	Body        []byte
+}
+
+type templateForm struct {
+	Body *struct {
+		OrgName string `json:"org_name,omitempty" doc:"Customer organisation shown in the offer name; at most 100 characters"`
+	} `contentType:"application/x-www-form-urlencoded"`
+}
+
+// verifyFields are the verification form's fields. The page's variant
+// declares none required, so a missing field is shown on the page rather
+// than answered with a problem document a browser would display raw.
+type verifyFields struct {
+	TenantName     string `json:"tenant_name,omitempty" doc:"Name Steward shows for the tenant; trimmed, 1 to 200 characters"`
+	TenantID       string `json:"tenant_id,omitempty" doc:"The customer's cloud directory tenant id (a GUID), not an internal tenant id"`
+	SubscriptionID string `json:"subscription_id,omitempty" doc:"The delegated subscription's id (a GUID)"`
+	Description    string `json:"description,omitempty" doc:"Optional; at most 2000 characters"`
+}
+
+func (f verifyFields) request() onboarding.Request {
+	return onboarding.Request{TenantName: f.TenantName, DirectoryTenantID: f.TenantID, SubscriptionID: f.SubscriptionID, Description: f.Description}
+}
+
+type verifyPageInput struct {
+	Body verifyFields `contentType:"application/x-www-form-urlencoded"`
+}
+
+type verifyAPIInput struct {
+	Body struct {
+		TenantName     string `json:"tenant_name" doc:"Name Steward shows for the tenant; trimmed, 1 to 200 characters"`
+		TenantID       string `json:"tenant_id" doc:"The customer's cloud directory tenant id (a GUID), not an internal tenant id"`
+		SubscriptionID string `json:"subscription_id" doc:"The delegated subscription's id (a GUID)"`
+		Description    string `json:"description,omitempty" doc:"Optional; at most 2000 characters"`
+	} `contentType:"application/x-www-form-urlencoded"`
+}
+
+type verifyResult struct {
+	Success bool               `json:"success"`
+	Tenant  *tenancy.Tenant    `json:"tenant"`
+	Checks  []onboarding.Check `json:"checks"`
+	Error   *string            `json:"error"`
+}
+
+type verifyAPIOutput struct {
+	Status int
+	Body   verifyResult
+}
+
+type delegationStatus struct {
+	Reachable bool      `json:"reachable"`
+	CheckedAt time.Time `json:"checked_at"`
+	Detail    string    `json:"detail"`
+}
+
+type onboardingStatus struct {
+	TenantID          string           `json:"tenant_id"`
+	Name              string           `json:"name"`
+	DirectoryTenantID string           `json:"directory_tenant_id"`
+	SubscriptionID    string           `json:"subscription_id"`
+	UseDelegation     bool             `json:"use_delegation"`
+	IsActive          bool             `json:"is_active"`
+	CreatedAt         time.Time        `json:"created_at"`
+	Delegation        delegationStatus `json:"delegation"`
+}
+
+func (s *Server) registerOnboarding() {
+	// A nil *cloud.Clients must stay a nil interface, or the verifier
+	// would call through it instead of reporting the cloud missing.
+	var c onboarding.Cloud
+	if s.deps.Cloud != nil {
+		c = s.deps.Cloud
+	}
+	v := &onboarding.Verifier{Cloud: c, Tenants: s.deps.Tenancy, ManagingTenantID: s.deps.ManagingTenantID}
+	none := map[string]any{metaAuth: authNone}
+	tags := []string{"onboarding"}
+
+	register(s, huma.Operation{OperationID: "onboarding-page", Method: http.MethodGet, Path: "/onboarding/", Tags: tags, Metadata: none,
+		Summary: "Onboarding landing page", Description: "How to delegate a subscription to Steward through Azure Lighthouse, with the forms that generate the template and verify the delegation."},
+		func(context.Context, *struct{}) (*htmlPage, error) {
+			return renderPage(http.StatusOK, "landing", pageData{})
+		})
+
+	register(s, huma.Operation{OperationID: "onboarding-generate-template", Method: http.MethodPost, Path: "/onboarding/generate-template", Tags: tags, Metadata: none,
+		Summary:     "Deployment template and instructions, as a page",
+		Description: "Optional form field org_name (at most 100 characters, no control characters). An invalid name answers 422 with the page showing why."},
+		func(ctx context.Context, in *templateForm) (*htmlPage, error) {
+			org := ""
+			if in.Body != nil {
+				org = in.Body.OrgName
+			}
+			org, err := onboarding.CleanOrgName(org)
+			if err != nil {
+				return renderPage(http.StatusUnprocessableEntity, "landing", pageData{Errors: []onboarding.FieldError{{Field: "org_name", Message: err.Error()}}})
+			}
+			b, err := onboarding.NewTemplate(org, s.deps.ManagingTenantID).JSON()
+			if err != nil {
+				return nil, err
+			}
+			s.recordTemplate(ctx, org, "html")
+			return renderPage(http.StatusOK, "template", pageData{OrgName: org, Template: string(b), ManagingTenantID: s.deps.ManagingTenantID})
+		})
+
+	register(s, huma.Operation{OperationID: "onboarding-template", Method: http.MethodGet, Path: "/onboarding/api/template", Tags: tags, Metadata: none,
+		Summary:     "Deployment template",
+		Description: "The Azure Lighthouse subscription deployment template: a registration definition granting Steward's managing tenant Reader, Cost Management Reader and Security Reader, and its assignment.",
+		Errors:      []int{http.StatusUnprocessableEntity}},
+		func(ctx context.Context, in *struct {
+			OrgName string `query:"org_name" doc:"Customer organisation shown in the offer name; at most 100 characters"`
+		}) (*rawJSON, error) {
+			org, err := onboarding.CleanOrgName(in.OrgName)
+			if err != nil {
+				return nil, huma.Error422UnprocessableEntity("validation failed", &huma.ErrorDetail{Location: "query.org_name", Message: err.Error(), Value: in.OrgName})
+			}
+			b, err := onboarding.NewTemplate(org, s.deps.ManagingTenantID).JSON()
+			if err != nil {
+				return nil, err
+			}
+			s.recordTemplate(ctx, org, "json")
+			return &rawJSON{ContentType: "application/json", Body: b}, nil
+		})
+
+	register(s, huma.Operation{OperationID: "onboarding-verify-page", Method: http.MethodPost, Path: "/onboarding/verify", Tags: tags, Metadata: none,
+		Summary: "Verify a delegation and create the tenant, as a page",
+		Description: "Same checks and outcomes as POST /onboarding/api/verify, shown as a page: 200 when the tenant was created, 409 when its directory tenant is already managed, " +
+			"422 for invalid input or a failed check, 503 when the cloud could not be asked."},
+		func(ctx context.Context, in *verifyPageInput) (*htmlPage, error) {
+			req, errs := in.Body.request().Clean()
+			if len(errs) > 0 {
+				s.recordVerifyFailure(ctx, req, invalidReason(errs), nil)
+				return renderPage(http.StatusUnprocessableEntity, "landing", pageData{Errors: errs, Form: in.Body})
+			}
+			res, err := s.verify(ctx, v, req)
+			if err != nil {
+				return nil, err
+			}
+			status := verifyStatus(res.Outcome)
+			if status == http.StatusCreated {
+				status = http.StatusOK
+			}
+			return renderPage(status, "result", pageData{Result: &res, Form: in.Body})
+		})
+
+	register(s, huma.Operation{OperationID: "onboarding-verify", Method: http.MethodPost, Path: "/onboarding/api/verify", Tags: tags, Metadata: none,
+		Summary: "Verify a delegation and create the tenant",
+		Description: "Form fields tenant_name, tenant_id (the customer's cloud directory tenant id), subscription_id and optional description. Checks through the cloud that Steward's managing tenant reaches " +
+			"the subscription by delegation and that it belongs to that directory tenant, then creates the tenant with use_delegation true (201). A failed check answers 422 and a directory tenant " +
+			"already managed 409, each with the checks and the reason and with nothing created; 503 when the cloud could not be asked. Invalid input is a 422 problem naming the field.",
+		DefaultStatus: http.StatusCreated,
+		Errors:        []int{http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}},
+		func(ctx context.Context, in *verifyAPIInput) (*verifyAPIOutput, error) {
+			req, errs := verifyFields(in.Body).request().Clean()
+			if len(errs) > 0 {
+				s.recordVerifyFailure(ctx, req, invalidReason(errs), nil)
+				details := make([]error, 0, len(errs))
+				for _, e := range errs {
+					details = append(details, &huma.ErrorDetail{Location: "body." + e.Field, Message: e.Message})
+				}
+				return nil, huma.Error422UnprocessableEntity("validation failed", details...)
+			}
+			res, err := s.verify(ctx, v, req)
+			if err != nil {
+				return nil, err
+			}
+			out := verifyResult{Success: res.Outcome == onboarding.Created, Tenant: res.Tenant, Checks: res.Checks}
+			if res.Reason != "" {
+				out.Error = &res.Reason
+			}
+			return &verifyAPIOutput{Status: verifyStatus(res.Outcome), Body: out}, nil
+		})
+
+	register(s, huma.Operation{OperationID: "onboarding-status", Method: http.MethodGet, Path: "/onboarding/status/{tenant_id}", Tags: tags, Metadata: none,
+		Summary:     "A tenant's onboarding status",
+		Description: "The tenant record and a live check that its subscription is still reachable by delegation.",
+		Errors:      []int{http.StatusNotFound}},
+		func(ctx context.Context, in *struct {
+			TenantID string `path:"tenant_id" format:"uuid" doc:"Internal tenant id, not the cloud directory tenant id"`
+		}) (*struct{ Body onboardingStatus }, error) {
+			t, err := s.deps.Tenancy.Tenant(ctx, in.TenantID)
+			if errors.Is(err, tenancy.ErrNotFound) {
+				return nil, huma.Error404NotFound("no tenant with that id")
+			}
+			if err != nil {
+				return nil, err
+			}
+			return &struct{ Body onboardingStatus }{onboardingStatus{
+				TenantID: t.ID, Name: t.Name, DirectoryTenantID: t.DirectoryTenantID, SubscriptionID: t.SubscriptionID,
+				UseDelegation: t.UseDelegation, IsActive: t.IsActive, CreatedAt: t.CreatedAt, Delegation: s.delegationOf(ctx, t),
+			}}, nil
+		})
+}
+
+// verify runs the verification and audits its outcome.
+func (s *Server) verify(ctx context.Context, v *onboarding.Verifier, req onboarding.Request) (onboarding.Result, error) {
+	res, err := v.Verify(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	if res.Outcome != onboarding.Created {
+		s.recordVerifyFailure(ctx, req, res.Reason, res.Checks)
+		return res, nil
+	}
+	t := res.Tenant
+	details := map[string]any{"directory_tenant_id": t.DirectoryTenantID, "subscription_id": t.SubscriptionID}
+	s.record(ctx, audit.Entry{Action: "tenant.create.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
+		Details: map[string]any{"name": t.Name, "directory_tenant_id": t.DirectoryTenantID, "use_delegation": true, "source": "onboarding"}})
+	s.record(ctx, audit.Entry{Action: "onboarding.verify.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID, Details: details})
+	return res, nil
+}
+
+func (s *Server) recordVerifyFailure(ctx context.Context, req onboarding.Request, reason string, checks []onboarding.Check) {
+	details := map[string]any{"reason": reason, "directory_tenant_id": req.DirectoryTenantID, "subscription_id": req.SubscriptionID}
+	if checks != nil {
+		details["checks"] = checks
+	}
+	s.record(ctx, audit.Entry{Action: "onboarding.verify.failure", Status: audit.StatusFailure, ResourceType: "tenant", Details: details})
+}
+
+func (s *Server) recordTemplate(ctx context.Context, org, format string) {
+	s.record(ctx, audit.Entry{Action: "onboarding.template.success", Status: audit.StatusSuccess, ResourceType: "onboarding_template",
+		Details: map[string]any{"org_name": org, "format": format}})
+}
+
+// invalidReason names the fields a rejected form got wrong, for the audit.
+func invalidReason(errs []onboarding.FieldError) string {
+	fields := make([]string, 0, len(errs))
+	for _, e := range errs {
+		fields = append(fields, e.Field)
+	}
+	return "invalid input: " + strings.Join(fields, ", ")
+}
+
+// verifyStatus is the JSON route's status for an outcome.
+func verifyStatus(o onboarding.Outcome) int {
+	switch o {
+	case onboarding.Created:
+		return http.StatusCreated
+	case onboarding.Duplicate:
+		return http.StatusConflict
+	case onboarding.Unavailable:
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusUnprocessableEntity
+	}
+}
+
+// delegationOf checks live whether Steward still reaches the tenant's
+// subscription.
+func (s *Server) delegationOf(ctx context.Context, t tenancy.Tenant) delegationStatus {
+	out := delegationStatus{CheckedAt: time.Now().UTC()}
+	switch {
+	case s.deps.Cloud == nil:
+		out.Detail = "no cloud is configured on this Steward host"
+		return out
+	case t.SubscriptionID == "":
+		out.Detail = "the tenant has no subscription recorded"
+		return out
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusCheckTimeout)
+	defer cancel()
+	if err := s.deps.Cloud.CheckDelegation(ctx, t.SubscriptionID); err != nil {
+		out.Detail = err.Error()
+		return out
+	}
+	out.Reachable = true
+	out.Detail = "subscription " + t.SubscriptionID + " is reachable"
+	return out
+}
+
+// pageData is what the onboarding pages show.
+type pageData struct {
+	OrgName          string
+	Template         string
+	ManagingTenantID string
+	Errors           []onboarding.FieldError
+	// Form refills the verification form after a failure.
+	Form   verifyFields
+	Result *onboarding.Result
+}
+
+func (d pageData) Created() bool { return d.Result != nil && d.Result.Outcome == onboarding.Created }
+
+func renderPage(status int, name string, d pageData) (*htmlPage, error) {
+	var buf bytes.Buffer
+	if err := onboardingPages.ExecuteTemplate(&buf, name, d); err != nil {
+		return nil, err
+	}
+	return &htmlPage{Status: status, ContentType: "text/html; charset=utf-8", Body: buf.Bytes()}, nil
+}
+
+// onboardingPages need no script, style sheet or image: the host's content
+// security policy allows only its own origin, and the pages must work for a
+// customer's administrator on any browser.
+var onboardingPages = template.Must(template.New("onboarding").Parse(`
+{{define "head"}}<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.}} — Steward onboarding</title>
+</head>
+<body>
+<header><p><a href="/onboarding/">Steward onboarding</a></p></header>
+<main>
+{{end}}
+
+{{define "foot"}}</main>
+</body>
+</html>
+{{end}}
+
+{{define "errors"}}{{if .}}<section role="alert">
+<h2>Please correct the form</h2>
+<ul>{{range .}}<li><strong>{{.Field}}</strong>: {{.Message}}</li>{{end}}</ul>
+</section>{{end}}{{end}}
+
+{{define "verify-form"}}<form method="post" action="/onboarding/verify">
+<p><label for="tenant_name">Tenant name</label><br>
+<input id="tenant_name" name="tenant_name" required maxlength="200" value="{{.TenantName}}"></p>
+<p><label for="tenant_id">Directory (tenant) id</label><br>
+<input id="tenant_id" name="tenant_id" required pattern="[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}" placeholder="00000000-0000-0000-0000-000000000000" value="{{.TenantID}}"></p>
+<p><label for="subscription_id">Subscription id</label><br>
+<input id="subscription_id" name="subscription_id" required pattern="[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}" placeholder="00000000-0000-0000-0000-000000000000" value="{{.SubscriptionID}}"></p>
+<p><label for="description">Description (optional)</label><br>
+<textarea id="description" name="description" maxlength="2000" rows="3" cols="60">{{.Description}}</textarea></p>
+<p><button type="submit">Verify and onboard</button></p>
+</form>{{end}}
+
+{{define "landing"}}{{template "head" "Bring a tenant under governance"}}
+<h1>Bring a tenant under Steward governance</h1>
+<p>Steward reads costs, compliance, resources and security findings of your Azure subscriptions through
+<a href="https://learn.microsoft.com/azure/lighthouse/overview">Azure Lighthouse</a> delegation. It is granted
+read-only roles — Reader, Cost Management Reader and Security Reader — and can change nothing. You can remove the
+delegation at any time under <em>Service providers</em> in the Azure portal.</p>
+{{template "errors" .Errors}}
+<h2>1. Generate the deployment template</h2>
+<form method="post" action="/onboarding/generate-template">
+<p><label for="org_name">Organisation name (optional, shown in the offer name)</label><br>
+<input id="org_name" name="org_name" maxlength="100"></p>
+<p><button type="submit">Generate template</button></p>
+</form>
+<h2>2. Deploy it to your subscription</h2>
+<p>The template page gives the Azure CLI command and the portal steps. Deploying needs the Owner role on the subscription.</p>
+<h2>3. Verify the delegation</h2>
+<p>Once the deployment has finished, Steward checks that it reaches the subscription and registers your tenant.</p>
+{{template "verify-form" .Form}}
+<p>Automation can use the same steps as JSON: <code>GET /onboarding/api/template</code> and <code>POST /onboarding/api/verify</code>.</p>
+{{template "foot"}}{{end}}
+
+{{define "template"}}{{template "head" "Deployment template"}}
+<h1>Your deployment template</h1>
+<p>This Azure Resource Manager template creates a Lighthouse registration definition — the offer
+<strong>Steward governance{{if .OrgName}} — {{.OrgName}}{{end}}</strong>, granting Steward's managing tenant
+{{if .ManagingTenantID}}(<code>{{.ManagingTenantID}}</code>){{end}} Reader, Cost Management Reader and Security Reader — and assigns it to the subscription you deploy it to.</p>
+<h2>Instructions</h2>
+<ol>
+<li>Save the template below as <code>steward-onboarding.json</code>, or <a href="/onboarding/api/template?org_name={{.OrgName}}" download="steward-onboarding.json">download it</a>.</li>
+<li>Ask your Steward operator for the object id of Steward's service principal; the template's <code>stewardPrincipalId</code> parameter needs it.</li>
+<li>With the Azure CLI, as an Owner of the subscription:
+<pre>az login --tenant &lt;your directory tenant id&gt;
+az account set --subscription &lt;subscription id&gt;
+az deployment sub create --name steward-onboarding --location westeurope \
+  --template-file steward-onboarding.json \
+  --parameters stewardPrincipalId=&lt;Steward principal object id&gt;</pre>
+Any location works; it only records where the deployment's metadata is kept.</li>
+<li>Or in the Azure portal: search <em>Deploy a custom template</em>, choose <em>Build your own template in the editor</em>,
+paste the template, save, pick the subscription and a region, enter the Steward principal object id, then <em>Review + create</em>.</li>
+<li>Repeat for each subscription Steward should govern.</li>
+<li>Come back to <a href="/onboarding/">the onboarding page</a> and verify the delegation.</li>
+</ol>
+<h2>Template</h2>
+<pre>{{.Template}}</pre>
+{{template "foot"}}{{end}}
+
+{{define "result"}}{{template "head" "Verification"}}
+{{with .Result}}
+{{if $.Created}}<h1>Tenant onboarded</h1>
+<p>Steward reaches the subscription through delegation and registered <strong>{{.Tenant.Name}}</strong>
+(tenant id <code>{{.Tenant.ID}}</code>). Its status is at <a href="/onboarding/status/{{.Tenant.ID}}">/onboarding/status/{{.Tenant.ID}}</a>.</p>
+{{else}}<h1>Verification failed</h1>
+<p role="alert">{{.Reason}}</p>
+<p>Nothing was registered.</p>
+{{end}}
+<h2>Checks</h2>
+<ul>{{range .Checks}}<li>{{if .Passed}}Passed{{else}}Failed{{end}} — <strong>{{.Name}}</strong>: {{.Detail}}</li>{{end}}</ul>
+{{end}}
+{{if not .Created}}<h2>Try again</h2>
+{{template "verify-form" .Form}}{{end}}
+{{template "foot"}}{{end}}
+`))

@@ -192,6 +192,22 @@ func TestIdPSignIn(t *testing.T) {
 		}
 	})
 
+	t.Run("the token route's authorization_code grant finishes a sign-in", func(t *testing.T) {
+		_, cb := authorize(t, h, "ann@brand-a.example")
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {cb.Code}, "code_verifier": {cb.CodeVerifier}, "state": {cb.State}}
+		r := h.do(http.MethodPost, "/api/v1/auth/token", "", strings.NewReader(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+		expectStatus(t, "authorization_code grant", r, http.StatusOK)
+		var tok struct {
+			AccessToken string `json:"access_token"`
+		}
+		r.json(t, &tok)
+		if me := h.get("/api/v1/auth/me", tok.AccessToken); me.status != http.StatusOK || !strings.Contains(string(me.body), "ann@brand-a.example") {
+			t.Fatalf("me after the grant: %d %s", me.status, me.body)
+		}
+		again := h.do(http.MethodPost, "/api/v1/auth/token", "", strings.NewReader(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+		expectStatus(t, "the same code and state again", again, http.StatusUnauthorized)
+	})
+
 	t.Run("replayed state", func(t *testing.T) {
 		_, cb := authorize(t, h, "ann@brand-a.example")
 		expectStatus(t, "first callback", postCallback(t, h, cb), http.StatusOK)

@@ -173,10 +173,17 @@ func TestTokenGrants(t *testing.T) {
 	session := h.signIn()
 
 	r := h.tokenForm(url.Values{"grant_type": {"authorization_code"}, "code": {"abc"}})
-	wantStatus(t, "authorization_code grant", r, http.StatusBadRequest)
-	if !strings.Contains(string(r.body), "/api/v1/auth/idp/callback") {
-		t.Errorf("authorization_code answer does not point to the callback: %s", r.body)
+	wantStatus(t, "authorization_code grant without verifier and state", r, http.StatusUnprocessableEntity)
+	for _, field := range []string{"body.code_verifier", "body.state"} {
+		if !strings.Contains(string(r.body), `"location":"`+field+`"`) {
+			t.Errorf("authorization_code 422 does not name %s: %s", field, r.body)
+		}
 	}
+	if strings.Contains(string(r.body), `"location":"body.code"`) {
+		t.Errorf("code was given but is named missing: %s", r.body)
+	}
+	r = h.tokenForm(url.Values{"grant_type": {"authorization_code"}, "code": {"abc"}, "code_verifier": {strings.Repeat("v", 43)}, "state": {"never-issued"}})
+	wantStatus(t, "authorization_code grant with an unknown state", r, http.StatusUnauthorized)
 
 	r = h.tokenForm(url.Values{"grant_type": {"refresh_token"}})
 	wantStatus(t, "refresh grant without refresh_token", r, http.StatusUnprocessableEntity)

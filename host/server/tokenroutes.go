@@ -19,14 +19,19 @@ type refreshInput struct {
 	}
 }
 
-// tokenInput is the OAuth2 token form. Only refresh_token is read for the
-// refresh grant; the other fields are accepted so that standard OAuth2
-// clients can post their usual form.
+// tokenInput is the OAuth2 token form. The refresh grant reads
+// refresh_token; the authorization_code grant reads code plus the PKCE
+// code_verifier and the state of the sign-in the login route started (the
+// two fields RFC 7636 and Steward's single-use state add to the form). The
+// other fields are accepted so that standard OAuth2 clients can post their
+// usual form.
 type tokenInput struct {
 	Body struct {
 		GrantType    string `json:"grant_type" enum:"refresh_token,authorization_code"`
 		RefreshToken string `json:"refresh_token,omitempty" maxLength:"4096" doc:"Required when grant_type is refresh_token"`
-		Code         string `json:"code,omitempty" maxLength:"4096" doc:"Not exchanged here; see the operation's description"`
+		Code         string `json:"code,omitempty" maxLength:"8192" doc:"Required when grant_type is authorization_code"`
+		CodeVerifier string `json:"code_verifier,omitempty" maxLength:"128" doc:"Required when grant_type is authorization_code: the verifier GET /api/v1/auth/idp/login gave"`
+		State        string `json:"state,omitempty" maxLength:"512" doc:"Required when grant_type is authorization_code: the state from the identity provider's redirect"`
 		RedirectURI  string `json:"redirect_uri,omitempty" maxLength:"2048"`
 		ClientID     string `json:"client_id,omitempty" maxLength:"256"`
 		ClientSecret string `json:"client_secret,omitempty" maxLength:"1024"`
@@ -68,12 +73,23 @@ func (s *Server) registerTokens() {
 		OperationID: "auth-token", Method: http.MethodPost, Path: "/api/v1/auth/token", Tags: []string{"auth"}, Metadata: none,
 		Summary: "OAuth2 token endpoint",
 		Description: "Form (application/x-www-form-urlencoded). grant_type refresh_token requires refresh_token and behaves as POST /api/v1/auth/refresh. " +
-			"grant_type authorization_code answers 400: the identity provider's code is exchanged through POST /api/v1/auth/idp/callback, which also checks the PKCE verifier and state this form has no field for. " +
+			"grant_type authorization_code requires code, code_verifier and state and behaves as POST /api/v1/auth/idp/callback. " +
 			"client_id, client_secret and redirect_uri are accepted and ignored: Steward has no registered OAuth2 clients.",
 		Errors: []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusUnprocessableEntity},
 	}, func(ctx context.Context, in *tokenInput) (*struct{ Body tokenResponse }, error) {
 		if in.Body.GrantType == "authorization_code" {
-			return nil, huma.Error400BadRequest("grant_type authorization_code is not exchanged here; POST the code, code_verifier and state to /api/v1/auth/idp/callback")
+			var missing []error
+			for _, f := range []struct{ name, value string }{{"code", in.Body.Code}, {"code_verifier", in.Body.CodeVerifier}, {"state", in.Body.State}} {
+				if f.value == "" {
+					missing = append(missing, &huma.ErrorDetail{Location: "body." + f.name, Message: "required when grant_type is authorization_code"})
+				}
+			}
+			if len(missing) > 0 {
+				return nil, huma.Error422UnprocessableEntity("code, code_verifier and state are required when grant_type is authorization_code", missing...)
+			}
+			cb := &idpCallbackInput{}
+			cb.Body.Code, cb.Body.CodeVerifier, cb.Body.State = in.Body.Code, in.Body.CodeVerifier, in.Body.State
+			return s.idpCallback(ctx, cb)
 		}
 		if in.Body.RefreshToken == "" {
 			return nil, huma.Error422UnprocessableEntity("refresh_token is required when grant_type is refresh_token",

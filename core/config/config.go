@@ -41,7 +41,10 @@ type Config struct {
 	OIDC OIDCConfig
 	// JWTSecret is empty in development when none is set: the host then
 	// generates one and keeps it in DataDir.
-	JWTSecret              string
+	JWTSecret string
+	// JWTPreviousSecrets still verify tokens signed before a key rotation
+	// (STEWARD_JWT_PREVIOUS_SECRETS, comma-separated) until they expire.
+	JWTPreviousSecrets     []string
 	DevUsername            string
 	DevPassword            string
 	RateLimitPerMinute     int
@@ -99,15 +102,16 @@ func Load(getenv func(string) string) (Config, error) {
 		return def
 	}
 	c := Config{
-		Env:          get("STEWARD_ENV", Development),
-		HTTPAddr:     get("STEWARD_HTTP_ADDR", "127.0.0.1:8000"),
-		DataDir:      get("STEWARD_DATA_DIR", "./data"),
-		RedisURL:     get("STEWARD_REDIS_URL", ""),
-		RedisPrefix:  get("STEWARD_REDIS_PREFIX", "steward"),
-		PluginsFile:  get("STEWARD_PLUGINS_FILE", "./plugins.hcl"),
-		SimWorld:     get("STEWARD_SIM_WORLD", ""),
-		SimBootstrap: get("STEWARD_SIM_BOOTSTRAP", "true") != "false",
-		JWTSecret:    getenv("STEWARD_JWT_SECRET"),
+		Env:                get("STEWARD_ENV", Development),
+		HTTPAddr:           get("STEWARD_HTTP_ADDR", "127.0.0.1:8000"),
+		DataDir:            get("STEWARD_DATA_DIR", "./data"),
+		RedisURL:           get("STEWARD_REDIS_URL", ""),
+		RedisPrefix:        get("STEWARD_REDIS_PREFIX", "steward"),
+		PluginsFile:        get("STEWARD_PLUGINS_FILE", "./plugins.hcl"),
+		SimWorld:           get("STEWARD_SIM_WORLD", ""),
+		SimBootstrap:       get("STEWARD_SIM_BOOTSTRAP", "true") != "false",
+		JWTSecret:          getenv("STEWARD_JWT_SECRET"),
+		JWTPreviousSecrets: splitList(getenv("STEWARD_JWT_PREVIOUS_SECRETS")),
 		Azure: AzureConfig{
 			TenantID:            get("STEWARD_AZURE_TENANT_ID", ""),
 			ClientID:            get("STEWARD_AZURE_CLIENT_ID", ""),
@@ -198,6 +202,16 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, c.checkSafe()
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // DevLoginEnabled reports whether the development credential pair works.

@@ -5,6 +5,8 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,7 +118,11 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	issuer, err := auth.NewIssuer(auth.KeySet{Current: "k1", Keys: map[string][]byte{"k1": secret}}, cfg.AccessTokenTTL, cfg.RefreshTokenTTL, "steward")
+	keys, err := SigningKeys(secret, cfg.JWTPreviousSecrets)
+	if err != nil {
+		return nil, err
+	}
+	issuer, err := auth.NewIssuer(keys, cfg.AccessTokenTTL, cfg.RefreshTokenTTL, "steward")
 	if err != nil {
 		return nil, err
 	}
@@ -309,6 +315,25 @@ func pruneAudit(ctx context.Context, aud *audit.Store, retention time.Duration, 
 		case <-tick.C:
 		}
 	}
+}
+
+// SigningKeys names each key by a digest of it, so every replica agrees on
+// the kid without configuration and a rotated secret gets a new kid while
+// tokens signed with the previous ones keep verifying.
+func SigningKeys(current []byte, previous []string) (auth.KeySet, error) {
+	kid := func(secret []byte) string {
+		sum := sha256.Sum256(secret)
+		return hex.EncodeToString(sum[:6])
+	}
+	ks := auth.KeySet{Current: kid(current), Keys: map[string][]byte{kid(current): current}}
+	for _, p := range previous {
+		secret, err := auth.SecretFromEnv(p)
+		if err != nil {
+			return ks, fmt.Errorf("STEWARD_JWT_PREVIOUS_SECRETS: %w", err)
+		}
+		ks.Keys[kid(secret)] = secret
+	}
+	return ks, nil
 }
 
 // supervisorRunner adapts the supervisor to the scheduler's Runner.

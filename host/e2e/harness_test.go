@@ -23,6 +23,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/host/app"
 	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/tenancy"
 )
@@ -269,7 +270,11 @@ func (h *host) tokenFor(u tenancy.User) string {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	iss, err := auth.NewIssuer(auth.KeySet{Current: "k1", Keys: map[string][]byte{"k1": secret}}, time.Hour, time.Hour, "steward")
+	keys, err := app.SigningKeys(secret, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	iss, err := auth.NewIssuer(keys, time.Hour, time.Hour, "steward")
 	if err != nil {
 		h.t.Fatal(err)
 	}

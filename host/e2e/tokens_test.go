@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stewardhq/steward/core/store/storetest"
@@ -206,4 +207,24 @@ func TestTokenGrants(t *testing.T) {
 	r.json(t, &next)
 	wantAccess(t, h, "access token from the refresh grant", next.AccessToken, http.StatusOK)
 	wantStatus(t, "logout without a token", h.do(http.MethodPost, "/api/v1/auth/logout", "", nil), http.StatusUnauthorized)
+}
+
+// TestSigningKeyRotation: after the secret rotates, tokens signed with the
+// previous one keep working while it is listed in
+// STEWARD_JWT_PREVIOUS_SECRETS, and stop once it is dropped.
+func TestSigningKeyRotation(t *testing.T) {
+	data := t.TempDir()
+	oldSecret, newSecret := strings.Repeat("o", 40), strings.Repeat("n", 40)
+	first := startHost(t, hostOpts{dataDir: data, env: map[string]string{"STEWARD_JWT_SECRET": oldSecret}})
+	token := first.login()
+	first.stop(syscall.SIGTERM)
+
+	rotated := startHost(t, hostOpts{dataDir: data, env: map[string]string{"STEWARD_JWT_SECRET": newSecret, "STEWARD_JWT_PREVIOUS_SECRETS": oldSecret}})
+	wantStatus(t, "old token with the previous secret listed", rotated.get("/api/v1/auth/me", token), http.StatusOK)
+	fresh := rotated.login()
+	rotated.stop(syscall.SIGTERM)
+
+	dropped := startHost(t, hostOpts{dataDir: data, env: map[string]string{"STEWARD_JWT_SECRET": newSecret}})
+	wantStatus(t, "old token once the previous secret is dropped", dropped.get("/api/v1/auth/me", token), http.StatusUnauthorized)
+	wantStatus(t, "token of the current secret", dropped.get("/api/v1/auth/me", fresh), http.StatusOK)
 }

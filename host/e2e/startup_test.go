@@ -175,3 +175,24 @@ func TestAuditRetention(t *testing.T) {
 		t.Errorf("prune entry %+v", page.Items[1].Details)
 	}
 }
+
+// TestPasswordLoginRefusedOutsideDevelopment: a staging host serves, but the
+// development sign-in answers 403 with the reason and is audited.
+func TestPasswordLoginRefusedOutsideDevelopment(t *testing.T) {
+	h := startHost(t, hostOpts{env: map[string]string{
+		"STEWARD_ENV": "staging", "STEWARD_JWT_SECRET": strings.Repeat("s", 40), "STEWARD_CLOUD": "azure",
+		"STEWARD_AZURE_TENANT_ID": "00000000-0000-0000-0000-000000000001", "STEWARD_AZURE_CLIENT_ID": "steward", "STEWARD_AZURE_CLIENT_SECRET": "not-used-here",
+	}})
+	r := formLogin(h, "steward-dev")
+	if r.status != 403 || !strings.Contains(string(r.body), "disabled outside development") {
+		t.Fatalf("staging password login: %d %s", r.status, r.body)
+	}
+	var health struct {
+		DevLoginEnabled bool `json:"dev_login_enabled"`
+		JWTConfigured   bool `json:"jwt_configured"`
+	}
+	h.get("/api/v1/auth/health", "").json(t, &health)
+	if health.DevLoginEnabled || !health.JWTConfigured {
+		t.Fatalf("auth health %+v", health)
+	}
+}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -36,15 +35,7 @@ func quotaWorld(t *testing.T) string {
 			{SubscriptionID: "bbbbbbbb-0000-0000-0000-000000000001", Location: "eastus", Provider: "compute", Name: "cores", CurrentValue: 95, Limit: 100},
 		},
 	}
-	b, err := json.Marshal(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "world.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeWorld(t, w)
 }
 
 func resourcesPlugins() string {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/stewardhq/steward/core/cloudsim/world"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/host/app"
 	"github.com/stewardhq/steward/host/auth"
@@ -336,4 +337,18 @@ func parentPID(pid int) int {
 	var ppid int
 	fmt.Sscanf(fields[1], "%d", &ppid)
 	return ppid
+}
+
+// writeWorld saves a world file for STEWARD_SIM_WORLD.
+func writeWorld(t *testing.T, w world.World) string {
+	t.Helper()
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "world.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

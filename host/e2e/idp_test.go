@@ -6,8 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,15 +25,7 @@ func idpWorld(t *testing.T) string {
 			{Email: "olga@brand-b.example", Name: "Olga Operator", DirectoryTenantID: "22222222-2222-2222-2222-222222222222", Roles: []string{"Governance.Admin"}},
 		},
 	}
-	b, err := json.Marshal(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "world.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeWorld(t, w)
 }
 
 type idpLogin struct {

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,15 +26,7 @@ func onboardingWorld(t *testing.T) string {
 		{Name: "Contoso", DirectoryTenantID: obDelegated, Subscriptions: []world.Subscription{{ID: obDelegatedSub, Name: "Contoso prod"}}, Delegated: true},
 		{Name: "Fabrikam", DirectoryTenantID: obNotDelegated, Subscriptions: []world.Subscription{{ID: obPlainSub, Name: "Fabrikam prod"}}},
 	}}
-	b, err := json.Marshal(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "world.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeWorld(t, w)
 }
 
 func (h *host) postForm(path string, form url.Values) response {

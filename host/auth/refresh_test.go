@@ -55,6 +55,17 @@ func eachStore(t *testing.T, fn func(t *testing.T, s *RefreshStore, rev Revocati
 }
 
 // mint signs a pair for alice, as the server does for a sign-in.
+// startSession signs in once: an issuer and the first pair of a family.
+func startSession(t *testing.T, s *RefreshStore) (*Issuer, Pair) {
+	t.Helper()
+	iss := newIssuer(t, "k1", map[string][]byte{"k1": secretA})
+	p := mint(t, iss)
+	if err := s.Start(context.Background(), p); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return iss, p
+}
+
 func mint(t *testing.T, iss *Issuer) Pair {
 	t.Helper()
 	_, ac, err := iss.IssueAccess(alice())
@@ -82,11 +93,7 @@ func wantRevoked(t *testing.T, rev Revocations, jti string, want bool) {
 func TestRotationAndReuse(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *RefreshStore, rev Revocations) {
 		ctx := context.Background()
-		iss := newIssuer(t, "k1", map[string][]byte{"k1": secretA})
-		first := mint(t, iss)
-		if err := s.Start(ctx, first); err != nil {
-			t.Fatalf("Start: %v", err)
-		}
+		iss, first := startSession(t, s)
 		second := mint(t, iss)
 		if err := s.Rotate(ctx, first.Refresh, first.RefreshClaims, second); err != nil {
 			t.Fatalf("Rotate: %v", err)
@@ -117,11 +124,7 @@ func TestRotationAndReuse(t *testing.T) {
 func TestRotateRejects(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *RefreshStore, _ Revocations) {
 		ctx := context.Background()
-		iss := newIssuer(t, "k1", map[string][]byte{"k1": secretA})
-		p := mint(t, iss)
-		if err := s.Start(ctx, p); err != nil {
-			t.Fatal(err)
-		}
+		iss, p := startSession(t, s)
 		other := mint(t, iss)
 		// Right jti, wrong token: only the stored hash can tell.
 		if err := s.Rotate(ctx, other.Refresh, p.RefreshClaims, mint(t, iss)); !errors.Is(err, ErrRefreshRejected) {
@@ -147,11 +150,7 @@ func TestRotateRejects(t *testing.T) {
 func TestConcurrentRotationSpendsOnce(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *RefreshStore, _ Revocations) {
 		ctx := context.Background()
-		iss := newIssuer(t, "k1", map[string][]byte{"k1": secretA})
-		p := mint(t, iss)
-		if err := s.Start(ctx, p); err != nil {
-			t.Fatal(err)
-		}
+		iss, p := startSession(t, s)
 		const n = 4
 		errs := make([]error, n)
 		var wg sync.WaitGroup
@@ -178,11 +177,7 @@ func TestConcurrentRotationSpendsOnce(t *testing.T) {
 func TestLogout(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *RefreshStore, rev Revocations) {
 		ctx := context.Background()
-		iss := newIssuer(t, "k1", map[string][]byte{"k1": secretA})
-		p := mint(t, iss)
-		if err := s.Start(ctx, p); err != nil {
-			t.Fatal(err)
-		}
+		iss, p := startSession(t, s)
 		other := mint(t, iss)
 		if err := s.Start(ctx, other); err != nil {
 			t.Fatal(err)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // Backend is what the Host service needs from the rest of the host.
@@ -89,22 +89,7 @@ func (h *hostService) ReadDataset(req *pluginv1.ReadDatasetRequest, out pluginv1
 	if err != nil {
 		return status.Error(codes.Unavailable, err.Error())
 	}
-	in, err := rpc.ReadDataset(out.Context(), req)
-	if err != nil {
-		return err
-	}
-	for {
-		chunk, err := in.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := out.Send(chunk); err != nil {
-			return err
-		}
-	}
+	return protocol.RelayDataset(rpc, req, out)
 }
 
 func (s *Supervisor) datasetOwner(name string) *Instance {

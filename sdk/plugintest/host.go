@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"regexp"
 	"slices"
 	"sync"
@@ -16,6 +14,7 @@ import (
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // AuditEntry is an audit entry the plugin appended through the Host service.
@@ -164,22 +163,7 @@ func (h *hostService) ReadDataset(req *pluginv1.ReadDatasetRequest, out pluginv1
 }
 
 func (h *hostService) relay(req *pluginv1.ReadDatasetRequest, out pluginv1.Host_ReadDatasetServer) error {
-	in, err := h.plugin.ReadDataset(out.Context(), req)
-	if err != nil {
-		return err
-	}
-	for {
-		chunk, err := in.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := out.Send(chunk); err != nil {
-			return err
-		}
-	}
+	return protocol.RelayDataset(h.plugin, req, out)
 }
 
 func (h *hostService) auditEntries() []AuditEntry {

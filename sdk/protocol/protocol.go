@@ -7,6 +7,8 @@ package protocol
 
 import (
 	"context"
+	"errors"
+	"io"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -77,3 +79,25 @@ const (
 // CapabilityHTTPSocket announces that the plugin can serve HTTP on the unix
 // socket the host offers, next to the HandleHTTP stream.
 const CapabilityHTTPSocket = "http.socket"
+
+// RelayDataset streams a published dataset from the plugin that owns it to
+// the plugin that asked the host for it; the host and the test harness's
+// host both serve Host.ReadDataset with it.
+func RelayDataset(owner pluginv1.PluginClient, req *pluginv1.ReadDatasetRequest, out pluginv1.Host_ReadDatasetServer) error {
+	in, err := owner.ReadDataset(out.Context(), req)
+	if err != nil {
+		return err
+	}
+	for {
+		chunk, err := in.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := out.Send(chunk); err != nil {
+			return err
+		}
+	}
+}

@@ -107,10 +107,15 @@ func New(d Deps) *Server {
 		BodyLimit:             d.Config.MaxBodyBytes,
 		DisableStartupMessage: true,
 		ErrorHandler:          s.errorHandler,
-		ReadTimeout:           60 * time.Second,
-		WriteTimeout:          5 * time.Minute,
-		IdleTimeout:           2 * time.Minute,
-		ReadBufferSize:        16 << 10,
+		// Strings from the context (method, path, params, headers) are
+		// otherwise views into buffers fasthttp reuses for the next
+		// request; they end up in metric labels, log fields, audit entries
+		// and cache keys that outlive the handler.
+		Immutable:      true,
+		ReadTimeout:    60 * time.Second,
+		WriteTimeout:   5 * time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		ReadBufferSize: 16 << 10,
 	})
 	app.Use(requestid.New(requestid.Config{Header: fiber.HeaderXRequestID}))
 	app.Use(s.accessLog)

@@ -101,3 +101,31 @@ func TestRateLimitsSharedThroughRedis(t *testing.T) {
 	expectLimited(t, a.get("/health", ""))
 	expectLimited(t, b.get("/health", ""))
 }
+
+// TestRoutingIsExact: a route answers only to its own spelling, so a case
+// or trailing-slash variant of the sign-in route neither signs in nor
+// spends the general budget on a sign-in; the budget follows the route.
+func TestRoutingIsExact(t *testing.T) {
+	h := startHost(t, hostOpts{})
+	form := url.Values{"username": {"admin@steward.local"}, "password": {"steward-dev"}}.Encode()
+	for _, path := range []string{"/Api/V1/Auth/Login", "/API/V1/AUTH/LOGIN", "/api/v1/auth/login/", "/api/v1/Auth/login"} {
+		r := h.do(http.MethodPost, path, "", strings.NewReader(form), "Content-Type", "application/x-www-form-urlencoded")
+		if r.status != http.StatusNotFound || strings.Contains(string(r.body), "access_token") {
+			t.Errorf("POST %s: %d %s, want 404", path, r.status, r.body)
+		}
+	}
+	for _, path := range []string{"/api/v1/testplugin/ping/", "/API/v1/testplugin/ping", "/Health", "/health/"} {
+		if r := h.get(path, ""); r.status != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, r.status)
+		}
+	}
+	if r := h.get("/onboarding/", ""); r.status != http.StatusOK || r.header.Get("X-Ratelimit-Limit") != "10" {
+		t.Errorf("GET /onboarding/ (the spec's spelling): %d on a budget of %s, want 200 on the sign-in budget", r.status, r.header.Get("X-Ratelimit-Limit"))
+	}
+	if r := formLogin(h, "wrong"); r.status != http.StatusUnauthorized || r.header.Get("X-Ratelimit-Limit") != "10" {
+		t.Errorf("sign-in: %d on a budget of %s, want 401 on the sign-in budget", r.status, r.header.Get("X-Ratelimit-Limit"))
+	}
+	if r := h.get("/api/v1/testplugin/ping", ""); r.header.Get("X-Ratelimit-Limit") != "100" {
+		t.Errorf("plugin route on a budget of %s, want 100", r.header.Get("X-Ratelimit-Limit"))
+	}
+}

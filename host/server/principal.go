@@ -10,7 +10,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/stewardhq/steward/host/auth"
-	"github.com/stewardhq/steward/host/ratelimit"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 )
 
@@ -127,21 +126,6 @@ func rateKey(c *fiber.Ctx) string {
 		return p.Kind + ":" + p.ID
 	}
 	return "ip:" + c.IP()
-}
-
-func (s *Server) rateClass(c *fiber.Ctx) ratelimit.Class {
-	path := c.Path()
-	// Onboarding is unauthenticated and its verification calls the cloud
-	// and writes a tenant, so it draws on the tighter sign-in budget.
-	if strings.HasPrefix(path, "/api/v1/auth/") || path == "/login" || path == "/auth/login" || strings.HasPrefix(path, "/onboarding") {
-		return ratelimit.Auth
-	}
-	if s.deps.Plugins != nil {
-		if r, _ := s.deps.Plugins.Routes().Match(c.Method(), path); r != nil && r.RateClass == pluginv1.RateClass_RATE_CLASS_AUTH {
-			return ratelimit.Auth
-		}
-	}
-	return ratelimit.Default
 }
 
 // toProto converts a principal for a plugin.

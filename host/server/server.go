@@ -43,6 +43,7 @@ import (
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/ratelimit"
 	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // APIVersion is the interface description's version.
@@ -87,7 +88,9 @@ type Server struct {
 	openapiMu sync.Mutex
 	openapi   atomic.Pointer[[]byte]
 	hostOps   map[string]bool
-	metrics   *httpMetrics
+	// authRoutes are the host operations on the sign-in rate budget.
+	authRoutes []hostRoute
+	metrics    *httpMetrics
 	// syncSlots bounds sync requests in flight on this replica (spec:
 	// 5 concurrent requests on sync endpoints).
 	syncSlots *semaphore.Weighted
@@ -111,7 +114,11 @@ func New(d Deps) *Server {
 		// otherwise views into buffers fasthttp reuses for the next
 		// request; they end up in metric labels, log fields, audit entries
 		// and cache keys that outlive the handler.
-		Immutable:      true,
+		Immutable: true,
+		// One spelling per route: a case or slash variant would reach the
+		// same handler under another rate class, cache key or audit path.
+		CaseSensitive:  true,
+		StrictRouting:  true,
 		ReadTimeout:    60 * time.Second,
 		WriteTimeout:   5 * time.Minute,
 		IdleTimeout:    2 * time.Minute,
@@ -198,6 +205,9 @@ func register[I, O any](s *Server, op huma.Operation, h func(context.Context, *I
 	}
 	op.Errors = append(op.Errors, http.StatusTooManyRequests)
 	s.hostOps[op.Method+" "+op.Path] = true
+	if authRateClass(op.Path) {
+		s.authRoutes = append(s.authRoutes, hostRoute{method: op.Method, segments: protocol.SplitPath(op.Path)})
+	}
 	huma.Register(s.API, op, h)
 }
 

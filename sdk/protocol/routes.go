@@ -9,9 +9,11 @@ import "strings"
 // the same way in both.
 
 // SplitPath splits a request path or a route pattern into its segments,
-// ignoring leading and trailing slashes; "/" is one empty segment.
+// ignoring the leading slash. A trailing slash is significant, as it is to
+// the host's router: "/a/" is "a" and an empty segment, and matches only a
+// pattern that ends in a slash too; "/" is one empty segment.
 func SplitPath(p string) []string {
-	return strings.Split(strings.Trim(p, "/"), "/")
+	return strings.Split(strings.TrimPrefix(p, "/"), "/")
 }
 
 // ParamName reports whether a pattern segment is a parameter, and its name.

@@ -11,11 +11,11 @@ func TestSplitPath(t *testing.T) {
 		"/":                {""},
 		"":                 {""},
 		"/a":               {"a"},
-		"/a/":              {"a"},
+		"/a/":              {"a", ""},
 		"a/b":              {"a", "b"},
 		"/a/{id}/c":        {"a", "{id}", "c"},
 		"/a//c":            {"a", "", "c"},
-		"//a/b//":          {"a", "b"},
+		"//a/b//":          {"", "a", "b", "", ""},
 		"/api/v1/items/42": {"api", "v1", "items", "42"},
 	} {
 		if got := SplitPath(path); !slices.Equal(got, want) {
@@ -59,7 +59,9 @@ func TestMatchPath(t *testing.T) {
 	}{
 		{name: "root", pattern: "/", path: "/", ok: true},
 		{name: "literal", pattern: "/api/v1/items", path: "/api/v1/items", ok: true},
-		{name: "trailing slash", pattern: "/api/v1/items", path: "/api/v1/items/", ok: true},
+		{name: "a trailing slash is another path", pattern: "/api/v1/items", path: "/api/v1/items/"},
+		{name: "a pattern's trailing slash is required", pattern: "/onboarding/", path: "/onboarding"},
+		{name: "trailing slash on both", pattern: "/onboarding/", path: "/onboarding/", ok: true},
 		{name: "literal mismatch", pattern: "/api/v1/items", path: "/api/v2/items"},
 		{name: "literals are case-sensitive", pattern: "/api/v1/items", path: "/API/v1/items"},
 		{name: "param", pattern: "/items/{id}", path: "/items/42", ok: true, params: map[string]string{"id": "42"}},
@@ -103,7 +105,7 @@ func TestPatternsOverlap(t *testing.T) {
 		want bool
 	}{
 		{"/x", "/x", true},
-		{"/x/", "/x", true},
+		{"/x/", "/x", false},
 		{"/x/{id}", "/x/{id}", true},
 		{"/x/{id}", "/x/{key}", true},
 		{"/x/{id}", "/x/special", true},

@@ -32,13 +32,17 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 	case r.Auth == pluginv1.Auth_AUTH_ADMIN && !p.IsAdmin:
 		return writeProblem(c, http.StatusForbidden, "admin role required", nil)
 	}
-	if errs := r.Validate(func(name string) []string {
-		var out []string
-		for _, v := range c.Context().QueryArgs().PeekMulti(name) {
-			out = append(out, string(v))
-		}
-		return out
-	}, params); len(errs) > 0 {
+	errs := inputErrors(c, params)
+	if len(errs) == 0 {
+		errs = r.Validate(func(name string) []string {
+			var out []string
+			for _, v := range c.Context().QueryArgs().PeekMulti(name) {
+				out = append(out, string(v))
+			}
+			return out
+		}, params)
+	}
+	if len(errs) > 0 {
 		return writeProblem(c, http.StatusUnprocessableEntity, "validation failed", errs)
 	}
 	if r.RateClass == pluginv1.RateClass_RATE_CLASS_SYNC {

@@ -50,6 +50,9 @@ func (s *Server) accessLog(c *fiber.Ctx) error {
 	}
 	s.metrics.requests.WithLabelValues(route, c.Method(), strconv.Itoa(status)).Inc()
 	s.metrics.duration.WithLabelValues(route, c.Method()).Observe(elapsed.Seconds())
+	if cause, ok := c.Locals(localInternalError).(error); ok {
+		s.deps.Logger.Error("request failed", "method", c.Method(), "path", c.Path(), "status", status, "error", cause, "request_id", requestID(c))
+	}
 	if s.deps.Config.AccessLog || status >= 500 {
 		s.deps.Logger.Info("request", "method", c.Method(), "path", c.Path(), "route", route, "status", status,
 			"duration_ms", float64(elapsed.Microseconds())/1000, "request_id", requestID(c), "remote", c.IP())

@@ -117,6 +117,14 @@ func (s *Server) requireAuth(ctx huma.Context, next func(huma.Context)) {
 			return
 		}
 	}
+	if errs := inputErrors(c, c.AllParams()); len(errs) > 0 {
+		details := make([]error, len(errs))
+		for i, e := range errs {
+			details[i] = e
+		}
+		_ = huma.WriteErr(s.API, ctx, http.StatusUnprocessableEntity, "validation failed", details...)
+		return
+	}
 	ctx = huma.WithValue(ctx, localPrincipal, p)
 	next(huma.WithValue(ctx, requestMetaKey{}, requestMeta{ClientAddr: c.IP(), RequestID: requestID(c)}))
 }

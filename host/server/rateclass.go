@@ -6,8 +6,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/stewardhq/steward/host/ratelimit"
-	"github.com/stewardhq/steward/sdk/protocol"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // hostRoute is a host operation's method and path pattern, matched the way

@@ -402,6 +402,22 @@ func (f *fixture) testSync(t *testing.T) {
 	if failed.Status != "failed" || failed.ErrorMessage == nil || !strings.Contains(*failed.ErrorMessage, "failing on purpose") {
 		t.Fatalf("failing run %+v", failed)
 	}
+	// A run spans every tenant: a standard user sees that it failed, not
+	// the text that names other tenants' subscriptions and names.
+	for _, path := range []string{"/api/v1/sync/history", "/api/v1/sync/alerts", "/api/v1/sync/status"} {
+		own := h.get(path, f.tokenA)
+		for _, leak := range []string{f.tenantB.SubscriptionID, f.tenantB.Name, "failing on purpose"} {
+			if own.status != http.StatusOK || strings.Contains(string(own.body), leak) {
+				t.Errorf("%s for a standard user of tenant A: %d, shows %q: %s", path, own.status, leak, own.body)
+			}
+		}
+		if !strings.Contains(string(own.body), "details are visible to administrators") {
+			t.Errorf("%s for a standard user does not say the failure is redacted: %s", path, own.body)
+		}
+		if all := h.get(path, f.admin); !strings.Contains(string(all.body), f.tenantB.SubscriptionID) {
+			t.Errorf("%s for an admin lacks the failure's text: %s", path, all.body)
+		}
+	}
 	var alerts struct {
 		Alerts []struct {
 			AlertID  int64  `json:"alert_id"`

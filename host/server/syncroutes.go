@@ -29,18 +29,29 @@ type resolveInput struct {
 	}
 }
 
+// redactionNote documents what a standard user sees of runs and alerts.
+const redactionNote = "A run covers every tenant, so its free text (error and progress messages, alert messages, resolution notes) and the actor who triggered it are shown to admins only; a standard user sees \"" + jobs.RedactedText + "\" in their place."
+
 func (s *Server) registerSync() {
 	admin := map[string]any{metaAuth: authAdmin}
-	register(s, huma.Operation{OperationID: "sync-status", Method: http.MethodGet, Path: "/api/v1/sync/status", Tags: []string{"sync"}, Summary: "Registered sync jobs and their state"},
+	register(s, huma.Operation{OperationID: "sync-status", Method: http.MethodGet, Path: "/api/v1/sync/status", Tags: []string{"sync"}, Summary: "Registered sync jobs and their state",
+		Description: redactionNote},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body jobs.StatusResponse }, error) {
 			st, err := s.deps.Jobs.Status(ctx)
+			if !principalFrom(ctx).IsAdmin {
+				st = st.Redacted()
+			}
 			return &struct{ Body jobs.StatusResponse }{st}, err
 		})
-	register(s, huma.Operation{OperationID: "sync-history", Method: http.MethodGet, Path: "/api/v1/sync/history", Tags: []string{"sync"}, Summary: "Sync runs, newest first"},
+	register(s, huma.Operation{OperationID: "sync-history", Method: http.MethodGet, Path: "/api/v1/sync/history", Tags: []string{"sync"}, Summary: "Sync runs, newest first",
+		Description: redactionNote},
 		func(ctx context.Context, in *struct {
 			Limit int `query:"limit" minimum:"1" maximum:"500" default:"50"`
 		}) (*struct{ Body jobs.HistoryResponse }, error) {
 			h, err := s.deps.Jobs.History(ctx, in.Limit)
+			if !principalFrom(ctx).IsAdmin {
+				h = h.Redacted()
+			}
 			return &struct{ Body jobs.HistoryResponse }{h}, err
 		})
 	register(s, huma.Operation{OperationID: "sync-metrics", Method: http.MethodGet, Path: "/api/v1/sync/metrics", Tags: []string{"sync"}, Summary: "Sync performance by job type"},
@@ -48,9 +59,13 @@ func (s *Server) registerSync() {
 			m, err := s.deps.Jobs.Metrics(ctx, s.deps.StartedAt.AddDate(0, 0, -30))
 			return &struct{ Body jobs.MetricsResponse }{m}, err
 		})
-	register(s, huma.Operation{OperationID: "sync-alerts", Method: http.MethodGet, Path: "/api/v1/sync/alerts", Tags: []string{"sync"}, Summary: "Sync alerts, unresolved first"},
+	register(s, huma.Operation{OperationID: "sync-alerts", Method: http.MethodGet, Path: "/api/v1/sync/alerts", Tags: []string{"sync"}, Summary: "Sync alerts, unresolved first",
+		Description: redactionNote},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body jobs.AlertsResponse }, error) {
 			a, err := s.deps.Jobs.Alerts(ctx, 200)
+			if !principalFrom(ctx).IsAdmin {
+				a = a.Redacted()
+			}
 			return &struct{ Body jobs.AlertsResponse }{a}, err
 		})
 	register(s, huma.Operation{OperationID: "sync-alert-resolve", Method: http.MethodPost, Path: "/api/v1/sync/alerts/{alert_id}/resolve", Tags: []string{"sync"},

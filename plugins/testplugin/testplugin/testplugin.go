@@ -9,8 +9,8 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"strings"
 	"io"
 	"io/fs"
 	"net/http"
@@ -86,9 +86,7 @@ func New() *sdk.Plugin {
 		},
 		Jobs: []sdk.Job{
 			{Name: "sync", JobType: "testplugin", DataDomain: "testplugin", Run: p.sync},
-			{Name: "fail", JobType: "testplugin-fail", Run: func(context.Context, *sdk.JobRun) (int64, error) {
-				return 0, errors.New("failing on purpose")
-			}},
+			{Name: "fail", JobType: "testplugin-fail", Run: p.fail},
 		},
 		Datasets: []sdk.Dataset{{Name: "testplugin.items", Description: "Items by tenant", Read: p.readItems}},
 		Configure: func(ctx context.Context, env *sdk.Env) error {
@@ -250,6 +248,20 @@ func (p *plugin) relay(w http.ResponseWriter, r *http.Request) {
 
 // sync seeds 100 items for every tenant that has none, the way a domain
 // plugin would ingest from the cloud, and marks each tenant fresh.
+// fail fails the way a sync of many tenants does: its error names the
+// subscriptions it could not reach, which only admins may read.
+func (p *plugin) fail(ctx context.Context, run *sdk.JobRun) (int64, error) {
+	tenants, err := p.host.Tenants(ctx)
+	if err != nil {
+		return 0, err
+	}
+	subs := make([]string, 0, len(tenants))
+	for _, t := range tenants {
+		subs = append(subs, t.SubscriptionID)
+	}
+	return 0, fmt.Errorf("failing on purpose: subscriptions %s unreachable", strings.Join(subs, ", "))
+}
+
 func (p *plugin) sync(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	tenants, err := p.host.Tenants(ctx)
 	if err != nil {

@@ -92,3 +92,22 @@ func TestMetricsUnderMixedTraffic(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestIDFromClient: a client's X-Request-Id is kept only when it is
+// a short token of safe characters; anything else is replaced, so logs and
+// audit entries never carry what the client put there.
+func TestRequestIDFromClient(t *testing.T) {
+	h := startHost(t, hostOpts{})
+	if got := h.do(http.MethodGet, "/health", "", nil, "X-Request-Id", "trace-0042").header.Get("X-Request-Id"); got != "trace-0042" {
+		t.Errorf("a safe id came back as %q", got)
+	}
+	for _, bad := range []string{"<img src=x onerror=alert(1)>", strings.Repeat("x", 200), "a b", "x\"y"} {
+		got := h.do(http.MethodGet, "/health", "", nil, "X-Request-Id", bad).header.Get("X-Request-Id")
+		if got == bad || got == "" || strings.ContainsAny(got, "<> \"") || len(got) > 128 {
+			t.Errorf("id %q came back as %q, want a generated one", bad, got)
+		}
+		if strings.Contains(h.logs.String(), bad) {
+			t.Errorf("id %q reached the log", bad)
+		}
+	}
+}

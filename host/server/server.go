@@ -24,7 +24,6 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/compress"
 	"github.com/gofiber/fiber/v2/middleware/recover"
-	"github.com/gofiber/fiber/v2/middleware/requestid"
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -124,7 +123,7 @@ func New(d Deps) *Server {
 		IdleTimeout:    2 * time.Minute,
 		ReadBufferSize: 16 << 10,
 	})
-	app.Use(requestid.New(requestid.Config{Header: fiber.HeaderXRequestID}))
+	app.Use(assignRequestID)
 	app.Use(s.accessLog)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		d.Logger.Error("panic serving request", "path", c.Path(), "panic", fmt.Sprint(e), "request_id", requestID(c))
@@ -287,7 +286,7 @@ func (s *Server) serveOpenAPI(c *fiber.Ctx) error {
 }
 
 func requestID(c *fiber.Ctx) string {
-	if v, ok := c.Locals(requestid.ConfigDefault.ContextKey).(string); ok {
+	if v, ok := c.Locals(localRequestID).(string); ok {
 		return v
 	}
 	return string(c.Response().Header.Peek(fiber.HeaderXRequestID))

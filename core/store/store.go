@@ -126,9 +126,18 @@ func openSQLite(path string, opts Options) (*bun.DB, error) {
 	if strings.ContainsRune(path, '?') {
 		return nil, fmt.Errorf("store: sqlite path %q must not contain '?'", path)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+	// The database holds tokens' hashes, audit history and every tenant's
+	// data: only the service's user may read it. SQLite gives its WAL and
+	// shared-memory files the main file's mode, so creating that one
+	// private is enough.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: create sqlite directory: %w", err)
 	}
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: create sqlite file: %w", err)
+	}
+	_ = f.Close()
 
 	// _txlock=immediate takes the write lock at BEGIN: a deferred
 	// transaction that reads and then writes would otherwise fail with

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,5 +153,33 @@ func TestOpenPostgresSearchPath(t *testing.T) {
 	}
 	if where != schemas[0] {
 		t.Errorf("table created in %q, want %q", where, schemas[0])
+	}
+}
+
+// TestOpenSQLiteCreatesPrivateFiles: a new database, its directory and its
+// WAL are readable by the service's user only, whatever the umask.
+func TestOpenSQLiteCreatesPrivateFiles(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := filepath.Join(t.TempDir(), "data", "plugins")
+	path := filepath.Join(dir, "steward.db")
+	db, err := store.Open(context.Background(), "sqlite://"+path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(context.Background(), "CREATE TABLE t (x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{
+		filepath.Dir(dir): 0o700, dir: 0o700, path: 0o600, path + "-wal": 0o600,
+	} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %o, want %o", p, got, want)
+		}
 	}
 }

@@ -56,10 +56,37 @@ func main() {
 	}
 }
 
+// commandUsage is each command's help, printed for --help (or -h, or
+// help) anywhere among its arguments: asking for help is not an error.
+var commandUsage = map[string]string{
+	"serve":   "usage: steward serve [--addr HOST:PORT]\n\nServe the API, UI and plugins. Configuration comes from STEWARD_* environment\nvariables (see README); --addr overrides STEWARD_HTTP_ADDR.\n",
+	"migrate": "usage: steward migrate up|down|status\n\n  up      apply every pending host migration\n  down    roll back the last group applied\n  status  list host migrations and whether each is applied\n",
+	"plugins": "usage: steward plugins list\n\nList the plugins STEWARD_PLUGINS_FILE declares, with their binaries and checksums.\n",
+	"apikey":  apiKeyUsage,
+	"sim":     "usage: steward sim [--world FILE]\n\nRun the simulated cloud alone and print its addresses. --world (or\nSTEWARD_SIM_WORLD) names a world file; the default is the built-in demo world.\n",
+	"version": "usage: steward version\n\nPrint the version.\n",
+}
+
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help", "help":
+			return true
+		}
+	}
+	return false
+}
+
 func run(args []string, out io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(out, usage)
 		return errors.New("no command given")
+	}
+	if help, ok := commandUsage[args[0]]; ok && wantsHelp(args[1:]) {
+		fmt.Fprint(out, help)
+		return nil
 	}
 	switch args[0] {
 	case "serve":
@@ -275,10 +302,6 @@ func apiKey(args []string, out io.Writer) error {
 		return fmt.Errorf("apikey needs create, list or revoke\n%s", apiKeyUsage)
 	}
 	sub := args[0]
-	if sub == "help" || sub == "-h" || sub == "--help" {
-		fmt.Fprint(out, apiKeyUsage)
-		return nil
-	}
 	fs := flag.NewFlagSet("apikey "+sub, flag.ContinueOnError)
 	var (
 		name    = fs.String("name", "", "what the key is for")

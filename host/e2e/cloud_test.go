@@ -137,7 +137,7 @@ func TestBadWorldFileRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := t.TempDir()
-	out, err := runSteward(t, []string{"STEWARD_DATA_DIR=" + data, "STEWARD_PLUGINS_FILE=" + filepath.Join(data, "none.hcl"), "STEWARD_HTTP_ADDR=" + freeAddr(t), "STEWARD_SIM_WORLD=" + path}, "serve")
+	out, err := runSteward(t, []string{"STEWARD_DATA_DIR=" + data, "STEWARD_PLUGINS_FILE=" + filepath.Join(data, "none.hcl"), "STEWARD_HTTP_ADDR=" + anyPort, "STEWARD_SIM_WORLD=" + path}, "serve")
 	if err == nil || !strings.Contains(out, `quotas[0].subscription_id: "nope" is not a subscription of any tenant`) {
 		t.Fatalf("want the bad entry named: %v\n%s", err, out)
 	}

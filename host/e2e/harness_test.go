@@ -8,12 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -108,14 +108,14 @@ func defaultPlugins() string {
 `, filepath.Join(binDir, "plugins", "testplugin"))
 }
 
-func freeAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+// anyPort lets a host under test bind a free port itself, so no other
+// process can take it between choosing and binding; the host names it in
+// its ready line.
+const anyPort = "127.0.0.1:0"
+
+// readyAddrRE finds the address in the ready line, logged as text in
+// development and as JSON otherwise.
+var readyAddrRE = regexp.MustCompile(`steward ready.*?"?addr"?[=:]"?(http://[^\s"]+)`)
 
 // startHost runs bin/steward serve and waits until /health answers.
 func startHost(t testing.TB, o hostOpts) *host {
@@ -133,16 +133,15 @@ func startHost(t testing.TB, o hostOpts) *host {
 	if o.databaseURL == "" {
 		o.databaseURL = "sqlite://" + filepath.Join(o.dataDir, "steward.db")
 	}
-	addr := freeAddr(t)
 	cmd := exec.Command(filepath.Join(binDir, "steward"), "serve")
 	cmd.Env = append(os.Environ(),
-		"STEWARD_ENV=development", "STEWARD_HTTP_ADDR="+addr, "STEWARD_DATA_DIR="+o.dataDir,
+		"STEWARD_ENV=development", "STEWARD_HTTP_ADDR="+anyPort, "STEWARD_DATA_DIR="+o.dataDir,
 		"STEWARD_DATABASE_URL="+o.databaseURL, "STEWARD_PLUGINS_FILE="+hcl, "STEWARD_REDIS_URL="+o.redisURL,
 		"STEWARD_REDIS_PREFIX="+o.redisPrefix, "STEWARD_LOG_LEVEL=debug", "STEWARD_SIM_BOOTSTRAP=false")
 	for k, v := range o.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	h := &host{t: t, url: "http://" + addr, dataDir: o.dataDir, dbURL: o.databaseURL, cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}
+	h := &host{t: t, dataDir: o.dataDir, dbURL: o.databaseURL, cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = h.logs, h.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -163,6 +162,14 @@ func startHost(t testing.TB, o hostOpts) *host {
 		case <-h.exited:
 			t.Fatalf("host exited during start-up:\n%s", h.logs.String())
 		default:
+		}
+		if h.url == "" {
+			if m := readyAddrRE.FindStringSubmatch(h.logs.String()); m != nil {
+				h.url = m[1]
+			} else {
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
 		}
 		resp, err := http.Get(h.url + "/health")
 		if err == nil {

@@ -80,7 +80,7 @@ func TestStartupRefusals(t *testing.T) {
 			if err := os.WriteFile(hcl, []byte(c.hcl), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			env := append([]string{"STEWARD_DATA_DIR=" + data, "STEWARD_PLUGINS_FILE=" + hcl, "STEWARD_HTTP_ADDR=" + freeAddr(t), "STEWARD_ENV=development"}, c.env...)
+			env := append([]string{"STEWARD_DATA_DIR=" + data, "STEWARD_PLUGINS_FILE=" + hcl, "STEWARD_HTTP_ADDR=" + anyPort, "STEWARD_ENV=development"}, c.env...)
 			out, err := runSteward(t, env, "serve")
 			if err == nil {
 				t.Fatalf("host started; want refusal containing %q:\n%s", c.want, out)

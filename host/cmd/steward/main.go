@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -136,13 +137,23 @@ func serve(args []string) error {
 	logger := newLogger(cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Bound before anything starts, so that port 0 picks a free port that
+	// is ours from the start, and what is derived from the address (the
+	// development sign-in's return URL) and the ready line name the port
+	// actually served.
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	defer ln.Close()
+	cfg.HTTPAddr = ln.Addr().String()
 	h, err := app.Start(ctx, cfg, app.Options{Logger: logger})
 	if err != nil {
 		return err
 	}
 	defer h.Close()
 	errc := make(chan error, 1)
-	go func() { errc <- h.Server.App.Listen(cfg.HTTPAddr) }()
+	go func() { errc <- h.Server.App.Listener(ln) }()
 	logger.Info("steward ready", "addr", "http://"+cfg.HTTPAddr, "env", cfg.Env, "database", redact(cfg.DatabaseURL),
 		"plugins", len(h.Plugins.Statuses()), "ready_ms", h.ReadyTook.Milliseconds())
 	select {

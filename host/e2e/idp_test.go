@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/core/cloudsim/world"
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
 )
 
 const (
@@ -186,14 +188,25 @@ func expectStatus(t *testing.T, what string, r response, want int) {
 
 // TestIdPSignIn: the browser sign-in through the simulated identity
 // provider over HTTPS, the ID token's groups and roles deciding what the
-// user sees, and each way a callback is refused.
+// user sees, and each way a callback is refused; on both databases, as
+// users are found through a unique index of each.
 func TestIdPSignIn(t *testing.T) {
-	h := startHost(t, hostOpts{env: map[string]string{
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) { testIdPSignIn(t, dialect) })
+	}
+}
+
+func testIdPSignIn(t *testing.T, dialect string) {
+	o := hostOpts{env: map[string]string{
 		"STEWARD_SIM_WORLD": idpWorld(t), "STEWARD_SIM_BOOTSTRAP": "true",
 		// Every step of a sign-in is an auth route; the default limit of
 		// ten a minute would stop this test, not a user.
 		"STEWARD_AUTH_RATE_LIMIT_PER_MINUTE": "1000",
-	}})
+	}}
+	if dialect == store.DialectPostgres {
+		o.databaseURL = storetest.PostgresURL(t)
+	}
+	h := startHost(t, o)
 
 	t.Run("standard user sees the tenants of its groups", func(t *testing.T) {
 		me := signIn(t, h, "Ann@Brand-A.example")

@@ -12,7 +12,8 @@
 -- address, which keeps the development admin's id, assignments and audit
 -- trail. A user of a provider signs in as a new user with its own pair, so
 -- no account of another directory can take an old row over by its address;
--- an admin assigns its tenants again (groups apply at once).
+-- an admin assigns its tenants again (groups apply at once). Sessions and
+-- admin flags of before end here (below).
 ALTER TABLE users ADD COLUMN directory_tenant_id TEXT NOT NULL DEFAULT '';
 
 --bun:split
@@ -34,3 +35,16 @@ ALTER TABLE users DROP CONSTRAINT users_email_key;
 --bun:split
 
 CREATE UNIQUE INDEX users_identity_idx ON users (directory_tenant_id, subject);
+
+--bun:split
+
+-- Before this migration a row could have been taken over by an account of
+-- another directory with the same address, or made admin by any
+-- directory's Governance.Admin role, and a refresh reads the admin flag
+-- from the row. So no session and no admin flag of before outlives it:
+-- everyone signs in again, and the sign-in sets the flag anew.
+UPDATE refresh_tokens SET revoked_at = now() WHERE revoked_at IS NULL;
+
+--bun:split
+
+UPDATE users SET is_admin = FALSE;

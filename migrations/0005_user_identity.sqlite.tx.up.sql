@@ -62,3 +62,16 @@ CREATE INDEX tenant_members_user_id_idx ON tenant_members (user_id);
 --bun:split
 
 CREATE UNIQUE INDEX users_identity_idx ON users (directory_tenant_id, subject);
+
+--bun:split
+
+-- Before this migration a row could have been taken over by an account of
+-- another directory with the same address, or made admin by any
+-- directory's Governance.Admin role, and a refresh reads the admin flag
+-- from the row. So no session and no admin flag of before outlives it:
+-- everyone signs in again, and the sign-in sets the flag anew.
+UPDATE refresh_tokens SET revoked_at = strftime('%Y-%m-%d %H:%M:%f+00:00', 'now') WHERE revoked_at IS NULL;
+
+--bun:split
+
+UPDATE users SET is_admin = FALSE;

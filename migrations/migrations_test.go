@@ -140,6 +140,11 @@ func TestUserIdentityMigration(t *testing.T) {
 				"u1", "admin@steward.local", "Development admin", true, `["Governance.Admin"]`, `["g"]`)
 			mustExec(t, db, "INSERT INTO users (id, email) VALUES (?, ?)", "u2", "ann@brand-a.example")
 			mustExec(t, db, "INSERT INTO tenant_members (tenant_id, user_id) VALUES (?, ?)", "t1", "u2")
+			longAgo := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+			for id, revokedAt := range map[string]*time.Time{"rt-live": nil, "rt-revoked": &longAgo} {
+				mustExec(t, db, `INSERT INTO refresh_tokens (id, user_id, family_id, token_hash, access_id, access_expires_at, issued_at, expires_at, revoked_at)
+					VALUES (?, 'u1', 'f', 'h', ?, ?, ?, ?, ?)`, id, "a-"+id, time.Now().Add(time.Minute), time.Now(), time.Now().Add(time.Hour), revokedAt)
+			}
 
 			applied, err := store.Migrate(ctx, db, migrations.FS, migrations.Table)
 			if err != nil || !slices.Equal(applied, []string{"0005_user_identity"}) {
@@ -155,7 +160,8 @@ func TestUserIdentityMigration(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := []row{
-				{ID: "u1", Directory: "", Subject: "admin@steward.local", Email: "admin@steward.local", Name: "Development admin", Roles: `["Governance.Admin"]`, Groups: `["g"]`, IsAdmin: true},
+				// The flag is set anew at the next sign-in.
+				{ID: "u1", Directory: "", Subject: "admin@steward.local", Email: "admin@steward.local", Name: "Development admin", Roles: `["Governance.Admin"]`, Groups: `["g"]`},
 				{ID: "u2", Directory: "", Subject: "ann@brand-a.example", Email: "ann@brand-a.example", Roles: "[]", Groups: "[]"},
 			}
 			if !slices.Equal(rows, want) {
@@ -167,6 +173,14 @@ func TestUserIdentityMigration(t *testing.T) {
 			}
 			if !slices.Equal(members, []string{"u2"}) {
 				t.Errorf("memberships after 0005 = %v, want [u2]", members)
+			}
+			// Every session of before is over; a revocation keeps its time.
+			var revoked []time.Time
+			if err := db.NewRaw("SELECT revoked_at FROM refresh_tokens ORDER BY id").Scan(ctx, &revoked); err != nil {
+				t.Fatal(err)
+			}
+			if len(revoked) != 2 || time.Since(revoked[0]) > time.Minute || revoked[0].After(time.Now().Add(time.Minute)) || revoked[1].Year() != 2020 {
+				t.Errorf("refresh tokens revoked at %v, want now and 2020", revoked)
 			}
 			// The rebuilt tables keep their foreign keys.
 			if err := exec(t, db, "INSERT INTO tenant_members (tenant_id, user_id) VALUES (?, ?)", "t1", "missing"); err == nil {

@@ -2,8 +2,11 @@ package migrations_test
 
 import (
 	"context"
+	"io/fs"
 	"slices"
+	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -72,10 +75,13 @@ func TestCoreSchema(t *testing.T) {
 				t.Error("second tenant with the same directory_tenant_id was accepted")
 			}
 
-			mustExec(t, db, "INSERT INTO users (id, email, name) VALUES (?, ?, ?)", "u1", "a@example.com", "A")
-			if err := exec(t, db, "INSERT INTO users (id, email) VALUES (?, ?)", "u2", "a@example.com"); err == nil {
-				t.Error("second user with the same email was accepted")
+			mustExec(t, db, "INSERT INTO users (id, directory_tenant_id, subject, email, name) VALUES (?, ?, ?, ?, ?)", "u1", "dir-1", "oid-1", "a@example.com", "A")
+			// An address is no identity: another directory may have it.
+			mustExec(t, db, "INSERT INTO users (id, directory_tenant_id, subject, email) VALUES (?, ?, ?, ?)", "u2", "dir-2", "oid-1", "a@example.com")
+			if err := exec(t, db, "INSERT INTO users (id, directory_tenant_id, subject, email) VALUES (?, ?, ?, ?)", "u3", "dir-1", "oid-1", "b@example.com"); err == nil {
+				t.Error("second user with the same directory and subject was accepted")
 			}
+			mustExec(t, db, "DELETE FROM users WHERE id = ?", "u2")
 			var roles, groups string
 			var isAdmin bool
 			var lastLogin *time.Time
@@ -98,6 +104,108 @@ func TestCoreSchema(t *testing.T) {
 			}
 			if members != 0 {
 				t.Errorf("deleting a user left %d memberships behind", members)
+			}
+		})
+	}
+}
+
+// TestUserIdentityMigration: users from before 0005 become accounts of
+// Steward's own directory keyed by their e-mail address, keeping their ids
+// and memberships.
+func TestUserIdentityMigration(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			db := storetest.Open(t, dialect)
+			before := fstest.MapFS{}
+			entries, err := fs.ReadDir(migrations.FS, ".")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), "0005_") {
+					continue
+				}
+				b, err := fs.ReadFile(migrations.FS, e.Name())
+				if err != nil {
+					t.Fatal(err)
+				}
+				before[e.Name()] = &fstest.MapFile{Data: b}
+			}
+			if _, err := store.Migrate(ctx, db, before, migrations.Table); err != nil {
+				t.Fatalf("Migrate to 0004: %v", err)
+			}
+			mustExec(t, db, "INSERT INTO tenants (id, name, directory_tenant_id) VALUES (?, ?, ?)", "t1", "Contoso", "dir-1")
+			mustExec(t, db, "INSERT INTO users (id, email, name, is_admin, roles, \"groups\") VALUES (?, ?, ?, ?, ?, ?)",
+				"u1", "admin@steward.local", "Development admin", true, `["Governance.Admin"]`, `["g"]`)
+			mustExec(t, db, "INSERT INTO users (id, email) VALUES (?, ?)", "u2", "ann@brand-a.example")
+			mustExec(t, db, "INSERT INTO tenant_members (tenant_id, user_id) VALUES (?, ?)", "t1", "u2")
+			longAgo := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+			for id, revokedAt := range map[string]*time.Time{"rt-live": nil, "rt-revoked": &longAgo} {
+				mustExec(t, db, `INSERT INTO refresh_tokens (id, user_id, family_id, token_hash, access_id, access_expires_at, issued_at, expires_at, revoked_at)
+					VALUES (?, 'u1', 'f', 'h', ?, ?, ?, ?, ?)`, id, "a-"+id, time.Now().Add(time.Minute), time.Now(), time.Now().Add(time.Hour), revokedAt)
+			}
+
+			applied, err := store.Migrate(ctx, db, migrations.FS, migrations.Table)
+			if err != nil || !slices.Equal(applied, []string{"0005_user_identity"}) {
+				t.Fatalf("Migrate 0005 = %v, %v", applied, err)
+			}
+			type row struct {
+				ID, Directory, Subject, Email, Name, Roles, Groups string
+				IsAdmin                                            bool
+			}
+			var rows []row
+			err = db.NewRaw(`SELECT id, directory_tenant_id, subject, email, name, roles, "groups", is_admin FROM users ORDER BY id`).Scan(ctx, &rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []row{
+				// The flag is set anew at the next sign-in.
+				{ID: "u1", Directory: "", Subject: "admin@steward.local", Email: "admin@steward.local", Name: "Development admin", Roles: `["Governance.Admin"]`, Groups: `["g"]`},
+				{ID: "u2", Directory: "", Subject: "ann@brand-a.example", Email: "ann@brand-a.example", Roles: "[]", Groups: "[]"},
+			}
+			if !slices.Equal(rows, want) {
+				t.Errorf("users after 0005 = %+v, want %+v", rows, want)
+			}
+			var members []string
+			if err := db.NewRaw("SELECT user_id FROM tenant_members").Scan(ctx, &members); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(members, []string{"u2"}) {
+				t.Errorf("memberships after 0005 = %v, want [u2]", members)
+			}
+			// Every session of before is over; a revocation keeps its time.
+			var revoked []time.Time
+			if err := db.NewRaw("SELECT revoked_at FROM refresh_tokens ORDER BY id").Scan(ctx, &revoked); err != nil {
+				t.Fatal(err)
+			}
+			if len(revoked) != 2 || time.Since(revoked[0]) > time.Minute || revoked[0].After(time.Now().Add(time.Minute)) || revoked[1].Year() != 2020 {
+				t.Errorf("refresh tokens revoked at %v, want now and 2020", revoked)
+			}
+			// The rebuilt tables keep their foreign keys.
+			if err := exec(t, db, "INSERT INTO tenant_members (tenant_id, user_id) VALUES (?, ?)", "t1", "missing"); err == nil {
+				t.Error("membership of a nonexistent user was accepted after 0005")
+			}
+			mustExec(t, db, "DELETE FROM users WHERE id = ?", "u2")
+			var n int
+			if err := db.NewRaw("SELECT count(*) FROM tenant_members").Scan(ctx, &n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("deleting a user after 0005 left %d memberships", n)
+			}
+
+			// Down restores unique addresses; two users of one address stop it.
+			mustExec(t, db, "INSERT INTO users (id, directory_tenant_id, subject, email) VALUES (?, ?, ?, ?)", "u3", "dir-1", "oid", "admin@steward.local")
+			if _, err := store.Rollback(ctx, db, migrations.FS, migrations.Table); err == nil {
+				t.Error("rollback of 0005 with a shared address succeeded")
+			}
+			mustExec(t, db, "DELETE FROM users WHERE id = ?", "u3")
+			if reverted, err := store.Rollback(ctx, db, migrations.FS, migrations.Table); err != nil || !slices.Equal(reverted, []string{"0005_user_identity"}) {
+				t.Fatalf("Rollback of 0005 = %v, %v", reverted, err)
+			}
+			if err := exec(t, db, "INSERT INTO users (id, email) VALUES (?, ?)", "u4", "admin@steward.local"); err == nil {
+				t.Error("after rolling 0005 back a second user with the same email was accepted")
 			}
 		})
 	}

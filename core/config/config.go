@@ -90,6 +90,15 @@ type OIDCConfig struct {
 	// RedirectURL is where the identity provider sends the browser back;
 	// empty means the host's own /login page.
 	RedirectURL string
+	// AdminTenants are the managing directories: only their users' app
+	// role Governance.Admin makes a Steward admin, as any directory can
+	// grant its own users that role. Empty here means the host's default:
+	// the directory of STEWARD_AZURE_TENANT_ID, or the simulated world's
+	// first tenant.
+	AdminTenants []string
+	// RegisteredOnly lets only users of the managing directories and of
+	// the directories of active registered tenants sign in.
+	RegisteredOnly bool
 }
 
 // Load reads the configuration through getenv (os.Getenv in production,
@@ -126,6 +135,7 @@ func Load(getenv func(string) string) (Config, error) {
 			ClientID:     get("STEWARD_OIDC_CLIENT_ID", ""),
 			ClientSecret: getenv("STEWARD_OIDC_CLIENT_SECRET"),
 			RedirectURL:  get("STEWARD_OIDC_REDIRECT_URL", ""),
+			AdminTenants: splitList(getenv("STEWARD_OIDC_ADMIN_TENANTS")),
 		},
 		DevUsername: get("STEWARD_DEV_USERNAME", "admin@steward.local"),
 		DevPassword: get("STEWARD_DEV_PASSWORD", "steward-dev"),
@@ -148,6 +158,12 @@ func Load(getenv func(string) string) (Config, error) {
 	c.Cloud = get("STEWARD_CLOUD", defCloud)
 	if c.Cloud != "sim" && c.Cloud != "azure" {
 		return c, fmt.Errorf("STEWARD_CLOUD must be sim or azure, not %q", c.Cloud)
+	}
+	switch v := get("STEWARD_OIDC_REGISTERED_ONLY", "false"); v {
+	case "true", "false":
+		c.OIDC.RegisteredOnly = v == "true"
+	default:
+		return c, fmt.Errorf("STEWARD_OIDC_REGISTERED_ONLY must be true or false, not %q", v)
 	}
 	if c.OIDC.Issuer != "" && c.OIDC.ClientID == "" {
 		return c, errors.New("STEWARD_OIDC_CLIENT_ID must be set with STEWARD_OIDC_ISSUER")

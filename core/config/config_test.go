@@ -30,6 +30,19 @@ func TestDefaults(t *testing.T) {
 	if !c.DevLoginEnabled() {
 		t.Fatal("dev login must be on in development")
 	}
+	if c.OIDC.AdminTenants != nil || c.OIDC.RegisteredOnly {
+		t.Fatalf("OIDC admin tenants %v, registered only %v; want none (the host's default) and false", c.OIDC.AdminTenants, c.OIDC.RegisteredOnly)
+	}
+}
+
+func TestOIDCAdminTenants(t *testing.T) {
+	c, err := Load(env(map[string]string{"STEWARD_OIDC_ADMIN_TENANTS": " dir-a, dir-b,,dir-c ", "STEWARD_OIDC_REGISTERED_ONLY": "true"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.OIDC.AdminTenants, "|") != "dir-a|dir-b|dir-c" || !c.OIDC.RegisteredOnly {
+		t.Fatalf("admin tenants %q, registered only %v", c.OIDC.AdminTenants, c.OIDC.RegisteredOnly)
+	}
 }
 
 func TestRefusals(t *testing.T) {
@@ -47,6 +60,7 @@ func TestRefusals(t *testing.T) {
 		{"bad rate", map[string]string{"STEWARD_RATE_LIMIT_PER_MINUTE": "0"}, "STEWARD_RATE_LIMIT_PER_MINUTE"},
 		{"bad ttl", map[string]string{"STEWARD_ACCESS_TOKEN_TTL": "soon"}, "STEWARD_ACCESS_TOKEN_TTL"},
 		{"bad freshness", map[string]string{"STEWARD_FRESHNESS_COSTS": "-1h"}, "STEWARD_FRESHNESS_COSTS"},
+		{"bad registered-only switch", map[string]string{"STEWARD_OIDC_REGISTERED_ONLY": "yes"}, "STEWARD_OIDC_REGISTERED_ONLY"},
 		{"oidc issuer without client", map[string]string{"STEWARD_OIDC_ISSUER": "https://idp.example/v2.0"}, "STEWARD_OIDC_CLIENT_ID"},
 		{"oidc production without redirect", map[string]string{"STEWARD_ENV": "production", "STEWARD_JWT_SECRET": secret,
 			"STEWARD_OIDC_ISSUER": "https://idp.example/v2.0", "STEWARD_OIDC_CLIENT_ID": "app"}, "STEWARD_OIDC_REDIRECT_URL"},

@@ -150,6 +150,13 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.OIDC.AdminTenants = adminTenants(cfg, cloudCfg)
+	switch {
+	case rp != nil && len(cfg.OIDC.AdminTenants) == 0:
+		logger.Warn("no managing directory: the identity provider makes no admin (set STEWARD_OIDC_ADMIN_TENANTS or STEWARD_AZURE_TENANT_ID)")
+	case rp != nil:
+		logger.Info("identity provider sign-in", "issuer", rp.Issuer(), "admin_directories", cfg.OIDC.AdminTenants, "registered_only", cfg.OIDC.RegisteredOnly)
+	}
 
 	var srv *server.Server
 	decls, err := loadDecls(cfg)

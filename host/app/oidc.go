@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/config"
 	"github.com/stewardhq/steward/host/oidc"
@@ -56,4 +57,15 @@ func browserAddr(addr string) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// adminTenants are the managing directories, whose users' app role
+// Governance.Admin makes a Steward admin: STEWARD_OIDC_ADMIN_TENANTS, or
+// by default Steward's own directory, the tenant its cloud client signs in
+// to (STEWARD_AZURE_TENANT_ID, or the simulated world's first tenant).
+func adminTenants(cfg config.Config, cc cloud.Config) []string {
+	if len(cfg.OIDC.AdminTenants) > 0 || cc.TenantID == "" {
+		return cfg.OIDC.AdminTenants
+	}
+	return []string{cc.TenantID}
 }

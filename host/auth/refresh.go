@@ -35,10 +35,11 @@ const (
 // Revocations is the list of access tokens revoked before their expiry.
 // Every replica must see the same list, so it lives in Redis when the
 // deployment has one and in the database otherwise; an entry is kept only
-// until the token would have expired anyway.
+// until the token would have stopped verifying anyway.
 type Revocations interface {
-	// Revoke lists jti until the given time.
-	Revoke(ctx context.Context, jti string, until time.Time) error
+	// Revoke lists jti, a token expiring at exp, for as long as Verify
+	// accepts the token: until exp plus the verifier's leeway.
+	Revoke(ctx context.Context, jti string, exp time.Time) error
 	// Revoked reports whether jti is listed. It runs on every authenticated
 	// request, so both backends answer it with one indexed lookup.
 	Revoked(ctx context.Context, jti string) (bool, error)
@@ -48,6 +49,11 @@ type Revocations interface {
 	Backend() string
 	Close() error
 }
+
+// keepUntil is when a revocation of a token expiring at exp may be
+// forgotten: Verify accepts the token for leeway past exp, and an entry
+// dropped at exp would let a logged-out token through for that long.
+func keepUntil(exp time.Time) time.Time { return exp.Add(leeway) }
 
 // NewRevocations returns a Redis-backed list under prefix when redisURL is
 // set and a database-backed one otherwise.
@@ -70,9 +76,10 @@ func NewRevocations(db *bun.DB, redisURL, prefix string) (Revocations, error) {
 	return &redisRevocations{client: client, prefix: prefix + ":", now: time.Now}, nil
 }
 
-// redisRevocations keeps one key per revoked jti, expiring with the token,
-// so Revoked is a single EXISTS. A sorted set scored by expiry sits beside
-// the keys so Active can count without scanning the key space.
+// redisRevocations keeps one key per revoked jti, expiring when the token
+// stops verifying, so Revoked is a single EXISTS. A sorted set scored by
+// that time sits beside the keys so Active can count without scanning the
+// key space.
 type redisRevocations struct {
 	client *redis.Client
 	prefix string
@@ -82,7 +89,8 @@ type redisRevocations struct {
 func (r *redisRevocations) key(jti string) string { return r.prefix + "jti:" + jti }
 func (r *redisRevocations) index() string         { return r.prefix + "index" }
 
-func (r *redisRevocations) Revoke(ctx context.Context, jti string, until time.Time) error {
+func (r *redisRevocations) Revoke(ctx context.Context, jti string, exp time.Time) error {
+	until := keepUntil(exp)
 	now := r.now()
 	ttl := until.Sub(now)
 	if ttl <= 0 {
@@ -135,7 +143,8 @@ type dbRevocations struct {
 	now func() time.Time
 }
 
-func (d *dbRevocations) Revoke(ctx context.Context, jti string, until time.Time) error {
+func (d *dbRevocations) Revoke(ctx context.Context, jti string, exp time.Time) error {
+	until := keepUntil(exp)
 	now := d.now().UTC()
 	if !until.After(now) {
 		return nil
@@ -311,7 +320,7 @@ func (s *RefreshStore) Rotate(ctx context.Context, presented string, old Claims,
 }
 
 // RevokeFamily revokes every refresh token of a family and lists every
-// unexpired access token issued beside them as revoked.
+// access token issued beside them that still verifies as revoked.
 func (s *RefreshStore) RevokeFamily(ctx context.Context, family string) error {
 	now := s.now().UTC()
 	var rows []refreshRow
@@ -322,7 +331,7 @@ func (s *RefreshStore) RevokeFamily(ctx context.Context, family string) error {
 			return fmt.Errorf("auth: revoke refresh family: %w", err)
 		}
 		return tx.NewSelect().Model(&rows).Column("access_id", "access_expires_at").
-			Where("family_id = ?", family).Where("access_expires_at > ?", now).Scan(ctx)
+			Where("family_id = ?", family).Where("access_expires_at > ?", now.Add(-leeway)).Scan(ctx)
 	})
 	if err != nil {
 		return err

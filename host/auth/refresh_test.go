@@ -206,29 +206,51 @@ func TestLogout(t *testing.T) {
 	})
 }
 
+// TestRevocationsExpire: an entry lasts as long as its token verifies,
+// which is leeway past the token's exp, and not longer.
 func TestRevocationsExpire(t *testing.T) {
 	eachStore(t, func(t *testing.T, _ *RefreshStore, rev Revocations) {
 		ctx := context.Background()
 		now := time.Now()
-		if err := rev.Revoke(ctx, "gone", now.Add(-time.Second)); err != nil {
+		if err := rev.Revoke(ctx, "gone", now.Add(-leeway-time.Second)); err != nil {
 			t.Fatal(err)
 		}
 		wantRevoked(t, rev, "gone", false)
-		if err := rev.Revoke(ctx, "short", now.Add(1500*time.Millisecond)); err != nil {
+		// Expired a second ago, so still accepted by Verify: a logout must
+		// still hold.
+		if err := rev.Revoke(ctx, "in-leeway", now.Add(-time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		wantRevoked(t, rev, "in-leeway", true)
+		if err := rev.Revoke(ctx, "short", now.Add(-leeway+1500*time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
 		if err := rev.Revoke(ctx, "long", now.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := rev.Active(ctx); err != nil || n != 2 {
-			t.Errorf("Active = %d, %v; want 2", n, err)
+		if n, err := rev.Active(ctx); err != nil || n != 3 {
+			t.Errorf("Active = %d, %v; want 3", n, err)
 		}
 		time.Sleep(2100 * time.Millisecond)
-		if n, err := rev.Active(ctx); err != nil || n != 1 {
-			t.Errorf("Active after expiry = %d, %v; want 1", n, err)
+		if n, err := rev.Active(ctx); err != nil || n != 2 {
+			t.Errorf("Active after expiry = %d, %v; want 2", n, err)
 		}
 		wantRevoked(t, rev, "short", false)
+		wantRevoked(t, rev, "in-leeway", true)
 		wantRevoked(t, rev, "long", true)
+	})
+}
+
+// TestRevokeFamilyWithinLeeway: revoking a family lists its access tokens
+// that expired less than leeway ago, as Verify still accepts them.
+func TestRevokeFamilyWithinLeeway(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *RefreshStore, rev Revocations) {
+		_, p := startSession(t, s)
+		s.now = func() time.Time { return p.AccessClaims.ExpiresAt.Add(time.Second) }
+		if err := s.RevokeFamily(context.Background(), p.RefreshClaims.ID); err != nil {
+			t.Fatalf("RevokeFamily: %v", err)
+		}
+		wantRevoked(t, rev, p.AccessClaims.ID, true)
 	})
 }
 

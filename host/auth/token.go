@@ -30,6 +30,8 @@ const MinSecretLen = 32
 
 // leeway absorbs clock skew between host replicas on exp, nbf and iat. It
 // is kept small because it also extends every token's life by as much.
+// The revocation stores keep an entry for as long past exp (keepUntil), so
+// the two cannot drift apart.
 const leeway = 10 * time.Second
 
 // Claims is the payload of Steward's tokens.

@@ -97,7 +97,7 @@ func TestQuotasThroughTheSimulatedCloud(t *testing.T) {
 	// A standard user of Brand A sees only Brand A's subscription.
 	db := h.db()
 	ts := tenancy.New(db)
-	u := tenancy.User{Email: "a-user@brand-a.example", Name: "A user", Groups: []string{"grp-a"}}
+	u := tenancy.User{DirectoryTenantID: "brand-a-directory", Subject: "oid-a-user", Email: "a-user@brand-a.example", Name: "A user", Groups: []string{"grp-a"}}
 	if err := ts.UpsertUser(context.Background(), &u); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func newFixture(t *testing.T, dialect string) *fixture {
 			t.Fatal(err)
 		}
 	}
-	f.userA = tenancy.User{Email: "alice@brand-a.example", Name: "Alice", Groups: []string{"grp-a"}}
+	f.userA = tenancy.User{DirectoryTenantID: f.tenantA.DirectoryTenantID, Subject: "oid-alice", Email: "alice@brand-a.example", Name: "Alice", Groups: []string{"grp-a"}}
 	if err := ts.UpsertUser(ctx, &f.userA); err != nil {
 		t.Fatal(err)
 	}

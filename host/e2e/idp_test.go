@@ -10,19 +10,33 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/core/cloudsim/world"
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
 )
 
-// idpWorld has two tenants, each visible to one group, a standard user in
-// Brand A's group only and an admin by app role in no group.
+const (
+	// dirA is the idp world's first tenant, with the simulated cloud the
+	// managing directory.
+	dirA = "11111111-1111-1111-1111-111111111111"
+	dirB = "22222222-2222-2222-2222-222222222222"
+)
+
+// idpWorld has two tenants, each visible to one group: a standard user in
+// Brand A's group only, an admin by app role in the managing directory
+// (Brand A's, the world's first), a user granted the admin role by Brand
+// B's directory, and two users of one address, one in each directory.
 func idpWorld(t *testing.T) string {
 	w := world.World{
 		Tenants: []world.Tenant{
-			{Name: "Brand A", DirectoryTenantID: "11111111-1111-1111-1111-111111111111", Subscriptions: []world.Subscription{{ID: "aaaaaaaa-0000-0000-0000-000000000001", Name: "A prod"}}, AccessGroups: []string{"grp-a"}},
-			{Name: "Brand B", DirectoryTenantID: "22222222-2222-2222-2222-222222222222", Subscriptions: []world.Subscription{{ID: "bbbbbbbb-0000-0000-0000-000000000001", Name: "B prod"}}, AccessGroups: []string{"grp-b"}},
+			{Name: "Brand A", DirectoryTenantID: dirA, Subscriptions: []world.Subscription{{ID: "aaaaaaaa-0000-0000-0000-000000000001", Name: "A prod"}}, AccessGroups: []string{"grp-a"}},
+			{Name: "Brand B", DirectoryTenantID: dirB, Subscriptions: []world.Subscription{{ID: "bbbbbbbb-0000-0000-0000-000000000001", Name: "B prod"}}, AccessGroups: []string{"grp-b"}},
 		},
 		Users: []world.User{
-			{Email: "ann@brand-a.example", Name: "Ann Analyst", DirectoryTenantID: "11111111-1111-1111-1111-111111111111", Groups: []string{"grp-a"}},
-			{Email: "olga@brand-b.example", Name: "Olga Operator", DirectoryTenantID: "22222222-2222-2222-2222-222222222222", Roles: []string{"Governance.Admin"}},
+			{Email: "ann@brand-a.example", Name: "Ann Analyst", DirectoryTenantID: dirA, Groups: []string{"grp-a"}},
+			{Email: "max@brand-a.example", Name: "Max Manager", DirectoryTenantID: dirA, Roles: []string{"Governance.Admin"}},
+			{Email: "olga@brand-b.example", Name: "Olga Operator", DirectoryTenantID: dirB, Roles: []string{"Governance.Admin"}},
+			{Email: "sam@shared.example", Name: "Sam of A", DirectoryTenantID: dirA},
+			{Email: "sam@shared.example", Name: "Sam of B", DirectoryTenantID: dirB},
 		},
 	}
 	return writeWorld(t, w)
@@ -48,6 +62,14 @@ type idpCallback struct {
 // hinted user in at once, and reads code and state from its redirect
 // without following it.
 func authorize(t *testing.T, h *host, email string) (idpLogin, idpCallback) {
+	t.Helper()
+	return authorizeIn(t, h, email, "")
+}
+
+// authorizeIn is authorize for the account of an address in one directory,
+// which the browser names to the identity provider with domain_hint (an
+// address of several directories needs it).
+func authorizeIn(t *testing.T, h *host, email, dir string) (idpLogin, idpCallback) {
 	t.Helper()
 	r := h.get("/api/v1/auth/idp/login?login_hint="+url.QueryEscape(email), "")
 	if r.status != http.StatusOK {
@@ -77,7 +99,11 @@ func authorize(t *testing.T, h *host, email string) (idpLogin, idpCallback) {
 		Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	resp, err := browser.Get(login.AuthorizationURL)
+	authURL := login.AuthorizationURL
+	if dir != "" {
+		authURL += "&domain_hint=" + url.QueryEscape(dir)
+	}
+	resp, err := browser.Get(authURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +129,7 @@ func postCallback(t *testing.T, h *host, body idpCallback) response {
 }
 
 type meInfo struct {
+	ID      string   `json:"id"`
 	Email   string   `json:"email"`
 	Name    string   `json:"name"`
 	Roles   []string `json:"roles"`
@@ -117,7 +144,15 @@ type meInfo struct {
 // user is.
 func signIn(t *testing.T, h *host, email string) meInfo {
 	t.Helper()
-	_, cb := authorize(t, h, email)
+	me, _ := signInTo(t, h, email, "")
+	return me
+}
+
+// signInTo signs in the account of an address in a directory ("" for the
+// only one) and answers who the host says it is and its access token.
+func signInTo(t *testing.T, h *host, email, dir string) (meInfo, string) {
+	t.Helper()
+	_, cb := authorizeIn(t, h, email, dir)
 	r := postCallback(t, h, cb)
 	if r.status != http.StatusOK {
 		t.Fatalf("callback for %s: %d %s", email, r.status, r.body)
@@ -138,7 +173,7 @@ func signIn(t *testing.T, h *host, email string) meInfo {
 	}
 	var me meInfo
 	r.json(t, &me)
-	return me
+	return me, tok.AccessToken
 }
 
 func expectStatus(t *testing.T, what string, r response, want int) {
@@ -153,14 +188,25 @@ func expectStatus(t *testing.T, what string, r response, want int) {
 
 // TestIdPSignIn: the browser sign-in through the simulated identity
 // provider over HTTPS, the ID token's groups and roles deciding what the
-// user sees, and each way a callback is refused.
+// user sees, and each way a callback is refused; on both databases, as
+// users are found through a unique index of each.
 func TestIdPSignIn(t *testing.T) {
-	h := startHost(t, hostOpts{env: map[string]string{
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) { testIdPSignIn(t, dialect) })
+	}
+}
+
+func testIdPSignIn(t *testing.T, dialect string) {
+	o := hostOpts{env: map[string]string{
 		"STEWARD_SIM_WORLD": idpWorld(t), "STEWARD_SIM_BOOTSTRAP": "true",
 		// Every step of a sign-in is an auth route; the default limit of
 		// ten a minute would stop this test, not a user.
 		"STEWARD_AUTH_RATE_LIMIT_PER_MINUTE": "1000",
-	}})
+	}}
+	if dialect == store.DialectPostgres {
+		o.databaseURL = storetest.PostgresURL(t)
+	}
+	h := startHost(t, o)
 
 	t.Run("standard user sees the tenants of its groups", func(t *testing.T) {
 		me := signIn(t, h, "Ann@Brand-A.example")
@@ -172,13 +218,47 @@ func TestIdPSignIn(t *testing.T) {
 		}
 	})
 
-	t.Run("admin role makes an admin", func(t *testing.T) {
-		me := signIn(t, h, "olga@brand-b.example")
+	t.Run("admin role of the managing directory makes an admin", func(t *testing.T) {
+		me := signIn(t, h, "max@brand-a.example")
 		if !me.IsAdmin || len(me.Roles) != 1 || me.Roles[0] != "Governance.Admin" {
 			t.Fatalf("me %+v", me)
 		}
 		if len(me.Tenants) != 2 {
 			t.Fatalf("an admin sees every tenant, got %+v", me.Tenants)
+		}
+	})
+
+	t.Run("admin role of another directory makes no admin", func(t *testing.T) {
+		me, tok := signInTo(t, h, "olga@brand-b.example", "")
+		if me.IsAdmin || len(me.Tenants) != 0 {
+			t.Fatalf("a user given %s by Brand B's own directory: me %+v, want a standard user seeing no tenant", "Governance.Admin", me)
+		}
+		expectStatus(t, "an admin route", h.get("/api/v1/api-keys", tok), http.StatusForbidden)
+		expectStatus(t, "another tenant's members", h.get("/api/v1/tenants/"+tenantID(t, h, dirA)+"/members", tok), http.StatusForbidden)
+	})
+
+	t.Run("one address in two directories is two users", func(t *testing.T) {
+		admin := h.login()
+		samA, tokA := signInTo(t, h, "sam@shared.example", dirA)
+		samB, tokB := signInTo(t, h, "sam@shared.example", dirB)
+		if samA.ID == "" || samA.ID == samB.ID || samA.Name != "Sam of A" || samB.Name != "Sam of B" {
+			t.Fatalf("Sam of A %+v and Sam of B %+v must be two users", samA, samB)
+		}
+		brandA := tenantID(t, h, dirA)
+		expectStatus(t, "assign Sam of A to Brand A", h.do(http.MethodPut, "/api/v1/tenants/"+brandA+"/members/"+samA.ID, admin, nil), http.StatusOK)
+		if me := meOf(t, h, tokA); len(me.Tenants) != 1 || me.Tenants[0].ID != brandA {
+			t.Fatalf("Sam of A after the assignment: %+v, want Brand A", me)
+		}
+		if me := meOf(t, h, tokB); me.ID != samB.ID || len(me.Tenants) != 0 {
+			t.Fatalf("Sam of B after Sam of A's assignment: %+v, want no tenant", me)
+		}
+		expectStatus(t, "Sam of B reads Brand A", h.get("/api/v1/tenants/"+brandA, tokB), http.StatusForbidden)
+		// Signing in again finds each one's own user.
+		if again, _ := signInTo(t, h, "sam@shared.example", dirB); again.ID != samB.ID || len(again.Tenants) != 0 {
+			t.Fatalf("Sam of B again: %+v, want %s with no tenant", again, samB.ID)
+		}
+		if again, _ := signInTo(t, h, "sam@shared.example", dirA); again.ID != samA.ID || len(again.Tenants) != 1 {
+			t.Fatalf("Sam of A again: %+v, want %s with Brand A", again, samA.ID)
 		}
 	})
 
@@ -256,7 +336,7 @@ func TestIdPSignIn(t *testing.T) {
 		for _, e := range page.Items {
 			signedIn[e.ActorEmail] = e.Status == "success"
 		}
-		if !signedIn["ann@brand-a.example"] || !signedIn["olga@brand-b.example"] {
+		if !signedIn["ann@brand-a.example"] || !signedIn["max@brand-a.example"] || !signedIn["olga@brand-b.example"] {
 			t.Fatalf("success entries %+v", page.Items)
 		}
 		h.get("/api/v1/audit-logs?action=auth.idp_login.failure", admin).json(t, &page)
@@ -271,4 +351,64 @@ func TestIdPSignIn(t *testing.T) {
 			}
 		}
 	})
+}
+
+// tenantID is the id of the tenant with a directory id, as an admin sees it.
+func tenantID(t *testing.T, h *host, dir string) string {
+	t.Helper()
+	var tenants []struct {
+		ID                string `json:"id"`
+		DirectoryTenantID string `json:"directory_tenant_id"`
+	}
+	h.get("/api/v1/tenants", h.login()).json(t, &tenants)
+	for _, tn := range tenants {
+		if tn.DirectoryTenantID == dir {
+			return tn.ID
+		}
+	}
+	t.Fatalf("no tenant of directory %s in %+v", dir, tenants)
+	return ""
+}
+
+func meOf(t *testing.T, h *host, token string) meInfo {
+	t.Helper()
+	r := h.get("/api/v1/auth/me", token)
+	expectStatus(t, "me", r, http.StatusOK)
+	var me meInfo
+	r.json(t, &me)
+	return me
+}
+
+// TestIdPRegisteredOnly: with STEWARD_OIDC_REGISTERED_ONLY, users of the
+// managing directory and of registered tenants' directories sign in, and a
+// directory whose tenant is no longer active is refused.
+func TestIdPRegisteredOnly(t *testing.T) {
+	h := startHost(t, hostOpts{env: map[string]string{
+		"STEWARD_SIM_WORLD": idpWorld(t), "STEWARD_SIM_BOOTSTRAP": "true",
+		"STEWARD_OIDC_REGISTERED_ONLY": "true", "STEWARD_AUTH_RATE_LIMIT_PER_MINUTE": "1000",
+	}})
+	if me := signIn(t, h, "ann@brand-a.example"); me.Email != "ann@brand-a.example" {
+		t.Fatalf("a user of the managing directory: %+v", me)
+	}
+	if me := signIn(t, h, "olga@brand-b.example"); me.Email != "olga@brand-b.example" || me.IsAdmin {
+		t.Fatalf("a user of a registered tenant's directory: %+v", me)
+	}
+
+	admin := h.login()
+	expectStatus(t, "deactivate Brand B", h.do(http.MethodDelete, "/api/v1/tenants/"+tenantID(t, h, dirB), admin, nil), http.StatusNoContent)
+	_, cb := authorize(t, h, "olga@brand-b.example")
+	r := postCallback(t, h, cb)
+	expectStatus(t, "a user of a directory no active tenant has", r, http.StatusForbidden)
+	if !strings.Contains(string(r.body), "directory") {
+		t.Fatalf("the refusal does not say why: %s", r.body)
+	}
+	var page struct {
+		Items []struct {
+			Details map[string]any `json:"details"`
+		} `json:"items"`
+	}
+	h.get("/api/v1/audit-logs?action=auth.idp_login.failure", admin).json(t, &page)
+	if len(page.Items) != 1 || page.Items[0].Details["reason"] != "directory not registered" || page.Items[0].Details["directory_tenant_id"] != dirB {
+		t.Fatalf("audit of the refusal: %+v", page.Items)
+	}
 }

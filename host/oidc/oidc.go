@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -176,12 +177,47 @@ type Identity struct {
 	Subject string
 	// TenantID is the user's directory tenant (Entra ID's tid), if given.
 	TenantID string
+	// ObjectID is the user's immutable id in its directory (Entra ID's
+	// oid), if given. Entra ID's sub is pairwise: another id per client.
+	ObjectID string
 	// Email is the email claim, or preferred_username without one (Entra
 	// ID sends email only when the user has a mailbox address).
 	Email  string
 	Name   string
 	Roles  []string
 	Groups []string
+}
+
+// Directory is the directory the user belongs to: its tid, or for a
+// provider without tenants its issuer, which is never empty.
+func (id Identity) Directory() string {
+	if id.TenantID != "" {
+		return id.TenantID
+	}
+	return id.Issuer
+}
+
+// UserID is the user's immutable id within Directory: its oid, or sub for a
+// provider that sends none. With Directory it names the user for good; an
+// e-mail address does not (another directory may have the same one, and it
+// can change).
+func (id Identity) UserID() string {
+	if id.ObjectID != "" {
+		return id.ObjectID
+	}
+	return id.Subject
+}
+
+// HasRoleIn reports whether the token grants role and was issued for one of
+// directories (compared without regard to case, as directory ids are
+// GUIDs). An app role is granted by the user's own directory, so any
+// directory can give its users any role of a multi-tenant application:
+// only the directories that manage Steward may confer its privileges.
+func (id Identity) HasRoleIn(role string, directories []string) bool {
+	if !slices.Contains(id.Roles, role) {
+		return false
+	}
+	return slices.ContainsFunc(directories, func(d string) bool { return d != "" && strings.EqualFold(d, id.Directory()) })
 }
 
 // Finish redeems the code of a sign-in begun with the given redirect URI and
@@ -218,6 +254,7 @@ func describe(re *oauth2.RetrieveError) string {
 
 type idClaims struct {
 	TenantID          string   `json:"tid"`
+	ObjectID          string   `json:"oid"`
 	Email             string   `json:"email"`
 	PreferredUsername string   `json:"preferred_username"`
 	Name              string   `json:"name"`
@@ -266,7 +303,10 @@ func (rp *RelyingParty) verify(ctx context.Context, p *oidc.Provider, raw, nonce
 	if email == "" {
 		return Identity{}, fmt.Errorf("%w: neither email nor preferred_username is present", ErrInvalidIDToken)
 	}
-	return Identity{Issuer: t.Issuer, Subject: t.Subject, TenantID: c.TenantID, Email: email, Name: c.Name,
+	if t.Subject == "" {
+		return Identity{}, fmt.Errorf("%w: the token has no sub", ErrInvalidIDToken)
+	}
+	return Identity{Issuer: t.Issuer, Subject: t.Subject, TenantID: c.TenantID, ObjectID: c.ObjectID, Email: email, Name: c.Name,
 		Roles: c.Roles, Groups: c.Groups}, nil
 }
 

@@ -116,7 +116,8 @@ func (s *Server) login(ctx context.Context, in *loginInput) (*struct{ Body token
 		s.record(ctx, audit.Entry{Action: "auth.login.failure", Status: audit.StatusFailure, ActorEmail: username, ResourceType: "session", Details: map[string]any{"reason": "bad credentials"}})
 		return nil, huma.Error401Unauthorized("wrong username or password")
 	}
-	u := &tenancy.User{Email: username, Name: "Development admin", IsAdmin: true, Roles: []string{AdminRole}}
+	u := &tenancy.User{DirectoryTenantID: tenancy.LocalDirectory, Subject: strings.ToLower(username), Email: username,
+		Name: "Development admin", IsAdmin: true, Roles: []string{AdminRole}}
 	if err := s.deps.Tenancy.UpsertUser(ctx, u); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -67,9 +68,11 @@ func (s *Server) registerIdP() {
 		OperationID: "auth-idp-callback", Method: http.MethodPost, Path: "/api/v1/auth/idp/callback", Tags: []string{"auth"}, Metadata: none,
 		Summary: "Finish a sign-in with the identity provider",
 		Description: "Redeems the authorization code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce) and answers Steward's own tokens. " +
-			"The user's roles and groups come from the ID token: the app role " + AdminRole + " makes an admin, and groups give access to the tenants that list them. " +
-			"A state works once. Any refusal (unknown or used state, wrong verifier, code or ID token rejected) is a 401.",
-		Errors: []int{http.StatusUnauthorized, http.StatusUnprocessableEntity, http.StatusBadGateway, http.StatusServiceUnavailable},
+			"The user is the ID token's directory and object id (tid, oid), never its e-mail address. " +
+			"Its roles and groups come from the ID token: the app role " + AdminRole + " makes an admin only in a token of a managing directory (STEWARD_OIDC_ADMIN_TENANTS), and groups give access to the tenants that list them. " +
+			"A state works once. Any refusal (unknown or used state, wrong verifier, code or ID token rejected) is a 401; " +
+			"with STEWARD_OIDC_REGISTERED_ONLY, a user of a directory that is neither managing nor a registered tenant's is refused with 403.",
+		Errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity, http.StatusBadGateway, http.StatusServiceUnavailable},
 	}, s.idpCallback)
 }
 
@@ -131,12 +134,27 @@ func (s *Server) idpCallback(ctx context.Context, in *idpCallbackInput) (*struct
 		return nil, s.idpRefuse(ctx, err.Error(), "ID token rejected", "the identity provider's ID token is not valid")
 	}
 
+	if s.deps.Config.OIDC.RegisteredOnly {
+		ok, err := s.directoryMaySignIn(ctx, id.Directory())
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			s.record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ActorEmail: id.Email, ResourceType: "session",
+				Details: map[string]any{"reason": "directory not registered", "directory_tenant_id": id.Directory()}})
+			return nil, huma.Error403Forbidden("users of your directory may not sign in: it manages no tenant registered with Steward")
+		}
+	}
+
 	name := id.Name
 	if name == "" {
 		name = id.Email
 	}
-	isAdmin := slices.Contains(id.Roles, AdminRole)
-	u := &tenancy.User{Email: id.Email, Name: name, IsAdmin: isAdmin, Roles: id.Roles, Groups: id.Groups}
+	// Every directory can grant its own users the admin app role of a
+	// multi-tenant application, so the role counts only from a managing one.
+	isAdmin := id.HasRoleIn(AdminRole, s.deps.Config.OIDC.AdminTenants)
+	u := &tenancy.User{DirectoryTenantID: id.Directory(), Subject: id.UserID(), Email: id.Email, Name: name, IsAdmin: isAdmin,
+		Roles: id.Roles, Groups: id.Groups}
 	if err := s.deps.Tenancy.UpsertUser(ctx, u); err != nil {
 		return nil, err
 	}
@@ -146,8 +164,18 @@ func (s *Server) idpCallback(ctx context.Context, in *idpCallbackInput) (*struct
 		return nil, err
 	}
 	s.record(ctx, audit.Entry{Action: "auth.idp_login.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email,
-		ResourceType: "session", Details: map[string]any{"issuer": id.Issuer, "directory_tenant_id": id.TenantID, "is_admin": isAdmin}})
+		ResourceType: "session", Details: map[string]any{"issuer": id.Issuer, "directory_tenant_id": id.Directory(), "is_admin": isAdmin}})
 	return out, nil
+}
+
+// directoryMaySignIn reports whether users of a directory may sign in
+// under STEWARD_OIDC_REGISTERED_ONLY: a managing directory, or that of an
+// active registered tenant.
+func (s *Server) directoryMaySignIn(ctx context.Context, dir string) (bool, error) {
+	if slices.ContainsFunc(s.deps.Config.OIDC.AdminTenants, func(d string) bool { return strings.EqualFold(d, dir) }) {
+		return true, nil
+	}
+	return s.deps.Tenancy.ManagesDirectory(ctx, dir)
 }
 
 // takeSignIn looks a started sign-in up and deletes it, so a state works

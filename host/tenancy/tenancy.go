@@ -32,18 +32,32 @@ type Tenant struct {
 	UpdatedAt         time.Time `bun:"updated_at" json:"-"`
 }
 
-// User is a person who signed in.
+// User is a person who signed in. The pair (DirectoryTenantID, Subject)
+// is who the user is; the e-mail address is an attribute that another
+// directory may share and that may change.
 type User struct {
 	bun.BaseModel `bun:"table:users"`
-	ID            string     `bun:"id,pk" json:"id"`
-	Email         string     `bun:"email" json:"email"`
-	Name          string     `bun:"name" json:"name"`
-	IsAdmin       bool       `bun:"is_admin" json:"is_admin"`
-	Roles         []string   `bun:"roles,type:text" json:"roles"`
-	Groups        []string   `bun:"groups,type:text" json:"groups"`
-	CreatedAt     time.Time  `bun:"created_at" json:"created_at"`
-	LastLoginAt   *time.Time `bun:"last_login_at" json:"last_login_at"`
+	ID            string `bun:"id,pk" json:"id"`
+	// DirectoryTenantID is the directory the user belongs to: the ID
+	// token's tid (its issuer for a provider without tenants), or
+	// LocalDirectory.
+	DirectoryTenantID string `bun:"directory_tenant_id" json:"directory_tenant_id"`
+	// Subject is the user's immutable id in its directory: the ID token's
+	// oid (sub without one).
+	Subject     string     `bun:"subject" json:"-"`
+	Email       string     `bun:"email" json:"email"`
+	Name        string     `bun:"name" json:"name"`
+	IsAdmin     bool       `bun:"is_admin" json:"is_admin"`
+	Roles       []string   `bun:"roles,type:text" json:"roles"`
+	Groups      []string   `bun:"groups,type:text" json:"groups"`
+	CreatedAt   time.Time  `bun:"created_at" json:"created_at"`
+	LastLoginAt *time.Time `bun:"last_login_at" json:"last_login_at"`
 }
+
+// LocalDirectory is the directory of accounts Steward signs in itself (the
+// development login), whose subject is the lower-cased user name. No
+// identity provider's directory is empty: a token names its tid or issuer.
+const LocalDirectory = ""
 
 // ErrNotFound is returned for an unknown tenant or user.
 var ErrNotFound = errors.New("not found")
@@ -83,6 +97,12 @@ func (s *Store) Tenant(ctx context.Context, id string) (Tenant, error) {
 	return t, err
 }
 
+// ManagesDirectory reports whether an active tenant has the directory id
+// dir (compared without regard to case, as directory ids are GUIDs).
+func (s *Store) ManagesDirectory(ctx context.Context, dir string) (bool, error) {
+	return s.db.NewSelect().Model((*Tenant)(nil)).Where("lower(directory_tenant_id) = lower(?)", dir).Where("is_active = ?", true).Exists(ctx)
+}
+
 // CreateTenant stores a new tenant; a directory id already managed is
 // ErrDuplicate.
 func (s *Store) CreateTenant(ctx context.Context, t *Tenant) error {
@@ -101,33 +121,32 @@ func (s *Store) CreateTenant(ctx context.Context, t *Tenant) error {
 	return err
 }
 
-// UpsertUser creates the user on first sign-in, or refreshes its name,
-// roles, groups and admin flag from the identity provider.
+// UpsertUser creates the user on first sign-in, or refreshes its e-mail
+// address, name, roles, groups and admin flag from the identity provider.
+// The user is found by (DirectoryTenantID, Subject) only, never by e-mail
+// address; u gets the stored id and creation time.
 func (s *Store) UpsertUser(ctx context.Context, u *User) error {
+	if u.Subject == "" {
+		return errors.New("tenancy: a user needs its subject at the identity provider")
+	}
 	now := time.Now().UTC()
-	u.LastLoginAt = &now
-	var existing User
-	err := s.db.NewSelect().Model(&existing).Where("email = ?", strings.ToLower(u.Email)).Scan(ctx)
+	u.LastLoginAt, u.CreatedAt = &now, now
 	u.Email = strings.ToLower(u.Email)
+	if u.ID == "" {
+		u.ID = uuid.NewString()
+	}
 	if u.Roles == nil {
 		u.Roles = []string{}
 	}
 	if u.Groups == nil {
 		u.Groups = []string{}
 	}
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		if u.ID == "" {
-			u.ID = uuid.NewString()
-		}
-		u.CreatedAt = now
-		_, err = s.db.NewInsert().Model(u).Exec(ctx)
-		return err
-	case err != nil:
-		return err
-	}
-	u.ID, u.CreatedAt = existing.ID, existing.CreatedAt
-	_, err = s.db.NewUpdate().Model(u).Column("name", "is_admin", "roles", "groups", "last_login_at").WherePK().Exec(ctx)
+	// One statement, so two first sign-ins of one user at once make one row.
+	_, err := s.db.NewInsert().Model(u).
+		On("CONFLICT (directory_tenant_id, subject) DO UPDATE").
+		Set("email = EXCLUDED.email").Set("name = EXCLUDED.name").Set("is_admin = EXCLUDED.is_admin").
+		Set("roles = EXCLUDED.roles").Set(`"groups" = EXCLUDED."groups"`).Set("last_login_at = EXCLUDED.last_login_at").
+		Returning("id, created_at").Exec(ctx)
 	return err
 }
 
@@ -232,17 +251,20 @@ func (s *Store) DeactivateTenant(ctx context.Context, id string) error {
 
 // Member is a user assigned to a tenant.
 type Member struct {
-	UserID     string    `bun:"user_id" json:"user_id"`
-	Email      string    `bun:"email" json:"email"`
-	Name       string    `bun:"name" json:"name"`
-	AssignedAt time.Time `bun:"assigned_at" json:"assigned_at"`
+	UserID string `bun:"user_id" json:"user_id"`
+	// DirectoryTenantID tells apart users of one address in two directories.
+	DirectoryTenantID string    `bun:"directory_tenant_id" json:"directory_tenant_id"`
+	Email             string    `bun:"email" json:"email"`
+	Name              string    `bun:"name" json:"name"`
+	AssignedAt        time.Time `bun:"assigned_at" json:"assigned_at"`
 }
 
-// Members lists the users assigned to a tenant, by email. Users who see the
-// tenant only through an access group are not assigned and not listed.
+// Members lists the users assigned to a tenant, by email and directory.
+// Users who see the tenant only through an access group are not assigned
+// and not listed.
 func (s *Store) Members(ctx context.Context, tenantID string) ([]Member, error) {
 	out := []Member{}
-	err := s.membersQuery(tenantID).Order("u.email").Scan(ctx, &out)
+	err := s.membersQuery(tenantID).Order("u.email", "u.directory_tenant_id", "u.id").Scan(ctx, &out)
 	return out, err
 }
 
@@ -260,7 +282,7 @@ func (s *Store) Member(ctx context.Context, tenantID, userID string) (Member, er
 
 func (s *Store) membersQuery(tenantID string) *bun.SelectQuery {
 	return s.db.NewSelect().TableExpr("tenant_members AS m").Join("JOIN users AS u ON u.id = m.user_id").
-		ColumnExpr("u.id AS user_id, u.email AS email, u.name AS name, m.created_at AS assigned_at").
+		ColumnExpr("u.id AS user_id, u.directory_tenant_id AS directory_tenant_id, u.email AS email, u.name AS name, m.created_at AS assigned_at").
 		Where("m.tenant_id = ?", tenantID)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,8 +37,13 @@ func createTenant(t *testing.T, s *tenancy.Store, tn tenancy.Tenant) tenancy.Ten
 	return tn
 }
 
+// upsertUser signs u in; a user given without a subject gets one made from
+// its address, for tests that are not about identity.
 func upsertUser(t *testing.T, s *tenancy.Store, u tenancy.User) tenancy.User {
 	t.Helper()
+	if u.Subject == "" {
+		u.DirectoryTenantID, u.Subject = "dir-test", "oid:"+u.Email
+	}
 	if err := s.UpsertUser(context.Background(), &u); err != nil {
 		t.Fatalf("upsert user %s: %v", u.Email, err)
 	}
@@ -161,7 +167,8 @@ func TestTenantNotFound(t *testing.T) {
 func TestUpsertUser(t *testing.T) {
 	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
 		ctx := context.Background()
-		first := upsertUser(t, s, tenancy.User{Email: "Ada.Lovelace@Example.COM", Name: "Ada", Roles: []string{"reader"}, Groups: []string{"g-1", "g-2"}})
+		first := upsertUser(t, s, tenancy.User{DirectoryTenantID: "dir-1", Subject: "oid-ada", Email: "Ada.Lovelace@Example.COM", Name: "Ada",
+			Roles: []string{"reader"}, Groups: []string{"g-1", "g-2"}})
 		if first.ID == "" || first.Email != "ada.lovelace@example.com" || first.LastLoginAt == nil {
 			t.Fatalf("first sign-in = %+v, want an id, the lower-cased email and a login time", first)
 		}
@@ -169,35 +176,111 @@ func TestUpsertUser(t *testing.T) {
 		if err != nil {
 			t.Fatalf("User: %v", err)
 		}
-		if got.Email != "ada.lovelace@example.com" || got.Name != "Ada" || got.IsAdmin ||
+		if got.DirectoryTenantID != "dir-1" || got.Subject != "oid-ada" || got.Email != "ada.lovelace@example.com" || got.Name != "Ada" || got.IsAdmin ||
 			!slices.Equal(got.Roles, []string{"reader"}) || !slices.Equal(got.Groups, []string{"g-1", "g-2"}) ||
 			!closeTo(got.CreatedAt, first.CreatedAt) || got.LastLoginAt == nil || !closeTo(*got.LastLoginAt, *first.LastLoginAt) {
 			t.Errorf("stored user = %+v, want %+v", got, first)
 		}
 
 		time.Sleep(5 * time.Millisecond) // so the second login time differs
-		// The identity provider's view changed; the email differs only in case
-		// and the caller's id is not the stored one.
-		second := upsertUser(t, s, tenancy.User{ID: "other-id", Email: "ADA.LOVELACE@example.com", Name: "Ada Lovelace", IsAdmin: true, Roles: []string{"admin"}})
-		if second.ID != first.ID || !second.CreatedAt.Equal(got.CreatedAt) {
+		// The identity provider's view changed, the address included; the
+		// caller's id is not the stored one.
+		second := upsertUser(t, s, tenancy.User{ID: "other-id", DirectoryTenantID: "dir-1", Subject: "oid-ada", Email: "Ada@Example.com",
+			Name: "Ada Lovelace", IsAdmin: true, Roles: []string{"admin"}})
+		if second.ID != first.ID || !closeTo(second.CreatedAt, got.CreatedAt) {
 			t.Errorf("second sign-in: id %s created %v, want the first's %s %v", second.ID, second.CreatedAt, first.ID, got.CreatedAt)
 		}
 		got, err = s.User(ctx, first.ID)
 		if err != nil {
 			t.Fatalf("User: %v", err)
 		}
-		if got.Email != "ada.lovelace@example.com" || got.Name != "Ada Lovelace" || !got.IsAdmin ||
+		if got.Email != "ada@example.com" || got.Name != "Ada Lovelace" || !got.IsAdmin ||
 			!slices.Equal(got.Roles, []string{"admin"}) || got.Groups == nil || len(got.Groups) != 0 ||
 			!closeTo(got.CreatedAt, first.CreatedAt) || got.LastLoginAt == nil || !got.LastLoginAt.After(*first.LastLoginAt) {
-			t.Errorf("refreshed user = %+v, want new name, admin, roles [admin], no groups, same created_at, later login", got)
+			t.Errorf("refreshed user = %+v, want new address and name, admin, roles [admin], no groups, same created_at, later login", got)
 		}
 		if _, err := s.User(ctx, "other-id"); !errors.Is(err, tenancy.ErrNotFound) {
 			t.Errorf("a second user was created under the caller's id: err = %v", err)
 		}
 
-		other := upsertUser(t, s, tenancy.User{Email: "grace@example.com", Name: "Grace"})
+		other := upsertUser(t, s, tenancy.User{DirectoryTenantID: "dir-1", Subject: "oid-grace", Email: "grace@example.com", Name: "Grace"})
 		if other.ID == first.ID {
-			t.Error("a different email got the same user id")
+			t.Error("a different subject got the same user id")
+		}
+
+		if err := s.UpsertUser(ctx, &tenancy.User{DirectoryTenantID: "dir-1", Email: "nobody@example.com"}); err == nil {
+			t.Error("a user without a subject was stored")
+		}
+	})
+}
+
+// TestUpsertUserIgnoresEmail: an account of another directory, or another
+// account of the same directory, with a user's address is another user,
+// with nothing of the first one's.
+func TestUpsertUserIgnoresEmail(t *testing.T) {
+	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
+		ctx := context.Background()
+		tn := createTenant(t, s, tenancy.Tenant{Name: "Contoso", DirectoryTenantID: "dir-1", IsActive: true})
+		ada := upsertUser(t, s, tenancy.User{DirectoryTenantID: "dir-1", Subject: "oid-1", Email: "ada@example.com", Name: "Ada"})
+		if err := s.AddMember(ctx, tn.ID, ada.ID); err != nil {
+			t.Fatal(err)
+		}
+		for _, impostor := range []tenancy.User{
+			{DirectoryTenantID: "dir-2", Subject: "oid-1", Email: "ADA@example.com", Name: "Not Ada"},
+			{DirectoryTenantID: "dir-1", Subject: "oid-2", Email: "ada@example.com", Name: "Not Ada either"},
+			{DirectoryTenantID: tenancy.LocalDirectory, Subject: "ada@example.com", Email: "ada@example.com"},
+		} {
+			got := upsertUser(t, s, impostor)
+			if got.ID == ada.ID {
+				t.Fatalf("%s/%s took over %s's user id", impostor.DirectoryTenantID, impostor.Subject, ada.Email)
+			}
+			scope, err := s.Scope(ctx, got.ID, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(scope) != 0 {
+				t.Errorf("%s/%s inherited the tenants %v", impostor.DirectoryTenantID, impostor.Subject, scope)
+			}
+		}
+		stored, err := s.User(ctx, ada.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored.Name != "Ada" || stored.DirectoryTenantID != "dir-1" || stored.Subject != "oid-1" {
+			t.Errorf("the first user changed: %+v", stored)
+		}
+		if m, err := s.Members(ctx, tn.ID); err != nil || len(m) != 1 || m[0].UserID != ada.ID {
+			t.Errorf("members = %+v, %v; want only %s", m, err, ada.ID)
+		}
+	})
+}
+
+// TestUpsertUserConcurrentFirstSignIn: two first sign-ins of one user at
+// once make one user.
+func TestUpsertUserConcurrentFirstSignIn(t *testing.T) {
+	eachDialect(t, func(t *testing.T, db *bun.DB, s *tenancy.Store) {
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		ids := make([]string, 4)
+		errs := make([]error, len(ids))
+		for i := range ids {
+			wg.Go(func() {
+				u := tenancy.User{DirectoryTenantID: "dir-1", Subject: "oid-1", Email: "ada@example.com"}
+				errs[i] = s.UpsertUser(ctx, &u)
+				ids[i] = u.ID
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("sign-in %d: %v", i, err)
+			}
+			if ids[i] != ids[0] {
+				t.Errorf("sign-in %d got id %s, sign-in 0 %s", i, ids[i], ids[0])
+			}
+		}
+		if n, err := db.NewSelect().Table("users").Count(ctx); err != nil || n != 1 {
+			t.Errorf("%d users, %v; want 1", n, err)
 		}
 	})
 }
@@ -400,7 +483,8 @@ func TestMembers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Members: %v", err)
 		}
-		if len(got) != 2 || got[0].UserID != amy.ID || got[0].Email != "amy@example.com" || got[0].Name != "Amy" || got[1].UserID != zoe.ID {
+		if len(got) != 2 || got[0].UserID != amy.ID || got[0].Email != "amy@example.com" || got[0].Name != "Amy" || got[0].DirectoryTenantID != "dir-test" ||
+			got[1].UserID != zoe.ID {
 			t.Fatalf("Members = %+v, want Amy then Zoe (group members are not assigned)", got)
 		}
 		if got[0].AssignedAt.Before(before.Add(-time.Second)) || got[0].AssignedAt.After(time.Now().Add(time.Second)) {
@@ -427,6 +511,29 @@ func TestMembers(t *testing.T) {
 		// The other tenant's assignment of the same user is untouched.
 		if scope, _ := s.Scope(ctx, zoe.ID, false, nil); !slices.Equal(scope, []string{other.ID}) {
 			t.Errorf("Scope of Zoe = %v, want [%s]", scope, other.ID)
+		}
+	})
+}
+
+func TestManagesDirectory(t *testing.T) {
+	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
+		ctx := context.Background()
+		createTenant(t, s, tenancy.Tenant{Name: "Active", DirectoryTenantID: "AAAAAAAA-0000-0000-0000-000000000001", IsActive: true})
+		createTenant(t, s, tenancy.Tenant{Name: "Inactive", DirectoryTenantID: "bbbbbbbb-0000-0000-0000-000000000001", IsActive: false})
+		for dir, want := range map[string]bool{
+			"aaaaaaaa-0000-0000-0000-000000000001": true,
+			"AAAAAAAA-0000-0000-0000-000000000001": true,
+			"bbbbbbbb-0000-0000-0000-000000000001": false,
+			"cccccccc-0000-0000-0000-000000000001": false,
+			"":                                     false,
+		} {
+			got, err := s.ManagesDirectory(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("ManagesDirectory(%q) = %v, want %v", dir, got, want)
+			}
 		}
 	})
 }

@@ -45,17 +45,29 @@ func (p *Provider) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 				"A silent sign-in request was sent but no user is signed in."), state)
 			return
 		}
-		p.pickerPage(w, r, t, clientID)
+		p.pickerPage(w, r, p.Users().AdmittedAt(t), clientID)
 		return
 	}
-	u, oe := p.signInUser(hint, t, "access_denied")
+	// domain_hint names the directory, as on Entra ID; an address that
+	// more than one directory has needs it, or the user picks one.
+	var dir string
+	if dh := q.Get("domain_hint"); dh != "" {
+		if ht, ok := p.resolveTenant(dh); ok && !ht.any {
+			dir = ht.id
+		}
+	}
+	if accounts := p.Users().Accounts(hint, dir).AdmittedAt(t); len(accounts) > 1 {
+		p.pickerPage(w, r, accounts, clientID)
+		return
+	}
+	u, oe := p.signInUser(hint, dir, t, "access_denied")
 	if oe != nil {
 		redirectError(w, r, redirect, oe, state)
 		return
 	}
 	code := p.issueCode(&authCode{
 		clientID: clientID, redirectURI: q.Get("redirect_uri"), challenge: q.Get("code_challenge"),
-		nonce: q.Get("nonce"), scope: sc, email: u.Email, tenant: t,
+		nonce: q.Get("nonce"), scope: sc, email: u.Email, dir: u.DirectoryTenantID, tenant: t,
 		expires: p.sim.Now().Add(p.opts.CodeLifetime),
 	})
 	redirectWith(w, r, redirect, url.Values{"code": {code}}, state)
@@ -165,14 +177,11 @@ var pages = template.Must(template.New("").Parse(`
 <body><h1>Sorry, but we’re having trouble signing you in.</h1><p>{{.}}</p></body></html>
 {{end}}`))
 
-// pickerPage lists the users who may sign in at t; each link repeats the
-// authorization request with the user as login_hint, which completes it.
-// Disabled accounts are listed too, so their refusal can be tried.
-func (p *Provider) pickerPage(w http.ResponseWriter, r *http.Request, t tenant, clientID string) {
-	users := p.Users()
-	if !t.any {
-		users = users.InTenant(t.id)
-	}
+// pickerPage lists users who may sign in; each link repeats the
+// authorization request with the user as login_hint and its directory as
+// domain_hint, which completes it. Disabled accounts are listed too, so
+// their refusal can be tried.
+func (p *Provider) pickerPage(w http.ResponseWriter, r *http.Request, users Users, clientID string) {
 	type account struct {
 		Name, Email, Href string
 		Disabled          bool
@@ -181,6 +190,7 @@ func (p *Provider) pickerPage(w http.ResponseWriter, r *http.Request, t tenant, 
 	for _, u := range users {
 		q := r.URL.Query()
 		q.Set("login_hint", u.Email)
+		q.Set("domain_hint", u.DirectoryTenantID)
 		accounts = append(accounts, account{Name: u.Name, Email: u.Email, Href: r.URL.Path + "?" + q.Encode(), Disabled: !enabled(u)})
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -10,10 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/idp"
+	"github.com/stewardhq/steward/core/cloudsim/simtest"
+	"github.com/stewardhq/steward/core/cloudsim/world"
 )
 
 // page fetches an authorization request in the browser.
@@ -129,5 +132,61 @@ func TestDevelopmentClients(t *testing.T) {
 	status, body, location := e.page(cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())))
 	if status != http.StatusBadRequest || location != "" || !strings.Contains(body, "loopback") {
 		t.Fatalf("a non-loopback redirect URI with no registered clients: %d %q\n%s", status, location, body)
+	}
+}
+
+// TestSameAddressInTwoDirectories: two directories each with a user of one
+// address are two users with their own tid and oid; login_hint alone makes
+// the user pick, domain_hint picks.
+func TestSameAddressInTwoDirectories(t *testing.T) {
+	w := testWorld()
+	w.Users = append(w.Users, world.User{Email: "alice@contoso.example", Name: "Alice Elsewhere", DirectoryTenantID: fabrikamID})
+	s, p := simtest.Start(t, w, cloudsim.Options{}, idp.Options{})
+	browser := s.HTTPClient()
+	browser.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	e := &env{t: t, sim: s, p: p, ctx: oidc.ClientContext(t.Context(), s.HTTPClient()), browser: browser}
+	base := s.URLs[cloudsim.IdP] + "/organizations/oauth2/v2.0/"
+	cfg := &oauth2.Config{ClientID: "steward-web", RedirectURL: "http://localhost:8400/cb", Scopes: []string{"openid", "profile", "email"},
+		Endpoint: oauth2.Endpoint{AuthURL: base + "authorize", TokenURL: base + "token", AuthStyle: oauth2.AuthStyleInParams}}
+	verifier := oauth2.GenerateVerifier()
+	authURL := func(extra ...oauth2.AuthCodeOption) string {
+		opts := append([]oauth2.AuthCodeOption{oidc.Nonce("n"), oauth2.S256ChallengeOption(verifier),
+			oauth2.SetAuthURLParam("login_hint", "Alice@contoso.example")}, extra...)
+		return cfg.AuthCodeURL("st", opts...)
+	}
+	claimsOf := func(loc *url.URL) map[string]any {
+		t.Helper()
+		tok, err := cfg.Exchange(e.ctx, loc.Query().Get("code"), oauth2.VerifierOption(verifier))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return segment(t, idToken(t, tok), 1)
+	}
+
+	status, body, _ := e.page(authURL())
+	found := links.FindAllStringSubmatch(body, -1)
+	if status != http.StatusOK || len(found) != 2 {
+		t.Fatalf("an address of two directories: %d with links %v, want the picker with both\n%s", status, found, body)
+	}
+	oids := map[string]string{}
+	for _, l := range found {
+		c := claimsOf(e.authorize(s.URLs[cloudsim.IdP] + html.UnescapeString(l[1])))
+		tid, _ := c["tid"].(string)
+		oid, _ := c["oid"].(string)
+		oids[tid] = oid
+	}
+	for tid, name := range map[string]string{contosoID: "Alice Admin", fabrikamID: "Alice Elsewhere"} {
+		u := p.Users().Accounts("alice@contoso.example", tid)
+		if len(u) != 1 || u[0].Name != name || oids[tid] != idp.ObjectID(u[0]) {
+			t.Errorf("directory %s: accounts %+v, oid signed in %q", tid, u, oids[tid])
+		}
+	}
+	if oids[contosoID] == oids[fabrikamID] {
+		t.Errorf("both accounts have oid %s", oids[contosoID])
+	}
+
+	c := claimsOf(e.authorize(authURL(oauth2.SetAuthURLParam("domain_hint", fabrikamID))))
+	if c["tid"] != fabrikamID || c["name"] != "Alice Elsewhere" {
+		t.Errorf("domain_hint %s signed in %v", fabrikamID, c)
 	}
 }

@@ -178,6 +178,19 @@ func (us Users) ByEmail(email string) (world.User, bool) {
 	return world.User{}, false
 }
 
+// Accounts lists the users with address email in directory dir, or in
+// every directory when dir is empty. Two directories may each have a user
+// of one address (a guest and its home account, say).
+func (us Users) Accounts(email, dir string) Users {
+	var out Users
+	for _, u := range us {
+		if strings.EqualFold(u.Email, email) && (dir == "" || strings.EqualFold(u.DirectoryTenantID, dir)) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 // InTenant lists the users of a directory tenant.
 func (us Users) InTenant(tenantID string) Users {
 	var in Users
@@ -238,6 +251,17 @@ func (p *Provider) resolveTenant(seg string) (tenant, bool) {
 
 // admits reports whether a user of directory tenant tid may sign in at t.
 func (t tenant) admits(tid string) bool { return t.any || strings.EqualFold(t.id, tid) }
+
+// AdmittedAt lists the users who may sign in at t.
+func (us Users) AdmittedAt(t tenant) Users {
+	var in Users
+	for _, u := range us {
+		if t.admits(u.DirectoryTenantID) {
+			in = append(in, u)
+		}
+	}
+	return in
+}
 
 // issuerTemplate is the issuer a discovery document announces: for
 // organizations and common it has Entra ID's placeholder, as the tenant is

@@ -27,8 +27,10 @@ type authCode struct {
 	nonce       string
 	scope       scope
 	email       string
-	tenant      tenant
-	expires     time.Time
+	// dir is the user's directory: an address may be in several.
+	dir     string
+	tenant  tenant
+	expires time.Time
 	// redeemed codes stay until they expire so a replay is told apart
 	// from a made-up code.
 	redeemed bool
@@ -38,6 +40,7 @@ type authCode struct {
 type refreshGrant struct {
 	clientID string
 	email    string
+	dir      string
 	scope    scope
 	expires  time.Time
 }
@@ -233,7 +236,7 @@ func (p *Provider) codeGrant(r *http.Request, t tenant) (tokenResponse, *oauthEr
 	case s256(r.PostFormValue("code_verifier")) != ac.challenge:
 		return tokenResponse{}, invalidGrant(501481, "The Code_Verifier does not match the code_challenge supplied in the authorization request.")
 	}
-	u, oe := p.signInUser(ac.email, t, "invalid_grant")
+	u, oe := p.signInUser(ac.email, ac.dir, t, "invalid_grant")
 	if oe != nil {
 		return tokenResponse{}, oe
 	}
@@ -269,7 +272,7 @@ func (p *Provider) refreshTokenGrant(r *http.Request, t tenant) (tokenResponse, 
 	case g.clientID != clientID:
 		return tokenResponse{}, invalidGrant(70000, "The refresh token was issued to another client.")
 	}
-	u, oe := p.signInUser(g.email, t, "invalid_grant")
+	u, oe := p.signInUser(g.email, g.dir, t, "invalid_grant")
 	if oe != nil {
 		return tokenResponse{}, oe
 	}
@@ -320,22 +323,27 @@ func signingFailed(err error) *oauthError {
 	return newError(http.StatusInternalServerError, "server_error", 50000, "There was an error issuing a token: %v", err)
 }
 
-// signInUser finds the user a sign-in at t names, refusing whom Entra ID
-// refuses, with the OAuth error code of the endpoint asking.
-func (p *Provider) signInUser(email string, t tenant, code string) (world.User, *oauthError) {
-	u, ok := p.Users().ByEmail(email)
+// signInUser finds the user a sign-in at t names by address, in directory
+// dir or, when dir is empty, in whichever directory has it, refusing whom
+// Entra ID refuses, with the OAuth error code of the endpoint asking.
+func (p *Provider) signInUser(email, dir string, t tenant, code string) (world.User, *oauthError) {
+	all := p.Users().Accounts(email, dir)
+	admitted := all.AdmittedAt(t)
 	switch {
-	case !ok:
-		return u, newError(http.StatusBadRequest, code, 50034,
+	case len(all) == 0:
+		return world.User{}, newError(http.StatusBadRequest, code, 50034,
 			"The user account %s does not exist in the directory. To sign into this application, the account must be added to the directory.", email)
-	case !t.admits(u.DirectoryTenantID):
-		return u, newError(http.StatusBadRequest, code, 50020,
+	case len(admitted) == 0:
+		return world.User{}, newError(http.StatusBadRequest, code, 50020,
 			"User account '%s' from identity provider does not exist in tenant '%s' and cannot access the application.", email, t.id)
-	case !enabled(u):
-		return u, newError(http.StatusBadRequest, code, 50057,
+	case len(admitted) > 1:
+		return world.User{}, newError(http.StatusBadRequest, code, 16000,
+			"More than one account has the address %s; name its directory with domain_hint.", email)
+	case !enabled(admitted[0]):
+		return world.User{}, newError(http.StatusBadRequest, code, 50057,
 			"The user account is disabled. The account %s has been disabled by an administrator.", email)
 	}
-	return u, nil
+	return admitted[0], nil
 }
 
 // userTokens issues a signed-in user's tokens to a client.
@@ -375,7 +383,7 @@ func (p *Provider) userTokens(clientID string, u world.User, sc scope, nonce str
 		}
 	}
 	if withRefresh {
-		resp.RefreshToken = p.issueRefreshToken(&refreshGrant{clientID: clientID, email: u.Email, scope: sc,
+		resp.RefreshToken = p.issueRefreshToken(&refreshGrant{clientID: clientID, email: u.Email, dir: u.DirectoryTenantID, scope: sc,
 			expires: now.Add(p.opts.RefreshTokenLifetime)})
 	}
 	return resp, nil

@@ -173,9 +173,11 @@ func (w *World) Validate() error {
 			if _, err := mail.ParseAddress(u.Email); err != nil {
 				p.add(at+".email", "%q is not an e-mail address", u.Email)
 			}
-			key := strings.ToLower(u.Email)
+			// An address is unique in a directory; another directory may
+			// have a user of the same address.
+			key := strings.ToLower(u.DirectoryTenantID + "/" + u.Email)
 			if j, dup := emails[key]; dup {
-				p.add(at+".email", "%q is also users[%d]'s", u.Email, j)
+				p.add(at+".email", "%q is also users[%d]'s in directory %s", u.Email, j, u.DirectoryTenantID)
 			}
 			emails[key] = i
 		}

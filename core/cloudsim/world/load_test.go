@@ -109,3 +109,19 @@ func TestLoadNamesTheFile(t *testing.T) {
 		t.Fatal("missing file accepted")
 	}
 }
+
+// TestUserAddresses: an address is unique within a directory, not across
+// directories.
+func TestUserAddresses(t *testing.T) {
+	tenants := `"tenants": [{"name": "A", "directory_tenant_id": "d", "subscriptions": [{"id": "s"}]},
+	  {"name": "B", "directory_tenant_id": "e", "subscriptions": [{"id": "t"}]}]`
+	if _, err := Parse([]byte(`{` + tenants + `, "users": [{"email": "x@a.example", "directory_tenant_id": "d"},
+	  {"email": "X@a.example", "directory_tenant_id": "e"}]}`)); err != nil {
+		t.Fatalf("one address in two directories refused: %v", err)
+	}
+	_, err := Parse([]byte(`{` + tenants + `, "users": [{"email": "x@a.example", "directory_tenant_id": "d"},
+	  {"email": "X@a.example", "directory_tenant_id": "d"}]}`))
+	if err == nil || !strings.Contains(err.Error(), `users[1].email: "X@a.example" is also users[0]'s in directory d`) {
+		t.Fatalf("one address twice in a directory: %v", err)
+	}
+}

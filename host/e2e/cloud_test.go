@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/core/cloudsim/world"
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/host/tenancy"
 )
 
@@ -56,8 +58,20 @@ type quotaList struct {
 // TestQuotasThroughTheSimulatedCloud: the world's usages reach the quota
 // routes through the Azure SDK clients, the plugin's sync job and its
 // table, with the right health, scoped per tenant.
+// It runs on both databases, so the plugin's store and its migrations of
+// each dialect are exercised.
 func TestQuotasThroughTheSimulatedCloud(t *testing.T) {
-	h := startHost(t, hostOpts{pluginsHCL: resourcesPlugins(), env: map[string]string{"STEWARD_SIM_WORLD": quotaWorld(t), "STEWARD_SIM_BOOTSTRAP": "true"}})
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) { testQuotasThroughTheSimulatedCloud(t, dialect) })
+	}
+}
+
+func testQuotasThroughTheSimulatedCloud(t *testing.T, dialect string) {
+	o := hostOpts{pluginsHCL: resourcesPlugins(), env: map[string]string{"STEWARD_SIM_WORLD": quotaWorld(t), "STEWARD_SIM_BOOTSTRAP": "true"}}
+	if dialect == store.DialectPostgres {
+		o.databaseURL = storetest.PostgresURL(t)
+	}
+	h := startHost(t, o)
 	admin := h.login()
 	var tenants []tenancy.Tenant
 	h.get("/api/v1/tenants", admin).json(t, &tenants)
@@ -68,6 +82,10 @@ func TestQuotasThroughTheSimulatedCloud(t *testing.T) {
 	id := (&fixture{h: h, admin: admin}).trigger(t, "resources")
 	if r := (&fixture{h: h, admin: admin}).waitRun(t, id); r.Status != "completed" || r.RecordsProcessed != 7 {
 		t.Fatalf("resources sync %+v", r)
+	}
+	// The plugin keeps its rows in the host's database, of this dialect.
+	if n, err := h.db().NewSelect().Table("resources_quota_usages").Count(context.Background()); err != nil || n != 7 {
+		t.Fatalf("the plugin's table on %s holds %d rows (%v), want 7", dialect, n, err)
 	}
 	var list quotaList
 	h.get("/api/v1/resources/quotas", admin).json(t, &list)
@@ -103,6 +121,9 @@ func TestQuotasThroughTheSimulatedCloud(t *testing.T) {
 	}
 	tokA := h.tokenFor(u)
 	h.get("/api/v1/resources/quotas", tokA).json(t, &list)
+	if len(list.Items) == 0 {
+		t.Error("the standard user of brand A sees no quotas of its own subscription")
+	}
 	for _, q := range list.Items {
 		if q.SubscriptionID != "aaaaaaaa-0000-0000-0000-000000000001" {
 			t.Errorf("standard user sees %s", q.SubscriptionID)

@@ -540,6 +540,9 @@ func (f *fixture) testAudit(t *testing.T) {
 		t.Errorf("paging %+v", page)
 	}
 	h.get("/api/v1/audit-logs?status=failure", f.admin).json(t, &page)
+	if len(page.Items) == 0 {
+		t.Error("status=failure finds no entry, though the suite made failures")
+	}
 	for _, e := range page.Items {
 		if e.Status != "failure" {
 			t.Errorf("status filter returned %+v", e)

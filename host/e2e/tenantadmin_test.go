@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,6 +220,9 @@ func (f *fixture) testTenantDeactivate(t *testing.T, c tenancy.Tenant) {
 	for _, tok := range []string{f.admin, f.tokenA} {
 		var list []tenancy.Tenant
 		h.get("/api/v1/tenants", tok).json(t, &list)
+		if !slices.ContainsFunc(list, func(tn tenancy.Tenant) bool { return tn.ID == f.tenantA.ID }) {
+			t.Errorf("active tenant A is not listed: %+v", list)
+		}
 		for _, tn := range list {
 			if tn.ID == c.ID {
 				t.Errorf("deactivated tenant still listed: %+v", list)

@@ -6,7 +6,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X github.com/stewardhq/steward/host/app.Version=$(VERSION)
 TESTFLAGS ?=
 
-.PHONY: build run test test-go test-e2e bench lint proto clean
+.PHONY: build run test test-race bench lint proto clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/steward ./host/cmd/steward
@@ -22,6 +22,16 @@ run: build
 # end-to-end against the built binaries.
 test: build
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) -count=1 -timeout 15m ./...
+
+# The packages that run goroutines of their own (caches, revocations,
+# scheduler, supervisor, rate limits, SDK server and harness, simulator
+# stack), under the race detector; CI runs it after `make test`.
+RACE_PKGS := ./core/cache/ ./core/cloud/ ./core/cloudsim/ ./core/cloudsim/simdns/ ./core/cloudsim/stack/ \
+	./core/store/... ./host/auth/ ./host/jobs/ ./host/plugins/ ./host/ratelimit/ ./host/tenancy/ \
+	./host/server/ ./sdk/...
+
+test-race: build
+	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
 
 # Plugin hop against in-host, both data planes, and start-up; see
 # BENCHMARKS.md. Each load run is one fixed window, so each runs once.

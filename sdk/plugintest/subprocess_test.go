@@ -173,7 +173,7 @@ func TestSubprocessOverGRPC(t *testing.T) {
 	if marks := h.FreshMarks(); len(marks) != 2 || marks[0].TenantID != "t1" || marks[1].Domain != "testplugin" || marks[0].SyncedAt.IsZero() {
 		t.Errorf("fresh marks = %v", marks)
 	}
-	if _, _, err := h.RunJob(ctx, "fail"); status.Convert(err).Message() != "failing on purpose" {
+	if _, _, err := h.RunJob(ctx, "fail"); !strings.HasPrefix(status.Convert(err).Message(), "failing on purpose: subscriptions ") {
 		t.Errorf("failing job: %v", err)
 	}
 

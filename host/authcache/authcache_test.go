@@ -88,6 +88,9 @@ func TestLocalEntriesExpire(t *testing.T) {
 	l := &loader{value: "old"}
 	mustLoad(t, c, "k", l)
 	l.set("changed elsewhere")
+	if v := mustLoad(t, c, "k", l); v != "old" {
+		t.Fatalf("within LocalTTL the cache reads again: %q", v)
+	}
 	time.Sleep(LocalTTL + 50*time.Millisecond)
 	if v := mustLoad(t, c, "k", l); v != "changed elsewhere" {
 		t.Fatalf("after LocalTTL the cache serves %q", v)

@@ -111,12 +111,17 @@ type Store struct {
 	db      *bun.DB
 	tenants *tenancy.Store
 	now     func() time.Time
+	changed func(context.Context)
 }
 
 // New returns a Store on db; tenants checks the scope of new keys.
 func New(db *bun.DB, tenants *tenancy.Store) *Store {
-	return &Store{db: db, tenants: tenants, now: time.Now}
+	return &Store{db: db, tenants: tenants, now: time.Now, changed: func(context.Context) {}}
 }
+
+// OnChange has fn called after every revocation, so that keys cached as
+// good can be dropped. It is set once, before the Store is used.
+func (s *Store) OnChange(fn func(context.Context)) { s.changed = fn }
 
 // clock is the current time as stored: UTC with PostgreSQL's precision, so
 // values read back equal and sort correctly as text on SQLite.
@@ -207,6 +212,7 @@ func (s *Store) Revoke(ctx context.Context, id string) error {
 		return fmt.Errorf("apikeys: revoke: %w", err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		s.changed(ctx)
 		return nil
 	}
 	exists, err := s.db.NewSelect().Model((*Key)(nil)).Where("id = ?", id).Exists(ctx)

@@ -141,9 +141,15 @@ func testRevokeExpiry(t *testing.T, f *fixture) {
 	exp := f.clock.Add(time.Hour)
 	short, shortTok := f.create(t, NewKey{Name: "short", Role: RoleAdmin, ExpiresAt: &exp})
 	k, token := f.create(t, NewKey{Name: "k", Role: RoleAdmin})
+	// Keys cached as good are dropped on each reported change.
+	changes := 0
+	f.s.OnChange(func(context.Context) { changes++ })
 
 	if err := f.s.Revoke(ctx, k.ID); err != nil {
 		t.Fatalf("Revoke: %v", err)
+	}
+	if changes != 1 {
+		t.Errorf("revocation reported %d changes, want 1", changes)
 	}
 	if _, err := f.s.Authenticate(ctx, token); !errors.Is(err, ErrRevoked) {
 		t.Errorf("revoked key: %v, want ErrRevoked", err)
@@ -155,6 +161,9 @@ func testRevokeExpiry(t *testing.T, f *fixture) {
 	}
 	if err := f.s.Revoke(ctx, "0123456789abcdef"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("revoking an unknown key: %v, want ErrNotFound", err)
+	}
+	if changes != 1 {
+		t.Errorf("revoking a revoked or unknown key reported a change (%d in all)", changes)
 	}
 	list, err := f.s.List(ctx)
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/stewardhq/steward/host/apikeys"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/authcache"
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
 	"github.com/stewardhq/steward/host/plugins"
@@ -52,6 +53,7 @@ type Host struct {
 	Jobs      *jobs.Scheduler
 	Registry  *prometheus.Registry
 	limiter   *ratelimit.Limiter
+	changes   *authcache.Changes
 	sim       *stack.Stack
 	cache     cache.Cache
 	cancel    context.CancelFunc
@@ -126,7 +128,13 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	if h.changes, err = authcache.New(cfg.RedisURL, cfg.RedisPrefix, logger.Named("authcache")); err != nil {
+		return nil, err
+	}
 	ten := tenancy.New(h.DB)
+	ten.OnChange(h.changes.Changed)
+	apiKeys := apikeys.New(h.DB, ten)
+	apiKeys.OnChange(h.changes.Changed)
 	aud := audit.NewStore(h.DB)
 	fresh := freshness.NewStore(h.DB)
 
@@ -189,8 +197,8 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	}
 	h.Jobs = jobs.New(h.DB, supervisorRunner{h.Plugins}, jobs.Options{Logger: logger, Registerer: h.Registry})
 	srv = server.New(server.Deps{
-		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, Cache: c, Limiter: h.limiter, Issuer: issuer, OIDC: rp,
-		Tenancy: ten, APIKeys: apikeys.New(h.DB, ten), Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
+		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, Cache: c, Limiter: h.limiter, Issuer: issuer, Changes: h.changes, OIDC: rp,
+		Tenancy: ten, APIKeys: apiKeys, Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
 		StartedAt: t0, SchedulerUp: h.schedOn.Load, Mount: o.Mount, Cloud: cloudClients, ManagingTenantID: cloudCfg.TenantID,
 	})
 	h.Server = srv
@@ -264,6 +272,9 @@ func (h *Host) Close() {
 	}
 	if h.limiter != nil {
 		_ = h.limiter.Close()
+	}
+	if h.changes != nil {
+		_ = h.changes.Close()
 	}
 	if h.cache != nil {
 		_ = h.cache.Close()

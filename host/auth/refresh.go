@@ -135,9 +135,9 @@ type revokedRow struct {
 	ExpiresAt time.Time `bun:"expires_at,notnull"`
 }
 
-// dbRevocations answers Revoked with a primary-key lookup on every request
-// rather than caching: a cache would let a logged-out token through on
-// another replica for as long as it holds an entry.
+// dbRevocations answers Revoked with a primary-key lookup. It keeps no
+// cache of its own: the host's (authcache) sits in front of both backends
+// and decides how long another replica may take to see a revocation.
 type dbRevocations struct {
 	db  *bun.DB
 	now func() time.Time

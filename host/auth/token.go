@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
+	"github.com/jellydator/ttlcache/v3"
 )
 
 // Token types, carried in the typ claim. Verify insists on the one asked
@@ -33,6 +35,11 @@ const MinSecretLen = 32
 // The revocation stores keep an entry for as long past exp (keepUntil), so
 // the two cannot drift apart.
 const leeway = 10 * time.Second
+
+// verifiedCapacity bounds the tokens whose verified claims are kept: the
+// sessions active at once on a replica, beyond which the least recently
+// used are verified again.
+const verifiedCapacity = 10_000
 
 // Claims is the payload of Steward's tokens.
 type Claims struct {
@@ -75,6 +82,11 @@ type Issuer struct {
 	issuer     string
 	parser     *jwt.Parser
 	now        func() time.Time
+	// verified keeps the claims of tokens that passed Verify, by the
+	// token's SHA-256, until they expire: checking the signature and
+	// decoding the claims again costs more than the rest of
+	// authenticating a request.
+	verified *ttlcache.Cache[[sha256.Size]byte, Claims]
 }
 
 // NewIssuer checks keys and returns an Issuer that stamps tokens with the
@@ -105,6 +117,10 @@ func NewIssuer(keys KeySet, accessTTL, refreshTTL time.Duration, issuer string) 
 		refreshTTL: refreshTTL,
 		issuer:     issuer,
 		now:        time.Now,
+		verified: ttlcache.New(
+			ttlcache.WithCapacity[[sha256.Size]byte, Claims](verifiedCapacity),
+			ttlcache.WithDisableTouchOnHit[[sha256.Size]byte, Claims](),
+		),
 	}
 	iss.parser = jwt.NewParser(
 		// Pinning the algorithm defeats alg=none and algorithm-confusion
@@ -183,9 +199,19 @@ func (i *Issuer) sign(claims Claims) (string, Claims, error) {
 // returns its claims. Any failure wraps ErrExpired or ErrInvalid; an expired
 // token is reported as ErrExpired only once its signature has been proven
 // good, so the distinction leaks nothing about forged tokens.
+//
+// A token verified before is recognised by its digest and only its expiry
+// and type are checked again: its signature, issuer and key cannot have
+// changed, and nbf and iat, having passed once, stay passed.
 func (i *Issuer) Verify(token, typ string) (Claims, error) {
 	if typ != TypeAccess && typ != TypeRefresh {
 		return Claims{}, fmt.Errorf("%w: unknown token type %q requested", ErrInvalid, typ)
+	}
+	sum := sha256.Sum256([]byte(token))
+	if it := i.verified.Get(sum); it != nil {
+		if c := it.Value(); c.Type == typ && i.now().Before(c.ExpiresAt.Add(leeway)) {
+			return c, nil
+		}
 	}
 	var claims Claims
 	_, err := i.parser.ParseWithClaims(token, &claims, i.key)
@@ -198,6 +224,10 @@ func (i *Issuer) Verify(token, typ string) (Claims, error) {
 		return Claims{}, fmt.Errorf("%w: %q token where %q was expected", ErrInvalid, claims.Type, typ)
 	case claims.Subject == "" || claims.ID == "":
 		return Claims{}, fmt.Errorf("%w: missing sub or jti", ErrInvalid)
+	}
+	// Kept until the parser would refuse the token as expired.
+	if ttl := claims.ExpiresAt.Add(leeway).Sub(i.now()); ttl > 0 {
+		i.verified.Set(sum, claims, ttl)
 	}
 	return claims, nil
 }

@@ -192,6 +192,41 @@ func TestTimeChecks(t *testing.T) {
 	}
 }
 
+// TestVerifiedTokenIsRecheckedOnExpiryAndType: a token verified once is not
+// verified in full again, but its expiry and type still hold.
+func TestVerifiedTokenIsRecheckedOnExpiryAndType(t *testing.T) {
+	iss := newIssuer(t, "k1", map[string][]byte{"k1": secretA})
+	realNow := time.Now()
+	iss.now = func() time.Time { return realNow }
+	token, issued, err := iss.IssueAccess(alice())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if got, err := iss.Verify(token, TypeAccess); err != nil || got.ID != issued.ID || got.Subject != "user-1" {
+			t.Fatalf("Verify = %+v, %v", got, err)
+		}
+	}
+	if _, err := iss.Verify(token, TypeRefresh); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a verified access token presented as a refresh token: %v, want ErrInvalid", err)
+	}
+	iss.now = func() time.Time { return realNow.Add(accessTTL + leeway/2) }
+	if _, err := iss.Verify(token, TypeAccess); err != nil {
+		t.Errorf("within the leeway after expiry: %v", err)
+	}
+	iss.now = func() time.Time { return realNow.Add(accessTTL + leeway) }
+	if _, err := iss.Verify(token, TypeAccess); !errors.Is(err, ErrExpired) {
+		t.Errorf("a verified token past its expiry and the leeway: %v, want ErrExpired", err)
+	}
+	// A token that differs from a verified one, if only in its signature,
+	// is verified in full.
+	forged := token[:strings.LastIndex(token, ".")+1] + strings.Repeat("A", 43)
+	iss.now = func() time.Time { return realNow }
+	if _, err := iss.Verify(forged, TypeAccess); !errors.Is(err, ErrInvalid) {
+		t.Errorf("forged signature on a verified token: %v, want ErrInvalid", err)
+	}
+}
+
 func TestForgedTokensAreInvalid(t *testing.T) {
 	iss := newIssuer(t, "k1", map[string][]byte{"k1": secretA})
 	now := time.Now()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"net/http"
 	"time"
@@ -77,12 +78,36 @@ func (s *Server) registerAPIKeys() {
 		})
 }
 
+// keyEntry is what authenticating an API key found, as cached.
+type keyEntry struct {
+	p         auth.Principal
+	expiresAt *time.Time
+}
+
 // authenticateAPIKey resolves an X-API-Key header into a principal. Like
 // authenticate it never refuses the request itself; a bad key leaves the
 // reason for the route to answer 401 with.
 func (s *Server) authenticateAPIKey(c *fiber.Ctx, token string) error {
 	ctx := c.UserContext()
-	k, err := s.deps.APIKeys.Authenticate(ctx, token)
+	// Cached by the key's digest, so a lookup compares digests, not
+	// secrets, and the cache holds no usable key. Only keys that
+	// authenticated are kept; a revocation or a tenant change drops them.
+	e, err := s.keys.Load(sha256.Sum256([]byte(token)), func() (keyEntry, error) {
+		k, err := s.deps.APIKeys.Authenticate(ctx, token)
+		if err != nil {
+			return keyEntry{}, err
+		}
+		p := auth.Principal{ID: k.ID, Name: k.Name, Roles: []string{}, IsAdmin: k.Role == apikeys.RoleAdmin, Kind: auth.KindAPIKey}
+		if p.IsAdmin {
+			p.TenantIDs, err = s.deps.Tenancy.Scope(ctx, "", true, nil)
+		} else {
+			p.TenantIDs, err = s.activeTenants(ctx, k.TenantIDs)
+		}
+		return keyEntry{p: p, expiresAt: k.ExpiresAt}, err
+	})
+	if err == nil && e.expiresAt != nil && !time.Now().Before(*e.expiresAt) {
+		err = apikeys.ErrExpired
+	}
 	if errors.Is(err, apikeys.ErrInvalid) || errors.Is(err, apikeys.ErrRevoked) || errors.Is(err, apikeys.ErrExpired) {
 		c.Locals(localAuthError, err.Error())
 		return c.Next()
@@ -90,15 +115,7 @@ func (s *Server) authenticateAPIKey(c *fiber.Ctx, token string) error {
 	if err != nil {
 		return err
 	}
-	p := auth.Principal{ID: k.ID, Name: k.Name, Roles: []string{}, IsAdmin: k.Role == apikeys.RoleAdmin, Kind: auth.KindAPIKey}
-	if p.IsAdmin {
-		p.TenantIDs, err = s.deps.Tenancy.Scope(ctx, "", true, nil)
-	} else {
-		p.TenantIDs, err = s.activeTenants(ctx, k.TenantIDs)
-	}
-	if err != nil {
-		return err
-	}
+	p := e.p
 	c.Locals(localPrincipal, &p)
 	return c.Next()
 }

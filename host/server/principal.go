@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/tenancy"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 )
 
@@ -48,9 +50,10 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		c.Locals(localAuthError, "invalid or expired token")
 		return c.Next()
 	}
-	// Checked on every request so a logout applies on every replica at
-	// once. A failed lookup fails the request: without the list, a revoked
-	// token cannot be told from a good one.
+	// Checked on every request, through a cache that every revocation
+	// drops on every replica (see authcache), so a logout applies within a
+	// second everywhere. A failed lookup fails the request: without the
+	// list, a revoked token cannot be told from a good one.
 	revoked, err := s.revocations.Revoked(c.UserContext(), claims.ID)
 	if err != nil {
 		return err
@@ -69,17 +72,40 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// scopeOf lists the tenants a principal may see, from the directory, so a
-// membership change applies to the next request.
+// authCacheSize bounds each of authentication's caches: the users, tokens
+// and API keys active within an entry's lifetime, of which the least
+// recently used are dropped beyond it.
+const authCacheSize = 10_000
+
+// scopeKey names a scope: every admin has the same one, so admins share it.
+type scopeKey struct {
+	admin  bool
+	userID string
+}
+
+// scopeOf lists the tenants a principal may see, from the directory. It is
+// cached, and every write to tenants, users or memberships drops the cache
+// on every replica, so a membership change applies within a second.
 func (s *Server) scopeOf(ctx context.Context, p *auth.Principal) ([]string, error) {
-	var groups []string
+	k := scopeKey{admin: true}
 	if !p.IsAdmin {
-		u, err := s.deps.Tenancy.User(ctx, p.ID)
-		if err == nil {
-			groups = u.Groups
-		}
+		k = scopeKey{userID: p.ID}
 	}
-	return s.deps.Tenancy.Scope(ctx, p.ID, p.IsAdmin, groups)
+	return s.scopes.Load(k, func() ([]string, error) {
+		var groups []string
+		if !p.IsAdmin {
+			u, err := s.deps.Tenancy.User(ctx, p.ID)
+			switch {
+			case err == nil:
+				groups = u.Groups
+			case !errors.Is(err, tenancy.ErrNotFound):
+				// Not kept: a scope narrowed by a failed read would
+				// outlive the failure.
+				return nil, err
+			}
+		}
+		return s.deps.Tenancy.Scope(ctx, p.ID, p.IsAdmin, groups)
+	})
 }
 
 // PrincipalOf returns the caller authenticate resolved, or nil.

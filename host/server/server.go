@@ -8,6 +8,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ import (
 	"github.com/stewardhq/steward/host/apikeys"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/authcache"
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
 	"github.com/stewardhq/steward/host/oidc"
@@ -57,6 +59,7 @@ type Deps struct {
 	Cache       cache.Cache
 	Limiter     *ratelimit.Limiter
 	Issuer      *auth.Issuer
+	Changes     *authcache.Changes // invalidates authentication's caches; the Tenancy and APIKeys stores report their writes to it
 	OIDC        *oidc.RelyingParty // identity provider sign-in; nil when not configured (its routes answer 503)
 	Tenancy     *tenancy.Store
 	APIKeys     *apikeys.Store
@@ -97,12 +100,18 @@ type Server struct {
 	// tokens for every replica (see registerTokens).
 	tokens      *auth.RefreshStore
 	revocations auth.Revocations
+	// scopes and keys cache what authenticate reads from the stores (see
+	// authcache).
+	scopes *authcache.Cache[scopeKey, []string]
+	keys   *authcache.Cache[[sha256.Size]byte, keyEntry]
 }
 
 // New assembles the app. Plugins' routes join through the dispatcher and
 // their operations through AddPluginOperations.
 func New(d Deps) *Server {
-	s := &Server{deps: d, hostOps: map[string]bool{}, syncSlots: semaphore.NewWeighted(5)}
+	s := &Server{deps: d, hostOps: map[string]bool{}, syncSlots: semaphore.NewWeighted(5),
+		scopes: authcache.NewCache[scopeKey, []string](d.Changes, authCacheSize),
+		keys:   authcache.NewCache[[sha256.Size]byte, keyEntry](d.Changes, authCacheSize)}
 	s.metrics = newHTTPMetrics(d.Registry)
 	app := fiber.New(fiber.Config{
 		AppName:               "steward",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/authcache"
 	"github.com/stewardhq/steward/host/tenancy"
 )
 
@@ -57,8 +58,8 @@ func (s *Server) registerTokens() {
 		s.deps.Logger.Error("token revocation list falls back to the database", "error", err)
 		rev, _ = auth.NewRevocations(s.deps.DB, "", "")
 	}
-	s.revocations = rev
-	s.tokens = auth.NewRefreshStore(s.deps.DB, rev)
+	s.revocations = authcache.Revocations(rev, s.deps.Changes, authCacheSize)
+	s.tokens = auth.NewRefreshStore(s.deps.DB, s.revocations)
 
 	none := map[string]any{metaAuth: authNone}
 	register(s, huma.Operation{

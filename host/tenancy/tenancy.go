@@ -66,10 +66,18 @@ var ErrNotFound = errors.New("not found")
 var ErrDuplicate = errors.New("duplicate")
 
 // Store reads and writes tenants, users and memberships.
-type Store struct{ db *bun.DB }
+type Store struct {
+	db      *bun.DB
+	changed func(context.Context)
+}
 
 // New returns a Store on db.
-func New(db *bun.DB) *Store { return &Store{db: db} }
+func New(db *bun.DB) *Store { return &Store{db: db, changed: func(context.Context) {}} }
+
+// OnChange has fn called after every committed write to tenants, users or
+// memberships, so that what is cached of tenant scopes can be dropped. It
+// is set once, before the Store is used.
+func (s *Store) OnChange(fn func(context.Context)) { s.changed = fn }
 
 // Tenants lists tenants ordered by name; ids narrows the list when given.
 func (s *Store) Tenants(ctx context.Context, ids []string, includeInactive bool) ([]Tenant, error) {
@@ -118,7 +126,11 @@ func (s *Store) CreateTenant(ctx context.Context, t *Tenant) error {
 	if err != nil && isUniqueViolation(err) {
 		return fmt.Errorf("%w: directory tenant %s is already managed", ErrDuplicate, t.DirectoryTenantID)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	s.changed(ctx)
+	return nil
 }
 
 // UpsertUser creates the user on first sign-in, or refreshes its e-mail
@@ -147,7 +159,11 @@ func (s *Store) UpsertUser(ctx context.Context, u *User) error {
 		Set("email = EXCLUDED.email").Set("name = EXCLUDED.name").Set("is_admin = EXCLUDED.is_admin").
 		Set("roles = EXCLUDED.roles").Set(`"groups" = EXCLUDED."groups"`).Set("last_login_at = EXCLUDED.last_login_at").
 		Returning("id, created_at").Exec(ctx)
-	return err
+	if err != nil {
+		return err
+	}
+	s.changed(ctx)
+	return nil
 }
 
 // User returns one user.
@@ -164,7 +180,11 @@ func (s *Store) User(ctx context.Context, id string) (User, error) {
 func (s *Store) AddMember(ctx context.Context, tenantID, userID string) error {
 	_, err := s.db.NewInsert().Model(&member{TenantID: tenantID, UserID: userID, CreatedAt: time.Now().UTC()}).
 		On("CONFLICT DO NOTHING").Exec(ctx)
-	return err
+	if err != nil {
+		return err
+	}
+	s.changed(ctx)
+	return nil
 }
 
 // TenantPatch names the fields an update changes; a nil field is left as
@@ -234,7 +254,11 @@ func (s *Store) UpdateTenant(ctx context.Context, id string, p TenantPatch) (Ten
 	if err != nil && isUniqueViolation(err) {
 		return t, fmt.Errorf("%w: directory tenant %s is already managed", ErrDuplicate, t.DirectoryTenantID)
 	}
-	return t, err
+	if err != nil {
+		return t, err
+	}
+	s.changed(ctx)
+	return t, nil
 }
 
 // DeactivateTenant marks a tenant inactive: it leaves every scope and list
@@ -246,7 +270,7 @@ func (s *Store) DeactivateTenant(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return notFoundUnless(res)
+	return s.changedUnless(ctx, res)
 }
 
 // Member is a user assigned to a tenant.
@@ -293,10 +317,12 @@ func (s *Store) RemoveMember(ctx context.Context, tenantID, userID string) error
 	if err != nil {
 		return err
 	}
-	return notFoundUnless(res)
+	return s.changedUnless(ctx, res)
 }
 
-func notFoundUnless(res sql.Result) error {
+// changedUnless reports a write that touched no row as ErrNotFound and
+// any other as a change.
+func (s *Store) changedUnless(ctx context.Context, res sql.Result) error {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return err
@@ -304,6 +330,7 @@ func notFoundUnless(res sql.Result) error {
 	if n == 0 {
 		return ErrNotFound
 	}
+	s.changed(ctx)
 	return nil
 }
 

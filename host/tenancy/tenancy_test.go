@@ -537,3 +537,46 @@ func TestManagesDirectory(t *testing.T) {
 		}
 	})
 }
+
+// TestOnChange: every committed write is reported, so that cached scopes
+// can be dropped; a write that changed nothing or failed is not.
+func TestOnChange(t *testing.T) {
+	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
+		ctx := context.Background()
+		changes := 0
+		s.OnChange(func(context.Context) { changes++ })
+		expect := func(what string, err error, want int) {
+			t.Helper()
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if changes != want {
+				t.Errorf("%s: %d changes reported, want %d", what, changes, want)
+			}
+		}
+		tn := tenancy.Tenant{Name: "Brand A", DirectoryTenantID: "dir-a", IsActive: true}
+		expect("create tenant", s.CreateTenant(ctx, &tn), 1)
+		if err := s.CreateTenant(ctx, &tenancy.Tenant{Name: "Again", DirectoryTenantID: "dir-a", IsActive: true}); !errors.Is(err, tenancy.ErrDuplicate) {
+			t.Fatalf("duplicate create: %v", err)
+		}
+		expect("refused create", nil, 1)
+		u := tenancy.User{DirectoryTenantID: "dir-a", Subject: "oid-ann", Email: "ann@brand-a.example", Groups: []string{"grp-a"}}
+		expect("first sign-in", s.UpsertUser(ctx, &u), 2)
+		u.Groups = []string{"grp-b"}
+		expect("sign-in with other groups", s.UpsertUser(ctx, &u), 3)
+		expect("assign", s.AddMember(ctx, tn.ID, u.ID), 4)
+		groups := []string{"grp-a"}
+		_, err := s.UpdateTenant(ctx, tn.ID, tenancy.TenantPatch{AccessGroups: &groups})
+		expect("access groups", err, 5)
+		expect("unassign", s.RemoveMember(ctx, tn.ID, u.ID), 6)
+		if err := s.RemoveMember(ctx, tn.ID, u.ID); !errors.Is(err, tenancy.ErrNotFound) {
+			t.Fatalf("unassign twice: %v", err)
+		}
+		expect("unassign twice", nil, 6)
+		expect("deactivate", s.DeactivateTenant(ctx, tn.ID), 7)
+		if err := s.DeactivateTenant(ctx, "no-such-tenant"); !errors.Is(err, tenancy.ErrNotFound) {
+			t.Fatalf("deactivate unknown: %v", err)
+		}
+		expect("deactivate unknown", nil, 7)
+	})
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/stewardhq/steward/host/apikeys"
 	"github.com/stewardhq/steward/host/app"
 	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/host/authcache"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/migrations"
@@ -380,6 +381,13 @@ func apiKey(args []string, out io.Writer) error {
 		id := fs.Arg(0)
 		if err := keys.Revoke(ctx, id); err != nil {
 			return err
+		}
+		// Running hosts cache keys that authenticated. With Redis they are
+		// told; without it their entries expire within authcache.LocalTTL.
+		if cfg.RedisURL != "" {
+			if err := authcache.Announce(ctx, cfg.RedisURL, cfg.RedisPrefix); err != nil {
+				fmt.Fprintf(out, "warning: running hosts were not told of the revocation (%v); they stop accepting the key within %s\n", err, authcache.SharedTTL)
+			}
 		}
 		if err := aud.Append(ctx, audit.Entry{Action: "apikey.revoke.success", Status: audit.StatusSuccess, ActorID: cliActor,
 			ResourceType: "api_key", ResourceID: id}); err != nil {

@@ -16,6 +16,8 @@ import (
 	"github.com/stewardhq/steward/host/tenancy"
 )
 
+var errNoSuchTenant = huma.Error404NotFound("no tenant with that id")
+
 // statusCheckTimeout bounds the live delegation check of the status route,
 // so a slow cloud delays the answer by seconds, not by the SDK's retries.
 const statusCheckTimeout = 5 * time.Second
@@ -176,7 +178,9 @@ func (s *Server) registerOnboarding() {
 		Summary: "Verify a delegation and create the tenant",
 		Description: "Form fields tenant_name, tenant_id (the customer's cloud directory tenant id), subscription_id and optional description. Checks through the cloud that Steward's managing tenant reaches " +
 			"the subscription by delegation and that it belongs to that directory tenant, then creates the tenant with use_delegation true (201). A failed check answers 422 and a directory tenant " +
-			"already managed 409, each with the checks and the reason and with nothing created; 503 when the cloud could not be asked. Invalid input is a 422 problem naming the field.",
+			"already managed 409, each with the checks and the reason and with nothing created; 503 when the cloud could not be asked. Invalid input is a 422 problem naming the field. " +
+			"Only an admin is shown the checks and the reason of a verification that created nothing: any other caller gets 422 with one generic reason for every failed check and for an already managed tenant, " +
+			"so the route tells no one which directory owns a subscription or whether it is delegated. Anonymous verifications draw on the sign-in rate limit.",
 		DefaultStatus: http.StatusCreated,
 		Errors:        []int{http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}},
 		func(ctx context.Context, in *verifyAPIInput) (*verifyAPIOutput, error) {
@@ -201,15 +205,23 @@ func (s *Server) registerOnboarding() {
 		})
 
 	register(s, huma.Operation{OperationID: "onboarding-status", Method: http.MethodGet, Path: "/onboarding/status/{tenant_id}", Tags: tags, Metadata: none,
-		Summary:     "A tenant's onboarding status",
-		Description: "The tenant record and a live check that its subscription is still reachable by delegation.",
-		Errors:      []int{http.StatusNotFound}},
+		Summary: "A tenant's onboarding status",
+		Description: "The tenant record and a live check that its subscription is still reachable by delegation, for a signed-in caller who may see the tenant. " +
+			"Any other caller, anonymous included, gets the 404 of an unknown tenant.",
+		Errors: []int{http.StatusNotFound}},
 		func(ctx context.Context, in *struct {
 			TenantID string `path:"tenant_id" format:"uuid" doc:"Internal tenant id, not the cloud directory tenant id"`
 		}) (*struct{ Body onboardingStatus }, error) {
+			// A tenant the caller may not see answers as an unknown one,
+			// before any lookup, so the answer tells nothing of whether the
+			// id exists and an anonymous request never reaches the cloud.
+			p := principalFrom(ctx)
+			if p == nil || !p.CanSeeTenant(in.TenantID) {
+				return nil, errNoSuchTenant
+			}
 			t, err := s.deps.Tenancy.Tenant(ctx, in.TenantID)
 			if errors.Is(err, tenancy.ErrNotFound) {
-				return nil, huma.Error404NotFound("no tenant with that id")
+				return nil, errNoSuchTenant
 			}
 			if err != nil {
 				return nil, err
@@ -221,7 +233,8 @@ func (s *Server) registerOnboarding() {
 		})
 }
 
-// verify runs the verification and audits its outcome.
+// verify runs the verification and audits its outcome. Only an admin is
+// told why a verification failed; the audit log keeps the reason.
 func (s *Server) verify(ctx context.Context, v *onboarding.Verifier, req onboarding.Request) (onboarding.Result, error) {
 	res, err := v.Verify(ctx, req)
 	if err != nil {
@@ -229,6 +242,9 @@ func (s *Server) verify(ctx context.Context, v *onboarding.Verifier, req onboard
 	}
 	if res.Outcome != onboarding.Created {
 		s.recordVerifyFailure(ctx, req, res.Reason, res.Checks)
+		if p := principalFrom(ctx); p == nil || !p.IsAdmin {
+			res = res.Redacted()
+		}
 		return res, nil
 	}
 	t := res.Tenant

@@ -184,9 +184,11 @@ func (s *Server) registerHealth() {
 			out.Body.Status = healthy
 			return out, nil
 		})
-	register(s, huma.Operation{OperationID: "health-detailed", Method: http.MethodGet, Path: "/health/detailed", Summary: "Component health", Tags: []string{"health"}, Metadata: none},
+	register(s, huma.Operation{OperationID: "health-detailed", Method: http.MethodGet, Path: "/health/detailed", Summary: "Component health", Tags: []string{"health"}, Metadata: none,
+		Responses: s.unhealthyResponse(detailedBody{})},
 		func(ctx context.Context, _ *struct{}) (*detailed, error) { return s.detailed(ctx), nil })
-	register(s, huma.Operation{OperationID: "api-health", Method: http.MethodGet, Path: "/api/v1/health", Summary: "API health; more detail when authenticated", Tags: []string{"health"}, Metadata: none},
+	register(s, huma.Operation{OperationID: "api-health", Method: http.MethodGet, Path: "/api/v1/health", Summary: "API health; more detail when authenticated", Tags: []string{"health"}, Metadata: none,
+		Responses: s.unhealthyResponse(apiHealthBody{})},
 		func(ctx context.Context, _ *struct{}) (*apiHealth, error) {
 			r := s.check(ctx)
 			out := &apiHealth{Status: httpStatus(r.status)}
@@ -199,7 +201,8 @@ func (s *Server) registerHealth() {
 			}
 			return out, nil
 		})
-	register(s, huma.Operation{OperationID: "api-health-detailed", Method: http.MethodGet, Path: "/api/v1/health/detailed", Summary: "Per-component metrics; redacted without authentication", Tags: []string{"health"}, Metadata: none},
+	register(s, huma.Operation{OperationID: "api-health-detailed", Method: http.MethodGet, Path: "/api/v1/health/detailed", Summary: "Per-component metrics; redacted without authentication", Tags: []string{"health"}, Metadata: none,
+		Responses: s.unhealthyResponse(detailedBody{})},
 		func(ctx context.Context, _ *struct{}) (*detailed, error) { return s.detailed(ctx), nil })
 	register(s, huma.Operation{OperationID: "api-health-data", Method: http.MethodGet, Path: "/api/v1/health/data", Summary: "Data freshness by tenant",
 		Description: "For a signed-in caller, the data freshness map of its tenants keyed by tenant name; for an anonymous caller, only the counts of fresh and stale tenants. A tenant is stale when any data domain's last sync is older than its threshold or missing.",
@@ -245,6 +248,13 @@ func (s *Server) registerHealth() {
 			}
 			return out, nil
 		})
+}
+
+// unhealthyResponse declares the 503 of a health report: the same report,
+// saying unhealthy.
+func (s *Server) unhealthyResponse(body any) map[string]*huma.Response {
+	return map[string]*huma.Response{"503": {Description: "Unhealthy: the database does not answer",
+		Content: map[string]*huma.MediaType{"application/json": {Schema: s.schemaOf(body)}}}}
 }
 
 func (s *Server) detailed(ctx context.Context) *detailed {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,6 +76,16 @@ type verifyResult struct {
 	Error   *string            `json:"error"`
 }
 
+// TransformSchema lets tenant be null, as it is when nothing was created;
+// huma's nullable tag does not apply to a referenced schema.
+func (verifyResult) TransformSchema(_ huma.Registry, sch *huma.Schema) *huma.Schema {
+	if t := sch.Properties["tenant"]; t != nil && t.Ref != "" {
+		sch.Properties["tenant"] = &huma.Schema{Description: "The tenant created; null when none was",
+			OneOf: []*huma.Schema{t, {Type: "null"}}}
+	}
+	return sch
+}
+
 type verifyAPIOutput struct {
 	Status int
 	Body   verifyResult
@@ -109,12 +120,14 @@ func (s *Server) registerOnboarding() {
 	tags := []string{"onboarding"}
 
 	register(s, huma.Operation{OperationID: "onboarding-page", Method: http.MethodGet, Path: "/onboarding/", Tags: tags, Metadata: none,
-		Summary: "Onboarding landing page", Description: "How to delegate a subscription to Steward through Azure Lighthouse, with the forms that generate the template and verify the delegation."},
+		Responses: s.htmlResponses(http.StatusOK),
+		Summary:   "Onboarding landing page", Description: "How to delegate a subscription to Steward through Azure Lighthouse, with the forms that generate the template and verify the delegation."},
 		func(context.Context, *struct{}) (*htmlPage, error) {
 			return renderPage(http.StatusOK, "landing", pageData{})
 		})
 
 	register(s, huma.Operation{OperationID: "onboarding-generate-template", Method: http.MethodPost, Path: "/onboarding/generate-template", Tags: tags, Metadata: none,
+		Responses:   s.htmlResponses(http.StatusOK, http.StatusUnprocessableEntity),
 		Summary:     "Deployment template and instructions, as a page",
 		Description: "Optional form field org_name (at most 100 characters, no control characters). An invalid name answers 422 with the page showing why."},
 		func(ctx context.Context, in *templateForm) (*htmlPage, error) {
@@ -137,7 +150,8 @@ func (s *Server) registerOnboarding() {
 	register(s, huma.Operation{OperationID: "onboarding-template", Method: http.MethodGet, Path: "/onboarding/api/template", Tags: tags, Metadata: none,
 		Summary:     "Deployment template",
 		Description: "The Azure Lighthouse subscription deployment template: a registration definition granting Steward's managing tenant Reader, Cost Management Reader and Security Reader, and its assignment.",
-		Errors:      []int{http.StatusUnprocessableEntity}},
+		Responses: map[string]*huma.Response{"200": {Description: "OK", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: huma.TypeObject,
+			Description: "An Azure Resource Manager subscription deployment template", Required: []string{"$schema", "contentVersion", "parameters", "resources"}}}}}}},
 		func(ctx context.Context, in *struct {
 			OrgName string `query:"org_name" doc:"Customer organisation shown in the offer name; at most 100 characters"`
 		}) (*rawJSON, error) {
@@ -154,7 +168,8 @@ func (s *Server) registerOnboarding() {
 		})
 
 	register(s, huma.Operation{OperationID: "onboarding-verify-page", Method: http.MethodPost, Path: "/onboarding/verify", Tags: tags, Metadata: none,
-		Summary: "Verify a delegation and create the tenant, as a page",
+		Responses: s.htmlResponses(http.StatusOK, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
+		Summary:   "Verify a delegation and create the tenant, as a page",
 		Description: "Same checks and outcomes as POST /onboarding/api/verify, shown as a page: 200 when the tenant was created, 409 when its directory tenant is already managed, " +
 			"422 for invalid input or a failed check, 503 when the cloud could not be asked."},
 		func(ctx context.Context, in *verifyPageInput) (*htmlPage, error) {
@@ -182,7 +197,7 @@ func (s *Server) registerOnboarding() {
 			"Only an admin is shown the checks and the reason of a verification that created nothing: any other caller gets 422 with one generic reason for every failed check and for an already managed tenant, " +
 			"so the route tells no one which directory owns a subscription or whether it is delegated. Anonymous verifications draw on the sign-in rate limit.",
 		DefaultStatus: http.StatusCreated,
-		Errors:        []int{http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}},
+		Responses:     s.verifyResponses()},
 		func(ctx context.Context, in *verifyAPIInput) (*verifyAPIOutput, error) {
 			req, errs := verifyFields(in.Body).request().Clean()
 			if len(errs) > 0 {
@@ -231,6 +246,22 @@ func (s *Server) registerOnboarding() {
 				UseDelegation: t.UseDelegation, IsActive: t.IsActive, CreatedAt: t.CreatedAt, Delegation: s.delegationOf(ctx, t),
 			}}, nil
 		})
+}
+
+// verifyResponses declares the JSON verification's outcomes: each answers
+// the verification's report, and 422 and 503 may also be a problem document
+// (invalid input; a failure before the cloud was asked).
+func (s *Server) verifyResponses() map[string]*huma.Response {
+	report := s.schemaOf(verifyResult{})
+	out := map[string]*huma.Response{}
+	for _, code := range []int{http.StatusCreated, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable} {
+		r := &huma.Response{Description: http.StatusText(code), Content: map[string]*huma.MediaType{"application/json": {Schema: report}}}
+		if code >= 422 {
+			r.Content[mimeProblem] = &huma.MediaType{Schema: s.problemSchema()}
+		}
+		out[strconv.Itoa(code)] = r
+	}
+	return out
 }
 
 // verify runs the verification and audits its outcome. Only an admin is

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -133,9 +135,7 @@ func New(d Deps) *Server {
 
 	app.Get("/openapi.json", s.serveOpenAPI)
 	app.Get("/docs", serveDocs)
-	if d.Registry != nil {
-		app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})))
-	}
+	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})))
 	cfg := huma.DefaultConfig("Steward governance API", APIVersion)
 	cfg.Info.Description = "Multi-tenant cloud governance hub: cost, compliance, resources, identity, partner evidence and e-mail security across tenants. Plugin operations are merged in at start-up."
 	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""
@@ -148,6 +148,7 @@ func New(d Deps) *Server {
 	s.API = humafiber.New(app, cfg)
 	s.API.UseMiddleware(s.requireAuth)
 	s.App = app
+	s.documentPlainRoutes()
 
 	s.registerHealth()
 	s.registerAuth()
@@ -179,7 +180,8 @@ func (s *Server) Reserved(method, path string) bool {
 }
 
 // register adds a host operation: huma validates its input against the
-// declaration and the same declaration documents it.
+// declaration and the same declaration documents it, with every status the
+// host's middleware and validation may answer it with (see defaultErrors).
 func register[I, O any](s *Server, op huma.Operation, h func(context.Context, *I) (*O, error)) {
 	if op.Metadata == nil {
 		op.Metadata = map[string]any{}
@@ -187,13 +189,29 @@ func register[I, O any](s *Server, op huma.Operation, h func(context.Context, *I
 	if _, ok := op.Metadata[metaAuth]; !ok {
 		op.Metadata[metaAuth] = authUser
 	}
-	if op.Metadata[metaAuth] != authNone {
-		op.Security = []map[string][]string{{"OAuth2PasswordBearer": {}}, {"APIKeyHeader": {}}}
-		op.Errors = append(op.Errors, http.StatusUnauthorized, http.StatusForbidden)
+	authenticated := op.Metadata[metaAuth] != authNone
+	if authenticated {
+		op.Security = bearerOrKey()
+	} else {
+		op.Security = []map[string][]string{}
 	}
-	op.Errors = append(op.Errors, http.StatusTooManyRequests)
+	params, body := inputShape(reflect.TypeFor[I]())
+	for _, code := range defaultErrors(authenticated, params, body) {
+		// A status the operation documents itself, with its own body,
+		// keeps that body: huma would replace it with the problem schema.
+		if _, own := op.Responses[strconv.Itoa(code)]; !own && !slices.Contains(op.Errors, code) {
+			op.Errors = append(op.Errors, code)
+		}
+	}
+	own := maps.Clone(op.Responses)
 	s.hostOps[op.Method+" "+op.Path] = true
 	huma.Register(s.API, op, h)
+	// huma declares 422 and 500 for every operation with input, replacing
+	// a body the operation declared for them itself.
+	registered := operationOf(s.API.OpenAPI().Paths[op.Path], op.Method)
+	for code, r := range own {
+		registered.Responses[code] = r
+	}
 }
 
 // AddPluginOperations merges a plugin's operations into /openapi.json.
@@ -214,9 +232,13 @@ func (s *Server) rebuildOpenAPI() {
 				continue
 			}
 			op := *r.Operation
-			if r.Auth != pluginAuthNone {
-				op.Security = []map[string][]string{{"OAuth2PasswordBearer": {}}, {"APIKeyHeader": {}}}
+			authenticated := r.Auth != pluginAuthNone
+			if authenticated {
+				op.Security = bearerOrKey()
+			} else {
+				op.Security = []map[string][]string{}
 			}
+			op.Responses = s.pluginResponses(&op, r.Method, authenticated)
 			// A copy: the route's own operation is shared with the table.
 			op.Extensions = maps.Clone(op.Extensions)
 			if op.Extensions == nil {
@@ -225,9 +247,6 @@ func (s *Server) rebuildOpenAPI() {
 			op.Extensions["x-steward-plugin"] = r.Plugin
 			if scope := pluginTenantScope(&op); r.TenantScoped && scope != nil {
 				op.Extensions[extTenantScoped] = scope
-			}
-			if op.Responses == nil {
-				op.Responses = map[string]*huma.Response{"200": {Description: "OK"}}
 			}
 			item := paths[r.Pattern]
 			if item == nil {
@@ -244,6 +263,25 @@ func (s *Server) rebuildOpenAPI() {
 		return
 	}
 	s.openapi.Store(&b)
+}
+
+func operationOf(item *huma.PathItem, method string) *huma.Operation {
+	switch method {
+	case http.MethodGet:
+		return item.Get
+	case http.MethodPost:
+		return item.Post
+	case http.MethodPut:
+		return item.Put
+	case http.MethodPatch:
+		return item.Patch
+	case http.MethodDelete:
+		return item.Delete
+	case http.MethodHead:
+		return item.Head
+	default:
+		return item.Options
+	}
 }
 
 func setOperation(item *huma.PathItem, method string, op *huma.Operation) {

@@ -6,6 +6,8 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X github.com/stewardhq/steward/host/app.Version=$(VERSION)
 TESTFLAGS ?=
 
+REDOCLY   := tools/openapilint/node_modules/.bin/redocly
+
 .PHONY: build run test test-go test-e2e bench lint proto clean
 
 build:
@@ -19,9 +21,15 @@ run: build
 	$(BIN)/steward serve
 
 # Every test: unit, store (SQLite and PostgreSQL), plugin protocol and
-# end-to-end against the built binaries.
-test: build
-	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) -count=1 -timeout 15m ./...
+# end-to-end against the built binaries, whose responses are checked against
+# the OpenAPI document, itself linted with Redocly CLI (TestOpenAPILint).
+test: build $(REDOCLY)
+	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) STEWARD_TEST_REDOCLY=$(CURDIR)/$(REDOCLY) $(GO) test $(TESTFLAGS) -count=1 -timeout 15m ./...
+
+# The OpenAPI linter, at the version tools/openapilint/package-lock.json pins.
+$(REDOCLY): tools/openapilint/package.json tools/openapilint/package-lock.json
+	cd tools/openapilint && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
 
 # Plugin hop against in-host, both data planes, and start-up; see
 # BENCHMARKS.md. Each load run is one fixed window, so each runs once.
@@ -44,4 +52,4 @@ proto:
 		proto/steward/plugin/v1/*.proto
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) tools/openapilint/node_modules

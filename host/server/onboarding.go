@@ -151,7 +151,9 @@ func (s *Server) registerOnboarding() {
 		Summary:     "Deployment template",
 		Description: "The Azure Lighthouse subscription deployment template: a registration definition granting Steward's managing tenant Reader, Cost Management Reader and Security Reader, and its assignment.",
 		Responses: map[string]*huma.Response{"200": {Description: "OK", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: huma.TypeObject,
-			Description: "An Azure Resource Manager subscription deployment template", Required: []string{"$schema", "contentVersion", "parameters", "resources"}}}}}}},
+			Description: "An Azure Resource Manager subscription deployment template", Required: []string{"$schema", "contentVersion", "parameters", "resources"},
+			Properties: map[string]*huma.Schema{"$schema": {Type: huma.TypeString}, "contentVersion": {Type: huma.TypeString},
+				"parameters": {Type: huma.TypeObject}, "resources": {Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeObject}}}}}}}}},
 		func(ctx context.Context, in *struct {
 			OrgName string `query:"org_name" doc:"Customer organisation shown in the offer name; at most 100 characters"`
 		}) (*rawJSON, error) {

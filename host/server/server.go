@@ -139,6 +139,8 @@ func New(d Deps) *Server {
 	cfg := huma.DefaultConfig("Steward governance API", APIVersion)
 	cfg.Info.Description = "Multi-tenant cloud governance hub: cost, compliance, resources, identity, partner evidence and e-mail security across tenants. Plugin operations are merged in at start-up."
 	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""
+	// Relative: the API is wherever this document was fetched from.
+	cfg.Servers = []*huma.Server{{URL: "/", Description: "The host serving this document"}}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"OAuth2PasswordBearer": {Type: "oauth2", Flows: &huma.OAuthFlows{Password: &huma.OAuthFlow{TokenURL: "/api/v1/auth/login", Scopes: map[string]string{}}}},
 		"APIKeyHeader":         {Type: "apiKey", In: "header", Name: "X-API-Key"},

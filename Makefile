@@ -7,10 +7,12 @@ LDFLAGS   := -X github.com/stewardhq/steward/host/app.Version=$(VERSION)
 TESTFLAGS ?=
 
 REDOCLY   := tools/openapilint/node_modules/.bin/redocly
+# Stoplight Elements' bundle, which the host embeds to serve /docs.
+ELEMENTS  := host/server/apidocs/web-components.min.js
 
 .PHONY: build run test test-go test-e2e bench lint proto clean
 
-build:
+build: $(ELEMENTS)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/steward ./host/cmd/steward
 	@for p in $(PLUGINS); do \
 		echo "build plugin $$p"; \
@@ -25,6 +27,12 @@ run: build
 # the OpenAPI document, itself linted with Redocly CLI (TestOpenAPILint).
 test: build $(REDOCLY)
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) STEWARD_TEST_REDOCLY=$(CURDIR)/$(REDOCLY) $(GO) test $(TESTFLAGS) -count=1 -timeout 15m ./...
+
+# The API reference's script, style sheet and licence, at the version
+# web/apidocs/package-lock.json pins; not committed.
+$(ELEMENTS): web/apidocs/package.json web/apidocs/package-lock.json web/apidocs/fetch-elements.sh
+	web/apidocs/fetch-elements.sh host/server/apidocs
+	@touch $@
 
 # The OpenAPI linter, at the version tools/openapilint/package-lock.json pins.
 $(REDOCLY): tools/openapilint/package.json tools/openapilint/package-lock.json
@@ -52,4 +60,4 @@ proto:
 		proto/steward/plugin/v1/*.proto
 
 clean:
-	rm -rf $(BIN) tools/openapilint/node_modules
+	rm -rf $(BIN) tools/openapilint/node_modules host/server/apidocs/web-components.min.js* host/server/apidocs/styles.min.css

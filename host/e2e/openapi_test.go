@@ -28,7 +28,9 @@ import (
 func init() {
 	// Content types the host answers that openapi3filter has no decoder
 	// for by default.
-	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+	for _, text := range []string{"text/html", "text/css", "text/javascript"} {
+		openapi3filter.RegisterBodyDecoder(text, openapi3filter.PlainBodyDecoder)
+	}
 	openapi3filter.RegisterBodyDecoder("application/openapi+json", openapi3filter.JSONBodyDecoder)
 }
 

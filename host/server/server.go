@@ -135,6 +135,7 @@ func New(d Deps) *Server {
 
 	app.Get("/openapi.json", s.serveOpenAPI)
 	app.Get("/docs", serveDocs)
+	app.Get("/docs/:asset", serveDocsAsset)
 	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})))
 	cfg := huma.DefaultConfig("Steward governance API", APIVersion)
 	cfg.Info.Description = "Multi-tenant cloud governance hub: cost, compliance, resources, identity, partner evidence and e-mail security across tenants. Plugin operations are merged in at start-up."
@@ -363,23 +364,4 @@ func securityHeaders(c *fiber.Ctx) error {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
 	return c.Next()
-}
-
-func serveDocs(c *fiber.Ctx) error {
-	c.Set("Content-Security-Policy", "default-src 'none'; base-uri 'none'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; sandbox allow-same-origin allow-scripts; script-src https://unpkg.com/@stoplight/elements@9.0.15/web-components.min.js; style-src 'unsafe-inline' https://unpkg.com/@stoplight/elements@9.0.15/styles.min.css")
-	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return c.SendString(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Steward API reference</title>
-<link rel="stylesheet" href="https://unpkg.com/@stoplight/elements@9.0.15/styles.min.css" crossorigin integrity="sha384-iVQBHadsD+eV0M5+ubRCEVXrXEBj+BqcuwjUwPoVJc0Pb1fmrhYSAhL+BFProHdV">
-<script src="https://unpkg.com/@stoplight/elements@9.0.15/web-components.min.js" crossorigin></script>
-</head>
-<body style="height: 100vh;">
-<noscript>The interactive reference needs JavaScript; the machine-readable description is at <a href="/openapi.json">/openapi.json</a>.</noscript>
-<elements-api apiDescriptionUrl="/openapi.json" router="hash" layout="sidebar" tryItCredentialsPolicy="same-origin"></elements-api>
-</body>
-</html>`)
 }

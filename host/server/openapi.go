@@ -128,12 +128,16 @@ func (s *Server) documentPlainRoutes() {
 		Summary: "Interactive API reference", Description: "Renders /openapi.json with Stoplight Elements, whose script and style sheet the host serves itself (GET /docs/{asset}).",
 		Responses: limited(map[string]*huma.Response{"200": {Description: "OK", Content: map[string]*huma.MediaType{
 			mimeHTML: {Schema: &huma.Schema{Type: huma.TypeString, Description: "An HTML page"}}}}})})
+	s.documentDocsAssets(limited)
+	for _, p := range []string{"/openapi.json", "/docs"} {
+		s.hostOps[http.MethodGet+" "+p] = true
+	}
+	if s.deps.Registry == nil {
+		return
+	}
+	s.hostOps[http.MethodGet+" /metrics"] = true
 	doc.AddOperation(&huma.Operation{OperationID: "metrics", Method: http.MethodGet, Path: "/metrics", Tags: []string{"meta"}, Security: anonymous,
 		Summary: "Prometheus metrics", Description: "Metrics in the Prometheus text exposition format.",
 		Responses: limited(map[string]*huma.Response{"200": {Description: "OK", Content: map[string]*huma.MediaType{
 			"text/plain": {Schema: &huma.Schema{Type: huma.TypeString, Description: "Prometheus text exposition format"}}}}})})
-	s.documentDocsAssets(limited)
-	for _, p := range []string{"/openapi.json", "/docs", "/metrics"} {
-		s.hostOps[http.MethodGet+" "+p] = true
-	}
 }

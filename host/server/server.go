@@ -136,7 +136,9 @@ func New(d Deps) *Server {
 	app.Get("/openapi.json", s.serveOpenAPI)
 	app.Get("/docs", serveDocs)
 	app.Get("/docs/:asset", serveDocsAsset)
-	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})))
+	if d.Registry != nil {
+		app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})))
+	}
 	cfg := huma.DefaultConfig("Steward governance API", APIVersion)
 	cfg.Info.Description = "Multi-tenant cloud governance hub: cost, compliance, resources, identity, partner evidence and e-mail security across tenants. Plugin operations are merged in at start-up."
 	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""

@@ -30,6 +30,12 @@ func TestEmptyBodyIs422(t *testing.T) {
 			expectInvalid(t, h.do(http.MethodPost, c.path, c.token, nil, header...), "body")
 		})
 	}
+	// The page variant answers a page naming the missing fields, which a
+	// browser shows, rather than a problem document.
+	r := h.do(http.MethodPost, "/onboarding/verify", "", nil, "Content-Type", "application/x-www-form-urlencoded")
+	if r.status != http.StatusUnprocessableEntity || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.body), "<strong>tenant_name</strong>") {
+		t.Errorf("empty verification form: %d %s %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
 }
 
 // TestLoginAcceptsOAuthPasswordForm: the password grant's standard fields,

@@ -56,8 +56,10 @@ func (f verifyFields) request() onboarding.Request {
 	return onboarding.Request{TenantName: f.TenantName, DirectoryTenantID: f.TenantID, SubscriptionID: f.SubscriptionID, Description: f.Description}
 }
 
+// verifyPageInput's form is optional too: a browser posting nothing gets
+// the page naming the missing fields.
 type verifyPageInput struct {
-	Body verifyFields `contentType:"application/x-www-form-urlencoded"`
+	Body *verifyFields `contentType:"application/x-www-form-urlencoded"`
 }
 
 type verifyAPIInput struct {
@@ -175,10 +177,14 @@ func (s *Server) registerOnboarding() {
 		Description: "Same checks and outcomes as POST /onboarding/api/verify, shown as a page: 200 when the tenant was created, 409 when its directory tenant is already managed, " +
 			"422 for invalid input or a failed check, 503 when the cloud could not be asked."},
 		func(ctx context.Context, in *verifyPageInput) (*htmlPage, error) {
-			req, errs := in.Body.request().Clean()
+			var form verifyFields
+			if in.Body != nil {
+				form = *in.Body
+			}
+			req, errs := form.request().Clean()
 			if len(errs) > 0 {
 				s.recordVerifyFailure(ctx, req, invalidReason(errs), nil)
-				return renderPage(http.StatusUnprocessableEntity, "landing", pageData{Errors: errs, Form: in.Body})
+				return renderPage(http.StatusUnprocessableEntity, "landing", pageData{Errors: errs, Form: form})
 			}
 			res, err := s.verify(ctx, v, req)
 			if err != nil {
@@ -188,7 +194,7 @@ func (s *Server) registerOnboarding() {
 			if status == http.StatusCreated {
 				status = http.StatusOK
 			}
-			return renderPage(status, "result", pageData{Result: &res, Form: in.Body})
+			return renderPage(status, "result", pageData{Result: &res, Form: form})
 		})
 
 	register(s, huma.Operation{OperationID: "onboarding-verify", Method: http.MethodPost, Path: "/onboarding/api/verify", Tags: tags, Metadata: none,

@@ -6,9 +6,13 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X github.com/stewardhq/steward/host/app.Version=$(VERSION)
 TESTFLAGS ?=
 
+REDOCLY   := tools/openapilint/node_modules/.bin/redocly
+# Stoplight Elements' bundle, which the host embeds to serve /docs.
+ELEMENTS  := host/server/apidocs/web-components.min.js
+
 .PHONY: build run test test-race bench lint proto clean
 
-build:
+build: $(ELEMENTS)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/steward ./host/cmd/steward
 	@for p in $(PLUGINS); do \
 		echo "build plugin $$p"; \
@@ -19,9 +23,21 @@ run: build
 	$(BIN)/steward serve
 
 # Every test: unit, store (SQLite and PostgreSQL), plugin protocol and
-# end-to-end against the built binaries.
-test: build
-	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) -count=1 -timeout 15m ./...
+# end-to-end against the built binaries, whose responses are checked against
+# the OpenAPI document, itself linted with Redocly CLI (TestOpenAPILint).
+test: build $(REDOCLY)
+	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) STEWARD_TEST_REDOCLY=$(CURDIR)/$(REDOCLY) $(GO) test $(TESTFLAGS) -count=1 -timeout 15m ./...
+
+# The API reference's script, style sheet and licence, at the version
+# web/apidocs/package-lock.json pins; not committed.
+$(ELEMENTS): web/apidocs/package.json web/apidocs/package-lock.json web/apidocs/fetch-elements.sh
+	web/apidocs/fetch-elements.sh host/server/apidocs
+	@touch $@
+
+# The OpenAPI linter, at the version tools/openapilint/package-lock.json pins.
+$(REDOCLY): tools/openapilint/package.json tools/openapilint/package-lock.json
+	cd tools/openapilint && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
 
 # The packages that run goroutines of their own (caches, revocations,
 # scheduler, supervisor, rate limits, SDK server and harness, simulator
@@ -55,4 +71,4 @@ proto:
 		proto/steward/plugin/v1/*.proto
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) tools/openapilint/node_modules host/server/apidocs/web-components.min.js* host/server/apidocs/styles.min.css

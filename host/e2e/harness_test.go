@@ -225,6 +225,10 @@ func (h *host) do(method, path, token string, body io.Reader, header ...string) 
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	// The document is fetched before the first request rather than after
+	// it, so that its fetch is not counted by the rate limit between one
+	// response's headers and the next request.
+	_, _ = h.document()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", method, path, err)
@@ -234,6 +238,7 @@ func (h *host) do(method, path, token string, body io.Reader, header ...string) 
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	h.conform(req, resp.StatusCode, resp.Header, b)
 	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 

@@ -31,7 +31,12 @@ func onboardingWorld(t *testing.T) string {
 
 func (h *host) postForm(path string, form url.Values) response {
 	h.t.Helper()
-	return h.do(http.MethodPost, path, "", strings.NewReader(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+	return h.postFormAs(path, "", form)
+}
+
+func (h *host) postFormAs(path, token string, form url.Values) response {
+	h.t.Helper()
+	return h.do(http.MethodPost, path, token, strings.NewReader(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
 }
 
 type verification struct {
@@ -50,6 +55,9 @@ func TestOnboarding(t *testing.T) {
 	// the default one so the header shows which one onboarding draws on.
 	h := startHost(t, hostOpts{env: map[string]string{"STEWARD_SIM_WORLD": onboardingWorld(t),
 		"STEWARD_AUTH_RATE_LIMIT_PER_MINUTE": "300", "STEWARD_RATE_LIMIT_PER_MINUTE": "1000"}})
+	// Only an admin is told why a verification created nothing (see
+	// TestAnonymousSeesNoTenant for what the anonymous are told).
+	admin := h.login()
 
 	page := h.get("/onboarding/", "")
 	if page.status != http.StatusOK || !strings.HasPrefix(page.header.Get("Content-Type"), "text/html") ||
@@ -104,7 +112,7 @@ func TestOnboarding(t *testing.T) {
 		t.Fatalf("verify delegated: %d %s", r.status, r.body)
 	}
 	created := v.Tenant.ID
-	r = h.postForm("/onboarding/api/verify", form)
+	r = h.postFormAs("/onboarding/api/verify", admin, form)
 	if r.status != http.StatusConflict {
 		t.Errorf("repeat (JSON): %d %s", r.status, r.body)
 	}
@@ -112,7 +120,7 @@ func TestOnboarding(t *testing.T) {
 	if v.Success || v.Tenant != nil || v.Error == nil || !strings.Contains(*v.Error, "already managed") {
 		t.Errorf("repeat body %s", r.body)
 	}
-	if r = h.postForm("/onboarding/verify", form); r.status != http.StatusConflict || !strings.Contains(string(r.body), "already managed") {
+	if r = h.postFormAs("/onboarding/verify", admin, form); r.status != http.StatusConflict || !strings.Contains(string(r.body), "already managed") {
 		t.Errorf("repeat (page): %d %s", r.status, r.body)
 	}
 
@@ -126,26 +134,26 @@ func TestOnboarding(t *testing.T) {
 			CheckedAt string `json:"checked_at"`
 		} `json:"delegation"`
 	}
-	h.get("/onboarding/status/"+created, "").json(t, &st)
+	h.get("/onboarding/status/"+created, admin).json(t, &st)
 	if st.TenantID != created || st.DirectoryTenantID != obDelegated || !st.UseDelegation || !st.IsActive || !st.Delegation.Reachable || st.Delegation.CheckedAt == "" {
 		t.Errorf("status %+v", st)
 	}
-	if r = h.get("/onboarding/status/00000000-0000-0000-0000-000000000000", ""); r.status != http.StatusNotFound {
+	if r = h.get("/onboarding/status/00000000-0000-0000-0000-000000000000", admin); r.status != http.StatusNotFound {
 		t.Errorf("unknown tenant status: %d", r.status)
 	}
 
 	// A subscription not delegated: the reason, and nothing created.
 	bad := url.Values{"tenant_name": {"Fabrikam"}, "tenant_id": {obNotDelegated}, "subscription_id": {obPlainSub}}
-	r = h.postForm("/onboarding/api/verify", bad)
+	r = h.postFormAs("/onboarding/api/verify", admin, bad)
 	r.json(t, &v)
 	if r.status != http.StatusUnprocessableEntity || v.Success || v.Tenant != nil || v.Error == nil || !strings.Contains(*v.Error, "not delegated") {
 		t.Errorf("verify not delegated: %d %s", r.status, r.body)
 	}
-	if r = h.postForm("/onboarding/verify", bad); r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), "Verification failed") || !strings.Contains(string(r.body), "not delegated") {
+	if r = h.postFormAs("/onboarding/verify", admin, bad); r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), "Verification failed") || !strings.Contains(string(r.body), "not delegated") {
 		t.Errorf("verify page not delegated: %d %s", r.status, r.body)
 	}
 	// A delegated subscription named under another directory tenant.
-	r = h.postForm("/onboarding/api/verify", url.Values{"tenant_name": {"Contoso again"}, "tenant_id": {obNotDelegated}, "subscription_id": {obDelegatedSub}})
+	r = h.postFormAs("/onboarding/api/verify", admin, url.Values{"tenant_name": {"Contoso again"}, "tenant_id": {obNotDelegated}, "subscription_id": {obDelegatedSub}})
 	if r.json(t, &v); r.status != http.StatusUnprocessableEntity || v.Error == nil || !strings.Contains(*v.Error, "belongs to directory tenant "+obDelegated) {
 		t.Errorf("subscription of another directory: %d %s", r.status, r.body)
 	}
@@ -157,7 +165,6 @@ func TestOnboarding(t *testing.T) {
 		t.Errorf("invalid page: %d %s", r.status, r.body)
 	}
 
-	admin := h.login()
 	var tenants []tenancy.Tenant
 	h.get("/api/v1/tenants", admin).json(t, &tenants)
 	if len(tenants) != 1 || tenants[0].ID != created || !tenants[0].UseDelegation {

@@ -197,3 +197,29 @@ func (v *Verifier) Verify(ctx context.Context, r Request) (Result, error) {
 	res.Outcome, res.Tenant = Created, t
 	return res, nil
 }
+
+// ReasonUnverified is the one reason an anonymous caller is given for a
+// verification that created nothing: which check failed would tell whether a
+// subscription exists, whether it is delegated to Steward, which directory
+// owns it, or that a directory is already a customer.
+const ReasonUnverified = "the delegation could not be verified, or the directory tenant is already managed by Steward: " +
+	"check that the onboarding template is deployed to the subscription, that the subscription belongs to the directory tenant named, and retry; " +
+	"your Steward operator sees the reason"
+
+// reasonUnavailable replaces an unavailable cloud's error text.
+const reasonUnavailable = "the cloud could not be asked; retry shortly"
+
+// Redacted returns the result as a caller who may not see other tenants is
+// shown it: a duplicate is told apart from a failed check no more than the
+// checks are from one another, and no detail names a subscription's owner or
+// repeats the cloud's error text.
+func (r Result) Redacted() Result {
+	switch r.Outcome {
+	case Created:
+		return r
+	case Unavailable:
+		return Result{Outcome: Unavailable, Checks: []Check{}, Reason: reasonUnavailable}
+	default:
+		return Result{Outcome: Failed, Checks: []Check{}, Reason: ReasonUnverified}
+	}
+}

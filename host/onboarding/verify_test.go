@@ -128,3 +128,35 @@ func TestVerify(t *testing.T) {
 type failingTenants struct{ err error }
 
 func (f failingTenants) CreateTenant(context.Context, *tenancy.Tenant) error { return f.err }
+
+// TestRedacted: what a caller who may not see other tenants is told of a
+// verification that created nothing is the same whatever the cause, and
+// names no subscription owner.
+func TestRedacted(t *testing.T) {
+	v := &Verifier{
+		Cloud: fakeCloud{
+			owner:  map[string]string{subA: customer, "bbbbbbbb-0000-0000-0000-000000000001": "33333333-3333-3333-3333-333333333333"},
+			refuse: map[string]error{"cccccccc-0000-0000-0000-000000000001": fmt.Errorf("check access: %w", cloud.ErrNotDelegated)},
+		},
+		Tenants: &fakeTenants{byDirectory: map[string]*tenancy.Tenant{customer: {ID: "t-1"}}}, ManagingTenantID: managing,
+	}
+	ctx := context.Background()
+	for _, sub := range []string{subA, "bbbbbbbb-0000-0000-0000-000000000001", "cccccccc-0000-0000-0000-000000000001", "eeeeeeee-0000-0000-0000-000000000001"} {
+		res, err := v.Verify(ctx, Request{TenantName: "X", DirectoryTenantID: customer, SubscriptionID: sub})
+		if err != nil || res.Outcome == Created {
+			t.Fatalf("%s: %+v %v", sub, res, err)
+		}
+		r := res.Redacted()
+		if r.Outcome != Failed || r.Reason != ReasonUnverified || len(r.Checks) != 0 || r.Tenant != nil || strings.Contains(r.Reason, "33333333") {
+			t.Errorf("%s redacted: %+v", sub, r)
+		}
+	}
+	created := Result{Outcome: Created, Tenant: &tenancy.Tenant{ID: "t-2"}, Checks: []Check{{Name: CheckNotRegistered, Passed: true}}}
+	if r := created.Redacted(); r.Outcome != Created || r.Tenant == nil || len(r.Checks) != 1 {
+		t.Errorf("a created tenant's result: %+v", r)
+	}
+	down := Result{Outcome: Unavailable, Reason: "the cloud could not be asked about subscription x; retry shortly (dial tcp 10.0.0.1:443)"}
+	if r := down.Redacted(); r.Outcome != Unavailable || strings.Contains(r.Reason, "10.0.0.1") {
+		t.Errorf("unavailable: %+v", r)
+	}
+}

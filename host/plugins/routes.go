@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -118,8 +117,8 @@ func buildRoute(owner string, pr *pluginv1.Route) (*Route, error) {
 		r.Auth = pluginv1.Auth_AUTH_USER
 	}
 	if len(pr.OpenapiOperation) > 0 {
-		var op huma.Operation
-		if err := json.Unmarshal(pr.OpenapiOperation, &op); err != nil {
+		op, err := protocol.DecodeOperation(pr.OpenapiOperation)
+		if err != nil {
 			return nil, fmt.Errorf("plugin %q: route %s %s: operation: %w", owner, r.Method, r.Pattern, err)
 		}
 		op.Method, op.Path = r.Method, r.Pattern
@@ -129,7 +128,7 @@ func buildRoute(owner string, pr *pluginv1.Route) (*Route, error) {
 				r.params = append(r.params, p)
 			}
 		}
-		r.Operation = &op
+		r.Operation = op
 	}
 	return r, nil
 }

@@ -52,6 +52,13 @@ type loginInput struct {
 	Body struct {
 		Username string `json:"username" minLength:"1" maxLength:"320"`
 		Password string `json:"password" minLength:"1" maxLength:"1024"`
+		// The rest of the OAuth 2.0 password grant's form (RFC 6749
+		// section 4.3.2), which OAuth2 clients, the document's own
+		// OAuth2PasswordBearer flow among them, send as a matter of course.
+		GrantType    string `json:"grant_type,omitempty" enum:"password" doc:"When sent, must be password"`
+		Scope        string `json:"scope,omitempty" maxLength:"1024" doc:"Accepted and ignored: a token carries the user's roles, not scopes"`
+		ClientID     string `json:"client_id,omitempty" maxLength:"256" doc:"Accepted and ignored"`
+		ClientSecret string `json:"client_secret,omitempty" maxLength:"1024" doc:"Accepted and ignored"`
 	} `contentType:"application/x-www-form-urlencoded"`
 }
 
@@ -74,7 +81,7 @@ func (s *Server) registerAuth() {
 	register(s, huma.Operation{
 		OperationID: "auth-login", Method: http.MethodPost, Path: "/api/v1/auth/login", Tags: []string{"auth"}, Metadata: none,
 		Summary:     "Sign in with the development credential pair",
-		Description: "OAuth2 password form (application/x-www-form-urlencoded: username, password). Accepted only when STEWARD_ENV=development; refused with 403 in staging and production.",
+		Description: "OAuth2 password form (application/x-www-form-urlencoded: username, password; grant_type, when sent, must be password; scope, client_id and client_secret are accepted and ignored). Accepted only when STEWARD_ENV=development; refused with 403 in staging and production.",
 		Errors:      []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity},
 	}, s.login)
 	register(s, huma.Operation{OperationID: "auth-me", Method: http.MethodGet, Path: "/api/v1/auth/me", Summary: "The signed-in user and its tenants", Tags: []string{"auth"}},

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"reflect"
 	"runtime"
 	"sort"
 	"strings"
@@ -117,7 +119,42 @@ type detailed struct {
 }
 
 type dataHealth struct {
-	Body map[string]freshness.TenantFreshness
+	Body freshnessReport
+}
+
+// freshnessReport is /api/v1/health/data's body: the data freshness map of
+// the caller's tenants for a signed-in caller, and only how many tenants
+// are fresh and stale for an anonymous one, who may see no tenant.
+type freshnessReport struct {
+	tenants map[string]freshness.TenantFreshness
+	counts  *freshnessCounts
+}
+
+type freshnessCounts struct {
+	Fresh int `json:"fresh" minimum:"0" doc:"Tenants whose every data domain synced within its threshold"`
+	Stale int `json:"stale" minimum:"0" doc:"Tenants with a data domain that never synced or synced longer ago than its threshold"`
+}
+
+func (r freshnessReport) MarshalJSON() ([]byte, error) {
+	if r.counts != nil {
+		return json.Marshal(r.counts)
+	}
+	return json.Marshal(r.tenants)
+}
+
+// Schema documents both shapes; the freshness map's members are tenant
+// names, each an object of a timestamp (or null) per data domain and stale.
+func (freshnessReport) Schema(reg huma.Registry) *huma.Schema {
+	counts := reg.Schema(reflect.TypeFor[freshnessCounts](), true, "FreshnessCounts")
+	tenant := &huma.Schema{Type: huma.TypeObject,
+		Description:          "One tenant's freshness: each data domain's last sync (null when it never synced), and whether the tenant is stale.",
+		Properties:           map[string]*huma.Schema{"stale": {Type: huma.TypeBoolean}},
+		Required:             []string{"stale"},
+		AdditionalProperties: &huma.Schema{Type: huma.TypeString, Format: "date-time", Nullable: true}}
+	return &huma.Schema{OneOf: []*huma.Schema{
+		{Title: "FreshnessMap", Description: "Signed in: keyed by the name of each tenant the caller may see.", Type: huma.TypeObject, AdditionalProperties: tenant},
+		counts,
+	}}
 }
 
 type statusBody struct {
@@ -147,9 +184,11 @@ func (s *Server) registerHealth() {
 			out.Body.Status = healthy
 			return out, nil
 		})
-	register(s, huma.Operation{OperationID: "health-detailed", Method: http.MethodGet, Path: "/health/detailed", Summary: "Component health", Tags: []string{"health"}, Metadata: none},
+	register(s, huma.Operation{OperationID: "health-detailed", Method: http.MethodGet, Path: "/health/detailed", Summary: "Component health", Tags: []string{"health"}, Metadata: none,
+		Responses: s.unhealthyResponse(detailedBody{})},
 		func(ctx context.Context, _ *struct{}) (*detailed, error) { return s.detailed(ctx), nil })
-	register(s, huma.Operation{OperationID: "api-health", Method: http.MethodGet, Path: "/api/v1/health", Summary: "API health; more detail when authenticated", Tags: []string{"health"}, Metadata: none},
+	register(s, huma.Operation{OperationID: "api-health", Method: http.MethodGet, Path: "/api/v1/health", Summary: "API health; more detail when authenticated", Tags: []string{"health"}, Metadata: none,
+		Responses: s.unhealthyResponse(apiHealthBody{})},
 		func(ctx context.Context, _ *struct{}) (*apiHealth, error) {
 			r := s.check(ctx)
 			out := &apiHealth{Status: httpStatus(r.status)}
@@ -162,17 +201,29 @@ func (s *Server) registerHealth() {
 			}
 			return out, nil
 		})
-	register(s, huma.Operation{OperationID: "api-health-detailed", Method: http.MethodGet, Path: "/api/v1/health/detailed", Summary: "Per-component metrics; redacted without authentication", Tags: []string{"health"}, Metadata: none},
+	register(s, huma.Operation{OperationID: "api-health-detailed", Method: http.MethodGet, Path: "/api/v1/health/detailed", Summary: "Per-component metrics; redacted without authentication", Tags: []string{"health"}, Metadata: none,
+		Responses: s.unhealthyResponse(detailedBody{})},
 		func(ctx context.Context, _ *struct{}) (*detailed, error) { return s.detailed(ctx), nil })
 	register(s, huma.Operation{OperationID: "api-health-data", Method: http.MethodGet, Path: "/api/v1/health/data", Summary: "Data freshness by tenant",
-		Description: "Keyed by tenant name for an authenticated caller (its tenants only) and by internal tenant id otherwise. A tenant is stale when any data domain's last sync is older than its threshold or missing.",
+		Description: "For a signed-in caller, the data freshness map of its tenants keyed by tenant name; for an anonymous caller, only the counts of fresh and stale tenants. A tenant is stale when any data domain's last sync is older than its threshold or missing.",
 		Tags:        []string{"health"}, Metadata: none},
 		func(ctx context.Context, _ *struct{}) (*dataHealth, error) {
 			m, err := s.freshnessMap(ctx)
 			if err != nil {
 				return nil, err
 			}
-			return &dataHealth{Body: m}, nil
+			if principalFrom(ctx) != nil {
+				return &dataHealth{Body: freshnessReport{tenants: m}}, nil
+			}
+			counts := &freshnessCounts{}
+			for _, f := range m {
+				if f.Stale {
+					counts.Stale++
+				} else {
+					counts.Fresh++
+				}
+			}
+			return &dataHealth{Body: freshnessReport{counts: counts}}, nil
 		})
 	register(s, huma.Operation{OperationID: "api-status", Method: http.MethodGet, Path: "/api/v1/status", Summary: "Service status summary", Tags: []string{"health"}, Metadata: none},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body statusBody }, error) {
@@ -197,6 +248,13 @@ func (s *Server) registerHealth() {
 			}
 			return out, nil
 		})
+}
+
+// unhealthyResponse declares the 503 of a health report: the same report,
+// saying unhealthy.
+func (s *Server) unhealthyResponse(body any) map[string]*huma.Response {
+	return map[string]*huma.Response{"503": {Description: "Unhealthy: the database does not answer",
+		Content: map[string]*huma.MediaType{"application/json": {Schema: s.schemaOf(body)}}}}
 }
 
 func (s *Server) detailed(ctx context.Context) *detailed {
@@ -255,6 +313,8 @@ func (s *Server) freshnessMap(ctx context.Context) (map[string]freshness.TenantF
 	if err != nil {
 		return nil, err
 	}
+	// An anonymous caller is only told counts, so its map is keyed by id,
+	// which is unique where names need not be.
 	keys := make([]freshness.Tenant, 0, len(tenants))
 	for _, t := range tenants {
 		key := t.ID

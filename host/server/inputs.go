@@ -58,21 +58,21 @@ func inputErrors(c *fiber.Ctx, params map[string]string) []*huma.ErrorDetail {
 		}
 	}
 	seen := map[string]bool{}
-	c.Context().QueryArgs().VisitAll(func(k, v []byte) {
+	for k, v := range c.Context().QueryArgs().All() {
 		name := string(k)
 		if !seen[name] && (controlChars(name, false) || controlChars(string(v), false)) {
 			seen[name] = true
 			add("query." + strings.ToValidUTF8(strings.Map(printable, name), ""))
 		}
-	})
+	}
 	ct, _, _ := mime.ParseMediaType(c.Get(fiber.HeaderContentType))
 	switch {
 	case ct == fiber.MIMEApplicationForm:
-		c.Request().PostArgs().VisitAll(func(k, v []byte) {
+		for k, v := range c.Request().PostArgs().All() {
 			if controlChars(string(k), false) || controlChars(string(v), true) {
 				add("body." + strings.ToValidUTF8(strings.Map(printable, string(k)), ""))
 			}
-		})
+		}
 	case ct == fiber.MIMEApplicationJSON || strings.HasSuffix(ct, "+json"):
 		body := c.Body()
 		// Only a body with an escape that can spell a control character

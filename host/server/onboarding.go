@@ -6,6 +6,7 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/stewardhq/steward/host/onboarding"
 	"github.com/stewardhq/steward/host/tenancy"
 )
+
+var errNoSuchTenant = huma.Error404NotFound("no tenant with that id")
 
 // statusCheckTimeout bounds the live delegation check of the status route,
 // so a slow cloud delays the answer by seconds, not by the SDK's retries.
@@ -53,8 +56,10 @@ func (f verifyFields) request() onboarding.Request {
 	return onboarding.Request{TenantName: f.TenantName, DirectoryTenantID: f.TenantID, SubscriptionID: f.SubscriptionID, Description: f.Description}
 }
 
+// verifyPageInput's form is optional too: a browser posting nothing gets
+// the page naming the missing fields.
 type verifyPageInput struct {
-	Body verifyFields `contentType:"application/x-www-form-urlencoded"`
+	Body *verifyFields `contentType:"application/x-www-form-urlencoded"`
 }
 
 type verifyAPIInput struct {
@@ -71,6 +76,16 @@ type verifyResult struct {
 	Tenant  *tenancy.Tenant    `json:"tenant"`
 	Checks  []onboarding.Check `json:"checks"`
 	Error   *string            `json:"error"`
+}
+
+// TransformSchema lets tenant be null, as it is when nothing was created;
+// huma's nullable tag does not apply to a referenced schema.
+func (verifyResult) TransformSchema(_ huma.Registry, sch *huma.Schema) *huma.Schema {
+	if t := sch.Properties["tenant"]; t != nil && t.Ref != "" {
+		sch.Properties["tenant"] = &huma.Schema{Description: "The tenant created; null when none was",
+			OneOf: []*huma.Schema{t, {Type: "null"}}}
+	}
+	return sch
 }
 
 type verifyAPIOutput struct {
@@ -107,12 +122,14 @@ func (s *Server) registerOnboarding() {
 	tags := []string{"onboarding"}
 
 	register(s, huma.Operation{OperationID: "onboarding-page", Method: http.MethodGet, Path: "/onboarding/", Tags: tags, Metadata: none,
-		Summary: "Onboarding landing page", Description: "How to delegate a subscription to Steward through Azure Lighthouse, with the forms that generate the template and verify the delegation."},
+		Responses: s.htmlResponses(http.StatusOK),
+		Summary:   "Onboarding landing page", Description: "How to delegate a subscription to Steward through Azure Lighthouse, with the forms that generate the template and verify the delegation."},
 		func(context.Context, *struct{}) (*htmlPage, error) {
 			return renderPage(http.StatusOK, "landing", pageData{})
 		})
 
 	register(s, huma.Operation{OperationID: "onboarding-generate-template", Method: http.MethodPost, Path: "/onboarding/generate-template", Tags: tags, Metadata: none,
+		Responses:   s.htmlResponses(http.StatusOK, http.StatusUnprocessableEntity),
 		Summary:     "Deployment template and instructions, as a page",
 		Description: "Optional form field org_name (at most 100 characters, no control characters). An invalid name answers 422 with the page showing why."},
 		func(ctx context.Context, in *templateForm) (*htmlPage, error) {
@@ -135,7 +152,10 @@ func (s *Server) registerOnboarding() {
 	register(s, huma.Operation{OperationID: "onboarding-template", Method: http.MethodGet, Path: "/onboarding/api/template", Tags: tags, Metadata: none,
 		Summary:     "Deployment template",
 		Description: "The Azure Lighthouse subscription deployment template: a registration definition granting Steward's managing tenant Reader, Cost Management Reader and Security Reader, and its assignment.",
-		Errors:      []int{http.StatusUnprocessableEntity}},
+		Responses: map[string]*huma.Response{"200": {Description: "OK", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: huma.TypeObject,
+			Description: "An Azure Resource Manager subscription deployment template", Required: []string{"$schema", "contentVersion", "parameters", "resources"},
+			Properties: map[string]*huma.Schema{"$schema": {Type: huma.TypeString}, "contentVersion": {Type: huma.TypeString},
+				"parameters": {Type: huma.TypeObject}, "resources": {Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeObject}}}}}}}}},
 		func(ctx context.Context, in *struct {
 			OrgName string `query:"org_name" doc:"Customer organisation shown in the offer name; at most 100 characters"`
 		}) (*rawJSON, error) {
@@ -152,14 +172,19 @@ func (s *Server) registerOnboarding() {
 		})
 
 	register(s, huma.Operation{OperationID: "onboarding-verify-page", Method: http.MethodPost, Path: "/onboarding/verify", Tags: tags, Metadata: none,
-		Summary: "Verify a delegation and create the tenant, as a page",
+		Responses: s.htmlResponses(http.StatusOK, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
+		Summary:   "Verify a delegation and create the tenant, as a page",
 		Description: "Same checks and outcomes as POST /onboarding/api/verify, shown as a page: 200 when the tenant was created, 409 when its directory tenant is already managed, " +
 			"422 for invalid input or a failed check, 503 when the cloud could not be asked."},
 		func(ctx context.Context, in *verifyPageInput) (*htmlPage, error) {
-			req, errs := in.Body.request().Clean()
+			var form verifyFields
+			if in.Body != nil {
+				form = *in.Body
+			}
+			req, errs := form.request().Clean()
 			if len(errs) > 0 {
 				s.recordVerifyFailure(ctx, req, invalidReason(errs), nil)
-				return renderPage(http.StatusUnprocessableEntity, "landing", pageData{Errors: errs, Form: in.Body})
+				return renderPage(http.StatusUnprocessableEntity, "landing", pageData{Errors: errs, Form: form})
 			}
 			res, err := s.verify(ctx, v, req)
 			if err != nil {
@@ -169,16 +194,18 @@ func (s *Server) registerOnboarding() {
 			if status == http.StatusCreated {
 				status = http.StatusOK
 			}
-			return renderPage(status, "result", pageData{Result: &res, Form: in.Body})
+			return renderPage(status, "result", pageData{Result: &res, Form: form})
 		})
 
 	register(s, huma.Operation{OperationID: "onboarding-verify", Method: http.MethodPost, Path: "/onboarding/api/verify", Tags: tags, Metadata: none,
 		Summary: "Verify a delegation and create the tenant",
 		Description: "Form fields tenant_name, tenant_id (the customer's cloud directory tenant id), subscription_id and optional description. Checks through the cloud that Steward's managing tenant reaches " +
 			"the subscription by delegation and that it belongs to that directory tenant, then creates the tenant with use_delegation true (201). A failed check answers 422 and a directory tenant " +
-			"already managed 409, each with the checks and the reason and with nothing created; 503 when the cloud could not be asked. Invalid input is a 422 problem naming the field.",
+			"already managed 409, each with the checks and the reason and with nothing created; 503 when the cloud could not be asked. Invalid input is a 422 problem naming the field. " +
+			"Only an admin is shown the checks and the reason of a verification that created nothing: any other caller gets 422 with one generic reason for every failed check and for an already managed tenant, " +
+			"so the route tells no one which directory owns a subscription or whether it is delegated. Anonymous verifications draw on the sign-in rate limit.",
 		DefaultStatus: http.StatusCreated,
-		Errors:        []int{http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable}},
+		Responses:     s.verifyResponses()},
 		func(ctx context.Context, in *verifyAPIInput) (*verifyAPIOutput, error) {
 			req, errs := verifyFields(in.Body).request().Clean()
 			if len(errs) > 0 {
@@ -201,15 +228,23 @@ func (s *Server) registerOnboarding() {
 		})
 
 	register(s, huma.Operation{OperationID: "onboarding-status", Method: http.MethodGet, Path: "/onboarding/status/{tenant_id}", Tags: tags, Metadata: none,
-		Summary:     "A tenant's onboarding status",
-		Description: "The tenant record and a live check that its subscription is still reachable by delegation.",
-		Errors:      []int{http.StatusNotFound}},
+		Summary: "A tenant's onboarding status",
+		Description: "The tenant record and a live check that its subscription is still reachable by delegation, for a signed-in caller who may see the tenant. " +
+			"Any other caller, anonymous included, gets the 404 of an unknown tenant.",
+		Errors: []int{http.StatusNotFound}},
 		func(ctx context.Context, in *struct {
 			TenantID string `path:"tenant_id" format:"uuid" doc:"Internal tenant id, not the cloud directory tenant id"`
 		}) (*struct{ Body onboardingStatus }, error) {
+			// A tenant the caller may not see answers as an unknown one,
+			// before any lookup, so the answer tells nothing of whether the
+			// id exists and an anonymous request never reaches the cloud.
+			p := principalFrom(ctx)
+			if p == nil || !p.CanSeeTenant(in.TenantID) {
+				return nil, errNoSuchTenant
+			}
 			t, err := s.deps.Tenancy.Tenant(ctx, in.TenantID)
 			if errors.Is(err, tenancy.ErrNotFound) {
-				return nil, huma.Error404NotFound("no tenant with that id")
+				return nil, errNoSuchTenant
 			}
 			if err != nil {
 				return nil, err
@@ -221,7 +256,24 @@ func (s *Server) registerOnboarding() {
 		})
 }
 
-// verify runs the verification and audits its outcome.
+// verifyResponses declares the JSON verification's outcomes: each answers
+// the verification's report, and 422 and 503 may also be a problem document
+// (invalid input; a failure before the cloud was asked).
+func (s *Server) verifyResponses() map[string]*huma.Response {
+	report := s.schemaOf(verifyResult{})
+	out := map[string]*huma.Response{}
+	for _, code := range []int{http.StatusCreated, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable} {
+		r := &huma.Response{Description: http.StatusText(code), Content: map[string]*huma.MediaType{"application/json": {Schema: report}}}
+		if code >= 422 {
+			r.Content[mimeProblem] = &huma.MediaType{Schema: s.problemSchema()}
+		}
+		out[strconv.Itoa(code)] = r
+	}
+	return out
+}
+
+// verify runs the verification and audits its outcome. Only an admin is
+// told why a verification failed; the audit log keeps the reason.
 func (s *Server) verify(ctx context.Context, v *onboarding.Verifier, req onboarding.Request) (onboarding.Result, error) {
 	res, err := v.Verify(ctx, req)
 	if err != nil {
@@ -229,6 +281,9 @@ func (s *Server) verify(ctx context.Context, v *onboarding.Verifier, req onboard
 	}
 	if res.Outcome != onboarding.Created {
 		s.recordVerifyFailure(ctx, req, res.Reason, res.Checks)
+		if p := principalFrom(ctx); p == nil || !p.IsAdmin {
+			res = res.Redacted()
+		}
 		return res, nil
 	}
 	t := res.Tenant

@@ -151,6 +151,12 @@ func (s *Server) requireAuth(ctx huma.Context, next func(huma.Context)) {
 		_ = huma.WriteErr(s.API, ctx, http.StatusUnprocessableEntity, "validation failed", details...)
 		return
 	}
+	// huma answers a missing required body with 400; the contract makes
+	// every validation failure a 422 that names what is wrong.
+	if rb := ctx.Operation().RequestBody; rb != nil && rb.Required && len(c.Body()) == 0 {
+		_ = huma.WriteErr(s.API, ctx, http.StatusUnprocessableEntity, "validation failed", &huma.ErrorDetail{Location: "body", Message: "request body is required"})
+		return
+	}
 	ctx = huma.WithValue(ctx, localPrincipal, p)
 	next(huma.WithValue(ctx, requestMetaKey{}, requestMeta{ClientAddr: c.IP(), RequestID: requestID(c)}))
 }

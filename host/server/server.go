@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -153,12 +155,15 @@ func New(d Deps) *Server {
 
 	app.Get("/openapi.json", s.serveOpenAPI)
 	app.Get("/docs", serveDocs)
+	app.Get("/docs/:asset", serveDocsAsset)
 	if d.Registry != nil {
 		app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})))
 	}
 	cfg := huma.DefaultConfig("Steward governance API", APIVersion)
 	cfg.Info.Description = "Multi-tenant cloud governance hub: cost, compliance, resources, identity, partner evidence and e-mail security across tenants. Plugin operations are merged in at start-up."
 	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""
+	// Relative: the API is wherever this document was fetched from.
+	cfg.Servers = []*huma.Server{{URL: "/", Description: "The host serving this document"}}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"OAuth2PasswordBearer": {Type: "oauth2", Flows: &huma.OAuthFlows{Password: &huma.OAuthFlow{TokenURL: "/api/v1/auth/login", Scopes: map[string]string{}}}},
 		"APIKeyHeader":         {Type: "apiKey", In: "header", Name: "X-API-Key"},
@@ -168,6 +173,7 @@ func New(d Deps) *Server {
 	s.API = humafiber.New(app, cfg)
 	s.API.UseMiddleware(s.requireAuth)
 	s.App = app
+	s.documentPlainRoutes()
 
 	s.registerHealth()
 	s.registerAuth()
@@ -199,7 +205,8 @@ func (s *Server) Reserved(method, path string) bool {
 }
 
 // register adds a host operation: huma validates its input against the
-// declaration and the same declaration documents it.
+// declaration and the same declaration documents it, with every status the
+// host's middleware and validation may answer it with (see defaultErrors).
 func register[I, O any](s *Server, op huma.Operation, h func(context.Context, *I) (*O, error)) {
 	if op.Metadata == nil {
 		op.Metadata = map[string]any{}
@@ -207,16 +214,32 @@ func register[I, O any](s *Server, op huma.Operation, h func(context.Context, *I
 	if _, ok := op.Metadata[metaAuth]; !ok {
 		op.Metadata[metaAuth] = authUser
 	}
-	if op.Metadata[metaAuth] != authNone {
-		op.Security = []map[string][]string{{"OAuth2PasswordBearer": {}}, {"APIKeyHeader": {}}}
-		op.Errors = append(op.Errors, http.StatusUnauthorized, http.StatusForbidden)
+	authenticated := op.Metadata[metaAuth] != authNone
+	if authenticated {
+		op.Security = bearerOrKey()
+	} else {
+		op.Security = []map[string][]string{}
 	}
-	op.Errors = append(op.Errors, http.StatusTooManyRequests)
+	params, body := inputShape(reflect.TypeFor[I]())
+	for _, code := range defaultErrors(authenticated, params, body) {
+		// A status the operation documents itself, with its own body,
+		// keeps that body: huma would replace it with the problem schema.
+		if _, own := op.Responses[strconv.Itoa(code)]; !own && !slices.Contains(op.Errors, code) {
+			op.Errors = append(op.Errors, code)
+		}
+	}
+	own := maps.Clone(op.Responses)
 	s.hostOps[op.Method+" "+op.Path] = true
 	if authRateClass(op.Path) {
 		s.authRoutes = append(s.authRoutes, hostRoute{method: op.Method, segments: protocol.SplitPath(op.Path)})
 	}
 	huma.Register(s.API, op, h)
+	// huma declares 422 and 500 for every operation with input, replacing
+	// a body the operation declared for them itself.
+	registered := operationOf(s.API.OpenAPI().Paths[op.Path], op.Method)
+	for code, r := range own {
+		registered.Responses[code] = r
+	}
 }
 
 // AddPluginOperations merges a plugin's operations into /openapi.json.
@@ -237,9 +260,13 @@ func (s *Server) rebuildOpenAPI() {
 				continue
 			}
 			op := *r.Operation
-			if r.Auth != pluginAuthNone {
-				op.Security = []map[string][]string{{"OAuth2PasswordBearer": {}}, {"APIKeyHeader": {}}}
+			authenticated := r.Auth != pluginAuthNone
+			if authenticated {
+				op.Security = bearerOrKey()
+			} else {
+				op.Security = []map[string][]string{}
 			}
+			op.Responses = s.pluginResponses(&op, r.Method, authenticated)
 			// A copy: the route's own operation is shared with the table.
 			op.Extensions = maps.Clone(op.Extensions)
 			if op.Extensions == nil {
@@ -248,9 +275,6 @@ func (s *Server) rebuildOpenAPI() {
 			op.Extensions["x-steward-plugin"] = r.Plugin
 			if scope := pluginTenantScope(&op); r.TenantScoped && scope != nil {
 				op.Extensions[extTenantScoped] = scope
-			}
-			if op.Responses == nil {
-				op.Responses = map[string]*huma.Response{"200": {Description: "OK"}}
 			}
 			item := paths[r.Pattern]
 			if item == nil {
@@ -267,6 +291,25 @@ func (s *Server) rebuildOpenAPI() {
 		return
 	}
 	s.openapi.Store(&b)
+}
+
+func operationOf(item *huma.PathItem, method string) *huma.Operation {
+	switch method {
+	case http.MethodGet:
+		return item.Get
+	case http.MethodPost:
+		return item.Post
+	case http.MethodPut:
+		return item.Put
+	case http.MethodPatch:
+		return item.Patch
+	case http.MethodDelete:
+		return item.Delete
+	case http.MethodHead:
+		return item.Head
+	default:
+		return item.Options
+	}
 }
 
 func setOperation(item *huma.PathItem, method string, op *huma.Operation) {
@@ -346,23 +389,4 @@ func securityHeaders(c *fiber.Ctx) error {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
 	return c.Next()
-}
-
-func serveDocs(c *fiber.Ctx) error {
-	c.Set("Content-Security-Policy", "default-src 'none'; base-uri 'none'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; sandbox allow-same-origin allow-scripts; script-src https://unpkg.com/@stoplight/elements@9.0.15/web-components.min.js; style-src 'unsafe-inline' https://unpkg.com/@stoplight/elements@9.0.15/styles.min.css")
-	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-	return c.SendString(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Steward API reference</title>
-<link rel="stylesheet" href="https://unpkg.com/@stoplight/elements@9.0.15/styles.min.css" crossorigin integrity="sha384-iVQBHadsD+eV0M5+ubRCEVXrXEBj+BqcuwjUwPoVJc0Pb1fmrhYSAhL+BFProHdV">
-<script src="https://unpkg.com/@stoplight/elements@9.0.15/web-components.min.js" crossorigin></script>
-</head>
-<body style="height: 100vh;">
-<noscript>The interactive reference needs JavaScript; the machine-readable description is at <a href="/openapi.json">/openapi.json</a>.</noscript>
-<elements-api apiDescriptionUrl="/openapi.json" router="hash" layout="sidebar" tryItCredentialsPolicy="same-origin"></elements-api>
-</body>
-</html>`)
 }

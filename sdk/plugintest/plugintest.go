@@ -36,7 +36,6 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/danielgtaylor/huma/v2"
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 
@@ -211,8 +210,7 @@ func checkRoutes(routes []*pluginv1.Route) error {
 			return fmt.Errorf("route path %q must start with /", r.Path)
 		}
 		if len(r.OpenapiOperation) > 0 {
-			var op huma.Operation
-			if err := json.Unmarshal(r.OpenapiOperation, &op); err != nil {
+			if _, err := protocol.DecodeOperation(r.OpenapiOperation); err != nil {
 				return fmt.Errorf("route %s %s: operation: %w", r.Method, r.Path, err)
 			}
 		}

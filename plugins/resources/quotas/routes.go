@@ -33,6 +33,25 @@ type Counts struct {
 	Critical int `json:"critical"`
 }
 
+// List is the quota list's body.
+type List struct {
+	Location       string  `json:"location"`
+	Provider       string  `json:"provider"`
+	SubscriptionID string  `json:"subscription_id,omitempty" doc:"The subscription asked for, when one was"`
+	Items          []Entry `json:"items"`
+	Summary        Counts  `json:"summary"`
+}
+
+// Summary is the quota summary's body.
+type Summary struct {
+	Location      string             `json:"location"`
+	Subscriptions int                `json:"subscriptions" doc:"Subscriptions with quota data in the region"`
+	Health        string             `json:"health" enum:"ok,warning,critical"`
+	Counts        Counts             `json:"counts"`
+	ByProvider    map[string]*Counts `json:"by_provider"`
+	MostUsed      []Entry            `json:"most_used" doc:"The ten quotas nearest their limits"`
+}
+
 func (c *Counts) add(health string) {
 	c.Total++
 	switch health {
@@ -66,10 +85,15 @@ func Routes() []sdk.Route {
 				{Name: "location", In: "query", Schema: locSchema},
 				{Name: "provider", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"compute", "network"}, Default: "compute"}},
 			},
+			Responses: map[string]*huma.Response{
+				"200": sdk.JSONResponse("Quotas", List{}),
+				"404": {Description: "No quota data for the subscription, or it belongs to a tenant the caller may not see"},
+			},
 		}},
 		{Method: http.MethodGet, Path: "/api/v1/resources/quotas/summary", TenantScoped: true, Operation: &huma.Operation{
 			OperationID: "resources-quotas-summary", Tags: []string{"resources"}, Summary: "Quota health across managed subscriptions",
 			Parameters: []*huma.Param{{Name: "location", In: "query", Schema: locSchema}},
+			Responses:  map[string]*huma.Response{"200": sdk.JSONResponse("Quota health", Summary{})},
 		}},
 	}
 }
@@ -121,11 +145,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 		counts.add(e.Health)
 		items = append(items, e)
 	}
-	body := map[string]any{"location": q.Location, "provider": q.Provider, "items": items, "summary": counts}
-	if q.SubscriptionID != "" {
-		body["subscription_id"] = q.SubscriptionID
-	}
-	sdk.WriteJSON(w, http.StatusOK, body)
+	sdk.WriteJSON(w, http.StatusOK, List{Location: q.Location, Provider: q.Provider, SubscriptionID: q.SubscriptionID, Items: items, Summary: counts})
 }
 
 func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
@@ -158,8 +178,5 @@ func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
 	case all.Warning > 0:
 		overall = HealthWarning
 	}
-	sdk.WriteJSON(w, http.StatusOK, map[string]any{
-		"location": loc, "subscriptions": len(subs), "health": overall, "counts": all,
-		"by_provider": byProvider, "most_used": top,
-	})
+	sdk.WriteJSON(w, http.StatusOK, Summary{Location: loc, Subscriptions: len(subs), Health: overall, Counts: all, ByProvider: byProvider, MostUsed: top})
 }

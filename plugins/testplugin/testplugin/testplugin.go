@@ -10,12 +10,12 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -37,6 +37,34 @@ type item struct {
 	Kind          string    `bun:"kind" json:"kind"`
 	Cost          float64   `bun:"cost" json:"cost"`
 	CreatedAt     time.Time `bun:"created_at" json:"created_at"`
+}
+
+// itemPage is a page of items.
+type itemPage struct {
+	Items  []item `json:"items"`
+	Total  int64  `json:"total"`
+	Limit  int    `json:"limit"`
+	Offset int    `json:"offset"`
+}
+
+// whoamiBody is what the plugin saw of a request.
+type whoamiBody struct {
+	Principal      sdk.Principal `json:"principal"`
+	RequestID      string        `json:"request_id"`
+	Route          string        `json:"route"`
+	SawAuthHeader  bool          `json:"saw_auth_header"`
+	SawCookie      bool          `json:"saw_cookie"`
+	SawPluginToken bool          `json:"saw_plugin_token"`
+}
+
+// statusBody acknowledges a request.
+type statusBody struct {
+	Status string `json:"status"`
+}
+
+type relayBody struct {
+	Records  int            `json:"records"`
+	ByTenant map[string]int `json:"by_tenant"`
 }
 
 type plugin struct {
@@ -69,20 +97,30 @@ func New() *sdk.Plugin {
 		Handler:    mux,
 		Migrations: migrations,
 		Routes: []sdk.Route{
-			{Method: "GET", Path: "/api/v1/testplugin/ping", Auth: sdk.AuthNone, Operation: op("testplugin-ping", "Trivial handler for latency measurements")},
-			{Method: "GET", Path: "/api/v1/testplugin/whoami", Operation: op("testplugin-whoami", "The principal the host passed")},
+			{Method: "GET", Path: "/api/v1/testplugin/ping", Auth: sdk.AuthNone, Operation: op("testplugin-ping", "Trivial handler for latency measurements",
+				responses{"200": content("text/plain")})},
+			{Method: "GET", Path: "/api/v1/testplugin/whoami", Operation: op("testplugin-whoami", "The principal the host passed",
+				responses{"200": sdk.JSONResponse("What the plugin saw", whoamiBody{})})},
 			{Method: "GET", Path: "/api/v1/testplugin/items", TenantScoped: true, Operation: op("testplugin-items", "Items of the caller's tenants",
+				responses{"200": sdk.JSONResponse("A page of items", itemPage{})},
 				intParam("limit", 1, 500, 100), intParam("offset", 0, 1<<31-1, 0), listParam("tenant_ids"))},
 			{Method: "GET", Path: "/api/v1/testplugin/tenants/{tenant_id}/items", TenantScoped: true, Operation: op("testplugin-tenant-items", "Items of one tenant",
+				responses{"200": sdk.JSONResponse("A page of items", itemPage{})},
 				&huma.Param{Name: "tenant_id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString}})},
-			{Method: "POST", Path: "/api/v1/testplugin/echo", Operation: op("testplugin-echo", "Echoes the request body")},
+			{Method: "POST", Path: "/api/v1/testplugin/echo", Operation: op("testplugin-echo", "Echoes the request body",
+				responses{"200": content("application/octet-stream"), "400": {Description: "The body could not be read"}})},
 			{Method: "GET", Path: "/api/v1/testplugin/large", Operation: op("testplugin-large", "A body of the requested size",
-				intParam("size", 0, 256<<20, 1024))},
-			{Method: "POST", Path: "/api/v1/testplugin/crash", Auth: sdk.AuthAdmin, Operation: op("testplugin-crash", "Exits the plugin process")},
-			{Method: "GET", Path: "/api/v1/testplugin/hang", Auth: sdk.AuthAdmin, Operation: op("testplugin-hang", "Never answers until the caller gives up")},
-			{Method: "GET", Path: "/api/v1/testplugin/noise", Operation: op("testplugin-noise", "Prints to stdout, then answers")},
-			{Method: "POST", Path: "/api/v1/testplugin/audit", Operation: op("testplugin-audit", "Appends an audit entry through the Host service")},
-			{Method: "GET", Path: "/api/v1/testplugin/relay", TenantScoped: true, Operation: op("testplugin-relay", "Counts a published dataset read back through the Host service")},
+				responses{"200": content("application/octet-stream")}, intParam("size", 0, 256<<20, 1024))},
+			{Method: "POST", Path: "/api/v1/testplugin/crash", Auth: sdk.AuthAdmin, Operation: op("testplugin-crash", "Exits the plugin process",
+				responses{"202": sdk.JSONResponse("The plugin exits shortly", statusBody{})})},
+			{Method: "GET", Path: "/api/v1/testplugin/hang", Auth: sdk.AuthAdmin, Operation: op("testplugin-hang", "Never answers until the caller gives up",
+				responses{"200": {Description: "Never sent"}})},
+			{Method: "GET", Path: "/api/v1/testplugin/noise", Operation: op("testplugin-noise", "Prints to stdout, then answers",
+				responses{"200": sdk.JSONResponse("Printed", statusBody{})})},
+			{Method: "POST", Path: "/api/v1/testplugin/audit", Operation: op("testplugin-audit", "Appends an audit entry through the Host service",
+				responses{"201": sdk.JSONResponse("Recorded", statusBody{}), "400": {Description: "The host refused the entry"}})},
+			{Method: "GET", Path: "/api/v1/testplugin/relay", TenantScoped: true, Operation: op("testplugin-relay", "Counts a published dataset read back through the Host service",
+				responses{"200": sdk.JSONResponse("Records read", relayBody{})})},
 		},
 		Jobs: []sdk.Job{
 			{Name: "sync", JobType: "testplugin", DataDomain: "testplugin", Run: p.sync},
@@ -100,8 +138,15 @@ func New() *sdk.Plugin {
 	}
 }
 
-func op(id, summary string, params ...*huma.Param) *huma.Operation {
-	return &huma.Operation{OperationID: id, Summary: summary, Tags: []string{"testplugin"}, Parameters: params}
+type responses = map[string]*huma.Response
+
+func op(id, summary string, rs responses, params ...*huma.Param) *huma.Operation {
+	return &huma.Operation{OperationID: id, Summary: summary, Tags: []string{"testplugin"}, Parameters: params, Responses: rs}
+}
+
+// content documents a body of any bytes in the media type.
+func content(mediaType string) *huma.Response {
+	return &huma.Response{Description: "OK", Content: map[string]*huma.MediaType{mediaType: {Schema: &huma.Schema{Type: huma.TypeString}}}}
 }
 
 func intParam(name string, lo, hi, def float64) *huma.Param {
@@ -114,14 +159,8 @@ func listParam(name string) *huma.Param {
 
 func (p *plugin) whoami(w http.ResponseWriter, r *http.Request) {
 	info := sdk.Info(r.Context())
-	sdk.WriteJSON(w, http.StatusOK, map[string]any{
-		"principal":        info.Principal,
-		"request_id":       info.RequestID,
-		"route":            info.Route,
-		"saw_auth_header":  r.Header.Get("Authorization") != "",
-		"saw_cookie":       r.Header.Get("Cookie") != "",
-		"saw_plugin_token": r.Header.Get("X-Steward-Plugin-Token") != "",
-	})
+	sdk.WriteJSON(w, http.StatusOK, whoamiBody{Principal: info.Principal, RequestID: info.RequestID, Route: info.Route,
+		SawAuthHeader: r.Header.Get("Authorization") != "", SawCookie: r.Header.Get("Cookie") != "", SawPluginToken: r.Header.Get("X-Steward-Plugin-Token") != ""})
 }
 
 func queryInt(r *http.Request, name string, def int) int {
@@ -159,10 +198,10 @@ func (p *plugin) writeItems(w http.ResponseWriter, r *http.Request, tenants []st
 			sdk.WriteError(w, err)
 			return
 		}
-		sdk.WriteJSON(w, http.StatusOK, map[string]any{"items": items, "total": total, "limit": limit, "offset": offset})
+		sdk.WriteJSON(w, http.StatusOK, itemPage{Items: items, Total: total, Limit: limit, Offset: offset})
 		return
 	}
-	sdk.WriteJSON(w, http.StatusOK, map[string]any{"items": items, "total": 0, "limit": limit, "offset": offset})
+	sdk.WriteJSON(w, http.StatusOK, itemPage{Items: items, Limit: limit, Offset: offset})
 }
 
 // echo reads the whole body before answering: an HTTP/1 handler that
@@ -194,7 +233,7 @@ func large(w http.ResponseWriter, r *http.Request) {
 }
 
 func crash(w http.ResponseWriter, _ *http.Request) {
-	sdk.WriteJSON(w, http.StatusAccepted, map[string]string{"status": "crashing"})
+	sdk.WriteJSON(w, http.StatusAccepted, statusBody{Status: "crashing"})
 	go func() {
 		time.Sleep(50 * time.Millisecond)
 		os.Exit(3)
@@ -208,7 +247,7 @@ func hang(_ http.ResponseWriter, r *http.Request) {
 func noise(w http.ResponseWriter, _ *http.Request) {
 	fmt.Println("testplugin: stray stdout while serving")
 	fmt.Fprintln(os.Stderr, "testplugin: stray stderr while serving")
-	sdk.WriteJSON(w, http.StatusOK, map[string]string{"status": "noisy"})
+	sdk.WriteJSON(w, http.StatusOK, statusBody{Status: "noisy"})
 }
 
 func (p *plugin) audit(w http.ResponseWriter, r *http.Request) {
@@ -221,7 +260,7 @@ func (p *plugin) audit(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, sdk.BadRequest(err.Error()))
 		return
 	}
-	sdk.WriteJSON(w, http.StatusCreated, map[string]string{"status": "recorded"})
+	sdk.WriteJSON(w, http.StatusCreated, statusBody{Status: "recorded"})
 }
 
 // relay reads the plugin's own published dataset through the host, the path
@@ -243,7 +282,7 @@ func (p *plugin) relay(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, sdk.Unavailable(err.Error()))
 		return
 	}
-	sdk.WriteJSON(w, http.StatusOK, map[string]any{"records": count, "by_tenant": byTenant})
+	sdk.WriteJSON(w, http.StatusOK, relayBody{Records: count, ByTenant: byTenant})
 }
 
 // sync seeds 100 items for every tenant that has none, the way a domain

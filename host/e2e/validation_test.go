@@ -1,0 +1,52 @@
+package e2e
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestEmptyBodyIs422: a required body that is missing is a validation
+// failure naming the body, as for any other invalid input, not a 400.
+func TestEmptyBodyIs422(t *testing.T) {
+	h := startHost(t, hostOpts{env: map[string]string{"STEWARD_AUTH_RATE_LIMIT_PER_MINUTE": "1000"}})
+	admin := h.login()
+	for _, c := range []struct{ path, token, contentType string }{
+		{"/api/v1/auth/login", "", "application/x-www-form-urlencoded"},
+		{"/api/v1/auth/token", "", "application/x-www-form-urlencoded"},
+		{"/api/v1/auth/refresh", "", "application/json"},
+		{"/api/v1/auth/idp/callback", "", "application/json"},
+		{"/api/v1/sync/alerts/1/resolve", admin, "application/json"},
+		{"/onboarding/api/verify", "", "application/x-www-form-urlencoded"},
+		// Without a content type as well: nothing was sent to decode.
+		{"/api/v1/auth/refresh", "", ""},
+	} {
+		t.Run(strings.TrimPrefix(c.path, "/")+"/"+c.contentType, func(t *testing.T) {
+			var header []string
+			if c.contentType != "" {
+				header = []string{"Content-Type", c.contentType}
+			}
+			expectInvalid(t, h.do(http.MethodPost, c.path, c.token, nil, header...), "body")
+		})
+	}
+	// The page variant answers a page naming the missing fields, which a
+	// browser shows, rather than a problem document.
+	r := h.do(http.MethodPost, "/onboarding/verify", "", nil, "Content-Type", "application/x-www-form-urlencoded")
+	if r.status != http.StatusUnprocessableEntity || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.body), "<strong>tenant_name</strong>") {
+		t.Errorf("empty verification form: %d %s %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+}
+
+// TestLoginAcceptsOAuthPasswordForm: the password grant's standard fields,
+// which the document's own OAuth2PasswordBearer flow sends, are accepted;
+// a grant other than password is refused naming grant_type.
+func TestLoginAcceptsOAuthPasswordForm(t *testing.T) {
+	h := startHost(t, hostOpts{env: map[string]string{"STEWARD_AUTH_RATE_LIMIT_PER_MINUTE": "1000"}})
+	form := url.Values{"username": {"admin@steward.local"}, "password": {"steward-dev"}, "grant_type": {"password"}, "scope": {""}, "client_id": {"swagger"}, "client_secret": {""}}
+	if r := h.postForm("/api/v1/auth/login", form); r.status != http.StatusOK {
+		t.Fatalf("password form with the OAuth2 fields: %d %s", r.status, r.body)
+	}
+	form.Set("grant_type", "client_credentials")
+	expectInvalid(t, h.postForm("/api/v1/auth/login", form), "body.grant_type")
+}

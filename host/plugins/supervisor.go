@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -86,9 +87,14 @@ type Supervisor struct {
 	order     []string
 	routes    *RouteTable
 	metrics   *metrics
-	stopping  chan struct{}
-	stopOnce  sync.Once
-	wg        sync.WaitGroup
+	// ctx ends when Stop begins; every start, restart and watcher runs
+	// under it, so none of them outlives Stop.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// mu guards stopped, so that no goroutine joins wg once Stop waits.
+	mu      sync.Mutex
+	stopped bool
+	wg      sync.WaitGroup
 }
 
 // Instance is one declared plugin and, while it runs, its process.
@@ -122,7 +128,8 @@ func New(decls []Decl, opts Options) (*Supervisor, error) {
 		return nil, fmt.Errorf("plugin runtime dir: %w", err)
 	}
 	s := &Supervisor{opts: opts, runtime: runtime, instances: map[string]*Instance{}, routes: newRouteTable(),
-		metrics: newMetrics(opts.Registerer), stopping: make(chan struct{})}
+		metrics: newMetrics(opts.Registerer)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, d := range decls {
 		inst := &Instance{Decl: d, sup: s, log: opts.Logger.Named(d.Name), state: StateStopped}
 		if !d.Enabled {
@@ -139,15 +146,19 @@ func New(decls []Decl, opts Options) (*Supervisor, error) {
 // background; a route conflict is returned as an error because serving with
 // an ambiguous route table would be wrong.
 func (s *Supervisor) Start(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
 	var wg sync.WaitGroup
 	errs := make([]error, len(s.order))
 	for i, name := range s.order {
 		inst := s.instances[name]
-		if !inst.Decl.Enabled {
+		if !inst.Decl.Enabled || !s.begin() {
 			continue
 		}
 		wg.Add(1)
 		go func() {
+			defer s.wg.Done()
 			defer wg.Done()
 			err := inst.start(ctx)
 			var conflict *ConflictError
@@ -157,6 +168,9 @@ func (s *Supervisor) Start(ctx context.Context) error {
 			}
 			if isPermanent(err) {
 				inst.log.Error("plugin cannot start", "error", err)
+				return
+			}
+			if err != nil && s.ctx.Err() != nil {
 				return
 			}
 			if err != nil {
@@ -169,14 +183,30 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Stop kills every plugin and waits for the watchers to end.
+// Stop kills every plugin, ends the starts and restarts in flight (each
+// kills the process it was starting) and waits for all of them.
 func (s *Supervisor) Stop() {
-	s.stopOnce.Do(func() { close(s.stopping) })
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	s.cancel()
 	for _, name := range s.order {
 		s.instances[name].kill(StateStopped)
 	}
 	s.wg.Wait()
 	_ = os.RemoveAll(s.runtime)
+}
+
+// begin counts a goroutine that Stop must wait for, or reports false once
+// Stop has begun.
+func (s *Supervisor) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
+	s.wg.Add(1)
+	return true
 }
 
 // Instance returns a plugin by name.
@@ -257,8 +287,14 @@ func (i *Instance) setState(st State, err error) {
 	i.sup.metrics.state(i.Decl.Name, st)
 }
 
+// start runs the plugin's process and configures it. When ctx ends first
+// (Stop has begun), the process is killed and the plugin left stopped.
 func (i *Instance) start(ctx context.Context) error {
 	s := i.sup
+	if err := ctx.Err(); err != nil {
+		i.setState(StateStopped, nil)
+		return err
+	}
 	i.setState(StateStarting, nil)
 	t0 := time.Now()
 	if err := verifyChecksum(i.Decl.Binary, i.Decl.SHA256); err != nil {
@@ -266,7 +302,7 @@ func (i *Instance) start(ctx context.Context) error {
 		return &permanentError{err}
 	}
 	exited := make(chan struct{})
-	var pid int
+	var pid atomic.Int64
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  protocol.Handshake,
 		Plugins:          protocol.PluginMap(&protocol.GRPCPlugin{}),
@@ -275,17 +311,28 @@ func (i *Instance) start(ctx context.Context) error {
 		StartTimeout:     i.Decl.StartTimeout,
 		Managed:          true,
 		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
-			return protocol.NewRunner(l, cmd, i.Decl.Binary, exited, func(p int) { pid = p })
+			return protocol.NewRunner(l, cmd, i.Decl.Binary, exited, func(p int) { pid.Store(int64(p)) })
 		},
 		SyncStdout: protocol.LogWriter(i.log, "stdout"),
 		SyncStderr: protocol.LogWriter(i.log, "stderr"),
 	})
 	fail := func(err error) error {
 		client.Kill()
+		if s.ctx.Err() != nil {
+			i.setState(StateStopped, nil)
+			return err
+		}
 		i.setState(StateRestarting, err)
 		return err
 	}
+	// The handshake takes no context and client.Kill waits for it to end:
+	// ending the process is what ends a handshake early.
+	halt := context.AfterFunc(ctx, func() { killProcess(int(pid.Load()), exited) })
 	rpcClient, err := client.Client()
+	halt()
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return fail(fmt.Errorf("start %s: %w", i.Decl.Binary, err))
 	}
@@ -347,7 +394,13 @@ func (i *Instance) start(ctx context.Context) error {
 		plane.socket = newSocketClient(plane.socketPath)
 	}
 	i.mu.Lock()
-	i.client, i.rpc, i.desc, i.dataPlane, i.pid = client, pc, desc, plane, pid
+	// Checked under the lock Stop's kill takes: either Stop has begun and
+	// this start kills its own process, or kill sees this client.
+	if err := ctx.Err(); err != nil {
+		i.mu.Unlock()
+		return fail(fmt.Errorf("start %s: %w", i.Decl.Binary, err))
+	}
+	i.client, i.rpc, i.desc, i.dataPlane, i.pid = client, pc, desc, plane, int(pid.Load())
 	i.startedAt, i.lastError = time.Now(), ""
 	select {
 	case i.hostSrv = <-hostSrv:
@@ -360,12 +413,13 @@ func (i *Instance) start(ctx context.Context) error {
 	// first request.
 	s.metrics.rpc.WithLabelValues(i.Decl.Name, "http")
 	s.metrics.rpcErrors.WithLabelValues(i.Decl.Name, "http")
-	i.log.Info("plugin started", "version", desc.Version, "pid", pid, "routes", len(desc.Routes), "data_plane", i.Status().DataPlane, "took", time.Since(t0).Round(time.Millisecond))
+	i.log.Info("plugin started", "version", desc.Version, "pid", pid.Load(), "routes", len(desc.Routes), "data_plane", i.Status().DataPlane, "took", time.Since(t0).Round(time.Millisecond))
 	if s.opts.OnDescribe != nil {
 		s.opts.OnDescribe(i.Decl.Name, desc)
 	}
-	s.wg.Add(1)
-	go i.watch(client, exited)
+	if s.begin() {
+		go i.watch(client, exited)
+	}
 	return nil
 }
 
@@ -375,7 +429,7 @@ func (i *Instance) watch(client *plugin.Client, exited chan struct{}) {
 	defer i.sup.wg.Done()
 	select {
 	case <-exited:
-	case <-i.sup.stopping:
+	case <-i.sup.ctx.Done():
 		return
 	}
 	i.mu.Lock()
@@ -394,6 +448,9 @@ func (i *Instance) watch(client *plugin.Client, exited chan struct{}) {
 // scheduleRestart restarts a plugin with exponential backoff, or gives up
 // when it crashed MaxCrashes times within the window.
 func (s *Supervisor) scheduleRestart(i *Instance, cause error) {
+	if s.ctx.Err() != nil {
+		return
+	}
 	pol := i.Decl.Restart
 	now := time.Now()
 	i.mu.Lock()
@@ -425,18 +482,23 @@ func (s *Supervisor) scheduleRestart(i *Instance, cause error) {
 	s.metrics.state(i.Decl.Name, StateRestarting)
 	s.metrics.restarts.WithLabelValues(i.Decl.Name).Inc()
 	i.log.Info("restarting plugin", "in", backoff, "crashes_in_window", n)
-	s.wg.Add(1)
+	if !s.begin() {
+		return
+	}
 	go func() {
 		defer s.wg.Done()
 		select {
 		case <-time.After(backoff):
-		case <-s.stopping:
+		case <-s.ctx.Done():
 			return
 		}
 		i.mu.Lock()
 		i.restarts++
 		i.mu.Unlock()
-		if err := i.start(context.Background()); err != nil {
+		if err := i.start(s.ctx); err != nil {
+			if s.ctx.Err() != nil {
+				return
+			}
 			if isPermanent(err) {
 				i.log.Error("plugin cannot start; not restarting", "error", err)
 				return
@@ -468,6 +530,18 @@ func (i *Instance) Kill() {
 	i.mu.RLock()
 	pid := i.pid
 	i.mu.RUnlock()
+	if p, err := os.FindProcess(pid); err == nil && pid > 0 {
+		_ = p.Kill()
+	}
+}
+
+// killProcess ends a plugin process that has started and not yet exited.
+func killProcess(pid int, exited <-chan struct{}) {
+	select {
+	case <-exited:
+		return
+	default:
+	}
 	if p, err := os.FindProcess(pid); err == nil && pid > 0 {
 		_ = p.Kill()
 	}

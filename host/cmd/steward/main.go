@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/stack"
@@ -109,6 +110,9 @@ func serve(args []string) error {
 	logger := newLogger(cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Last of all, after the supervisor's own Stop: no plugin process
+	// go-plugin started outlives the host, whatever state it was in.
+	defer plugin.CleanupClients()
 	h, err := app.Start(ctx, cfg, app.Options{Logger: logger})
 	if err != nil {
 		return err

@@ -100,6 +100,42 @@ func TestNoPluginOutlivesHost(t *testing.T) {
 	}
 }
 
+// TestNoStaleRuntimeDirAfterSIGKILL: a SIGKILLed host cannot remove its
+// plugins' socket dir; the next host to start removes it, and a host
+// stopped normally leaves none.
+func TestNoStaleRuntimeDirAfterSIGKILL(t *testing.T) {
+	tmp := t.TempDir()
+	env := map[string]string{"TMPDIR": tmp}
+	dirs := func() []string {
+		m, err := filepath.Glob(filepath.Join(tmp, "steward-plugins*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	killed := startHost(t, hostOpts{env: env})
+	first := dirs()
+	if len(first) != 1 {
+		t.Fatalf("runtime dirs of a running host: %v, want one", first)
+	}
+	killed.stop(syscall.SIGKILL)
+	if got := dirs(); len(got) != 1 || got[0] != first[0] {
+		t.Fatalf("runtime dirs after SIGKILL: %v, want %s left behind", got, first[0])
+	}
+
+	next := startHost(t, hostOpts{env: env})
+	if got := dirs(); len(got) != 1 || got[0] == first[0] {
+		t.Fatalf("runtime dirs after the next start: %v, want only the new host's (%s is stale)", got, first[0])
+	}
+	if r := next.get("/api/v1/testplugin/ping", ""); r.status != http.StatusOK {
+		t.Fatalf("ping through the new host's socket: %d", r.status)
+	}
+	next.stop(syscall.SIGTERM)
+	if got := dirs(); len(got) != 0 {
+		t.Fatalf("runtime dirs after SIGTERM: %v, want none", got)
+	}
+}
+
 // TestLargeBodies streams bodies far above gRPC's 4 MB message limit
 // through both data planes.
 func TestLargeBodies(t *testing.T) {

@@ -82,7 +82,7 @@ type Options struct {
 // Supervisor starts, watches and restarts plugins.
 type Supervisor struct {
 	opts      Options
-	runtime   string
+	runtime   *runtimeDir
 	instances map[string]*Instance
 	order     []string
 	routes    *RouteTable
@@ -123,7 +123,7 @@ func New(decls []Decl, opts Options) (*Supervisor, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	runtime, err := os.MkdirTemp("", "steward-plugins-")
+	runtime, err := newRuntimeDir(opts.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("plugin runtime dir: %w", err)
 	}
@@ -194,7 +194,7 @@ func (s *Supervisor) Stop() {
 		s.instances[name].kill(StateStopped)
 	}
 	s.wg.Wait()
-	_ = os.RemoveAll(s.runtime)
+	s.runtime.remove()
 }
 
 // begin counts a goroutine that Stop must wait for, or reports false once
@@ -382,7 +382,7 @@ func (i *Instance) start(ctx context.Context) error {
 	}
 	var plane dataPlane
 	if i.Decl.DataPlane == "socket" && hasCapability(desc, protocol.CapabilityHTTPSocket) {
-		plane.socketPath = filepath.Join(s.runtime, i.Decl.Name+".sock")
+		plane.socketPath = filepath.Join(s.runtime.path, i.Decl.Name+".sock")
 		plane.token = randomToken()
 		req.DataSocket, req.DataToken = plane.socketPath, plane.token
 	}

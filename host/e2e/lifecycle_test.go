@@ -82,8 +82,20 @@ func TestPluginCrashLoop(t *testing.T) {
 		t.Errorf("health with a failed plugin: %s", health.Status)
 	}
 	time.Sleep(700 * time.Millisecond)
-	if r := h.get("/api/v1/testplugin/whoami", admin); r.status != 503 {
+	r := h.get("/api/v1/testplugin/whoami", admin)
+	if r.status != 503 {
 		t.Errorf("a given-up plugin must stay down: %d", r.status)
+	}
+	// Down for good: no retry is promised, and the caller is told why.
+	if ra := r.header.Get("Retry-After"); ra != "" {
+		t.Errorf("a given-up plugin answers Retry-After: %s", ra)
+	}
+	var p struct {
+		Detail string `json:"detail"`
+	}
+	r.json(t, &p)
+	if want := "plugin testplugin is down (given up after 3 crashes)"; p.Detail != want {
+		t.Errorf("detail %q, want %q", p.Detail, want)
 	}
 }
 

@@ -42,11 +42,14 @@ func newSocketClient(path string) *fasthttp.HostClient {
 	}
 }
 
-// UnavailableError says a plugin cannot serve now and when to try again.
+// UnavailableError says a plugin cannot serve now and when to try again,
+// or, when Down is set, that it is down until the host restarts.
 type UnavailableError struct {
 	Plugin     string
 	RetryAfter time.Duration
-	Err        error
+	// Down says why the supervisor gave up on the plugin; no retry helps.
+	Down string
+	Err  error
 }
 
 func (e *UnavailableError) Error() string {
@@ -66,9 +69,9 @@ var strippedHeaders = []string{
 // principal, and writes the plugin's response into c.
 func (s *Supervisor) Proxy(c *fiber.Ctx, r *Route, pathParams map[string]string, principal *pluginv1.Principal, requestID string) error {
 	inst := s.instances[r.Plugin]
-	rpc, plane, retryAt, err := inst.running()
+	rpc, plane, err := inst.running()
 	if err != nil {
-		return unavailable(r.Plugin, retryAt, err)
+		return err
 	}
 	t0 := time.Now()
 	defer func() { s.metrics.rpc.WithLabelValues(r.Plugin, "http").Observe(time.Since(t0).Seconds()) }()

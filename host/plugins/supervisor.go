@@ -112,6 +112,8 @@ type Instance struct {
 	pid       int
 	startedAt time.Time
 	retryAt   time.Time
+	// down says why the supervisor gave up, as callers are told.
+	down      string
 	lastError string
 	crashes   []time.Time
 	restarts  int
@@ -266,15 +268,23 @@ func (i *Instance) Description() *pluginv1.DescribeResponse {
 	return i.desc
 }
 
-// running returns the live client, or ErrUnavailable with the time at which
-// a retry makes sense.
-func (i *Instance) running() (*protocol.Client, dataPlane, time.Time, error) {
+// running returns the live client, or an *UnavailableError that says when
+// a retry makes sense or that none does.
+func (i *Instance) running() (*protocol.Client, dataPlane, error) {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
-	if i.state != StateRunning {
-		return nil, dataPlane{}, i.retryAt, fmt.Errorf("%w: %s is %s", ErrUnavailable, i.Decl.Name, i.state)
+	if i.state == StateRunning {
+		return i.rpc, i.dataPlane, nil
 	}
-	return i.rpc, i.dataPlane, time.Time{}, nil
+	err := fmt.Errorf("%w: %s is %s", ErrUnavailable, i.Decl.Name, i.state)
+	if i.state == StateFailed {
+		down := i.down
+		if down == "" {
+			down = "it cannot start"
+		}
+		return nil, dataPlane{}, &UnavailableError{Plugin: i.Decl.Name, Down: down, Err: err}
+	}
+	return nil, dataPlane{}, unavailable(i.Decl.Name, i.retryAt, err)
 }
 
 func (i *Instance) setState(st State, err error) {
@@ -466,6 +476,10 @@ func (s *Supervisor) scheduleRestart(i *Instance, cause error) {
 	if n >= pol.MaxCrashes {
 		i.state = StateFailed
 		i.lastError = fmt.Sprintf("gave up after %d crashes within %s: %v", n, pol.Window, cause)
+		i.down = fmt.Sprintf("given up after %d crashes", n)
+		if n == 1 {
+			i.down = "given up after 1 crash"
+		}
 		i.mu.Unlock()
 		s.metrics.state(i.Decl.Name, StateFailed)
 		i.log.Error("plugin crash-looping; not restarting", "crashes", n, "window", pol.Window)

@@ -55,7 +55,7 @@ func testpluginBinary(t *testing.T) string {
 // testDecl declares binary as the plugin "testplugin" with quick restarts.
 func testDecl(binary, dataPlane string) Decl {
 	return Decl{
-		Name: "testplugin", Binary: binary, Enabled: true, DataPlane: dataPlane, StartTimeout: 20 * time.Second,
+		Name: "testplugin", Binary: binary, Enabled: true, DataPlane: dataPlane, StartTimeout: 20 * time.Second, MaxResponseBytes: DefaultMaxResponseBytes,
 		Restart: RestartPolicy{MaxCrashes: 5, Window: time.Minute, BackoffInitial: 10 * time.Millisecond, BackoffMax: 10 * time.Millisecond},
 		Config:  []byte("{}"), Schedules: map[string]string{},
 	}

@@ -46,12 +46,17 @@ func newSocketClient(path string) *fasthttp.HostClient {
 		// A response body streams (the proxy asks for StreamBody) unless
 		// its declared length is this small; without a limit fasthttp
 		// reads a body of known length whole before handing it over.
-		MaxResponseBodySize: 64 << 10,
+		MaxResponseBodySize: inlineBody,
 		// A plugin restart leaves dead idle connections; retry idempotent
 		// requests once on a fresh one.
 		MaxIdemponentCallAttempts: 2,
 	}
 }
+
+// inlineBody is the largest body the socket client reads whole: such a
+// body is relayed like a host route's, with its length, and a plugin that
+// fails to deliver it gets the caller a 503 rather than a cut-off body.
+const inlineBody = 64 << 10
 
 // eofConn remembers whether a read met the end of the connection.
 // fasthttp's streamed chunked body reports a connection closed between two
@@ -178,6 +183,18 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 		return err
 	}
 	out := c.Response()
+	src := resp.BodyStream()
+	// No body (a 204, say), or one small enough to have been read already.
+	whole := src == nil
+	if !whole && declared >= 0 && declared <= inlineBody {
+		// Taken before the head is: a plugin that fails to deliver it gets
+		// the caller a plain 503.
+		if _, err := io.Copy(out.BodyWriter(), src); err != nil {
+			release(false)
+			return err
+		}
+		whole = true
+	}
 	out.SetStatusCode(resp.StatusCode())
 	for k, v := range resp.Header.All() {
 		switch string(k) {
@@ -186,9 +203,7 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 			out.Header.AddBytesKV(k, v)
 		}
 	}
-	src := resp.BodyStream()
-	if src == nil {
-		// No body to read (a 204, say).
+	if whole {
 		release(true)
 		return nil
 	}
@@ -333,16 +348,22 @@ type bodyLimit struct {
 	// whole, and a read error alone does not show: fasthttp's compression
 	// ends its stream as if the body had ended. Dropping the connection
 	// is what net/http's ErrAbortHandler does.
-	abort func()
+	abort     func()
+	requestID string
 }
 
 // forRequest is the limit of one exchange: it logs with the request id
 // and aborts c's connection.
 func (l bodyLimit) forRequest(c *fiber.Ctx, requestID string) bodyLimit {
-	l.log = l.log.With("request_id", requestID)
+	l.requestID = requestID
 	conn := c.Context().Conn()
 	l.abort = func() { _ = conn.Close() }
 	return l
+}
+
+// logError logs what ended an exchange, with its request id.
+func (l bodyLimit) logError(msg string, args ...any) {
+	l.log.Error(msg, append([]any{"request_id", l.requestID}, args...)...)
 }
 
 // check refuses, before any byte is sent, a body the plugin declared
@@ -351,7 +372,7 @@ func (l bodyLimit) check(declared int64) error {
 	if declared <= l.max {
 		return nil
 	}
-	l.log.Error("plugin response larger than max_response_bytes; answered 502", "content_length", declared, "max_response_bytes", l.max)
+	l.logError("plugin response larger than max_response_bytes; answered 502", "content_length", declared, "max_response_bytes", l.max)
 	return fiber.NewError(fiber.StatusBadGateway, fmt.Sprintf("plugin %s answered with a body larger than the host passes on", l.plugin))
 }
 
@@ -413,7 +434,7 @@ func (b *pluginBody) atCap() error {
 		n, err := b.src.Read(one[:])
 		if n > 0 {
 			b.readErr = errBodyCapped
-			b.limit.log.Error("plugin response body exceeds max_response_bytes; response cut off", "max_response_bytes", b.limit.max)
+			b.limit.logError("plugin response body exceeds max_response_bytes; response cut off", "max_response_bytes", b.limit.max)
 			b.limit.abort()
 			return errBodyCapped
 		}
@@ -434,7 +455,7 @@ func (b *pluginBody) note(err error) {
 		b.eof = true
 	case b.readErr == nil:
 		b.readErr = err
-		b.limit.log.Error("plugin response body broke off; response cut off", "error", err)
+		b.limit.logError("plugin response body broke off; response cut off", "error", err)
 		b.limit.abort()
 	}
 }
@@ -448,7 +469,7 @@ func (b *pluginBody) CloseWithError(err error) error {
 	}
 	b.closed = true
 	if err != nil && b.readErr == nil {
-		b.limit.log.Info("caller went away before the plugin's response ended", "error", err)
+		b.limit.log.Info("caller went away before the plugin's response ended", "request_id", b.limit.requestID, "error", err)
 	}
 	b.done(b.eof)
 	return nil

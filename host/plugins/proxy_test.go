@@ -317,6 +317,10 @@ func TestProxyStreamsResponseBodies(t *testing.T) {
 func TestProxyCapsResponseBodies(t *testing.T) {
 	const max = 1 << 20
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /small", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		writeBody(w, 1000)
+	})
 	mux.HandleFunc("GET /exact", func(w http.ResponseWriter, _ *http.Request) { writeBody(w, max) })
 	mux.HandleFunc("GET /over", func(w http.ResponseWriter, _ *http.Request) { writeBody(w, 3*max) })
 	mux.HandleFunc("GET /declared", func(w http.ResponseWriter, _ *http.Request) {
@@ -327,8 +331,15 @@ func TestProxyCapsResponseBodies(t *testing.T) {
 		t.Run(plane, func(t *testing.T) {
 			logs := &syncBuffer{}
 			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Handler: mux}, max, logs)
-			get := func(path string) (*http.Response, []byte, error) {
-				resp, err := http.Get(base + path)
+			get := func(path string, header ...string) (*http.Response, []byte, error) {
+				req, err := http.NewRequest(http.MethodGet, base+path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i+1 < len(header); i += 2 {
+					req.Header.Set(header[i], header[i+1])
+				}
+				resp, err := http.DefaultClient.Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -337,7 +348,16 @@ func TestProxyCapsResponseBodies(t *testing.T) {
 				return resp, body, err
 			}
 
-			resp, body, err := get("/exact")
+			// Uncompressed, so that the length reaches the caller.
+			resp, body, err := get("/small", "Accept-Encoding", "identity")
+			if err != nil || resp.StatusCode != http.StatusOK || !bytes.Equal(body, bytes.Repeat([]byte("steward-"), 125)) {
+				t.Fatalf("a small body: %d, %q, %v", resp.StatusCode, body, err)
+			}
+			if plane == "socket" && resp.ContentLength != 1000 {
+				t.Errorf("a small body over the socket: Content-Length %d, want 1000", resp.ContentLength)
+			}
+
+			resp, body, err = get("/exact")
 			if err != nil || resp.StatusCode != http.StatusOK || len(body) != max {
 				t.Fatalf("a body of exactly the cap: %d, %d bytes, %v", resp.StatusCode, len(body), err)
 			}

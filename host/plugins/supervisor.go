@@ -556,7 +556,10 @@ func killProcess(pid int, exited <-chan struct{}) {
 		return
 	default:
 	}
-	if p, err := os.FindProcess(pid); err == nil && pid > 0 {
+	if pid <= 0 {
+		return
+	}
+	if p, err := os.FindProcess(pid); err == nil {
 		_ = p.Kill()
 	}
 }

@@ -80,7 +80,7 @@ func TestStopDuringRestart(t *testing.T) {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(3 * time.Second):
+			case <-time.After(5 * time.Second):
 				return nil
 			}
 		},
@@ -107,7 +107,7 @@ func TestStopDuringRestart(t *testing.T) {
 		t.Fatalf("restarting plugin processes: %v, want one", children(t, bin))
 	}
 
-	stopWithin(t, sup, time.Second)
+	stopWithin(t, sup, 2*time.Second)
 	// Whatever the restart did after Stop returned would show by now.
 	time.Sleep(200 * time.Millisecond)
 	if left := children(t, bin); len(left) > 0 {
@@ -143,7 +143,7 @@ func TestStopDuringHandshake(t *testing.T) {
 	go func() { started <- sup.Start(context.Background()) }()
 	waitFor(t, "the plugin process", 5*time.Second, func() bool { return len(children(t, sleep)) == 1 })
 
-	stopWithin(t, sup, time.Second)
+	stopWithin(t, sup, 2*time.Second)
 	if left := children(t, sleep); len(left) > 0 {
 		t.Fatalf("plugin processes %v survived Stop", left)
 	}

@@ -7,6 +7,7 @@
 #   sha256        = "…"              # optional: refuse a binary that differs
 #   start_timeout = "10s"
 #   data_plane    = "socket"         # "socket" (default) or "grpc"
+#   max_response_bytes = 268435456   # cap on a response body (default 256 MiB)
 #   restart {
 #     max_crashes     = 5            # give up after this many crashes…
 #     window          = "5m"         # …within this window

@@ -27,7 +27,10 @@ type Decl struct {
 	// DataPlane is "socket" (HTTP over a private unix socket, the default) or
 	// "grpc" (every request through the HandleHTTP stream).
 	DataPlane string
-	Restart   RestartPolicy
+	// MaxResponseBytes caps a response body the host relays from the
+	// plugin; a body that goes past it is cut off.
+	MaxResponseBytes int64
+	Restart          RestartPolicy
 	// Config is the config {} block as JSON.
 	Config json.RawMessage
 	// Schedules override job default schedules, by job name.
@@ -54,6 +57,7 @@ type pluginSpec struct {
 	SHA256       string       `hcl:"sha256,optional"`
 	StartTimeout string       `hcl:"start_timeout,optional"`
 	DataPlane    string       `hcl:"data_plane,optional"`
+	MaxResponse  *int64       `hcl:"max_response_bytes,optional"`
 	Restart      *restartSpec `hcl:"restart,block"`
 	Config       *configSpec  `hcl:"config,block"`
 	Jobs         []jobSpec    `hcl:"job,block"`
@@ -77,6 +81,11 @@ type jobSpec struct {
 
 // DefaultRestart is the restart policy of a plugin that declares none.
 var DefaultRestart = RestartPolicy{MaxCrashes: 5, Window: 5 * time.Minute, BackoffInitial: 200 * time.Millisecond, BackoffMax: 30 * time.Second}
+
+// DefaultMaxResponseBytes is the response body cap of a plugin that
+// declares none: bodies stream through the host, so the cap bounds a
+// runaway plugin rather than the host's memory.
+const DefaultMaxResponseBytes int64 = 256 << 20
 
 // LoadFile reads plugins.hcl. Relative binary paths are resolved against
 // baseDir (the working directory when empty).
@@ -116,7 +125,8 @@ func Parse(filename string, src []byte, baseDir string) ([]Decl, error) {
 
 func (p pluginSpec) decl(baseDir string) (Decl, error) {
 	d := Decl{Name: p.Name, Binary: p.Binary, Enabled: true, SHA256: p.SHA256, DataPlane: p.DataPlane,
-		StartTimeout: 10 * time.Second, Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}}
+		StartTimeout: 10 * time.Second, MaxResponseBytes: DefaultMaxResponseBytes, Restart: DefaultRestart,
+		Config: json.RawMessage("{}"), Schedules: map[string]string{}}
 	if p.Enabled != nil {
 		d.Enabled = *p.Enabled
 	}
@@ -132,6 +142,12 @@ func (p pluginSpec) decl(baseDir string) (Decl, error) {
 	case "socket", "grpc":
 	default:
 		return d, fmt.Errorf("data_plane must be \"socket\" or \"grpc\", not %q", d.DataPlane)
+	}
+	if p.MaxResponse != nil {
+		if *p.MaxResponse < 1 {
+			return d, fmt.Errorf("max_response_bytes must be at least 1")
+		}
+		d.MaxResponseBytes = *p.MaxResponse
 	}
 	var err error
 	if d.StartTimeout, err = duration("start_timeout", p.StartTimeout, d.StartTimeout); err != nil {

@@ -15,7 +15,7 @@ import (
 // defaultDecl is what a block naming only its binary turns into.
 func defaultDecl(name, binary string) Decl {
 	return Decl{Name: name, Binary: binary, Enabled: true, DataPlane: "socket", StartTimeout: 10 * time.Second,
-		Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}}
+		MaxResponseBytes: 256 << 20, Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}}
 }
 
 // pluginBlock renders a plugin block with one line per body line, so an error's
@@ -30,6 +30,7 @@ func TestParse(t *testing.T) {
 	full.SHA256 = "ab12"
 	full.StartTimeout = 30 * time.Second
 	full.DataPlane = "grpc"
+	full.MaxResponseBytes = 1048576
 	full.Restart = RestartPolicy{MaxCrashes: 2, Window: time.Minute, BackoffInitial: time.Second, BackoffMax: 10 * time.Second}
 	full.Schedules = map[string]string{"sync": "@every 5m", "prune": "0 3 * * *"}
 
@@ -75,6 +76,7 @@ plugin "full" {
   sha256        = "ab12"
   start_timeout = "30s"
   data_plane    = "grpc"
+  max_response_bytes = 1048576
   restart {
     max_crashes     = 2
     window          = "1m"
@@ -189,6 +191,11 @@ func TestParseErrors(t *testing.T) {
 			name: "bad data_plane",
 			src:  pluginBlock("a", `binary = "/a"`, `data_plane = "http"`),
 			want: []string{`plugin "a"`, `data_plane must be "socket" or "grpc", not "http"`},
+		},
+		{
+			name: "zero max_response_bytes",
+			src:  pluginBlock("a", `binary = "/a"`, `max_response_bytes = 0`),
+			want: []string{`plugin "a"`, `max_response_bytes must be at least 1`},
 		},
 		{
 			name: "unparseable start_timeout",

@@ -85,7 +85,7 @@ func (h *hostService) ReadDataset(req *pluginv1.ReadDatasetRequest, out pluginv1
 	if owner == nil {
 		return status.Errorf(codes.NotFound, "no plugin publishes dataset %q", req.Dataset)
 	}
-	rpc, _, _, err := owner.running()
+	rpc, _, err := owner.running()
 	if err != nil {
 		return status.Error(codes.Unavailable, err.Error())
 	}

@@ -21,9 +21,9 @@ func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, prog
 	if !ok {
 		return 0, errors.New("unknown plugin " + plugin)
 	}
-	rpc, _, retryAt, err := inst.running()
+	rpc, _, err := inst.running()
 	if err != nil {
-		return 0, unavailable(plugin, retryAt, err)
+		return 0, err
 	}
 	t0 := time.Now()
 	defer func() { s.metrics.rpc.WithLabelValues(plugin, "RunJob").Observe(time.Since(t0).Seconds()) }()
@@ -53,7 +53,7 @@ func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, prog
 func (s *Supervisor) CheckHealth(ctx context.Context) map[string]*pluginv1.CheckHealthResponse {
 	out := map[string]*pluginv1.CheckHealthResponse{}
 	for _, name := range s.order {
-		rpc, _, _, err := s.instances[name].running()
+		rpc, _, err := s.instances[name].running()
 		if err != nil {
 			continue
 		}
@@ -72,7 +72,7 @@ func (s *Supervisor) CheckHealth(ctx context.Context) map[string]*pluginv1.Check
 func (s *Supervisor) CollectMetrics(ctx context.Context) map[string][]byte {
 	out := map[string][]byte{}
 	for _, name := range s.order {
-		rpc, _, _, err := s.instances[name].running()
+		rpc, _, err := s.instances[name].running()
 		if err != nil {
 			continue
 		}

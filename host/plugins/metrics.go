@@ -15,7 +15,7 @@ var allStates = []State{StateStarting, StateRunning, StateRestarting, StateFaile
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		rpc: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "steward_plugin_rpc_duration_seconds", Help: "Latency of calls from the host to a plugin.",
+			Name: "steward_plugin_rpc_duration_seconds", Help: "Latency of calls from the host to a plugin; for HTTP, until the response head (the body streams on).",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
 		}, []string{"plugin", "method"}),
 		rpcErrors: prometheus.NewCounterVec(prometheus.CounterOpts{

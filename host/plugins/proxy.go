@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/hashicorp/go-hclog"
 	"github.com/valyala/fasthttp"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
@@ -28,7 +31,11 @@ func newSocketClient(path string) *fasthttp.HostClient {
 	return &fasthttp.HostClient{
 		Addr: "plugin",
 		Dial: func(string) (net.Conn, error) {
-			return net.DialTimeout("unix", path, time.Second)
+			conn, err := net.DialTimeout("unix", path, time.Second)
+			if err != nil {
+				return nil, err
+			}
+			return &eofConn{Conn: conn}, nil
 		},
 		MaxConns:                      1024,
 		MaxIdleConnDuration:           30 * time.Second,
@@ -36,17 +43,55 @@ func newSocketClient(path string) *fasthttp.HostClient {
 		WriteTimeout:                  5 * time.Minute,
 		DisableHeaderNamesNormalizing: true,
 		NoDefaultUserAgentHeader:      true,
+		// A response body streams (the proxy asks for StreamBody) unless
+		// its declared length is this small; without a limit fasthttp
+		// reads a body of known length whole before handing it over.
+		MaxResponseBodySize: inlineBody,
 		// A plugin restart leaves dead idle connections; retry idempotent
 		// requests once on a fresh one.
 		MaxIdemponentCallAttempts: 2,
 	}
 }
 
-// UnavailableError says a plugin cannot serve now and when to try again.
+// inlineBody is the largest body the socket client reads whole: such a
+// body is relayed like a host route's, with its length, and a plugin that
+// fails to deliver it gets the caller a 503 rather than a cut-off body.
+const inlineBody = 64 << 10
+
+// eofConn remembers whether a read met the end of the connection.
+// fasthttp's streamed chunked body reports a connection closed between two
+// chunks as the end of the body; this tells a body cut short (the plugin
+// crashed or its handler panicked) from one that ended.
+type eofConn struct {
+	net.Conn
+	eof atomic.Bool
+}
+
+func (c *eofConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.eof.Store(true)
+	}
+	return n, err
+}
+
+// RemoteAddr is how a response leads back to its connection: fasthttp
+// keeps the connection's remote address in the response.
+func (c *eofConn) RemoteAddr() net.Addr { return connAddr{Addr: c.Conn.RemoteAddr(), conn: c} }
+
+type connAddr struct {
+	net.Addr
+	conn *eofConn
+}
+
+// UnavailableError says a plugin cannot serve now and when to try again,
+// or, when Down is set, that it is down until the host restarts.
 type UnavailableError struct {
 	Plugin     string
 	RetryAfter time.Duration
-	Err        error
+	// Down says why the supervisor gave up on the plugin; no retry helps.
+	Down string
+	Err  error
 }
 
 func (e *UnavailableError) Error() string {
@@ -63,25 +108,32 @@ var strippedHeaders = []string{
 }
 
 // Proxy forwards the request in c to the route's plugin with the verified
-// principal, and writes the plugin's response into c.
+// principal, and streams the plugin's response into c: its status and
+// headers before Proxy returns, its body as fasthttp writes the response,
+// cut off at the plugin's max_response_bytes.
 func (s *Supervisor) Proxy(c *fiber.Ctx, r *Route, pathParams map[string]string, principal *pluginv1.Principal, requestID string) error {
 	inst := s.instances[r.Plugin]
-	rpc, plane, retryAt, err := inst.running()
+	rpc, plane, err := inst.running()
 	if err != nil {
-		return unavailable(r.Plugin, retryAt, err)
+		return err
 	}
 	t0 := time.Now()
 	defer func() { s.metrics.rpc.WithLabelValues(r.Plugin, "http").Observe(time.Since(t0).Seconds()) }()
+	limit := bodyLimit{plugin: r.Plugin, max: inst.Decl.MaxResponseBytes, log: inst.log}
 	if plane.socket != nil {
-		err = proxySocket(c, plane, r, principal, requestID)
+		err = proxySocket(c, plane, r, principal, requestID, limit)
 	} else {
-		err = proxyStream(c, rpc, r, pathParams, principal, requestID)
+		err = proxyStream(c, rpc, r, pathParams, principal, requestID, limit)
 	}
-	if err != nil {
-		s.metrics.rpcErrors.WithLabelValues(r.Plugin, "http").Inc()
-		return unavailable(r.Plugin, time.Now().Add(time.Second), err)
+	if err == nil {
+		return nil
 	}
-	return nil
+	s.metrics.rpcErrors.WithLabelValues(r.Plugin, "http").Inc()
+	var refused *fiber.Error
+	if errors.As(err, &refused) {
+		return err
+	}
+	return unavailable(r.Plugin, time.Now().Add(time.Second), err)
 }
 
 func unavailable(plugin string, retryAt time.Time, err error) error {
@@ -92,11 +144,9 @@ func unavailable(plugin string, retryAt time.Time, err error) error {
 	return &UnavailableError{Plugin: plugin, RetryAfter: wait, Err: err}
 }
 
-func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Principal, requestID string) error {
+func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Principal, requestID string, limit bodyLimit) error {
 	req := fasthttp.AcquireRequest()
-	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
 	c.Request().CopyTo(req)
 	for _, h := range strippedHeaders {
 		req.Header.Del(h)
@@ -112,10 +162,39 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 		req.Header.Set(protocol.HeaderPrincipal, enc)
 	}
 	req.SetHost("plugin")
+	limit = limit.forRequest(c, requestID)
+	resp := fasthttp.AcquireResponse()
+	resp.StreamBody = true
 	if err := plane.socket.Do(req, resp); err != nil {
+		fasthttp.ReleaseResponse(resp)
+		return err
+	}
+	release := func(finished bool) {
+		if !finished {
+			// The rest of the body is still on the connection.
+			resp.SetConnectionClose()
+		}
+		_ = resp.CloseBodyStream()
+		fasthttp.ReleaseResponse(resp)
+	}
+	declared := int64(resp.Header.ContentLength())
+	if err := limit.check(declared); err != nil {
+		release(false)
 		return err
 	}
 	out := c.Response()
+	src := resp.BodyStream()
+	// No body (a 204, say), or one small enough to have been read already.
+	whole := src == nil
+	if !whole && declared >= 0 && declared <= inlineBody {
+		// Taken before the head is: a plugin that fails to deliver it gets
+		// the caller a plain 503.
+		if _, err := io.Copy(out.BodyWriter(), src); err != nil {
+			release(false)
+			return err
+		}
+		whole = true
+	}
 	out.SetStatusCode(resp.StatusCode())
 	for k, v := range resp.Header.All() {
 		switch string(k) {
@@ -124,7 +203,20 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 			out.Header.AddBytesKV(k, v)
 		}
 	}
-	out.SetBody(resp.Body())
+	if whole {
+		release(true)
+		return nil
+	}
+	size := -1
+	if declared >= 0 {
+		size = int(declared)
+	}
+	body := limit.body(src, release)
+	body.declared = declared
+	if addr, ok := resp.RemoteAddr().(connAddr); ok {
+		body.cutShort = addr.conn.eof.Load
+	}
+	out.SetBodyStream(body, size)
 	return nil
 }
 
@@ -133,11 +225,13 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 // answer before it has read the whole body (a 413, say), and one that
 // streams its answer while reading would stall a send-then-receive
 // exchange once gRPC's flow-control windows fill up in both directions.
-func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[string]string, principal *pluginv1.Principal, requestID string) error {
+// The exchange ends when fasthttp has written the response body; until
+// then the request body the sender reads from is fasthttp's still.
+func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[string]string, principal *pluginv1.Principal, requestID string, limit bodyLimit) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 5*time.Minute)
-	defer cancel()
 	stream, err := rpc.HandleHTTP(ctx)
 	if err != nil {
+		cancel()
 		return err
 	}
 	headers := map[string]*pluginv1.HeaderValues{}
@@ -167,13 +261,44 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 		// body, else with the error.
 		_ = sendRequest(stream, head, body)
 	}()
-	err = relayResponse(c, stream)
-	// The exchange is over: stop a send the plugin no longer reads, and let
-	// go of the request body, which fasthttp reuses once the handler has
-	// returned.
-	cancel()
-	<-sent
-	return err
+	limit = limit.forRequest(c, requestID)
+	// Ending the exchange stops a send the plugin no longer reads.
+	end := func(bool) {
+		cancel()
+		<-sent
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		end(false)
+		return err
+	}
+	rh := first.GetHead()
+	if rh == nil {
+		end(false)
+		return errors.New("plugin response did not start with a head")
+	}
+	declared := int64(-1)
+	if v := rh.Headers[fiber.HeaderContentLength]; v != nil && len(v.Values) == 1 {
+		if n, err := strconv.ParseInt(v.Values[0], 10, 64); err == nil && n >= 0 {
+			declared = n
+		}
+	}
+	if err := limit.check(declared); err != nil {
+		end(false)
+		return err
+	}
+	out := c.Response()
+	out.SetStatusCode(int(rh.Status))
+	for k, v := range rh.Headers {
+		if k == fiber.HeaderContentLength {
+			continue
+		}
+		for _, val := range v.Values {
+			out.Header.Add(k, val)
+		}
+	}
+	out.SetBodyStream(limit.body(&streamBody{stream: stream}, end), -1)
+	return nil
 }
 
 func sendRequest(stream pluginv1.Plugin_HandleHTTPClient, head *pluginv1.HTTPRequestHead, body []byte) error {
@@ -190,36 +315,162 @@ func sendRequest(stream pluginv1.Plugin_HandleHTTPClient, head *pluginv1.HTTPReq
 	return stream.CloseSend()
 }
 
-func relayResponse(c *fiber.Ctx, stream pluginv1.Plugin_HandleHTTPClient) error {
-	first, err := stream.Recv()
-	if err != nil {
-		return err
-	}
-	rh := first.GetHead()
-	if rh == nil {
-		return errors.New("plugin response did not start with a head")
-	}
-	out := c.Response()
-	out.SetStatusCode(int(rh.Status))
-	for k, v := range rh.Headers {
-		if k == fiber.HeaderContentLength {
-			continue
+// streamBody reads the body parts of the HandleHTTP stream that follow
+// the response head.
+type streamBody struct {
+	stream pluginv1.Plugin_HandleHTTPClient
+	buf    []byte
+}
+
+func (b *streamBody) Read(p []byte) (int, error) {
+	for len(b.buf) == 0 {
+		part, err := b.stream.Recv()
+		if err != nil {
+			return 0, err
 		}
-		for _, val := range v.Values {
-			out.Header.Add(k, val)
-		}
+		b.buf = part.GetBody()
 	}
-	w := out.BodyWriter()
+	n := copy(p, b.buf)
+	b.buf = b.buf[n:]
+	return n, nil
+}
+
+// errBodyCapped ends a response whose body went past max_response_bytes.
+var errBodyCapped = errors.New("plugin response body exceeds max_response_bytes")
+
+// bodyLimit is the cap on one plugin's response bodies, and the log (with
+// the request id) of what ended one early.
+type bodyLimit struct {
+	plugin string
+	max    int64
+	log    hclog.Logger
+	// abort drops the caller's connection. A body cut off must not look
+	// whole, and a read error alone does not show: fasthttp's compression
+	// ends its stream as if the body had ended. Dropping the connection
+	// is what net/http's ErrAbortHandler does.
+	abort     func()
+	requestID string
+}
+
+// forRequest is the limit of one exchange: it logs with the request id
+// and aborts c's connection.
+func (l bodyLimit) forRequest(c *fiber.Ctx, requestID string) bodyLimit {
+	l.requestID = requestID
+	conn := c.Context().Conn()
+	l.abort = func() { _ = conn.Close() }
+	return l
+}
+
+// logError logs what ended an exchange, with its request id.
+func (l bodyLimit) logError(msg string, args ...any) {
+	l.log.Error(msg, append([]any{"request_id", l.requestID}, args...)...)
+}
+
+// check refuses, before any byte is sent, a body the plugin declared
+// larger than the cap.
+func (l bodyLimit) check(declared int64) error {
+	if declared <= l.max {
+		return nil
+	}
+	l.logError("plugin response larger than max_response_bytes; answered 502", "content_length", declared, "max_response_bytes", l.max)
+	return fiber.NewError(fiber.StatusBadGateway, fmt.Sprintf("plugin %s answered with a body larger than the host passes on", l.plugin))
+}
+
+// body wraps a plugin's response body for fasthttp's SetBodyStream; done
+// is called once the body has been written or abandoned, and is told
+// whether the plugin's body was read to its end.
+func (l bodyLimit) body(src io.Reader, done func(finished bool)) *pluginBody {
+	return &pluginBody{src: src, limit: l, left: l.max, declared: -1, done: done}
+}
+
+// errBodyCutShort is a body whose source ended before the body did.
+var errBodyCutShort = errors.New("the plugin's response ended before its body did")
+
+// pluginBody is a plugin's response body on its way to the caller.
+type pluginBody struct {
+	src   io.Reader
+	limit bodyLimit
+	left  int64
+	// declared is the body's declared length, -1 when unknown.
+	declared int64
+	// cutShort, when set, reports at the source's io.EOF whether the body
+	// was cut short all the same.
+	cutShort func() bool
+	eof      bool
+	readErr  error
+	closed   bool
+	done     func(finished bool)
+}
+
+func (b *pluginBody) Read(p []byte) (int, error) {
+	if b.left == 0 {
+		return 0, b.atCap()
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.src.Read(p)
+	b.left -= int64(n)
+	if err == io.EOF && b.short() {
+		err = errBodyCutShort
+	}
+	b.note(err)
+	return n, err
+}
+
+// short reports whether a body whose source says it ended is whole.
+func (b *pluginBody) short() bool {
+	if b.declared >= 0 {
+		return b.limit.max-b.left != b.declared
+	}
+	return b.cutShort != nil && b.cutShort()
+}
+
+// atCap reads one byte past the cap: a body that ends exactly there is
+// whole, one that goes on is cut off.
+func (b *pluginBody) atCap() error {
+	var one [1]byte
 	for {
-		part, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
+		n, err := b.src.Read(one[:])
+		if n > 0 {
+			b.readErr = errBodyCapped
+			b.limit.logError("plugin response body exceeds max_response_bytes; response cut off", "max_response_bytes", b.limit.max)
+			b.limit.abort()
+			return errBodyCapped
+		}
+		if err == io.EOF && b.short() {
+			err = errBodyCutShort
 		}
 		if err != nil {
-			return err
-		}
-		if _, err := w.Write(part.GetBody()); err != nil {
+			b.note(err)
 			return err
 		}
 	}
+}
+
+func (b *pluginBody) note(err error) {
+	switch {
+	case err == nil:
+	case err == io.EOF:
+		b.eof = true
+	case b.readErr == nil:
+		b.readErr = err
+		b.limit.logError("plugin response body broke off; response cut off", "error", err)
+		b.limit.abort()
+	}
+}
+
+// CloseWithError is how fasthttp ends a body stream, with the error that
+// stopped it writing, if any. (pluginBody is no io.Closer: fasthttp would
+// call both.)
+func (b *pluginBody) CloseWithError(err error) error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if err != nil && b.readErr == nil {
+		b.limit.log.Info("caller went away before the plugin's response ended", "request_id", b.limit.requestID, "error", err)
+	}
+	b.done(b.eof)
+	return nil
 }

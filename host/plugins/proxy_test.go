@@ -4,16 +4,22 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/compress"
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -26,6 +32,19 @@ import (
 // streamPlugin serves p as a plugin process does, over gRPC on a loopback
 // listener, configured, and returns the client the supervisor would hold.
 func streamPlugin(t *testing.T, p *sdk.Plugin) *protocol.Client {
+	return configuredPlugin(t, p, &pluginv1.ConfigureRequest{})
+}
+
+// socketPlugin serves p configured with a data socket, and returns the data
+// plane the supervisor would hold.
+func socketPlugin(t *testing.T, p *sdk.Plugin) dataPlane {
+	plane := dataPlane{socketPath: filepath.Join(t.TempDir(), "p.sock"), token: randomToken()}
+	configuredPlugin(t, p, &pluginv1.ConfigureRequest{DataSocket: plane.socketPath, DataToken: plane.token})
+	plane.socket = newSocketClient(plane.socketPath)
+	return plane
+}
+
+func configuredPlugin(t *testing.T, p *sdk.Plugin, configure *pluginv1.ConfigureRequest) *protocol.Client {
 	t.Helper()
 	logger := hclog.NewNullLogger()
 	gs := sdk.GRPCServer(logger)(nil)
@@ -42,8 +61,12 @@ func streamPlugin(t *testing.T, p *sdk.Plugin) *protocol.Client {
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	c := &protocol.Client{PluginClient: pluginv1.NewPluginClient(conn), Conn: conn}
-	if _, err := c.Configure(context.Background(), &pluginv1.ConfigureRequest{}); err != nil {
+	res, err := c.Configure(context.Background(), configure)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if configure.DataSocket != "" && !res.DataSocketReady {
+		t.Fatal("the plugin did not take the data socket")
 	}
 	return c
 }
@@ -52,14 +75,10 @@ func streamPlugin(t *testing.T, p *sdk.Plugin) *protocol.Client {
 // answers 503 with the error when the exchange breaks.
 func proxyApp(rpc *protocol.Client) *fiber.App {
 	app := fiber.New(fiber.Config{BodyLimit: 64 << 20})
+	limit := bodyLimit{plugin: "p", max: DefaultMaxResponseBytes, log: hclog.NewNullLogger()}
 	app.Post("/*", func(c *fiber.Ctx) error {
-		// A stalled exchange fails the test in seconds, not in the
-		// proxy's five minutes.
-		ctx, cancel := context.WithTimeout(c.UserContext(), 20*time.Second)
-		defer cancel()
-		c.SetUserContext(ctx)
 		r := &Route{Plugin: "p", Method: fiber.MethodPost, Pattern: c.Path()}
-		if err := proxyStream(c, rpc, r, nil, nil, "req-1"); err != nil {
+		if err := proxyStream(c, rpc, r, nil, nil, "req-1", limit); err != nil {
 			return fiber.NewError(fiber.StatusServiceUnavailable, fmt.Sprintf("proxy: %v", err))
 		}
 		return nil
@@ -106,7 +125,9 @@ func TestProxyStreamRelaysEarlyAnswers(t *testing.T) {
 			// send comes first is up to the scheduler.
 			for i := range 5 {
 				req := httptest.NewRequest(http.MethodPost, tc.path, bytes.NewReader(payload))
-				resp, err := app.Test(req, -1)
+				// A stalled exchange fails the test in seconds, not in the
+				// proxy's five minutes.
+				resp, err := app.Test(req, 20000)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -133,7 +154,7 @@ func TestProxyStreamReportsBrokenExchanges(t *testing.T) {
 	app := proxyApp(rpc)
 	for _, size := range []int{0, 10 << 20} {
 		req := httptest.NewRequest(http.MethodPost, "/boom", bytes.NewReader(make([]byte, size)))
-		resp, err := app.Test(req, -1)
+		resp, err := app.Test(req, 20000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,5 +163,267 @@ func TestProxyStreamReportsBrokenExchanges(t *testing.T) {
 		if resp.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(got, []byte("panic")) {
 			t.Errorf("%d-byte body to a panicking handler: %d %q, want 503 with the plugin's error", size, resp.StatusCode, got)
 		}
+	}
+}
+
+// syncBuffer is a log sink written from several goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// planeServer serves p on one data plane behind a proxy listening on
+// loopback, the way the host relays it, with max as the response body cap
+// and the proxy's log in logs. It returns the proxy's base URL.
+func planeServer(t *testing.T, plane string, p *sdk.Plugin, max int64, logs io.Writer) string {
+	t.Helper()
+	limit := bodyLimit{plugin: "p", max: max, log: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug})}
+	var proxy func(c *fiber.Ctx, r *Route) error
+	switch plane {
+	case "socket":
+		dp := socketPlugin(t, p)
+		proxy = func(c *fiber.Ctx, r *Route) error { return proxySocket(c, dp, r, nil, "req-1", limit) }
+	case "grpc":
+		rpc := streamPlugin(t, p)
+		proxy = func(c *fiber.Ctx, r *Route) error { return proxyStream(c, rpc, r, nil, nil, "req-1", limit) }
+	}
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	// As in the host: a cut-off body must not end as a whole compressed one.
+	app.Use(compress.New(compress.Config{Level: compress.LevelBestSpeed}))
+	app.Get("/*", func(c *fiber.Ctx) error {
+		err := proxy(c, &Route{Plugin: "p", Method: fiber.MethodGet, Pattern: c.Path()})
+		var refused *fiber.Error
+		if err != nil && !errors.As(err, &refused) {
+			return fiber.NewError(fiber.StatusServiceUnavailable, err.Error())
+		}
+		return err
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })
+	return "http://" + ln.Addr().String()
+}
+
+// writeBody writes n bytes in 32 KiB pieces.
+func writeBody(w io.Writer, n int) {
+	chunk := bytes.Repeat([]byte("steward-"), 4<<10)
+	for n > 0 {
+		k := min(n, len(chunk))
+		if _, err := w.Write(chunk[:k]); err != nil {
+			return
+		}
+		n -= k
+	}
+}
+
+// TestProxyStreamsResponseBodies: a large body reaches the caller while the
+// plugin is still writing it, and the host keeps none of it. The handler
+// writes its first MiB and waits until the caller has it, then writes 80
+// MiB more and waits again while the heap is measured: a host that
+// buffers the body never answers, one that keeps it shows it in the heap.
+func TestProxyStreamsResponseBodies(t *testing.T) {
+	const first, rest = 1 << 20, 80 << 20
+	for _, plane := range []string{"socket", "grpc"} {
+		t.Run(plane, func(t *testing.T) {
+			received, drained := make(chan struct{}), make(chan struct{})
+			wait := func(r *http.Request, ch chan struct{}) bool {
+				select {
+				case <-ch:
+					return true
+				case <-r.Context().Done():
+				case <-time.After(20 * time.Second):
+				}
+				return false
+			}
+			mux := http.NewServeMux()
+			mux.HandleFunc("GET /big", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/octet-stream")
+				writeBody(w, first)
+				_ = http.NewResponseController(w).Flush()
+				if !wait(r, received) {
+					return
+				}
+				writeBody(w, rest)
+				_ = http.NewResponseController(w).Flush()
+				wait(r, drained)
+			})
+			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Handler: mux}, DefaultMaxResponseBytes, io.Discard)
+
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var resp *http.Response
+			head := make(chan error, 1)
+			go func() {
+				var err error
+				// A failing test must not wait for a response it gave up on.
+				client := &http.Client{Timeout: 40 * time.Second}
+				if resp, err = client.Get(base + "/big"); err == nil {
+					_, err = io.ReadFull(resp.Body, make([]byte, first))
+				}
+				head <- err
+			}()
+			select {
+			case err := <-head:
+				if err != nil {
+					t.Fatalf("reading the first MiB: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				close(received)
+				t.Fatal("the first MiB did not arrive while the plugin was still writing")
+			}
+			defer resp.Body.Close()
+			close(received)
+			if n, err := io.CopyN(io.Discard, resp.Body, rest); err != nil {
+				close(drained)
+				t.Fatalf("the other %d MiB: %d bytes, %v", rest>>20, n, err)
+			}
+
+			// The plugin, the proxy and the caller share this process, and
+			// the plugin has not finished its response.
+			runtime.GC()
+			var during runtime.MemStats
+			runtime.ReadMemStats(&during)
+			close(drained)
+			if grew := int64(during.HeapAlloc) - int64(before.HeapAlloc); grew > 8<<20 {
+				t.Errorf("the heap holds %d MiB more after %d MiB streamed through", grew>>20, (first+rest)>>20)
+			}
+			if n, err := io.Copy(io.Discard, resp.Body); n != 0 || err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("end of the body: %d, %d more bytes, %v", resp.StatusCode, n, err)
+			}
+		})
+	}
+}
+
+// TestProxyCapsResponseBodies enforces max_response_bytes on both planes:
+// a body of exactly the cap passes whole, a longer one is cut off at the
+// cap and logged, and one declared longer is refused with 502 before any
+// byte of it is sent.
+func TestProxyCapsResponseBodies(t *testing.T) {
+	const max = 1 << 20
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /small", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		writeBody(w, 1000)
+	})
+	mux.HandleFunc("GET /exact", func(w http.ResponseWriter, _ *http.Request) { writeBody(w, max) })
+	mux.HandleFunc("GET /over", func(w http.ResponseWriter, _ *http.Request) { writeBody(w, 3*max) })
+	mux.HandleFunc("GET /declared", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(max+1))
+		writeBody(w, max+1)
+	})
+	for _, plane := range []string{"socket", "grpc"} {
+		t.Run(plane, func(t *testing.T) {
+			logs := &syncBuffer{}
+			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Handler: mux}, max, logs)
+			get := func(path string, header ...string) (*http.Response, []byte, error) {
+				req, err := http.NewRequest(http.MethodGet, base+path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i+1 < len(header); i += 2 {
+					req.Header.Set(header[i], header[i+1])
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				body, err := io.ReadAll(resp.Body)
+				return resp, body, err
+			}
+
+			// Uncompressed, so that the length reaches the caller.
+			resp, body, err := get("/small", "Accept-Encoding", "identity")
+			if err != nil || resp.StatusCode != http.StatusOK || !bytes.Equal(body, bytes.Repeat([]byte("steward-"), 125)) {
+				t.Fatalf("a small body: %d, %q, %v", resp.StatusCode, body, err)
+			}
+			if plane == "socket" && resp.ContentLength != 1000 {
+				t.Errorf("a small body over the socket: Content-Length %d, want 1000", resp.ContentLength)
+			}
+
+			resp, body, err = get("/exact")
+			if err != nil || resp.StatusCode != http.StatusOK || len(body) != max {
+				t.Fatalf("a body of exactly the cap: %d, %d bytes, %v", resp.StatusCode, len(body), err)
+			}
+			if strings.Contains(logs.String(), "max_response_bytes") {
+				t.Fatalf("a body of exactly the cap was logged as too large:\n%s", logs)
+			}
+
+			resp, body, err = get("/over")
+			if resp.StatusCode != http.StatusOK || err == nil || len(body) > max {
+				t.Fatalf("a body over the cap: %d, %d bytes, error %v; want the body cut off after at most %d bytes", resp.StatusCode, len(body), err, max)
+			}
+			if !logged(logs.String(), "exceeds max_response_bytes", "request_id=req-1") {
+				t.Errorf("the cut-off is not logged with the request id:\n%s", logs)
+			}
+
+			resp, body, err = get("/declared")
+			if err != nil || resp.StatusCode != http.StatusBadGateway || len(body) > 1024 {
+				t.Fatalf("a body declared over the cap: %d, %d bytes, %v; want a 502", resp.StatusCode, len(body), err)
+			}
+			if !logged(logs.String(), "answered 502", "request_id=req-1", fmt.Sprintf("content_length=%d", max+1)) {
+				t.Errorf("the 502 is not logged with the request id:\n%s", logs)
+			}
+		})
+	}
+}
+
+// logged reports whether one line of logs holds every part.
+func logged(logs string, parts ...string) bool {
+	for _, line := range strings.Split(logs, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// TestProxyCutsOffBrokenBodies: a plugin that fails halfway through its
+// body leaves the caller with an error, not a short body that looks whole,
+// and the host logs why with the request id.
+func TestProxyCutsOffBrokenBodies(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /broken", func(w http.ResponseWriter, _ *http.Request) {
+		writeBody(w, 256<<10)
+		_ = http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
+	})
+	for _, plane := range []string{"socket", "grpc"} {
+		t.Run(plane, func(t *testing.T) {
+			logs := &syncBuffer{}
+			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Handler: mux}, DefaultMaxResponseBytes, logs)
+			resp, err := http.Get(base + "/broken")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || err == nil {
+				t.Fatalf("a body that broke off: %d, %d bytes, error %v; want an error", resp.StatusCode, len(body), err)
+			}
+			if !logged(logs.String(), "broke off", "request_id=req-1") {
+				t.Errorf("the broken body is not logged with the request id:\n%s", logs)
+			}
+		})
 	}
 }

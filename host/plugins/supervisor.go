@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -81,14 +82,19 @@ type Options struct {
 // Supervisor starts, watches and restarts plugins.
 type Supervisor struct {
 	opts      Options
-	runtime   string
+	runtime   *runtimeDir
 	instances map[string]*Instance
 	order     []string
 	routes    *RouteTable
 	metrics   *metrics
-	stopping  chan struct{}
-	stopOnce  sync.Once
-	wg        sync.WaitGroup
+	// ctx ends when Stop begins; every start, restart and watcher runs
+	// under it, so none of them outlives Stop.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// mu guards stopped, so that no goroutine joins wg once Stop waits.
+	mu      sync.Mutex
+	stopped bool
+	wg      sync.WaitGroup
 }
 
 // Instance is one declared plugin and, while it runs, its process.
@@ -106,6 +112,8 @@ type Instance struct {
 	pid       int
 	startedAt time.Time
 	retryAt   time.Time
+	// down says why the supervisor gave up, as callers are told.
+	down      string
 	lastError string
 	crashes   []time.Time
 	restarts  int
@@ -117,12 +125,13 @@ func New(decls []Decl, opts Options) (*Supervisor, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	runtime, err := os.MkdirTemp("", "steward-plugins-")
+	runtime, err := newRuntimeDir(opts.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("plugin runtime dir: %w", err)
 	}
 	s := &Supervisor{opts: opts, runtime: runtime, instances: map[string]*Instance{}, routes: newRouteTable(),
-		metrics: newMetrics(opts.Registerer), stopping: make(chan struct{})}
+		metrics: newMetrics(opts.Registerer)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, d := range decls {
 		inst := &Instance{Decl: d, sup: s, log: opts.Logger.Named(d.Name), state: StateStopped}
 		if !d.Enabled {
@@ -139,15 +148,19 @@ func New(decls []Decl, opts Options) (*Supervisor, error) {
 // background; a route conflict is returned as an error because serving with
 // an ambiguous route table would be wrong.
 func (s *Supervisor) Start(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
 	var wg sync.WaitGroup
 	errs := make([]error, len(s.order))
 	for i, name := range s.order {
 		inst := s.instances[name]
-		if !inst.Decl.Enabled {
+		if !inst.Decl.Enabled || !s.begin() {
 			continue
 		}
 		wg.Add(1)
 		go func() {
+			defer s.wg.Done()
 			defer wg.Done()
 			err := inst.start(ctx)
 			var conflict *ConflictError
@@ -157,6 +170,9 @@ func (s *Supervisor) Start(ctx context.Context) error {
 			}
 			if isPermanent(err) {
 				inst.log.Error("plugin cannot start", "error", err)
+				return
+			}
+			if err != nil && s.ctx.Err() != nil {
 				return
 			}
 			if err != nil {
@@ -169,14 +185,30 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Stop kills every plugin and waits for the watchers to end.
+// Stop kills every plugin, ends the starts and restarts in flight (each
+// kills the process it was starting) and waits for all of them.
 func (s *Supervisor) Stop() {
-	s.stopOnce.Do(func() { close(s.stopping) })
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	s.cancel()
 	for _, name := range s.order {
 		s.instances[name].kill(StateStopped)
 	}
 	s.wg.Wait()
-	_ = os.RemoveAll(s.runtime)
+	s.runtime.remove()
+}
+
+// begin counts a goroutine that Stop must wait for, or reports false once
+// Stop has begun.
+func (s *Supervisor) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
+	s.wg.Add(1)
+	return true
 }
 
 // Instance returns a plugin by name.
@@ -236,15 +268,23 @@ func (i *Instance) Description() *pluginv1.DescribeResponse {
 	return i.desc
 }
 
-// running returns the live client, or ErrUnavailable with the time at which
-// a retry makes sense.
-func (i *Instance) running() (*protocol.Client, dataPlane, time.Time, error) {
+// running returns the live client, or an *UnavailableError that says when
+// a retry makes sense or that none does.
+func (i *Instance) running() (*protocol.Client, dataPlane, error) {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
-	if i.state != StateRunning {
-		return nil, dataPlane{}, i.retryAt, fmt.Errorf("%w: %s is %s", ErrUnavailable, i.Decl.Name, i.state)
+	if i.state == StateRunning {
+		return i.rpc, i.dataPlane, nil
 	}
-	return i.rpc, i.dataPlane, time.Time{}, nil
+	err := fmt.Errorf("%w: %s is %s", ErrUnavailable, i.Decl.Name, i.state)
+	if i.state == StateFailed {
+		down := i.down
+		if down == "" {
+			down = "it cannot start"
+		}
+		return nil, dataPlane{}, &UnavailableError{Plugin: i.Decl.Name, Down: down, Err: err}
+	}
+	return nil, dataPlane{}, unavailable(i.Decl.Name, i.retryAt, err)
 }
 
 func (i *Instance) setState(st State, err error) {
@@ -257,8 +297,14 @@ func (i *Instance) setState(st State, err error) {
 	i.sup.metrics.state(i.Decl.Name, st)
 }
 
+// start runs the plugin's process and configures it. When ctx ends first
+// (Stop has begun), the process is killed and the plugin left stopped.
 func (i *Instance) start(ctx context.Context) error {
 	s := i.sup
+	if err := ctx.Err(); err != nil {
+		i.setState(StateStopped, nil)
+		return err
+	}
 	i.setState(StateStarting, nil)
 	t0 := time.Now()
 	if err := verifyChecksum(i.Decl.Binary, i.Decl.SHA256); err != nil {
@@ -266,7 +312,7 @@ func (i *Instance) start(ctx context.Context) error {
 		return &permanentError{err}
 	}
 	exited := make(chan struct{})
-	var pid int
+	var pid atomic.Int64
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  protocol.Handshake,
 		Plugins:          protocol.PluginMap(&protocol.GRPCPlugin{}),
@@ -275,17 +321,28 @@ func (i *Instance) start(ctx context.Context) error {
 		StartTimeout:     i.Decl.StartTimeout,
 		Managed:          true,
 		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
-			return protocol.NewRunner(l, cmd, i.Decl.Binary, exited, func(p int) { pid = p })
+			return protocol.NewRunner(l, cmd, i.Decl.Binary, exited, func(p int) { pid.Store(int64(p)) })
 		},
 		SyncStdout: protocol.LogWriter(i.log, "stdout"),
 		SyncStderr: protocol.LogWriter(i.log, "stderr"),
 	})
 	fail := func(err error) error {
 		client.Kill()
+		if s.ctx.Err() != nil {
+			i.setState(StateStopped, nil)
+			return err
+		}
 		i.setState(StateRestarting, err)
 		return err
 	}
+	// The handshake takes no context and client.Kill waits for it to end:
+	// ending the process is what ends a handshake early.
+	halt := context.AfterFunc(ctx, func() { killProcess(int(pid.Load()), exited) })
 	rpcClient, err := client.Client()
+	halt()
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return fail(fmt.Errorf("start %s: %w", i.Decl.Binary, err))
 	}
@@ -335,7 +392,7 @@ func (i *Instance) start(ctx context.Context) error {
 	}
 	var plane dataPlane
 	if i.Decl.DataPlane == "socket" && hasCapability(desc, protocol.CapabilityHTTPSocket) {
-		plane.socketPath = filepath.Join(s.runtime, i.Decl.Name+".sock")
+		plane.socketPath = filepath.Join(s.runtime.path, i.Decl.Name+".sock")
 		plane.token = randomToken()
 		req.DataSocket, req.DataToken = plane.socketPath, plane.token
 	}
@@ -347,7 +404,13 @@ func (i *Instance) start(ctx context.Context) error {
 		plane.socket = newSocketClient(plane.socketPath)
 	}
 	i.mu.Lock()
-	i.client, i.rpc, i.desc, i.dataPlane, i.pid = client, pc, desc, plane, pid
+	// Checked under the lock Stop's kill takes: either Stop has begun and
+	// this start kills its own process, or kill sees this client.
+	if err := ctx.Err(); err != nil {
+		i.mu.Unlock()
+		return fail(fmt.Errorf("start %s: %w", i.Decl.Binary, err))
+	}
+	i.client, i.rpc, i.desc, i.dataPlane, i.pid = client, pc, desc, plane, int(pid.Load())
 	i.startedAt, i.lastError = time.Now(), ""
 	select {
 	case i.hostSrv = <-hostSrv:
@@ -360,12 +423,13 @@ func (i *Instance) start(ctx context.Context) error {
 	// first request.
 	s.metrics.rpc.WithLabelValues(i.Decl.Name, "http")
 	s.metrics.rpcErrors.WithLabelValues(i.Decl.Name, "http")
-	i.log.Info("plugin started", "version", desc.Version, "pid", pid, "routes", len(desc.Routes), "data_plane", i.Status().DataPlane, "took", time.Since(t0).Round(time.Millisecond))
+	i.log.Info("plugin started", "version", desc.Version, "pid", pid.Load(), "routes", len(desc.Routes), "data_plane", i.Status().DataPlane, "took", time.Since(t0).Round(time.Millisecond))
 	if s.opts.OnDescribe != nil {
 		s.opts.OnDescribe(i.Decl.Name, desc)
 	}
-	s.wg.Add(1)
-	go i.watch(client, exited)
+	if s.begin() {
+		go i.watch(client, exited)
+	}
 	return nil
 }
 
@@ -375,7 +439,7 @@ func (i *Instance) watch(client *plugin.Client, exited chan struct{}) {
 	defer i.sup.wg.Done()
 	select {
 	case <-exited:
-	case <-i.sup.stopping:
+	case <-i.sup.ctx.Done():
 		return
 	}
 	i.mu.Lock()
@@ -394,6 +458,9 @@ func (i *Instance) watch(client *plugin.Client, exited chan struct{}) {
 // scheduleRestart restarts a plugin with exponential backoff, or gives up
 // when it crashed MaxCrashes times within the window.
 func (s *Supervisor) scheduleRestart(i *Instance, cause error) {
+	if s.ctx.Err() != nil {
+		return
+	}
 	pol := i.Decl.Restart
 	now := time.Now()
 	i.mu.Lock()
@@ -409,6 +476,10 @@ func (s *Supervisor) scheduleRestart(i *Instance, cause error) {
 	if n >= pol.MaxCrashes {
 		i.state = StateFailed
 		i.lastError = fmt.Sprintf("gave up after %d crashes within %s: %v", n, pol.Window, cause)
+		i.down = fmt.Sprintf("given up after %d crashes", n)
+		if n == 1 {
+			i.down = "given up after 1 crash"
+		}
 		i.mu.Unlock()
 		s.metrics.state(i.Decl.Name, StateFailed)
 		i.log.Error("plugin crash-looping; not restarting", "crashes", n, "window", pol.Window)
@@ -425,18 +496,23 @@ func (s *Supervisor) scheduleRestart(i *Instance, cause error) {
 	s.metrics.state(i.Decl.Name, StateRestarting)
 	s.metrics.restarts.WithLabelValues(i.Decl.Name).Inc()
 	i.log.Info("restarting plugin", "in", backoff, "crashes_in_window", n)
-	s.wg.Add(1)
+	if !s.begin() {
+		return
+	}
 	go func() {
 		defer s.wg.Done()
 		select {
 		case <-time.After(backoff):
-		case <-s.stopping:
+		case <-s.ctx.Done():
 			return
 		}
 		i.mu.Lock()
 		i.restarts++
 		i.mu.Unlock()
-		if err := i.start(context.Background()); err != nil {
+		if err := i.start(s.ctx); err != nil {
+			if s.ctx.Err() != nil {
+				return
+			}
 			if isPermanent(err) {
 				i.log.Error("plugin cannot start; not restarting", "error", err)
 				return
@@ -469,6 +545,21 @@ func (i *Instance) Kill() {
 	pid := i.pid
 	i.mu.RUnlock()
 	if p, err := os.FindProcess(pid); err == nil && pid > 0 {
+		_ = p.Kill()
+	}
+}
+
+// killProcess ends a plugin process that has started and not yet exited.
+func killProcess(pid int, exited <-chan struct{}) {
+	select {
+	case <-exited:
+		return
+	default:
+	}
+	if pid <= 0 {
+		return
+	}
+	if p, err := os.FindProcess(pid); err == nil {
 		_ = p.Kill()
 	}
 }

@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestVerifyChecksum(t *testing.T) {
@@ -57,5 +59,36 @@ func TestVerifyChecksum(t *testing.T) {
 				t.Errorf("errors.Is(%v, fs.ErrNotExist) = %v, want %v", err, !tt.notFound, tt.notFound)
 			}
 		})
+	}
+}
+
+// TestUnavailableSaysWhetherToRetry: a plugin being restarted is
+// unavailable for a while, one the supervisor gave up on is down.
+func TestUnavailableSaysWhetherToRetry(t *testing.T) {
+	decl := Decl{Name: "p", Enabled: true, Restart: RestartPolicy{MaxCrashes: 2, Window: time.Minute, BackoffInitial: time.Hour, BackoffMax: time.Hour}}
+	sup, err := New([]Decl{decl}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Stop)
+	inst, _ := sup.Instance("p")
+	route := &Route{Plugin: "p"}
+
+	sup.scheduleRestart(inst, errors.New("plugin process exited unexpectedly"))
+	var restarting *UnavailableError
+	if err := sup.Proxy(nil, route, nil, nil, "req-1"); !errors.As(err, &restarting) {
+		t.Fatalf("restarting: %v, want an *UnavailableError", err)
+	}
+	if restarting.Down != "" || restarting.RetryAfter < 59*time.Minute {
+		t.Errorf("restarting: down %q, retry after %s; want a retry after the backoff", restarting.Down, restarting.RetryAfter)
+	}
+
+	sup.scheduleRestart(inst, errors.New("plugin process exited unexpectedly"))
+	var down *UnavailableError
+	if _, err := sup.RunJob(context.Background(), "p", "sync", "run-1", nil); !errors.As(err, &down) {
+		t.Fatalf("given up: %v, want an *UnavailableError", err)
+	}
+	if down.Down != "given up after 2 crashes" || down.RetryAfter != 0 {
+		t.Errorf("given up: down %q, retry after %s", down.Down, down.RetryAfter)
 	}
 }

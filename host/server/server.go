@@ -370,6 +370,11 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	var se huma.StatusError
 	switch {
 	case errors.As(err, &unavailable):
+		s.deps.Logger.Warn("plugin unavailable; answered 503", "plugin", unavailable.Plugin, "cause", unavailable.Err, "request_id", requestID(c))
+		if unavailable.Down != "" {
+			// No Retry-After: only a host restart brings the plugin back.
+			return writeProblem(c, http.StatusServiceUnavailable, fmt.Sprintf("plugin %s is down (%s)", unavailable.Plugin, unavailable.Down), nil)
+		}
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(unavailable.RetryAfter.Seconds())))
 		return writeProblem(c, http.StatusServiceUnavailable, fmt.Sprintf("plugin %s is not available; retry shortly", unavailable.Plugin), nil)
 	case errors.As(err, &fe):

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/stack"
@@ -138,6 +139,9 @@ func serve(args []string) error {
 	logger := newLogger(cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Last of all, after the supervisor's own Stop: no plugin process
+	// go-plugin started outlives the host, whatever state it was in.
+	defer plugin.CleanupClients()
 	// Bound before anything starts, so that port 0 picks a free port that
 	// is ours from the start, and what is derived from the address (the
 	// development sign-in's return URL) and the ready line name the port

@@ -1,0 +1,159 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+)
+
+// children lists the live processes this test process started from binary.
+func children(t *testing.T, binary string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.EvalSymlinks(binary)
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// State and parent follow the parenthesised command name; a zombie
+		// has exited, only not been reaped yet.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 2 || fields[0] == "Z" || fields[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && exe == want {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// stopWithin calls Stop and fails the test unless it returns in time.
+func stopWithin(t *testing.T, sup *Supervisor, limit time.Duration) {
+	t.Helper()
+	done := make(chan struct{})
+	t0 := time.Now()
+	go func() { sup.Stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		t.Fatalf("Stop still running after %s", limit)
+	}
+	t.Logf("Stop took %s", time.Since(t0).Round(time.Millisecond))
+}
+
+// TestStopDuringRestart stops the supervisor while a crashed plugin's
+// restart is migrating: Stop must end the restart at once and leave no
+// plugin process behind, where the restart used to run to its end after
+// Stop and leave a plugin running that nothing would kill.
+func TestStopDuringRestart(t *testing.T) {
+	bin := testpluginBinary(t)
+	var migrations atomic.Int32
+	restarting := make(chan struct{})
+	sup, err := New([]Decl{testDecl(bin, "socket")}, Options{
+		DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db"),
+		Migrate: func(ctx context.Context, _ string, _ []*pluginv1.Migration) error {
+			if migrations.Add(1) == 1 {
+				return nil
+			}
+			close(restarting)
+			// A slow migration, such as one waiting for a lock.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(5 * time.Second):
+				return nil
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Stop)
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := sup.Instance("testplugin")
+	first := inst.PID()
+	if inst.Status().State != StateRunning || first == 0 {
+		t.Fatalf("after Start: %+v", inst.Status())
+	}
+	inst.Kill()
+	select {
+	case <-restarting:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no restart began: %+v", inst.Status())
+	}
+	if len(children(t, bin)) != 1 {
+		t.Fatalf("restarting plugin processes: %v, want one", children(t, bin))
+	}
+
+	stopWithin(t, sup, 2*time.Second)
+	// Whatever the restart did after Stop returned would show by now.
+	time.Sleep(200 * time.Millisecond)
+	if left := children(t, bin); len(left) > 0 {
+		t.Fatalf("plugin processes %v survived Stop", left)
+	}
+	if st := inst.Status().State; st != StateStopped {
+		t.Errorf("state after Stop: %s, want %s", st, StateStopped)
+	}
+}
+
+// TestStopDuringHandshake stops the supervisor while a plugin has started
+// but not completed the handshake: Stop must kill that process too.
+func TestStopDuringHandshake(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "silent")
+	// A binary that never completes the handshake.
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 30\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err == nil {
+		sleep, err = filepath.EvalSymlinks(sleep)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup, err := New([]Decl{testDecl(bin, "socket")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Stop)
+	started := make(chan error, 1)
+	go func() { started <- sup.Start(context.Background()) }()
+	waitFor(t, "the plugin process", 5*time.Second, func() bool { return len(children(t, sleep)) == 1 })
+
+	stopWithin(t, sup, 2*time.Second)
+	if left := children(t, sleep); len(left) > 0 {
+		t.Fatalf("plugin processes %v survived Stop", left)
+	}
+	select {
+	case <-started:
+	case <-time.After(time.Second):
+		t.Fatal("Start did not return after Stop")
+	}
+	inst, _ := sup.Instance("testplugin")
+	if st := inst.Status().State; st != StateStopped {
+		t.Errorf("state after Stop: %s, want %s", st, StateStopped)
+	}
+}

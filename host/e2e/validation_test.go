@@ -50,3 +50,22 @@ func TestLoginAcceptsOAuthPasswordForm(t *testing.T) {
 	form.Set("grant_type", "client_credentials")
 	expectInvalid(t, h.postForm("/api/v1/auth/login", form), "body.grant_type")
 }
+
+// TestValidationNeverEchoesSecrets: a 422 names what is wrong but does not
+// repeat a credential, nor the whole body an unexpected field arrived in.
+func TestValidationNeverEchoesSecrets(t *testing.T) {
+	h := startHost(t, hostOpts{env: map[string]string{"STEWARD_AUTH_RATE_LIMIT_PER_MINUTE": "1000"}})
+	const secret = "s3cret-Pa55word"
+	r := h.postForm("/api/v1/auth/login", url.Values{"username": {"admin@steward.local"}, "password": {secret}, "remember_me": {"yes"}})
+	if r.status != http.StatusUnprocessableEntity || strings.Contains(string(r.body), secret) {
+		t.Errorf("login with an unexpected field: %d %s, want 422 without the password", r.status, r.body)
+	}
+	r = h.do(http.MethodPost, "/api/v1/auth/refresh", "", strings.NewReader(`{"refresh_token":"`+secret+`","extra":1}`), "Content-Type", "application/json")
+	if r.status != http.StatusUnprocessableEntity || strings.Contains(string(r.body), secret) {
+		t.Errorf("refresh with an unexpected field: %d %s, want 422 without the token", r.status, r.body)
+	}
+	r = h.do(http.MethodPost, "/api/v1/auth/refresh", "", strings.NewReader(`{"refresh_token":7}`), "Content-Type", "application/json")
+	if r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), "body.refresh_token") {
+		t.Errorf("refresh with a number: %d %s, want 422 naming the field", r.status, r.body)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -127,9 +128,19 @@ const localInternalError = "steward.internal_error"
 // A handler's unexpected error becomes a 500 whose body says only that
 // something failed and under which request id; the error itself — SQL,
 // file paths, driver text — goes to the log beside that id (accessLog).
+//
+// A client error keeps its details, but never echoes a secret back: the
+// value of a field named like a credential, or a whole object (huma
+// reports an unexpected property with the entire body as its value, the
+// password of a sign-in form included).
 func init() {
 	huma.NewErrorWithContext = func(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
 		if status < http.StatusInternalServerError || ctx == nil {
+			for _, e := range errs {
+				if d, ok := e.(*huma.ErrorDetail); ok && !echoable(d) {
+					d.Value = nil
+				}
+			}
 			return huma.NewError(status, msg, errs...)
 		}
 		c := humafiber.Unwrap(ctx)
@@ -141,4 +152,20 @@ func init() {
 		}
 		return huma.NewError(status, msg)
 	}
+}
+
+// secretFields are the last segments of locations whose values a 422 must
+// not repeat.
+var secretFields = []string{"password", "secret", "client_secret", "token", "refresh_token", "access_token", "code", "code_verifier", "client_assertion"}
+
+func echoable(d *huma.ErrorDetail) bool {
+	switch d.Value.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	loc := d.Location
+	if i := strings.LastIndexByte(loc, '.'); i >= 0 {
+		loc = loc[i+1:]
+	}
+	return !slices.Contains(secretFields, strings.ToLower(loc))
 }

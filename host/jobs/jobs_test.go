@@ -246,7 +246,15 @@ func TestManualTriggerRunsEveryJobOfTheType(t *testing.T) {
 		if len(alerts.Alerts) != 0 {
 			t.Errorf("successful runs raised alerts: %+v", alerts.Alerts)
 		}
-		if v := counterValue(t, reg, "steward_job_runs_total", "costs", "completed"); v != 2 {
+		// A run is counted just after its outcome commits, which is what
+		// waitFinished sees: give the last count a moment.
+		deadline := time.Now().Add(5 * time.Second)
+		v := counterValue(t, reg, "steward_job_runs_total", "costs", "completed")
+		for v < 2 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			v = counterValue(t, reg, "steward_job_runs_total", "costs", "completed")
+		}
+		if v != 2 {
 			t.Errorf("steward_job_runs_total{costs,completed} = %v, want 2", v)
 		}
 

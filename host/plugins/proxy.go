@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +58,14 @@ func newSocketClient(path string) *fasthttp.HostClient {
 // body is relayed like a host route's, with its length, and a plugin that
 // fails to deliver it gets the caller a 503 rather than a cut-off body.
 const inlineBody = 64 << 10
+
+// copyBuffers hold the buffer a small body is copied through: the client's
+// body stream hides the reader's WriteTo, so io.Copy would allocate 32 KiB
+// for every proxied request, and the collector would pay for it.
+var copyBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 32<<10)
+	return &b
+}}
 
 // eofConn remembers whether a read met the end of the connection.
 // fasthttp's streamed chunked body reports a connection closed between two
@@ -189,7 +198,10 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	if !whole && declared >= 0 && declared <= inlineBody {
 		// Taken before the head is: a plugin that fails to deliver it gets
 		// the caller a plain 503.
-		if _, err := io.Copy(out.BodyWriter(), src); err != nil {
+		buf := copyBuffers.Get().(*[]byte)
+		_, err := io.CopyBuffer(out.BodyWriter(), src, *buf)
+		copyBuffers.Put(buf)
+		if err != nil {
 			release(false)
 			return err
 		}

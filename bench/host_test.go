@@ -120,7 +120,7 @@ func startHost(plane, bin string) (_ *benchHost, err error) {
 	if err := p.Configure(ctx, &sdk.Env{DatabaseURL: dbURL, Environment: cfg.Env, DataDir: dir}); err != nil {
 		return nil, fmt.Errorf("configure in-host plugin: %w", err)
 	}
-	inHost := http.StripPrefix(inHostPrefix, p.Handler)
+	inHost := http.StripPrefix(inHostPrefix, p.HTTPHandler())
 	mount := func(a *fiber.App) {
 		for _, r := range p.Routes {
 			if r.Method == http.MethodGet && slices.ContainsFunc(workloads, func(w workload) bool { return w.route == r.Path }) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Version is the SDK's version, reported to the host in Describe.
@@ -46,9 +47,10 @@ const (
 	RateSync
 )
 
-// Route is one HTTP operation the plugin serves. Path uses {name} for path
-// parameters, as net/http's ServeMux does, so the same pattern can be
-// registered on the plugin's mux.
+// Route is one HTTP operation the plugin serves: what the host needs to
+// know about it and the handler that serves it, in one declaration. Path
+// uses {name} for path parameters, which the handler reads with
+// r.PathValue.
 type Route struct {
 	Method       string
 	Path         string
@@ -57,8 +59,12 @@ type Route struct {
 	TenantScoped bool
 	// Operation documents the route in the host's OpenAPI document. The host
 	// validates query and path parameters against its Parameters before the
-	// request reaches the plugin, and answers 422 naming the parameter.
+	// request reaches the plugin, and answers 422 naming the parameter. Each
+	// path parameter of Path is declared here, and a query or header
+	// parameter's schema default is set on the request when the caller
+	// omits it, so the handler never repeats it.
 	Operation *huma.Operation
+	Handler   http.HandlerFunc
 }
 
 // Fragment is an HTML fragment the plugin renders for the host's pages.
@@ -67,12 +73,16 @@ type Fragment struct {
 	Title          string
 	Slot           string
 	RefreshSeconds int
+	// Handler renders the fragment for GET Path.
+	Handler http.HandlerFunc
 }
 
 // Page is a whole page the plugin renders.
 type Page struct {
 	Path  string
 	Title string
+	// Handler renders the page for GET Path.
+	Handler http.HandlerFunc
 }
 
 // NavEntry is a navigation link the host shows.
@@ -124,6 +134,10 @@ type Env struct {
 	Cloud  json.RawMessage
 	Host   *Host
 	Logger hclog.Logger
+	// Metrics is the plugin's own registry: collectors registered on it
+	// are scraped by the host and served on its /metrics with a plugin
+	// label.
+	Metrics prometheus.Registerer
 }
 
 // Health is a plugin's own health report.
@@ -136,10 +150,8 @@ type Health struct {
 
 // Plugin describes a plugin and holds its implementation.
 type Plugin struct {
-	Name    string
-	Version string
-	// Handler serves every route, fragment and page.
-	Handler    http.Handler
+	Name       string
+	Version    string
 	Routes     []Route
 	Fragments  []Fragment
 	Pages      []Page

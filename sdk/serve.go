@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -25,7 +26,13 @@ import (
 
 // Serve runs the plugin until the host stops it. It never returns when run
 // by the host; started by hand it explains that it is a plugin and exits.
+// A plugin that Validate refuses is not served: Serve prints every mistake
+// to stderr, where the host logs it, and exits.
 func Serve(p *Plugin) {
+	if err := p.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "plugin %q is not valid:\n%v\n", p.Name, err)
+		os.Exit(1)
+	}
 	logger := hclog.New(&hclog.LoggerOptions{
 		Name:       p.Name,
 		Level:      hclog.Info,
@@ -84,8 +91,9 @@ func recoverTo(logger hclog.Logger, method string, err *error) {
 // server implements the Plugin service around a Plugin.
 type server struct {
 	pluginv1.UnimplementedPluginServer
-	p      *Plugin
-	logger hclog.Logger
+	p       *Plugin
+	logger  hclog.Logger
+	metrics *prometheus.Registry
 
 	mu      sync.Mutex
 	broker  *plugin.GRPCBroker
@@ -95,7 +103,7 @@ type server struct {
 }
 
 func newServer(p *Plugin, logger hclog.Logger) *server {
-	return &server{p: p, logger: logger}
+	return &server{p: p, logger: logger, metrics: prometheus.NewRegistry()}
 }
 
 func (s *server) setBroker(b *plugin.GRPCBroker) {
@@ -202,6 +210,7 @@ func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 		DataDir:     req.DataDir,
 		Cloud:       req.Cloud,
 		Logger:      s.logger,
+		Metrics:     s.metrics,
 	}
 	if broker != nil && req.HostBrokerId != 0 {
 		conn, err := broker.Dial(req.HostBrokerId)
@@ -215,10 +224,7 @@ func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 			return nil, status.Errorf(codes.FailedPrecondition, "configure %s: %v", s.p.Name, err)
 		}
 	}
-	handler := s.p.Handler
-	if handler == nil {
-		handler = http.NotFoundHandler()
-	}
+	handler := s.p.HTTPHandler()
 	s.mu.Lock()
 	s.handler = handler
 	s.host = env.Host

@@ -3,16 +3,19 @@ package sdk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -79,11 +82,12 @@ func get(t *testing.T, c pluginv1.PluginClient, path string) (int32, error) {
 }
 
 func TestServerSurvivesPanics(t *testing.T) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /boom", func(http.ResponseWriter, *http.Request) { panic("handler bug") })
-	mux.HandleFunc("GET /ok", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	c := serveServer(t, &Plugin{
-		Name: "p", Handler: mux,
+		Name: "p",
+		Routes: []Route{
+			{Method: "GET", Path: "/boom", Handler: func(http.ResponseWriter, *http.Request) { panic("handler bug") }},
+			{Method: "GET", Path: "/ok", Handler: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }},
+		},
 		Jobs:        []Job{{Name: "boom", Run: func(context.Context, *JobRun) (int64, error) { panic("job bug") }}},
 		CheckHealth: func(context.Context) Health { panic("health bug") },
 	}, &pluginv1.ConfigureRequest{})
@@ -184,12 +188,12 @@ func TestDataSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := func(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusOK, map[string]any{"info": Info(r.Context()), "token_seen": r.Header.Get(protocol.HeaderToken) != ""})
-	})
+	}
 
 	short := filepath.Join(dir, "short.sock")
-	c := serveServer(t, &Plugin{Name: "p", Handler: handler}, &pluginv1.ConfigureRequest{})
+	c := serveServer(t, &Plugin{Name: "p", Routes: []Route{{Method: "GET", Path: "/x", Handler: handler}}}, &pluginv1.ConfigureRequest{})
 	resp, err := c.Configure(context.Background(), &pluginv1.ConfigureRequest{DataSocket: short, DataToken: "too-short"})
 	if err != nil || resp.DataSocketReady {
 		t.Errorf("short token: ready %v, %v; want the socket refused", resp.GetDataSocketReady(), err)
@@ -289,6 +293,31 @@ func TestJobProgressFromManyGoroutines(t *testing.T) {
 		}
 		if progress != workers*each || result.GetRecordsProcessed() != 42 {
 			t.Fatalf("%d progress events, result %v; want %d and 42", progress, result, workers*each)
+		}
+	}
+}
+
+// Each plugin served in a process has its own registry: two that register
+// the same metric both configure, and each reports only its own value.
+func TestMetricsPerPlugin(t *testing.T) {
+	plugin := func(name string, n float64) *Plugin {
+		return &Plugin{Name: name, Configure: func(_ context.Context, env *Env) error {
+			c := prometheus.NewCounter(prometheus.CounterOpts{Name: "demo_runs_total", Help: "Runs."})
+			if err := env.Metrics.Register(c); err != nil {
+				return err
+			}
+			c.Add(n)
+			return nil
+		}}
+	}
+	for name, n := range map[string]float64{"a": 2, "b": 5} {
+		c := serveServer(t, plugin(name, n), &pluginv1.ConfigureRequest{})
+		resp, err := c.CollectMetrics(context.Background(), &pluginv1.CollectMetricsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("demo_runs_total %g\n", n); !strings.Contains(string(resp.PrometheusText), want) {
+			t.Errorf("plugin %s reported %q, want %q", name, resp.PrometheusText, want)
 		}
 	}
 }

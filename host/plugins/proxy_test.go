@@ -91,20 +91,20 @@ func proxyApp(rpc *protocol.Client) *fiber.App {
 // The plugin's answer must reach the caller, not a 503 for the rest of the
 // body that could not be sent.
 func TestProxyStreamRelaysEarlyAnswers(t *testing.T) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /unread", func(w http.ResponseWriter, _ *http.Request) {
+	rs := &routes{}
+	rs.HandleFunc("POST /unread", func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
 	})
-	mux.HandleFunc("POST /partly", func(w http.ResponseWriter, r *http.Request) {
+	rs.HandleFunc("POST /partly", func(w http.ResponseWriter, r *http.Request) {
 		n, _ := io.CopyN(io.Discard, r.Body, 1<<20)
 		w.Header().Set("X-Read", strconv.FormatInt(n, 10))
 		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
 	})
-	mux.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
+	rs.HandleFunc("POST /echo", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		_, _ = io.Copy(w, r.Body)
 	})
-	rpc := streamPlugin(t, &sdk.Plugin{Name: "p", Handler: mux})
+	rpc := streamPlugin(t, &sdk.Plugin{Name: "p", Routes: *rs})
 
 	app := proxyApp(rpc)
 
@@ -148,9 +148,9 @@ func TestProxyStreamRelaysEarlyAnswers(t *testing.T) {
 // handler that panics answers nothing, which the proxy reports as an error
 // (the caller's 503), whether or not it read the body.
 func TestProxyStreamReportsBrokenExchanges(t *testing.T) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /boom", func(http.ResponseWriter, *http.Request) { panic("handler bug") })
-	rpc := streamPlugin(t, &sdk.Plugin{Name: "p", Handler: mux})
+	rs := &routes{}
+	rs.HandleFunc("POST /boom", func(http.ResponseWriter, *http.Request) { panic("handler bug") })
+	rpc := streamPlugin(t, &sdk.Plugin{Name: "p", Routes: *rs})
 	app := proxyApp(rpc)
 	for _, size := range []int{0, 10 << 20} {
 		req := httptest.NewRequest(http.MethodPost, "/boom", bytes.NewReader(make([]byte, size)))
@@ -250,8 +250,8 @@ func TestProxyStreamsResponseBodies(t *testing.T) {
 				}
 				return false
 			}
-			mux := http.NewServeMux()
-			mux.HandleFunc("GET /big", func(w http.ResponseWriter, r *http.Request) {
+			rs := &routes{}
+			rs.HandleFunc("GET /big", func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/octet-stream")
 				writeBody(w, first)
 				_ = http.NewResponseController(w).Flush()
@@ -262,7 +262,7 @@ func TestProxyStreamsResponseBodies(t *testing.T) {
 				_ = http.NewResponseController(w).Flush()
 				wait(r, drained)
 			})
-			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Handler: mux}, DefaultMaxResponseBytes, io.Discard)
+			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Routes: *rs}, DefaultMaxResponseBytes, io.Discard)
 
 			runtime.GC()
 			var before runtime.MemStats
@@ -316,21 +316,21 @@ func TestProxyStreamsResponseBodies(t *testing.T) {
 // byte of it is sent.
 func TestProxyCapsResponseBodies(t *testing.T) {
 	const max = 1 << 20
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /small", func(w http.ResponseWriter, _ *http.Request) {
+	rs := &routes{}
+	rs.HandleFunc("GET /small", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Length", "1000")
 		writeBody(w, 1000)
 	})
-	mux.HandleFunc("GET /exact", func(w http.ResponseWriter, _ *http.Request) { writeBody(w, max) })
-	mux.HandleFunc("GET /over", func(w http.ResponseWriter, _ *http.Request) { writeBody(w, 3*max) })
-	mux.HandleFunc("GET /declared", func(w http.ResponseWriter, _ *http.Request) {
+	rs.HandleFunc("GET /exact", func(w http.ResponseWriter, _ *http.Request) { writeBody(w, max) })
+	rs.HandleFunc("GET /over", func(w http.ResponseWriter, _ *http.Request) { writeBody(w, 3*max) })
+	rs.HandleFunc("GET /declared", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Length", strconv.Itoa(max+1))
 		writeBody(w, max+1)
 	})
 	for _, plane := range []string{"socket", "grpc"} {
 		t.Run(plane, func(t *testing.T) {
 			logs := &syncBuffer{}
-			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Handler: mux}, max, logs)
+			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Routes: *rs}, max, logs)
 			get := func(path string, header ...string) (*http.Response, []byte, error) {
 				req, err := http.NewRequest(http.MethodGet, base+path, nil)
 				if err != nil {
@@ -402,8 +402,8 @@ func logged(logs string, parts ...string) bool {
 // body leaves the caller with an error, not a short body that looks whole,
 // and the host logs why with the request id.
 func TestProxyCutsOffBrokenBodies(t *testing.T) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /broken", func(w http.ResponseWriter, _ *http.Request) {
+	rs := &routes{}
+	rs.HandleFunc("GET /broken", func(w http.ResponseWriter, _ *http.Request) {
 		writeBody(w, 256<<10)
 		_ = http.NewResponseController(w).Flush()
 		panic(http.ErrAbortHandler)
@@ -411,7 +411,7 @@ func TestProxyCutsOffBrokenBodies(t *testing.T) {
 	for _, plane := range []string{"socket", "grpc"} {
 		t.Run(plane, func(t *testing.T) {
 			logs := &syncBuffer{}
-			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Handler: mux}, DefaultMaxResponseBytes, logs)
+			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Routes: *rs}, DefaultMaxResponseBytes, logs)
 			resp, err := http.Get(base + "/broken")
 			if err != nil {
 				t.Fatal(err)
@@ -426,4 +426,12 @@ func TestProxyCutsOffBrokenBodies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// routes collects a test plugin's routes from ServeMux-style patterns.
+type routes []sdk.Route
+
+func (rs *routes) HandleFunc(pattern string, h http.HandlerFunc) {
+	method, path, _ := strings.Cut(pattern, " ")
+	*rs = append(*rs, sdk.Route{Method: method, Path: path, Handler: h})
 }

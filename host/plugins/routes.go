@@ -108,8 +108,8 @@ func (t *RouteTable) set(inst *Instance, routes []*pluginv1.Route, reserved func
 }
 
 func buildRoute(owner string, pr *pluginv1.Route) (*Route, error) {
-	if !strings.HasPrefix(pr.Path, "/") {
-		return nil, fmt.Errorf("plugin %q: route path %q must start with /", owner, pr.Path)
+	if err := protocol.CheckPattern(pr.Path); err != nil {
+		return nil, fmt.Errorf("plugin %q: route %s %s: %w", owner, pr.Method, pr.Path, err)
 	}
 	r := &Route{Plugin: owner, Method: strings.ToUpper(pr.Method), Pattern: pr.Path, Auth: pr.Auth,
 		RateClass: pr.RateClass, TenantScoped: pr.TenantScoped, segments: protocol.SplitPath(pr.Path)}

@@ -251,7 +251,22 @@ func TestRouteTableSetRejectsBadRoutes(t *testing.T) {
 		{
 			name:  "relative path",
 			route: &pluginv1.Route{Method: "GET", Path: "items"},
-			want:  []string{`plugin "a"`, `route path "items" must start with /`},
+			want:  []string{`plugin "a"`, `route GET items: path "items" must start with /`},
+		},
+		{
+			name:  "empty segment",
+			route: &pluginv1.Route{Method: "GET", Path: "/items//x"},
+			want:  []string{`plugin "a"`, `path "/items//x" has an empty segment`},
+		},
+		{
+			name:  "parameter inside a segment",
+			route: &pluginv1.Route{Method: "GET", Path: "/items/x-{id}"},
+			want:  []string{`plugin "a"`, `segment "x-{id}" must be a literal or a whole {parameter}`},
+		},
+		{
+			name:  "parameter twice",
+			route: &pluginv1.Route{Method: "GET", Path: "/items/{id}/{id}"},
+			want:  []string{`plugin "a"`, `parameter "id" appears twice`},
 		},
 		{
 			name:  "operation not JSON",

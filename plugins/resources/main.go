@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/store"
@@ -27,21 +26,18 @@ func main() { sdk.Serve(New()) }
 
 // New builds the plugin.
 func New() *sdk.Plugin {
-	mux := http.NewServeMux()
 	handlers := &quotas.Handlers{}
-	handlers.Register(mux)
 	syncer := &quotas.Syncer{}
 	return &sdk.Plugin{
 		Name:         "resources",
 		Version:      "0.1.0",
-		Handler:      mux,
-		Routes:       quotas.Routes(),
+		Routes:       handlers.Routes(),
 		Migrations:   quotas.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		Jobs: []sdk.Job{{Name: "quotas", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h",
 			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }}},
 		Configure: func(ctx context.Context, env *sdk.Env) error {
-			cfg := config{Locations: []string{"eastus", "westeurope"}}
+			cfg := config{Locations: []string{quotas.DefaultLocation, "westeurope"}}
 			if len(env.Config) > 0 {
 				if err := json.Unmarshal(env.Config, &cfg); err != nil {
 					return fmt.Errorf("config: %w", err)

@@ -26,97 +26,79 @@ const demoRecords = 600
 
 func newDemo() (*sdk.Plugin, *demo) {
 	d := &demo{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/v1/demo/whoami", func(w http.ResponseWriter, r *http.Request) {
-		info := sdk.Info(r.Context())
-		sdk.WriteJSON(w, http.StatusOK, map[string]any{
-			"principal": info.Principal, "request_id": info.RequestID, "route": info.Route,
-			"authorization": r.Header.Get("Authorization"), "custom": r.Header.Get("X-Custom"),
-		})
-	})
-	mux.HandleFunc("GET /api/v1/demo/tenants/{tenant_id}/items", func(w http.ResponseWriter, r *http.Request) {
-		sdk.WriteJSON(w, http.StatusOK, map[string]string{"tenant_id": r.PathValue("tenant_id"), "route": sdk.Info(r.Context()).Route})
-	})
-	mux.HandleFunc("GET /api/v1/demo/items", func(w http.ResponseWriter, r *http.Request) {
-		tenants, err := sdk.TenantScope(r, "tenant_ids")
-		if err != nil {
-			sdk.WriteError(w, err)
-			return
-		}
-		sdk.WriteJSON(w, http.StatusOK, map[string]any{"tenants": tenants})
-	})
-	mux.HandleFunc("POST /api/v1/demo/echo", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("X-Request-Length", strconv.FormatInt(r.ContentLength, 10))
-		_, _ = io.Copy(w, r.Body)
-	})
-	mux.HandleFunc("POST /api/v1/demo/upload", func(w http.ResponseWriter, _ *http.Request) {
-		// Refuses the upload without reading it, as a handler checking
-		// Content-Length against its limit does.
-		sdk.WriteError(w, &sdk.Problem{Title: "Request Entity Too Large", Status: http.StatusRequestEntityTooLarge, Detail: "uploads are limited to 1 MB"})
-	})
-	mux.HandleFunc("GET /api/v1/demo/large", func(w http.ResponseWriter, r *http.Request) {
-		size, _ := strconv.Atoi(r.URL.Query().Get("size"))
-		_, _ = w.Write(pattern(size))
-	})
-	mux.HandleFunc("GET /api/v1/demo/broken", func(w http.ResponseWriter, _ *http.Request) {
-		sdk.WriteError(w, errors.New("dial tcp 10.0.0.7:5432: password authentication failed"))
-	})
-	mux.HandleFunc("GET /api/v1/demo/conflict", func(w http.ResponseWriter, _ *http.Request) {
-		sdk.WriteError(w, sdk.Conflict("evidence already filed"))
-	})
-	mux.HandleFunc("GET /api/v1/demo/panic", func(http.ResponseWriter, *http.Request) {
-		panic("handler bug")
-	})
-	mux.HandleFunc("POST /api/v1/demo/evidence", func(w http.ResponseWriter, r *http.Request) {
-		err := d.env.Host.Audit(r.Context(), sdk.AuditEntry{
-			Action: r.URL.Query().Get("action"), Status: "success", TenantID: "t1",
-			ResourceType: "evidence", ResourceID: "ev-1", Details: map[string]any{"files": 2},
-		})
-		if err != nil {
-			sdk.WriteError(w, sdk.BadRequest(err.Error()))
-			return
-		}
-		w.WriteHeader(http.StatusCreated)
-	})
-	mux.HandleFunc("GET /api/v1/demo/undeclared", func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /api/v1/demo/admin", func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /api/v1/demo/public", func(w http.ResponseWriter, r *http.Request) {
-		sdk.WriteJSON(w, http.StatusOK, map[string]bool{"anonymous": sdk.PrincipalFrom(r.Context()).Anonymous()})
-	})
-
 	limitMin, limitMax := 1.0, 500.0
 	p := &sdk.Plugin{
 		Name:    "demo",
 		Version: "2.3.4",
-		Handler: mux,
 		Routes: []sdk.Route{
-			{Method: "get", Path: "/api/v1/demo/whoami"},
-			{Method: "GET", Path: "/api/v1/demo/tenants/{tenant_id}/items", TenantScoped: true},
-			{Method: "GET", Path: "/api/v1/demo/items", TenantScoped: true, Operation: &huma.Operation{
+			{Method: "get", Path: "/api/v1/demo/whoami", Handler: func(w http.ResponseWriter, r *http.Request) {
+				info := sdk.Info(r.Context())
+				sdk.WriteJSON(w, http.StatusOK, map[string]any{
+					"principal": info.Principal, "request_id": info.RequestID, "route": info.Route,
+					"authorization": r.Header.Get("Authorization"), "custom": r.Header.Get("X-Custom"),
+				})
+			}},
+			{Method: "GET", Path: "/api/v1/demo/tenants/{tenant_id}/items", TenantScoped: true, Handler: func(w http.ResponseWriter, r *http.Request) {
+				sdk.WriteJSON(w, http.StatusOK, map[string]string{"tenant_id": r.PathValue("tenant_id"), "route": sdk.Info(r.Context()).Route})
+			}, Operation: &huma.Operation{Parameters: []*huma.Param{{Name: "tenant_id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString}}}}},
+			{Method: "GET", Path: "/api/v1/demo/items", TenantScoped: true, Handler: func(w http.ResponseWriter, r *http.Request) {
+				tenants, err := sdk.TenantScope(r, "tenant_ids")
+				if err != nil {
+					sdk.WriteError(w, err)
+					return
+				}
+				sdk.WriteJSON(w, http.StatusOK, map[string]any{"tenants": tenants})
+			}, Operation: &huma.Operation{
 				OperationID: "demo-items", Summary: "Items of the caller's tenants",
 				Parameters: []*huma.Param{{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &limitMin, Maximum: &limitMax}}},
 			}},
-			{Method: "POST", Path: "/api/v1/demo/echo"},
-			{Method: "POST", Path: "/api/v1/demo/upload"},
-			{Method: "GET", Path: "/api/v1/demo/large"},
-			{Method: "GET", Path: "/api/v1/demo/broken"},
-			{Method: "GET", Path: "/api/v1/demo/conflict"},
-			{Method: "GET", Path: "/api/v1/demo/panic"},
-			{Method: "POST", Path: "/api/v1/demo/evidence"},
-			{Method: "GET", Path: "/api/v1/demo/admin", Auth: sdk.AuthAdmin, RateClass: sdk.RateSync},
-			{Method: "GET", Path: "/api/v1/demo/public", Auth: sdk.AuthNone, RateClass: sdk.RateAuth},
+			{Method: "POST", Path: "/api/v1/demo/echo", Handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/octet-stream")
+				w.Header().Set("X-Request-Length", strconv.FormatInt(r.ContentLength, 10))
+				_, _ = io.Copy(w, r.Body)
+			}},
+			{Method: "POST", Path: "/api/v1/demo/upload", Handler: func(w http.ResponseWriter, _ *http.Request) {
+				// Refuses the upload without reading it, as a handler checking
+				// Content-Length against its limit does.
+				sdk.WriteError(w, &sdk.Problem{Title: "Request Entity Too Large", Status: http.StatusRequestEntityTooLarge, Detail: "uploads are limited to 1 MB"})
+			}},
+			{Method: "GET", Path: "/api/v1/demo/large", Handler: func(w http.ResponseWriter, r *http.Request) {
+				size, _ := strconv.Atoi(r.URL.Query().Get("size"))
+				_, _ = w.Write(pattern(size))
+			}},
+			{Method: "GET", Path: "/api/v1/demo/broken", Handler: func(w http.ResponseWriter, _ *http.Request) {
+				sdk.WriteError(w, errors.New("dial tcp 10.0.0.7:5432: password authentication failed"))
+			}},
+			{Method: "GET", Path: "/api/v1/demo/conflict", Handler: func(w http.ResponseWriter, _ *http.Request) {
+				sdk.WriteError(w, sdk.Conflict("evidence already filed"))
+			}},
+			{Method: "GET", Path: "/api/v1/demo/panic", Handler: func(http.ResponseWriter, *http.Request) {
+				panic("handler bug")
+			}},
+			{Method: "POST", Path: "/api/v1/demo/evidence", Handler: func(w http.ResponseWriter, r *http.Request) {
+				err := d.env.Host.Audit(r.Context(), sdk.AuditEntry{
+					Action: r.URL.Query().Get("action"), Status: "success", TenantID: "t1",
+					ResourceType: "evidence", ResourceID: "ev-1", Details: map[string]any{"files": 2},
+				})
+				if err != nil {
+					sdk.WriteError(w, sdk.BadRequest(err.Error()))
+					return
+				}
+				w.WriteHeader(http.StatusCreated)
+			}},
+			{Method: "GET", Path: "/api/v1/demo/admin", Auth: sdk.AuthAdmin, RateClass: sdk.RateSync, Handler: func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusNoContent)
+			}},
+			{Method: "GET", Path: "/api/v1/demo/public", Auth: sdk.AuthNone, RateClass: sdk.RateAuth, Handler: func(w http.ResponseWriter, r *http.Request) {
+				sdk.WriteJSON(w, http.StatusOK, map[string]bool{"anonymous": sdk.PrincipalFrom(r.Context()).Anonymous()})
+			}},
 		},
 		Jobs: []sdk.Job{
 			{Name: "sync", JobType: "demo", DataDomain: "evidence", Schedule: "@every 1h", Run: d.sync},
-			{Name: "fail", Run: func(context.Context, *sdk.JobRun) (int64, error) {
+			{Name: "fail", JobType: "demo", Run: func(context.Context, *sdk.JobRun) (int64, error) {
 				return 0, errors.New("upstream refused the export")
 			}},
-			{Name: "panic", Run: func(context.Context, *sdk.JobRun) (int64, error) { panic("job bug") }},
+			{Name: "panic", JobType: "demo", Run: func(context.Context, *sdk.JobRun) (int64, error) { panic("job bug") }},
 			d.reader("import", "other.controls", []string{"t1"}),
 			d.reader("import-all", "other.controls", nil),
 			d.reader("reread", "demo.records", []string{"t2"}),
@@ -183,7 +165,7 @@ func (d *demo) sync(ctx context.Context, run *sdk.JobRun) (int64, error) {
 // reader is a job that counts the records of a dataset it reads through
 // the host.
 func (d *demo) reader(job, dataset string, tenantIDs []string) sdk.Job {
-	return sdk.Job{Name: job, Run: func(ctx context.Context, _ *sdk.JobRun) (int64, error) {
+	return sdk.Job{Name: job, JobType: "demo", Run: func(ctx context.Context, _ *sdk.JobRun) (int64, error) {
 		var n int64
 		err := d.env.Host.ReadDataset(ctx, dataset, tenantIDs, nil, func(json.RawMessage) error {
 			n++

@@ -19,8 +19,13 @@ import (
 // calls cross the same protocol as in production, and with
 // Options.DataSocket HTTP goes over the plugin's data socket; only the
 // process boundary is missing. Everything is stopped when the test ends.
+// A plugin that p.Validate rejects fails the test, as sdk.Serve refuses to
+// serve it.
 func New(t testing.TB, p *sdk.Plugin, opts Options) *Harness {
 	t.Helper()
+	if err := p.Validate(); err != nil {
+		t.Fatalf("plugintest: plugin %q is not valid:\n%v", p.Name, err)
+	}
 	opts = withDefaults(t, opts)
 	socketPath := dataSocketPath(t, opts)
 	logger := newLogger(t, p.Name)

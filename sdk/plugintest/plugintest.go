@@ -206,8 +206,8 @@ func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath strin
 // two routes of the plugin that one request could match.
 func checkRoutes(routes []*pluginv1.Route) error {
 	for i, r := range routes {
-		if !strings.HasPrefix(r.Path, "/") {
-			return fmt.Errorf("route path %q must start with /", r.Path)
+		if err := protocol.CheckPattern(r.Path); err != nil {
+			return fmt.Errorf("route %s %s: %w", r.Method, r.Path, err)
 		}
 		if len(r.OpenapiOperation) > 0 {
 			if _, err := protocol.DecodeOperation(r.OpenapiOperation); err != nil {

@@ -1,6 +1,10 @@
 package protocol
 
-import "strings"
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
 
 // Route patterns are absolute paths whose segments are literals or
 // parameters: {name} matches exactly one non-empty segment, and {name...}
@@ -74,3 +78,55 @@ func PatternsOverlap(a, b string) bool {
 	}
 	return true
 }
+
+// CheckPattern reports what is wrong with a route pattern, nil when the
+// host can route it: an absolute path without query or fragment, no empty
+// segment but a trailing one, and parameters that are whole segments with
+// distinct names, a {name...} one only at the end. The SDK checks a
+// plugin's routes with it before serving, and the host before routing.
+func CheckPattern(p string) error {
+	if !strings.HasPrefix(p, "/") {
+		return fmt.Errorf("path %q must start with /", p)
+	}
+	if strings.ContainsAny(p, "?#") {
+		return fmt.Errorf("path %q must not hold a query or fragment", p)
+	}
+	segs := SplitPath(p)
+	seen := map[string]bool{}
+	for i, s := range segs {
+		if s == "" && i < len(segs)-1 {
+			return fmt.Errorf("path %q has an empty segment", p)
+		}
+		name, ok := ParamName(s)
+		if !ok {
+			if strings.ContainsAny(s, "{}") {
+				return fmt.Errorf("path %q: segment %q must be a literal or a whole {parameter}", p, s)
+			}
+			continue
+		}
+		if !paramNameRE.MatchString(name) {
+			return fmt.Errorf("path %q: parameter name %q is not an identifier", p, name)
+		}
+		if strings.HasSuffix(s, "...}") && i < len(segs)-1 {
+			return fmt.Errorf("path %q: {%s...} must be the last segment", p, name)
+		}
+		if seen[name] {
+			return fmt.Errorf("path %q: parameter %q appears twice", p, name)
+		}
+		seen[name] = true
+	}
+	return nil
+}
+
+// PathParams lists the parameter names of a route pattern, in order.
+func PathParams(p string) []string {
+	var out []string
+	for _, s := range SplitPath(p) {
+		if name, ok := ParamName(s); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+var paramNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -3,6 +3,7 @@ package protocol
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -127,5 +128,50 @@ func TestPatternsOverlap(t *testing.T) {
 		if got := PatternsOverlap(tt.b, tt.a); got != tt.want {
 			t.Errorf("PatternsOverlap(%q, %q) = %v, want %v (not symmetric)", tt.b, tt.a, got, tt.want)
 		}
+	}
+}
+
+func TestCheckPattern(t *testing.T) {
+	tests := []struct {
+		pattern string
+		err     string // empty: valid
+	}{
+		{"/", ""},
+		{"/x", ""},
+		{"/x/", ""},
+		{"/x/{id}", ""},
+		{"/x/{id}/logs/{log_id}", ""},
+		{"/x/{rest...}", ""},
+		{"x", "must start with /"},
+		{"", "must start with /"},
+		{"/x?y=1", "must not hold a query or fragment"},
+		{"/x#top", "must not hold a query or fragment"},
+		{"//x", "has an empty segment"},
+		{"/x//y", "has an empty segment"},
+		{"/x/{}", "must be a literal or a whole {parameter}"},
+		{"/x/{id", "must be a literal or a whole {parameter}"},
+		{"/x/a{id}", "must be a literal or a whole {parameter}"},
+		{"/x/{1d}", `parameter name "1d" is not an identifier`},
+		{"/x/{a-b}", `parameter name "a-b" is not an identifier`},
+		{"/x/{rest...}/y", "{rest...} must be the last segment"},
+		{"/x/{id}/{id}", `parameter "id" appears twice`},
+	}
+	for _, tt := range tests {
+		err := CheckPattern(tt.pattern)
+		switch {
+		case tt.err == "" && err != nil:
+			t.Errorf("CheckPattern(%q) = %v, want nil", tt.pattern, err)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("CheckPattern(%q) = %v, want an error saying %q", tt.pattern, err, tt.err)
+		}
+	}
+}
+
+func TestPathParams(t *testing.T) {
+	if got := PathParams("/x/{a}/y/{b...}"); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("PathParams = %v, want [a b]", got)
+	}
+	if got := PathParams("/x/y"); got != nil {
+		t.Errorf("PathParams of a literal path = %v, want none", got)
 	}
 }

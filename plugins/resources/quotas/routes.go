@@ -70,14 +70,16 @@ func entryOf(u Usage) Entry {
 		CurrentValue: u.CurrentValue, Limit: u.Limit, UsagePercent: p, Health: Health(p), Unit: u.Unit, SyncedAt: u.SyncedAt}
 }
 
-var (
-	locSchema = &huma.Schema{Type: huma.TypeString, Default: "eastus", Pattern: "^[a-z0-9]{2,40}$", Description: "Azure region"}
-)
+// DefaultLocation is the region a quota route shows when the caller names
+// none, and the first region synced unless the plugin is configured.
+const DefaultLocation = "eastus"
 
-// Routes declares the quota routes.
-func Routes() []sdk.Route {
+var locSchema = &huma.Schema{Type: huma.TypeString, Default: DefaultLocation, Pattern: "^[a-z0-9]{2,40}$", Description: "Azure region"}
+
+// Routes declares the quota routes, served by h.
+func (h *Handlers) Routes() []sdk.Route {
 	return []sdk.Route{
-		{Method: http.MethodGet, Path: "/api/v1/resources/quotas", TenantScoped: true, Operation: &huma.Operation{
+		{Method: http.MethodGet, Path: "/api/v1/resources/quotas", TenantScoped: true, Handler: h.list, Operation: &huma.Operation{
 			OperationID: "resources-quotas", Tags: []string{"resources"}, Summary: "Quota usage, limits and health",
 			Description: "Compute or network quotas of the subscriptions the caller may see, in one region. Health is ok below 75 % of the limit, warning from 75 %, critical from 90 %.",
 			Parameters: []*huma.Param{
@@ -90,7 +92,7 @@ func Routes() []sdk.Route {
 				"404": {Description: "No quota data for the subscription, or it belongs to a tenant the caller may not see"},
 			},
 		}},
-		{Method: http.MethodGet, Path: "/api/v1/resources/quotas/summary", TenantScoped: true, Operation: &huma.Operation{
+		{Method: http.MethodGet, Path: "/api/v1/resources/quotas/summary", TenantScoped: true, Handler: h.summary, Operation: &huma.Operation{
 			OperationID: "resources-quotas-summary", Tags: []string{"resources"}, Summary: "Quota health across managed subscriptions",
 			Parameters: []*huma.Param{{Name: "location", In: "query", Schema: locSchema}},
 			Responses:  map[string]*huma.Response{"200": sdk.JSONResponse("Quota health", Summary{})},
@@ -100,25 +102,12 @@ func Routes() []sdk.Route {
 
 func intPtr(n int) *int { return &n }
 
-func queryOr(r *http.Request, name, def string) string {
-	if v := r.URL.Query().Get(name); v != "" {
-		return v
-	}
-	return def
-}
-
 // Handlers serves the quota routes from the store.
 type Handlers struct{ Store *Store }
 
-// Register adds the routes to mux.
-func (h *Handlers) Register(mux *http.ServeMux) {
-	mux.HandleFunc("GET /api/v1/resources/quotas", h.list)
-	mux.HandleFunc("GET /api/v1/resources/quotas/summary", h.summary)
-}
-
 func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 	p := sdk.PrincipalFrom(r.Context())
-	q := Query{TenantIDs: p.TenantIDs, Location: queryOr(r, "location", "eastus"), Provider: queryOr(r, "provider", "compute"),
+	q := Query{TenantIDs: p.TenantIDs, Location: r.URL.Query().Get("location"), Provider: r.URL.Query().Get("provider"),
 		SubscriptionID: r.URL.Query().Get("subscription_id")}
 	if q.SubscriptionID != "" {
 		tenant, err := h.Store.TenantOf(r.Context(), q.SubscriptionID)
@@ -150,7 +139,7 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
 	p := sdk.PrincipalFrom(r.Context())
-	loc := queryOr(r, "location", "eastus")
+	loc := r.URL.Query().Get("location")
 	usages, err := h.Store.List(r.Context(), Query{TenantIDs: p.TenantIDs, Location: loc})
 	if err != nil {
 		sdk.WriteError(w, err)

@@ -76,50 +76,34 @@ type plugin struct {
 func New() *sdk.Plugin {
 	p := &plugin{}
 	migrations, _ := fs.Sub(migrationFiles, "migrations")
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/v1/testplugin/ping", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = io.WriteString(w, "pong")
-	})
-	mux.HandleFunc("GET /api/v1/testplugin/whoami", p.whoami)
-	mux.HandleFunc("GET /api/v1/testplugin/items", p.items)
-	mux.HandleFunc("GET /api/v1/testplugin/tenants/{tenant_id}/items", p.tenantItems)
-	mux.HandleFunc("POST /api/v1/testplugin/echo", echo)
-	mux.HandleFunc("GET /api/v1/testplugin/large", large)
-	mux.HandleFunc("POST /api/v1/testplugin/crash", crash)
-	mux.HandleFunc("GET /api/v1/testplugin/hang", hang)
-	mux.HandleFunc("GET /api/v1/testplugin/noise", noise)
-	mux.HandleFunc("POST /api/v1/testplugin/audit", p.audit)
-	mux.HandleFunc("GET /api/v1/testplugin/relay", p.relay)
 	return &sdk.Plugin{
 		Name:       "testplugin",
 		Version:    "1.0.0",
-		Handler:    mux,
 		Migrations: migrations,
 		Routes: []sdk.Route{
-			{Method: "GET", Path: "/api/v1/testplugin/ping", Auth: sdk.AuthNone, Operation: op("testplugin-ping", "Trivial handler for latency measurements",
+			{Method: "GET", Path: "/api/v1/testplugin/ping", Auth: sdk.AuthNone, Handler: ping, Operation: op("testplugin-ping", "Trivial handler for latency measurements",
 				responses{"200": content("text/plain")})},
-			{Method: "GET", Path: "/api/v1/testplugin/whoami", Operation: op("testplugin-whoami", "The principal the host passed",
+			{Method: "GET", Path: "/api/v1/testplugin/whoami", Handler: p.whoami, Operation: op("testplugin-whoami", "The principal the host passed",
 				responses{"200": sdk.JSONResponse("What the plugin saw", whoamiBody{})})},
-			{Method: "GET", Path: "/api/v1/testplugin/items", TenantScoped: true, Operation: op("testplugin-items", "Items of the caller's tenants",
+			{Method: "GET", Path: "/api/v1/testplugin/items", TenantScoped: true, Handler: p.items, Operation: op("testplugin-items", "Items of the caller's tenants",
 				responses{"200": sdk.JSONResponse("A page of items", itemPage{})},
 				intParam("limit", 1, 500, 100), intParam("offset", 0, 1<<31-1, 0), listParam("tenant_ids"))},
-			{Method: "GET", Path: "/api/v1/testplugin/tenants/{tenant_id}/items", TenantScoped: true, Operation: op("testplugin-tenant-items", "Items of one tenant",
+			{Method: "GET", Path: "/api/v1/testplugin/tenants/{tenant_id}/items", TenantScoped: true, Handler: p.tenantItems, Operation: op("testplugin-tenant-items", "Items of one tenant",
 				responses{"200": sdk.JSONResponse("A page of items", itemPage{})},
 				&huma.Param{Name: "tenant_id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString}})},
-			{Method: "POST", Path: "/api/v1/testplugin/echo", Operation: op("testplugin-echo", "Echoes the request body",
+			{Method: "POST", Path: "/api/v1/testplugin/echo", Handler: echo, Operation: op("testplugin-echo", "Echoes the request body",
 				responses{"200": content("application/octet-stream"), "400": {Description: "The body could not be read"}})},
-			{Method: "GET", Path: "/api/v1/testplugin/large", Operation: op("testplugin-large", "A body of the requested size",
+			{Method: "GET", Path: "/api/v1/testplugin/large", Handler: large, Operation: op("testplugin-large", "A body of the requested size",
 				responses{"200": content("application/octet-stream")}, intParam("size", 0, 256<<20, 1024))},
-			{Method: "POST", Path: "/api/v1/testplugin/crash", Auth: sdk.AuthAdmin, Operation: op("testplugin-crash", "Exits the plugin process",
+			{Method: "POST", Path: "/api/v1/testplugin/crash", Auth: sdk.AuthAdmin, Handler: crash, Operation: op("testplugin-crash", "Exits the plugin process",
 				responses{"202": sdk.JSONResponse("The plugin exits shortly", statusBody{})})},
-			{Method: "GET", Path: "/api/v1/testplugin/hang", Auth: sdk.AuthAdmin, Operation: op("testplugin-hang", "Never answers until the caller gives up",
+			{Method: "GET", Path: "/api/v1/testplugin/hang", Auth: sdk.AuthAdmin, Handler: hang, Operation: op("testplugin-hang", "Never answers until the caller gives up",
 				responses{"200": {Description: "Never sent"}})},
-			{Method: "GET", Path: "/api/v1/testplugin/noise", Operation: op("testplugin-noise", "Prints to stdout, then answers",
+			{Method: "GET", Path: "/api/v1/testplugin/noise", Handler: noise, Operation: op("testplugin-noise", "Prints to stdout, then answers",
 				responses{"200": sdk.JSONResponse("Printed", statusBody{})})},
-			{Method: "POST", Path: "/api/v1/testplugin/audit", Operation: op("testplugin-audit", "Appends an audit entry through the Host service",
+			{Method: "POST", Path: "/api/v1/testplugin/audit", Handler: p.audit, Operation: op("testplugin-audit", "Appends an audit entry through the Host service",
 				responses{"201": sdk.JSONResponse("Recorded", statusBody{}), "400": {Description: "The host refused the entry"}})},
-			{Method: "GET", Path: "/api/v1/testplugin/relay", TenantScoped: true, Operation: op("testplugin-relay", "Counts a published dataset read back through the Host service",
+			{Method: "GET", Path: "/api/v1/testplugin/relay", TenantScoped: true, Handler: p.relay, Operation: op("testplugin-relay", "Counts a published dataset read back through the Host service",
 				responses{"200": sdk.JSONResponse("Records read", relayBody{})})},
 		},
 		Jobs: []sdk.Job{
@@ -157,17 +141,22 @@ func listParam(name string) *huma.Param {
 	return &huma.Param{Name: name, In: "query", Schema: &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString}}}
 }
 
+func ping(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = io.WriteString(w, "pong")
+}
+
 func (p *plugin) whoami(w http.ResponseWriter, r *http.Request) {
 	info := sdk.Info(r.Context())
 	sdk.WriteJSON(w, http.StatusOK, whoamiBody{Principal: info.Principal, RequestID: info.RequestID, Route: info.Route,
 		SawAuthHeader: r.Header.Get("Authorization") != "", SawCookie: r.Header.Get("Cookie") != "", SawPluginToken: r.Header.Get("X-Steward-Plugin-Token") != ""})
 }
 
-func queryInt(r *http.Request, name string, def int) int {
-	if v, err := strconv.Atoi(r.URL.Query().Get(name)); err == nil {
-		return v
-	}
-	return def
+// queryInt reads an integer parameter the host has validated and the SDK
+// has defaulted.
+func queryInt(r *http.Request, name string) int {
+	v, _ := strconv.Atoi(r.URL.Query().Get(name))
+	return v
 }
 
 func (p *plugin) items(w http.ResponseWriter, r *http.Request) {
@@ -176,7 +165,7 @@ func (p *plugin) items(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
-	limit, offset := queryInt(r, "limit", 100), queryInt(r, "offset", 0)
+	limit, offset := queryInt(r, "limit"), queryInt(r, "offset")
 	p.writeItems(w, r, tenants, limit, offset)
 }
 
@@ -217,7 +206,7 @@ func echo(w http.ResponseWriter, r *http.Request) {
 }
 
 func large(w http.ResponseWriter, r *http.Request) {
-	size := queryInt(r, "size", 1024)
+	size := queryInt(r, "size")
 	w.Header().Set("Content-Type", "application/octet-stream")
 	chunk := make([]byte, 32<<10)
 	for i := range chunk {

@@ -1,0 +1,250 @@
+package sdk
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/stewardhq/steward/sdk/protocol"
+)
+
+// Validate reports every mistake in the plugin's definition at once, each
+// naming what it is about: routes that overlap or have bad paths, path
+// parameters the operation does not declare or declares without the path
+// having them, missing handlers and run functions, jobs and datasets
+// without names or with the same name, schedules cron cannot read,
+// migration files the host would not apply. Serve refuses to serve a plugin
+// it rejects and plugintest fails the test, so the host never sees one.
+func (p *Plugin) Validate() error {
+	var v validation
+	if p.Name == "" {
+		v.add("plugin: Name is empty")
+	}
+	v.routes(p.Routes)
+	v.views(p.Routes, p.Fragments, p.Pages)
+	for _, n := range p.Nav {
+		if n.Label == "" {
+			v.add("nav entry %q: Label is empty", n.Path)
+		}
+		if !strings.HasPrefix(n.Path, "/") {
+			v.add("nav entry %q: path %q must start with /", n.Label, n.Path)
+		}
+	}
+	v.jobs(p.Jobs)
+	v.datasets(p.Datasets)
+	v.migrations(p.Migrations)
+	if len(p.ConfigSchema) > 0 && !json.Valid(p.ConfigSchema) {
+		v.add("ConfigSchema is not valid JSON")
+	}
+	return errors.Join(v.errs...)
+}
+
+type validation struct{ errs []error }
+
+func (v *validation) add(format string, args ...any) {
+	v.errs = append(v.errs, fmt.Errorf(format, args...))
+}
+
+var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+func (v *validation) routes(routes []Route) {
+	opIDs := map[string]string{}
+	for i, r := range routes {
+		name := fmt.Sprintf("route %s %s", r.Method, r.Path)
+		method := strings.ToUpper(r.Method)
+		if !slices.Contains(methods, method) {
+			v.add("%s: method %q is not one of %s", name, r.Method, strings.Join(methods, ", "))
+		}
+		patternOK := true
+		if err := protocol.CheckPattern(r.Path); err != nil {
+			v.add("%s: %v", name, err)
+			patternOK = false
+		}
+		if r.Handler == nil {
+			v.add("%s: Handler is nil", name)
+		}
+		if patternOK {
+			for _, o := range routes[:i] {
+				if strings.EqualFold(o.Method, r.Method) && protocol.CheckPattern(o.Path) == nil && protocol.PatternsOverlap(o.Path, r.Path) {
+					v.add("%s: overlaps route %s %s", name, o.Method, o.Path)
+				}
+			}
+		}
+		v.operation(name, r, patternOK)
+		if r.Operation != nil && r.Operation.OperationID != "" {
+			if other, dup := opIDs[r.Operation.OperationID]; dup {
+				v.add("%s: operation id %q is also the id of %s", name, r.Operation.OperationID, other)
+			}
+			opIDs[r.Operation.OperationID] = name
+		}
+	}
+}
+
+var paramLocations = []string{"query", "path", "header", "cookie"}
+
+// operation checks that a route's operation travels to the host and agrees
+// with its path: every {parameter} of the path is a required path
+// parameter of the operation, and the operation has no other.
+func (v *validation) operation(name string, r Route, patternOK bool) {
+	var inPath []string
+	if patternOK {
+		inPath = protocol.PathParams(r.Path)
+	}
+	op := r.Operation
+	if op == nil {
+		for _, p := range inPath {
+			v.add("%s: path parameter %q is not declared: the route has no Operation", name, p)
+		}
+		return
+	}
+	declared := map[string]bool{}
+	for _, p := range op.Parameters {
+		if p == nil {
+			v.add("%s: a parameter is nil", name)
+			continue
+		}
+		if !slices.Contains(paramLocations, p.In) {
+			v.add("%s: parameter %q: In %q is not one of %s", name, p.Name, p.In, strings.Join(paramLocations, ", "))
+			continue
+		}
+		key := p.In + "." + p.Name
+		if declared[key] {
+			v.add("%s: parameter %s is declared twice", name, key)
+		}
+		declared[key] = true
+		if p.In != "path" {
+			continue
+		}
+		if patternOK && !slices.Contains(inPath, p.Name) {
+			v.add("%s: path parameter %q is declared but the path has no {%s}", name, p.Name, p.Name)
+		}
+		if !p.Required {
+			v.add("%s: path parameter %q must be Required", name, p.Name)
+		}
+		if p.Schema != nil && p.Schema.Default != nil {
+			v.add("%s: path parameter %q cannot have a default", name, p.Name)
+		}
+	}
+	for _, p := range inPath {
+		if !declared["path."+p] {
+			v.add("%s: path parameter %q is not declared in the operation", name, p)
+		}
+	}
+	b, err := json.Marshal(op)
+	if err == nil {
+		_, err = protocol.DecodeOperation(b)
+	}
+	if err != nil {
+		v.add("%s: operation: %v", name, err)
+	}
+}
+
+// views checks fragments and pages, which are served on GET beside the
+// routes and so must not overlap a GET route or each other.
+func (v *validation) views(routes []Route, fragments []Fragment, pages []Page) {
+	type view struct {
+		kind, path string
+		handler    bool
+	}
+	var views []view
+	for _, f := range fragments {
+		views = append(views, view{"fragment", f.Path, f.Handler != nil})
+	}
+	for _, p := range pages {
+		views = append(views, view{"page", p.Path, p.Handler != nil})
+	}
+	for i, w := range views {
+		name := w.kind + " " + w.path
+		if err := protocol.CheckPattern(w.path); err != nil {
+			v.add("%s: %v", name, err)
+			continue
+		}
+		if !w.handler {
+			v.add("%s: Handler is nil", name)
+		}
+		for _, o := range views[:i] {
+			if protocol.CheckPattern(o.path) == nil && protocol.PatternsOverlap(o.path, w.path) {
+				v.add("%s: overlaps %s %s", name, o.kind, o.path)
+			}
+		}
+		for _, r := range routes {
+			if strings.EqualFold(r.Method, "GET") && protocol.CheckPattern(r.Path) == nil && protocol.PatternsOverlap(r.Path, w.path) {
+				v.add("%s: overlaps route GET %s", name, r.Path)
+			}
+		}
+	}
+}
+
+func (v *validation) jobs(jobs []Job) {
+	seen := map[string]bool{}
+	for _, j := range jobs {
+		name := fmt.Sprintf("job %q", j.Name)
+		if j.Name == "" {
+			v.add("job: Name is empty")
+		} else if seen[j.Name] {
+			v.add("%s: declared twice", name)
+		}
+		seen[j.Name] = true
+		if j.JobType == "" {
+			v.add("%s: JobType is empty", name)
+		}
+		if j.Run == nil {
+			v.add("%s: Run is nil", name)
+		}
+		if j.Schedule != "" {
+			if _, err := cron.ParseStandard(j.Schedule); err != nil {
+				v.add("%s: schedule %q: %v", name, j.Schedule, err)
+			}
+		}
+	}
+}
+
+func (v *validation) datasets(datasets []Dataset) {
+	seen := map[string]bool{}
+	for _, d := range datasets {
+		name := fmt.Sprintf("dataset %q", d.Name)
+		if d.Name == "" {
+			v.add("dataset: Name is empty")
+		} else if seen[d.Name] {
+			v.add("%s: declared twice", name)
+		}
+		seen[d.Name] = true
+		if d.Read == nil {
+			v.add("%s: Read is nil", name)
+		}
+		if len(d.Schema) > 0 && !json.Valid(d.Schema) {
+			v.add("%s: Schema is not valid JSON", name)
+		}
+	}
+}
+
+// migrationName is the file name the host's migrator applies: a numeric
+// version, a lower-case name, an optional dialect and transaction mark, and
+// the direction.
+var migrationName = regexp.MustCompile(`^[0-9]{1,14}_[0-9a-z_-]+(\.(sqlite|postgres))?(\.tx)?\.(up|down)\.sql$`)
+
+func (v *validation) migrations(fsys fs.FS) {
+	if fsys == nil {
+		return
+	}
+	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".sql") {
+			return err
+		}
+		if path != d.Name() {
+			v.add("migration %s: must be at the top of Migrations", path)
+		} else if !migrationName.MatchString(d.Name()) {
+			v.add("migration %s: name must look like 0001_name.up.sql or 0001_name.postgres.down.sql", path)
+		}
+		return nil
+	})
+	if err != nil {
+		v.add("migrations: %v", err)
+	}
+}

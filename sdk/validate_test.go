@@ -1,0 +1,139 @@
+package sdk_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/sdk"
+)
+
+func ok(http.ResponseWriter, *http.Request) {}
+
+func runJob(context.Context, *sdk.JobRun) (int64, error) { return 0, nil }
+
+func readNothing(context.Context, sdk.DatasetRequest, func(any) error) error { return nil }
+
+func pathParam(name string) *huma.Param {
+	return &huma.Param{Name: name, In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString}}
+}
+
+// validPlugin uses every part of a definition, correctly.
+func validPlugin() *sdk.Plugin {
+	return &sdk.Plugin{
+		Name: "demo",
+		Routes: []sdk.Route{
+			{Method: "GET", Path: "/api/v1/demo/items", Handler: ok, Operation: &huma.Operation{OperationID: "demo-items",
+				Parameters: []*huma.Param{{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Default: 10}}}}},
+			{Method: "GET", Path: "/api/v1/demo/items/{id}", Handler: ok, Operation: &huma.Operation{OperationID: "demo-item",
+				Parameters: []*huma.Param{pathParam("id")}}},
+			{Method: "post", Path: "/api/v1/demo/items", Handler: ok},
+			{Method: "GET", Path: "/api/v1/demo/files/{name...}", Handler: ok, Operation: &huma.Operation{Parameters: []*huma.Param{pathParam("name")}}},
+		},
+		Fragments: []sdk.Fragment{{Path: "/fragments/demo/summary", Handler: ok}},
+		Pages:     []sdk.Page{{Path: "/demo", Handler: ok}},
+		Nav:       []sdk.NavEntry{{Label: "Demo", Path: "/demo"}},
+		Jobs:      []sdk.Job{{Name: "sync", JobType: "demo", Schedule: "@every 1h", Run: runJob}, {Name: "nightly", JobType: "demo", Schedule: "0 3 * * *", Run: runJob}},
+		Datasets:  []sdk.Dataset{{Name: "demo.items", Schema: []byte(`{"type":"object"}`), Read: readNothing}},
+		Migrations: fstest.MapFS{
+			"0001_items.up.sql": {}, "0001_items.down.sql": {}, "0002_more.postgres.up.sql": {}, "0002_more.sqlite.tx.up.sql": {},
+			"README.md": {},
+		},
+		ConfigSchema: []byte(`{"type":"object"}`),
+	}
+}
+
+func TestValidateAcceptsAValidPlugin(t *testing.T) {
+	if err := validPlugin().Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(p *sdk.Plugin)
+		want   []string
+	}{
+		{"no name", func(p *sdk.Plugin) { p.Name = "" }, []string{"plugin: Name is empty"}},
+		{"duplicate route", func(p *sdk.Plugin) {
+			p.Routes = append(p.Routes, sdk.Route{Method: "GET", Path: "/api/v1/demo/items", Handler: ok})
+		},
+			[]string{"route GET /api/v1/demo/items: overlaps route GET /api/v1/demo/items"}},
+		{"overlapping route", func(p *sdk.Plugin) {
+			p.Routes = append(p.Routes, sdk.Route{Method: "GET", Path: "/api/v1/demo/items/new", Handler: ok})
+		}, []string{"route GET /api/v1/demo/items/new: overlaps route GET /api/v1/demo/items/{id}"}},
+		{"bad method", func(p *sdk.Plugin) { p.Routes[2].Method = "FETCH" }, []string{`route FETCH /api/v1/demo/items: method "FETCH" is not one of`}},
+		{"relative path", func(p *sdk.Plugin) { p.Routes[2].Path = "api/v1/x" }, []string{`route post api/v1/x: path "api/v1/x" must start with /`}},
+		{"empty segment", func(p *sdk.Plugin) { p.Routes[2].Path = "/api//x" }, []string{"has an empty segment"}},
+		{"partial parameter", func(p *sdk.Plugin) { p.Routes[2].Path = "/api/v1/x-{id}" }, []string{`segment "x-{id}" must be a literal or a whole {parameter}`}},
+		{"rest not last", func(p *sdk.Plugin) { p.Routes[2].Path = "/api/{rest...}/x" }, []string{"{rest...} must be the last segment"}},
+		{"query in path", func(p *sdk.Plugin) { p.Routes[2].Path = "/api/x?y=1" }, []string{"must not hold a query"}},
+		{"missing handler", func(p *sdk.Plugin) { p.Routes[0].Handler = nil }, []string{"route GET /api/v1/demo/items: Handler is nil"}},
+		{"path parameter undeclared", func(p *sdk.Plugin) { p.Routes[1].Operation.Parameters = nil },
+			[]string{`route GET /api/v1/demo/items/{id}: path parameter "id" is not declared in the operation`}},
+		{"path parameter without operation", func(p *sdk.Plugin) { p.Routes[1].Operation = nil },
+			[]string{`path parameter "id" is not declared: the route has no Operation`}},
+		{"declared parameter not in path", func(p *sdk.Plugin) {
+			p.Routes[0].Operation.Parameters = append(p.Routes[0].Operation.Parameters, pathParam("tenant_id"))
+		}, []string{`route GET /api/v1/demo/items: path parameter "tenant_id" is declared but the path has no {tenant_id}`}},
+		{"path parameter not required", func(p *sdk.Plugin) { p.Routes[1].Operation.Parameters[0].Required = false },
+			[]string{`path parameter "id" must be Required`}},
+		{"parameter twice", func(p *sdk.Plugin) {
+			p.Routes[0].Operation.Parameters = append(p.Routes[0].Operation.Parameters, &huma.Param{Name: "limit", In: "query"})
+		}, []string{"parameter query.limit is declared twice"}},
+		{"parameter location", func(p *sdk.Plugin) { p.Routes[0].Operation.Parameters[0].In = "body" }, []string{`parameter "limit": In "body" is not one of`}},
+		{"operation with a reference", func(p *sdk.Plugin) {
+			p.Routes[0].Operation.Parameters[0].Schema = &huma.Schema{Ref: "#/components/schemas/Limit"}
+		}, []string{"operation: schema $ref"}},
+		{"operation id twice", func(p *sdk.Plugin) { p.Routes[1].Operation.OperationID = "demo-items" },
+			[]string{`operation id "demo-items" is also the id of route GET /api/v1/demo/items`}},
+		{"fragment on a route", func(p *sdk.Plugin) { p.Fragments[0].Path = "/api/v1/demo/items" },
+			[]string{"fragment /api/v1/demo/items: overlaps route GET /api/v1/demo/items"}},
+		{"page without handler", func(p *sdk.Plugin) { p.Pages[0].Handler = nil }, []string{"page /demo: Handler is nil"}},
+		{"page on a fragment", func(p *sdk.Plugin) { p.Pages[0].Path = "/fragments/demo/summary" },
+			[]string{"page /fragments/demo/summary: overlaps fragment /fragments/demo/summary"}},
+		{"nav", func(p *sdk.Plugin) { p.Nav[0] = sdk.NavEntry{Path: "demo"} }, []string{`nav entry "demo": Label is empty`, `path "demo" must start with /`}},
+		{"job without name", func(p *sdk.Plugin) { p.Jobs[0].Name = "" }, []string{"job: Name is empty"}},
+		{"job without type", func(p *sdk.Plugin) { p.Jobs[0].JobType = "" }, []string{`job "sync": JobType is empty`}},
+		{"job without run", func(p *sdk.Plugin) { p.Jobs[0].Run = nil }, []string{`job "sync": Run is nil`}},
+		{"job twice", func(p *sdk.Plugin) { p.Jobs[1].Name = "sync" }, []string{`job "sync": declared twice`}},
+		{"bad schedule", func(p *sdk.Plugin) { p.Jobs[0].Schedule = "hourly" }, []string{`job "sync": schedule "hourly"`}},
+		{"dataset twice", func(p *sdk.Plugin) { p.Datasets = append(p.Datasets, p.Datasets[0]) }, []string{`dataset "demo.items": declared twice`}},
+		{"dataset without name or read", func(p *sdk.Plugin) { p.Datasets[0] = sdk.Dataset{} }, []string{"dataset: Name is empty", `dataset "": Read is nil`}},
+		{"dataset schema", func(p *sdk.Plugin) { p.Datasets[0].Schema = []byte("{") }, []string{`dataset "demo.items": Schema is not valid JSON`}},
+		{"migration names", func(p *sdk.Plugin) {
+			p.Migrations = fstest.MapFS{"items.up.sql": {}, "0001_Items.up.sql": {}, "0001_items.mysql.up.sql": {}, "0001_items.sql": {}, "sub/0002_x.up.sql": {}}
+		}, []string{"migration 0001_Items.up.sql: name must", "migration 0001_items.mysql.up.sql: name must", "migration 0001_items.sql: name must",
+			"migration items.up.sql: name must", "migration sub/0002_x.up.sql: must be at the top"}},
+		{"config schema", func(p *sdk.Plugin) { p.ConfigSchema = []byte("{") }, []string{"ConfigSchema is not valid JSON"}},
+		{"every mistake at once", func(p *sdk.Plugin) {
+			p.Name = ""
+			p.Routes[0].Handler = nil
+			p.Jobs[0].JobType = ""
+			p.Datasets[0].Read = nil
+		}, []string{"plugin: Name is empty", "Handler is nil", "JobType is empty", "Read is nil"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := validPlugin()
+			tc.change(p)
+			err := p.Validate()
+			if err == nil {
+				t.Fatal("Validate accepted the plugin")
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(tc.want) {
+				t.Errorf("Validate reported %d mistakes, want %d:\n%v", len(lines), len(tc.want), err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate = %v\nwant it to say %q", err, w)
+				}
+			}
+		})
+	}
+}

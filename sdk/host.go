@@ -16,10 +16,6 @@ type Host struct {
 	client pluginv1.HostClient
 }
 
-// NewHost wraps a Host service client, for calling the Host service outside
-// Configure, as a test of code that takes a *Host may.
-func NewHost(c pluginv1.HostClient) *Host { return &Host{client: c} }
-
 // Tenant is an entry of the host's tenant directory.
 type Tenant struct {
 	ID                string `json:"id"`
@@ -71,7 +67,7 @@ func (h *Host) Audit(ctx context.Context, e AuditEntry) error {
 	info := Info(ctx)
 	var principal *pluginv1.Principal
 	if !info.Principal.Anonymous() {
-		principal = info.Principal.Proto()
+		principal = principalProto(info.Principal)
 	}
 	_, err := h.client.AppendAudit(ctx, &pluginv1.AppendAuditRequest{
 		Principal: principal, Action: e.Action, Status: e.Status, TenantId: e.TenantID,

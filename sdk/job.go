@@ -23,16 +23,6 @@ type JobRun struct {
 	}
 }
 
-// NewJobRun builds a run whose progress goes to send, for running a job
-// function outside the plugin server, as a test of the job alone may.
-func NewJobRun(id string, tenantIDs []string, logger hclog.Logger, send func(*pluginv1.JobEvent) error) *JobRun {
-	return &JobRun{ID: id, TenantIDs: tenantIDs, Logger: logger, stream: sendFunc(send)}
-}
-
-type sendFunc func(*pluginv1.JobEvent) error
-
-func (f sendFunc) Send(e *pluginv1.JobEvent) error { return f(e) }
-
 // Progress reports how far the run is; the host shows it in the sync views.
 // A job may call it from several goroutines at once.
 func (r *JobRun) Progress(done, total int64, message string) {

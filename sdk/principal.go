@@ -32,16 +32,14 @@ func (p Principal) CanSee(tenantID string) bool {
 	return slices.Contains(p.TenantIDs, tenantID)
 }
 
-// PrincipalFromProto converts the wire form.
-func PrincipalFromProto(p *pluginv1.Principal) Principal {
+func principalFromProto(p *pluginv1.Principal) Principal {
 	if p == nil {
 		return Principal{}
 	}
 	return Principal{ID: p.Id, Email: p.Email, Name: p.Name, Roles: p.Roles, IsAdmin: p.IsAdmin, Kind: p.Kind, TenantIDs: p.TenantIds}
 }
 
-// Proto converts to the wire form.
-func (p Principal) Proto() *pluginv1.Principal {
+func principalProto(p Principal) *pluginv1.Principal {
 	return &pluginv1.Principal{Id: p.ID, Email: p.Email, Name: p.Name, Roles: p.Roles, IsAdmin: p.IsAdmin, Kind: p.Kind, TenantIds: p.TenantIDs}
 }
 
@@ -56,8 +54,9 @@ type RequestInfo struct {
 
 type requestInfoKey struct{}
 
-// WithRequestInfo returns a context carrying info; the SDK's transports and
-// the test harness use it.
+// WithRequestInfo returns a context carrying info, as the SDK hands a
+// handler its request; a unit test of a handler uses it to call the
+// handler as a given principal.
 func WithRequestInfo(ctx context.Context, info RequestInfo) context.Context {
 	return context.WithValue(ctx, requestInfoKey{}, info)
 }

@@ -10,48 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk"
 )
-
-func TestPrincipalHeaderRoundTrip(t *testing.T) {
-	for _, p := range []*pluginv1.Principal{
-		{Id: "u1", Email: "a@example.com", Name: "Ann Æsir", Roles: []string{"reader", "auditor"}, Kind: "user", TenantIds: []string{"t1", "t2"}},
-		{Id: "k9", IsAdmin: true, Kind: "apikey"},
-		{},
-	} {
-		enc, err := sdk.EncodePrincipalHeader(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.ContainsAny(enc, "\r\n:= +/") {
-			t.Errorf("encoded principal %q is not a safe header value", enc)
-		}
-		got, err := sdk.DecodePrincipalHeader(enc)
-		if err != nil {
-			t.Fatalf("decode %q: %v", enc, err)
-		}
-		if want := sdk.PrincipalFromProto(p); !equalPrincipal(got, want) {
-			t.Errorf("round trip = %+v, want %+v", got, want)
-		}
-		if !equalPrincipal(sdk.PrincipalFromProto(got.Proto()), got) {
-			t.Errorf("Proto round trip of %+v differs", got)
-		}
-	}
-	for _, bad := range []string{"not base64!", "AAEC"} {
-		if p, err := sdk.DecodePrincipalHeader(bad); err == nil {
-			t.Errorf("decode %q = %+v, want an error", bad, p)
-		}
-	}
-	if !sdk.PrincipalFromProto(nil).Anonymous() {
-		t.Error("a nil principal is not anonymous")
-	}
-}
-
-func equalPrincipal(a, b sdk.Principal) bool {
-	return a.ID == b.ID && a.Email == b.Email && a.Name == b.Name && a.IsAdmin == b.IsAdmin && a.Kind == b.Kind &&
-		slices.Equal(a.Roles, b.Roles) && slices.Equal(a.TenantIDs, b.TenantIDs)
-}
 
 func requestAs(p sdk.Principal, target string) *http.Request {
 	r := httptest.NewRequest("GET", target, nil)

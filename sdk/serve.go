@@ -16,11 +16,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/internal/serving"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
@@ -41,51 +41,23 @@ func Serve(p *Plugin) {
 	})
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: protocol.Handshake,
-		Plugins:         protocol.PluginMap(NewGRPCPlugin(p, logger)),
-		GRPCServer:      GRPCServer(logger),
+		Plugins:         protocol.PluginMap(newGRPCPlugin(p, logger)),
+		GRPCServer:      serving.GRPCServer(logger),
 		Logger:          logger,
 	})
 }
 
-// NewGRPCPlugin returns the go-plugin plugin that serves p: its Impl is the
-// Plugin service Serve runs and its OnBroker hook hands that service the
-// broker, over which it dials the Host service named in Configure. Serve
-// it with GRPCServer's options. It is for serving a plugin in a process
-// that is not its own, as plugintest does; a plugin binary calls Serve.
-//
-// Its Impl is also an io.Closer that closes the data socket the service
-// may have opened in Configure, for a process that outlives the plugin.
-func NewGRPCPlugin(p *Plugin, logger hclog.Logger) *protocol.GRPCPlugin {
+func init() {
+	serving.NewGRPCPlugin = func(p any, logger hclog.Logger) *protocol.GRPCPlugin {
+		return newGRPCPlugin(p.(*Plugin), logger)
+	}
+}
+
+// newGRPCPlugin returns the go-plugin plugin that serves p (see
+// serving.NewGRPCPlugin).
+func newGRPCPlugin(p *Plugin, logger hclog.Logger) *protocol.GRPCPlugin {
 	srv := newServer(p, logger)
 	return &protocol.GRPCPlugin{Impl: srv, OnBroker: srv.setBroker}
-}
-
-// GRPCServer returns the go-plugin GRPCServer factory of a plugin. It adds
-// panic recovery, so that a handler's panic becomes an Internal error for
-// that call instead of killing the plugin, and lets request messages be as
-// large as the host sends.
-func GRPCServer(logger hclog.Logger) func([]grpc.ServerOption) *grpc.Server {
-	return func(opts []grpc.ServerOption) *grpc.Server {
-		opts = append(opts,
-			grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
-				defer recoverTo(logger, info.FullMethod, &err)
-				return h(ctx, req)
-			}),
-			grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
-				defer recoverTo(logger, info.FullMethod, &err)
-				return h(srv, ss)
-			}),
-			grpc.MaxRecvMsgSize(16<<20),
-		)
-		return grpc.NewServer(opts...)
-	}
-}
-
-func recoverTo(logger hclog.Logger, method string, err *error) {
-	if r := recover(); r != nil {
-		logger.Error("panic", "method", method, "panic", fmt.Sprint(r))
-		*err = status.Errorf(codes.Internal, "plugin panic in %s", method)
-	}
 }
 
 // server implements the Plugin service around a Plugin.
@@ -113,11 +85,11 @@ func (s *server) setBroker(b *plugin.GRPCBroker) {
 }
 
 func (s *server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
-	return Describe(s.p)
+	return describe(s.p)
 }
 
-// Describe builds the plugin's Describe answer.
-func Describe(p *Plugin) (*pluginv1.DescribeResponse, error) {
+// describe builds the plugin's Describe answer.
+func describe(p *Plugin) (*pluginv1.DescribeResponse, error) {
 	resp := &pluginv1.DescribeResponse{
 		Name:            p.Name,
 		Version:         p.Version,

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/internal/serving"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
@@ -31,7 +32,7 @@ import (
 func serveServer(t *testing.T, p *Plugin, cfg *pluginv1.ConfigureRequest) pluginv1.PluginClient {
 	t.Helper()
 	logger := hclog.NewNullLogger()
-	gs := GRPCServer(logger)(nil)
+	gs := serving.GRPCServer(logger)(nil)
 	pluginv1.RegisterPluginServer(gs, newServer(p, logger))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -210,7 +211,7 @@ func TestDataSocket(t *testing.T) {
 	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("socket mode: %v, %v; want 0600", fi, err)
 	}
-	principal, err := EncodePrincipalHeader(&pluginv1.Principal{Id: "u1", TenantIds: []string{"t1"}})
+	principal, err := protocol.EncodePrincipal(&pluginv1.Principal{Id: "u1", TenantIds: []string{"t1"}})
 	if err != nil {
 		t.Fatal(err)
 	}

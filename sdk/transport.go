@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
-	"encoding/base64"
 	"io"
 	"net/http"
 	"net/url"
@@ -13,7 +12,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk/protocol"
@@ -29,18 +27,18 @@ func (s *server) HandleHTTP(stream pluginv1.Plugin_HandleHTTPServer) error {
 	if err != nil {
 		return err
 	}
-	return ServeHTTPStream(stream, handler)
+	return serveHTTPStream(stream, handler)
 }
 
-// HTTPStream is one side of the HandleHTTP stream as the plugin sees it.
-type HTTPStream interface {
+// httpStream is one side of the HandleHTTP stream as the plugin sees it.
+type httpStream interface {
 	Context() context.Context
 	Recv() (*pluginv1.HTTPRequestPart, error)
 	Send(*pluginv1.HTTPResponsePart) error
 }
 
-// ServeHTTPStream adapts the HandleHTTP stream to a net/http handler.
-func ServeHTTPStream(stream HTTPStream, handler http.Handler) error {
+// serveHTTPStream adapts the HandleHTTP stream to a net/http handler.
+func serveHTTPStream(stream httpStream, handler http.Handler) error {
 	first, err := stream.Recv()
 	if err != nil {
 		return err
@@ -69,7 +67,7 @@ func ServeHTTPStream(stream HTTPStream, handler http.Handler) error {
 		req.SetPathValue(k, v)
 	}
 	req = req.WithContext(WithRequestInfo(req.Context(), RequestInfo{
-		Principal: PrincipalFromProto(head.Principal),
+		Principal: principalFromProto(head.Principal),
 		RequestID: head.RequestId,
 		Route:     head.Route,
 	}))
@@ -79,7 +77,7 @@ func ServeHTTPStream(stream HTTPStream, handler http.Handler) error {
 }
 
 type streamBody struct {
-	stream HTTPStream
+	stream httpStream
 	buf    []byte
 	eof    bool
 }
@@ -107,7 +105,7 @@ func (b *streamBody) Read(p []byte) (int, error) {
 func (b *streamBody) Close() error { return nil }
 
 type streamWriter struct {
-	stream      HTTPStream
+	stream      httpStream
 	header      http.Header
 	wroteHeader bool
 	buf         bytes.Buffer
@@ -183,39 +181,17 @@ func socketHandler(token string, next http.Handler, logger hclog.Logger) http.Ha
 		}
 		info := RequestInfo{RequestID: r.Header.Get(protocol.HeaderRequestID), Route: r.Header.Get(protocol.HeaderRoute)}
 		if raw := r.Header.Get(protocol.HeaderPrincipal); raw != "" {
-			p, err := DecodePrincipalHeader(raw)
+			p, err := protocol.DecodePrincipal(raw)
 			if err != nil {
 				logger.Error("bad principal header from host", "error", err)
 				WriteError(w, BadRequest("bad principal header"))
 				return
 			}
-			info.Principal = p
+			info.Principal = principalFromProto(p)
 		}
 		r.Header.Del(protocol.HeaderToken)
 		r.Header.Del(protocol.HeaderPrincipal)
 		r.Header.Del(protocol.HeaderRoute)
 		next.ServeHTTP(w, r.WithContext(WithRequestInfo(r.Context(), info)))
 	})
-}
-
-// EncodePrincipalHeader is the header form of a principal on the data socket.
-func EncodePrincipalHeader(p *pluginv1.Principal) (string, error) {
-	b, err := proto.Marshal(p)
-	if err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
-}
-
-// DecodePrincipalHeader reverses EncodePrincipalHeader.
-func DecodePrincipalHeader(s string) (Principal, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return Principal{}, err
-	}
-	var p pluginv1.Principal
-	if err := proto.Unmarshal(b, &p); err != nil {
-		return Principal{}, err
-	}
-	return PrincipalFromProto(&p), nil
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
-	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
@@ -164,7 +163,7 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	req.Header.Set(protocol.HeaderRequestID, requestID)
 	req.Header.Set(protocol.HeaderRoute, r.Pattern)
 	if principal != nil {
-		enc, err := sdk.EncodePrincipalHeader(principal)
+		enc, err := protocol.EncodePrincipal(principal)
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package plugins
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -21,54 +19,24 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/compress"
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
-	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/plugintest"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
-// streamPlugin serves p as a plugin process does, over gRPC on a loopback
-// listener, configured, and returns the client the supervisor would hold.
+// streamPlugin serves p with the server sdk.Serve runs, described and
+// configured as the supervisor does, and returns the client the supervisor
+// would hold.
 func streamPlugin(t *testing.T, p *sdk.Plugin) *protocol.Client {
-	return configuredPlugin(t, p, &pluginv1.ConfigureRequest{})
+	return &protocol.Client{PluginClient: plugintest.New(t, p, plugintest.Options{}).Client()}
 }
 
 // socketPlugin serves p configured with a data socket, and returns the data
 // plane the supervisor would hold.
 func socketPlugin(t *testing.T, p *sdk.Plugin) dataPlane {
-	plane := dataPlane{socketPath: filepath.Join(t.TempDir(), "p.sock"), token: randomToken()}
-	configuredPlugin(t, p, &pluginv1.ConfigureRequest{DataSocket: plane.socketPath, DataToken: plane.token})
-	plane.socket = newSocketClient(plane.socketPath)
-	return plane
-}
-
-func configuredPlugin(t *testing.T, p *sdk.Plugin, configure *pluginv1.ConfigureRequest) *protocol.Client {
-	t.Helper()
-	logger := hclog.NewNullLogger()
-	gs := sdk.GRPCServer(logger)(nil)
-	pluginv1.RegisterPluginServer(gs, sdk.NewGRPCPlugin(p, logger).Impl)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = gs.Serve(ln) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	c := &protocol.Client{PluginClient: pluginv1.NewPluginClient(conn), Conn: conn}
-	res, err := c.Configure(context.Background(), configure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if configure.DataSocket != "" && !res.DataSocketReady {
-		t.Fatal("the plugin did not take the data socket")
-	}
-	return c
+	path, token := plugintest.New(t, p, plugintest.Options{DataSocket: true}).DataSocket()
+	return dataPlane{socketPath: path, token: token, socket: newSocketClient(path)}
 }
 
 // proxyApp proxies every POST to the plugin over the HandleHTTP stream and

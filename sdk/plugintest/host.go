@@ -107,7 +107,7 @@ func (h *hostService) AppendAudit(_ context.Context, req *pluginv1.AppendAuditRe
 		}
 	}
 	e := AuditEntry{
-		Principal: sdk.PrincipalFromProto(req.Principal), Action: req.Action, Status: req.Status, TenantID: req.TenantId,
+		Principal: principalFromProto(req.Principal), Action: req.Action, Status: req.Status, TenantID: req.TenantId,
 		ResourceType: req.ResourceType, ResourceID: req.ResourceId, RequestID: req.RequestId, Details: details,
 	}
 	h.mu.Lock()
@@ -176,4 +176,18 @@ func (h *hostService) freshMarks() []FreshMark {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.fresh)
+}
+
+// principalProto and principalFromProto convert between the principal a
+// test names and its wire form, as the host does on one side and the SDK on
+// the other.
+func principalProto(p sdk.Principal) *pluginv1.Principal {
+	return &pluginv1.Principal{Id: p.ID, Email: p.Email, Name: p.Name, Roles: p.Roles, IsAdmin: p.IsAdmin, Kind: p.Kind, TenantIds: p.TenantIDs}
+}
+
+func principalFromProto(p *pluginv1.Principal) sdk.Principal {
+	if p == nil {
+		return sdk.Principal{}
+	}
+	return sdk.Principal{ID: p.Id, Email: p.Email, Name: p.Name, Roles: p.Roles, IsAdmin: p.IsAdmin, Kind: p.Kind, TenantIDs: p.TenantIds}
 }

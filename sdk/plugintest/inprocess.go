@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/internal/serving"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
@@ -29,7 +30,7 @@ func New(t testing.TB, p *sdk.Plugin, opts Options) *Harness {
 	opts = withDefaults(t, opts)
 	socketPath := dataSocketPath(t, opts)
 	logger := newLogger(t, p.Name)
-	gp := sdk.NewGRPCPlugin(p, logger)
+	gp := serving.NewGRPCPlugin(p, logger)
 	if c, ok := gp.Impl.(io.Closer); ok {
 		// After the server has stopped, so that no Configure opens another.
 		t.Cleanup(func() { _ = c.Close() })
@@ -41,7 +42,7 @@ func New(t testing.TB, p *sdk.Plugin, opts Options) *Harness {
 	go plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: protocol.Handshake,
 		Plugins:         protocol.PluginMap(gp),
-		GRPCServer:      sdk.GRPCServer(logger),
+		GRPCServer:      serving.GRPCServer(logger),
 		Logger:          logger,
 		Test:            &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: reattach, CloseCh: closed},
 	})

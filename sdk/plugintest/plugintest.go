@@ -284,7 +284,7 @@ func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response,
 	}
 	var principal *pluginv1.Principal
 	if !p.Anonymous() {
-		principal = p.Proto()
+		principal = principalProto(p)
 	}
 	requestID := req.Header.Get(protocol.HeaderRequestID)
 	if requestID == "" {
@@ -469,7 +469,7 @@ func (h *Harness) viaSocket(req *http.Request, header http.Header, route string,
 	out.Header.Set(protocol.HeaderRequestID, requestID)
 	out.Header.Set(protocol.HeaderRoute, route)
 	if principal != nil {
-		enc, err := sdk.EncodePrincipalHeader(principal)
+		enc, err := protocol.EncodePrincipal(principal)
 		if err != nil {
 			return nil, err
 		}

@@ -150,8 +150,10 @@ type Health struct {
 
 // Plugin describes a plugin and holds its implementation.
 type Plugin struct {
-	Name       string
-	Version    string
+	Name    string
+	Version string
+	// Routes are the HTTP operations the plugin serves, each declared once
+	// with its handler; Validate checks them and HTTPHandler serves them.
 	Routes     []Route
 	Fragments  []Fragment
 	Pages      []Page

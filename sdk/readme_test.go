@@ -7,23 +7,24 @@ import (
 	"testing"
 )
 
-// The README's walkthrough is the code of sdk/internal/walkthrough, which is
-// built, vetted and tested with the rest of the tree; each of its code
-// blocks must be the file it shows, byte for byte, so the walkthrough
-// cannot stop compiling unnoticed.
+// The README's walkthrough is the code of examples/acme-evidence, a module of
+// its own whose tests `make test` runs and which the end-to-end tests build
+// and serve through the host; each of the walkthrough's code blocks must be
+// the file it shows, byte for byte, so the walkthrough cannot stop compiling
+// or working unnoticed.
 func TestREADMEWalkthroughIsTheBuiltCode(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ marker, file string }{
-		{"`migrations/0001_items.sqlite.up.sql`:", "migrations/0001_items.sqlite.up.sql"},
-		{"`migrations/0001_items.postgres.up.sql`:", "migrations/0001_items.postgres.up.sql"},
-		{"`migrations/0001_items.down.sql` (both databases):", "migrations/0001_items.down.sql"},
+		{"`migrations/0001_evidence.sqlite.up.sql`:", "migrations/0001_evidence.sqlite.up.sql"},
+		{"`migrations/0001_evidence.postgres.up.sql`:", "migrations/0001_evidence.postgres.up.sql"},
+		{"`migrations/0001_evidence.down.sql` (both databases):", "migrations/0001_evidence.down.sql"},
 		{"### main.go", "main.go"},
 		{"`main_test.go`, beside the plugin above:", "main_test.go"},
 	} {
-		want, err := os.ReadFile(filepath.Join("internal", "walkthrough", tc.file))
+		want, err := os.ReadFile(filepath.Join("..", "examples", "acme-evidence", tc.file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +34,7 @@ func TestREADMEWalkthroughIsTheBuiltCode(t *testing.T) {
 			continue
 		}
 		if got != string(want) {
-			t.Errorf("README.md's block after %q differs from internal/walkthrough/%s", tc.marker, tc.file)
+			t.Errorf("README.md's block after %q differs from examples/acme-evidence/%s", tc.marker, tc.file)
 		}
 	}
 }

@@ -1,9 +1,9 @@
-CREATE TABLE acme_evidence_items (
+CREATE TABLE acme_evidence (
     id           BIGSERIAL PRIMARY KEY,
     tenant_id    TEXT NOT NULL,
     control      TEXT NOT NULL,
-    status       TEXT NOT NULL,
+    resources    BIGINT NOT NULL,
     collected_at TIMESTAMPTZ NOT NULL
 );
 --bun:split
-CREATE INDEX acme_evidence_items_tenant ON acme_evidence_items (tenant_id);
+CREATE INDEX acme_evidence_tenant ON acme_evidence (tenant_id, id);

@@ -1,1 +1,0 @@
-DROP TABLE acme_evidence_items;

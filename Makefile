@@ -6,6 +6,9 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X github.com/stewardhq/steward/host/app.Version=$(VERSION)
 TESTFLAGS ?=
 
+# Out-of-tree plugins: modules of their own, which `go test ./...` and
+# `go vet ./...` at the root do not enter and `make build` does not build.
+EXAMPLES  := examples/acme-evidence
 REDOCLY   := tools/openapilint/node_modules/.bin/redocly
 # Stoplight Elements' bundle, which the host embeds to serve /docs.
 ELEMENTS  := host/server/apidocs/web-components.min.js
@@ -24,9 +27,14 @@ run: build
 
 # Every test: unit, store (SQLite and PostgreSQL), plugin protocol and
 # end-to-end against the built binaries, whose responses are checked against
-# the OpenAPI document, itself linted with Redocly CLI (TestOpenAPILint).
+# the OpenAPI document, itself linted with Redocly CLI (TestOpenAPILint);
+# then each example's own tests, in its module.
 test: build $(REDOCLY)
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) STEWARD_TEST_REDOCLY=$(CURDIR)/$(REDOCLY) $(GO) test $(TESTFLAGS) -count=1 -timeout 15m ./...
+	@for m in $(EXAMPLES); do \
+		echo "test $$m"; \
+		(cd $$m && $(GO) test $(TESTFLAGS) -count=1 -timeout 5m ./...) || exit 1; \
+	done
 
 # The API reference's script, style sheet and licence, at the version
 # web/apidocs/package-lock.json pins; not committed.
@@ -60,6 +68,10 @@ lint:
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	@for m in $(EXAMPLES); do \
+		echo "lint $$m"; \
+		(cd $$m && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...) || exit 1; \
+	done
 
 # Regenerates the protocol's Go code; needs protoc (Debian: protobuf-compiler).
 proto:

@@ -26,7 +26,11 @@ type fixture struct {
 // newFixture starts a host on the dialect and arranges two tenants and a
 // standard user who may see only tenant A.
 func newFixture(t *testing.T, dialect string) *fixture {
-	o := hostOpts{}
+	return newFixtureOn(t, dialect, hostOpts{})
+}
+
+// newFixtureOn is newFixture with the host's options, such as its plugins.
+func newFixtureOn(t *testing.T, dialect string, o hostOpts) *fixture {
 	if dialect == "postgres" {
 		o.databaseURL = storetest.PostgresURL(t)
 	}

@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/host/tenancy"
+)
+
+// buildExample builds examples/acme-evidence the way a brand builds its
+// plugin: go build in the plugin's own module, outside the Steward tree's
+// build. The build must be answered from the module's go.sum and the module
+// cache the tree's own build filled, so it never reaches the network.
+func buildExample(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "acme_evidence")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = filepath.Join("..", "..", "examples", "acme-evidence")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOPROXY=off", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build in %s: %v\n%s", cmd.Dir, err, out)
+	}
+	return bin
+}
+
+// TestExamplePlugin serves the out-of-tree example beside the test plugin,
+// whose items are the inventory the example's job reads, and uses each of
+// its parts through the host's API. Its dashboard fragment is tested in the
+// example's own module: the host does not serve plugin fragments yet.
+func TestExamplePlugin(t *testing.T) {
+	bin := buildExample(t)
+	hcl := defaultPlugins() + fmt.Sprintf(`
+plugin "acme_evidence" {
+  binary = %q
+  config {
+    inventory = "testplugin.items"
+  }
+}
+`, bin)
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			f := newFixtureOn(t, dialect, hostOpts{pluginsHCL: hcl})
+			testExamplePlugin(t, f)
+		})
+	}
+}
+
+type evidenceBody struct {
+	Items []struct {
+		TenantID  string `json:"tenant_id"`
+		Control   string `json:"control"`
+		Resources int64  `json:"resources"`
+	} `json:"items"`
+}
+
+func testExamplePlugin(t *testing.T, f *fixture) {
+	h := f.h
+	ctx := context.Background()
+	db := h.db()
+	userB := tenancy.User{DirectoryTenantID: f.tenantB.DirectoryTenantID, Subject: "oid-bob", Email: "bob@brand-b.example", Name: "Bob", Groups: []string{"grp-b"}}
+	if err := tenancy.New(db).UpsertUser(ctx, &userB); err != nil {
+		t.Fatal(err)
+	}
+	tokenB := h.tokenFor(userB)
+
+	// The host applied the example's migration before configuring it.
+	var migrated int
+	if err := db.NewSelect().Table("plugin_acme_evidence_migrations").ColumnExpr("COUNT(*)").Scan(ctx, &migrated); err != nil || migrated != 1 {
+		t.Fatalf("recorded migrations of acme_evidence: %d, %v", migrated, err)
+	}
+	var before evidenceBody
+	h.get("/api/v1/acme/evidence", f.admin).json(t, &before)
+	if len(before.Items) != 0 {
+		t.Fatalf("evidence before the first run: %+v", before)
+	}
+
+	// The test plugin's sync fills the inventory: 100 items per tenant.
+	if run := f.waitRun(t, f.trigger(t, "testplugin")); run.Status != "completed" {
+		t.Fatalf("inventory sync: %+v", run)
+	}
+	if r := h.do(http.MethodPost, "/api/v1/sync/acme-evidence", f.tokenA, nil); r.status != http.StatusForbidden {
+		t.Errorf("a standard user triggers the example's job: %d", r.status)
+	}
+	run := f.waitRun(t, f.trigger(t, "acme-evidence"))
+	if run.Status != "completed" || run.JobType != "acme-evidence" || run.RecordsProcessed != 2 {
+		t.Fatalf("collect run %+v, want completed for 2 tenants", run)
+	}
+
+	// The job wrote one row per tenant into the example's own table, with
+	// the count it read from the test plugin's dataset through the host.
+	var rows []struct {
+		TenantID  string `bun:"tenant_id"`
+		Resources int64  `bun:"resources"`
+	}
+	if err := db.NewSelect().Table("acme_evidence").Column("tenant_id", "resources").Order("tenant_id").Scan(ctx, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Resources != 100 || rows[1].Resources != 100 {
+		t.Fatalf("acme_evidence rows: %+v, want 100 resources for each of 2 tenants", rows)
+	}
+
+	for _, c := range []struct {
+		who, token, tenant string
+	}{{"user of tenant A", f.tokenA, f.tenantA.ID}, {"user of tenant B", tokenB, f.tenantB.ID}} {
+		var got evidenceBody
+		h.get("/api/v1/acme/evidence", c.token).json(t, &got)
+		if len(got.Items) != 1 || got.Items[0].TenantID != c.tenant || got.Items[0].Resources != 100 || got.Items[0].Control != "inventory-complete" {
+			t.Errorf("%s sees %+v, want its own tenant's evidence only", c.who, got)
+		}
+	}
+	if r := h.get("/api/v1/acme/evidence?tenant_ids="+f.tenantB.ID, f.tokenA); r.status != http.StatusForbidden {
+		t.Errorf("user of tenant A asks for tenant B's evidence: %d %s", r.status, r.body)
+	}
+	var all evidenceBody
+	h.get("/api/v1/acme/evidence", f.admin).json(t, &all)
+	if len(all.Items) != 2 {
+		t.Errorf("admin sees %+v, want both tenants' evidence", all)
+	}
+	h.get("/api/v1/acme/evidence?limit=1&tenant_ids="+f.tenantB.ID, f.admin).json(t, &all)
+	if len(all.Items) != 1 || all.Items[0].TenantID != f.tenantB.ID {
+		t.Errorf("admin asks for one item of tenant B: %+v", all)
+	}
+	expectInvalid(t, h.get("/api/v1/acme/evidence?limit=0", f.tokenA), "query.limit")
+	expectInvalid(t, h.get("/api/v1/acme/evidence?limit=201", f.tokenA), "query.limit")
+	if r := h.get("/api/v1/acme/evidence", ""); r.status != http.StatusUnauthorized {
+		t.Errorf("anonymous list: %d", r.status)
+	}
+
+	// The job marked each tenant fresh. /api/v1/health/data reports only
+	// the host's own domains, so the marks are read where the host keeps them.
+	marked, err := db.NewSelect().Table("data_freshness").Where("domain = ?", "acme_evidence").Count(ctx)
+	if err != nil || marked != 2 {
+		t.Errorf("acme_evidence freshness marks: %d, %v", marked, err)
+	}
+}

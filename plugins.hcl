@@ -8,6 +8,7 @@
 #   start_timeout = "10s"
 #   data_plane    = "socket"         # "socket" (default) or "grpc"
 #   max_response_bytes = 268435456   # cap on a response body (default 256 MiB)
+#   cloud_credential = false         # true hands it the host's cloud credential
 #   restart {
 #     max_crashes     = 5            # give up after this many crashes…
 #     window          = "5m"         # …within this window
@@ -21,6 +22,8 @@
 # Resources: quota usage and health (inventory and lifecycle follow).
 plugin "resources" {
   binary = "bin/plugins/resources"
+  # It reads quotas from the cloud, so it needs the host's credential.
+  cloud_credential = true
   config {
     locations = ["eastus", "westeurope"]
   }

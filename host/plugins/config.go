@@ -30,7 +30,12 @@ type Decl struct {
 	// MaxResponseBytes caps a response body the host relays from the
 	// plugin; a body that goes past it is cut off.
 	MaxResponseBytes int64
-	Restart          RestartPolicy
+	// CloudCredential grants the plugin the host's cloud credential: its
+	// Configure carries the client secret (or certificate, or token file)
+	// and its environment the ambient credential's variables. Without it
+	// the plugin gets the cloud's endpoints and ids only.
+	CloudCredential bool
+	Restart         RestartPolicy
 	// Config is the config {} block as JSON.
 	Config json.RawMessage
 	// Schedules override job default schedules, by job name.
@@ -58,6 +63,7 @@ type pluginSpec struct {
 	StartTimeout string       `hcl:"start_timeout,optional"`
 	DataPlane    string       `hcl:"data_plane,optional"`
 	MaxResponse  *int64       `hcl:"max_response_bytes,optional"`
+	CloudCred    bool         `hcl:"cloud_credential,optional"`
 	Restart      *restartSpec `hcl:"restart,block"`
 	Config       *configSpec  `hcl:"config,block"`
 	Jobs         []jobSpec    `hcl:"job,block"`
@@ -124,7 +130,7 @@ func Parse(filename string, src []byte, baseDir string) ([]Decl, error) {
 }
 
 func (p pluginSpec) decl(baseDir string) (Decl, error) {
-	d := Decl{Name: p.Name, Binary: p.Binary, Enabled: true, SHA256: p.SHA256, DataPlane: p.DataPlane,
+	d := Decl{Name: p.Name, Binary: p.Binary, Enabled: true, SHA256: p.SHA256, DataPlane: p.DataPlane, CloudCredential: p.CloudCred,
 		StartTimeout: 10 * time.Second, MaxResponseBytes: DefaultMaxResponseBytes, Restart: DefaultRestart,
 		Config: json.RawMessage("{}"), Schedules: map[string]string{}}
 	if p.Enabled != nil {

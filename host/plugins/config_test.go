@@ -31,6 +31,7 @@ func TestParse(t *testing.T) {
 	full.StartTimeout = 30 * time.Second
 	full.DataPlane = "grpc"
 	full.MaxResponseBytes = 1048576
+	full.CloudCredential = true
 	full.Restart = RestartPolicy{MaxCrashes: 2, Window: time.Minute, BackoffInitial: time.Second, BackoffMax: 10 * time.Second}
 	full.Schedules = map[string]string{"sync": "@every 5m", "prune": "0 3 * * *"}
 
@@ -77,6 +78,7 @@ plugin "full" {
   start_timeout = "30s"
   data_plane    = "grpc"
   max_response_bytes = 1048576
+  cloud_credential = true
   restart {
     max_crashes     = 2
     window          = "1m"

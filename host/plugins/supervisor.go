@@ -320,7 +320,11 @@ func (i *Instance) start(ctx context.Context) error {
 		Logger:           i.log,
 		StartTimeout:     i.Decl.StartTimeout,
 		Managed:          true,
+		// The plugin inherits none of the host's environment but what
+		// pluginEnv allows: the host's secrets live there.
+		SkipHostEnv: true,
 		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
+			cmd.Env = append(pluginEnv(os.Environ(), i.Decl.CloudCredential), cmd.Env...)
 			return protocol.NewRunner(l, cmd, i.Decl.Binary, exited, func(p int) { pid.Store(int64(p)) })
 		},
 		SyncStdout: protocol.LogWriter(i.log, "stdout"),
@@ -386,9 +390,13 @@ func (i *Instance) start(ctx context.Context) error {
 		hostSrv <- srv
 		return srv
 	})
+	cloudSettings, err := pluginCloud(s.opts.Cloud, i.Decl.CloudCredential)
+	if err != nil {
+		return fail(fmt.Errorf("cloud settings: %w", err))
+	}
 	req := &pluginv1.ConfigureRequest{
 		Config: i.Decl.Config, DatabaseUrl: s.opts.DatabaseURL, HostBrokerId: hostID,
-		Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: s.opts.Cloud,
+		Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
 	}
 	var plane dataPlane
 	if i.Decl.DataPlane == "socket" && hasCapability(desc, protocol.CapabilityHTTPSocket) {

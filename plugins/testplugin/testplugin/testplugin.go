@@ -68,8 +68,9 @@ type relayBody struct {
 }
 
 type plugin struct {
-	db   *bun.DB
-	host *sdk.Host
+	db              *bun.DB
+	host            *sdk.Host
+	cloudCredential bool
 }
 
 // New builds the plugin.
@@ -91,6 +92,7 @@ func New() *sdk.Plugin {
 	mux.HandleFunc("GET /api/v1/testplugin/noise", noise)
 	mux.HandleFunc("POST /api/v1/testplugin/audit", p.audit)
 	mux.HandleFunc("GET /api/v1/testplugin/relay", p.relay)
+	mux.HandleFunc("GET /api/v1/testplugin/env", p.env)
 	return &sdk.Plugin{
 		Name:       "testplugin",
 		Version:    "1.0.0",
@@ -121,6 +123,8 @@ func New() *sdk.Plugin {
 				responses{"201": sdk.JSONResponse("Recorded", statusBody{}), "400": {Description: "The host refused the entry"}})},
 			{Method: "GET", Path: "/api/v1/testplugin/relay", TenantScoped: true, Operation: op("testplugin-relay", "Counts a published dataset read back through the Host service",
 				responses{"200": sdk.JSONResponse("Records read", relayBody{})})},
+			{Method: "GET", Path: "/api/v1/testplugin/env", Auth: sdk.AuthAdmin, Operation: op("testplugin-env", "Names of the plugin's environment variables, and whether it holds the cloud credential",
+				responses{"200": sdk.JSONResponse("What the plugin was given", envBody{})})},
 		},
 		Jobs: []sdk.Job{
 			{Name: "sync", JobType: "testplugin", DataDomain: "testplugin", Run: p.sync},
@@ -132,7 +136,7 @@ func New() *sdk.Plugin {
 			if err != nil {
 				return err
 			}
-			p.db, p.host = db, env.Host
+			p.db, p.host, p.cloudCredential = db, env.Host, hasCloudCredential(env.Cloud)
 			return nil
 		},
 	}

@@ -8,6 +8,7 @@
 #   start_timeout = "10s"
 #   data_plane    = "socket"         # "socket" (default) or "grpc"
 #   max_response_bytes = 268435456   # cap on a response body (default 256 MiB)
+#   request_timeout = "30s"          # past it a request answers 504
 #   cloud_credential = false         # true hands it the host's cloud credential
 #   restart {
 #     max_crashes     = 5            # give up after this many crashes…

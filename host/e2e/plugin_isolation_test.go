@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // hostSecrets are settings of the host that no plugin may read.
@@ -78,4 +80,69 @@ func inherited(name string, cloudCredential bool) bool {
 		}
 	}
 	return strings.HasPrefix(name, "LC_")
+}
+
+// TestPluginRequestTimeout: a plugin route that does not answer within the
+// plugin's request_timeout gets a 504 at the timeout, logged with its
+// request id and counted, while the plugin's other routes keep answering.
+func TestPluginRequestTimeout(t *testing.T) {
+	const timeout = time.Second
+	for _, plane := range []string{"socket", "grpc"} {
+		t.Run(plane, func(t *testing.T) {
+			hcl := fmt.Sprintf("plugin \"testplugin\" {\n  binary = %q\n  data_plane = %q\n  request_timeout = %q\n}\n",
+				filepath.Join(binDir, "plugins", "testplugin"), plane, timeout)
+			h := startHost(t, hostOpts{pluginsHCL: hcl})
+			admin := h.login()
+
+			stop := make(chan struct{})
+			pings := make(chan int, 1)
+			go func() {
+				answered := 0
+				defer func() { pings <- answered }()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					resp, err := http.Get(h.url + "/api/v1/testplugin/ping")
+					if err != nil {
+						return
+					}
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						return
+					}
+					answered++
+					time.Sleep(50 * time.Millisecond)
+				}
+			}()
+
+			id := "slow-" + plane
+			t0 := time.Now()
+			r := h.do(http.MethodGet, "/api/v1/testplugin/hang", admin, nil, "X-Request-Id", id)
+			elapsed := time.Since(t0)
+			close(stop)
+			if r.status != http.StatusGatewayTimeout || elapsed < timeout || elapsed > timeout+3*time.Second {
+				t.Fatalf("a route that never answers: %d after %s %s, want 504 after %s", r.status, elapsed, r.body, timeout)
+			}
+			if n := <-pings; n < 5 {
+				t.Errorf("ping answered %d times while the slow route waited; a failed ping stops the count", n)
+			}
+			if r := h.get("/api/v1/testplugin/whoami", admin); r.status != http.StatusOK {
+				t.Errorf("after the timeout: %d", r.status)
+			}
+			h.waitFor("the 504 logged with its request id", 2*time.Second, func() bool {
+				for _, line := range strings.Split(h.logs.String(), "\n") {
+					if strings.Contains(line, "answered 504") && strings.Contains(line, "request_id="+id) && strings.Contains(line, "plugin=testplugin") {
+						return true
+					}
+				}
+				return false
+			})
+			if !strings.Contains(h.get("/metrics", "").String(), `steward_plugin_request_timeouts_total{plugin="testplugin"} 1`) {
+				t.Errorf("the timeout is not counted in /metrics")
+			}
+		})
+	}
 }

@@ -35,7 +35,10 @@ type Decl struct {
 	// and its environment the ambient credential's variables. Without it
 	// the plugin gets the cloud's endpoints and ids only.
 	CloudCredential bool
-	Restart         RestartPolicy
+	// RequestTimeout bounds the wait for the plugin's answer to a request
+	// (its status and headers); past it the caller gets a 504.
+	RequestTimeout time.Duration
+	Restart        RestartPolicy
 	// Config is the config {} block as JSON.
 	Config json.RawMessage
 	// Schedules override job default schedules, by job name.
@@ -64,6 +67,7 @@ type pluginSpec struct {
 	DataPlane    string       `hcl:"data_plane,optional"`
 	MaxResponse  *int64       `hcl:"max_response_bytes,optional"`
 	CloudCred    bool         `hcl:"cloud_credential,optional"`
+	RequestTO    string       `hcl:"request_timeout,optional"`
 	Restart      *restartSpec `hcl:"restart,block"`
 	Config       *configSpec  `hcl:"config,block"`
 	Jobs         []jobSpec    `hcl:"job,block"`
@@ -92,6 +96,10 @@ var DefaultRestart = RestartPolicy{MaxCrashes: 5, Window: 5 * time.Minute, Backo
 // declares none: bodies stream through the host, so the cap bounds a
 // runaway plugin rather than the host's memory.
 const DefaultMaxResponseBytes int64 = 256 << 20
+
+// DefaultRequestTimeout is how long the host waits for a plugin to answer
+// a request when its block sets no request_timeout.
+const DefaultRequestTimeout = 30 * time.Second
 
 // LoadFile reads plugins.hcl. Relative binary paths are resolved against
 // baseDir (the working directory when empty).
@@ -131,7 +139,7 @@ func Parse(filename string, src []byte, baseDir string) ([]Decl, error) {
 
 func (p pluginSpec) decl(baseDir string) (Decl, error) {
 	d := Decl{Name: p.Name, Binary: p.Binary, Enabled: true, SHA256: p.SHA256, DataPlane: p.DataPlane, CloudCredential: p.CloudCred,
-		StartTimeout: 10 * time.Second, MaxResponseBytes: DefaultMaxResponseBytes, Restart: DefaultRestart,
+		StartTimeout: 10 * time.Second, MaxResponseBytes: DefaultMaxResponseBytes, RequestTimeout: DefaultRequestTimeout, Restart: DefaultRestart,
 		Config: json.RawMessage("{}"), Schedules: map[string]string{}}
 	if p.Enabled != nil {
 		d.Enabled = *p.Enabled
@@ -157,6 +165,9 @@ func (p pluginSpec) decl(baseDir string) (Decl, error) {
 	}
 	var err error
 	if d.StartTimeout, err = duration("start_timeout", p.StartTimeout, d.StartTimeout); err != nil {
+		return d, err
+	}
+	if d.RequestTimeout, err = duration("request_timeout", p.RequestTO, d.RequestTimeout); err != nil {
 		return d, err
 	}
 	if r := p.Restart; r != nil {

@@ -15,7 +15,7 @@ import (
 // defaultDecl is what a block naming only its binary turns into.
 func defaultDecl(name, binary string) Decl {
 	return Decl{Name: name, Binary: binary, Enabled: true, DataPlane: "socket", StartTimeout: 10 * time.Second,
-		MaxResponseBytes: 256 << 20, Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}}
+		MaxResponseBytes: 256 << 20, RequestTimeout: 30 * time.Second, Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}}
 }
 
 // pluginBlock renders a plugin block with one line per body line, so an error's
@@ -32,6 +32,7 @@ func TestParse(t *testing.T) {
 	full.DataPlane = "grpc"
 	full.MaxResponseBytes = 1048576
 	full.CloudCredential = true
+	full.RequestTimeout = 2 * time.Minute
 	full.Restart = RestartPolicy{MaxCrashes: 2, Window: time.Minute, BackoffInitial: time.Second, BackoffMax: 10 * time.Second}
 	full.Schedules = map[string]string{"sync": "@every 5m", "prune": "0 3 * * *"}
 
@@ -79,6 +80,7 @@ plugin "full" {
   data_plane    = "grpc"
   max_response_bytes = 1048576
   cloud_credential = true
+  request_timeout = "2m"
   restart {
     max_crashes     = 2
     window          = "1m"
@@ -208,6 +210,16 @@ func TestParseErrors(t *testing.T) {
 			name: "zero start_timeout",
 			src:  pluginBlock("a", `binary = "/a"`, `start_timeout = "0s"`),
 			want: []string{`plugin "a"`, `start_timeout: "0s" is not a positive duration`},
+		},
+		{
+			name: "zero request_timeout",
+			src:  pluginBlock("a", `binary = "/a"`, `request_timeout = "0s"`),
+			want: []string{`plugin "a"`, `request_timeout: "0s" is not a positive duration`},
+		},
+		{
+			name: "unparseable request_timeout",
+			src:  pluginBlock("a", `binary = "/a"`, `request_timeout = 30`),
+			want: []string{`plugin "a"`, `request_timeout: "30" is not a positive duration`},
 		},
 		{
 			name: "negative restart window",

@@ -5,6 +5,7 @@ import "github.com/prometheus/client_golang/prometheus"
 type metrics struct {
 	rpc          *prometheus.HistogramVec
 	rpcErrors    *prometheus.CounterVec
+	timeouts     *prometheus.CounterVec
 	restarts     *prometheus.CounterVec
 	states       *prometheus.GaugeVec
 	startSeconds *prometheus.GaugeVec
@@ -21,6 +22,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		rpcErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "steward_plugin_rpc_errors_total", Help: "Failed calls from the host to a plugin.",
 		}, []string{"plugin", "method"}),
+		timeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "steward_plugin_request_timeouts_total", Help: "Requests a plugin did not answer within its request_timeout (answered 504).",
+		}, []string{"plugin"}),
 		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "steward_plugin_restarts_total", Help: "Restarts of a plugin after a crash or failed start.",
 		}, []string{"plugin"}),
@@ -32,7 +36,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"plugin"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.rpc, m.rpcErrors, m.restarts, m.states, m.startSeconds)
+		reg.MustRegister(m.rpc, m.rpcErrors, m.timeouts, m.restarts, m.states, m.startSeconds)
 	}
 	return m
 }

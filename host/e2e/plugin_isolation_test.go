@@ -54,8 +54,8 @@ func TestPluginEnvironmentHoldsNoHostSecret(t *testing.T) {
 					t.Errorf("the plugin's environment holds %s, which is not allow-listed", name)
 				}
 			}
-			if !have["PATH"] || !have["TZ"] || !have["STEWARD_PLUGIN"] {
-				t.Errorf("the plugin's environment lacks PATH, TZ or the handshake cookie: %v", got.Names)
+			if !have["PATH"] || !have["TZ"] || !have["STEWARD_PLUGIN"] || !have["GOMEMLIMIT"] {
+				t.Errorf("the plugin's environment lacks PATH, TZ, the handshake cookie or its soft memory limit: %v", got.Names)
 			}
 			if got.CloudCredential != granted {
 				t.Errorf("the plugin holds the cloud credential: %t, want %t", got.CloudCredential, granted)
@@ -71,7 +71,7 @@ func inherited(name string, cloudCredential bool) bool {
 	switch name {
 	case "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "LANG", "LANGUAGE", "SSL_CERT_FILE", "SSL_CERT_DIR",
 		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-		"GOMAXPROCS", "GODEBUG", "GOTRACEBACK", "GOGC":
+		"GOMAXPROCS", "GODEBUG", "GOTRACEBACK", "GOGC", "GOMEMLIMIT":
 		return true
 	}
 	for _, p := range []string{"AZURE_", "IDENTITY_", "MSI_", "IMDS_"} {
@@ -144,5 +144,73 @@ func TestPluginRequestTimeout(t *testing.T) {
 				t.Errorf("the timeout is not counted in /metrics")
 			}
 		})
+	}
+}
+
+// TestPluginOverItsMemoryLimitIsRestarted: a plugin that holds more memory
+// than its memory_limit is killed and restarted, reported in GET
+// /api/v1/plugins, the log and /metrics, while the host keeps serving.
+func TestPluginOverItsMemoryLimitIsRestarted(t *testing.T) {
+	hcl := fmt.Sprintf(`plugin "testplugin" {
+  binary       = %q
+  memory_limit = "96MiB"
+  restart {
+    backoff_initial = "100ms"
+    backoff_max     = "500ms"
+  }
+}
+`, filepath.Join(binDir, "plugins", "testplugin"))
+	h := startHost(t, hostOpts{pluginsHCL: hcl})
+	admin := h.login()
+	pid := h.pluginPID(admin, "testplugin")
+	var held struct {
+		HeldMiB int `json:"held_mib"`
+	}
+	r := h.do(http.MethodPost, "/api/v1/testplugin/allocate?mib=32", admin, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("allocating under the limit: %d %s", r.status, r.body)
+	}
+	if r.json(t, &held); held.HeldMiB != 32 {
+		t.Fatalf("held %d MiB, want 32", held.HeldMiB)
+	}
+	// Past a check of its memory, the plugin under its limit still runs.
+	time.Sleep(1500 * time.Millisecond)
+	if got := h.pluginPID(admin, "testplugin"); got != pid {
+		t.Fatalf("a plugin under its memory limit was restarted: pid %d, then %d", pid, got)
+	}
+
+	// The answer may or may not beat the check that kills the plugin.
+	if r := h.do(http.MethodPost, "/api/v1/testplugin/allocate?mib=128", admin, nil); r.status != http.StatusOK && r.status != http.StatusServiceUnavailable {
+		t.Fatalf("allocating over the limit: %d %s", r.status, r.body)
+	}
+	h.waitFor("the plugin killed", 5*time.Second, func() bool { return !processAlive(pid) })
+	type status struct {
+		State     string `json:"state"`
+		PID       int    `json:"pid"`
+		Restarts  int    `json:"restarts"`
+		LastError string `json:"last_error"`
+	}
+	var list []status
+	h.waitFor("the plugin restarted", 10*time.Second, func() bool {
+		h.get("/api/v1/plugins", admin).json(t, &list)
+		return len(list) == 1 && list[0].State == "running" && list[0].PID != pid
+	})
+	if p := list[0]; p.Restarts != 1 || !strings.Contains(p.LastError, "over its memory_limit of 96 MiB") {
+		t.Errorf("after the kill: %+v, want one restart and the memory limit as its last error", p)
+	}
+	if r := h.get("/api/v1/testplugin/whoami", admin); r.status != http.StatusOK {
+		t.Errorf("the restarted plugin: %d", r.status)
+	}
+	if r := h.get("/health", ""); r.status != http.StatusOK {
+		t.Errorf("host health after the kill: %d", r.status)
+	}
+	if r := h.get("/api/v1/audit-logs", admin); r.status != http.StatusOK {
+		t.Errorf("a host route after the kill: %d", r.status)
+	}
+	if !strings.Contains(h.logs.String(), "plugin over its memory limit; restarting it") {
+		t.Error("the kill is not logged")
+	}
+	if !strings.Contains(h.get("/metrics", "").String(), `steward_plugin_memory_limit_kills_total{plugin="testplugin"} 1`) {
+		t.Error("the kill is not counted in /metrics")
 	}
 }

@@ -38,7 +38,10 @@ type Decl struct {
 	// RequestTimeout bounds the wait for the plugin's answer to a request
 	// (its status and headers); past it the caller gets a 504.
 	RequestTimeout time.Duration
-	Restart        RestartPolicy
+	// MemoryLimit is the most resident memory, in bytes, the plugin
+	// process may hold before the supervisor restarts it; 0 sets none.
+	MemoryLimit int64
+	Restart     RestartPolicy
 	// Config is the config {} block as JSON.
 	Config json.RawMessage
 	// Schedules override job default schedules, by job name.
@@ -68,6 +71,7 @@ type pluginSpec struct {
 	MaxResponse  *int64       `hcl:"max_response_bytes,optional"`
 	CloudCred    bool         `hcl:"cloud_credential,optional"`
 	RequestTO    string       `hcl:"request_timeout,optional"`
+	MemoryLimit  string       `hcl:"memory_limit,optional"`
 	Restart      *restartSpec `hcl:"restart,block"`
 	Config       *configSpec  `hcl:"config,block"`
 	Jobs         []jobSpec    `hcl:"job,block"`
@@ -139,7 +143,8 @@ func Parse(filename string, src []byte, baseDir string) ([]Decl, error) {
 
 func (p pluginSpec) decl(baseDir string) (Decl, error) {
 	d := Decl{Name: p.Name, Binary: p.Binary, Enabled: true, SHA256: p.SHA256, DataPlane: p.DataPlane, CloudCredential: p.CloudCred,
-		StartTimeout: 10 * time.Second, MaxResponseBytes: DefaultMaxResponseBytes, RequestTimeout: DefaultRequestTimeout, Restart: DefaultRestart,
+		StartTimeout: 10 * time.Second, MaxResponseBytes: DefaultMaxResponseBytes, RequestTimeout: DefaultRequestTimeout,
+		MemoryLimit: DefaultMemoryLimit, Restart: DefaultRestart,
 		Config: json.RawMessage("{}"), Schedules: map[string]string{}}
 	if p.Enabled != nil {
 		d.Enabled = *p.Enabled
@@ -169,6 +174,14 @@ func (p pluginSpec) decl(baseDir string) (Decl, error) {
 	}
 	if d.RequestTimeout, err = duration("request_timeout", p.RequestTO, d.RequestTimeout); err != nil {
 		return d, err
+	}
+	if p.MemoryLimit != "" {
+		if d.MemoryLimit, err = parseSize("memory_limit", p.MemoryLimit); err != nil {
+			return d, err
+		}
+		if d.MemoryLimit < minMemoryLimit {
+			return d, fmt.Errorf("memory_limit must be at least %dMiB", minMemoryLimit>>20)
+		}
 	}
 	if r := p.Restart; r != nil {
 		if r.MaxCrashes != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/sdk"
@@ -37,4 +38,33 @@ func (p *plugin) env(w http.ResponseWriter, _ *http.Request) {
 	}
 	sort.Strings(names)
 	sdk.WriteJSON(w, http.StatusOK, envBody{Names: names, CloudCredential: p.cloudCredential})
+}
+
+// held is memory the allocate route keeps reachable, so that the process's
+// resident set stays up whatever the garbage collector does.
+var held struct {
+	mu     sync.Mutex
+	blocks [][]byte
+}
+
+// heldBody says how much memory the plugin holds.
+type heldBody struct {
+	HeldMiB int `json:"held_mib"`
+}
+
+// allocate allocates and holds mib MiB more, touching every page so that
+// it is resident, to prove the host's memory limit.
+func allocate(w http.ResponseWriter, r *http.Request) {
+	block := make([]byte, queryInt(r, "mib", 64)<<20)
+	for i := 0; i < len(block); i += 4096 {
+		block[i] = 1
+	}
+	held.mu.Lock()
+	held.blocks = append(held.blocks, block)
+	total := 0
+	for _, b := range held.blocks {
+		total += len(b) >> 20
+	}
+	held.mu.Unlock()
+	sdk.WriteJSON(w, http.StatusOK, heldBody{HeldMiB: total})
 }

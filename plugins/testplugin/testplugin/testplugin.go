@@ -93,6 +93,7 @@ func New() *sdk.Plugin {
 	mux.HandleFunc("POST /api/v1/testplugin/audit", p.audit)
 	mux.HandleFunc("GET /api/v1/testplugin/relay", p.relay)
 	mux.HandleFunc("GET /api/v1/testplugin/env", p.env)
+	mux.HandleFunc("POST /api/v1/testplugin/allocate", allocate)
 	return &sdk.Plugin{
 		Name:       "testplugin",
 		Version:    "1.0.0",
@@ -125,6 +126,8 @@ func New() *sdk.Plugin {
 				responses{"200": sdk.JSONResponse("Records read", relayBody{})})},
 			{Method: "GET", Path: "/api/v1/testplugin/env", Auth: sdk.AuthAdmin, Operation: op("testplugin-env", "Names of the plugin's environment variables, and whether it holds the cloud credential",
 				responses{"200": sdk.JSONResponse("What the plugin was given", envBody{})})},
+			{Method: "POST", Path: "/api/v1/testplugin/allocate", Auth: sdk.AuthAdmin, Operation: op("testplugin-allocate", "Allocates and holds memory, to prove the memory limit",
+				responses{"200": sdk.JSONResponse("Memory now held", heldBody{})}, intParam("mib", 1, 4096, 64))},
 		},
 		Jobs: []sdk.Job{
 			{Name: "sync", JobType: "testplugin", DataDomain: "testplugin", Run: p.sync},

@@ -196,12 +196,13 @@ func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 	broker := s.broker
 	s.mu.Unlock()
 	env := &Env{
-		Config:      req.Config,
-		DatabaseURL: req.DatabaseUrl,
-		Environment: req.Environment,
-		DataDir:     req.DataDir,
-		Cloud:       req.Cloud,
-		Logger:      s.logger,
+		Config:           req.Config,
+		DatabaseURL:      req.DatabaseUrl,
+		Environment:      req.Environment,
+		DataDir:          req.DataDir,
+		Cloud:            req.Cloud,
+		HostCapabilities: req.HostCapabilities,
+		Logger:           s.logger,
 	}
 	if broker != nil && req.HostBrokerId != 0 {
 		conn, err := broker.Dial(req.HostBrokerId)

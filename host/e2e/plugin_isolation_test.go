@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // hostSecrets are settings of the host that no plugin may read.
@@ -36,8 +39,9 @@ func TestPluginEnvironmentHoldsNoHostSecret(t *testing.T) {
 			}
 			h := startHost(t, hostOpts{pluginsHCL: hcl, env: env})
 			var got struct {
-				Names           []string `json:"names"`
-				CloudCredential bool     `json:"cloud_credential"`
+				Names            []string `json:"names"`
+				CloudCredential  bool     `json:"cloud_credential"`
+				HostCapabilities []string `json:"host_capabilities"`
 			}
 			r := h.get("/api/v1/testplugin/env", h.login())
 			if r.status != 200 {
@@ -56,6 +60,9 @@ func TestPluginEnvironmentHoldsNoHostSecret(t *testing.T) {
 			}
 			if !have["PATH"] || !have["TZ"] || !have["STEWARD_PLUGIN"] || !have["GOMEMLIMIT"] {
 				t.Errorf("the plugin's environment lacks PATH, TZ, the handshake cookie or its soft memory limit: %v", got.Names)
+			}
+			if want := protocol.HostCapabilities(); !slices.Equal(got.HostCapabilities, want) {
+				t.Errorf("host capabilities the plugin was told: %q, want %q", got.HostCapabilities, want)
 			}
 			if got.CloudCredential != granted {
 				t.Errorf("the plugin holds the cloud credential: %t, want %t", got.CloudCredential, granted)

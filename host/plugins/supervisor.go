@@ -406,6 +406,7 @@ func (i *Instance) start(ctx context.Context) error {
 	req := &pluginv1.ConfigureRequest{
 		Config: i.Decl.Config, DatabaseUrl: s.opts.DatabaseURL, HostBrokerId: hostID,
 		Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
+		HostCapabilities: protocol.HostCapabilities(),
 	}
 	var plane dataPlane
 	if i.Decl.DataPlane == "socket" && hasCapability(desc, protocol.CapabilityHTTPSocket) {

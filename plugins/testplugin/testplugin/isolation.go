@@ -19,6 +19,8 @@ type envBody struct {
 	// CloudCredential says whether the cloud settings Configure handed
 	// over carry a credential.
 	CloudCredential bool `json:"cloud_credential"`
+	// HostCapabilities are those the host named in Configure.
+	HostCapabilities []string `json:"host_capabilities"`
 }
 
 // hasCloudCredential reports whether cloud settings carry a credential.
@@ -37,7 +39,7 @@ func (p *plugin) env(w http.ResponseWriter, _ *http.Request) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	sdk.WriteJSON(w, http.StatusOK, envBody{Names: names, CloudCredential: p.cloudCredential})
+	sdk.WriteJSON(w, http.StatusOK, envBody{Names: names, CloudCredential: p.cloudCredential, HostCapabilities: p.hostCapabilities})
 }
 
 // held is memory the allocate route keeps reachable, so that the process's

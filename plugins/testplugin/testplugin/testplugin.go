@@ -68,9 +68,10 @@ type relayBody struct {
 }
 
 type plugin struct {
-	db              *bun.DB
-	host            *sdk.Host
-	cloudCredential bool
+	db               *bun.DB
+	host             *sdk.Host
+	cloudCredential  bool
+	hostCapabilities []string
 }
 
 // New builds the plugin.
@@ -139,7 +140,7 @@ func New() *sdk.Plugin {
 			if err != nil {
 				return err
 			}
-			p.db, p.host, p.cloudCredential = db, env.Host, hasCloudCredential(env.Cloud)
+			p.db, p.host, p.cloudCredential, p.hostCapabilities = db, env.Host, hasCloudCredential(env.Cloud), env.HostCapabilities
 			return nil
 		},
 	}

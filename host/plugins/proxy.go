@@ -211,11 +211,6 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 		}
 		return err
 	}
-	addr, _ := resp.RemoteAddr().(connAddr)
-	if addr.conn != nil {
-		// The head came in time; the body has its own bound.
-		_ = addr.conn.SetReadDeadline(time.Now().Add(bodyTimeout))
-	}
 	release := func(finished bool) {
 		if !finished {
 			// The rest of the body is still on the connection.
@@ -263,8 +258,11 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	}
 	body := limit.body(src, release)
 	body.declared = declared
-	if addr.conn != nil {
+	if addr, ok := resp.RemoteAddr().(connAddr); ok {
 		body.cutShort = addr.conn.eof.Load
+		// The head came within the request timeout; a streamed body has
+		// its own bound.
+		_ = addr.conn.SetReadDeadline(time.Now().Add(bodyTimeout))
 	}
 	out.SetBodyStream(body, size)
 	return nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,10 @@ import (
 // a Go plugin collect garbage harder as it nears the limit, so that only
 // memory it really holds gets it killed.
 const memoryCheckInterval = time.Second
+
+// memoryWatched says whether the resident set can be read (from /proc);
+// elsewhere only GOMEMLIMIT applies.
+const memoryWatched = runtime.GOOS == "linux"
 
 // DefaultMemoryLimit is the memory limit of a plugin whose block sets none.
 const DefaultMemoryLimit int64 = 1 << 30

@@ -449,7 +449,7 @@ func (i *Instance) start(ctx context.Context) error {
 	if s.begin() {
 		go i.watch(client, exited)
 	}
-	if i.Decl.MemoryLimit > 0 && s.begin() {
+	if i.Decl.MemoryLimit > 0 && memoryWatched && s.begin() {
 		go i.watchMemory(client, int(pid.Load()))
 	}
 	return nil

@@ -8,6 +8,9 @@
 #   start_timeout = "10s"
 #   data_plane    = "socket"         # "socket" (default) or "grpc"
 #   max_response_bytes = 268435456   # cap on a response body (default 256 MiB)
+#   request_timeout = "30s"          # past it a request answers 504
+#   memory_limit  = "1GiB"           # resident memory past which it is restarted
+#   cloud_credential = false         # true hands it the host's cloud credential
 #   restart {
 #     max_crashes     = 5            # give up after this many crashes…
 #     window          = "5m"         # …within this window
@@ -21,6 +24,8 @@
 # Resources: quota usage and health (inventory and lifecycle follow).
 plugin "resources" {
   binary = "bin/plugins/resources"
+  # It reads quotas from the cloud, so it needs the host's credential.
+  cloud_credential = true
   config {
     locations = ["eastus", "westeurope"]
   }

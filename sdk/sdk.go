@@ -131,9 +131,13 @@ type Env struct {
 	Environment string
 	DataDir     string
 	// Cloud holds the cloud endpoint and credential settings, as JSON.
-	Cloud  json.RawMessage
-	Host   *Host
-	Logger hclog.Logger
+	Cloud json.RawMessage
+	// HostCapabilities name the optional behaviour the host offers (the
+	// protocol package's HostCapability constants); check for one before
+	// relying on it, since an older host may lack it.
+	HostCapabilities []string
+	Host             *Host
+	Logger           hclog.Logger
 	// Metrics is the plugin's own registry: collectors registered on it
 	// are scraped by the host and served on its /metrics with a plugin
 	// label.

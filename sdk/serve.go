@@ -176,13 +176,14 @@ func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 	broker := s.broker
 	s.mu.Unlock()
 	env := &Env{
-		Config:      req.Config,
-		DatabaseURL: req.DatabaseUrl,
-		Environment: req.Environment,
-		DataDir:     req.DataDir,
-		Cloud:       req.Cloud,
-		Logger:      s.logger,
-		Metrics:     s.metrics,
+		Config:           req.Config,
+		DatabaseURL:      req.DatabaseUrl,
+		Environment:      req.Environment,
+		DataDir:          req.DataDir,
+		Cloud:            req.Cloud,
+		HostCapabilities: req.HostCapabilities,
+		Logger:           s.logger,
+		Metrics:          s.metrics,
 	}
 	if broker != nil && req.HostBrokerId != 0 {
 		conn, err := broker.Dial(req.HostBrokerId)

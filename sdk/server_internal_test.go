@@ -322,3 +322,24 @@ func TestMetricsPerPlugin(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigureHandsOverHostCapabilities: the capabilities the host names
+// reach the plugin's Env as sent, names the SDK does not know included;
+// a host that names none (an older one) configures the plugin all the same.
+func TestConfigureHandsOverHostCapabilities(t *testing.T) {
+	for _, sent := range [][]string{
+		{protocol.HostCapabilityRequestTimeout, "some.later.feature"},
+		nil,
+	} {
+		var got []string
+		configured := false
+		p := &Plugin{Name: "p", Configure: func(_ context.Context, env *Env) error {
+			got, configured = env.HostCapabilities, true
+			return nil
+		}}
+		serveServer(t, p, &pluginv1.ConfigureRequest{HostCapabilities: sent})
+		if !configured || !slices.Equal(got, sent) {
+			t.Errorf("host capabilities %q reached the plugin as %q (configured: %t)", sent, got, configured)
+		}
+	}
+}

@@ -41,7 +41,7 @@ func quotaWorld(t *testing.T) string {
 }
 
 func resourcesPlugins() string {
-	return fmt.Sprintf("plugin \"resources\" {\n  binary = %q\n  config {\n    locations = [\"eastus\"]\n  }\n}\n", filepath.Join(binDir, "plugins", "resources"))
+	return fmt.Sprintf("plugin \"resources\" {\n  binary = %q\n  cloud_credential = true\n  config {\n    locations = [\"eastus\"]\n  }\n}\n", filepath.Join(binDir, "plugins", "resources"))
 }
 
 type quotaList struct {

@@ -30,7 +30,18 @@ type Decl struct {
 	// MaxResponseBytes caps a response body the host relays from the
 	// plugin; a body that goes past it is cut off.
 	MaxResponseBytes int64
-	Restart          RestartPolicy
+	// CloudCredential grants the plugin the host's cloud credential: its
+	// Configure carries the client secret (or certificate, or token file)
+	// and its environment the ambient credential's variables. Without it
+	// the plugin gets the cloud's endpoints and ids only.
+	CloudCredential bool
+	// RequestTimeout bounds the wait for the plugin's answer to a request
+	// (its status and headers); past it the caller gets a 504.
+	RequestTimeout time.Duration
+	// MemoryLimit is the most resident memory, in bytes, the plugin
+	// process may hold before the supervisor restarts it; 0 sets none.
+	MemoryLimit int64
+	Restart     RestartPolicy
 	// Config is the config {} block as JSON.
 	Config json.RawMessage
 	// Schedules override job default schedules, by job name.
@@ -58,6 +69,9 @@ type pluginSpec struct {
 	StartTimeout string       `hcl:"start_timeout,optional"`
 	DataPlane    string       `hcl:"data_plane,optional"`
 	MaxResponse  *int64       `hcl:"max_response_bytes,optional"`
+	CloudCred    bool         `hcl:"cloud_credential,optional"`
+	RequestTO    string       `hcl:"request_timeout,optional"`
+	MemoryLimit  string       `hcl:"memory_limit,optional"`
 	Restart      *restartSpec `hcl:"restart,block"`
 	Config       *configSpec  `hcl:"config,block"`
 	Jobs         []jobSpec    `hcl:"job,block"`
@@ -86,6 +100,10 @@ var DefaultRestart = RestartPolicy{MaxCrashes: 5, Window: 5 * time.Minute, Backo
 // declares none: bodies stream through the host, so the cap bounds a
 // runaway plugin rather than the host's memory.
 const DefaultMaxResponseBytes int64 = 256 << 20
+
+// DefaultRequestTimeout is how long the host waits for a plugin to answer
+// a request when its block sets no request_timeout.
+const DefaultRequestTimeout = 30 * time.Second
 
 // LoadFile reads plugins.hcl. Relative binary paths are resolved against
 // baseDir (the working directory when empty).
@@ -124,8 +142,9 @@ func Parse(filename string, src []byte, baseDir string) ([]Decl, error) {
 }
 
 func (p pluginSpec) decl(baseDir string) (Decl, error) {
-	d := Decl{Name: p.Name, Binary: p.Binary, Enabled: true, SHA256: p.SHA256, DataPlane: p.DataPlane,
-		StartTimeout: 10 * time.Second, MaxResponseBytes: DefaultMaxResponseBytes, Restart: DefaultRestart,
+	d := Decl{Name: p.Name, Binary: p.Binary, Enabled: true, SHA256: p.SHA256, DataPlane: p.DataPlane, CloudCredential: p.CloudCred,
+		StartTimeout: 10 * time.Second, MaxResponseBytes: DefaultMaxResponseBytes, RequestTimeout: DefaultRequestTimeout,
+		MemoryLimit: DefaultMemoryLimit, Restart: DefaultRestart,
 		Config: json.RawMessage("{}"), Schedules: map[string]string{}}
 	if p.Enabled != nil {
 		d.Enabled = *p.Enabled
@@ -152,6 +171,17 @@ func (p pluginSpec) decl(baseDir string) (Decl, error) {
 	var err error
 	if d.StartTimeout, err = duration("start_timeout", p.StartTimeout, d.StartTimeout); err != nil {
 		return d, err
+	}
+	if d.RequestTimeout, err = duration("request_timeout", p.RequestTO, d.RequestTimeout); err != nil {
+		return d, err
+	}
+	if p.MemoryLimit != "" {
+		if d.MemoryLimit, err = parseSize("memory_limit", p.MemoryLimit); err != nil {
+			return d, err
+		}
+		if d.MemoryLimit < minMemoryLimit {
+			return d, fmt.Errorf("memory_limit must be at least %dMiB", minMemoryLimit>>20)
+		}
 	}
 	if r := p.Restart; r != nil {
 		if r.MaxCrashes != nil {

@@ -15,7 +15,7 @@ import (
 // defaultDecl is what a block naming only its binary turns into.
 func defaultDecl(name, binary string) Decl {
 	return Decl{Name: name, Binary: binary, Enabled: true, DataPlane: "socket", StartTimeout: 10 * time.Second,
-		MaxResponseBytes: 256 << 20, Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}}
+		MaxResponseBytes: 256 << 20, RequestTimeout: 30 * time.Second, MemoryLimit: 1 << 30, Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}}
 }
 
 // pluginBlock renders a plugin block with one line per body line, so an error's
@@ -31,6 +31,9 @@ func TestParse(t *testing.T) {
 	full.StartTimeout = 30 * time.Second
 	full.DataPlane = "grpc"
 	full.MaxResponseBytes = 1048576
+	full.CloudCredential = true
+	full.RequestTimeout = 2 * time.Minute
+	full.MemoryLimit = 512 << 20
 	full.Restart = RestartPolicy{MaxCrashes: 2, Window: time.Minute, BackoffInitial: time.Second, BackoffMax: 10 * time.Second}
 	full.Schedules = map[string]string{"sync": "@every 5m", "prune": "0 3 * * *"}
 
@@ -77,6 +80,9 @@ plugin "full" {
   start_timeout = "30s"
   data_plane    = "grpc"
   max_response_bytes = 1048576
+  cloud_credential = true
+  request_timeout = "2m"
+  memory_limit = "512MiB"
   restart {
     max_crashes     = 2
     window          = "1m"
@@ -206,6 +212,36 @@ func TestParseErrors(t *testing.T) {
 			name: "zero start_timeout",
 			src:  pluginBlock("a", `binary = "/a"`, `start_timeout = "0s"`),
 			want: []string{`plugin "a"`, `start_timeout: "0s" is not a positive duration`},
+		},
+		{
+			name: "zero request_timeout",
+			src:  pluginBlock("a", `binary = "/a"`, `request_timeout = "0s"`),
+			want: []string{`plugin "a"`, `request_timeout: "0s" is not a positive duration`},
+		},
+		{
+			name: "unparseable request_timeout",
+			src:  pluginBlock("a", `binary = "/a"`, `request_timeout = 30`),
+			want: []string{`plugin "a"`, `request_timeout: "30" is not a positive duration`},
+		},
+		{
+			name: "memory_limit in decimal units",
+			src:  pluginBlock("a", `binary = "/a"`, `memory_limit = "512MB"`),
+			want: []string{`plugin "a"`, `memory_limit: "512MB" is not a size such as "512MiB"`},
+		},
+		{
+			name: "memory_limit without a unit",
+			src:  pluginBlock("a", `binary = "/a"`, `memory_limit = 536870912`),
+			want: []string{`plugin "a"`, `memory_limit: "536870912" is not a size`},
+		},
+		{
+			name: "memory_limit too small to start",
+			src:  pluginBlock("a", `binary = "/a"`, `memory_limit = "16MiB"`),
+			want: []string{`plugin "a"`, "memory_limit must be at least 32MiB"},
+		},
+		{
+			name: "memory_limit overflowing",
+			src:  pluginBlock("a", `binary = "/a"`, `memory_limit = "99999999999TiB"`),
+			want: []string{`plugin "a"`, `memory_limit: "99999999999TiB" is too large`},
 		},
 		{
 			name: "negative restart window",

@@ -5,6 +5,9 @@ import "github.com/prometheus/client_golang/prometheus"
 type metrics struct {
 	rpc          *prometheus.HistogramVec
 	rpcErrors    *prometheus.CounterVec
+	timeouts     *prometheus.CounterVec
+	memory       *prometheus.GaugeVec
+	memoryKills  *prometheus.CounterVec
 	restarts     *prometheus.CounterVec
 	states       *prometheus.GaugeVec
 	startSeconds *prometheus.GaugeVec
@@ -21,6 +24,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		rpcErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "steward_plugin_rpc_errors_total", Help: "Failed calls from the host to a plugin.",
 		}, []string{"plugin", "method"}),
+		timeouts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "steward_plugin_request_timeouts_total", Help: "Requests a plugin did not answer within its request_timeout (answered 504).",
+		}, []string{"plugin"}),
+		memory: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "steward_plugin_memory_bytes", Help: "A plugin process's resident memory, as last read against its memory_limit.",
+		}, []string{"plugin"}),
+		memoryKills: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "steward_plugin_memory_limit_kills_total", Help: "Times a plugin was killed and restarted for holding more memory than its memory_limit.",
+		}, []string{"plugin"}),
 		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "steward_plugin_restarts_total", Help: "Restarts of a plugin after a crash or failed start.",
 		}, []string{"plugin"}),
@@ -32,7 +44,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"plugin"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.rpc, m.rpcErrors, m.restarts, m.states, m.startSeconds)
+		reg.MustRegister(m.rpc, m.rpcErrors, m.timeouts, m.memory, m.memoryKills, m.restarts, m.states, m.startSeconds)
 	}
 	return m
 }

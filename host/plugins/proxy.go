@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -37,10 +38,10 @@ func newSocketClient(path string) *fasthttp.HostClient {
 			}
 			return &eofConn{Conn: conn}, nil
 		},
-		MaxConns:                      1024,
-		MaxIdleConnDuration:           30 * time.Second,
-		ReadTimeout:                   5 * time.Minute,
-		WriteTimeout:                  5 * time.Minute,
+		MaxConns:            1024,
+		MaxIdleConnDuration: 30 * time.Second,
+		// No ReadTimeout or WriteTimeout: each exchange has the plugin's
+		// request_timeout until its head, then bodyTimeout for its body.
 		DisableHeaderNamesNormalizing: true,
 		NoDefaultUserAgentHeader:      true,
 		// A response body streams (the proxy asks for StreamBody) unless
@@ -52,6 +53,10 @@ func newSocketClient(path string) *fasthttp.HostClient {
 		MaxIdemponentCallAttempts: 2,
 	}
 }
+
+// bodyTimeout bounds a response body's streaming once its head has
+// arrived within the plugin's request_timeout.
+const bodyTimeout = 5 * time.Minute
 
 // inlineBody is the largest body the socket client reads whole: such a
 // body is relayed like a host route's, with its length, and a plugin that
@@ -108,6 +113,18 @@ func (e *UnavailableError) Error() string {
 
 func (e *UnavailableError) Unwrap() error { return ErrUnavailable }
 
+// TimeoutError says a plugin did not answer a request within its
+// request_timeout; the host gave up on it and closed the exchange, which
+// ends the handler's context in the plugin.
+type TimeoutError struct {
+	Plugin  string
+	Timeout time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("plugin %s did not answer within %s", e.Plugin, e.Timeout)
+}
+
 // strippedHeaders never reach a plugin: the host has already authenticated
 // the caller, and a plugin must not see or replay credentials.
 var strippedHeaders = []string{
@@ -128,17 +145,23 @@ func (s *Supervisor) Proxy(c *fiber.Ctx, r *Route, pathParams map[string]string,
 	t0 := time.Now()
 	defer func() { s.metrics.rpc.WithLabelValues(r.Plugin, "http").Observe(time.Since(t0).Seconds()) }()
 	limit := bodyLimit{plugin: r.Plugin, max: inst.Decl.MaxResponseBytes, log: inst.log}
+	timeout := inst.Decl.RequestTimeout
 	if plane.socket != nil {
-		err = proxySocket(c, plane, r, principal, requestID, limit)
+		err = proxySocket(c, plane, r, principal, requestID, timeout, limit)
 	} else {
-		err = proxyStream(c, rpc, r, pathParams, principal, requestID, limit)
+		err = proxyStream(c, rpc, r, pathParams, principal, requestID, timeout, limit)
 	}
 	if err == nil {
 		return nil
 	}
 	s.metrics.rpcErrors.WithLabelValues(r.Plugin, "http").Inc()
 	var refused *fiber.Error
-	if errors.As(err, &refused) {
+	var timedOut *TimeoutError
+	switch {
+	case errors.As(err, &timedOut):
+		s.metrics.timeouts.WithLabelValues(r.Plugin).Inc()
+		return err
+	case errors.As(err, &refused):
 		return err
 	}
 	return unavailable(r.Plugin, time.Now().Add(time.Second), err)
@@ -152,7 +175,13 @@ func unavailable(plugin string, retryAt time.Time, err error) error {
 	return &UnavailableError{Plugin: plugin, RetryAfter: wait, Err: err}
 }
 
-func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Principal, requestID string, limit bodyLimit) error {
+// isTimeout reports whether err is a deadline the socket client met.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, fasthttp.ErrTimeout) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Principal, requestID string, timeout time.Duration, limit bodyLimit) error {
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
 	c.Request().CopyTo(req)
@@ -173,8 +202,12 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	limit = limit.forRequest(c, requestID)
 	resp := fasthttp.AcquireResponse()
 	resp.StreamBody = true
-	if err := plane.socket.Do(req, resp); err != nil {
+	// A timeout closes the connection, which ends the handler's context.
+	if err := plane.socket.DoTimeout(req, resp, timeout); err != nil {
 		fasthttp.ReleaseResponse(resp)
+		if isTimeout(err) {
+			return &TimeoutError{Plugin: r.Plugin, Timeout: timeout}
+		}
 		return err
 	}
 	release := func(finished bool) {
@@ -226,6 +259,9 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	body.declared = declared
 	if addr, ok := resp.RemoteAddr().(connAddr); ok {
 		body.cutShort = addr.conn.eof.Load
+		// The head came within the request timeout; a streamed body has
+		// its own bound.
+		_ = addr.conn.SetReadDeadline(time.Now().Add(bodyTimeout))
 	}
 	out.SetBodyStream(body, size)
 	return nil
@@ -238,11 +274,22 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 // exchange once gRPC's flow-control windows fill up in both directions.
 // The exchange ends when fasthttp has written the response body; until
 // then the request body the sender reads from is fasthttp's still.
-func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[string]string, principal *pluginv1.Principal, requestID string, limit bodyLimit) error {
-	ctx, cancel := context.WithTimeout(c.UserContext(), 5*time.Minute)
+func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[string]string, principal *pluginv1.Principal, requestID string, timeout time.Duration, limit bodyLimit) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), timeout+bodyTimeout)
+	// Cancelling the stream when the head is late ends the handler's
+	// context in the plugin.
+	var late atomic.Bool
+	headTimer := time.AfterFunc(timeout, func() {
+		late.Store(true)
+		cancel()
+	})
 	stream, err := rpc.HandleHTTP(ctx)
 	if err != nil {
+		headTimer.Stop()
 		cancel()
+		if late.Load() {
+			return &TimeoutError{Plugin: r.Plugin, Timeout: timeout}
+		}
 		return err
 	}
 	headers := map[string]*pluginv1.HeaderValues{}
@@ -279,6 +326,10 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 		<-sent
 	}
 	first, err := stream.Recv()
+	if !headTimer.Stop() {
+		end(false)
+		return &TimeoutError{Plugin: r.Plugin, Timeout: timeout}
+	}
 	if err != nil {
 		end(false)
 		return err

@@ -46,7 +46,7 @@ func proxyApp(rpc *protocol.Client) *fiber.App {
 	limit := bodyLimit{plugin: "p", max: DefaultMaxResponseBytes, log: hclog.NewNullLogger()}
 	app.Post("/*", func(c *fiber.Ctx) error {
 		r := &Route{Plugin: "p", Method: fiber.MethodPost, Pattern: c.Path()}
-		if err := proxyStream(c, rpc, r, nil, nil, "req-1", limit); err != nil {
+		if err := proxyStream(c, rpc, r, nil, nil, "req-1", DefaultRequestTimeout, limit); err != nil {
 			return fiber.NewError(fiber.StatusServiceUnavailable, fmt.Sprintf("proxy: %v", err))
 		}
 		return nil
@@ -156,16 +156,22 @@ func (b *syncBuffer) String() string {
 // loopback, the way the host relays it, with max as the response body cap
 // and the proxy's log in logs. It returns the proxy's base URL.
 func planeServer(t *testing.T, plane string, p *sdk.Plugin, max int64, logs io.Writer) string {
+	return timedPlaneServer(t, plane, p, max, DefaultRequestTimeout, logs)
+}
+
+// timedPlaneServer is planeServer with the plugin's request timeout; a
+// request the plugin does not answer in time gets a 504.
+func timedPlaneServer(t *testing.T, plane string, p *sdk.Plugin, max int64, timeout time.Duration, logs io.Writer) string {
 	t.Helper()
 	limit := bodyLimit{plugin: "p", max: max, log: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug})}
 	var proxy func(c *fiber.Ctx, r *Route) error
 	switch plane {
 	case "socket":
 		dp := socketPlugin(t, p)
-		proxy = func(c *fiber.Ctx, r *Route) error { return proxySocket(c, dp, r, nil, "req-1", limit) }
+		proxy = func(c *fiber.Ctx, r *Route) error { return proxySocket(c, dp, r, nil, "req-1", timeout, limit) }
 	case "grpc":
 		rpc := streamPlugin(t, p)
-		proxy = func(c *fiber.Ctx, r *Route) error { return proxyStream(c, rpc, r, nil, nil, "req-1", limit) }
+		proxy = func(c *fiber.Ctx, r *Route) error { return proxyStream(c, rpc, r, nil, nil, "req-1", timeout, limit) }
 	}
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	// As in the host: a cut-off body must not end as a whole compressed one.
@@ -173,6 +179,10 @@ func planeServer(t *testing.T, plane string, p *sdk.Plugin, max int64, logs io.W
 	app.Get("/*", func(c *fiber.Ctx) error {
 		err := proxy(c, &Route{Plugin: "p", Method: fiber.MethodGet, Pattern: c.Path()})
 		var refused *fiber.Error
+		var timedOut *TimeoutError
+		if errors.As(err, &timedOut) {
+			return fiber.NewError(fiber.StatusGatewayTimeout, err.Error())
+		}
 		if err != nil && !errors.As(err, &refused) {
 			return fiber.NewError(fiber.StatusServiceUnavailable, err.Error())
 		}
@@ -402,4 +412,76 @@ type routes []sdk.Route
 func (rs *routes) HandleFunc(pattern string, h http.HandlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
 	*rs = append(*rs, sdk.Route{Method: method, Path: path, Handler: h})
+}
+
+// TestProxyTimesOutLateAnswers: a handler that does not answer within the
+// request timeout gets its caller a 504 at the timeout, its context ends
+// (the host has given up on it), and the plugin answers other requests
+// meanwhile; a handler that answers in time streams its body past the
+// timeout.
+func TestProxyTimesOutLateAnswers(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	for _, plane := range []string{"socket", "grpc"} {
+		t.Run(plane, func(t *testing.T) {
+			abandoned := make(chan struct{}, 1)
+			mux := &routes{}
+			mux.HandleFunc("GET /slow", func(_ http.ResponseWriter, r *http.Request) {
+				select {
+				case <-r.Context().Done():
+					abandoned <- struct{}{}
+				case <-time.After(10 * time.Second):
+				}
+			})
+			mux.HandleFunc("GET /fast", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "fast") })
+			mux.HandleFunc("GET /trickle", func(w http.ResponseWriter, _ *http.Request) {
+				for i := 0; i < 4; i++ {
+					_, _ = io.WriteString(w, "tick ")
+					w.(http.Flusher).Flush()
+					time.Sleep(timeout / 2)
+				}
+			})
+			base := timedPlaneServer(t, plane, &sdk.Plugin{Name: "p", Routes: *mux}, DefaultMaxResponseBytes, timeout, io.Discard)
+
+			slow := make(chan *http.Response, 1)
+			t0 := time.Now()
+			go func() {
+				resp, err := http.Get(base + "/slow")
+				if err != nil {
+					t.Error(err)
+				}
+				slow <- resp
+			}()
+			for i := 0; i < 3; i++ {
+				resp, err := http.Get(base + "/fast")
+				if err != nil || resp.StatusCode != http.StatusOK {
+					t.Fatalf("a fast route while a slow one waits: %v %v", resp, err)
+				}
+				resp.Body.Close()
+			}
+			resp := <-slow
+			if resp == nil {
+				t.FailNow()
+			}
+			resp.Body.Close()
+			elapsed := time.Since(t0)
+			if resp.StatusCode != http.StatusGatewayTimeout || elapsed < timeout || elapsed > timeout+2*time.Second {
+				t.Fatalf("a late answer: %d after %s, want 504 after %s", resp.StatusCode, elapsed, timeout)
+			}
+			select {
+			case <-abandoned:
+			case <-time.After(2 * time.Second):
+				t.Error("the late handler's context did not end when the host gave up")
+			}
+
+			resp, err := http.Get(base + "/trickle")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK || string(body) != strings.Repeat("tick ", 4) {
+				t.Errorf("a body streaming past the timeout: %d %q %v", resp.StatusCode, body, err)
+			}
+		})
+	}
 }

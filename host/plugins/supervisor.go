@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,6 +118,9 @@ type Instance struct {
 	lastError string
 	crashes   []time.Time
 	restarts  int
+	// exitCause, when set, is why the supervisor killed the running
+	// process, which watch then reports instead of a crash.
+	exitCause error
 	hostSrv   *grpc.Server
 }
 
@@ -228,9 +232,11 @@ type Status struct {
 	PID       int        `json:"pid,omitempty"`
 	StartedAt *time.Time `json:"started_at,omitempty"`
 	Restarts  int        `json:"restarts"`
-	LastError string     `json:"last_error,omitempty"`
-	DataPlane string     `json:"data_plane"`
-	Routes    int        `json:"routes"`
+	// LastError is the plugin's latest failure (a crash, a failed start, a
+	// kill over its memory limit), kept after it recovers.
+	LastError string `json:"last_error,omitempty"`
+	DataPlane string `json:"data_plane"`
+	Routes    int    `json:"routes"`
 }
 
 // Statuses lists every declared plugin in declaration order.
@@ -320,7 +326,14 @@ func (i *Instance) start(ctx context.Context) error {
 		Logger:           i.log,
 		StartTimeout:     i.Decl.StartTimeout,
 		Managed:          true,
+		// The plugin inherits none of the host's environment but what
+		// pluginEnv allows: the host's secrets live there.
+		SkipHostEnv: true,
 		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
+			cmd.Env = append(pluginEnv(os.Environ(), i.Decl.CloudCredential), cmd.Env...)
+			if i.Decl.MemoryLimit > 0 {
+				cmd.Env = append(cmd.Env, "GOMEMLIMIT="+strconv.FormatInt(softMemoryLimit(i.Decl.MemoryLimit), 10))
+			}
 			return protocol.NewRunner(l, cmd, i.Decl.Binary, exited, func(p int) { pid.Store(int64(p)) })
 		},
 		SyncStdout: protocol.LogWriter(i.log, "stdout"),
@@ -386,9 +399,14 @@ func (i *Instance) start(ctx context.Context) error {
 		hostSrv <- srv
 		return srv
 	})
+	cloudSettings, err := pluginCloud(s.opts.Cloud, i.Decl.CloudCredential)
+	if err != nil {
+		return fail(fmt.Errorf("cloud settings: %w", err))
+	}
 	req := &pluginv1.ConfigureRequest{
 		Config: i.Decl.Config, DatabaseUrl: s.opts.DatabaseURL, HostBrokerId: hostID,
-		Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: s.opts.Cloud,
+		Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
+		HostCapabilities: protocol.HostCapabilities(),
 	}
 	var plane dataPlane
 	if i.Decl.DataPlane == "socket" && hasCapability(desc, protocol.CapabilityHTTPSocket) {
@@ -411,7 +429,8 @@ func (i *Instance) start(ctx context.Context) error {
 		return fail(fmt.Errorf("start %s: %w", i.Decl.Binary, err))
 	}
 	i.client, i.rpc, i.desc, i.dataPlane, i.pid = client, pc, desc, plane, int(pid.Load())
-	i.startedAt, i.lastError = time.Now(), ""
+	// lastError stays: after a restart it says what the plugin recovered from.
+	i.startedAt = time.Now()
 	select {
 	case i.hostSrv = <-hostSrv:
 	default:
@@ -430,6 +449,9 @@ func (i *Instance) start(ctx context.Context) error {
 	if s.begin() {
 		go i.watch(client, exited)
 	}
+	if i.Decl.MemoryLimit > 0 && memoryWatched && s.begin() {
+		go i.watchMemory(client, int(pid.Load()))
+	}
 	return nil
 }
 
@@ -445,12 +467,16 @@ func (i *Instance) watch(client *plugin.Client, exited chan struct{}) {
 	i.mu.Lock()
 	current := i.client == client
 	wasRunning := i.state == StateRunning
+	err := i.exitCause
+	i.exitCause = nil
 	i.mu.Unlock()
 	if !current || !wasRunning {
 		return
 	}
 	client.Kill()
-	err := errors.New("plugin process exited unexpectedly")
+	if err == nil {
+		err = errors.New("plugin process exited unexpectedly")
+	}
 	i.log.Error("plugin crashed", "error", err)
 	i.sup.scheduleRestart(i, err)
 }

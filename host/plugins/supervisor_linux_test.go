@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -156,4 +157,78 @@ func TestStopDuringHandshake(t *testing.T) {
 	if st := inst.Status().State; st != StateStopped {
 		t.Errorf("state after Stop: %s, want %s", st, StateStopped)
 	}
+}
+
+// TestPluginProcessEnvironment reads the environment a started plugin
+// process really has: the allow-listed variables and its soft memory
+// limit, none of the host's settings.
+func TestPluginProcessEnvironment(t *testing.T) {
+	t.Setenv("STEWARD_JWT_SECRET", "unit-jwt-secret")
+	t.Setenv("STEWARD_AZURE_CLIENT_SECRET", "unit-azure-secret")
+	t.Setenv("TZ", "Europe/Paris")
+	decl := testDecl(testpluginBinary(t), "socket")
+	decl.MemoryLimit = 512 << 20
+	sup, err := New([]Decl{decl}, Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Stop)
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := sup.Instance("testplugin")
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", inst.PID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "STEWARD_") && !strings.HasPrefix(kv, "STEWARD_PLUGIN=") {
+			t.Errorf("the plugin process has the host's %s", kv)
+		}
+	}
+	for _, want := range []string{"TZ=Europe/Paris", fmt.Sprintf("GOMEMLIMIT=%d", softMemoryLimit(512<<20))} {
+		if !slices.Contains(env, want) {
+			t.Errorf("the plugin process lacks %s: %q", want, env)
+		}
+	}
+}
+
+// TestMemoryLimitRestartsPlugin: a plugin whose resident memory is over its
+// limit is killed and restarted, with the reason as its last error.
+func TestMemoryLimitRestartsPlugin(t *testing.T) {
+	decl := testDecl(testpluginBinary(t), "socket")
+	// Below what any Go plugin holds once started: the first check kills it.
+	decl.MemoryLimit = 4 << 20
+	sup, err := New([]Decl{decl}, Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Stop)
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := sup.Instance("testplugin")
+	first := inst.PID()
+	waitFor(t, "a restart after the memory limit", 10*time.Second, func() bool {
+		st := inst.Status()
+		return st.State == StateRunning && st.PID != first && st.PID != 0
+	})
+	if st := inst.Status(); st.Restarts < 1 || !strings.Contains(st.LastError, "over its memory_limit of 4 MiB") {
+		t.Errorf("after the limit: %+v", st)
+	}
+	if processAlive(first) {
+		t.Errorf("the plugin over its limit (pid %d) still runs", first)
+	}
+}
+
+// processAlive reports whether pid is a live process, not a zombie.
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] != "Z"
 }

@@ -84,10 +84,10 @@ func (s *Server) htmlResponses(statuses ...int) map[string]*huma.Response {
 // own, an error body for each error status it declares without one, and
 // the statuses the host itself answers on the plugin's behalf — 401 and
 // 403 from authentication, 422 from parameter validation, 413 for a body
-// over the limit, 429 from the rate limit and 503 while the plugin is not
-// running.
+// over the limit, 429 from the rate limit, 503 while the plugin is not
+// running and 504 when it does not answer within its request_timeout.
 func (s *Server) pluginResponses(op *huma.Operation, method string, authenticated bool) map[string]*huma.Response {
-	out := make(map[string]*huma.Response, len(op.Responses)+6)
+	out := make(map[string]*huma.Response, len(op.Responses)+7)
 	for code, r := range op.Responses {
 		cp := *r
 		if n, err := strconv.Atoi(code); err == nil && n >= 400 && len(cp.Content) == 0 {
@@ -102,7 +102,7 @@ func (s *Server) pluginResponses(op *huma.Operation, method string, authenticate
 	if method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
 		codes = append(codes, http.StatusRequestEntityTooLarge)
 	}
-	for _, code := range append(codes, http.StatusServiceUnavailable) {
+	for _, code := range append(codes, http.StatusServiceUnavailable, http.StatusGatewayTimeout) {
 		key := strconv.Itoa(code)
 		if _, own := out[key]; !own {
 			out[key] = &huma.Response{Description: http.StatusText(code), Content: map[string]*huma.MediaType{mimeProblem: {Schema: s.problemSchema()}}}

@@ -366,9 +366,13 @@ func writeProblem(c *fiber.Ctx, status int, detail string, errs []*huma.ErrorDet
 // errorHandler is the one place errors become responses.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	var unavailable *plugins.UnavailableError
+	var timedOut *plugins.TimeoutError
 	var fe *fiber.Error
 	var se huma.StatusError
 	switch {
+	case errors.As(err, &timedOut):
+		s.deps.Logger.Warn("plugin request timed out; answered 504", "plugin", timedOut.Plugin, "request_timeout", timedOut.Timeout, "request_id", requestID(c))
+		return writeProblem(c, http.StatusGatewayTimeout, fmt.Sprintf("plugin %s did not answer within %s", timedOut.Plugin, timedOut.Timeout), nil)
 	case errors.As(err, &unavailable):
 		s.deps.Logger.Warn("plugin unavailable; answered 503", "plugin", unavailable.Plugin, "cause", unavailable.Err, "request_id", requestID(c))
 		if unavailable.Down != "" {

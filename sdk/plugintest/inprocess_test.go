@@ -152,6 +152,9 @@ func TestConfigure(t *testing.T) {
 	if path, token := h.DataSocket(); path != "" || token != "" {
 		t.Errorf("in-process plugin has a data socket %q", path)
 	}
+	if want := protocol.HostCapabilities(); !slices.Equal(d.env.HostCapabilities, want) {
+		t.Errorf("host capabilities %q, want the host's %q", d.env.HostCapabilities, want)
+	}
 
 	p, _ := newDemo()
 	if msg := fatalOf(t, func(tb testing.TB) {

@@ -179,6 +179,7 @@ func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath strin
 	req := &pluginv1.ConfigureRequest{
 		Config: opts.Config, DatabaseUrl: opts.DatabaseURL, HostBrokerId: hostID,
 		Environment: opts.Environment, DataDir: opts.DataDir, Cloud: opts.Cloud,
+		HostCapabilities: protocol.HostCapabilities(),
 	}
 	if socketPath != "" {
 		if !slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {

@@ -76,9 +76,38 @@ const (
 	HeaderRoute     = "X-Steward-Route"
 )
 
+// Capabilities are how either side adds optional behaviour without a new
+// protocol version: a plugin names what it supports in
+// DescribeResponse.capabilities, the host what it offers in
+// ConfigureRequest.host_capabilities, each side uses a feature only when
+// the other names it, and a name either side does not know is ignored.
+// A name, once released, keeps its meaning.
+
 // CapabilityHTTPSocket announces that the plugin can serve HTTP on the unix
 // socket the host offers, next to the HandleHTTP stream.
 const CapabilityHTTPSocket = "http.socket"
+
+// Capabilities a host offers a plugin.
+const (
+	// HostCapabilityDatasets: Host.ReadDataset relays the datasets other
+	// plugins publish.
+	HostCapabilityDatasets = "host.datasets"
+	// HostCapabilityRequestTimeout: the host gives up on a request the
+	// plugin has not answered within its request_timeout, and ends the
+	// request's context in the plugin when it does.
+	HostCapabilityRequestTimeout = "request.timeout"
+	// HostCapabilityMemoryLimit: the plugin runs with GOMEMLIMIT below a
+	// memory limit the host enforces by restarting it.
+	HostCapabilityMemoryLimit = "memory.limit"
+	// HostCapabilityIsolatedEnv: the plugin's environment holds none of the
+	// host's settings; what it needs arrives in Configure.
+	HostCapabilityIsolatedEnv = "env.isolated"
+)
+
+// HostCapabilities are the capabilities of this version's host.
+func HostCapabilities() []string {
+	return []string{HostCapabilityDatasets, HostCapabilityRequestTimeout, HostCapabilityMemoryLimit, HostCapabilityIsolatedEnv}
+}
 
 // RelayDataset streams a published dataset from the plugin that owns it to
 // the plugin that asked the host for it; the host and the test harness's

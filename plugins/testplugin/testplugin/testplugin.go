@@ -68,8 +68,10 @@ type relayBody struct {
 }
 
 type plugin struct {
-	db   *bun.DB
-	host *sdk.Host
+	db               *bun.DB
+	host             *sdk.Host
+	cloudCredential  bool
+	hostCapabilities []string
 }
 
 // New builds the plugin.
@@ -105,6 +107,10 @@ func New() *sdk.Plugin {
 				responses{"201": sdk.JSONResponse("Recorded", statusBody{}), "400": {Description: "The host refused the entry"}})},
 			{Method: "GET", Path: "/api/v1/testplugin/relay", TenantScoped: true, Handler: p.relay, Operation: op("testplugin-relay", "Counts a published dataset read back through the Host service",
 				responses{"200": sdk.JSONResponse("Records read", relayBody{})})},
+			{Method: "GET", Path: "/api/v1/testplugin/env", Auth: sdk.AuthAdmin, Handler: p.env, Operation: op("testplugin-env", "Names of the plugin's environment variables, and whether it holds the cloud credential",
+				responses{"200": sdk.JSONResponse("What the plugin was given", envBody{})})},
+			{Method: "POST", Path: "/api/v1/testplugin/allocate", Auth: sdk.AuthAdmin, Handler: allocate, Operation: op("testplugin-allocate", "Allocates and holds memory, to prove the memory limit",
+				responses{"200": sdk.JSONResponse("Memory now held", heldBody{})}, intParam("mib", 1, 4096, 64))},
 		},
 		Jobs: []sdk.Job{
 			{Name: "sync", JobType: "testplugin", DataDomain: "testplugin", Run: p.sync},
@@ -116,7 +122,7 @@ func New() *sdk.Plugin {
 			if err != nil {
 				return err
 			}
-			p.db, p.host = db, env.Host
+			p.db, p.host, p.cloudCredential, p.hostCapabilities = db, env.Host, hasCloudCredential(env.Cloud), env.HostCapabilities
 			return nil
 		},
 	}

@@ -787,7 +787,10 @@ type DescribeResponse struct {
 	Version         string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
 	ProtocolVersion int32                  `protobuf:"varint,3,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	SdkVersion      string                 `protobuf:"bytes,4,opt,name=sdk_version,json=sdkVersion,proto3" json:"sdk_version,omitempty"`
-	Capabilities    []string               `protobuf:"bytes,5,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	// capabilities name the optional behaviour the plugin supports (see
+	// sdk/protocol's Capability constants); the host uses a feature only
+	// with a plugin that names it, and ignores names it does not know.
+	Capabilities []string `protobuf:"bytes,5,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	// config_schema is a JSON Schema for the plugin's config {} block.
 	ConfigSchema  []byte       `protobuf:"bytes,6,opt,name=config_schema,json=configSchema,proto3" json:"config_schema,omitempty"`
 	Routes        []*Route     `protobuf:"bytes,7,rep,name=routes,proto3" json:"routes,omitempty"`
@@ -937,10 +940,16 @@ type ConfigureRequest struct {
 	// request on it carries data_token in the X-Steward-Plugin-Token header.
 	DataSocket string `protobuf:"bytes,6,opt,name=data_socket,json=dataSocket,proto3" json:"data_socket,omitempty"`
 	DataToken  string `protobuf:"bytes,7,opt,name=data_token,json=dataToken,proto3" json:"data_token,omitempty"`
-	// cloud holds the cloud endpoints and credentials settings as JSON.
-	Cloud         []byte `protobuf:"bytes,8,opt,name=cloud,proto3" json:"cloud,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// cloud holds the cloud endpoints and credentials settings as JSON. The
+	// credential is left out unless plugins.hcl grants it to the plugin.
+	Cloud []byte `protobuf:"bytes,8,opt,name=cloud,proto3" json:"cloud,omitempty"`
+	// host_capabilities name the optional behaviour this host offers (see
+	// sdk/protocol's HostCapability constants). A plugin checks for one
+	// before relying on it, so it still runs on an older host without it;
+	// names it does not know it ignores.
+	HostCapabilities []string `protobuf:"bytes,9,rep,name=host_capabilities,json=hostCapabilities,proto3" json:"host_capabilities,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ConfigureRequest) Reset() {
@@ -1025,6 +1034,13 @@ func (x *ConfigureRequest) GetDataToken() string {
 func (x *ConfigureRequest) GetCloud() []byte {
 	if x != nil {
 		return x.Cloud
+	}
+	return nil
+}
+
+func (x *ConfigureRequest) GetHostCapabilities() []string {
+	if x != nil {
+		return x.HostCapabilities
 	}
 	return nil
 }
@@ -2047,7 +2063,7 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bdatasets\x18\f \x03(\v2\x1a.steward.plugin.v1.DatasetR\bdatasets\x12<\n" +
 	"\n" +
 	"migrations\x18\r \x03(\v2\x1c.steward.plugin.v1.MigrationR\n" +
-	"migrations\"\x86\x02\n" +
+	"migrations\"\xb3\x02\n" +
 	"\x10ConfigureRequest\x12\x16\n" +
 	"\x06config\x18\x01 \x01(\fR\x06config\x12!\n" +
 	"\fdatabase_url\x18\x02 \x01(\tR\vdatabaseUrl\x12$\n" +
@@ -2058,7 +2074,8 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"dataSocket\x12\x1d\n" +
 	"\n" +
 	"data_token\x18\a \x01(\tR\tdataToken\x12\x14\n" +
-	"\x05cloud\x18\b \x01(\fR\x05cloud\"?\n" +
+	"\x05cloud\x18\b \x01(\fR\x05cloud\x12+\n" +
+	"\x11host_capabilities\x18\t \x03(\tR\x10hostCapabilities\"?\n" +
 	"\x11ConfigureResponse\x12*\n" +
 	"\x11data_socket_ready\x18\x01 \x01(\bR\x0fdataSocketReady\"\xa8\x04\n" +
 	"\x0fHTTPRequestHead\x12\x16\n" +

@@ -45,6 +45,7 @@ import (
 	"github.com/stewardhq/steward/host/oidc"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/ratelimit"
+	"github.com/stewardhq/steward/host/redisconn"
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
@@ -54,14 +55,18 @@ const APIVersion = "2.5.0"
 
 // Deps is everything the server serves from.
 type Deps struct {
-	Config      config.Config
-	Version     string
-	Logger      hclog.Logger
-	DB          *bun.DB
-	Cache       cache.Cache
-	Limiter     *ratelimit.Limiter
-	Issuer      *auth.Issuer
-	Changes     *authcache.Changes // invalidates authentication's caches; the Tenancy and APIKeys stores report their writes to it
+	Config  config.Config
+	Version string
+	Logger  hclog.Logger
+	DB      *bun.DB
+	Cache   cache.Cache
+	Limiter *ratelimit.Limiter
+	Issuer  *auth.Issuer
+	Changes *authcache.Changes // invalidates authentication's caches; the Tenancy and APIKeys stores report their writes to it
+	// Revocations lists revoked access tokens, in Redis when the host has
+	// one and in the database otherwise.
+	Revocations auth.Revocations
+	Redis       *redisconn.Conn    // the host's Redis connection, for health; nil without Redis
 	OIDC        *oidc.RelyingParty // identity provider sign-in; nil when not configured (its routes answer 503)
 	Tenancy     *tenancy.Store
 	APIKeys     *apikeys.Store

@@ -152,6 +152,18 @@ func RedisURL(t testing.TB) string {
 	return rawURL
 }
 
+// RedisClient returns a client of the test Redis server, closed when t
+// ends, skipping t like RedisURL when there is none.
+func RedisClient(t testing.TB) *redis.Client {
+	t.Helper()
+	client, err := redisClient(RedisURL(t))
+	if err != nil {
+		t.Fatalf("storetest: STEWARD_TEST_REDIS_URL: %v", err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	return client
+}
+
 // RedisPrefix returns a key prefix unique to t, for use as a namespace on
 // the Redis server at redisURL. Keys starting with it are deleted when t
 // ends, so tests neither see nor leave behind each other's keys.

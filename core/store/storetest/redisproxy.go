@@ -1,0 +1,89 @@
+package storetest
+
+import (
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"testing"
+)
+
+// RedisProxy forwards TCP connections to a Redis server until cut, so a
+// test can take Redis away from the code under test and give it back.
+type RedisProxy struct {
+	// URL is the proxied server's URL with the proxy's address.
+	URL    string
+	target string
+	mu     sync.Mutex
+	down   bool
+	conns  []net.Conn
+}
+
+// NewRedisProxy starts a proxy to the server at redisURL, stopped when t
+// ends.
+func NewRedisProxy(t testing.TB, redisURL string) *RedisProxy {
+	t.Helper()
+	u, err := url.Parse(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &RedisProxy{target: u.Host}
+	u.Host = ln.Addr().String()
+	p.URL = u.String()
+	t.Cleanup(func() {
+		ln.Close()
+		p.Cut()
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	return p
+}
+
+func (p *RedisProxy) serve(c net.Conn) {
+	p.mu.Lock()
+	if p.down {
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
+	up, err := net.Dial("tcp", p.target)
+	if err != nil {
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
+	p.conns = append(p.conns, c, up)
+	p.mu.Unlock()
+	go func() { _, _ = io.Copy(up, c); up.Close() }()
+	_, _ = io.Copy(c, up)
+	c.Close()
+}
+
+// Cut closes every forwarded connection and refuses new ones.
+func (p *RedisProxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// Restore forwards new connections again.
+func (p *RedisProxy) Restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}

@@ -74,6 +74,10 @@ const (
 	// MaxRetries is one: enough to replace a pooled connection the server
 	// closed while idle, without tripling the wait during an outage.
 	MaxRetries = 1
+	// DialerRetries is one attempt: go-redis's default of five, 100 ms
+	// apart, held every command half a second during an outage before
+	// the failure policy could apply.
+	DialerRetries = 1
 )
 
 // startTimeout bounds the start-up check that Redis answers.
@@ -112,6 +116,9 @@ func Open(ctx context.Context, rawURL string, log hclog.Logger) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	// go-redis logs every failed dial on its own; the Conn reports
+	// outages once, so its lines are kept for debugging.
+	redis.SetLogger(debugLog{log})
 	password, _ := u.User.Password()
 	c := &Conn{client: redis.NewClient(opts), log: log, password: password, now: time.Now}
 	c.client.AddHook(hook{c})
@@ -150,6 +157,7 @@ func Options(rawURL string) (*redis.Options, *url.URL, error) {
 	setDefault(&opts.PoolSize, PoolSize)
 	setDefault(&opts.MinIdleConns, MinIdleConns)
 	setDefault(&opts.MaxRetries, MaxRetries)
+	setDefault(&opts.DialerRetries, DialerRetries)
 	// Without it go-redis ignores context deadlines on the socket, and a
 	// caller's tighter bound (the rate limiter's, the change watcher's)
 	// would have no effect.
@@ -162,6 +170,14 @@ func setDefault[T comparable](field *T, value T) {
 	if *field == zero {
 		*field = value
 	}
+}
+
+// debugLog passes go-redis's own log lines to the host's log at debug
+// level.
+type debugLog struct{ log hclog.Logger }
+
+func (d debugLog) Printf(_ context.Context, format string, v ...any) {
+	d.log.Debug(fmt.Sprintf(format, v...))
 }
 
 // Client is the client to hand to the parts that keep state in Redis.

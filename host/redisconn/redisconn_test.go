@@ -2,8 +2,6 @@ package redisconn
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net/url"
 	"strings"
@@ -60,7 +58,8 @@ func TestOptionsSetTimeoutsTheURLMayOverride(t *testing.T) {
 		t.Errorf("the URL's settings are not kept: read %v, pool %d", opts.ReadTimeout, opts.PoolSize)
 	}
 	if opts.DialTimeout != DialTimeout || opts.WriteTimeout != WriteTimeout || opts.PoolTimeout != PoolTimeout ||
-		opts.MinIdleConns != MinIdleConns || opts.MaxRetries != MaxRetries || opts.ConnMaxIdleTime != ConnMaxIdleTime {
+		opts.MinIdleConns != MinIdleConns || opts.MaxRetries != MaxRetries || opts.ConnMaxIdleTime != ConnMaxIdleTime ||
+		opts.DialerRetries != DialerRetries {
 		t.Errorf("defaults not applied: %+v", opts)
 	}
 	if !opts.ContextTimeoutEnabled {
@@ -82,29 +81,8 @@ func TestOpenUnreachableNeverEchoesPassword(t *testing.T) {
 	noSecret(t, "log", logs.String())
 }
 
-// aclUser creates a Redis user with password secret, deleted when t ends,
-// and returns the test Redis URL signing in as it.
-func aclUser(t *testing.T) string {
-	t.Helper()
-	admin := storetest.RedisClient(t)
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "steward_test_" + hex.EncodeToString(b)
-	ctx := context.Background()
-	if err := admin.Do(ctx, "ACL", "SETUSER", name, "on", ">"+secret, "~*", "+@all").Err(); err != nil {
-		t.Fatalf("create ACL user: %v", err)
-	}
-	t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", name) })
-	u, err := url.Parse(storetest.RedisURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.UserPassword(name, secret)
-	return u.String()
-}
-
 func TestOpenWrongPasswordNeverEchoesIt(t *testing.T) {
-	u, err := url.Parse(aclUser(t))
+	u, err := url.Parse(storetest.RedisUserURL(t, secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +100,7 @@ func TestOpenWrongPasswordNeverEchoesIt(t *testing.T) {
 // fails at once with ErrUnavailable; the outage is logged once and its end
 // once, and the status and metrics follow; no report repeats the password.
 func TestOutageIsReportedOncePerTransition(t *testing.T) {
-	proxy := storetest.NewRedisProxy(t, aclUser(t))
+	proxy := storetest.NewRedisProxy(t, storetest.RedisUserURL(t, secret))
 	var logs syncBuffer
 	c, err := Open(context.Background(), proxy.URL, logger(&logs))
 	if err != nil {

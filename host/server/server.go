@@ -152,9 +152,6 @@ func New(d Deps) *Server {
 		OnLimited: func(c *fiber.Ctx, retry time.Duration) error {
 			return writeProblem(c, http.StatusTooManyRequests, fmt.Sprintf("rate limit exceeded; retry after %d seconds", int(retry.Seconds())), nil)
 		},
-		OnStoreError: func(c *fiber.Ctx, err error) {
-			d.Logger.Warn("rate limit store unavailable; request allowed", "error", err)
-		},
 	}))
 	app.Use(compress.New(compress.Config{Level: compress.LevelBestSpeed}))
 
@@ -382,6 +379,10 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		}
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(unavailable.RetryAfter.Seconds())))
 		return writeProblem(c, http.StatusServiceUnavailable, fmt.Sprintf("plugin %s is not available; retry shortly", unavailable.Plugin), nil)
+	case errors.Is(err, redisconn.ErrUnavailable):
+		// Logged once per outage by the connection, not per request.
+		c.Set(fiber.HeaderRetryAfter, redisRetryAfter)
+		return writeProblem(c, http.StatusServiceUnavailable, redisUnavailable, nil)
 	case errors.As(err, &fe):
 		return writeProblem(c, fe.Code, fe.Message, nil)
 	case errors.As(err, &se):
@@ -390,6 +391,13 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	s.deps.Logger.Error("request failed", "path", c.Path(), "error", err, "request_id", requestID(c))
 	return writeProblem(c, http.StatusInternalServerError, "internal error; request id "+requestID(c), nil)
 }
+
+// The answer to a request that needs Redis while it is unreachable (see
+// redisconn's failure policy).
+const (
+	redisUnavailable = "a shared store (Redis) is unavailable; retry shortly"
+	redisRetryAfter  = "1"
+)
 
 func securityHeaders(c *fiber.Ctx) error {
 	h := &c.Response().Header

@@ -17,6 +17,7 @@ type RedisProxy struct {
 	mu     sync.Mutex
 	down   bool
 	conns  []net.Conn
+	served int
 }
 
 // NewRedisProxy starts a proxy to the server at redisURL, stopped when t
@@ -64,10 +65,18 @@ func (p *RedisProxy) serve(c net.Conn) {
 		return
 	}
 	p.conns = append(p.conns, c, up)
+	p.served++
 	p.mu.Unlock()
 	go func() { _, _ = io.Copy(up, c); up.Close() }()
 	_, _ = io.Copy(c, up)
 	c.Close()
+}
+
+// Served counts the connections forwarded so far.
+func (p *RedisProxy) Served() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.served
 }
 
 // Cut closes every forwarded connection and refuses new ones.

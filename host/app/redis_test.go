@@ -116,6 +116,14 @@ func TestRedisOutage(t *testing.T) {
 	if !strings.Contains(metrics, "steward_redis_up 0") {
 		t.Error("steward_redis_up is not 0 during the outage")
 	}
+	resp, body = call(t, h, http.MethodGet, "/api/v1/auth/idp/login", "")
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "sign-in is unavailable") {
+		t.Errorf("identity-provider sign-in during the outage: %d %s", resp.StatusCode, body)
+	}
+	bodies = append(bodies, body)
+	if strings.Contains(logs.String(), "sign-in state") {
+		t.Errorf("a sign-in refused for the outage is logged on its own:\n%s", logs.String())
+	}
 	if n := strings.Count(logs.String(), "Redis is unreachable"); n != 1 {
 		t.Errorf("the outage is logged %d times, want once:\n%s", n, logs.String())
 	}

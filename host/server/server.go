@@ -392,6 +392,14 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	return writeProblem(c, http.StatusInternalServerError, "internal error; request id "+requestID(c), nil)
 }
 
+// logUnlessOutage logs err unless Redis's being unreachable explains it:
+// the connection logs an outage once, not once per request it fails.
+func (s *Server) logUnlessOutage(msg string, err error) {
+	if !errors.Is(err, redisconn.ErrUnavailable) {
+		s.deps.Logger.Error(msg, "error", err)
+	}
+}
+
 // The answer to a request that needs Redis while it is unreachable (see
 // redisconn's failure policy).
 const (

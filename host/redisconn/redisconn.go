@@ -26,7 +26,11 @@
 //
 // A command fails on its own deadline (see the timeouts below), never
 // waits for Redis to come back, and its error wraps ErrUnavailable, which
-// the HTTP layer answers with 503. The Conn logs each change of state once
+// the HTTP layer answers with 503. Once a command has failed so, the next
+// ones fail at once without trying, except one every probeEvery that finds
+// out whether Redis is back: a Redis that stopped answering without
+// closing its connections would otherwise hold every request for the
+// timeouts. The Conn logs each change of state once
 // — unreachable, then reachable again — never per request, and reports it
 // to Status (the health checks' "redis" component) and to the metrics
 // steward_redis_up and steward_redis_outages_total.
@@ -88,6 +92,13 @@ const startTimeout = 5 * time.Second
 // command is reported as one outage rather than as one per command.
 const steadyFor = time.Second
 
+// probeEvery is how often, while commands fail, one is let through to
+// Redis; the others fail at once.
+const probeEvery = 100 * time.Millisecond
+
+// errNotTried is the cause of a command failed without trying.
+var errNotTried = errors.New("not tried: Redis did not answer the last command")
+
 // ErrUnavailable is wrapped by the error of every command that failed
 // because Redis could not be reached or could not serve it.
 var ErrUnavailable = errors.New("redis unavailable")
@@ -102,8 +113,12 @@ type Conn struct {
 
 	down        atomic.Bool
 	lastFailure atomic.Int64
-	failures    atomic.Uint64
-	outages     atomic.Uint64
+	// tripped is set by a failed command and cleared by one that Redis
+	// answered; while it is set only probes reach Redis.
+	tripped   atomic.Bool
+	lastProbe atomic.Int64
+	failures  atomic.Uint64
+	outages   atomic.Uint64
 
 	mu      sync.Mutex
 	since   time.Time
@@ -256,6 +271,7 @@ func classify(err error) outcome {
 func (c *Conn) observe(err error) bool {
 	switch classify(err) {
 	case answered:
+		c.tripped.Store(false)
 		if c.down.Load() && c.now().UnixNano()-c.lastFailure.Load() >= int64(steadyFor) {
 			c.recovered()
 		}
@@ -270,6 +286,11 @@ func (c *Conn) failed(err error) {
 	c.failures.Add(1)
 	now := c.now()
 	c.lastFailure.Store(now.UnixNano())
+	// The next probe is due probeEvery after this failure, not after the
+	// start of the probe that may have ended in it: a probe waiting out a
+	// timeout must not let the commands behind it through as probes.
+	c.lastProbe.Store(now.UnixNano())
+	c.tripped.Store(true)
 	msg := c.scrub(err)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -308,6 +329,26 @@ func markUnavailable(cmd redis.Cmder) {
 	}
 }
 
+// probing marks the context of a probe, which the commands that set up a
+// new connection (HELLO, AUTH, SELECT) run with: they belong to the probe
+// and must be let through with it.
+type probing struct{}
+
+// admit returns ctx for a command to run with, or false when the command is
+// to fail without trying: while the last command failed for want of Redis,
+// unless it is (part of) the probe of the current probeEvery.
+func (c *Conn) admit(ctx context.Context) (context.Context, bool) {
+	if !c.tripped.Load() || ctx.Value(probing{}) != nil {
+		return ctx, true
+	}
+	now := c.now().UnixNano()
+	last := c.lastProbe.Load()
+	if now-last < int64(probeEvery) || !c.lastProbe.CompareAndSwap(last, now) {
+		return ctx, false
+	}
+	return context.WithValue(ctx, probing{}, true), true
+}
+
 // hook sees the result of every command the client runs.
 type hook struct{ c *Conn }
 
@@ -315,6 +356,13 @@ func (h hook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
+		ctx, ok := h.c.admit(ctx)
+		if !ok {
+			h.c.failures.Add(1)
+			err := &unavailableError{errNotTried}
+			cmd.SetErr(err)
+			return err
+		}
 		err := next(ctx, cmd)
 		if h.c.observe(err) {
 			// The client sets the command's error from what the hook
@@ -328,6 +376,15 @@ func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		ctx, ok := h.c.admit(ctx)
+		if !ok {
+			h.c.failures.Add(1)
+			err := &unavailableError{errNotTried}
+			for _, cmd := range cmds {
+				cmd.SetErr(err)
+			}
+			return err
+		}
 		err := next(ctx, cmds)
 		if h.c.observe(err) {
 			for _, cmd := range cmds {

@@ -165,6 +165,53 @@ func TestOutageIsReportedOncePerTransition(t *testing.T) {
 	}
 }
 
+// TestHungRedisFailsFast: once a command has timed out on a Redis that
+// stopped answering, the next ones fail at once rather than each waiting
+// out the timeouts, and a probe finds Redis again when it is back.
+func TestHungRedisFailsFast(t *testing.T) {
+	proxy := storetest.NewRedisProxy(t, storetest.RedisURL(t))
+	c, err := Open(context.Background(), proxy.URL, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	key := storetest.RedisPrefix(t, storetest.RedisURL(t)) + ":k"
+
+	proxy.Hang()
+	if err := c.Client().Get(ctx, key).Err(); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Get from a hung Redis: %v, want ErrUnavailable", err)
+	}
+	const n = 20
+	fast := 0
+	for range n {
+		start := time.Now()
+		if err := c.Client().Get(ctx, key).Err(); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("Get from a hung Redis: %v, want ErrUnavailable", err)
+		}
+		if time.Since(start) < 20*time.Millisecond {
+			fast++
+		}
+	}
+	// The probes (one a probeEvery) wait out the timeout; no other may.
+	if fast < n-3 {
+		t.Errorf("%d of %d commands failed at once, want all but the probes", fast, n)
+	}
+
+	proxy.Restore()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := c.Client().Get(ctx, key).Err()
+		if err == nil || errors.Is(err, redis.Nil) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Redis not found again: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestErrorReplyIsNotAnOutage: a command Redis refuses is the caller's
 // mistake, not an outage.
 func TestErrorReplyIsNotAnOutage(t *testing.T) {

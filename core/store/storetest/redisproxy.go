@@ -16,7 +16,9 @@ type RedisProxy struct {
 	target string
 	mu     sync.Mutex
 	down   bool
+	hung   bool
 	conns  []net.Conn
+	held   []net.Conn
 	served int
 }
 
@@ -37,6 +39,7 @@ func NewRedisProxy(t testing.TB, redisURL string) *RedisProxy {
 	p.URL = u.String()
 	t.Cleanup(func() {
 		ln.Close()
+		p.Restore()
 		p.Cut()
 	})
 	go func() {
@@ -56,6 +59,11 @@ func (p *RedisProxy) serve(c net.Conn) {
 	if p.down {
 		p.mu.Unlock()
 		c.Close()
+		return
+	}
+	if p.hung {
+		p.held = append(p.held, c)
+		p.mu.Unlock()
 		return
 	}
 	up, err := net.Dial("tcp", p.target)
@@ -90,9 +98,22 @@ func (p *RedisProxy) Cut() {
 	p.conns = nil
 }
 
-// Restore forwards new connections again.
+// Hang closes every forwarded connection and holds new ones open without
+// ever answering, as a Redis behind a broken network would.
+func (p *RedisProxy) Hang() {
+	p.Cut()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down, p.hung = false, true
+}
+
+// Restore forwards new connections again, closing those held by Hang.
 func (p *RedisProxy) Restore() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.down = false
+	p.down, p.hung = false, false
+	for _, c := range p.held {
+		c.Close()
+	}
+	p.held = nil
 }

@@ -137,7 +137,8 @@ func Open(ctx context.Context, rawURL string, log hclog.Logger) (*Conn, error) {
 	password, _ := u.User.Password()
 	c := &Conn{client: redis.NewClient(opts), log: log, password: password, now: time.Now}
 	c.client.AddHook(hook{c})
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	// A probe, so that its retry is tried too and the error says why.
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, probing{}, true), startTimeout)
 	defer cancel()
 	if err := c.client.Ping(ctx).Err(); err != nil {
 		_ = c.client.Close()
@@ -364,6 +365,11 @@ func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			return err
 		}
 		err := next(ctx, cmd)
+		if errors.Is(err, ErrUnavailable) {
+			// Observed already: a command that sets up a connection
+			// failed within this one.
+			return err
+		}
 		if h.c.observe(err) {
 			// The client sets the command's error from what the hook
 			// returns.
@@ -386,6 +392,9 @@ func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessP
 			return err
 		}
 		err := next(ctx, cmds)
+		if errors.Is(err, ErrUnavailable) {
+			return err
+		}
 		if h.c.observe(err) {
 			for _, cmd := range cmds {
 				markUnavailable(cmd)

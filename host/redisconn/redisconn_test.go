@@ -92,6 +92,9 @@ func TestOpenWrongPasswordNeverEchoesIt(t *testing.T) {
 	if err == nil {
 		t.Fatal("Open succeeded with a wrong password")
 	}
+	if !strings.Contains(err.Error(), "WRONGPASS") {
+		t.Errorf("the error does not say the password is wrong: %v", err)
+	}
 	noSecret(t, "error", err.Error())
 	noSecret(t, "log", logs.String())
 }

@@ -55,17 +55,15 @@ const APIVersion = "2.5.0"
 
 // Deps is everything the server serves from.
 type Deps struct {
-	Config  config.Config
-	Version string
-	Logger  hclog.Logger
-	DB      *bun.DB
-	Cache   cache.Cache
-	Limiter *ratelimit.Limiter
-	Issuer  *auth.Issuer
-	Changes *authcache.Changes // invalidates authentication's caches; the Tenancy and APIKeys stores report their writes to it
-	// Revocations lists revoked access tokens, in Redis when the host has
-	// one and in the database otherwise.
-	Revocations auth.Revocations
+	Config      config.Config
+	Version     string
+	Logger      hclog.Logger
+	DB          *bun.DB
+	Cache       cache.Cache
+	Limiter     *ratelimit.Limiter
+	Issuer      *auth.Issuer
+	Changes     *authcache.Changes // invalidates authentication's caches; the Tenancy and APIKeys stores report their writes to it
+	Revocations auth.Revocations   // revoked access tokens: in Redis when the host has one, else in the database
 	Redis       *redisconn.Conn    // the host's Redis connection, for health; nil without Redis
 	OIDC        *oidc.RelyingParty // identity provider sign-in; nil when not configured (its routes answer 503)
 	Tenancy     *tenancy.Store

@@ -259,6 +259,8 @@ func TestTakeUnknownClass(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
+	unreachable := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
+	t.Cleanup(func() { _ = unreachable.Close() })
 	tests := []struct {
 		name string
 		cfg  Config
@@ -267,7 +269,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"negative auth budget", Config{AuthPerMinute: -1}},
 		{"negative window", Config{Window: -time.Second}},
 		{"negative store timeout", Config{StoreTimeout: -time.Second}},
-		{"unreachable redis", Config{Redis: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})}},
+		{"unreachable redis", Config{Redis: unreachable}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -48,10 +48,11 @@ $(REDOCLY): tools/openapilint/package.json tools/openapilint/package-lock.json
 	@touch $@
 
 # The packages that run goroutines of their own (caches, revocations,
-# scheduler, supervisor, rate limits, SDK server and harness, simulator
-# stack), under the race detector; CI runs it after `make test`.
+# scheduler, supervisor, rate limits, the Redis connection's outage state,
+# SDK server and harness, simulator stack), under the race detector; CI runs
+# it after `make test`.
 RACE_PKGS := ./core/cache/ ./core/cloud/ ./core/cloudsim/ ./core/cloudsim/simdns/ ./core/cloudsim/stack/ \
-	./core/store/... ./host/auth/ ./host/authcache/ ./host/jobs/ ./host/plugins/ ./host/ratelimit/ ./host/tenancy/ \
+	./core/store/... ./host/auth/ ./host/authcache/ ./host/jobs/ ./host/plugins/ ./host/ratelimit/ ./host/redisconn/ ./host/tenancy/ \
 	./host/server/ ./sdk/...
 
 test-race: build

@@ -39,8 +39,6 @@ type Cache interface {
 	// empty prefix clears the whole namespace.
 	DeletePrefix(ctx context.Context, prefix string) error
 	Stats() Stats
-	// Close releases the connection to the backend.
-	Close() error
 }
 
 // Stats reports the cache's effectiveness since it was created.
@@ -60,20 +58,20 @@ const (
 	memoryMaxBytes   = 64 << 20
 )
 
-// New returns a Redis-backed cache when redisURL is set (redis:// or
-// rediss://), keeping its keys under namespace, and an in-memory cache
-// otherwise. namespace is required for both so that configuration mistakes
-// show up before a deployment grows a Redis; it keeps several deployments or
-// components sharing one Redis database apart, and bounds what DeletePrefix
-// can reach.
-func New(redisURL, namespace string) (Cache, error) {
+// New returns a cache on client, keeping its keys under namespace, and an
+// in-memory cache when client is nil. The client is the caller's: the cache
+// never closes it. namespace is required for both so that configuration
+// mistakes show up before a deployment grows a Redis; it keeps several
+// deployments or components sharing one Redis database apart, and bounds
+// what DeletePrefix can reach.
+func New(client redis.UniversalClient, namespace string) (Cache, error) {
 	if namespace == "" {
 		return nil, errors.New("cache: namespace must not be empty")
 	}
-	if redisURL == "" {
+	if client == nil {
 		return newMemory(), nil
 	}
-	return newRedis(redisURL, namespace)
+	return &redisCache{client: client, prefix: namespace + ":"}, nil
 }
 
 // counters tracks lookups; it is shared by both backends.
@@ -159,39 +157,16 @@ func (m *memoryCache) DeletePrefix(_ context.Context, prefix string) error {
 
 func (m *memoryCache) Stats() Stats { return m.stats(BackendMemory) }
 
-func (m *memoryCache) Close() error { return nil }
-
 type redisCache struct {
 	counters
-	client *redis.Client
+	client redis.UniversalClient
 	// prefix is the namespace followed by ':'.
 	prefix string
 }
 
-const connectTimeout = 5 * time.Second
-
 // scanBatch is how many keys DeletePrefix asks Redis for per SCAN step: large
 // enough to finish quickly, small enough not to stall the server.
 const scanBatch = 500
-
-func newRedis(redisURL, namespace string) (*redisCache, error) {
-	opts, err := redis.ParseURL(redisURL)
-	if err != nil {
-		// ParseURL errors can quote the URL, password included.
-		return nil, errors.New("cache: invalid Redis URL")
-	}
-	client := redis.NewClient(opts)
-
-	// Checked here so a wrong URL or an unreachable server stops startup
-	// instead of surfacing later as a stream of cache errors.
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer cancel()
-	if err := client.Ping(ctx).Err(); err != nil {
-		_ = client.Close()
-		return nil, fmt.Errorf("cache: connect to Redis: %w", err)
-	}
-	return &redisCache{client: client, prefix: namespace + ":"}, nil
-}
 
 func (r *redisCache) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	val, err := r.client.Get(ctx, r.prefix+key).Bytes()
@@ -249,8 +224,6 @@ func (r *redisCache) DeletePrefix(ctx context.Context, prefix string) error {
 }
 
 func (r *redisCache) Stats() Stats { return r.stats(BackendRedis) }
-
-func (r *redisCache) Close() error { return r.client.Close() }
 
 // escapeGlob makes s match itself literally in a Redis MATCH pattern, so a
 // key containing '*' or '[' cannot widen a prefix delete.

@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -151,6 +152,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("STEWARD_ENV must be development, staging or production, not %q", c.Env)
 	}
 	c.DatabaseURL = get("STEWARD_DATABASE_URL", "sqlite://"+filepath.Join(c.DataDir, "steward.db"))
+	if err := checkRedisURL(c.RedisURL); err != nil {
+		return c, err
+	}
 	defCloud := "azure"
 	if c.Env == Development {
 		defCloud = "sim"
@@ -218,6 +222,24 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, c.checkSafe()
+}
+
+// checkRedisURL refuses a Redis URL the client could not use, without
+// repeating it: it may hold a password, and url.Parse's own error quotes
+// the whole URL.
+func checkRedisURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("STEWARD_REDIS_URL must be a URL such as redis://:password@host:6379/0 (the value is not shown: it may hold a password)")
+	}
+	switch u.Scheme {
+	case "redis", "rediss", "unix":
+		return nil
+	}
+	return fmt.Errorf("STEWARD_REDIS_URL must start with redis://, rediss:// or unix://, not %s", u.Redacted())
 }
 
 func splitList(v string) []string {

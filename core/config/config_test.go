@@ -64,6 +64,8 @@ func TestRefusals(t *testing.T) {
 		{"oidc issuer without client", map[string]string{"STEWARD_OIDC_ISSUER": "https://idp.example/v2.0"}, "STEWARD_OIDC_CLIENT_ID"},
 		{"oidc production without redirect", map[string]string{"STEWARD_ENV": "production", "STEWARD_JWT_SECRET": secret,
 			"STEWARD_OIDC_ISSUER": "https://idp.example/v2.0", "STEWARD_OIDC_CLIENT_ID": "app"}, "STEWARD_OIDC_REDIRECT_URL"},
+		{"redis URL that does not parse", map[string]string{"STEWARD_REDIS_URL": "redis://:hunter2@127.0.0.1:port/0"}, "STEWARD_REDIS_URL must be a URL"},
+		{"redis URL of another scheme", map[string]string{"STEWARD_REDIS_URL": "http://:hunter2@127.0.0.1:6379/0"}, "STEWARD_REDIS_URL must start with redis://"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,6 +75,9 @@ func TestRefusals(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error must be one line: %q", err)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Fatalf("error repeats a password: %q", err)
 			}
 		})
 	}

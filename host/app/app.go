@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
 	"github.com/stewardhq/steward/core/cache"
@@ -34,6 +35,7 @@ import (
 	"github.com/stewardhq/steward/host/jobs"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/ratelimit"
+	"github.com/stewardhq/steward/host/redisconn"
 	"github.com/stewardhq/steward/host/server"
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/migrations"
@@ -53,6 +55,7 @@ type Host struct {
 	Jobs      *jobs.Scheduler
 	Registry  *prometheus.Registry
 	limiter   *ratelimit.Limiter
+	redis     *redisconn.Conn
 	changes   *authcache.Changes
 	sim       *stack.Stack
 	cache     cache.Cache
@@ -107,13 +110,24 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 		return nil, err
 	}
 	h.Registry.MustRegister(collectors.NewDBStatsCollector(h.DB.DB, "steward"))
-	c, err := cache.New(cfg.RedisURL, cfg.RedisPrefix+":cache")
+	// One client for every part that keeps state in Redis, each under a
+	// prefix of its own; redisconn documents what each does when Redis is
+	// unreachable.
+	var rc redis.UniversalClient
+	if cfg.RedisURL != "" {
+		if h.redis, err = redisconn.Open(ctx, cfg.RedisURL, logger.Named("redis")); err != nil {
+			return nil, err
+		}
+		h.Registry.MustRegister(h.redis)
+		rc = h.redis.Client()
+	}
+	c, err := cache.New(rc, cfg.RedisPrefix+":cache")
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
 	h.cache = c
 	h.Registry.MustRegister(cacheCollector{c})
-	if h.limiter, err = ratelimit.New(ratelimit.Config{RedisURL: cfg.RedisURL, Prefix: cfg.RedisPrefix + ":ratelimit", DefaultPerMinute: cfg.RateLimitPerMinute, AuthPerMinute: cfg.AuthRateLimitPerMinute}); err != nil {
+	if h.limiter, err = ratelimit.New(ratelimit.Config{Redis: rc, Prefix: cfg.RedisPrefix + ":ratelimit", DefaultPerMinute: cfg.RateLimitPerMinute, AuthPerMinute: cfg.AuthRateLimitPerMinute}); err != nil {
 		return nil, fmt.Errorf("rate limiter: %w", err)
 	}
 	secret, _, err := auth.SelectSecret(cfg.Env, cfg.JWTSecret, cfg.DataDir)
@@ -128,9 +142,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h.changes, err = authcache.New(cfg.RedisURL, cfg.RedisPrefix, logger.Named("authcache")); err != nil {
-		return nil, err
-	}
+	h.changes = authcache.New(rc, cfg.RedisPrefix, logger.Named("authcache"))
 	ten := tenancy.New(h.DB)
 	ten.OnChange(h.changes.Changed)
 	apiKeys := apikeys.New(h.DB, ten)
@@ -198,6 +210,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	h.Jobs = jobs.New(h.DB, supervisorRunner{h.Plugins}, jobs.Options{Logger: logger, Registerer: h.Registry})
 	srv = server.New(server.Deps{
 		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, Cache: c, Limiter: h.limiter, Issuer: issuer, Changes: h.changes, OIDC: rp,
+		Revocations: auth.NewRevocations(h.DB, rc, cfg.RedisPrefix+":revoked"), Redis: h.redis,
 		Tenancy: ten, APIKeys: apiKeys, Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
 		StartedAt: t0, SchedulerUp: h.schedOn.Load, Mount: o.Mount, Cloud: cloudClients, ManagingTenantID: cloudCfg.TenantID,
 	})
@@ -267,17 +280,13 @@ func (h *Host) Close() {
 	if h.Plugins != nil {
 		h.Plugins.Stop()
 	}
-	if h.Server != nil {
-		_ = h.Server.Close()
-	}
-	if h.limiter != nil {
-		_ = h.limiter.Close()
-	}
 	if h.changes != nil {
-		_ = h.changes.Close()
+		h.changes.Close()
 	}
-	if h.cache != nil {
-		_ = h.cache.Close()
+	// Last of Redis's users: the cache, limiter and revocation list hold
+	// no connection of their own.
+	if h.redis != nil {
+		_ = h.redis.Close()
 	}
 	if h.DB != nil {
 		_ = h.DB.Close()

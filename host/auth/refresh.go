@@ -47,7 +47,6 @@ type Revocations interface {
 	Active(ctx context.Context) (int64, error)
 	// Backend is RevocationsRedis or RevocationsDatabase.
 	Backend() string
-	Close() error
 }
 
 // keepUntil is when a revocation of a token expiring at exp may be
@@ -55,25 +54,13 @@ type Revocations interface {
 // dropped at exp would let a logged-out token through for that long.
 func keepUntil(exp time.Time) time.Time { return exp.Add(leeway) }
 
-// NewRevocations returns a Redis-backed list under prefix when redisURL is
-// set and a database-backed one otherwise.
-func NewRevocations(db *bun.DB, redisURL, prefix string) (Revocations, error) {
-	if redisURL == "" {
-		return &dbRevocations{db: db, now: time.Now}, nil
+// NewRevocations returns a list kept in Redis under prefix when client is
+// set and in the database otherwise. The client is the caller's to close.
+func NewRevocations(db *bun.DB, client redis.UniversalClient, prefix string) Revocations {
+	if client == nil {
+		return &dbRevocations{db: db, now: time.Now}
 	}
-	opts, err := redis.ParseURL(redisURL)
-	if err != nil {
-		// ParseURL errors can quote the URL, password included.
-		return nil, errors.New("auth: invalid Redis URL")
-	}
-	client := redis.NewClient(opts)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := client.Ping(ctx).Err(); err != nil {
-		_ = client.Close()
-		return nil, fmt.Errorf("auth: connect to Redis: %w", err)
-	}
-	return &redisRevocations{client: client, prefix: prefix + ":", now: time.Now}, nil
+	return &redisRevocations{client: client, prefix: prefix + ":", now: time.Now}
 }
 
 // redisRevocations keeps one key per revoked jti, expiring when the token
@@ -81,7 +68,7 @@ func NewRevocations(db *bun.DB, redisURL, prefix string) (Revocations, error) {
 // that time sits beside the keys so Active can count without scanning the
 // key space.
 type redisRevocations struct {
-	client *redis.Client
+	client redis.UniversalClient
 	prefix string
 	now    func() time.Time
 }
@@ -126,7 +113,6 @@ func (r *redisRevocations) Active(ctx context.Context) (int64, error) {
 }
 
 func (r *redisRevocations) Backend() string { return RevocationsRedis }
-func (r *redisRevocations) Close() error    { return r.client.Close() }
 
 type revokedRow struct {
 	bun.BaseModel `bun:"table:revoked_tokens"`
@@ -181,7 +167,6 @@ func (d *dbRevocations) Active(ctx context.Context) (int64, error) {
 }
 
 func (d *dbRevocations) Backend() string { return RevocationsDatabase }
-func (d *dbRevocations) Close() error    { return nil }
 
 type refreshRow struct {
 	bun.BaseModel `bun:"table:refresh_tokens,alias:rt"`

@@ -20,21 +20,11 @@ import (
 type backend func(t *testing.T, db *bun.DB) Revocations
 
 func dbBackend(t *testing.T, db *bun.DB) Revocations {
-	rev, err := NewRevocations(db, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rev
+	return NewRevocations(db, nil, "")
 }
 
 func redisBackend(t *testing.T, db *bun.DB) Revocations {
-	url := storetest.RedisURL(t)
-	rev, err := NewRevocations(db, url, storetest.RedisPrefix(t, url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rev.Close() })
-	return rev
+	return NewRevocations(db, storetest.RedisClient(t), storetest.RedisPrefix(t, storetest.RedisURL(t)))
 }
 
 // eachStore runs fn on a migrated database of every dialect, with each
@@ -302,12 +292,7 @@ func BenchmarkRevoked(b *testing.B) {
 		})
 	}
 	b.Run("redis", func(b *testing.B) {
-		url := storetest.RedisURL(b)
-		rev, err := NewRevocations(nil, url, storetest.RedisPrefix(b, url))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer rev.Close()
+		rev := NewRevocations(nil, storetest.RedisClient(b), storetest.RedisPrefix(b, storetest.RedisURL(b)))
 		ctx := context.Background()
 		for b.Loop() {
 			if _, err := rev.Revoked(ctx, "absent"); err != nil {

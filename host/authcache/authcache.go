@@ -58,7 +58,7 @@ type Changes struct {
 	now   func() time.Time
 
 	// client is nil without Redis.
-	client *redis.Client
+	client redis.UniversalClient
 	key    string
 	// vouched is the time (Unix nanoseconds) until which the last read of
 	// the change token vouches for the entries.
@@ -69,32 +69,22 @@ type Changes struct {
 	done    chan struct{}
 }
 
-// New returns Changes shared through Redis under prefix when redisURL is
+// New returns Changes shared through Redis under prefix when client is
 // set, and confined to this process otherwise. It does not wait for Redis:
-// until the first read of the change token, the caches are bypassed.
-func New(redisURL, prefix string, log hclog.Logger) (*Changes, error) {
+// until the first read of the change token, the caches are bypassed. The
+// client is the caller's to close, after Close. Its outages are the
+// client's to report (see redisconn): the watcher reads the change token
+// ten times a second and would otherwise log each failure.
+func New(client redis.UniversalClient, prefix string, log hclog.Logger) *Changes {
 	c := &Changes{ttl: LocalTTL, log: log, now: time.Now}
-	if redisURL == "" {
-		return c, nil
-	}
-	client, err := dial(redisURL)
-	if err != nil {
-		return nil, err
+	if client == nil {
+		return c
 	}
 	c.ttl, c.client, c.key = SharedTTL, client, changeKey(prefix)
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel, c.done = cancel, make(chan struct{})
 	go c.watch(ctx)
-	return c, nil
-}
-
-func dial(redisURL string) (*redis.Client, error) {
-	opts, err := redis.ParseURL(redisURL)
-	if err != nil {
-		// ParseURL errors can quote the URL, password included.
-		return nil, errors.New("authcache: invalid Redis URL")
-	}
-	return redis.NewClient(opts), nil
+	return c
 }
 
 func changeKey(prefix string) string { return prefix + ":auth:changed" }
@@ -102,18 +92,13 @@ func changeKey(prefix string) string { return prefix + ":auth:changed" }
 // Announce tells running replicas sharing Redis under prefix that
 // something authentication reads changed, for a process that writes to the
 // stores without serving requests (the steward CLI).
-func Announce(ctx context.Context, redisURL, prefix string) error {
-	client, err := dial(redisURL)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
+func Announce(ctx context.Context, client redis.UniversalClient, prefix string) error {
 	return announce(ctx, client, changeKey(prefix))
 }
 
 // announce stores a fresh random token: unlike a counter, a value never
 // seen before cannot be mistaken for an old one after Redis loses its data.
-func announce(ctx context.Context, client *redis.Client, key string) error {
+func announce(ctx context.Context, client redis.UniversalClient, key string) error {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b) // never fails; it aborts the program instead
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisTimeout)
@@ -150,7 +135,6 @@ func (c *Changes) watch(ctx context.Context) {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	var seen string
-	failing := false
 	for {
 		if c.pending.Load() && announce(ctx, c.client, c.key) == nil {
 			c.pending.Store(false)
@@ -163,10 +147,6 @@ func (c *Changes) watch(ctx context.Context) {
 			return
 		case err != nil:
 			c.vouched.Store(0)
-			if !failing {
-				c.log.Error("sign-in and tenant-scope caches bypassed: cannot read the change token from Redis", "error", err)
-				failing = true
-			}
 		default:
 			// A new token, or a gap in the reads during which one may have
 			// come and gone, drops every entry.
@@ -175,10 +155,6 @@ func (c *Changes) watch(ctx context.Context) {
 			}
 			seen = token
 			c.vouched.Store(start.Add(vouchFor).UnixNano())
-			if failing {
-				c.log.Info("sign-in and tenant-scope caches in use again: the change token is readable")
-				failing = false
-			}
 		}
 		select {
 		case <-ctx.Done():
@@ -198,12 +174,11 @@ func (c *Changes) read(ctx context.Context) (string, error) {
 	return token, err
 }
 
-// Close stops reading the change token and releases the Redis connection.
-func (c *Changes) Close() error {
+// Close stops reading the change token.
+func (c *Changes) Close() {
 	if c.client == nil {
-		return nil
+		return
 	}
 	c.cancel()
 	<-c.done
-	return c.client.Close()
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/host/auth"
@@ -25,12 +23,8 @@ func TestRevocationsAnnounceRevoke(t *testing.T) {
 	redisURL := storetest.RedisURL(t)
 	prefix := storetest.RedisPrefix(t, redisURL)
 	replica := func() auth.Revocations {
-		inner, err := auth.NewRevocations(db, redisURL, prefix+":revoked")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = inner.Close() })
-		return Revocations(inner, shared(t, redisURL, prefix, hclog.NewNullLogger()), 10)
+		inner := auth.NewRevocations(db, client(t, redisURL), prefix+":revoked")
+		return Revocations(inner, shared(t, redisURL, prefix), 10)
 	}
 	a, b := replica(), replica()
 	revoked := func(r auth.Revocations) bool {

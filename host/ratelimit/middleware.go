@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"time"
 
@@ -31,10 +30,9 @@ type MiddlewareOptions struct {
 	KeyOf func(c *fiber.Ctx) string
 	// OnLimited writes the 429 body; nil uses DefaultOnLimited.
 	OnLimited LimitedFunc
-	// OnStoreError is told when the store could not be asked and the request
-	// was let through; nil logs a warning with the default slog logger. It
-	// is called once per affected request, so a host expecting long outages
-	// may want to thin it out.
+	// OnStoreError is told, once per affected request, when the store could
+	// not be asked and the request was let through; nil ignores it, for a
+	// host whose Redis connection reports outages itself (see redisconn).
 	OnStoreError func(c *fiber.Ctx, err error)
 }
 
@@ -70,9 +68,7 @@ func Middleware(l *Limiter, opts MiddlewareOptions) fiber.Handler {
 	}
 	onStoreError := opts.OnStoreError
 	if onStoreError == nil {
-		onStoreError = func(c *fiber.Ctx, err error) {
-			slog.Warn("rate limit store unavailable; request allowed", "path", c.Path(), "err", err)
-		}
+		onStoreError = func(*fiber.Ctx, error) {}
 	}
 
 	return func(c *fiber.Ctx) error {

@@ -2,9 +2,9 @@
 // requests per client for ordinary routes, a smaller one for authentication
 // routes, and a cap on concurrently running sync requests.
 //
-// Budgets are counted in process memory by default. When a Redis URL is
-// configured they are counted in Redis instead, so that every host replica
-// draws on the same budget for a given client.
+// Budgets are counted in process memory by default. Given a Redis client
+// they are counted in Redis instead, so that every host replica draws on
+// the same budget for a given client.
 package ratelimit
 
 import (
@@ -55,9 +55,9 @@ const (
 
 // Config configures a Limiter. Zero fields take the package defaults.
 type Config struct {
-	// RedisURL selects the Redis store (redis:// or rediss://). Empty keeps
+	// Redis selects the Redis store; the limiter never closes it. Nil keeps
 	// counts in process memory, which is only correct for a single replica.
-	RedisURL string
+	Redis redis.UniversalClient
 	// Prefix namespaces the keys in the store; replicas that must share a
 	// budget need the same prefix.
 	Prefix string
@@ -91,37 +91,28 @@ type Limiter struct {
 	classes      map[Class]*limiter.Limiter
 	window       time.Duration
 	storeTimeout time.Duration
-	close        func() error
 }
 
-// New builds a Limiter. With a RedisURL it connects at once and returns an
-// error if Redis cannot be reached, so that a misconfigured replica fails at
-// start-up instead of silently counting alone; once running, store failures
-// are tolerated by the middleware (see Middleware).
+// New builds a Limiter. With Redis it loads the limiter's scripts there at
+// once and returns an error if it cannot, so that a misconfigured replica
+// fails at start-up instead of silently counting alone; once running,
+// store failures are tolerated by the middleware (see Middleware). The
+// client must honour context deadlines (go-redis's ContextTimeoutEnabled)
+// for StoreTimeout to have an effect.
 func New(cfg Config) (*Limiter, error) {
 	cfg, err := withDefaults(cfg)
 	if err != nil {
 		return nil, err
 	}
 	opts := limiter.StoreOptions{Prefix: cfg.Prefix, CleanUpInterval: limiter.DefaultCleanUpInterval}
-	if cfg.RedisURL == "" {
-		return newLimiter(memory.NewStoreWithOptions(opts), cfg, func() error { return nil }), nil
+	if cfg.Redis == nil {
+		return newLimiter(memory.NewStoreWithOptions(opts), cfg), nil
 	}
-
-	redisOpts, err := redis.ParseURL(cfg.RedisURL)
+	store, err := redisstore.NewStoreWithOptions(cfg.Redis, opts)
 	if err != nil {
-		return nil, fmt.Errorf("ratelimit: parse redis url: %w", err)
+		return nil, fmt.Errorf("ratelimit: prepare redis store: %w", err)
 	}
-	// Without this go-redis ignores context deadlines and the store timeout
-	// would have no effect.
-	redisOpts.ContextTimeoutEnabled = true
-	client := redis.NewClient(redisOpts)
-	store, err := redisstore.NewStoreWithOptions(client, opts)
-	if err != nil {
-		_ = client.Close()
-		return nil, fmt.Errorf("ratelimit: connect to redis: %w", err)
-	}
-	return newLimiter(store, cfg, client.Close), nil
+	return newLimiter(store, cfg), nil
 }
 
 func withDefaults(cfg Config) (Config, error) {
@@ -146,7 +137,7 @@ func withDefaults(cfg Config) (Config, error) {
 	return cfg, nil
 }
 
-func newLimiter(store limiter.Store, cfg Config, closeFn func() error) *Limiter {
+func newLimiter(store limiter.Store, cfg Config) *Limiter {
 	rate := func(n int) limiter.Rate { return limiter.Rate{Period: cfg.Window, Limit: int64(n)} }
 	return &Limiter{
 		classes: map[Class]*limiter.Limiter{
@@ -155,7 +146,6 @@ func newLimiter(store limiter.Store, cfg Config, closeFn func() error) *Limiter 
 		},
 		window:       cfg.Window,
 		storeTimeout: cfg.StoreTimeout,
-		close:        closeFn,
 	}
 }
 
@@ -179,11 +169,6 @@ func (l *Limiter) Take(ctx context.Context, class Class, key string) (Result, er
 		Reset:     time.Unix(got.Reset+1, 0),
 		Allowed:   !got.Reached,
 	}, nil
-}
-
-// Close releases the store's connections.
-func (l *Limiter) Close() error {
-	return l.close()
 }
 
 // failOpen is the Result reported when the store cannot be asked: the

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,53 +14,24 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"github.com/ulule/limiter/v3"
+
+	"github.com/stewardhq/steward/core/store/storetest"
 )
 
-// redisURL returns the test Redis URL, skipping the test when Redis is not
-// reachable unless the environment demands real services.
-func redisURL(t *testing.T) string {
+// redisClient is a client of the test Redis, as the host builds it: one
+// that honours context deadlines.
+func redisClient(t *testing.T, url string) *redis.Client {
 	t.Helper()
-	url := os.Getenv("STEWARD_TEST_REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
 	opts, err := redis.ParseURL(url)
 	if err != nil {
-		t.Fatalf("STEWARD_TEST_REDIS_URL: %v", err)
+		t.Fatal(err)
 	}
-	// One attempt is enough to tell whether Redis is there.
-	opts.MaxRetries = -1
+	opts.ContextTimeoutEnabled = true
 	client := redis.NewClient(opts)
-	defer client.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := client.Ping(ctx).Err(); err != nil {
-		if os.Getenv("STEWARD_TEST_REQUIRE_SERVICES") == "1" {
-			t.Fatalf("redis at %s unreachable: %v", url, err)
-		}
-		t.Skipf("redis at %s unreachable, skipping: %v", url, err)
-	}
-	return url
-}
-
-// uniquePrefix gives each test its own key space and removes it afterwards.
-func uniquePrefix(t *testing.T, url string) string {
-	t.Helper()
-	prefix := "steward-test:ratelimit:" + uuid.NewString()
-	t.Cleanup(func() {
-		opts, _ := redis.ParseURL(url)
-		client := redis.NewClient(opts)
-		defer client.Close()
-		ctx := context.Background()
-		iter := client.Scan(ctx, 0, prefix+":*", 100).Iterator()
-		for iter.Next(ctx) {
-			client.Del(ctx, iter.Val())
-		}
-	})
-	return prefix
+	t.Cleanup(func() { _ = client.Close() })
+	return client
 }
 
 func mustNew(t *testing.T, cfg Config) *Limiter {
@@ -70,7 +40,6 @@ func mustNew(t *testing.T, cfg Config) *Limiter {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() { _ = l.Close() })
 	return l
 }
 
@@ -290,6 +259,8 @@ func TestTakeUnknownClass(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
+	unreachable := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
+	t.Cleanup(func() { _ = unreachable.Close() })
 	tests := []struct {
 		name string
 		cfg  Config
@@ -298,13 +269,11 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"negative auth budget", Config{AuthPerMinute: -1}},
 		{"negative window", Config{Window: -time.Second}},
 		{"negative store timeout", Config{StoreTimeout: -time.Second}},
-		{"malformed redis url", Config{RedisURL: "http://127.0.0.1:6379"}},
-		{"unreachable redis", Config{RedisURL: "redis://127.0.0.1:1/0?max_retries=-1"}},
+		{"unreachable redis", Config{Redis: unreachable}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if l, err := New(tt.cfg); err == nil {
-				_ = l.Close()
+			if _, err := New(tt.cfg); err == nil {
 				t.Fatal("New succeeded, want an error")
 			}
 		})
@@ -335,7 +304,7 @@ func TestStoreFailureFailsOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLimiter(failingStore{storeErr}, cfg, func() error { return nil })
+	l := newLimiter(failingStore{storeErr}, cfg)
 
 	var reported []error
 	app := fiber.New()
@@ -368,12 +337,12 @@ func TestStoreFailureFailsOpen(t *testing.T) {
 }
 
 func TestRedisReplicasShareBudget(t *testing.T) {
-	url := redisURL(t)
-	prefix := uniquePrefix(t, url)
+	url := storetest.RedisURL(t)
+	prefix := storetest.RedisPrefix(t, url)
 	const budget = 4
 
 	newApp := func() *fiber.App {
-		l := mustNew(t, Config{RedisURL: url, Prefix: prefix, DefaultPerMinute: budget})
+		l := mustNew(t, Config{Redis: redisClient(t, url), Prefix: prefix, DefaultPerMinute: budget})
 		app := fiber.New()
 		app.Use(Middleware(l, MiddlewareOptions{KeyOf: byClientHeader}))
 		app.Get("/", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusNoContent) })
@@ -406,10 +375,11 @@ func TestRedisReplicasShareBudget(t *testing.T) {
 }
 
 func TestRedisPrefixesAndClassesSeparateBudgets(t *testing.T) {
-	url := redisURL(t)
+	url := storetest.RedisURL(t)
 	ctx := context.Background()
-	a := mustNew(t, Config{RedisURL: url, Prefix: uniquePrefix(t, url), DefaultPerMinute: 1, AuthPerMinute: 1})
-	b := mustNew(t, Config{RedisURL: url, Prefix: uniquePrefix(t, url), DefaultPerMinute: 1, AuthPerMinute: 1})
+	client := redisClient(t, url)
+	a := mustNew(t, Config{Redis: client, Prefix: storetest.RedisPrefix(t, url), DefaultPerMinute: 1, AuthPerMinute: 1})
+	b := mustNew(t, Config{Redis: client, Prefix: storetest.RedisPrefix(t, url), DefaultPerMinute: 1, AuthPerMinute: 1})
 
 	takes := []struct {
 		l           *Limiter
@@ -434,12 +404,10 @@ func TestRedisPrefixesAndClassesSeparateBudgets(t *testing.T) {
 }
 
 func TestRedisFailureAfterStartFailsOpen(t *testing.T) {
-	url := redisURL(t)
-	l := mustNew(t, Config{RedisURL: url, Prefix: uniquePrefix(t, url)})
-	// Closing the client makes every later store call fail, as an outage would.
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	url := storetest.RedisURL(t)
+	proxy := storetest.NewRedisProxy(t, url)
+	l := mustNew(t, Config{Redis: redisClient(t, proxy.URL), Prefix: storetest.RedisPrefix(t, url)})
+	proxy.Cut()
 	var reported atomic.Int64
 	app := fiber.New()
 	app.Use(Middleware(l, MiddlewareOptions{OnStoreError: func(*fiber.Ctx, error) { reported.Add(1) }}))

@@ -53,6 +53,18 @@ func (s *Server) check(ctx context.Context) healthReport {
 		r.degrade()
 	}
 	r.components["cache"] = componentState{Status: healthy, Detail: s.deps.Cache.Stats().Backend}
+	if s.deps.Redis != nil {
+		// What each part does without Redis is redisconn's failure policy:
+		// the service keeps answering, so an outage degrades it.
+		if st := s.deps.Redis.Status(); st.Up {
+			r.components["redis"] = componentState{Status: healthy}
+		} else {
+			since := "unreachable since " + st.Since.UTC().Format(time.RFC3339)
+			r.components["redis"] = componentState{Status: unhealthy, Detail: since}
+			r.components["cache"] = componentState{Status: degraded, Detail: s.deps.Cache.Stats().Backend + " " + since}
+			r.degrade()
+		}
+	}
 	if s.deps.Plugins != nil {
 		r.plugins = s.deps.Plugins.Statuses()
 		for _, p := range r.plugins {
@@ -273,6 +285,9 @@ func (s *Server) detailed(ctx context.Context) *detailed {
 		CacheMetrics:   map[string]any{"backend": st.Backend, "hit_rate_percent": st.HitRatePercent},
 		DatabasePool:   map[string]any{"open_connections": pool.OpenConnections, "in_use": pool.InUse, "idle": pool.Idle},
 		TokenBlacklist: map[string]any{"backend": s.revocations.Backend(), "enabled": true},
+	}
+	if st, ok := r.components["redis"]; ok {
+		body.Components["redis"] = st.Status
 	}
 	if authed {
 		body.Version, body.Environment = s.deps.Version, s.deps.Config.Env

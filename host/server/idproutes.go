@@ -97,7 +97,7 @@ func (s *Server) idpLogin(ctx context.Context, in *idpLoginInput) (*struct{ Body
 		return nil, err
 	}
 	if err := s.deps.Cache.Set(ctx, idpStatePrefix+oidc.StateKey(req.State), pending, idpStateTTL); err != nil {
-		s.deps.Logger.Error("sign-in state not stored", "error", err)
+		s.logUnlessOutage("sign-in state not stored", err)
 		return nil, huma.Error503ServiceUnavailable("sign-in is unavailable: its state cannot be stored")
 	}
 	return &struct{ Body idpLoginResponse }{idpLoginResponse{
@@ -190,7 +190,7 @@ func (s *Server) takeSignIn(ctx context.Context, state string) (*pendingSignIn, 
 		err = s.deps.Cache.Delete(ctx, key)
 	}
 	if err != nil {
-		s.deps.Logger.Error("sign-in state unavailable", "error", err)
+		s.logUnlessOutage("sign-in state unavailable", err)
 		return nil, huma.Error503ServiceUnavailable("sign-in is unavailable: its state cannot be read")
 	}
 	if !ok {

@@ -15,6 +15,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/stewardhq/steward/host/redisconn"
 )
 
 const msgControlChars = "must be UTF-8 text without control characters"
@@ -144,8 +146,13 @@ func init() {
 			return huma.NewError(status, msg, errs...)
 		}
 		c := humafiber.Unwrap(ctx)
-		if len(errs) > 0 {
-			c.Locals(localInternalError, errors.Join(errs...))
+		cause := errors.Join(errs...)
+		if status == http.StatusInternalServerError && errors.Is(cause, redisconn.ErrUnavailable) {
+			c.Set(fiber.HeaderRetryAfter, redisRetryAfter)
+			return huma.NewError(http.StatusServiceUnavailable, redisUnavailable)
+		}
+		if cause != nil {
+			c.Locals(localInternalError, cause)
 		}
 		if status == http.StatusInternalServerError {
 			msg = "internal error; request id " + requestID(c)

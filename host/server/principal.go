@@ -53,7 +53,8 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	// Checked on every request, through a cache that every revocation
 	// drops on every replica (see authcache), so a logout applies within a
 	// second everywhere. A failed lookup fails the request: without the
-	// list, a revoked token cannot be told from a good one.
+	// list, a revoked token cannot be told from a good one (a Redis outage
+	// answers 503, see errorHandler).
 	revoked, err := s.revocations.Revoked(c.UserContext(), claims.ID)
 	if err != nil {
 		return err

@@ -45,6 +45,7 @@ import (
 	"github.com/stewardhq/steward/host/oidc"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/ratelimit"
+	"github.com/stewardhq/steward/host/redisconn"
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
@@ -62,6 +63,8 @@ type Deps struct {
 	Limiter     *ratelimit.Limiter
 	Issuer      *auth.Issuer
 	Changes     *authcache.Changes // invalidates authentication's caches; the Tenancy and APIKeys stores report their writes to it
+	Revocations auth.Revocations   // revoked access tokens: in Redis when the host has one, else in the database
+	Redis       *redisconn.Conn    // the host's Redis connection, for health; nil without Redis
 	OIDC        *oidc.RelyingParty // identity provider sign-in; nil when not configured (its routes answer 503)
 	Tenancy     *tenancy.Store
 	APIKeys     *apikeys.Store
@@ -146,9 +149,6 @@ func New(d Deps) *Server {
 		KeyOf:   rateKey,
 		OnLimited: func(c *fiber.Ctx, retry time.Duration) error {
 			return writeProblem(c, http.StatusTooManyRequests, fmt.Sprintf("rate limit exceeded; retry after %d seconds", int(retry.Seconds())), nil)
-		},
-		OnStoreError: func(c *fiber.Ctx, err error) {
-			d.Logger.Warn("rate limit store unavailable; request allowed", "error", err)
 		},
 	}))
 	app.Use(compress.New(compress.Config{Level: compress.LevelBestSpeed}))
@@ -381,6 +381,10 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		}
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(unavailable.RetryAfter.Seconds())))
 		return writeProblem(c, http.StatusServiceUnavailable, fmt.Sprintf("plugin %s is not available; retry shortly", unavailable.Plugin), nil)
+	case errors.Is(err, redisconn.ErrUnavailable):
+		// Logged once per outage by the connection, not per request.
+		c.Set(fiber.HeaderRetryAfter, redisRetryAfter)
+		return writeProblem(c, http.StatusServiceUnavailable, redisUnavailable, nil)
 	case errors.As(err, &fe):
 		return writeProblem(c, fe.Code, fe.Message, nil)
 	case errors.As(err, &se):
@@ -389,6 +393,21 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	s.deps.Logger.Error("request failed", "path", c.Path(), "error", err, "request_id", requestID(c))
 	return writeProblem(c, http.StatusInternalServerError, "internal error; request id "+requestID(c), nil)
 }
+
+// logUnlessOutage logs err unless Redis's being unreachable explains it:
+// the connection logs an outage once, not once per request it fails.
+func (s *Server) logUnlessOutage(msg string, err error) {
+	if !errors.Is(err, redisconn.ErrUnavailable) {
+		s.deps.Logger.Error(msg, "error", err)
+	}
+}
+
+// The answer to a request that needs Redis while it is unreachable (see
+// redisconn's failure policy).
+const (
+	redisUnavailable = "a shared store (Redis) is unavailable; retry shortly"
+	redisRetryAfter  = "1"
+)
 
 func securityHeaders(c *fiber.Ctx) error {
 	h := &c.Response().Header

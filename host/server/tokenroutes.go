@@ -48,17 +48,10 @@ type logoutResponse struct {
 	Message string `json:"message"`
 }
 
-// registerTokens adds refresh, the token grant and logout, on a revocation
-// list shared by every replica: Redis when configured, else the database.
+// registerTokens adds refresh, the token grant and logout, on the
+// revocation list shared by every replica.
 func (s *Server) registerTokens() {
-	rev, err := auth.NewRevocations(s.deps.DB, s.deps.Config.RedisURL, s.deps.Config.RedisPrefix+":revoked")
-	if err != nil {
-		// The database is shared by every replica too, so falling back to
-		// it keeps revocation correct, only slower.
-		s.deps.Logger.Error("token revocation list falls back to the database", "error", err)
-		rev, _ = auth.NewRevocations(s.deps.DB, "", "")
-	}
-	s.revocations = authcache.Revocations(rev, s.deps.Changes, authCacheSize)
+	s.revocations = authcache.Revocations(s.deps.Revocations, s.deps.Changes, authCacheSize)
 	s.tokens = auth.NewRefreshStore(s.deps.DB, s.revocations)
 
 	none := map[string]any{metaAuth: authNone}
@@ -176,9 +169,4 @@ func (s *Server) logout(ctx context.Context, in *logoutInput) (*struct{ Body log
 	}
 	s.record(ctx, audit.Entry{Action: "auth.logout.success", Status: audit.StatusSuccess, ResourceType: "session"})
 	return &struct{ Body logoutResponse }{logoutResponse{Success: true, Message: "signed out; the access token and its refresh tokens are revoked"}}, nil
-}
-
-// Close releases the connection of the token revocation list.
-func (s *Server) Close() error {
-	return s.revocations.Close()
 }

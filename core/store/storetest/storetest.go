@@ -152,6 +152,45 @@ func RedisURL(t testing.TB) string {
 	return rawURL
 }
 
+// RedisClient returns a client of the test Redis server, closed when t
+// ends, skipping t like RedisURL when there is none.
+func RedisClient(t testing.TB) *redis.Client {
+	t.Helper()
+	client, err := redisClient(RedisURL(t))
+	if err != nil {
+		t.Fatalf("storetest: STEWARD_TEST_REDIS_URL: %v", err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	return client
+}
+
+// RedisUserURL creates a user of the test Redis server that signs in with
+// password, deleted when t ends, and returns the server's URL signing in as
+// it: for tests of what a Redis password must never reach.
+func RedisUserURL(t testing.TB, password string) string {
+	t.Helper()
+	admin := RedisClient(t)
+	name := "steward_test_" + randomHex()
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	if err := admin.Do(ctx, "ACL", "SETUSER", name, "on", ">"+password, "~*", "&*", "+@all").Err(); err != nil {
+		t.Fatalf("storetest: create Redis user: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+		defer cancel()
+		if err := admin.Do(ctx, "ACL", "DELUSER", name).Err(); err != nil {
+			t.Errorf("storetest: delete Redis user: %v", err)
+		}
+	})
+	u, err := url.Parse(RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(name, password)
+	return u.String()
+}
+
 // RedisPrefix returns a key prefix unique to t, for use as a namespace on
 // the Redis server at redisURL. Keys starting with it are deleted when t
 // ends, so tests neither see nor leave behind each other's keys.

@@ -34,6 +34,7 @@ import (
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/authcache"
 	"github.com/stewardhq/steward/host/plugins"
+	"github.com/stewardhq/steward/host/redisconn"
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/migrations"
 )
@@ -389,7 +390,7 @@ func apiKey(args []string, out io.Writer) error {
 		// Running hosts cache keys that authenticated. With Redis they are
 		// told; without it their entries expire within authcache.LocalTTL.
 		if cfg.RedisURL != "" {
-			if err := authcache.Announce(ctx, cfg.RedisURL, cfg.RedisPrefix); err != nil {
+			if err := announceChange(ctx, cfg); err != nil {
 				fmt.Fprintf(out, "warning: running hosts were not told of the revocation (%v); they stop accepting the key within %s\n", err, authcache.SharedTTL)
 			}
 		}
@@ -402,6 +403,18 @@ func apiKey(args []string, out io.Writer) error {
 		return fmt.Errorf("apikey: unknown subcommand %q\n%s", sub, apiKeyUsage)
 	}
 	return nil
+}
+
+// announceChange tells running hosts sharing Redis that something
+// authentication reads changed, on a connection of its own: the CLI serves
+// nothing, so an outage is its one error to report.
+func announceChange(ctx context.Context, cfg config.Config) error {
+	conn, err := redisconn.Open(ctx, cfg.RedisURL, hclog.NewNullLogger())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return authcache.Announce(ctx, conn.Client(), cfg.RedisPrefix)
 }
 
 func orNever(t *time.Time) string {

@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/stewardhq/steward/core/config"
+	"github.com/stewardhq/steward/core/store/storetest"
 )
 
 // TestHelpIsNotAnError: every command answers --help, -h or help with its
@@ -36,5 +40,24 @@ func TestUnknownCommandIsAnError(t *testing.T) {
 	}
 	if err := run(nil, &out); err == nil {
 		t.Error("no command: want an error")
+	}
+}
+
+// TestAnnounceChange: the apikey command tells running hosts through
+// Redis, and an unreachable Redis is reported without its password.
+func TestAnnounceChange(t *testing.T) {
+	redisURL := storetest.RedisURL(t)
+	prefix := storetest.RedisPrefix(t, redisURL)
+	ctx := context.Background()
+	if err := announceChange(ctx, config.Config{RedisURL: redisURL, RedisPrefix: prefix}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := storetest.RedisClient(t).Exists(ctx, prefix+":auth:changed").Result(); err != nil || n != 1 {
+		t.Errorf("no change token under the prefix: %d, %v", n, err)
+	}
+
+	err := announceChange(ctx, config.Config{RedisURL: "redis://:s3cret-canary@127.0.0.1:1/0", RedisPrefix: prefix})
+	if err == nil || strings.Contains(err.Error(), "s3cret-canary") || !strings.Contains(err.Error(), "STEWARD_REDIS_URL") {
+		t.Errorf("announcing to an unreachable Redis: %v", err)
 	}
 }

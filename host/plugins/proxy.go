@@ -125,13 +125,6 @@ func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("plugin %s did not answer within %s", e.Plugin, e.Timeout)
 }
 
-// strippedHeaders never reach a plugin: the host has already authenticated
-// the caller, and a plugin must not see or replay credentials.
-var strippedHeaders = []string{
-	fiber.HeaderAuthorization, fiber.HeaderCookie, "X-Api-Key",
-	protocol.HeaderToken, protocol.HeaderPrincipal, protocol.HeaderRoute,
-}
-
 // Proxy forwards the request in c to the route's plugin with the verified
 // principal, and streams the plugin's response into c: its status and
 // headers before Proxy returns, its body as fasthttp writes the response,
@@ -185,7 +178,7 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
 	c.Request().CopyTo(req)
-	for _, h := range strippedHeaders {
+	for _, h := range protocol.StrippedHeaders {
 		req.Header.Del(h)
 	}
 	req.Header.Set(protocol.HeaderToken, plane.token)
@@ -301,7 +294,7 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 		}
 		headers[key] = &pluginv1.HeaderValues{Values: []string{string(v)}}
 	}
-	for _, h := range strippedHeaders {
+	for _, h := range protocol.StrippedHeaders {
 		delete(headers, h)
 	}
 	head := &pluginv1.HTTPRequestHead{

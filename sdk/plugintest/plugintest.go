@@ -97,10 +97,11 @@ type Progress struct {
 // methods may be called from any goroutine except Do, which fails the test
 // on a broken exchange and so belongs to the test's own goroutine.
 type Harness struct {
-	t    testing.TB
-	rpc  pluginv1.PluginClient
-	desc *pluginv1.DescribeResponse
-	host *hostService
+	t      testing.TB
+	rpc    pluginv1.PluginClient
+	desc   *pluginv1.DescribeResponse
+	routes []*protocol.Route
+	host   *hostService
 
 	socketPath string
 	token      string
@@ -155,7 +156,8 @@ func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath strin
 	if desc.ProtocolVersion != protocol.Version {
 		return nil, fmt.Errorf("plugin speaks protocol %d, the host speaks %d", desc.ProtocolVersion, protocol.Version)
 	}
-	if err := checkRoutes(desc.Routes); err != nil {
+	routes, err := protocol.ParseRoutes(desc.Routes)
+	if err != nil {
 		return nil, err
 	}
 	if opts.Migrate != nil && len(desc.Migrations) > 0 {
@@ -168,7 +170,7 @@ func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath strin
 		}
 	}
 
-	h := &Harness{t: t, rpc: pc, desc: desc, host: newHostService(opts, pc, desc)}
+	h := &Harness{t: t, rpc: pc, desc: desc, routes: routes, host: newHostService(opts, pc, desc)}
 	hostID := pc.Broker.NextId()
 	go pc.Broker.AcceptAndServe(hostID, func(o []grpc.ServerOption) *grpc.Server {
 		srv := grpc.NewServer(o...)
@@ -200,28 +202,6 @@ func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath strin
 		t.Cleanup(h.socket.CloseIdleConnections)
 	}
 	return h, nil
-}
-
-// checkRoutes refuses what makes the host refuse to start a plugin: a path
-// that is not absolute, an operation that is not an OpenAPI operation, and
-// two routes of the plugin that one request could match.
-func checkRoutes(routes []*pluginv1.Route) error {
-	for i, r := range routes {
-		if err := protocol.CheckPattern(r.Path); err != nil {
-			return fmt.Errorf("route %s %s: %w", r.Method, r.Path, err)
-		}
-		if len(r.OpenapiOperation) > 0 {
-			if _, err := protocol.DecodeOperation(r.OpenapiOperation); err != nil {
-				return fmt.Errorf("route %s %s: operation: %w", r.Method, r.Path, err)
-			}
-		}
-		for _, other := range routes[:i] {
-			if r.Method == other.Method && protocol.PatternsOverlap(r.Path, other.Path) {
-				return fmt.Errorf("route %s %s conflicts with its own route %s", r.Method, r.Path, other.Path)
-			}
-		}
-	}
-	return nil
 }
 
 func randomToken() string {
@@ -268,11 +248,12 @@ func (h *Harness) Do(req *http.Request, p sdk.Principal) *http.Response {
 // requirement (401 without a principal, 403 for a non-admin on an admin
 // route); it strips the caller's credentials (Authorization, Cookie,
 // X-Api-Key) and passes the principal, a request id (the request's
-// X-Request-Id, or a fresh one) and the matched route instead. It does not
-// validate parameters against the route's operation or apply rate limits,
-// which the host does before a request reaches the plugin.
+// X-Request-Id, or a fresh one) and the matched route instead. It checks
+// the query and path parameters against the route's operation as the host
+// does, answering the host's 422 naming each bad parameter. It does not
+// apply rate limits.
 func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response, error) {
-	route, params := matchRoute(h.desc.Routes, req.Method, req.URL.Path)
+	route, params := h.matchRoute(req.Method, req.URL.Path)
 	switch {
 	case route == nil:
 		return problemResponse(req, http.StatusNotFound, "no route for "+req.Method+" "+req.URL.Path), nil
@@ -282,6 +263,13 @@ func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response,
 		return resp, nil
 	case route.Auth == pluginv1.Auth_AUTH_ADMIN && !p.IsAdmin:
 		return problemResponse(req, http.StatusForbidden, "admin role required"), nil
+	}
+	if errs := route.Validate(func(name string) []string { return req.URL.Query()[name] }, params); len(errs) > 0 {
+		p := sdk.Problem{Title: http.StatusText(http.StatusUnprocessableEntity), Status: http.StatusUnprocessableEntity, Detail: "validation failed"}
+		for _, e := range errs {
+			p.Errors = append(p.Errors, sdk.ErrorDetail{Location: e.Location, Message: e.Message, Value: e.Value})
+		}
+		return problem(req, p), nil
 	}
 	var principal *pluginv1.Principal
 	if !p.Anonymous() {
@@ -295,30 +283,21 @@ func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response,
 	if header == nil {
 		header = http.Header{}
 	}
-	for _, k := range strippedHeaders {
+	for _, k := range protocol.StrippedHeaders {
 		header.Del(k)
 	}
 	if h.socket != nil {
-		return h.viaSocket(req, header, route.Path, principal, requestID)
+		return h.viaSocket(req, header, route.Pattern, principal, requestID)
 	}
-	return h.viaStream(req, header, route.Path, params, principal, requestID)
-}
-
-// strippedHeaders never reach a plugin through the host: it has already
-// authenticated the caller, and a plugin must not see or replay credentials.
-var strippedHeaders = []string{
-	"Authorization", "Cookie", "X-Api-Key",
-	protocol.HeaderToken, protocol.HeaderPrincipal, protocol.HeaderRoute,
+	return h.viaStream(req, header, route.Pattern, params, principal, requestID)
 }
 
 // matchRoute finds the declared route of a request; its path matches as in
 // the host's route table, which uses the same protocol matching.
-func matchRoute(routes []*pluginv1.Route, method, path string) (*pluginv1.Route, map[string]string) {
-	for _, r := range routes {
-		if !strings.EqualFold(r.Method, method) {
-			continue
-		}
-		if params, ok := protocol.MatchPath(r.Path, path); ok {
+func (h *Harness) matchRoute(method, path string) (*protocol.Route, map[string]string) {
+	segs := protocol.SplitPath(path)
+	for _, r := range h.routes {
+		if params, ok := r.Match(method, segs); ok {
 			return r, params
 		}
 	}
@@ -326,9 +305,14 @@ func matchRoute(routes []*pluginv1.Route, method, path string) (*pluginv1.Route,
 }
 
 func problemResponse(req *http.Request, status int, detail string) *http.Response {
-	b, _ := json.Marshal(sdk.Problem{Title: http.StatusText(status), Status: status, Detail: detail})
+	return problem(req, sdk.Problem{Title: http.StatusText(status), Status: status, Detail: detail})
+}
+
+// problem answers req with p, as the host answers a request it refuses.
+func problem(req *http.Request, p sdk.Problem) *http.Response {
+	b, _ := json.Marshal(p)
 	return &http.Response{
-		Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), StatusCode: status,
+		Status: fmt.Sprintf("%d %s", p.Status, http.StatusText(p.Status)), StatusCode: p.Status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:        http.Header{"Content-Type": {"application/problem+json"}},
 		Body:          io.NopCloser(bytes.NewReader(b)),

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -37,11 +36,6 @@ type FreshMark struct {
 	Domain   string
 	SyncedAt time.Time
 }
-
-// The host's audit log refuses entries that do not follow these rules.
-var auditActionRE = regexp.MustCompile(`^[a-z0-9_]+\.[a-z0-9_]+\.[a-z0-9_]+$`)
-
-var auditStatuses = []string{"success", "failure", "warning"}
 
 // datasetBatch is how many records go in one chunk of a dataset stream, as
 // the SDK batches them.
@@ -93,12 +87,11 @@ func (h *hostService) ListTenants(_ context.Context, req *pluginv1.ListTenantsRe
 }
 
 func (h *hostService) AppendAudit(_ context.Context, req *pluginv1.AppendAuditRequest) (*pluginv1.AppendAuditResponse, error) {
-	if !auditActionRE.MatchString(req.Action) {
-		return nil, status.Errorf(codes.InvalidArgument,
-			"audit: invalid action: %q is not <category>.<name>.<outcome> with each part made of a-z, 0-9 and _", req.Action)
+	if err := protocol.CheckAuditAction(req.Action); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "audit: invalid action: %v", err)
 	}
-	if !slices.Contains(auditStatuses, req.Status) {
-		return nil, status.Errorf(codes.InvalidArgument, "audit: invalid status: %q is not one of success, failure, warning", req.Status)
+	if err := protocol.CheckAuditStatus(req.Status); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "audit: invalid status: %v", err)
 	}
 	var details map[string]any
 	if len(req.Details) > 0 {

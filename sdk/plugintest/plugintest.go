@@ -484,21 +484,10 @@ func (h *Harness) RunJob(ctx context.Context, name string) (int64, []Progress, e
 		return 0, nil, err
 	}
 	var progress []Progress
-	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return 0, progress, errors.New("job ended without a result")
-		}
-		if err != nil {
-			return 0, progress, err
-		}
-		if p := ev.GetProgress(); p != nil {
-			progress = append(progress, Progress{Done: p.Done, Total: p.Total, Message: p.Message})
-		}
-		if r := ev.GetResult(); r != nil {
-			return r.RecordsProcessed, progress, nil
-		}
-	}
+	n, err := protocol.RecvJob(stream, func(p *pluginv1.JobProgress) {
+		progress = append(progress, Progress{Done: p.Done, Total: p.Total, Message: p.Message})
+	})
+	return n, progress, err
 }
 
 // ReadDataset reads one of the plugin's datasets as the host does for

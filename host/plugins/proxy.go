@@ -260,12 +260,9 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	return nil
 }
 
-// proxyStream carries the exchange over the HandleHTTP stream. The request
-// is sent from its own goroutine while the response is read: a handler may
-// answer before it has read the whole body (a 413, say), and one that
-// streams its answer while reading would stall a send-then-receive
-// exchange once gRPC's flow-control windows fill up in both directions.
-// The exchange ends when fasthttp has written the response body; until
+// proxyStream carries the exchange over the HandleHTTP stream, as the
+// protocol's stream client functions do; the request is sent from its own
+// goroutine while the response is read. The exchange ends when fasthttp has written the response body; until
 // then the request body the sender reads from is fasthttp's still.
 func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[string]string, principal *pluginv1.Principal, requestID string, timeout time.Duration, limit bodyLimit) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), timeout+bodyTimeout)
@@ -310,7 +307,7 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 		// ended, and the receiving side learns how — with the plugin's
 		// whole answer when it answered without reading the rest of the
 		// body, else with the error.
-		_ = sendRequest(stream, head, body)
+		_ = protocol.SendRequest(stream, head, body)
 	}()
 	limit = limit.forRequest(c, requestID)
 	// Ending the exchange stops a send the plugin no longer reads.
@@ -318,7 +315,7 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 		cancel()
 		<-sent
 	}
-	first, err := stream.Recv()
+	rh, err := protocol.RecvResponseHead(stream)
 	if !headTimer.Stop() {
 		end(false)
 		return &TimeoutError{Plugin: r.Plugin, Timeout: timeout}
@@ -326,11 +323,6 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 	if err != nil {
 		end(false)
 		return err
-	}
-	rh := first.GetHead()
-	if rh == nil {
-		end(false)
-		return errors.New("plugin response did not start with a head")
 	}
 	declared := int64(-1)
 	if v := rh.Headers[fiber.HeaderContentLength]; v != nil && len(v.Values) == 1 {
@@ -352,42 +344,8 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 			out.Header.Add(k, val)
 		}
 	}
-	out.SetBodyStream(limit.body(&streamBody{stream: stream}, end), -1)
+	out.SetBodyStream(limit.body(protocol.NewResponseBody(stream), end), -1)
 	return nil
-}
-
-func sendRequest(stream pluginv1.Plugin_HandleHTTPClient, head *pluginv1.HTTPRequestHead, body []byte) error {
-	if err := stream.Send(&pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Head{Head: head}}); err != nil {
-		return err
-	}
-	for len(body) > 0 {
-		n := min(len(body), 64<<10)
-		if err := stream.Send(&pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Body{Body: body[:n]}}); err != nil {
-			return err
-		}
-		body = body[n:]
-	}
-	return stream.CloseSend()
-}
-
-// streamBody reads the body parts of the HandleHTTP stream that follow
-// the response head.
-type streamBody struct {
-	stream pluginv1.Plugin_HandleHTTPClient
-	buf    []byte
-}
-
-func (b *streamBody) Read(p []byte) (int, error) {
-	for len(b.buf) == 0 {
-		part, err := b.stream.Recv()
-		if err != nil {
-			return 0, err
-		}
-		b.buf = part.GetBody()
-	}
-	n := copy(p, b.buf)
-	b.buf = b.buf[n:]
-	return n, nil
 }
 
 // errBodyCapped ends a response whose body went past max_response_bytes.

@@ -48,9 +48,6 @@ import (
 // also bounds; a plugin that blocks in them would otherwise hang the test.
 const callTimeout = 30 * time.Second
 
-// chunkSize is the body chunk the host sends over the HandleHTTP stream.
-const chunkSize = 64 << 10
-
 // Options configure the plugin and the Host service it talks to.
 type Options struct {
 	// Config is the plugin's config {} block as JSON; it defaults to {},
@@ -321,12 +318,20 @@ func problem(req *http.Request, p sdk.Problem) *http.Response {
 	}
 }
 
-// viaStream carries the exchange over HandleHTTP. The body is sent from its
-// own goroutine while the response is read, because a handler may answer
-// before it has read all of the request, and gRPC flow control would stall
-// a strictly send-then-receive exchange once both directions fill up.
+// viaStream carries the exchange over HandleHTTP with the protocol's
+// stream client, as the host does: the body, read whole first as the host
+// has it, is sent from its own goroutine while the response is read.
 func (h *Harness) viaStream(req *http.Request, header http.Header, route string, params map[string]string,
 	principal *pluginv1.Principal, requestID string) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read request body: %w", err)
+		}
+		body = b
+	}
 	ctx, cancel := context.WithCancel(req.Context())
 	defer cancel()
 	stream, err := h.rpc.HandleHTTP(ctx)
@@ -347,72 +352,25 @@ func (h *Harness) viaStream(req *http.Request, header http.Header, route string,
 		Method: req.Method, Path: req.URL.Path, RawQuery: req.URL.RawQuery, Headers: headers,
 		Principal: principal, RemoteAddr: req.RemoteAddr, RequestId: requestID, Route: route, PathParams: params,
 	}
-	if err := stream.Send(&pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Head{Head: head}}); err != nil {
-		return nil, err
-	}
-
-	sent := make(chan error, 1)
+	sent := make(chan struct{})
 	go func() {
-		err := sendBody(stream, req.Body)
-		if err != nil {
-			cancel()
-		}
-		sent <- err
+		defer close(sent)
+		// A failed send ends the sending only: the response tells how the
+		// exchange ended.
+		_ = protocol.SendRequest(stream, head, body)
 	}()
 	resp, err := receive(stream, req)
 	// Once the response is complete, sending the rest of a body the handler
-	// did not read is pointless; the sender's stream errors are then
-	// expected, and only a body that could not be read explains a failure.
+	// did not read is pointless.
 	cancel()
-	var bodyErr *bodyError
-	if serr := <-sent; errors.As(serr, &bodyErr) {
-		return nil, serr
-	}
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// bodyError is a failure to read the request body, as opposed to a failure
-// of the stream.
-type bodyError struct{ err error }
-
-func (e *bodyError) Error() string { return "read request body: " + e.err.Error() }
-
-func (e *bodyError) Unwrap() error { return e.err }
-
-func sendBody(stream pluginv1.Plugin_HandleHTTPClient, body io.ReadCloser) error {
-	if body != nil {
-		defer body.Close()
-		buf := make([]byte, chunkSize)
-		for {
-			n, err := io.ReadFull(body, buf)
-			if n > 0 {
-				part := &pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Body{Body: bytes.Clone(buf[:n])}}
-				if serr := stream.Send(part); serr != nil {
-					return serr
-				}
-			}
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				break
-			}
-			if err != nil {
-				return &bodyError{err}
-			}
-		}
-	}
-	return stream.CloseSend()
+	<-sent
+	return resp, err
 }
 
 func receive(stream pluginv1.Plugin_HandleHTTPClient, req *http.Request) (*http.Response, error) {
-	first, err := stream.Recv()
+	rh, err := protocol.RecvResponseHead(stream)
 	if err != nil {
 		return nil, err
-	}
-	rh := first.GetHead()
-	if rh == nil {
-		return nil, errors.New("plugin response did not start with a head")
 	}
 	header := http.Header{}
 	for k, v := range rh.Headers {
@@ -423,21 +381,14 @@ func receive(stream pluginv1.Plugin_HandleHTTPClient, req *http.Request) (*http.
 			header.Add(k, val)
 		}
 	}
-	var body bytes.Buffer
-	for {
-		part, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		body.Write(part.GetBody())
+	body, err := io.ReadAll(protocol.NewResponseBody(stream))
+	if err != nil {
+		return nil, err
 	}
 	return &http.Response{
 		Status: fmt.Sprintf("%d %s", rh.Status, http.StatusText(int(rh.Status))), StatusCode: int(rh.Status),
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: header, Body: io.NopCloser(&body), ContentLength: int64(body.Len()), Request: req,
+		Header: header, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: req,
 	}, nil
 }
 

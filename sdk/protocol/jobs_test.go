@@ -35,6 +35,25 @@ func (p *jobPlugin) RunJob(req *pluginv1.RunJobRequest, out pluginv1.Plugin_RunJ
 	return j.err
 }
 
+// serve serves impl on a local port for the test and connects to it.
+func serve(t *testing.T, impl pluginv1.PluginServer) *grpc.ClientConn {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	pluginv1.RegisterPluginServer(srv, impl)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
 func progressEvent(done, total int64, msg string) *pluginv1.JobEvent {
 	return &pluginv1.JobEvent{Event: &pluginv1.JobEvent_Progress{Progress: &pluginv1.JobProgress{Done: done, Total: total, Message: msg}}}
 }
@@ -53,20 +72,7 @@ func TestRecvJob(t *testing.T) {
 		"fails":     {events: []*pluginv1.JobEvent{progressEvent(1, 2, "half")}, err: status.Error(codes.Internal, "subscription gone")},
 		"no-result": {events: []*pluginv1.JobEvent{progressEvent(1, 2, "half")}},
 	}}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	pluginv1.RegisterPluginServer(srv, impl)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	client := pluginv1.NewPluginClient(conn)
+	client := pluginv1.NewPluginClient(serve(t, impl))
 
 	run := func(name string) (int64, []string, error) {
 		stream, err := client.RunJob(context.Background(), &pluginv1.RunJobRequest{Job: name})

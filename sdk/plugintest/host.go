@@ -56,17 +56,21 @@ type hostService struct {
 	fresh  []FreshMark
 }
 
-func newHostService(opts Options, plugin pluginv1.PluginClient, desc *pluginv1.DescribeResponse) *hostService {
+func newHostService(opts Options, plugin pluginv1.PluginClient) *hostService {
 	tenants := slices.Clone(opts.Tenants)
 	// The host lists tenants ordered by name, then id.
 	slices.SortStableFunc(tenants, func(a, b sdk.Tenant) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})
-	published := map[string]bool{}
+	return &hostService{tenants: tenants, datasets: opts.Datasets, plugin: plugin, published: map[string]bool{}}
+}
+
+// publish notes the datasets the plugin describes. It runs before the
+// service is served.
+func (h *hostService) publish(desc *pluginv1.DescribeResponse) {
 	for _, d := range desc.Datasets {
-		published[d.Name] = true
+		h.published[d.Name] = true
 	}
-	return &hostService{tenants: tenants, datasets: opts.Datasets, plugin: plugin, published: published}
 }
 
 func (h *hostService) ListTenants(_ context.Context, req *pluginv1.ListTenantsRequest) (*pluginv1.ListTenantsResponse, error) {

@@ -37,7 +37,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk"
@@ -140,59 +139,54 @@ func dataSocketPath(t testing.TB, opts Options) string {
 }
 
 // configure does what the host does once a plugin has answered the
-// handshake: Describe, apply migrations, serve the Host service on the
-// broker and Configure. It is shared by New and Start so that both drive a
-// plugin identically.
+// handshake, with the same protocol.Startup: Describe, the checks of its
+// routes, migrations, the Host service on the broker and Configure. It is
+// shared by New and Start so that both drive a plugin identically.
 func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath string) (*Harness, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	desc, err := pc.Describe(ctx, &pluginv1.DescribeRequest{})
-	if err != nil {
-		return nil, fmt.Errorf("describe: %w", err)
+	h := &Harness{t: t, rpc: pc, host: newHostService(opts, pc)}
+	startup := &protocol.Startup{
+		Described: func(desc *pluginv1.DescribeResponse) error {
+			routes, err := protocol.ParseRoutes(desc.Routes)
+			if err != nil {
+				return err
+			}
+			h.desc, h.routes = desc, routes
+			h.host.publish(desc)
+			return nil
+		},
+		Host: h.host,
+		Configure: func(desc *pluginv1.DescribeResponse) (*pluginv1.ConfigureRequest, error) {
+			req := &pluginv1.ConfigureRequest{
+				Config: opts.Config, DatabaseUrl: opts.DatabaseURL,
+				Environment: opts.Environment, DataDir: opts.DataDir, Cloud: opts.Cloud,
+			}
+			if socketPath != "" {
+				if !slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
+					return nil, fmt.Errorf("DataSocket is set but the plugin does not announce %q", protocol.CapabilityHTTPSocket)
+				}
+				h.socketPath, h.token = socketPath, randomToken()
+				req.DataSocket, req.DataToken = h.socketPath, h.token
+			}
+			return req, nil
+		},
 	}
-	if desc.ProtocolVersion != protocol.Version {
-		return nil, fmt.Errorf("plugin speaks protocol %d, the host speaks %d", desc.ProtocolVersion, protocol.Version)
+	if opts.Migrate != nil {
+		startup.Migrate = func(ctx context.Context, files []*pluginv1.Migration) error {
+			fsys := fstest.MapFS{}
+			for _, m := range files {
+				fsys[m.Name] = &fstest.MapFile{Data: m.Content}
+			}
+			return opts.Migrate(ctx, fsys)
+		}
 	}
-	routes, err := protocol.ParseRoutes(desc.Routes)
+	started, err := startup.Run(ctx, pc)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Migrate != nil && len(desc.Migrations) > 0 {
-		fsys := fstest.MapFS{}
-		for _, m := range desc.Migrations {
-			fsys[m.Name] = &fstest.MapFile{Data: m.Content}
-		}
-		if err := opts.Migrate(ctx, fsys); err != nil {
-			return nil, fmt.Errorf("migrations: %w", err)
-		}
-	}
-
-	h := &Harness{t: t, rpc: pc, desc: desc, routes: routes, host: newHostService(opts, pc, desc)}
-	hostID := pc.Broker.NextId()
-	go pc.Broker.AcceptAndServe(hostID, func(o []grpc.ServerOption) *grpc.Server {
-		srv := grpc.NewServer(o...)
-		pluginv1.RegisterHostServer(srv, h.host)
-		return srv
-	})
-
-	req := &pluginv1.ConfigureRequest{
-		Config: opts.Config, DatabaseUrl: opts.DatabaseURL, HostBrokerId: hostID,
-		Environment: opts.Environment, DataDir: opts.DataDir, Cloud: opts.Cloud,
-		HostCapabilities: protocol.HostCapabilities(),
-	}
 	if socketPath != "" {
-		if !slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
-			return nil, fmt.Errorf("DataSocket is set but the plugin does not announce %q", protocol.CapabilityHTTPSocket)
-		}
-		h.socketPath, h.token = socketPath, randomToken()
-		req.DataSocket, req.DataToken = h.socketPath, h.token
-	}
-	resp, err := pc.Configure(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("configure: %w", err)
-	}
-	if socketPath != "" {
-		if !resp.DataSocketReady {
+		if !started.Configured.DataSocketReady {
 			return nil, errors.New("the plugin did not accept the data socket; its log says why")
 		}
 		h.socket = newSocketClient(socketPath)

@@ -181,15 +181,8 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	for _, h := range protocol.StrippedHeaders {
 		req.Header.Del(h)
 	}
-	req.Header.Set(protocol.HeaderToken, plane.token)
-	req.Header.Set(protocol.HeaderRequestID, requestID)
-	req.Header.Set(protocol.HeaderRoute, r.Pattern)
-	if principal != nil {
-		enc, err := protocol.EncodePrincipal(principal)
-		if err != nil {
-			return err
-		}
-		req.Header.Set(protocol.HeaderPrincipal, enc)
+	if err := protocol.SetSocketHeaders(req.Header.Set, plane.token, requestID, r.Pattern, principal); err != nil {
+		return err
 	}
 	req.SetHost("plugin")
 	limit = limit.forRequest(c, requestID)

@@ -395,15 +395,8 @@ func (h *Harness) viaSocket(req *http.Request, header http.Header, route string,
 	}
 	out.Header = header
 	out.ContentLength = req.ContentLength
-	out.Header.Set(protocol.HeaderToken, h.token)
-	out.Header.Set(protocol.HeaderRequestID, requestID)
-	out.Header.Set(protocol.HeaderRoute, route)
-	if principal != nil {
-		enc, err := protocol.EncodePrincipal(principal)
-		if err != nil {
-			return nil, err
-		}
-		out.Header.Set(protocol.HeaderPrincipal, enc)
+	if err := protocol.SetSocketHeaders(out.Header.Set, h.token, requestID, route, principal); err != nil {
+		return nil, err
 	}
 	resp, err := h.socket.Do(out)
 	if err != nil {

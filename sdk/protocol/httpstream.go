@@ -78,3 +78,21 @@ func (b *ResponseBody) Read(p []byte) (int, error) {
 	b.buf = b.buf[n:]
 	return n, nil
 }
+
+// SetSocketHeaders sets on a request passed on over the data socket the
+// headers the plugin reads there in place of the HandleHTTP head: the data
+// token, the request id, the matched route and, unless the caller is
+// anonymous (nil), the principal. set is the request's header setter.
+func SetSocketHeaders(set func(key, value string), token, requestID, route string, principal *pluginv1.Principal) error {
+	set(HeaderToken, token)
+	set(HeaderRequestID, requestID)
+	set(HeaderRoute, route)
+	if principal != nil {
+		enc, err := EncodePrincipal(principal)
+		if err != nil {
+			return err
+		}
+		set(HeaderPrincipal, enc)
+	}
+	return nil
+}

@@ -245,26 +245,26 @@ func (h *Harness) Do(req *http.Request, p sdk.Principal) *http.Response {
 // apply rate limits.
 func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response, error) {
 	route, params := h.matchRoute(req.Method, req.URL.Path)
-	switch {
-	case route == nil:
+	if route == nil {
 		return problemResponse(req, http.StatusNotFound, "no route for "+req.Method+" "+req.URL.Path), nil
-	case route.Auth != pluginv1.Auth_AUTH_NONE && p.Anonymous():
-		resp := problemResponse(req, http.StatusUnauthorized, "authentication required")
-		resp.Header.Set("WWW-Authenticate", "Bearer")
-		return resp, nil
-	case route.Auth == pluginv1.Auth_AUTH_ADMIN && !p.IsAdmin:
-		return problemResponse(req, http.StatusForbidden, "admin role required"), nil
-	}
-	if errs := route.Validate(func(name string) []string { return req.URL.Query()[name] }, params); len(errs) > 0 {
-		p := sdk.Problem{Title: http.StatusText(http.StatusUnprocessableEntity), Status: http.StatusUnprocessableEntity, Detail: "validation failed"}
-		for _, e := range errs {
-			p.Errors = append(p.Errors, sdk.ErrorDetail{Location: e.Location, Message: e.Message, Value: e.Value})
-		}
-		return problem(req, p), nil
 	}
 	var principal *pluginv1.Principal
 	if !p.Anonymous() {
 		principal = principalProto(p)
+	}
+	if status, detail := route.Admit(principal); status != 0 {
+		resp := problemResponse(req, status, detail)
+		if status == http.StatusUnauthorized {
+			resp.Header.Set("WWW-Authenticate", "Bearer")
+		}
+		return resp, nil
+	}
+	if errs := route.Validate(func(name string) []string { return req.URL.Query()[name] }, params); len(errs) > 0 {
+		prob := sdk.Problem{Title: http.StatusText(http.StatusUnprocessableEntity), Status: http.StatusUnprocessableEntity, Detail: "validation failed"}
+		for _, e := range errs {
+			prob.Errors = append(prob.Errors, sdk.ErrorDetail{Location: e.Location, Message: e.Message, Value: e.Value})
+		}
+		return problem(req, prob), nil
 	}
 	requestID := req.Header.Get(protocol.HeaderRequestID)
 	if requestID == "" {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -102,4 +103,19 @@ func (r *Route) Match(method string, path []string) (map[string]string, bool) {
 // route's operation; see Params.Validate.
 func (r *Route) Validate(query func(string) []string, pathParams map[string]string) []*huma.ErrorDetail {
 	return r.Params.Validate(query, pathParams)
+}
+
+// Admit reports how the host refuses a caller the route's auth requirement
+// does not admit: 401 for an anonymous caller (nil principal) on a route
+// that is not AUTH_NONE, 403 for one who is not an admin on an AUTH_ADMIN
+// route, each with the problem's detail; status is 0 when the caller is
+// admitted.
+func (r *Route) Admit(principal *pluginv1.Principal) (status int, detail string) {
+	switch {
+	case r.Auth != pluginv1.Auth_AUTH_NONE && principal == nil:
+		return http.StatusUnauthorized, "authentication required"
+	case r.Auth == pluginv1.Auth_AUTH_ADMIN && !principal.GetIsAdmin():
+		return http.StatusForbidden, "admin role required"
+	}
+	return 0, ""
 }

@@ -114,8 +114,8 @@ func (h *hostService) AppendAudit(_ context.Context, req *pluginv1.AppendAuditRe
 }
 
 func (h *hostService) MarkFresh(_ context.Context, req *pluginv1.MarkFreshRequest) (*pluginv1.MarkFreshResponse, error) {
-	if req.TenantId == "" || req.Domain == "" {
-		return nil, status.Error(codes.InvalidArgument, "tenant_id and domain are required")
+	if err := protocol.CheckMarkFresh(req); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	m := FreshMark{TenantID: req.TenantId, Domain: req.Domain, SyncedAt: time.UnixMilli(req.SyncedAtUnixMs).UTC()}
 	h.mu.Lock()

@@ -1,9 +1,12 @@
 package protocol
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 )
 
 var auditActionRE = regexp.MustCompile(`^[a-z0-9_]+\.[a-z0-9_]+\.[a-z0-9_]+$`)
@@ -27,6 +30,15 @@ func CheckAuditAction(action string) error {
 func CheckAuditStatus(status string) error {
 	if !slices.Contains(AuditStatuses[:], status) {
 		return fmt.Errorf("%q is not one of %s, %s, %s", status, AuditStatuses[0], AuditStatuses[1], AuditStatuses[2])
+	}
+	return nil
+}
+
+// CheckMarkFresh reports what is wrong with a freshness mark, nil when the
+// host records it: a mark names its tenant and its domain.
+func CheckMarkFresh(req *pluginv1.MarkFreshRequest) error {
+	if req.TenantId == "" || req.Domain == "" {
+		return errors.New("tenant_id and domain are required")
 	}
 	return nil
 }

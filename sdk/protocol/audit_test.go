@@ -3,6 +3,7 @@ package protocol_test
 import (
 	"testing"
 
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
@@ -27,6 +28,18 @@ func TestCheckAuditStatus(t *testing.T) {
 	for status, ok := range map[string]bool{"success": true, "failure": true, "warning": true, "": false, "Success": false, "ok": false} {
 		if err := protocol.CheckAuditStatus(status); (err == nil) != ok {
 			t.Errorf("CheckAuditStatus(%q) = %v, want ok %v", status, err, ok)
+		}
+	}
+}
+
+func TestCheckMarkFresh(t *testing.T) {
+	for _, tc := range []struct {
+		tenant, domain string
+		ok             bool
+	}{{"t1", "costs", true}, {"", "costs", false}, {"t1", "", false}} {
+		err := protocol.CheckMarkFresh(&pluginv1.MarkFreshRequest{TenantId: tc.tenant, Domain: tc.domain})
+		if (err == nil) != tc.ok {
+			t.Errorf("%q %q: %v, want ok %v", tc.tenant, tc.domain, err, tc.ok)
 		}
 	}
 }

@@ -17,10 +17,6 @@ import (
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
-// chunkSize bounds one body message of the HandleHTTP stream, well under
-// gRPC's default 4 MB message limit, so bodies of any size stream through.
-const chunkSize = 64 << 10
-
 // HandleHTTP serves one request that arrives over the gRPC stream.
 func (s *server) HandleHTTP(stream pluginv1.Plugin_HandleHTTPServer) error {
 	handler, err := s.currentHandler()
@@ -137,11 +133,11 @@ func (w *streamWriter) Write(p []byte) (int, error) {
 	}
 	n := len(p)
 	for len(p) > 0 {
-		room := chunkSize - w.buf.Len()
+		room := protocol.ChunkSize - w.buf.Len()
 		take := min(room, len(p))
 		w.buf.Write(p[:take])
 		p = p[take:]
-		if w.buf.Len() >= chunkSize {
+		if w.buf.Len() >= protocol.ChunkSize {
 			w.Flush()
 			if w.err != nil {
 				return 0, w.err

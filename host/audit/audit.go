@@ -9,12 +9,13 @@ package audit
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // Entry statuses.
@@ -68,10 +69,8 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("audit: invalid %s: %s", e.Field, e.Reason)
 }
 
-var actionRE = regexp.MustCompile(`^[a-z0-9_]+\.[a-z0-9_]+\.[a-z0-9_]+$`)
-
 func validStatus(s string) bool {
-	return s == StatusSuccess || s == StatusFailure || s == StatusWarning
+	return protocol.CheckAuditStatus(s) == nil
 }
 
 // Store reads and appends audit entries.
@@ -88,13 +87,11 @@ func NewStore(db *bun.DB) *Store {
 // Timestamp with the current time; any ID set by the caller is ignored.
 // A malformed Action or Status yields a *ValidationError.
 func (s *Store) Append(ctx context.Context, e Entry) error {
-	if !actionRE.MatchString(e.Action) {
-		return &ValidationError{Field: "action", Reason: fmt.Sprintf(
-			"%q is not <category>.<name>.<outcome> with each part made of a-z, 0-9 and _", e.Action)}
+	if err := protocol.CheckAuditAction(e.Action); err != nil {
+		return &ValidationError{Field: "action", Reason: err.Error()}
 	}
-	if !validStatus(e.Status) {
-		return &ValidationError{Field: "status", Reason: fmt.Sprintf(
-			"%q is not one of %s, %s, %s", e.Status, StatusSuccess, StatusFailure, StatusWarning)}
+	if err := protocol.CheckAuditStatus(e.Status); err != nil {
+		return &ValidationError{Field: "status", Reason: err.Error()}
 	}
 
 	e.ID = 0

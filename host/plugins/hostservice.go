@@ -69,8 +69,8 @@ func (h *hostService) MarkFresh(ctx context.Context, req *pluginv1.MarkFreshRequ
 	if err != nil {
 		return nil, err
 	}
-	if req.TenantId == "" || req.Domain == "" {
-		return nil, status.Error(codes.InvalidArgument, "tenant_id and domain are required")
+	if err := protocol.CheckMarkFresh(req); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	if err := b.MarkFresh(ctx, req.TenantId, req.Domain, time.UnixMilli(req.SyncedAtUnixMs).UTC()); err != nil {
 		return nil, grpcError(err)

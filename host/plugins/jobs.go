@@ -3,10 +3,10 @@ package plugins
 import (
 	"context"
 	"errors"
-	"io"
 	"time"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // JobProgress is a progress report of a running job.
@@ -31,22 +31,15 @@ func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, prog
 	if err != nil {
 		return 0, err
 	}
-	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return 0, errors.New("job ended without a result")
-		}
-		if err != nil {
-			s.metrics.rpcErrors.WithLabelValues(plugin, "RunJob").Inc()
-			return 0, err
-		}
-		if p := ev.GetProgress(); p != nil && progress != nil {
-			progress(JobProgress{Done: p.Done, Total: p.Total, Message: p.Message})
-		}
-		if r := ev.GetResult(); r != nil {
-			return r.RecordsProcessed, nil
-		}
+	var relay func(*pluginv1.JobProgress)
+	if progress != nil {
+		relay = func(p *pluginv1.JobProgress) { progress(JobProgress{Done: p.Done, Total: p.Total, Message: p.Message}) }
 	}
+	n, err := protocol.RecvJob(stream, relay)
+	if err != nil && !errors.Is(err, protocol.ErrJobWithoutResult) {
+		s.metrics.rpcErrors.WithLabelValues(plugin, "RunJob").Inc()
+	}
+	return n, err
 }
 
 // CheckHealth asks every running plugin for its health.

@@ -125,13 +125,6 @@ func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("plugin %s did not answer within %s", e.Plugin, e.Timeout)
 }
 
-// strippedHeaders never reach a plugin: the host has already authenticated
-// the caller, and a plugin must not see or replay credentials.
-var strippedHeaders = []string{
-	fiber.HeaderAuthorization, fiber.HeaderCookie, "X-Api-Key",
-	protocol.HeaderToken, protocol.HeaderPrincipal, protocol.HeaderRoute,
-}
-
 // Proxy forwards the request in c to the route's plugin with the verified
 // principal, and streams the plugin's response into c: its status and
 // headers before Proxy returns, its body as fasthttp writes the response,
@@ -185,18 +178,11 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
 	c.Request().CopyTo(req)
-	for _, h := range strippedHeaders {
+	for _, h := range protocol.StrippedHeaders {
 		req.Header.Del(h)
 	}
-	req.Header.Set(protocol.HeaderToken, plane.token)
-	req.Header.Set(protocol.HeaderRequestID, requestID)
-	req.Header.Set(protocol.HeaderRoute, r.Pattern)
-	if principal != nil {
-		enc, err := protocol.EncodePrincipal(principal)
-		if err != nil {
-			return err
-		}
-		req.Header.Set(protocol.HeaderPrincipal, enc)
+	if err := protocol.SetSocketHeaders(req.Header.Set, plane.token, requestID, r.Pattern, principal); err != nil {
+		return err
 	}
 	req.SetHost("plugin")
 	limit = limit.forRequest(c, requestID)
@@ -267,12 +253,9 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	return nil
 }
 
-// proxyStream carries the exchange over the HandleHTTP stream. The request
-// is sent from its own goroutine while the response is read: a handler may
-// answer before it has read the whole body (a 413, say), and one that
-// streams its answer while reading would stall a send-then-receive
-// exchange once gRPC's flow-control windows fill up in both directions.
-// The exchange ends when fasthttp has written the response body; until
+// proxyStream carries the exchange over the HandleHTTP stream, as the
+// protocol's stream client functions do; the request is sent from its own
+// goroutine while the response is read. The exchange ends when fasthttp has written the response body; until
 // then the request body the sender reads from is fasthttp's still.
 func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[string]string, principal *pluginv1.Principal, requestID string, timeout time.Duration, limit bodyLimit) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), timeout+bodyTimeout)
@@ -301,7 +284,7 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 		}
 		headers[key] = &pluginv1.HeaderValues{Values: []string{string(v)}}
 	}
-	for _, h := range strippedHeaders {
+	for _, h := range protocol.StrippedHeaders {
 		delete(headers, h)
 	}
 	head := &pluginv1.HTTPRequestHead{
@@ -317,7 +300,7 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 		// ended, and the receiving side learns how — with the plugin's
 		// whole answer when it answered without reading the rest of the
 		// body, else with the error.
-		_ = sendRequest(stream, head, body)
+		_ = protocol.SendRequest(stream, head, body)
 	}()
 	limit = limit.forRequest(c, requestID)
 	// Ending the exchange stops a send the plugin no longer reads.
@@ -325,7 +308,7 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 		cancel()
 		<-sent
 	}
-	first, err := stream.Recv()
+	rh, err := protocol.RecvResponseHead(stream)
 	if !headTimer.Stop() {
 		end(false)
 		return &TimeoutError{Plugin: r.Plugin, Timeout: timeout}
@@ -333,11 +316,6 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 	if err != nil {
 		end(false)
 		return err
-	}
-	rh := first.GetHead()
-	if rh == nil {
-		end(false)
-		return errors.New("plugin response did not start with a head")
 	}
 	declared := int64(-1)
 	if v := rh.Headers[fiber.HeaderContentLength]; v != nil && len(v.Values) == 1 {
@@ -359,42 +337,8 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 			out.Header.Add(k, val)
 		}
 	}
-	out.SetBodyStream(limit.body(&streamBody{stream: stream}, end), -1)
+	out.SetBodyStream(limit.body(protocol.NewResponseBody(stream), end), -1)
 	return nil
-}
-
-func sendRequest(stream pluginv1.Plugin_HandleHTTPClient, head *pluginv1.HTTPRequestHead, body []byte) error {
-	if err := stream.Send(&pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Head{Head: head}}); err != nil {
-		return err
-	}
-	for len(body) > 0 {
-		n := min(len(body), 64<<10)
-		if err := stream.Send(&pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Body{Body: body[:n]}}); err != nil {
-			return err
-		}
-		body = body[n:]
-	}
-	return stream.CloseSend()
-}
-
-// streamBody reads the body parts of the HandleHTTP stream that follow
-// the response head.
-type streamBody struct {
-	stream pluginv1.Plugin_HandleHTTPClient
-	buf    []byte
-}
-
-func (b *streamBody) Read(p []byte) (int, error) {
-	for len(b.buf) == 0 {
-		part, err := b.stream.Recv()
-		if err != nil {
-			return 0, err
-		}
-		b.buf = part.GetBody()
-	}
-	n := copy(p, b.buf)
-	b.buf = b.buf[n:]
-	return n, nil
 }
 
 // errBodyCapped ends a response whose body went past max_response_bytes.

@@ -45,7 +45,7 @@ func proxyApp(rpc *protocol.Client) *fiber.App {
 	app := fiber.New(fiber.Config{BodyLimit: 64 << 20})
 	limit := bodyLimit{plugin: "p", max: DefaultMaxResponseBytes, log: hclog.NewNullLogger()}
 	app.Post("/*", func(c *fiber.Ctx) error {
-		r := &Route{Plugin: "p", Method: fiber.MethodPost, Pattern: c.Path()}
+		r := &Route{Plugin: "p", Route: protocol.Route{Method: fiber.MethodPost, Pattern: c.Path()}}
 		if err := proxyStream(c, rpc, r, nil, nil, "req-1", DefaultRequestTimeout, limit); err != nil {
 			return fiber.NewError(fiber.StatusServiceUnavailable, fmt.Sprintf("proxy: %v", err))
 		}
@@ -177,7 +177,7 @@ func timedPlaneServer(t *testing.T, plane string, p *sdk.Plugin, max int64, time
 	// As in the host: a cut-off body must not end as a whole compressed one.
 	app.Use(compress.New(compress.Config{Level: compress.LevelBestSpeed}))
 	app.Get("/*", func(c *fiber.Ctx) error {
-		err := proxy(c, &Route{Plugin: "p", Method: fiber.MethodGet, Pattern: c.Path()})
+		err := proxy(c, &Route{Plugin: "p", Route: protocol.Route{Method: fiber.MethodGet, Pattern: c.Path()}})
 		var refused *fiber.Error
 		var timedOut *TimeoutError
 		if errors.As(err, &timedOut) {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -366,58 +367,53 @@ func (i *Instance) start(ctx context.Context) error {
 	pc := raw.(*protocol.Client)
 	callCtx, cancel := context.WithTimeout(ctx, i.Decl.StartTimeout)
 	defer cancel()
-	desc, err := pc.Describe(callCtx, &pluginv1.DescribeRequest{})
-	if err != nil {
-		return fail(fmt.Errorf("describe: %w", err))
+	var plane dataPlane
+	var routesFailed bool
+	startup := &protocol.Startup{
+		Name: i.Decl.Name,
+		Described: func(desc *pluginv1.DescribeResponse) error {
+			err := s.routes.set(i, desc.Routes, s.opts.Reserved)
+			routesFailed = err != nil
+			return err
+		},
+		Host: &hostService{sup: s, plugin: i.Decl.Name},
+		Configure: func(desc *pluginv1.DescribeResponse) (*pluginv1.ConfigureRequest, error) {
+			cloudSettings, err := pluginCloud(s.opts.Cloud, i.Decl.CloudCredential)
+			if err != nil {
+				return nil, fmt.Errorf("cloud settings: %w", err)
+			}
+			req := &pluginv1.ConfigureRequest{
+				Config: i.Decl.Config, DatabaseUrl: s.opts.DatabaseURL,
+				Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
+			}
+			if i.Decl.DataPlane == "socket" && slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
+				plane.socketPath = filepath.Join(s.runtime.path, i.Decl.Name+".sock")
+				plane.token = randomToken()
+				req.DataSocket, req.DataToken = plane.socketPath, plane.token
+			}
+			return req, nil
+		},
 	}
-	permanent := func(err error) error {
+	if s.opts.Migrate != nil {
+		startup.Migrate = func(ctx context.Context, files []*pluginv1.Migration) error {
+			return s.opts.Migrate(ctx, i.Decl.Name, files)
+		}
+	}
+	started, err := startup.Run(callCtx, pc)
+	var mismatch *protocol.MismatchError
+	switch {
+	case errors.As(err, &mismatch):
 		client.Kill()
 		i.setState(StateFailed, err)
 		return &permanentError{err}
-	}
-	if desc.ProtocolVersion != protocol.Version {
-		return permanent(fmt.Errorf("plugin speaks protocol %d, host speaks %d", desc.ProtocolVersion, protocol.Version))
-	}
-	if desc.Name != i.Decl.Name {
-		return permanent(fmt.Errorf("binary describes itself as %q, declared as %q", desc.Name, i.Decl.Name))
-	}
-	if err := s.routes.set(i, desc.Routes, s.opts.Reserved); err != nil {
+	case routesFailed:
 		client.Kill()
 		i.setState(StateFailed, err)
 		return err
+	case err != nil:
+		return fail(err)
 	}
-	if s.opts.Migrate != nil && len(desc.Migrations) > 0 {
-		if err := s.opts.Migrate(callCtx, i.Decl.Name, desc.Migrations); err != nil {
-			return fail(fmt.Errorf("migrations: %w", err))
-		}
-	}
-	hostID := pc.Broker.NextId()
-	hostSrv := make(chan *grpc.Server, 1)
-	go pc.Broker.AcceptAndServe(hostID, func(opts []grpc.ServerOption) *grpc.Server {
-		srv := grpc.NewServer(opts...)
-		pluginv1.RegisterHostServer(srv, &hostService{sup: s, plugin: i.Decl.Name})
-		hostSrv <- srv
-		return srv
-	})
-	cloudSettings, err := pluginCloud(s.opts.Cloud, i.Decl.CloudCredential)
-	if err != nil {
-		return fail(fmt.Errorf("cloud settings: %w", err))
-	}
-	req := &pluginv1.ConfigureRequest{
-		Config: i.Decl.Config, DatabaseUrl: s.opts.DatabaseURL, HostBrokerId: hostID,
-		Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
-		HostCapabilities: protocol.HostCapabilities(),
-	}
-	var plane dataPlane
-	if i.Decl.DataPlane == "socket" && hasCapability(desc, protocol.CapabilityHTTPSocket) {
-		plane.socketPath = filepath.Join(s.runtime.path, i.Decl.Name+".sock")
-		plane.token = randomToken()
-		req.DataSocket, req.DataToken = plane.socketPath, plane.token
-	}
-	cres, err := pc.Configure(callCtx, req)
-	if err != nil {
-		return fail(fmt.Errorf("configure: %w", err))
-	}
+	desc, cres := started.Describe, started.Configured
 	if cres.DataSocketReady && plane.socketPath != "" {
 		plane.socket = newSocketClient(plane.socketPath)
 	}
@@ -432,7 +428,7 @@ func (i *Instance) start(ctx context.Context) error {
 	// lastError stays: after a restart it says what the plugin recovered from.
 	i.startedAt = time.Now()
 	select {
-	case i.hostSrv = <-hostSrv:
+	case i.hostSrv = <-started.HostServer:
 	default:
 	}
 	i.mu.Unlock()
@@ -614,15 +610,6 @@ func verifyChecksum(path, want string) error {
 		return fmt.Errorf("checksum mismatch for %s: sha256 is %s, plugins.hcl says %s", path, got, want)
 	}
 	return nil
-}
-
-func hasCapability(desc *pluginv1.DescribeResponse, c string) bool {
-	for _, have := range desc.Capabilities {
-		if have == c {
-			return true
-		}
-	}
-	return false
 }
 
 func randomToken() string {

@@ -20,17 +20,15 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	c.Locals(localRoute, r.Pattern)
-	p := PrincipalOf(c)
-	switch {
-	case r.Auth != pluginv1.Auth_AUTH_NONE && p == nil:
-		c.Set("WWW-Authenticate", "Bearer")
-		detail := "authentication required"
-		if msg, ok := c.Locals(localAuthError).(string); ok {
-			detail = msg
+	principal := toProto(PrincipalOf(c))
+	if status, detail := r.Admit(principal); status != 0 {
+		if status == http.StatusUnauthorized {
+			c.Set("WWW-Authenticate", "Bearer")
+			if msg, ok := c.Locals(localAuthError).(string); ok {
+				detail = msg
+			}
 		}
-		return writeProblem(c, http.StatusUnauthorized, detail, nil)
-	case r.Auth == pluginv1.Auth_AUTH_ADMIN && !p.IsAdmin:
-		return writeProblem(c, http.StatusForbidden, "admin role required", nil)
+		return writeProblem(c, status, detail, nil)
 	}
 	errs := inputErrors(c, params)
 	if len(errs) == 0 {
@@ -52,5 +50,5 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 		}
 		defer s.syncSlots.Release(1)
 	}
-	return s.deps.Plugins.Proxy(c, r, params, toProto(p), requestID(c))
+	return s.deps.Plugins.Proxy(c, r, params, principal, requestID(c))
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -38,11 +37,6 @@ type FreshMark struct {
 	SyncedAt time.Time
 }
 
-// The host's audit log refuses entries that do not follow these rules.
-var auditActionRE = regexp.MustCompile(`^[a-z0-9_]+\.[a-z0-9_]+\.[a-z0-9_]+$`)
-
-var auditStatuses = []string{"success", "failure", "warning"}
-
 // datasetBatch is how many records go in one chunk of a dataset stream, as
 // the SDK batches them.
 const datasetBatch = 256
@@ -62,17 +56,21 @@ type hostService struct {
 	fresh  []FreshMark
 }
 
-func newHostService(opts Options, plugin pluginv1.PluginClient, desc *pluginv1.DescribeResponse) *hostService {
+func newHostService(opts Options, plugin pluginv1.PluginClient) *hostService {
 	tenants := slices.Clone(opts.Tenants)
 	// The host lists tenants ordered by name, then id.
 	slices.SortStableFunc(tenants, func(a, b sdk.Tenant) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})
-	published := map[string]bool{}
+	return &hostService{tenants: tenants, datasets: opts.Datasets, plugin: plugin, published: map[string]bool{}}
+}
+
+// publish notes the datasets the plugin describes. It runs before the
+// service is served.
+func (h *hostService) publish(desc *pluginv1.DescribeResponse) {
 	for _, d := range desc.Datasets {
-		published[d.Name] = true
+		h.published[d.Name] = true
 	}
-	return &hostService{tenants: tenants, datasets: opts.Datasets, plugin: plugin, published: published}
 }
 
 func (h *hostService) ListTenants(_ context.Context, req *pluginv1.ListTenantsRequest) (*pluginv1.ListTenantsResponse, error) {
@@ -93,12 +91,11 @@ func (h *hostService) ListTenants(_ context.Context, req *pluginv1.ListTenantsRe
 }
 
 func (h *hostService) AppendAudit(_ context.Context, req *pluginv1.AppendAuditRequest) (*pluginv1.AppendAuditResponse, error) {
-	if !auditActionRE.MatchString(req.Action) {
-		return nil, status.Errorf(codes.InvalidArgument,
-			"audit: invalid action: %q is not <category>.<name>.<outcome> with each part made of a-z, 0-9 and _", req.Action)
+	if err := protocol.CheckAuditAction(req.Action); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "audit: invalid action: %v", err)
 	}
-	if !slices.Contains(auditStatuses, req.Status) {
-		return nil, status.Errorf(codes.InvalidArgument, "audit: invalid status: %q is not one of success, failure, warning", req.Status)
+	if err := protocol.CheckAuditStatus(req.Status); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "audit: invalid status: %v", err)
 	}
 	var details map[string]any
 	if len(req.Details) > 0 {
@@ -117,8 +114,8 @@ func (h *hostService) AppendAudit(_ context.Context, req *pluginv1.AppendAuditRe
 }
 
 func (h *hostService) MarkFresh(_ context.Context, req *pluginv1.MarkFreshRequest) (*pluginv1.MarkFreshResponse, error) {
-	if req.TenantId == "" || req.Domain == "" {
-		return nil, status.Error(codes.InvalidArgument, "tenant_id and domain are required")
+	if err := protocol.CheckMarkFresh(req); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	m := FreshMark{TenantID: req.TenantId, Domain: req.Domain, SyncedAt: time.UnixMilli(req.SyncedAtUnixMs).UTC()}
 	h.mu.Lock()

@@ -591,3 +591,32 @@ func TestHealth(t *testing.T) {
 		t.Errorf("health = %+v", got)
 	}
 }
+
+// TestParametersValidatedAsOnTheHost sends parameters the route's operation
+// refuses and expects the host's 422, naming each parameter, before the
+// handler runs.
+func TestParametersValidatedAsOnTheHost(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{})
+	for _, tc := range []struct {
+		query, msg string
+		value      any
+	}{
+		{"?limit=abc", "expected integer", "abc"},
+		{"?limit=0", "expected number >= 1", 0.0},
+		{"?limit=501", "expected number <= 500", 501.0},
+	} {
+		resp := h.Do(httptest.NewRequest("GET", "/api/v1/demo/items"+tc.query, nil), alice)
+		p := decode[sdk.Problem](t, resp)
+		if resp.StatusCode != http.StatusUnprocessableEntity || p.Status != http.StatusUnprocessableEntity || p.Detail != "validation failed" ||
+			resp.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%q: %d %+v", tc.query, resp.StatusCode, p)
+			continue
+		}
+		if len(p.Errors) != 1 || p.Errors[0].Location != "query.limit" || p.Errors[0].Message != tc.msg || p.Errors[0].Value != tc.value {
+			t.Errorf("%q: errors %+v", tc.query, p.Errors)
+		}
+	}
+	if resp := h.Do(httptest.NewRequest("GET", "/api/v1/demo/items?limit=500", nil), alice); resp.StatusCode != http.StatusOK {
+		t.Errorf("limit=500: status %d", resp.StatusCode)
+	}
+}

@@ -37,7 +37,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk"
@@ -47,9 +46,6 @@ import (
 // callTimeout bounds Describe, Configure and CheckHealth, which the host
 // also bounds; a plugin that blocks in them would otherwise hang the test.
 const callTimeout = 30 * time.Second
-
-// chunkSize is the body chunk the host sends over the HandleHTTP stream.
-const chunkSize = 64 << 10
 
 // Options configure the plugin and the Host service it talks to.
 type Options struct {
@@ -97,10 +93,11 @@ type Progress struct {
 // methods may be called from any goroutine except Do, which fails the test
 // on a broken exchange and so belongs to the test's own goroutine.
 type Harness struct {
-	t    testing.TB
-	rpc  pluginv1.PluginClient
-	desc *pluginv1.DescribeResponse
-	host *hostService
+	t      testing.TB
+	rpc    pluginv1.PluginClient
+	desc   *pluginv1.DescribeResponse
+	routes []*protocol.Route
+	host   *hostService
 
 	socketPath string
 	token      string
@@ -142,86 +139,60 @@ func dataSocketPath(t testing.TB, opts Options) string {
 }
 
 // configure does what the host does once a plugin has answered the
-// handshake: Describe, apply migrations, serve the Host service on the
-// broker and Configure. It is shared by New and Start so that both drive a
-// plugin identically.
+// handshake, with the same protocol.Startup: Describe, the checks of its
+// routes, migrations, the Host service on the broker and Configure. It is
+// shared by New and Start so that both drive a plugin identically.
 func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath string) (*Harness, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	desc, err := pc.Describe(ctx, &pluginv1.DescribeRequest{})
+	h := &Harness{t: t, rpc: pc, host: newHostService(opts, pc)}
+	startup := &protocol.Startup{
+		Described: func(desc *pluginv1.DescribeResponse) error {
+			routes, err := protocol.ParseRoutes(desc.Routes)
+			if err != nil {
+				return err
+			}
+			h.desc, h.routes = desc, routes
+			h.host.publish(desc)
+			return nil
+		},
+		Host: h.host,
+		Configure: func(desc *pluginv1.DescribeResponse) (*pluginv1.ConfigureRequest, error) {
+			req := &pluginv1.ConfigureRequest{
+				Config: opts.Config, DatabaseUrl: opts.DatabaseURL,
+				Environment: opts.Environment, DataDir: opts.DataDir, Cloud: opts.Cloud,
+			}
+			if socketPath != "" {
+				if !slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
+					return nil, fmt.Errorf("DataSocket is set but the plugin does not announce %q", protocol.CapabilityHTTPSocket)
+				}
+				h.socketPath, h.token = socketPath, randomToken()
+				req.DataSocket, req.DataToken = h.socketPath, h.token
+			}
+			return req, nil
+		},
+	}
+	if opts.Migrate != nil {
+		startup.Migrate = func(ctx context.Context, files []*pluginv1.Migration) error {
+			fsys := fstest.MapFS{}
+			for _, m := range files {
+				fsys[m.Name] = &fstest.MapFile{Data: m.Content}
+			}
+			return opts.Migrate(ctx, fsys)
+		}
+	}
+	started, err := startup.Run(ctx, pc)
 	if err != nil {
-		return nil, fmt.Errorf("describe: %w", err)
-	}
-	if desc.ProtocolVersion != protocol.Version {
-		return nil, fmt.Errorf("plugin speaks protocol %d, the host speaks %d", desc.ProtocolVersion, protocol.Version)
-	}
-	if err := checkRoutes(desc.Routes); err != nil {
 		return nil, err
 	}
-	if opts.Migrate != nil && len(desc.Migrations) > 0 {
-		fsys := fstest.MapFS{}
-		for _, m := range desc.Migrations {
-			fsys[m.Name] = &fstest.MapFile{Data: m.Content}
-		}
-		if err := opts.Migrate(ctx, fsys); err != nil {
-			return nil, fmt.Errorf("migrations: %w", err)
-		}
-	}
-
-	h := &Harness{t: t, rpc: pc, desc: desc, host: newHostService(opts, pc, desc)}
-	hostID := pc.Broker.NextId()
-	go pc.Broker.AcceptAndServe(hostID, func(o []grpc.ServerOption) *grpc.Server {
-		srv := grpc.NewServer(o...)
-		pluginv1.RegisterHostServer(srv, h.host)
-		return srv
-	})
-
-	req := &pluginv1.ConfigureRequest{
-		Config: opts.Config, DatabaseUrl: opts.DatabaseURL, HostBrokerId: hostID,
-		Environment: opts.Environment, DataDir: opts.DataDir, Cloud: opts.Cloud,
-		HostCapabilities: protocol.HostCapabilities(),
-	}
 	if socketPath != "" {
-		if !slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
-			return nil, fmt.Errorf("DataSocket is set but the plugin does not announce %q", protocol.CapabilityHTTPSocket)
-		}
-		h.socketPath, h.token = socketPath, randomToken()
-		req.DataSocket, req.DataToken = h.socketPath, h.token
-	}
-	resp, err := pc.Configure(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("configure: %w", err)
-	}
-	if socketPath != "" {
-		if !resp.DataSocketReady {
+		if !started.Configured.DataSocketReady {
 			return nil, errors.New("the plugin did not accept the data socket; its log says why")
 		}
 		h.socket = newSocketClient(socketPath)
 		t.Cleanup(h.socket.CloseIdleConnections)
 	}
 	return h, nil
-}
-
-// checkRoutes refuses what makes the host refuse to start a plugin: a path
-// that is not absolute, an operation that is not an OpenAPI operation, and
-// two routes of the plugin that one request could match.
-func checkRoutes(routes []*pluginv1.Route) error {
-	for i, r := range routes {
-		if err := protocol.CheckPattern(r.Path); err != nil {
-			return fmt.Errorf("route %s %s: %w", r.Method, r.Path, err)
-		}
-		if len(r.OpenapiOperation) > 0 {
-			if _, err := protocol.DecodeOperation(r.OpenapiOperation); err != nil {
-				return fmt.Errorf("route %s %s: operation: %w", r.Method, r.Path, err)
-			}
-		}
-		for _, other := range routes[:i] {
-			if r.Method == other.Method && protocol.PatternsOverlap(r.Path, other.Path) {
-				return fmt.Errorf("route %s %s conflicts with its own route %s", r.Method, r.Path, other.Path)
-			}
-		}
-	}
-	return nil
 }
 
 func randomToken() string {
@@ -268,24 +239,32 @@ func (h *Harness) Do(req *http.Request, p sdk.Principal) *http.Response {
 // requirement (401 without a principal, 403 for a non-admin on an admin
 // route); it strips the caller's credentials (Authorization, Cookie,
 // X-Api-Key) and passes the principal, a request id (the request's
-// X-Request-Id, or a fresh one) and the matched route instead. It does not
-// validate parameters against the route's operation or apply rate limits,
-// which the host does before a request reaches the plugin.
+// X-Request-Id, or a fresh one) and the matched route instead. It checks
+// the query and path parameters against the route's operation as the host
+// does, answering the host's 422 naming each bad parameter. It does not
+// apply rate limits.
 func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response, error) {
-	route, params := matchRoute(h.desc.Routes, req.Method, req.URL.Path)
-	switch {
-	case route == nil:
+	route, params := h.matchRoute(req.Method, req.URL.Path)
+	if route == nil {
 		return problemResponse(req, http.StatusNotFound, "no route for "+req.Method+" "+req.URL.Path), nil
-	case route.Auth != pluginv1.Auth_AUTH_NONE && p.Anonymous():
-		resp := problemResponse(req, http.StatusUnauthorized, "authentication required")
-		resp.Header.Set("WWW-Authenticate", "Bearer")
-		return resp, nil
-	case route.Auth == pluginv1.Auth_AUTH_ADMIN && !p.IsAdmin:
-		return problemResponse(req, http.StatusForbidden, "admin role required"), nil
 	}
 	var principal *pluginv1.Principal
 	if !p.Anonymous() {
 		principal = principalProto(p)
+	}
+	if status, detail := route.Admit(principal); status != 0 {
+		resp := problemResponse(req, status, detail)
+		if status == http.StatusUnauthorized {
+			resp.Header.Set("WWW-Authenticate", "Bearer")
+		}
+		return resp, nil
+	}
+	if errs := route.Validate(func(name string) []string { return req.URL.Query()[name] }, params); len(errs) > 0 {
+		prob := sdk.Problem{Title: http.StatusText(http.StatusUnprocessableEntity), Status: http.StatusUnprocessableEntity, Detail: "validation failed"}
+		for _, e := range errs {
+			prob.Errors = append(prob.Errors, sdk.ErrorDetail{Location: e.Location, Message: e.Message, Value: e.Value})
+		}
+		return problem(req, prob), nil
 	}
 	requestID := req.Header.Get(protocol.HeaderRequestID)
 	if requestID == "" {
@@ -295,30 +274,21 @@ func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response,
 	if header == nil {
 		header = http.Header{}
 	}
-	for _, k := range strippedHeaders {
+	for _, k := range protocol.StrippedHeaders {
 		header.Del(k)
 	}
 	if h.socket != nil {
-		return h.viaSocket(req, header, route.Path, principal, requestID)
+		return h.viaSocket(req, header, route.Pattern, principal, requestID)
 	}
-	return h.viaStream(req, header, route.Path, params, principal, requestID)
-}
-
-// strippedHeaders never reach a plugin through the host: it has already
-// authenticated the caller, and a plugin must not see or replay credentials.
-var strippedHeaders = []string{
-	"Authorization", "Cookie", "X-Api-Key",
-	protocol.HeaderToken, protocol.HeaderPrincipal, protocol.HeaderRoute,
+	return h.viaStream(req, header, route.Pattern, params, principal, requestID)
 }
 
 // matchRoute finds the declared route of a request; its path matches as in
 // the host's route table, which uses the same protocol matching.
-func matchRoute(routes []*pluginv1.Route, method, path string) (*pluginv1.Route, map[string]string) {
-	for _, r := range routes {
-		if !strings.EqualFold(r.Method, method) {
-			continue
-		}
-		if params, ok := protocol.MatchPath(r.Path, path); ok {
+func (h *Harness) matchRoute(method, path string) (*protocol.Route, map[string]string) {
+	segs := protocol.SplitPath(path)
+	for _, r := range h.routes {
+		if params, ok := r.Match(method, segs); ok {
 			return r, params
 		}
 	}
@@ -326,9 +296,14 @@ func matchRoute(routes []*pluginv1.Route, method, path string) (*pluginv1.Route,
 }
 
 func problemResponse(req *http.Request, status int, detail string) *http.Response {
-	b, _ := json.Marshal(sdk.Problem{Title: http.StatusText(status), Status: status, Detail: detail})
+	return problem(req, sdk.Problem{Title: http.StatusText(status), Status: status, Detail: detail})
+}
+
+// problem answers req with p, as the host answers a request it refuses.
+func problem(req *http.Request, p sdk.Problem) *http.Response {
+	b, _ := json.Marshal(p)
 	return &http.Response{
-		Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), StatusCode: status,
+		Status: fmt.Sprintf("%d %s", p.Status, http.StatusText(p.Status)), StatusCode: p.Status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header:        http.Header{"Content-Type": {"application/problem+json"}},
 		Body:          io.NopCloser(bytes.NewReader(b)),
@@ -337,12 +312,20 @@ func problemResponse(req *http.Request, status int, detail string) *http.Respons
 	}
 }
 
-// viaStream carries the exchange over HandleHTTP. The body is sent from its
-// own goroutine while the response is read, because a handler may answer
-// before it has read all of the request, and gRPC flow control would stall
-// a strictly send-then-receive exchange once both directions fill up.
+// viaStream carries the exchange over HandleHTTP with the protocol's
+// stream client, as the host does: the body, read whole first as the host
+// has it, is sent from its own goroutine while the response is read.
 func (h *Harness) viaStream(req *http.Request, header http.Header, route string, params map[string]string,
 	principal *pluginv1.Principal, requestID string) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read request body: %w", err)
+		}
+		body = b
+	}
 	ctx, cancel := context.WithCancel(req.Context())
 	defer cancel()
 	stream, err := h.rpc.HandleHTTP(ctx)
@@ -363,72 +346,25 @@ func (h *Harness) viaStream(req *http.Request, header http.Header, route string,
 		Method: req.Method, Path: req.URL.Path, RawQuery: req.URL.RawQuery, Headers: headers,
 		Principal: principal, RemoteAddr: req.RemoteAddr, RequestId: requestID, Route: route, PathParams: params,
 	}
-	if err := stream.Send(&pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Head{Head: head}}); err != nil {
-		return nil, err
-	}
-
-	sent := make(chan error, 1)
+	sent := make(chan struct{})
 	go func() {
-		err := sendBody(stream, req.Body)
-		if err != nil {
-			cancel()
-		}
-		sent <- err
+		defer close(sent)
+		// A failed send ends the sending only: the response tells how the
+		// exchange ended.
+		_ = protocol.SendRequest(stream, head, body)
 	}()
 	resp, err := receive(stream, req)
 	// Once the response is complete, sending the rest of a body the handler
-	// did not read is pointless; the sender's stream errors are then
-	// expected, and only a body that could not be read explains a failure.
+	// did not read is pointless.
 	cancel()
-	var bodyErr *bodyError
-	if serr := <-sent; errors.As(serr, &bodyErr) {
-		return nil, serr
-	}
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-// bodyError is a failure to read the request body, as opposed to a failure
-// of the stream.
-type bodyError struct{ err error }
-
-func (e *bodyError) Error() string { return "read request body: " + e.err.Error() }
-
-func (e *bodyError) Unwrap() error { return e.err }
-
-func sendBody(stream pluginv1.Plugin_HandleHTTPClient, body io.ReadCloser) error {
-	if body != nil {
-		defer body.Close()
-		buf := make([]byte, chunkSize)
-		for {
-			n, err := io.ReadFull(body, buf)
-			if n > 0 {
-				part := &pluginv1.HTTPRequestPart{Part: &pluginv1.HTTPRequestPart_Body{Body: bytes.Clone(buf[:n])}}
-				if serr := stream.Send(part); serr != nil {
-					return serr
-				}
-			}
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				break
-			}
-			if err != nil {
-				return &bodyError{err}
-			}
-		}
-	}
-	return stream.CloseSend()
+	<-sent
+	return resp, err
 }
 
 func receive(stream pluginv1.Plugin_HandleHTTPClient, req *http.Request) (*http.Response, error) {
-	first, err := stream.Recv()
+	rh, err := protocol.RecvResponseHead(stream)
 	if err != nil {
 		return nil, err
-	}
-	rh := first.GetHead()
-	if rh == nil {
-		return nil, errors.New("plugin response did not start with a head")
 	}
 	header := http.Header{}
 	for k, v := range rh.Headers {
@@ -439,21 +375,14 @@ func receive(stream pluginv1.Plugin_HandleHTTPClient, req *http.Request) (*http.
 			header.Add(k, val)
 		}
 	}
-	var body bytes.Buffer
-	for {
-		part, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		body.Write(part.GetBody())
+	body, err := io.ReadAll(protocol.NewResponseBody(stream))
+	if err != nil {
+		return nil, err
 	}
 	return &http.Response{
 		Status: fmt.Sprintf("%d %s", rh.Status, http.StatusText(int(rh.Status))), StatusCode: int(rh.Status),
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: header, Body: io.NopCloser(&body), ContentLength: int64(body.Len()), Request: req,
+		Header: header, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: req,
 	}, nil
 }
 
@@ -466,15 +395,8 @@ func (h *Harness) viaSocket(req *http.Request, header http.Header, route string,
 	}
 	out.Header = header
 	out.ContentLength = req.ContentLength
-	out.Header.Set(protocol.HeaderToken, h.token)
-	out.Header.Set(protocol.HeaderRequestID, requestID)
-	out.Header.Set(protocol.HeaderRoute, route)
-	if principal != nil {
-		enc, err := protocol.EncodePrincipal(principal)
-		if err != nil {
-			return nil, err
-		}
-		out.Header.Set(protocol.HeaderPrincipal, enc)
+	if err := protocol.SetSocketHeaders(out.Header.Set, h.token, requestID, route, principal); err != nil {
+		return nil, err
 	}
 	resp, err := h.socket.Do(out)
 	if err != nil {
@@ -500,21 +422,10 @@ func (h *Harness) RunJob(ctx context.Context, name string) (int64, []Progress, e
 		return 0, nil, err
 	}
 	var progress []Progress
-	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return 0, progress, errors.New("job ended without a result")
-		}
-		if err != nil {
-			return 0, progress, err
-		}
-		if p := ev.GetProgress(); p != nil {
-			progress = append(progress, Progress{Done: p.Done, Total: p.Total, Message: p.Message})
-		}
-		if r := ev.GetResult(); r != nil {
-			return r.RecordsProcessed, progress, nil
-		}
-	}
+	n, err := protocol.RecvJob(stream, func(p *pluginv1.JobProgress) {
+		progress = append(progress, Progress{Done: p.Done, Total: p.Total, Message: p.Message})
+	})
+	return n, progress, err
 }
 
 // ReadDataset reads one of the plugin's datasets as the host does for

@@ -36,3 +36,25 @@ func TestPrincipalRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestSetSocketHeaders(t *testing.T) {
+	p := &pluginv1.Principal{Id: "u1", Kind: "user"}
+	got := map[string]string{}
+	set := func(k, v string) { got[k] = v }
+	if err := SetSocketHeaders(set, "tok", "req-1", "/x/{id}", p); err != nil {
+		t.Fatal(err)
+	}
+	if got[HeaderToken] != "tok" || got[HeaderRequestID] != "req-1" || got[HeaderRoute] != "/x/{id}" || len(got) != 4 {
+		t.Errorf("headers = %v", got)
+	}
+	if dec, err := DecodePrincipal(got[HeaderPrincipal]); err != nil || !proto.Equal(dec, p) {
+		t.Errorf("principal header decodes to %v, %v", dec, err)
+	}
+	anon := map[string]string{}
+	if err := SetSocketHeaders(func(k, v string) { anon[k] = v }, "tok", "req-2", "/x", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := anon[HeaderPrincipal]; ok || len(anon) != 3 {
+		t.Errorf("anonymous headers = %v", anon)
+	}
+}

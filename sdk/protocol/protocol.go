@@ -76,6 +76,15 @@ const (
 	HeaderRoute     = "X-Steward-Route"
 )
 
+// StrippedHeaders never reach a plugin: the host has already authenticated
+// the caller, and a plugin must not see or replay credentials, nor a caller
+// forge the headers the host sets on the data socket. The host and the test
+// harness delete them from every request before it is passed on.
+var StrippedHeaders = [...]string{
+	"Authorization", "Cookie", "X-Api-Key",
+	HeaderToken, HeaderPrincipal, HeaderRoute,
+}
+
 // Capabilities are how either side adds optional behaviour without a new
 // protocol version: a plugin names what it supports in
 // DescribeResponse.capabilities, the host what it offers in

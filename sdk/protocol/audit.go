@@ -1,0 +1,44 @@
+package protocol
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+)
+
+var auditActionRE = regexp.MustCompile(`^[a-z0-9_]+\.[a-z0-9_]+\.[a-z0-9_]+$`)
+
+// AuditStatuses are the statuses the host's audit log accepts.
+var AuditStatuses = [...]string{"success", "failure", "warning"}
+
+// CheckAuditAction reports what is wrong with an audit entry's action, nil
+// when the host's audit log accepts it: <category>.<name>.<outcome>. The
+// audit log checks every entry with it, a plugin's and the host's own, and
+// the test harness's Host service the entries a plugin appends.
+func CheckAuditAction(action string) error {
+	if !auditActionRE.MatchString(action) {
+		return fmt.Errorf("%q is not <category>.<name>.<outcome> with each part made of a-z, 0-9 and _", action)
+	}
+	return nil
+}
+
+// CheckAuditStatus reports what is wrong with an audit entry's status, nil
+// when it is one of AuditStatuses.
+func CheckAuditStatus(status string) error {
+	if !slices.Contains(AuditStatuses[:], status) {
+		return fmt.Errorf("%q is not one of %s, %s, %s", status, AuditStatuses[0], AuditStatuses[1], AuditStatuses[2])
+	}
+	return nil
+}
+
+// CheckMarkFresh reports what is wrong with a freshness mark, nil when the
+// host records it: a mark names its tenant and its domain.
+func CheckMarkFresh(req *pluginv1.MarkFreshRequest) error {
+	if req.TenantId == "" || req.Domain == "" {
+		return errors.New("tenant_id and domain are required")
+	}
+	return nil
+}

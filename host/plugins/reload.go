@@ -1,0 +1,136 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+)
+
+// DrainTimeout bounds how long a reload waits for the old process's
+// requests, streams and jobs to finish before it stops the process; a job
+// still running then is cancelled with it and its run ends as failed.
+const DrainTimeout = 30 * time.Second
+
+// generation counts the work in flight on one process of a plugin, so a
+// reload can wait for it before stopping that process. No work joins a
+// generation once its process is replaced: acquire takes the instance's
+// read lock, the swap its write lock.
+type generation struct{ active sync.WaitGroup }
+
+// drain waits until the generation's work is done or timeout passes, and
+// reports whether it finished.
+func (g *generation) drain(timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		g.active.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// ErrUnknownPlugin is a reload of a plugin plugins.hcl does not declare.
+var ErrUnknownPlugin = errors.New("unknown plugin")
+
+// ReloadError is a reload that was refused or failed; the running process,
+// if any, goes on serving. Conflict says the new binary or the plugin's
+// state conflicts with what runs (a checksum or protocol mismatch, a route
+// another plugin or the host serves, a plugin not running); otherwise the
+// new binary failed to start, describe, migrate or configure.
+type ReloadError struct {
+	Plugin   string
+	Conflict bool
+	Err      error
+}
+
+func (e *ReloadError) Error() string {
+	return fmt.Sprintf("reload of plugin %s: %v; the running process goes on serving", e.Plugin, e.Err)
+}
+
+func (e *ReloadError) Unwrap() error { return e.Err }
+
+// Reloaded is a reload that took effect.
+type Reloaded struct {
+	OldVersion string        `json:"old_version"`
+	NewVersion string        `json:"new_version"`
+	OldPID     int           `json:"old_pid"`
+	NewPID     int           `json:"new_pid"`
+	Duration   time.Duration `json:"-"`
+	// Drained says whether the old process's work all finished within
+	// DrainTimeout before it was stopped.
+	Drained bool `json:"drained"`
+}
+
+// Reload upgrades a running plugin in place: it starts the binary its
+// declaration names beside the running process (checksum verified again),
+// describes, migrates and configures it, swaps the plugin's routes and
+// process in, then lets the old process finish its work and stops it.
+// Anything failing before the swap leaves the old process serving.
+func (s *Supervisor) Reload(ctx context.Context, name string) (Reloaded, error) {
+	inst, ok := s.instances[name]
+	if !ok {
+		return Reloaded{}, ErrUnknownPlugin
+	}
+	inst.reloading.Lock()
+	defer inst.reloading.Unlock()
+	t0 := time.Now()
+	inst.mu.RLock()
+	state, oldDesc := inst.state, inst.desc
+	inst.mu.RUnlock()
+	if state != StateRunning {
+		return Reloaded{}, &ReloadError{Plugin: name, Conflict: true, Err: fmt.Errorf("plugin is %s, not running", state)}
+	}
+	if !s.begin() {
+		return Reloaded{}, &ReloadError{Plugin: name, Err: errors.New("the host is stopping")}
+	}
+	defer s.wg.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
+	p, err := inst.spawn(ctx, func(desc *pluginv1.DescribeResponse) error {
+		return s.routes.check(name, desc.Routes, s.opts.Reserved)
+	})
+	var conflict *ConflictError
+	if err != nil {
+		inst.log.Error("reload failed; the running process goes on serving", "error", err)
+		return Reloaded{}, &ReloadError{Plugin: name, Conflict: isPermanent(err) || errors.As(err, &conflict), Err: err}
+	}
+	inst.mu.Lock()
+	if inst.state != StateRunning || ctx.Err() != nil {
+		state := inst.state
+		inst.mu.Unlock()
+		p.client.Kill()
+		return Reloaded{}, &ReloadError{Plugin: name, Conflict: true, Err: fmt.Errorf("plugin became %s during the reload", state)}
+	}
+	// Routes and process change under the instance's lock, so a request
+	// that matches a new route is served by the new process.
+	if err := s.routes.set(name, p.desc.Routes, s.opts.Reserved); err != nil {
+		inst.mu.Unlock()
+		p.client.Kill()
+		return Reloaded{}, &ReloadError{Plugin: name, Conflict: true, Err: err}
+	}
+	old := &process{client: inst.client, plane: inst.dataPlane, pid: inst.pid}
+	oldGen := inst.gen
+	inst.install(p)
+	inst.mu.Unlock()
+	inst.started(p, t0)
+	drained := oldGen.drain(DrainTimeout)
+	if !drained {
+		inst.log.Warn("old process still busy after the drain timeout; stopping it", "pid", old.pid, "timeout", DrainTimeout)
+	}
+	if old.plane.socket != nil {
+		old.plane.socket.CloseIdleConnections()
+	}
+	old.client.Kill()
+	out := Reloaded{OldVersion: oldDesc.GetVersion(), NewVersion: p.desc.Version, OldPID: old.pid, NewPID: p.pid, Duration: time.Since(t0), Drained: drained}
+	inst.log.Info("plugin reloaded", "old_version", out.OldVersion, "new_version", out.NewVersion, "old_pid", out.OldPID, "new_pid", out.NewPID, "took", out.Duration.Round(time.Millisecond))
+	return out, nil
+}

@@ -209,8 +209,33 @@ func TestPluginReloadUnderLoad(t *testing.T) {
 	if h.pluginPID(admin, "testplugin") != pid {
 		t.Fatal("a failed reload replaced the running process")
 	}
+
+	// The command line reloads through the running host's API with an
+	// admin API key.
+	replaceBinary(t, readFile(t, v2), bin)
+	r := h.do(http.MethodPost, "/api/v1/api-keys", admin, strings.NewReader(`{"name":"deploy","role":"admin"}`), "Content-Type", "application/json")
+	var key struct {
+		Key string `json:"key"`
+	}
+	r.json(t, &key)
+	steward := func(apiKey string) (string, error) {
+		cmd := exec.Command(filepath.Join(binDir, "steward"), "plugins", "reload", "testplugin")
+		cmd.Env = append(os.Environ(), "STEWARD_HTTP_ADDR="+h.url, "STEWARD_API_KEY="+apiKey)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := steward(""); err == nil || !strings.Contains(out, "STEWARD_API_KEY") {
+		t.Fatalf("steward plugins reload without a key: %v %s", err, out)
+	}
+	if out, err := steward(key.Key); err != nil || !strings.Contains(out, "testplugin reloaded: 3.0.0") || !strings.Contains(out, "-> 2.0.0") {
+		t.Fatalf("steward plugins reload: %v %s", err, out)
+	}
+	if v := h.pluginVersion(t, admin); v != "2.0.0" {
+		t.Fatalf("after steward plugins reload the plugin reports %q", v)
+	}
+
 	// Audit entries are written after the answer; wait for them.
-	for action, want := range map[string]int64{"plugin.reload.success": 2, "plugin.reload.failure": 2} {
+	for action, want := range map[string]int64{"plugin.reload.success": 3, "plugin.reload.failure": 2} {
 		h.waitFor(action+" audited", 5*time.Second, func() bool {
 			n, err := h.db().NewSelect().Table("audit_logs").Where("action = ?", action).Where("resource_id = ?", "testplugin").Count(context.Background())
 			return err == nil && n == want

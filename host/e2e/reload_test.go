@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -232,6 +233,21 @@ func TestPluginReloadUnderLoad(t *testing.T) {
 	}
 	if v := h.pluginVersion(t, admin); v != "2.0.0" {
 		t.Fatalf("after steward plugins reload the plugin reports %q", v)
+	}
+	var list []struct {
+		Name      string   `json:"name"`
+		Version   string   `json:"version"`
+		State     string   `json:"state"`
+		PID       int      `json:"pid"`
+		Restarts  int      `json:"restarts"`
+		LastError string   `json:"last_error"`
+		Endpoints []string `json:"endpoints"`
+		Jobs      []string `json:"jobs"`
+	}
+	h.get("/api/v1/plugins", admin).json(t, &list)
+	if len(list) != 1 || list[0].Version != "2.0.0" || list[0].State != "running" || list[0].PID == pid || list[0].Restarts != 0 ||
+		!slices.Contains(list[0].Endpoints, "GET /api/v1/testplugin/whoami") || !slices.Contains(list[0].Jobs, "sync") {
+		t.Fatalf("GET /api/v1/plugins after the reloads: %+v", list)
 	}
 
 	// Audit entries are written after the answer; wait for them.

@@ -242,6 +242,10 @@ type Status struct {
 	LastError string `json:"last_error,omitempty"`
 	DataPlane string `json:"data_plane"`
 	Routes    int    `json:"routes"`
+	// Endpoints are the plugin's routes as "METHOD /path", and Jobs its
+	// jobs' names, as its process last described them.
+	Endpoints []string `json:"endpoints"`
+	Jobs      []string `json:"jobs"`
 }
 
 // Statuses lists every declared plugin in declaration order.
@@ -257,10 +261,17 @@ func (s *Supervisor) Statuses() []Status {
 func (i *Instance) Status() Status {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
-	st := Status{Name: i.Decl.Name, State: i.state, PID: i.pid, Restarts: i.restarts, LastError: i.lastError, DataPlane: i.Decl.DataPlane}
+	st := Status{Name: i.Decl.Name, State: i.state, PID: i.pid, Restarts: i.restarts, LastError: i.lastError, DataPlane: i.Decl.DataPlane,
+		Endpoints: []string{}, Jobs: []string{}}
 	if i.desc != nil {
 		st.Version = i.desc.Version
 		st.Routes = len(i.desc.Routes)
+		for _, r := range i.desc.Routes {
+			st.Endpoints = append(st.Endpoints, r.Method+" "+r.Path)
+		}
+		for _, j := range i.desc.Jobs {
+			st.Jobs = append(st.Jobs, j.Name)
+		}
 	}
 	if i.state == StateRunning {
 		t := i.startedAt

@@ -10,11 +10,6 @@ import (
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 )
 
-// DrainTimeout bounds how long a reload waits for the old process's
-// requests, streams and jobs to finish before it stops the process; a job
-// still running then is cancelled with it and its run ends as failed.
-const DrainTimeout = 30 * time.Second
-
 // generation counts the work in flight on one process of a plugin, so a
 // reload can wait for it before stopping that process. No work joins a
 // generation once its process is replaced: acquire takes the instance's
@@ -65,7 +60,8 @@ type Reloaded struct {
 	NewPID     int           `json:"new_pid"`
 	Duration   time.Duration `json:"-"`
 	// Drained says whether the old process's work all finished within
-	// DrainTimeout before it was stopped.
+	// the plugin's drain_timeout before it was stopped; a job still running
+	// then was cancelled with the process and its run ends as failed.
 	Drained bool `json:"drained"`
 }
 
@@ -122,9 +118,9 @@ func (s *Supervisor) Reload(ctx context.Context, name string) (Reloaded, error) 
 	inst.install(p)
 	inst.mu.Unlock()
 	inst.started(p, t0)
-	drained := oldGen.drain(DrainTimeout)
+	drained := oldGen.drain(inst.Decl.DrainTimeout)
 	if !drained {
-		inst.log.Warn("old process still busy after the drain timeout; stopping it", "pid", old.pid, "timeout", DrainTimeout)
+		inst.log.Warn("old process still busy after the drain timeout; stopping it", "pid", old.pid, "timeout", inst.Decl.DrainTimeout)
 	}
 	if old.plane.socket != nil {
 		old.plane.socket.CloseIdleConnections()

@@ -22,10 +22,11 @@ import (
 
 // reloadHost runs a supervisor for the test plugin behind a fiber app that
 // dispatches as the host does, and returns both and the app's address.
-func reloadHost(t *testing.T, dataPlane string, reserved func(method, path string) bool) (*Supervisor, string) {
+func reloadHost(t *testing.T, dataPlane string, reserved func(method, path string) bool, drainTimeout time.Duration) (*Supervisor, string) {
 	t.Helper()
 	decl := testDecl(testpluginBinary(t), dataPlane)
 	decl.RequestTimeout = DefaultRequestTimeout
+	decl.DrainTimeout = drainTimeout
 	sup, err := New([]Decl{decl}, Options{
 		DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db"), Reserved: reserved,
 	})
@@ -61,7 +62,7 @@ func reloadHost(t *testing.T, dataPlane string, reserved func(method, path strin
 func TestReloadDrainsStreams(t *testing.T) {
 	for _, plane := range []string{"socket", "grpc"} {
 		t.Run(plane, func(t *testing.T) {
-			sup, url := reloadHost(t, plane, nil)
+			sup, url := reloadHost(t, plane, nil, DefaultDrainTimeout)
 			inst, _ := sup.Instance("testplugin")
 			oldPID := inst.PID()
 			resp, err := http.Get(url + "/api/v1/testplugin/large?size=32554432")
@@ -117,7 +118,7 @@ func TestReloadRefusalsKeepTheOldProcess(t *testing.T) {
 	var hostTakesWhoami atomic.Bool
 	sup, url := reloadHost(t, "socket", func(method, path string) bool {
 		return hostTakesWhoami.Load() && path == "/api/v1/testplugin/echo"
-	})
+	}, DefaultDrainTimeout)
 	inst, _ := sup.Instance("testplugin")
 	pid := inst.PID()
 	serving := func() {
@@ -157,4 +158,67 @@ func TestReloadRefusalsKeepTheOldProcess(t *testing.T) {
 	if _, err := sup.Reload(context.Background(), "nosuch"); !errors.Is(err, ErrUnknownPlugin) {
 		t.Fatalf("reload of an undeclared plugin: %v", err)
 	}
+}
+
+// TestReloadWaitsForJobsUpToTheDrainTimeout: work a job holds on the old
+// process (counted as RunJob counts it) delays the stop of that process
+// until it ends, or until drain_timeout, when the process is stopped
+// under it and the reload says it did not drain.
+func TestReloadWaitsForJobsUpToTheDrainTimeout(t *testing.T) {
+	sup, _ := reloadHost(t, "socket", nil, 500*time.Millisecond)
+	inst, _ := sup.Instance("testplugin")
+
+	oldPID := inst.PID()
+	_, _, release, err := inst.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst.Decl.DrainTimeout = DefaultDrainTimeout
+	done := make(chan Reloaded, 1)
+	go func() {
+		res, err := sup.Reload(context.Background(), "testplugin")
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	waitFor(t, "the new process serving", 20*time.Second, func() bool { return inst.PID() != oldPID })
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case res := <-done:
+		t.Fatalf("the reload ended while a job held the old process: %+v", res)
+	default:
+	}
+	release()
+	if res := <-done; !res.Drained || processAlive(oldPID) && !waitGone(oldPID) {
+		t.Fatalf("after the job ended: %+v, old process alive %t", res, processAlive(oldPID))
+	}
+
+	inst.Decl.DrainTimeout = 500 * time.Millisecond
+	oldPID = inst.PID()
+	_, _, release, err = inst.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	t0 := time.Now()
+	res, err := sup.Reload(context.Background(), "testplugin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Drained || time.Since(t0) < 500*time.Millisecond || !waitGone(oldPID) {
+		t.Fatalf("a job past drain_timeout: %+v after %s, old process alive %t", res, time.Since(t0), processAlive(oldPID))
+	}
+}
+
+// waitGone reports whether pid exits within five seconds.
+func waitGone(pid int) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for processAlive(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }

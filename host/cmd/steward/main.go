@@ -330,9 +330,10 @@ func reloadPlugin(addr, key, name string, out io.Writer) error {
 		return err
 	}
 	req.Header.Set("X-API-Key", key)
-	// A reload waits for the old process to drain, at most
-	// plugins.DrainTimeout, after starting the new one.
-	client := &http.Client{Timeout: plugins.DrainTimeout + 2*time.Minute}
+	// A reload starts the new process and then waits for the old one to
+	// drain, each bounded by the plugin's own timeouts, which the command
+	// line does not know.
+	client := &http.Client{Timeout: 10 * time.Minute}
 	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("reload %s: %w", name, err)

@@ -414,9 +414,14 @@ func (i *Instance) spawn(ctx context.Context, described func(*pluginv1.DescribeR
 				Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
 			}
 			if i.Decl.DataPlane == "socket" && slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
-				// Each process has a socket of its own: during a reload
-				// the old one still serves on its own.
-				plane.socketPath = filepath.Join(s.runtime.path, i.Decl.Name+"-"+randomToken()[:8]+".sock")
+				// During a reload the old process still serves on its
+				// socket, so the new one takes the other of two names.
+				plane.socketPath = filepath.Join(s.runtime.path, i.Decl.Name+".sock")
+				i.mu.RLock()
+				if i.dataPlane.socketPath == plane.socketPath {
+					plane.socketPath = filepath.Join(s.runtime.path, i.Decl.Name+".next.sock")
+				}
+				i.mu.RUnlock()
 				plane.token = randomToken()
 				req.DataSocket, req.DataToken = plane.socketPath, plane.token
 			}

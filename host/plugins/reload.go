@@ -38,7 +38,8 @@ var ErrUnknownPlugin = errors.New("unknown plugin")
 // ReloadError is a reload that was refused or failed; the running process,
 // if any, goes on serving. Conflict says the new binary or the plugin's
 // state conflicts with what runs (a checksum or protocol mismatch, a route
-// another plugin or the host serves, a plugin not running); otherwise the
+// another plugin or the host serves, a plugin starting, restarting,
+// stopped or disabled); otherwise the
 // new binary failed to start, describe, migrate or configure.
 type ReloadError struct {
 	Plugin   string
@@ -69,7 +70,8 @@ type Reloaded struct {
 // declaration names beside the running process (checksum verified again),
 // describes, migrates and configures it, swaps the plugin's routes and
 // process in, then lets the old process finish its work and stops it.
-// Anything failing before the swap leaves the old process serving.
+// Anything failing before the swap leaves the old process serving. A
+// plugin the supervisor gave up on (failed) is started afresh.
 func (s *Supervisor) Reload(ctx context.Context, name string) (Reloaded, error) {
 	inst, ok := s.instances[name]
 	if !ok {
@@ -81,8 +83,8 @@ func (s *Supervisor) Reload(ctx context.Context, name string) (Reloaded, error) 
 	inst.mu.RLock()
 	state, oldDesc := inst.state, inst.desc
 	inst.mu.RUnlock()
-	if state != StateRunning {
-		return Reloaded{}, &ReloadError{Plugin: name, Conflict: true, Err: fmt.Errorf("plugin is %s, not running", state)}
+	if state != StateRunning && state != StateFailed {
+		return Reloaded{}, &ReloadError{Plugin: name, Conflict: true, Err: fmt.Errorf("plugin is %s, neither running nor failed", state)}
 	}
 	if !s.begin() {
 		return Reloaded{}, &ReloadError{Plugin: name, Err: errors.New("the host is stopping")}
@@ -91,6 +93,9 @@ func (s *Supervisor) Reload(ctx context.Context, name string) (Reloaded, error) 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
+	if state == StateFailed {
+		return inst.revive(ctx, oldDesc, t0)
+	}
 	p, err := inst.spawn(ctx, func(desc *pluginv1.DescribeResponse) error {
 		return s.routes.check(name, desc.Routes, s.opts.Reserved)
 	})
@@ -128,5 +133,32 @@ func (s *Supervisor) Reload(ctx context.Context, name string) (Reloaded, error) 
 	old.client.Kill()
 	out := Reloaded{OldVersion: oldDesc.GetVersion(), NewVersion: p.desc.Version, OldPID: old.pid, NewPID: p.pid, Duration: time.Since(t0), Drained: drained}
 	inst.log.Info("plugin reloaded", "old_version", out.OldVersion, "new_version", out.NewVersion, "old_pid", out.OldPID, "new_pid", out.NewPID, "took", out.Duration.Round(time.Millisecond))
+	return out, nil
+}
+
+// revive starts a plugin the supervisor gave up on, as a reload with no
+// process to drain: the way back from a crash loop or a refused binary
+// once a fixed binary is in place. A failed start leaves it failed.
+func (i *Instance) revive(ctx context.Context, oldDesc *pluginv1.DescribeResponse, t0 time.Time) (Reloaded, error) {
+	i.mu.Lock()
+	crashes, down := i.crashes, i.down
+	i.crashes, i.down = nil, ""
+	i.mu.Unlock()
+	err := i.start(ctx)
+	if err != nil {
+		if i.sup.ctx.Err() != nil {
+			return Reloaded{}, &ReloadError{Plugin: i.Decl.Name, Err: errors.New("the host is stopping")}
+		}
+		i.mu.Lock()
+		i.crashes, i.down = crashes, down
+		i.mu.Unlock()
+		i.setState(StateFailed, err)
+		var conflict *ConflictError
+		i.log.Error("reload of a failed plugin failed; it stays failed", "error", err)
+		return Reloaded{}, &ReloadError{Plugin: i.Decl.Name, Conflict: isPermanent(err) || errors.As(err, &conflict), Err: err}
+	}
+	desc := i.Description()
+	out := Reloaded{OldVersion: oldDesc.GetVersion(), NewVersion: desc.Version, NewPID: i.PID(), Duration: time.Since(t0), Drained: true}
+	i.log.Info("failed plugin started by a reload", "version", out.NewVersion, "pid", out.NewPID, "took", out.Duration.Round(time.Millisecond))
 	return out, nil
 }

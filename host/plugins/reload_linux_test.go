@@ -222,3 +222,46 @@ func waitGone(pid int) bool {
 	}
 	return true
 }
+
+// TestReloadRevivesAFailedPlugin: a plugin refused at start (here for its
+// checksum) is failed and not retried; once its declaration and binary
+// agree, a reload starts it, and a reload that still cannot start it
+// leaves it failed and says why.
+func TestReloadRevivesAFailedPlugin(t *testing.T) {
+	decl := testDecl(testpluginBinary(t), "socket")
+	decl.RequestTimeout, decl.DrainTimeout = DefaultRequestTimeout, DefaultDrainTimeout
+	decl.SHA256 = strings.Repeat("0", 64)
+	sup, err := New([]Decl{decl}, Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Stop)
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	inst, _ := sup.Instance("testplugin")
+	if st := inst.Status(); st.State != StateFailed {
+		t.Fatalf("with a wrong checksum: %+v", st)
+	}
+
+	_, err = sup.Reload(context.Background(), "testplugin")
+	var refused *ReloadError
+	if !errors.As(err, &refused) || !refused.Conflict || !strings.Contains(err.Error(), "checksum mismatch") {
+		t.Fatalf("reload with the checksum still wrong: %v", err)
+	}
+	if st := inst.Status(); st.State != StateFailed || !strings.Contains(st.LastError, "checksum mismatch") {
+		t.Fatalf("after a failed reload of a failed plugin: %+v", st)
+	}
+
+	inst.Decl.SHA256 = ""
+	res, err := sup.Reload(context.Background(), "testplugin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := inst.Status(); st.State != StateRunning || st.PID == 0 || res.NewPID != st.PID || res.NewVersion != "1.0.0" {
+		t.Fatalf("after the reload: %+v answered %+v", st, res)
+	}
+	if r, _ := sup.Routes().Match(http.MethodGet, "/api/v1/testplugin/whoami"); r == nil {
+		t.Fatal("the revived plugin's routes are not in the table")
+	}
+}

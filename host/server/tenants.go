@@ -64,7 +64,8 @@ func (s *Server) registerPlugins() {
 		Description: "Starts the binary plugins.hcl declares for the plugin beside the running process (its sha256 verified again when declared), " +
 			"describes, migrates and configures it, swaps the plugin's routes to it in one step, then lets the old process finish its requests, " +
 			"streams and jobs (at most its drain_timeout, 30 s by default, after which a job still running is cancelled) and stops it. " +
-			"409: the plugin is not running, or the new binary fails its checksum, speaks another protocol or plugin name, or declares a route another plugin or the host serves. " +
+			"A plugin the host gave up on (state failed) is started afresh, with no old process to drain. " +
+			"409: the plugin is starting, restarting, stopped or disabled, or the new binary fails its checksum, speaks another protocol or plugin name, or declares a route another plugin or the host serves. " +
 			"502: the new binary failed to start, describe, migrate or configure. In both cases the old process goes on serving and the detail says why.",
 		Metadata: map[string]any{metaAuth: authAdmin}, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusBadGateway}},
 		func(ctx context.Context, in *struct {

@@ -9,6 +9,7 @@
 #   data_plane    = "socket"         # "socket" (default) or "grpc"
 #   max_response_bytes = 268435456   # cap on a response body (default 256 MiB)
 #   request_timeout = "30s"          # past it a request answers 504
+#   drain_timeout = "30s"            # a reload's wait for the old process's work
 #   memory_limit  = "1GiB"           # resident memory past which it is restarted
 #   cloud_credential = false         # true hands it the host's cloud credential
 #   restart {

@@ -38,6 +38,9 @@ type Decl struct {
 	// RequestTimeout bounds the wait for the plugin's answer to a request
 	// (its status and headers); past it the caller gets a 504.
 	RequestTimeout time.Duration
+	// DrainTimeout bounds how long a reload waits for the old process's
+	// requests, streams and jobs before it stops the process.
+	DrainTimeout time.Duration
 	// MemoryLimit is the most resident memory, in bytes, the plugin
 	// process may hold before the supervisor restarts it; 0 sets none.
 	MemoryLimit int64
@@ -71,6 +74,7 @@ type pluginSpec struct {
 	MaxResponse  *int64       `hcl:"max_response_bytes,optional"`
 	CloudCred    bool         `hcl:"cloud_credential,optional"`
 	RequestTO    string       `hcl:"request_timeout,optional"`
+	DrainTO      string       `hcl:"drain_timeout,optional"`
 	MemoryLimit  string       `hcl:"memory_limit,optional"`
 	Restart      *restartSpec `hcl:"restart,block"`
 	Config       *configSpec  `hcl:"config,block"`
@@ -104,6 +108,10 @@ const DefaultMaxResponseBytes int64 = 256 << 20
 // DefaultRequestTimeout is how long the host waits for a plugin to answer
 // a request when its block sets no request_timeout.
 const DefaultRequestTimeout = 30 * time.Second
+
+// DefaultDrainTimeout is how long a reload lets the old process finish its
+// work when the plugin's block sets no drain_timeout.
+const DefaultDrainTimeout = 30 * time.Second
 
 // LoadFile reads plugins.hcl. Relative binary paths are resolved against
 // baseDir (the working directory when empty).
@@ -144,7 +152,8 @@ func Parse(filename string, src []byte, baseDir string) ([]Decl, error) {
 func (p pluginSpec) decl(baseDir string) (Decl, error) {
 	d := Decl{Name: p.Name, Binary: p.Binary, Enabled: true, SHA256: p.SHA256, DataPlane: p.DataPlane, CloudCredential: p.CloudCred,
 		StartTimeout: 10 * time.Second, MaxResponseBytes: DefaultMaxResponseBytes, RequestTimeout: DefaultRequestTimeout,
-		MemoryLimit: DefaultMemoryLimit, Restart: DefaultRestart,
+		DrainTimeout: DefaultDrainTimeout,
+		MemoryLimit:  DefaultMemoryLimit, Restart: DefaultRestart,
 		Config: json.RawMessage("{}"), Schedules: map[string]string{}}
 	if p.Enabled != nil {
 		d.Enabled = *p.Enabled
@@ -173,6 +182,9 @@ func (p pluginSpec) decl(baseDir string) (Decl, error) {
 		return d, err
 	}
 	if d.RequestTimeout, err = duration("request_timeout", p.RequestTO, d.RequestTimeout); err != nil {
+		return d, err
+	}
+	if d.DrainTimeout, err = duration("drain_timeout", p.DrainTO, d.DrainTimeout); err != nil {
 		return d, err
 	}
 	if p.MemoryLimit != "" {

@@ -15,7 +15,7 @@ import (
 // defaultDecl is what a block naming only its binary turns into.
 func defaultDecl(name, binary string) Decl {
 	return Decl{Name: name, Binary: binary, Enabled: true, DataPlane: "socket", StartTimeout: 10 * time.Second,
-		MaxResponseBytes: 256 << 20, RequestTimeout: 30 * time.Second, MemoryLimit: 1 << 30, Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}}
+		MaxResponseBytes: 256 << 20, RequestTimeout: 30 * time.Second, DrainTimeout: 30 * time.Second, MemoryLimit: 1 << 30, Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}}
 }
 
 // pluginBlock renders a plugin block with one line per body line, so an error's
@@ -33,6 +33,7 @@ func TestParse(t *testing.T) {
 	full.MaxResponseBytes = 1048576
 	full.CloudCredential = true
 	full.RequestTimeout = 2 * time.Minute
+	full.DrainTimeout = 90 * time.Second
 	full.MemoryLimit = 512 << 20
 	full.Restart = RestartPolicy{MaxCrashes: 2, Window: time.Minute, BackoffInitial: time.Second, BackoffMax: 10 * time.Second}
 	full.Schedules = map[string]string{"sync": "@every 5m", "prune": "0 3 * * *"}
@@ -82,6 +83,7 @@ plugin "full" {
   max_response_bytes = 1048576
   cloud_credential = true
   request_timeout = "2m"
+  drain_timeout = "90s"
   memory_limit = "512MiB"
   restart {
     max_crashes     = 2
@@ -217,6 +219,11 @@ func TestParseErrors(t *testing.T) {
 			name: "zero request_timeout",
 			src:  pluginBlock("a", `binary = "/a"`, `request_timeout = "0s"`),
 			want: []string{`plugin "a"`, `request_timeout: "0s" is not a positive duration`},
+		},
+		{
+			name: "zero drain_timeout",
+			src:  pluginBlock("a", `binary = "/a"`, `drain_timeout = "0s"`),
+			want: []string{`plugin "a"`, `drain_timeout: "0s" is not a positive duration`},
 		},
 		{
 			name: "unparseable request_timeout",

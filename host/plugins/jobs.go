@@ -21,10 +21,11 @@ func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, prog
 	if !ok {
 		return 0, errors.New("unknown plugin " + plugin)
 	}
-	rpc, _, err := inst.running()
+	rpc, _, release, err := inst.acquire()
 	if err != nil {
 		return 0, err
 	}
+	defer release()
 	t0 := time.Now()
 	defer func() { s.metrics.rpc.WithLabelValues(plugin, "RunJob").Observe(time.Since(t0).Seconds()) }()
 	stream, err := rpc.RunJob(ctx, &pluginv1.RunJobRequest{Job: job, RunId: runID})

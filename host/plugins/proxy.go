@@ -131,18 +131,22 @@ func (e *TimeoutError) Error() string {
 // cut off at the plugin's max_response_bytes.
 func (s *Supervisor) Proxy(c *fiber.Ctx, r *Route, pathParams map[string]string, principal *pluginv1.Principal, requestID string) error {
 	inst := s.instances[r.Plugin]
-	rpc, plane, err := inst.running()
+	rpc, plane, release, err := inst.acquire()
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
 	defer func() { s.metrics.rpc.WithLabelValues(r.Plugin, "http").Observe(time.Since(t0).Seconds()) }()
-	limit := bodyLimit{plugin: r.Plugin, max: inst.Decl.MaxResponseBytes, log: inst.log}
+	// A streamed body is still the process's work after Proxy returns.
+	limit := bodyLimit{plugin: r.Plugin, max: inst.Decl.MaxResponseBytes, log: inst.log, release: release}
 	timeout := inst.Decl.RequestTimeout
 	if plane.socket != nil {
 		err = proxySocket(c, plane, r, principal, requestID, timeout, limit)
 	} else {
 		err = proxyStream(c, rpc, r, pathParams, principal, requestID, timeout, limit)
+	}
+	if err != nil || !c.Response().IsBodyStream() {
+		release()
 	}
 	if err == nil {
 		return nil
@@ -356,6 +360,8 @@ type bodyLimit struct {
 	// is what net/http's ErrAbortHandler does.
 	abort     func()
 	requestID string
+	// release ends the exchange's count as work in flight on its process.
+	release func()
 }
 
 // forRequest is the limit of one exchange: it logs with the request id
@@ -478,5 +484,8 @@ func (b *pluginBody) CloseWithError(err error) error {
 		b.limit.log.Info("caller went away before the plugin's response ended", "request_id", b.limit.requestID, "error", err)
 	}
 	b.done(b.eof)
+	if b.limit.release != nil {
+		b.limit.release()
+	}
 	return nil
 }

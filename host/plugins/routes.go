@@ -55,26 +55,44 @@ func (t *RouteTable) Match(method, path string) (*Route, map[string]string) {
 }
 
 // set replaces a plugin's routes, refusing any that another plugin or the
-// host already serves.
-func (t *RouteTable) set(inst *Instance, routes []*pluginv1.Route, reserved func(method, path string) bool) error {
-	owner := inst.Decl.Name
+// host already serves. The plugin's old routes and its new ones change in
+// one snapshot store, so no request finds neither.
+func (t *RouteTable) set(owner string, routes []*pluginv1.Route, reserved func(method, path string) bool) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	next, err := t.next(owner, routes, reserved)
+	if err != nil {
+		return err
+	}
+	t.snapshot.Store(&next)
+	return nil
+}
+
+// check is set without the store: it says whether set would succeed now.
+func (t *RouteTable) check(owner string, routes []*pluginv1.Route, reserved func(method, path string) bool) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, err := t.next(owner, routes, reserved)
+	return err
+}
+
+// next builds the table with owner's routes replaced; t.mu is held.
+func (t *RouteTable) next(owner string, routes []*pluginv1.Route, reserved func(method, path string) bool) ([]*Route, error) {
 	parsed, err := protocol.ParseRoutes(routes)
 	var own *protocol.OwnConflictError
 	if errors.As(err, &own) {
-		return &ConflictError{Method: own.Route.Method, Path: own.Route.Pattern, Owner: owner, Other: "its own route " + own.Earlier}
+		return nil, &ConflictError{Method: own.Route.Method, Path: own.Route.Pattern, Owner: owner, Other: "its own route " + own.Earlier}
 	}
 	if err != nil {
-		return fmt.Errorf("plugin %q: %w", owner, err)
+		return nil, fmt.Errorf("plugin %q: %w", owner, err)
 	}
 	built := make([]*Route, 0, len(parsed))
 	for _, pr := range parsed {
 		if reserved != nil && reserved(pr.Method, pr.Pattern) {
-			return &ConflictError{Method: pr.Method, Path: pr.Pattern, Owner: owner, Other: "a route of the host"}
+			return nil, &ConflictError{Method: pr.Method, Path: pr.Pattern, Owner: owner, Other: "a route of the host"}
 		}
 		built = append(built, &Route{Plugin: owner, Route: *pr})
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	next := make([]*Route, 0, len(*t.snapshot.Load())+len(built))
 	for _, r := range *t.snapshot.Load() {
 		if r.Plugin == owner {
@@ -82,12 +100,10 @@ func (t *RouteTable) set(inst *Instance, routes []*pluginv1.Route, reserved func
 		}
 		for _, b := range built {
 			if r.Overlaps(&b.Route) {
-				return &ConflictError{Method: b.Method, Path: b.Pattern, Owner: owner, Other: fmt.Sprintf("plugin %q (%s)", r.Plugin, r.Pattern)}
+				return nil, &ConflictError{Method: b.Method, Path: b.Pattern, Owner: owner, Other: fmt.Sprintf("plugin %q (%s)", r.Plugin, r.Pattern)}
 			}
 		}
 		next = append(next, r)
 	}
-	next = append(next, built...)
-	t.snapshot.Store(&next)
-	return nil
+	return append(next, built...), nil
 }

@@ -14,8 +14,6 @@ import (
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 )
 
-func testInstance(name string) *Instance { return &Instance{Decl: Decl{Name: name}} }
-
 // routeSpecs builds plugin routes from "METHOD /path" strings.
 func routeSpecs(specs ...string) []*pluginv1.Route {
 	out := make([]*pluginv1.Route, 0, len(specs))
@@ -38,7 +36,7 @@ func tablePatterns(t *RouteTable) []string {
 
 func mustSet(t *testing.T, table *RouteTable, plugin string, rs []*pluginv1.Route) {
 	t.Helper()
-	if err := table.set(testInstance(plugin), rs, nil); err != nil {
+	if err := table.set(plugin, rs, nil); err != nil {
 		t.Fatalf("set %s: %v", plugin, err)
 	}
 }
@@ -170,7 +168,7 @@ func TestRouteTableSetConflicts(t *testing.T) {
 			mustSet(t, table, "a", routeSpecs(tt.existing...))
 			before := tablePatterns(table)
 
-			err := table.set(testInstance("b"), routeSpecs(tt.routes...), hostRoutes)
+			err := table.set("b", routeSpecs(tt.routes...), hostRoutes)
 
 			if tt.want == (ConflictError{}) {
 				if err != nil {
@@ -282,7 +280,7 @@ func TestRouteTableSetRejectsBadRoutes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			table := newRouteTable()
-			err := table.set(testInstance("a"), []*pluginv1.Route{tt.route}, nil)
+			err := table.set("a", []*pluginv1.Route{tt.route}, nil)
 			if err == nil {
 				t.Fatal("set succeeded, want an error")
 			}

@@ -123,6 +123,10 @@ type Instance struct {
 	// process, which watch then reports instead of a crash.
 	exitCause error
 	hostSrv   *grpc.Server
+	// gen counts the requests and jobs in flight on the current process.
+	gen *generation
+	// reloading serialises reloads of the plugin.
+	reloading sync.Mutex
 }
 
 // New builds a supervisor for the declared plugins; Start runs them.
@@ -238,6 +242,10 @@ type Status struct {
 	LastError string `json:"last_error,omitempty"`
 	DataPlane string `json:"data_plane"`
 	Routes    int    `json:"routes"`
+	// Endpoints are the plugin's routes as "METHOD /path", and Jobs its
+	// jobs' names, as its process last described them.
+	Endpoints []string `json:"endpoints"`
+	Jobs      []string `json:"jobs"`
 }
 
 // Statuses lists every declared plugin in declaration order.
@@ -253,10 +261,17 @@ func (s *Supervisor) Statuses() []Status {
 func (i *Instance) Status() Status {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
-	st := Status{Name: i.Decl.Name, State: i.state, PID: i.pid, Restarts: i.restarts, LastError: i.lastError, DataPlane: i.Decl.DataPlane}
+	st := Status{Name: i.Decl.Name, State: i.state, PID: i.pid, Restarts: i.restarts, LastError: i.lastError, DataPlane: i.Decl.DataPlane,
+		Endpoints: []string{}, Jobs: []string{}}
 	if i.desc != nil {
 		st.Version = i.desc.Version
 		st.Routes = len(i.desc.Routes)
+		for _, r := range i.desc.Routes {
+			st.Endpoints = append(st.Endpoints, r.Method+" "+r.Path)
+		}
+		for _, j := range i.desc.Jobs {
+			st.Jobs = append(st.Jobs, j.Name)
+		}
 	}
 	if i.state == StateRunning {
 		t := i.startedAt
@@ -280,6 +295,24 @@ func (i *Instance) Description() *pluginv1.DescribeResponse {
 func (i *Instance) running() (*protocol.Client, dataPlane, error) {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
+	return i.runningLocked()
+}
+
+// acquire is running for work a reload must wait for: release, called
+// once the work is done, lets the process it ran on be drained.
+func (i *Instance) acquire() (rpc *protocol.Client, plane dataPlane, release func(), err error) {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	rpc, plane, err = i.runningLocked()
+	if err != nil {
+		return nil, dataPlane{}, nil, err
+	}
+	g := i.gen
+	g.active.Add(1)
+	return rpc, plane, sync.OnceFunc(g.active.Done), nil
+}
+
+func (i *Instance) runningLocked() (*protocol.Client, dataPlane, error) {
 	if i.state == StateRunning {
 		return i.rpc, i.dataPlane, nil
 	}
@@ -304,19 +337,25 @@ func (i *Instance) setState(st State, err error) {
 	i.sup.metrics.state(i.Decl.Name, st)
 }
 
-// start runs the plugin's process and configures it. When ctx ends first
-// (Stop has begun), the process is killed and the plugin left stopped.
-func (i *Instance) start(ctx context.Context) error {
+// process is one started process of a plugin and what it serves.
+type process struct {
+	client  *plugin.Client
+	rpc     *protocol.Client
+	desc    *pluginv1.DescribeResponse
+	plane   dataPlane
+	pid     int
+	exited  chan struct{}
+	hostSrv *grpc.Server
+}
+
+// spawn verifies the declared binary, starts it, and describes, migrates
+// and configures it; described sees the description before anything is
+// migrated or configured and may refuse it. A failed spawn leaves no
+// process behind. A checksum or protocol mismatch is a *permanentError.
+func (i *Instance) spawn(ctx context.Context, described func(*pluginv1.DescribeResponse) error) (*process, error) {
 	s := i.sup
-	if err := ctx.Err(); err != nil {
-		i.setState(StateStopped, nil)
-		return err
-	}
-	i.setState(StateStarting, nil)
-	t0 := time.Now()
 	if err := verifyChecksum(i.Decl.Binary, i.Decl.SHA256); err != nil {
-		i.setState(StateFailed, err)
-		return &permanentError{err}
+		return nil, &permanentError{err}
 	}
 	exited := make(chan struct{})
 	var pid atomic.Int64
@@ -340,15 +379,6 @@ func (i *Instance) start(ctx context.Context) error {
 		SyncStdout: protocol.LogWriter(i.log, "stdout"),
 		SyncStderr: protocol.LogWriter(i.log, "stderr"),
 	})
-	fail := func(err error) error {
-		client.Kill()
-		if s.ctx.Err() != nil {
-			i.setState(StateStopped, nil)
-			return err
-		}
-		i.setState(StateRestarting, err)
-		return err
-	}
 	// The handshake takes no context and client.Kill waits for it to end:
 	// ending the process is what ends a handshake early.
 	halt := context.AfterFunc(ctx, func() { killProcess(int(pid.Load()), exited) })
@@ -358,25 +388,22 @@ func (i *Instance) start(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	if err != nil {
-		return fail(fmt.Errorf("start %s: %w", i.Decl.Binary, err))
+		client.Kill()
+		return nil, fmt.Errorf("start %s: %w", i.Decl.Binary, err)
 	}
 	raw, err := rpcClient.Dispense(protocol.PluginName)
 	if err != nil {
-		return fail(fmt.Errorf("dispense: %w", err))
+		client.Kill()
+		return nil, fmt.Errorf("dispense: %w", err)
 	}
 	pc := raw.(*protocol.Client)
 	callCtx, cancel := context.WithTimeout(ctx, i.Decl.StartTimeout)
 	defer cancel()
 	var plane dataPlane
-	var routesFailed bool
 	startup := &protocol.Startup{
-		Name: i.Decl.Name,
-		Described: func(desc *pluginv1.DescribeResponse) error {
-			err := s.routes.set(i, desc.Routes, s.opts.Reserved)
-			routesFailed = err != nil
-			return err
-		},
-		Host: &hostService{sup: s, plugin: i.Decl.Name},
+		Name:      i.Decl.Name,
+		Described: described,
+		Host:      &hostService{sup: s, plugin: i.Decl.Name},
 		Configure: func(desc *pluginv1.DescribeResponse) (*pluginv1.ConfigureRequest, error) {
 			cloudSettings, err := pluginCloud(s.opts.Cloud, i.Decl.CloudCredential)
 			if err != nil {
@@ -387,7 +414,14 @@ func (i *Instance) start(ctx context.Context) error {
 				Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
 			}
 			if i.Decl.DataPlane == "socket" && slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
+				// During a reload the old process still serves on its
+				// socket, so the new one takes the other of two names.
 				plane.socketPath = filepath.Join(s.runtime.path, i.Decl.Name+".sock")
+				i.mu.RLock()
+				if i.dataPlane.socketPath == plane.socketPath {
+					plane.socketPath = filepath.Join(s.runtime.path, i.Decl.Name+".next.sock")
+				}
+				i.mu.RUnlock()
 				plane.token = randomToken()
 				req.DataSocket, req.DataToken = plane.socketPath, plane.token
 			}
@@ -401,54 +435,98 @@ func (i *Instance) start(ctx context.Context) error {
 	}
 	started, err := startup.Run(callCtx, pc)
 	var mismatch *protocol.MismatchError
+	if errors.As(err, &mismatch) {
+		client.Kill()
+		return nil, &permanentError{err}
+	}
+	if err != nil {
+		client.Kill()
+		return nil, err
+	}
+	if started.Configured.DataSocketReady && plane.socketPath != "" {
+		plane.socket = newSocketClient(plane.socketPath)
+	}
+	p := &process{client: client, rpc: pc, desc: started.Describe, plane: plane, pid: int(pid.Load()), exited: exited}
+	select {
+	case p.hostSrv = <-started.HostServer:
+	default:
+	}
+	return p, nil
+}
+
+// start runs the plugin's process and configures it. When ctx ends first
+// (Stop has begun), the process is killed and the plugin left stopped.
+func (i *Instance) start(ctx context.Context) error {
+	s := i.sup
+	if err := ctx.Err(); err != nil {
+		i.setState(StateStopped, nil)
+		return err
+	}
+	i.setState(StateStarting, nil)
+	t0 := time.Now()
+	var routesFailed bool
+	p, err := i.spawn(ctx, func(desc *pluginv1.DescribeResponse) error {
+		err := s.routes.set(i.Decl.Name, desc.Routes, s.opts.Reserved)
+		routesFailed = err != nil
+		return err
+	})
 	switch {
-	case errors.As(err, &mismatch):
-		client.Kill()
+	case isPermanent(err):
 		i.setState(StateFailed, err)
-		return &permanentError{err}
+		return err
 	case routesFailed:
-		client.Kill()
 		i.setState(StateFailed, err)
 		return err
 	case err != nil:
-		return fail(err)
-	}
-	desc, cres := started.Describe, started.Configured
-	if cres.DataSocketReady && plane.socketPath != "" {
-		plane.socket = newSocketClient(plane.socketPath)
+		if s.ctx.Err() != nil {
+			i.setState(StateStopped, nil)
+			return err
+		}
+		i.setState(StateRestarting, err)
+		return err
 	}
 	i.mu.Lock()
 	// Checked under the lock Stop's kill takes: either Stop has begun and
 	// this start kills its own process, or kill sees this client.
 	if err := ctx.Err(); err != nil {
 		i.mu.Unlock()
-		return fail(fmt.Errorf("start %s: %w", i.Decl.Binary, err))
+		p.client.Kill()
+		i.setState(StateStopped, nil)
+		return fmt.Errorf("start %s: %w", i.Decl.Binary, err)
 	}
-	i.client, i.rpc, i.desc, i.dataPlane, i.pid = client, pc, desc, plane, int(pid.Load())
-	// lastError stays: after a restart it says what the plugin recovered from.
-	i.startedAt = time.Now()
-	select {
-	case i.hostSrv = <-started.HostServer:
-	default:
-	}
+	i.install(p)
 	i.mu.Unlock()
 	i.setState(StateRunning, nil)
+	i.started(p, t0)
+	return nil
+}
+
+// install makes p the instance's process; i.mu is held. lastError stays:
+// after a restart or reload it says what the plugin recovered from.
+func (i *Instance) install(p *process) {
+	i.client, i.rpc, i.desc, i.dataPlane, i.pid, i.hostSrv = p.client, p.rpc, p.desc, p.plane, p.pid, p.hostSrv
+	i.gen = &generation{}
+	i.startedAt = time.Now()
+}
+
+// started records a process that now serves and watches it.
+func (i *Instance) started(p *process, t0 time.Time) {
+	s := i.sup
 	s.metrics.startSeconds.WithLabelValues(i.Decl.Name).Set(time.Since(t0).Seconds())
 	// Create the series at start so dashboards see the plugin before its
 	// first request.
 	s.metrics.rpc.WithLabelValues(i.Decl.Name, "http")
 	s.metrics.rpcErrors.WithLabelValues(i.Decl.Name, "http")
-	i.log.Info("plugin started", "version", desc.Version, "pid", pid.Load(), "routes", len(desc.Routes), "data_plane", i.Status().DataPlane, "took", time.Since(t0).Round(time.Millisecond))
+	i.log.Info("plugin started", "version", p.desc.Version, "pid", p.pid, "routes", len(p.desc.Routes), "data_plane", i.Status().DataPlane, "took", time.Since(t0).Round(time.Millisecond))
 	if s.opts.OnDescribe != nil {
-		s.opts.OnDescribe(i.Decl.Name, desc)
+		s.opts.OnDescribe(i.Decl.Name, p.desc)
 	}
 	if s.begin() {
-		go i.watch(client, exited)
+		go i.watch(p.client, p.exited)
 	}
 	if i.Decl.MemoryLimit > 0 && memoryWatched && s.begin() {
-		go i.watchMemory(client, int(pid.Load()))
+		go i.watchMemory(p.client, p.pid)
 	}
-	return nil
 }
 
 // watch waits for the process to exit; an exit the supervisor did not ask

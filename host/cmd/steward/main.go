@@ -4,17 +4,21 @@
 //	steward serve                 serve on STEWARD_HTTP_ADDR
 //	steward migrate up|down|status
 //	steward plugins list
+//	steward plugins reload NAME
 //	steward apikey create|list|revoke
 //	steward version
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -45,6 +49,7 @@ commands:
   serve                    serve the API, UI and plugins
   migrate up|down|status   apply, roll back (last group) or list host migrations
   plugins list             list the plugins plugins.hcl declares
+  plugins reload NAME      upgrade a plugin of the running host in place
   apikey create|list|revoke
                            manage API keys (steward apikey help)
   sim [--world FILE]       run the simulated cloud alone and print its addresses
@@ -65,7 +70,7 @@ func main() {
 var commandUsage = map[string]string{
 	"serve":   "usage: steward serve [--addr HOST:PORT]\n\nServe the API, UI and plugins. Configuration comes from STEWARD_* environment\nvariables (see README); --addr overrides STEWARD_HTTP_ADDR.\n",
 	"migrate": "usage: steward migrate up|down|status\n\n  up      apply every pending host migration\n  down    roll back the last group applied\n  status  list host migrations and whether each is applied\n",
-	"plugins": "usage: steward plugins list\n\nList the plugins STEWARD_PLUGINS_FILE declares, with their binaries and checksums.\n",
+	"plugins": pluginsUsage,
 	"apikey":  apiKeyUsage,
 	"sim":     "usage: steward sim [--world FILE]\n\nRun the simulated cloud alone and print its addresses. --world (or\nSTEWARD_SIM_WORLD) names a world file; the default is the built-in demo world.\n",
 	"version": "usage: steward version\n\nPrint the version.\n",
@@ -98,7 +103,7 @@ func run(args []string, out io.Writer) error {
 	case "migrate":
 		return migrate(args[1:], out)
 	case "plugins":
-		return listPlugins(args[1:], out)
+		return pluginsCommand(args[1:], out)
 	case "apikey":
 		return apiKey(args[1:], out)
 	case "sim":
@@ -268,9 +273,25 @@ func migrate(args []string, out io.Writer) error {
 	return nil
 }
 
-func listPlugins(args []string, out io.Writer) error {
+const pluginsUsage = `usage:
+  steward plugins list
+  steward plugins reload NAME
+
+list names the plugins STEWARD_PLUGINS_FILE declares, with their binaries
+and checksums. reload asks the host serving on STEWARD_HTTP_ADDR to upgrade
+the plugin NAME in place (POST /api/v1/plugins/NAME/reload) with the admin
+API key in STEWARD_API_KEY, and prints the old and new version.
+`
+
+func pluginsCommand(args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "reload" {
+		if len(args) != 2 {
+			return errors.New("usage: steward plugins reload NAME")
+		}
+		return reloadPlugin(os.Getenv("STEWARD_HTTP_ADDR"), os.Getenv("STEWARD_API_KEY"), args[1], out)
+	}
 	if len(args) == 0 || args[0] != "list" {
-		return errors.New("plugins needs the subcommand list")
+		return errors.New("plugins needs the subcommand list or reload")
 	}
 	cfg, err := loadConfig(flag.NewFlagSet("plugins", flag.ContinueOnError), args[1:])
 	if err != nil {
@@ -287,6 +308,56 @@ func listPlugins(args []string, out io.Writer) error {
 		fmt.Fprintf(w, "%s\t%t\t%s\t%s\t%t\n", d.Name, d.Enabled, d.Binary, d.DataPlane, statErr == nil)
 	}
 	return w.Flush()
+}
+
+// reloadPlugin asks the host at addr (STEWARD_HTTP_ADDR's form: host:port,
+// :port, or a URL) to reload a plugin, and prints its answer.
+func reloadPlugin(addr, key, name string, out io.Writer) error {
+	if key == "" {
+		return errors.New("plugins reload needs an admin API key in STEWARD_API_KEY")
+	}
+	base := addr
+	switch {
+	case base == "":
+		base = "http://127.0.0.1:8000"
+	case strings.HasPrefix(base, ":"):
+		base = "http://127.0.0.1" + base
+	case !strings.Contains(base, "://"):
+		base = "http://" + base
+	}
+	req, err := http.NewRequest(http.MethodPost, strings.TrimSuffix(base, "/")+"/api/v1/plugins/"+url.PathEscape(name)+"/reload", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("X-API-Key", key)
+	// A reload starts the new process and then waits for the old one to
+	// drain, each bounded by the plugin's own timeouts, which the command
+	// line does not know.
+	client := &http.Client{Timeout: 10 * time.Minute}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("reload %s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("reload %s: %w", name, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var problem struct {
+			Detail string `json:"detail"`
+		}
+		if json.Unmarshal(body, &problem) == nil && problem.Detail != "" {
+			return fmt.Errorf("reload %s: %s: %s", name, resp.Status, problem.Detail)
+		}
+		return fmt.Errorf("reload %s: %s", name, resp.Status)
+	}
+	var done plugins.Reloaded
+	if err := json.Unmarshal(body, &done); err != nil {
+		return fmt.Errorf("reload %s: %w", name, err)
+	}
+	fmt.Fprintf(out, "%s reloaded: %s (pid %d) -> %s (pid %d)\n", name, done.OldVersion, done.OldPID, done.NewVersion, done.NewPID)
+	return nil
 }
 
 const apiKeyUsage = `usage:

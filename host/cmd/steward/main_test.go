@@ -19,7 +19,7 @@ func TestHelpIsNotAnError(t *testing.T) {
 		{"serve", "--help"}, {"serve", "-h"},
 		{"sim", "--help"}, {"sim", "--world", "x.json", "-h"},
 		{"migrate", "--help"}, {"migrate", "up", "--help"},
-		{"plugins", "--help"}, {"plugins", "list", "-h"},
+		{"plugins", "--help"}, {"plugins", "list", "-h"}, {"plugins", "reload", "--help"},
 		{"apikey", "--help"}, {"apikey", "create", "--help"}, {"apikey", "help"},
 		{"version", "--help"},
 	} {

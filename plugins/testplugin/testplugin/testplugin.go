@@ -25,6 +25,11 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
+// Version is the version the plugin reports in Describe and whoami; a
+// build sets it with -ldflags "-X" to make a binary tell itself apart,
+// as the reload tests do.
+var Version = "1.0.0"
+
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
@@ -55,6 +60,7 @@ type whoamiBody struct {
 	SawAuthHeader  bool          `json:"saw_auth_header"`
 	SawCookie      bool          `json:"saw_cookie"`
 	SawPluginToken bool          `json:"saw_plugin_token"`
+	Version        string        `json:"version"`
 }
 
 // statusBody acknowledges a request.
@@ -80,7 +86,7 @@ func New() *sdk.Plugin {
 	migrations, _ := fs.Sub(migrationFiles, "migrations")
 	return &sdk.Plugin{
 		Name:       "testplugin",
-		Version:    "1.0.0",
+		Version:    Version,
 		Migrations: migrations,
 		Routes: []sdk.Route{
 			{Method: "GET", Path: "/api/v1/testplugin/ping", Auth: sdk.AuthNone, Handler: ping, Operation: op("testplugin-ping", "Trivial handler for latency measurements",
@@ -155,7 +161,7 @@ func ping(w http.ResponseWriter, _ *http.Request) {
 func (p *plugin) whoami(w http.ResponseWriter, r *http.Request) {
 	info := sdk.Info(r.Context())
 	sdk.WriteJSON(w, http.StatusOK, whoamiBody{Principal: info.Principal, RequestID: info.RequestID, Route: info.Route,
-		SawAuthHeader: r.Header.Get("Authorization") != "", SawCookie: r.Header.Get("Cookie") != "", SawPluginToken: r.Header.Get("X-Steward-Plugin-Token") != ""})
+		SawAuthHeader: r.Header.Get("Authorization") != "", SawCookie: r.Header.Get("Cookie") != "", SawPluginToken: r.Header.Get("X-Steward-Plugin-Token") != "", Version: Version})
 }
 
 // queryInt reads an integer parameter the host has validated and the SDK

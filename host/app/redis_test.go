@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/stewardhq/steward/core/config"
 	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/internal/logsink"
 )
 
 // secret is the Redis password of these tests; no error, log line or
@@ -42,7 +42,7 @@ func redisConfig(t *testing.T, redisURL string) config.Config {
 }
 
 func TestStartWithUnreachableRedisNeverEchoesPassword(t *testing.T) {
-	var logs syncBuffer
+	var logs logsink.Buffer
 	// Port 1 on loopback refuses at once.
 	cfg := redisConfig(t, "redis://:"+secret+"@127.0.0.1:1/0")
 	h, err := Start(context.Background(), cfg, Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs})})
@@ -66,7 +66,7 @@ func TestStartWithUnreachableRedisNeverEchoesPassword(t *testing.T) {
 // health degraded — logs the outage once, and repeats the password nowhere.
 func TestRedisOutage(t *testing.T) {
 	proxy := storetest.NewRedisProxy(t, storetest.RedisUserURL(t, secret))
-	var logs syncBuffer
+	var logs logsink.Buffer
 	h, err := Start(context.Background(), redisConfig(t, proxy.URL), Options{Logger: hclog.New(&hclog.LoggerOptions{Output: &logs})})
 	if err != nil {
 		t.Fatal(err)
@@ -186,21 +186,4 @@ func eventually(t *testing.T, what string, ok func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,6 +25,7 @@ import (
 	"github.com/stewardhq/steward/host/app"
 	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/internal/logsink"
 )
 
 // binDir holds bin/steward and bin/plugins/*: `make test` builds them once
@@ -74,25 +73,8 @@ type host struct {
 	dataDir string
 	dbURL   string
 	cmd     *exec.Cmd
-	logs    *syncBuffer
+	logs    *logsink.Buffer
 	exited  chan struct{}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func defaultPlugins() string {
@@ -141,7 +123,7 @@ func startHost(t testing.TB, o hostOpts) *host {
 	for k, v := range o.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	h := &host{t: t, dataDir: o.dataDir, dbURL: o.databaseURL, cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}
+	h := &host{t: t, dataDir: o.dataDir, dbURL: o.databaseURL, cmd: cmd, logs: &logsink.Buffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = h.logs, h.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

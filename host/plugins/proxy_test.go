@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/compress"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stewardhq/steward/internal/logsink"
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/plugintest"
 	"github.com/stewardhq/steward/sdk/protocol"
@@ -132,24 +132,6 @@ func TestProxyStreamReportsBrokenExchanges(t *testing.T) {
 			t.Errorf("%d-byte body to a panicking handler: %d %q, want 503 with the plugin's error", size, resp.StatusCode, got)
 		}
 	}
-}
-
-// syncBuffer is a log sink written from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // planeServer serves p on one data plane behind a proxy listening on
@@ -307,7 +289,7 @@ func TestProxyCapsResponseBodies(t *testing.T) {
 	})
 	for _, plane := range []string{"socket", "grpc"} {
 		t.Run(plane, func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &logsink.Buffer{}
 			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Routes: *rs}, max, logs)
 			get := func(path string, header ...string) (*http.Response, []byte, error) {
 				req, err := http.NewRequest(http.MethodGet, base+path, nil)
@@ -388,7 +370,7 @@ func TestProxyCutsOffBrokenBodies(t *testing.T) {
 	})
 	for _, plane := range []string{"socket", "grpc"} {
 		t.Run(plane, func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &logsink.Buffer{}
 			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Routes: *rs}, DefaultMaxResponseBytes, logs)
 			resp, err := http.Get(base + "/broken")
 			if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/internal/logsink"
 )
 
 // secret is the password of every URL here; no error, log line or status
@@ -68,7 +68,7 @@ func TestOptionsSetTimeoutsTheURLMayOverride(t *testing.T) {
 }
 
 func TestOpenUnreachableNeverEchoesPassword(t *testing.T) {
-	var logs syncBuffer
+	var logs logsink.Buffer
 	// Port 1 on loopback refuses at once.
 	_, err := Open(context.Background(), "redis://:"+secret+"@127.0.0.1:1/0", logger(&logs))
 	if err == nil {
@@ -87,7 +87,7 @@ func TestOpenWrongPasswordNeverEchoesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword(u.User.Username(), secret+"-wrong")
-	var logs syncBuffer
+	var logs logsink.Buffer
 	_, err = Open(context.Background(), u.String(), logger(&logs))
 	if err == nil {
 		t.Fatal("Open succeeded with a wrong password")
@@ -104,7 +104,7 @@ func TestOpenWrongPasswordNeverEchoesIt(t *testing.T) {
 // once, and the status and metrics follow; no report repeats the password.
 func TestOutageIsReportedOncePerTransition(t *testing.T) {
 	proxy := storetest.NewRedisProxy(t, storetest.RedisUserURL(t, secret))
-	var logs syncBuffer
+	var logs logsink.Buffer
 	c, err := Open(context.Background(), proxy.URL, logger(&logs))
 	if err != nil {
 		t.Fatal(err)
@@ -262,23 +262,6 @@ type collectorFunc func(chan<- prometheus.Metric)
 func (f collectorFunc) Describe(chan<- *prometheus.Desc)    {}
 func (f collectorFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
 
-func logger(w *syncBuffer) hclog.Logger {
+func logger(w *logsink.Buffer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Output: w, Level: hclog.Debug})
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

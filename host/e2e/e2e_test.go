@@ -62,6 +62,7 @@ func TestHost(t *testing.T) {
 			t.Run("plugin is a child and sees the principal", f.testPrincipal)
 			t.Run("validation", f.testValidation)
 			t.Run("protected routes need a token", f.testUnauthenticated)
+			t.Run("admin routes refuse a standard user", f.testAdminOnly)
 			t.Run("tenant isolation", f.testIsolation)
 			t.Run("sync jobs and alerts", f.testSync)
 			t.Run("audit log", f.testAudit)
@@ -264,6 +265,38 @@ func (f *fixture) testUnauthenticated(t *testing.T) {
 	}
 	if checked < 15 {
 		t.Fatalf("only %d protected operations found", checked)
+	}
+}
+
+// testAdminOnly calls every operation marked x-steward-admin, host and
+// plugin alike, as the standard user of tenant A: each is refused with 403
+// before it validates or does anything.
+func (f *fixture) testAdminOnly(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Admin bool `json:"x-steward-admin"`
+		} `json:"paths"`
+	}
+	f.h.get("/openapi.json", "").json(t, &doc)
+	checked := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			if !op.Admin {
+				continue
+			}
+			concrete := strings.NewReplacer("{tenant_id}", f.tenantA.ID, "{alert_id}", "1", "{job_type}", "testplugin", "{name}", "testplugin").Replace(path)
+			concrete = pathParamRE.ReplaceAllString(concrete, "0")
+			r := f.h.do(strings.ToUpper(method), concrete, f.tokenA, strings.NewReader("{}"), "Content-Type", "application/json")
+			if r.status != http.StatusForbidden {
+				t.Errorf("%s %s as a standard user: %d %s, want 403", method, path, r.status, r.body)
+			}
+			checked[strings.ToUpper(method)+" "+path] = true
+		}
+	}
+	for _, must := range []string{"POST /api/v1/sync/{job_type}", "POST /api/v1/api-keys", "POST /api/v1/plugins/{name}/reload", "POST /api/v1/testplugin/crash"} {
+		if !checked[must] {
+			t.Errorf("%s is not marked x-steward-admin", must)
+		}
 	}
 }
 

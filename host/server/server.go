@@ -47,6 +47,7 @@ import (
 	"github.com/stewardhq/steward/host/ratelimit"
 	"github.com/stewardhq/steward/host/redisconn"
 	"github.com/stewardhq/steward/host/tenancy"
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
@@ -220,6 +221,12 @@ func register[I, O any](s *Server, op huma.Operation, h func(context.Context, *I
 	} else {
 		op.Security = []map[string][]string{}
 	}
+	if op.Metadata[metaAuth] == authAdmin {
+		if op.Extensions == nil {
+			op.Extensions = map[string]any{}
+		}
+		op.Extensions[extAdmin] = true
+	}
 	params, body := inputShape(reflect.TypeFor[I]())
 	for _, code := range defaultErrors(authenticated, params, body) {
 		// A status the operation documents itself, with its own body,
@@ -236,7 +243,7 @@ func register[I, O any](s *Server, op huma.Operation, h func(context.Context, *I
 	huma.Register(s.API, op, h)
 	// huma declares 422 and 500 for every operation with input, replacing
 	// a body the operation declared for them itself.
-	registered := operationOf(s.API.OpenAPI().Paths[op.Path], op.Method)
+	registered := *operationSlot(s.API.OpenAPI().Paths[op.Path], op.Method)
 	for code, r := range own {
 		registered.Responses[code] = r
 	}
@@ -273,6 +280,9 @@ func (s *Server) rebuildOpenAPI() {
 				op.Extensions = map[string]any{}
 			}
 			op.Extensions["x-steward-plugin"] = r.Plugin
+			if r.Auth == pluginv1.Auth_AUTH_ADMIN {
+				op.Extensions[extAdmin] = true
+			}
 			if scope := pluginTenantScope(&op); r.TenantScoped && scope != nil {
 				op.Extensions[extTenantScoped] = scope
 			}
@@ -281,7 +291,9 @@ func (s *Server) rebuildOpenAPI() {
 				item = &huma.PathItem{}
 				paths[r.Pattern] = item
 			}
-			setOperation(item, r.Method, &op)
+			if slot := operationSlot(item, r.Method); slot != nil {
+				*slot = &op
+			}
 		}
 	}
 	doc.Paths = paths
@@ -293,42 +305,26 @@ func (s *Server) rebuildOpenAPI() {
 	s.openapi.Store(&b)
 }
 
-func operationOf(item *huma.PathItem, method string) *huma.Operation {
+// operationSlot is the field of item that holds method's operation, nil
+// for a method a path item has no field for.
+func operationSlot(item *huma.PathItem, method string) **huma.Operation {
 	switch method {
 	case http.MethodGet:
-		return item.Get
+		return &item.Get
 	case http.MethodPost:
-		return item.Post
+		return &item.Post
 	case http.MethodPut:
-		return item.Put
+		return &item.Put
 	case http.MethodPatch:
-		return item.Patch
+		return &item.Patch
 	case http.MethodDelete:
-		return item.Delete
+		return &item.Delete
 	case http.MethodHead:
-		return item.Head
-	default:
-		return item.Options
-	}
-}
-
-func setOperation(item *huma.PathItem, method string, op *huma.Operation) {
-	switch method {
-	case http.MethodGet:
-		item.Get = op
-	case http.MethodPost:
-		item.Post = op
-	case http.MethodPut:
-		item.Put = op
-	case http.MethodPatch:
-		item.Patch = op
-	case http.MethodDelete:
-		item.Delete = op
-	case http.MethodHead:
-		item.Head = op
+		return &item.Head
 	case http.MethodOptions:
-		item.Options = op
+		return &item.Options
 	}
+	return nil
 }
 
 func (s *Server) serveOpenAPI(c *fiber.Ctx) error {

@@ -25,6 +25,10 @@ import (
 // them, so a standard user is refused whichever tenant it names.
 const extTenantScoped = "x-steward-tenant-scoped"
 
+// extAdmin marks an operation only an admin may call, so tests can walk
+// every such operation as a standard user.
+const extAdmin = "x-steward-admin"
+
 // errNoTenantAccess refuses a tenant outside the caller's scope without
 // repeating the id, so no refusal ever carries a tenant's identifiers.
 const errNoTenantAccess = "no access to the requested tenant"

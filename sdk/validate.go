@@ -181,16 +181,22 @@ func (v *validation) views(routes []Route, fragments []Fragment, pages []Page) {
 	}
 }
 
+// unique reports an empty or repeated name among the declarations of one
+// kind, and returns how messages name the declaration.
+func (v *validation) unique(kind, name string, seen map[string]bool) string {
+	if name == "" {
+		v.add("%s: Name is empty", kind)
+	} else if seen[name] {
+		v.add("%s %q: declared twice", kind, name)
+	}
+	seen[name] = true
+	return fmt.Sprintf("%s %q", kind, name)
+}
+
 func (v *validation) jobs(jobs []Job) {
 	seen := map[string]bool{}
 	for _, j := range jobs {
-		name := fmt.Sprintf("job %q", j.Name)
-		if j.Name == "" {
-			v.add("job: Name is empty")
-		} else if seen[j.Name] {
-			v.add("%s: declared twice", name)
-		}
-		seen[j.Name] = true
+		name := v.unique("job", j.Name, seen)
 		if j.JobType == "" {
 			v.add("%s: JobType is empty", name)
 		}
@@ -208,13 +214,7 @@ func (v *validation) jobs(jobs []Job) {
 func (v *validation) datasets(datasets []Dataset) {
 	seen := map[string]bool{}
 	for _, d := range datasets {
-		name := fmt.Sprintf("dataset %q", d.Name)
-		if d.Name == "" {
-			v.add("dataset: Name is empty")
-		} else if seen[d.Name] {
-			v.add("%s: declared twice", name)
-		}
-		seen[d.Name] = true
+		name := v.unique("dataset", d.Name, seen)
 		if d.Read == nil {
 			v.add("%s: Read is nil", name)
 		}

@@ -1,56 +1,19 @@
 package plugins
 
 import (
-	"fmt"
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/internal/testbin"
 )
 
-// buildDir holds the testplugin binary when the tests build it themselves.
-var buildDir string
+func TestMain(m *testing.M) { os.Exit(testbin.Run(m)) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "plugins-test-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	buildDir = dir
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-var testplugin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// testpluginBinary is the testplugin built by make (STEWARD_TEST_BIN), or
-// else built once for this test binary, and only when a test needs it.
-func testpluginBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("STEWARD_TEST_BIN"); bin != "" {
-		return filepath.Join(bin, "plugins", "testplugin")
-	}
-	testplugin.once.Do(func() {
-		path := filepath.Join(buildDir, "testplugin")
-		out, err := exec.Command("go", "build", "-o", path, "github.com/stewardhq/steward/plugins/testplugin").CombinedOutput()
-		if err != nil {
-			testplugin.err = fmt.Errorf("build testplugin: %v\n%s", err, out)
-		}
-		testplugin.path = path
-	})
-	if testplugin.err != nil {
-		t.Fatal(testplugin.err)
-	}
-	return testplugin.path
-}
+// testpluginBinary is the test plugin binary, built once if need be.
+func testpluginBinary(t *testing.T) string { return testbin.TestPlugin(t) }
 
 // testDecl declares binary as the plugin "testplugin" with quick restarts.
 func testDecl(binary, dataPlane string) Decl {
@@ -71,4 +34,19 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// startOnSQLite starts a supervisor of decl on a fresh SQLite database,
+// stopped when the test ends.
+func startOnSQLite(t *testing.T, decl Decl) *Supervisor {
+	t.Helper()
+	sup, err := New([]Decl{decl}, Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sup.Stop)
+	if err := sup.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return sup
 }

@@ -231,20 +231,13 @@ func TestReloadRevivesAFailedPlugin(t *testing.T) {
 	decl := testDecl(testpluginBinary(t), "socket")
 	decl.RequestTimeout, decl.DrainTimeout = DefaultRequestTimeout, DefaultDrainTimeout
 	decl.SHA256 = strings.Repeat("0", 64)
-	sup, err := New([]Decl{decl}, Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sup.Stop)
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	sup := startOnSQLite(t, decl)
 	inst, _ := sup.Instance("testplugin")
 	if st := inst.Status(); st.State != StateFailed {
 		t.Fatalf("with a wrong checksum: %+v", st)
 	}
 
-	_, err = sup.Reload(context.Background(), "testplugin")
+	_, err := sup.Reload(context.Background(), "testplugin")
 	var refused *ReloadError
 	if !errors.As(err, &refused) || !refused.Conflict || !strings.Contains(err.Error(), "checksum mismatch") {
 		t.Fatalf("reload with the checksum still wrong: %v", err)

@@ -168,14 +168,7 @@ func TestPluginProcessEnvironment(t *testing.T) {
 	t.Setenv("TZ", "Europe/Paris")
 	decl := testDecl(testpluginBinary(t), "socket")
 	decl.MemoryLimit = 512 << 20
-	sup, err := New([]Decl{decl}, Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sup.Stop)
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	sup := startOnSQLite(t, decl)
 	inst, _ := sup.Instance("testplugin")
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", inst.PID()))
 	if err != nil {
@@ -200,14 +193,7 @@ func TestMemoryLimitRestartsPlugin(t *testing.T) {
 	decl := testDecl(testpluginBinary(t), "socket")
 	// Below what any Go plugin holds once started: the first check kills it.
 	decl.MemoryLimit = 4 << 20
-	sup, err := New([]Decl{decl}, Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sup.Stop)
-	if err := sup.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	sup := startOnSQLite(t, decl)
 	inst, _ := sup.Instance("testplugin")
 	first := inst.PID()
 	waitFor(t, "a restart after the memory limit", 10*time.Second, func() bool {

@@ -12,10 +12,7 @@ import (
 // the host has enforced the route's auth requirement, parameter declarations
 // and, for sync routes, the concurrency limit.
 func (s *Server) dispatch(c *fiber.Ctx) error {
-	if s.deps.Plugins == nil {
-		return c.Next()
-	}
-	r, params := s.deps.Plugins.Routes().Match(c.Method(), c.Path())
+	r, params := s.matchPlugin(c)
 	if r == nil {
 		return c.Next()
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/ratelimit"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk/protocol"
@@ -31,19 +32,42 @@ func authRateClass(pattern string) bool {
 // is the one that serves the request.
 func (s *Server) rateClass(c *fiber.Ctx) ratelimit.Class {
 	method, path := c.Method(), c.Path()
-	segs := protocol.SplitPath(path)
-	for _, r := range s.authRoutes {
-		if r.method != method {
-			continue
-		}
-		if _, ok := protocol.MatchSegments(r.segments, segs); ok {
-			return ratelimit.Auth
+	// An auth route's pattern begins with its literal prefix, so only such
+	// a path can match one.
+	if authRateClass(path) {
+		segs := protocol.SplitPath(path)
+		for _, r := range s.authRoutes {
+			if r.method != method {
+				continue
+			}
+			if _, ok := protocol.MatchSegments(r.segments, segs); ok {
+				return ratelimit.Auth
+			}
 		}
 	}
-	if s.deps.Plugins != nil {
-		if r, _ := s.deps.Plugins.Routes().Match(method, path); r != nil && r.RateClass == pluginv1.RateClass_RATE_CLASS_AUTH {
-			return ratelimit.Auth
-		}
+	if r, _ := s.matchPlugin(c); r != nil && r.RateClass == pluginv1.RateClass_RATE_CLASS_AUTH {
+		return ratelimit.Auth
 	}
 	return ratelimit.Default
+}
+
+const localPluginMatch = "steward.plugin_match"
+
+type pluginMatch struct {
+	route  *plugins.Route
+	params map[string]string
+}
+
+// matchPlugin finds the plugin route of the request once, for the rate
+// limiter and the dispatcher both; nil when no plugin serves it.
+func (s *Server) matchPlugin(c *fiber.Ctx) (*plugins.Route, map[string]string) {
+	if s.deps.Plugins == nil {
+		return nil, nil
+	}
+	if m, ok := c.Locals(localPluginMatch).(pluginMatch); ok {
+		return m.route, m.params
+	}
+	r, params := s.deps.Plugins.Routes().Match(c.Method(), c.Path())
+	c.Locals(localPluginMatch, pluginMatch{route: r, params: params})
+	return r, params
 }

@@ -11,63 +11,25 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"google.golang.org/grpc/status"
 
 	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/internal/testbin"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/plugintest"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
-// buildDir holds the testplugin binary when the tests build it themselves.
-var buildDir string
+func TestMain(m *testing.M) { os.Exit(testbin.Run(m)) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "plugintest-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	buildDir = dir
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-var testplugin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// testpluginBinary is the testplugin built by make (STEWARD_TEST_BIN), or
-// else built once for this test binary, and only when a test needs it.
-func testpluginBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("STEWARD_TEST_BIN"); bin != "" {
-		return filepath.Join(bin, "plugins", "testplugin")
-	}
-	testplugin.once.Do(func() {
-		path := filepath.Join(buildDir, "testplugin")
-		out, err := exec.Command("go", "build", "-o", path, "github.com/stewardhq/steward/plugins/testplugin").CombinedOutput()
-		if err != nil {
-			testplugin.err = fmt.Errorf("build testplugin: %v\n%s", err, out)
-		}
-		testplugin.path = path
-	})
-	if testplugin.err != nil {
-		t.Fatal(testplugin.err)
-	}
-	return testplugin.path
-}
+// testpluginBinary is the test plugin binary, built once if need be.
+func testpluginBinary(t *testing.T) string { return testbin.TestPlugin(t) }
 
 // startTestplugin starts the testplugin on a fresh SQLite database,
 // migrated from the files the plugin describes, as the host migrates it.

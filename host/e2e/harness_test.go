@@ -311,16 +311,6 @@ func (h *host) waitFor(what string, timeout time.Duration, cond func() bool) {
 	h.t.Fatalf("timed out waiting for %s", what)
 }
 
-func processAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// A zombie has exited; its parent just has not reaped it yet.
-	fields := strings.Fields(string(b))
-	return len(fields) > 2 && fields[2] != "Z"
-}
-
 func parentPID(pid int) int {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/internal/testbin"
 )
 
 // TestPluginCrashAndRestart kills the plugin behind a route: the route
@@ -26,7 +28,7 @@ func TestPluginCrashAndRestart(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	h.waitFor("plugin process gone", 2*time.Second, func() bool { return !processAlive(pid) })
+	h.waitFor("plugin process gone", 2*time.Second, func() bool { return !testbin.Alive(pid) })
 
 	t0 := time.Now()
 	r := h.get("/api/v1/testplugin/whoami", admin)
@@ -122,7 +124,7 @@ func TestNoPluginOutlivesHost(t *testing.T) {
 			h := startHost(t, hostOpts{})
 			pid := h.pluginPID(h.login(), "testplugin")
 			h.stop(sig)
-			h.waitFor("plugin to exit after "+sig.String(), 5*time.Second, func() bool { return !processAlive(pid) })
+			h.waitFor("plugin to exit after "+sig.String(), 5*time.Second, func() bool { return !testbin.Alive(pid) })
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/testbin"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
@@ -190,7 +191,7 @@ func TestPluginOverItsMemoryLimitIsRestarted(t *testing.T) {
 	if r := h.do(http.MethodPost, "/api/v1/testplugin/allocate?mib=128", admin, nil); r.status != http.StatusOK && r.status != http.StatusServiceUnavailable {
 		t.Fatalf("allocating over the limit: %d %s", r.status, r.body)
 	}
-	h.waitFor("the plugin killed", 5*time.Second, func() bool { return !processAlive(pid) })
+	h.waitFor("the plugin killed", 5*time.Second, func() bool { return !testbin.Alive(pid) })
 	type status struct {
 		State     string `json:"state"`
 		PID       int    `json:"pid"`

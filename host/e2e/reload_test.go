@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/internal/testbin"
 )
 
 // buildTestPlugin builds the test plugin reporting version.
@@ -167,8 +169,8 @@ func TestPluginReloadUnderLoad(t *testing.T) {
 			t.Fatalf("reload to %s answered %+v", want, a)
 		}
 		t.Logf("reload %s -> %s took %s under load", a.OldVersion, a.NewVersion, took.Round(time.Millisecond))
-		if processAlive(a.OldPID) {
-			h.waitFor("old process stopped", 5*time.Second, func() bool { return !processAlive(a.OldPID) })
+		if testbin.Alive(a.OldPID) {
+			h.waitFor("old process stopped", 5*time.Second, func() bool { return !testbin.Alive(a.OldPID) })
 		}
 	}
 	replaceBinary(t, readFile(t, v2), bin)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/stewardhq/steward/internal/testbin"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 )
 
@@ -88,7 +89,7 @@ func TestReloadDrainsStreams(t *testing.T) {
 			if reloaded.Load() {
 				t.Fatal("the reload finished while a stream of the old process was still being read")
 			}
-			if !processAlive(oldPID) {
+			if !testbin.Alive(oldPID) {
 				t.Fatal("the old process was stopped during its stream")
 			}
 			rest, err := io.ReadAll(resp.Body)
@@ -101,7 +102,7 @@ func TestReloadDrainsStreams(t *testing.T) {
 			if !res.Drained || res.OldPID != oldPID || res.NewPID != inst.PID() {
 				t.Fatalf("reload answered %+v", res)
 			}
-			waitFor(t, "the old process stopped", 5*time.Second, func() bool { return !processAlive(oldPID) })
+			waitFor(t, "the old process stopped", 5*time.Second, func() bool { return !testbin.Alive(oldPID) })
 			r, err := http.Get(url + "/api/v1/testplugin/large?size=10")
 			if err != nil || r.StatusCode != http.StatusOK {
 				t.Fatalf("after the reload: %v %v", r, err)
@@ -190,8 +191,8 @@ func TestReloadWaitsForJobsUpToTheDrainTimeout(t *testing.T) {
 	default:
 	}
 	release()
-	if res := <-done; !res.Drained || processAlive(oldPID) && !waitGone(oldPID) {
-		t.Fatalf("after the job ended: %+v, old process alive %t", res, processAlive(oldPID))
+	if res := <-done; !res.Drained || testbin.Alive(oldPID) && !waitGone(oldPID) {
+		t.Fatalf("after the job ended: %+v, old process alive %t", res, testbin.Alive(oldPID))
 	}
 
 	inst.Decl.DrainTimeout = 500 * time.Millisecond
@@ -207,14 +208,14 @@ func TestReloadWaitsForJobsUpToTheDrainTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Drained || time.Since(t0) < 500*time.Millisecond || !waitGone(oldPID) {
-		t.Fatalf("a job past drain_timeout: %+v after %s, old process alive %t", res, time.Since(t0), processAlive(oldPID))
+		t.Fatalf("a job past drain_timeout: %+v after %s, old process alive %t", res, time.Since(t0), testbin.Alive(oldPID))
 	}
 }
 
 // waitGone reports whether pid exits within five seconds.
 func waitGone(pid int) bool {
 	deadline := time.Now().Add(5 * time.Second)
-	for processAlive(pid) {
+	for testbin.Alive(pid) {
 		if time.Now().After(deadline) {
 			return false
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/testbin"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 )
 
@@ -203,18 +204,7 @@ func TestMemoryLimitRestartsPlugin(t *testing.T) {
 	if st := inst.Status(); st.Restarts < 1 || !strings.Contains(st.LastError, "over its memory_limit of 4 MiB") {
 		t.Errorf("after the limit: %+v", st)
 	}
-	if processAlive(first) {
+	if testbin.Alive(first) {
 		t.Errorf("the plugin over its limit (pid %d) still runs", first)
 	}
-}
-
-// processAlive reports whether pid is a live process, not a zombie.
-func processAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) > 0 && fields[0] != "Z"
 }

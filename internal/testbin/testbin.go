@@ -1,6 +1,7 @@
-// Package testbin hands tests the repository's test plugin binary: the one
-// `make test` built (STEWARD_TEST_BIN), or else one built once per test
-// binary, only when a test asks for it.
+// Package testbin is what tests that run plugin subprocesses share: the
+// repository's test plugin binary (the one `make test` built, named by
+// STEWARD_TEST_BIN, or else one built once per test binary when a test asks
+// for it) and whether a process still runs.
 package testbin
 
 import (
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -49,4 +51,17 @@ func TestPlugin(t testing.TB) string {
 		t.Fatal(built.err)
 	}
 	return built.path
+}
+
+// Alive reports whether the process pid runs (Linux). A zombie has exited;
+// its parent just has not reaped it yet.
+func Alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] != "Z"
 }

@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/internal/testbin"
 )
 
 // TestNewRunnerTiesPluginToParent starts a host that starts a plugin with
@@ -35,7 +36,7 @@ func TestNewRunnerTiesPluginToParent(t *testing.T) {
 		t.Fatalf("the host reported plugin %q, %v", line, err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	if !alive(pid) {
+	if !testbin.Alive(pid) {
 		t.Fatalf("plugin %d is not running", pid)
 	}
 	if pgid, err := syscall.Getpgid(pid); err != nil || pgid != pid {
@@ -47,23 +48,10 @@ func TestNewRunnerTiesPluginToParent(t *testing.T) {
 	}
 	_ = parent.Wait()
 	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) {
+	for testbin.Alive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("plugin %d outlived its SIGKILLed host", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// alive reports whether a process runs; a zombie has exited, its parent
-// just has not reaped it.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesised command name.
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) > 0 && fields[0] != "Z"
 }

@@ -58,6 +58,7 @@ type Host struct {
 	redis     *redisconn.Conn
 	changes   *authcache.Changes
 	sim       *stack.Stack
+	audit     *audit.Store
 	cache     cache.Cache
 	cancel    context.CancelFunc
 	schedOn   atomic.Bool
@@ -148,6 +149,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	apiKeys := apikeys.New(h.DB, ten)
 	apiKeys.OnChange(h.changes.Changed)
 	aud := audit.NewStore(h.DB)
+	h.audit = aud
 	fresh := freshness.NewStore(h.DB)
 
 	cloudCfg, cloudClients, err := h.cloudConfig(ctx, cfg, logger)
@@ -196,7 +198,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 			_, err := store.Migrate(ctx, h.DB, fsys, "plugin_"+plugin+"_migrations")
 			return err
 		},
-		OnDescribe: func(string, *pluginv1.DescribeResponse) {
+		OnChange: func(string) {
 			if srv != nil {
 				srv.AddPluginOperations()
 				h.refreshJobs()
@@ -245,6 +247,33 @@ func loadDecls(cfg config.Config) ([]plugins.Decl, error) {
 	return plugins.LoadFile(cfg.PluginsFile, filepath.Dir(abs))
 }
 
+// ReloadPluginsFile re-reads plugins.hcl and applies it (see
+// plugins.Supervisor.Apply); SIGHUP calls it. A file that does not parse
+// changes nothing. Each change is logged and audited as the system's.
+func (h *Host) ReloadPluginsFile(ctx context.Context) ([]plugins.Change, error) {
+	decls, err := loadDecls(h.Config)
+	if err != nil {
+		h.Logger.Error("plugins.hcl not applied; the plugins go on as they were", "file", h.Config.PluginsFile, "error", err)
+		return nil, err
+	}
+	changes := h.Plugins.Apply(ctx, decls)
+	for _, c := range changes {
+		entry := audit.Entry{Action: "plugin.apply.success", Status: audit.StatusSuccess, ActorID: "system", ResourceType: "plugin", ResourceID: c.Plugin,
+			Details: map[string]any{"change": string(c.Action), "source": h.Config.PluginsFile}}
+		if c.Err != nil {
+			entry.Action, entry.Status, entry.Details["error"] = "plugin.apply.failure", audit.StatusFailure, c.Err.Error()
+			h.Logger.Error("plugins.hcl change failed", "plugin", c.Plugin, "change", c.Action, "error", c.Err)
+		} else {
+			h.Logger.Info("plugins.hcl change applied", "plugin", c.Plugin, "change", c.Action)
+		}
+		if err := h.audit.Append(ctx, entry); err != nil {
+			h.Logger.Error("audit append failed", "error", err)
+		}
+	}
+	h.Logger.Info("plugins.hcl applied", "file", h.Config.PluginsFile, "changes", len(changes))
+	return changes, nil
+}
+
 // refreshJobs registers every running plugin's jobs with the scheduler,
 // with plugins.hcl's schedule overrides.
 func (h *Host) refreshJobs() {
@@ -257,7 +286,7 @@ func (h *Host) refreshJobs() {
 		}
 		for _, j := range desc.Jobs {
 			sched := j.DefaultSchedule
-			if o, ok := inst.Decl.Schedules[j.Name]; ok {
+			if o, ok := inst.Decl().Schedules[j.Name]; ok {
 				sched = o
 			}
 			specs = append(specs, jobs.Spec{Plugin: name, Name: j.Name, JobType: j.JobType, DataDomain: j.DataDomain, Schedule: sched})
@@ -366,8 +395,13 @@ func SigningKeys(current []byte, previous []string) (auth.KeySet, error) {
 // supervisorRunner adapts the supervisor to the scheduler's Runner.
 type supervisorRunner struct{ sup *plugins.Supervisor }
 
+// A run whose plugin process a reload replaced is queued again.
 func (r supervisorRunner) RunJob(ctx context.Context, plugin, job, runID string, progress func(jobs.Progress)) (int64, error) {
-	return r.sup.RunJob(ctx, plugin, job, runID, func(p plugins.JobProgress) {
+	n, err := r.sup.RunJob(ctx, plugin, job, runID, func(p plugins.JobProgress) {
 		progress(jobs.Progress{Done: p.Done, Total: p.Total, Message: p.Message})
 	})
+	if errors.Is(err, plugins.ErrProcessReplaced) {
+		err = fmt.Errorf("%w: %w", jobs.ErrRequeue, err)
+	}
+	return n, err
 }

@@ -354,6 +354,7 @@ type run struct {
 	Status           string  `json:"status"`
 	ErrorMessage     *string `json:"error_message"`
 	RecordsProcessed int64   `json:"records_processed"`
+	Attempts         int     `json:"attempts"`
 }
 
 func (f *fixture) waitRun(t *testing.T, id string) run {
@@ -506,7 +507,7 @@ func (f *fixture) testSync(t *testing.T) {
 		} `json:"jobs"`
 	}
 	h.get("/api/v1/sync/status", f.tokenA).json(t, &jobs)
-	if len(jobs.Jobs) != 2 {
+	if len(jobs.Jobs) != 3 {
 		t.Errorf("sync status jobs %+v", jobs.Jobs)
 	}
 	if m := h.get("/api/v1/sync/metrics", f.admin); m.status != 200 || !strings.Contains(string(m.body), "testplugin") {

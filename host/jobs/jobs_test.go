@@ -1115,3 +1115,59 @@ func TestSetSpecsKeepsNextSlotOfUnchangedJobs(t *testing.T) {
 		t.Errorf("job type = %q, want it defaulted from the data domain", s.jobs[0].spec.JobType)
 	}
 }
+
+// TestInterruptedRunsAreQueuedAgain: a run whose runner says it was
+// interrupted (ErrRequeue) is started again, not failed, and completes;
+// one interrupted on every start fails after MaxAttempts with the cause
+// and an alert.
+func TestInterruptedRunsAreQueuedAgain(t *testing.T) {
+	eachDialect(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		interrupted := fmt.Errorf("%w: plugin process replaced", ErrRequeue)
+		var once sync.Once
+		runner := newFakeRunner(map[string]jobFunc{
+			"azure/users": func(context.Context, func(Progress)) (int64, error) {
+				var err error
+				once.Do(func() { err = interrupted })
+				if err != nil {
+					return 0, err
+				}
+				return 7, nil
+			},
+			"azure/groups": func(context.Context, func(Progress)) (int64, error) { return 0, interrupted },
+		})
+		s := newScheduler(t, db, runner, &fakeClock{now: t0}, Options{})
+		if err := s.SetSpecs([]Spec{
+			{Plugin: "azure", Name: "users", JobType: "users"},
+			{Plugin: "azure", Name: "groups", JobType: "groups"},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		users, err := s.Trigger(ctx, "users", "ann")
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := waitFinished(t, s, users[0].ID)
+		if run.Status != StatusCompleted || run.Attempts != 2 || run.RecordsProcessed != 7 || run.ErrorMessage != nil ||
+			runner.callCount("azure/users") != 2 {
+			t.Fatalf("run interrupted once = %+v after %d calls", run, runner.callCount("azure/users"))
+		}
+
+		groups, err := s.Trigger(ctx, "groups", "ann")
+		if err != nil {
+			t.Fatal(err)
+		}
+		run = waitFinished(t, s, groups[0].ID)
+		if run.Status != StatusFailed || run.Attempts != MaxAttempts || runner.callCount("azure/groups") != MaxAttempts ||
+			run.ErrorMessage == nil || !strings.Contains(*run.ErrorMessage, "plugin process replaced") {
+			t.Fatalf("run interrupted on every start = %+v after %d calls", run, runner.callCount("azure/groups"))
+		}
+		alerts, err := s.Alerts(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(alerts.Alerts) != 1 || alerts.Alerts[0].JobID != run.ID {
+			t.Fatalf("alerts = %+v, want one for the run that never finished", alerts.Alerts)
+		}
+	})
+}

@@ -44,7 +44,15 @@ var (
 	ErrAlreadyResolved = errors.New("jobs: alert already resolved")
 	// ErrStopped is returned by Trigger once Stop has been called.
 	ErrStopped = errors.New("jobs: scheduler stopped")
+	// ErrRequeue, wrapped in a Runner's error, says the run was cut short
+	// by something other than the job itself (an upgrade stopped its
+	// plugin's process): the scheduler starts the run again, up to
+	// MaxAttempts starts in all, instead of failing it.
+	ErrRequeue = errors.New("jobs: run interrupted; queue it again")
 )
+
+// MaxAttempts bounds the starts of one run that ErrRequeue interrupts.
+const MaxAttempts = 3
 
 // Progress is what a running job reports about itself.
 type Progress struct {
@@ -76,7 +84,10 @@ type Run struct {
 	HeartbeatAt      time.Time  `bun:"heartbeat_at,notnull" json:"heartbeat_at"`
 	ErrorMessage     *string    `bun:"error_message" json:"error_message"`
 	RecordsProcessed int64      `bun:"records_processed,notnull" json:"records_processed"`
-	Progress         Progress   `bun:"embed:progress_" json:"progress"`
+	// Attempts counts the run's starts: more than one when an upgrade of
+	// its plugin interrupted it and it was queued again.
+	Attempts int      `bun:"attempts,notnull,default:1" json:"attempts"`
+	Progress Progress `bun:"embed:progress_" json:"progress"`
 }
 
 // Duration is how long a finished run executed, or nil while it has not

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
 	"github.com/uptrace/bun"
 )
 
@@ -37,6 +38,16 @@ type JobStatus struct {
 	Running int         `json:"running"`
 	Queued  int         `json:"queued"`
 	LastRun *RunSummary `json:"last_run"`
+}
+
+// TransformSchema lets last_run be null, as it is for a job that never ran;
+// huma's nullable tag does not apply to a referenced schema.
+func (JobStatus) TransformSchema(_ huma.Registry, sch *huma.Schema) *huma.Schema {
+	if r := sch.Properties["last_run"]; r != nil && r.Ref != "" {
+		sch.Properties["last_run"] = &huma.Schema{Description: "The job's latest run; null when it never ran",
+			OneOf: []*huma.Schema{r, {Type: "null"}}}
+	}
+	return sch
 }
 
 // RunSummary is the short form of a run shown next to its job.

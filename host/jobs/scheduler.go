@@ -402,6 +402,7 @@ func (s *Scheduler) newRun(spec Spec, trigger Trigger, triggeredBy string, slot 
 		Status:       StatusQueued,
 		QueuedAt:     now,
 		HeartbeatAt:  now,
+		Attempts:     1,
 		TriggeredBy:  nullString(triggeredBy),
 	}
 }
@@ -463,7 +464,44 @@ func (s *Scheduler) execute(run *Run) {
 
 	pw := &progressWriter{s: s, runID: run.ID}
 	records, err := s.invoke(run, pw.report)
+	for errors.Is(err, ErrRequeue) && run.Attempts < MaxAttempts {
+		pw.close()
+		if werr := s.requeue(run, err); werr != nil {
+			s.log.Error("re-queueing the run failed", "job", run.JobKey, "run_id", run.ID, "error", werr)
+			break
+		}
+		pw = &progressWriter{s: s, runID: run.ID}
+		records, err = s.invoke(run, pw.report)
+	}
 	s.finish(run, records, pw.close(), err)
+}
+
+// requeue puts an interrupted run back in the queue and starts it again
+// at once: it keeps its concurrency slot, and the cause of the
+// interruption is what the next start avoids (a new plugin process now
+// serves).
+func (s *Scheduler) requeue(run *Run, cause error) error {
+	ctx, cancel := s.writeCtx()
+	defer cancel()
+	s.log.Warn("run interrupted; queued again", "job", run.JobKey, "run_id", run.ID, "attempt", run.Attempts, "cause", cause)
+	run.Status = StatusQueued
+	run.StartedAt = nil
+	run.Progress = Progress{Message: fmt.Sprintf("queued again after attempt %d was interrupted: %v", run.Attempts, cause)}
+	_, err := s.db.NewUpdate().Model(run).
+		Column("status", "started_at", "progress_done", "progress_total", "progress_message").
+		WherePK().
+		Where("status = ?", StatusRunning).
+		Exec(ctx)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-s.stopping:
+		return ErrStopped
+	default:
+	}
+	run.Attempts++
+	return s.markRunning(run)
 }
 
 // acquire waits for a concurrency slot and gives up when the host stops.
@@ -497,7 +535,7 @@ func (s *Scheduler) markRunning(run *Run) error {
 	run.StartedAt = &now
 	run.HeartbeatAt = now
 	_, err := s.db.NewUpdate().Model(run).
-		Column("status", "started_at", "heartbeat_at").
+		Column("status", "started_at", "heartbeat_at", "attempts").
 		WherePK().
 		Exec(ctx)
 	return err

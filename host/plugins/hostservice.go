@@ -93,8 +93,7 @@ func (h *hostService) ReadDataset(req *pluginv1.ReadDatasetRequest, out pluginv1
 }
 
 func (s *Supervisor) datasetOwner(name string) *Instance {
-	for _, n := range s.order {
-		inst := s.instances[n]
+	for _, inst := range s.instances() {
 		desc := inst.Description()
 		if desc == nil {
 			continue

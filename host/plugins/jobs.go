@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
@@ -15,20 +16,23 @@ type JobProgress struct {
 	Message     string
 }
 
-// RunJob runs a plugin's job and relays its progress.
+// RunJob runs a plugin's job and relays its progress. A run cut short
+// because a reload stopped its process past the drain timeout fails with
+// ErrProcessReplaced: the job did not fail, and may run again on the new
+// process.
 func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, progress func(JobProgress)) (int64, error) {
-	inst, ok := s.instances[plugin]
+	inst, ok := s.instance(plugin)
 	if !ok {
 		return 0, errors.New("unknown plugin " + plugin)
 	}
-	rpc, _, release, err := inst.acquire()
+	l, err := inst.acquire()
 	if err != nil {
 		return 0, err
 	}
-	defer release()
+	defer l.release()
 	t0 := time.Now()
 	defer func() { s.metrics.rpc.WithLabelValues(plugin, "RunJob").Observe(time.Since(t0).Seconds()) }()
-	stream, err := rpc.RunJob(ctx, &pluginv1.RunJobRequest{Job: job, RunId: runID})
+	stream, err := l.rpc.RunJob(ctx, &pluginv1.RunJobRequest{Job: job, RunId: runID})
 	if err != nil {
 		return 0, err
 	}
@@ -37,6 +41,9 @@ func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, prog
 		relay = func(p *pluginv1.JobProgress) { progress(JobProgress{Done: p.Done, Total: p.Total, Message: p.Message}) }
 	}
 	n, err := protocol.RecvJob(stream, relay)
+	if err != nil && l.gen.replaced.Load() {
+		return n, fmt.Errorf("%w: %w", ErrProcessReplaced, err)
+	}
 	if err != nil && !errors.Is(err, protocol.ErrJobWithoutResult) {
 		s.metrics.rpcErrors.WithLabelValues(plugin, "RunJob").Inc()
 	}
@@ -46,8 +53,8 @@ func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, prog
 // CheckHealth asks every running plugin for its health.
 func (s *Supervisor) CheckHealth(ctx context.Context) map[string]*pluginv1.CheckHealthResponse {
 	out := map[string]*pluginv1.CheckHealthResponse{}
-	for _, name := range s.order {
-		rpc, _, err := s.instances[name].running()
+	for _, inst := range s.instances() {
+		rpc, _, err := inst.running()
 		if err != nil {
 			continue
 		}
@@ -57,7 +64,7 @@ func (s *Supervisor) CheckHealth(ctx context.Context) map[string]*pluginv1.Check
 		if err != nil {
 			resp = &pluginv1.CheckHealthResponse{Status: pluginv1.HealthStatus_HEALTH_STATUS_ERROR, Message: err.Error()}
 		}
-		out[name] = resp
+		out[inst.name] = resp
 	}
 	return out
 }
@@ -65,8 +72,8 @@ func (s *Supervisor) CheckHealth(ctx context.Context) map[string]*pluginv1.Check
 // CollectMetrics gathers each running plugin's metrics text.
 func (s *Supervisor) CollectMetrics(ctx context.Context) map[string][]byte {
 	out := map[string][]byte{}
-	for _, name := range s.order {
-		rpc, _, err := s.instances[name].running()
+	for _, inst := range s.instances() {
+		rpc, _, err := inst.running()
 		if err != nil {
 			continue
 		}
@@ -74,7 +81,7 @@ func (s *Supervisor) CollectMetrics(ctx context.Context) map[string][]byte {
 		resp, err := rpc.CollectMetrics(cctx, &pluginv1.CollectMetricsRequest{})
 		cancel()
 		if err == nil {
-			out[name] = resp.PrometheusText
+			out[inst.name] = resp.PrometheusText
 		}
 	}
 	return out

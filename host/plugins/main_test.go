@@ -24,6 +24,13 @@ func testDecl(binary, dataPlane string) Decl {
 	}
 }
 
+// amend changes the declaration the plugin's next start or reload uses.
+func amend(inst *Instance, change func(*Decl)) {
+	d := inst.Decl()
+	change(&d)
+	inst.setDecl(&d)
+}
+
 // waitFor polls cond until it holds or the timeout passes.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()

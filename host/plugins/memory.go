@@ -94,9 +94,8 @@ func parseVmRSS(r io.Reader) (int64, error) {
 // set goes over the plugin's memory limit; watch then restarts it with the
 // reason as its last error. It ends when the process does or cannot be
 // read (no /proc).
-func (i *Instance) watchMemory(client *plugin.Client, pid int) {
+func (i *Instance) watchMemory(client *plugin.Client, pid int, limit int64) {
 	defer i.sup.wg.Done()
-	limit := i.Decl.MemoryLimit
 	tick := time.NewTicker(memoryCheckInterval)
 	defer tick.Stop()
 	for {
@@ -116,13 +115,13 @@ func (i *Instance) watchMemory(client *plugin.Client, pid int) {
 		}
 		if rss <= limit {
 			i.mu.Unlock()
-			i.sup.metrics.memory.WithLabelValues(i.Decl.Name).Set(float64(rss))
+			i.sup.metrics.memory.WithLabelValues(i.name).Set(float64(rss))
 			continue
 		}
 		i.exitCause = fmt.Errorf("killed: resident memory %d MiB over its memory_limit of %d MiB", rss>>20, limit>>20)
 		i.mu.Unlock()
 		i.log.Error("plugin over its memory limit; restarting it", "pid", pid, "rss_bytes", rss, "memory_limit", limit)
-		i.sup.metrics.memoryKills.WithLabelValues(i.Decl.Name).Inc()
+		i.sup.metrics.memoryKills.WithLabelValues(i.name).Inc()
 		if p, err := os.FindProcess(pid); err == nil {
 			_ = p.Kill()
 		}

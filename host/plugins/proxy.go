@@ -130,23 +130,27 @@ func (e *TimeoutError) Error() string {
 // headers before Proxy returns, its body as fasthttp writes the response,
 // cut off at the plugin's max_response_bytes.
 func (s *Supervisor) Proxy(c *fiber.Ctx, r *Route, pathParams map[string]string, principal *pluginv1.Principal, requestID string) error {
-	inst := s.instances[r.Plugin]
-	rpc, plane, release, err := inst.acquire()
+	inst, ok := s.instance(r.Plugin)
+	if !ok {
+		// Matched just before plugins.hcl stopped declaring the plugin.
+		return unavailable(r.Plugin, time.Now(), fmt.Errorf("%w: %s is no longer declared", ErrUnavailable, r.Plugin))
+	}
+	l, err := inst.acquire()
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
 	defer func() { s.metrics.rpc.WithLabelValues(r.Plugin, "http").Observe(time.Since(t0).Seconds()) }()
 	// A streamed body is still the process's work after Proxy returns.
-	limit := bodyLimit{plugin: r.Plugin, max: inst.Decl.MaxResponseBytes, log: inst.log, release: release}
-	timeout := inst.Decl.RequestTimeout
-	if plane.socket != nil {
-		err = proxySocket(c, plane, r, principal, requestID, timeout, limit)
+	limit := bodyLimit{plugin: r.Plugin, max: l.decl.MaxResponseBytes, log: inst.log, release: l.release}
+	timeout := l.decl.RequestTimeout
+	if l.plane.socket != nil {
+		err = proxySocket(c, l.plane, r, principal, requestID, timeout, limit)
 	} else {
-		err = proxyStream(c, rpc, r, pathParams, principal, requestID, timeout, limit)
+		err = proxyStream(c, l.rpc, r, pathParams, principal, requestID, timeout, limit)
 	}
 	if err != nil || !c.Response().IsBodyStream() {
-		release()
+		l.release()
 	}
 	if err == nil {
 		return nil

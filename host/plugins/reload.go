@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
@@ -14,11 +15,16 @@ import (
 // reload can wait for it before stopping that process. No work joins a
 // generation once its process is replaced: acquire takes the instance's
 // read lock, the swap its write lock.
-type generation struct{ active sync.WaitGroup }
+type generation struct {
+	active sync.WaitGroup
+	// replaced is set when a reload stops the process with work still in
+	// flight, past the drain timeout: that work did not fail on its own.
+	replaced atomic.Bool
+}
 
-// drain waits until the generation's work is done or timeout passes, and
-// reports whether it finished.
-func (g *generation) drain(timeout time.Duration) bool {
+// drain waits until the generation's work is done, timeout passes or the
+// host stops, and reports whether the work finished.
+func (g *generation) drain(timeout time.Duration, stopping <-chan struct{}) bool {
 	done := make(chan struct{})
 	go func() {
 		g.active.Wait()
@@ -28,9 +34,14 @@ func (g *generation) drain(timeout time.Duration) bool {
 	case <-done:
 		return true
 	case <-time.After(timeout):
-		return false
+	case <-stopping:
 	}
+	return false
 }
+
+// ErrProcessReplaced ends a job whose plugin process a reload stopped
+// before the job finished, past the plugin's drain_timeout.
+var ErrProcessReplaced = errors.New("the plugin process was replaced by a reload before the job finished")
 
 // ErrUnknownPlugin is a reload of a plugin plugins.hcl does not declare.
 var ErrUnknownPlugin = errors.New("unknown plugin")
@@ -62,7 +73,8 @@ type Reloaded struct {
 	Duration   time.Duration `json:"-"`
 	// Drained says whether the old process's work all finished within
 	// the plugin's drain_timeout before it was stopped; a job still running
-	// then was cancelled with the process and its run ends as failed.
+	// then was cancelled with the process and is queued again (see
+	// ErrProcessReplaced).
 	Drained bool `json:"drained"`
 }
 
@@ -73,16 +85,26 @@ type Reloaded struct {
 // Anything failing before the swap leaves the old process serving. A
 // plugin the supervisor gave up on (failed) is started afresh.
 func (s *Supervisor) Reload(ctx context.Context, name string) (Reloaded, error) {
-	inst, ok := s.instances[name]
+	inst, ok := s.instance(name)
 	if !ok {
 		return Reloaded{}, ErrUnknownPlugin
 	}
-	inst.reloading.Lock()
-	defer inst.reloading.Unlock()
+	inst.changing.Lock()
+	defer inst.changing.Unlock()
+	return inst.reload(ctx, nil)
+}
+
+// reload is Reload from declaration d, or from the current one when d is
+// nil; i.changing is held.
+func (i *Instance) reload(ctx context.Context, d *Decl) (Reloaded, error) {
+	s, name := i.sup, i.name
 	t0 := time.Now()
-	inst.mu.RLock()
-	state, oldDesc := inst.state, inst.desc
-	inst.mu.RUnlock()
+	i.mu.RLock()
+	state, oldDesc, oldDecl := i.state, i.desc, i.decl
+	i.mu.RUnlock()
+	if d == nil {
+		d = oldDecl
+	}
 	if state != StateRunning && state != StateFailed {
 		return Reloaded{}, &ReloadError{Plugin: name, Conflict: true, Err: fmt.Errorf("plugin is %s, neither running nor failed", state)}
 	}
@@ -94,60 +116,62 @@ func (s *Supervisor) Reload(ctx context.Context, name string) (Reloaded, error) 
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
 	if state == StateFailed {
-		return inst.revive(ctx, oldDesc, t0)
+		return i.revive(ctx, d, oldDesc, t0)
 	}
-	p, err := inst.spawn(ctx, func(desc *pluginv1.DescribeResponse) error {
+	p, err := i.spawn(ctx, d, func(desc *pluginv1.DescribeResponse) error {
 		return s.routes.check(name, desc.Routes, s.opts.Reserved)
 	})
 	var conflict *ConflictError
 	if err != nil {
-		inst.log.Error("reload failed; the running process goes on serving", "error", err)
+		i.log.Error("reload failed; the running process goes on serving", "error", err)
 		return Reloaded{}, &ReloadError{Plugin: name, Conflict: isPermanent(err) || errors.As(err, &conflict), Err: err}
 	}
-	inst.mu.Lock()
-	if inst.state != StateRunning || ctx.Err() != nil {
-		state := inst.state
-		inst.mu.Unlock()
+	i.mu.Lock()
+	if i.state != StateRunning || ctx.Err() != nil {
+		state := i.state
+		i.mu.Unlock()
 		p.client.Kill()
 		return Reloaded{}, &ReloadError{Plugin: name, Conflict: true, Err: fmt.Errorf("plugin became %s during the reload", state)}
 	}
 	// Routes and process change under the instance's lock, so a request
 	// that matches a new route is served by the new process.
 	if err := s.routes.set(name, p.desc.Routes, s.opts.Reserved); err != nil {
-		inst.mu.Unlock()
+		i.mu.Unlock()
 		p.client.Kill()
 		return Reloaded{}, &ReloadError{Plugin: name, Conflict: true, Err: err}
 	}
-	old := &process{client: inst.client, plane: inst.dataPlane, pid: inst.pid}
-	oldGen := inst.gen
-	inst.install(p)
-	inst.mu.Unlock()
-	inst.started(p, t0)
-	drained := oldGen.drain(inst.Decl.DrainTimeout)
+	old := &process{client: i.client, plane: i.dataPlane, pid: i.pid}
+	oldGen := i.gen
+	i.install(p)
+	i.mu.Unlock()
+	i.started(p, t0)
+	drained := oldGen.drain(oldDecl.DrainTimeout, s.ctx.Done())
 	if !drained {
-		inst.log.Warn("old process still busy after the drain timeout; stopping it", "pid", old.pid, "timeout", inst.Decl.DrainTimeout)
+		oldGen.replaced.Store(true)
+		i.log.Warn("old process still busy after the drain timeout; stopping it", "pid", old.pid, "timeout", oldDecl.DrainTimeout)
 	}
 	if old.plane.socket != nil {
 		old.plane.socket.CloseIdleConnections()
 	}
 	old.client.Kill()
 	out := Reloaded{OldVersion: oldDesc.GetVersion(), NewVersion: p.desc.Version, OldPID: old.pid, NewPID: p.pid, Duration: time.Since(t0), Drained: drained}
-	inst.log.Info("plugin reloaded", "old_version", out.OldVersion, "new_version", out.NewVersion, "old_pid", out.OldPID, "new_pid", out.NewPID, "took", out.Duration.Round(time.Millisecond))
+	i.log.Info("plugin reloaded", "old_version", out.OldVersion, "new_version", out.NewVersion, "old_pid", out.OldPID, "new_pid", out.NewPID, "took", out.Duration.Round(time.Millisecond))
 	return out, nil
 }
 
-// revive starts a plugin the supervisor gave up on, as a reload with no
-// process to drain: the way back from a crash loop or a refused binary
-// once a fixed binary is in place. A failed start leaves it failed.
-func (i *Instance) revive(ctx context.Context, oldDesc *pluginv1.DescribeResponse, t0 time.Time) (Reloaded, error) {
+// revive starts a plugin the supervisor gave up on from declaration d, as
+// a reload with no process to drain: the way back from a crash loop or a
+// refused binary once a fixed binary is in place. A failed start leaves
+// it failed.
+func (i *Instance) revive(ctx context.Context, d *Decl, oldDesc *pluginv1.DescribeResponse, t0 time.Time) (Reloaded, error) {
 	i.mu.Lock()
 	crashes, down := i.crashes, i.down
-	i.crashes, i.down = nil, ""
+	i.crashes, i.down, i.decl = nil, "", d
 	i.mu.Unlock()
 	err := i.start(ctx)
 	if err != nil {
 		if i.sup.ctx.Err() != nil {
-			return Reloaded{}, &ReloadError{Plugin: i.Decl.Name, Err: errors.New("the host is stopping")}
+			return Reloaded{}, &ReloadError{Plugin: i.name, Err: errors.New("the host is stopping")}
 		}
 		i.mu.Lock()
 		i.crashes, i.down = crashes, down
@@ -155,7 +179,7 @@ func (i *Instance) revive(ctx context.Context, oldDesc *pluginv1.DescribeRespons
 		i.setState(StateFailed, err)
 		var conflict *ConflictError
 		i.log.Error("reload of a failed plugin failed; it stays failed", "error", err)
-		return Reloaded{}, &ReloadError{Plugin: i.Decl.Name, Conflict: isPermanent(err) || errors.As(err, &conflict), Err: err}
+		return Reloaded{}, &ReloadError{Plugin: i.name, Conflict: isPermanent(err) || errors.As(err, &conflict), Err: err}
 	}
 	desc := i.Description()
 	out := Reloaded{OldVersion: oldDesc.GetVersion(), NewVersion: desc.Version, NewPID: i.PID(), Duration: time.Since(t0), Drained: true}

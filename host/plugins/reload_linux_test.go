@@ -134,19 +134,19 @@ func TestReloadRefusalsKeepTheOldProcess(t *testing.T) {
 		}
 	}
 
-	b, err := os.ReadFile(inst.Decl.Binary)
+	b, err := os.ReadFile(inst.Decl().Binary)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(append(b, 0))
-	inst.Decl.SHA256 = hex.EncodeToString(sum[:])
+	amend(inst, func(d *Decl) { d.SHA256 = hex.EncodeToString(sum[:]) })
 	_, err = sup.Reload(context.Background(), "testplugin")
 	var refused *ReloadError
 	if !errors.As(err, &refused) || !refused.Conflict || !strings.Contains(err.Error(), "checksum mismatch") {
 		t.Fatalf("reload with a wrong checksum: %v", err)
 	}
 	serving()
-	inst.Decl.SHA256 = ""
+	amend(inst, func(d *Decl) { d.SHA256 = "" })
 
 	hostTakesWhoami.Store(true)
 	_, err = sup.Reload(context.Background(), "testplugin")
@@ -170,11 +170,11 @@ func TestReloadWaitsForJobsUpToTheDrainTimeout(t *testing.T) {
 	inst, _ := sup.Instance("testplugin")
 
 	oldPID := inst.PID()
-	_, _, release, err := inst.acquire()
+	held, err := inst.acquire()
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst.Decl.DrainTimeout = DefaultDrainTimeout
+	amend(inst, func(d *Decl) { d.DrainTimeout = DefaultDrainTimeout })
 	done := make(chan Reloaded, 1)
 	go func() {
 		res, err := sup.Reload(context.Background(), "testplugin")
@@ -190,18 +190,18 @@ func TestReloadWaitsForJobsUpToTheDrainTimeout(t *testing.T) {
 		t.Fatalf("the reload ended while a job held the old process: %+v", res)
 	default:
 	}
-	release()
+	held.release()
 	if res := <-done; !res.Drained || testbin.Alive(oldPID) && !waitGone(oldPID) {
 		t.Fatalf("after the job ended: %+v, old process alive %t", res, testbin.Alive(oldPID))
 	}
 
-	inst.Decl.DrainTimeout = 500 * time.Millisecond
+	amend(inst, func(d *Decl) { d.DrainTimeout = 500 * time.Millisecond })
 	oldPID = inst.PID()
-	_, _, release, err = inst.acquire()
+	held, err = inst.acquire()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
+	defer held.release()
 	t0 := time.Now()
 	res, err := sup.Reload(context.Background(), "testplugin")
 	if err != nil {
@@ -247,7 +247,7 @@ func TestReloadRevivesAFailedPlugin(t *testing.T) {
 		t.Fatalf("after a failed reload of a failed plugin: %+v", st)
 	}
 
-	inst.Decl.SHA256 = ""
+	amend(inst, func(d *Decl) { d.SHA256 = "" })
 	res, err := sup.Reload(context.Background(), "testplugin")
 	if err != nil {
 		t.Fatal(err)

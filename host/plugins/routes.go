@@ -68,6 +68,19 @@ func (t *RouteTable) set(owner string, routes []*pluginv1.Route, reserved func(m
 	return nil
 }
 
+// remove drops a plugin's routes.
+func (t *RouteTable) remove(owner string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var next []*Route
+	for _, r := range *t.snapshot.Load() {
+		if r.Plugin != owner {
+			next = append(next, r)
+		}
+	}
+	t.snapshot.Store(&next)
+}
+
 // check is set without the store: it says whether set would succeed now.
 func (t *RouteTable) check(owner string, routes []*pluginv1.Route, reserved func(method, path string) bool) error {
 	t.mu.Lock()

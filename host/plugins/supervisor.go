@@ -73,9 +73,11 @@ type Options struct {
 	// Reserved reports whether the host itself serves a route, so a plugin
 	// declaring it is a start-up error.
 	Reserved func(method, path string) bool
-	// OnDescribe is called whenever a plugin (re)starts with its description,
-	// so the host can refresh OpenAPI and job specs.
-	OnDescribe func(name string, desc *pluginv1.DescribeResponse)
+	// OnChange is called whenever plugins' routes, jobs or schedules may
+	// have changed: one (re)started (plugin names it), or Apply changed
+	// some (plugin is empty). The host refreshes its OpenAPI document and
+	// job specs.
+	OnChange func(plugin string)
 	// Migrate applies a plugin's migrations before it is configured.
 	Migrate    func(ctx context.Context, plugin string, files []*pluginv1.Migration) error
 	Registerer prometheus.Registerer
@@ -83,12 +85,15 @@ type Options struct {
 
 // Supervisor starts, watches and restarts plugins.
 type Supervisor struct {
-	opts      Options
-	runtime   *runtimeDir
-	instances map[string]*Instance
-	order     []string
-	routes    *RouteTable
-	metrics   *metrics
+	opts    Options
+	runtime *runtimeDir
+	// roster is the declared plugins. Apply replaces it whole and never
+	// changes one in place, so requests and jobs read it without a lock.
+	roster  atomic.Pointer[roster]
+	routes  *RouteTable
+	metrics *metrics
+	// applying serialises Apply.
+	applying sync.Mutex
 	// ctx ends when Stop begins; every start, restart and watcher runs
 	// under it, so none of them outlives Stop.
 	ctx    context.Context
@@ -99,13 +104,23 @@ type Supervisor struct {
 	wg      sync.WaitGroup
 }
 
+// roster is the declared plugins by name, in plugins.hcl's order.
+type roster struct {
+	byName map[string]*Instance
+	order  []*Instance
+}
+
 // Instance is one declared plugin and, while it runs, its process.
 type Instance struct {
-	Decl Decl
+	name string
 	sup  *Supervisor
 	log  hclog.Logger
 
-	mu        sync.RWMutex
+	mu sync.RWMutex
+	// decl is the declaration the current process was started from (or the
+	// next one will be). A Decl is never changed once an instance holds it:
+	// a new declaration replaces the pointer.
+	decl      *Decl
 	state     State
 	client    *plugin.Client
 	rpc       *protocol.Client
@@ -125,8 +140,9 @@ type Instance struct {
 	hostSrv   *grpc.Server
 	// gen counts the requests and jobs in flight on the current process.
 	gen *generation
-	// reloading serialises reloads of the plugin.
-	reloading sync.Mutex
+	// changing serialises what replaces or stops the plugin's process:
+	// starts, restarts, reloads, and Apply's changes.
+	changing sync.Mutex
 }
 
 // New builds a supervisor for the declared plugins; Start runs them.
@@ -138,60 +154,84 @@ func New(decls []Decl, opts Options) (*Supervisor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin runtime dir: %w", err)
 	}
-	s := &Supervisor{opts: opts, runtime: runtime, instances: map[string]*Instance{}, routes: newRouteTable(),
-		metrics: newMetrics(opts.Registerer)}
+	s := &Supervisor{opts: opts, runtime: runtime, routes: newRouteTable(), metrics: newMetrics(opts.Registerer)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	r := &roster{byName: map[string]*Instance{}}
 	for _, d := range decls {
-		inst := &Instance{Decl: d, sup: s, log: opts.Logger.Named(d.Name), state: StateStopped}
-		if !d.Enabled {
-			inst.state = StateDisabled
-		}
-		s.instances[d.Name] = inst
-		s.order = append(s.order, d.Name)
+		inst := s.newInstance(d)
+		r.byName[d.Name] = inst
+		r.order = append(r.order, inst)
 	}
+	s.roster.Store(r)
 	return s, nil
 }
+
+// newInstance is a declared plugin that has not started.
+func (s *Supervisor) newInstance(d Decl) *Instance {
+	inst := &Instance{name: d.Name, decl: &d, sup: s, log: s.opts.Logger.Named(d.Name), state: StateStopped}
+	if !d.Enabled {
+		inst.state = StateDisabled
+	}
+	return inst
+}
+
+// instance is the declared plugin of that name.
+func (s *Supervisor) instance(name string) (*Instance, bool) {
+	inst, ok := s.roster.Load().byName[name]
+	return inst, ok
+}
+
+// instances is every declared plugin in declaration order.
+func (s *Supervisor) instances() []*Instance { return s.roster.Load().order }
 
 // Start starts every enabled plugin in parallel and waits until each has
 // started or failed its first start. A plugin that fails is retried in the
 // background; a route conflict is returned as an error because serving with
 // an ambiguous route table would be wrong.
 func (s *Supervisor) Start(ctx context.Context) error {
+	insts := s.instances()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
 	var wg sync.WaitGroup
-	errs := make([]error, len(s.order))
-	for i, name := range s.order {
-		inst := s.instances[name]
-		if !inst.Decl.Enabled || !s.begin() {
+	errs := make([]error, len(insts))
+	for i, inst := range insts {
+		if !inst.Decl().Enabled || !s.begin() {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			defer wg.Done()
-			err := inst.start(ctx)
-			var conflict *ConflictError
-			if errors.As(err, &conflict) {
+			inst.changing.Lock()
+			defer inst.changing.Unlock()
+			if err := inst.firstStart(ctx); err != nil {
 				errs[i] = err
-				return
-			}
-			if isPermanent(err) {
-				inst.log.Error("plugin cannot start", "error", err)
-				return
-			}
-			if err != nil && s.ctx.Err() != nil {
-				return
-			}
-			if err != nil {
-				inst.log.Error("plugin failed to start", "error", err)
-				s.scheduleRestart(inst, err)
 			}
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// firstStart starts a plugin that was not running, retrying in the
+// background on failure; it returns a route conflict, which no retry
+// cures. i.changing is held.
+func (i *Instance) firstStart(ctx context.Context) error {
+	err := i.start(ctx)
+	var conflict *ConflictError
+	switch {
+	case err == nil:
+	case errors.As(err, &conflict):
+		return err
+	case isPermanent(err):
+		i.log.Error("plugin cannot start", "error", err)
+	case i.sup.ctx.Err() != nil:
+	default:
+		i.log.Error("plugin failed to start", "error", err)
+		i.sup.scheduleRestart(i, err)
+	}
+	return nil
 }
 
 // Stop kills every plugin, ends the starts and restarts in flight (each
@@ -201,8 +241,8 @@ func (s *Supervisor) Stop() {
 	s.stopped = true
 	s.mu.Unlock()
 	s.cancel()
-	for _, name := range s.order {
-		s.instances[name].kill(StateStopped)
+	for _, inst := range s.instances() {
+		inst.kill(StateStopped)
 	}
 	s.wg.Wait()
 	s.runtime.remove()
@@ -221,9 +261,14 @@ func (s *Supervisor) begin() bool {
 }
 
 // Instance returns a plugin by name.
-func (s *Supervisor) Instance(name string) (*Instance, bool) {
-	inst, ok := s.instances[name]
-	return inst, ok
+func (s *Supervisor) Instance(name string) (*Instance, bool) { return s.instance(name) }
+
+// Decl is the plugin's declaration: the one its process was started from,
+// or the one its next start will use.
+func (i *Instance) Decl() Decl {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	return *i.decl
 }
 
 // Routes is the table of plugin routes.
@@ -250,9 +295,10 @@ type Status struct {
 
 // Statuses lists every declared plugin in declaration order.
 func (s *Supervisor) Statuses() []Status {
-	out := make([]Status, 0, len(s.order))
-	for _, name := range s.order {
-		out = append(out, s.instances[name].Status())
+	insts := s.instances()
+	out := make([]Status, 0, len(insts))
+	for _, inst := range insts {
+		out = append(out, inst.Status())
 	}
 	return out
 }
@@ -261,7 +307,7 @@ func (s *Supervisor) Statuses() []Status {
 func (i *Instance) Status() Status {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
-	st := Status{Name: i.Decl.Name, State: i.state, PID: i.pid, Restarts: i.restarts, LastError: i.lastError, DataPlane: i.Decl.DataPlane,
+	st := Status{Name: i.name, State: i.state, PID: i.pid, Restarts: i.restarts, LastError: i.lastError, DataPlane: i.decl.DataPlane,
 		Endpoints: []string{}, Jobs: []string{}}
 	if i.desc != nil {
 		st.Version = i.desc.Version
@@ -298,33 +344,43 @@ func (i *Instance) running() (*protocol.Client, dataPlane, error) {
 	return i.runningLocked()
 }
 
-// acquire is running for work a reload must wait for: release, called
-// once the work is done, lets the process it ran on be drained.
-func (i *Instance) acquire() (rpc *protocol.Client, plane dataPlane, release func(), err error) {
+// lease is one request's or job's hold on a plugin process: the process
+// cannot be drained until release is called.
+type lease struct {
+	rpc   *protocol.Client
+	plane dataPlane
+	// decl is the declaration the process was started from.
+	decl    *Decl
+	gen     *generation
+	release func()
+}
+
+// acquire is running for work a reload must wait for.
+func (i *Instance) acquire() (lease, error) {
 	i.mu.RLock()
 	defer i.mu.RUnlock()
-	rpc, plane, err = i.runningLocked()
+	rpc, plane, err := i.runningLocked()
 	if err != nil {
-		return nil, dataPlane{}, nil, err
+		return lease{}, err
 	}
 	g := i.gen
 	g.active.Add(1)
-	return rpc, plane, sync.OnceFunc(g.active.Done), nil
+	return lease{rpc: rpc, plane: plane, decl: i.decl, gen: g, release: sync.OnceFunc(g.active.Done)}, nil
 }
 
 func (i *Instance) runningLocked() (*protocol.Client, dataPlane, error) {
 	if i.state == StateRunning {
 		return i.rpc, i.dataPlane, nil
 	}
-	err := fmt.Errorf("%w: %s is %s", ErrUnavailable, i.Decl.Name, i.state)
+	err := fmt.Errorf("%w: %s is %s", ErrUnavailable, i.name, i.state)
 	if i.state == StateFailed {
 		down := i.down
 		if down == "" {
 			down = "it cannot start"
 		}
-		return nil, dataPlane{}, &UnavailableError{Plugin: i.Decl.Name, Down: down, Err: err}
+		return nil, dataPlane{}, &UnavailableError{Plugin: i.name, Down: down, Err: err}
 	}
-	return nil, dataPlane{}, unavailable(i.Decl.Name, i.retryAt, err)
+	return nil, dataPlane{}, unavailable(i.name, i.retryAt, err)
 }
 
 func (i *Instance) setState(st State, err error) {
@@ -334,11 +390,12 @@ func (i *Instance) setState(st State, err error) {
 		i.lastError = err.Error()
 	}
 	i.mu.Unlock()
-	i.sup.metrics.state(i.Decl.Name, st)
+	i.sup.metrics.state(i.name, st)
 }
 
 // process is one started process of a plugin and what it serves.
 type process struct {
+	decl    *Decl
 	client  *plugin.Client
 	rpc     *protocol.Client
 	desc    *pluginv1.DescribeResponse
@@ -348,13 +405,13 @@ type process struct {
 	hostSrv *grpc.Server
 }
 
-// spawn verifies the declared binary, starts it, and describes, migrates
+// spawn verifies the binary d declares, starts it, and describes, migrates
 // and configures it; described sees the description before anything is
 // migrated or configured and may refuse it. A failed spawn leaves no
 // process behind. A checksum or protocol mismatch is a *permanentError.
-func (i *Instance) spawn(ctx context.Context, described func(*pluginv1.DescribeResponse) error) (*process, error) {
+func (i *Instance) spawn(ctx context.Context, d *Decl, described func(*pluginv1.DescribeResponse) error) (*process, error) {
 	s := i.sup
-	if err := verifyChecksum(i.Decl.Binary, i.Decl.SHA256); err != nil {
+	if err := verifyChecksum(d.Binary, d.SHA256); err != nil {
 		return nil, &permanentError{err}
 	}
 	exited := make(chan struct{})
@@ -364,17 +421,17 @@ func (i *Instance) spawn(ctx context.Context, described func(*pluginv1.DescribeR
 		Plugins:          protocol.PluginMap(&protocol.GRPCPlugin{}),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           i.log,
-		StartTimeout:     i.Decl.StartTimeout,
+		StartTimeout:     d.StartTimeout,
 		Managed:          true,
 		// The plugin inherits none of the host's environment but what
 		// pluginEnv allows: the host's secrets live there.
 		SkipHostEnv: true,
 		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
-			cmd.Env = append(pluginEnv(os.Environ(), i.Decl.CloudCredential), cmd.Env...)
-			if i.Decl.MemoryLimit > 0 {
-				cmd.Env = append(cmd.Env, "GOMEMLIMIT="+strconv.FormatInt(softMemoryLimit(i.Decl.MemoryLimit), 10))
+			cmd.Env = append(pluginEnv(os.Environ(), d.CloudCredential), cmd.Env...)
+			if d.MemoryLimit > 0 {
+				cmd.Env = append(cmd.Env, "GOMEMLIMIT="+strconv.FormatInt(softMemoryLimit(d.MemoryLimit), 10))
 			}
-			return protocol.NewRunner(l, cmd, i.Decl.Binary, exited, func(p int) { pid.Store(int64(p)) })
+			return protocol.NewRunner(l, cmd, d.Binary, exited, func(p int) { pid.Store(int64(p)) })
 		},
 		SyncStdout: protocol.LogWriter(i.log, "stdout"),
 		SyncStderr: protocol.LogWriter(i.log, "stderr"),
@@ -389,7 +446,7 @@ func (i *Instance) spawn(ctx context.Context, described func(*pluginv1.DescribeR
 	}
 	if err != nil {
 		client.Kill()
-		return nil, fmt.Errorf("start %s: %w", i.Decl.Binary, err)
+		return nil, fmt.Errorf("start %s: %w", d.Binary, err)
 	}
 	raw, err := rpcClient.Dispense(protocol.PluginName)
 	if err != nil {
@@ -397,29 +454,29 @@ func (i *Instance) spawn(ctx context.Context, described func(*pluginv1.DescribeR
 		return nil, fmt.Errorf("dispense: %w", err)
 	}
 	pc := raw.(*protocol.Client)
-	callCtx, cancel := context.WithTimeout(ctx, i.Decl.StartTimeout)
+	callCtx, cancel := context.WithTimeout(ctx, d.StartTimeout)
 	defer cancel()
 	var plane dataPlane
 	startup := &protocol.Startup{
-		Name:      i.Decl.Name,
+		Name:      i.name,
 		Described: described,
-		Host:      &hostService{sup: s, plugin: i.Decl.Name},
+		Host:      &hostService{sup: s, plugin: i.name},
 		Configure: func(desc *pluginv1.DescribeResponse) (*pluginv1.ConfigureRequest, error) {
-			cloudSettings, err := pluginCloud(s.opts.Cloud, i.Decl.CloudCredential)
+			cloudSettings, err := pluginCloud(s.opts.Cloud, d.CloudCredential)
 			if err != nil {
 				return nil, fmt.Errorf("cloud settings: %w", err)
 			}
 			req := &pluginv1.ConfigureRequest{
-				Config: i.Decl.Config, DatabaseUrl: s.opts.DatabaseURL,
+				Config: d.Config, DatabaseUrl: s.opts.DatabaseURL,
 				Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
 			}
-			if i.Decl.DataPlane == "socket" && slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
+			if d.DataPlane == "socket" && slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
 				// During a reload the old process still serves on its
 				// socket, so the new one takes the other of two names.
-				plane.socketPath = filepath.Join(s.runtime.path, i.Decl.Name+".sock")
+				plane.socketPath = filepath.Join(s.runtime.path, i.name+".sock")
 				i.mu.RLock()
 				if i.dataPlane.socketPath == plane.socketPath {
-					plane.socketPath = filepath.Join(s.runtime.path, i.Decl.Name+".next.sock")
+					plane.socketPath = filepath.Join(s.runtime.path, i.name+".next.sock")
 				}
 				i.mu.RUnlock()
 				plane.token = randomToken()
@@ -430,7 +487,7 @@ func (i *Instance) spawn(ctx context.Context, described func(*pluginv1.DescribeR
 	}
 	if s.opts.Migrate != nil {
 		startup.Migrate = func(ctx context.Context, files []*pluginv1.Migration) error {
-			return s.opts.Migrate(ctx, i.Decl.Name, files)
+			return s.opts.Migrate(ctx, i.name, files)
 		}
 	}
 	started, err := startup.Run(callCtx, pc)
@@ -446,7 +503,7 @@ func (i *Instance) spawn(ctx context.Context, described func(*pluginv1.DescribeR
 	if started.Configured.DataSocketReady && plane.socketPath != "" {
 		plane.socket = newSocketClient(plane.socketPath)
 	}
-	p := &process{client: client, rpc: pc, desc: started.Describe, plane: plane, pid: int(pid.Load()), exited: exited}
+	p := &process{decl: d, client: client, rpc: pc, desc: started.Describe, plane: plane, pid: int(pid.Load()), exited: exited}
 	select {
 	case p.hostSrv = <-started.HostServer:
 	default:
@@ -464,9 +521,10 @@ func (i *Instance) start(ctx context.Context) error {
 	}
 	i.setState(StateStarting, nil)
 	t0 := time.Now()
+	d := i.Decl()
 	var routesFailed bool
-	p, err := i.spawn(ctx, func(desc *pluginv1.DescribeResponse) error {
-		err := s.routes.set(i.Decl.Name, desc.Routes, s.opts.Reserved)
+	p, err := i.spawn(ctx, &d, func(desc *pluginv1.DescribeResponse) error {
+		err := s.routes.set(i.name, desc.Routes, s.opts.Reserved)
 		routesFailed = err != nil
 		return err
 	})
@@ -492,7 +550,7 @@ func (i *Instance) start(ctx context.Context) error {
 		i.mu.Unlock()
 		p.client.Kill()
 		i.setState(StateStopped, nil)
-		return fmt.Errorf("start %s: %w", i.Decl.Binary, err)
+		return fmt.Errorf("start %s: %w", d.Binary, err)
 	}
 	i.install(p)
 	i.mu.Unlock()
@@ -504,6 +562,7 @@ func (i *Instance) start(ctx context.Context) error {
 // install makes p the instance's process; i.mu is held. lastError stays:
 // after a restart or reload it says what the plugin recovered from.
 func (i *Instance) install(p *process) {
+	i.decl = p.decl
 	i.client, i.rpc, i.desc, i.dataPlane, i.pid, i.hostSrv = p.client, p.rpc, p.desc, p.plane, p.pid, p.hostSrv
 	i.gen = &generation{}
 	i.startedAt = time.Now()
@@ -512,20 +571,18 @@ func (i *Instance) install(p *process) {
 // started records a process that now serves and watches it.
 func (i *Instance) started(p *process, t0 time.Time) {
 	s := i.sup
-	s.metrics.startSeconds.WithLabelValues(i.Decl.Name).Set(time.Since(t0).Seconds())
+	s.metrics.startSeconds.WithLabelValues(i.name).Set(time.Since(t0).Seconds())
 	// Create the series at start so dashboards see the plugin before its
 	// first request.
-	s.metrics.rpc.WithLabelValues(i.Decl.Name, "http")
-	s.metrics.rpcErrors.WithLabelValues(i.Decl.Name, "http")
+	s.metrics.rpc.WithLabelValues(i.name, "http")
+	s.metrics.rpcErrors.WithLabelValues(i.name, "http")
 	i.log.Info("plugin started", "version", p.desc.Version, "pid", p.pid, "routes", len(p.desc.Routes), "data_plane", i.Status().DataPlane, "took", time.Since(t0).Round(time.Millisecond))
-	if s.opts.OnDescribe != nil {
-		s.opts.OnDescribe(i.Decl.Name, p.desc)
-	}
+	s.changed(i.name)
 	if s.begin() {
 		go i.watch(p.client, p.exited)
 	}
-	if i.Decl.MemoryLimit > 0 && memoryWatched && s.begin() {
-		go i.watchMemory(p.client, p.pid)
+	if p.decl.MemoryLimit > 0 && memoryWatched && s.begin() {
+		go i.watchMemory(p.client, p.pid, p.decl.MemoryLimit)
 	}
 }
 
@@ -561,9 +618,9 @@ func (s *Supervisor) scheduleRestart(i *Instance, cause error) {
 	if s.ctx.Err() != nil {
 		return
 	}
-	pol := i.Decl.Restart
 	now := time.Now()
 	i.mu.Lock()
+	pol := i.decl.Restart
 	var recent []time.Time
 	for _, t := range i.crashes {
 		if now.Sub(t) < pol.Window {
@@ -581,7 +638,7 @@ func (s *Supervisor) scheduleRestart(i *Instance, cause error) {
 			i.down = "given up after 1 crash"
 		}
 		i.mu.Unlock()
-		s.metrics.state(i.Decl.Name, StateFailed)
+		s.metrics.state(i.name, StateFailed)
 		i.log.Error("plugin crash-looping; not restarting", "crashes", n, "window", pol.Window)
 		return
 	}
@@ -593,8 +650,8 @@ func (s *Supervisor) scheduleRestart(i *Instance, cause error) {
 	i.lastError = cause.Error()
 	i.retryAt = now.Add(backoff)
 	i.mu.Unlock()
-	s.metrics.state(i.Decl.Name, StateRestarting)
-	s.metrics.restarts.WithLabelValues(i.Decl.Name).Inc()
+	s.metrics.state(i.name, StateRestarting)
+	s.metrics.restarts.WithLabelValues(i.name).Inc()
 	i.log.Info("restarting plugin", "in", backoff, "crashes_in_window", n)
 	if !s.begin() {
 		return
@@ -606,7 +663,15 @@ func (s *Supervisor) scheduleRestart(i *Instance, cause error) {
 		case <-s.ctx.Done():
 			return
 		}
+		i.changing.Lock()
+		defer i.changing.Unlock()
 		i.mu.Lock()
+		// A reload, or plugins.hcl disabling or removing the plugin, may
+		// have settled its state meanwhile.
+		if i.state != StateRestarting {
+			i.mu.Unlock()
+			return
+		}
 		i.restarts++
 		i.mu.Unlock()
 		if err := i.start(s.ctx); err != nil {
@@ -698,7 +763,10 @@ func randomToken() string {
 
 // Names lists the declared plugins, sorted.
 func (s *Supervisor) Names() []string {
-	out := append([]string(nil), s.order...)
+	var out []string
+	for _, inst := range s.instances() {
+		out = append(out, inst.name)
+	}
 	sort.Strings(out)
 	return out
 }

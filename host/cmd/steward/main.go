@@ -165,15 +165,25 @@ func serve(args []string) error {
 	defer h.Close()
 	errc := make(chan error, 1)
 	go func() { errc <- h.Server.App.Listener(ln) }()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	logger.Info("steward ready", "addr", "http://"+cfg.HTTPAddr, "env", cfg.Env, "database", redact(cfg.DatabaseURL),
 		"plugins", len(h.Plugins.Statuses()), "ready_ms", h.ReadyTook.Milliseconds())
-	select {
-	case <-ctx.Done():
-		logger.Info("shutting down")
-	case err := <-errc:
-		return err
+	for {
+		select {
+		case <-ctx.Done():
+			logger.Info("shutting down")
+			return h.Server.App.ShutdownWithTimeout(10 * time.Second)
+		case err := <-errc:
+			return err
+		case <-hup:
+			logger.Info("SIGHUP: re-reading plugins.hcl", "file", cfg.PluginsFile)
+			// Beside the serving loop: a drain may take drain_timeout, and
+			// a SIGTERM meanwhile still stops the host.
+			go func() { _, _ = h.ReloadPluginsFile(ctx) }()
+		}
 	}
-	return h.Server.App.ShutdownWithTimeout(10 * time.Second)
 }
 
 // runSim serves the simulated cloud on its own, for pointing a host or a

@@ -78,6 +78,13 @@ type plugin struct {
 	host             *sdk.Host
 	cloudCredential  bool
 	hostCapabilities []string
+	// holdFor is how long the hold job runs (config hold_job_seconds).
+	holdFor time.Duration
+}
+
+// config is the plugin's config {} block.
+type config struct {
+	HoldJobSeconds float64 `json:"hold_job_seconds"`
 }
 
 // New builds the plugin.
@@ -121,6 +128,7 @@ func New() *sdk.Plugin {
 		Jobs: []sdk.Job{
 			{Name: "sync", JobType: "testplugin", DataDomain: "testplugin", Run: p.sync},
 			{Name: "fail", JobType: "testplugin-fail", Run: p.fail},
+			{Name: "hold", JobType: "testplugin-hold", Run: p.hold},
 		},
 		Datasets: []sdk.Dataset{{Name: "testplugin.items", Description: "Items by tenant", Read: p.readItems}},
 		Configure: func(ctx context.Context, env *sdk.Env) error {
@@ -128,7 +136,12 @@ func New() *sdk.Plugin {
 			if err != nil {
 				return err
 			}
+			cfg := config{HoldJobSeconds: 2}
+			if err := json.Unmarshal(env.Config, &cfg); err != nil {
+				return fmt.Errorf("config: %w", err)
+			}
 			p.db, p.host, p.cloudCredential, p.hostCapabilities = db, env.Host, hasCloudCredential(env.Cloud), env.HostCapabilities
+			p.holdFor = time.Duration(cfg.HoldJobSeconds * float64(time.Second))
 			return nil
 		},
 	}
@@ -329,6 +342,19 @@ func (p *plugin) sync(ctx context.Context, run *sdk.JobRun) (int64, error) {
 		run.Progress(int64(i+1), int64(len(tenants)), "tenant "+t.Name)
 	}
 	return n, nil
+}
+
+// hold runs for the configured time, or until it is cancelled, so tests
+// can catch a job in flight.
+func (p *plugin) hold(ctx context.Context, run *sdk.JobRun) (int64, error) {
+	run.Progress(0, 1, "holding")
+	select {
+	case <-time.After(p.holdFor):
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	run.Progress(1, 1, "held")
+	return 1, nil
 }
 
 func (p *plugin) readItems(ctx context.Context, req sdk.DatasetRequest, emit func(any) error) error {

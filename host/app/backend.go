@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/tenancy"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // backend serves the Host service from the host's stores.
@@ -44,13 +44,12 @@ func (b *backend) ListTenants(ctx context.Context, ids []string, includeInactive
 // AppendAudit records a plugin's entry with the principal it acted for; the
 // entry names the plugin so a reviewer can tell who reported it.
 func (b *backend) AppendAudit(ctx context.Context, plugin string, req *pluginv1.AppendAuditRequest) error {
-	e := audit.Entry{Action: req.Action, Status: req.Status, ResourceType: req.ResourceType, ResourceID: req.ResourceId, RequestID: req.RequestId,
-		Details: map[string]any{}}
-	if len(req.Details) > 0 {
-		if err := json.Unmarshal(req.Details, &e.Details); err != nil {
-			return fmt.Errorf("%w: details: %v", plugins.ErrInvalid, err)
-		}
+	details, err := protocol.AuditDetails(req.Details)
+	if err != nil {
+		return fmt.Errorf("%w: %v", plugins.ErrInvalid, err)
 	}
+	e := audit.Entry{Action: req.Action, Status: req.Status, ResourceType: req.ResourceType, ResourceID: req.ResourceId, RequestID: req.RequestId,
+		Details: details}
 	e.Details["plugin"] = plugin
 	if req.TenantId != "" {
 		e.TenantID = &req.TenantId
@@ -63,7 +62,7 @@ func (b *backend) AppendAudit(ctx context.Context, plugin string, req *pluginv1.
 	} else {
 		e.ActorID = "plugin:" + plugin
 	}
-	err := b.audit.Append(ctx, e)
+	err = b.audit.Append(ctx, e)
 	var verr *audit.ValidationError
 	if errors.As(err, &verr) {
 		return fmt.Errorf("%w: %v", plugins.ErrInvalid, err)

@@ -2,7 +2,6 @@ package plugins
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -54,9 +53,6 @@ func (h *hostService) AppendAudit(ctx context.Context, req *pluginv1.AppendAudit
 	b, err := h.backend()
 	if err != nil {
 		return nil, err
-	}
-	if len(req.Details) > 0 && !json.Valid(req.Details) {
-		return nil, status.Error(codes.InvalidArgument, "details must be JSON")
 	}
 	if err := b.AppendAudit(ctx, h.plugin, req); err != nil {
 		return nil, grpcError(err)

@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // dispatch hands a request to the plugin that declared its route, after
@@ -38,7 +39,7 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 		}, params)
 	}
 	if len(errs) > 0 {
-		return writeProblem(c, http.StatusUnprocessableEntity, "validation failed", errs)
+		return writeProblem(c, http.StatusUnprocessableEntity, protocol.MsgValidationFailed, errs)
 	}
 	if r.RateClass == pluginv1.RateClass_RATE_CLASS_SYNC {
 		if !s.syncSlots.TryAcquire(1) {

@@ -13,6 +13,7 @@ import (
 	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/tenancy"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 const (
@@ -149,13 +150,13 @@ func (s *Server) requireAuth(ctx huma.Context, next func(huma.Context)) {
 		for i, e := range errs {
 			details[i] = e
 		}
-		_ = huma.WriteErr(s.API, ctx, http.StatusUnprocessableEntity, "validation failed", details...)
+		_ = huma.WriteErr(s.API, ctx, http.StatusUnprocessableEntity, protocol.MsgValidationFailed, details...)
 		return
 	}
 	// huma answers a missing required body with 400; the contract makes
 	// every validation failure a 422 that names what is wrong.
 	if rb := ctx.Operation().RequestBody; rb != nil && rb.Required && len(c.Body()) == 0 {
-		_ = huma.WriteErr(s.API, ctx, http.StatusUnprocessableEntity, "validation failed", &huma.ErrorDetail{Location: "body", Message: "request body is required"})
+		_ = huma.WriteErr(s.API, ctx, http.StatusUnprocessableEntity, protocol.MsgValidationFailed, &huma.ErrorDetail{Location: "body", Message: "request body is required"})
 		return
 	}
 	ctx = huma.WithValue(ctx, localPrincipal, p)

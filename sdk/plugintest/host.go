@@ -97,11 +97,9 @@ func (h *hostService) AppendAudit(_ context.Context, req *pluginv1.AppendAuditRe
 	if err := protocol.CheckAuditStatus(req.Status); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "audit: invalid status: %v", err)
 	}
-	var details map[string]any
-	if len(req.Details) > 0 {
-		if err := json.Unmarshal(req.Details, &details); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "audit: details must be a JSON object: %v", err)
-		}
+	details, err := protocol.AuditDetails(req.Details)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "audit: %v", err)
 	}
 	e := AuditEntry{
 		Principal: principalFromProto(req.Principal), Action: req.Action, Status: req.Status, TenantID: req.TenantId,

@@ -620,3 +620,49 @@ func TestParametersValidatedAsOnTheHost(t *testing.T) {
 		t.Errorf("limit=500: status %d", resp.StatusCode)
 	}
 }
+
+// TestControlCharactersRefusedAsOnTheHost sends control characters in each
+// kind of input and expects the host's 422 naming the field, before the
+// handler runs; text that may span lines keeps its line breaks.
+func TestControlCharactersRefusedAsOnTheHost(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{})
+	for _, tc := range []struct {
+		name, method, target, contentType, body string
+		locations                               []string
+	}{
+		{"query value", "GET", "/api/v1/demo/items?q=a%00b", "", "", []string{"query.q"}},
+		{"query name", "GET", "/api/v1/demo/items?a%07b=1", "", "", []string{"query.ab"}},
+		{"path parameter", "GET", "/api/v1/demo/tenants/t1%1B/items", "", "", []string{"path.tenant_id"}},
+		{"json field", "POST", "/api/v1/demo/echo", "application/json", `{"name":"ok","notes":["fine","bad\u0000"]}`, []string{"body.notes[1]"}},
+		{"form field", "POST", "/api/v1/demo/echo", "application/x-www-form-urlencoded", "name=a%08b&notes=line%0Aline", []string{"body.name"}},
+		{"invalid utf-8", "GET", "/api/v1/demo/items?q=%FF", "", "", []string{"query.q"}},
+	} {
+		req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
+		if tc.contentType != "" {
+			req.Header.Set("Content-Type", tc.contentType)
+		}
+		resp := h.Do(req, alice)
+		p := decode[sdk.Problem](t, resp)
+		if resp.StatusCode != http.StatusUnprocessableEntity || p.Detail != "validation failed" {
+			t.Errorf("%s: %d %+v", tc.name, resp.StatusCode, p)
+			continue
+		}
+		var got []string
+		for _, e := range p.Errors {
+			if e.Message != "must be UTF-8 text without control characters" {
+				t.Errorf("%s: message %q", tc.name, e.Message)
+			}
+			got = append(got, e.Location)
+		}
+		if !slices.Equal(got, tc.locations) {
+			t.Errorf("%s: locations %v, want %v", tc.name, got, tc.locations)
+		}
+	}
+	req := httptest.NewRequest("POST", "/api/v1/demo/echo", strings.NewReader(`{"notes":"two\nlines\tand a tab"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if resp := h.Do(req, alice); resp.StatusCode != http.StatusOK {
+		t.Errorf("multi-line JSON text: status %d", resp.StatusCode)
+	} else if b, _ := io.ReadAll(resp.Body); !strings.Contains(string(b), `two\nlines`) {
+		t.Errorf("the plugin did not get the body back whole: %s", b)
+	}
+}

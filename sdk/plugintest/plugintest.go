@@ -26,6 +26,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +37,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
 	"github.com/hashicorp/go-hclog"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
@@ -259,8 +261,15 @@ func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response,
 		}
 		return resp, nil
 	}
-	if errs := route.Validate(func(name string) []string { return req.URL.Query()[name] }, params); len(errs) > 0 {
-		prob := sdk.Problem{Title: http.StatusText(http.StatusUnprocessableEntity), Status: http.StatusUnprocessableEntity, Detail: "validation failed"}
+	errs, err := inputErrors(req, params)
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) == 0 {
+		errs = route.Validate(func(name string) []string { return req.URL.Query()[name] }, params)
+	}
+	if len(errs) > 0 {
+		prob := sdk.Problem{Title: http.StatusText(http.StatusUnprocessableEntity), Status: http.StatusUnprocessableEntity, Detail: protocol.MsgValidationFailed}
 		for _, e := range errs {
 			prob.Errors = append(prob.Errors, sdk.ErrorDetail{Location: e.Location, Message: e.Message, Value: e.Value})
 		}
@@ -281,6 +290,45 @@ func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response,
 		return h.viaSocket(req, header, route.Pattern, principal, requestID)
 	}
 	return h.viaStream(req, header, route.Pattern, params, principal, requestID)
+}
+
+// inputErrors runs the host's control-character check on a request. It
+// reads a form or JSON body and puts it back for the plugin.
+func inputErrors(req *http.Request, params map[string]string) ([]*huma.ErrorDetail, error) {
+	in := protocol.Inputs{PathParams: params, ContentType: req.Header.Get("Content-Type"), Query: fieldPairs(req.URL.RawQuery)}
+	if req.Body != nil && req.Body != http.NoBody && (in.IsForm() || strings.Contains(in.ContentType, "json")) {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, fmt.Errorf("read request body: %w", err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		in.Body = body
+		if in.IsForm() {
+			in.Form = fieldPairs(string(body))
+		}
+	}
+	return protocol.InputErrors(in), nil
+}
+
+// fieldPairs decodes a query string or form body in order, keeping a
+// malformed escape as it was sent.
+func fieldPairs(raw string) [][2]string {
+	var out [][2]string
+	for kv := range strings.SplitSeq(raw, "&") {
+		if kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		out = append(out, [2]string{unescape(k), unescape(v)})
+	}
+	return out
+}
+
+func unescape(s string) string {
+	if u, err := url.QueryUnescape(s); err == nil {
+		return u
+	}
+	return s
 }
 
 // matchRoute finds the declared route of a request; its path matches as in

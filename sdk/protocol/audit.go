@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -41,4 +42,18 @@ func CheckMarkFresh(req *pluginv1.MarkFreshRequest) error {
 		return errors.New("tenant_id and domain are required")
 	}
 	return nil
+}
+
+// AuditDetails decodes an audit entry's details, which must be a JSON
+// object when present; none is an empty object. The host's audit log and
+// the test harness's Host service both decode them with it.
+func AuditDetails(raw []byte) (map[string]any, error) {
+	details := map[string]any{}
+	if len(raw) == 0 {
+		return details, nil
+	}
+	if err := json.Unmarshal(raw, &details); err != nil || details == nil {
+		return nil, errors.New("details must be a JSON object")
+	}
+	return details, nil
 }

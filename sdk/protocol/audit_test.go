@@ -43,3 +43,20 @@ func TestCheckMarkFresh(t *testing.T) {
 		}
 	}
 }
+
+func TestAuditDetails(t *testing.T) {
+	for _, raw := range []string{"", "{}", `{"file":"a.pdf","size":3}`} {
+		d, err := protocol.AuditDetails([]byte(raw))
+		if err != nil || d == nil {
+			t.Errorf("%q: %v, %v", raw, d, err)
+		}
+	}
+	if d, _ := protocol.AuditDetails([]byte(`{"size":3}`)); d["size"] != 3.0 {
+		t.Errorf("decoded %v", d)
+	}
+	for _, raw := range []string{"null", "[1]", `"text"`, "3", "{", `{"a":1}x`} {
+		if _, err := protocol.AuditDetails([]byte(raw)); err == nil || err.Error() != "details must be a JSON object" {
+			t.Errorf("%q: err %v", raw, err)
+		}
+	}
+}

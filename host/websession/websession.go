@@ -49,7 +49,9 @@ const DefaultNext = "/dashboard"
 const csrfTTL = 12 * time.Hour
 
 // Cookie is a cookie to set (MaxAge > 0) or clear (MaxAge < 0), in the
-// form the host's HTTP layer writes.
+// form the host's HTTP layer writes. Every one is SameSite=Lax: sent on a
+// top-level navigation to Steward (a link from elsewhere opens the user's
+// dashboard), never on another site's form post, image or script request.
 type Cookie struct {
 	Name     string
 	Value    string

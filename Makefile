@@ -10,6 +10,8 @@ TESTFLAGS ?=
 # `go vet ./...` at the root do not enter and `make build` does not build.
 EXAMPLES  := examples/acme-evidence
 REDOCLY   := tools/openapilint/node_modules/.bin/redocly
+# axe-core, which the browser tests inject into every page they scan.
+AXE       := tools/axe/node_modules/axe-core/axe.min.js
 # Stoplight Elements' bundle, which the host embeds to serve /docs.
 ELEMENTS  := host/server/apidocs/web-components.min.js
 
@@ -25,12 +27,13 @@ build: $(ELEMENTS)
 run: build
 	$(BIN)/steward serve
 
-# Every test: unit, store (SQLite and PostgreSQL), plugin protocol and
+# Every test: unit, store (SQLite and PostgreSQL), plugin protocol,
+# browser (headless Chromium with axe-core) and
 # end-to-end against the built binaries, whose responses are checked against
 # the OpenAPI document, itself linted with Redocly CLI (TestOpenAPILint);
 # then each example's own tests, in its module.
-test: build $(REDOCLY)
-	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) STEWARD_TEST_REDOCLY=$(CURDIR)/$(REDOCLY) $(GO) test $(TESTFLAGS) -count=1 -timeout 15m ./...
+test: build $(REDOCLY) $(AXE)
+	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) STEWARD_TEST_REDOCLY=$(CURDIR)/$(REDOCLY) STEWARD_TEST_AXE=$(CURDIR)/$(AXE) $(GO) test $(TESTFLAGS) -count=1 -timeout 15m ./...
 	@for m in $(EXAMPLES); do \
 		echo "test $$m"; \
 		(cd $$m && $(GO) test $(TESTFLAGS) -count=1 -timeout 5m ./...) || exit 1; \
@@ -45,6 +48,11 @@ $(ELEMENTS): web/apidocs/package.json web/apidocs/package-lock.json web/apidocs/
 # The OpenAPI linter, at the version tools/openapilint/package-lock.json pins.
 $(REDOCLY): tools/openapilint/package.json tools/openapilint/package-lock.json
 	cd tools/openapilint && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+# axe-core, at the version tools/axe/package-lock.json pins.
+$(AXE): tools/axe/package.json tools/axe/package-lock.json
+	cd tools/axe && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
 # The packages that run goroutines of their own (caches, revocations,
@@ -84,4 +92,4 @@ proto:
 		proto/steward/plugin/v1/*.proto
 
 clean:
-	rm -rf $(BIN) tools/openapilint/node_modules host/server/apidocs/web-components.min.js* host/server/apidocs/styles.min.css
+	rm -rf $(BIN) tools/openapilint/node_modules tools/axe/node_modules host/server/apidocs/web-components.min.js* host/server/apidocs/styles.min.css

@@ -1,0 +1,229 @@
+// Package browsertest drives a real headless Chromium for the web UI's
+// tests: it opens pages of a running host, records what a person's browser
+// would show as wrong (console errors, uncaught exceptions, failed
+// requests, requests to any other origin), scans pages with axe-core for
+// accessibility violations, and saves screenshots.
+//
+// Chromium is Debian's `chromium` package (or $STEWARD_TEST_CHROMIUM);
+// axe-core is the npm package that make installs under tools/axe
+// ($STEWARD_TEST_AXE names its axe.min.js). A test without them is skipped,
+// unless STEWARD_TEST_REQUIRE_SERVICES is set, as in CI, where it fails.
+package browsertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Browser is one headless Chromium process; each Tab is a fresh incognito
+// context of it, with cookies of its own.
+type Browser struct {
+	t       testing.TB
+	alloc   context.Context
+	axe     string
+	timeout time.Duration
+}
+
+// Start launches Chromium for the test and stops it when the test ends.
+func Start(t testing.TB) *Browser {
+	t.Helper()
+	path := os.Getenv("STEWARD_TEST_CHROMIUM")
+	if path == "" {
+		for _, name := range []string{"chromium", "chromium-browser"} {
+			if p, err := exec.LookPath(name); err == nil {
+				path = p
+				break
+			}
+		}
+	}
+	axePath := os.Getenv("STEWARD_TEST_AXE")
+	if path == "" || axePath == "" {
+		if os.Getenv("STEWARD_TEST_REQUIRE_SERVICES") != "" {
+			t.Fatalf("browser tests need Chromium (found %q) and axe-core (STEWARD_TEST_AXE=%q): run them through make test", path, axePath)
+		}
+		t.Skip("no Chromium or axe-core: run through make test with Debian's chromium installed")
+	}
+	axe, err := os.ReadFile(axePath)
+	if err != nil {
+		t.Fatalf("axe-core: %v", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	return &Browser{t: t, alloc: alloc, axe: string(axe), timeout: 30 * time.Second}
+}
+
+// Tab is a browser tab with its own cookie jar, recording what went wrong
+// on the pages it opened.
+type Tab struct {
+	t      testing.TB
+	ctx    context.Context
+	b      *Browser
+	origin string
+
+	mu       sync.Mutex
+	problems []string
+}
+
+// NewTab opens a tab whose pages belong to origin (e.g.
+// "http://127.0.0.1:8000"); a request to any other origin is a problem.
+func (b *Browser) NewTab(origin string) *Tab {
+	b.t.Helper()
+	ctx, cancel := chromedp.NewContext(b.alloc)
+	b.t.Cleanup(cancel)
+	tab := &Tab{t: b.t, ctx: ctx, b: b, origin: strings.TrimSuffix(origin, "/")}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.APITypeError {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, strings.Trim(string(a.Value), `"`)+a.Description)
+				}
+				tab.problem("console error: " + strings.Join(parts, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			tab.problem("uncaught exception: " + e.ExceptionDetails.Error())
+		case *network.EventRequestWillBeSent:
+			if u, err := url.Parse(e.Request.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") &&
+				u.Scheme+"://"+u.Host != tab.origin {
+				tab.problem("request to another origin: " + e.Request.URL)
+			}
+		case *network.EventLoadingFailed:
+			if !e.Canceled {
+				tab.problem("request failed: " + e.ErrorText)
+			}
+		}
+	})
+	if err := chromedp.Run(ctx, network.Enable(), runtime.Enable()); err != nil {
+		b.t.Fatalf("browser: %v", err)
+	}
+	return tab
+}
+
+func (tab *Tab) problem(s string) {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	tab.problems = append(tab.problems, s)
+}
+
+// Problems returns what went wrong on the tab's pages so far and forgets
+// it: console errors, exceptions, failed requests and other origins.
+func (tab *Tab) Problems() []string {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	p := tab.problems
+	tab.problems = nil
+	return p
+}
+
+// Run runs browser actions with the tab's timeout, failing the test on an
+// error.
+func (tab *Tab) Run(what string, actions ...chromedp.Action) {
+	tab.t.Helper()
+	ctx, cancel := context.WithTimeout(tab.ctx, tab.b.timeout)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		tab.t.Fatalf("browser, %s: %v", what, err)
+	}
+}
+
+// Open navigates to a path of the tab's origin and waits for the selector
+// to be visible.
+func (tab *Tab) Open(path, waitFor string) {
+	tab.t.Helper()
+	tab.Run("open "+path, chromedp.Navigate(tab.origin+path), chromedp.WaitVisible(waitFor, chromedp.ByQuery))
+}
+
+// Location is the address of the tab's page.
+func (tab *Tab) Location() string {
+	tab.t.Helper()
+	var loc string
+	tab.Run("location", chromedp.Location(&loc))
+	return loc
+}
+
+// ColorScheme emulates the system's light or dark preference.
+func (tab *Tab) ColorScheme(scheme string) {
+	tab.t.Helper()
+	tab.Run("colour scheme "+scheme, emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
+}
+
+// Violation is an axe-core rule a page breaks.
+type Violation struct {
+	ID     string `json:"id"`
+	Impact string `json:"impact"`
+	Help   string `json:"help"`
+	Nodes  []struct {
+		Target []any  `json:"target"`
+		HTML   string `json:"html"`
+	} `json:"nodes"`
+}
+
+func (v Violation) String() string {
+	var where []string
+	for i, n := range v.Nodes {
+		if i == 3 {
+			where = append(where, fmt.Sprintf("and %d more", len(v.Nodes)-3))
+			break
+		}
+		where = append(where, n.HTML)
+	}
+	return fmt.Sprintf("%s (%s): %s — %s", v.ID, v.Impact, v.Help, strings.Join(where, "; "))
+}
+
+// Axe scans the page with axe-core (WCAG 2.x A and AA rules) and returns
+// the violations of serious or critical impact.
+func (tab *Tab) Axe() []Violation {
+	tab.t.Helper()
+	var raw string
+	tab.Run("axe-core",
+		chromedp.Evaluate(tab.b.axe, nil),
+		chromedp.Evaluate(`axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}, resultTypes: ["violations"]}).then(r => JSON.stringify(r.violations))`,
+			&raw, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }),
+	)
+	var all []Violation
+	if err := json.Unmarshal([]byte(raw), &all); err != nil {
+		tab.t.Fatalf("axe-core result: %v", err)
+	}
+	var out []Violation
+	for _, v := range all {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Screenshot saves a PNG of the whole page as dir/name.png.
+func (tab *Tab) Screenshot(dir, name string) {
+	tab.t.Helper()
+	var png []byte
+	tab.Run("screenshot "+name, chromedp.FullScreenshot(&png, 100))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tab.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tab.t.Fatal(err)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // HTTPHandler returns the handler that serves the plugin's routes,
@@ -20,12 +22,27 @@ func (p *Plugin) HTTPHandler() http.Handler {
 		mux.Handle(muxPattern(r.Method, r.Path), withDefaults(r.Operation, r.Handler))
 	}
 	for _, f := range p.Fragments {
-		mux.Handle(muxPattern(http.MethodGet, f.Path), f.Handler)
+		mux.Handle(muxPattern(http.MethodGet, f.Path), tenantChecked(f.Handler))
 	}
 	for _, pg := range p.Pages {
-		mux.Handle(muxPattern(http.MethodGet, pg.Path), pg.Handler)
+		mux.Handle(muxPattern(http.MethodGet, pg.Path), tenantChecked(pg.Handler))
 	}
 	return mux
+}
+
+// tenantChecked refuses a fragment or page the caller asks for a tenant it
+// may not see, before the plugin's handler runs: the host places every
+// fragment with the tenant_id of the page, so the check is made once here
+// rather than in each handler. A handler still scopes what it reads to the
+// principal's tenants when no tenant is named.
+func tenantChecked(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.URL.Query().Get(protocol.ParamTenantID); id != "" && !Info(r.Context()).Principal.CanSee(id) {
+			WriteError(w, Forbidden("you may not see that tenant"))
+			return
+		}
+		h(w, r)
+	})
 }
 
 // muxPattern is the ServeMux pattern that matches what the host's router

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // generation counts the work in flight on one process of a plugin, so a
@@ -119,7 +120,7 @@ func (i *Instance) reload(ctx context.Context, d *Decl) (Reloaded, error) {
 		return i.revive(ctx, d, oldDesc, t0)
 	}
 	p, err := i.spawn(ctx, d, func(desc *pluginv1.DescribeResponse) error {
-		return s.routes.check(name, desc.Routes, s.opts.Reserved)
+		return s.routes.check(name, protocol.AllRoutes(desc), s.opts.Reserved)
 	})
 	var conflict *ConflictError
 	if err != nil {
@@ -135,7 +136,7 @@ func (i *Instance) reload(ctx context.Context, d *Decl) (Reloaded, error) {
 	}
 	// Routes and process change under the instance's lock, so a request
 	// that matches a new route is served by the new process.
-	if err := s.routes.set(name, p.desc.Routes, s.opts.Reserved); err != nil {
+	if err := s.routes.set(name, protocol.AllRoutes(p.desc), s.opts.Reserved); err != nil {
 		i.mu.Unlock()
 		p.client.Kill()
 		return Reloaded{}, &ReloadError{Plugin: name, Conflict: true, Err: err}

@@ -311,8 +311,9 @@ func (i *Instance) Status() Status {
 		Endpoints: []string{}, Jobs: []string{}}
 	if i.desc != nil {
 		st.Version = i.desc.Version
-		st.Routes = len(i.desc.Routes)
-		for _, r := range i.desc.Routes {
+		routes := protocol.AllRoutes(i.desc)
+		st.Routes = len(routes)
+		for _, r := range routes {
 			st.Endpoints = append(st.Endpoints, r.Method+" "+r.Path)
 		}
 		for _, j := range i.desc.Jobs {
@@ -524,7 +525,7 @@ func (i *Instance) start(ctx context.Context) error {
 	d := i.Decl()
 	var routesFailed bool
 	p, err := i.spawn(ctx, &d, func(desc *pluginv1.DescribeResponse) error {
-		err := s.routes.set(i.name, desc.Routes, s.opts.Reserved)
+		err := s.routes.set(i.name, protocol.AllRoutes(desc), s.opts.Reserved)
 		routesFailed = err != nil
 		return err
 	})

@@ -150,7 +150,7 @@ func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath strin
 	h := &Harness{t: t, rpc: pc, host: newHostService(opts, pc)}
 	startup := &protocol.Startup{
 		Described: func(desc *pluginv1.DescribeResponse) error {
-			routes, err := protocol.ParseRoutes(desc.Routes)
+			routes, err := protocol.ParseRoutes(protocol.AllRoutes(desc))
 			if err != nil {
 				return err
 			}

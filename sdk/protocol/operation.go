@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -30,6 +31,18 @@ func DecodeOperation(b []byte) (*huma.Operation, error) {
 	var op huma.Operation
 	if err := json.Unmarshal(b, &op); err != nil {
 		return nil, err
+	}
+	// huma decodes no extension; an operation's own x- fields are kept, as
+	// its encoder writes them back.
+	if m, ok := raw.(map[string]any); ok {
+		for k, v := range m {
+			if strings.HasPrefix(k, "x-") {
+				if op.Extensions == nil {
+					op.Extensions = map[string]any{}
+				}
+				op.Extensions[k] = v
+			}
+		}
 	}
 	return &op, nil
 }

@@ -131,6 +131,9 @@ func New() *sdk.Plugin {
 			{Name: "hold", JobType: "testplugin-hold", Run: p.hold},
 		},
 		Datasets: []sdk.Dataset{{Name: "testplugin.items", Description: "Items by tenant", Read: p.readItems}},
+		Fragments: []sdk.Fragment{{Path: "/partials/testplugin-items", Title: "Items", Slot: "dashboard", RefreshSeconds: 30, Handler: p.itemsFragment}},
+		Pages:     []sdk.Page{{Path: "/testplugin", Title: "Test plugin", Handler: p.itemsFragment}},
+		Nav:       []sdk.NavEntry{{Label: "Test plugin", Path: "/testplugin", Order: 90}},
 		Configure: func(ctx context.Context, env *sdk.Env) error {
 			db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
 			if err != nil {
@@ -192,6 +195,25 @@ func (p *plugin) items(w http.ResponseWriter, r *http.Request) {
 	}
 	limit, offset := queryInt(r, "limit"), queryInt(r, "offset")
 	p.writeItems(w, r, tenants, limit, offset)
+}
+
+// itemsFragment counts the items of the requested tenant, or of all the
+// caller's tenants, as HTML.
+func (p *plugin) itemsFragment(w http.ResponseWriter, r *http.Request) {
+	tenants := sdk.PrincipalFrom(r.Context()).TenantIDs
+	if id := r.URL.Query().Get("tenant_id"); id != "" {
+		tenants = []string{id}
+	}
+	var n int64
+	if len(tenants) > 0 {
+		var err error
+		if n, err = p.db.NewSelect().Model((*item)(nil)).Where("tenant_id IN (?)", bun.List(tenants)).Count(r.Context()); err != nil {
+			sdk.WriteError(w, err)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, `<p class="stat"><span class="stat-value">%d</span> items</p>`, n)
 }
 
 func (p *plugin) tenantItems(w http.ResponseWriter, r *http.Request) {

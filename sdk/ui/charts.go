@@ -249,14 +249,15 @@ func chartRange(n int, series []Series, band *Band) (lo, hi float64) {
 	return lo, hi
 }
 
-// niceCeil is the smallest of 1, 2, 2.5, 5 times a power of ten at or
-// above v (v itself when it is not positive).
+// niceCeil is the smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times
+// a power of ten at or above v (v itself when it is not positive), so
+// that the axis's middle label is round too.
 func niceCeil(v float64) float64 {
 	if v <= 0 {
 		return v
 	}
 	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+	for _, m := range []float64{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
 		if m*p >= v {
 			return m * p
 		}

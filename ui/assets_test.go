@@ -206,3 +206,22 @@ func TestBrandStyleSheet(t *testing.T) {
 		t.Errorf("an upper-case brand name: %d", w.Code)
 	}
 }
+
+// TestPageWeight keeps the script and style a page loads, compressed,
+// under 100 KB, and the style sheet lean.
+func TestPageWeight(t *testing.T) {
+	a, err := embeddedAssets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, as := range a.byName {
+		total += len(as.gzip)
+	}
+	if total > 100<<10 {
+		t.Errorf("the assets weigh %d bytes gzipped, over 100 KB", total)
+	}
+	if css := a.byName["app.css"]; len(css.identity) > 20<<10 {
+		t.Errorf("app.css is %d bytes, over 20 KB", len(css.identity))
+	}
+}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"html/template"
+	"time"
 
 	kit "github.com/stewardhq/steward/sdk/ui"
 )
@@ -35,11 +36,12 @@ func sampleDesign() designSystem {
 		kit.Card("Compliance", kit.Join(kit.Badge("Compliant", kit.OK), template.HTML(" "), kit.Badge("2 exemptions", kit.Unknown))),
 		kit.Card("No data yet", kit.Empty("This tenant has no policy assignments.")),
 	)
-	d.Table = kit.Table([]string{"Resource", "Region", "Status", "Monthly cost"}, [][]any{
-		{"vm-web-01", "westeurope", kit.Badge("Running", kit.OK), "€ 212.40"},
-		{"sql-orders", "northeurope", kit.Badge("Throttled", kit.Warning), "€ 1,034.00"},
-		{"kv-secrets", "westeurope", kit.Badge("Public access", kit.Critical), "€ 3.10"},
-		{"st-archive", "swedencentral", kit.Badge("Not scanned", kit.Unknown), "€ 48.75"},
+	scanned := time.Date(2026, 6, 13, 7, 45, 0, 0, time.UTC)
+	d.Table = kit.Table([]string{"Resource", "Region", "Status", "Last scan", "Monthly cost"}, [][]any{
+		{"vm-web-01", "westeurope", kit.Badge("Running", kit.OK), kit.Time(scanned), "€ 212.40"},
+		{"sql-orders", "northeurope", kit.Badge("Throttled", kit.Warning), kit.Time(scanned.Add(-3 * time.Hour)), "€ 1,034.00"},
+		{"kv-secrets", "westeurope", kit.Badge("Public access", kit.Critical), kit.Time(scanned.Add(-26 * time.Hour)), "€ 3.10"},
+		{"st-archive", "swedencentral", kit.Badge("Not scanned", kit.Unknown), "never", "€ 48.75"},
 	}, "Resources")
 	d.EmptyTable = kit.Table([]string{"Finding", "Severity", "Resource"}, nil, "Findings")
 	d.Bars = kit.BarChart("Compute quotas, westeurope", []kit.Bar{

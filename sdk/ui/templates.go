@@ -47,6 +47,10 @@ var kit = template.Must(template.New("kit").Parse(`
 <div class="loading" role="status"><span class="visually-hidden">{{.}}</span><div class="skeleton"></div><div class="skeleton"></div><div class="skeleton"></div></div>
 {{- end}}
 
+{{- define "time" -}}
+<time class="local-time" datetime="{{.ISO}}">{{.Text}}</time>
+{{- end}}
+
 {{- define "gauge" -}}
 <figure class="gauge {{.Health.Class}}"><svg viewBox="0 0 120 70" role="img" aria-label="{{.Label}}: {{.Value}}"><title>{{.Label}}: {{.Value}}</title>
 <path class="gauge-track" d="{{.Track}}"/>

@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Health is the state a badge, stat, gauge or bar shows by its colour.
@@ -161,6 +162,13 @@ func Unavailable(message string) template.HTML {
 // screen readers.
 func Loading(label string) template.HTML {
 	return render("loading", label)
+}
+
+// Time is t as a <time> element: its text is t in UTC until the host's
+// script, once the page loads, shows it in the viewer's time zone.
+func Time(t time.Time) template.HTML {
+	t = t.UTC()
+	return render("time", struct{ ISO, Text string }{t.Format(time.RFC3339), t.Format("2 Jan 2006 15:04 UTC")})
 }
 
 // WriteFragment writes html as the response, with the status and the

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/sdk/ui"
 )
@@ -194,6 +195,13 @@ func TestStatesHaveTheirText(t *testing.T) {
 	}
 	if got := string(ui.Loading("Loading costs")); !strings.Contains(got, `role="status"`) || !strings.Contains(got, "Loading costs") {
 		t.Errorf("Loading: %s", got)
+	}
+}
+
+func TestTime(t *testing.T) {
+	at := time.Date(2026, 5, 4, 13, 30, 0, 0, time.FixedZone("CEST", 2*3600))
+	if got, want := ui.Time(at), template.HTML(`<time class="local-time" datetime="2026-05-04T11:30:00Z">4 May 2026 11:30 UTC</time>`); got != want {
+		t.Errorf("Time = %s, want %s", got, want)
 	}
 }
 

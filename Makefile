@@ -14,10 +14,12 @@ REDOCLY   := tools/openapilint/node_modules/.bin/redocly
 AXE       := tools/axe/node_modules/axe-core/axe.min.js
 # Stoplight Elements' bundle, which the host embeds to serve /docs.
 ELEMENTS  := host/server/apidocs/web-components.min.js
+# htmx, which the web UI (ui/) embeds and serves from its own origin.
+HTMX      := ui/static/vendor/htmx.min.js
 
 .PHONY: build run test test-race bench lint proto clean
 
-build: $(ELEMENTS)
+build: $(ELEMENTS) $(HTMX)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/steward ./host/cmd/steward
 	@for p in $(PLUGINS); do \
 		echo "build plugin $$p"; \
@@ -43,6 +45,13 @@ test: build $(REDOCLY) $(AXE)
 # web/apidocs/package-lock.json pins; not committed.
 $(ELEMENTS): web/apidocs/package.json web/apidocs/package-lock.json web/apidocs/fetch-elements.sh
 	web/apidocs/fetch-elements.sh host/server/apidocs
+	@touch $@
+
+# htmx's minified script, at the version web/htmx/package-lock.json pins;
+# not committed. Without it ui still builds and its pages render, but their
+# slots do not load.
+$(HTMX): web/htmx/package.json web/htmx/package-lock.json web/htmx/fetch-htmx.sh
+	web/htmx/fetch-htmx.sh ui/static/vendor
 	@touch $@
 
 # The OpenAPI linter, at the version tools/openapilint/package-lock.json pins.
@@ -92,4 +101,8 @@ proto:
 		proto/steward/plugin/v1/*.proto
 
 clean:
+<<<<<<< HEAD
 	rm -rf $(BIN) tools/openapilint/node_modules tools/axe/node_modules host/server/apidocs/web-components.min.js* host/server/apidocs/styles.min.css
+=======
+	rm -rf $(BIN) tools/openapilint/node_modules host/server/apidocs/web-components.min.js* host/server/apidocs/styles.min.css $(HTMX)
+>>>>>>> i9-ui

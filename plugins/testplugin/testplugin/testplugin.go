@@ -130,7 +130,7 @@ func New() *sdk.Plugin {
 			{Name: "fail", JobType: "testplugin-fail", Run: p.fail},
 			{Name: "hold", JobType: "testplugin-hold", Run: p.hold},
 		},
-		Datasets: []sdk.Dataset{{Name: "testplugin.items", Description: "Items by tenant", Read: p.readItems}},
+		Datasets:  []sdk.Dataset{{Name: "testplugin.items", Description: "Items by tenant", Read: p.readItems}},
 		Fragments: []sdk.Fragment{{Path: "/partials/testplugin-items", Title: "Items", Slot: "dashboard", RefreshSeconds: 30, Handler: p.itemsFragment}},
 		Pages:     []sdk.Page{{Path: "/testplugin", Title: "Test plugin", Handler: p.itemsFragment}},
 		Nav:       []sdk.NavEntry{{Label: "Test plugin", Path: "/testplugin", Order: 90}},

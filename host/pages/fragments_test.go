@@ -1,0 +1,416 @@
+package pages
+
+import (
+	"html/template"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/host/freshness"
+	"github.com/stewardhq/steward/host/jobs"
+	"github.com/stewardhq/steward/host/plugins"
+	"github.com/stewardhq/steward/ui"
+)
+
+const evil = `<script>alert(1)</script>`
+
+var (
+	t0      = time.Date(2026, 6, 13, 8, 0, 0, 0, time.UTC)
+	started = t0.Add(-10 * time.Minute)
+	ended   = t0.Add(-8 * time.Minute)
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func sampleStatus() jobs.StatusResponse {
+	return jobs.StatusResponse{Jobs: []jobs.JobStatus{
+		{Plugin: "costs", Name: "daily-export", JobType: "costs", Schedule: "@daily", NextRun: ptr(t0.Add(time.Hour)),
+			LastRun: &jobs.RunSummary{JobID: "r1", Status: jobs.StatusFailed, QueuedAt: started, StartedAt: &started, CompletedAt: &ended,
+				ErrorMessage: ptr("subscription sub-contoso-prod: " + evil)}},
+		{Plugin: "resources", Name: "inventory", JobType: "resources", Running: 1, Queued: 2,
+			LastRun: &jobs.RunSummary{JobID: "r2", Status: jobs.StatusRunning, QueuedAt: started, StartedAt: &started}},
+		{Plugin: "identity", Name: "users", JobType: "identity",
+			LastRun: &jobs.RunSummary{JobID: "r3", Status: jobs.StatusCompleted, QueuedAt: started, StartedAt: &started, CompletedAt: &ended,
+				RecordsProcessed: 1204, DurationSeconds: ptr(120.0)}},
+		{Plugin: evil, Name: "never", JobType: "partner"},
+	}}
+}
+
+func sampleHistory() jobs.HistoryResponse {
+	return jobs.HistoryResponse{Logs: []jobs.Run{
+		{ID: "r1", Plugin: "costs", JobName: "daily-export", JobType: "costs", Trigger: jobs.TriggerManual, TriggeredBy: ptr("admin@contoso.example " + evil),
+			Status: jobs.StatusFailed, QueuedAt: started, StartedAt: &started, CompletedAt: &ended, Attempts: 2,
+			ErrorMessage: ptr("subscription sub-contoso-prod: " + evil)},
+		{ID: "r2", Plugin: "resources", JobName: "inventory", JobType: "resources", Trigger: jobs.TriggerSchedule,
+			Status: jobs.StatusRunning, QueuedAt: started, StartedAt: &started, Attempts: 1,
+			Progress: jobs.Progress{Done: 3, Total: 10, Message: "tenant Fabrikam " + evil}},
+		{ID: "r3", Plugin: "identity", JobName: "users", JobType: "identity", Trigger: jobs.TriggerSchedule,
+			Status: jobs.StatusQueued, QueuedAt: t0, Attempts: 1},
+	}}
+}
+
+func sampleAlerts() jobs.AlertsResponse {
+	return jobs.AlertsResponse{Alerts: []jobs.Alert{
+		{ID: 7, JobID: "r1", JobType: "costs", Severity: jobs.SeverityError, Title: "Cost sync failed for Contoso " + evil,
+			Message: "subscription sub-contoso-prod: " + evil, CreatedAt: ended},
+		{ID: 3, JobID: "r0", JobType: "identity", Severity: jobs.SeverityError, Title: "Identity sync failed",
+			Message: "old failure", CreatedAt: started, Resolved: true, ResolvedAt: &ended, ResolvedBy: ptr("ops@example.com")},
+	}}
+}
+
+func sampleTenants() []TenantSync {
+	recent, old := t0.Add(-time.Hour), t0.Add(-30*time.Hour)
+	return []TenantSync{
+		{ID: "t1", Name: "Contoso " + evil, Freshness: freshness.TenantFreshness{Stale: true, Domains: []freshness.DomainFreshness{
+			{Domain: "costs", SyncedAt: &old}, {Domain: "resources", SyncedAt: &recent}, {Domain: "identity"},
+		}}},
+		{ID: "t2", Name: "Fabrikam", Freshness: freshness.TenantFreshness{Domains: []freshness.DomainFreshness{
+			{Domain: "costs", SyncedAt: &recent}, {Domain: "resources", SyncedAt: &recent}, {Domain: "identity", SyncedAt: &recent},
+		}}},
+	}
+}
+
+func contains(t *testing.T, what string, out template.HTML, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, out)
+		}
+	}
+}
+
+func lacks(t *testing.T, what string, out template.HTML, unwanted ...string) {
+	t.Helper()
+	for _, u := range unwanted {
+		if strings.Contains(string(out), u) {
+			t.Errorf("%s has %q:\n%s", what, u, out)
+		}
+	}
+}
+
+// everyOutput is each rendering of this package from the samples, admin
+// and not.
+func everyOutput() map[string]template.HTML {
+	status, history, alerts := sampleStatus(), sampleHistory(), sampleAlerts()
+	out := map[string]template.HTML{
+		"status card":              SyncStatusCard(status, t0),
+		"status card, redacted":    SyncStatusCard(status.Redacted(), t0),
+		"status card, empty":       SyncStatusCard(jobs.StatusResponse{}, t0),
+		"history":                  SyncHistoryTable(history),
+		"history, redacted":        SyncHistoryTable(history.Redacted()),
+		"history, empty":           SyncHistoryTable(jobs.HistoryResponse{}),
+		"tenant sync status":       TenantSyncStatus(sampleTenants(), nil, t0),
+		"tenant sync status, none": TenantSyncStatus(nil, nil, t0),
+		"alerts, admin":            ActiveAlerts(alerts, true),
+		"alerts, standard user":    ActiveAlerts(alerts, false),
+		"alerts, none":             ActiveAlerts(jobs.AlertsResponse{}, true),
+	}
+	for _, p := range placeholders {
+		out["placeholder "+p.Path], _ = Placeholder(p.Path)
+	}
+	for _, admin := range []bool{true, false} {
+		body, _ := SyncDashboardBody([]string{"costs", evil, "resources"}, admin)
+		out["sync dashboard, admin "+map[bool]string{true: "yes", false: "no"}[admin]] = body
+	}
+	out["sync dashboard, no job types"], _ = SyncDashboardBody(nil, true)
+	out["dmarc, no plugin"], _ = DmarcBody(plugins.Views{})
+	out["dmarc, plugin"], _ = DmarcBody(plugins.Views{Fragments: []plugins.Fragment{{Plugin: "dmarc", Path: "/partials/dmarc-domains", Title: "Domains", Slot: "dmarc"}}})
+	return out
+}
+
+var eventHandler = regexp.MustCompile(`(?i)\son[a-z]+=|hx-on`)
+
+func TestOutputsHaveNoInlineStyleOrScript(t *testing.T) {
+	for name, out := range everyOutput() {
+		if out == "" {
+			t.Errorf("%s is empty", name)
+		}
+		lacks(t, name, out, "style=", "<script")
+		if m := eventHandler.FindString(string(out)); m != "" {
+			t.Errorf("%s has an event handler attribute %q", name, m)
+		}
+		if strings.Contains(string(out), "alert(1)") {
+			contains(t, name, out, "&lt;script&gt;alert(1)&lt;/script&gt;")
+		}
+	}
+}
+
+func TestJobAndAlertTextIsEscaped(t *testing.T) {
+	const escaped = "&lt;script&gt;alert(1)&lt;/script&gt;"
+	contains(t, "status card", SyncStatusCard(sampleStatus(), t0), "subscription sub-contoso-prod: "+escaped, escaped+" · never")
+	contains(t, "history", SyncHistoryTable(sampleHistory()), "subscription sub-contoso-prod: "+escaped, "Manual, by admin@contoso.example "+escaped,
+		"3 of 10 · tenant Fabrikam "+escaped)
+	contains(t, "alerts", ActiveAlerts(sampleAlerts(), true), "Cost sync failed for Contoso "+escaped, "subscription sub-contoso-prod: "+escaped,
+		`for Contoso `+escaped)
+	contains(t, "tenant sync status", TenantSyncStatus(sampleTenants(), nil, t0), "Contoso "+escaped)
+}
+
+func TestStandardUsersSeeRedactedText(t *testing.T) {
+	secret := "sub-contoso-prod"
+	status := SyncStatusCard(sampleStatus().Redacted(), t0)
+	contains(t, "redacted status card", status, jobs.RedactedText)
+	lacks(t, "redacted status card", status, secret)
+
+	history := SyncHistoryTable(sampleHistory().Redacted())
+	contains(t, "redacted history", history, jobs.RedactedText, "Manual<")
+	lacks(t, "redacted history", history, secret, "admin@contoso.example", "Fabrikam")
+
+	// The alerts redact themselves for a standard user, whatever they are
+	// handed.
+	for name, a := range map[string]jobs.AlertsResponse{"raw": sampleAlerts(), "redacted": sampleAlerts().Redacted()} {
+		out := ActiveAlerts(a, false)
+		contains(t, name+" alerts", out, jobs.RedactedText, "costs sync failed")
+		lacks(t, name+" alerts", out, secret, "Contoso")
+	}
+}
+
+func TestResolveFormsOnlyForAdmins(t *testing.T) {
+	admin := ActiveAlerts(sampleAlerts(), true)
+	contains(t, "admin alerts", admin,
+		`data-fragment="active-alerts"`,
+		`hx-post="/partials/active-alerts/7/resolve"`, `action="/partials/active-alerts/7/resolve"`,
+		`hx-target="closest [data-fragment=active-alerts]"`, `hx-swap="outerHTML"`,
+		`name="resolution_notes"`, `maxlength="4000"`, `<label class="visually-hidden" for="resolve-notes-7">`,
+		`>Resolve</button>`)
+	if n := strings.Count(string(admin), "<form"); n != 1 {
+		t.Errorf("admin alerts have %d forms, want 1 (the resolved alert has none):\n%s", n, admin)
+	}
+	lacks(t, "admin alerts", admin, "Identity sync failed", "/partials/active-alerts/3/")
+
+	user := ActiveAlerts(sampleAlerts(), false)
+	lacks(t, "standard user's alerts", user, "<form", "hx-post", "Resolve", "resolution_notes")
+	contains(t, "standard user's alerts", user, `class="badge health-critical">Error<`)
+
+	none := ActiveAlerts(jobs.AlertsResponse{Alerts: sampleAlerts().Alerts[1:]}, true)
+	contains(t, "alerts, all resolved", none, `class="empty"`, "No active sync alerts.")
+	lacks(t, "alerts, all resolved", none, "<table", "<form")
+
+	if got := ResolveAlertPath(42); got != "/partials/active-alerts/42/resolve" {
+		t.Errorf("ResolveAlertPath(42) = %q", got)
+	}
+}
+
+func TestHistoryEmptyState(t *testing.T) {
+	for _, h := range []jobs.HistoryResponse{{}, {Logs: []jobs.Run{}}} {
+		out := SyncHistoryTable(h)
+		contains(t, "empty history", out, `class="empty"`, "No sync has run yet.")
+		lacks(t, "empty history", out, "<table")
+	}
+	out := SyncHistoryTable(sampleHistory())
+	if n := strings.Count(string(out), "<tr><td>"); n != 3 {
+		t.Errorf("history has %d body rows, want 3:\n%s", n, out)
+	}
+	contains(t, "history", out, "attempt 2", "Scheduled", "2 min 0 s", `<span class="muted">queued</span>`)
+}
+
+func TestRunHealthColours(t *testing.T) {
+	status := SyncStatusCard(sampleStatus(), t0)
+	contains(t, "status card", status,
+		`class="badge health-critical">Failed<`, `class="badge health-unknown">Running<`, `class="badge health-ok">Completed<`,
+		`class="badge health-unknown">Never ran<`, `class="stat health-critical"`, "1 running, 2 queued", "1,204 records in 2 min 0 s",
+		"Manual only", `<time class="local-time" datetime="2026-06-13T09:00:00Z">`, `Updated <time class="local-time" datetime="2026-06-13T08:00:00Z">`)
+	history := SyncHistoryTable(sampleHistory())
+	contains(t, "history", history, `class="badge health-critical">Failed<`, `class="badge health-unknown">Running<`, `class="badge health-unknown">Queued<`)
+
+	healthy := sampleStatus()
+	healthy.Jobs = healthy.Jobs[1:]
+	contains(t, "healthy status card", SyncStatusCard(healthy, t0), `class="stat health-ok"`)
+	contains(t, "empty status card", SyncStatusCard(jobs.StatusResponse{}, t0), `class="empty"`, "No sync jobs are registered yet.")
+}
+
+func TestTenantSyncStatusMarksStaleDomains(t *testing.T) {
+	out := TenantSyncStatus(sampleTenants(), nil, t0)
+	contains(t, "tenant sync status", out,
+		`<th scope="col">Tenant</th><th scope="col">Status</th><th scope="col">Costs</th><th scope="col">Resources</th><th scope="col">Identity</th>`,
+		`class="badge health-warning">Stale<`, `class="badge health-warning">Never synced<`, `class="badge health-ok">Up to date<`,
+		"1 of 2", `class="stat health-warning"`)
+	rows := regexp.MustCompile(`<tr><td>.*?</tr>`).FindAllString(string(out), -1)
+	if len(rows) != 2 {
+		t.Fatalf("tenant sync status has %d rows, want 2:\n%s", len(rows), out)
+	}
+	// Contoso: costs 30 h old (over 25 h) stale, resources 1 h fresh,
+	// identity never; Fabrikam: all fresh.
+	for i, want := range [][]string{{"Stale", "Stale", "Fresh", "Never synced"}, {"Up to date", "Fresh", "Fresh", "Fresh"}} {
+		got := regexp.MustCompile(`class="badge [a-z-]+">([^<]+)<`).FindAllStringSubmatch(rows[i], -1)
+		var labels []string
+		for _, m := range got {
+			labels = append(labels, m[1])
+		}
+		if strings.Join(labels, ",") != strings.Join(want, ",") {
+			t.Errorf("row %d badges = %v, want %v", i, labels, want)
+		}
+	}
+	// Thresholds passed in replace the defaults.
+	strict := TenantSyncStatus(sampleTenants()[1:], map[string]time.Duration{"costs": time.Minute}, t0)
+	contains(t, "strict tenant sync status", strict, `class="badge health-warning">Stale<`)
+
+	contains(t, "no tenants", TenantSyncStatus(nil, nil, t0), `class="empty"`, "No tenants to show.")
+	unnamed := TenantSyncStatus([]TenantSync{{ID: "t-9"}}, nil, t0)
+	contains(t, "unnamed tenant", unnamed, "<strong>t-9</strong>")
+}
+
+func TestPlaceholders(t *testing.T) {
+	for path, want := range map[string]string{
+		"/partials/cost-summary-card": "Cost data arrives with the cost plugin.",
+		"/partials/compliance-gauge":  "Compliance scores arrive with the compliance plugin.",
+		"/partials/resource-stats":    "Resource inventory arrives with the resources plugin.",
+		"/partials/identity-stats":    "Identity data arrives with the identity plugin.",
+	} {
+		out, ok := Placeholder(path)
+		if !ok {
+			t.Errorf("Placeholder(%q) is not known", path)
+		}
+		contains(t, path, out, `class="empty"`, want)
+	}
+	for _, path := range []string{"/partials/sync-status-card", "/partials/testplugin-items", "/partials/cost-summary-card/x", ""} {
+		if out, ok := Placeholder(path); ok || out != "" {
+			t.Errorf("Placeholder(%q) = %q, %v; want none", path, out, ok)
+		}
+	}
+}
+
+func slotPaths(slots []ui.Slot) []string {
+	var out []string
+	for _, s := range slots {
+		out = append(out, s.Path)
+	}
+	return out
+}
+
+func TestDashboardSlots(t *testing.T) {
+	host := []ui.Slot{
+		{Title: "Sync status", Path: "/partials/sync-status-card", RefreshSeconds: 30},
+		{Title: "Active sync alerts", Path: "/partials/active-alerts"},
+		{Title: "Data freshness", Path: "/partials/tenant-sync-status", RefreshSeconds: 300},
+	}
+	placeholderSlots := []ui.Slot{
+		{Title: "Cost summary", Path: "/partials/cost-summary-card"},
+		{Title: "Compliance", Path: "/partials/compliance-gauge"},
+		{Title: "Resources", Path: "/partials/resource-stats"},
+		{Title: "Identity", Path: "/partials/identity-stats"},
+	}
+	equal := func(name string, got, want []ui.Slot) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d slots %v, want %d %v", name, len(got), slotPaths(got), len(want), slotPaths(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s: slot %d = %+v, want %+v", name, i, got[i], want[i])
+			}
+		}
+	}
+
+	equal("no plugins", DashboardSlots(plugins.Views{}), append(append([]ui.Slot{}, host...), placeholderSlots...))
+
+	v := plugins.Views{Fragments: []plugins.Fragment{
+		{Plugin: "testplugin", Path: "/partials/testplugin-items", Title: "Items", Slot: "dashboard", RefreshSeconds: 45},
+		{Plugin: "dmarc", Path: "/partials/dmarc-domains", Title: "Domains", Slot: "dmarc"},
+		{Plugin: "costs", Path: "/partials/cost-summary-card", Title: "Costs this month", Slot: "dashboard", RefreshSeconds: 600},
+		// Declared, if for another slot: the host's placeholder would
+		// shadow the plugin's route, so none is placed.
+		{Plugin: "compliance", Path: "/partials/compliance-gauge", Title: "Compliance", Slot: "compliance"},
+		{Plugin: "acme", Path: "/fragments/acme/evidence", Slot: "dashboard"},
+	}}
+	want := append(append([]ui.Slot{}, host...),
+		ui.Slot{Title: "Items", Path: "/partials/testplugin-items", RefreshSeconds: 45},
+		ui.Slot{Title: "Costs this month", Path: "/partials/cost-summary-card", RefreshSeconds: 600},
+		ui.Slot{Title: "acme", Path: "/fragments/acme/evidence"},
+		placeholderSlots[2], placeholderSlots[3],
+	)
+	equal("with plugins", DashboardSlots(v), want)
+}
+
+func TestSyncDashboardBody(t *testing.T) {
+	body, _ := SyncDashboardBody([]string{"costs", "resources", "costs", "Costs", "../x", evil, "dmarc"}, true)
+	contains(t, "admin's sync dashboard", body,
+		`hx-post="/api/v1/sync/costs"`, `hx-post="/api/v1/sync/resources"`, `hx-post="/api/v1/sync/dmarc"`,
+		`hx-target="#sync-now-result"`, `hx-swap="textContent"`, `id="sync-now-result" role="status"`, ">Sync costs now</button>")
+	if n := strings.Count(string(body), "<button"); n != 3 {
+		t.Errorf("admin's sync dashboard has %d buttons, want 3 (a job type the API refuses gets none):\n%s", n, body)
+	}
+	lacks(t, "admin's sync dashboard", body, "/api/v1/sync/Costs", "../x", "alert(1)")
+
+	wantSlots := []ui.Slot{
+		{Title: "Sync status", Path: "/partials/sync-status-card", RefreshSeconds: 30},
+		{Title: "Recent sync runs", Path: "/partials/sync-history-table"},
+		{Title: "Active sync alerts", Path: "/partials/active-alerts"},
+		{Title: "Data freshness", Path: "/partials/tenant-sync-status", RefreshSeconds: 300},
+	}
+	for _, admin := range []bool{true, false} {
+		_, slots := SyncDashboardBody([]string{"costs"}, admin)
+		if len(slots) != len(wantSlots) {
+			t.Fatalf("admin %v: slots %v, want %v", admin, slotPaths(slots), slotPaths(wantSlots))
+		}
+		for i := range wantSlots {
+			if slots[i] != wantSlots[i] {
+				t.Errorf("admin %v: slot %d = %+v, want %+v", admin, i, slots[i], wantSlots[i])
+			}
+		}
+	}
+
+	user, _ := SyncDashboardBody([]string{"costs"}, false)
+	lacks(t, "standard user's sync dashboard", user, "<button", "hx-post", "/api/v1/sync/")
+	contains(t, "standard user's sync dashboard", user, "An administrator can start one")
+
+	none, _ := SyncDashboardBody(nil, true)
+	contains(t, "sync dashboard without jobs", none, `class="empty"`)
+	lacks(t, "sync dashboard without jobs", none, "<button")
+}
+
+func TestDmarcBody(t *testing.T) {
+	body, slots := DmarcBody(plugins.Views{Fragments: []plugins.Fragment{{Plugin: "testplugin", Path: "/partials/testplugin-items", Slot: "dashboard"}}})
+	contains(t, "dmarc without its plugin", body, "DMARC, SPF and DKIM", `class="empty"`, "arrives with the DMARC plugin")
+	if len(slots) != 0 {
+		t.Errorf("dmarc without its plugin has slots %v", slotPaths(slots))
+	}
+
+	v := plugins.Views{Fragments: []plugins.Fragment{
+		{Plugin: "dmarc", Path: "/partials/dmarc-domains", Title: "Domains", Slot: "dmarc", RefreshSeconds: 900},
+		{Plugin: "dmarc", Path: "/partials/dmarc-reports", Title: "Aggregate reports", Slot: "dmarc"},
+	}}
+	body, slots = DmarcBody(v)
+	contains(t, "dmarc with its plugin", body, "DMARC, SPF and DKIM")
+	lacks(t, "dmarc with its plugin", body, `class="empty"`)
+	want := []ui.Slot{{Title: "Domains", Path: "/partials/dmarc-domains", RefreshSeconds: 900}, {Title: "Aggregate reports", Path: "/partials/dmarc-reports"}}
+	if len(slots) != 2 || slots[0] != want[0] || slots[1] != want[1] {
+		t.Errorf("dmarc slots = %+v, want %+v", slots, want)
+	}
+}
+
+// TestSlotsCarryTheSelectedTenant renders the pages' slots through the
+// host's layout: each fragment is asked for with the selected tenant, once.
+func TestSlotsCarryTheSelectedTenant(t *testing.T) {
+	u, err := ui.New(ui.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := plugins.Views{Fragments: []plugins.Fragment{
+		{Plugin: "testplugin", Path: "/partials/testplugin-items", Title: "Items", Slot: "dashboard", RefreshSeconds: 30},
+		{Plugin: "dmarc", Path: "/partials/dmarc-domains", Title: "Domains", Slot: "dmarc"},
+	}}
+	content, syncSlots := SyncDashboardBody([]string{"costs"}, true)
+	dmarcContent, dmarcSlots := DmarcBody(v)
+	for name, d := range map[string]ui.PageData{
+		"dashboard":      {Slots: DashboardSlots(v)},
+		"sync dashboard": {Content: content, Slots: syncSlots},
+		"dmarc":          {Content: dmarcContent, Slots: dmarcSlots},
+	} {
+		d.Title, d.Path, d.TenantID = name, "/"+name, "t 1&x"
+		w := httptest.NewRecorder()
+		if err := u.Page(w, d); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		gets := regexp.MustCompile(`hx-get="([^"]*)"`).FindAllStringSubmatch(w.Body.String(), -1)
+		if len(gets) != len(d.Slots) {
+			t.Fatalf("%s: %d slots rendered, want %d", name, len(gets), len(d.Slots))
+		}
+		for i, g := range gets {
+			if want := d.Slots[i].Path + "?tenant_id=t&#43;1%26x"; g[1] != want {
+				t.Errorf("%s: slot %d asks for %q, want %q", name, i, g[1], want)
+			}
+		}
+	}
+}

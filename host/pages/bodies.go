@@ -56,7 +56,7 @@ var syncJobType = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
 
 // SyncDashboardBody is the sync dashboard's content and slots. An admin
 // gets a "Sync now" button per job type, in the order given, each posting
-// to POST /api/v1/sync/{job_type} and showing the answer in a status line
+// to the host's POST /partials/sync-now/{job_type} and showing the answer in a status line
 // under the buttons; a job type the API would refuse gets no button. The
 // slots are the status card (reloaded every SyncStatusRefreshSeconds), the
 // recent runs at the default limit, the active alerts and the tenants'
@@ -75,7 +75,7 @@ func SyncDashboardBody(jobTypes []string, admin bool) (template.HTML, []ui.Slot)
 		}
 		seen[t] = true
 		// The pattern leaves nothing in t to escape in a path.
-		buttons = append(buttons, button{t, "/api/v1/sync/" + t})
+		buttons = append(buttons, button{t, "/partials/sync-now/" + t})
 	}
 	if len(buttons) == 0 {
 		return sdkui.Card("Sync now", sdkui.Empty("No sync jobs are registered yet. Jobs arrive with the plugins that sync data.")), slots

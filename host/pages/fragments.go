@@ -410,7 +410,7 @@ var fragmentTemplates = template.Must(template.New("fragments").Parse(`
 {{- define "syncnow" -}}
 <p class="muted">A sync runs for every tenant. Start one outside its schedule here and follow it in the recent runs below.</p>
 <div class="swatches">
-{{- range .}}<button class="btn btn-small" type="button" hx-post="{{.Path}}" hx-target="#sync-now-result" hx-swap="textContent" hx-disabled-elt="this">Sync {{.Type}} now</button>{{end -}}
+{{- range .}}<button class="btn btn-small" type="button" hx-post="{{.Path}}" hx-target="#sync-now-result" hx-swap="innerHTML" hx-disabled-elt="this">Sync {{.Type}} now</button>{{end -}}
 </div>
 <p class="mono" id="sync-now-result" role="status"></p>
 {{- end}}

@@ -326,12 +326,12 @@ func TestDashboardSlots(t *testing.T) {
 func TestSyncDashboardBody(t *testing.T) {
 	body, _ := SyncDashboardBody([]string{"costs", "resources", "costs", "Costs", "../x", evil, "dmarc"}, true)
 	contains(t, "admin's sync dashboard", body,
-		`hx-post="/api/v1/sync/costs"`, `hx-post="/api/v1/sync/resources"`, `hx-post="/api/v1/sync/dmarc"`,
-		`hx-target="#sync-now-result"`, `hx-swap="textContent"`, `id="sync-now-result" role="status"`, ">Sync costs now</button>")
+		`hx-post="/partials/sync-now/costs"`, `hx-post="/partials/sync-now/resources"`, `hx-post="/partials/sync-now/dmarc"`,
+		`hx-target="#sync-now-result"`, `hx-swap="innerHTML"`, `id="sync-now-result" role="status"`, ">Sync costs now</button>")
 	if n := strings.Count(string(body), "<button"); n != 3 {
 		t.Errorf("admin's sync dashboard has %d buttons, want 3 (a job type the API refuses gets none):\n%s", n, body)
 	}
-	lacks(t, "admin's sync dashboard", body, "/api/v1/sync/Costs", "../x", "alert(1)")
+	lacks(t, "admin's sync dashboard", body, "/partials/sync-now/Costs", "../x", "alert(1)")
 
 	wantSlots := []ui.Slot{
 		{Title: "Sync status", Path: "/partials/sync-status-card", RefreshSeconds: 30},
@@ -352,7 +352,7 @@ func TestSyncDashboardBody(t *testing.T) {
 	}
 
 	user, _ := SyncDashboardBody([]string{"costs"}, false)
-	lacks(t, "standard user's sync dashboard", user, "<button", "hx-post", "/api/v1/sync/")
+	lacks(t, "standard user's sync dashboard", user, "<button", "hx-post", "/partials/sync-now/")
 	contains(t, "standard user's sync dashboard", user, "An administrator can start one")
 
 	none, _ := SyncDashboardBody(nil, true)

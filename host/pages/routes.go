@@ -1,0 +1,154 @@
+package pages
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+
+	"github.com/stewardhq/steward/ui"
+)
+
+// hostNav are the host's own entries of the navigation; plugins' follow
+// by their order.
+var hostNav = []ui.NavEntry{
+	{Label: "Dashboard", Path: "/dashboard", Order: 0},
+	{Label: "Sync", Path: "/sync-dashboard", Order: 10},
+	{Label: "E-mail security", Path: "/dmarc", Order: 60},
+	{Label: "Design system", Path: "/design-system", Order: 100},
+}
+
+// Mount adds the pages, the host's fragments and the static assets to app.
+func (p *Pages) Mount(app *fiber.App) {
+	app.Get(ui.StaticPrefix+"*", adaptor.HTTPHandler(p.d.UI.Assets()))
+	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/dashboard", http.StatusSeeOther) })
+	app.Get("/login", p.loginPage)
+	app.Get("/auth/login", p.loginPage)
+	app.Post("/auth/login", p.startIdP)
+	app.Post("/auth/dev-login", p.devLogin)
+	app.Post("/auth/logout", p.logout)
+
+	app.Get("/dashboard", p.signedIn(p.dashboard))
+	app.Get("/sync-dashboard", p.signedIn(p.syncDashboard))
+	app.Get("/dmarc", p.signedIn(p.dmarc))
+	app.Get("/design-system", p.signedIn(p.designSystem))
+}
+
+// signedIn runs h for a caller with credentials; others are sent to sign
+// in (see Unauthenticated).
+func (p *Pages) signedIn(h func(*fiber.Ctx, Caller) error) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		caller, ok := p.d.Caller(c)
+		if !ok {
+			return Unauthenticated(c, func() error { return p.d.Problem(c, http.StatusUnauthorized, "authentication required") })
+		}
+		return h(c, caller)
+	}
+}
+
+// page prepares a page's layout for the caller: who they are, the tenants
+// they may pick, the selected one, the navigation and the CSRF token. A
+// tenant_id the caller may not see is refused with 403, its name never
+// shown.
+func (p *Pages) page(c *fiber.Ctx, caller Caller, title string) (ui.PageData, error) {
+	d := ui.PageData{Title: title, Path: c.Path(), User: ui.User{Name: caller.Name, Email: caller.Email, Admin: caller.Admin},
+		CSRFToken: p.csrfToken(c, caller)}
+	var ids []string
+	if !caller.Admin {
+		ids = caller.TenantIDs
+	}
+	if caller.Admin || len(ids) > 0 {
+		tenants, err := p.d.Tenancy.Tenants(c.UserContext(), ids, false)
+		if err != nil {
+			return d, err
+		}
+		for _, t := range tenants {
+			d.Tenants = append(d.Tenants, ui.Tenant{ID: t.ID, Name: t.Name})
+		}
+	}
+	if id := c.Query("tenant_id"); id != "" {
+		if !caller.Admin && !slices.Contains(caller.TenantIDs, id) || !slices.ContainsFunc(d.Tenants, func(t ui.Tenant) bool { return t.ID == id }) {
+			return d, fiber.NewError(http.StatusForbidden, "you may not see that tenant")
+		}
+		d.TenantID = id
+	}
+	d.Nav = append(d.Nav, hostNav...)
+	for _, n := range p.d.Plugins.Views().Nav {
+		d.Nav = append(d.Nav, ui.NavEntry{Label: n.Label, Path: n.Path, Order: n.Order})
+	}
+	slices.SortStableFunc(d.Nav, func(a, b ui.NavEntry) int { return a.Order - b.Order })
+	return d, nil
+}
+
+// show renders a page, answering a refused tenant with the error page.
+func (p *Pages) show(c *fiber.Ctx, caller Caller, title string, fill func(*ui.PageData)) error {
+	d, err := p.page(c, caller, title)
+	if fe, ok := err.(*fiber.Error); ok {
+		return render(c, func(w http.ResponseWriter) error { return p.d.UI.Error(w, fe.Code, fe.Message) })
+	}
+	if err != nil {
+		return err
+	}
+	fill(&d)
+	return render(c, func(w http.ResponseWriter) error { return p.d.UI.Page(w, d) })
+}
+
+func (p *Pages) dashboard(c *fiber.Ctx, caller Caller) error {
+	return p.show(c, caller, "Dashboard", func(d *ui.PageData) {
+		d.Description = "Cost, compliance, resources, identity and sync across your tenants."
+		d.Slots = DashboardSlots(p.d.Plugins.Views())
+	})
+}
+
+func (p *Pages) syncDashboard(c *fiber.Ctx, caller Caller) error {
+	types, err := p.jobTypes(c)
+	if err != nil {
+		return err
+	}
+	return p.show(c, caller, "Sync", func(d *ui.PageData) {
+		d.Description = "Runs of every sync job, their history and the alerts failed runs raised."
+		d.Content, d.Slots = SyncDashboardBody(types, caller.Admin)
+	})
+}
+
+func (p *Pages) dmarc(c *fiber.Ctx, caller Caller) error {
+	return p.show(c, caller, "E-mail security", func(d *ui.PageData) {
+		d.Description = "DMARC, SPF and DKIM posture of your tenants' domains."
+		d.Content, d.Slots = DmarcBody(p.d.Plugins.Views())
+	})
+}
+
+func (p *Pages) designSystem(c *fiber.Ctx, caller Caller) error {
+	d, err := p.page(c, caller, "Design system")
+	if err != nil {
+		return err
+	}
+	return render(c, func(w http.ResponseWriter) error { return p.d.UI.DesignSystem(w, d) })
+}
+
+// PluginPage answers a browser's navigation to a plugin's page: the
+// host's layout, whose main slot loads the plugin's HTML from the same
+// path (htmx asks for it, and the dispatcher then proxies it), so a plugin
+// that is down leaves its page in the layout, unavailable and retrying.
+func (p *Pages) PluginPage(c *fiber.Ctx, caller Caller, title string) error {
+	return p.show(c, caller, title, func(d *ui.PageData) {
+		d.Slots = []ui.Slot{{Title: title, Path: c.Path()}}
+	})
+}
+
+// jobTypes are the job types of the registered sync jobs, for "sync now".
+func (p *Pages) jobTypes(c *fiber.Ctx) ([]string, error) {
+	st, err := p.d.Jobs.Status(c.UserContext())
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, j := range st.Jobs {
+		if !slices.Contains(out, j.JobType) {
+			out = append(out, j.JobType)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}

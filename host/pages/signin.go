@@ -1,0 +1,155 @@
+package pages
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/stewardhq/steward/host/websession"
+	"github.com/stewardhq/steward/ui"
+)
+
+// cookieSignIn keeps a started identity-provider sign-in in the browser
+// that started it: its state, PKCE verifier and the path to return to.
+// It is HttpOnly and SameSite=Lax, so it comes back on the provider's
+// redirect (a top-level navigation) and to nobody else.
+const cookieSignIn = "steward_signin"
+
+// signInTTL is how long a started sign-in can be finished, as long as the
+// host keeps its state.
+const signInTTL = 10 * time.Minute
+
+// ErrRefused is what a SignIn returns for credentials, codes or tokens it
+// refuses; the page says so without the reason, which the audit log keeps.
+var ErrRefused = errors.New("sign-in refused")
+
+// ErrUnavailable is what a SignIn returns when signing in cannot work now
+// (the identity provider or the shared cache is away, or none is
+// configured).
+var ErrUnavailable = errors.New("sign-in unavailable")
+
+func setCookies(c *fiber.Ctx, cookies ...websession.Cookie) {
+	for _, k := range cookies {
+		ck := &fiber.Cookie{Name: k.Name, Value: k.Value, Path: k.Path, MaxAge: k.MaxAge, Secure: k.Secure, HTTPOnly: k.HTTPOnly, SameSite: fiber.CookieSameSiteLaxMode}
+		if k.MaxAge < 0 {
+			ck.Expires = time.Unix(1, 0)
+		}
+		c.Cookie(ck)
+	}
+}
+
+// loginPage shows the sign-in page, or, when the identity provider has sent
+// the browser back with a code, finishes that sign-in.
+func (p *Pages) loginPage(c *fiber.Ctx) error {
+	if c.Query("code") != "" || c.Query("error") != "" {
+		return p.idpReturn(c)
+	}
+	next := websession.SafeNext(c.Query("next"))
+	if caller, ok := p.d.Caller(c); ok && caller.ViaCookie {
+		return c.Redirect(next, http.StatusSeeOther)
+	}
+	return p.showLogin(c, http.StatusOK, next, "")
+}
+
+// showLogin renders the sign-in page with a fresh anonymous CSRF token.
+func (p *Pages) showLogin(c *fiber.Ctx, status int, next, message string) error {
+	csrf := p.d.Sessions.CSRFCookie(c.Hostname(), "")
+	setCookies(c, csrf)
+	return render(c, func(w http.ResponseWriter) error {
+		if err := p.d.UI.Login(w, ui.LoginData{Next: next, Error: message, CSRFToken: csrf.Value}); err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			w.WriteHeader(status)
+		}
+		return nil
+	})
+}
+
+// anonymousCSRF checks the sign-in forms' CSRF token: it was issued to
+// nobody, by this host, and matches the browser's cookie.
+func (p *Pages) anonymousCSRF(c *fiber.Ctx) bool {
+	return p.d.Sessions.ValidCSRF("", c.Cookies(websession.CookieCSRF), c.FormValue(websession.FormCSRF))
+}
+
+// startIdP sends the browser to the identity provider.
+func (p *Pages) startIdP(c *fiber.Ctx) error {
+	next := websession.SafeNext(c.FormValue("next"))
+	if !p.anonymousCSRF(c) {
+		return p.showLogin(c, http.StatusForbidden, next, "Your sign-in form expired. Please try again.")
+	}
+	authURL, state, verifier, err := p.d.SignIn.BeginIdP(c.UserContext(), p.d.IdPRedirectURI, strings.TrimSpace(c.FormValue("login_hint")))
+	if err != nil {
+		p.d.Logger.Warn("browser sign-in could not start", "error", err)
+		return p.showLogin(c, http.StatusServiceUnavailable, next, "Signing in with your identity provider is unavailable right now. Please try again shortly.")
+	}
+	secure := p.d.Sessions.Secure(c.Hostname())
+	c.Cookie(&fiber.Cookie{Name: cookieSignIn, Value: state + " " + verifier + " " + next, Path: "/", MaxAge: int(signInTTL / time.Second),
+		Secure: secure, HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode})
+	return c.Redirect(authURL, http.StatusSeeOther)
+}
+
+// idpReturn finishes a sign-in the browser started here.
+func (p *Pages) idpReturn(c *fiber.Ctx) error {
+	state, verifier, next := "", "", websession.DefaultNext
+	if parts := strings.SplitN(c.Cookies(cookieSignIn), " ", 3); len(parts) == 3 {
+		state, verifier, next = parts[0], parts[1], websession.SafeNext(parts[2])
+	}
+	setCookies(c, websession.Cookie{Name: cookieSignIn, Path: "/", MaxAge: -1, Secure: p.d.Sessions.Secure(c.Hostname()), HTTPOnly: true})
+	if c.Query("error") != "" {
+		return p.showLogin(c, http.StatusUnauthorized, next, "The identity provider did not sign you in. Please try again.")
+	}
+	if state == "" || c.Query("state") != state {
+		return p.showLogin(c, http.StatusUnauthorized, next, "This sign-in was not started in this browser, or it expired. Please start again.")
+	}
+	t, err := p.d.SignIn.FinishIdP(c.UserContext(), c.Query("code"), verifier, state)
+	if err != nil {
+		return p.signInFailed(c, next, err)
+	}
+	return p.finishSignIn(c, t, next)
+}
+
+// devLogin signs in with the development credentials.
+func (p *Pages) devLogin(c *fiber.Ctx) error {
+	next := websession.SafeNext(c.FormValue("next"))
+	if !p.anonymousCSRF(c) {
+		return p.showLogin(c, http.StatusForbidden, next, "Your sign-in form expired. Please try again.")
+	}
+	t, err := p.d.SignIn.DevLogin(c.UserContext(), c.FormValue("username"), c.FormValue("password"))
+	if err != nil {
+		return p.signInFailed(c, next, err)
+	}
+	return p.finishSignIn(c, t, next)
+}
+
+func (p *Pages) signInFailed(c *fiber.Ctx, next string, err error) error {
+	if errors.Is(err, ErrRefused) {
+		return p.showLogin(c, http.StatusUnauthorized, next, "Those credentials were not accepted.")
+	}
+	p.d.Logger.Warn("browser sign-in failed", "error", err)
+	return p.showLogin(c, http.StatusServiceUnavailable, next, "Signing in is unavailable right now. Please try again shortly.")
+}
+
+func (p *Pages) finishSignIn(c *fiber.Ctx, t Tokens, next string) error {
+	setCookies(c, p.d.Sessions.SignIn(c.Hostname(), t.Subject, t.Access, t.AccessExpires, t.Refresh, t.RefreshExpires, time.Now())...)
+	return c.Redirect(next, http.StatusSeeOther)
+}
+
+// logout ends the browser's session: its tokens are revoked and its
+// cookies cleared.
+func (p *Pages) logout(c *fiber.Ctx) error {
+	caller, ok := p.d.Caller(c)
+	if ok && !caller.ViaCookie {
+		return p.d.Problem(c, http.StatusBadRequest, "this signs a browser out; an API client signs out with POST /api/v1/auth/logout")
+	}
+	if ok {
+		if err := p.d.SignIn.Logout(c.UserContext(), c.Cookies(websession.CookieAccess)); err != nil {
+			return err
+		}
+	}
+	setCookies(c, p.d.Sessions.SignOut(c.Hostname())...)
+	return c.Redirect("/login", http.StatusSeeOther)
+}

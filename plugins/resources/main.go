@@ -28,10 +28,14 @@ func main() { sdk.Serve(New()) }
 func New() *sdk.Plugin {
 	handlers := &quotas.Handlers{}
 	syncer := &quotas.Syncer{}
+	fragments, pages, nav := handlers.Views()
 	return &sdk.Plugin{
 		Name:         "resources",
 		Version:      "0.1.0",
 		Routes:       handlers.Routes(),
+		Fragments:    fragments,
+		Pages:        pages,
+		Nav:          nav,
 		Migrations:   quotas.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		Jobs: []sdk.Job{{Name: "quotas", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h",

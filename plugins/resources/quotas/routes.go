@@ -74,7 +74,7 @@ func entryOf(u Usage) Entry {
 // none, and the first region synced unless the plugin is configured.
 const DefaultLocation = "eastus"
 
-var locSchema = &huma.Schema{Type: huma.TypeString, Default: DefaultLocation, Pattern: "^[a-z0-9]{2,40}$", Description: "Azure region"}
+var locSchema = &huma.Schema{Type: huma.TypeString, Default: DefaultLocation, Pattern: locPattern.String(), Description: "Azure region"}
 
 // Routes declares the quota routes, served by h.
 func (h *Handlers) Routes() []sdk.Route {

@@ -1,0 +1,128 @@
+package quotas
+
+import (
+	"fmt"
+	"html/template"
+	"net/http"
+	"regexp"
+	"sort"
+
+	"github.com/stewardhq/steward/sdk"
+	sdkui "github.com/stewardhq/steward/sdk/ui"
+)
+
+// Paths of the plugin's views.
+const (
+	StatsFragmentPath = "/partials/resource-stats"
+	PagePath          = "/resources"
+)
+
+// locPattern is what a region name looks like, as the quota routes declare.
+var locPattern = regexp.MustCompile(`^[a-z0-9]{2,40}$`)
+
+// mostUsedShown is how many quotas the dashboard's card draws as bars.
+const mostUsedShown = 5
+
+// Views are the quota fragment for the dashboard, the resources page and
+// its navigation entry, served by h.
+func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
+	return []sdk.Fragment{{Path: StatsFragmentPath, Title: "Quotas", Slot: "dashboard", RefreshSeconds: 300, Handler: h.statsFragment}},
+		[]sdk.Page{{Path: PagePath, Title: "Resources", Handler: h.page}},
+		[]sdk.NavEntry{{Label: "Resources", Path: PagePath, Order: 30}}
+}
+
+// scope is the tenants a view shows: the one tenant_id names (the SDK has
+// refused one the caller may not see), else all the caller's.
+func scope(r *http.Request) []string {
+	if id := r.URL.Query().Get("tenant_id"); id != "" {
+		return []string{id}
+	}
+	return sdk.PrincipalFrom(r.Context()).TenantIDs
+}
+
+func barOf(e Entry) sdkui.Bar {
+	label := e.LocalizedName
+	if label == "" {
+		label = e.Name
+	}
+	return sdkui.Bar{Label: label, Used: e.CurrentValue, Limit: e.Limit, Health: sdkui.Health(e.Health)}
+}
+
+// statsFragment is the dashboard's quota card: how many quotas are near
+// their limits in the default region, and the most used as bars.
+func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
+	usages, err := h.Store.List(r.Context(), Query{TenantIDs: scope(r), Location: DefaultLocation})
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	if len(usages) == 0 {
+		sdkui.WriteFragment(w, http.StatusOK, sdkui.Empty("No quota data yet for "+DefaultLocation+". It arrives with the next resources sync."))
+		return
+	}
+	var counts Counts
+	entries := make([]Entry, 0, len(usages))
+	for _, u := range usages {
+		e := entryOf(u)
+		counts.add(e.Health)
+		entries = append(entries, e)
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].UsagePercent > entries[j].UsagePercent })
+	bars := make([]sdkui.Bar, 0, mostUsedShown)
+	for _, e := range entries[:min(mostUsedShown, len(entries))] {
+		bars = append(bars, barOf(e))
+	}
+	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(
+		sdkui.Grid(
+			sdkui.Stat("Quotas", sdkui.FormatNumber(float64(counts.Total)), DefaultLocation, ""),
+			sdkui.Stat("Warning", sdkui.FormatNumber(float64(counts.Warning)), "75 % of the limit or more", healthIf(counts.Warning > 0, sdkui.Warning)),
+			sdkui.Stat("Critical", sdkui.FormatNumber(float64(counts.Critical)), "90 % of the limit or more", healthIf(counts.Critical > 0, sdkui.Critical)),
+		),
+		sdkui.BarChart("Most used quotas in "+DefaultLocation, bars),
+	))
+}
+
+func healthIf(cond bool, h sdkui.Health) sdkui.Health {
+	if cond {
+		return h
+	}
+	return sdkui.OK
+}
+
+// page shows every quota of the region, by subscription and provider, as
+// bars coloured by health.
+func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
+	loc := r.URL.Query().Get("location")
+	if loc == "" {
+		loc = DefaultLocation
+	}
+	if !locPattern.MatchString(loc) {
+		sdk.WriteError(w, sdk.Invalid("query.location", "must be an Azure region name"))
+		return
+	}
+	usages, err := h.Store.List(r.Context(), Query{TenantIDs: scope(r), Location: loc})
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	if len(usages) == 0 {
+		sdkui.WriteFragment(w, http.StatusOK, sdkui.Card("Quotas in "+loc, sdkui.Empty("No quota data for "+loc+" yet. It arrives with the next resources sync.")))
+		return
+	}
+	type group struct{ sub, provider string }
+	var order []group
+	bars := map[group][]sdkui.Bar{}
+	for _, u := range usages {
+		g := group{u.SubscriptionID, u.Provider}
+		if _, ok := bars[g]; !ok {
+			order = append(order, g)
+		}
+		bars[g] = append(bars[g], barOf(entryOf(u)))
+	}
+	cards := make([]template.HTML, 0, len(order))
+	for _, g := range order {
+		title := fmt.Sprintf("%s quotas of subscription %s", g.provider, g.sub)
+		cards = append(cards, sdkui.Card(title, sdkui.BarChart(title+" in "+loc, bars[g])))
+	}
+	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(cards...))
+}

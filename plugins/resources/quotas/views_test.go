@@ -1,0 +1,90 @@
+package quotas
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/sdk"
+)
+
+func viewsPlugin(t *testing.T) (http.Handler, *Store) {
+	t.Helper()
+	ctx := context.Background()
+	db := storetest.Open(t, "sqlite")
+	if _, err := store.Migrate(ctx, db, Migrations(), "plugin_resources_migrations"); err != nil {
+		t.Fatal(err)
+	}
+	st := NewStore(db)
+	h := &Handlers{Store: st}
+	fragments, pages, nav := h.Views()
+	p := &sdk.Plugin{Name: "resources", Routes: h.Routes(), Fragments: fragments, Pages: pages, Nav: nav}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return p.HTTPHandler(), st
+}
+
+func view(t *testing.T, h http.Handler, target string, tenants ...string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req = req.WithContext(sdk.WithRequestInfo(req.Context(), sdk.RequestInfo{Principal: sdk.Principal{ID: "u1", TenantIDs: tenants}}))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	b, _ := io.ReadAll(w.Body)
+	return w.Code, string(b)
+}
+
+// TestQuotaViews renders the dashboard's quota card and the resources
+// page from stored usages: counts by health, bars coloured by health with
+// their figures as text, only the caller's tenants, and empty states.
+func TestQuotaViews(t *testing.T) {
+	h, st := viewsPlugin(t)
+	if code, body := view(t, h, StatsFragmentPath, "t-a"); code != http.StatusOK || !strings.Contains(body, "No quota data yet") {
+		t.Errorf("empty card: %d %s", code, body)
+	}
+	now := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+	usage := func(tenant, sub, name string, used, limit float64) Usage {
+		return Usage{TenantID: tenant, SubscriptionID: sub, Location: DefaultLocation, Provider: "compute", Name: name, LocalizedName: name, CurrentValue: used, Limit: limit, SyncedAt: now}
+	}
+	ctx := context.Background()
+	if err := st.Replace(ctx, "sub-a", DefaultLocation, "compute", []Usage{
+		usage("t-a", "sub-a", "Total Regional vCPUs", 95, 100), usage("t-a", "sub-a", "Standard DSv5 Family vCPUs", 80, 100), usage("t-a", "sub-a", "Availability Sets", 1, 2500),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Replace(ctx, "sub-b", DefaultLocation, "compute", []Usage{usage("t-b", "sub-b", "Brand B <script>", 10, 10)}); err != nil {
+		t.Fatal(err)
+	}
+	code, card := view(t, h, StatsFragmentPath, "t-a")
+	if code != http.StatusOK {
+		t.Fatalf("card: %d %s", code, card)
+	}
+	for _, want := range []string{"Total Regional vCPUs", "95 of 100", "health-critical", "health-warning", "Most used quotas in eastus"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("card lacks %q: %s", want, card)
+		}
+	}
+	if strings.Contains(card, "Brand B") {
+		t.Error("the card shows another tenant's quota")
+	}
+	code, page := view(t, h, PagePath+"?tenant_id=t-b", "t-a", "t-b")
+	if code != http.StatusOK || !strings.Contains(page, "Brand B &lt;script&gt;") || strings.Contains(page, "Brand B <script>") || strings.Contains(page, "sub-a") {
+		t.Errorf("page for tenant B: %d %s", code, page)
+	}
+	if code, _ := view(t, h, PagePath+"?tenant_id=t-b", "t-a"); code != http.StatusForbidden {
+		t.Errorf("page for a tenant the caller may not see: %d", code)
+	}
+	if code, body := view(t, h, PagePath+"?location=westeurope", "t-a"); code != http.StatusOK || !strings.Contains(body, "No quota data for westeurope") {
+		t.Errorf("page for a region without data: %d %s", code, body)
+	}
+	if code, body := view(t, h, PagePath+"?location=..%2Fx", "t-a"); code != http.StatusUnprocessableEntity || !strings.Contains(body, "query.location") {
+		t.Errorf("page for a malformed region: %d %s", code, body)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -67,6 +68,9 @@ func Start(t testing.TB) *Browser {
 		chromedp.DisableGPU,
 		chromedp.WindowSize(1280, 900),
 		chromedp.Flag("disable-dev-shm-usage", true),
+		// The simulated identity provider serves HTTPS on loopback with a
+		// certificate authority of its own, made anew at every start.
+		chromedp.Flag("ignore-certificate-errors", true),
 	)
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancel)
@@ -83,6 +87,21 @@ type Tab struct {
 
 	mu       sync.Mutex
 	problems []string
+	allowed  []string
+}
+
+// Allow lets the tab's pages reach another origin, such as the identity
+// provider a sign-in goes through.
+func (tab *Tab) Allow(origin string) {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	tab.allowed = append(tab.allowed, strings.TrimSuffix(origin, "/"))
+}
+
+func (tab *Tab) allows(origin string) bool {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	return origin == tab.origin || slices.Contains(tab.allowed, origin)
 }
 
 // NewTab opens a tab whose pages belong to origin (e.g.
@@ -106,7 +125,7 @@ func (b *Browser) NewTab(origin string) *Tab {
 			tab.problem("uncaught exception: " + e.ExceptionDetails.Error())
 		case *network.EventRequestWillBeSent:
 			if u, err := url.Parse(e.Request.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") &&
-				u.Scheme+"://"+u.Host != tab.origin {
+				!tab.allows(u.Scheme+"://"+u.Host) {
 				tab.problem("request to another origin: " + e.Request.URL)
 			}
 		case *network.EventLoadingFailed:
@@ -225,5 +244,68 @@ func (tab *Tab) Screenshot(dir, name string) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		tab.t.Fatal(err)
+	}
+}
+
+// Click clicks the first element the selector matches, once visible.
+func (tab *Tab) Click(sel string) {
+	tab.t.Helper()
+	tab.Run("click "+sel, chromedp.WaitVisible(sel, chromedp.ByQuery), chromedp.Click(sel, chromedp.ByQuery))
+}
+
+// Text is the visible text of the first element the selector matches.
+func (tab *Tab) Text(sel string) string {
+	tab.t.Helper()
+	var s string
+	tab.Run("text of "+sel, chromedp.Text(sel, &s, chromedp.ByQuery))
+	return s
+}
+
+// WaitText waits until the element's text satisfies ok, and returns it;
+// the test fails with the last text after the tab's timeout.
+func (tab *Tab) WaitText(sel string, ok func(string) bool) string {
+	tab.t.Helper()
+	deadline := time.Now().Add(tab.b.timeout)
+	var s string
+	for {
+		tab.Run("text of "+sel, chromedp.WaitReady(sel, chromedp.ByQuery), chromedp.Text(sel, &s, chromedp.ByQuery))
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tab.t.Fatalf("browser: text of %s never came: %.400s", sel, s)
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
+// Eval evaluates a script in the page, awaiting a promise it returns, and
+// stores the result in out.
+func (tab *Tab) Eval(script string, out any) {
+	tab.t.Helper()
+	tab.Run("evaluate", chromedp.Evaluate(script, out, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+}
+
+// WaitVisible waits until the selector matches a visible element.
+func (tab *Tab) WaitVisible(sel string) {
+	tab.t.Helper()
+	tab.Run("wait for "+sel, chromedp.WaitVisible(sel, chromedp.ByQuery))
+}
+
+// Settle waits until no element of the page is busy (aria-busy="true"),
+// as a page's slots are while their fragments load.
+func (tab *Tab) Settle() {
+	tab.t.Helper()
+	deadline := time.Now().Add(tab.b.timeout)
+	for {
+		var busy int
+		tab.Run("count busy elements", chromedp.Evaluate(`document.querySelectorAll('[aria-busy="true"]').length`, &busy))
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			tab.t.Fatalf("browser: %d elements still busy", busy)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

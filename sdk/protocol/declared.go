@@ -29,7 +29,18 @@ type Route struct {
 	Operation *huma.Operation
 	Params    Params
 	Segments  []string
+	// View is ViewFragment or ViewPage for the routes AllRoutes adds for a
+	// plugin's fragments and pages, empty for an API route; Title is the
+	// view's title.
+	View  string
+	Title string
 }
+
+// Kinds of view routes.
+const (
+	ViewFragment = "fragment"
+	ViewPage     = "page"
+)
 
 // ParseRoute checks one declared route: its pattern with CheckPattern and
 // its operation with DecodeOperation.
@@ -50,6 +61,12 @@ func ParseRoute(pr *pluginv1.Route) (*Route, error) {
 		op.Method, op.Path = r.Method, r.Pattern
 		r.Params = OperationParams(op)
 		r.Operation = op
+		for kind, ext := range map[string]string{ViewFragment: ExtFragment, ViewPage: ExtPage} {
+			if meta, ok := op.Extensions[ext].(map[string]any); ok {
+				r.View = kind
+				r.Title, _ = meta["title"].(string)
+			}
+		}
 	}
 	return r, nil
 }

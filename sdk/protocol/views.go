@@ -31,12 +31,12 @@ func AllRoutes(desc *pluginv1.DescribeResponse) []*pluginv1.Route {
 	out := make([]*pluginv1.Route, 0, len(desc.Routes)+len(desc.Fragments)+len(desc.Pages))
 	out = append(out, desc.Routes...)
 	for _, f := range desc.Fragments {
-		out = append(out, viewRoute(desc.Name, "fragment", f.Path, f.Title, ExtFragment, map[string]any{
+		out = append(out, viewRoute(desc.Name, ViewFragment, f.Path, f.Title, ExtFragment, map[string]any{
 			"title": f.Title, "slot": f.Slot, "refresh_seconds": f.RefreshSeconds,
 		}))
 	}
 	for _, p := range desc.Pages {
-		out = append(out, viewRoute(desc.Name, "page", p.Path, p.Title, ExtPage, map[string]any{"title": p.Title}))
+		out = append(out, viewRoute(desc.Name, ViewPage, p.Path, p.Title, ExtPage, map[string]any{"title": p.Title}))
 	}
 	return out
 }
@@ -58,6 +58,8 @@ func viewRoute(plugin, kind, path, title, ext string, meta map[string]any) *plug
 		}},
 		"responses": map[string]any{
 			"200": map[string]any{"description": "The " + kind + " as HTML", "content": map[string]any{"text/html": map[string]any{"schema": map[string]any{"type": "string"}}}},
+			"303": map[string]any{"description": "A browser without a session is sent to sign in: Location is /login?next=<this path>",
+				"headers": map[string]any{"Location": map[string]any{"schema": map[string]any{"type": "string"}}}},
 			"403": map[string]any{"description": "The caller may not see the tenant"},
 		},
 		ext: meta,

@@ -41,6 +41,9 @@ func TestAllRoutesServeViews(t *testing.T) {
 	if meta["slot"] != "dashboard" || meta["title"] != "Resources" || meta["refresh_seconds"] != 60.0 {
 		t.Errorf("fragment extension %v", frag.Operation.Extensions)
 	}
+	if frag.View != protocol.ViewFragment || frag.Title != "Resources" || page.View != protocol.ViewPage || page.Title != "Resources" || routes[0].View != "" {
+		t.Errorf("views: %q %q, %q %q, route %q", frag.View, frag.Title, page.View, page.Title, routes[0].View)
+	}
 	if _, ok := page.Operation.Extensions[protocol.ExtPage].(map[string]any); !ok {
 		t.Errorf("page extension %v", page.Operation.Extensions)
 	}

@@ -8,30 +8,3 @@
 // user id, so that exchanging it reloads the user and picks up changed roles
 // or a disabled account.
 package auth
-
-import "slices"
-
-// Principal kinds.
-const (
-	KindUser   = "user"
-	KindAPIKey = "apikey"
-)
-
-// Principal is whoever a request acts for: a signed-in user or an API key.
-type Principal struct {
-	ID      string   `json:"id"`
-	Email   string   `json:"email,omitempty"`
-	Name    string   `json:"name,omitempty"`
-	Roles   []string `json:"roles"`
-	IsAdmin bool     `json:"is_admin"`
-	// Kind is KindUser or KindAPIKey.
-	Kind string `json:"kind"`
-	// TenantIDs are the tenants a standard principal may see. Admins see
-	// every tenant whatever this holds.
-	TenantIDs []string `json:"tenant_ids"`
-}
-
-// CanSeeTenant reports whether p may see the tenant with the given id.
-func (p Principal) CanSeeTenant(id string) bool {
-	return p.IsAdmin || slices.Contains(p.TenantIDs, id)
-}

@@ -10,9 +10,9 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/apikeys"
 	"github.com/stewardhq/steward/host/audit"
-	"github.com/stewardhq/steward/host/auth"
 )
 
 // headerAPIKey carries an API key instead of a bearer token.
@@ -34,14 +34,14 @@ type createdAPIKey struct {
 }
 
 func (s *Server) registerAPIKeys() {
-	admin := map[string]any{metaAuth: authAdmin}
-	register(s, huma.Operation{OperationID: "api-keys-create", Method: http.MethodPost, Path: "/api/v1/api-keys", Tags: []string{"api-keys"},
+	admin := api.AdminOnly()
+	api.Register(s.API, huma.Operation{OperationID: "api-keys-create", Method: http.MethodPost, Path: "/api/v1/api-keys", Tags: []string{"api-keys"},
 		Summary:       "Create an API key",
 		Description:   "The response carries the key as stw_<id>_<secret>, once: only a hash of the secret is stored. Send it in the X-API-Key header; the key acts with its role and tenant scope, and its audit entries name the actor apikey:<id>.",
 		DefaultStatus: http.StatusCreated, Metadata: admin},
 		func(ctx context.Context, in *apiKeyCreateInput) (*struct{ Body createdAPIKey }, error) {
 			k, secret, err := s.deps.APIKeys.Create(ctx, apikeys.NewKey{
-				Name: in.Body.Name, Role: in.Body.Role, TenantIDs: in.Body.TenantIDs, CreatedBy: actorOf(principalFrom(ctx)), ExpiresAt: in.Body.ExpiresAt,
+				Name: in.Body.Name, Role: in.Body.Role, TenantIDs: in.Body.TenantIDs, CreatedBy: api.PrincipalFrom(ctx).ActorID(), ExpiresAt: in.Body.ExpiresAt,
 			})
 			var ve *apikeys.ValidationError
 			if errors.As(err, &ve) {
@@ -50,17 +50,17 @@ func (s *Server) registerAPIKeys() {
 			if err != nil {
 				return nil, err
 			}
-			s.record(ctx, audit.Entry{Action: "apikey.create.success", Status: audit.StatusSuccess, ResourceType: "api_key", ResourceID: k.ID,
+			s.rec.Record(ctx, audit.Entry{Action: "apikey.create.success", Status: audit.StatusSuccess, ResourceType: "api_key", ResourceID: k.ID,
 				Details: map[string]any{"name": k.Name, "role": k.Role, "tenant_ids": k.TenantIDs, "expires_at": k.ExpiresAt}})
 			return &struct{ Body createdAPIKey }{createdAPIKey{Key: k, Secret: secret}}, nil
 		})
-	register(s, huma.Operation{OperationID: "api-keys-list", Method: http.MethodGet, Path: "/api/v1/api-keys", Tags: []string{"api-keys"},
+	api.Register(s.API, huma.Operation{OperationID: "api-keys-list", Method: http.MethodGet, Path: "/api/v1/api-keys", Tags: []string{"api-keys"},
 		Summary: "API keys, newest first", Description: "Revoked and expired keys are listed too. Neither the key nor its hash is ever shown.", Metadata: admin},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body []apikeys.Key }, error) {
 			keys, err := s.deps.APIKeys.List(ctx)
 			return &struct{ Body []apikeys.Key }{keys}, err
 		})
-	register(s, huma.Operation{OperationID: "api-keys-revoke", Method: http.MethodDelete, Path: "/api/v1/api-keys/{key_id}", Tags: []string{"api-keys"},
+	api.Register(s.API, huma.Operation{OperationID: "api-keys-revoke", Method: http.MethodDelete, Path: "/api/v1/api-keys/{key_id}", Tags: []string{"api-keys"},
 		Summary: "Revoke an API key", Description: "The key is refused from the next request on. Revoking a revoked key changes nothing.",
 		DefaultStatus: http.StatusNoContent, Metadata: admin, Errors: []int{http.StatusNotFound}},
 		func(ctx context.Context, in *struct {
@@ -73,14 +73,14 @@ func (s *Server) registerAPIKeys() {
 			if err != nil {
 				return nil, err
 			}
-			s.record(ctx, audit.Entry{Action: "apikey.revoke.success", Status: audit.StatusSuccess, ResourceType: "api_key", ResourceID: in.KeyID})
+			s.rec.Record(ctx, audit.Entry{Action: "apikey.revoke.success", Status: audit.StatusSuccess, ResourceType: "api_key", ResourceID: in.KeyID})
 			return &struct{}{}, nil
 		})
 }
 
 // keyEntry is what authenticating an API key found, as cached.
 type keyEntry struct {
-	p         auth.Principal
+	p         api.Principal
 	expiresAt *time.Time
 }
 
@@ -97,7 +97,7 @@ func (s *Server) authenticateAPIKey(c *fiber.Ctx, token string) error {
 		if err != nil {
 			return keyEntry{}, err
 		}
-		p := auth.Principal{ID: k.ID, Name: k.Name, Roles: []string{}, IsAdmin: k.Role == apikeys.RoleAdmin, Kind: auth.KindAPIKey}
+		p := api.Principal{ID: k.ID, Name: k.Name, Roles: []string{}, IsAdmin: k.Role == apikeys.RoleAdmin, Kind: api.KindAPIKey}
 		if p.IsAdmin {
 			p.TenantIDs, err = s.deps.Tenancy.Scope(ctx, "", true, nil)
 		} else {
@@ -139,8 +139,8 @@ func (s *Server) activeTenants(ctx context.Context, ids []string) ([]string, err
 }
 
 // actorOf is the audit actor id of p, as record writes it.
-func actorOf(p *auth.Principal) string {
-	if p.Kind == auth.KindAPIKey {
+func actorOf(p *api.Principal) string {
+	if p.Kind == api.KindAPIKey {
 		return "apikey:" + p.ID
 	}
 	return p.ID

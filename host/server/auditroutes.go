@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
 )
 
@@ -51,11 +52,11 @@ func timePtr(t time.Time) *time.Time {
 }
 
 func (s *Server) registerAudit() {
-	register(s, huma.Operation{OperationID: "audit-logs", Method: http.MethodGet, Path: "/api/v1/audit-logs", Tags: []string{"audit"},
+	api.Register(s.API, huma.Operation{OperationID: "audit-logs", Method: http.MethodGet, Path: "/api/v1/audit-logs", Tags: []string{"audit"},
 		Summary:     "Audit log entries, newest first",
-		Description: "Admins see every entry; a standard user sees only entries whose actor_id is its own.", Extensions: tenantScoped("query", "tenant_id")},
+		Description: "Admins see every entry; a standard user sees only entries whose actor_id is its own.", Extensions: api.TenantScoped("query", "tenant_id")},
 		func(ctx context.Context, in *auditListInput) (*struct{ Body auditPage }, error) {
-			p := principalFrom(ctx)
+			p := api.PrincipalFrom(ctx)
 			f := audit.Filter{ActorID: in.ActorID, ActorEmail: in.ActorEmail, Action: in.Action, ActionPrefix: in.ActionPrefix,
 				TenantID: in.TenantID, ResourceType: in.ResourceType, Status: in.Status, Since: timePtr(in.Since), Until: timePtr(in.Until),
 				Limit: in.Limit, Offset: in.Offset}
@@ -66,7 +67,7 @@ func (s *Server) registerAudit() {
 				f.ActorID = p.ID
 			}
 			if in.TenantID != "" && !p.CanSeeTenant(in.TenantID) {
-				return nil, huma.Error403Forbidden(errNoTenantAccess)
+				return nil, huma.Error403Forbidden(api.ErrNoTenantAccess)
 			}
 			items, total, err := s.deps.Audit.List(ctx, f)
 			if err != nil {
@@ -77,14 +78,14 @@ func (s *Server) registerAudit() {
 			}
 			return &struct{ Body auditPage }{auditPage{Items: items, Total: total, Limit: in.Limit, Offset: in.Offset}}, nil
 		})
-	register(s, huma.Operation{OperationID: "audit-logs-summary", Method: http.MethodGet, Path: "/api/v1/audit-logs/summary", Tags: []string{"audit"},
-		Summary: "Audit entry counts by action category", Extensions: tenantScoped("query", "tenant_id")},
+	api.Register(s.API, huma.Operation{OperationID: "audit-logs-summary", Method: http.MethodGet, Path: "/api/v1/audit-logs/summary", Tags: []string{"audit"},
+		Summary: "Audit entry counts by action category", Extensions: api.TenantScoped("query", "tenant_id")},
 		func(ctx context.Context, in *auditSummaryInput) (*struct{ Body auditSummary }, error) {
-			p := principalFrom(ctx)
+			p := api.PrincipalFrom(ctx)
 			f := audit.SummaryFilter{Since: timePtr(in.Since)}
 			if in.TenantID != "" {
 				if !p.CanSeeTenant(in.TenantID) {
-					return nil, huma.Error403Forbidden(errNoTenantAccess)
+					return nil, huma.Error403Forbidden(api.ErrNoTenantAccess)
 				}
 				f.TenantIDs = []string{in.TenantID}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/tenancy"
@@ -77,16 +78,16 @@ type userInfo struct {
 }
 
 func (s *Server) registerAuth() {
-	none := map[string]any{metaAuth: authNone}
-	register(s, huma.Operation{
+	none := api.Anonymous()
+	api.Register(s.API, huma.Operation{
 		OperationID: "auth-login", Method: http.MethodPost, Path: "/api/v1/auth/login", Tags: []string{"auth"}, Metadata: none,
 		Summary:     "Sign in with the development credential pair",
 		Description: "OAuth2 password form (application/x-www-form-urlencoded: username, password; grant_type, when sent, must be password; scope, client_id and client_secret are accepted and ignored). Accepted only when STEWARD_ENV=development; refused with 403 in staging and production.",
 		Errors:      []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity},
 	}, s.login)
-	register(s, huma.Operation{OperationID: "auth-me", Method: http.MethodGet, Path: "/api/v1/auth/me", Summary: "The signed-in user and its tenants", Tags: []string{"auth"}},
+	api.Register(s.API, huma.Operation{OperationID: "auth-me", Method: http.MethodGet, Path: "/api/v1/auth/me", Summary: "The signed-in user and its tenants", Tags: []string{"auth"}},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body userInfo }, error) {
-			p := principalFrom(ctx)
+			p := api.PrincipalFrom(ctx)
 			info := userInfo{ID: p.ID, Email: p.Email, Name: p.Name, Roles: p.Roles, IsAdmin: p.IsAdmin, Tenants: []tenantRef{}}
 			if info.Roles == nil {
 				info.Roles = []string{}
@@ -102,7 +103,7 @@ func (s *Server) registerAuth() {
 			}
 			return &struct{ Body userInfo }{info}, nil
 		})
-	register(s, huma.Operation{OperationID: "auth-health", Method: http.MethodGet, Path: "/api/v1/auth/health", Summary: "Auth components", Tags: []string{"auth"}, Metadata: none},
+	api.Register(s.API, huma.Operation{OperationID: "auth-health", Method: http.MethodGet, Path: "/api/v1/auth/health", Summary: "Auth components", Tags: []string{"auth"}, Metadata: none},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body map[string]any }, error) {
 			return &struct{ Body map[string]any }{map[string]any{
 				"status":            healthy,
@@ -117,10 +118,10 @@ func (s *Server) login(ctx context.Context, in *loginInput) (*struct{ Body token
 	err := auth.CheckDevCredentials(s.deps.Config.Env, s.deps.Config.DevUsername, s.deps.Config.DevPassword, username, in.Body.Password)
 	switch {
 	case errors.Is(err, auth.ErrDevLoginDisabled):
-		s.record(ctx, audit.Entry{Action: "auth.login.failure", Status: audit.StatusFailure, ActorEmail: username, ResourceType: "session", Details: map[string]any{"reason": "password login disabled"}})
+		s.rec.Record(ctx, audit.Entry{Action: "auth.login.failure", Status: audit.StatusFailure, ActorEmail: username, ResourceType: "session", Details: map[string]any{"reason": "password login disabled"}})
 		return nil, huma.Error403Forbidden("password login is disabled outside development; sign in through the identity provider")
 	case err != nil:
-		s.record(ctx, audit.Entry{Action: "auth.login.failure", Status: audit.StatusFailure, ActorEmail: username, ResourceType: "session", Details: map[string]any{"reason": "bad credentials"}})
+		s.rec.Record(ctx, audit.Entry{Action: "auth.login.failure", Status: audit.StatusFailure, ActorEmail: username, ResourceType: "session", Details: map[string]any{"reason": "bad credentials"}})
 		return nil, huma.Error401Unauthorized("wrong username or password")
 	}
 	u := &tenancy.User{DirectoryTenantID: tenancy.LocalDirectory, Subject: strings.ToLower(username), Email: username,
@@ -128,18 +129,18 @@ func (s *Server) login(ctx context.Context, in *loginInput) (*struct{ Body token
 	if err := s.deps.Tenancy.UpsertUser(ctx, u); err != nil {
 		return nil, err
 	}
-	p := auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: true, Kind: auth.KindUser}
+	p := api.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: true, Kind: api.KindUser}
 	out, err := s.issueTokens(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	s.record(ctx, audit.Entry{Action: "auth.login.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session"})
+	s.rec.Record(ctx, audit.Entry{Action: "auth.login.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session"})
 	return out, nil
 }
 
 // issueTokens signs a new sign-in's token pair and records its refresh
 // token as the first of a new family, so it can be rotated and revoked.
-func (s *Server) issueTokens(ctx context.Context, p auth.Principal) (*struct{ Body tokenResponse }, error) {
+func (s *Server) issueTokens(ctx context.Context, p api.Principal) (*struct{ Body tokenResponse }, error) {
 	pair, out, err := s.mintPair(p)
 	if err != nil {
 		return nil, err

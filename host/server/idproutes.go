@@ -11,8 +11,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
-	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/oidc"
 	"github.com/stewardhq/steward/host/tenancy"
 )
@@ -56,15 +56,15 @@ type pendingSignIn struct {
 }
 
 func (s *Server) registerIdP() {
-	none := map[string]any{metaAuth: authNone}
-	register(s, huma.Operation{
+	none := api.Anonymous()
+	api.Register(s.API, huma.Operation{
 		OperationID: "auth-idp-login", Method: http.MethodGet, Path: "/api/v1/auth/idp/login", Tags: []string{"auth"}, Metadata: none,
 		Summary: "Start a sign-in with the identity provider",
 		Description: "Answers the identity provider's authorization URL (authorization code flow with PKCE S256 and a nonce) with its state and PKCE parameters. " +
 			"After the provider redirects back with code and state, POST them with code_verifier to /api/v1/auth/idp/callback within 10 minutes.",
 		Errors: []int{http.StatusBadRequest, http.StatusBadGateway, http.StatusServiceUnavailable},
 	}, s.idpLogin)
-	register(s, huma.Operation{
+	api.Register(s.API, huma.Operation{
 		OperationID: "auth-idp-callback", Method: http.MethodPost, Path: "/api/v1/auth/idp/callback", Tags: []string{"auth"}, Metadata: none,
 		Summary: "Finish a sign-in with the identity provider",
 		Description: "Redeems the authorization code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce) and answers Steward's own tokens. " +
@@ -125,7 +125,7 @@ func (s *Server) idpCallback(ctx context.Context, in *idpCallbackInput) (*struct
 	switch {
 	case errors.Is(err, oidc.ErrUnavailable):
 		s.deps.Logger.Warn("identity provider sign-in could not finish", "error", err)
-		s.record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ResourceType: "session",
+		s.rec.Record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ResourceType: "session",
 			Details: map[string]any{"reason": "identity provider unavailable", "error": err.Error()}})
 		return nil, huma.Error502BadGateway("the identity provider is unavailable; start again")
 	case errors.Is(err, oidc.ErrCodeRejected):
@@ -140,7 +140,7 @@ func (s *Server) idpCallback(ctx context.Context, in *idpCallbackInput) (*struct
 			return nil, err
 		}
 		if !ok {
-			s.record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ActorEmail: id.Email, ResourceType: "session",
+			s.rec.Record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ActorEmail: id.Email, ResourceType: "session",
 				Details: map[string]any{"reason": "directory not registered", "directory_tenant_id": id.Directory()}})
 			return nil, huma.Error403Forbidden("users of your directory may not sign in: it manages no tenant registered with Steward")
 		}
@@ -158,12 +158,12 @@ func (s *Server) idpCallback(ctx context.Context, in *idpCallbackInput) (*struct
 	if err := s.deps.Tenancy.UpsertUser(ctx, u); err != nil {
 		return nil, err
 	}
-	p := auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: isAdmin, Kind: auth.KindUser}
+	p := api.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: isAdmin, Kind: api.KindUser}
 	out, err := s.issueTokens(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	s.record(ctx, audit.Entry{Action: "auth.idp_login.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email,
+	s.rec.Record(ctx, audit.Entry{Action: "auth.idp_login.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email,
 		ResourceType: "session", Details: map[string]any{"issuer": id.Issuer, "directory_tenant_id": id.Directory(), "is_admin": isAdmin}})
 	return out, nil
 }
@@ -213,6 +213,6 @@ func (s *Server) idpRefuse(ctx context.Context, detail, reason, msg string) erro
 	if detail != "" {
 		details["error"] = detail
 	}
-	s.record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ResourceType: "session", Details: details})
+	s.rec.Record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ResourceType: "session", Details: details})
 	return huma.Error401Unauthorized(msg)
 }

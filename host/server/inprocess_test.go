@@ -16,6 +16,7 @@ import (
 	"github.com/stewardhq/steward/core/config"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/app"
 	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/tenancy"
@@ -212,7 +213,7 @@ func issue(t *testing.T, p *inProcess, u tenancy.User) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, _, err := iss.IssueAccess(auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Kind: auth.KindUser})
+	tok, _, err := iss.IssueAccess(api.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Kind: api.KindUser})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/onboarding"
 	"github.com/stewardhq/steward/host/tenancy"
@@ -118,18 +119,18 @@ func (s *Server) registerOnboarding() {
 		c = s.deps.Cloud
 	}
 	v := &onboarding.Verifier{Cloud: c, Tenants: s.deps.Tenancy, ManagingTenantID: s.deps.ManagingTenantID}
-	none := map[string]any{metaAuth: authNone}
+	none := api.Anonymous()
 	tags := []string{"onboarding"}
 
-	register(s, huma.Operation{OperationID: "onboarding-page", Method: http.MethodGet, Path: "/onboarding/", Tags: tags, Metadata: none,
-		Responses: s.htmlResponses(http.StatusOK),
+	api.Register(s.API, huma.Operation{OperationID: "onboarding-page", Method: http.MethodGet, Path: "/onboarding/", Tags: tags, Metadata: none,
+		Responses: api.HTMLResponses(s.API, http.StatusOK),
 		Summary:   "Onboarding landing page", Description: "How to delegate a subscription to Steward through Azure Lighthouse, with the forms that generate the template and verify the delegation."},
 		func(context.Context, *struct{}) (*htmlPage, error) {
 			return renderPage(http.StatusOK, "landing", pageData{})
 		})
 
-	register(s, huma.Operation{OperationID: "onboarding-generate-template", Method: http.MethodPost, Path: "/onboarding/generate-template", Tags: tags, Metadata: none,
-		Responses:   s.htmlResponses(http.StatusOK, http.StatusUnprocessableEntity),
+	api.Register(s.API, huma.Operation{OperationID: "onboarding-generate-template", Method: http.MethodPost, Path: "/onboarding/generate-template", Tags: tags, Metadata: none,
+		Responses:   api.HTMLResponses(s.API, http.StatusOK, http.StatusUnprocessableEntity),
 		Summary:     "Deployment template and instructions, as a page",
 		Description: "Optional form field org_name (at most 100 characters, no control characters). An invalid name answers 422 with the page showing why."},
 		func(ctx context.Context, in *templateForm) (*htmlPage, error) {
@@ -149,7 +150,7 @@ func (s *Server) registerOnboarding() {
 			return renderPage(http.StatusOK, "template", pageData{OrgName: org, Template: string(b), ManagingTenantID: s.deps.ManagingTenantID})
 		})
 
-	register(s, huma.Operation{OperationID: "onboarding-template", Method: http.MethodGet, Path: "/onboarding/api/template", Tags: tags, Metadata: none,
+	api.Register(s.API, huma.Operation{OperationID: "onboarding-template", Method: http.MethodGet, Path: "/onboarding/api/template", Tags: tags, Metadata: none,
 		Summary:     "Deployment template",
 		Description: "The Azure Lighthouse subscription deployment template: a registration definition granting Steward's managing tenant Reader, Cost Management Reader and Security Reader, and its assignment.",
 		Responses: map[string]*huma.Response{"200": {Description: "OK", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: huma.TypeObject,
@@ -171,8 +172,8 @@ func (s *Server) registerOnboarding() {
 			return &rawJSON{ContentType: "application/json", Body: b}, nil
 		})
 
-	register(s, huma.Operation{OperationID: "onboarding-verify-page", Method: http.MethodPost, Path: "/onboarding/verify", Tags: tags, Metadata: none,
-		Responses: s.htmlResponses(http.StatusOK, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
+	api.Register(s.API, huma.Operation{OperationID: "onboarding-verify-page", Method: http.MethodPost, Path: "/onboarding/verify", Tags: tags, Metadata: none,
+		Responses: api.HTMLResponses(s.API, http.StatusOK, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
 		Summary:   "Verify a delegation and create the tenant, as a page",
 		Description: "Same checks and outcomes as POST /onboarding/api/verify, shown as a page: 200 when the tenant was created, 409 when its directory tenant is already managed, " +
 			"422 for invalid input or a failed check, 503 when the cloud could not be asked."},
@@ -197,7 +198,7 @@ func (s *Server) registerOnboarding() {
 			return renderPage(status, "result", pageData{Result: &res, Form: form})
 		})
 
-	register(s, huma.Operation{OperationID: "onboarding-verify", Method: http.MethodPost, Path: "/onboarding/api/verify", Tags: tags, Metadata: none,
+	api.Register(s.API, huma.Operation{OperationID: "onboarding-verify", Method: http.MethodPost, Path: "/onboarding/api/verify", Tags: tags, Metadata: none,
 		Summary: "Verify a delegation and create the tenant",
 		Description: "Form fields tenant_name, tenant_id (the customer's cloud directory tenant id), subscription_id and optional description. Checks through the cloud that Steward's managing tenant reaches " +
 			"the subscription by delegation and that it belongs to that directory tenant, then creates the tenant with use_delegation true (201). A failed check answers 422 and a directory tenant " +
@@ -227,7 +228,7 @@ func (s *Server) registerOnboarding() {
 			return &verifyAPIOutput{Status: verifyStatus(res.Outcome), Body: out}, nil
 		})
 
-	register(s, huma.Operation{OperationID: "onboarding-status", Method: http.MethodGet, Path: "/onboarding/status/{tenant_id}", Tags: tags, Metadata: none,
+	api.Register(s.API, huma.Operation{OperationID: "onboarding-status", Method: http.MethodGet, Path: "/onboarding/status/{tenant_id}", Tags: tags, Metadata: none,
 		Summary: "A tenant's onboarding status",
 		Description: "The tenant record and a live check that its subscription is still reachable by delegation, for a signed-in caller who may see the tenant. " +
 			"Any other caller, anonymous included, gets the 404 of an unknown tenant.",
@@ -238,7 +239,7 @@ func (s *Server) registerOnboarding() {
 			// A tenant the caller may not see answers as an unknown one,
 			// before any lookup, so the answer tells nothing of whether the
 			// id exists and an anonymous request never reaches the cloud.
-			p := principalFrom(ctx)
+			p := api.PrincipalFrom(ctx)
 			if p == nil || !p.CanSeeTenant(in.TenantID) {
 				return nil, errNoSuchTenant
 			}
@@ -260,12 +261,12 @@ func (s *Server) registerOnboarding() {
 // the verification's report, and 422 and 503 may also be a problem document
 // (invalid input; a failure before the cloud was asked).
 func (s *Server) verifyResponses() map[string]*huma.Response {
-	report := s.schemaOf(verifyResult{})
+	report := api.SchemaOf(s.API, verifyResult{})
 	out := map[string]*huma.Response{}
 	for _, code := range []int{http.StatusCreated, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable} {
 		r := &huma.Response{Description: http.StatusText(code), Content: map[string]*huma.MediaType{"application/json": {Schema: report}}}
 		if code >= 422 {
-			r.Content[mimeProblem] = &huma.MediaType{Schema: s.problemSchema()}
+			r.Content[api.MimeProblem] = &huma.MediaType{Schema: api.ProblemSchema(s.API)}
 		}
 		out[strconv.Itoa(code)] = r
 	}
@@ -281,16 +282,16 @@ func (s *Server) verify(ctx context.Context, v *onboarding.Verifier, req onboard
 	}
 	if res.Outcome != onboarding.Created {
 		s.recordVerifyFailure(ctx, req, res.Reason, res.Checks)
-		if p := principalFrom(ctx); p == nil || !p.IsAdmin {
+		if p := api.PrincipalFrom(ctx); p == nil || !p.IsAdmin {
 			res = res.Redacted()
 		}
 		return res, nil
 	}
 	t := res.Tenant
 	details := map[string]any{"directory_tenant_id": t.DirectoryTenantID, "subscription_id": t.SubscriptionID}
-	s.record(ctx, audit.Entry{Action: "tenant.create.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
+	s.rec.Record(ctx, audit.Entry{Action: "tenant.create.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
 		Details: map[string]any{"name": t.Name, "directory_tenant_id": t.DirectoryTenantID, "use_delegation": true, "source": "onboarding"}})
-	s.record(ctx, audit.Entry{Action: "onboarding.verify.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID, Details: details})
+	s.rec.Record(ctx, audit.Entry{Action: "onboarding.verify.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID, Details: details})
 	return res, nil
 }
 
@@ -299,11 +300,11 @@ func (s *Server) recordVerifyFailure(ctx context.Context, req onboarding.Request
 	if checks != nil {
 		details["checks"] = checks
 	}
-	s.record(ctx, audit.Entry{Action: "onboarding.verify.failure", Status: audit.StatusFailure, ResourceType: "tenant", Details: details})
+	s.rec.Record(ctx, audit.Entry{Action: "onboarding.verify.failure", Status: audit.StatusFailure, ResourceType: "tenant", Details: details})
 }
 
 func (s *Server) recordTemplate(ctx context.Context, org, format string) {
-	s.record(ctx, audit.Entry{Action: "onboarding.template.success", Status: audit.StatusSuccess, ResourceType: "onboarding_template",
+	s.rec.Record(ctx, audit.Entry{Action: "onboarding.template.success", Status: audit.StatusSuccess, ResourceType: "onboarding_template",
 		Details: map[string]any{"org_name": org, "format": format}})
 }
 

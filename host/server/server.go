@@ -7,15 +7,12 @@
 package server
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
-	"reflect"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,6 +33,7 @@ import (
 	"github.com/stewardhq/steward/core/cache"
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/config"
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/apikeys"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/auth"
@@ -95,10 +93,12 @@ type Server struct {
 
 	openapiMu sync.Mutex
 	openapi   atomic.Pointer[[]byte]
-	hostOps   map[string]bool
+	// hostOps are the host's own operations, by method and path pattern.
+	hostOps map[string]bool
 	// authRoutes are the host operations on the sign-in rate budget.
 	authRoutes []hostRoute
 	metrics    *httpMetrics
+	rec        *audit.Recorder
 	// syncSlots bounds sync requests in flight on this replica (spec:
 	// 5 concurrent requests on sync endpoints).
 	syncSlots *semaphore.Weighted
@@ -115,7 +115,7 @@ type Server struct {
 // New assembles the app. Plugins' routes join through the dispatcher and
 // their operations through AddPluginOperations.
 func New(d Deps) *Server {
-	s := &Server{deps: d, hostOps: map[string]bool{}, syncSlots: semaphore.NewWeighted(5),
+	s := &Server{deps: d, hostOps: map[string]bool{}, syncSlots: semaphore.NewWeighted(5), rec: audit.NewRecorder(d.Audit, d.Logger),
 		scopes: authcache.NewCache[scopeKey, []string](d.Changes, authCacheSize),
 		keys:   authcache.NewCache[[sha256.Size]byte, keyEntry](d.Changes, authCacheSize)}
 	s.metrics = newHTTPMetrics(d.Registry)
@@ -187,6 +187,7 @@ func New(d Deps) *Server {
 	s.registerAPIKeys()
 	s.registerOnboarding()
 	s.registerPlugins()
+	s.indexOperations()
 
 	if d.Mount != nil {
 		d.Mount(app)
@@ -205,47 +206,19 @@ func (s *Server) Reserved(method, path string) bool {
 	return s.hostOps[method+" "+path]
 }
 
-// register adds a host operation: huma validates its input against the
-// declaration and the same declaration documents it, with every status the
-// host's middleware and validation may answer it with (see defaultErrors).
-func register[I, O any](s *Server, op huma.Operation, h func(context.Context, *I) (*O, error)) {
-	if op.Metadata == nil {
-		op.Metadata = map[string]any{}
-	}
-	if _, ok := op.Metadata[metaAuth]; !ok {
-		op.Metadata[metaAuth] = authUser
-	}
-	authenticated := op.Metadata[metaAuth] != authNone
-	if authenticated {
-		op.Security = bearerOrKey()
-	} else {
-		op.Security = []map[string][]string{}
-	}
-	if op.Metadata[metaAuth] == authAdmin {
-		if op.Extensions == nil {
-			op.Extensions = map[string]any{}
+// indexOperations lists the host's operations, as the document declares
+// them, for Reserved and for the rate limit's classes.
+func (s *Server) indexOperations() {
+	for path, item := range s.API.OpenAPI().Paths {
+		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions} {
+			if *api.OperationSlot(item, method) == nil {
+				continue
+			}
+			s.hostOps[method+" "+path] = true
+			if authRateClass(path) {
+				s.authRoutes = append(s.authRoutes, hostRoute{method: method, segments: protocol.SplitPath(path)})
+			}
 		}
-		op.Extensions[extAdmin] = true
-	}
-	params, body := inputShape(reflect.TypeFor[I]())
-	for _, code := range defaultErrors(authenticated, params, body) {
-		// A status the operation documents itself, with its own body,
-		// keeps that body: huma would replace it with the problem schema.
-		if _, own := op.Responses[strconv.Itoa(code)]; !own && !slices.Contains(op.Errors, code) {
-			op.Errors = append(op.Errors, code)
-		}
-	}
-	own := maps.Clone(op.Responses)
-	s.hostOps[op.Method+" "+op.Path] = true
-	if authRateClass(op.Path) {
-		s.authRoutes = append(s.authRoutes, hostRoute{method: op.Method, segments: protocol.SplitPath(op.Path)})
-	}
-	huma.Register(s.API, op, h)
-	// huma declares 422 and 500 for every operation with input, replacing
-	// a body the operation declared for them itself.
-	registered := *operationSlot(s.API.OpenAPI().Paths[op.Path], op.Method)
-	for code, r := range own {
-		registered.Responses[code] = r
 	}
 }
 
@@ -269,7 +242,7 @@ func (s *Server) rebuildOpenAPI() {
 			op := *r.Operation
 			authenticated := r.Auth != pluginAuthNone
 			if authenticated {
-				op.Security = bearerOrKey()
+				op.Security = api.BearerOrKey()
 			} else {
 				op.Security = []map[string][]string{}
 			}
@@ -281,17 +254,17 @@ func (s *Server) rebuildOpenAPI() {
 			}
 			op.Extensions["x-steward-plugin"] = r.Plugin
 			if r.Auth == pluginv1.Auth_AUTH_ADMIN {
-				op.Extensions[extAdmin] = true
+				op.Extensions[api.ExtAdmin] = true
 			}
 			if scope := pluginTenantScope(&op); r.TenantScoped && scope != nil {
-				op.Extensions[extTenantScoped] = scope
+				op.Extensions[api.ExtTenantScoped] = scope
 			}
 			item := paths[r.Pattern]
 			if item == nil {
 				item = &huma.PathItem{}
 				paths[r.Pattern] = item
 			}
-			if slot := operationSlot(item, r.Method); slot != nil {
+			if slot := api.OperationSlot(item, r.Method); slot != nil {
 				*slot = &op
 			}
 		}
@@ -303,28 +276,6 @@ func (s *Server) rebuildOpenAPI() {
 		return
 	}
 	s.openapi.Store(&b)
-}
-
-// operationSlot is the field of item that holds method's operation, nil
-// for a method a path item has no field for.
-func operationSlot(item *huma.PathItem, method string) **huma.Operation {
-	switch method {
-	case http.MethodGet:
-		return &item.Get
-	case http.MethodPost:
-		return &item.Post
-	case http.MethodPut:
-		return &item.Put
-	case http.MethodPatch:
-		return &item.Patch
-	case http.MethodDelete:
-		return &item.Delete
-	case http.MethodHead:
-		return &item.Head
-	case http.MethodOptions:
-		return &item.Options
-	}
-	return nil
 }
 
 func (s *Server) serveOpenAPI(c *fiber.Ctx) error {

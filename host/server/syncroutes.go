@@ -7,6 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/jobs"
 )
@@ -33,42 +34,42 @@ type resolveInput struct {
 const redactionNote = "A run covers every tenant, so its free text (error and progress messages, alert messages, resolution notes) and the actor who triggered it are shown to admins only; a standard user sees \"" + jobs.RedactedText + "\" in their place."
 
 func (s *Server) registerSync() {
-	admin := map[string]any{metaAuth: authAdmin}
-	register(s, huma.Operation{OperationID: "sync-status", Method: http.MethodGet, Path: "/api/v1/sync/status", Tags: []string{"sync"}, Summary: "Registered sync jobs and their state",
+	admin := api.AdminOnly()
+	api.Register(s.API, huma.Operation{OperationID: "sync-status", Method: http.MethodGet, Path: "/api/v1/sync/status", Tags: []string{"sync"}, Summary: "Registered sync jobs and their state",
 		Description: redactionNote},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body jobs.StatusResponse }, error) {
 			st, err := s.deps.Jobs.Status(ctx)
-			if !principalFrom(ctx).IsAdmin {
+			if !api.PrincipalFrom(ctx).IsAdmin {
 				st = st.Redacted()
 			}
 			return &struct{ Body jobs.StatusResponse }{st}, err
 		})
-	register(s, huma.Operation{OperationID: "sync-history", Method: http.MethodGet, Path: "/api/v1/sync/history", Tags: []string{"sync"}, Summary: "Sync runs, newest first",
+	api.Register(s.API, huma.Operation{OperationID: "sync-history", Method: http.MethodGet, Path: "/api/v1/sync/history", Tags: []string{"sync"}, Summary: "Sync runs, newest first",
 		Description: redactionNote},
 		func(ctx context.Context, in *struct {
 			Limit int `query:"limit" minimum:"1" maximum:"500" default:"50"`
 		}) (*struct{ Body jobs.HistoryResponse }, error) {
 			h, err := s.deps.Jobs.History(ctx, in.Limit)
-			if !principalFrom(ctx).IsAdmin {
+			if !api.PrincipalFrom(ctx).IsAdmin {
 				h = h.Redacted()
 			}
 			return &struct{ Body jobs.HistoryResponse }{h}, err
 		})
-	register(s, huma.Operation{OperationID: "sync-metrics", Method: http.MethodGet, Path: "/api/v1/sync/metrics", Tags: []string{"sync"}, Summary: "Sync performance by job type"},
+	api.Register(s.API, huma.Operation{OperationID: "sync-metrics", Method: http.MethodGet, Path: "/api/v1/sync/metrics", Tags: []string{"sync"}, Summary: "Sync performance by job type"},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body jobs.MetricsResponse }, error) {
 			m, err := s.deps.Jobs.Metrics(ctx, s.deps.StartedAt.AddDate(0, 0, -30))
 			return &struct{ Body jobs.MetricsResponse }{m}, err
 		})
-	register(s, huma.Operation{OperationID: "sync-alerts", Method: http.MethodGet, Path: "/api/v1/sync/alerts", Tags: []string{"sync"}, Summary: "Sync alerts, unresolved first",
+	api.Register(s.API, huma.Operation{OperationID: "sync-alerts", Method: http.MethodGet, Path: "/api/v1/sync/alerts", Tags: []string{"sync"}, Summary: "Sync alerts, unresolved first",
 		Description: redactionNote},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body jobs.AlertsResponse }, error) {
 			a, err := s.deps.Jobs.Alerts(ctx, 200)
-			if !principalFrom(ctx).IsAdmin {
+			if !api.PrincipalFrom(ctx).IsAdmin {
 				a = a.Redacted()
 			}
 			return &struct{ Body jobs.AlertsResponse }{a}, err
 		})
-	register(s, huma.Operation{OperationID: "sync-alert-resolve", Method: http.MethodPost, Path: "/api/v1/sync/alerts/{alert_id}/resolve", Tags: []string{"sync"},
+	api.Register(s.API, huma.Operation{OperationID: "sync-alert-resolve", Method: http.MethodPost, Path: "/api/v1/sync/alerts/{alert_id}/resolve", Tags: []string{"sync"},
 		Summary: "Resolve a sync alert", Metadata: admin, Errors: []int{http.StatusNotFound, http.StatusConflict}},
 		func(ctx context.Context, in *resolveInput) (*struct{ Body jobs.Alert }, error) {
 			a, err := s.deps.Jobs.ResolveAlert(ctx, in.AlertID, in.Body.ResolvedBy, in.Body.ResolutionNotes)
@@ -80,13 +81,13 @@ func (s *Server) registerSync() {
 			case err != nil:
 				return nil, err
 			}
-			s.record(ctx, audit.Entry{Action: "sync.alert_resolve.success", Status: audit.StatusSuccess, ResourceType: "sync_alert", ResourceID: itoa(in.AlertID)})
+			s.rec.Record(ctx, audit.Entry{Action: "sync.alert_resolve.success", Status: audit.StatusSuccess, ResourceType: "sync_alert", ResourceID: itoa(in.AlertID)})
 			return &struct{ Body jobs.Alert }{a}, nil
 		})
 	trigger := func(ctx context.Context, jobType string) (*syncAccepted, error) {
-		runs, err := s.deps.Jobs.Trigger(ctx, jobType, principalFrom(ctx).ID)
+		runs, err := s.deps.Jobs.Trigger(ctx, jobType, api.PrincipalFrom(ctx).ID)
 		if errors.Is(err, jobs.ErrUnknownJobType) {
-			s.record(ctx, audit.Entry{Action: "sync.trigger.failure", Status: audit.StatusFailure, ResourceType: "sync_job", Details: map[string]any{"job_type": jobType, "reason": "no plugin provides it"}})
+			s.rec.Record(ctx, audit.Entry{Action: "sync.trigger.failure", Status: audit.StatusFailure, ResourceType: "sync_job", Details: map[string]any{"job_type": jobType, "reason": "no plugin provides it"}})
 			return nil, huma.Error404NotFound("no enabled plugin provides the " + jobType + " sync")
 		}
 		if err != nil {
@@ -98,10 +99,10 @@ func (s *Server) registerSync() {
 			out.Body.JobIDs = append(out.Body.JobIDs, r.ID)
 		}
 		out.Body.JobID = out.Body.JobIDs[0]
-		s.record(ctx, audit.Entry{Action: "sync.trigger.success", Status: audit.StatusSuccess, ResourceType: "sync_job", ResourceID: out.Body.JobID, Details: map[string]any{"job_type": jobType}})
+		s.rec.Record(ctx, audit.Entry{Action: "sync.trigger.success", Status: audit.StatusSuccess, ResourceType: "sync_job", ResourceID: out.Body.JobID, Details: map[string]any{"job_type": jobType}})
 		return out, nil
 	}
-	register(s, huma.Operation{OperationID: "sync-trigger", Method: http.MethodPost, Path: "/api/v1/sync/{job_type}", Tags: []string{"sync"},
+	api.Register(s.API, huma.Operation{OperationID: "sync-trigger", Method: http.MethodPost, Path: "/api/v1/sync/{job_type}", Tags: []string{"sync"},
 		Summary:       "Trigger a manual sync",
 		Description:   "job_type is costs, compliance, resources or identity, or a job type a plugin declares (e.g. dmarc). Answers 202 at once; follow the run in /api/v1/sync/history.",
 		DefaultStatus: http.StatusAccepted, Metadata: admin, Errors: []int{http.StatusNotFound}},
@@ -110,16 +111,16 @@ func (s *Server) registerSync() {
 		}) (*syncAccepted, error) {
 			return trigger(ctx, in.JobType)
 		})
-	register(s, huma.Operation{OperationID: "partner-sync", Method: http.MethodPost, Path: "/api/v1/partner/sync", Tags: []string{"sync"},
+	api.Register(s.API, huma.Operation{OperationID: "partner-sync", Method: http.MethodPost, Path: "/api/v1/partner/sync", Tags: []string{"sync"},
 		Summary: "Trigger the partner compliance sync", DefaultStatus: http.StatusAccepted, Metadata: admin, Errors: []int{http.StatusNotFound}},
 		func(ctx context.Context, _ *struct{}) (*syncAccepted, error) { return trigger(ctx, "partner") })
-	register(s, huma.Operation{OperationID: "preflight-clear-cache", Method: http.MethodPost, Path: "/api/v1/preflight/clear-cache", Tags: []string{"sync"},
+	api.Register(s.API, huma.Operation{OperationID: "preflight-clear-cache", Method: http.MethodPost, Path: "/api/v1/preflight/clear-cache", Tags: []string{"sync"},
 		Summary: "Clear the preflight cache", Metadata: admin},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body map[string]any }, error) {
 			if err := s.deps.Cache.DeletePrefix(ctx, "preflight:"); err != nil {
 				return nil, err
 			}
-			s.record(ctx, audit.Entry{Action: "cache.clear.success", Status: audit.StatusSuccess, ResourceType: "cache", ResourceID: "preflight"})
+			s.rec.Record(ctx, audit.Entry{Action: "cache.clear.success", Status: audit.StatusSuccess, ResourceType: "cache", ResourceID: "preflight"})
 			return &struct{ Body map[string]any }{map[string]any{"success": true, "message": "preflight cache cleared"}}, nil
 		})
 }

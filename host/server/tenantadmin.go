@@ -12,46 +12,10 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/tenancy"
 )
-
-// extTenantScoped marks, in /openapi.json, an operation that acts on one
-// tenant's data on behalf of a caller limited to its tenant scope, and says
-// which parameter names the tenant ({"path": "tenant_id"}, {"query":
-// "tenant_ids"}, ...). The isolation tests are generated from it, so a new
-// operation is checked as soon as it carries the mark. Admin-only
-// operations are not marked: the admin role, not the tenant scope, guards
-// them, so a standard user is refused whichever tenant it names.
-const extTenantScoped = "x-steward-tenant-scoped"
-
-// extAdmin marks an operation only an admin may call, so tests can walk
-// every such operation as a standard user.
-const extAdmin = "x-steward-admin"
-
-// errNoTenantAccess refuses a tenant outside the caller's scope without
-// repeating the id, so no refusal ever carries a tenant's identifiers.
-const errNoTenantAccess = "no access to the requested tenant"
-
-// tenantScoped is the extension for an operation naming its tenant in the
-// parameter name, located in ("path" or "query").
-func tenantScoped(in, name string) map[string]any {
-	return map[string]any{extTenantScoped: map[string]string{in: name}}
-}
-
-// pluginTenantScope finds the parameter a tenant-scoped plugin operation
-// names its tenant with. A route that names none acts on the caller's whole
-// scope, so there is no tenant a caller could name and nothing to mark.
-func pluginTenantScope(op *huma.Operation) map[string]string {
-	for _, want := range []struct{ in, name string }{{"path", "tenant_id"}, {"query", "tenant_ids"}, {"query", "tenant_id"}} {
-		for _, p := range op.Parameters {
-			if p != nil && p.In == want.in && p.Name == want.name {
-				return map[string]string{want.in: want.name}
-			}
-		}
-	}
-	return nil
-}
 
 // markupRE matches tags; names and descriptions are shown in pages and
 // e-mails, so markup is removed before storing rather than escaped on
@@ -173,8 +137,8 @@ func cleanName(raw string) (string, error) {
 }
 
 func (s *Server) registerTenantAdmin() {
-	admin := map[string]any{metaAuth: authAdmin}
-	register(s, huma.Operation{OperationID: "tenants-create", Method: http.MethodPost, Path: "/api/v1/tenants", Tags: []string{"tenants"},
+	admin := api.AdminOnly()
+	api.Register(s.API, huma.Operation{OperationID: "tenants-create", Method: http.MethodPost, Path: "/api/v1/tenants", Tags: []string{"tenants"},
 		Summary: "Add a tenant", DefaultStatus: http.StatusCreated, Metadata: admin, Errors: []int{http.StatusConflict},
 		Description: "A directory id already managed is a 409. Directory and subscription ids are stored lower-cased."},
 		func(ctx context.Context, in *tenantCreateInput) (*struct{ Body tenancy.Tenant }, error) {
@@ -207,11 +171,11 @@ func (s *Server) registerTenantAdmin() {
 			if err != nil {
 				return nil, err
 			}
-			s.record(ctx, audit.Entry{Action: "tenant.create.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
+			s.rec.Record(ctx, audit.Entry{Action: "tenant.create.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
 				Details: map[string]any{"name": t.Name, "directory_tenant_id": t.DirectoryTenantID, "subscription_id": t.SubscriptionID}})
 			return &struct{ Body tenancy.Tenant }{t}, nil
 		})
-	register(s, huma.Operation{OperationID: "tenants-update", Method: http.MethodPatch, Path: "/api/v1/tenants/{tenant_id}", Tags: []string{"tenants"},
+	api.Register(s.API, huma.Operation{OperationID: "tenants-update", Method: http.MethodPatch, Path: "/api/v1/tenants/{tenant_id}", Tags: []string{"tenants"},
 		Summary: "Change a tenant", Description: "Only the fields given change.", Metadata: admin, Errors: []int{http.StatusNotFound, http.StatusConflict}},
 		func(ctx context.Context, in *tenantUpdateInput) (*struct{ Body tenancy.Tenant }, error) {
 			b := &in.Body
@@ -244,11 +208,11 @@ func (s *Server) registerTenantAdmin() {
 			case err != nil:
 				return nil, err
 			}
-			s.record(ctx, audit.Entry{Action: "tenant.update.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
+			s.rec.Record(ctx, audit.Entry{Action: "tenant.update.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
 				Details: map[string]any{"fields": b.changed()}})
 			return &struct{ Body tenancy.Tenant }{t}, nil
 		})
-	register(s, huma.Operation{OperationID: "tenants-deactivate", Method: http.MethodDelete, Path: "/api/v1/tenants/{tenant_id}", Tags: []string{"tenants"},
+	api.Register(s.API, huma.Operation{OperationID: "tenants-deactivate", Method: http.MethodDelete, Path: "/api/v1/tenants/{tenant_id}", Tags: []string{"tenants"},
 		Summary: "Deactivate a tenant", Metadata: admin, DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
 		Description: "The tenant leaves every scope and list at once; its record, data and assignments are kept, admins can still read it, and PATCH is_active=true brings it back."},
 		func(ctx context.Context, in *tenantPathInput) (*struct{}, error) {
@@ -259,10 +223,10 @@ func (s *Server) registerTenantAdmin() {
 			if err != nil {
 				return nil, err
 			}
-			s.record(ctx, audit.Entry{Action: "tenant.deactivate.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "tenant", ResourceID: in.TenantID})
+			s.rec.Record(ctx, audit.Entry{Action: "tenant.deactivate.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "tenant", ResourceID: in.TenantID})
 			return nil, nil
 		})
-	register(s, huma.Operation{OperationID: "tenant-members-list", Method: http.MethodGet, Path: "/api/v1/tenants/{tenant_id}/members", Tags: []string{"tenants"},
+	api.Register(s.API, huma.Operation{OperationID: "tenant-members-list", Method: http.MethodGet, Path: "/api/v1/tenants/{tenant_id}/members", Tags: []string{"tenants"},
 		Summary: "Who may see a tenant", Metadata: admin, Errors: []int{http.StatusNotFound}},
 		func(ctx context.Context, in *tenantPathInput) (*struct{ Body tenantMembers }, error) {
 			t, err := s.tenantForAdmin(ctx, in.TenantID)
@@ -279,7 +243,7 @@ func (s *Server) registerTenantAdmin() {
 			}
 			return &struct{ Body tenantMembers }{tenantMembers{TenantID: t.ID, AccessGroups: groups, Members: members}}, nil
 		})
-	register(s, huma.Operation{OperationID: "tenant-members-add", Method: http.MethodPut, Path: "/api/v1/tenants/{tenant_id}/members/{user_id}", Tags: []string{"tenants"},
+	api.Register(s.API, huma.Operation{OperationID: "tenant-members-add", Method: http.MethodPut, Path: "/api/v1/tenants/{tenant_id}/members/{user_id}", Tags: []string{"tenants"},
 		Summary: "Assign a user to a tenant", Description: "Assigning a user already assigned changes nothing and answers the same.",
 		Metadata: admin, Errors: []int{http.StatusNotFound}},
 		func(ctx context.Context, in *tenantMemberInput) (*struct{ Body tenancy.Member }, error) {
@@ -305,11 +269,11 @@ func (s *Server) registerTenantAdmin() {
 				return nil, err
 			}
 			// Only a change is audited: a repeated assignment did nothing.
-			s.record(ctx, audit.Entry{Action: "tenant.member_add.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "user", ResourceID: in.UserID,
+			s.rec.Record(ctx, audit.Entry{Action: "tenant.member_add.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "user", ResourceID: in.UserID,
 				Details: map[string]any{"email": m.Email}})
 			return &struct{ Body tenancy.Member }{m}, nil
 		})
-	register(s, huma.Operation{OperationID: "tenant-members-remove", Method: http.MethodDelete, Path: "/api/v1/tenants/{tenant_id}/members/{user_id}", Tags: []string{"tenants"},
+	api.Register(s.API, huma.Operation{OperationID: "tenant-members-remove", Method: http.MethodDelete, Path: "/api/v1/tenants/{tenant_id}/members/{user_id}", Tags: []string{"tenants"},
 		Summary: "Withdraw a user's assignment to a tenant", DefaultStatus: http.StatusNoContent, Metadata: admin, Errors: []int{http.StatusNotFound},
 		Description: "Access through the tenant's access groups is unaffected. A user not assigned is a 404."},
 		func(ctx context.Context, in *tenantMemberInput) (*struct{}, error) {
@@ -320,7 +284,7 @@ func (s *Server) registerTenantAdmin() {
 			if err != nil {
 				return nil, err
 			}
-			s.record(ctx, audit.Entry{Action: "tenant.member_remove.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "user", ResourceID: in.UserID})
+			s.rec.Record(ctx, audit.Entry{Action: "tenant.member_remove.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "user", ResourceID: in.UserID})
 			return nil, nil
 		})
 }

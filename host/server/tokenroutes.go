@@ -8,6 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/authcache"
@@ -54,8 +55,8 @@ func (s *Server) registerTokens() {
 	s.revocations = authcache.Revocations(s.deps.Revocations, s.deps.Changes, authCacheSize)
 	s.tokens = auth.NewRefreshStore(s.deps.DB, s.revocations)
 
-	none := map[string]any{metaAuth: authNone}
-	register(s, huma.Operation{
+	none := api.Anonymous()
+	api.Register(s.API, huma.Operation{
 		OperationID: "auth-refresh", Method: http.MethodPost, Path: "/api/v1/auth/refresh", Tags: []string{"auth"}, Metadata: none,
 		Summary:     "Exchange a refresh token for a new token pair",
 		Description: "Refresh tokens are single use: the presented one is spent and a new pair returned. Presenting a spent refresh token again revokes every token descended from the same sign-in and answers 401.",
@@ -63,7 +64,7 @@ func (s *Server) registerTokens() {
 	}, func(ctx context.Context, in *refreshInput) (*struct{ Body tokenResponse }, error) {
 		return s.refresh(ctx, in.Body.RefreshToken)
 	})
-	register(s, huma.Operation{
+	api.Register(s.API, huma.Operation{
 		OperationID: "auth-token", Method: http.MethodPost, Path: "/api/v1/auth/token", Tags: []string{"auth"}, Metadata: none,
 		Summary: "OAuth2 token endpoint",
 		Description: "Form (application/x-www-form-urlencoded). grant_type refresh_token requires refresh_token and behaves as POST /api/v1/auth/refresh. " +
@@ -91,7 +92,7 @@ func (s *Server) registerTokens() {
 		}
 		return s.refresh(ctx, in.Body.RefreshToken)
 	})
-	register(s, huma.Operation{
+	api.Register(s.API, huma.Operation{
 		OperationID: "auth-logout", Method: http.MethodPost, Path: "/api/v1/auth/logout", Tags: []string{"auth"},
 		Summary:     "Sign out",
 		Description: "Revokes the presented access token until its expiry and every refresh token of its sign-in, on every replica.",
@@ -100,7 +101,7 @@ func (s *Server) registerTokens() {
 }
 
 // mintPair signs an access and a refresh token for p without recording them.
-func (s *Server) mintPair(p auth.Principal) (auth.Pair, *struct{ Body tokenResponse }, error) {
+func (s *Server) mintPair(p api.Principal) (auth.Pair, *struct{ Body tokenResponse }, error) {
 	access, ac, err := s.deps.Issuer.IssueAccess(p)
 	if err != nil {
 		return auth.Pair{}, nil, err
@@ -116,7 +117,7 @@ func (s *Server) mintPair(p auth.Principal) (auth.Pair, *struct{ Body tokenRespo
 
 func (s *Server) refresh(ctx context.Context, token string) (*struct{ Body tokenResponse }, error) {
 	fail := func(actor, reason string) error {
-		s.record(ctx, audit.Entry{Action: "auth.refresh.failure", Status: audit.StatusFailure, ActorID: actor, ResourceType: "session", Details: map[string]any{"reason": reason}})
+		s.rec.Record(ctx, audit.Entry{Action: "auth.refresh.failure", Status: audit.StatusFailure, ActorID: actor, ResourceType: "session", Details: map[string]any{"reason": reason}})
 		return huma.Error401Unauthorized("invalid, expired or revoked refresh token")
 	}
 	claims, err := s.deps.Issuer.Verify(token, auth.TypeRefresh)
@@ -132,7 +133,7 @@ func (s *Server) refresh(ctx context.Context, token string) (*struct{ Body token
 	if err != nil {
 		return nil, err
 	}
-	p := auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: u.IsAdmin, Kind: auth.KindUser}
+	p := api.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: u.IsAdmin, Kind: api.KindUser}
 	pair, out, err := s.mintPair(p)
 	if err != nil {
 		return nil, err
@@ -140,7 +141,7 @@ func (s *Server) refresh(ctx context.Context, token string) (*struct{ Body token
 	err = s.tokens.Rotate(ctx, token, claims, pair)
 	switch {
 	case errors.Is(err, auth.ErrRefreshReused):
-		s.record(ctx, audit.Entry{Action: "auth.token_reuse.failure", Status: audit.StatusFailure, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session",
+		s.rec.Record(ctx, audit.Entry{Action: "auth.token_reuse.failure", Status: audit.StatusFailure, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session",
 			Details: map[string]any{"reason": "spent refresh token presented again; every token of its sign-in revoked", "jti": claims.ID}})
 		return nil, huma.Error401Unauthorized("refresh token already used; the sign-in has been revoked")
 	case errors.Is(err, auth.ErrRefreshRejected):
@@ -148,14 +149,14 @@ func (s *Server) refresh(ctx context.Context, token string) (*struct{ Body token
 	case err != nil:
 		return nil, err
 	}
-	s.record(ctx, audit.Entry{Action: "auth.refresh.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session"})
+	s.rec.Record(ctx, audit.Entry{Action: "auth.refresh.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session"})
 	return out, nil
 }
 
 func (s *Server) logout(ctx context.Context, in *logoutInput) (*struct{ Body logoutResponse }, error) {
-	p := principalFrom(ctx)
+	p := api.PrincipalFrom(ctx)
 	scheme, token, _ := strings.Cut(in.Authorization, " ")
-	if p.Kind != auth.KindUser || !strings.EqualFold(scheme, "bearer") {
+	if p.Kind != api.KindUser || !strings.EqualFold(scheme, "bearer") {
 		return nil, huma.Error400BadRequest("logout ends a session signed in with a bearer token; API keys are revoked through the API-key routes")
 	}
 	// authenticate has verified the token already; this only recovers its
@@ -167,6 +168,6 @@ func (s *Server) logout(ctx context.Context, in *logoutInput) (*struct{ Body log
 	if err := s.tokens.Logout(ctx, claims); err != nil {
 		return nil, err
 	}
-	s.record(ctx, audit.Entry{Action: "auth.logout.success", Status: audit.StatusSuccess, ResourceType: "session"})
+	s.rec.Record(ctx, audit.Entry{Action: "auth.logout.success", Status: audit.StatusSuccess, ResourceType: "session"})
 	return &struct{ Body logoutResponse }{logoutResponse{Success: true, Message: "signed out; the access token and its refresh tokens are revoked"}}, nil
 }

@@ -180,7 +180,7 @@ func New(d Deps) *Server {
 	s.registerAuth()
 	s.registerTokens()
 	s.registerIdP()
-	s.registerAudit()
+	audit.Routes{Store: d.Audit}.Register(s.API)
 	s.registerSync()
 	s.registerTenants()
 	s.registerTenantAdmin()

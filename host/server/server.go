@@ -181,7 +181,7 @@ func New(d Deps) *Server {
 	s.registerTokens()
 	s.registerIdP()
 	audit.Routes{Store: d.Audit}.Register(s.API)
-	s.registerSync()
+	jobs.Routes{Scheduler: d.Jobs, Cache: d.Cache, Audit: s.rec, StartedAt: d.StartedAt}.Register(s.API)
 	s.registerTenants()
 	s.registerTenantAdmin()
 	s.registerAPIKeys()

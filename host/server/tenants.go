@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -13,8 +12,6 @@ import (
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/tenancy"
 )
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func (s *Server) registerTenants() {
 	api.Register(s.API, huma.Operation{OperationID: "tenants-list", Method: http.MethodGet, Path: "/api/v1/tenants", Tags: []string{"tenants"},

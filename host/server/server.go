@@ -182,11 +182,10 @@ func New(d Deps) *Server {
 	s.registerIdP()
 	audit.Routes{Store: d.Audit}.Register(s.API)
 	jobs.Routes{Scheduler: d.Jobs, Cache: d.Cache, Audit: s.rec, StartedAt: d.StartedAt}.Register(s.API)
-	s.registerTenants()
-	s.registerTenantAdmin()
+	tenancy.Routes{Store: d.Tenancy, Audit: s.rec}.Register(s.API)
 	s.registerAPIKeys()
 	s.registerOnboarding()
-	s.registerPlugins()
+	plugins.AdminRoutes{Supervisor: d.Plugins, Audit: s.rec}.Register(s.API)
 	s.indexOperations()
 
 	if d.Mount != nil {

@@ -41,6 +41,7 @@ import (
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
 	"github.com/stewardhq/steward/host/oidc"
+	"github.com/stewardhq/steward/host/onboarding"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/ratelimit"
 	"github.com/stewardhq/steward/host/redisconn"
@@ -184,7 +185,7 @@ func New(d Deps) *Server {
 	jobs.Routes{Scheduler: d.Jobs, Cache: d.Cache, Audit: s.rec, StartedAt: d.StartedAt}.Register(s.API)
 	tenancy.Routes{Store: d.Tenancy, Audit: s.rec}.Register(s.API)
 	s.registerAPIKeys()
-	s.registerOnboarding()
+	onboarding.Routes{Tenancy: d.Tenancy, Cloud: d.Cloud, ManagingTenantID: d.ManagingTenantID, Audit: s.rec}.Register(s.API)
 	plugins.AdminRoutes{Supervisor: d.Plugins, Audit: s.rec}.Register(s.API)
 	s.indexOperations()
 

@@ -1,7 +1,10 @@
-// Package auth issues and verifies Steward's session tokens and manages the
-// secrets that sign them. It has no HTTP routes of its own: the host decides
-// where tokens come from and how failures are answered, and uses this
-// package for the parts that must be exactly right.
+// Package auth signs Steward's callers in: it issues and verifies the
+// session tokens, manages the secrets that sign them and records refresh
+// tokens so a sign-in can be rotated and revoked. [Routes] serve sign-in
+// over HTTP: the development login, the identity provider's sign-in
+// (through host/oidc), the token grants, logout and who the caller is. The
+// host's server authenticates requests with the tokens this package
+// verifies.
 //
 // Tokens are HS256 JWTs. An access token carries enough about the user to
 // authorise a request without a lookup; a refresh token carries only the

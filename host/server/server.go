@@ -11,8 +11,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -103,9 +105,8 @@ type Server struct {
 	// syncSlots bounds sync requests in flight on this replica (spec:
 	// 5 concurrent requests on sync endpoints).
 	syncSlots *semaphore.Weighted
-	// tokens records refresh tokens; revocations lists revoked access
-	// tokens for every replica (see registerTokens).
-	tokens      *auth.RefreshStore
+	// revocations lists revoked access tokens for every replica, through
+	// a cache every revocation drops (see authcache).
 	revocations auth.Revocations
 	// scopes and keys cache what authenticate reads from the stores (see
 	// authcache).
@@ -119,6 +120,7 @@ func New(d Deps) *Server {
 	s := &Server{deps: d, hostOps: map[string]bool{}, syncSlots: semaphore.NewWeighted(5), rec: audit.NewRecorder(d.Audit, d.Logger),
 		scopes: authcache.NewCache[scopeKey, []string](d.Changes, authCacheSize),
 		keys:   authcache.NewCache[[sha256.Size]byte, keyEntry](d.Changes, authCacheSize)}
+	s.revocations = authcache.Revocations(d.Revocations, d.Changes, authCacheSize)
 	s.metrics = newHTTPMetrics(d.Registry)
 	app := fiber.New(fiber.Config{
 		AppName:               "steward",
@@ -178,13 +180,12 @@ func New(d Deps) *Server {
 	s.documentPlainRoutes()
 
 	s.registerHealth()
-	s.registerAuth()
-	s.registerTokens()
-	s.registerIdP()
+	auth.Routes{Config: d.Config, Issuer: d.Issuer, Tokens: auth.NewRefreshStore(d.DB, s.revocations), Tenancy: d.Tenancy, OIDC: d.OIDC,
+		Cache: d.Cache, Audit: s.rec, Logger: d.Logger}.Register(s.API)
 	audit.Routes{Store: d.Audit}.Register(s.API)
 	jobs.Routes{Scheduler: d.Jobs, Cache: d.Cache, Audit: s.rec, StartedAt: d.StartedAt}.Register(s.API)
 	tenancy.Routes{Store: d.Tenancy, Audit: s.rec}.Register(s.API)
-	s.registerAPIKeys()
+	apikeys.Routes{Store: d.APIKeys, Audit: s.rec}.Register(s.API)
 	onboarding.Routes{Tenancy: d.Tenancy, Cloud: d.Cloud, ManagingTenantID: d.ManagingTenantID, Audit: s.rec}.Register(s.API)
 	plugins.AdminRoutes{Supervisor: d.Plugins, Audit: s.rec}.Register(s.API)
 	s.indexOperations()
@@ -198,6 +199,28 @@ func New(d Deps) *Server {
 	})
 	s.rebuildOpenAPI()
 	return s
+}
+
+// formFormat lets huma read application/x-www-form-urlencoded bodies (the
+// OAuth2 password form) through the same validation as JSON: the form
+// becomes an object of strings, then the body's schema applies.
+var formFormat = huma.Format{
+	Marshal: func(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) },
+	Unmarshal: func(data []byte, v any) error {
+		form, err := url.ParseQuery(string(data))
+		if err != nil {
+			return err
+		}
+		obj := make(map[string]any, len(form))
+		for k := range form {
+			obj[k] = form.Get(k)
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, v)
+	},
 }
 
 // Reserved reports whether the host serves the route itself, so a plugin
@@ -339,14 +362,6 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	}
 	s.deps.Logger.Error("request failed", "path", c.Path(), "error", err, "request_id", requestID(c))
 	return writeProblem(c, http.StatusInternalServerError, "internal error; request id "+requestID(c), nil)
-}
-
-// logUnlessOutage logs err unless Redis's being unreachable explains it:
-// the connection logs an outage once, not once per request it fails.
-func (s *Server) logUnlessOutage(msg string, err error) {
-	if !errors.Is(err, redisconn.ErrUnavailable) {
-		s.deps.Logger.Error(msg, "error", err)
-	}
 }
 
 // The answer to a request that needs Redis while it is unreachable (see

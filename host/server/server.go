@@ -1,9 +1,12 @@
-// Package server is the host's HTTP face: the fiber app, its middleware
+// Package server is the host's HTTP transport: the fiber app, its middleware
 // (request ids, access log, metrics, recovery, security headers, rate
-// limits, authentication), the one error handler that writes RFC 9457
-// problem details, the host's own operations declared once with huma — which
-// validates them and documents them in /openapi.json — and the dispatcher
-// that hands every plugin route to its plugin.
+// limits, authentication, the control-character check of every input), the
+// one error handler that writes RFC 9457 problem details, the dispatcher
+// that hands every plugin route to its plugin, and /openapi.json, /docs and
+// /metrics. Of the host's own operations it serves only health; the
+// handlers of auth, API keys, tenancy, audit, onboarding, jobs and the
+// plugin admin routes live beside their domains, which declare them through
+// host/api and are registered here by New with their dependencies.
 package server
 
 import (

@@ -6,6 +6,9 @@
 // in constant time, so neither a leaked database nor response timing yields
 // a working key. Each key acts with the role and tenant scope it was created
 // with; an admin key sees every tenant.
+//
+// [Routes] let admins create, list and revoke keys over HTTP; the host's
+// server authenticates the X-API-Key header with [Store.Authenticate].
 package apikeys
 
 import (

@@ -4,6 +4,10 @@
 // The log is append-only by construction: [Store] can add and read entries
 // but offers no way to change or delete one, apart from [Store.Prune], which
 // removes entries past the retention period as a whole.
+//
+// [Recorder] appends the entries of the host's operations, naming the
+// request's principal, and [Routes] serve the log to its readers
+// (/api/v1/audit-logs and its summary).
 package audit
 
 import (

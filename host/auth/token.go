@@ -10,6 +10,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 	"github.com/jellydator/ttlcache/v3"
+
+	"github.com/stewardhq/steward/host/api"
 )
 
 // Token types, carried in the typ claim. Verify insists on the one asked
@@ -54,14 +56,14 @@ type Claims struct {
 // Principal rebuilds the user a verified access token stands for. TenantIDs
 // are left empty: tenant membership changes too often to freeze into a
 // token, so the caller looks it up.
-func (c Claims) Principal() Principal {
-	return Principal{
+func (c Claims) Principal() api.Principal {
+	return api.Principal{
 		ID:      c.Subject,
 		Email:   c.Email,
 		Name:    c.Name,
 		Roles:   c.Roles,
 		IsAdmin: c.Admin,
-		Kind:    KindUser,
+		Kind:    api.KindUser,
 	}
 }
 
@@ -138,7 +140,7 @@ func NewIssuer(keys KeySet, accessTTL, refreshTTL time.Duration, issuer string) 
 // IssueAccess returns a signed access token for p and the claims it holds.
 // Only users get tokens: an API key authenticates with itself on every
 // request, and a token minted from it would outlive the key's revocation.
-func (i *Issuer) IssueAccess(p Principal) (string, Claims, error) {
+func (i *Issuer) IssueAccess(p api.Principal) (string, Claims, error) {
 	if err := tokenSubject(p); err != nil {
 		return "", Claims{}, err
 	}
@@ -153,15 +155,15 @@ func (i *Issuer) IssueAccess(p Principal) (string, Claims, error) {
 // IssueRefresh returns a signed refresh token for p. It names the user only;
 // whoever exchanges it must reload the user before issuing a new access
 // token.
-func (i *Issuer) IssueRefresh(p Principal) (string, Claims, error) {
+func (i *Issuer) IssueRefresh(p api.Principal) (string, Claims, error) {
 	if err := tokenSubject(p); err != nil {
 		return "", Claims{}, err
 	}
 	return i.sign(i.baseClaims(p.ID, TypeRefresh, i.refreshTTL))
 }
 
-func tokenSubject(p Principal) error {
-	if p.Kind != KindUser {
+func tokenSubject(p api.Principal) error {
+	if p.Kind != api.KindUser {
 		return fmt.Errorf("auth: tokens are issued to users only, not to kind %q", p.Kind)
 	}
 	if p.ID == "" {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/host/api"
 )
 
 const (
@@ -35,14 +37,14 @@ func newIssuer(t *testing.T, current string, keys map[string][]byte) *Issuer {
 	return iss
 }
 
-func alice() Principal {
-	return Principal{
+func alice() api.Principal {
+	return api.Principal{
 		ID:        "user-1",
 		Email:     "alice@example.com",
 		Name:      "Alice",
 		Roles:     []string{"viewer", "operator"},
 		IsAdmin:   true,
-		Kind:      KindUser,
+		Kind:      api.KindUser,
 		TenantIDs: []string{"t1"},
 	}
 }
@@ -360,12 +362,12 @@ func TestNewIssuerRejects(t *testing.T) {
 func TestIssueOnlyToUsers(t *testing.T) {
 	iss := newIssuer(t, "k1", map[string][]byte{"k1": secretA})
 	apiKey := alice()
-	apiKey.Kind = KindAPIKey
+	apiKey.Kind = api.KindAPIKey
 	noKind := alice()
 	noKind.Kind = ""
 	noID := alice()
 	noID.ID = ""
-	for name, p := range map[string]Principal{"api key": apiKey, "no kind": noKind, "no id": noID} {
+	for name, p := range map[string]api.Principal{"api key": apiKey, "no kind": noKind, "no id": noID} {
 		t.Run(name, func(t *testing.T) {
 			if _, _, err := iss.IssueAccess(p); err == nil {
 				t.Error("IssueAccess succeeded, want an error")
@@ -374,26 +376,5 @@ func TestIssueOnlyToUsers(t *testing.T) {
 				t.Error("IssueRefresh succeeded, want an error")
 			}
 		})
-	}
-}
-
-func TestCanSeeTenant(t *testing.T) {
-	standard := Principal{ID: "u", Kind: KindUser, TenantIDs: []string{"t1", "t2"}}
-	admin := Principal{ID: "a", Kind: KindUser, IsAdmin: true}
-	tests := []struct {
-		name   string
-		p      Principal
-		tenant string
-		want   bool
-	}{
-		{"member", standard, "t2", true},
-		{"non-member", standard, "t3", false},
-		{"empty id", standard, "", false},
-		{"admin without memberships", admin, "t3", true},
-	}
-	for _, tt := range tests {
-		if got := tt.p.CanSeeTenant(tt.tenant); got != tt.want {
-			t.Errorf("%s: CanSeeTenant(%q) = %v, want %v", tt.name, tt.tenant, got, tt.want)
-		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/stewardhq/steward/core/cloudsim/world"
 	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/app"
 	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/tenancy"
@@ -273,7 +274,7 @@ func (h *host) tokenFor(u tenancy.User) string {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	tok, _, err := iss.IssueAccess(auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: u.IsAdmin, Kind: auth.KindUser})
+	tok, _, err := iss.IssueAccess(api.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: u.IsAdmin, Kind: api.KindUser})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -11,6 +11,9 @@
 // inserting a run keyed by (job_key, scheduled_for), and only the replica
 // whose insert lands runs it. Runs of a replica that died are found by their
 // stale heartbeat and marked failed by whichever replica looks first.
+//
+// [Routes] serve the jobs over HTTP: their state, history, metrics and
+// alerts, and manual runs.
 package jobs
 
 import (

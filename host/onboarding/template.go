@@ -2,6 +2,9 @@
 // management through Azure Lighthouse: it generates the deployment template
 // that delegates a subscription to Steward's managing tenant, and verifies a
 // delegation through the cloud before the tenant is recorded.
+//
+// [Routes] serve both to the customer, as pages (rendered from pages/) and
+// as JSON, with a tenant's onboarding status.
 package onboarding
 
 import (

@@ -1,6 +1,7 @@
 // Package plugins runs Steward's plugins: it reads plugins.hcl, starts each
 // plugin as a supervised go-plugin subprocess, keeps the route table of what
 // they serve, proxies HTTP to them and serves them the Host service.
+// [AdminRoutes] show admins the plugins' state and upgrade one in place.
 package plugins
 
 import (

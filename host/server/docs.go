@@ -6,6 +6,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/stewardhq/steward/host/api"
 )
 
 // apiDocs is the API reference page and Stoplight Elements' browser bundle,
@@ -71,7 +73,6 @@ func (s *Server) documentDocsAssets(limited func(map[string]*huma.Response) map[
 				"text/css":        {Schema: &huma.Schema{Type: huma.TypeString}},
 				"text/plain":      {Schema: &huma.Schema{Type: huma.TypeString}},
 			}},
-			"404": {Description: "No such asset", Content: map[string]*huma.MediaType{mimeProblem: {Schema: s.problemSchema()}}},
+			"404": {Description: "No such asset", Content: map[string]*huma.MediaType{api.MimeProblem: {Schema: api.ProblemSchema(s.API)}}},
 		})})
-	s.hostOps[http.MethodGet+" /docs/{asset}"] = true
 }

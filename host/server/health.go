@@ -12,6 +12,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/plugins"
 )
@@ -189,34 +190,34 @@ func httpStatus(status string) int {
 }
 
 func (s *Server) registerHealth() {
-	none := map[string]any{metaAuth: authNone}
-	register(s, huma.Operation{OperationID: "health", Method: http.MethodGet, Path: "/health", Summary: "Liveness", Tags: []string{"health"}, Metadata: none},
+	none := api.Anonymous()
+	api.Register(s.API, huma.Operation{OperationID: "health", Method: http.MethodGet, Path: "/health", Summary: "Liveness", Tags: []string{"health"}, Metadata: none},
 		func(ctx context.Context, _ *struct{}) (*simpleHealth, error) {
 			out := &simpleHealth{}
 			out.Body.Status = healthy
 			return out, nil
 		})
-	register(s, huma.Operation{OperationID: "health-detailed", Method: http.MethodGet, Path: "/health/detailed", Summary: "Component health", Tags: []string{"health"}, Metadata: none,
+	api.Register(s.API, huma.Operation{OperationID: "health-detailed", Method: http.MethodGet, Path: "/health/detailed", Summary: "Component health", Tags: []string{"health"}, Metadata: none,
 		Responses: s.unhealthyResponse(detailedBody{})},
 		func(ctx context.Context, _ *struct{}) (*detailed, error) { return s.detailed(ctx), nil })
-	register(s, huma.Operation{OperationID: "api-health", Method: http.MethodGet, Path: "/api/v1/health", Summary: "API health; more detail when authenticated", Tags: []string{"health"}, Metadata: none,
+	api.Register(s.API, huma.Operation{OperationID: "api-health", Method: http.MethodGet, Path: "/api/v1/health", Summary: "API health; more detail when authenticated", Tags: []string{"health"}, Metadata: none,
 		Responses: s.unhealthyResponse(apiHealthBody{})},
 		func(ctx context.Context, _ *struct{}) (*apiHealth, error) {
 			r := s.check(ctx)
 			out := &apiHealth{Status: httpStatus(r.status)}
 			out.Body = apiHealthBody{Status: r.status, Database: r.components["database"].Status, Cache: s.deps.Cache.Stats().Backend,
 				Scheduler: r.components["scheduler"].Status, Cloud: map[string]any{"configured": s.deps.Config.Cloud != ""}}
-			if p := principalFrom(ctx); p != nil {
+			if p := api.PrincipalFrom(ctx); p != nil {
 				out.Body.Version, out.Body.Environment = s.deps.Version, s.deps.Config.Env
 				out.Body.Cloud["provider"] = s.deps.Config.Cloud
 				out.Body.Components = r.components
 			}
 			return out, nil
 		})
-	register(s, huma.Operation{OperationID: "api-health-detailed", Method: http.MethodGet, Path: "/api/v1/health/detailed", Summary: "Per-component metrics; redacted without authentication", Tags: []string{"health"}, Metadata: none,
+	api.Register(s.API, huma.Operation{OperationID: "api-health-detailed", Method: http.MethodGet, Path: "/api/v1/health/detailed", Summary: "Per-component metrics; redacted without authentication", Tags: []string{"health"}, Metadata: none,
 		Responses: s.unhealthyResponse(detailedBody{})},
 		func(ctx context.Context, _ *struct{}) (*detailed, error) { return s.detailed(ctx), nil })
-	register(s, huma.Operation{OperationID: "api-health-data", Method: http.MethodGet, Path: "/api/v1/health/data", Summary: "Data freshness by tenant",
+	api.Register(s.API, huma.Operation{OperationID: "api-health-data", Method: http.MethodGet, Path: "/api/v1/health/data", Summary: "Data freshness by tenant",
 		Description: "For a signed-in caller, the data freshness map of its tenants keyed by tenant name; for an anonymous caller, only the counts of fresh and stale tenants. A tenant is stale when any data domain's last sync is older than its threshold or missing.",
 		Tags:        []string{"health"}, Metadata: none},
 		func(ctx context.Context, _ *struct{}) (*dataHealth, error) {
@@ -224,7 +225,7 @@ func (s *Server) registerHealth() {
 			if err != nil {
 				return nil, err
 			}
-			if principalFrom(ctx) != nil {
+			if api.PrincipalFrom(ctx) != nil {
 				return &dataHealth{Body: freshnessReport{tenants: m}}, nil
 			}
 			counts := &freshnessCounts{}
@@ -237,7 +238,7 @@ func (s *Server) registerHealth() {
 			}
 			return &dataHealth{Body: freshnessReport{counts: counts}}, nil
 		})
-	register(s, huma.Operation{OperationID: "api-status", Method: http.MethodGet, Path: "/api/v1/status", Summary: "Service status summary", Tags: []string{"health"}, Metadata: none},
+	api.Register(s.API, huma.Operation{OperationID: "api-status", Method: http.MethodGet, Path: "/api/v1/status", Summary: "Service status summary", Tags: []string{"health"}, Metadata: none},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body statusBody }, error) {
 			r := s.check(ctx)
 			out := &struct{ Body statusBody }{}
@@ -255,7 +256,7 @@ func (s *Server) registerHealth() {
 			}
 			out.Body.Cache.HitRatePercent = s.deps.Cache.Stats().HitRatePercent
 			out.Body.Performance = map[string]any{"goroutines": runtime.NumGoroutine()}
-			if principalFrom(ctx) != nil {
+			if api.PrincipalFrom(ctx) != nil {
 				out.Body.Performance["uptime_seconds"] = time.Since(s.deps.StartedAt).Seconds()
 			}
 			return out, nil
@@ -266,12 +267,12 @@ func (s *Server) registerHealth() {
 // saying unhealthy.
 func (s *Server) unhealthyResponse(body any) map[string]*huma.Response {
 	return map[string]*huma.Response{"503": {Description: "Unhealthy: the database does not answer",
-		Content: map[string]*huma.MediaType{"application/json": {Schema: s.schemaOf(body)}}}}
+		Content: map[string]*huma.MediaType{"application/json": {Schema: api.SchemaOf(s.API, body)}}}}
 }
 
 func (s *Server) detailed(ctx context.Context) *detailed {
 	r := s.check(ctx)
-	authed := principalFrom(ctx) != nil
+	authed := api.PrincipalFrom(ctx) != nil
 	st := s.deps.Cache.Stats()
 	pool := s.deps.DB.Stats()
 	body := detailedBody{
@@ -316,7 +317,7 @@ func (s *Server) detailed(ctx context.Context) *detailed {
 }
 
 func (s *Server) freshnessMap(ctx context.Context) (map[string]freshness.TenantFreshness, error) {
-	p := principalFrom(ctx)
+	p := api.PrincipalFrom(ctx)
 	var ids []string
 	if p != nil {
 		if len(p.TenantIDs) == 0 {

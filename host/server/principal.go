@@ -10,6 +10,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/tenancy"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
@@ -20,11 +21,6 @@ const (
 	localPrincipal = "steward.principal"
 	localAuthError = "steward.auth_error"
 	localRoute     = "steward.route"
-
-	metaAuth  = "steward-auth"
-	authNone  = "none"
-	authUser  = "user"
-	authAdmin = "admin"
 
 	pluginAuthNone = pluginv1.Auth_AUTH_NONE
 )
@@ -88,7 +84,7 @@ type scopeKey struct {
 // scopeOf lists the tenants a principal may see, from the directory. It is
 // cached, and every write to tenants, users or memberships drops the cache
 // on every replica, so a membership change applies within a second.
-func (s *Server) scopeOf(ctx context.Context, p *auth.Principal) ([]string, error) {
+func (s *Server) scopeOf(ctx context.Context, p *api.Principal) ([]string, error) {
 	k := scopeKey{admin: true}
 	if !p.IsAdmin {
 		k = scopeKey{userID: p.ID}
@@ -111,16 +107,8 @@ func (s *Server) scopeOf(ctx context.Context, p *auth.Principal) ([]string, erro
 }
 
 // PrincipalOf returns the caller authenticate resolved, or nil.
-func PrincipalOf(c *fiber.Ctx) *auth.Principal {
-	p, _ := c.Locals(localPrincipal).(*auth.Principal)
-	return p
-}
-
-func principalFrom(ctx context.Context) *auth.Principal {
-	if hc, ok := ctx.(huma.Context); ok {
-		return PrincipalOf(humafiber.Unwrap(hc))
-	}
-	p, _ := ctx.Value(localPrincipal).(*auth.Principal)
+func PrincipalOf(c *fiber.Ctx) *api.Principal {
+	p, _ := c.Locals(localPrincipal).(*api.Principal)
 	return p
 }
 
@@ -128,9 +116,9 @@ func principalFrom(ctx context.Context) *auth.Principal {
 // principal into the handler's context.
 func (s *Server) requireAuth(ctx huma.Context, next func(huma.Context)) {
 	c := humafiber.Unwrap(ctx)
-	need, _ := ctx.Operation().Metadata[metaAuth].(string)
+	need, _ := ctx.Operation().Metadata[api.MetaAuth].(string)
 	p := PrincipalOf(c)
-	if need != authNone {
+	if need != api.AuthNone {
 		if p == nil {
 			detail := "authentication required"
 			if msg, ok := c.Locals(localAuthError).(string); ok {
@@ -140,7 +128,7 @@ func (s *Server) requireAuth(ctx huma.Context, next func(huma.Context)) {
 			_ = huma.WriteErr(s.API, ctx, http.StatusUnauthorized, detail)
 			return
 		}
-		if need == authAdmin && !p.IsAdmin {
+		if need == api.AuthAdmin && !p.IsAdmin {
 			_ = huma.WriteErr(s.API, ctx, http.StatusForbidden, "admin role required")
 			return
 		}
@@ -159,8 +147,7 @@ func (s *Server) requireAuth(ctx huma.Context, next func(huma.Context)) {
 		_ = huma.WriteErr(s.API, ctx, http.StatusUnprocessableEntity, protocol.MsgValidationFailed, &huma.ErrorDetail{Location: "body", Message: "request body is required"})
 		return
 	}
-	ctx = huma.WithValue(ctx, localPrincipal, p)
-	next(huma.WithValue(ctx, requestMetaKey{}, requestMeta{ClientAddr: c.IP(), RequestID: requestID(c)}))
+	next(api.WithRequest(ctx, p, api.Meta{ClientAddr: c.IP(), RequestID: requestID(c)}))
 }
 
 func rateKey(c *fiber.Ctx) string {
@@ -171,7 +158,7 @@ func rateKey(c *fiber.Ctx) string {
 }
 
 // toProto converts a principal for a plugin.
-func toProto(p *auth.Principal) *pluginv1.Principal {
+func toProto(p *api.Principal) *pluginv1.Principal {
 	if p == nil {
 		return nil
 	}

@@ -1,21 +1,23 @@
-// Package server is the host's HTTP face: the fiber app, its middleware
+// Package server is the host's HTTP transport: the fiber app, its middleware
 // (request ids, access log, metrics, recovery, security headers, rate
-// limits, authentication), the one error handler that writes RFC 9457
-// problem details, the host's own operations declared once with huma — which
-// validates them and documents them in /openapi.json — and the dispatcher
-// that hands every plugin route to its plugin.
+// limits, authentication, the control-character check of every input), the
+// one error handler that writes RFC 9457 problem details, the dispatcher
+// that hands every plugin route to its plugin, and /openapi.json, /docs and
+// /metrics. Of the host's own operations it serves only health; the
+// handlers of auth, API keys, tenancy, audit, onboarding, jobs and the
+// plugin admin routes live beside their domains, which declare them through
+// host/api and are registered here by New with their dependencies.
 package server
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
-	"reflect"
-	"slices"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,6 +38,7 @@ import (
 	"github.com/stewardhq/steward/core/cache"
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/config"
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/apikeys"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/auth"
@@ -43,6 +46,7 @@ import (
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
 	"github.com/stewardhq/steward/host/oidc"
+	"github.com/stewardhq/steward/host/onboarding"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/ratelimit"
 	"github.com/stewardhq/steward/host/redisconn"
@@ -95,16 +99,17 @@ type Server struct {
 
 	openapiMu sync.Mutex
 	openapi   atomic.Pointer[[]byte]
-	hostOps   map[string]bool
+	// hostOps are the host's own operations, by method and path pattern.
+	hostOps map[string]bool
 	// authRoutes are the host operations on the sign-in rate budget.
 	authRoutes []hostRoute
 	metrics    *httpMetrics
+	rec        *audit.Recorder
 	// syncSlots bounds sync requests in flight on this replica (spec:
 	// 5 concurrent requests on sync endpoints).
 	syncSlots *semaphore.Weighted
-	// tokens records refresh tokens; revocations lists revoked access
-	// tokens for every replica (see registerTokens).
-	tokens      *auth.RefreshStore
+	// revocations lists revoked access tokens for every replica, through
+	// a cache every revocation drops (see authcache).
 	revocations auth.Revocations
 	// scopes and keys cache what authenticate reads from the stores (see
 	// authcache).
@@ -115,9 +120,10 @@ type Server struct {
 // New assembles the app. Plugins' routes join through the dispatcher and
 // their operations through AddPluginOperations.
 func New(d Deps) *Server {
-	s := &Server{deps: d, hostOps: map[string]bool{}, syncSlots: semaphore.NewWeighted(5),
+	s := &Server{deps: d, hostOps: map[string]bool{}, syncSlots: semaphore.NewWeighted(5), rec: audit.NewRecorder(d.Audit, d.Logger),
 		scopes: authcache.NewCache[scopeKey, []string](d.Changes, authCacheSize),
 		keys:   authcache.NewCache[[sha256.Size]byte, keyEntry](d.Changes, authCacheSize)}
+	s.revocations = authcache.Revocations(d.Revocations, d.Changes, authCacheSize)
 	s.metrics = newHTTPMetrics(d.Registry)
 	app := fiber.New(fiber.Config{
 		AppName:               "steward",
@@ -177,16 +183,15 @@ func New(d Deps) *Server {
 	s.documentPlainRoutes()
 
 	s.registerHealth()
-	s.registerAuth()
-	s.registerTokens()
-	s.registerIdP()
-	s.registerAudit()
-	s.registerSync()
-	s.registerTenants()
-	s.registerTenantAdmin()
-	s.registerAPIKeys()
-	s.registerOnboarding()
-	s.registerPlugins()
+	auth.Routes{Config: d.Config, Issuer: d.Issuer, Tokens: auth.NewRefreshStore(d.DB, s.revocations), Tenancy: d.Tenancy, OIDC: d.OIDC,
+		Cache: d.Cache, Audit: s.rec, Logger: d.Logger}.Register(s.API)
+	audit.Routes{Store: d.Audit}.Register(s.API)
+	jobs.Routes{Scheduler: d.Jobs, Cache: d.Cache, Audit: s.rec, StartedAt: d.StartedAt}.Register(s.API)
+	tenancy.Routes{Store: d.Tenancy, Audit: s.rec}.Register(s.API)
+	apikeys.Routes{Store: d.APIKeys, Audit: s.rec}.Register(s.API)
+	onboarding.Routes{Tenancy: d.Tenancy, Cloud: d.Cloud, ManagingTenantID: d.ManagingTenantID, Audit: s.rec}.Register(s.API)
+	plugins.AdminRoutes{Supervisor: d.Plugins, Audit: s.rec}.Register(s.API)
+	s.indexOperations()
 
 	if d.Mount != nil {
 		d.Mount(app)
@@ -199,53 +204,47 @@ func New(d Deps) *Server {
 	return s
 }
 
+// formFormat lets huma read application/x-www-form-urlencoded bodies (the
+// OAuth2 password form) through the same validation as JSON: the form
+// becomes an object of strings, then the body's schema applies.
+var formFormat = huma.Format{
+	Marshal: func(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) },
+	Unmarshal: func(data []byte, v any) error {
+		form, err := url.ParseQuery(string(data))
+		if err != nil {
+			return err
+		}
+		obj := make(map[string]any, len(form))
+		for k := range form {
+			obj[k] = form.Get(k)
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, v)
+	},
+}
+
 // Reserved reports whether the host serves the route itself, so a plugin
 // may not claim it.
 func (s *Server) Reserved(method, path string) bool {
 	return s.hostOps[method+" "+path]
 }
 
-// register adds a host operation: huma validates its input against the
-// declaration and the same declaration documents it, with every status the
-// host's middleware and validation may answer it with (see defaultErrors).
-func register[I, O any](s *Server, op huma.Operation, h func(context.Context, *I) (*O, error)) {
-	if op.Metadata == nil {
-		op.Metadata = map[string]any{}
-	}
-	if _, ok := op.Metadata[metaAuth]; !ok {
-		op.Metadata[metaAuth] = authUser
-	}
-	authenticated := op.Metadata[metaAuth] != authNone
-	if authenticated {
-		op.Security = bearerOrKey()
-	} else {
-		op.Security = []map[string][]string{}
-	}
-	if op.Metadata[metaAuth] == authAdmin {
-		if op.Extensions == nil {
-			op.Extensions = map[string]any{}
+// indexOperations lists the host's operations, as the document declares
+// them, for Reserved and for the rate limit's classes.
+func (s *Server) indexOperations() {
+	for path, item := range s.API.OpenAPI().Paths {
+		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions} {
+			if *api.OperationSlot(item, method) == nil {
+				continue
+			}
+			s.hostOps[method+" "+path] = true
+			if authRateClass(path) {
+				s.authRoutes = append(s.authRoutes, hostRoute{method: method, segments: protocol.SplitPath(path)})
+			}
 		}
-		op.Extensions[extAdmin] = true
-	}
-	params, body := inputShape(reflect.TypeFor[I]())
-	for _, code := range defaultErrors(authenticated, params, body) {
-		// A status the operation documents itself, with its own body,
-		// keeps that body: huma would replace it with the problem schema.
-		if _, own := op.Responses[strconv.Itoa(code)]; !own && !slices.Contains(op.Errors, code) {
-			op.Errors = append(op.Errors, code)
-		}
-	}
-	own := maps.Clone(op.Responses)
-	s.hostOps[op.Method+" "+op.Path] = true
-	if authRateClass(op.Path) {
-		s.authRoutes = append(s.authRoutes, hostRoute{method: op.Method, segments: protocol.SplitPath(op.Path)})
-	}
-	huma.Register(s.API, op, h)
-	// huma declares 422 and 500 for every operation with input, replacing
-	// a body the operation declared for them itself.
-	registered := *operationSlot(s.API.OpenAPI().Paths[op.Path], op.Method)
-	for code, r := range own {
-		registered.Responses[code] = r
 	}
 }
 
@@ -269,7 +268,7 @@ func (s *Server) rebuildOpenAPI() {
 			op := *r.Operation
 			authenticated := r.Auth != pluginAuthNone
 			if authenticated {
-				op.Security = bearerOrKey()
+				op.Security = api.BearerOrKey()
 			} else {
 				op.Security = []map[string][]string{}
 			}
@@ -281,17 +280,17 @@ func (s *Server) rebuildOpenAPI() {
 			}
 			op.Extensions["x-steward-plugin"] = r.Plugin
 			if r.Auth == pluginv1.Auth_AUTH_ADMIN {
-				op.Extensions[extAdmin] = true
+				op.Extensions[api.ExtAdmin] = true
 			}
 			if scope := pluginTenantScope(&op); r.TenantScoped && scope != nil {
-				op.Extensions[extTenantScoped] = scope
+				op.Extensions[api.ExtTenantScoped] = scope
 			}
 			item := paths[r.Pattern]
 			if item == nil {
 				item = &huma.PathItem{}
 				paths[r.Pattern] = item
 			}
-			if slot := operationSlot(item, r.Method); slot != nil {
+			if slot := api.OperationSlot(item, r.Method); slot != nil {
 				*slot = &op
 			}
 		}
@@ -303,28 +302,6 @@ func (s *Server) rebuildOpenAPI() {
 		return
 	}
 	s.openapi.Store(&b)
-}
-
-// operationSlot is the field of item that holds method's operation, nil
-// for a method a path item has no field for.
-func operationSlot(item *huma.PathItem, method string) **huma.Operation {
-	switch method {
-	case http.MethodGet:
-		return &item.Get
-	case http.MethodPost:
-		return &item.Post
-	case http.MethodPut:
-		return &item.Put
-	case http.MethodPatch:
-		return &item.Patch
-	case http.MethodDelete:
-		return &item.Delete
-	case http.MethodHead:
-		return &item.Head
-	case http.MethodOptions:
-		return &item.Options
-	}
-	return nil
 }
 
 func (s *Server) serveOpenAPI(c *fiber.Ctx) error {
@@ -388,14 +365,6 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	}
 	s.deps.Logger.Error("request failed", "path", c.Path(), "error", err, "request_id", requestID(c))
 	return writeProblem(c, http.StatusInternalServerError, "internal error; request id "+requestID(c), nil)
-}
-
-// logUnlessOutage logs err unless Redis's being unreachable explains it:
-// the connection logs an outage once, not once per request it fails.
-func (s *Server) logUnlessOutage(msg string, err error) {
-	if !errors.Is(err, redisconn.ErrUnavailable) {
-		s.deps.Logger.Error(msg, "error", err)
-	}
 }
 
 // The answer to a request that needs Redis while it is unreachable (see

@@ -1,6 +1,9 @@
 // Package tenancy keeps the tenant directory, the users who sign in and
 // which tenants each user may see. Tenant scope is decided here once, so
 // host routes and plugins apply the same rule.
+//
+// [Routes] serve the directory over HTTP: the tenants a caller may see, and
+// an admin's changes to tenants and their members.
 package tenancy
 
 import (

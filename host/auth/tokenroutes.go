@@ -1,4 +1,4 @@
-package server
+package auth
 
 import (
 	"context"
@@ -8,9 +8,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
-	"github.com/stewardhq/steward/host/auth"
-	"github.com/stewardhq/steward/host/authcache"
 	"github.com/stewardhq/steward/host/tenancy"
 )
 
@@ -49,21 +48,18 @@ type logoutResponse struct {
 }
 
 // registerTokens adds refresh, the token grant and logout, on the
-// revocation list shared by every replica.
-func (s *Server) registerTokens() {
-	s.revocations = authcache.Revocations(s.deps.Revocations, s.deps.Changes, authCacheSize)
-	s.tokens = auth.NewRefreshStore(s.deps.DB, s.revocations)
-
-	none := map[string]any{metaAuth: authNone}
-	register(s, huma.Operation{
+// revocation list shared by every replica (see Routes.Tokens).
+func (r Routes) registerTokens(a huma.API) {
+	none := api.Anonymous()
+	api.Register(a, huma.Operation{
 		OperationID: "auth-refresh", Method: http.MethodPost, Path: "/api/v1/auth/refresh", Tags: []string{"auth"}, Metadata: none,
 		Summary:     "Exchange a refresh token for a new token pair",
 		Description: "Refresh tokens are single use: the presented one is spent and a new pair returned. Presenting a spent refresh token again revokes every token descended from the same sign-in and answers 401.",
 		Errors:      []int{http.StatusUnauthorized, http.StatusUnprocessableEntity},
 	}, func(ctx context.Context, in *refreshInput) (*struct{ Body tokenResponse }, error) {
-		return s.refresh(ctx, in.Body.RefreshToken)
+		return r.refresh(ctx, in.Body.RefreshToken)
 	})
-	register(s, huma.Operation{
+	api.Register(a, huma.Operation{
 		OperationID: "auth-token", Method: http.MethodPost, Path: "/api/v1/auth/token", Tags: []string{"auth"}, Metadata: none,
 		Summary: "OAuth2 token endpoint",
 		Description: "Form (application/x-www-form-urlencoded). grant_type refresh_token requires refresh_token and behaves as POST /api/v1/auth/refresh. " +
@@ -83,90 +79,90 @@ func (s *Server) registerTokens() {
 			}
 			cb := &idpCallbackInput{}
 			cb.Body.Code, cb.Body.CodeVerifier, cb.Body.State = in.Body.Code, in.Body.CodeVerifier, in.Body.State
-			return s.idpCallback(ctx, cb)
+			return r.idpCallback(ctx, cb)
 		}
 		if in.Body.RefreshToken == "" {
 			return nil, huma.Error422UnprocessableEntity("refresh_token is required when grant_type is refresh_token",
 				&huma.ErrorDetail{Location: "body.refresh_token", Message: "required when grant_type is refresh_token"})
 		}
-		return s.refresh(ctx, in.Body.RefreshToken)
+		return r.refresh(ctx, in.Body.RefreshToken)
 	})
-	register(s, huma.Operation{
+	api.Register(a, huma.Operation{
 		OperationID: "auth-logout", Method: http.MethodPost, Path: "/api/v1/auth/logout", Tags: []string{"auth"},
 		Summary:     "Sign out",
 		Description: "Revokes the presented access token until its expiry and every refresh token of its sign-in, on every replica.",
 		Errors:      []int{http.StatusBadRequest},
-	}, s.logout)
+	}, r.logout)
 }
 
 // mintPair signs an access and a refresh token for p without recording them.
-func (s *Server) mintPair(p auth.Principal) (auth.Pair, *struct{ Body tokenResponse }, error) {
-	access, ac, err := s.deps.Issuer.IssueAccess(p)
+func (r Routes) mintPair(p api.Principal) (Pair, *struct{ Body tokenResponse }, error) {
+	access, ac, err := r.Issuer.IssueAccess(p)
 	if err != nil {
-		return auth.Pair{}, nil, err
+		return Pair{}, nil, err
 	}
-	refresh, rc, err := s.deps.Issuer.IssueRefresh(p)
+	refresh, rc, err := r.Issuer.IssueRefresh(p)
 	if err != nil {
-		return auth.Pair{}, nil, err
+		return Pair{}, nil, err
 	}
 	expires := int(ac.ExpiresAt.Time.Sub(ac.IssuedAt.Time).Seconds())
 	out := &struct{ Body tokenResponse }{tokenResponse{AccessToken: access, RefreshToken: refresh, TokenType: "bearer", ExpiresIn: expires}}
-	return auth.Pair{Refresh: refresh, RefreshClaims: rc, AccessClaims: ac}, out, nil
+	return Pair{Refresh: refresh, RefreshClaims: rc, AccessClaims: ac}, out, nil
 }
 
-func (s *Server) refresh(ctx context.Context, token string) (*struct{ Body tokenResponse }, error) {
+func (r Routes) refresh(ctx context.Context, token string) (*struct{ Body tokenResponse }, error) {
 	fail := func(actor, reason string) error {
-		s.record(ctx, audit.Entry{Action: "auth.refresh.failure", Status: audit.StatusFailure, ActorID: actor, ResourceType: "session", Details: map[string]any{"reason": reason}})
+		r.Audit.Record(ctx, audit.Entry{Action: "auth.refresh.failure", Status: audit.StatusFailure, ActorID: actor, ResourceType: "session", Details: map[string]any{"reason": reason}})
 		return huma.Error401Unauthorized("invalid, expired or revoked refresh token")
 	}
-	claims, err := s.deps.Issuer.Verify(token, auth.TypeRefresh)
+	claims, err := r.Issuer.Verify(token, TypeRefresh)
 	if err != nil {
 		return nil, fail("", "invalid or expired token")
 	}
 	// The user is reloaded so changed roles or a removed account apply now
 	// rather than when the refresh token expires.
-	u, err := s.deps.Tenancy.User(ctx, claims.Subject)
+	u, err := r.Tenancy.User(ctx, claims.Subject)
 	if errors.Is(err, tenancy.ErrNotFound) {
 		return nil, fail(claims.Subject, "user no longer exists")
 	}
 	if err != nil {
 		return nil, err
 	}
-	p := auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: u.IsAdmin, Kind: auth.KindUser}
-	pair, out, err := s.mintPair(p)
+	p := api.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: u.IsAdmin, Kind: api.KindUser}
+	pair, out, err := r.mintPair(p)
 	if err != nil {
 		return nil, err
 	}
-	err = s.tokens.Rotate(ctx, token, claims, pair)
+	err = r.Tokens.Rotate(ctx, token, claims, pair)
 	switch {
-	case errors.Is(err, auth.ErrRefreshReused):
-		s.record(ctx, audit.Entry{Action: "auth.token_reuse.failure", Status: audit.StatusFailure, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session",
+	case errors.Is(err, ErrRefreshReused):
+		r.Audit.Record(ctx, audit.Entry{Action: "auth.token_reuse.failure", Status: audit.StatusFailure, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session",
 			Details: map[string]any{"reason": "spent refresh token presented again; every token of its sign-in revoked", "jti": claims.ID}})
 		return nil, huma.Error401Unauthorized("refresh token already used; the sign-in has been revoked")
-	case errors.Is(err, auth.ErrRefreshRejected):
+	case errors.Is(err, ErrRefreshRejected):
 		return nil, fail(u.ID, "unknown or revoked token")
 	case err != nil:
 		return nil, err
 	}
-	s.record(ctx, audit.Entry{Action: "auth.refresh.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session"})
+	r.Audit.Record(ctx, audit.Entry{Action: "auth.refresh.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session"})
 	return out, nil
 }
 
-func (s *Server) logout(ctx context.Context, in *logoutInput) (*struct{ Body logoutResponse }, error) {
-	p := principalFrom(ctx)
+func (r Routes) logout(ctx context.Context, in *logoutInput) (*struct{ Body logoutResponse }, error) {
+	p := api.PrincipalFrom(ctx)
 	scheme, token, _ := strings.Cut(in.Authorization, " ")
-	if p.Kind != auth.KindUser || !strings.EqualFold(scheme, "bearer") {
+	if p.Kind != api.KindUser || !strings.EqualFold(scheme, "bearer") {
 		return nil, huma.Error400BadRequest("logout ends a session signed in with a bearer token; API keys are revoked through the API-key routes")
 	}
 	// authenticate has verified the token already; this only recovers its
 	// jti and expiry, which the principal does not carry.
-	claims, err := s.deps.Issuer.Verify(token, auth.TypeAccess)
+	claims, err := r.Issuer.Verify(token, TypeAccess)
 	if err != nil {
 		return nil, huma.Error401Unauthorized("invalid or expired token")
 	}
-	if err := s.tokens.Logout(ctx, claims); err != nil {
+	if err := r.Tokens.Logout(ctx, claims); err != nil {
 		return nil, err
 	}
-	s.record(ctx, audit.Entry{Action: "auth.logout.success", Status: audit.StatusSuccess, ResourceType: "session"})
+	r.Audit.Record(ctx, audit.Entry{Action: "auth.logout.success", Status: audit.StatusSuccess, ResourceType: "session"})
 	return &struct{ Body logoutResponse }{logoutResponse{Success: true, Message: "signed out; the access token and its refresh tokens are revoked"}}, nil
 }

@@ -1,4 +1,4 @@
-package server
+package auth
 
 import (
 	"context"
@@ -11,9 +11,10 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
-	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/oidc"
+	"github.com/stewardhq/steward/host/redisconn"
 	"github.com/stewardhq/steward/host/tenancy"
 )
 
@@ -55,16 +56,16 @@ type pendingSignIn struct {
 	RedirectURI   string `json:"redirect_uri"`
 }
 
-func (s *Server) registerIdP() {
-	none := map[string]any{metaAuth: authNone}
-	register(s, huma.Operation{
+func (r Routes) registerIdP(a huma.API) {
+	none := api.Anonymous()
+	api.Register(a, huma.Operation{
 		OperationID: "auth-idp-login", Method: http.MethodGet, Path: "/api/v1/auth/idp/login", Tags: []string{"auth"}, Metadata: none,
 		Summary: "Start a sign-in with the identity provider",
 		Description: "Answers the identity provider's authorization URL (authorization code flow with PKCE S256 and a nonce) with its state and PKCE parameters. " +
 			"After the provider redirects back with code and state, POST them with code_verifier to /api/v1/auth/idp/callback within 10 minutes.",
 		Errors: []int{http.StatusBadRequest, http.StatusBadGateway, http.StatusServiceUnavailable},
-	}, s.idpLogin)
-	register(s, huma.Operation{
+	}, r.idpLogin)
+	api.Register(a, huma.Operation{
 		OperationID: "auth-idp-callback", Method: http.MethodPost, Path: "/api/v1/auth/idp/callback", Tags: []string{"auth"}, Metadata: none,
 		Summary: "Finish a sign-in with the identity provider",
 		Description: "Redeems the authorization code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce) and answers Steward's own tokens. " +
@@ -73,13 +74,13 @@ func (s *Server) registerIdP() {
 			"A state works once. Any refusal (unknown or used state, wrong verifier, code or ID token rejected) is a 401; " +
 			"with STEWARD_OIDC_REGISTERED_ONLY, a user of a directory that is neither managing nor a registered tenant's is refused with 403.",
 		Errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity, http.StatusBadGateway, http.StatusServiceUnavailable},
-	}, s.idpCallback)
+	}, r.idpCallback)
 }
 
 var errIdPNotConfigured = huma.Error503ServiceUnavailable("sign-in with an identity provider is not configured (STEWARD_OIDC_ISSUER)")
 
-func (s *Server) idpLogin(ctx context.Context, in *idpLoginInput) (*struct{ Body idpLoginResponse }, error) {
-	rp := s.deps.OIDC
+func (r Routes) idpLogin(ctx context.Context, in *idpLoginInput) (*struct{ Body idpLoginResponse }, error) {
+	rp := r.OIDC
 	if rp == nil {
 		return nil, errIdPNotConfigured
 	}
@@ -89,15 +90,15 @@ func (s *Server) idpLogin(ctx context.Context, in *idpLoginInput) (*struct{ Body
 	}
 	req, err := rp.Begin(ctx, redirect, in.LoginHint)
 	if err != nil {
-		s.deps.Logger.Warn("identity provider sign-in could not start", "error", err)
+		r.Logger.Warn("identity provider sign-in could not start", "error", err)
 		return nil, huma.Error502BadGateway("the identity provider is unavailable")
 	}
 	pending, err := json.Marshal(pendingSignIn{Nonce: req.Nonce, CodeChallenge: req.CodeChallenge, RedirectURI: req.RedirectURI})
 	if err != nil {
 		return nil, err
 	}
-	if err := s.deps.Cache.Set(ctx, idpStatePrefix+oidc.StateKey(req.State), pending, idpStateTTL); err != nil {
-		s.logUnlessOutage("sign-in state not stored", err)
+	if err := r.Cache.Set(ctx, idpStatePrefix+oidc.StateKey(req.State), pending, idpStateTTL); err != nil {
+		r.logUnlessOutage("sign-in state not stored", err)
 		return nil, huma.Error503ServiceUnavailable("sign-in is unavailable: its state cannot be stored")
 	}
 	return &struct{ Body idpLoginResponse }{idpLoginResponse{
@@ -106,41 +107,41 @@ func (s *Server) idpLogin(ctx context.Context, in *idpLoginInput) (*struct{ Body
 	}}, nil
 }
 
-func (s *Server) idpCallback(ctx context.Context, in *idpCallbackInput) (*struct{ Body tokenResponse }, error) {
-	rp := s.deps.OIDC
+func (r Routes) idpCallback(ctx context.Context, in *idpCallbackInput) (*struct{ Body tokenResponse }, error) {
+	rp := r.OIDC
 	if rp == nil {
 		return nil, errIdPNotConfigured
 	}
-	pending, err := s.takeSignIn(ctx, in.Body.State)
+	pending, err := r.takeSignIn(ctx, in.Body.State)
 	if err != nil {
 		return nil, err
 	}
 	if pending == nil {
-		return nil, s.idpRefuse(ctx, "", "unknown, expired or already used state", "the sign-in state is unknown, expired or already used; start again")
+		return nil, r.idpRefuse(ctx, "", "unknown, expired or already used state", "the sign-in state is unknown, expired or already used; start again")
 	}
 	if !oidc.VerifierMatches(in.Body.CodeVerifier, pending.CodeChallenge) {
-		return nil, s.idpRefuse(ctx, "", "code verifier does not match the sign-in", "the code verifier does not belong to this sign-in; start again")
+		return nil, r.idpRefuse(ctx, "", "code verifier does not match the sign-in", "the code verifier does not belong to this sign-in; start again")
 	}
 	id, err := rp.Finish(ctx, in.Body.Code, in.Body.CodeVerifier, pending.RedirectURI, pending.Nonce)
 	switch {
 	case errors.Is(err, oidc.ErrUnavailable):
-		s.deps.Logger.Warn("identity provider sign-in could not finish", "error", err)
-		s.record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ResourceType: "session",
+		r.Logger.Warn("identity provider sign-in could not finish", "error", err)
+		r.Audit.Record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ResourceType: "session",
 			Details: map[string]any{"reason": "identity provider unavailable", "error": err.Error()}})
 		return nil, huma.Error502BadGateway("the identity provider is unavailable; start again")
 	case errors.Is(err, oidc.ErrCodeRejected):
-		return nil, s.idpRefuse(ctx, err.Error(), "authorization code rejected", "the identity provider rejected the authorization code; start again")
+		return nil, r.idpRefuse(ctx, err.Error(), "authorization code rejected", "the identity provider rejected the authorization code; start again")
 	case err != nil:
-		return nil, s.idpRefuse(ctx, err.Error(), "ID token rejected", "the identity provider's ID token is not valid")
+		return nil, r.idpRefuse(ctx, err.Error(), "ID token rejected", "the identity provider's ID token is not valid")
 	}
 
-	if s.deps.Config.OIDC.RegisteredOnly {
-		ok, err := s.directoryMaySignIn(ctx, id.Directory())
+	if r.Config.OIDC.RegisteredOnly {
+		ok, err := r.directoryMaySignIn(ctx, id.Directory())
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			s.record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ActorEmail: id.Email, ResourceType: "session",
+			r.Audit.Record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ActorEmail: id.Email, ResourceType: "session",
 				Details: map[string]any{"reason": "directory not registered", "directory_tenant_id": id.Directory()}})
 			return nil, huma.Error403Forbidden("users of your directory may not sign in: it manages no tenant registered with Steward")
 		}
@@ -152,18 +153,18 @@ func (s *Server) idpCallback(ctx context.Context, in *idpCallbackInput) (*struct
 	}
 	// Every directory can grant its own users the admin app role of a
 	// multi-tenant application, so the role counts only from a managing one.
-	isAdmin := id.HasRoleIn(AdminRole, s.deps.Config.OIDC.AdminTenants)
+	isAdmin := id.HasRoleIn(AdminRole, r.Config.OIDC.AdminTenants)
 	u := &tenancy.User{DirectoryTenantID: id.Directory(), Subject: id.UserID(), Email: id.Email, Name: name, IsAdmin: isAdmin,
 		Roles: id.Roles, Groups: id.Groups}
-	if err := s.deps.Tenancy.UpsertUser(ctx, u); err != nil {
+	if err := r.Tenancy.UpsertUser(ctx, u); err != nil {
 		return nil, err
 	}
-	p := auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: isAdmin, Kind: auth.KindUser}
-	out, err := s.issueTokens(ctx, p)
+	p := api.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: isAdmin, Kind: api.KindUser}
+	out, err := r.issueTokens(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	s.record(ctx, audit.Entry{Action: "auth.idp_login.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email,
+	r.Audit.Record(ctx, audit.Entry{Action: "auth.idp_login.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email,
 		ResourceType: "session", Details: map[string]any{"issuer": id.Issuer, "directory_tenant_id": id.Directory(), "is_admin": isAdmin}})
 	return out, nil
 }
@@ -171,11 +172,11 @@ func (s *Server) idpCallback(ctx context.Context, in *idpCallbackInput) (*struct
 // directoryMaySignIn reports whether users of a directory may sign in
 // under STEWARD_OIDC_REGISTERED_ONLY: a managing directory, or that of an
 // active registered tenant.
-func (s *Server) directoryMaySignIn(ctx context.Context, dir string) (bool, error) {
-	if slices.ContainsFunc(s.deps.Config.OIDC.AdminTenants, func(d string) bool { return strings.EqualFold(d, dir) }) {
+func (r Routes) directoryMaySignIn(ctx context.Context, dir string) (bool, error) {
+	if slices.ContainsFunc(r.Config.OIDC.AdminTenants, func(d string) bool { return strings.EqualFold(d, dir) }) {
 		return true, nil
 	}
-	return s.deps.Tenancy.ManagesDirectory(ctx, dir)
+	return r.Tenancy.ManagesDirectory(ctx, dir)
 }
 
 // takeSignIn looks a started sign-in up and deletes it, so a state works
@@ -183,14 +184,14 @@ func (s *Server) directoryMaySignIn(ctx context.Context, dir string) (bool, erro
 // two callbacks racing with one state could both get it; the identity
 // provider then redeems the code for one of them only, as a code is single
 // use too.
-func (s *Server) takeSignIn(ctx context.Context, state string) (*pendingSignIn, error) {
+func (r Routes) takeSignIn(ctx context.Context, state string) (*pendingSignIn, error) {
 	key := idpStatePrefix + oidc.StateKey(state)
-	b, ok, err := s.deps.Cache.Get(ctx, key)
+	b, ok, err := r.Cache.Get(ctx, key)
 	if err == nil && ok {
-		err = s.deps.Cache.Delete(ctx, key)
+		err = r.Cache.Delete(ctx, key)
 	}
 	if err != nil {
-		s.logUnlessOutage("sign-in state unavailable", err)
+		r.logUnlessOutage("sign-in state unavailable", err)
 		return nil, huma.Error503ServiceUnavailable("sign-in is unavailable: its state cannot be read")
 	}
 	if !ok {
@@ -200,7 +201,7 @@ func (s *Server) takeSignIn(ctx context.Context, state string) (*pendingSignIn, 
 	if err := json.Unmarshal(b, &p); err != nil {
 		// Only this file writes the key; an entry that does not decode
 		// is treated as absent rather than failing the request.
-		s.deps.Logger.Warn("sign-in state unreadable", "error", err)
+		r.Logger.Warn("sign-in state unreadable", "error", err)
 		return nil, nil
 	}
 	return &p, nil
@@ -208,11 +209,19 @@ func (s *Server) takeSignIn(ctx context.Context, state string) (*pendingSignIn, 
 
 // idpRefuse audits a refused sign-in and returns its 401. detail is the
 // underlying error for the audit entry; the caller only learns msg.
-func (s *Server) idpRefuse(ctx context.Context, detail, reason, msg string) error {
+func (r Routes) idpRefuse(ctx context.Context, detail, reason, msg string) error {
 	details := map[string]any{"reason": reason}
 	if detail != "" {
 		details["error"] = detail
 	}
-	s.record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ResourceType: "session", Details: details})
+	r.Audit.Record(ctx, audit.Entry{Action: "auth.idp_login.failure", Status: audit.StatusFailure, ResourceType: "session", Details: details})
 	return huma.Error401Unauthorized(msg)
+}
+
+// logUnlessOutage logs err unless Redis's being unreachable explains it:
+// the connection logs an outage once, not once per request it fails.
+func (r Routes) logUnlessOutage(msg string, err error) {
+	if !errors.Is(err, redisconn.ErrUnavailable) {
+		r.Logger.Error(msg, "error", err)
+	}
 }

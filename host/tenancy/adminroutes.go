@@ -1,4 +1,4 @@
-package server
+package tenancy
 
 import (
 	"context"
@@ -12,46 +12,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
-	"github.com/stewardhq/steward/host/tenancy"
 )
-
-// extTenantScoped marks, in /openapi.json, an operation that acts on one
-// tenant's data on behalf of a caller limited to its tenant scope, and says
-// which parameter names the tenant ({"path": "tenant_id"}, {"query":
-// "tenant_ids"}, ...). The isolation tests are generated from it, so a new
-// operation is checked as soon as it carries the mark. Admin-only
-// operations are not marked: the admin role, not the tenant scope, guards
-// them, so a standard user is refused whichever tenant it names.
-const extTenantScoped = "x-steward-tenant-scoped"
-
-// extAdmin marks an operation only an admin may call, so tests can walk
-// every such operation as a standard user.
-const extAdmin = "x-steward-admin"
-
-// errNoTenantAccess refuses a tenant outside the caller's scope without
-// repeating the id, so no refusal ever carries a tenant's identifiers.
-const errNoTenantAccess = "no access to the requested tenant"
-
-// tenantScoped is the extension for an operation naming its tenant in the
-// parameter name, located in ("path" or "query").
-func tenantScoped(in, name string) map[string]any {
-	return map[string]any{extTenantScoped: map[string]string{in: name}}
-}
-
-// pluginTenantScope finds the parameter a tenant-scoped plugin operation
-// names its tenant with. A route that names none acts on the caller's whole
-// scope, so there is no tenant a caller could name and nothing to mark.
-func pluginTenantScope(op *huma.Operation) map[string]string {
-	for _, want := range []struct{ in, name string }{{"path", "tenant_id"}, {"query", "tenant_ids"}, {"query", "tenant_id"}} {
-		for _, p := range op.Parameters {
-			if p != nil && p.In == want.in && p.Name == want.name {
-				return map[string]string{want.in: want.name}
-			}
-		}
-	}
-	return nil
-}
 
 // markupRE matches tags; names and descriptions are shown in pages and
 // e-mails, so markup is removed before storing rather than escaped on
@@ -125,9 +88,9 @@ type tenantMemberInput struct {
 // and membership of one of its access groups (resolved at sign-in from
 // the identity provider, so those users are not listed here).
 type tenantMembers struct {
-	TenantID     string           `json:"tenant_id"`
-	AccessGroups []string         `json:"access_groups" doc:"Identity-provider groups whose members may also see the tenant"`
-	Members      []tenancy.Member `json:"members" doc:"Users assigned by an admin"`
+	TenantID     string   `json:"tenant_id"`
+	AccessGroups []string `json:"access_groups" doc:"Identity-provider groups whose members may also see the tenant"`
+	Members      []Member `json:"members" doc:"Users assigned by an admin"`
 }
 
 func invalid(field, msg string, value any) error {
@@ -172,12 +135,12 @@ func cleanName(raw string) (string, error) {
 	return n, nil
 }
 
-func (s *Server) registerTenantAdmin() {
-	admin := map[string]any{metaAuth: authAdmin}
-	register(s, huma.Operation{OperationID: "tenants-create", Method: http.MethodPost, Path: "/api/v1/tenants", Tags: []string{"tenants"},
+func (r Routes) registerAdmin(a huma.API) {
+	admin := api.AdminOnly()
+	api.Register(a, huma.Operation{OperationID: "tenants-create", Method: http.MethodPost, Path: "/api/v1/tenants", Tags: []string{"tenants"},
 		Summary: "Add a tenant", DefaultStatus: http.StatusCreated, Metadata: admin, Errors: []int{http.StatusConflict},
 		Description: "A directory id already managed is a 409. Directory and subscription ids are stored lower-cased."},
-		func(ctx context.Context, in *tenantCreateInput) (*struct{ Body tenancy.Tenant }, error) {
+		func(ctx context.Context, in *tenantCreateInput) (*struct{ Body Tenant }, error) {
 			b := &in.Body
 			name, err := cleanName(b.Name)
 			if err != nil {
@@ -186,7 +149,7 @@ func (s *Server) registerTenantAdmin() {
 			if err := b.normalize(); err != nil {
 				return nil, err
 			}
-			t := tenancy.Tenant{Name: name, DirectoryTenantID: strings.ToLower(b.DirectoryTenantID),
+			t := Tenant{Name: name, DirectoryTenantID: strings.ToLower(b.DirectoryTenantID),
 				SubscriptionID: strings.ToLower(b.SubscriptionID), IsActive: true}
 			if b.Description != nil {
 				t.Description = *b.Description
@@ -200,22 +163,22 @@ func (s *Server) registerTenantAdmin() {
 			if b.UseDelegation != nil {
 				t.UseDelegation = *b.UseDelegation
 			}
-			err = s.deps.Tenancy.CreateTenant(ctx, &t)
-			if errors.Is(err, tenancy.ErrDuplicate) {
+			err = r.Store.CreateTenant(ctx, &t)
+			if errors.Is(err, ErrDuplicate) {
 				return nil, huma.Error409Conflict("a tenant with that directory_tenant_id already exists")
 			}
 			if err != nil {
 				return nil, err
 			}
-			s.record(ctx, audit.Entry{Action: "tenant.create.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
+			r.Audit.Record(ctx, audit.Entry{Action: "tenant.create.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
 				Details: map[string]any{"name": t.Name, "directory_tenant_id": t.DirectoryTenantID, "subscription_id": t.SubscriptionID}})
-			return &struct{ Body tenancy.Tenant }{t}, nil
+			return &struct{ Body Tenant }{t}, nil
 		})
-	register(s, huma.Operation{OperationID: "tenants-update", Method: http.MethodPatch, Path: "/api/v1/tenants/{tenant_id}", Tags: []string{"tenants"},
+	api.Register(a, huma.Operation{OperationID: "tenants-update", Method: http.MethodPatch, Path: "/api/v1/tenants/{tenant_id}", Tags: []string{"tenants"},
 		Summary: "Change a tenant", Description: "Only the fields given change.", Metadata: admin, Errors: []int{http.StatusNotFound, http.StatusConflict}},
-		func(ctx context.Context, in *tenantUpdateInput) (*struct{ Body tenancy.Tenant }, error) {
+		func(ctx context.Context, in *tenantUpdateInput) (*struct{ Body Tenant }, error) {
 			b := &in.Body
-			p := tenancy.TenantPatch{IsActive: b.IsActive}
+			p := TenantPatch{IsActive: b.IsActive}
 			if b.Name != nil {
 				name, err := cleanName(*b.Name)
 				if err != nil {
@@ -235,41 +198,41 @@ func (s *Server) registerTenantAdmin() {
 				sub := strings.ToLower(*b.SubscriptionID)
 				p.SubscriptionID = &sub
 			}
-			t, err := s.deps.Tenancy.UpdateTenant(ctx, in.TenantID, p)
+			t, err := r.Store.UpdateTenant(ctx, in.TenantID, p)
 			switch {
-			case errors.Is(err, tenancy.ErrNotFound):
+			case errors.Is(err, ErrNotFound):
 				return nil, huma.Error404NotFound("no tenant with that id")
-			case errors.Is(err, tenancy.ErrDuplicate):
+			case errors.Is(err, ErrDuplicate):
 				return nil, huma.Error409Conflict("another tenant has that directory_tenant_id")
 			case err != nil:
 				return nil, err
 			}
-			s.record(ctx, audit.Entry{Action: "tenant.update.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
+			r.Audit.Record(ctx, audit.Entry{Action: "tenant.update.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
 				Details: map[string]any{"fields": b.changed()}})
-			return &struct{ Body tenancy.Tenant }{t}, nil
+			return &struct{ Body Tenant }{t}, nil
 		})
-	register(s, huma.Operation{OperationID: "tenants-deactivate", Method: http.MethodDelete, Path: "/api/v1/tenants/{tenant_id}", Tags: []string{"tenants"},
+	api.Register(a, huma.Operation{OperationID: "tenants-deactivate", Method: http.MethodDelete, Path: "/api/v1/tenants/{tenant_id}", Tags: []string{"tenants"},
 		Summary: "Deactivate a tenant", Metadata: admin, DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
 		Description: "The tenant leaves every scope and list at once; its record, data and assignments are kept, admins can still read it, and PATCH is_active=true brings it back."},
 		func(ctx context.Context, in *tenantPathInput) (*struct{}, error) {
-			err := s.deps.Tenancy.DeactivateTenant(ctx, in.TenantID)
-			if errors.Is(err, tenancy.ErrNotFound) {
+			err := r.Store.DeactivateTenant(ctx, in.TenantID)
+			if errors.Is(err, ErrNotFound) {
 				return nil, huma.Error404NotFound("no tenant with that id")
 			}
 			if err != nil {
 				return nil, err
 			}
-			s.record(ctx, audit.Entry{Action: "tenant.deactivate.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "tenant", ResourceID: in.TenantID})
+			r.Audit.Record(ctx, audit.Entry{Action: "tenant.deactivate.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "tenant", ResourceID: in.TenantID})
 			return nil, nil
 		})
-	register(s, huma.Operation{OperationID: "tenant-members-list", Method: http.MethodGet, Path: "/api/v1/tenants/{tenant_id}/members", Tags: []string{"tenants"},
+	api.Register(a, huma.Operation{OperationID: "tenant-members-list", Method: http.MethodGet, Path: "/api/v1/tenants/{tenant_id}/members", Tags: []string{"tenants"},
 		Summary: "Who may see a tenant", Metadata: admin, Errors: []int{http.StatusNotFound}},
 		func(ctx context.Context, in *tenantPathInput) (*struct{ Body tenantMembers }, error) {
-			t, err := s.tenantForAdmin(ctx, in.TenantID)
+			t, err := r.tenantForAdmin(ctx, in.TenantID)
 			if err != nil {
 				return nil, err
 			}
-			members, err := s.deps.Tenancy.Members(ctx, t.ID)
+			members, err := r.Store.Members(ctx, t.ID)
 			if err != nil {
 				return nil, err
 			}
@@ -279,56 +242,56 @@ func (s *Server) registerTenantAdmin() {
 			}
 			return &struct{ Body tenantMembers }{tenantMembers{TenantID: t.ID, AccessGroups: groups, Members: members}}, nil
 		})
-	register(s, huma.Operation{OperationID: "tenant-members-add", Method: http.MethodPut, Path: "/api/v1/tenants/{tenant_id}/members/{user_id}", Tags: []string{"tenants"},
+	api.Register(a, huma.Operation{OperationID: "tenant-members-add", Method: http.MethodPut, Path: "/api/v1/tenants/{tenant_id}/members/{user_id}", Tags: []string{"tenants"},
 		Summary: "Assign a user to a tenant", Description: "Assigning a user already assigned changes nothing and answers the same.",
 		Metadata: admin, Errors: []int{http.StatusNotFound}},
-		func(ctx context.Context, in *tenantMemberInput) (*struct{ Body tenancy.Member }, error) {
-			if _, err := s.tenantForAdmin(ctx, in.TenantID); err != nil {
+		func(ctx context.Context, in *tenantMemberInput) (*struct{ Body Member }, error) {
+			if _, err := r.tenantForAdmin(ctx, in.TenantID); err != nil {
 				return nil, err
 			}
-			if _, err := s.deps.Tenancy.User(ctx, in.UserID); errors.Is(err, tenancy.ErrNotFound) {
+			if _, err := r.Store.User(ctx, in.UserID); errors.Is(err, ErrNotFound) {
 				return nil, huma.Error404NotFound("no user with that id")
 			} else if err != nil {
 				return nil, err
 			}
-			m, err := s.deps.Tenancy.Member(ctx, in.TenantID, in.UserID)
+			m, err := r.Store.Member(ctx, in.TenantID, in.UserID)
 			if err == nil {
-				return &struct{ Body tenancy.Member }{m}, nil
+				return &struct{ Body Member }{m}, nil
 			}
-			if !errors.Is(err, tenancy.ErrNotFound) {
+			if !errors.Is(err, ErrNotFound) {
 				return nil, err
 			}
-			if err := s.deps.Tenancy.AddMember(ctx, in.TenantID, in.UserID); err != nil {
+			if err := r.Store.AddMember(ctx, in.TenantID, in.UserID); err != nil {
 				return nil, err
 			}
-			if m, err = s.deps.Tenancy.Member(ctx, in.TenantID, in.UserID); err != nil {
+			if m, err = r.Store.Member(ctx, in.TenantID, in.UserID); err != nil {
 				return nil, err
 			}
 			// Only a change is audited: a repeated assignment did nothing.
-			s.record(ctx, audit.Entry{Action: "tenant.member_add.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "user", ResourceID: in.UserID,
+			r.Audit.Record(ctx, audit.Entry{Action: "tenant.member_add.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "user", ResourceID: in.UserID,
 				Details: map[string]any{"email": m.Email}})
-			return &struct{ Body tenancy.Member }{m}, nil
+			return &struct{ Body Member }{m}, nil
 		})
-	register(s, huma.Operation{OperationID: "tenant-members-remove", Method: http.MethodDelete, Path: "/api/v1/tenants/{tenant_id}/members/{user_id}", Tags: []string{"tenants"},
+	api.Register(a, huma.Operation{OperationID: "tenant-members-remove", Method: http.MethodDelete, Path: "/api/v1/tenants/{tenant_id}/members/{user_id}", Tags: []string{"tenants"},
 		Summary: "Withdraw a user's assignment to a tenant", DefaultStatus: http.StatusNoContent, Metadata: admin, Errors: []int{http.StatusNotFound},
 		Description: "Access through the tenant's access groups is unaffected. A user not assigned is a 404."},
 		func(ctx context.Context, in *tenantMemberInput) (*struct{}, error) {
-			err := s.deps.Tenancy.RemoveMember(ctx, in.TenantID, in.UserID)
-			if errors.Is(err, tenancy.ErrNotFound) {
+			err := r.Store.RemoveMember(ctx, in.TenantID, in.UserID)
+			if errors.Is(err, ErrNotFound) {
 				return nil, huma.Error404NotFound("that user is not assigned to that tenant")
 			}
 			if err != nil {
 				return nil, err
 			}
-			s.record(ctx, audit.Entry{Action: "tenant.member_remove.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "user", ResourceID: in.UserID})
+			r.Audit.Record(ctx, audit.Entry{Action: "tenant.member_remove.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "user", ResourceID: in.UserID})
 			return nil, nil
 		})
 }
 
 // tenantForAdmin reads a tenant, active or not, as a 404 when unknown.
-func (s *Server) tenantForAdmin(ctx context.Context, id string) (tenancy.Tenant, error) {
-	t, err := s.deps.Tenancy.Tenant(ctx, id)
-	if errors.Is(err, tenancy.ErrNotFound) {
+func (r Routes) tenantForAdmin(ctx context.Context, id string) (Tenant, error) {
+	t, err := r.Store.Tenant(ctx, id)
+	if errors.Is(err, ErrNotFound) {
 		return t, huma.Error404NotFound("no tenant with that id")
 	}
 	return t, err

@@ -1,4 +1,4 @@
-package server
+package audit
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/host/api"
 )
 
 type auditListInput struct {
@@ -25,10 +25,10 @@ type auditListInput struct {
 }
 
 type auditPage struct {
-	Items  []audit.Entry `json:"items"`
-	Total  int           `json:"total"`
-	Limit  int           `json:"limit"`
-	Offset int           `json:"offset"`
+	Items  []Entry `json:"items"`
+	Total  int     `json:"total"`
+	Limit  int     `json:"limit"`
+	Offset int     `json:"offset"`
 }
 
 type auditSummaryInput struct {
@@ -50,13 +50,19 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-func (s *Server) registerAudit() {
-	register(s, huma.Operation{OperationID: "audit-logs", Method: http.MethodGet, Path: "/api/v1/audit-logs", Tags: []string{"audit"},
+// Routes serve the audit log to its readers.
+type Routes struct {
+	Store *Store
+}
+
+// Register adds the audit log's operations to a.
+func (r Routes) Register(a huma.API) {
+	api.Register(a, huma.Operation{OperationID: "audit-logs", Method: http.MethodGet, Path: "/api/v1/audit-logs", Tags: []string{"audit"},
 		Summary:     "Audit log entries, newest first",
-		Description: "Admins see every entry; a standard user sees only entries whose actor_id is its own.", Extensions: tenantScoped("query", "tenant_id")},
+		Description: "Admins see every entry; a standard user sees only entries whose actor_id is its own.", Extensions: api.TenantScoped("query", "tenant_id")},
 		func(ctx context.Context, in *auditListInput) (*struct{ Body auditPage }, error) {
-			p := principalFrom(ctx)
-			f := audit.Filter{ActorID: in.ActorID, ActorEmail: in.ActorEmail, Action: in.Action, ActionPrefix: in.ActionPrefix,
+			p := api.PrincipalFrom(ctx)
+			f := Filter{ActorID: in.ActorID, ActorEmail: in.ActorEmail, Action: in.Action, ActionPrefix: in.ActionPrefix,
 				TenantID: in.TenantID, ResourceType: in.ResourceType, Status: in.Status, Since: timePtr(in.Since), Until: timePtr(in.Until),
 				Limit: in.Limit, Offset: in.Offset}
 			if !p.IsAdmin {
@@ -66,32 +72,32 @@ func (s *Server) registerAudit() {
 				f.ActorID = p.ID
 			}
 			if in.TenantID != "" && !p.CanSeeTenant(in.TenantID) {
-				return nil, huma.Error403Forbidden(errNoTenantAccess)
+				return nil, huma.Error403Forbidden(api.ErrNoTenantAccess)
 			}
-			items, total, err := s.deps.Audit.List(ctx, f)
+			items, total, err := r.Store.List(ctx, f)
 			if err != nil {
 				return nil, err
 			}
 			if items == nil {
-				items = []audit.Entry{}
+				items = []Entry{}
 			}
 			return &struct{ Body auditPage }{auditPage{Items: items, Total: total, Limit: in.Limit, Offset: in.Offset}}, nil
 		})
-	register(s, huma.Operation{OperationID: "audit-logs-summary", Method: http.MethodGet, Path: "/api/v1/audit-logs/summary", Tags: []string{"audit"},
-		Summary: "Audit entry counts by action category", Extensions: tenantScoped("query", "tenant_id")},
+	api.Register(a, huma.Operation{OperationID: "audit-logs-summary", Method: http.MethodGet, Path: "/api/v1/audit-logs/summary", Tags: []string{"audit"},
+		Summary: "Audit entry counts by action category", Extensions: api.TenantScoped("query", "tenant_id")},
 		func(ctx context.Context, in *auditSummaryInput) (*struct{ Body auditSummary }, error) {
-			p := principalFrom(ctx)
-			f := audit.SummaryFilter{Since: timePtr(in.Since)}
+			p := api.PrincipalFrom(ctx)
+			f := SummaryFilter{Since: timePtr(in.Since)}
 			if in.TenantID != "" {
 				if !p.CanSeeTenant(in.TenantID) {
-					return nil, huma.Error403Forbidden(errNoTenantAccess)
+					return nil, huma.Error403Forbidden(api.ErrNoTenantAccess)
 				}
 				f.TenantIDs = []string{in.TenantID}
 			}
 			if !p.IsAdmin {
 				f.ActorID = p.ID
 			}
-			counts, err := s.deps.Audit.Summary(ctx, f)
+			counts, err := r.Store.Summary(ctx, f)
 			if err != nil {
 				return nil, err
 			}

@@ -1,42 +1,21 @@
-package server
+package auth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/hashicorp/go-hclog"
 
+	"github.com/stewardhq/steward/core/cache"
+	"github.com/stewardhq/steward/core/config"
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
-	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/oidc"
 	"github.com/stewardhq/steward/host/tenancy"
 )
-
-// formFormat lets huma read application/x-www-form-urlencoded bodies (the
-// OAuth2 password form) through the same validation as JSON: the form
-// becomes an object of strings, then the body's schema applies.
-var formFormat = huma.Format{
-	Marshal: func(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) },
-	Unmarshal: func(data []byte, v any) error {
-		form, err := url.ParseQuery(string(data))
-		if err != nil {
-			return err
-		}
-		obj := make(map[string]any, len(form))
-		for k := range form {
-			obj[k] = form.Get(k)
-		}
-		b, err := json.Marshal(obj)
-		if err != nil {
-			return err
-		}
-		return json.Unmarshal(b, v)
-	},
-}
 
 // AdminRole is the identity provider app role that makes an admin.
 const AdminRole = "Governance.Admin"
@@ -76,23 +55,49 @@ type userInfo struct {
 	Tenants []tenantRef `json:"tenants"`
 }
 
-func (s *Server) registerAuth() {
-	none := map[string]any{metaAuth: authNone}
-	register(s, huma.Operation{
+// Routes serve sign-in: the development login, the identity provider's
+// sign-in, the token grants, logout, and who the caller is.
+type Routes struct {
+	Config config.Config
+	Issuer *Issuer
+	// Tokens records refresh tokens and revokes sign-ins, on the
+	// revocation list every replica reads.
+	Tokens  *RefreshStore
+	Tenancy *tenancy.Store
+	// OIDC is the identity provider's relying party; nil when none is
+	// configured, and its routes answer 503.
+	OIDC *oidc.RelyingParty
+	// Cache is the shared cache that keeps started sign-ins, so that any
+	// replica can finish them.
+	Cache  cache.Cache
+	Audit  *audit.Recorder
+	Logger hclog.Logger
+}
+
+// Register adds the sign-in operations to a.
+func (r Routes) Register(a huma.API) {
+	r.registerSession(a)
+	r.registerTokens(a)
+	r.registerIdP(a)
+}
+
+func (r Routes) registerSession(a huma.API) {
+	none := api.Anonymous()
+	api.Register(a, huma.Operation{
 		OperationID: "auth-login", Method: http.MethodPost, Path: "/api/v1/auth/login", Tags: []string{"auth"}, Metadata: none,
 		Summary:     "Sign in with the development credential pair",
 		Description: "OAuth2 password form (application/x-www-form-urlencoded: username, password; grant_type, when sent, must be password; scope, client_id and client_secret are accepted and ignored). Accepted only when STEWARD_ENV=development; refused with 403 in staging and production.",
 		Errors:      []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity},
-	}, s.login)
-	register(s, huma.Operation{OperationID: "auth-me", Method: http.MethodGet, Path: "/api/v1/auth/me", Summary: "The signed-in user and its tenants", Tags: []string{"auth"}},
+	}, r.login)
+	api.Register(a, huma.Operation{OperationID: "auth-me", Method: http.MethodGet, Path: "/api/v1/auth/me", Summary: "The signed-in user and its tenants", Tags: []string{"auth"}},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body userInfo }, error) {
-			p := principalFrom(ctx)
+			p := api.PrincipalFrom(ctx)
 			info := userInfo{ID: p.ID, Email: p.Email, Name: p.Name, Roles: p.Roles, IsAdmin: p.IsAdmin, Tenants: []tenantRef{}}
 			if info.Roles == nil {
 				info.Roles = []string{}
 			}
 			if len(p.TenantIDs) > 0 {
-				tenants, err := s.deps.Tenancy.Tenants(ctx, p.TenantIDs, false)
+				tenants, err := r.Tenancy.Tenants(ctx, p.TenantIDs, false)
 				if err != nil {
 					return nil, err
 				}
@@ -102,49 +107,49 @@ func (s *Server) registerAuth() {
 			}
 			return &struct{ Body userInfo }{info}, nil
 		})
-	register(s, huma.Operation{OperationID: "auth-health", Method: http.MethodGet, Path: "/api/v1/auth/health", Summary: "Auth components", Tags: []string{"auth"}, Metadata: none},
+	api.Register(a, huma.Operation{OperationID: "auth-health", Method: http.MethodGet, Path: "/api/v1/auth/health", Summary: "Auth components", Tags: []string{"auth"}, Metadata: none},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body map[string]any }, error) {
 			return &struct{ Body map[string]any }{map[string]any{
-				"status":            healthy,
-				"jwt_configured":    s.deps.Issuer != nil,
-				"dev_login_enabled": s.deps.Config.DevLoginEnabled(),
+				"status":            "healthy",
+				"jwt_configured":    r.Issuer != nil,
+				"dev_login_enabled": r.Config.DevLoginEnabled(),
 			}}, nil
 		})
 }
 
-func (s *Server) login(ctx context.Context, in *loginInput) (*struct{ Body tokenResponse }, error) {
+func (r Routes) login(ctx context.Context, in *loginInput) (*struct{ Body tokenResponse }, error) {
 	username := strings.TrimSpace(in.Body.Username)
-	err := auth.CheckDevCredentials(s.deps.Config.Env, s.deps.Config.DevUsername, s.deps.Config.DevPassword, username, in.Body.Password)
+	err := CheckDevCredentials(r.Config.Env, r.Config.DevUsername, r.Config.DevPassword, username, in.Body.Password)
 	switch {
-	case errors.Is(err, auth.ErrDevLoginDisabled):
-		s.record(ctx, audit.Entry{Action: "auth.login.failure", Status: audit.StatusFailure, ActorEmail: username, ResourceType: "session", Details: map[string]any{"reason": "password login disabled"}})
+	case errors.Is(err, ErrDevLoginDisabled):
+		r.Audit.Record(ctx, audit.Entry{Action: "auth.login.failure", Status: audit.StatusFailure, ActorEmail: username, ResourceType: "session", Details: map[string]any{"reason": "password login disabled"}})
 		return nil, huma.Error403Forbidden("password login is disabled outside development; sign in through the identity provider")
 	case err != nil:
-		s.record(ctx, audit.Entry{Action: "auth.login.failure", Status: audit.StatusFailure, ActorEmail: username, ResourceType: "session", Details: map[string]any{"reason": "bad credentials"}})
+		r.Audit.Record(ctx, audit.Entry{Action: "auth.login.failure", Status: audit.StatusFailure, ActorEmail: username, ResourceType: "session", Details: map[string]any{"reason": "bad credentials"}})
 		return nil, huma.Error401Unauthorized("wrong username or password")
 	}
 	u := &tenancy.User{DirectoryTenantID: tenancy.LocalDirectory, Subject: strings.ToLower(username), Email: username,
 		Name: "Development admin", IsAdmin: true, Roles: []string{AdminRole}}
-	if err := s.deps.Tenancy.UpsertUser(ctx, u); err != nil {
+	if err := r.Tenancy.UpsertUser(ctx, u); err != nil {
 		return nil, err
 	}
-	p := auth.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: true, Kind: auth.KindUser}
-	out, err := s.issueTokens(ctx, p)
+	p := api.Principal{ID: u.ID, Email: u.Email, Name: u.Name, Roles: u.Roles, IsAdmin: true, Kind: api.KindUser}
+	out, err := r.issueTokens(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	s.record(ctx, audit.Entry{Action: "auth.login.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session"})
+	r.Audit.Record(ctx, audit.Entry{Action: "auth.login.success", Status: audit.StatusSuccess, ActorID: u.ID, ActorEmail: u.Email, ResourceType: "session"})
 	return out, nil
 }
 
 // issueTokens signs a new sign-in's token pair and records its refresh
 // token as the first of a new family, so it can be rotated and revoked.
-func (s *Server) issueTokens(ctx context.Context, p auth.Principal) (*struct{ Body tokenResponse }, error) {
-	pair, out, err := s.mintPair(p)
+func (r Routes) issueTokens(ctx context.Context, p api.Principal) (*struct{ Body tokenResponse }, error) {
+	pair, out, err := r.mintPair(p)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.tokens.Start(ctx, pair); err != nil {
+	if err := r.Tokens.Start(ctx, pair); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -1,8 +1,9 @@
-package server
+package onboarding
 
 import (
 	"bytes"
 	"context"
+	"embed"
 	"errors"
 	"html/template"
 	"net/http"
@@ -12,8 +13,9 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/core/cloud"
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
-	"github.com/stewardhq/steward/host/onboarding"
 	"github.com/stewardhq/steward/host/tenancy"
 )
 
@@ -52,8 +54,8 @@ type verifyFields struct {
 	Description    string `json:"description,omitempty" doc:"Optional; at most 2000 characters"`
 }
 
-func (f verifyFields) request() onboarding.Request {
-	return onboarding.Request{TenantName: f.TenantName, DirectoryTenantID: f.TenantID, SubscriptionID: f.SubscriptionID, Description: f.Description}
+func (f verifyFields) request() Request {
+	return Request{TenantName: f.TenantName, DirectoryTenantID: f.TenantID, SubscriptionID: f.SubscriptionID, Description: f.Description}
 }
 
 // verifyPageInput's form is optional too: a browser posting nothing gets
@@ -72,10 +74,10 @@ type verifyAPIInput struct {
 }
 
 type verifyResult struct {
-	Success bool               `json:"success"`
-	Tenant  *tenancy.Tenant    `json:"tenant"`
-	Checks  []onboarding.Check `json:"checks"`
-	Error   *string            `json:"error"`
+	Success bool            `json:"success"`
+	Tenant  *tenancy.Tenant `json:"tenant"`
+	Checks  []Check         `json:"checks"`
+	Error   *string         `json:"error"`
 }
 
 // TransformSchema lets tenant be null, as it is when nothing was created;
@@ -110,26 +112,41 @@ type onboardingStatus struct {
 	Delegation        delegationStatus `json:"delegation"`
 }
 
-func (s *Server) registerOnboarding() {
+// Routes serve onboarding: the pages and JSON routes through which a
+// customer delegates a subscription to Steward and registers its tenant,
+// and a tenant's onboarding status.
+type Routes struct {
+	Tenancy *tenancy.Store
+	// Cloud is the host's own cloud clients, which check delegations; nil
+	// leaves onboarding unable to verify (it answers 503).
+	Cloud *cloud.Clients
+	// ManagingTenantID is the directory tenant Steward signs in to, the
+	// one customers delegate their subscriptions to.
+	ManagingTenantID string
+	Audit            *audit.Recorder
+}
+
+// Register adds the onboarding operations to a.
+func (r Routes) Register(a huma.API) {
 	// A nil *cloud.Clients must stay a nil interface, or the verifier
 	// would call through it instead of reporting the cloud missing.
-	var c onboarding.Cloud
-	if s.deps.Cloud != nil {
-		c = s.deps.Cloud
+	var c Cloud
+	if r.Cloud != nil {
+		c = r.Cloud
 	}
-	v := &onboarding.Verifier{Cloud: c, Tenants: s.deps.Tenancy, ManagingTenantID: s.deps.ManagingTenantID}
-	none := map[string]any{metaAuth: authNone}
+	v := &Verifier{Cloud: c, Tenants: r.Tenancy, ManagingTenantID: r.ManagingTenantID}
+	none := api.Anonymous()
 	tags := []string{"onboarding"}
 
-	register(s, huma.Operation{OperationID: "onboarding-page", Method: http.MethodGet, Path: "/onboarding/", Tags: tags, Metadata: none,
-		Responses: s.htmlResponses(http.StatusOK),
+	api.Register(a, huma.Operation{OperationID: "onboarding-page", Method: http.MethodGet, Path: "/onboarding/", Tags: tags, Metadata: none,
+		Responses: api.HTMLResponses(a, http.StatusOK),
 		Summary:   "Onboarding landing page", Description: "How to delegate a subscription to Steward through Azure Lighthouse, with the forms that generate the template and verify the delegation."},
 		func(context.Context, *struct{}) (*htmlPage, error) {
 			return renderPage(http.StatusOK, "landing", pageData{})
 		})
 
-	register(s, huma.Operation{OperationID: "onboarding-generate-template", Method: http.MethodPost, Path: "/onboarding/generate-template", Tags: tags, Metadata: none,
-		Responses:   s.htmlResponses(http.StatusOK, http.StatusUnprocessableEntity),
+	api.Register(a, huma.Operation{OperationID: "onboarding-generate-template", Method: http.MethodPost, Path: "/onboarding/generate-template", Tags: tags, Metadata: none,
+		Responses:   api.HTMLResponses(a, http.StatusOK, http.StatusUnprocessableEntity),
 		Summary:     "Deployment template and instructions, as a page",
 		Description: "Optional form field org_name (at most 100 characters, no control characters). An invalid name answers 422 with the page showing why."},
 		func(ctx context.Context, in *templateForm) (*htmlPage, error) {
@@ -137,19 +154,19 @@ func (s *Server) registerOnboarding() {
 			if in.Body != nil {
 				org = in.Body.OrgName
 			}
-			org, err := onboarding.CleanOrgName(org)
+			org, err := CleanOrgName(org)
 			if err != nil {
-				return renderPage(http.StatusUnprocessableEntity, "landing", pageData{Errors: []onboarding.FieldError{{Field: "org_name", Message: err.Error()}}})
+				return renderPage(http.StatusUnprocessableEntity, "landing", pageData{Errors: []FieldError{{Field: "org_name", Message: err.Error()}}})
 			}
-			b, err := onboarding.NewTemplate(org, s.deps.ManagingTenantID).JSON()
+			b, err := NewTemplate(org, r.ManagingTenantID).JSON()
 			if err != nil {
 				return nil, err
 			}
-			s.recordTemplate(ctx, org, "html")
-			return renderPage(http.StatusOK, "template", pageData{OrgName: org, Template: string(b), ManagingTenantID: s.deps.ManagingTenantID})
+			r.recordTemplate(ctx, org, "html")
+			return renderPage(http.StatusOK, "template", pageData{OrgName: org, Template: string(b), ManagingTenantID: r.ManagingTenantID})
 		})
 
-	register(s, huma.Operation{OperationID: "onboarding-template", Method: http.MethodGet, Path: "/onboarding/api/template", Tags: tags, Metadata: none,
+	api.Register(a, huma.Operation{OperationID: "onboarding-template", Method: http.MethodGet, Path: "/onboarding/api/template", Tags: tags, Metadata: none,
 		Summary:     "Deployment template",
 		Description: "The Azure Lighthouse subscription deployment template: a registration definition granting Steward's managing tenant Reader, Cost Management Reader and Security Reader, and its assignment.",
 		Responses: map[string]*huma.Response{"200": {Description: "OK", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: huma.TypeObject,
@@ -159,20 +176,20 @@ func (s *Server) registerOnboarding() {
 		func(ctx context.Context, in *struct {
 			OrgName string `query:"org_name" doc:"Customer organisation shown in the offer name; at most 100 characters"`
 		}) (*rawJSON, error) {
-			org, err := onboarding.CleanOrgName(in.OrgName)
+			org, err := CleanOrgName(in.OrgName)
 			if err != nil {
 				return nil, huma.Error422UnprocessableEntity("validation failed", &huma.ErrorDetail{Location: "query.org_name", Message: err.Error(), Value: in.OrgName})
 			}
-			b, err := onboarding.NewTemplate(org, s.deps.ManagingTenantID).JSON()
+			b, err := NewTemplate(org, r.ManagingTenantID).JSON()
 			if err != nil {
 				return nil, err
 			}
-			s.recordTemplate(ctx, org, "json")
+			r.recordTemplate(ctx, org, "json")
 			return &rawJSON{ContentType: "application/json", Body: b}, nil
 		})
 
-	register(s, huma.Operation{OperationID: "onboarding-verify-page", Method: http.MethodPost, Path: "/onboarding/verify", Tags: tags, Metadata: none,
-		Responses: s.htmlResponses(http.StatusOK, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
+	api.Register(a, huma.Operation{OperationID: "onboarding-verify-page", Method: http.MethodPost, Path: "/onboarding/verify", Tags: tags, Metadata: none,
+		Responses: api.HTMLResponses(a, http.StatusOK, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
 		Summary:   "Verify a delegation and create the tenant, as a page",
 		Description: "Same checks and outcomes as POST /onboarding/api/verify, shown as a page: 200 when the tenant was created, 409 when its directory tenant is already managed, " +
 			"422 for invalid input or a failed check, 503 when the cloud could not be asked."},
@@ -183,10 +200,10 @@ func (s *Server) registerOnboarding() {
 			}
 			req, errs := form.request().Clean()
 			if len(errs) > 0 {
-				s.recordVerifyFailure(ctx, req, invalidReason(errs), nil)
+				r.recordVerifyFailure(ctx, req, invalidReason(errs), nil)
 				return renderPage(http.StatusUnprocessableEntity, "landing", pageData{Errors: errs, Form: form})
 			}
-			res, err := s.verify(ctx, v, req)
+			res, err := r.verify(ctx, v, req)
 			if err != nil {
 				return nil, err
 			}
@@ -197,7 +214,7 @@ func (s *Server) registerOnboarding() {
 			return renderPage(status, "result", pageData{Result: &res, Form: form})
 		})
 
-	register(s, huma.Operation{OperationID: "onboarding-verify", Method: http.MethodPost, Path: "/onboarding/api/verify", Tags: tags, Metadata: none,
+	api.Register(a, huma.Operation{OperationID: "onboarding-verify", Method: http.MethodPost, Path: "/onboarding/api/verify", Tags: tags, Metadata: none,
 		Summary: "Verify a delegation and create the tenant",
 		Description: "Form fields tenant_name, tenant_id (the customer's cloud directory tenant id), subscription_id and optional description. Checks through the cloud that Steward's managing tenant reaches " +
 			"the subscription by delegation and that it belongs to that directory tenant, then creates the tenant with use_delegation true (201). A failed check answers 422 and a directory tenant " +
@@ -205,29 +222,29 @@ func (s *Server) registerOnboarding() {
 			"Only an admin is shown the checks and the reason of a verification that created nothing: any other caller gets 422 with one generic reason for every failed check and for an already managed tenant, " +
 			"so the route tells no one which directory owns a subscription or whether it is delegated. Anonymous verifications draw on the sign-in rate limit.",
 		DefaultStatus: http.StatusCreated,
-		Responses:     s.verifyResponses()},
+		Responses:     verifyResponses(a)},
 		func(ctx context.Context, in *verifyAPIInput) (*verifyAPIOutput, error) {
 			req, errs := verifyFields(in.Body).request().Clean()
 			if len(errs) > 0 {
-				s.recordVerifyFailure(ctx, req, invalidReason(errs), nil)
+				r.recordVerifyFailure(ctx, req, invalidReason(errs), nil)
 				details := make([]error, 0, len(errs))
 				for _, e := range errs {
 					details = append(details, &huma.ErrorDetail{Location: "body." + e.Field, Message: e.Message})
 				}
 				return nil, huma.Error422UnprocessableEntity("validation failed", details...)
 			}
-			res, err := s.verify(ctx, v, req)
+			res, err := r.verify(ctx, v, req)
 			if err != nil {
 				return nil, err
 			}
-			out := verifyResult{Success: res.Outcome == onboarding.Created, Tenant: res.Tenant, Checks: res.Checks}
+			out := verifyResult{Success: res.Outcome == Created, Tenant: res.Tenant, Checks: res.Checks}
 			if res.Reason != "" {
 				out.Error = &res.Reason
 			}
 			return &verifyAPIOutput{Status: verifyStatus(res.Outcome), Body: out}, nil
 		})
 
-	register(s, huma.Operation{OperationID: "onboarding-status", Method: http.MethodGet, Path: "/onboarding/status/{tenant_id}", Tags: tags, Metadata: none,
+	api.Register(a, huma.Operation{OperationID: "onboarding-status", Method: http.MethodGet, Path: "/onboarding/status/{tenant_id}", Tags: tags, Metadata: none,
 		Summary: "A tenant's onboarding status",
 		Description: "The tenant record and a live check that its subscription is still reachable by delegation, for a signed-in caller who may see the tenant. " +
 			"Any other caller, anonymous included, gets the 404 of an unknown tenant.",
@@ -238,11 +255,11 @@ func (s *Server) registerOnboarding() {
 			// A tenant the caller may not see answers as an unknown one,
 			// before any lookup, so the answer tells nothing of whether the
 			// id exists and an anonymous request never reaches the cloud.
-			p := principalFrom(ctx)
+			p := api.PrincipalFrom(ctx)
 			if p == nil || !p.CanSeeTenant(in.TenantID) {
 				return nil, errNoSuchTenant
 			}
-			t, err := s.deps.Tenancy.Tenant(ctx, in.TenantID)
+			t, err := r.Tenancy.Tenant(ctx, in.TenantID)
 			if errors.Is(err, tenancy.ErrNotFound) {
 				return nil, errNoSuchTenant
 			}
@@ -251,7 +268,7 @@ func (s *Server) registerOnboarding() {
 			}
 			return &struct{ Body onboardingStatus }{onboardingStatus{
 				TenantID: t.ID, Name: t.Name, DirectoryTenantID: t.DirectoryTenantID, SubscriptionID: t.SubscriptionID,
-				UseDelegation: t.UseDelegation, IsActive: t.IsActive, CreatedAt: t.CreatedAt, Delegation: s.delegationOf(ctx, t),
+				UseDelegation: t.UseDelegation, IsActive: t.IsActive, CreatedAt: t.CreatedAt, Delegation: r.delegationOf(ctx, t),
 			}}, nil
 		})
 }
@@ -259,13 +276,13 @@ func (s *Server) registerOnboarding() {
 // verifyResponses declares the JSON verification's outcomes: each answers
 // the verification's report, and 422 and 503 may also be a problem document
 // (invalid input; a failure before the cloud was asked).
-func (s *Server) verifyResponses() map[string]*huma.Response {
-	report := s.schemaOf(verifyResult{})
+func verifyResponses(a huma.API) map[string]*huma.Response {
+	report := api.SchemaOf(a, verifyResult{})
 	out := map[string]*huma.Response{}
 	for _, code := range []int{http.StatusCreated, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable} {
 		r := &huma.Response{Description: http.StatusText(code), Content: map[string]*huma.MediaType{"application/json": {Schema: report}}}
 		if code >= 422 {
-			r.Content[mimeProblem] = &huma.MediaType{Schema: s.problemSchema()}
+			r.Content[api.MimeProblem] = &huma.MediaType{Schema: api.ProblemSchema(a)}
 		}
 		out[strconv.Itoa(code)] = r
 	}
@@ -274,41 +291,41 @@ func (s *Server) verifyResponses() map[string]*huma.Response {
 
 // verify runs the verification and audits its outcome. Only an admin is
 // told why a verification failed; the audit log keeps the reason.
-func (s *Server) verify(ctx context.Context, v *onboarding.Verifier, req onboarding.Request) (onboarding.Result, error) {
+func (r Routes) verify(ctx context.Context, v *Verifier, req Request) (Result, error) {
 	res, err := v.Verify(ctx, req)
 	if err != nil {
 		return res, err
 	}
-	if res.Outcome != onboarding.Created {
-		s.recordVerifyFailure(ctx, req, res.Reason, res.Checks)
-		if p := principalFrom(ctx); p == nil || !p.IsAdmin {
+	if res.Outcome != Created {
+		r.recordVerifyFailure(ctx, req, res.Reason, res.Checks)
+		if p := api.PrincipalFrom(ctx); p == nil || !p.IsAdmin {
 			res = res.Redacted()
 		}
 		return res, nil
 	}
 	t := res.Tenant
 	details := map[string]any{"directory_tenant_id": t.DirectoryTenantID, "subscription_id": t.SubscriptionID}
-	s.record(ctx, audit.Entry{Action: "tenant.create.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
+	r.Audit.Record(ctx, audit.Entry{Action: "tenant.create.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
 		Details: map[string]any{"name": t.Name, "directory_tenant_id": t.DirectoryTenantID, "use_delegation": true, "source": "onboarding"}})
-	s.record(ctx, audit.Entry{Action: "onboarding.verify.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID, Details: details})
+	r.Audit.Record(ctx, audit.Entry{Action: "onboarding.verify.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID, Details: details})
 	return res, nil
 }
 
-func (s *Server) recordVerifyFailure(ctx context.Context, req onboarding.Request, reason string, checks []onboarding.Check) {
+func (r Routes) recordVerifyFailure(ctx context.Context, req Request, reason string, checks []Check) {
 	details := map[string]any{"reason": reason, "directory_tenant_id": req.DirectoryTenantID, "subscription_id": req.SubscriptionID}
 	if checks != nil {
 		details["checks"] = checks
 	}
-	s.record(ctx, audit.Entry{Action: "onboarding.verify.failure", Status: audit.StatusFailure, ResourceType: "tenant", Details: details})
+	r.Audit.Record(ctx, audit.Entry{Action: "onboarding.verify.failure", Status: audit.StatusFailure, ResourceType: "tenant", Details: details})
 }
 
-func (s *Server) recordTemplate(ctx context.Context, org, format string) {
-	s.record(ctx, audit.Entry{Action: "onboarding.template.success", Status: audit.StatusSuccess, ResourceType: "onboarding_template",
+func (r Routes) recordTemplate(ctx context.Context, org, format string) {
+	r.Audit.Record(ctx, audit.Entry{Action: "onboarding.template.success", Status: audit.StatusSuccess, ResourceType: "onboarding_template",
 		Details: map[string]any{"org_name": org, "format": format}})
 }
 
 // invalidReason names the fields a rejected form got wrong, for the audit.
-func invalidReason(errs []onboarding.FieldError) string {
+func invalidReason(errs []FieldError) string {
 	fields := make([]string, 0, len(errs))
 	for _, e := range errs {
 		fields = append(fields, e.Field)
@@ -317,13 +334,13 @@ func invalidReason(errs []onboarding.FieldError) string {
 }
 
 // verifyStatus is the JSON route's status for an outcome.
-func verifyStatus(o onboarding.Outcome) int {
+func verifyStatus(o Outcome) int {
 	switch o {
-	case onboarding.Created:
+	case Created:
 		return http.StatusCreated
-	case onboarding.Duplicate:
+	case Duplicate:
 		return http.StatusConflict
-	case onboarding.Unavailable:
+	case Unavailable:
 		return http.StatusServiceUnavailable
 	default:
 		return http.StatusUnprocessableEntity
@@ -332,10 +349,10 @@ func verifyStatus(o onboarding.Outcome) int {
 
 // delegationOf checks live whether Steward still reaches the tenant's
 // subscription.
-func (s *Server) delegationOf(ctx context.Context, t tenancy.Tenant) delegationStatus {
+func (r Routes) delegationOf(ctx context.Context, t tenancy.Tenant) delegationStatus {
 	out := delegationStatus{CheckedAt: time.Now().UTC()}
 	switch {
-	case s.deps.Cloud == nil:
+	case r.Cloud == nil:
 		out.Detail = "no cloud is configured on this Steward host"
 		return out
 	case t.SubscriptionID == "":
@@ -344,7 +361,7 @@ func (s *Server) delegationOf(ctx context.Context, t tenancy.Tenant) delegationS
 	}
 	ctx, cancel := context.WithTimeout(ctx, statusCheckTimeout)
 	defer cancel()
-	if err := s.deps.Cloud.CheckDelegation(ctx, t.SubscriptionID); err != nil {
+	if err := r.Cloud.CheckDelegation(ctx, t.SubscriptionID); err != nil {
 		out.Detail = err.Error()
 		return out
 	}
@@ -358,13 +375,13 @@ type pageData struct {
 	OrgName          string
 	Template         string
 	ManagingTenantID string
-	Errors           []onboarding.FieldError
+	Errors           []FieldError
 	// Form refills the verification form after a failure.
 	Form   verifyFields
-	Result *onboarding.Result
+	Result *Result
 }
 
-func (d pageData) Created() bool { return d.Result != nil && d.Result.Outcome == onboarding.Created }
+func (d pageData) Created() bool { return d.Result != nil && d.Result.Outcome == Created }
 
 func renderPage(status int, name string, d pageData) (*htmlPage, error) {
 	var buf bytes.Buffer
@@ -374,103 +391,12 @@ func renderPage(status int, name string, d pageData) (*htmlPage, error) {
 	return &htmlPage{Status: status, ContentType: "text/html; charset=utf-8", Body: buf.Bytes()}, nil
 }
 
-// onboardingPages need no script, style sheet or image: the host's content
-// security policy allows only its own origin, and the pages must work for a
-// customer's administrator on any browser.
-var onboardingPages = template.Must(template.New("onboarding").Parse(`
-{{define "head"}}<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.}} — Steward onboarding</title>
-</head>
-<body>
-<header><p><a href="/onboarding/">Steward onboarding</a></p></header>
-<main>
-{{end}}
+// pages are the onboarding pages' templates. They need no script, style
+// sheet or image: the host's content security policy allows only its own
+// origin, and the pages must work for a customer's administrator on any
+// browser.
+//
+//go:embed pages/*.html
+var pageFiles embed.FS
 
-{{define "foot"}}</main>
-</body>
-</html>
-{{end}}
-
-{{define "errors"}}{{if .}}<section role="alert">
-<h2>Please correct the form</h2>
-<ul>{{range .}}<li><strong>{{.Field}}</strong>: {{.Message}}</li>{{end}}</ul>
-</section>{{end}}{{end}}
-
-{{define "verify-form"}}<form method="post" action="/onboarding/verify">
-<p><label for="tenant_name">Tenant name</label><br>
-<input id="tenant_name" name="tenant_name" required maxlength="200" value="{{.TenantName}}"></p>
-<p><label for="tenant_id">Directory (tenant) id</label><br>
-<input id="tenant_id" name="tenant_id" required pattern="[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}" placeholder="00000000-0000-0000-0000-000000000000" value="{{.TenantID}}"></p>
-<p><label for="subscription_id">Subscription id</label><br>
-<input id="subscription_id" name="subscription_id" required pattern="[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}" placeholder="00000000-0000-0000-0000-000000000000" value="{{.SubscriptionID}}"></p>
-<p><label for="description">Description (optional)</label><br>
-<textarea id="description" name="description" maxlength="2000" rows="3" cols="60">{{.Description}}</textarea></p>
-<p><button type="submit">Verify and onboard</button></p>
-</form>{{end}}
-
-{{define "landing"}}{{template "head" "Bring a tenant under governance"}}
-<h1>Bring a tenant under Steward governance</h1>
-<p>Steward reads costs, compliance, resources and security findings of your Azure subscriptions through
-<a href="https://learn.microsoft.com/azure/lighthouse/overview">Azure Lighthouse</a> delegation. It is granted
-read-only roles — Reader, Cost Management Reader and Security Reader — and can change nothing. You can remove the
-delegation at any time under <em>Service providers</em> in the Azure portal.</p>
-{{template "errors" .Errors}}
-<h2>1. Generate the deployment template</h2>
-<form method="post" action="/onboarding/generate-template">
-<p><label for="org_name">Organisation name (optional, shown in the offer name)</label><br>
-<input id="org_name" name="org_name" maxlength="100"></p>
-<p><button type="submit">Generate template</button></p>
-</form>
-<h2>2. Deploy it to your subscription</h2>
-<p>The template page gives the Azure CLI command and the portal steps. Deploying needs the Owner role on the subscription.</p>
-<h2>3. Verify the delegation</h2>
-<p>Once the deployment has finished, Steward checks that it reaches the subscription and registers your tenant.</p>
-{{template "verify-form" .Form}}
-<p>Automation can use the same steps as JSON: <code>GET /onboarding/api/template</code> and <code>POST /onboarding/api/verify</code>.</p>
-{{template "foot"}}{{end}}
-
-{{define "template"}}{{template "head" "Deployment template"}}
-<h1>Your deployment template</h1>
-<p>This Azure Resource Manager template creates a Lighthouse registration definition — the offer
-<strong>Steward governance{{if .OrgName}} — {{.OrgName}}{{end}}</strong>, granting Steward's managing tenant
-{{if .ManagingTenantID}}(<code>{{.ManagingTenantID}}</code>){{end}} Reader, Cost Management Reader and Security Reader — and assigns it to the subscription you deploy it to.</p>
-<h2>Instructions</h2>
-<ol>
-<li>Save the template below as <code>steward-onboarding.json</code>, or <a href="/onboarding/api/template?org_name={{.OrgName}}" download="steward-onboarding.json">download it</a>.</li>
-<li>Ask your Steward operator for the object id of Steward's service principal; the template's <code>stewardPrincipalId</code> parameter needs it.</li>
-<li>With the Azure CLI, as an Owner of the subscription:
-<pre>az login --tenant &lt;your directory tenant id&gt;
-az account set --subscription &lt;subscription id&gt;
-az deployment sub create --name steward-onboarding --location westeurope \
-  --template-file steward-onboarding.json \
-  --parameters stewardPrincipalId=&lt;Steward principal object id&gt;</pre>
-Any location works; it only records where the deployment's metadata is kept.</li>
-<li>Or in the Azure portal: search <em>Deploy a custom template</em>, choose <em>Build your own template in the editor</em>,
-paste the template, save, pick the subscription and a region, enter the Steward principal object id, then <em>Review + create</em>.</li>
-<li>Repeat for each subscription Steward should govern.</li>
-<li>Come back to <a href="/onboarding/">the onboarding page</a> and verify the delegation.</li>
-</ol>
-<h2>Template</h2>
-<pre>{{.Template}}</pre>
-{{template "foot"}}{{end}}
-
-{{define "result"}}{{template "head" "Verification"}}
-{{with .Result}}
-{{if $.Created}}<h1>Tenant onboarded</h1>
-<p>Steward reaches the subscription through delegation and registered <strong>{{.Tenant.Name}}</strong>
-(tenant id <code>{{.Tenant.ID}}</code>). Its status is at <a href="/onboarding/status/{{.Tenant.ID}}">/onboarding/status/{{.Tenant.ID}}</a>.</p>
-{{else}}<h1>Verification failed</h1>
-<p role="alert">{{.Reason}}</p>
-<p>Nothing was registered.</p>
-{{end}}
-<h2>Checks</h2>
-<ul>{{range .Checks}}<li>{{if .Passed}}Passed{{else}}Failed{{end}} — <strong>{{.Name}}</strong>: {{.Detail}}</li>{{end}}</ul>
-{{end}}
-{{if not .Created}}<h2>Try again</h2>
-{{template "verify-form" .Form}}{{end}}
-{{template "foot"}}{{end}}
-`))
+var onboardingPages = template.Must(template.ParseFS(pageFiles, "pages/*.html"))

@@ -39,6 +39,7 @@ func Serve(p *Plugin) {
 		Output:     os.Stderr,
 		JSONFormat: true,
 	})
+	defer startProfiling(p.Name, os.Getenv(protocol.EnvProfileDir), logger)()
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: protocol.Handshake,
 		Plugins:         protocol.PluginMap(newGRPCPlugin(p, logger)),

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,10 @@ func Serve(p *Plugin) {
 		Output:     os.Stderr,
 		JSONFormat: true,
 	})
+	defer startProfiling(p.Name, os.Getenv(protocol.EnvProfileDir), logger)()
+	if floor := gcFloorFor(debug.SetMemoryLimit(-1)); floor > 0 && os.Getenv("GOGC") == "" {
+		keepGCFloor(floor)
+	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: protocol.Handshake,
 		Plugins:         protocol.PluginMap(newGRPCPlugin(p, logger)),

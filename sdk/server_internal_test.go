@@ -343,3 +343,113 @@ func TestConfigureHandsOverHostCapabilities(t *testing.T) {
 		}
 	}
 }
+
+// A body of up to protocol.InlineBody bytes crosses the data socket whole,
+// with its length, however the handler wrote it; a longer one, or one the
+// handler flushes, streams in chunks. Either way the caller gets what
+// net/http would have sent: the head as it stood when the status was set,
+// trailers, a handler's own Content-Length, no length on a 204.
+func TestDataSocketSendsSmallBodiesWhole(t *testing.T) {
+	dir, err := os.MkdirTemp("", "sdk-socket-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	piece := strings.Repeat("x", 1000)
+	writes := func(n int) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			for range n {
+				_, _ = io.WriteString(w, piece)
+			}
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /small", writes(20))
+	mux.Handle("GET /limit", writes(protocol.InlineBody/1000))
+	mux.Handle("GET /large", writes(protocol.InlineBody/1000+1))
+	mux.HandleFunc("GET /flushed", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, piece)
+		w.(http.Flusher).Flush()
+		_, _ = io.WriteString(w, piece)
+	})
+	mux.HandleFunc("GET /late-header", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Early", "1")
+		w.WriteHeader(http.StatusCreated)
+		w.Header().Set("X-Late", "1")
+		_, _ = io.WriteString(w, piece)
+	})
+	mux.HandleFunc("GET /declared", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		_, _ = io.WriteString(w, piece)
+	})
+	mux.HandleFunc("GET /empty", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("GET /trailer", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Trailer", "X-Sum")
+		_, _ = io.WriteString(w, piece)
+		w.Header().Set("X-Sum", "42")
+	})
+	mux.HandleFunc("GET /prefixed-trailer", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, piece)
+		w.Header().Set(http.TrailerPrefix+"X-Sum", "42")
+	})
+
+	s := newServer(&Plugin{Name: "p"}, hclog.NewNullLogger())
+	sock := filepath.Join(dir, "data.sock")
+	const token = "0123456789abcdef0123456789abcdef"
+	if err := s.listenSocket(sock, token, mux); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}}
+	t.Cleanup(client.CloseIdleConnections)
+
+	for _, tc := range []struct {
+		path   string
+		status int
+		size   int
+		// length is the Content-Length the response carries, -1 for none
+		// (chunks, or no body).
+		length int64
+	}{
+		{"/small", http.StatusOK, 20000, 20000},
+		{"/limit", http.StatusOK, protocol.InlineBody / 1000 * 1000, protocol.InlineBody / 1000 * 1000},
+		{"/large", http.StatusOK, (protocol.InlineBody/1000 + 1) * 1000, -1},
+		{"/flushed", http.StatusOK, 2000, -1},
+		{"/late-header", http.StatusCreated, 1000, 1000},
+		{"/declared", http.StatusOK, 1000, 1000},
+		{"/empty", http.StatusNoContent, 0, 0},
+		{"/trailer", http.StatusOK, 1000, -1},
+		{"/prefixed-trailer", http.StatusOK, 1000, -1},
+	} {
+		req, _ := http.NewRequest("GET", "http://plugin"+tc.path, nil)
+		req.Header.Set(protocol.HeaderToken, token)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != tc.status || len(body) != tc.size || strings.Trim(string(body), "x") != "" {
+			t.Errorf("%s: %d, %d bytes, %v; want %d, %d bytes", tc.path, resp.StatusCode, len(body), err, tc.status, tc.size)
+		}
+		if resp.ContentLength != tc.length {
+			t.Errorf("%s: Content-Length %d, want %d", tc.path, resp.ContentLength, tc.length)
+		}
+		if chunked := slices.Equal(resp.TransferEncoding, []string{"chunked"}); chunked != (tc.length < 0 && tc.size > 0) {
+			t.Errorf("%s: Transfer-Encoding %q", tc.path, resp.TransferEncoding)
+		}
+		switch tc.path {
+		case "/late-header":
+			if resp.Header.Get("X-Early") != "1" || resp.Header.Get("X-Late") != "" {
+				t.Errorf("%s: head %v; want the head as it stood at WriteHeader", tc.path, resp.Header)
+			}
+		case "/trailer", "/prefixed-trailer":
+			if got := resp.Trailer.Get("X-Sum"); got != "42" {
+				t.Errorf("%s: trailer X-Sum %q, want 42", tc.path, got)
+			}
+		}
+	}
+}

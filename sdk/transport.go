@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
@@ -188,6 +190,164 @@ func socketHandler(token string, next http.Handler, logger hclog.Logger) http.Ha
 		r.Header.Del(protocol.HeaderToken)
 		r.Header.Del(protocol.HeaderPrincipal)
 		r.Header.Del(protocol.HeaderRoute)
-		next.ServeHTTP(w, r.WithContext(WithRequestInfo(r.Context(), info)))
+		if r.Method == http.MethodHead {
+			next.ServeHTTP(w, r.WithContext(WithRequestInfo(r.Context(), info)))
+			return
+		}
+		bw := &wholeBodyWriter{w: w, buf: bodyBuffers.Get().(*[]byte)}
+		defer bw.release()
+		next.ServeHTTP(bw, r.WithContext(WithRequestInfo(r.Context(), info)))
+		bw.finish()
 	})
+}
+
+// bodyBuffers hold the bodies wholeBodyWriter holds back.
+var bodyBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, 16<<10)
+	return &b
+}}
+
+// wholeBodyWriter holds back a response body of up to protocol.InlineBody
+// bytes and sends it, once the handler returns, with its Content-Length in
+// one write. net/http alone sends any body longer than its 2 KiB buffer in
+// chunks, written to the socket as the handler writes: more system calls
+// on both sides, and a body the host must stream on to its caller instead
+// of relaying it whole. A longer body, or one the handler flushes, streams
+// as before from that point. What the caller gets is what net/http would
+// have sent, but for the length: the head as it stood when the status was
+// set, trailers, and nothing of a handler that panicked before its body
+// went out.
+type wholeBodyWriter struct {
+	w   http.ResponseWriter
+	buf *[]byte
+	// status and head are set at WriteHeader or the first Write, when
+	// net/http takes the head it sends.
+	status int
+	head   http.Header
+	// streaming: the head has gone out; writes go straight through.
+	streaming bool
+}
+
+func (w *wholeBodyWriter) Header() http.Header { return w.w.Header() }
+
+// Unwrap lets http.ResponseController reach the connection's writer for
+// what this one does not do itself.
+func (w *wholeBodyWriter) Unwrap() http.ResponseWriter { return w.w }
+
+func (w *wholeBodyWriter) WriteHeader(code int) {
+	switch {
+	case w.status != 0:
+	case code >= 100 && code < 200 && code != http.StatusSwitchingProtocols:
+		// An informational head goes out at once, as net/http sends it.
+		w.w.WriteHeader(code)
+	default:
+		w.setStatus(code)
+	}
+}
+
+// setStatus takes the head net/http would send. A response that declares
+// trailers needs chunks: it streams from here.
+func (w *wholeBodyWriter) setStatus(code int) {
+	w.status = code
+	w.head = w.w.Header().Clone()
+	if w.head["Trailer"] != nil {
+		_ = w.stream()
+	}
+}
+
+func (w *wholeBodyWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.setStatus(http.StatusOK)
+	}
+	if w.streaming {
+		return w.w.Write(p)
+	}
+	if len(*w.buf)+len(p) <= protocol.InlineBody {
+		*w.buf = append(*w.buf, p...)
+		return len(p), nil
+	}
+	if err := w.stream(); err != nil {
+		return 0, err
+	}
+	return w.w.Write(p)
+}
+
+// Flush sends the head and what is held back, and streams from then on.
+func (w *wholeBodyWriter) Flush() {
+	_ = w.FlushError()
+}
+
+// FlushError is Flush reporting a failed write, as http.ResponseController
+// asks.
+func (w *wholeBodyWriter) FlushError() error {
+	if err := w.stream(); err != nil {
+		return err
+	}
+	return http.NewResponseController(w.w).Flush()
+}
+
+// stream sends the head and the body held back so far.
+func (w *wholeBodyWriter) stream() error {
+	if w.streaming {
+		return nil
+	}
+	w.streaming = true
+	w.sendHead(false)
+	if len(*w.buf) == 0 {
+		return nil
+	}
+	_, err := w.w.Write(*w.buf)
+	return err
+}
+
+// finish sends a body held back whole, with its length unless the handler
+// declared one itself or the response has trailers, which need chunks.
+func (w *wholeBodyWriter) finish() {
+	if w.streaming {
+		return
+	}
+	w.sendHead(true)
+	if len(*w.buf) > 0 {
+		_, _ = w.w.Write(*w.buf)
+	}
+}
+
+// sendHead puts back the head as it stood when the status was set, keeps
+// the trailers set since, adds the body's length when whole says it is
+// held back whole, and writes the status.
+func (w *wholeBodyWriter) sendHead(whole bool) {
+	if w.status == 0 {
+		w.setStatus(http.StatusOK)
+		if w.streaming {
+			return
+		}
+	}
+	h := w.w.Header()
+	trailers := false
+	for k := range h {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			trailers = true
+		} else {
+			delete(h, k)
+		}
+	}
+	for k, v := range w.head {
+		h[k] = v
+	}
+	if whole && !trailers && bodyAllowed(w.status) && h.Get("Content-Length") == "" {
+		h["Content-Length"] = []string{strconv.Itoa(len(*w.buf))}
+	}
+	w.w.WriteHeader(w.status)
+}
+
+// release returns the buffer.
+func (w *wholeBodyWriter) release() {
+	*w.buf = (*w.buf)[:0]
+	bodyBuffers.Put(w.buf)
+	w.buf = nil
+}
+
+// bodyAllowed reports whether a response with the status may have a body.
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }

@@ -52,7 +52,7 @@ func TestPluginEnvironmentHoldsNoHostSecret(t *testing.T) {
 			have := map[string]bool{}
 			for _, name := range got.Names {
 				have[name] = true
-				if strings.HasPrefix(name, "STEWARD_") && !goPluginEnv[name] {
+				if strings.HasPrefix(name, "STEWARD_") && !goPluginEnv[name] && name != protocol.EnvProfileDir {
 					t.Errorf("the plugin's environment holds the host's %s", name)
 				}
 				if !goPluginEnv[name] && !inherited(name, granted) {
@@ -79,7 +79,7 @@ func inherited(name string, cloudCredential bool) bool {
 	switch name {
 	case "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "LANG", "LANGUAGE", "SSL_CERT_FILE", "SSL_CERT_DIR",
 		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-		"GOMAXPROCS", "GODEBUG", "GOTRACEBACK", "GOGC", "GOMEMLIMIT":
+		"GOMAXPROCS", "GODEBUG", "GOTRACEBACK", "GOGC", "GOMEMLIMIT", protocol.EnvProfileDir:
 		return true
 	}
 	for _, p := range []string{"AZURE_", "IDENTITY_", "MSI_", "IMDS_"} {

@@ -5,11 +5,13 @@ import (
 	"strings"
 
 	"github.com/stewardhq/steward/core/cloud"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // inheritedEnv are the variables of the host's environment a plugin
 // inherits: what a process needs to find programs, files, time zones,
-// locales, certificates and proxies, and the Go runtime's own knobs. The
+// locales, certificates and proxies, the Go runtime's own knobs, and the
+// directory an SDK plugin writes its profiles to when asked. The
 // host's settings (STEWARD_*) hold its secrets — the JWT keys, the identity
 // provider's and the cloud's client secrets, passwords in the database and
 // Redis URLs — and reach a plugin only as far as Configure hands them on.
@@ -18,6 +20,7 @@ var inheritedEnv = map[string]bool{
 	"LANG": true, "LANGUAGE": true, "SSL_CERT_FILE": true, "SSL_CERT_DIR": true,
 	"HTTP_PROXY": true, "HTTPS_PROXY": true, "NO_PROXY": true, "http_proxy": true, "https_proxy": true, "no_proxy": true,
 	"GOMAXPROCS": true, "GODEBUG": true, "GOTRACEBACK": true, "GOGC": true,
+	protocol.EnvProfileDir: true,
 }
 
 // cloudCredentialEnv are the prefixes of the variables through which the

@@ -11,7 +11,7 @@ import (
 func TestPluginEnvHoldsNoHostSecret(t *testing.T) {
 	host := []string{
 		"PATH=/usr/bin", "HOME=/home/steward", "TMPDIR=/tmp/x", "TZ=UTC", "LANG=C.UTF-8", "LC_ALL=C",
-		"HTTPS_PROXY=http://proxy:3128", "no_proxy=localhost",
+		"HTTPS_PROXY=http://proxy:3128", "no_proxy=localhost", "STEWARD_PLUGIN_PROFILE_DIR=/tmp/profiles",
 		"STEWARD_JWT_SECRET=jwt-secret", "STEWARD_JWT_PREVIOUS_SECRETS=old-secret",
 		"STEWARD_OIDC_CLIENT_SECRET=oidc-secret", "STEWARD_AZURE_CLIENT_SECRET=azure-secret",
 		"STEWARD_AZURE_CERTIFICATE_PASSWORD=cert-password", "STEWARD_DATABASE_URL=postgres://u:db-password@db/steward",
@@ -20,7 +20,7 @@ func TestPluginEnvHoldsNoHostSecret(t *testing.T) {
 		"malformed",
 	}
 	base := []string{"PATH=/usr/bin", "HOME=/home/steward", "TMPDIR=/tmp/x", "TZ=UTC", "LANG=C.UTF-8", "LC_ALL=C",
-		"HTTPS_PROXY=http://proxy:3128", "no_proxy=localhost"}
+		"HTTPS_PROXY=http://proxy:3128", "no_proxy=localhost", "STEWARD_PLUGIN_PROFILE_DIR=/tmp/profiles"}
 	if got := pluginEnv(host, false); !reflect.DeepEqual(got, base) {
 		t.Errorf("without the cloud credential:\n got %q\nwant %q", got, base)
 	}

@@ -61,7 +61,7 @@ const bodyTimeout = 5 * time.Minute
 // inlineBody is the largest body the socket client reads whole: such a
 // body is relayed like a host route's, with its length, and a plugin that
 // fails to deliver it gets the caller a 503 rather than a cut-off body.
-const inlineBody = 64 << 10
+const inlineBody = protocol.InlineBody
 
 // copyBuffers hold the buffer a small body is copied through: the client's
 // body stream hides the reader's WriteTo, so io.Copy would allocate 32 KiB

@@ -2,6 +2,7 @@ package plugintest_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -258,4 +259,37 @@ func TestStartFailures(t *testing.T) {
 	}); !strings.Contains(msg, "configure") || !strings.Contains(msg, "unsupported database scheme") {
 		t.Errorf("a failing Configure reported %q", msg)
 	}
+}
+
+// With protocol.EnvProfileDir set, a plugin that the host stops writes a CPU
+// profile of its run and an allocation profile there, each named by the
+// plugin and its process id; without it, nothing (every other test).
+func TestSubprocessWritesProfilesWhenAsked(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(protocol.EnvProfileDir, dir)
+	// Cleanups run last first: this one runs once the harness has stopped
+	// the plugin.
+	t.Cleanup(func() {
+		for _, kind := range []string{"cpu", "allocs"} {
+			paths, _ := filepath.Glob(filepath.Join(dir, "testplugin-*."+kind+".pprof"))
+			if len(paths) != 1 {
+				t.Errorf("%s profiles in %s: %q, want one", kind, dir, paths)
+				continue
+			}
+			f, err := os.Open(paths[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A profile is a gzip-compressed protocol buffer.
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				t.Errorf("%s: %v", paths[0], err)
+			} else if n, err := io.Copy(io.Discard, zr); err != nil || n == 0 {
+				t.Errorf("%s: %d bytes of profile, %v", paths[0], n, err)
+			}
+			f.Close()
+		}
+	})
+	h := startTestplugin(t, true)
+	whoami(t, h, "over the socket")
 }

@@ -76,6 +76,19 @@ const (
 	HeaderRoute     = "X-Steward-Route"
 )
 
+// InlineBody is the largest response body that crosses the data socket
+// whole, with its length: the plugin holds back a body up to this size to
+// send it in one piece, and the host reads one of known length up to this
+// size before it answers. A longer body, or one the handler flushes,
+// streams.
+const InlineBody = 64 << 10
+
+// EnvProfileDir names a directory in which a plugin built with the SDK
+// writes a CPU profile of its run and, when the host stops it, an
+// allocation profile. The host passes it on to its plugins; it is for
+// measuring, and unset a plugin profiles nothing.
+const EnvProfileDir = "STEWARD_PLUGIN_PROFILE_DIR"
+
 // StrippedHeaders never reach a plugin: the host has already authenticated
 // the caller, and a plugin must not see or replay credentials, nor a caller
 // forge the headers the host sets on the data socket. The host and the test

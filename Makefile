@@ -101,8 +101,4 @@ proto:
 		proto/steward/plugin/v1/*.proto
 
 clean:
-<<<<<<< HEAD
-	rm -rf $(BIN) tools/openapilint/node_modules tools/axe/node_modules host/server/apidocs/web-components.min.js* host/server/apidocs/styles.min.css
-=======
-	rm -rf $(BIN) tools/openapilint/node_modules host/server/apidocs/web-components.min.js* host/server/apidocs/styles.min.css $(HTMX)
->>>>>>> i9-ui
+	rm -rf $(BIN) tools/openapilint/node_modules tools/axe/node_modules host/server/apidocs/web-components.min.js* host/server/apidocs/styles.min.css $(HTMX)

@@ -71,6 +71,12 @@ func WithRequest(ctx huma.Context, p *Principal, m Meta) huma.Context {
 	return huma.WithValue(huma.WithValue(ctx, principalKey{}, p), metaKey{}, m)
 }
 
+// WithCaller is WithRequest for a handler outside huma, such as a web
+// page's, which calls a domain's operations with a plain context.
+func WithCaller(ctx context.Context, p *Principal, m Meta) context.Context {
+	return context.WithValue(context.WithValue(ctx, principalKey{}, p), metaKey{}, m)
+}
+
 // PrincipalFrom is the principal of the request a handler serves; nil when
 // the caller is anonymous, which only an operation registered with
 // [Anonymous] sees.

@@ -211,7 +211,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	}
 	h.Jobs = jobs.New(h.DB, supervisorRunner{h.Plugins}, jobs.Options{Logger: logger, Registerer: h.Registry})
 	srv = server.New(server.Deps{
-		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, Cache: c, Limiter: h.limiter, Issuer: issuer, Changes: h.changes, OIDC: rp,
+		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, SessionSecret: string(secret), Cache: c, Limiter: h.limiter, Issuer: issuer, Changes: h.changes, OIDC: rp,
 		Revocations: auth.NewRevocations(h.DB, rc, cfg.RedisPrefix+":revoked"), Redis: h.redis,
 		Tenancy: ten, APIKeys: apiKeys, Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
 		StartedAt: t0, SchedulerUp: h.schedOn.Load, Mount: o.Mount, Cloud: cloudClients, ManagingTenantID: cloudCfg.TenantID,

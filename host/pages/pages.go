@@ -24,6 +24,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
 	"github.com/stewardhq/steward/host/plugins"
@@ -52,30 +53,16 @@ type Tenant struct {
 	Brand string
 }
 
-// Tokens are a freshly issued session.
-type Tokens struct {
-	Subject        string
-	Access         string
-	AccessExpires  time.Time
-	Refresh        string
-	RefreshExpires time.Time
-}
-
-// SignIn is what the sign-in pages ask of the host's authentication: the
-// same operations, with the same audit entries, as its API.
+// SignIn is what the sign-in pages ask of the host's authentication
+// (auth.Routes): the operations of its API, with the same checks and audit
+// entries. Refusals are auth.ErrSignInRefused, outages
+// auth.ErrSignInUnavailable.
 type SignIn interface {
-	// DevLogin checks the development credentials.
-	DevLogin(ctx context.Context, username, password string) (Tokens, error)
-	// BeginIdP starts a sign-in with the identity provider that returns to
-	// redirectURI, and answers where to send the browser and the state and
-	// PKCE verifier to finish it with.
-	BeginIdP(ctx context.Context, redirectURI, loginHint string) (authorizationURL, state, verifier string, err error)
-	// FinishIdP redeems the provider's code.
-	FinishIdP(ctx context.Context, code, verifier, state string) (Tokens, error)
-	// Refresh rotates a refresh token.
-	Refresh(ctx context.Context, refreshToken string) (Tokens, error)
-	// Logout revokes an access token and its sign-in's refresh tokens.
-	Logout(ctx context.Context, accessToken string) error
+	DevSession(ctx context.Context, username, password string) (auth.Session, error)
+	BeginBrowserSignIn(ctx context.Context, redirectURI, loginHint string) (authorizationURL, state, verifier string, err error)
+	FinishBrowserSignIn(ctx context.Context, code, verifier, state string) (auth.Session, error)
+	RefreshSession(ctx context.Context, refreshToken string) (auth.Session, error)
+	EndSession(ctx context.Context, accessToken string) error
 }
 
 // Deps are what the pages are served from.
@@ -99,8 +86,14 @@ type Deps struct {
 	// Audit records a successful change made through a page.
 	Audit func(c *fiber.Ctx, action, resourceType, resourceID string)
 	// IdPRedirectURI is where the identity provider returns the browser:
-	// the host's /login.
+	// the host's /login; empty (development) means this host's /login as
+	// the browser reached it. IdPOrigin is the provider's origin, which the
+	// sign-in page's form may be sent on to.
 	IdPRedirectURI string
+	IdPOrigin      string
+	// Context is the request's context with its principal and audit meta,
+	// for the operations the pages call.
+	Context func(*fiber.Ctx) context.Context
 }
 
 // Pages serves the web pages.

@@ -43,7 +43,12 @@ func (p *Pages) Placeholders(c *fiber.Ctx) error {
 	if !ok {
 		return c.Next()
 	}
-	return p.signedIn(func(c *fiber.Ctx, _ Caller) error { return writeFragment(c, http.StatusOK, html) })(c)
+	return p.signedIn(func(c *fiber.Ctx, caller Caller) error {
+		if id := c.Query("tenant_id"); id != "" && !caller.Admin && !slices.Contains(caller.TenantIDs, id) {
+			return p.d.Problem(c, http.StatusForbidden, "you may not see that tenant")
+		}
+		return writeFragment(c, http.StatusOK, html)
+	})(c)
 }
 
 func (p *Pages) syncStatusCard(c *fiber.Ctx, caller Caller) error {

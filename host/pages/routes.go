@@ -85,7 +85,7 @@ func (p *Pages) page(c *fiber.Ctx, caller Caller, title string) (ui.PageData, er
 func (p *Pages) show(c *fiber.Ctx, caller Caller, title string, fill func(*ui.PageData)) error {
 	d, err := p.page(c, caller, title)
 	if fe, ok := err.(*fiber.Error); ok {
-		return render(c, func(w http.ResponseWriter) error { return p.d.UI.Error(w, fe.Code, fe.Message) })
+		return p.refuse(c, fe)
 	}
 	if err != nil {
 		return err
@@ -119,8 +119,20 @@ func (p *Pages) dmarc(c *fiber.Ctx, caller Caller) error {
 	})
 }
 
+// refuse answers a page the caller may not have: a browser's navigation
+// gets the error page, anyone else the host's problem.
+func (p *Pages) refuse(c *fiber.Ctx, fe *fiber.Error) error {
+	if WantsPage(c) {
+		return render(c, func(w http.ResponseWriter) error { return p.d.UI.Error(w, fe.Code, fe.Message) })
+	}
+	return p.d.Problem(c, fe.Code, fe.Message)
+}
+
 func (p *Pages) designSystem(c *fiber.Ctx, caller Caller) error {
 	d, err := p.page(c, caller, "Design system")
+	if fe, ok := err.(*fiber.Error); ok {
+		return p.refuse(c, fe)
+	}
 	if err != nil {
 		return err
 	}

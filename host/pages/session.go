@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/websession"
 )
 
@@ -22,7 +23,7 @@ var refreshes singleflight.Group
 
 // refreshResult is a rotation shared by the requests that joined it.
 type refreshResult struct {
-	tokens Tokens
+	tokens auth.Session
 	at     time.Time
 }
 
@@ -41,11 +42,11 @@ func (p *Pages) SessionToken(c *fiber.Ctx, accessValid func(string) bool) string
 	}
 	key := sha256.Sum256([]byte(refresh))
 	v, err, _ := refreshes.Do(string(key[:]), func() (any, error) {
-		t, err := p.d.SignIn.Refresh(c.UserContext(), refresh)
+		t, err := p.d.SignIn.RefreshSession(p.d.Context(c), refresh)
 		return refreshResult{tokens: t, at: time.Now()}, err
 	})
 	if err != nil {
-		if !errors.Is(err, ErrRefused) {
+		if !errors.Is(err, auth.ErrSignInRefused) {
 			p.d.Logger.Warn("session refresh failed", "error", err)
 		}
 		setCookies(c, p.d.Sessions.SignOut(c.Hostname())...)

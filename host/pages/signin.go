@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/websession"
 	"github.com/stewardhq/steward/ui"
 )
@@ -21,15 +22,6 @@ const cookieSignIn = "steward_signin"
 // signInTTL is how long a started sign-in can be finished, as long as the
 // host keeps its state.
 const signInTTL = 10 * time.Minute
-
-// ErrRefused is what a SignIn returns for credentials, codes or tokens it
-// refuses; the page says so without the reason, which the audit log keeps.
-var ErrRefused = errors.New("sign-in refused")
-
-// ErrUnavailable is what a SignIn returns when signing in cannot work now
-// (the identity provider or the shared cache is away, or none is
-// configured).
-var ErrUnavailable = errors.New("sign-in unavailable")
 
 func setCookies(c *fiber.Ctx, cookies ...websession.Cookie) {
 	for _, k := range cookies {
@@ -62,6 +54,12 @@ func (p *Pages) showLogin(c *fiber.Ctx, status int, next, message string) error 
 		if err := p.d.UI.Login(w, ui.LoginData{Next: next, Error: message, CSRFToken: csrf.Value}); err != nil {
 			return err
 		}
+		if p.d.IdPOrigin != "" {
+			// The sign-in form's answer sends the browser on to the
+			// identity provider, which form-action must allow.
+			csp := w.Header().Get("Content-Security-Policy")
+			w.Header().Set("Content-Security-Policy", strings.Replace(csp, "form-action 'self'", "form-action 'self' "+p.d.IdPOrigin, 1))
+		}
 		if status != http.StatusOK {
 			w.WriteHeader(status)
 		}
@@ -81,7 +79,11 @@ func (p *Pages) startIdP(c *fiber.Ctx) error {
 	if !p.anonymousCSRF(c) {
 		return p.showLogin(c, http.StatusForbidden, next, "Your sign-in form expired. Please try again.")
 	}
-	authURL, state, verifier, err := p.d.SignIn.BeginIdP(c.UserContext(), p.d.IdPRedirectURI, strings.TrimSpace(c.FormValue("login_hint")))
+	redirect := p.d.IdPRedirectURI
+	if redirect == "" {
+		redirect = c.BaseURL() + "/login"
+	}
+	authURL, state, verifier, err := p.d.SignIn.BeginBrowserSignIn(p.d.Context(c), redirect, strings.TrimSpace(c.FormValue("login_hint")))
 	if err != nil {
 		p.d.Logger.Warn("browser sign-in could not start", "error", err)
 		return p.showLogin(c, http.StatusServiceUnavailable, next, "Signing in with your identity provider is unavailable right now. Please try again shortly.")
@@ -105,7 +107,7 @@ func (p *Pages) idpReturn(c *fiber.Ctx) error {
 	if state == "" || c.Query("state") != state {
 		return p.showLogin(c, http.StatusUnauthorized, next, "This sign-in was not started in this browser, or it expired. Please start again.")
 	}
-	t, err := p.d.SignIn.FinishIdP(c.UserContext(), c.Query("code"), verifier, state)
+	t, err := p.d.SignIn.FinishBrowserSignIn(p.d.Context(c), c.Query("code"), verifier, state)
 	if err != nil {
 		return p.signInFailed(c, next, err)
 	}
@@ -118,7 +120,7 @@ func (p *Pages) devLogin(c *fiber.Ctx) error {
 	if !p.anonymousCSRF(c) {
 		return p.showLogin(c, http.StatusForbidden, next, "Your sign-in form expired. Please try again.")
 	}
-	t, err := p.d.SignIn.DevLogin(c.UserContext(), c.FormValue("username"), c.FormValue("password"))
+	t, err := p.d.SignIn.DevSession(p.d.Context(c), c.FormValue("username"), c.FormValue("password"))
 	if err != nil {
 		return p.signInFailed(c, next, err)
 	}
@@ -126,14 +128,14 @@ func (p *Pages) devLogin(c *fiber.Ctx) error {
 }
 
 func (p *Pages) signInFailed(c *fiber.Ctx, next string, err error) error {
-	if errors.Is(err, ErrRefused) {
+	if errors.Is(err, auth.ErrSignInRefused) {
 		return p.showLogin(c, http.StatusUnauthorized, next, "Those credentials were not accepted.")
 	}
 	p.d.Logger.Warn("browser sign-in failed", "error", err)
 	return p.showLogin(c, http.StatusServiceUnavailable, next, "Signing in is unavailable right now. Please try again shortly.")
 }
 
-func (p *Pages) finishSignIn(c *fiber.Ctx, t Tokens, next string) error {
+func (p *Pages) finishSignIn(c *fiber.Ctx, t auth.Session, next string) error {
 	setCookies(c, p.d.Sessions.SignIn(c.Hostname(), t.Subject, t.Access, t.AccessExpires, t.Refresh, t.RefreshExpires, time.Now())...)
 	return c.Redirect(next, http.StatusSeeOther)
 }
@@ -146,7 +148,7 @@ func (p *Pages) logout(c *fiber.Ctx) error {
 		return p.d.Problem(c, http.StatusBadRequest, "this signs a browser out; an API client signs out with POST /api/v1/auth/logout")
 	}
 	if ok {
-		if err := p.d.SignIn.Logout(c.UserContext(), c.Cookies(websession.CookieAccess)); err != nil {
+		if err := p.d.SignIn.EndSession(p.d.Context(c), c.Cookies(websession.CookieAccess)); err != nil {
 			return err
 		}
 	}

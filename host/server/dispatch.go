@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/stewardhq/steward/host/pages"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
@@ -25,6 +26,9 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 			if msg, ok := c.Locals(localAuthError).(string); ok {
 				detail = msg
 			}
+			if r.View != "" {
+				return pages.Unauthenticated(c, func() error { return writeProblem(c, status, detail, nil) })
+			}
 		}
 		return writeProblem(c, status, detail, nil)
 	}
@@ -40,6 +44,12 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 	}
 	if len(errs) > 0 {
 		return writeProblem(c, http.StatusUnprocessableEntity, protocol.MsgValidationFailed, errs)
+	}
+	// A browser's navigation to a plugin's page gets the host's layout,
+	// which loads the page's HTML from this path with htmx.
+	if r.View == protocol.ViewPage && pages.WantsPage(c) {
+		caller, _ := callerOf(c)
+		return s.pages.PluginPage(c, caller, r.Title)
 	}
 	if r.RateClass == pluginv1.RateClass_RATE_CLASS_SYNC {
 		if !s.syncSlots.TryAcquire(1) {

@@ -34,13 +34,22 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		return s.authenticateAPIKey(c, key)
 	}
 	h := c.Get(fiber.HeaderAuthorization)
+	var token string
 	if h == "" {
-		return c.Next()
-	}
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") || token == "" {
-		c.Locals(localAuthError, "Authorization header must be \"Bearer <token>\"")
-		return c.Next()
+		// A browser's session: its cookie carries the same access token,
+		// and a request it authenticates must show the session's CSRF
+		// token to change anything (checkCSRF).
+		if token = s.sessionToken(c); token == "" {
+			return c.Next()
+		}
+		c.Locals(localViaCookie, true)
+	} else {
+		scheme, t, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "bearer") || t == "" {
+			c.Locals(localAuthError, "Authorization header must be \"Bearer <token>\"")
+			return c.Next()
+		}
+		token = t
 	}
 	claims, err := s.deps.Issuer.Verify(token, auth.TypeAccess)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -47,10 +48,12 @@ import (
 	"github.com/stewardhq/steward/host/jobs"
 	"github.com/stewardhq/steward/host/oidc"
 	"github.com/stewardhq/steward/host/onboarding"
+	"github.com/stewardhq/steward/host/pages"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/ratelimit"
 	"github.com/stewardhq/steward/host/redisconn"
 	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/host/websession"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
@@ -89,6 +92,9 @@ type Deps struct {
 	// ManagingTenantID is the directory tenant Steward signs in to, the
 	// one customers delegate their subscriptions to.
 	ManagingTenantID string
+	// SessionSecret keys the web pages' CSRF tokens (the token signing
+	// secret, from which a key of their own is derived).
+	SessionSecret string
 }
 
 // Server is the assembled HTTP app.
@@ -115,6 +121,9 @@ type Server struct {
 	// authcache).
 	scopes *authcache.Cache[scopeKey, []string]
 	keys   *authcache.Cache[[sha256.Size]byte, keyEntry]
+	// pages are the web UI; sessions its cookies and CSRF tokens.
+	pages    *pages.Pages
+	sessions *websession.Sessions
 }
 
 // New assembles the app. Plugins' routes join through the dispatcher and
@@ -151,6 +160,7 @@ func New(d Deps) *Server {
 	}}))
 	app.Use(securityHeaders)
 	app.Use(s.authenticate)
+	app.Use(s.checkCSRF)
 	app.Use(ratelimit.Middleware(d.Limiter, ratelimit.MiddlewareOptions{
 		ClassOf: s.rateClass,
 		KeyOf:   rateKey,
@@ -183,20 +193,26 @@ func New(d Deps) *Server {
 	s.documentPlainRoutes()
 
 	s.registerHealth()
-	auth.Routes{Config: d.Config, Issuer: d.Issuer, Tokens: auth.NewRefreshStore(d.DB, s.revocations), Tenancy: d.Tenancy, OIDC: d.OIDC,
-		Cache: d.Cache, Audit: s.rec, Logger: d.Logger}.Register(s.API)
+	signIn := auth.Routes{Config: d.Config, Issuer: d.Issuer, Tokens: auth.NewRefreshStore(d.DB, s.revocations), Tenancy: d.Tenancy, OIDC: d.OIDC,
+		Cache: d.Cache, Audit: s.rec, Logger: d.Logger}
+	signIn.Register(s.API)
 	audit.Routes{Store: d.Audit}.Register(s.API)
 	jobs.Routes{Scheduler: d.Jobs, Cache: d.Cache, Audit: s.rec, StartedAt: d.StartedAt}.Register(s.API)
 	tenancy.Routes{Store: d.Tenancy, Audit: s.rec}.Register(s.API)
 	apikeys.Routes{Store: d.APIKeys, Audit: s.rec}.Register(s.API)
 	onboarding.Routes{Tenancy: d.Tenancy, Cloud: d.Cloud, ManagingTenantID: d.ManagingTenantID, Audit: s.rec}.Register(s.API)
 	plugins.AdminRoutes{Supervisor: d.Plugins, Audit: s.rec}.Register(s.API)
+	s.pages = s.newPages(signIn)
+	s.pages.Mount(app)
+	s.pages.MountFragments(app)
+	s.documentPages()
 	s.indexOperations()
 
 	if d.Mount != nil {
 		d.Mount(app)
 	}
 	app.Use(s.dispatch)
+	app.Use(s.pages.Placeholders)
 	app.Use(func(c *fiber.Ctx) error {
 		return writeProblem(c, http.StatusNotFound, "no route for "+c.Method()+" "+c.Path(), nil)
 	})
@@ -237,7 +253,7 @@ func (s *Server) Reserved(method, path string) bool {
 func (s *Server) indexOperations() {
 	for path, item := range s.API.OpenAPI().Paths {
 		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions} {
-			if *api.OperationSlot(item, method) == nil {
+			if *api.OperationSlot(item, method) == nil || slices.Contains(placeholderPaths, path) {
 				continue
 			}
 			s.hostOps[method+" "+path] = true

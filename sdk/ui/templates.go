@@ -24,7 +24,7 @@ var kit = template.Must(template.New("kit").Parse(`
 {{- end}}
 
 {{- define "table" -}}
-<div class="table-wrap"><table class="table">
+<div class="table-wrap" tabindex="0" role="region" aria-label="{{if .Caption}}{{.Caption}}{{else}}Table{{end}}, scrollable"><table class="table">
 {{- if .Caption}}<caption>{{.Caption}}</caption>{{end -}}
 <thead><tr>{{range .Columns}}<th scope="col">{{.}}</th>{{end}}</tr></thead><tbody>
 {{- range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
@@ -75,7 +75,7 @@ var kit = template.Must(template.New("kit").Parse(`
 </svg><div class="chart-x" aria-hidden="true">{{range .XTicks}}<span>{{.}}</span>{{end}}</div></div>
 <figcaption><ul class="chart-legend">{{range .Lines}}<li><span class="swatch {{.Class}}" aria-hidden="true"></span>{{.Name}}{{if .Forecast}} (forecast){{end}}</li>{{end}}
 {{- if .BandName}}<li><span class="swatch swatch-band" aria-hidden="true"></span>{{.BandName}}</li>{{end}}</ul>
-<details class="chart-data"><summary>Data table: {{.Title}}</summary><div class="table-wrap"><table class="table"><caption class="visually-hidden">{{.Title}}</caption>
+<details class="chart-data"><summary>Data table: {{.Title}}</summary><div class="table-wrap" tabindex="0" role="region" aria-label="Data table: {{.Title}}, scrollable"><table class="table"><caption class="visually-hidden">{{.Title}}</caption>
 <thead><tr>{{range .Columns}}<th scope="col">{{.}}</th>{{end}}</tr></thead><tbody>{{range .Rows}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th scope="row">{{$c}}</th>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>{{end}}</tbody></table></div></details></figcaption></figure>
 {{- end}}
 `))

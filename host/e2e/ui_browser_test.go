@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,7 +52,15 @@ func signInThroughIdP(t *testing.T, h *host, tab *browsertest.Tab, path, email s
 // every page passes an axe-core scan in light and dark mode.
 func TestUIInBrowser(t *testing.T) {
 	b := browsertest.Start(t)
-	h := startHost(t, hostOpts{pluginsHCL: defaultPlugins() + resourcesPlugins(), env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true"}})
+	// The resources plugin runs from a copy that the test can break, so
+	// that once killed it stays down.
+	resources := filepath.Join(t.TempDir(), "resources")
+	bin, err := os.ReadFile(filepath.Join(binDir, "plugins", "resources"))
+	if err != nil || os.WriteFile(resources, bin, 0o755) != nil {
+		t.Fatalf("copy the resources plugin: %v", err)
+	}
+	hcl := defaultPlugins() + strings.Replace(resourcesPlugins(), filepath.Join(binDir, "plugins", "resources"), resources, 1)
+	h := startHost(t, hostOpts{pluginsHCL: hcl, env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true"}})
 	admin := h.login()
 	h.waitFor("the first resources sync", 90*time.Second, func() bool {
 		var hist struct {
@@ -170,4 +181,31 @@ func TestUIInBrowser(t *testing.T) {
 	if p := user.Problems(); len(p) > 0 {
 		t.Errorf("problems on the standard user's pages:\n%s", strings.Join(p, "\n"))
 	}
+
+	// With the resources plugin down, the dashboard still answers and
+	// shows its slot unavailable.
+	broken := resources + ".broken"
+	if err := os.WriteFile(broken, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Renamed over: the running process keeps its own file.
+	if err := os.Rename(broken, resources); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(h.pluginPID(admin, "resources"), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.get("/dashboard", admin); r.status != 200 {
+		t.Errorf("dashboard with the resources plugin down: %d", r.status)
+	}
+	if r := h.get("/partials/resource-stats", admin); r.status != 503 {
+		t.Errorf("the resources fragment with its plugin down: %d", r.status)
+	}
+	tab.ColorScheme("light")
+	tab.Open("/dashboard", "main")
+	down := tab.WaitText(`section:has(`+stats+`) .slot-status`, func(s string) bool { return strings.Contains(s, "unavailable") })
+	if !strings.Contains(down, "Quotas") {
+		t.Errorf("the unavailable slot says %q", down)
+	}
+	tab.Screenshot(screenshots, "dashboard-plugin-down")
 }

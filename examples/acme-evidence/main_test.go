@@ -86,20 +86,15 @@ func TestConfigWithoutInventory(t *testing.T) {
 	}
 }
 
-// The host does not serve fragments yet, and plugintest lets through only
-// what the host routes, so the fragment is rendered by the handler Serve
-// builds, with the request info the host would send.
+// The fragment is a route of the host like any other: plugintest sends it
+// the signed-in caller and refuses a tenant the caller may not see.
 func TestSummary(t *testing.T) {
-	p := newPlugin()
-	h := plugintest.New(t, p, options(t))
+	h := plugintest.New(t, newPlugin(), options(t))
 	summary := func(who sdk.Principal) string {
-		req := httptest.NewRequest("GET", "/fragments/acme/evidence", nil)
-		req = req.WithContext(sdk.WithRequestInfo(req.Context(), sdk.RequestInfo{Principal: who}))
-		rec := httptest.NewRecorder()
-		p.HTTPHandler().ServeHTTP(rec, req)
-		b, _ := io.ReadAll(rec.Body)
-		if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/html; charset=utf-8" {
-			t.Fatalf("summary: %d %s %s", rec.Code, rec.Header().Get("Content-Type"), b)
+		resp := h.Do(httptest.NewRequest("GET", "/fragments/acme/evidence", nil), who)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+			t.Fatalf("summary: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 		}
 		return string(b)
 	}
@@ -118,5 +113,8 @@ func TestSummary(t *testing.T) {
 	}
 	if got := summary(sdk.Principal{ID: "u2", Kind: "user"}); strings.Contains(got, "Alpha") || strings.Contains(got, "Beta") {
 		t.Errorf("summary of a user without tenants:\n%s", got)
+	}
+	if resp := h.Do(httptest.NewRequest("GET", "/fragments/acme/evidence?tenant_id=t2", nil), alice); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("Alice asks for tenant t2's summary: %d", resp.StatusCode)
 	}
 }

@@ -70,7 +70,7 @@ $(AXE): tools/axe/package.json tools/axe/package-lock.json
 # it after `make test`.
 RACE_PKGS := ./core/cache/ ./core/cloud/ ./core/cloudsim/ ./core/cloudsim/simdns/ ./core/cloudsim/stack/ \
 	./core/store/... ./host/auth/ ./host/authcache/ ./host/jobs/ ./host/plugins/ ./host/ratelimit/ ./host/redisconn/ ./host/tenancy/ \
-	./host/server/ ./sdk/...
+	./host/server/ ./host/pages/ ./host/websession/ ./ui/ ./sdk/...
 
 test-race: build
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)

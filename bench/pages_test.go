@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,28 +24,7 @@ const pageRequests = 200
 // includes the plugin hop.
 func BenchmarkPages(b *testing.B) {
 	bin := binDir(b)
-	dir := b.TempDir()
-	decl, err := os.ReadFile(filepath.Join("..", "plugins.hcl"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	hcl := filepath.Join(dir, "plugins.hcl")
-	if err := os.WriteFile(hcl, decl, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Symlink(bin, filepath.Join(dir, "bin")); err != nil {
-		b.Fatal(err)
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		b.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	env := append(os.Environ(),
-		"STEWARD_ENV=development", "STEWARD_HTTP_ADDR="+addr, "STEWARD_DATA_DIR="+data,
-		"STEWARD_DATABASE_URL=sqlite://"+filepath.Join(data, "steward.db"), "STEWARD_PLUGINS_FILE="+hcl,
-		"STEWARD_REDIS_URL=", "STEWARD_LOG_LEVEL=warn", "STEWARD_ACCESS_LOG=false", "STEWARD_RATE_LIMIT_PER_MINUTE=100000")
-	base := "http://" + addr
+	base, env := repoEnv(b, bin, "STEWARD_ACCESS_LOG=false", "STEWARD_RATE_LIMIT_PER_MINUTE=100000")
 	s, err := serve(filepath.Join(bin, "steward"), env, base)
 	if err != nil {
 		b.Fatal(err)

@@ -29,30 +29,7 @@ const (
 // and of each plugin process.
 func BenchmarkStartup(b *testing.B) {
 	bin := binDir(b)
-	dir := b.TempDir()
-	// The declaration names its binaries relative to its own folder
-	// (bin/plugins/…): beside a copy of it, bin leads to the built ones.
-	decl, err := os.ReadFile(filepath.Join("..", "plugins.hcl"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	hcl := filepath.Join(dir, "plugins.hcl")
-	if err := os.WriteFile(hcl, decl, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.Symlink(bin, filepath.Join(dir, "bin")); err != nil {
-		b.Fatal(err)
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		b.Fatal(err)
-	}
-	data := filepath.Join(dir, "data")
-	env := append(os.Environ(),
-		"STEWARD_ENV=development", "STEWARD_HTTP_ADDR="+addr, "STEWARD_DATA_DIR="+data,
-		"STEWARD_DATABASE_URL=sqlite://"+filepath.Join(data, "steward.db"), "STEWARD_PLUGINS_FILE="+hcl,
-		"STEWARD_REDIS_URL=", "STEWARD_LOG_LEVEL=warn")
-	base := "http://" + addr
+	base, env := repoEnv(b, bin)
 
 	// The first start creates and migrates the database; it is not counted.
 	s, err := serve(filepath.Join(bin, "steward"), env, base)
@@ -89,6 +66,37 @@ func BenchmarkStartup(b *testing.B) {
 		b.ReportMetric(mean(pluginRSS[name]), name+"-rss-MiB")
 		b.Logf("idle RSS after %s (MiB): plugin %s %s", idleSettle, name, formatAll(pluginRSS[name]))
 	}
+}
+
+// repoEnv prepares a host as `make run` starts it: the repository's
+// plugins.hcl beside a link to the built binaries, a fresh data directory,
+// SQLite, no Redis, and a free address; extra settings follow the others.
+// It returns the host's base URL and environment.
+func repoEnv(b *testing.B, bin string, extra ...string) (string, []string) {
+	dir := b.TempDir()
+	// The declaration names its binaries relative to its own folder
+	// (bin/plugins/…): beside a copy of it, bin leads to the built ones.
+	decl, err := os.ReadFile(filepath.Join("..", "plugins.hcl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	hcl := filepath.Join(dir, "plugins.hcl")
+	if err := os.WriteFile(hcl, decl, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Symlink(bin, filepath.Join(dir, "bin")); err != nil {
+		b.Fatal(err)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	env := append(os.Environ(),
+		"STEWARD_ENV=development", "STEWARD_HTTP_ADDR="+addr, "STEWARD_DATA_DIR="+data,
+		"STEWARD_DATABASE_URL=sqlite://"+filepath.Join(data, "steward.db"), "STEWARD_PLUGINS_FILE="+hcl,
+		"STEWARD_REDIS_URL=", "STEWARD_LOG_LEVEL=warn")
+	return "http://" + addr, append(env, extra...)
 }
 
 func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }

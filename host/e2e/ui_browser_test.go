@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -98,7 +99,16 @@ func TestUIInBrowser(t *testing.T) {
 			contoso = tn.ID
 		}
 	}
+	// Contoso's brand colour accents the pages scoped to it.
+	if r := h.do(http.MethodPatch, "/api/v1/tenants/"+contoso, admin, strings.NewReader(`{"brand_color":"#7B1FA2"}`), "Content-Type", "application/json"); r.status != http.StatusOK {
+		t.Fatalf("set Contoso's brand colour: %d %s", r.status, r.body)
+	}
 	tab.Open("/dashboard?tenant_id="+url.QueryEscape(contoso), stats)
+	var brand string
+	tab.Eval(`getComputedStyle(document.documentElement).getPropertyValue("--brand").trim()`, &brand)
+	if brand != "#7b1fa2" {
+		t.Errorf("Contoso's dashboard has the brand colour %q", brand)
+	}
 	var got string
 	tab.Eval(`document.querySelector("#tenant-picker").selectedOptions[0].textContent`, &got)
 	if !strings.Contains(got, "Contoso") {

@@ -46,13 +46,6 @@ type Caller struct {
 	ViaCookie bool
 }
 
-// Tenant is a tenant the tenant picker offers.
-type Tenant struct {
-	ID    string
-	Name  string
-	Brand string
-}
-
 // SignIn is what the sign-in pages ask of the host's authentication
 // (auth.Routes): the operations of its API, with the same checks and audit
 // entries. Refusals are auth.ErrSignInRefused, outages

@@ -65,6 +65,9 @@ func (p *Pages) page(c *fiber.Ctx, caller Caller, title string) (ui.PageData, er
 		}
 		for _, t := range tenants {
 			d.Tenants = append(d.Tenants, ui.Tenant{ID: t.ID, Name: t.Name})
+			if t.ID == c.Query("tenant_id") {
+				d.BrandColor = t.BrandColor
+			}
 		}
 	}
 	if id := c.Query("tenant_id"); id != "" {

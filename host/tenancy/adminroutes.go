@@ -35,6 +35,7 @@ type TenantFields struct {
 	BillingAccountID *string   `json:"billing_account_id,omitempty" maxLength:"200" doc:"Billing account for cost data; empty clears it"`
 	AccessGroups     *[]string `json:"access_groups,omitempty" maxItems:"100" doc:"Identity-provider groups whose members may see the tenant"`
 	UseDelegation    *bool     `json:"use_delegation,omitempty" doc:"Reach the tenant through delegated access instead of its own app registration"`
+	BrandColor       *string   `json:"brand_color,omitempty" pattern:"^(#[0-9a-fA-F]{6})?$" doc:"#rrggbb accenting the web pages scoped to the tenant; empty restores the default"`
 }
 
 type tenantCreateInput struct {
@@ -59,7 +60,7 @@ func (b *tenantUpdateBody) changed() []string {
 	out := []string{}
 	for name, given := range map[string]bool{
 		"name": b.Name != nil, "directory_tenant_id": b.DirectoryTenantID != nil, "subscription_id": b.SubscriptionID != nil,
-		"is_active": b.IsActive != nil, "description": b.Description != nil, "billing_account_id": b.BillingAccountID != nil,
+		"is_active": b.IsActive != nil, "description": b.Description != nil, "billing_account_id": b.BillingAccountID != nil, "brand_color": b.BrandColor != nil,
 		"access_groups": b.AccessGroups != nil, "use_delegation": b.UseDelegation != nil,
 	} {
 		if given {
@@ -163,6 +164,9 @@ func (r Routes) registerAdmin(a huma.API) {
 			if b.UseDelegation != nil {
 				t.UseDelegation = *b.UseDelegation
 			}
+			if b.BrandColor != nil {
+				t.BrandColor = strings.ToLower(*b.BrandColor)
+			}
 			err = r.Store.CreateTenant(ctx, &t)
 			if errors.Is(err, ErrDuplicate) {
 				return nil, huma.Error409Conflict("a tenant with that directory_tenant_id already exists")
@@ -190,6 +194,10 @@ func (r Routes) registerAdmin(a huma.API) {
 				return nil, err
 			}
 			p.Description, p.BillingAccountID, p.AccessGroups, p.UseDelegation = b.Description, b.BillingAccountID, b.AccessGroups, b.UseDelegation
+			if b.BrandColor != nil {
+				c := strings.ToLower(*b.BrandColor)
+				p.BrandColor = &c
+			}
 			if b.DirectoryTenantID != nil {
 				d := strings.ToLower(*b.DirectoryTenantID)
 				p.DirectoryTenantID = &d

@@ -123,6 +123,23 @@ func TestTenantRoutes(t *testing.T) {
 			t.Errorf("malformed directory: %s", a.Body)
 		}
 		h.JSON(http.MethodPatch, "/api/v1/tenants/"+unknownTenant, admin, `{"name":"X"}`).Expect(t, "update an unknown tenant", http.StatusNotFound)
+
+		// The brand colour is #rrggbb, stored lower-cased; empty restores
+		// the default.
+		for body, want := range map[string]string{`{"brand_color":"#1A73E8"}`: "#1a73e8", `{"brand_color":""}`: ""} {
+			var got tenancy.Tenant
+			if a := h.JSON(http.MethodPatch, path, admin, body); a.Expect(t, body, http.StatusOK) {
+				a.Decode(t, &got)
+				if got.BrandColor != want || got.Name != "Acme Corp" {
+					t.Errorf("%s: %s", body, a.Body)
+				}
+			}
+		}
+		for _, bad := range []string{`"red"`, `"#12345"`, `"#1234567"`, `"1a73e8"`, `"#gggggg"`} {
+			if a := h.JSON(http.MethodPatch, path, admin, `{"brand_color":`+bad+`}`); a.Expect(t, bad, http.StatusUnprocessableEntity) && !a.Problem(t).Names("body.brand_color") {
+				t.Errorf("brand colour %s: %s", bad, a.Body)
+			}
+		}
 	})
 
 	t.Run("an admin deactivates a tenant and brings it back", func(t *testing.T) {

@@ -29,6 +29,7 @@ type Tenant struct {
 	SubscriptionID    string    `bun:"subscription_id" json:"subscription_id"`
 	UseDelegation     bool      `bun:"use_delegation" json:"use_delegation"`
 	BillingAccountID  *string   `bun:"billing_account_id" json:"billing_account_id"`
+	BrandColor        string    `bun:"brand_color" json:"brand_color" doc:"#rrggbb accenting the web pages scoped to the tenant; empty for the default"`
 	AccessGroups      []string  `bun:"access_groups,type:text" json:"-"`
 	IsActive          bool      `bun:"is_active" json:"is_active"`
 	CreatedAt         time.Time `bun:"created_at" json:"created_at"`
@@ -202,6 +203,8 @@ type TenantPatch struct {
 	AccessGroups     *[]string
 	UseDelegation    *bool
 	IsActive         *bool
+	// BrandColor set to "" restores the default colour.
+	BrandColor *string
 }
 
 // UpdateTenant applies p to the tenant and returns it as stored. An unknown
@@ -246,6 +249,9 @@ func (s *Store) UpdateTenant(ctx context.Context, id string, p TenantPatch) (Ten
 	}
 	if p.UseDelegation != nil {
 		set("use_delegation", func() { t.UseDelegation = *p.UseDelegation })
+	}
+	if p.BrandColor != nil {
+		set("brand_color", func() { t.BrandColor = *p.BrandColor })
 	}
 	if p.IsActive != nil {
 		set("is_active", func() { t.IsActive = *p.IsActive })

@@ -43,15 +43,16 @@ test: build $(REDOCLY) $(AXE)
 
 # The API reference's script, style sheet and licence, at the version
 # web/apidocs/package-lock.json pins; not committed.
-$(ELEMENTS): web/apidocs/package.json web/apidocs/package-lock.json web/apidocs/fetch-elements.sh
-	web/apidocs/fetch-elements.sh host/server/apidocs
+$(ELEMENTS): web/apidocs/package.json web/apidocs/package-lock.json web/fetch-npm-files.sh
+	web/fetch-npm-files.sh web/apidocs @stoplight/elements host/server/apidocs \
+		web-components.min.js web-components.min.js.LICENSE.txt styles.min.css
 	@touch $@
 
 # htmx's minified script, at the version web/htmx/package-lock.json pins;
 # not committed. Without it ui still builds and its pages render, but their
 # slots do not load.
-$(HTMX): web/htmx/package.json web/htmx/package-lock.json web/htmx/fetch-htmx.sh
-	web/htmx/fetch-htmx.sh ui/static/vendor
+$(HTMX): web/htmx/package.json web/htmx/package-lock.json web/fetch-npm-files.sh
+	web/fetch-npm-files.sh web/htmx htmx.org ui/static/vendor dist/htmx.min.js
 	@touch $@
 
 # The OpenAPI linter, at the version tools/openapilint/package-lock.json pins.

@@ -27,7 +27,7 @@ const immutable = "public, max-age=31536000, immutable"
 
 // assetFiles are the assets: the name templates ask for, the file in the
 // embedded tree and its media type. htmx is copied in by make
-// (web/htmx/fetch-htmx.sh) and is optional, so that a plain go build or go
+// (web/fetch-npm-files.sh) and is optional, so that a plain go build or go
 // test works from a clean clone; pages then render without it.
 var assetFiles = []struct {
 	name, file, mediaType string

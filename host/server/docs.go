@@ -12,7 +12,7 @@ import (
 
 // apiDocs is the API reference page and Stoplight Elements' browser bundle,
 // which make copies in from the npm package web/apidocs pins
-// (web/apidocs/fetch-elements.sh), so that /docs loads nothing from any
+// (web/fetch-npm-files.sh), so that /docs loads nothing from any
 // other origin and works offline.
 //
 //go:embed apidocs

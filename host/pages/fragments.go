@@ -273,6 +273,16 @@ func Placeholder(path string) (template.HTML, bool) {
 	return "", false
 }
 
+// PlaceholderPaths are the paths Placeholder answers, for the host's route
+// table (a plugin may serve them) and its OpenAPI document.
+func PlaceholderPaths() []string {
+	out := make([]string, len(placeholders))
+	for i, p := range placeholders {
+		out[i] = p.Path
+	}
+	return out
+}
+
 // runBadge is a run's status in its colour: a failure is critical, a
 // completed run OK, and a run on its way neutral.
 func runBadge(s jobs.RunStatus) template.HTML {

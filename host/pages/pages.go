@@ -46,6 +46,11 @@ type Caller struct {
 	ViaCookie bool
 }
 
+// CanSee reports whether the caller may see the tenant.
+func (c Caller) CanSee(tenantID string) bool {
+	return c.Admin || slices.Contains(c.TenantIDs, tenantID)
+}
+
 // SignIn is what the sign-in pages ask of the host's authentication
 // (auth.Routes): the operations of its API, with the same checks and audit
 // entries. Refusals are auth.ErrSignInRefused, outages
@@ -96,19 +101,6 @@ type Pages struct {
 
 // New returns the pages.
 func New(d Deps) *Pages { return &Pages{d: d} }
-
-// hostPaths are the paths the host itself serves; Reserved reports them to
-// the plugin route table.
-var hostPaths = []string{
-	"/", "/login", "/auth/login", "/auth/dev-login", "/auth/logout",
-	"/dashboard", "/sync-dashboard", "/dmarc", "/design-system",
-	"/partials/sync-status-card", "/partials/sync-history-table", "/partials/tenant-sync-status", "/partials/active-alerts",
-}
-
-// Reserved reports whether the host serves path itself.
-func Reserved(path string) bool {
-	return slices.Contains(hostPaths, path) || strings.HasPrefix(path, ui.StaticPrefix) || strings.HasPrefix(path, "/partials/active-alerts/") || strings.HasPrefix(path, "/partials/sync-now/")
-}
 
 // render writes a ui rendering through fiber.
 func render(c *fiber.Ctx, f func(http.ResponseWriter) error) error {

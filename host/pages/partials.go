@@ -4,7 +4,6 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -44,7 +43,7 @@ func (p *Pages) Placeholders(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	return p.signedIn(func(c *fiber.Ctx, caller Caller) error {
-		if id := c.Query("tenant_id"); id != "" && !caller.Admin && !slices.Contains(caller.TenantIDs, id) {
+		if id := c.Query("tenant_id"); id != "" && !caller.CanSee(id) {
 			return p.d.Problem(c, http.StatusForbidden, "you may not see that tenant")
 		}
 		return writeFragment(c, http.StatusOK, html)
@@ -94,7 +93,7 @@ func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 		ids = caller.TenantIDs
 	}
 	if id := c.Query("tenant_id"); id != "" {
-		if !caller.Admin && !slices.Contains(caller.TenantIDs, id) {
+		if !caller.CanSee(id) {
 			return p.d.Problem(c, http.StatusForbidden, "you may not see that tenant")
 		}
 		ids = []string{id}

@@ -123,7 +123,7 @@ var pagePaths = []struct {
 
 // placeholderPaths are fragments that plugins serve; until one does, the
 // host answers their empty state.
-var placeholderPaths = []string{"/partials/cost-summary-card", "/partials/compliance-gauge", "/partials/identity-stats", "/partials/resource-stats"}
+var placeholderPaths = pages.PlaceholderPaths()
 
 // documentPages declares the pages and fragments in the OpenAPI document.
 func (s *Server) documentPages() {

@@ -195,3 +195,33 @@ func TestBrowserSession(t *testing.T) {
 		t.Errorf("sign-in without a CSRF token: %d", r.status)
 	}
 }
+
+// TestPageForms uses the sync dashboard's and the alerts fragment's forms
+// and the identity provider's return with what a browser could send wrong.
+func TestPageForms(t *testing.T) {
+	h := startHost(t, hostOpts{})
+	admin := h.login()
+	if r := h.do(http.MethodPost, "/partials/sync-now/testplugin", admin, nil); r.status != http.StatusAccepted || !strings.Contains(string(r.body), "testplugin sync queued") {
+		t.Errorf("sync now: %d %s", r.status, r.body)
+	}
+	if r := h.do(http.MethodPost, "/partials/sync-now/nosuchjob", admin, nil); r.status != http.StatusNotFound {
+		t.Errorf("sync now of an unknown job type: %d %s", r.status, r.body)
+	}
+	form := url.Values{"resolution_notes": {"done"}}.Encode()
+	if r := h.do(http.MethodPost, "/partials/active-alerts/999999/resolve", admin, strings.NewReader(form), "Content-Type", "application/x-www-form-urlencoded"); r.status != http.StatusNotFound {
+		t.Errorf("resolve an unknown alert: %d %s", r.status, r.body)
+	}
+	long := url.Values{"resolution_notes": {strings.Repeat("x", 4001)}}.Encode()
+	if r := h.do(http.MethodPost, "/partials/active-alerts/1/resolve", admin, strings.NewReader(long), "Content-Type", "application/x-www-form-urlencoded"); r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), "body.resolution_notes") {
+		t.Errorf("resolve with notes too long: %d %s", r.status, r.body)
+	}
+
+	// The provider's return finishes only a sign-in this browser started.
+	b := newBrowser(h)
+	for _, query := range []string{"code=abc&state=forged", "error=access_denied&state=x"} {
+		r := b.do(http.MethodGet, "/login?"+query, nil)
+		if r.status != http.StatusUnauthorized || !strings.Contains(string(r.body), "Please") || b.cookie("steward_access") != nil {
+			t.Errorf("/login?%s: %d %s", query, r.status, r.body)
+		}
+	}
+}

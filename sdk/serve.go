@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -21,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/internal/dataplane"
 	"github.com/stewardhq/steward/sdk/internal/serving"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
@@ -76,7 +76,7 @@ type server struct {
 	broker  *plugin.GRPCBroker
 	handler http.Handler
 	host    *Host
-	socket  *http.Server
+	socket  *dataplane.Server
 }
 
 func newServer(p *Plugin, logger hclog.Logger) *server {
@@ -232,11 +232,7 @@ func (s *server) listenSocket(path, token string, handler http.Handler) error {
 		ln.Close()
 		return err
 	}
-	srv := &http.Server{
-		Handler:           socketHandler(token, handler, s.logger),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          s.logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
-	}
+	srv := &dataplane.Server{Handler: socketHandler(token, handler, s.logger), Logger: s.logger}
 	s.mu.Lock()
 	if s.socket != nil {
 		_ = s.socket.Close()

@@ -200,7 +200,7 @@ func TestFlatWeeklySeriesFlagsNothing(t *testing.T) {
 			first, _ := ledger.ParseDay("2025-03-15")
 			var rows []ledger.Cost
 			for _, s := range []struct {
-				service                string
+				service              string
 				base, weekend, noise float64
 			}{
 				{"Virtual Machines", 500_00, 0.55, 0.05},

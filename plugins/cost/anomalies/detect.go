@@ -175,7 +175,8 @@ func replace(ctx context.Context, tx bun.Tx, tenantID string, lo, hi ledger.Day,
 		}
 	}
 	if len(stale) > 0 {
-		if _, err := tx.NewDelete().Model((*Anomaly)(nil)).Where("id IN (?)", bun.List(stale)).Exec(ctx); err != nil {
+		// Still unacknowledged: one acknowledged since the select stays.
+		if _, err := tx.NewDelete().Model((*Anomaly)(nil)).Where("id IN (?) AND acknowledged = ?", bun.List(stale), false).Exec(ctx); err != nil {
 			return err
 		}
 	}

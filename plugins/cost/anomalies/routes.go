@@ -13,7 +13,6 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
@@ -393,12 +392,7 @@ func (h *Handlers) bulkAcknowledge(w http.ResponseWriter, r *http.Request) {
 	err = h.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		rows = nil
 		q := tx.NewSelect().Model(&rows).Column("id", "tenant_id", "acknowledged").Where("id IN (?)", bun.List(ids))
-		// Locked on PostgreSQL, so a sync cannot remove one before the
-		// update; a SQLite transaction that writes excludes the sync anyway.
-		if h.DB.Dialect().Name() == dialect.PG {
-			q = q.For("UPDATE")
-		}
-		if err := q.Scan(ctx); err != nil {
+		if err := forUpdate(q).Scan(ctx); err != nil {
 			return err
 		}
 		visible := map[int64]bool{}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 )
@@ -147,10 +148,21 @@ func (s queries) byService(ctx context.Context, tenantIDs []string, limit int) (
 // errNotFound is an anomaly that does not exist.
 var errNotFound = errors.New("no such anomaly")
 
-// get reads one anomaly, in tx.
+// forUpdate locks the rows q reads until the transaction ends, on
+// PostgreSQL, so a sync cannot remove an anomaly between the read and the
+// acknowledgement; a SQLite transaction that writes excludes the sync
+// anyway.
+func forUpdate(q *bun.SelectQuery) *bun.SelectQuery {
+	if q.DB().Dialect().Name() == dialect.PG {
+		return q.For("UPDATE")
+	}
+	return q
+}
+
+// get reads one anomaly and locks it, in tx.
 func get(ctx context.Context, tx bun.IDB, id int64) (Anomaly, error) {
 	var a Anomaly
-	err := tx.NewSelect().Model(&a).Where("id = ?", id).Scan(ctx)
+	err := forUpdate(tx.NewSelect().Model(&a).Where("id = ?", id)).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return a, errNotFound
 	}

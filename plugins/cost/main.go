@@ -11,6 +11,7 @@ import (
 
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/plugins/cost/anomalies"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -35,9 +36,11 @@ func main() { sdk.Serve(New()) }
 
 // New builds the plugin.
 func New() *sdk.Plugin {
+	anomalyRoutes := &anomalies.Handlers{}
 	return &sdk.Plugin{
 		Name:         "cost",
 		Version:      "0.1.0",
+		Routes:       anomalyRoutes.Routes(),
 		Migrations:   ledger.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		Configure: func(ctx context.Context, env *sdk.Env) error {
@@ -59,6 +62,7 @@ func New() *sdk.Plugin {
 				return err
 			}
 			_ = &ledger.Store{DB: db}
+			*anomalyRoutes = anomalies.Handlers{DB: db, Host: env.Host}
 			return nil
 		},
 	}

@@ -75,15 +75,7 @@ const (
 // (sam.taylor@fabrikam-foods.example) and DemoNorthwindUser
 // (jordan.lee@northwind-travel.example).
 func Demo(seed int64, today time.Time) *World {
-	y, m, d := today.Date()
-	g := &demoGen{
-		seed:   seed,
-		r:      rand.New(rand.NewPCG(uint64(seed), streamStructure)),
-		today:  time.Date(y, m, d, 0, 0, 0, 0, time.UTC),
-		w:      &World{},
-		emails: map[string]bool{},
-	}
-	g.day = g.today.Unix() / secondsPerDay
+	g := newDemoGen(seed, today)
 	// Everything drawn from g.r is drawn in the same order and number for
 	// any today, so the estate itself does not change from day to day.
 	g.tenants()
@@ -96,6 +88,63 @@ func Demo(seed int64, today time.Time) *World {
 	g.costs()
 	g.reservations()
 	return g.w
+}
+
+func newDemoGen(seed int64, today time.Time) *demoGen {
+	y, m, d := today.Date()
+	g := &demoGen{
+		seed:   seed,
+		r:      rand.New(rand.NewPCG(uint64(seed), streamStructure)),
+		today:  time.Date(y, m, d, 0, 0, 0, 0, time.UTC),
+		w:      &World{},
+		emails: map[string]bool{},
+	}
+	g.day = g.today.Unix() / secondsPerDay
+	return g
+}
+
+// DemoSpike is one cost spike the demo world injects: the cost of one
+// subscription's service and resource group on Date is Factor times what
+// it would have been.
+type DemoSpike struct {
+	Date           string
+	SubscriptionID string
+	Service        string
+	ResourceGroup  string
+	Factor         float64
+}
+
+// DemoSpikes reports the spikes Demo(seed, today) injects into its costs,
+// in date order, so tests of anomaly detection have the ground truth.
+func DemoSpikes(seed int64, today time.Time) []DemoSpike {
+	g := newDemoGen(seed, today)
+	// The series are drawn first, so the estate's other draws need not be.
+	g.tenants()
+	type series struct {
+		sub *demoSub
+		s   *demoSeries
+	}
+	var all []series
+	for _, sub := range g.subs {
+		for i := range sub.series {
+			all = append(all, series{sub, &sub.series[i]})
+		}
+	}
+	var out []DemoSpike
+	for n := g.day - 364; n <= g.day; n++ {
+		k, factor := g.anomalyOn(n, len(all))
+		if k < 0 {
+			continue
+		}
+		out = append(out, DemoSpike{
+			Date:           time.Unix(n*secondsPerDay, 0).UTC().Format(DateLayout),
+			SubscriptionID: all[k].sub.id,
+			Service:        all[k].s.service.name,
+			ResourceGroup:  all[k].s.service.rg,
+			Factor:         factor,
+		})
+	}
+	return out
 }
 
 const secondsPerDay = 24 * 60 * 60

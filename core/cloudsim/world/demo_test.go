@@ -619,3 +619,77 @@ func BenchmarkDemo(b *testing.B) {
 		Demo(1, demoToday)
 	}
 }
+
+// TestDemoSpikes: DemoSpikes names exactly the rows Demo spiked. Each
+// named row costs its factor times its series' usual level (the same
+// weekday a week either side, which no other spike touches), within the
+// series' noise; every 24-day cycle has one spike of one or two days; and
+// a reader's independent search for doubled days finds the same dates.
+func TestDemoSpikes(t *testing.T) {
+	w := Demo(3, demoToday)
+	spikes := DemoSpikes(3, demoToday)
+	type key struct{ sub, service, rg, date string }
+	cost := map[key]float64{}
+	for _, c := range w.Costs {
+		cost[key{c.SubscriptionID, c.Service, c.ResourceGroup, c.Date}] = c.Cost
+	}
+	spiked := map[key]bool{}
+	for _, s := range spikes {
+		spiked[key{s.SubscriptionID, s.Service, s.ResourceGroup, s.Date}] = true
+	}
+	for _, s := range spikes {
+		at := mustDate(t, s.Date)
+		if s.Factor < 3 || s.Factor >= 8 {
+			t.Errorf("spike %+v: factor outside 3–8", s)
+		}
+		got, ok := cost[key{s.SubscriptionID, s.Service, s.ResourceGroup, s.Date}]
+		if !ok {
+			t.Errorf("spike %+v names no cost row", s)
+			continue
+		}
+		for _, offset := range []int{-7, 7} {
+			k := key{s.SubscriptionID, s.Service, s.ResourceGroup, dayOffset(at, offset)}
+			usual, ok := cost[k]
+			if !ok || spiked[k] {
+				continue
+			}
+			// ±8 % noise on either day and a week of trend.
+			if ratio := got / s.Factor / usual; ratio < 0.8 || ratio > 1.25 {
+				t.Errorf("spike %+v: %.2f is %.2f times the factor of the usual %.2f", s, got, ratio, usual)
+			}
+		}
+	}
+	cycles := map[int64][]string{}
+	for _, s := range spikes {
+		c := mustDate(t, s.Date).Unix() / secondsPerDay / anomalyCycle
+		cycles[c] = append(cycles[c], s.Date)
+	}
+	for c, dates := range cycles {
+		if len(dates) > 2 {
+			t.Errorf("cycle %d spikes on %v", c, dates)
+		}
+	}
+	if len(cycles) < 365/anomalyCycle {
+		t.Errorf("%d cycles with a spike in a year, want at least %d", len(cycles), 365/anomalyCycle)
+	}
+	var firstDays []string
+	for i, s := range spikes {
+		if i == 0 || dayOffset(mustDate(t, spikes[i-1].Date), 1) != s.Date {
+			firstDays = append(firstDays, s.Date)
+		}
+	}
+	for _, d := range costSpikes(w.Costs) {
+		if !slices.Contains(firstDays, d) {
+			t.Errorf("a doubled day on %s that DemoSpikes does not name (it names %v)", d, firstDays)
+		}
+	}
+}
+
+func mustDate(t *testing.T, s string) time.Time {
+	t.Helper()
+	at, err := time.Parse(DateLayout, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
+}

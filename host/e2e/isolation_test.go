@@ -94,13 +94,14 @@ func (f *fixture) call(o scopedOp, path string) response {
 	return f.h.do(o.method, path, f.tokenA, body, "Content-Type", "application/json")
 }
 
-// TestIsolationMatrix calls every tenant-scoped operation as the standard
-// user of tenant A: naming tenant B it must be refused without a trace of
-// B; naming A it must be let through.
+// TestIsolationMatrix calls every tenant-scoped operation of the host and
+// of the domain plugins as the standard user of tenant A: naming tenant B
+// it must be refused without a trace of B; naming A it must be let through.
 func TestIsolationMatrix(t *testing.T) {
+	plugins := defaultPlugins() + resourcesPlugins() + costPlugins("")
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
-			f := newFixture(t, dialect)
+			f := newFixtureOn(t, dialect, hostOpts{pluginsHCL: plugins})
 			ops := f.tenantScopedOps(t)
 			a, b := f.tenantA.ID, f.tenantB.ID
 			leaks := []string{b, f.tenantB.Name, f.tenantB.DirectoryTenantID}
@@ -148,6 +149,7 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/audit-logs/summary",
 				"GET /api/v1/testplugin/items",
 				"GET /api/v1/testplugin/tenants/{tenant_id}/items",
+				"GET /api/v1/costs/anomalies",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

@@ -46,7 +46,7 @@ func TestDay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if (d + 1).String() != "2026-03-01" || d.Month() != 202602 || ledger.DayOf(d.Time().Add(23*3600e9)) != d {
+	if (d+1).String() != "2026-03-01" || d.Month() != 202602 || ledger.DayOf(d.Time().Add(23*3600e9)) != d {
 		t.Errorf("day arithmetic: %s %d", d+1, d.Month())
 	}
 	if _, err := ledger.ParseDay("2026-02-30"); err == nil {

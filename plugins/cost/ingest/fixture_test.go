@@ -148,18 +148,24 @@ func start(tb testing.TB, dialect string, w *world.World, opts ...arm.Option) *f
 // when it is configured.
 func (f *fixture) connect(tb testing.TB) {
 	tb.Helper()
-	clients, err := cloud.New(cloud.Config{
-		Provider: cloud.ProviderSim, TenantID: f.sim.World().Tenants[0].DirectoryTenantID, ClientID: clientID, ClientSecret: clientSecret,
-		Credential: cloud.CredentialClientSecret,
-		Endpoints:  cloud.Endpoints{Authority: f.sim.URLs[cloudsim.IdP], ResourceManager: f.sim.URLs[cloudsim.ARM], Graph: f.sim.URLs[cloudsim.Graph]},
-		CAPEM:      f.sim.CAPEM,
-		Retry:      cloud.Retry{MaxRetries: 2, Delay: 10 * time.Millisecond, MaxDelay: time.Second},
-	})
+	clients, err := cloud.New(cloudConfig(f.sim))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	f.clients = clients
 	f.syncer.Cloud = clients
+}
+
+// cloudConfig reaches the simulator as the world's first tenant, retrying
+// quickly.
+func cloudConfig(sim *cloudsim.Sim) cloud.Config {
+	return cloud.Config{
+		Provider: cloud.ProviderSim, TenantID: sim.World().Tenants[0].DirectoryTenantID, ClientID: clientID, ClientSecret: clientSecret,
+		Credential: cloud.CredentialClientSecret,
+		Endpoints:  cloud.Endpoints{Authority: sim.URLs[cloudsim.IdP], ResourceManager: sim.URLs[cloudsim.ARM], Graph: sim.URLs[cloudsim.Graph]},
+		CAPEM:      sim.CAPEM,
+		Retry:      cloud.Retry{MaxRetries: 2, Delay: 10 * time.Millisecond, MaxDelay: time.Second},
+	}
 }
 
 // nextDay moves the simulator's clock on a day. The clients' cached

@@ -322,15 +322,15 @@ func TestTenantsAndHooks(t *testing.T) {
 	}
 }
 
-// tenantYear is 1 tenant × 2 subscriptions × 40 services × 365 days:
-// 29,200 cost rows.
-func tenantYear() *world.World {
+// tenantYear is 1 tenant × 2 subscriptions × 40 services × 365 days up
+// to today: 29,200 cost rows.
+func tenantYear(today time.Time) *world.World {
 	w := &world.World{Tenants: []world.Tenant{{Name: "Contoso", DirectoryTenantID: contosoDir,
 		Subscriptions: []world.Subscription{{ID: subC1, Name: "Contoso prod"}, {ID: subC2, Name: "Contoso dev"}}}}}
 	w.Costs = make([]world.Cost, 0, 2*40*365)
 	for _, sub := range []string{subC1, subC2} {
 		for d := -364; d <= 0; d++ {
-			date := simNow.AddDate(0, 0, d).Format(time.DateOnly)
+			date := today.AddDate(0, 0, d).Format(time.DateOnly)
 			for s := 0; s < 40; s++ {
 				w.Costs = append(w.Costs, world.Cost{SubscriptionID: sub, Date: date, Service: fmt.Sprintf("Service %02d", s),
 					ResourceGroup: fmt.Sprintf("rg-%d", s%4), Cost: float64(s*100+d+365) / 3, Currency: "USD"})
@@ -345,7 +345,7 @@ func tenantYear() *world.World {
 func TestTenantYearStreams(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
-			w := tenantYear()
+			w := tenantYear(simNow)
 			f := start(t, dialect, w)
 			f.syncer.BackfillDays = 365
 			n, progress := f.mustRun(t)

@@ -80,7 +80,8 @@ type tenantWork struct {
 	subscriptions []string
 }
 
-// Run syncs every active tenant, or those of run.TenantIDs. A failing
+// Run syncs every active tenant, or those of run.TenantIDs; a tenant none
+// of whose subscriptions the credential sees is skipped. A failing
 // subscription or tenant does not stop the others: the run then fails
 // naming each failure, which raises the host's sync alert, while the
 // previous data of what failed stays and the rest is current. A tenant is
@@ -105,6 +106,15 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	}
 	var failures []error
 	for _, tw := range work {
+		if len(tw.subscriptions) == 0 {
+			// Not delegated yet, or delegated to another tenant:
+			// onboarding reports that; its costs stay as they were and
+			// are not marked fresh.
+			if run.Logger != nil {
+				run.Logger.Warn("tenant skipped: none of its subscriptions is visible", "tenant", tw.tenant.Name, "tenant_id", tw.tenant.ID)
+			}
+			continue
+		}
 		if err := s.syncTenant(ctx, tw, states, p); err != nil {
 			failures = append(failures, fmt.Errorf("tenant %s (%s): %w", tw.tenant.Name, tw.tenant.ID, err))
 			continue
@@ -148,9 +158,6 @@ func (s *Syncer) plan(ctx context.Context, tenantIDs []string) ([]*tenantWork, e
 // syncTenant writes a tenant's costs subscription by subscription, runs
 // the hooks over the days written, then syncs its reservations.
 func (s *Syncer) syncTenant(ctx context.Context, tw *tenantWork, states map[string]ledger.SyncState, p *progress) error {
-	if len(tw.subscriptions) == 0 {
-		return errors.New("no subscription of its directory is visible to Steward's credential")
-	}
 	today := ledger.DayOf(s.now().UTC())
 	var failures []error
 	var from, to ledger.Day

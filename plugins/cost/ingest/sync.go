@@ -100,7 +100,7 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	p := &progress{run: run}
 	for _, tw := range work {
 		p.total += int64(len(tw.subscriptions))
-		if tw.tenant.BillingAccountID != "" {
+		if tw.tenant.BillingAccountID != "" && len(tw.subscriptions) > 0 {
 			p.total++
 		}
 	}

@@ -35,6 +35,23 @@ plugin "resources" {
   }
 }
 
+# Cost: daily actual costs, reservations and budgets, with anomalies and
+# chargeback.
+plugin "cost" {
+  binary = "bin/plugins/cost"
+  # It reads Cost Management, Consumption and Budgets, so it needs the
+  # host's credential (and a billing reader role for reservations).
+  cloud_credential = true
+  config {
+    # backfill_days = 365   # days a subscription's first sync fetches
+    # restate_days  = 5     # recent days every later sync fetches again
+  }
+  # Cost Management refreshes a day's costs a few times a day.
+  job "costs" {
+    schedule = "@every 6h"
+  }
+}
+
 # The runtime test plugin proves the plugin protocol (crash, hang, noisy
 # stdout, large bodies); the test suites run it. Enable it to explore the
 # runtime by hand: its crash and hang routes need an admin.

@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/plugins/cost/anomalies"
+	"github.com/stewardhq/steward/plugins/cost/ingest"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -30,19 +31,27 @@ const configSchema = `{"type": "object", "properties": {
   "restate_days": {"type": "integer", "minimum": 1, "maximum": 31}
 }, "additionalProperties": false}`
 
-func defaultConfig() config { return config{BackfillDays: 365, RestateDays: 5} }
+func defaultConfig() config {
+	return config{BackfillDays: ingest.DefaultBackfillDays, RestateDays: ingest.DefaultRestateDays}
+}
 
 func main() { sdk.Serve(New()) }
 
 // New builds the plugin.
 func New() *sdk.Plugin {
 	anomalyRoutes := &anomalies.Handlers{}
+	detector := &anomalies.Detector{}
+	// After a tenant's costs are written: judge its days for anomalies.
+	syncer := &ingest.Syncer{AfterTenant: []ingest.Hook{detector.Evaluate}}
 	return &sdk.Plugin{
 		Name:         "cost",
 		Version:      "0.1.0",
 		Routes:       anomalyRoutes.Routes(),
 		Migrations:   ledger.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
+		// Cost Management refreshes a day's costs a few times a day.
+		Jobs: []sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Schedule: "@every 6h",
+			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }}},
 		Configure: func(ctx context.Context, env *sdk.Env) error {
 			cfg := defaultConfig()
 			if len(env.Config) > 0 {
@@ -54,14 +63,18 @@ func New() *sdk.Plugin {
 			if err := json.Unmarshal(env.Cloud, &cc); err != nil {
 				return fmt.Errorf("cloud settings: %w", err)
 			}
-			if _, err := cloud.New(cc); err != nil {
+			clients, err := cloud.New(cc)
+			if err != nil {
 				return err
 			}
 			db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
 			if err != nil {
 				return err
 			}
-			_ = &ledger.Store{DB: db}
+			costs := &ledger.Store{DB: db}
+			syncer.Cloud, syncer.Ledger, syncer.Host = clients, costs, env.Host
+			syncer.BackfillDays, syncer.RestateDays = cfg.BackfillDays, cfg.RestateDays
+			detector.DB = db
 			*anomalyRoutes = anomalies.Handlers{DB: db, Host: env.Host}
 			return nil
 		},

@@ -49,7 +49,16 @@ type Reservation struct {
 }
 
 // Store reads and writes the cost tables.
-type Store struct{ DB *bun.DB }
+type Store struct {
+	DB *bun.DB
+	// FlushRows is how many streamed rows Replace holds in memory at once;
+	// zero means DefaultFlushRows.
+	FlushRows int
+
+	// stageByInsert stages rows on PostgreSQL with multi-row inserts
+	// instead of COPY, for the benchmark that compares the two.
+	stageByInsert bool
+}
 
 // batchRows is how many rows one INSERT carries: well under SQLite's and
 // PostgreSQL's bound-parameter limits at eight columns a row.
@@ -90,20 +99,26 @@ func (s *Store) Rollup(ctx context.Context, tenantID string, from, to Day) error
 		return errors.New("ledger: rollup range ends before it starts")
 	}
 	return s.DB.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
-		for _, q := range []string{
-			`DELETE FROM cost_service_daily WHERE tenant_id = ? AND day BETWEEN ? AND ?`,
-			`INSERT INTO cost_service_daily (tenant_id, day, service, currency, month, cost_cents)
-			 SELECT tenant_id, day, service, currency, month, SUM(cost_cents) FROM cost_daily
-			 WHERE tenant_id = ? AND day BETWEEN ? AND ? GROUP BY tenant_id, day, service, currency, month`,
-			`DELETE FROM cost_tenant_daily WHERE tenant_id = ? AND day BETWEEN ? AND ?`,
-			`INSERT INTO cost_tenant_daily (tenant_id, day, currency, month, cost_cents)
-			 SELECT tenant_id, day, currency, month, SUM(cost_cents) FROM cost_service_daily
-			 WHERE tenant_id = ? AND day BETWEEN ? AND ? GROUP BY tenant_id, day, currency, month`,
-		} {
-			if _, err := tx.ExecContext(ctx, q, tenantID, from, to); err != nil {
-				return err
-			}
-		}
-		return nil
+		return rollup(ctx, tx, tenantID, from, to)
 	})
+}
+
+// rollup rebuilds the rollups of a tenant's days inside the caller's
+// transaction.
+func rollup(ctx context.Context, tx bun.IDB, tenantID string, from, to Day) error {
+	for _, q := range []string{
+		`DELETE FROM cost_service_daily WHERE tenant_id = ? AND day BETWEEN ? AND ?`,
+		`INSERT INTO cost_service_daily (tenant_id, day, service, currency, month, cost_cents)
+		 SELECT tenant_id, day, service, currency, month, SUM(cost_cents) FROM cost_daily
+		 WHERE tenant_id = ? AND day BETWEEN ? AND ? GROUP BY tenant_id, day, service, currency, month`,
+		`DELETE FROM cost_tenant_daily WHERE tenant_id = ? AND day BETWEEN ? AND ?`,
+		`INSERT INTO cost_tenant_daily (tenant_id, day, currency, month, cost_cents)
+		 SELECT tenant_id, day, currency, month, SUM(cost_cents) FROM cost_service_daily
+		 WHERE tenant_id = ? AND day BETWEEN ? AND ? GROUP BY tenant_id, day, currency, month`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, tenantID, from, to); err != nil {
+			return err
+		}
+	}
+	return nil
 }

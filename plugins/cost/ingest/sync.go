@@ -1,0 +1,285 @@
+// Package ingest is the cost plugin's sync: the costs job copies daily
+// actual cost per subscription, service, resource group and currency from
+// the cloud into the ledger for every active tenant, and each tenant's
+// reservation utilisation when it has a billing account.
+//
+// A subscription's first sync backfills BackfillDays ending today; later
+// syncs fetch again from RestateDays before the last day synced, because
+// providers restate recent days. Each subscription's window streams from
+// the cloud into the ledger a batch at a time and replaces what the
+// ledger held for those days in one transaction (ledger.Store.Replace), so
+// a re-run never doubles a cost and a cloud call failing midway leaves the
+// previous data as it was. Once a tenant's costs are written and rolled
+// up, the AfterTenant hooks (anomaly detection, budget evaluation) run for
+// the days written.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stewardhq/steward/core/cloud"
+	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/sdk"
+)
+
+// Cloud is what the sync reads; *cloud.Clients provides it.
+type Cloud interface {
+	Subscriptions(ctx context.Context, fn func(cloud.Subscription) error) error
+	DailyCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(cloud.CostRow) error) error
+	ReservationSummaries(ctx context.Context, billingAccountID, grain string, from, to time.Time, fn func(cloud.ReservationSummary) error) error
+}
+
+// Hook runs for a tenant after its costs for the days from through to
+// were written and rolled up. An error fails the run, naming the tenant;
+// the costs written stay.
+type Hook func(ctx context.Context, tenant sdk.Tenant, from, to ledger.Day) error
+
+// Defaults of the plugin's config.
+const (
+	DefaultBackfillDays = 365
+	DefaultRestateDays  = 5
+	// ReservationDays is how far back a tenant's first reservation sync
+	// reads.
+	ReservationDays = 90
+)
+
+// progressRows is how often, in rows, a subscription's progress is
+// reported while it streams.
+const progressRows = 5000
+
+// Syncer runs the costs job.
+type Syncer struct {
+	Cloud  Cloud
+	Ledger *ledger.Store
+	Host   *sdk.Host
+	// BackfillDays is how many days, ending today, a subscription's first
+	// sync fetches (DefaultBackfillDays when zero).
+	BackfillDays int
+	// RestateDays is how many days before and including the last day
+	// synced a later sync fetches again (DefaultRestateDays when zero).
+	RestateDays int
+	// AfterTenant run in order for each tenant whose costs were all
+	// written.
+	AfterTenant []Hook
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+
+	// mu makes runs take turns: a manual run may start while a scheduled
+	// one is under way, and both would rebuild the same rollups.
+	mu sync.Mutex
+}
+
+// tenantWork is one tenant's part of a run.
+type tenantWork struct {
+	tenant        sdk.Tenant
+	subscriptions []string
+}
+
+// Run syncs every active tenant, or those of run.TenantIDs; a tenant none
+// of whose subscriptions the credential sees is skipped. A failing
+// subscription or tenant does not stop the others: the run then fails
+// naming each failure, which raises the host's sync alert, while the
+// previous data of what failed stays and the rest is current. A tenant is
+// marked fresh only when all of its sync succeeded.
+func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	work, err := s.plan(ctx, run.TenantIDs)
+	if err != nil {
+		return 0, err
+	}
+	states, err := s.Ledger.SyncStates(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read sync state: %w", err)
+	}
+	p := &progress{run: run}
+	for _, tw := range work {
+		p.total += int64(len(tw.subscriptions))
+		if tw.tenant.BillingAccountID != "" && len(tw.subscriptions) > 0 {
+			p.total++
+		}
+	}
+	var failures []error
+	for _, tw := range work {
+		if len(tw.subscriptions) == 0 {
+			// Not delegated yet, or delegated to another tenant:
+			// onboarding reports that; its costs stay as they were and
+			// are not marked fresh.
+			if run.Logger != nil {
+				run.Logger.Warn("tenant skipped: none of its subscriptions is visible", "tenant", tw.tenant.Name, "tenant_id", tw.tenant.ID)
+			}
+			continue
+		}
+		if err := s.syncTenant(ctx, tw, states, p); err != nil {
+			failures = append(failures, fmt.Errorf("tenant %s (%s): %w", tw.tenant.Name, tw.tenant.ID, err))
+			continue
+		}
+		if err := s.Host.MarkFresh(ctx, tw.tenant.ID, "costs", s.now()); err != nil {
+			failures = append(failures, fmt.Errorf("tenant %s (%s): mark fresh: %w", tw.tenant.Name, tw.tenant.ID, err))
+		}
+	}
+	return p.records, errors.Join(failures...)
+}
+
+// plan lists the tenants to sync and each one's subscriptions, found by
+// the directory tenant the cloud reports them in.
+func (s *Syncer) plan(ctx context.Context, tenantIDs []string) ([]*tenantWork, error) {
+	tenants, err := s.Host.Tenants(ctx, tenantIDs...)
+	if err != nil {
+		return nil, fmt.Errorf("tenant directory: %w", err)
+	}
+	var work []*tenantWork
+	byDirectory := map[string]*tenantWork{}
+	for _, t := range tenants {
+		if !t.IsActive {
+			continue
+		}
+		tw := &tenantWork{tenant: t}
+		work = append(work, tw)
+		byDirectory[strings.ToLower(t.DirectoryTenantID)] = tw
+	}
+	err = s.Cloud.Subscriptions(ctx, func(sub cloud.Subscription) error {
+		if tw, ok := byDirectory[strings.ToLower(sub.TenantID)]; ok && sub.State != "Disabled" && sub.State != "Deleted" {
+			tw.subscriptions = append(tw.subscriptions, sub.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list subscriptions: %w", err)
+	}
+	return work, nil
+}
+
+// syncTenant writes a tenant's costs subscription by subscription, runs
+// the hooks over the days written, then syncs its reservations.
+func (s *Syncer) syncTenant(ctx context.Context, tw *tenantWork, states map[string]ledger.SyncState, p *progress) error {
+	today := ledger.DayOf(s.now().UTC())
+	var failures []error
+	var from, to ledger.Day
+	for i, sub := range tw.subscriptions {
+		w := s.window(tw.tenant.ID, sub, today, states)
+		if i == 0 || w.From < from {
+			from = w.From
+		}
+		to = max(to, w.To)
+		if err := s.syncSubscription(ctx, tw.tenant, w, p); err != nil {
+			failures = append(failures, fmt.Errorf("subscription %s: %w", sub, err))
+		}
+	}
+	if len(failures) > 0 {
+		return errors.Join(failures...)
+	}
+	for _, hook := range s.AfterTenant {
+		if err := hook(ctx, tw.tenant, from, to); err != nil {
+			failures = append(failures, err)
+		}
+	}
+	if tw.tenant.BillingAccountID != "" {
+		if err := s.syncReservations(ctx, tw.tenant, today, p); err != nil {
+			failures = append(failures, fmt.Errorf("reservations of billing account %s: %w", tw.tenant.BillingAccountID, err))
+		}
+	}
+	return errors.Join(failures...)
+}
+
+// window is the days a subscription's sync fetches: a backfill ending
+// today on its first sync, then from RestateDays before its last day, never
+// before the backfill's first day.
+func (s *Syncer) window(tenantID, sub string, today ledger.Day, states map[string]ledger.SyncState) ledger.Window {
+	backfill, restate := s.BackfillDays, s.RestateDays
+	if backfill <= 0 {
+		backfill = DefaultBackfillDays
+	}
+	if restate <= 0 {
+		restate = DefaultRestateDays
+	}
+	earliest := today - ledger.Day(backfill) + 1
+	from := earliest
+	if st, ok := states[sub]; ok {
+		from = min(max(st.LastDay-ledger.Day(restate)+1, earliest), today)
+	}
+	return ledger.Window{TenantID: tenantID, SubscriptionID: sub, From: from, To: today}
+}
+
+func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, w ledger.Window, p *progress) error {
+	label := fmt.Sprintf("tenant %s subscription %s %s..%s", tenant.Name, w.SubscriptionID, w.From, w.To)
+	written, err := s.Ledger.Replace(ctx, w, s.now(), func(emit func(ledger.Cost) error) error {
+		var n int64
+		return s.Cloud.DailyCosts(ctx, w.SubscriptionID, w.From.Time(), w.To.Time(), func(r cloud.CostRow) error {
+			n++
+			if n%progressRows == 0 {
+				p.report(fmt.Sprintf("%s: %d rows", label, n))
+			}
+			return emit(ledger.Cost{Day: ledger.DayOf(r.Date), Service: r.Service, ResourceGroup: r.ResourceGroup,
+				Currency: r.Currency, Cost: ledger.AmountOf(r.Cost)})
+		})
+	})
+	if err != nil {
+		p.step(label + ": failed")
+		return err
+	}
+	p.records += written.Rows
+	p.step(fmt.Sprintf("%s: %d rows in %d batches, %d changed", label, written.Rows, written.Batches, written.Changed))
+	return nil
+}
+
+// syncReservations reads a billing account's daily reservation
+// utilisation from RestateDays before the last day stored, or over the
+// last ReservationDays on the first sync, and upserts it.
+func (s *Syncer) syncReservations(ctx context.Context, tenant sdk.Tenant, today ledger.Day, p *progress) error {
+	restate := s.RestateDays
+	if restate <= 0 {
+		restate = DefaultRestateDays
+	}
+	from := today - ReservationDays + 1
+	last, ok, err := s.Ledger.LastReservationDay(ctx, tenant.ID)
+	if err != nil {
+		return err
+	}
+	if ok {
+		from = min(max(last-ledger.Day(restate)+1, from), today)
+	}
+	now := s.now().UTC()
+	var rows []ledger.Reservation
+	err = s.Cloud.ReservationSummaries(ctx, tenant.BillingAccountID, cloud.GrainDaily, from.Time(), today.Time(), func(r cloud.ReservationSummary) error {
+		rows = append(rows, ledger.Reservation{TenantID: tenant.ID, ReservationID: r.ReservationID, Day: ledger.DayOf(r.UsageDate),
+			ReservationOrderID: r.ReservationOrderID, SKU: r.SKUName, ReservedHours: r.ReservedHours, UsedHours: r.UsedHours,
+			MinUtilization: r.MinUtilization, AvgUtilization: r.AvgUtilization, MaxUtilization: r.MaxUtilization, SyncedAt: now})
+		return nil
+	})
+	if err == nil {
+		err = s.Ledger.UpsertReservations(ctx, rows)
+	}
+	if err == nil {
+		p.records += int64(len(rows))
+	}
+	p.step(fmt.Sprintf("tenant %s reservations %s..%s: %d days", tenant.Name, from, today, len(rows)))
+	return err
+}
+
+func (s *Syncer) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// progress counts a run's steps (a subscription's costs, a tenant's
+// reservations) and records, and reports them to the host.
+type progress struct {
+	run         *sdk.JobRun
+	done, total int64
+	records     int64
+}
+
+func (p *progress) step(message string) {
+	p.done++
+	p.report(message)
+}
+
+func (p *progress) report(message string) { p.run.Progress(p.done, p.total, message) }

@@ -9,13 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/core/cloudsim/stack"
 	"github.com/stewardhq/steward/core/cloudsim/world"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/host/tenancy"
-	"github.com/stewardhq/steward/plugins/cost/anomalies"
-	"github.com/stewardhq/steward/plugins/cost/ledger"
-	"github.com/stewardhq/steward/sdk"
 )
 
 type anomalyItem struct {
@@ -33,11 +31,11 @@ type anomalyList struct {
 	Total int           `json:"total"`
 }
 
-// TestCostAnomalies: the demo world's costs, loaded into the host's
-// database through the ledger and judged by the detector as the sync
-// judges them, are served by the cost plugin's anomaly routes, scoped per
-// tenant, with the flagged days being the injected spikes; acknowledging
-// is tenant-checked, idempotent and audited, and a bulk request naming
+// TestCostAnomalies: the demo world's costs, synced by the cost plugin at
+// start-up (a year's backfill, each tenant judged by the detector as its
+// costs are written), are served by the anomaly routes, scoped per tenant,
+// with the flagged days being the injected spikes; acknowledging is
+// tenant-checked, idempotent and audited, and a bulk request naming
 // another tenant's anomaly acknowledges none.
 func TestCostAnomalies(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
@@ -63,42 +61,33 @@ func testCostAnomalies(t *testing.T, dialect string) {
 	if contoso == "" {
 		t.Fatalf("the demo world's tenants are not registered: %+v", tenants)
 	}
+	h.waitFor("the start-up costs sync", 60*time.Second, func() bool {
+		var hist struct {
+			Logs []run `json:"logs"`
+		}
+		h.get("/api/v1/sync/history?limit=50", admin).json(t, &hist)
+		for _, r := range hist.Logs {
+			if r.JobType == "costs" && r.Status == "failed" {
+				t.Fatalf("start-up costs sync failed: %+v", r)
+			}
+			if r.JobType == "costs" && r.Status == "completed" {
+				return true
+			}
+		}
+		return false
+	})
+	db := h.db()
 
-	// A fixed day keeps the spikes the same from run to run.
-	today := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
-	w := world.Demo(1, today)
+	// The simulator serves the demo world of its day.
+	w := world.Demo(stack.DemoSeed, time.Now().UTC())
 	tenantOf := map[string]string{}
 	for _, tn := range w.Tenants {
 		for _, s := range tn.Subscriptions {
 			tenantOf[s.ID] = idOf[tn.Name]
 		}
 	}
-	rows := make([]ledger.Cost, 0, len(w.Costs))
-	for _, c := range w.Costs {
-		day, err := ledger.ParseDay(c.Date)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, ledger.Cost{SubscriptionID: c.SubscriptionID, Day: day, Service: c.Service, ResourceGroup: c.ResourceGroup,
-			Currency: c.Currency, TenantID: tenantOf[c.SubscriptionID], Cost: ledger.AmountOf(c.Cost)})
-	}
-	db := h.db()
-	l := &ledger.Store{DB: db}
-	if err := l.Upsert(ctx, rows); err != nil {
-		t.Fatal(err)
-	}
-	last := ledger.DayOf(today)
-	d := &anomalies.Detector{DB: db}
-	for _, id := range idOf {
-		if err := l.Rollup(ctx, id, last-364, last); err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Evaluate(ctx, sdk.Tenant{ID: id}, last-364, last); err != nil {
-			t.Fatal(err)
-		}
-	}
 	spikes := map[string]bool{}
-	for _, s := range world.DemoSpikes(1, today) {
+	for _, s := range world.DemoSpikes(stack.DemoSeed, time.Now().UTC()) {
 		spikes[tenantOf[s.SubscriptionID]+"/"+s.Service+"/"+s.Date] = true
 	}
 

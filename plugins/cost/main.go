@@ -11,6 +11,7 @@ import (
 
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/plugins/cost/budgets"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -35,9 +36,11 @@ func main() { sdk.Serve(New()) }
 
 // New builds the plugin.
 func New() *sdk.Plugin {
+	budgetRoutes := &budgets.Handlers{}
 	return &sdk.Plugin{
 		Name:         "cost",
 		Version:      "0.1.0",
+		Routes:       budgetRoutes.Routes(),
 		Migrations:   ledger.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		Configure: func(ctx context.Context, env *sdk.Env) error {
@@ -51,7 +54,8 @@ func New() *sdk.Plugin {
 			if err := json.Unmarshal(env.Cloud, &cc); err != nil {
 				return fmt.Errorf("cloud settings: %w", err)
 			}
-			if _, err := cloud.New(cc); err != nil {
+			clients, err := cloud.New(cc)
+			if err != nil {
 				return err
 			}
 			db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
@@ -59,6 +63,10 @@ func New() *sdk.Plugin {
 				return err
 			}
 			_ = &ledger.Store{DB: db}
+			budgetStore := budgets.NewStore(db)
+			evaluator := &budgets.Evaluator{Store: budgetStore}
+			*budgetRoutes = budgets.Handlers{Store: budgetStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger,
+				Syncer: &budgets.Syncer{Store: budgetStore, Cloud: clients, Evaluator: evaluator}}
 			return nil
 		},
 	}

@@ -23,6 +23,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/danielgtaylor/huma/v2"
 )
 
 //go:embed migrations/*.sql
@@ -98,6 +100,12 @@ func (a Amount) Float() float64 { return float64(a) / 100 }
 // MarshalJSON writes the amount as a JSON number with two decimals,
 // exactly: 1234.5 is written 1234.50, never 1234.4999999.
 func (a Amount) MarshalJSON() ([]byte, error) { return []byte(a.String()), nil }
+
+// Schema describes an amount in the OpenAPI document as the JSON number it
+// is written as; derived from its Go type it would read as an integer.
+func (Amount) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeNumber, Description: "An amount of money in units of its currency, with two decimals"}
+}
 
 // UnmarshalJSON reads a JSON number of at most two decimals.
 func (a *Amount) UnmarshalJSON(b []byte) error {

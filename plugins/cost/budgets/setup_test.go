@@ -52,6 +52,7 @@ type fixture struct {
 	ledger  *ledger.Store
 	clock   *simtest.Clock
 	clients *cloud.Clients
+	sim     *cloudsim.Sim
 	eval    *budgets.Evaluator
 	world   *world.World
 }
@@ -86,7 +87,7 @@ func newFixture(t *testing.T, dialect string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.clients = clients
+	f.clients, f.sim = clients, s
 	st := budgets.NewStore(db)
 	f.eval = &budgets.Evaluator{Store: st, Now: f.clock.Now}
 	handlers := &budgets.Handlers{}

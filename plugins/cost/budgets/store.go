@@ -69,7 +69,7 @@ func (s *Store) Get(ctx context.Context, id string, tenantIDs []string) (*Budget
 		return nil, nil
 	}
 	var b Budget
-	err := s.db.NewSelect().Model(&b).Where("id = ?", id).Where("tenant_id IN (?)", bun.In(tenantIDs)).Scan(ctx)
+	err := s.db.NewSelect().Model(&b).Where("id = ?", id).Where("tenant_id IN (?)", bun.List(tenantIDs)).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -121,9 +121,9 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Budget, int, error) {
 	if len(q.TenantIDs) == 0 {
 		return out, 0, nil
 	}
-	sel := s.db.NewSelect().Model(&out).Where("tenant_id IN (?)", bun.In(q.TenantIDs))
+	sel := s.db.NewSelect().Model(&out).Where("tenant_id IN (?)", bun.List(q.TenantIDs))
 	if len(q.SubscriptionIDs) > 0 {
-		sel = sel.Where("subscription_id IN (?)", bun.In(q.SubscriptionIDs))
+		sel = sel.Where("subscription_id IN (?)", bun.List(q.SubscriptionIDs))
 	}
 	if q.Status != "" {
 		sel = sel.Where("status = ?", q.Status)
@@ -184,7 +184,7 @@ func (s *Store) Summary(ctx context.Context, tenantIDs []string) (Summary, error
 	if len(tenantIDs) == 0 {
 		return out, nil
 	}
-	in := bun.In(tenantIDs)
+	in := bun.List(tenantIDs)
 	var counts []keyCount
 	if err := s.db.NewSelect().Model((*Budget)(nil)).ColumnExpr("status AS key, COUNT(*) AS n").
 		Where("tenant_id IN (?)", in).Group("status").Scan(ctx, &counts); err != nil {
@@ -241,12 +241,12 @@ func (s *Store) Alerts(ctx context.Context, q AlertQuery) ([]AlertRow, int, erro
 	if len(q.TenantIDs) == 0 {
 		return out, 0, nil
 	}
-	sel := s.alertSelect(&out).Where("a.tenant_id IN (?)", bun.In(q.TenantIDs))
+	sel := s.alertSelect(&out).Where("a.tenant_id IN (?)", bun.List(q.TenantIDs))
 	if q.BudgetID != "" {
 		sel = sel.Where("a.budget_id = ?", q.BudgetID)
 	}
 	if len(q.Types) > 0 {
-		sel = sel.Where("a.alert_type IN (?)", bun.In(q.Types))
+		sel = sel.Where("a.alert_type IN (?)", bun.List(q.Types))
 	}
 	if q.Status != "" {
 		sel = sel.Where("a.status = ?", q.Status)
@@ -266,7 +266,7 @@ func (s *Store) AlertsByID(ctx context.Context, ids []int64, tenantIDs []string)
 	if len(ids) == 0 || len(tenantIDs) == 0 {
 		return out, nil
 	}
-	err := s.alertSelect(&out).Where("a.id IN (?)", bun.In(ids)).Where("a.tenant_id IN (?)", bun.In(tenantIDs)).OrderExpr("a.id").Scan(ctx)
+	err := s.alertSelect(&out).Where("a.id IN (?)", bun.List(ids)).Where("a.tenant_id IN (?)", bun.List(tenantIDs)).OrderExpr("a.id").Scan(ctx)
 	return out, err
 }
 
@@ -303,8 +303,8 @@ func (s *Store) Acknowledge(ctx context.Context, ids []int64, tenantIDs []string
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var found []Alert
 		if len(tenantIDs) > 0 {
-			if err := tx.NewSelect().Model(&found).Column("id", "status").Where("id IN (?)", bun.In(ids)).
-				Where("tenant_id IN (?)", bun.In(tenantIDs)).Scan(ctx); err != nil {
+			if err := tx.NewSelect().Model(&found).Column("id", "status").Where("id IN (?)", bun.List(ids)).
+				Where("tenant_id IN (?)", bun.List(tenantIDs)).Scan(ctx); err != nil {
 				return err
 			}
 		}
@@ -332,7 +332,7 @@ func (s *Store) Acknowledge(ctx context.Context, ids []int64, tenantIDs []string
 		}
 		_, err := tx.NewUpdate().Model((*Alert)(nil)).
 			Set("status = ?", AlertAcknowledged).Set("acknowledged_at = ?", now).Set("acknowledged_by = ?", by).Set("resolution_note = ?", note).
-			Where("id IN (?)", bun.In(changed)).Where("status = ?", AlertPending).Exec(ctx)
+			Where("id IN (?)", bun.List(changed)).Where("status = ?", AlertPending).Exec(ctx)
 		return err
 	})
 	if err != nil {
@@ -421,7 +421,7 @@ func (s *Store) SaveEvaluation(ctx context.Context, b *Budget, ev Evaluation) (i
 				Set("resolution_note = ?", "the threshold is no longer reached").
 				Where("budget_id = ? AND status = ? AND period_start = ? AND alert_type = ?", b.ID, AlertPending, ev.Period.Start, typ)
 			if len(reached) > 0 {
-				q = q.Where("threshold NOT IN (?)", bun.In(reached))
+				q = q.Where("threshold NOT IN (?)", bun.List(reached))
 			}
 			if _, err := q.Exec(ctx); err != nil {
 				return err

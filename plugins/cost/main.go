@@ -37,6 +37,9 @@ func main() { sdk.Serve(New()) }
 // New builds the plugin.
 func New() *sdk.Plugin {
 	budgetRoutes := &budgets.Handlers{}
+	// evaluator keeps budgets' spend, status and alerts current; its
+	// Evaluate has the signature of the cost sync's per-tenant hook.
+	evaluator := &budgets.Evaluator{}
 	return &sdk.Plugin{
 		Name:         "cost",
 		Version:      "0.1.0",
@@ -64,7 +67,7 @@ func New() *sdk.Plugin {
 			}
 			_ = &ledger.Store{DB: db}
 			budgetStore := budgets.NewStore(db)
-			evaluator := &budgets.Evaluator{Store: budgetStore}
+			evaluator.Store = budgetStore
 			*budgetRoutes = budgets.Handlers{Store: budgetStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger,
 				Syncer: &budgets.Syncer{Store: budgetStore, Cloud: clients, Evaluator: evaluator}}
 			return nil

@@ -15,7 +15,8 @@ import (
 )
 
 // Validate reports every mistake in the plugin's definition at once, each
-// naming what it is about: routes that overlap or have bad paths, path
+// naming what it is about: routes that overlap with neither more specific
+// than the other (protocol.MoreSpecific) or have bad paths, path
 // parameters the operation does not declare or declares without the path
 // having them, missing handlers and run functions, jobs and datasets
 // without names or with the same name, schedules cron cannot read,
@@ -71,8 +72,8 @@ func (v *validation) routes(routes []Route) {
 		}
 		if patternOK {
 			for _, o := range routes[:i] {
-				if strings.EqualFold(o.Method, r.Method) && protocol.CheckPattern(o.Path) == nil && protocol.PatternsOverlap(o.Path, r.Path) {
-					v.add("%s: overlaps route %s %s", name, o.Method, o.Path)
+				if strings.EqualFold(o.Method, r.Method) && protocol.CheckPattern(o.Path) == nil && protocol.PatternsConflict(o.Path, r.Path) {
+					v.add("%s: overlaps route %s %s, and neither is more specific", name, o.Method, o.Path)
 				}
 			}
 		}

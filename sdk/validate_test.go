@@ -32,6 +32,8 @@ func validPlugin() *sdk.Plugin {
 			{Method: "GET", Path: "/api/v1/demo/items/{id}", Handler: ok, Operation: &huma.Operation{OperationID: "demo-item",
 				Parameters: []*huma.Param{pathParam("id")}}},
 			{Method: "post", Path: "/api/v1/demo/items", Handler: ok},
+			// More specific than /api/v1/demo/items/{id}, so both may be declared.
+			{Method: "GET", Path: "/api/v1/demo/items/summary", Handler: ok},
 			{Method: "GET", Path: "/api/v1/demo/files/{name...}", Handler: ok, Operation: &huma.Operation{Parameters: []*huma.Param{pathParam("name")}}},
 		},
 		Fragments: []sdk.Fragment{{Path: "/fragments/demo/summary", Handler: ok}},
@@ -64,9 +66,10 @@ func TestValidate(t *testing.T) {
 			p.Routes = append(p.Routes, sdk.Route{Method: "GET", Path: "/api/v1/demo/items", Handler: ok})
 		},
 			[]string{"route GET /api/v1/demo/items: overlaps route GET /api/v1/demo/items"}},
-		{"overlapping route", func(p *sdk.Plugin) {
-			p.Routes = append(p.Routes, sdk.Route{Method: "GET", Path: "/api/v1/demo/items/new", Handler: ok})
-		}, []string{"route GET /api/v1/demo/items/new: overlaps route GET /api/v1/demo/items/{id}"}},
+		{"overlapping route, neither more specific", func(p *sdk.Plugin) {
+			p.Routes = append(p.Routes, sdk.Route{Method: "GET", Path: "/api/v1/{area}/items/new", Handler: ok,
+				Operation: &huma.Operation{Parameters: []*huma.Param{pathParam("area")}}})
+		}, []string{"route GET /api/v1/{area}/items/new: overlaps route GET /api/v1/demo/items/{id}, and neither is more specific"}},
 		{"bad method", func(p *sdk.Plugin) { p.Routes[2].Method = "FETCH" }, []string{`route FETCH /api/v1/demo/items: method "FETCH" is not one of`}},
 		{"relative path", func(p *sdk.Plugin) { p.Routes[2].Path = "api/v1/x" }, []string{`route post api/v1/x: path "api/v1/x" must start with /`}},
 		{"empty segment", func(p *sdk.Plugin) { p.Routes[2].Path = "/api//x" }, []string{"has an empty segment"}},

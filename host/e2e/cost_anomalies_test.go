@@ -45,7 +45,7 @@ func TestCostAnomalies(t *testing.T) {
 
 func testCostAnomalies(t *testing.T, dialect string) {
 	ctx := context.Background()
-	o := hostOpts{pluginsHCL: costPlugins(""), env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true"}}
+	o := hostOpts{pluginsHCL: costPlugins(""), env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true", "STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}}
 	if dialect == store.DialectPostgres {
 		o.databaseURL = storetest.PostgresURL(t)
 	}

@@ -72,7 +72,7 @@ func testCostSync(t *testing.T, dialect string) {
 	today := time.Now().UTC()
 	path, w := costWorld(t, today)
 	o := hostOpts{pluginsHCL: costPlugins(fmt.Sprintf("    backfill_days = %d", costSyncDays)),
-		env: map[string]string{"STEWARD_SIM_WORLD": path, "STEWARD_SIM_BOOTSTRAP": "true"}}
+		env: map[string]string{"STEWARD_SIM_WORLD": path, "STEWARD_SIM_BOOTSTRAP": "true", "STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}}
 	if dialect == store.DialectPostgres {
 		o.databaseURL = storetest.PostgresURL(t)
 	}

@@ -43,15 +43,19 @@ func newRouteTable() *RouteTable {
 func (t *RouteTable) All() []*Route { return *t.snapshot.Load() }
 
 // Match finds the route for a request and its path parameters, matched as
-// protocol.MatchSegments does.
+// protocol.MatchSegments does. Of a plugin's routes that both match, the
+// more specific serves (protocol.MoreSpecific); routes of different
+// plugins never overlap.
 func (t *RouteTable) Match(method, path string) (*Route, map[string]string) {
 	segs := protocol.SplitPath(path)
+	var best *Route
+	var bestParams map[string]string
 	for _, r := range *t.snapshot.Load() {
-		if params, ok := r.Match(method, segs); ok {
-			return r, params
+		if params, ok := r.Match(method, segs); ok && (best == nil || r.Wins(&best.Route)) {
+			best, bestParams = r, params
 		}
 	}
-	return nil, nil
+	return best, bestParams
 }
 
 // set replaces a plugin's routes, refusing any that another plugin or the

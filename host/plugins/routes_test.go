@@ -143,9 +143,9 @@ func TestRouteTableSetConflicts(t *testing.T) {
 			want:     ConflictError{Method: "POST", Path: "/x", Owner: "b", Other: `plugin "a" (/x)`},
 		},
 		{
-			name:   "within one plugin",
-			routes: []string{"GET /y/{id}", "GET /y/new"},
-			want:   ConflictError{Method: "GET", Path: "/y/new", Owner: "b", Other: "its own route /y/{id}"},
+			name:   "within one plugin, neither more specific",
+			routes: []string{"GET /y/{id}/logs", "GET /y/new/{part}"},
+			want:   ConflictError{Method: "GET", Path: "/y/new/{part}", Owner: "b", Other: "its own route /y/{id}/logs"},
 		},
 		{
 			name:   "duplicate within one plugin",
@@ -157,6 +157,7 @@ func TestRouteTableSetConflicts(t *testing.T) {
 			routes: []string{"GET /api/v1/items", "GET /api/v1/me"},
 			want:   ConflictError{Method: "GET", Path: "/api/v1/me", Owner: "b", Other: "a route of the host"},
 		},
+		{name: "own literal beside own param", routes: []string{"GET /y/{id}", "GET /y/new"}},
 		{name: "other method", existing: []string{"GET /x/{id}"}, routes: []string{"DELETE /x/{id}"}},
 		{name: "other segment count", existing: []string{"GET /x/{id}"}, routes: []string{"GET /x/{id}/logs", "GET /x"}},
 		{name: "other literal", existing: []string{"GET /x/a"}, routes: []string{"GET /x/b"}},
@@ -195,6 +196,26 @@ func TestRouteTableSetConflicts(t *testing.T) {
 				t.Errorf("a refused set changed the table: %v, was %v", after, before)
 			}
 		})
+	}
+}
+
+// TestRouteTableMoreSpecificWins: of a plugin's routes that both match a
+// request, the more specific serves it, whatever order they were declared
+// in; other paths still reach the parameter route.
+func TestRouteTableMoreSpecificWins(t *testing.T) {
+	for _, order := range [][]string{
+		{"GET /b/{id}", "GET /b/summary", "GET /b/{id}/alerts", "GET /b/alerts/all"},
+		{"GET /b/alerts/all", "GET /b/{id}/alerts", "GET /b/summary", "GET /b/{id}"},
+	} {
+		table := newRouteTable()
+		mustSet(t, table, "a", routeSpecs(order...))
+		for path, want := range map[string]string{
+			"/b/summary": "/b/summary", "/b/7": "/b/{id}", "/b/alerts/all": "/b/alerts/all", "/b/7/alerts": "/b/{id}/alerts", "/b/alerts/alerts": "/b/{id}/alerts",
+		} {
+			if r, _ := table.Match("GET", path); r == nil || r.Pattern != want {
+				t.Errorf("declared %v: %s matched %v, want %s", order, path, r, want)
+			}
+		}
 	}
 }
 

@@ -7,11 +7,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/plugins/cost/anomalies"
+	"github.com/stewardhq/steward/plugins/cost/budgets"
 	"github.com/stewardhq/steward/plugins/cost/ingest"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
@@ -41,12 +43,17 @@ func main() { sdk.Serve(New()) }
 func New() *sdk.Plugin {
 	anomalyRoutes := &anomalies.Handlers{}
 	detector := &anomalies.Detector{}
-	// After a tenant's costs are written: judge its days for anomalies.
-	syncer := &ingest.Syncer{AfterTenant: []ingest.Hook{detector.Evaluate}}
+	budgetRoutes := &budgets.Handlers{}
+	evaluator := &budgets.Evaluator{}
+	budgetSync := &budgets.Syncer{}
+	// After a tenant's costs are written: judge its days for anomalies,
+	// exchange its budgets with the provider, and bring their spend,
+	// status and alerts up to date.
+	syncer := &ingest.Syncer{AfterTenant: []ingest.Hook{detector.Evaluate, budgetHook(budgetSync), evaluator.Evaluate}}
 	return &sdk.Plugin{
 		Name:         "cost",
 		Version:      "0.1.0",
-		Routes:       anomalyRoutes.Routes(),
+		Routes:       append(anomalyRoutes.Routes(), budgetRoutes.Routes()...),
 		Migrations:   ledger.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		// Cost Management refreshes a day's costs a few times a day.
@@ -76,7 +83,29 @@ func New() *sdk.Plugin {
 			syncer.BackfillDays, syncer.RestateDays = cfg.BackfillDays, cfg.RestateDays
 			detector.DB = db
 			*anomalyRoutes = anomalies.Handlers{DB: db, Host: env.Host}
+			budgetStore := budgets.NewStore(db)
+			evaluator.Store = budgetStore
+			*budgetRoutes = budgets.Handlers{Store: budgetStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger,
+				Syncer: budgetSync}
+			*budgetSync = budgets.Syncer{Store: budgetStore, Cloud: clients, Evaluator: evaluator}
 			return nil
 		},
+	}
+}
+
+// budgetHook syncs a tenant's budgets with the provider as part of the
+// costs sync; a budget or subscription that could not be exchanged fails
+// the run, naming it, once the others are done.
+func budgetHook(s *budgets.Syncer) ingest.Hook {
+	return func(ctx context.Context, tenant sdk.Tenant, _, _ ledger.Day) error {
+		res, err := s.SyncTenants(ctx, []sdk.Tenant{tenant})
+		if err != nil {
+			return fmt.Errorf("budgets: %w", err)
+		}
+		failures := make([]error, 0, len(res.Errors))
+		for _, e := range res.Errors {
+			failures = append(failures, fmt.Errorf("budgets of subscription %s: %s", e.SubscriptionID, e.Message))
+		}
+		return errors.Join(failures...)
 	}
 }

@@ -168,9 +168,9 @@ func TestConfigure(t *testing.T) {
 		t.Errorf("a failing Migrate reported %q", msg)
 	}
 	for want, routes := range map[string][]sdk.Route{
-		"route GET /api/v1/demo/whoami: overlaps route GET /api/v1/demo/{id}": {{Method: "GET", Path: "/api/v1/demo/{id}"}, {Method: "GET", Path: "/api/v1/demo/whoami"}},
-		`route GET api/v1/demo: path "api/v1/demo" must start with /`:         {{Method: "GET", Path: "api/v1/demo"}},
-		"route GET /api/v1/demo: Handler is nil":                              {{Method: "GET", Path: "/api/v1/demo"}},
+		"route GET /api/v1/{area}/whoami: overlaps route GET /api/v1/demo/{id}": {{Method: "GET", Path: "/api/v1/demo/{id}"}, {Method: "GET", Path: "/api/v1/{area}/whoami"}},
+		`route GET api/v1/demo: path "api/v1/demo" must start with /`:           {{Method: "GET", Path: "api/v1/demo"}},
+		"route GET /api/v1/demo: Handler is nil":                                {{Method: "GET", Path: "/api/v1/demo"}},
 	} {
 		bad, _ := newDemo()
 		bad.Routes = routes

@@ -335,12 +335,14 @@ func unescape(s string) string {
 // the host's route table, which uses the same protocol matching.
 func (h *Harness) matchRoute(method, path string) (*protocol.Route, map[string]string) {
 	segs := protocol.SplitPath(path)
+	var best *protocol.Route
+	var bestParams map[string]string
 	for _, r := range h.routes {
-		if params, ok := r.Match(method, segs); ok {
-			return r, params
+		if params, ok := r.Match(method, segs); ok && (best == nil || r.Wins(best)) {
+			best, bestParams = r, params
 		}
 	}
-	return nil, nil
+	return best, bestParams
 }
 
 func problemResponse(req *http.Request, status int, detail string) *http.Response {

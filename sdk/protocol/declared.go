@@ -84,7 +84,8 @@ func (e *OwnConflictError) Error() string {
 }
 
 // ParseRoutes parses every declared route with ParseRoute and refuses two
-// that one request could match, as an *OwnConflictError.
+// that one request could match unless one is more specific than the other
+// (see MoreSpecific), as an *OwnConflictError.
 func ParseRoutes(prs []*pluginv1.Route) ([]*Route, error) {
 	out := make([]*Route, 0, len(prs))
 	for _, pr := range prs {
@@ -93,7 +94,7 @@ func ParseRoutes(prs []*pluginv1.Route) ([]*Route, error) {
 			return nil, err
 		}
 		for _, other := range out {
-			if r.Overlaps(other) {
+			if r.Conflicts(other) {
 				return nil, &OwnConflictError{Route: r, Earlier: other.Pattern}
 			}
 		}
@@ -106,6 +107,16 @@ func ParseRoutes(prs []*pluginv1.Route) ([]*Route, error) {
 func (r *Route) Overlaps(o *Route) bool {
 	return r.Method == o.Method && PatternsOverlap(r.Pattern, o.Pattern)
 }
+
+// Conflicts reports whether the two routes of one plugin cannot be routed
+// side by side: see PatternsConflict.
+func (r *Route) Conflicts(o *Route) bool {
+	return r.Method == o.Method && PatternsConflict(r.Pattern, o.Pattern)
+}
+
+// Wins reports whether r serves a request that o matches too: r is more
+// specific. Pick among the routes a request matches with it.
+func (r *Route) Wins(o *Route) bool { return MoreSpecific(r.Pattern, o.Pattern) }
 
 // Match matches a request, its path split by SplitPath, and returns the
 // path parameters, nil when the pattern has none.

@@ -27,10 +27,15 @@ func TestParseRoutes(t *testing.T) {
 		t.Error("a lower-case request method matched, which the host's router does not")
 	}
 
-	_, err = protocol.ParseRoutes([]*pluginv1.Route{{Method: "get", Path: "/y/{id}"}, {Method: "GET", Path: "/y/new"}})
+	_, err = protocol.ParseRoutes([]*pluginv1.Route{{Method: "get", Path: "/y/{id}"}, {Method: "GET", Path: "/y/{key}"}})
 	var own *protocol.OwnConflictError
-	if !errors.As(err, &own) || own.Route.Pattern != "/y/new" || own.Earlier != "/y/{id}" {
+	if !errors.As(err, &own) || own.Route.Pattern != "/y/{key}" || own.Earlier != "/y/{id}" {
 		t.Errorf("routes differing in the method's case: %v, want an OwnConflictError", err)
+	}
+	// A literal beside a parameter is more specific, and wins its requests.
+	routes, err = protocol.ParseRoutes([]*pluginv1.Route{{Method: "GET", Path: "/y/{id}"}, {Method: "GET", Path: "/y/new"}})
+	if err != nil || !routes[1].Wins(routes[0]) || routes[0].Wins(routes[1]) {
+		t.Errorf("/y/new beside /y/{id}: %v", err)
 	}
 	for _, bad := range []*pluginv1.Route{
 		{Method: "GET", Path: "y"},

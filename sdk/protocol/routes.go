@@ -11,6 +11,12 @@ import (
 // is the same parameter under the name "name". The host's route table and
 // the test harness match requests with these functions, so a plugin routes
 // the same way in both.
+//
+// Within one plugin, a pattern may overlap another that it is more
+// specific than (MoreSpecific): "/budgets/summary" beside
+// "/budgets/{budget_id}". A request both match goes to the more specific
+// one, as Go's ServeMux, which serves the routes inside the plugin, also
+// decides. Patterns of different plugins never overlap.
 
 // SplitPath splits a request path or a route pattern into its segments,
 // ignoring the leading slash. A trailing slash is significant, as it is to
@@ -77,6 +83,37 @@ func PatternsOverlap(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// MoreSpecific reports whether pattern a matches only paths that b matches
+// too, and fewer: both have as many segments, a has a literal wherever b
+// has one, the same literal, and a literal in at least one place where b
+// has a parameter. "/x/special" is more specific than "/x/{id}"; of
+// "/{a}/b" and "/a/{b}" neither is.
+func MoreSpecific(a, b string) bool {
+	sa, sb := SplitPath(a), SplitPath(b)
+	if len(sa) != len(sb) {
+		return false
+	}
+	more := false
+	for i := range sa {
+		_, pa := ParamName(sa[i])
+		_, pb := ParamName(sb[i])
+		switch {
+		case pa && !pb, !pa && !pb && sa[i] != sb[i]:
+			return false
+		case !pa && pb:
+			more = true
+		}
+	}
+	return more
+}
+
+// PatternsConflict reports whether two patterns of one plugin cannot be
+// routed side by side: they overlap and neither is more specific, so a
+// request both match has no single route.
+func PatternsConflict(a, b string) bool {
+	return PatternsOverlap(a, b) && !MoreSpecific(a, b) && !MoreSpecific(b, a)
 }
 
 // CheckPattern reports what is wrong with a route pattern, nil when the

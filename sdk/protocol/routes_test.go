@@ -131,6 +131,38 @@ func TestPatternsOverlap(t *testing.T) {
 	}
 }
 
+func TestMoreSpecific(t *testing.T) {
+	tests := []struct {
+		a, b     string
+		more     bool // a is more specific than b
+		conflict bool
+	}{
+		{"/x/special", "/x/{id}", true, false},
+		{"/x/special/logs", "/x/{id}/logs", true, false},
+		{"/x/a/b", "/x/{p}/{q}", true, false},
+		{"/x/a/{q}", "/x/{p}/{q}", true, false},
+		{"/x/{id}", "/x/{id}", false, true},
+		{"/x/{id}", "/x/{key}", false, true},
+		{"/x", "/x", false, true},
+		{"/{a}/b", "/a/{b}", false, true},
+		{"/x/a", "/x/b", false, false},
+		{"/x/{id}", "/x/{id}/logs", false, false},
+	}
+	for _, tt := range tests {
+		if got := MoreSpecific(tt.a, tt.b); got != tt.more {
+			t.Errorf("MoreSpecific(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.more)
+		}
+		if tt.more && MoreSpecific(tt.b, tt.a) {
+			t.Errorf("MoreSpecific(%q, %q) both ways", tt.b, tt.a)
+		}
+		for _, pair := range [][2]string{{tt.a, tt.b}, {tt.b, tt.a}} {
+			if got := PatternsConflict(pair[0], pair[1]); got != tt.conflict {
+				t.Errorf("PatternsConflict(%q, %q) = %v, want %v", pair[0], pair[1], got, tt.conflict)
+			}
+		}
+	}
+}
+
 func TestCheckPattern(t *testing.T) {
 	tests := []struct {
 		pattern string

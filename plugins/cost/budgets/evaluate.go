@@ -1,0 +1,103 @@
+package budgets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/sdk"
+)
+
+// Evaluator brings budgets' spend, status and alerts up to date.
+type Evaluator struct {
+	Store *Store
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+func (e *Evaluator) now() time.Time {
+	if e.Now != nil {
+		return e.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// Evaluate re-evaluates the tenant's budgets whose current period overlaps
+// the days from through to (inclusive), which a cost sync has just
+// written: their spend, status and alerts. A budget that fails does not
+// stop the others; the error names each failure.
+func (e *Evaluator) Evaluate(ctx context.Context, tenant sdk.Tenant, from, to ledger.Day) error {
+	budgets, err := e.Store.TenantBudgets(ctx, tenant.ID)
+	if err != nil {
+		return fmt.Errorf("budgets of tenant %s: %w", tenant.ID, err)
+	}
+	today := ledger.DayOf(e.now())
+	var failures []error
+	for i := range budgets {
+		b := &budgets[i]
+		if p := b.PeriodOn(today); p.End < from || p.Start > to {
+			continue
+		}
+		if _, err := e.EvaluateBudget(ctx, b); err != nil {
+			failures = append(failures, fmt.Errorf("budget %s: %w", b.ID, err))
+		}
+	}
+	return errors.Join(failures...)
+}
+
+// EvaluateBudget evaluates one budget now, stores the result, and updates
+// b to it. It returns how many alerts it raised.
+func (e *Evaluator) EvaluateBudget(ctx context.Context, b *Budget) (int, error) {
+	now := e.now()
+	period, counted := b.SpendDays(ledger.DayOf(now))
+	spend, forecast := b.CurrentSpend, b.ForecastSpend
+	if b.Source == SourceSteward {
+		var err error
+		if spend, err = e.Store.Spend(ctx, b, counted); err != nil {
+			return 0, err
+		}
+		forecast = Forecast(spend, period, counted)
+	} else if b.PeriodStart != period.Start {
+		// The provider's figures are of an earlier period: until the next
+		// sync, the new period has spent nothing known.
+		spend, forecast = 0, 0
+	}
+	ev := Evaluation{Period: period, Spend: spend, Forecast: forecast, At: now,
+		Status: StatusOf(spend, b.Amount, b.Thresholds), Utilization: Utilization(spend, b.Amount)}
+	for _, t := range b.Thresholds {
+		typ, value := AlertThreshold, spend
+		if thresholdType(t) == Forecasted {
+			typ, value = AlertForecast, forecast
+		}
+		if !reached(value, b.Amount, t.Percentage) {
+			continue
+		}
+		if typ == AlertThreshold {
+			ev.ReachedActual = append(ev.ReachedActual, t.Percentage)
+		} else {
+			ev.ReachedForecast = append(ev.ReachedForecast, t.Percentage)
+		}
+		ev.Alerts = append(ev.Alerts, Alert{
+			BudgetID: b.ID, TenantID: b.TenantID, AlertType: typ, Threshold: t.Percentage, PeriodStart: period.Start,
+			Spend: value, Amount: b.Amount, Currency: b.Currency, Utilization: Utilization(value, b.Amount),
+			ContactEmails: t.ContactEmails, Message: alertMessage(b, typ, t.Percentage, value, period), Status: AlertPending, CreatedAt: now,
+		})
+	}
+	raised, err := e.Store.SaveEvaluation(ctx, b, ev)
+	if err != nil {
+		return 0, err
+	}
+	b.PeriodStart, b.CurrentSpend, b.ForecastSpend, b.Status, b.Utilization, b.EvaluatedAt = period.Start, spend, forecast, ev.Status, ev.Utilization, &now
+	return raised, nil
+}
+
+func alertMessage(b *Budget, typ string, pct int, value ledger.Amount, period Period) string {
+	what := "Spend"
+	if typ == AlertForecast {
+		what = "Forecast spend"
+	}
+	return fmt.Sprintf("%s of %s %s for %s to %s reached %d%% of budget %q (%s %s)",
+		what, value, b.Currency, period.Start, period.End, pct, b.Name, b.Amount, b.Currency)
+}

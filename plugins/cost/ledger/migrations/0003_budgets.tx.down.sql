@@ -1,0 +1,3 @@
+DROP TABLE cost_budget_alerts;
+--bun:split
+DROP TABLE cost_budgets;

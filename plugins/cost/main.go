@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/plugins/cost/reports"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -35,9 +36,12 @@ func main() { sdk.Serve(New()) }
 
 // New builds the plugin.
 func New() *sdk.Plugin {
+	reads := &reports.Handlers{}
 	return &sdk.Plugin{
 		Name:         "cost",
 		Version:      "0.1.0",
+		Routes:       reads.Routes(),
+		Datasets:     []sdk.Dataset{reads.Dataset()},
 		Migrations:   ledger.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		Configure: func(ctx context.Context, env *sdk.Env) error {
@@ -59,6 +63,7 @@ func New() *sdk.Plugin {
 				return err
 			}
 			_ = &ledger.Store{DB: db}
+			reads.Store, reads.Host = &reports.Store{DB: db}, env.Host
 			return nil
 		},
 	}

@@ -31,7 +31,7 @@ type Report struct {
 	EndDate    ledger.Day       `json:"end_date" format:"date"`
 	Days       int              `json:"days"`
 	Currency   *string          `json:"currency" doc:"The currency of the tenant's costs; null when there are none or they are in several"`
-	TotalCost  *Money           `json:"total_cost" doc:"Total in currency; 0 without costs, null in several currencies"`
+	TotalCost  *Money           `json:"total_cost" nullable:"true" doc:"Total in currency; 0 without costs, null in several currencies"`
 	Totals     []CurrencyAmount `json:"totals" doc:"The total of each currency"`
 	Services   []ServiceCost    `json:"services" doc:"Each service's cost, costliest first within a currency"`
 }

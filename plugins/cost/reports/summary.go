@@ -19,9 +19,9 @@ type Summary struct {
 	Days        int        `json:"days"`
 	TenantCount int        `json:"tenant_count" doc:"Tenants summarised: those asked for, else every tenant of the caller"`
 	Currency    *string    `json:"currency" doc:"The currency of the costs; null when there are none or they are in several"`
-	TotalCost   *Money     `json:"total_cost" doc:"Total cost in currency; 0 without costs, null when they are in several currencies"`
+	TotalCost   *Money     `json:"total_cost" nullable:"true" doc:"Total cost in currency; 0 without costs, null when they are in several currencies"`
 	// DailyAverage is beside TotalCost for the common single-currency case.
-	DailyAverage *Money `json:"daily_average" doc:"total_cost divided by days, rounded to the cent; null when in several currencies"`
+	DailyAverage *Money `json:"daily_average" nullable:"true" doc:"total_cost divided by days, rounded to the cent; null when in several currencies"`
 	// Totals always lists each currency, so a reader never needs the
 	// single-currency fields.
 	Totals            []CurrencySummary `json:"totals" doc:"One entry per currency with costs in the range"`

@@ -2,11 +2,15 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/core/store/storetest"
 )
@@ -16,6 +20,44 @@ type scopedOp struct {
 	method, path string
 	// in is "path" or "query"; name is the parameter naming the tenant.
 	in, name string
+	// required holds a valid value of each other required query
+	// parameter, so that the call reaches the tenant check.
+	required url.Values
+}
+
+// opParam is a parameter of an operation as the document declares it.
+type opParam struct {
+	Name     string `json:"name"`
+	In       string `json:"in"`
+	Required bool   `json:"required"`
+	Schema   struct {
+		Type    string `json:"type"`
+		Format  string `json:"format"`
+		Enum    []any  `json:"enum"`
+		Default any    `json:"default"`
+		Minimum *int   `json:"minimum"`
+	} `json:"schema"`
+}
+
+// sample is a value the parameter's schema accepts.
+func (p opParam) sample() string {
+	switch {
+	case p.Schema.Default != nil:
+		return fmt.Sprint(p.Schema.Default)
+	case len(p.Schema.Enum) > 0:
+		return fmt.Sprint(p.Schema.Enum[0])
+	case p.Schema.Format == "date":
+		return time.Now().UTC().Format(time.DateOnly)
+	case p.Schema.Format == "date-time":
+		return time.Now().UTC().Format(time.RFC3339)
+	case p.Schema.Type == "integer" && p.Schema.Minimum != nil:
+		return strconv.Itoa(*p.Schema.Minimum)
+	case p.Schema.Type == "integer" || p.Schema.Type == "number":
+		return "1"
+	case p.Schema.Type == "boolean":
+		return "true"
+	}
+	return "x"
 }
 
 var pathParamRE = regexp.MustCompile(`\{[^}]+\}`)
@@ -35,7 +77,8 @@ func (f *fixture) tenantScopedOps(t *testing.T) []scopedOp {
 				continue
 			}
 			var op struct {
-				Scope map[string]string `json:"x-steward-tenant-scoped"`
+				Scope      map[string]string `json:"x-steward-tenant-scoped"`
+				Parameters []opParam         `json:"parameters"`
 			}
 			if err := json.Unmarshal(raw, &op); err != nil {
 				t.Fatalf("%s %s: %v", method, path, err)
@@ -51,7 +94,13 @@ func (f *fixture) tenantScopedOps(t *testing.T) []scopedOp {
 					t.Errorf("%s %s: x-steward-tenant-scoped %v names no parameter of the operation", method, path, op.Scope)
 					continue
 				}
-				ops = append(ops, scopedOp{method: strings.ToUpper(method), path: path, in: in, name: name})
+				required := url.Values{}
+				for _, p := range op.Parameters {
+					if p.In == "query" && p.Required && p.Name != name {
+						required.Set(p.Name, p.sample())
+					}
+				}
+				ops = append(ops, scopedOp{method: strings.ToUpper(method), path: path, in: in, name: name, required: required})
 			}
 		}
 	}
@@ -68,8 +117,15 @@ func (o scopedOp) url(tenantIDs ...string) string {
 		path = strings.ReplaceAll(path, "{"+o.name+"}", named)
 	}
 	path = pathParamRE.ReplaceAllString(path, "0")
+	q := url.Values{}
+	for k, v := range o.required {
+		q[k] = v
+	}
 	if o.in == "query" {
-		path += "?" + o.name + "=" + named
+		q.Set(o.name, named)
+	}
+	if len(q) > 0 {
+		path += "?" + q.Encode()
 	}
 	return path
 }
@@ -150,6 +206,9 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/testplugin/items",
 				"GET /api/v1/testplugin/tenants/{tenant_id}/items",
 				"GET /api/v1/costs/anomalies",
+				"GET /api/v1/costs/summary",
+				"GET /api/v1/costs/chargeback/{tenant_id}",
+				"GET /api/v1/budgets",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/store"
@@ -16,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/plugins/cost/budgets"
 	"github.com/stewardhq/steward/plugins/cost/ingest"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/plugins/cost/reports"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -41,6 +43,7 @@ func main() { sdk.Serve(New()) }
 
 // New builds the plugin.
 func New() *sdk.Plugin {
+	reads := &reports.Handlers{}
 	anomalyRoutes := &anomalies.Handlers{}
 	detector := &anomalies.Detector{}
 	budgetRoutes := &budgets.Handlers{}
@@ -53,7 +56,8 @@ func New() *sdk.Plugin {
 	return &sdk.Plugin{
 		Name:         "cost",
 		Version:      "0.1.0",
-		Routes:       append(anomalyRoutes.Routes(), budgetRoutes.Routes()...),
+		Routes:       slices.Concat(reads.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes()),
+		Datasets:     []sdk.Dataset{reads.Dataset()},
 		Migrations:   ledger.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		// Cost Management refreshes a day's costs a few times a day.
@@ -88,6 +92,7 @@ func New() *sdk.Plugin {
 			*budgetRoutes = budgets.Handlers{Store: budgetStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger,
 				Syncer: budgetSync}
 			*budgetSync = budgets.Syncer{Store: budgetStore, Cloud: clients, Evaluator: evaluator}
+			reads.Store, reads.Host = &reports.Store{DB: db}, env.Host
 			return nil
 		},
 	}

@@ -1,0 +1,209 @@
+package reports
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/sdk"
+)
+
+const chargebackDoc = "Costs of start_date to end_date (both inclusive). As JSON (format=json, the default): per tenant its total per currency and its services' costs. " +
+	"As CSV (format=csv): text/csv with a Content-Disposition attachment, the header row " + csvHeaderDoc + " and one row per tenant, day and service (and currency) with costs, " +
+	"ordered by tenant, day and service; costs have two decimals and add up, per currency, to the summary's total_cost of the same tenants and range. " +
+	"A text cell that a spreadsheet would read as a formula (starting with =, +, -, @) is prefixed with an apostrophe."
+
+const csvHeaderDoc = "tenant_id,tenant_name,date,service,currency,cost"
+
+var csvHeader = strings.Split(csvHeaderDoc, ",")
+
+// Report is one tenant's chargeback report.
+type Report struct {
+	TenantID   string           `json:"tenant_id"`
+	TenantName string           `json:"tenant_name"`
+	StartDate  ledger.Day       `json:"start_date" format:"date"`
+	EndDate    ledger.Day       `json:"end_date" format:"date"`
+	Days       int              `json:"days"`
+	Currency   *string          `json:"currency" doc:"The currency of the tenant's costs; null when there are none or they are in several"`
+	TotalCost  *ledger.Amount   `json:"total_cost" nullable:"true" doc:"Total in currency; 0 without costs, null in several currencies"`
+	Totals     []CurrencyAmount `json:"totals" doc:"The total of each currency"`
+	Services   []ServiceCost    `json:"services" doc:"Each service's cost, costliest first within a currency"`
+}
+
+// CurrencyAmount is a total in one currency.
+type CurrencyAmount struct {
+	Currency  string        `json:"currency"`
+	TotalCost ledger.Amount `json:"total_cost"`
+}
+
+func chargebackResponse(description string, jsonBody any) *huma.Response {
+	return &huma.Response{
+		Description: description + " as JSON, or as CSV with format=csv",
+		Headers: map[string]*huma.Param{"Content-Disposition": {Description: "With format=csv: attachment; filename=\"chargeback-….csv\"",
+			Schema: &huma.Schema{Type: huma.TypeString}}},
+		Content: map[string]*huma.MediaType{
+			"application/json": {Schema: sdk.SchemaOf(jsonBody)},
+			"text/csv":         {Schema: &huma.Schema{Type: huma.TypeString, Description: "Header row " + csvHeaderDoc + ", then one row per tenant, day and service"}},
+		},
+	}
+}
+
+// Reports builds a chargeback report of each tenant over r, in the
+// order of tenants; names are the tenants' names.
+func (s *Store) Reports(ctx context.Context, tenants []string, names map[string]string, r Range) ([]Report, error) {
+	rows, err := s.ByTenantService(ctx, tenants, r)
+	if err != nil {
+		return nil, err
+	}
+	reports := make([]Report, len(tenants))
+	index := make(map[string]int, len(tenants))
+	for i, id := range tenants {
+		index[id] = i
+		reports[i] = Report{TenantID: id, TenantName: names[id], StartDate: r.From, EndDate: r.To, Days: r.Days(),
+			Totals: []CurrencyAmount{}, Services: []ServiceCost{}}
+	}
+	// The rows come by tenant and currency: a currency's total is complete
+	// when the next currency or tenant starts, so shares are filled in then.
+	for _, row := range rows {
+		rep := &reports[index[row.TenantID]]
+		if n := len(rep.Totals); n == 0 || rep.Totals[n-1].Currency != row.Currency {
+			rep.Totals = append(rep.Totals, CurrencyAmount{Currency: row.Currency})
+		}
+		rep.Totals[len(rep.Totals)-1].TotalCost += ledger.Amount(row.Total)
+		rep.Services = append(rep.Services, ServiceCost{Service: row.Service, Currency: row.Currency, TotalCost: ledger.Amount(row.Total)})
+	}
+	for i := range reports {
+		rep := &reports[i]
+		totals := map[string]ledger.Amount{}
+		for _, t := range rep.Totals {
+			totals[t.Currency] = t.TotalCost
+		}
+		for j, sv := range rep.Services {
+			rep.Services[j].SharePercent = percent(ledger.Amount(sv.TotalCost), ledger.Amount(totals[sv.Currency]))
+		}
+		switch len(rep.Totals) {
+		case 0:
+			zero := ledger.Amount(0)
+			rep.TotalCost = &zero
+		case 1:
+			rep.Currency, rep.TotalCost = &rep.Totals[0].Currency, &rep.Totals[0].TotalCost
+		}
+	}
+	return reports, nil
+}
+
+// chargebackRange reads the required start_date and end_date.
+func chargebackRange(r *http.Request) (Range, error) {
+	q := r.URL.Query()
+	start, err := ledger.ParseDay(q.Get("start_date"))
+	if err != nil {
+		return Range{}, sdk.Invalid("query.start_date", "expected a date YYYY-MM-DD")
+	}
+	end, err := ledger.ParseDay(q.Get("end_date"))
+	if err != nil {
+		return Range{}, sdk.Invalid("query.end_date", "expected a date YYYY-MM-DD")
+	}
+	return checkRange(start, end)
+}
+
+func (h *Handlers) chargebackTenant(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("tenant_id")
+	if !sdk.PrincipalFrom(r.Context()).CanSee(id) {
+		sdk.WriteError(w, sdk.Forbidden("no access to the requested tenant"))
+		return
+	}
+	rng, err := chargebackRange(r)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	h.chargeback(w, r, []string{id}, rng, fmt.Sprintf("chargeback-%s-%s-%s.csv", id, rng.From, rng.To), true)
+}
+
+func (h *Handlers) chargebackAll(w http.ResponseWriter, r *http.Request) {
+	rng, err := chargebackRange(r)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	tenants := sdk.PrincipalFrom(r.Context()).TenantIDs
+	h.chargeback(w, r, tenants, rng, fmt.Sprintf("chargeback-all-%s-%s.csv", rng.From, rng.To), false)
+}
+
+// chargeback answers the reports of tenants over rng as JSON (one report,
+// or an array when many), or streams them as CSV under filename.
+func (h *Handlers) chargeback(w http.ResponseWriter, r *http.Request, tenants []string, rng Range, filename string, one bool) {
+	names, err := h.names(r, tenants)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	if r.URL.Query().Get("format") == "csv" {
+		h.streamCSV(w, r, tenants, names, rng, filename)
+		return
+	}
+	reports, err := h.Store.Reports(r.Context(), tenants, names, rng)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	if one {
+		sdk.WriteJSON(w, http.StatusOK, reports[0])
+		return
+	}
+	sdk.WriteJSON(w, http.StatusOK, reports)
+}
+
+// streamCSV writes the rows as the database cursor yields them. A failure
+// before the first byte went out is answered as an error; after it, the
+// response is aborted, so the caller sees it break off rather than a file
+// that looks complete.
+func (h *Handlers) streamCSV(w http.ResponseWriter, r *http.Request, tenants []string, names map[string]string, rng Range, filename string) {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", filename))
+	sent := &sentWriter{w: w}
+	out := csv.NewWriter(sent)
+	err := out.Write(csvHeader)
+	if err == nil {
+		err = h.Store.EachServiceDay(r.Context(), tenants, rng, func(row ServiceDay) error {
+			return out.Write([]string{row.TenantID, cell(names[row.TenantID]), row.Day.String(), cell(row.Service), cell(row.Currency), row.Cost.String()})
+		})
+	}
+	if err == nil {
+		out.Flush()
+		err = out.Error()
+	}
+	if err != nil {
+		if !sent.any {
+			w.Header().Del("Content-Disposition")
+			sdk.WriteError(w, err)
+			return
+		}
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// sentWriter notes whether anything was written through it.
+type sentWriter struct {
+	w   io.Writer
+	any bool
+}
+
+func (s *sentWriter) Write(p []byte) (int, error) {
+	s.any = true
+	return s.w.Write(p)
+}
+
+// cell guards a text cell against being read as a spreadsheet formula.
+func cell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}

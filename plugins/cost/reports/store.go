@@ -1,0 +1,275 @@
+package reports
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/stewardhq/steward/plugins/cost/ledger"
+)
+
+// Store runs the reads' aggregates on the ledger's tables. Every method
+// takes the tenants to read; none means no rows, never every tenant.
+type Store struct{ DB *bun.DB }
+
+// CurrencyTotal is the cost of some tenants over a range in one currency,
+// beside the range before it of the same length.
+type CurrencyTotal struct {
+	Currency string        `bun:"currency"`
+	Total    ledger.Amount `bun:"total"`
+	Previous ledger.Amount `bun:"previous"`
+	// Tenants is how many tenants have costs in the currency in the range.
+	Tenants int `bun:"tenants"`
+}
+
+// Totals sums the tenants' costs over r and over r.Previous() per
+// currency, for the currencies with costs in r.
+func (s *Store) Totals(ctx context.Context, tenants []string, r Range) ([]CurrencyTotal, error) {
+	out := []CurrencyTotal{}
+	if len(tenants) == 0 {
+		return out, nil
+	}
+	err := s.DB.NewRaw(`SELECT currency,
+		CAST(SUM(CASE WHEN day >= ? THEN cost_cents ELSE 0 END) AS BIGINT) AS total,
+		CAST(SUM(CASE WHEN day < ? THEN cost_cents ELSE 0 END) AS BIGINT) AS previous,
+		COUNT(DISTINCT CASE WHEN day >= ? THEN tenant_id END) AS tenants
+		FROM cost_tenant_daily
+		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
+		GROUP BY currency
+		HAVING COUNT(CASE WHEN day >= ? THEN 1 END) > 0
+		ORDER BY currency`,
+		r.From, r.From, r.From, bun.List(tenants), r.Previous().From, r.To, r.From).Scan(ctx, &out)
+	return out, err
+}
+
+// ServiceTotal is a service's cost in one currency.
+type ServiceTotal struct {
+	Service  string        `bun:"service"`
+	Currency string        `bun:"currency"`
+	Total    ledger.Amount `bun:"total"`
+}
+
+// TopServices returns the n costliest services of each currency over r,
+// costliest first within a currency, currencies in order.
+func (s *Store) TopServices(ctx context.Context, tenants []string, r Range, n int) ([]ServiceTotal, error) {
+	out := []ServiceTotal{}
+	if len(tenants) == 0 {
+		return out, nil
+	}
+	err := s.DB.NewRaw(`SELECT service, currency, total FROM (
+		SELECT service, currency, CAST(SUM(cost_cents) AS BIGINT) AS total,
+			ROW_NUMBER() OVER (PARTITION BY currency ORDER BY SUM(cost_cents) DESC, service) AS pos
+		FROM cost_service_daily
+		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
+		GROUP BY service, currency) ranked
+		WHERE pos <= ?
+		ORDER BY currency, total DESC, service`,
+		bun.List(tenants), r.From, r.To, n).Scan(ctx, &out)
+	return out, err
+}
+
+// TenantTotal is one tenant's cost in one currency.
+type TenantTotal struct {
+	TenantID string        `bun:"tenant_id"`
+	Currency string        `bun:"currency"`
+	Total    ledger.Amount `bun:"total"`
+	// Days is how many days of r have costs in the currency.
+	Days int `bun:"days"`
+}
+
+// ByTenant sums each tenant's costs over r per currency, ordered by
+// currency and then costliest first.
+func (s *Store) ByTenant(ctx context.Context, tenants []string, r Range) ([]TenantTotal, error) {
+	out := []TenantTotal{}
+	if len(tenants) == 0 {
+		return out, nil
+	}
+	err := s.DB.NewRaw(`SELECT tenant_id, currency, CAST(SUM(cost_cents) AS BIGINT) AS total, COUNT(*) AS days
+		FROM cost_tenant_daily
+		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
+		GROUP BY tenant_id, currency
+		ORDER BY currency, total DESC, tenant_id`,
+		bun.List(tenants), r.From, r.To).Scan(ctx, &out)
+	return out, err
+}
+
+// DayTotal is the cost of one day in one currency.
+type DayTotal struct {
+	Day      ledger.Day    `bun:"day"`
+	Currency string        `bun:"currency"`
+	Total    ledger.Amount `bun:"total"`
+}
+
+// Daily sums the tenants' costs per day and currency over r, for the days
+// that have costs, in day and currency order.
+func (s *Store) Daily(ctx context.Context, tenants []string, r Range) ([]DayTotal, error) {
+	out := []DayTotal{}
+	if len(tenants) == 0 {
+		return out, nil
+	}
+	err := s.DB.NewRaw(`SELECT day, currency, CAST(SUM(cost_cents) AS BIGINT) AS total
+		FROM cost_tenant_daily
+		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
+		GROUP BY day, currency
+		ORDER BY day, currency`,
+		bun.List(tenants), r.From, r.To).Scan(ctx, &out)
+	return out, err
+}
+
+// LastDay is the latest day on or before upTo with costs of the tenants;
+// ok is false when they have none.
+func (s *Store) LastDay(ctx context.Context, tenants []string, upTo ledger.Day) (day ledger.Day, ok bool, err error) {
+	if len(tenants) == 0 {
+		return 0, false, nil
+	}
+	var last sql.NullInt64
+	err = s.DB.NewRaw(`SELECT MAX(day) FROM cost_tenant_daily WHERE tenant_id IN (?) AND day <= ?`,
+		bun.List(tenants), upTo).Scan(ctx, &last)
+	return ledger.Day(last.Int64), last.Valid, err
+}
+
+// TenantServiceTotal is a tenant's cost of one service in one currency.
+type TenantServiceTotal struct {
+	TenantID string        `bun:"tenant_id"`
+	Service  string        `bun:"service"`
+	Currency string        `bun:"currency"`
+	Total    ledger.Amount `bun:"total"`
+}
+
+// ByTenantService sums the tenants' costs over r per tenant, service and
+// currency, ordered by tenant, currency, costliest service first.
+func (s *Store) ByTenantService(ctx context.Context, tenants []string, r Range) ([]TenantServiceTotal, error) {
+	out := []TenantServiceTotal{}
+	if len(tenants) == 0 {
+		return out, nil
+	}
+	err := s.DB.NewRaw(`SELECT tenant_id, service, currency, CAST(SUM(cost_cents) AS BIGINT) AS total
+		FROM cost_service_daily
+		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
+		GROUP BY tenant_id, service, currency
+		ORDER BY tenant_id, currency, total DESC, service`,
+		bun.List(tenants), r.From, r.To).Scan(ctx, &out)
+	return out, err
+}
+
+// ServiceDay is one row of the service rollup: a tenant's cost of one
+// service on one day in one currency.
+type ServiceDay struct {
+	TenantID string
+	Day      ledger.Day
+	Service  string
+	Currency string
+	Cost     ledger.Amount
+}
+
+// EachServiceDay calls fn with every service rollup row of the tenants in
+// r, ordered by tenant, day, service and currency, reading them from a
+// cursor one at a time; an error from fn stops the read and is returned.
+func (s *Store) EachServiceDay(ctx context.Context, tenants []string, r Range, fn func(ServiceDay) error) error {
+	if len(tenants) == 0 {
+		return nil
+	}
+	rows, err := s.DB.QueryContext(ctx, `SELECT tenant_id, day, service, currency, cost_cents
+		FROM cost_service_daily
+		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
+		ORDER BY tenant_id, day, service, currency`,
+		bun.List(tenants), r.From, r.To)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var row ServiceDay
+		if err := rows.Scan(&row.TenantID, &row.Day, &row.Service, &row.Currency, &row.Cost); err != nil {
+			return err
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// MonthTotal is a tenant's cost of one calendar month in one currency.
+type MonthTotal struct {
+	TenantID string
+	// Month is yyyymm.
+	Month    int
+	Currency string
+	Total    ledger.Amount
+	// Days is how many days of the month have costs in the currency.
+	Days int
+}
+
+// EachMonth calls fn with the tenants' monthly totals from the day from
+// on, ordered by tenant, month and currency, from a cursor.
+func (s *Store) EachMonth(ctx context.Context, tenants []string, from ledger.Day, fn func(MonthTotal) error) error {
+	if len(tenants) == 0 {
+		return nil
+	}
+	rows, err := s.DB.QueryContext(ctx, `SELECT tenant_id, month, currency, CAST(SUM(cost_cents) AS BIGINT), COUNT(*)
+		FROM cost_tenant_daily
+		WHERE tenant_id IN (?) AND day >= ?
+		GROUP BY tenant_id, month, currency
+		ORDER BY tenant_id, month, currency`,
+		bun.List(tenants), from)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m MonthTotal
+		if err := rows.Scan(&m.TenantID, &m.Month, &m.Currency, &m.Total, &m.Days); err != nil {
+			return err
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Grains of reservation utilisation.
+const (
+	GrainDaily   = "daily"
+	GrainMonthly = "monthly"
+)
+
+// ReservationUse is one reservation's utilisation over one day or month.
+type ReservationUse struct {
+	ReservationID      string `bun:"reservation_id"`
+	ReservationOrderID string `bun:"reservation_order_id"`
+	SKU                string `bun:"sku"`
+	// Period is the day (days since 1970-01-01) or the month (yyyymm).
+	Period         int     `bun:"period"`
+	ReservedHours  float64 `bun:"reserved_hours"`
+	UsedHours      float64 `bun:"used_hours"`
+	MinUtilization float64 `bun:"min_utilization"`
+	AvgUtilization float64 `bun:"avg_utilization"`
+	MaxUtilization float64 `bun:"max_utilization"`
+}
+
+// Reservations sums a tenant's reservation hours over r per reservation
+// and day or month (grain), in period and reservation order.
+func (s *Store) Reservations(ctx context.Context, tenantID string, r Range, grain string) ([]ReservationUse, error) {
+	period := "day"
+	if grain == GrainMonthly {
+		period = "CAST(strftime('%Y%m', day * 86400, 'unixepoch') AS INTEGER)"
+		if s.DB.Dialect().Name() == dialect.PG {
+			period = "CAST(to_char(to_timestamp(day * 86400) AT TIME ZONE 'UTC', 'YYYYMM') AS INTEGER)"
+		}
+	}
+	out := []ReservationUse{}
+	err := s.DB.NewRaw(`SELECT reservation_id, MAX(reservation_order_id) AS reservation_order_id, MAX(sku) AS sku,
+		`+period+` AS period,
+		SUM(reserved_hours) AS reserved_hours, SUM(used_hours) AS used_hours,
+		MIN(min_utilization) AS min_utilization, AVG(avg_utilization) AS avg_utilization, MAX(max_utilization) AS max_utilization
+		FROM cost_reservations
+		WHERE tenant_id = ? AND day BETWEEN ? AND ?
+		GROUP BY reservation_id, period
+		ORDER BY period, reservation_id`,
+		tenantID, r.From, r.To).Scan(ctx, &out)
+	return out, err
+}

@@ -1,0 +1,155 @@
+package reports
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/sdk"
+)
+
+// topServices is how many services of each currency a summary lists.
+const topServices = 10
+
+// Summary is the cost summary's body.
+type Summary struct {
+	StartDate   ledger.Day     `json:"start_date" format:"date"`
+	EndDate     ledger.Day     `json:"end_date" format:"date"`
+	Days        int            `json:"days"`
+	TenantCount int            `json:"tenant_count" doc:"Tenants summarised: those asked for, else every tenant of the caller"`
+	Currency    *string        `json:"currency" doc:"The currency of the costs; null when there are none or they are in several"`
+	TotalCost   *ledger.Amount `json:"total_cost" nullable:"true" doc:"Total cost in currency; 0 without costs, null when they are in several currencies"`
+	// DailyAverage is beside TotalCost for the common single-currency case.
+	DailyAverage *ledger.Amount `json:"daily_average" nullable:"true" doc:"total_cost divided by days, rounded to the cent; null when in several currencies"`
+	// Totals always lists each currency, so a reader never needs the
+	// single-currency fields.
+	Totals            []CurrencySummary `json:"totals" doc:"One entry per currency with costs in the range"`
+	PreviousStartDate ledger.Day        `json:"previous_start_date" format:"date" doc:"Start of the range of the same length just before"`
+	PreviousEndDate   ledger.Day        `json:"previous_end_date" format:"date"`
+	TopServices       []ServiceCost     `json:"top_services" doc:"The ten costliest services of each currency, costliest first"`
+}
+
+// CurrencySummary is the summary's figures in one currency.
+type CurrencySummary struct {
+	Currency          string        `json:"currency"`
+	TotalCost         ledger.Amount `json:"total_cost"`
+	DailyAverage      ledger.Amount `json:"daily_average"`
+	TenantsWithCosts  int           `json:"tenants_with_costs"`
+	PreviousTotalCost ledger.Amount `json:"previous_total_cost" doc:"Cost of the range of the same length just before"`
+	ChangePercent     *float64      `json:"change_percent" doc:"Change from the previous range in percent; null when that range cost nothing"`
+}
+
+// ServiceCost is one service's cost in one currency.
+type ServiceCost struct {
+	Service      string        `json:"service"`
+	Currency     string        `json:"currency"`
+	TotalCost    ledger.Amount `json:"total_cost"`
+	SharePercent float64       `json:"share_percent" doc:"Share of the currency's total, in percent"`
+}
+
+// Summary builds the summary of the tenants over r.
+func (s *Store) Summary(ctx context.Context, tenants []string, r Range) (Summary, error) {
+	prev := r.Previous()
+	out := Summary{StartDate: r.From, EndDate: r.To, Days: r.Days(), TenantCount: len(tenants),
+		PreviousStartDate: prev.From, PreviousEndDate: prev.To, Totals: []CurrencySummary{}, TopServices: []ServiceCost{}}
+	totals, err := s.Totals(ctx, tenants, r)
+	if err != nil {
+		return out, err
+	}
+	services, err := s.TopServices(ctx, tenants, r, topServices)
+	if err != nil {
+		return out, err
+	}
+	byCurrency := map[string]ledger.Amount{}
+	for _, t := range totals {
+		byCurrency[t.Currency] = t.Total
+		cs := CurrencySummary{Currency: t.Currency, TotalCost: ledger.Amount(t.Total), DailyAverage: ledger.Amount(divRound(t.Total, r.Days())),
+			TenantsWithCosts: t.Tenants, PreviousTotalCost: ledger.Amount(t.Previous)}
+		if t.Previous != 0 {
+			change := round2(100 * float64(t.Total-t.Previous) / float64(t.Previous))
+			cs.ChangePercent = &change
+		}
+		out.Totals = append(out.Totals, cs)
+	}
+	for _, sv := range services {
+		out.TopServices = append(out.TopServices, ServiceCost{Service: sv.Service, Currency: sv.Currency, TotalCost: ledger.Amount(sv.Total),
+			SharePercent: percent(sv.Total, byCurrency[sv.Currency])})
+	}
+	switch len(out.Totals) {
+	case 0:
+		zero := ledger.Amount(0)
+		out.TotalCost, out.DailyAverage = &zero, &zero
+	case 1:
+		c := out.Totals[0]
+		out.Currency, out.TotalCost, out.DailyAverage = &c.Currency, &c.TotalCost, &c.DailyAverage
+	}
+	return out, nil
+}
+
+func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
+	tenants, err := sdk.TenantScope(r, "tenant_ids")
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	rng, err := h.dateRange(r, "period_days")
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	out, err := h.Store.Summary(r.Context(), tenants, rng)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	sdk.WriteJSON(w, http.StatusOK, out)
+}
+
+// TenantCost is one tenant's cost in one currency.
+type TenantCost struct {
+	TenantID     string        `json:"tenant_id"`
+	TenantName   string        `json:"tenant_name"`
+	Currency     *string       `json:"currency" doc:"null for a tenant without costs in the period"`
+	TotalCost    ledger.Amount `json:"total_cost"`
+	DailyAverage ledger.Amount `json:"daily_average" doc:"total_cost divided by the period's days, rounded to the cent"`
+	SharePercent float64       `json:"share_percent" doc:"Share of the currency's total over the listed tenants, in percent"`
+}
+
+func (h *Handlers) byTenant(w http.ResponseWriter, r *http.Request) {
+	tenants, err := sdk.TenantScope(r, "tenant_ids")
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	days, _ := strconv.Atoi(r.URL.Query().Get("period_days"))
+	today := h.today()
+	rng := Range{From: today - ledger.Day(days) + 1, To: today}
+	totals, err := h.Store.ByTenant(r.Context(), tenants, rng)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	names, err := h.names(r, tenants)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	sum := map[string]ledger.Amount{}
+	for _, t := range totals {
+		sum[t.Currency] += t.Total
+	}
+	out := make([]TenantCost, 0, len(tenants))
+	withCosts := map[string]bool{}
+	for _, t := range totals {
+		withCosts[t.TenantID] = true
+		out = append(out, TenantCost{TenantID: t.TenantID, TenantName: names[t.TenantID], Currency: &t.Currency, TotalCost: ledger.Amount(t.Total),
+			DailyAverage: ledger.Amount(divRound(t.Total, rng.Days())), SharePercent: percent(t.Total, sum[t.Currency])})
+	}
+	for _, id := range tenants {
+		if !withCosts[id] {
+			out = append(out, TenantCost{TenantID: id, TenantName: names[id]})
+		}
+	}
+	sdk.WriteJSON(w, http.StatusOK, out)
+}

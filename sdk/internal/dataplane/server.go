@@ -11,7 +11,10 @@
 // net/http's own ReadRequest, runs the handler on the connection's
 // goroutine, and watches the connection only for a handler still running
 // after watchDelay, so a request the host gives up on (a timeout, a
-// closed connection) still ends the handler's context.
+// closed connection) still ends the handler's context. Handlers running
+// that long are found by one sweep of the connections every watchDelay
+// while requests arrive, rather than by a timer per request, whose
+// setting wakes the runtime's timer thread each time.
 //
 // What it sends is what the SDK sent over net/http: a body of up to
 // protocol.InlineBody bytes goes out whole with its Content-Length in one
@@ -31,6 +34,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -46,6 +50,8 @@ const (
 	// maxDrain is how much of a request body the handler left unread is
 	// read past to keep the connection; a longer rest closes it.
 	maxDrain = 256 << 10
+	// sweepIdle is how long the sweep goes on after the last request.
+	sweepIdle = time.Second
 )
 
 // ErrHostGone ends a request's context when the host closed the
@@ -63,6 +69,11 @@ type Server struct {
 	closed bool
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// sweeping: a sweep goroutine runs; lastStart is the Unix nanosecond
+	// time the latest request started.
+	sweeping  atomic.Bool
+	lastStart atomic.Int64
 }
 
 // Serve accepts connections until the listener fails or Close is called;
@@ -121,6 +132,54 @@ func (s *Server) Close() error {
 	return err
 }
 
+// started records a request's start and makes sure a sweep runs.
+func (s *Server) started(c *conn) {
+	now := time.Now().UnixNano()
+	c.started.Store(now)
+	s.lastStart.Store(now)
+	if !s.sweeping.Load() && s.sweeping.CompareAndSwap(false, true) {
+		go s.sweep()
+	}
+}
+
+// sweep watches the connections whose handler has run for watchDelay,
+// every watchDelay, until no request has started for sweepIdle and none
+// is in flight.
+func (s *Server) sweep() {
+	t := time.NewTicker(watchDelay)
+	defer t.Stop()
+	for now := range t.C {
+		busy := s.watchSlow(now.UnixNano())
+		if busy || now.UnixNano()-s.lastStart.Load() < int64(sweepIdle) {
+			continue
+		}
+		s.sweeping.Store(false)
+		// A request that started before the flag fell is in flight and
+		// seen here; one that starts after it starts a sweep itself.
+		if !s.watchSlow(time.Now().UnixNano()) || !s.sweeping.CompareAndSwap(false, true) {
+			return
+		}
+	}
+}
+
+// watchSlow watches every connection whose request started watchDelay or
+// more before now, and reports whether any request is in flight.
+func (s *Server) watchSlow(now int64) (busy bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		st := c.started.Load()
+		if st == 0 {
+			continue
+		}
+		busy = true
+		if now-st >= int64(watchDelay) {
+			c.r.watch()
+		}
+	}
+	return busy
+}
+
 func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
@@ -135,6 +194,9 @@ type conn struct {
 	br   *bufio.Reader
 	bw   *bufio.Writer
 	addr string
+	// started is the Unix nanosecond time the request in flight started,
+	// 0 between requests.
+	started atomic.Int64
 }
 
 func newConn(s *Server, rwc net.Conn) *conn {
@@ -186,9 +248,9 @@ func (c *conn) serveOne(req *http.Request) (keep bool) {
 	}
 	w := newResponse(c, req)
 	defer w.release()
-	watch := time.AfterFunc(watchDelay, c.r.watch)
+	c.srv.started(c)
 	panicked := c.run(w, req)
-	watch.Stop()
+	c.started.Store(0)
 	c.r.end()
 	if panicked {
 		// What was streamed goes out, cut short; nothing else does.

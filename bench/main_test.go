@@ -28,6 +28,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	closeHosts()
 	printSummary(os.Stdout)
+	printPaired(os.Stdout)
 	bins.cleanup()
 	os.Exit(code)
 }

@@ -61,21 +61,7 @@ func testCostAnomalies(t *testing.T, dialect string) {
 	if contoso == "" {
 		t.Fatalf("the demo world's tenants are not registered: %+v", tenants)
 	}
-	h.waitFor("the start-up costs sync", 60*time.Second, func() bool {
-		var hist struct {
-			Logs []run `json:"logs"`
-		}
-		h.get("/api/v1/sync/history?limit=50", admin).json(t, &hist)
-		for _, r := range hist.Logs {
-			if r.JobType == "costs" && r.Status == "failed" {
-				t.Fatalf("start-up costs sync failed: %+v", r)
-			}
-			if r.JobType == "costs" && r.Status == "completed" {
-				return true
-			}
-		}
-		return false
-	})
+	waitStartupSync(t, h, admin, "costs")
 	db := h.db()
 
 	// The simulator serves the demo world of its day.

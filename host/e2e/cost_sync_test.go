@@ -82,21 +82,7 @@ func testCostSync(t *testing.T, dialect string) {
 
 	// The start-up sync backfills; wait for it, so the manual run's work
 	// is known.
-	h.waitFor("the start-up costs sync", 30*time.Second, func() bool {
-		var hist struct {
-			Logs []run `json:"logs"`
-		}
-		h.get("/api/v1/sync/history?limit=50", admin).json(t, &hist)
-		for _, r := range hist.Logs {
-			if r.JobType == "costs" && r.Status == "failed" {
-				t.Fatalf("start-up costs sync failed: %+v", r)
-			}
-			if r.JobType == "costs" && r.Status == "completed" {
-				return true
-			}
-		}
-		return false
-	})
+	waitStartupSync(t, h, admin, "costs")
 	r := f.waitRun(t, f.trigger(t, "costs"))
 	// Five restated days of 6 rows in each subscription, and five days of
 	// the reservation.

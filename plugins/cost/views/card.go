@@ -72,7 +72,7 @@ func (h *Handlers) card(w http.ResponseWriter, r *http.Request) {
 		parts = append(parts, sdkui.LineChart("Daily cost in "+c+", last 30 days", labels, []sdkui.Series{{Name: c, Values: series[c]}}, nil))
 	}
 	parts = append(parts, render("link", struct{ Href, Text string }{withTenant(PagePath, r), "Trend, forecast, anomalies, budgets and chargeback"}))
-	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(parts...))
+	sdkui.WriteFragment(w, http.StatusOK, stack(parts...))
 }
 
 // change says how a currency's spend compares with the same number of

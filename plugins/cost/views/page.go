@@ -58,7 +58,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
-	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(
+	sdkui.WriteFragment(w, http.StatusOK, stack(
 		sdkui.Card("Daily cost and forecast", trend),
 		sdkui.Grid(
 			sdkui.Card("Top services, last 30 days", services),
@@ -126,7 +126,7 @@ func (h *Handlers) trend(ctx context.Context, tenants []string, today ledger.Day
 		}
 		parts = append(parts, sdkui.LineChart("Daily cost in "+c, labels, lines, band), render("note", note))
 	}
-	return sdkui.Join(parts...), nil
+	return stack(parts...), nil
 }
 
 // topServices are the costliest services of each currency over the last
@@ -179,13 +179,18 @@ func (h *Handlers) anomalyList(ctx context.Context, r *http.Request, tenants []s
 		}
 		rows := make([][]any, 0, len(items))
 		for _, a := range items {
-			rows = append(rows, []any{a.Day.String(), names[a.TenantID], a.Service, money(a.Expected, a.Currency), money(a.Actual, a.Currency),
-				money(a.Impact, a.Currency) + " (+" + sdkui.FormatNumber(a.DeviationPercent) + " %)",
+			// Four columns, each of two lines, so that the button stays in
+			// view in a narrow slot.
+			rows = append(rows, []any{
+				twoLines(a.Service, names[a.TenantID]+" · "+a.Day.String()),
+				twoLines(money(a.Actual, a.Currency), "expected "+money(a.Expected, a.Currency)),
+				twoLines("+"+money(a.Impact, a.Currency), "+"+sdkui.FormatNumber(a.DeviationPercent)+" %"),
 				render("acknowledge", struct{ Path, Service, Date string }{
-					"/api/v1/costs/anomalies/" + strconv.FormatInt(a.ID, 10) + "/acknowledge", a.Service, a.Day.String()})})
+					"/api/v1/costs/anomalies/" + strconv.FormatInt(a.ID, 10) + "/acknowledge", a.Service, a.Day.String()}),
+			})
 		}
 		body = sdkui.Join(
-			sdkui.Table([]string{"Date", "Tenant", "Service", "Expected", "Actual", "Impact", "Acknowledge"}, rows, "Cost anomalies not yet acknowledged, largest impact first"),
+			sdkui.Table([]string{"Anomaly", "Cost", "Impact", "Action"}, rows, "Cost anomalies not yet acknowledged, largest impact first"),
 			render("note", strconv.Itoa(len(items))+" of "+strconv.FormatInt(total, 10)+" anomalies not yet acknowledged, largest impact first. "+
 				"A day is anomalous when its cost of a service rises far above the same weekday's median of the four weeks before."),
 		)
@@ -223,7 +228,7 @@ func (h *Handlers) budgetList(ctx context.Context, tenants []string) (template.H
 		rows = append(rows, []any{b.Name, names[b.TenantID], period.Start.String() + " to " + period.End.String(), sdkui.Badge(capitalize(b.Status), health),
 			money(b.CurrentSpend, b.Currency), money(b.Amount, b.Currency), money(b.ForecastSpend, b.Currency)})
 	}
-	return sdkui.Join(
+	return stack(
 		sdkui.BarChart("Spend of each budget's current period against its amount", bars),
 		sdkui.Table([]string{"Budget", "Tenant", "Period", "Status", "Spent", "Amount", "Forecast"}, rows, "Budgets, most severe status first"),
 		render("note", strconv.Itoa(len(list))+" of "+strconv.Itoa(total)+" budgets."),

@@ -200,6 +200,8 @@ func capitalize(s string) string {
 // Content-Security-Policy forbids both.
 var markup = template.Must(template.New("views").Parse(`
 {{- define "note"}}<p class="muted">{{.}}</p>{{end}}
+{{- define "lines"}}{{.Main}}<br><span class="muted">{{.Detail}}</span>{{end}}
+{{- define "stack"}}<div class="stack">{{range .}}{{.}}{{end}}</div>{{end}}
 {{- define "link"}}<p><a href="{{.Href}}">{{.Text}}</a></p>{{end}}
 
 {{- define "anomalies" -}}
@@ -222,6 +224,14 @@ var markup = template.Must(template.New("views").Parse(`
 </form>
 {{- end}}
 `))
+
+// twoLines is a table cell of a value over a muted detail.
+func twoLines(main, detail string) template.HTML {
+	return render("lines", struct{ Main, Detail string }{main, detail})
+}
+
+// stack spaces blocks one under the other, as the kit's Join does not.
+func stack(parts ...template.HTML) template.HTML { return render("stack", parts) }
 
 // render executes one of markup's templates. Their data are this package's
 // own, which they cannot fail on, so an error is a bug here.

@@ -241,7 +241,7 @@ func testPage(t *testing.T, w *world) {
 	// The top services of the last 30 days, costliest first per currency.
 	contains(t, "Alpha's page", txt, "Virtual Machines3,000.00 USD77.52 %", "870.20 USD22.48 %", "Storage151.50 EUR100 %")
 	// The anomaly, its figures exact.
-	contains(t, "Alpha's page", txt, "2026-11-07Alpha", "12.34 USD512.34 USD500.00 USD (&#43;4,051.86 %)", "1 of 1 anomalies not yet acknowledged")
+	contains(t, "Alpha's page", txt, "Alpha · 2026-11-07512.34 USDexpected 12.34 USD&#43;500.00 USD&#43;4,051.86 %", "1 of 1 anomalies not yet acknowledged")
 	contains(t, "Alpha's page", page, `hx-post="/api/v1/costs/anomalies/`, `/acknowledge"`, `hx-get="/partials/cost-anomalies"`)
 	// The markup is text wherever the service is shown.
 	if n := strings.Count(page, "&lt;script&gt;alert(&#34;cost&#34;)&lt;/script&gt;"); n < 3 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,7 +49,8 @@ func signInThroughIdP(t *testing.T, h *host, tab *browsertest.Tab, path, email s
 // admin and as a standard user and uses the pages as a person would: the
 // dashboard's fragments show the simulated cloud's numbers, the tenant
 // picker scopes them, a standard user never sees another tenant's name, a
-// request without the CSRF token is refused, no page logs an error, and
+// request without the CSRF token is refused, an anomaly acknowledged with
+// its button on the cost page leaves the list, no page logs an error, and
 // every page passes an axe-core scan in light and dark mode.
 func TestUIInBrowser(t *testing.T) {
 	b := browsertest.Start(t)
@@ -59,7 +61,7 @@ func TestUIInBrowser(t *testing.T) {
 	if err != nil || os.WriteFile(resources, bin, 0o755) != nil {
 		t.Fatalf("copy the resources plugin: %v", err)
 	}
-	hcl := defaultPlugins() + strings.Replace(resourcesPlugins(), filepath.Join(binDir, "plugins", "resources"), resources, 1)
+	hcl := defaultPlugins() + strings.Replace(resourcesPlugins(), filepath.Join(binDir, "plugins", "resources"), resources, 1) + costPlugins("")
 	started := time.Now()
 	h := startHost(t, hostOpts{pluginsHCL: hcl, env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true"}})
 	tab := b.NewTab(h.url)
@@ -146,10 +148,37 @@ func TestUIInBrowser(t *testing.T) {
 		t.Error("the sync status card did not reload within 40 s")
 	}
 
+	// The cost page once the start-up costs sync has written the demo
+	// world's year: its trend, and anomalies to acknowledge. Acknowledging
+	// the first through its button reloads the list without it.
+	costs := `[hx-get^="/costs"]`
+	for deadline := time.Now().Add(90 * time.Second); ; {
+		tab.Open("/costs", costs)
+		tab.Settle()
+		if strings.Contains(tab.Text(costs), "Daily cost in") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	countRE := regexp.MustCompile(`(\d+) of (\d+) anomalies not yet acknowledged`)
+	before := countRE.FindStringSubmatch(tab.Text("#cost-anomalies"))
+	if before == nil {
+		t.Fatalf("the cost page shows no anomalies to acknowledge: %q", tab.Text(costs))
+	}
+	tab.Click("#cost-anomalies .cost-ack")
+	total, _ := strconv.Atoi(before[2])
+	want := strconv.Itoa(total - 1)
+	// The list replaces itself: its text is read from the page's slot.
+	tab.WaitText(costs, func(s string) bool {
+		m := countRE.FindStringSubmatch(s)
+		return m != nil && m[2] == want || strings.Contains(s, "No anomalies to acknowledge.")
+	})
+
 	for _, page := range []struct{ path, name, wait string }{
 		{"/dashboard", "dashboard", stats},
 		{"/sync-dashboard", "sync-dashboard", `[hx-get^="/partials/sync-history-table"]`},
 		{"/resources", "resources", `[hx-get^="/resources"]`},
+		{"/costs", "costs", "#cost-anomalies"},
 		{"/dmarc", "dmarc", "main"},
 		{"/design-system", "design-system", "main"},
 	} {
@@ -184,7 +213,7 @@ func TestUIInBrowser(t *testing.T) {
 	if !strings.Contains(mine, "Contoso Retail") {
 		t.Errorf("the standard user's tenants: %q", mine)
 	}
-	for _, path := range []string{"/dashboard", "/sync-dashboard", "/resources", "/dmarc"} {
+	for _, path := range []string{"/dashboard", "/sync-dashboard", "/resources", "/costs", "/dmarc"} {
 		user.Open(path, "main")
 		user.Settle()
 		text := user.Text("body")

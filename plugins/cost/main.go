@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/plugins/cost/ingest"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/plugins/cost/reports"
+	"github.com/stewardhq/steward/plugins/cost/views"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -49,6 +50,8 @@ func New() *sdk.Plugin {
 	budgetRoutes := &budgets.Handlers{}
 	evaluator := &budgets.Evaluator{}
 	budgetSync := &budgets.Syncer{}
+	costViews := &views.Handlers{}
+	fragments, pages, nav := costViews.Views()
 	// After a tenant's costs are written: judge its days for anomalies,
 	// exchange its budgets with the provider, and bring their spend,
 	// status and alerts up to date.
@@ -58,6 +61,9 @@ func New() *sdk.Plugin {
 		Version:      "0.1.0",
 		Routes:       slices.Concat(reads.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes()),
 		Datasets:     []sdk.Dataset{reads.Dataset()},
+		Fragments:    fragments,
+		Pages:        pages,
+		Nav:          nav,
 		Migrations:   ledger.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		// Cost Management refreshes a day's costs a few times a day.
@@ -93,6 +99,7 @@ func New() *sdk.Plugin {
 				Syncer: budgetSync}
 			*budgetSync = budgets.Syncer{Store: budgetStore, Cloud: clients, Evaluator: evaluator}
 			reads.Store, reads.Host = &reports.Store{DB: db}, env.Host
+			*costViews = views.Handlers{Reports: reads.Store, Anomalies: &anomalies.Store{DB: db}, Budgets: budgetStore, Host: env.Host}
 			return nil
 		},
 	}

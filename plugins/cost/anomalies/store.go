@@ -180,3 +180,24 @@ func acknowledge(ctx context.Context, tx bun.IDB, ids []int64, actor string, at 
 	}
 	return res.RowsAffected()
 }
+
+// Store reads anomalies for the plugin's other parts, such as its views,
+// with the queries the routes use.
+type Store struct{ DB *bun.DB }
+
+// List returns a page of the anomalies q selects, ordered by q.SortBy (one
+// of the list route's sort_by values), and how many it selects in all.
+func (s *Store) List(ctx context.Context, q ListQuery) ([]Anomaly, int64, error) {
+	return queries{s.DB}.list(ctx, q)
+}
+
+// Count is how many anomalies the tenants have, only those whose
+// acknowledged flag is *acknowledged when it is set.
+func (s *Store) Count(ctx context.Context, tenantIDs []string, acknowledged *bool) (int64, error) {
+	if len(tenantIDs) == 0 {
+		return 0, nil
+	}
+	q := queries{s.DB}
+	n, err := q.scoped(s.DB.NewSelect().Model((*Anomaly)(nil)), tenantIDs, acknowledged).Count(ctx)
+	return int64(n), err
+}

@@ -1,0 +1,249 @@
+package views
+
+import (
+	"context"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/stewardhq/steward/plugins/cost/anomalies"
+	"github.com/stewardhq/steward/plugins/cost/budgets"
+	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/plugins/cost/reports"
+	"github.com/stewardhq/steward/sdk"
+	sdkui "github.com/stewardhq/steward/sdk/ui"
+)
+
+// What the page shows.
+const (
+	// trendDays is how many days of costs the trend charts, up to the
+	// latest day with costs.
+	trendDays = 90
+	// forecastDays is how far the forecast reaches after that day.
+	forecastDays = 30
+	// servicesDays is the span of the top services.
+	servicesDays = 30
+	// anomaliesShown is how many anomalies the list shows, largest impact
+	// first.
+	anomaliesShown = 20
+	// budgetsShown is how many budgets the page shows, most severe first.
+	budgetsShown = 50
+)
+
+// page is the cost page: the trend with its forecast, the top services,
+// the chargeback download, the anomalies to acknowledge and the budgets.
+func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	tenants := scope(r)
+	today := h.today()
+	trend, err := h.trend(ctx, tenants, today)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	services, err := h.topServices(ctx, tenants, today)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	anomalyList, err := h.anomalyList(ctx, r, tenants)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	budgetList, err := h.budgetList(ctx, tenants)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	sdkui.WriteFragment(w, http.StatusOK, stack(
+		sdkui.Card("Daily cost and forecast", trend),
+		sdkui.Grid(
+			sdkui.Card("Top services, last 30 days", services),
+			sdkui.Card("Chargeback report", chargeback(tenants, today)),
+		),
+		sdkui.Card("Anomalies to acknowledge", anomalyList),
+		sdkui.Card("Budgets", budgetList),
+	))
+}
+
+// trend charts each currency's daily cost over the trendDays days up to
+// the latest day with costs, the forecast's line after it (dashed) and
+// its prediction interval (shaded), with the exact total of those days
+// and the forecast's.
+func (h *Handlers) trend(ctx context.Context, tenants []string, today ledger.Day) (template.HTML, error) {
+	fc, err := h.Reports.Forecast(ctx, tenants, today, forecastDays)
+	if err != nil || fc.HistoryEnd == nil {
+		return sdkui.Empty(noCosts), err
+	}
+	end := *fc.HistoryEnd
+	rng := reports.Range{From: end - trendDays + 1, To: end}
+	days, err := h.Reports.Trends(ctx, tenants, rng)
+	if err != nil {
+		return "", err
+	}
+	totals, err := h.Reports.Totals(ctx, tenants, rng)
+	if err != nil {
+		return "", err
+	}
+	total := map[string]ledger.Amount{}
+	for _, t := range totals {
+		total[t.Currency] = t.Total
+	}
+	forecasts := map[string]reports.CurrencyForecast{}
+	for _, f := range fc.Forecasts {
+		forecasts[f.Currency] = f
+	}
+	labelsTo := end
+	if len(fc.Forecasts) > 0 {
+		labelsTo += forecastDays
+	}
+	labels := dayLabels(rng.From, labelsTo)
+	currencies, series := byCurrency(days)
+	parts := make([]template.HTML, 0, 2*len(currencies))
+	for _, c := range currencies {
+		actual := series[c]
+		lines := []sdkui.Series{{Name: "Daily cost", Values: actual}}
+		var band *sdkui.Band
+		note := "Total of the " + strconv.Itoa(trendDays) + " days to " + end.String() + ": " + money(total[c], c) + "."
+		if f, ok := forecasts[c]; ok && len(f.Points) > 0 {
+			predicted, low, high := make([]float64, 0, len(f.Points)+1), make([]float64, len(f.Points)), make([]float64, len(f.Points))
+			// The forecast's line starts at the last actual day, so that
+			// it continues the actual line.
+			predicted = append(predicted, actual[len(actual)-1])
+			for i, p := range f.Points {
+				predicted = append(predicted, p.Predicted)
+				low[i], high[i] = p.Lower, p.Upper
+			}
+			lines = append(lines, sdkui.Series{Name: "Linear trend", Values: predicted, Offset: trendDays - 1, Forecast: true})
+			band = &sdkui.Band{Name: "95 % prediction interval", Low: low, High: high, Offset: trendDays}
+			note += " Forecast of the next " + strconv.Itoa(len(f.Points)) + " days: about " + sdkui.FormatNumber(f.PredictedTotal) + " " + c +
+				", by a least-squares line through the daily costs of the last " + strconv.Itoa(fc.HistoryDays) + " days."
+		} else {
+			note += " Too few days of costs for a forecast yet."
+		}
+		parts = append(parts, sdkui.LineChart("Daily cost in "+c, labels, lines, band), render("note", note))
+	}
+	return stack(parts...), nil
+}
+
+// topServices are the costliest services of each currency over the last
+// servicesDays days, with their share of the currency's total.
+func (h *Handlers) topServices(ctx context.Context, tenants []string, today ledger.Day) (template.HTML, error) {
+	s, err := h.Reports.Summary(ctx, tenants, reports.Range{From: today - servicesDays + 1, To: today})
+	if err != nil {
+		return "", err
+	}
+	if len(s.TopServices) == 0 {
+		return sdkui.Empty("No costs in the last 30 days. They arrive with the next costs sync."), nil
+	}
+	rows := make([][]any, 0, len(s.TopServices))
+	for _, sv := range s.TopServices {
+		rows = append(rows, []any{sv.Service, money(sv.TotalCost, sv.Currency), sdkui.FormatNumber(sv.SharePercent) + " %"})
+	}
+	return sdkui.Table([]string{"Service", "Cost", "Share"}, rows, "The costliest services of each currency, "+s.StartDate.String()+" to "+s.EndDate.String()), nil
+}
+
+// anomalyFragment is the anomaly list on its own, which the page reloads
+// after an acknowledgement.
+func (h *Handlers) anomalyFragment(w http.ResponseWriter, r *http.Request) {
+	list, err := h.anomalyList(r.Context(), r, scope(r))
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	sdkui.WriteFragment(w, http.StatusOK, list)
+}
+
+// anomalyList is the unacknowledged anomalies of largest impact, each with
+// a button that acknowledges it through the API, in a container that
+// reloads itself from AnomaliesPath when one of those requests ends.
+func (h *Handlers) anomalyList(ctx context.Context, r *http.Request, tenants []string) (template.HTML, error) {
+	unacknowledged := false
+	items, total, err := h.Anomalies.List(ctx, anomalies.ListQuery{TenantIDs: tenants, Acknowledged: &unacknowledged,
+		SortBy: "impact", Desc: true, Limit: anomaliesShown})
+	if err != nil {
+		return "", err
+	}
+	body := sdkui.Empty("No anomalies to acknowledge.")
+	if total > 0 {
+		ids := make([]string, len(items))
+		for i, a := range items {
+			ids[i] = a.TenantID
+		}
+		names, err := h.names(ctx, ids)
+		if err != nil {
+			return "", err
+		}
+		rows := make([][]any, 0, len(items))
+		for _, a := range items {
+			// Four columns, each of two lines, so that the button stays in
+			// view in a narrow slot.
+			rows = append(rows, []any{
+				twoLines(a.Service, names[a.TenantID]+" · "+a.Day.String()),
+				twoLines(money(a.Actual, a.Currency), "expected "+money(a.Expected, a.Currency)),
+				twoLines("+"+money(a.Impact, a.Currency), "+"+sdkui.FormatNumber(a.DeviationPercent)+" %"),
+				render("acknowledge", struct{ Path, Service, Date string }{
+					"/api/v1/costs/anomalies/" + strconv.FormatInt(a.ID, 10) + "/acknowledge", a.Service, a.Day.String()}),
+			})
+		}
+		body = sdkui.Join(
+			sdkui.Table([]string{"Anomaly", "Cost", "Impact", "Action"}, rows, "Cost anomalies not yet acknowledged, largest impact first"),
+			render("note", strconv.Itoa(len(items))+" of "+strconv.FormatInt(total, 10)+" anomalies not yet acknowledged, largest impact first. "+
+				"A day is anomalous when its cost of a service rises far above the same weekday's median of the four weeks before."),
+		)
+	}
+	return render("anomalies", struct {
+		Refresh string
+		Body    template.HTML
+	}{withTenant(AnomaliesPath, r), body}), nil
+}
+
+// budgetList is the budgets, most severe status first, as bars of their
+// current period's spend against their amount, and their exact figures.
+func (h *Handlers) budgetList(ctx context.Context, tenants []string) (template.HTML, error) {
+	list, total, err := h.Budgets.List(ctx, budgets.ListQuery{TenantIDs: tenants, SortBy: "status", Desc: true, Limit: budgetsShown})
+	if err != nil {
+		return "", err
+	}
+	if total == 0 {
+		return sdkui.Empty("No budgets yet. Create one with POST /api/v1/budgets, or sync the provider's."), nil
+	}
+	ids := make([]string, len(list))
+	for i, b := range list {
+		ids[i] = b.TenantID
+	}
+	names, err := h.names(ctx, ids)
+	if err != nil {
+		return "", err
+	}
+	bars := make([]sdkui.Bar, 0, len(list))
+	rows := make([][]any, 0, len(list))
+	for _, b := range list {
+		health := statusHealth(b.Status)
+		bars = append(bars, sdkui.Bar{Label: b.Name + " (" + names[b.TenantID] + ")", Used: b.CurrentSpend.Float(), Limit: b.Amount.Float(), Unit: b.Currency, Health: health})
+		period := b.PeriodOn(b.PeriodStart)
+		rows = append(rows, []any{b.Name, names[b.TenantID], period.Start.String() + " to " + period.End.String(), sdkui.Badge(capitalize(b.Status), health),
+			money(b.CurrentSpend, b.Currency), money(b.Amount, b.Currency), money(b.ForecastSpend, b.Currency)})
+	}
+	return stack(
+		sdkui.BarChart("Spend of each budget's current period against its amount", bars),
+		sdkui.Table([]string{"Budget", "Tenant", "Period", "Status", "Spent", "Amount", "Forecast"}, rows, "Budgets, most severe status first"),
+		render("note", strconv.Itoa(len(list))+" of "+strconv.Itoa(total)+" budgets."),
+	), nil
+}
+
+// chargeback is the form that downloads the chargeback CSV, the month to
+// date by default: of the one tenant in scope, else of all the caller's
+// tenants (every tenant for an admin), as the API's two routes serve them.
+func chargeback(tenants []string, today ledger.Day) template.HTML {
+	action, what := "/api/v1/costs/chargeback", "Costs of all your tenants."
+	if len(tenants) == 1 {
+		action, what = action+"/"+url.PathEscape(tenants[0]), "Costs of the tenant."
+	}
+	t := today.Time()
+	start := ledger.DayOf(time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC))
+	return render("chargeback", struct{ Action, Scope, Start, End string }{action, what, start.String(), today.String()})
+}

@@ -1,0 +1,305 @@
+package views_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/plugins/cost/anomalies"
+	"github.com/stewardhq/steward/plugins/cost/budgets"
+	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/plugins/cost/reports"
+	"github.com/stewardhq/steward/plugins/cost/views"
+	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/plugintest"
+)
+
+// The world of these tests: today is 2026-11-10 and costs run from 120
+// days before. Alpha (t1) pays in USD for Virtual Machines (80.00 a day,
+// 100.00 from 29 days ago) and for a service whose name is markup (12.34 a
+// day, 512.34 three days ago: an anomaly of 500.00), and in EUR for
+// Storage (5.05 a day). Beta (t2) pays 50.00 a day in USD for a service
+// only its users may see, 500.00 two days ago. Gamma (t3) has no costs.
+var (
+	today   = mustDay("2026-11-10")
+	first   = today - 120
+	clock   = func() time.Time { return today.Time().Add(15 * time.Hour) }
+	markup  = `<script>alert("cost")</script>`
+	tenants = []sdk.Tenant{
+		{ID: "t1", Name: "Alpha", IsActive: true},
+		{ID: "t2", Name: "Beta", IsActive: true},
+		{ID: "t3", Name: "Gamma", IsActive: true},
+	}
+	admin = sdk.Principal{ID: "admin", Kind: "user", IsAdmin: true, TenantIDs: []string{"t1", "t2", "t3"}}
+	userA = sdk.Principal{ID: "ua", Kind: "user", TenantIDs: []string{"t1", "t3"}}
+)
+
+const betaService = "Beta Secret Service"
+
+func mustDay(s string) ledger.Day {
+	d, err := ledger.ParseDay(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func costRows() []ledger.Cost {
+	var rows []ledger.Cost
+	add := func(sub, tenant, service, currency string, d ledger.Day, cents ledger.Amount) {
+		rows = append(rows, ledger.Cost{SubscriptionID: sub, Day: d, Service: service, ResourceGroup: "rg", Currency: currency, TenantID: tenant, Cost: cents})
+	}
+	for d := first; d <= today; d++ {
+		vm := ledger.Amount(8000)
+		if d >= today-29 {
+			vm = 10000
+		}
+		add("s1", "t1", "Virtual Machines", "USD", d, vm)
+		spiky := ledger.Amount(1234)
+		if d == today-3 {
+			spiky = 51234
+		}
+		add("s1", "t1", markup, "USD", d, spiky)
+		add("s2", "t1", "Storage", "EUR", d, 505)
+		beta := ledger.Amount(5000)
+		if d == today-2 {
+			beta = 50000
+		}
+		add("s3", "t2", betaService, "USD", d, beta)
+	}
+	return rows
+}
+
+type world struct {
+	h *plugintest.Harness
+}
+
+// newWorld writes the costs through the ledger, judges them with the
+// anomaly detector and evaluates budgets made in the budget store, on a
+// database of the dialect, and serves the views (and the anomaly routes,
+// for acknowledgement) through the plugin protocol.
+func newWorld(t *testing.T, dialect string) *world {
+	t.Helper()
+	ctx := context.Background()
+	db := storetest.Open(t, dialect)
+	if _, err := store.Migrate(ctx, db, ledger.Migrations(), "cost_migrations"); err != nil {
+		t.Fatal(err)
+	}
+	led := &ledger.Store{DB: db}
+	if err := led.Upsert(ctx, costRows()); err != nil {
+		t.Fatal(err)
+	}
+	detector := &anomalies.Detector{DB: db, Now: clock}
+	for _, tn := range tenants {
+		if err := led.Rollup(ctx, tn.ID, first, today); err != nil {
+			t.Fatal(err)
+		}
+		if err := detector.Evaluate(ctx, tn, first, today); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bs := budgets.NewStore(db)
+	eval := &budgets.Evaluator{Store: bs, Now: clock}
+	for _, b := range []struct {
+		tenant, name, grain, start string
+		amount                     ledger.Amount
+	}{
+		{"t1", "Alpha monthly", budgets.Monthly, "2026-11-01", 100000},
+		{"t1", "Alpha yearly", budgets.Annually, "2026-01-01", 10000000},
+		{"t2", "Beta budget", budgets.Monthly, "2026-11-01", 1000},
+	} {
+		now := clock()
+		start := mustDay(b.start)
+		budget := &budgets.Budget{ID: uuid.NewString(), TenantID: b.tenant, Name: b.name, Amount: b.amount, Currency: "USD", TimeGrain: b.grain,
+			StartDay: start, Thresholds: []budgets.Threshold{{Percentage: 80, ContactEmails: []string{"finops@example.com"}}},
+			Source: budgets.SourceSteward, Status: budgets.StatusActive, CreatedAt: now, UpdatedAt: now}
+		budget.PeriodStart = budget.PeriodOn(today).Start
+		if err := bs.Create(ctx, budget); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eval.EvaluateBudget(ctx, budget); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := &views.Handlers{Reports: &reports.Store{DB: db}, Anomalies: &anomalies.Store{DB: db}, Budgets: bs, Now: clock}
+	ack := &anomalies.Handlers{DB: db, Now: clock}
+	fragments, pages, nav := v.Views()
+	p := &sdk.Plugin{Name: "cost", Version: "0.0.0", Routes: ack.Routes(), Fragments: fragments, Pages: pages, Nav: nav,
+		Configure: func(_ context.Context, env *sdk.Env) error {
+			v.Host, ack.Host = env.Host, env.Host
+			return nil
+		}}
+	return &world{h: plugintest.New(t, p, plugintest.Options{Tenants: tenants})}
+}
+
+// get answers the view's status and HTML.
+func (w *world) get(t *testing.T, path string, who sdk.Principal) (int, string) {
+	t.Helper()
+	resp := w.h.Do(httptest.NewRequest(http.MethodGet, path, nil), who)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// html is the view's HTML, which must answer 200.
+func (w *world) html(t *testing.T, path string, who sdk.Principal) string {
+	t.Helper()
+	status, body := w.get(t, path, who)
+	if status != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, status, body)
+	}
+	return body
+}
+
+func contains(t *testing.T, what, html string, want ...string) {
+	t.Helper()
+	for _, s := range want {
+		if !strings.Contains(html, s) {
+			t.Errorf("%s lacks %q", what, s)
+		}
+	}
+}
+
+func lacks(t *testing.T, what, html string, unwanted ...string) {
+	t.Helper()
+	for _, s := range unwanted {
+		if strings.Contains(html, s) {
+			t.Errorf("%s shows %q", what, s)
+		}
+	}
+}
+
+var tags = regexp.MustCompile(`<[^>]*>`)
+
+// text is the HTML's text, tags removed, entities as written.
+func text(html string) string { return tags.ReplaceAllString(html, "") }
+
+func TestViews(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			w := newWorld(t, dialect)
+			t.Run("card", func(t *testing.T) { testCard(t, w) })
+			t.Run("page", func(t *testing.T) { testPage(t, w) })
+			t.Run("refused tenant", func(t *testing.T) { testRefused(t, w) })
+			// Last: it changes the anomalies.
+			t.Run("acknowledge", func(t *testing.T) { testAcknowledge(t, w) })
+		})
+	}
+}
+
+// testCard: Alpha's user sees the spend of the last 30 days per currency
+// against the 30 before, to the cent (USD 30 × 100.00 + 30 × 12.34 +
+// 500.00, before it 30 × 80.00 + 30 × 12.34; EUR 30 × 5.05), its one
+// anomaly and its exceeded budget of two, and nothing of Beta; a tenant
+// without costs gets the empty state.
+func testCard(t *testing.T, w *world) {
+	card := w.html(t, views.CardPath, userA)
+	contains(t, "Alpha's card", text(card),
+		"Spend in USD, last 30 days", "3,870.20 USD", "up 39.7 % on the 30 days before (2,770.20 USD)",
+		"Spend in EUR, last 30 days", "151.50 EUR", "unchanged on the 30 days before (151.50 EUR)",
+		"Anomalies to review1", "Budgets at risk1 of 2", "1 exceeded, 0 critical, 0 warning",
+		"Daily cost in USD, last 30 days", "Daily cost in EUR, last 30 days")
+	contains(t, "Alpha's card", card, `href="/costs"`)
+	lacks(t, "Alpha's card", card, "Beta")
+
+	scoped := w.html(t, views.CardPath+"?tenant_id=t1", userA)
+	contains(t, "the card scoped to Alpha", scoped, `href="/costs?tenant_id=t1"`, "3,870.20 USD")
+
+	all := text(w.html(t, views.CardPath, admin))
+	// Alpha's and Beta's USD: 3,870.20 + 30 × 50.00 + 450.00.
+	contains(t, "the admin's card", all, "5,820.20 USD", "Anomalies to review2", "Budgets at risk2 of 3", "2 exceeded")
+
+	empty := w.html(t, views.CardPath+"?tenant_id=t3", userA)
+	contains(t, "Gamma's card", empty, "It arrives with the next costs sync.")
+	lacks(t, "Gamma's card", empty, "USD", "Anomalies")
+}
+
+// testPage: the trend of 90 days with its forecast per currency, the top
+// services with a name that is markup escaped, the anomaly to
+// acknowledge, the budgets with status bars and exact figures, and the
+// chargeback form of the month to date.
+func testPage(t *testing.T, w *world) {
+	page := w.html(t, views.PagePath, userA)
+	txt := text(page)
+	// 90 days to today: Virtual Machines 60 × 80.00 + 30 × 100.00, the
+	// markup service 90 × 12.34 + 500.00; Storage 90 × 5.05.
+	contains(t, "Alpha's page", txt, "Daily cost in USD", "Daily cost in EUR", "Linear trend (forecast)", "95 % prediction interval",
+		"Total of the 90 days to 2026-11-10: 9,410.60 USD.", "Total of the 90 days to 2026-11-10: 454.50 EUR.", "Forecast of the next 30 days: about ")
+	contains(t, "Alpha's page", page, "chart-forecast", "chart-band")
+	// The top services of the last 30 days, costliest first per currency.
+	contains(t, "Alpha's page", txt, "Virtual Machines3,000.00 USD77.52 %", "870.20 USD22.48 %", "Storage151.50 EUR100 %")
+	// The anomaly, its figures exact.
+	contains(t, "Alpha's page", txt, "Alpha · 2026-11-07512.34 USDexpected 12.34 USD&#43;500.00 USD&#43;4,051.86 %", "1 of 1 anomalies not yet acknowledged")
+	contains(t, "Alpha's page", page, `hx-post="/api/v1/costs/anomalies/`, `/acknowledge"`, `hx-get="/partials/cost-anomalies"`)
+	// The markup is text wherever the service is shown.
+	if n := strings.Count(page, "&lt;script&gt;alert(&#34;cost&#34;)&lt;/script&gt;"); n < 3 {
+		t.Errorf("the markup service is shown escaped %d times, want in the services, the anomaly and its button", n)
+	}
+	lacks(t, "Alpha's page", page, "<script")
+	// Budgets: November to date, 10 × 100.00 + 10 × 12.34 + 500.00 of
+	// 1,000.00, is exceeded; the year's is active.
+	contains(t, "Alpha's page", txt, "Alpha monthlyAlpha2026-11-01 to 2026-11-30Exceeded1,623.40 USD1,000.00 USD", "Alpha yearly", "2 of 2 budgets.")
+	contains(t, "Alpha's page", page, `class="health-critical"><div class="bar-head"><span class="bar-label">Alpha monthly (Alpha)`)
+	// Chargeback of both of the user's tenants, the month to date.
+	contains(t, "Alpha's page", page, `action="/api/v1/costs/chargeback"`, `name="start_date" value="2026-11-01"`, `name="end_date" value="2026-11-10"`,
+		`name="format" value="csv"`)
+	lacks(t, "Alpha's page", page, "Beta")
+
+	one := w.html(t, views.PagePath+"?tenant_id=t1", userA)
+	contains(t, "Alpha's page scoped to it", one, `action="/api/v1/costs/chargeback/t1"`, `hx-get="/partials/cost-anomalies?tenant_id=t1"`)
+
+	gamma := text(w.html(t, views.PagePath+"?tenant_id=t3", userA))
+	contains(t, "Gamma's page", gamma, "No cost data yet. It arrives with the next costs sync.", "No costs in the last 30 days.",
+		"No anomalies to acknowledge.", "No budgets yet.")
+	lacks(t, "Gamma's page", gamma, "Alpha", "USD")
+
+	beta := text(w.html(t, views.PagePath, admin))
+	contains(t, "the admin's page", beta, betaService, "Beta budget", "2 of 2 anomalies")
+}
+
+// testRefused: a tenant the caller may not see is refused by the SDK
+// before any view's handler runs, and none of it is shown.
+func testRefused(t *testing.T, w *world) {
+	for _, path := range []string{views.CardPath, views.PagePath, views.AnomaliesPath} {
+		status, body := w.get(t, path+"?tenant_id=t2", userA)
+		if status != http.StatusForbidden {
+			t.Errorf("%s of Beta for Alpha's user: %d", path, status)
+		}
+		lacks(t, path+" refused", body, "Beta", betaService, "USD")
+	}
+}
+
+// testAcknowledge: once its anomaly is acknowledged through the API, the
+// list the page reloads has none left, and the card counts none.
+func testAcknowledge(t *testing.T, w *world) {
+	list := w.html(t, views.AnomaliesPath, userA)
+	m := regexp.MustCompile(`hx-post="(/api/v1/costs/anomalies/\d+/acknowledge)"`).FindAllStringSubmatch(list, -1)
+	if len(m) != 1 {
+		t.Fatalf("Alpha's anomaly list has %d buttons:\n%s", len(m), list)
+	}
+	contains(t, "the list", list, `id="cost-anomalies"`, `hx-trigger="htmx:afterRequest target:.cost-ack"`, `hx-swap="outerHTML"`)
+	resp := w.h.Do(httptest.NewRequest(http.MethodPost, m[0][1], nil), userA)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("acknowledge: %d", resp.StatusCode)
+	}
+	after := w.html(t, views.AnomaliesPath, userA)
+	contains(t, "the list after", text(after), "No anomalies to acknowledge.")
+	contains(t, "the list after", after, `id="cost-anomalies"`, `hx-get="/partials/cost-anomalies"`)
+	contains(t, "the card after", text(w.html(t, views.CardPath, userA)), "Anomalies to review0")
+	contains(t, "the admin's list", text(w.html(t, views.AnomaliesPath, admin)), betaService, "1 of 1 anomalies")
+	if entries := w.h.AuditEntries(); !slices.ContainsFunc(entries, func(e plugintest.AuditEntry) bool { return e.Action == "anomaly.acknowledge.success" }) {
+		t.Errorf("no audit entry of the acknowledgement: %+v", entries)
+	}
+}

@@ -150,7 +150,9 @@ func (c cumulative) matches(a, b string) string {
 // its daily rollups changed from that day on — from an earlier day when
 // the totals end before from, so they stay dense. Each series starts from
 // its total of the day before and adds every day's cost, counting the days
-// with a row, through the tenant's last day with costs.
+// with a row, through the tenant's last day with costs. Rows are written
+// day by day, so the rows of one day, which a read fetches together, lie
+// together.
 func cumulate(ctx context.Context, tx bun.IDB, tenantID string, from Day) error {
 	var extent []int64
 	if err := tx.NewRaw(`SELECT last_day FROM cost_cumulative_extent WHERE tenant_id = ?`, tenantID).Scan(ctx, &extent); err != nil {
@@ -190,7 +192,8 @@ func cumulate(ctx context.Context, tx bun.IDB, tenantID string, from Day) error 
 			FROM series CROSS JOIN span
 			LEFT JOIN base ON `+c.matches("base", "series")+`
 			LEFT JOIN `+c.daily+` d ON d.tenant_id = ? AND d.day = span.day AND `+c.matches("d", "series")+`
-			WINDOW w AS (PARTITION BY series.`+strings.Join(c.series, ", series.")+` ORDER BY span.day ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)`,
+			WINDOW w AS (PARTITION BY series.`+strings.Join(c.series, ", series.")+` ORDER BY span.day ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+			ORDER BY span.day`,
 			start, last.Int64, tenantID, start-1, tenantID, start, tenantID, tenantID)
 		if err != nil {
 			return err

@@ -42,7 +42,8 @@ CREATE TABLE cost_cumulative_extent (
 --bun:split
 
 -- The running totals of the costs already rolled up, from each tenant's
--- first day with costs.
+-- first day with costs, written in the order reads fetch them: a tenant's
+-- day together.
 INSERT INTO cost_service_cumulative (tenant_id, day, service, currency, cost_cents, days)
 WITH RECURSIVE bounds AS (SELECT tenant_id, MIN(day) AS first_day, MAX(day) AS last_day FROM cost_tenant_daily GROUP BY tenant_id),
 span (tenant_id, day, last_day) AS (
@@ -53,7 +54,8 @@ SELECT series.tenant_id, span.day, series.service, series.currency,
     SUM(COALESCE(d.cost_cents, 0)) OVER w, COUNT(d.day) OVER w
 FROM series JOIN span ON span.tenant_id = series.tenant_id
 LEFT JOIN cost_service_daily d ON d.tenant_id = series.tenant_id AND d.day = span.day AND d.service = series.service AND d.currency = series.currency
-WINDOW w AS (PARTITION BY series.tenant_id, series.service, series.currency ORDER BY span.day ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW);
+WINDOW w AS (PARTITION BY series.tenant_id, series.service, series.currency ORDER BY span.day ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+ORDER BY series.tenant_id, span.day;
 --bun:split
 INSERT INTO cost_tenant_cumulative (tenant_id, day, currency, cost_cents, days)
 WITH RECURSIVE bounds AS (SELECT tenant_id, MIN(day) AS first_day, MAX(day) AS last_day FROM cost_tenant_daily GROUP BY tenant_id),
@@ -65,7 +67,8 @@ SELECT series.tenant_id, span.day, series.currency,
     SUM(COALESCE(d.cost_cents, 0)) OVER w, COUNT(d.day) OVER w
 FROM series JOIN span ON span.tenant_id = series.tenant_id
 LEFT JOIN cost_tenant_daily d ON d.tenant_id = series.tenant_id AND d.day = span.day AND d.currency = series.currency
-WINDOW w AS (PARTITION BY series.tenant_id, series.currency ORDER BY span.day ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW);
+WINDOW w AS (PARTITION BY series.tenant_id, series.currency ORDER BY span.day ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+ORDER BY series.tenant_id, span.day;
 --bun:split
 INSERT INTO cost_cumulative_extent (tenant_id, last_day)
 SELECT tenant_id, MAX(day) FROM cost_tenant_daily GROUP BY tenant_id;

@@ -93,8 +93,9 @@ func (s *Store) Upsert(ctx context.Context, rows []Cost) error {
 }
 
 // Rollup rebuilds both rollups for a tenant's days from through to
-// (inclusive) from cost_daily, in one transaction, so a reader sees the
-// old figures or the new, never a mix.
+// (inclusive) from cost_daily, and the tenant's running totals from the
+// day from on, in one transaction, so a reader sees the old figures or
+// the new, never a mix.
 func (s *Store) Rollup(ctx context.Context, tenantID string, from, to Day) error {
 	if to < from {
 		return errors.New("ledger: rollup range ends before it starts")

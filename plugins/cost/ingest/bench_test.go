@@ -102,7 +102,7 @@ func costBinary(b *testing.B) string {
 }
 
 func emptyLedger(b *testing.B, db *bun.DB) {
-	for _, table := range []string{"cost_daily", "cost_service_daily", "cost_tenant_daily", "cost_sync_state"} {
+	for _, table := range []string{"cost_daily", "cost_service_daily", "cost_tenant_daily", "cost_service_cumulative", "cost_tenant_cumulative", "cost_cumulative_extent", "cost_sync_state"} {
 		if _, err := db.ExecContext(context.Background(), "DELETE FROM "+table); err != nil {
 			b.Fatal(err)
 		}

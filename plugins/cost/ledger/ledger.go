@@ -11,9 +11,15 @@
 // The raw table cost_daily holds what the cloud reports per subscription,
 // day, service, resource group and currency. Two rollups serve the reads:
 // cost_service_daily (tenant, day, service, currency) and
-// cost_tenant_daily (tenant, day, currency). Store.Upsert writes raw rows
-// and Store.Rollup rebuilds both rollups for a tenant's days; the sync
-// calls one after the other.
+// cost_tenant_daily (tenant, day, currency). Beside each, a table of
+// running totals (cost_service_cumulative, cost_tenant_cumulative: a
+// series' cost from its tenant's first day through each day, dense up to
+// the tenant's last day in cost_cumulative_extent) lets a read sum any
+// range of days from two rows per series, the range's last day minus the
+// day before its first, however long the range. Store.Upsert writes raw
+// rows and Store.Rollup rebuilds both rollups for a tenant's days and
+// its running totals from the first of them on; the sync calls one after
+// the other.
 package ledger
 
 import (

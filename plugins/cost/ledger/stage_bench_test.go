@@ -50,7 +50,7 @@ func BenchmarkStage(b *testing.B) {
 			var n int64
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				for _, table := range []string{"cost_daily", "cost_service_daily", "cost_tenant_daily", "cost_sync_state"} {
+				for _, table := range []string{"cost_daily", "cost_service_daily", "cost_tenant_daily", "cost_service_cumulative", "cost_tenant_cumulative", "cost_cumulative_extent", "cost_sync_state"} {
 					if _, err := db.ExecContext(ctx, "DELETE FROM "+table); err != nil {
 						b.Fatal(err)
 					}

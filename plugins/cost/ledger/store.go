@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -92,8 +93,9 @@ func (s *Store) Upsert(ctx context.Context, rows []Cost) error {
 }
 
 // Rollup rebuilds both rollups for a tenant's days from through to
-// (inclusive) from cost_daily, in one transaction, so a reader sees the
-// old figures or the new, never a mix.
+// (inclusive) from cost_daily, and the tenant's running totals from the
+// day from on, in one transaction, so a reader sees the old figures or
+// the new, never a mix.
 func (s *Store) Rollup(ctx context.Context, tenantID string, from, to Day) error {
 	if to < from {
 		return errors.New("ledger: rollup range ends before it starts")
@@ -103,8 +105,8 @@ func (s *Store) Rollup(ctx context.Context, tenantID string, from, to Day) error
 	})
 }
 
-// rollup rebuilds the rollups of a tenant's days inside the caller's
-// transaction.
+// rollup rebuilds the rollups of a tenant's days, and its running totals
+// from the first of them on, inside the caller's transaction.
 func rollup(ctx context.Context, tx bun.IDB, tenantID string, from, to Day) error {
 	for _, q := range []string{
 		`DELETE FROM cost_service_daily WHERE tenant_id = ? AND day BETWEEN ? AND ?`,
@@ -120,5 +122,86 @@ func rollup(ctx context.Context, tx bun.IDB, tenantID string, from, to Day) erro
 			return err
 		}
 	}
-	return nil
+	return cumulate(ctx, tx, tenantID, from)
+}
+
+// cumulative is a table of running totals (see the migration
+// 0004_cumulative) and the daily rollup it sums.
+type cumulative struct {
+	table, daily string
+	// series are the columns, beside tenant_id, that name a series.
+	series []string
+}
+
+var cumulatives = []cumulative{
+	{table: "cost_service_cumulative", daily: "cost_service_daily", series: []string{"service", "currency"}},
+	{table: "cost_tenant_cumulative", daily: "cost_tenant_daily", series: []string{"currency"}},
+}
+
+// matches is the join condition of two relations on the series columns.
+func (c cumulative) matches(a, b string) string {
+	conds := make([]string, len(c.series))
+	for i, col := range c.series {
+		conds[i] = a + "." + col + " = " + b + "." + col
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// cumulate rebuilds a tenant's running totals from the day from on, after
+// its daily rollups changed from that day on — from an earlier day when
+// the totals end before from, so they stay dense. Each series starts from
+// its total of the day before and adds every day's cost, counting the days
+// with a row, through the tenant's last day with costs. Rows are written
+// day by day, so the rows of one day, which a read fetches together, lie
+// together.
+func cumulate(ctx context.Context, tx bun.IDB, tenantID string, from Day) error {
+	var extent []int64
+	if err := tx.NewRaw(`SELECT last_day FROM cost_cumulative_extent WHERE tenant_id = ?`, tenantID).Scan(ctx, &extent); err != nil {
+		return err
+	}
+	start := from
+	if len(extent) == 1 && Day(extent[0])+1 < start {
+		start = Day(extent[0]) + 1
+	}
+	var last sql.NullInt64
+	if err := tx.NewRaw(`SELECT MAX(day) FROM cost_tenant_daily WHERE tenant_id = ?`, tenantID).Scan(ctx, &last); err != nil {
+		return err
+	}
+	if !last.Valid {
+		// No costs at all: no running totals either.
+		for _, table := range []string{"cost_service_cumulative", "cost_tenant_cumulative", "cost_cumulative_extent"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE tenant_id = ?`, tenantID); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, c := range cumulatives {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+c.table+` WHERE tenant_id = ? AND day >= ?`, tenantID, start); err != nil {
+			return err
+		}
+		if Day(last.Int64) < start {
+			continue
+		}
+		cols := strings.Join(c.series, ", ")
+		_, err := tx.ExecContext(ctx, `INSERT INTO `+c.table+` (tenant_id, day, `+cols+`, cost_cents, days)
+			WITH RECURSIVE span (day) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT day + 1 FROM span WHERE day < ?),
+			base AS (SELECT `+cols+`, cost_cents, days FROM `+c.table+` WHERE tenant_id = ? AND day = ?),
+			series AS (SELECT `+cols+` FROM base UNION SELECT `+cols+` FROM `+c.daily+` WHERE tenant_id = ? AND day >= ?)
+			SELECT ?, span.day, series.`+strings.Join(c.series, ", series.")+`,
+				COALESCE(base.cost_cents, 0) + SUM(COALESCE(d.cost_cents, 0)) OVER w, COALESCE(base.days, 0) + COUNT(d.day) OVER w
+			FROM series CROSS JOIN span
+			LEFT JOIN base ON `+c.matches("base", "series")+`
+			LEFT JOIN `+c.daily+` d ON d.tenant_id = ? AND d.day = span.day AND `+c.matches("d", "series")+`
+			WINDOW w AS (PARTITION BY series.`+strings.Join(c.series, ", series.")+` ORDER BY span.day ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+			ORDER BY span.day`,
+			start, last.Int64, tenantID, start-1, tenantID, start, tenantID, tenantID)
+		if err != nil {
+			return err
+		}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO cost_cumulative_extent (tenant_id, last_day)
+		SELECT tenant_id, MAX(day) FROM cost_tenant_cumulative WHERE tenant_id = ? GROUP BY tenant_id
+		ON CONFLICT (tenant_id) DO UPDATE SET last_day = EXCLUDED.last_day`, tenantID)
+	return err
 }

@@ -4,10 +4,11 @@
 // read.
 //
 // Every figure is aggregated in the database from the ledger's rollups
-// (cost_tenant_daily, cost_service_daily) as integer cents grouped by
-// currency, so totals are exact and never mix currencies: a response whose
-// costs are in several currencies lists a total per currency and leaves
-// its single total_cost and currency null.
+// (cost_tenant_daily, cost_service_daily, and for the summary their running
+// totals) as integer cents grouped by currency, so totals are exact and
+// never mix currencies: a response whose costs are in several currencies
+// lists a total per currency and leaves its single total_cost and currency
+// null.
 package reports
 
 import (

@@ -25,22 +25,34 @@ type CurrencyTotal struct {
 }
 
 // Totals sums the tenants' costs over r and over r.Previous() per
-// currency, for the currencies with costs in r.
+// currency, for the currencies with costs in r. It reads the running
+// totals (see the ledger): for each tenant the days r.To (or its last day,
+// when earlier), r.From − 1 and r.Previous().From − 1, three rows per
+// currency whatever the range's length.
 func (s *Store) Totals(ctx context.Context, tenants []string, r Range) ([]CurrencyTotal, error) {
 	out := []CurrencyTotal{}
 	if len(tenants) == 0 {
 		return out, nil
 	}
-	err := s.DB.NewRaw(`SELECT currency,
-		CAST(SUM(CASE WHEN day >= ? THEN cost_cents ELSE 0 END) AS BIGINT) AS total,
-		CAST(SUM(CASE WHEN day < ? THEN cost_cents ELSE 0 END) AS BIGINT) AS previous,
-		COUNT(DISTINCT CASE WHEN day >= ? THEN tenant_id END) AS tenants
-		FROM cost_tenant_daily
-		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
+	prev := r.Previous()
+	err := s.DB.NewRaw(`WITH bounds AS (SELECT tenant_id,
+			CASE WHEN last_day < ? THEN last_day ELSE ? END AS hi,
+			CASE WHEN last_day < ? THEN last_day ELSE ? END AS mid
+			FROM cost_cumulative_extent WHERE tenant_id IN (?) AND last_day >= ?)
+		SELECT currency, CAST(SUM(total) AS BIGINT) AS total, CAST(SUM(previous) AS BIGINT) AS previous,
+			SUM(CASE WHEN days > 0 THEN 1 ELSE 0 END) AS tenants
+		FROM (SELECT tenant_id, currency, SUM(cur) AS total, SUM(prev) AS previous, SUM(days) AS days FROM (
+			SELECT c.tenant_id, c.currency, c.cost_cents AS cur, 0 AS prev, c.days FROM bounds b
+				JOIN cost_tenant_cumulative c ON c.tenant_id = b.tenant_id AND c.day = b.hi
+			UNION ALL SELECT c.tenant_id, c.currency, -c.cost_cents, c.cost_cents, -c.days FROM bounds b
+				JOIN cost_tenant_cumulative c ON c.tenant_id = b.tenant_id AND c.day = b.mid
+			UNION ALL SELECT c.tenant_id, c.currency, 0, -c.cost_cents, 0 FROM bounds b
+				JOIN cost_tenant_cumulative c ON c.tenant_id = b.tenant_id AND c.day = ?) probes
+			GROUP BY tenant_id, currency) per_tenant
 		GROUP BY currency
-		HAVING COUNT(CASE WHEN day >= ? THEN 1 END) > 0
+		HAVING SUM(days) > 0
 		ORDER BY currency`,
-		r.From, r.From, r.From, bun.List(tenants), r.Previous().From, r.To, r.From).Scan(ctx, &out)
+		r.To, r.To, r.From-1, r.From-1, bun.List(tenants), prev.From, prev.From-1).Scan(ctx, &out)
 	return out, err
 }
 
@@ -52,21 +64,30 @@ type ServiceTotal struct {
 }
 
 // TopServices returns the n costliest services of each currency over r,
-// costliest first within a currency, currencies in order.
+// costliest first within a currency, currencies in order; a service is
+// among them when it has a row in r. It reads the running totals (see the
+// ledger): for each tenant and service the day r.To (or the tenant's last
+// day, when earlier) minus the day r.From − 1, two rows per series
+// whatever the range's length.
 func (s *Store) TopServices(ctx context.Context, tenants []string, r Range, n int) ([]ServiceTotal, error) {
 	out := []ServiceTotal{}
 	if len(tenants) == 0 {
 		return out, nil
 	}
-	err := s.DB.NewRaw(`SELECT service, currency, total FROM (
-		SELECT service, currency, CAST(SUM(cost_cents) AS BIGINT) AS total,
-			ROW_NUMBER() OVER (PARTITION BY currency ORDER BY SUM(cost_cents) DESC, service) AS pos
-		FROM cost_service_daily
-		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
-		GROUP BY service, currency) ranked
+	err := s.DB.NewRaw(`WITH bounds AS (SELECT tenant_id, CASE WHEN last_day < ? THEN last_day ELSE ? END AS hi
+			FROM cost_cumulative_extent WHERE tenant_id IN (?) AND last_day >= ?)
+		SELECT service, currency, total FROM (
+			SELECT service, currency, CAST(SUM(cost_cents) AS BIGINT) AS total,
+				ROW_NUMBER() OVER (PARTITION BY currency ORDER BY SUM(cost_cents) DESC, service) AS pos
+			FROM (SELECT c.service, c.currency, c.cost_cents, c.days FROM bounds b
+					JOIN cost_service_cumulative c ON c.tenant_id = b.tenant_id AND c.day = b.hi
+				UNION ALL SELECT c.service, c.currency, -c.cost_cents, -c.days FROM bounds b
+					JOIN cost_service_cumulative c ON c.tenant_id = b.tenant_id AND c.day = ?) probes
+			GROUP BY service, currency
+			HAVING SUM(days) > 0) ranked
 		WHERE pos <= ?
 		ORDER BY currency, total DESC, service`,
-		bun.List(tenants), r.From, r.To, n).Scan(ctx, &out)
+		r.To, r.To, bun.List(tenants), r.From, r.From-1, n).Scan(ctx, &out)
 	return out, err
 }
 

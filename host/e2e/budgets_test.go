@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim/world"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/host/tenancy"
 )
 
@@ -64,16 +65,13 @@ type budgetAlert struct {
 // so whichever comes first, the ledger holds the same.
 func addCost(t *testing.T, h *host, tenantID, sub string, day time.Time, cents int64) {
 	t.Helper()
-	d := day.Unix() / 86400
-	month := day.Year()*100 + int(day.Month())
-	db := h.db()
 	ctx := context.Background()
-	if _, err := db.ExecContext(ctx, `INSERT INTO cost_daily (subscription_id, day, service, resource_group, currency, tenant_id, month, cost_cents)
-		VALUES (?, ?, 'VM', 'rg', 'USD', ?, ?, ?) ON CONFLICT DO NOTHING`, sub, d, tenantID, month, cents); err != nil {
+	l := &ledger.Store{DB: h.db()}
+	d := ledger.DayOf(day)
+	if err := l.Upsert(ctx, []ledger.Cost{{SubscriptionID: sub, Day: d, Service: "VM", ResourceGroup: "rg", Currency: "USD", TenantID: tenantID, Cost: ledger.Amount(cents)}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, `INSERT INTO cost_tenant_daily (tenant_id, day, currency, month, cost_cents) VALUES (?, ?, 'USD', ?, ?) ON CONFLICT DO NOTHING`,
-		tenantID, d, month, cents); err != nil {
+	if err := l.Rollup(ctx, tenantID, d, d); err != nil {
 		t.Fatal(err)
 	}
 }

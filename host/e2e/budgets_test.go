@@ -60,9 +60,9 @@ type budgetAlert struct {
 }
 
 // addCost writes a day's cost of a tenant's subscription into the cost
-// plugin's ledger and its tenant rollup, as the cost sync does from the
-// world, unless a sync has written it already: the rows are the world's,
-// so whichever comes first, the ledger holds the same.
+// plugin's ledger and its rollups, as the cost sync does from the world:
+// the row is the world's, so whichever writes it first, the ledger holds
+// the same.
 func addCost(t *testing.T, h *host, tenantID, sub string, day time.Time, cents int64) {
 	t.Helper()
 	ctx := context.Background()

@@ -6,10 +6,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
-	"github.com/stewardhq/steward/core/cloud"
-	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/resources/quotas"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -42,20 +40,7 @@ func New() *sdk.Plugin {
 			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }}},
 		Configure: func(ctx context.Context, env *sdk.Env) error {
 			cfg := config{Locations: []string{quotas.DefaultLocation, "westeurope"}}
-			if len(env.Config) > 0 {
-				if err := json.Unmarshal(env.Config, &cfg); err != nil {
-					return fmt.Errorf("config: %w", err)
-				}
-			}
-			var cc cloud.Config
-			if err := json.Unmarshal(env.Cloud, &cc); err != nil {
-				return fmt.Errorf("cloud settings: %w", err)
-			}
-			clients, err := cloud.New(cc)
-			if err != nil {
-				return err
-			}
-			db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
+			clients, db, err := pluginenv.Open(ctx, env, &cfg)
 			if err != nil {
 				return err
 			}

@@ -12,8 +12,8 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim/world"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
-	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/plugins/cost/ledger"
 )
 
 const (

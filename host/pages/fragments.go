@@ -82,7 +82,7 @@ func SyncStatusCard(st jobs.StatusResponse, now time.Time) template.HTML {
 		sdkui.Grid(
 			sdkui.Stat("Sync jobs", strconv.Itoa(len(st.Jobs)), "registered", ""),
 			sdkui.Stat("Running", strconv.Itoa(running), strconv.Itoa(queued)+" queued", ""),
-			sdkui.Stat("Failing", strconv.Itoa(failing), "last run failed", failHealth),
+			sdkui.Stat("Failing", strconv.Itoa(failing), "jobs whose last run failed", failHealth),
 		),
 		sdkui.Table([]string{"Job", "Last run", "Next run", "Details"}, rows, "Sync jobs"),
 		execFragment("updated", sdkui.Time(now)),

@@ -1,6 +1,7 @@
-// Command resources is the resources domain plugin. This first slice
-// syncs compute and network quota usages from the cloud and serves the
-// quota routes; inventory and lifecycle join it later.
+// Command resources is the resources domain plugin: compute and network
+// quota usages (package quotas) and the inventory of every resource with
+// its lifecycle (package inventory), each synced from the cloud by its own
+// job of the resources job type, so POST /api/v1/sync/resources runs both.
 package main
 
 import (
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 
 	"github.com/stewardhq/steward/core/pluginenv"
+	"github.com/stewardhq/steward/plugins/resources/inventory"
 	"github.com/stewardhq/steward/plugins/resources/quotas"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -26,6 +28,7 @@ func main() { sdk.Serve(New()) }
 func New() *sdk.Plugin {
 	handlers := &quotas.Handlers{}
 	syncer := &quotas.Syncer{}
+	inventorySyncer := &inventory.Syncer{}
 	fragments, pages, nav := handlers.Views()
 	return &sdk.Plugin{
 		Name:         "resources",
@@ -34,10 +37,14 @@ func New() *sdk.Plugin {
 		Fragments:    fragments,
 		Pages:        pages,
 		Nav:          nav,
-		Migrations:   quotas.Migrations(),
+		Migrations:   migrationSet{quotas.Migrations(), inventory.Migrations()},
 		ConfigSchema: json.RawMessage(configSchema),
-		Jobs: []sdk.Job{{Name: "quotas", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h",
-			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }}},
+		Jobs: []sdk.Job{
+			{Name: "quotas", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h",
+				Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }},
+			{Name: "inventory", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h",
+				Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return inventorySyncer.Run(ctx, run) }},
+		},
 		Configure: func(ctx context.Context, env *sdk.Env) error {
 			cfg := config{Locations: []string{quotas.DefaultLocation, "westeurope"}}
 			clients, db, err := pluginenv.Open(ctx, env, &cfg)
@@ -47,6 +54,7 @@ func New() *sdk.Plugin {
 			st := quotas.NewStore(db)
 			handlers.Store = st
 			*syncer = quotas.Syncer{Cloud: clients, Store: st, Host: env.Host, Locations: cfg.Locations}
+			*inventorySyncer = inventory.Syncer{Cloud: clients, Store: &inventory.Store{DB: db}, Host: env.Host}
 			return nil
 		},
 	}

@@ -18,9 +18,15 @@ import (
 type config struct {
 	// Locations are the regions whose quotas are synced.
 	Locations []string `json:"locations"`
+	// RequiredTags are the tag keys every resource should carry, against
+	// which tag coverage is measured.
+	RequiredTags []string `json:"required_tags"`
 }
 
-const configSchema = `{"type": "object", "properties": {"locations": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]+$"}, "minItems": 1}}, "additionalProperties": false}`
+const configSchema = `{"type": "object", "properties": {
+  "locations": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]+$"}, "minItems": 1},
+  "required_tags": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 512}, "maxItems": 50, "uniqueItems": true}},
+  "additionalProperties": false}`
 
 func main() { sdk.Serve(New()) }
 
@@ -29,11 +35,12 @@ func New() *sdk.Plugin {
 	handlers := &quotas.Handlers{}
 	syncer := &quotas.Syncer{}
 	inventorySyncer := &inventory.Syncer{}
+	inventoryHandlers := &inventory.Handlers{}
 	fragments, pages, nav := handlers.Views()
 	return &sdk.Plugin{
 		Name:         "resources",
 		Version:      "0.1.0",
-		Routes:       handlers.Routes(),
+		Routes:       append(handlers.Routes(), inventoryHandlers.Routes()...),
 		Fragments:    fragments,
 		Pages:        pages,
 		Nav:          nav,
@@ -54,7 +61,9 @@ func New() *sdk.Plugin {
 			st := quotas.NewStore(db)
 			handlers.Store = st
 			*syncer = quotas.Syncer{Cloud: clients, Store: st, Host: env.Host, Locations: cfg.Locations}
-			*inventorySyncer = inventory.Syncer{Cloud: clients, Store: &inventory.Store{DB: db}, Host: env.Host}
+			inv := &inventory.Store{DB: db}
+			*inventorySyncer = inventory.Syncer{Cloud: clients, Store: inv, Host: env.Host}
+			*inventoryHandlers = inventory.Handlers{Store: inv, RequiredTags: cfg.RequiredTags}
 			return nil
 		},
 	}

@@ -42,6 +42,9 @@ var (
 
 var simNow = time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC)
 
+// requiredTags are the plugin's required_tags in the tests.
+var requiredTags = []string{"env", "owner"}
+
 // armID is a resource's ARM id.
 func armID(sub, group, typ, name string) string {
 	return fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/%s/%s", sub, group, typ, name)
@@ -59,12 +62,24 @@ var (
 	pip1  = res(subC1, "rg-app", "Microsoft.Network/publicIPAddresses", "pip-1", "eastus", map[string]string{"env": "prod"}, map[string]any{"ipAddress": "20.1.2.3"})
 	nic1  = res(subC1, "rg-app", "Microsoft.Network/networkInterfaces", "nic-1", "eastus", map[string]string{"env": "prod", "owner": "alice"},
 		map[string]any{"virtualMachine": map[string]any{"id": armID(subC1, "rg-app", "Microsoft.Compute/virtualMachines", "vm-1")}})
-	st1 = res(subC2, "rg-data", "Microsoft.Storage/storageAccounts", "st1", "westeurope", map[string]string{"env": "dev"}, map[string]any{"sku": map[string]any{"name": "Standard_LRS"}})
-	vmF = res(subF1, "rg-f", "Microsoft.Compute/virtualMachines", "vm-f", "westeurope", map[string]string{"env": "prod", "owner": "fabrikam"}, map[string]any{})
+	nic2 = res(subC1, "rg-app", "Microsoft.Network/networkInterfaces", "nic-2", "eastus", nil, map[string]any{})
+	st1  = res(subC2, "rg-data", "Microsoft.Storage/storageAccounts", "st1", "westeurope", map[string]string{"env": "dev"}, map[string]any{"sku": map[string]any{"name": "Standard_LRS"}})
+	vmF  = res(subF1, "rg-f", "Microsoft.Compute/virtualMachines", "vm-f", "westeurope", map[string]string{"env": "prod", "owner": "fabrikam"}, map[string]any{})
+	// Resource groups, as Resource Graph lists them beside resources.
+	rgApp   = group(subC1, "rg-app", "eastus", map[string]string{"env": "prod", "owner": "ops"})
+	rgEmpty = group(subC2, "rg-empty", "westeurope", nil)
 )
 
-// inventoryWorld holds seven known resources: five in Contoso's first
-// subscription, a storage account in its second and a VM of Fabrikam's.
+func group(sub, name, location string, tags map[string]string) world.Resource {
+	return world.Resource{SubscriptionID: sub, ID: fmt.Sprintf("/subscriptions/%s/resourceGroups/%s", sub, name), Name: name,
+		Type: "Microsoft.Resources/subscriptions/resourceGroups", Location: location, Tags: tags, Properties: map[string]any{"provisioningState": "Succeeded"}}
+}
+
+// inventoryWorld holds ten known resources: seven in Contoso's first
+// subscription (its resource group among them), a storage account and an
+// empty resource group in its second, and a VM of Fabrikam's. Contoso's
+// orphans are disk-2 (unattached), pip-1 (no IP configuration), nic-2 (no
+// VM) and rg-empty.
 func inventoryWorld() *world.World {
 	return &world.World{
 		Tenants: []world.Tenant{
@@ -73,7 +88,7 @@ func inventoryWorld() *world.World {
 			{Name: "Fabrikam", DirectoryTenantID: fabrikamDir, Delegated: true,
 				Subscriptions: []world.Subscription{{ID: subF1, Name: "Fabrikam prod"}}},
 		},
-		Resources: []world.Resource{vm1, disk1, disk2, pip1, nic1, st1, vmF},
+		Resources: []world.Resource{vm1, disk1, disk2, pip1, nic1, nic2, rgApp, st1, rgEmpty, vmF},
 	}
 }
 
@@ -121,8 +136,10 @@ func start(tb testing.TB, dialect string, w *world.World) *fixture {
 	}
 	f := &fixture{sim: s, clock: clock, clients: clients, store: &inventory.Store{DB: db}}
 	f.syncer = &inventory.Syncer{Cloud: clients, Store: f.store, Now: clock.Now}
+	handlers := &inventory.Handlers{Store: f.store, RequiredTags: requiredTags}
 	f.harness = plugintest.New(tb, &sdk.Plugin{Name: "resources", Version: "0.0.0",
-		Jobs: []sdk.Job{{Name: "inventory", JobType: "resources", DataDomain: "resources", Run: f.syncer.Run}},
+		Routes: handlers.Routes(),
+		Jobs:   []sdk.Job{{Name: "inventory", JobType: "resources", DataDomain: "resources", Run: f.syncer.Run}},
 		Configure: func(_ context.Context, env *sdk.Env) error {
 			f.syncer.Host = env.Host
 			return nil

@@ -86,6 +86,9 @@ func TestSyncLifecycle(t *testing.T) {
 			if r := byName["vm-1"]; r.ResourceGroup != "rg-app" {
 				t.Fatalf("vm-1 resource group %q", r.ResourceGroup)
 			}
+			if r := byName["rg-empty"]; r.ResourceGroup != "rg-empty" || r.Type != "microsoft.resources/subscriptions/resourcegroups" {
+				t.Fatalf("rg-empty stored as %+v", r)
+			}
 			if r := byName["st1"]; r.SKU != "Standard_LRS" || !strings.Contains(r.Properties, `"sku":{"name":"Standard_LRS"}`) {
 				t.Fatalf("st1 sku %q properties %s", r.SKU, r.Properties)
 			}
@@ -130,7 +133,7 @@ func TestSyncLifecycle(t *testing.T) {
 			st := clone(st1)
 			st.Properties["sku"] = map[string]any{"name": "Premium_LRS"}
 			disk3 := res(subC1, "rg-app", "Microsoft.Compute/disks", "disk-3", "eastus", map[string]string{"env": "test"}, map[string]any{"diskState": "Unattached"})
-			f.sim.SetWorld(withResources(w, []world.Resource{vm, disk1, disk2, nic1, st, vmF, disk3}))
+			f.sim.SetWorld(withResources(w, []world.Resource{vm, disk1, disk2, nic1, nic2, rgApp, st, rgEmpty, vmF, disk3}))
 			f.clock.Advance(10 * time.Minute)
 			changedAt := simNow.Add(20 * time.Minute)
 			f.mustRun(t)
@@ -148,7 +151,7 @@ func TestSyncLifecycle(t *testing.T) {
 			for _, r := range got {
 				byName[r.Name] = r
 			}
-			if _, ok := byName["pip-1"]; ok || len(got) != 7 {
+			if _, ok := byName["pip-1"]; ok || len(got) != 10 {
 				t.Fatalf("after the second world: %d resources, pip-1 kept %v", len(got), ok)
 			}
 			if r := byName["vm-1"]; !r.ChangedAt.Equal(changedAt) || !r.FirstSeen.Equal(simNow) || storedTags(t, r)["owner"] != "bob" {
@@ -212,7 +215,7 @@ func TestSyncFailureKeepsPreviousData(t *testing.T) {
 			// The world deletes everything but Contoso's second subscription
 			// and Fabrikam's VM; the listing of that subscription fails on its
 			// second page, all three tries of it.
-			f.sim.SetWorld(withResources(w, append([]world.Resource{}, w.Resources[5:]...)))
+			f.sim.SetWorld(withResources(w, append([]world.Resource{}, w.Resources[7:]...)))
 			f.syncer.Cloud = faultMidway{Clients: f.clients, sim: f.sim, sub: subC2, fault: cloudsim.Fault{Status: 500, Times: 3}}
 			f.clock.Advance(10 * time.Minute)
 			_, err := f.run(t)
@@ -230,12 +233,12 @@ func TestSyncFailureKeepsPreviousData(t *testing.T) {
 					}
 				}
 			}
-			if kept != 1501 || len(after) != len(before)-5 {
+			if kept != 1502 || len(after) != len(before)-7 {
 				t.Fatalf("after the failed sync: %d of %s kept, %d of Contoso's (was %d)", kept, subC2, len(after), len(before))
 			}
-			// subC1's five were deleted; subC2 made no event.
+			// subC1's seven were deleted; subC2 made no event.
 			for _, e := range f.eventsSince(t, events) {
-				if e.Kind != inventory.EventDeleted || e.Name == "st1" || strings.HasPrefix(e.Name, "bulk-") {
+				if e.Kind != inventory.EventDeleted || e.Name == "st1" || e.Name == "rg-empty" || strings.HasPrefix(e.Name, "bulk-") {
 					t.Fatalf("event %+v of a failed sync", e)
 				}
 			}

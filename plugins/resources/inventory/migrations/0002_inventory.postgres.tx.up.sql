@@ -19,6 +19,12 @@ CREATE INDEX resources_inventory_subscription ON resources_inventory (subscripti
 --bun:split
 CREATE INDEX resources_inventory_tenant_type ON resources_inventory (tenant_id, type, location);
 --bun:split
+CREATE INDEX resources_inventory_tenant_name ON resources_inventory (tenant_id, name);
+--bun:split
+CREATE INDEX resources_inventory_tenant_group ON resources_inventory (tenant_id, resource_group);
+--bun:split
+CREATE INDEX resources_inventory_tenant_location ON resources_inventory (tenant_id, location);
+--bun:split
 CREATE TABLE resources_inventory_tags (
     uid             TEXT NOT NULL,
     tenant_id       TEXT NOT NULL,

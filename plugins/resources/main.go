@@ -36,6 +36,7 @@ func New() *sdk.Plugin {
 	syncer := &quotas.Syncer{}
 	inventorySyncer := &inventory.Syncer{}
 	inventoryHandlers := &inventory.Handlers{}
+	inventoryStore := &inventory.Store{}
 	fragments, pages, nav := handlers.Views()
 	return &sdk.Plugin{
 		Name:         "resources",
@@ -44,6 +45,7 @@ func New() *sdk.Plugin {
 		Fragments:    fragments,
 		Pages:        pages,
 		Nav:          nav,
+		Datasets:     []sdk.Dataset{inventoryStore.Dataset()},
 		Migrations:   migrationSet{quotas.Migrations(), inventory.Migrations()},
 		ConfigSchema: json.RawMessage(configSchema),
 		Jobs: []sdk.Job{
@@ -61,9 +63,9 @@ func New() *sdk.Plugin {
 			st := quotas.NewStore(db)
 			handlers.Store = st
 			*syncer = quotas.Syncer{Cloud: clients, Store: st, Host: env.Host, Locations: cfg.Locations}
-			inv := &inventory.Store{DB: db}
-			*inventorySyncer = inventory.Syncer{Cloud: clients, Store: inv, Host: env.Host}
-			*inventoryHandlers = inventory.Handlers{Store: inv, RequiredTags: cfg.RequiredTags}
+			inventoryStore.DB = db
+			*inventorySyncer = inventory.Syncer{Cloud: clients, Store: inventoryStore, Host: env.Host}
+			*inventoryHandlers = inventory.Handlers{Store: inventoryStore, RequiredTags: cfg.RequiredTags}
 			return nil
 		},
 	}

@@ -138,8 +138,9 @@ func start(tb testing.TB, dialect string, w *world.World) *fixture {
 	f.syncer = &inventory.Syncer{Cloud: clients, Store: f.store, Now: clock.Now}
 	handlers := &inventory.Handlers{Store: f.store, RequiredTags: requiredTags}
 	f.harness = plugintest.New(tb, &sdk.Plugin{Name: "resources", Version: "0.0.0",
-		Routes: handlers.Routes(),
-		Jobs:   []sdk.Job{{Name: "inventory", JobType: "resources", DataDomain: "resources", Run: f.syncer.Run}},
+		Routes:   handlers.Routes(),
+		Datasets: []sdk.Dataset{f.store.Dataset()},
+		Jobs:     []sdk.Job{{Name: "inventory", JobType: "resources", DataDomain: "resources", Run: f.syncer.Run}},
 		Configure: func(_ context.Context, env *sdk.Env) error {
 			f.syncer.Host = env.Host
 			return nil

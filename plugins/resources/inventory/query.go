@@ -260,3 +260,30 @@ func (s *Store) EventFeed(ctx context.Context, q EventQuery) ([]Event, int64, er
 	total, err := sel.OrderExpr("id DESC").Limit(q.Limit).Offset(q.Offset).ScanAndCount(ctx)
 	return out, total, err
 }
+
+// Each calls fn for each of the tenants' resources (of one type, or all
+// when typ is empty), by tenant, type and ARM id, read from a cursor.
+func (s *Store) Each(ctx context.Context, tenantIDs []string, typ string, fn func(*Resource) error) error {
+	if len(tenantIDs) == 0 {
+		return nil
+	}
+	sel := s.DB.NewSelect().Model((*Resource)(nil)).Where("tenant_id IN (?)", bun.List(tenantIDs))
+	if typ != "" {
+		sel = sel.Where("type = ?", strings.ToLower(typ))
+	}
+	rows, err := sel.Order("tenant_id", "type", "resource_id").Rows(ctx)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r Resource
+		if err := s.DB.ScanRow(ctx, rows, &r); err != nil {
+			return err
+		}
+		if err := fn(&r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -1,6 +1,7 @@
 package inventory_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -228,5 +229,52 @@ func TestQueryBounds(t *testing.T) {
 		if status := f.get(t, contosoU, path, nil); status != http.StatusOK {
 			t.Errorf("%s: %d, want 200", path, status)
 		}
+	}
+}
+
+// TestDataset: the resources dataset streams the requested tenants'
+// resources with their properties, of one type when asked.
+func TestDataset(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			f := start(t, dialect, inventoryWorld())
+			f.mustRun(t)
+			read := func(tenants []string, params map[string]string) []inventory.Record {
+				t.Helper()
+				raw, err := f.harness.ReadDataset(context.Background(), inventory.DatasetName, tenants, params)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := make([]inventory.Record, len(raw))
+				for i, r := range raw {
+					if err := json.Unmarshal(r, &out[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return out
+			}
+			if all := read([]string{contoso.ID, fabrikam.ID}, nil); len(all) != 10 {
+				t.Fatalf("%d records of both tenants, want 10", len(all))
+			}
+			fab := read([]string{fabrikam.ID}, nil)
+			if len(fab) != 1 || fab[0].Name != "vm-f" || fab[0].TenantID != fabrikam.ID || fab[0].ID != inventory.UID(vmF.ID) {
+				t.Fatalf("Fabrikam's records %+v", fab)
+			}
+			disks := read([]string{contoso.ID}, map[string]string{"type": "Microsoft.Compute/disks"})
+			if len(disks) != 2 || disks[1].Name != "disk-2" {
+				t.Fatalf("Contoso's disks %+v", disks)
+			}
+			var props map[string]any
+			if err := json.Unmarshal(disks[1].Properties, &props); err != nil || props["diskState"] != "Unattached" || string(disks[1].Tags) != "{}" {
+				t.Fatalf("disk-2 properties %s tags %s", disks[1].Properties, disks[1].Tags)
+			}
+			if none := read([]string{}, nil); len(none) != 0 {
+				t.Fatalf("no tenant: %d records", len(none))
+			}
+			if _, err := f.harness.ReadDataset(context.Background(), inventory.DatasetName, []string{contoso.ID},
+				map[string]string{"type": strings.Repeat("t", 201)}); err == nil {
+				t.Fatal("an overlong type was read")
+			}
+		})
 	}
 }

@@ -172,10 +172,11 @@ type event struct {
 // eventsSince returns the events recorded after the first skip ones.
 func (f *fixture) eventsSince(tb testing.TB, skip int) []event {
 	tb.Helper()
-	all, err := f.store.Events(context.Background(), []string{contoso.ID, fabrikam.ID})
+	all, _, err := f.store.EventFeed(context.Background(), inventory.EventQuery{TenantIDs: allTenants, Limit: 100_000})
 	if err != nil {
 		tb.Fatal(err)
 	}
+	slices.Reverse(all)
 	var out []event
 	for _, e := range all[skip:] {
 		out = append(out, event{e.TenantID, e.Name, e.Kind, e.ChangedFields()})
@@ -189,6 +190,16 @@ func (f *fixture) eventsSince(tb testing.TB, skip int) []event {
 		}
 		return 0
 	})
+	return out
+}
+
+// stored returns the tenants' stored resources.
+func (f *fixture) stored(tb testing.TB, tenants ...string) []inventory.Resource {
+	tb.Helper()
+	out, _, err := f.store.List(context.Background(), inventory.ListQuery{TenantIDs: tenants, Limit: 100_000})
+	if err != nil {
+		tb.Fatal(err)
+	}
 	return out
 }
 

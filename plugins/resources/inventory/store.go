@@ -4,7 +4,6 @@
 package inventory
 
 import (
-	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -90,26 +89,4 @@ type Store struct {
 	// FlushRows is how many listed resources Replace holds in memory
 	// before it writes them to its stage; DefaultFlushRows when zero.
 	FlushRows int
-}
-
-// Resources returns every stored resource of the tenants,
-// ordered by ARM id; for tests and small reads.
-func (s *Store) Resources(ctx context.Context, tenantIDs []string) ([]Resource, error) {
-	out := []Resource{}
-	if len(tenantIDs) == 0 {
-		return out, nil
-	}
-	err := s.DB.NewSelect().Model(&out).Where("tenant_id IN (?)", bun.List(tenantIDs)).Order("resource_id").Scan(ctx)
-	return out, err
-}
-
-// Events returns the tenants' lifecycle events in the order they were
-// recorded.
-func (s *Store) Events(ctx context.Context, tenantIDs []string) ([]Event, error) {
-	out := []Event{}
-	if len(tenantIDs) == 0 {
-		return out, nil
-	}
-	err := s.DB.NewSelect().Model(&out).Where("tenant_id IN (?)", bun.List(tenantIDs)).Order("id").Scan(ctx)
-	return out, err
 }

@@ -54,10 +54,7 @@ func TestSyncLifecycle(t *testing.T) {
 			if n := f.mustRun(t); n != int64(len(w.Resources)) {
 				t.Fatalf("first sync listed %d resources, want %d", n, len(w.Resources))
 			}
-			got, err := f.store.Resources(context.Background(), allTenants)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := f.stored(t, allTenants...)
 			if len(got) != len(w.Resources) {
 				t.Fatalf("%d stored resources, want %d", len(got), len(w.Resources))
 			}
@@ -119,7 +116,7 @@ func TestSyncLifecycle(t *testing.T) {
 			if again := f.eventsSince(t, len(first)); len(again) != 0 {
 				t.Fatalf("an unchanged world made events %+v", again)
 			}
-			got, _ = f.store.Resources(context.Background(), allTenants)
+			got = f.stored(t, allTenants...)
 			for _, r := range got {
 				if !r.FirstSeen.Equal(simNow) || !r.LastSeen.Equal(simNow.Add(10*time.Minute)) || !r.ChangedAt.Equal(simNow) {
 					t.Fatalf("%s after an unchanged sync: first %v last %v changed %v", r.Name, r.FirstSeen, r.LastSeen, r.ChangedAt)
@@ -146,7 +143,7 @@ func TestSyncLifecycle(t *testing.T) {
 			if changes := f.eventsSince(t, len(first)); !reflect.DeepEqual(changes, want) {
 				t.Fatalf("events of the second world\n got %+v\nwant %+v", changes, want)
 			}
-			got, _ = f.store.Resources(context.Background(), allTenants)
+			got = f.stored(t, allTenants...)
 			byName = map[string]inventory.Resource{}
 			for _, r := range got {
 				byName[r.Name] = r
@@ -208,7 +205,7 @@ func TestSyncFailureKeepsPreviousData(t *testing.T) {
 			if n := f.mustRun(t); n != int64(len(w.Resources)) {
 				t.Fatalf("listed %d, want %d", n, len(w.Resources))
 			}
-			before, _ := f.store.Resources(context.Background(), []string{contoso.ID})
+			before := f.stored(t, contoso.ID)
 			events := len(f.eventsSince(t, 0))
 			marks := len(f.harness.FreshMarks())
 
@@ -223,7 +220,7 @@ func TestSyncFailureKeepsPreviousData(t *testing.T) {
 				t.Fatalf("failed sync: %v; want the run failed naming %s alone", err, subC2)
 			}
 			f.sim.Faults.Clear()
-			after, _ := f.store.Resources(context.Background(), []string{contoso.ID})
+			after := f.stored(t, contoso.ID)
 			kept := 0
 			for _, r := range after {
 				if r.SubscriptionID == subC2 {

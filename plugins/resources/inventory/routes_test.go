@@ -3,6 +3,7 @@ package inventory_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -276,5 +277,43 @@ func TestDataset(t *testing.T) {
 				t.Fatal("an overlong type was read")
 			}
 		})
+	}
+}
+
+// TestSection renders the inventory's part of the resources page: the
+// figures, the filtered table and the orphans of the tenants asked for
+// only, and a 422 for an overlong filter.
+func TestSection(t *testing.T) {
+	f := start(t, storetest.Dialects()[0], inventoryWorld())
+	f.mustRun(t)
+	h := &inventory.Handlers{Store: f.store, RequiredTags: requiredTags}
+	render := func(target string, tenants ...string) (string, error) {
+		html, err := h.Section(httptest.NewRequest(http.MethodGet, target, nil), tenants, "/resources")
+		return string(html), err
+	}
+	page, err := render("/resources?q=%3Cdisk", contoso.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">9<", "33.33 %", "unattached_disk", "rg-empty", `value="&lt;disk"`, `action="/resources"`, "0 of 0 resources"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("section lacks %q: %s", want, page)
+		}
+	}
+	page, err = render("/resources?type=microsoft.compute/disks&tenant_id="+contoso.ID, contoso.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page, "disk-1") || !strings.Contains(page, "2 of 2 resources") || strings.Contains(page, "vm-f") ||
+		!strings.Contains(page, `name="tenant_id" value="`+contoso.ID+`"`) {
+		t.Errorf("Contoso's disks: %s", page)
+	}
+	page, _ = render("/resources", fabrikam.ID)
+	if !strings.Contains(page, "vm-f") || strings.Contains(page, "disk-1") || strings.Contains(page, "rg-empty") {
+		t.Errorf("Fabrikam's section shows Contoso's: %s", page)
+	}
+	var p *sdk.Problem
+	if _, err := render("/resources?type="+strings.Repeat("t", 201), contoso.ID); !errors.As(err, &p) || p.Status != http.StatusUnprocessableEntity {
+		t.Errorf("an overlong type: %v", err)
 	}
 }

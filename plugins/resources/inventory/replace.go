@@ -67,7 +67,8 @@ var compared = []string{"name", "type", "location", "resource_group", "sku", "ta
 // Rows are streamed into a temporary stage on one connection, a batch at
 // a time (COPY on PostgreSQL, multi-row inserts on SQLite), and compared
 // and moved in one transaction once stream returns. If stream fails,
-// nothing stored changes and its error is returned as is.
+// nothing stored changes and its error is returned as is. On PostgreSQL
+// the move holds a transaction-scoped advisory lock on the subscription.
 func (s *Store) Replace(ctx context.Context, sc Scope, syncedAt time.Time, stream func(emit func(Listed) error) error) (Written, error) {
 	var out Written
 	conn, err := s.DB.Conn(ctx)
@@ -250,6 +251,14 @@ func (st *stage) move(ctx context.Context, sc Scope, at time.Time, out *Written)
 		return nil
 	}
 	return st.conn.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
+		if st.pg {
+			// Two replicas syncing one subscription take turns, so each
+			// compares with what the other committed and no change is
+			// recorded twice.
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "resources_inventory:"+sc.SubscriptionID); err != nil {
+				return err
+			}
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO resources_events (tenant_id, subscription_id, uid, resource_id, name, type, kind, fields, at)
 			SELECT ?, ?, s.uid, s.resource_id, s.name, s.type, ?, '', ? FROM inventory_stage s
 			WHERE NOT EXISTS (SELECT 1 FROM resources_inventory i WHERE i.uid = s.uid)`,

@@ -22,15 +22,22 @@
 #   job "sync" { schedule = "@every 1h" }  # override a job's schedule
 # }
 
-# Resources: quota usage and health (inventory and lifecycle follow).
+# Resources: quota usage and health; the inventory of every resource with
+# its lifecycle (created, changed, deleted), orphans and tag coverage.
 plugin "resources" {
   binary = "bin/plugins/resources"
-  # It reads quotas from the cloud, so it needs the host's credential.
+  # It reads quotas and Resource Graph from the cloud, so it needs the
+  # host's credential.
   cloud_credential = true
   config {
     locations = ["eastus", "westeurope"]
+    # Tag keys every resource should carry (GET /api/v1/resources/tags/coverage).
+    required_tags = ["env", "owner", "cost-center"]
   }
   job "quotas" {
+    schedule = "@every 1h"
+  }
+  job "inventory" {
     schedule = "@every 1h"
   }
 }

@@ -209,6 +209,7 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/costs/summary",
 				"GET /api/v1/costs/chargeback/{tenant_id}",
 				"GET /api/v1/budgets",
+				"GET /api/v1/resources/inventory",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

@@ -1,6 +1,7 @@
 package quotas
 
 import (
+	"html/template"
 	"net/http"
 	"sort"
 	"time"
@@ -103,7 +104,13 @@ func (h *Handlers) Routes() []sdk.Route {
 func intPtr(n int) *int { return &n }
 
 // Handlers serves the quota routes from the store.
-type Handlers struct{ Store *Store }
+type Handlers struct {
+	Store *Store
+	// Inventory renders the inventory's section of the resources page for
+	// the tenants, its filter form submitting to action; nil leaves the
+	// page to the quotas.
+	Inventory func(r *http.Request, tenants []string, action string) (template.HTML, error)
+}
 
 func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 	p := sdk.PrincipalFrom(r.Context())

@@ -90,7 +90,8 @@ func healthIf(cond bool, h sdkui.Health) sdkui.Health {
 }
 
 // page shows every quota of the region, by subscription and provider, as
-// bars coloured by health.
+// bars coloured by health, after the Inventory section when the plugin
+// has one.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 	loc := r.URL.Query().Get("location")
 	if loc == "" {
@@ -100,13 +101,23 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, sdk.Invalid("query.location", "must be an Azure region name"))
 		return
 	}
+	var parts []template.HTML
+	if h.Inventory != nil {
+		section, err := h.Inventory(r, scope(r), PagePath)
+		if err != nil {
+			sdk.WriteError(w, err)
+			return
+		}
+		parts = append(parts, section)
+	}
 	usages, err := h.Store.List(r.Context(), Query{TenantIDs: scope(r), Location: loc})
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
 	}
 	if len(usages) == 0 {
-		sdkui.WriteFragment(w, http.StatusOK, sdkui.Card("Quotas in "+loc, sdkui.Empty("No quota data for "+loc+" yet. It arrives with the next resources sync.")))
+		parts = append(parts, sdkui.Card("Quotas in "+loc, sdkui.Empty("No quota data for "+loc+" yet. It arrives with the next resources sync.")))
+		sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(parts...))
 		return
 	}
 	type group struct{ sub, provider string }
@@ -119,10 +130,9 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 		}
 		bars[g] = append(bars[g], barOf(entryOf(u)))
 	}
-	cards := make([]template.HTML, 0, len(order))
 	for _, g := range order {
 		title := fmt.Sprintf("%s quotas of subscription %s", g.provider, g.sub)
-		cards = append(cards, sdkui.Card(title, sdkui.BarChart(title+" in "+loc, bars[g])))
+		parts = append(parts, sdkui.Card(title, sdkui.BarChart(title+" in "+loc, bars[g])))
 	}
-	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(cards...))
+	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(parts...))
 }

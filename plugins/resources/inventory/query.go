@@ -1,0 +1,289 @@
+package inventory
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// SortKeys are the inventory's sort_by values; each is a column.
+var SortKeys = []string{"name", "type", "location", "resource_group", "first_seen", "last_seen", "changed_at"}
+
+// ListQuery narrows and pages the inventory.
+type ListQuery struct {
+	TenantIDs     []string
+	Type          string
+	Location      string
+	ResourceGroup string
+	TagKey        string
+	// TagValue applies with TagKey only.
+	TagValue string
+	// Text matches the name or ARM id, ignoring case.
+	Text          string
+	SortBy        string
+	Desc          bool
+	Limit, Offset int64
+}
+
+// likePattern is a LIKE pattern matching s anywhere, its wildcards
+// escaped with backslash.
+func likePattern(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(strings.ToLower(s)) + "%"
+}
+
+// List returns one page of the tenants' resources matching q and how many
+// match in all.
+func (s *Store) List(ctx context.Context, q ListQuery) ([]Resource, int64, error) {
+	out := []Resource{}
+	if len(q.TenantIDs) == 0 {
+		return out, 0, nil
+	}
+	sel := s.DB.NewSelect().Model(&out).Where("?TableAlias.tenant_id IN (?)", bun.List(q.TenantIDs))
+	if q.Type != "" {
+		sel = sel.Where("?TableAlias.type = ?", strings.ToLower(q.Type))
+	}
+	if q.Location != "" {
+		sel = sel.Where("?TableAlias.location = ?", q.Location)
+	}
+	if q.ResourceGroup != "" {
+		sel = sel.Where("?TableAlias.resource_group = ?", strings.ToLower(q.ResourceGroup))
+	}
+	if q.TagKey != "" {
+		tag := s.DB.NewSelect().Table("resources_inventory_tags").ColumnExpr("1").
+			Where("resources_inventory_tags.uid = ?TableAlias.uid").Where("resources_inventory_tags.key = ?", q.TagKey)
+		if q.TagValue != "" {
+			tag = tag.Where("resources_inventory_tags.value = ?", q.TagValue)
+		}
+		sel = sel.Where("EXISTS (?)", tag)
+	}
+	if q.Text != "" {
+		p := likePattern(q.Text)
+		sel = sel.Where(`(LOWER(?TableAlias.name) LIKE ? ESCAPE '\' OR LOWER(?TableAlias.resource_id) LIKE ? ESCAPE '\')`, p, p)
+	}
+	order := "ASC"
+	if q.Desc {
+		order = "DESC"
+	}
+	sortBy := "name"
+	for _, k := range SortKeys {
+		if k == q.SortBy {
+			sortBy = k
+		}
+	}
+	sel = sel.OrderExpr("?TableAlias.? "+order, bun.Ident(sortBy)).OrderExpr("?TableAlias.uid " + order).Limit(q.Limit).Offset(q.Offset)
+	total, err := sel.ScanAndCount(ctx)
+	return out, total, err
+}
+
+// Get returns a stored resource by its UID, or nil.
+func (s *Store) Get(ctx context.Context, uid string) (*Resource, error) {
+	var r Resource
+	err := s.DB.NewSelect().Model(&r).Where("uid = ?", uid).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// History returns a resource's lifecycle events, oldest first.
+func (s *Store) History(ctx context.Context, uid string) ([]Event, error) {
+	out := []Event{}
+	err := s.DB.NewSelect().Model(&out).Where("uid = ?", uid).Order("id").Scan(ctx)
+	return out, err
+}
+
+// Count is how many resources share a value.
+type Count struct {
+	Value string `bun:"value" json:"value"`
+	Count int64  `bun:"n" json:"count"`
+}
+
+// CountBy counts the tenants' resources by a column (type or location),
+// the most common first.
+func (s *Store) CountBy(ctx context.Context, tenantIDs []string, column string) ([]Count, error) {
+	out := []Count{}
+	if len(tenantIDs) == 0 {
+		return out, nil
+	}
+	err := s.DB.NewSelect().Table("resources_inventory").ColumnExpr("? AS value", bun.Ident(column)).ColumnExpr("COUNT(*) AS n").
+		Where("tenant_id IN (?)", bun.List(tenantIDs)).GroupExpr("?", bun.Ident(column)).
+		OrderExpr("n DESC").OrderExpr("?", bun.Ident(column)).Scan(ctx, &out)
+	return out, err
+}
+
+// TagCoverage is how many of the tenants' resources carry each required
+// tag, and how many carry all of them.
+type TagCoverage struct {
+	Total      int64
+	AllTagged  int64
+	TaggedWith map[string]int64
+}
+
+// Coverage counts the tenants' resources against the required tag keys.
+func (s *Store) Coverage(ctx context.Context, tenantIDs, required []string) (TagCoverage, error) {
+	out := TagCoverage{TaggedWith: map[string]int64{}}
+	if len(tenantIDs) == 0 {
+		return out, nil
+	}
+	total, err := s.DB.NewSelect().Table("resources_inventory").Where("tenant_id IN (?)", bun.List(tenantIDs)).Count(ctx)
+	if err != nil || len(required) == 0 {
+		out.Total = total
+		return out, err
+	}
+	out.Total = total
+	var per []Count
+	err = s.DB.NewSelect().Table("resources_inventory_tags").ColumnExpr("key AS value").ColumnExpr("COUNT(*) AS n").
+		Where("tenant_id IN (?)", bun.List(tenantIDs)).Where("key IN (?)", bun.List(required)).GroupExpr("key").Scan(ctx, &per)
+	if err != nil {
+		return out, err
+	}
+	for _, c := range per {
+		out.TaggedWith[c.Value] = c.Count
+	}
+	all := s.DB.NewSelect().Table("resources_inventory_tags").Column("uid").
+		Where("tenant_id IN (?)", bun.List(tenantIDs)).Where("key IN (?)", bun.List(required)).
+		Group("uid").Having("COUNT(*) = ?", len(required))
+	out.AllTagged, err = s.DB.NewSelect().TableExpr("(?) AS t", all).Count(ctx)
+	return out, err
+}
+
+// The kinds of orphan.
+const (
+	OrphanDisk          = "unattached_disk"
+	OrphanPublicIP      = "unused_public_ip"
+	OrphanNIC           = "unused_nic"
+	OrphanResourceGroup = "empty_resource_group"
+)
+
+// OrphanKinds are the kinds of orphan, in the order they are listed.
+var OrphanKinds = []string{OrphanDisk, OrphanPublicIP, OrphanNIC, OrphanResourceGroup}
+
+// Orphan is a resource that costs or clutters without serving anything.
+type Orphan struct {
+	Kind string `bun:"kind"`
+	Resource
+}
+
+// absent is a condition true when a resource's properties lack key or
+// hold null there.
+func (s *Store) absent(key string) string {
+	if s.DB.Dialect().Name() == dialect.PG {
+		return "COALESCE(jsonb_typeof(properties::jsonb -> '" + key + "'), 'null') = 'null'"
+	}
+	return "COALESCE(json_type(properties, '$." + key + "'), 'null') = 'null'"
+}
+
+func (s *Store) property(key string) string {
+	if s.DB.Dialect().Name() == dialect.PG {
+		return "(properties::jsonb ->> '" + key + "')"
+	}
+	return "json_extract(properties, '$." + key + "')"
+}
+
+// orphans is the query of every orphan of the tenants: unattached disks,
+// public IPs bound to no IP configuration, NICs attached to no VM, and
+// resource groups (when Resource Graph lists them as resources) that hold
+// no other resource.
+func (s *Store) orphans(tenantIDs []string) *bun.SelectQuery {
+	cols := "uid, tenant_id, subscription_id, resource_id, name, type, location, resource_group, sku, tags, properties, first_seen, last_seen, changed_at"
+	of := func(kind, where string) *bun.SelectQuery {
+		return s.DB.NewSelect().TableExpr("resources_inventory AS g").ColumnExpr("? AS kind", kind).ColumnExpr(cols).
+			Where("tenant_id IN (?)", bun.List(tenantIDs)).Where(where)
+	}
+	return of(OrphanDisk, "type = 'microsoft.compute/disks' AND "+s.property("diskState")+" = 'Unattached'").
+		UnionAll(of(OrphanPublicIP, "type = 'microsoft.network/publicipaddresses' AND "+s.absent("ipConfiguration"))).
+		UnionAll(of(OrphanNIC, "type = 'microsoft.network/networkinterfaces' AND "+s.absent("virtualMachine"))).
+		UnionAll(of(OrphanResourceGroup, `type = 'microsoft.resources/subscriptions/resourcegroups' AND NOT EXISTS (SELECT 1 FROM resources_inventory r
+			WHERE r.subscription_id = g.subscription_id AND r.resource_group = LOWER(g.name) AND r.type <> 'microsoft.resources/subscriptions/resourcegroups')`))
+}
+
+// Orphans returns one page of the tenants' orphans (of one kind, or all
+// when kind is empty), by kind and name, and how many there are of each
+// kind.
+func (s *Store) Orphans(ctx context.Context, tenantIDs []string, kind string, limit, offset int64) ([]Orphan, map[string]int64, error) {
+	out := []Orphan{}
+	counts := map[string]int64{}
+	for _, k := range OrphanKinds {
+		counts[k] = 0
+	}
+	if len(tenantIDs) == 0 {
+		return out, counts, nil
+	}
+	var per []Count
+	err := s.DB.NewSelect().TableExpr("(?) AS o", s.orphans(tenantIDs)).ColumnExpr("kind AS value").ColumnExpr("COUNT(*) AS n").
+		GroupExpr("kind").Scan(ctx, &per)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range per {
+		counts[c.Value] = c.Count
+	}
+	sel := s.DB.NewSelect().TableExpr("(?) AS o", s.orphans(tenantIDs)).ColumnExpr("o.*")
+	if kind != "" {
+		sel = sel.Where("kind = ?", kind)
+	}
+	err = sel.OrderExpr("kind, name, uid").Limit(limit).Offset(offset).Scan(ctx, &out)
+	return out, counts, err
+}
+
+// EventQuery narrows and pages the lifecycle feed.
+type EventQuery struct {
+	TenantIDs     []string
+	Kind          string
+	Since         time.Time
+	Limit, Offset int64
+}
+
+// EventFeed returns one page of the tenants' lifecycle events, newest
+// first, and how many match in all.
+func (s *Store) EventFeed(ctx context.Context, q EventQuery) ([]Event, int64, error) {
+	out := []Event{}
+	if len(q.TenantIDs) == 0 {
+		return out, 0, nil
+	}
+	sel := s.DB.NewSelect().Model(&out).Where("tenant_id IN (?)", bun.List(q.TenantIDs))
+	if q.Kind != "" {
+		sel = sel.Where("kind = ?", q.Kind)
+	}
+	if !q.Since.IsZero() {
+		sel = sel.Where("at >= ?", q.Since.UTC())
+	}
+	total, err := sel.OrderExpr("id DESC").Limit(q.Limit).Offset(q.Offset).ScanAndCount(ctx)
+	return out, total, err
+}
+
+// Each calls fn for each of the tenants' resources (of one type, or all
+// when typ is empty), by tenant, type and ARM id, read from a cursor.
+func (s *Store) Each(ctx context.Context, tenantIDs []string, typ string, fn func(*Resource) error) error {
+	if len(tenantIDs) == 0 {
+		return nil
+	}
+	sel := s.DB.NewSelect().Model((*Resource)(nil)).Where("tenant_id IN (?)", bun.List(tenantIDs))
+	if typ != "" {
+		sel = sel.Where("type = ?", strings.ToLower(typ))
+	}
+	rows, err := sel.Order("tenant_id", "type", "resource_id").Rows(ctx)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r Resource
+		if err := s.DB.ScanRow(ctx, rows, &r); err != nil {
+			return err
+		}
+		if err := fn(&r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

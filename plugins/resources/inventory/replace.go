@@ -1,0 +1,317 @@
+package inventory
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// Listed is a resource as a sync lists it, its tags and properties
+// already encoded as JSON objects.
+type Listed struct {
+	ResourceID    string
+	Name          string
+	Type          string
+	Location      string
+	ResourceGroup string
+	SKU           string
+	Tags          string
+	Properties    string
+}
+
+// Scope is the subscription a sync replaces, and its tenant.
+type Scope struct {
+	TenantID       string
+	SubscriptionID string
+}
+
+// Written is what Replace did.
+type Written struct {
+	// Rows is how many resources the stream listed.
+	Rows int64
+	// Batches is how many times listed rows were flushed to the stage.
+	Batches int
+	// Created, Changed and Deleted count the lifecycle events recorded.
+	Created, Changed, Deleted int64
+}
+
+// DefaultFlushRows is how many listed resources Replace holds in memory
+// before it writes them to its stage, when Store.FlushRows is zero.
+const DefaultFlushRows = 2000
+
+// stageRows is how many rows one multi-row INSERT into the stage carries:
+// eight columns a row keeps it below both databases' parameter limits.
+const stageRows = 500
+
+// stageColumns are the stage's columns, in the order rows are written.
+var stageColumns = []string{"uid", "resource_id", "name", "type", "location", "resource_group", "sku", "tags", "properties"}
+
+// compared are the columns whose difference makes a changed event, by the
+// field name the event records.
+var compared = []string{"name", "type", "location", "resource_group", "sku", "tags", "properties"}
+
+// Replace makes the inventory hold, for the scope's subscription, exactly
+// the resources stream emits, and records what differs from the last sync
+// as lifecycle events: a resource not stored before is created, one whose
+// fields differ is changed (naming the fields), a stored one the stream no
+// longer lists is deleted. Every listed resource's last seen time becomes
+// syncedAt.
+//
+// Rows are streamed into a temporary stage on one connection, a batch at
+// a time (COPY on PostgreSQL, multi-row inserts on SQLite), and compared
+// and moved in one transaction once stream returns. If stream fails,
+// nothing stored changes and its error is returned as is. On PostgreSQL
+// the move holds a transaction-scoped advisory lock on the subscription.
+func (s *Store) Replace(ctx context.Context, sc Scope, syncedAt time.Time, stream func(emit func(Listed) error) error) (Written, error) {
+	var out Written
+	conn, err := s.DB.Conn(ctx)
+	if err != nil {
+		return out, err
+	}
+	defer conn.Close()
+	pg := s.DB.Dialect().Name() == dialect.PG
+	st, err := openStage(ctx, conn, pg)
+	if err != nil {
+		return out, fmt.Errorf("inventory: stage: %w", err)
+	}
+	defer st.drop()
+
+	flush := s.FlushRows
+	if flush <= 0 {
+		flush = DefaultFlushRows
+	}
+	buf := make([]Listed, 0, flush)
+	write := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		if err := st.write(ctx, buf); err != nil {
+			return fmt.Errorf("inventory: stage: %w", err)
+		}
+		out.Batches++
+		buf = buf[:0]
+		return nil
+	}
+	err = stream(func(r Listed) error {
+		buf = append(buf, r)
+		out.Rows++
+		if len(buf) == flush {
+			return write()
+		}
+		return nil
+	})
+	if err == nil {
+		err = write()
+	}
+	if err != nil {
+		return out, err
+	}
+	if err := st.move(ctx, sc, syncedAt.UTC(), &out); err != nil {
+		return out, fmt.Errorf("inventory: replace %s: %w", sc.SubscriptionID, err)
+	}
+	return out, nil
+}
+
+// stage is a temporary table on one connection, private to it.
+type stage struct {
+	conn   bun.Conn
+	pg     bool
+	insert *sql.Stmt
+	args   []any
+}
+
+func openStage(ctx context.Context, conn bun.Conn, pg bool) (*stage, error) {
+	st := &stage{conn: conn, pg: pg}
+	// A stage left behind by a connection whose drop failed is reused
+	// empty.
+	for _, q := range []string{
+		`CREATE TEMPORARY TABLE IF NOT EXISTS inventory_stage (uid TEXT NOT NULL, resource_id TEXT NOT NULL, name TEXT NOT NULL,
+		 type TEXT NOT NULL, location TEXT NOT NULL, resource_group TEXT NOT NULL, sku TEXT NOT NULL, tags TEXT NOT NULL, properties TEXT NOT NULL)`,
+		`DELETE FROM inventory_stage`,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	if !pg {
+		stmt, err := conn.PrepareContext(ctx, st.insertSQL(stageRows))
+		if err != nil {
+			st.drop()
+			return nil, err
+		}
+		st.insert = stmt
+		st.args = make([]any, 0, stageRows*len(stageColumns))
+	}
+	return st, nil
+}
+
+// drop removes the stage, even when the sync's context has ended, so the
+// pooled connection goes back clean.
+func (st *stage) drop() {
+	if st.insert != nil {
+		_ = st.insert.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _ = st.conn.ExecContext(ctx, `DROP TABLE IF EXISTS inventory_stage`)
+}
+
+func values(r *Listed) []any {
+	return []any{UID(r.ResourceID), r.ResourceID, r.Name, r.Type, r.Location, r.ResourceGroup, r.SKU, r.Tags, r.Properties}
+}
+
+func (st *stage) write(ctx context.Context, rows []Listed) error {
+	if st.pg {
+		return st.conn.Raw(func(dc any) error {
+			c, ok := dc.(*stdlib.Conn)
+			if !ok {
+				return fmt.Errorf("COPY needs a pgx connection, not %T", dc)
+			}
+			_, err := c.Conn().CopyFrom(ctx, pgx.Identifier{"inventory_stage"}, stageColumns,
+				pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) { return values(&rows[i]), nil }))
+			return err
+		})
+	}
+	for start := 0; start < len(rows); start += stageRows {
+		part := rows[start:min(start+stageRows, len(rows))]
+		st.args = st.args[:0]
+		for i := range part {
+			st.args = append(st.args, values(&part[i])...)
+		}
+		var err error
+		if len(part) == stageRows {
+			_, err = st.insert.ExecContext(ctx, st.args...)
+		} else {
+			_, err = st.conn.Conn.ExecContext(ctx, st.insertSQL(len(part)), st.args...)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertSQL is a multi-row insert of n rows into the (SQLite) stage.
+func (st *stage) insertSQL(n int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?,", len(stageColumns)), ",") + ")"
+	return "INSERT INTO inventory_stage (" + strings.Join(stageColumns, ", ") + ") VALUES " +
+		strings.TrimSuffix(strings.Repeat(row+",", n), ",")
+}
+
+// differs is a condition true when a stored row (i) and the row named
+// other differ in any compared field; changedFields lists those fields of
+// i and the stage's row s, comma-separated.
+func differs(other string) string {
+	parts := make([]string, len(compared))
+	for i, c := range compared {
+		parts[i] = "i." + c + " <> " + other + "." + c
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
+func changedFields() string {
+	parts := make([]string, len(compared))
+	for i, c := range compared {
+		parts[i] = "CASE WHEN i." + c + " <> s." + c + " THEN '" + c + ",' ELSE '' END"
+	}
+	return "RTRIM(" + strings.Join(parts, " || ") + ", ',')"
+}
+
+// move records the lifecycle events, rewrites the tags of resources whose
+// tags changed, upserts the stage into the inventory and deletes the
+// subscription's resources the stage lacks, in one transaction.
+func (st *stage) move(ctx context.Context, sc Scope, at time.Time, out *Written) error {
+	if _, err := st.conn.ExecContext(ctx, `CREATE UNIQUE INDEX IF NOT EXISTS inventory_stage_uid ON inventory_stage (uid)`); err != nil {
+		return err
+	}
+	if st.pg {
+		// Temporary tables are never analysed automatically.
+		if _, err := st.conn.ExecContext(ctx, `ANALYZE inventory_stage`); err != nil {
+			return err
+		}
+	}
+	expand := "json_each(s.tags) t"
+	if st.pg {
+		expand = "jsonb_each_text(s.tags::jsonb) t"
+	}
+	count := func(res sql.Result, err error, n *int64) error {
+		if err != nil {
+			return err
+		}
+		if n != nil {
+			*n, _ = res.RowsAffected()
+		}
+		return nil
+	}
+	return st.conn.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
+		if st.pg {
+			// Two replicas syncing one subscription take turns, so each
+			// compares with what the other committed and no change is
+			// recorded twice.
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "resources_inventory:"+sc.SubscriptionID); err != nil {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO resources_events (tenant_id, subscription_id, uid, resource_id, name, type, kind, fields, at)
+			SELECT ?, ?, s.uid, s.resource_id, s.name, s.type, ?, '', ? FROM inventory_stage s
+			WHERE NOT EXISTS (SELECT 1 FROM resources_inventory i WHERE i.uid = s.uid)`,
+			sc.TenantID, sc.SubscriptionID, EventCreated, at)
+		if err := count(res, err, &out.Created); err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `INSERT INTO resources_events (tenant_id, subscription_id, uid, resource_id, name, type, kind, fields, at)
+			SELECT ?, ?, s.uid, s.resource_id, s.name, s.type, ?, `+changedFields()+`, ?
+			FROM inventory_stage s JOIN resources_inventory i ON i.uid = s.uid WHERE `+differs("s"),
+			sc.TenantID, sc.SubscriptionID, EventChanged, at)
+		if err := count(res, err, &out.Changed); err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `INSERT INTO resources_events (tenant_id, subscription_id, uid, resource_id, name, type, kind, fields, at)
+			SELECT i.tenant_id, i.subscription_id, i.uid, i.resource_id, i.name, i.type, ?, '', ? FROM resources_inventory i
+			WHERE i.subscription_id = ? AND NOT EXISTS (SELECT 1 FROM inventory_stage s WHERE s.uid = i.uid)`,
+			EventDeleted, at, sc.SubscriptionID)
+		if err := count(res, err, &out.Deleted); err != nil {
+			return err
+		}
+		// Tags are rewritten only for resources whose tags changed (or
+		// that came or went), before the inventory rows are.
+		res, err = tx.ExecContext(ctx, `DELETE FROM resources_inventory_tags WHERE subscription_id = ? AND NOT EXISTS (
+			SELECT 1 FROM resources_inventory i JOIN inventory_stage s ON s.uid = i.uid
+			WHERE i.uid = resources_inventory_tags.uid AND i.tags = s.tags)`, sc.SubscriptionID)
+		if err := count(res, err, nil); err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `INSERT INTO resources_inventory_tags (uid, tenant_id, subscription_id, key, value)
+			SELECT s.uid, ?, ?, t.key, t.value FROM inventory_stage s, `+expand+`
+			WHERE NOT EXISTS (SELECT 1 FROM resources_inventory i WHERE i.uid = s.uid AND i.tags = s.tags)`,
+			sc.TenantID, sc.SubscriptionID)
+		if err := count(res, err, nil); err != nil {
+			return err
+		}
+		set := make([]string, len(compared))
+		for i, c := range compared {
+			set[i] = c + " = EXCLUDED." + c
+		}
+		res, err = tx.ExecContext(ctx, `INSERT INTO resources_inventory AS i (uid, tenant_id, subscription_id, resource_id, name, type, location,
+			resource_group, sku, tags, properties, first_seen, last_seen, changed_at)
+			SELECT s.uid, ?, ?, s.resource_id, s.name, s.type, s.location, s.resource_group, s.sku, s.tags, s.properties, ?, ?, ?
+			FROM inventory_stage s WHERE true
+			ON CONFLICT (uid) DO UPDATE SET `+strings.Join(set, ", ")+`, tenant_id = EXCLUDED.tenant_id, resource_id = EXCLUDED.resource_id,
+			last_seen = EXCLUDED.last_seen,
+			changed_at = CASE WHEN `+differs("EXCLUDED")+` THEN EXCLUDED.changed_at ELSE i.changed_at END`,
+			sc.TenantID, sc.SubscriptionID, at, at, at)
+		if err := count(res, err, nil); err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `DELETE FROM resources_inventory WHERE subscription_id = ?
+			AND NOT EXISTS (SELECT 1 FROM inventory_stage s WHERE s.uid = resources_inventory.uid)`, sc.SubscriptionID)
+		return count(res, err, nil)
+	})
+}

@@ -1,0 +1,92 @@
+// Package inventory keeps the resources the cloud's Resource Graph lists,
+// one row a resource, and the lifecycle events (created, changed, deleted)
+// that comparing each sync with the last one finds.
+package inventory
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations are the inventory's schema, applied by the host. Their
+// numbers follow the quota migrations', with which they form the plugin's
+// migration set.
+func Migrations() fs.FS {
+	sub, _ := fs.Sub(migrationFiles, "migrations")
+	return sub
+}
+
+// UID is the stable id Steward gives a resource: the first 32 hex digits
+// of the SHA-256 of its ARM id in lower case (ARM ids ignore case). ARM
+// ids hold slashes, so they cannot be one path segment; this can.
+func UID(resourceID string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(resourceID)))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Resource is one resource as last synced.
+type Resource struct {
+	bun.BaseModel  `bun:"table:resources_inventory"`
+	UID            string    `bun:"uid,pk" json:"id"`
+	TenantID       string    `bun:"tenant_id" json:"tenant_id"`
+	SubscriptionID string    `bun:"subscription_id" json:"subscription_id"`
+	ResourceID     string    `bun:"resource_id" json:"resource_id"`
+	Name           string    `bun:"name" json:"name"`
+	Type           string    `bun:"type" json:"type"`
+	Location       string    `bun:"location" json:"location"`
+	ResourceGroup  string    `bun:"resource_group" json:"resource_group"`
+	SKU            string    `bun:"sku" json:"sku"`
+	Tags           string    `bun:"tags" json:"-"`
+	Properties     string    `bun:"properties" json:"-"`
+	FirstSeen      time.Time `bun:"first_seen" json:"first_seen"`
+	LastSeen       time.Time `bun:"last_seen" json:"last_seen"`
+	ChangedAt      time.Time `bun:"changed_at" json:"changed_at"`
+}
+
+// The kinds of lifecycle event.
+const (
+	EventCreated = "created"
+	EventChanged = "changed"
+	EventDeleted = "deleted"
+)
+
+// Event is one lifecycle change a sync found.
+type Event struct {
+	bun.BaseModel  `bun:"table:resources_events"`
+	ID             int64     `bun:"id,pk,autoincrement" json:"id"`
+	TenantID       string    `bun:"tenant_id" json:"tenant_id"`
+	SubscriptionID string    `bun:"subscription_id" json:"subscription_id"`
+	UID            string    `bun:"uid" json:"resource"`
+	ResourceID     string    `bun:"resource_id" json:"resource_id"`
+	Name           string    `bun:"name" json:"name"`
+	Type           string    `bun:"type" json:"type"`
+	Kind           string    `bun:"kind" json:"kind"`
+	Fields         string    `bun:"fields" json:"-"`
+	At             time.Time `bun:"at" json:"at"`
+}
+
+// ChangedFields are the fields a changed event names, in the order the
+// inventory's columns come.
+func (e Event) ChangedFields() []string {
+	if e.Fields == "" {
+		return []string{}
+	}
+	return strings.Split(e.Fields, ",")
+}
+
+// Store keeps the inventory.
+type Store struct {
+	DB *bun.DB
+	// FlushRows is how many listed resources Replace holds in memory
+	// before it writes them to its stage; DefaultFlushRows when zero.
+	FlushRows int
+}

@@ -1,0 +1,135 @@
+package inventory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stewardhq/steward/core/cloud"
+	"github.com/stewardhq/steward/sdk"
+)
+
+// Cloud is what the sync reads; *cloud.Clients provides it.
+type Cloud interface {
+	Subscriptions(ctx context.Context, fn func(cloud.Subscription) error) error
+	Resources(ctx context.Context, subscriptionIDs []string, resourceType string, fn func(cloud.Resource) error) error
+}
+
+// Syncer copies every resource of the tenants' subscriptions from
+// Resource Graph into the store.
+type Syncer struct {
+	Cloud Cloud
+	Store *Store
+	Host  *sdk.Host
+	Now   func() time.Time
+}
+
+// Run syncs every enabled subscription of every active tenant, one
+// subscription at a time. A subscription whose listing fails keeps its
+// previous inventory and does not stop the others; the run then fails
+// naming it, and its tenant is not marked fresh.
+func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
+	tenants, err := s.Host.Tenants(ctx, run.TenantIDs...)
+	if err != nil {
+		return 0, fmt.Errorf("tenant directory: %w", err)
+	}
+	byDirectory := map[string]string{}
+	for _, t := range tenants {
+		byDirectory[strings.ToLower(t.DirectoryTenantID)] = t.ID
+	}
+	var targets []Scope
+	err = s.Cloud.Subscriptions(ctx, func(sub cloud.Subscription) error {
+		if id, ok := byDirectory[strings.ToLower(sub.TenantID)]; ok && sub.State != "Disabled" && sub.State != "Deleted" {
+			targets = append(targets, Scope{TenantID: id, SubscriptionID: sub.ID})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list subscriptions: %w", err)
+	}
+	var records int64
+	var failures []error
+	failed := map[string]bool{}
+	for i, sc := range targets {
+		w, err := s.syncOne(ctx, sc)
+		records += w.Rows
+		if err != nil {
+			failures = append(failures, fmt.Errorf("subscription %s: %w", sc.SubscriptionID, err))
+			failed[sc.TenantID] = true
+		}
+		run.Progress(int64(i+1), int64(len(targets)), fmt.Sprintf("subscription %s: %d resources, %d created, %d changed, %d deleted",
+			sc.SubscriptionID, w.Rows, w.Created, w.Changed, w.Deleted))
+	}
+	now := s.now()
+	marked := map[string]bool{}
+	for _, sc := range targets {
+		if failed[sc.TenantID] || marked[sc.TenantID] {
+			continue
+		}
+		marked[sc.TenantID] = true
+		if err := s.Host.MarkFresh(ctx, sc.TenantID, "resources", now); err != nil {
+			failures = append(failures, fmt.Errorf("mark %s fresh: %w", sc.TenantID, err))
+		}
+	}
+	return records, errors.Join(failures...)
+}
+
+func (s *Syncer) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Syncer) syncOne(ctx context.Context, sc Scope) (Written, error) {
+	return s.Store.Replace(ctx, sc, s.now(), func(emit func(Listed) error) error {
+		return s.Cloud.Resources(ctx, []string{sc.SubscriptionID}, "", func(r cloud.Resource) error {
+			l, err := listed(r)
+			if err != nil {
+				return err
+			}
+			return emit(l)
+		})
+	})
+}
+
+// listed reads a Resource Graph row. Tags and properties are kept as JSON
+// objects (never null), encoded with sorted keys so that the same content
+// compares equal from one sync to the next.
+func listed(r cloud.Resource) (Listed, error) {
+	tags := r.Tags
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	props := r.Properties
+	if props == nil {
+		props = map[string]any{}
+	}
+	t, err := json.Marshal(tags)
+	if err != nil {
+		return Listed{}, err
+	}
+	p, err := json.Marshal(props)
+	if err != nil {
+		return Listed{}, err
+	}
+	return Listed{ResourceID: r.ID, Name: r.Name, Type: strings.ToLower(r.Type), Location: r.Location,
+		ResourceGroup: strings.ToLower(r.ResourceGroup), SKU: skuOf(props), Tags: string(t), Properties: string(p)}, nil
+}
+
+// skuOf is the SKU name a resource's properties carry ("sku": {"name": …}
+// or "sku": "…"), or "".
+func skuOf(props map[string]any) string {
+	switch v := props["sku"].(type) {
+	case string:
+		return v
+	case map[string]any:
+		if name, ok := v["name"].(string); ok {
+			return name
+		}
+	}
+	return ""
+}

@@ -24,9 +24,11 @@ func main() { sdk.Serve(New()) }
 // New builds the plugin.
 func New() *sdk.Plugin {
 	syncer := &directory.Syncer{}
+	handlers := &directory.Handlers{}
 	return &sdk.Plugin{
 		Name:         "identity",
 		Version:      "0.1.0",
+		Routes:       handlers.Routes(),
 		Migrations:   directory.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		Jobs: []sdk.Job{{Name: "identity", JobType: directory.Domain, DataDomain: directory.Domain, Schedule: "@every 6h",
@@ -37,8 +39,10 @@ func New() *sdk.Plugin {
 			if err != nil {
 				return err
 			}
-			*syncer = directory.Syncer{Store: &directory.Store{DB: db}, Host: env.Host,
+			st := &directory.Store{DB: db}
+			*syncer = directory.Syncer{Store: st, Host: env.Host,
 				Graph: func(dir string) directory.Graph { return clients.Graph(dir) }}
+			*handlers = directory.Handlers{Store: st, Host: env.Host}
 			return nil
 		},
 	}

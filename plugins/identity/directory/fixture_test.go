@@ -75,11 +75,12 @@ func identityWorld() *world.World {
 // fixture is a simulated cloud serving a world, a migrated store on a real
 // database and a syncer whose host is the plugin test harness's Host.
 type fixture struct {
-	sim     *cloudsim.Sim
-	clock   *simtest.Clock
-	store   *directory.Store
-	syncer  *directory.Syncer
-	harness *plugintest.Harness
+	sim      *cloudsim.Sim
+	clock    *simtest.Clock
+	store    *directory.Store
+	syncer   *directory.Syncer
+	handlers *directory.Handlers
+	harness  *plugintest.Harness
 }
 
 func start(tb testing.TB, dialect string, w *world.World, plugin func(*sdk.Plugin)) *fixture {
@@ -93,11 +94,12 @@ func start(tb testing.TB, dialect string, w *world.World, plugin func(*sdk.Plugi
 	}
 	f := &fixture{sim: s, clock: clock, store: &directory.Store{DB: db}}
 	f.syncer = &directory.Syncer{Store: f.store, Now: clock.Now}
+	f.handlers = &directory.Handlers{Store: f.store, Now: clock.Now}
 	f.connect(tb)
-	pl := &sdk.Plugin{Name: "identity", Version: "0.0.0",
+	pl := &sdk.Plugin{Name: "identity", Version: "0.0.0", Routes: f.handlers.Routes(),
 		Jobs: []sdk.Job{{Name: "identity", JobType: "identity", DataDomain: "identity", Run: f.syncer.Run}},
 		Configure: func(_ context.Context, env *sdk.Env) error {
-			f.syncer.Host = env.Host
+			f.syncer.Host, f.handlers.Host = env.Host, env.Host
 			return nil
 		}}
 	if plugin != nil {

@@ -100,7 +100,7 @@ type Decision struct {
 
 // Snapshot is a tenant's figures on one day, kept for the MFA trend.
 type Snapshot struct {
-	bun.BaseModel    `bun:"table:identity_snapshots"`
+	bun.BaseModel    `bun:"table:identity_snapshots,alias:s"`
 	TenantID         string    `bun:"tenant_id,pk"`
 	Day              string    `bun:"day,pk"`
 	TotalUsers       int64     `bun:"total_users"`

@@ -1,6 +1,7 @@
 package directory_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -264,4 +265,46 @@ func leaks(v any, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestDataset: identity_mfa has each requested tenant's latest figures,
+// and nothing of a tenant not requested.
+func TestDataset(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		w := identityWorld()
+		f := start(t, dialect, w, nil)
+		read := func(tenants ...string) []directory.MFARecord {
+			t.Helper()
+			raw, err := f.harness.ReadDataset(context.Background(), directory.DatasetName, tenants, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := make([]directory.MFARecord, len(raw))
+			for i, r := range raw {
+				if err := json.Unmarshal(r, &out[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return out
+		}
+		if got := read(contoso.ID, fabrikam.ID); len(got) != 0 {
+			t.Fatalf("before any sync: %+v", got)
+		}
+		f.mustRun(t)
+		f.nextDay(t)
+		f.mustRun(t)
+		got := read(contoso.ID)
+		all, compliant := worldDevices(w, contosoDir)
+		if len(got) != 1 || got[0].TenantID != contoso.ID || got[0].Date != "2026-12-16" || got[0].TotalUsers != 7 || got[0].AdminUsers != 3 ||
+			*got[0].MFACoverage != 57.14 || *got[0].AdminMFA != 66.67 || got[0].Devices != all ||
+			(all > 0 && *got[0].DeviceCompliance != pct(compliant, all)) {
+			t.Fatalf("contoso's record %+v", got)
+		}
+		if got := read(contoso.ID, fabrikam.ID); len(got) != 2 || got[1].TenantID != fabrikam.ID || *got[1].MFACoverage != 66.67 {
+			t.Fatalf("both tenants' records %+v", got)
+		}
+		if got := read("t-other"); len(got) != 0 {
+			t.Fatalf("a tenant without data: %+v", got)
+		}
+	})
 }

@@ -147,6 +147,10 @@ func testIdentityThroughTheHost(t *testing.T, dialect string) {
 	if len(sum) != 1 || sum[0].TenantID != a.TenantID {
 		t.Fatalf("brand A's user sees the summary %+v", sum)
 	}
+	// The dashboard's card is the plugin's, of Brand A only.
+	if r := h.get("/partials/identity-stats", tokA); r.status != http.StatusOK || !strings.Contains(string(r.body), "MFA coverage, 2 of 3 accounts") {
+		t.Errorf("identity card for brand A's user: %d %s", r.status, r.body)
+	}
 	for _, path := range []string{"/api/v1/identity/users/without-mfa", "/api/v1/identity/privileged", "/api/v1/identity/guests", "/api/v1/identity/stale"} {
 		r := h.get(path, tokA)
 		if r.status != http.StatusOK || strings.Contains(string(r.body), b.TenantID) || strings.Contains(string(r.body), "Bob B") || strings.Contains(string(r.body), "Gia") {

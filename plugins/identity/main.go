@@ -30,6 +30,7 @@ func New() *sdk.Plugin {
 		Version:      "0.1.0",
 		Routes:       handlers.Routes(),
 		Datasets:     []sdk.Dataset{handlers.Dataset()},
+		Fragments:    handlers.Fragments(),
 		Migrations:   directory.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		Jobs: []sdk.Job{{Name: "identity", JobType: directory.Domain, DataDomain: directory.Domain, Schedule: "@every 6h",

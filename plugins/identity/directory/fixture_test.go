@@ -97,8 +97,8 @@ func start(tb testing.TB, dialect string, w *world.World, plugin func(*sdk.Plugi
 	f.handlers = &directory.Handlers{Store: f.store, Now: clock.Now}
 	f.connect(tb)
 	pl := &sdk.Plugin{Name: "identity", Version: "0.0.0", Routes: f.handlers.Routes(),
-		Datasets: []sdk.Dataset{f.handlers.Dataset()},
-		Jobs:     []sdk.Job{{Name: "identity", JobType: "identity", DataDomain: "identity", Run: f.syncer.Run}},
+		Datasets: []sdk.Dataset{f.handlers.Dataset()}, Fragments: f.handlers.Fragments(),
+		Jobs: []sdk.Job{{Name: "identity", JobType: "identity", DataDomain: "identity", Run: f.syncer.Run}},
 		Configure: func(_ context.Context, env *sdk.Env) error {
 			f.syncer.Host, f.handlers.Host = env.Host, env.Host
 			return nil

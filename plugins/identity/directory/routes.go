@@ -31,6 +31,10 @@ func (h *Handlers) now() time.Time {
 
 const tag = "identity"
 
+// defaultStaleDays is how long without a sign-in makes an account stale
+// unless the caller says otherwise.
+const defaultStaleDays = 90
+
 // percent is part of whole in percent to two decimals; nil when whole is
 // zero, as a coverage of nobody is not a figure.
 func percent(part, whole int64) *float64 {
@@ -254,7 +258,7 @@ func (h *Handlers) Routes() []sdk.Route {
 		{Method: get, Path: "/api/v1/identity/stale", TenantScoped: true, Handler: h.stale, Operation: op("stale",
 			"Stale accounts, paginated",
 			"Enabled accounts that have not signed in for `days` days, and accounts older than that which never signed in. Disabled accounts are not listed.",
-			listParams([]any{"last_sign_in", "display_name", "created_at"}, intParam("days", 1, 3650, 90, "Days without a sign-in")),
+			listParams([]any{"last_sign_in", "display_name", "created_at"}, intParam("days", 1, 3650, defaultStaleDays, "Days without a sign-in")),
 			sdk.JSONResponse("Accounts", UserList{}))},
 		{Method: get, Path: "/api/v1/identity/guests", TenantScoped: true, Handler: h.guests, Operation: op("guests",
 			"Guest accounts, paginated", "Guests with the inviting directory's domain, their own domain and their age in days.",

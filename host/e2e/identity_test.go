@@ -161,3 +161,40 @@ func testIdentityThroughTheHost(t *testing.T, dialect string) {
 		}
 	}
 }
+
+// TestIdentityDatasetReadByAnotherPlugin: the example plugin's job reads
+// identity_mfa through the host one tenant at a time, and gets that
+// tenant's one record each time, never the other's.
+func TestIdentityDatasetReadByAnotherPlugin(t *testing.T) {
+	bin := buildExample(t)
+	hcl := identityPlugins("") + fmt.Sprintf("plugin \"acme_evidence\" {\n  binary = %q\n  config {\n    inventory = \"identity_mfa\"\n  }\n}\n", bin)
+	h := startHost(t, hostOpts{pluginsHCL: hcl, env: map[string]string{"STEWARD_SIM_WORLD": identityWorld(t), "STEWARD_SIM_BOOTSTRAP": "true"}})
+	admin := h.login()
+	waitStartupSync(t, h, admin, "identity")
+	f := &fixture{h: h, admin: admin}
+	if r := f.waitRun(t, f.trigger(t, "acme-evidence")); r.Status != "completed" || r.RecordsProcessed != 2 {
+		t.Fatalf("evidence run %+v, want completed for 2 tenants", r)
+	}
+	var rows []struct {
+		TenantID  string `bun:"tenant_id"`
+		Resources int64  `bun:"resources"`
+	}
+	if err := h.db().NewSelect().Table("acme_evidence").Column("tenant_id", "resources").Order("tenant_id").Scan(context.Background(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	// The start-up run of the evidence job may have read before the first
+	// identity sync, and found nothing; a read never finds another
+	// tenant's record.
+	read := map[string]bool{}
+	for _, r := range rows {
+		if r.Resources > 1 {
+			t.Fatalf("evidence rows %+v: a tenant's read found more than its own record", rows)
+		}
+		if r.Resources == 1 {
+			read[r.TenantID] = true
+		}
+	}
+	if len(read) != 2 {
+		t.Fatalf("evidence rows %+v, want one identity_mfa record read for each of the 2 tenants", rows)
+	}
+}

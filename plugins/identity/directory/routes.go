@@ -266,7 +266,7 @@ func (h *Handlers) Routes() []sdk.Route {
 		{Method: get, Path: "/api/v1/identity/access-reviews", TenantScoped: true, Handler: h.reviews, Operation: op("access-reviews",
 			"Access reviews with their decisions, paginated", "Each review with its status, its decisions counted by outcome and listed.",
 			listParams([]any{"created_at", "name", "status"},
-				stringParam("status", []any{"NotStarted", "InProgress", "Completed", "Applied", "Auto-reviewed"}, "Only reviews of this status")),
+				stringParam("status", []any{"Initializing", "NotStarted", "Starting", "InProgress", "Completing", "Completed", "AutoReviewing", "AutoReviewed", "Applying", "Applied"}, "Only reviews of this status, as Graph names it")),
 			sdk.JSONResponse("Access reviews", ReviewList{}))},
 		{Method: get, Path: "/api/v1/identity/devices", TenantScoped: true, Handler: h.devices, Operation: op("devices",
 			"Managed devices and their compliance, paginated", "Intune managed devices; compliance_state keeps one state.",

@@ -106,7 +106,17 @@ func start(tb testing.TB, dialect string, w *world.World, plugin func(*sdk.Plugi
 	if plugin != nil {
 		plugin(pl)
 	}
-	f.harness = plugintest.New(tb, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})
+	// The harness's directory holds the Steward tenants of the world's
+	// directories.
+	var tenants []sdk.Tenant
+	for _, wt := range w.Tenants {
+		for _, t := range []sdk.Tenant{contoso, fabrikam} {
+			if t.DirectoryTenantID == wt.DirectoryTenantID {
+				tenants = append(tenants, t)
+			}
+		}
+	}
+	f.harness = plugintest.New(tb, pl, plugintest.Options{Tenants: tenants})
 	return f
 }
 

@@ -59,6 +59,17 @@ plugin "cost" {
   }
 }
 
+# Identity governance: users, guests, MFA registration, directory roles,
+# managed devices and access reviews of each tenant's directory.
+plugin "identity" {
+  binary = "bin/plugins/identity"
+  # It reads Microsoft Graph, so it needs the host's credential.
+  cloud_credential = true
+  job "identity" {
+    schedule = "@every 6h"
+  }
+}
+
 # The runtime test plugin proves the plugin protocol (crash, hang, noisy
 # stdout, large bodies); the test suites run it. Enable it to explore the
 # runtime by hand: its crash and hang routes need an admin.

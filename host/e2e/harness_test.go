@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		cleanup = func() { os.RemoveAll(dir) }
-		for target, pkg := range map[string]string{"steward": "./host/cmd/steward", "plugins/testplugin": "./plugins/testplugin", "plugins/resources": "./plugins/resources", "plugins/cost": "./plugins/cost"} {
+		for target, pkg := range map[string]string{"steward": "./host/cmd/steward", "plugins/testplugin": "./plugins/testplugin", "plugins/resources": "./plugins/resources", "plugins/cost": "./plugins/cost", "plugins/identity": "./plugins/identity"} {
 			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, target), pkg)
 			cmd.Dir = "../.."
 			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

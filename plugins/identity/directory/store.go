@@ -1,0 +1,206 @@
+// Package directory keeps each tenant's directory as Graph last reported
+// it — users with their MFA registration, directory role holders, managed
+// devices and access reviews — with a daily snapshot of the MFA figures,
+// and syncs it from Graph.
+package directory
+
+import (
+	"context"
+	"embed"
+	"io/fs"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations are the plugin's schema, applied by the host.
+func Migrations() fs.FS {
+	sub, _ := fs.Sub(migrationFiles, "migrations")
+	return sub
+}
+
+// User is a directory user with its MFA registration.
+type User struct {
+	bun.BaseModel     `bun:"table:identity_users"`
+	TenantID          string    `bun:"tenant_id,pk"`
+	UserID            string    `bun:"user_id,pk"`
+	DisplayName       string    `bun:"display_name"`
+	UserPrincipalName string    `bun:"user_principal_name"`
+	Mail              string    `bun:"mail"`
+	UserType          string    `bun:"user_type"`
+	AccountEnabled    bool      `bun:"account_enabled"`
+	Created           time.Time `bun:"created_at,nullzero"`
+	LastSignIn        time.Time `bun:"last_sign_in,nullzero"`
+	// IsAdmin is set for a holder of a directory role, directly or as the
+	// registration report says.
+	IsAdmin       bool      `bun:"is_admin"`
+	MFARegistered bool      `bun:"mfa_registered"`
+	MFACapable    bool      `bun:"mfa_capable"`
+	MFAMethods    string    `bun:"mfa_methods"`
+	DefaultMethod string    `bun:"default_mfa_method"`
+	SyncedAt      time.Time `bun:"synced_at"`
+}
+
+// RoleMember is a holder of a directory role.
+type RoleMember struct {
+	bun.BaseModel  `bun:"table:identity_role_members"`
+	TenantID       string `bun:"tenant_id,pk"`
+	RoleID         string `bun:"role_id,pk"`
+	RoleName       string `bun:"role_name"`
+	RoleTemplateID string `bun:"role_template_id"`
+	MemberID       string `bun:"member_id,pk"`
+	MemberType     string `bun:"member_type"`
+	MemberName     string `bun:"member_name"`
+	MemberUPN      string `bun:"member_upn"`
+}
+
+// Device is a managed device with its compliance state.
+type Device struct {
+	bun.BaseModel     `bun:"table:identity_devices"`
+	TenantID          string    `bun:"tenant_id,pk"`
+	DeviceID          string    `bun:"device_id,pk"`
+	Name              string    `bun:"name"`
+	UserID            string    `bun:"user_id"`
+	UserPrincipalName string    `bun:"user_principal_name"`
+	OperatingSystem   string    `bun:"operating_system"`
+	OSVersion         string    `bun:"os_version"`
+	ComplianceState   string    `bun:"compliance_state"`
+	IsEncrypted       bool      `bun:"is_encrypted"`
+	LastSync          time.Time `bun:"last_sync,nullzero"`
+}
+
+// AccessReview is an access review definition.
+type AccessReview struct {
+	bun.BaseModel `bun:"table:identity_access_reviews"`
+	TenantID      string    `bun:"tenant_id,pk"`
+	ReviewID      string    `bun:"review_id,pk"`
+	Name          string    `bun:"name"`
+	Status        string    `bun:"status"`
+	Created       time.Time `bun:"created_at,nullzero"`
+}
+
+// Decision is a reviewer's decision in one instance of an access review.
+type Decision struct {
+	bun.BaseModel  `bun:"table:identity_review_decisions"`
+	TenantID       string    `bun:"tenant_id,pk"`
+	ReviewID       string    `bun:"review_id,pk"`
+	InstanceID     string    `bun:"instance_id,pk"`
+	DecisionID     string    `bun:"decision_id,pk"`
+	Decision       string    `bun:"decision"`
+	Recommendation string    `bun:"recommendation"`
+	PrincipalID    string    `bun:"principal_id"`
+	PrincipalName  string    `bun:"principal_name"`
+	PrincipalUPN   string    `bun:"principal_upn"`
+	ReviewedBy     string    `bun:"reviewed_by"`
+	Reviewed       time.Time `bun:"reviewed_at,nullzero"`
+}
+
+// Snapshot is a tenant's figures on one day, kept for the MFA trend.
+type Snapshot struct {
+	bun.BaseModel    `bun:"table:identity_snapshots,alias:s"`
+	TenantID         string    `bun:"tenant_id,pk"`
+	Day              string    `bun:"day,pk"`
+	TotalUsers       int64     `bun:"total_users"`
+	AdminUsers       int64     `bun:"admin_users"`
+	MFAUsers         int64     `bun:"mfa_users"`
+	AdminMFAUsers    int64     `bun:"admin_mfa_users"`
+	GuestUsers       int64     `bun:"guest_users"`
+	Devices          int64     `bun:"devices"`
+	CompliantDevices int64     `bun:"compliant_devices"`
+	SyncedAt         time.Time `bun:"synced_at"`
+}
+
+// Directory is everything one sync read of one tenant.
+type Directory struct {
+	Users     []User
+	Roles     []RoleMember
+	Devices   []Device
+	Reviews   []AccessReview
+	Decisions []Decision
+}
+
+// Rows is how many rows the directory holds.
+func (d *Directory) Rows() int64 {
+	return int64(len(d.Users) + len(d.Roles) + len(d.Devices) + len(d.Reviews) + len(d.Decisions))
+}
+
+// Store keeps the synced directories.
+type Store struct{ DB *bun.DB }
+
+// insertBatch keeps each INSERT under SQLite's and PostgreSQL's bound
+// parameter limits for the widest table.
+const insertBatch = 500
+
+// Replace stores a tenant's directory as one unit, replacing the previous
+// one, and records the day's snapshot computed from it: a reader never
+// sees half a sync, and a tenant whose sync failed keeps what it had.
+func (s *Store) Replace(ctx context.Context, tenantID string, d *Directory, at time.Time) error {
+	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		for _, m := range []any{(*User)(nil), (*RoleMember)(nil), (*Device)(nil), (*AccessReview)(nil), (*Decision)(nil)} {
+			if _, err := tx.NewDelete().Model(m).Where("tenant_id = ?", tenantID).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		if err := insert(ctx, tx, d.Users); err != nil {
+			return err
+		}
+		if err := insert(ctx, tx, d.Roles); err != nil {
+			return err
+		}
+		if err := insert(ctx, tx, d.Devices); err != nil {
+			return err
+		}
+		if err := insert(ctx, tx, d.Reviews); err != nil {
+			return err
+		}
+		if err := insert(ctx, tx, d.Decisions); err != nil {
+			return err
+		}
+		return snapshot(ctx, tx, tenantID, at)
+	})
+}
+
+func insert[T any](ctx context.Context, tx bun.Tx, rows []T) error {
+	for start := 0; start < len(rows); start += insertBatch {
+		batch := rows[start:min(start+insertBatch, len(rows))]
+		if _, err := tx.NewInsert().Model(&batch).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// snapshot records the tenant's figures for at's day, counted in the
+// database from the rows just stored; a second sync the same day replaces
+// the first's.
+func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time) error {
+	day := at.UTC().Format(time.DateOnly)
+	if _, err := tx.NewDelete().Model((*Snapshot)(nil)).Where("tenant_id = ? AND day = ?", tenantID, day).Exec(ctx); err != nil {
+		return err
+	}
+	snap := Snapshot{TenantID: tenantID, Day: day, SyncedAt: at.UTC()}
+	err := tx.NewSelect().Model((*User)(nil)).
+		ColumnExpr("COUNT(*) AS total_users").
+		ColumnExpr("COALESCE(SUM(CASE WHEN is_admin THEN 1 ELSE 0 END), 0) AS admin_users").
+		ColumnExpr("COALESCE(SUM(CASE WHEN mfa_registered THEN 1 ELSE 0 END), 0) AS mfa_users").
+		ColumnExpr("COALESCE(SUM(CASE WHEN is_admin AND mfa_registered THEN 1 ELSE 0 END), 0) AS admin_mfa_users").
+		ColumnExpr("COALESCE(SUM(CASE WHEN user_type = 'Guest' THEN 1 ELSE 0 END), 0) AS guest_users").
+		Where("tenant_id = ?", tenantID).
+		Scan(ctx, &snap.TotalUsers, &snap.AdminUsers, &snap.MFAUsers, &snap.AdminMFAUsers, &snap.GuestUsers)
+	if err != nil {
+		return err
+	}
+	err = tx.NewSelect().Model((*Device)(nil)).
+		ColumnExpr("COUNT(*) AS devices").
+		ColumnExpr("COALESCE(SUM(CASE WHEN compliance_state = 'compliant' THEN 1 ELSE 0 END), 0) AS compliant_devices").
+		Where("tenant_id = ?", tenantID).
+		Scan(ctx, &snap.Devices, &snap.CompliantDevices)
+	if err != nil {
+		return err
+	}
+	_, err = tx.NewInsert().Model(&snap).Exec(ctx)
+	return err
+}

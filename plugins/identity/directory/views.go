@@ -1,0 +1,97 @@
+package directory
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/stewardhq/steward/sdk"
+	sdkui "github.com/stewardhq/steward/sdk/ui"
+)
+
+// StatsFragmentPath is the dashboard's identity card; the host shows a
+// placeholder there while no plugin serves it.
+const StatsFragmentPath = "/partials/identity-stats"
+
+// Coverage at or above these is healthy, or a warning; below is critical.
+// Microsoft's own guidance is MFA for every account, so the bar is high.
+const (
+	mfaHealthy = 95.0
+	mfaWarning = 80.0
+)
+
+// Fragments are the dashboard's identity card, served by h.
+func (h *Handlers) Fragments() []sdk.Fragment {
+	return []sdk.Fragment{{Path: StatsFragmentPath, Title: "Identity", Slot: "dashboard", RefreshSeconds: 600, Handler: h.statsFragment}}
+}
+
+// mfaHealth is the health a coverage shows.
+func mfaHealth(p float64) sdkui.Health {
+	switch {
+	case p >= mfaHealthy:
+		return sdkui.OK
+	case p >= mfaWarning:
+		return sdkui.Warning
+	}
+	return sdkui.Critical
+}
+
+// statsFragment is the dashboard's identity card over the tenants the
+// request covers (the one tenant_id names, else all the caller's): the MFA
+// coverage as a gauge, admins without MFA, guests, stale accounts and
+// device compliance.
+func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
+	tenants := sdk.PrincipalFrom(r.Context()).TenantIDs
+	if id := r.URL.Query().Get("tenant_id"); id != "" {
+		tenants = []string{id}
+	}
+	counts, err := h.Store.Counts(r.Context(), tenants)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	if len(counts) == 0 {
+		sdkui.WriteFragment(w, http.StatusOK, sdkui.Empty("No identity data yet. It arrives with the next identity sync."))
+		return
+	}
+	_, stale, err := h.Store.Users(r.Context(), Page{TenantIDs: tenants, SortBy: "display_name", Limit: 1},
+		UserFilter{StaleBefore: h.now().AddDate(0, 0, -defaultStaleDays)})
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	// One row per tenant, already counted in the database.
+	var sum TenantCounts
+	for _, c := range counts {
+		sum.TotalUsers += c.TotalUsers
+		sum.GuestUsers += c.GuestUsers
+		sum.AdminUsers += c.AdminUsers
+		sum.MFAUsers += c.MFAUsers
+		sum.AdminMFAUsers += c.AdminMFAUsers
+		sum.Devices += c.Devices
+		sum.CompliantDevices += c.CompliantDevices
+	}
+	coverage := *percent(sum.MFAUsers, sum.TotalUsers)
+	adminsWithout := sum.AdminUsers - sum.AdminMFAUsers
+	adminHealth := sdkui.OK
+	if adminsWithout > 0 {
+		adminHealth = sdkui.Critical
+	}
+	staleHealth := sdkui.OK
+	if stale > 0 {
+		staleHealth = sdkui.Warning
+	}
+	devices := sdkui.Stat("Compliant devices", "none managed", "", sdkui.Unknown)
+	if p := percent(sum.CompliantDevices, sum.Devices); p != nil {
+		devices = sdkui.Stat("Compliant devices", fmt.Sprintf("%.2f %%", *p),
+			fmt.Sprintf("%d of %d managed devices", sum.CompliantDevices, sum.Devices), mfaHealth(*p))
+	}
+	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(
+		sdkui.Gauge(coverage, fmt.Sprintf("MFA coverage, %d of %d accounts", sum.MFAUsers, sum.TotalUsers), mfaHealth(coverage)),
+		sdkui.Grid(
+			sdkui.Stat("Admins without MFA", strconv.FormatInt(adminsWithout, 10), fmt.Sprintf("%d accounts hold a directory role", sum.AdminUsers), adminHealth),
+			sdkui.Stat("Stale accounts", strconv.Itoa(stale), fmt.Sprintf("no sign-in for %d days", defaultStaleDays), staleHealth),
+			sdkui.Stat("Guests", strconv.FormatInt(sum.GuestUsers, 10), "", ""),
+			devices,
+		)))
+}

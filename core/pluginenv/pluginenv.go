@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/uptrace/bun"
 
@@ -37,4 +38,29 @@ func Open(ctx context.Context, env *sdk.Env, config any) (*cloud.Clients, *bun.D
 		return nil, nil, err
 	}
 	return clients, db, nil
+}
+
+// Subscriptions is how the cloud lists subscriptions;
+// (*cloud.Clients).Subscriptions is one.
+type Subscriptions func(ctx context.Context, fn func(cloud.Subscription) error) error
+
+// TenantSubscriptions lists the subscriptions the cloud reports in the
+// tenants' directories (matched without regard to case), leaving out
+// disabled and deleted ones, and calls fn with the index in tenants of
+// each one's tenant.
+func TenantSubscriptions(ctx context.Context, list Subscriptions, tenants []sdk.Tenant, fn func(tenant int, subscriptionID string)) error {
+	byDirectory := make(map[string]int, len(tenants))
+	for i, t := range tenants {
+		byDirectory[strings.ToLower(t.DirectoryTenantID)] = i
+	}
+	err := list(ctx, func(sub cloud.Subscription) error {
+		if i, ok := byDirectory[strings.ToLower(sub.TenantID)]; ok && sub.State != "Disabled" && sub.State != "Deleted" {
+			fn(i, sub.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("list subscriptions: %w", err)
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/core/cloud"
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -227,19 +228,12 @@ func (r *SyncResult) fail(tenantID, subID, budgetID string, err error) {
 func (s *Syncer) SyncTenants(ctx context.Context, tenants []sdk.Tenant) (SyncResult, error) {
 	now := s.Evaluator.now()
 	res := SyncResult{Tenants: len(tenants), Errors: []SyncError{}, SyncedAt: now}
-	byDirectory := map[string]string{}
-	for _, t := range tenants {
-		byDirectory[strings.ToLower(t.DirectoryTenantID)] = t.ID
-	}
 	subs := map[string][]string{}
-	err := s.Cloud.Subscriptions(ctx, func(sub cloud.Subscription) error {
-		if id, ok := byDirectory[strings.ToLower(sub.TenantID)]; ok && sub.State != "Disabled" && sub.State != "Deleted" {
-			subs[id] = append(subs[id], sub.ID)
-		}
-		return nil
+	err := pluginenv.TenantSubscriptions(ctx, s.Cloud.Subscriptions, tenants, func(i int, sub string) {
+		subs[tenants[i].ID] = append(subs[tenants[i].ID], sub)
 	})
 	if err != nil {
-		return res, fmt.Errorf("list subscriptions: %w", err)
+		return res, err
 	}
 	for _, t := range tenants {
 		own, err := s.Store.TenantBudgets(ctx, t.ID)

@@ -18,11 +18,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/stewardhq/steward/core/cloud"
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -134,23 +134,18 @@ func (s *Syncer) plan(ctx context.Context, tenantIDs []string) ([]*tenantWork, e
 		return nil, fmt.Errorf("tenant directory: %w", err)
 	}
 	var work []*tenantWork
-	byDirectory := map[string]*tenantWork{}
+	var active []sdk.Tenant
 	for _, t := range tenants {
-		if !t.IsActive {
-			continue
+		if t.IsActive {
+			work = append(work, &tenantWork{tenant: t})
+			active = append(active, t)
 		}
-		tw := &tenantWork{tenant: t}
-		work = append(work, tw)
-		byDirectory[strings.ToLower(t.DirectoryTenantID)] = tw
 	}
-	err = s.Cloud.Subscriptions(ctx, func(sub cloud.Subscription) error {
-		if tw, ok := byDirectory[strings.ToLower(sub.TenantID)]; ok && sub.State != "Disabled" && sub.State != "Deleted" {
-			tw.subscriptions = append(tw.subscriptions, sub.ID)
-		}
-		return nil
+	err = pluginenv.TenantSubscriptions(ctx, s.Cloud.Subscriptions, active, func(i int, sub string) {
+		work[i].subscriptions = append(work[i].subscriptions, sub)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list subscriptions: %w", err)
+		return nil, err
 	}
 	return work, nil
 }

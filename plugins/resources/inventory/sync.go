@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/core/cloud"
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -36,19 +37,12 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("tenant directory: %w", err)
 	}
-	byDirectory := map[string]string{}
-	for _, t := range tenants {
-		byDirectory[strings.ToLower(t.DirectoryTenantID)] = t.ID
-	}
 	var targets []Scope
-	err = s.Cloud.Subscriptions(ctx, func(sub cloud.Subscription) error {
-		if id, ok := byDirectory[strings.ToLower(sub.TenantID)]; ok && sub.State != "Disabled" && sub.State != "Deleted" {
-			targets = append(targets, Scope{TenantID: id, SubscriptionID: sub.ID})
-		}
-		return nil
+	err = pluginenv.TenantSubscriptions(ctx, s.Cloud.Subscriptions, tenants, func(i int, sub string) {
+		targets = append(targets, Scope{TenantID: tenants[i].ID, SubscriptionID: sub})
 	})
 	if err != nil {
-		return 0, fmt.Errorf("list subscriptions: %w", err)
+		return 0, err
 	}
 	var records int64
 	var failures []error

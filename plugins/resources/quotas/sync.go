@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/core/cloud"
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -34,20 +34,13 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("tenant directory: %w", err)
 	}
-	byDirectory := map[string]string{}
-	for _, t := range tenants {
-		byDirectory[strings.ToLower(t.DirectoryTenantID)] = t.ID
-	}
 	type target struct{ tenantID, subscriptionID string }
 	var targets []target
-	err = s.Cloud.Subscriptions(ctx, func(sub cloud.Subscription) error {
-		if id, ok := byDirectory[strings.ToLower(sub.TenantID)]; ok && sub.State != "Disabled" && sub.State != "Deleted" {
-			targets = append(targets, target{id, sub.ID})
-		}
-		return nil
+	err = pluginenv.TenantSubscriptions(ctx, s.Cloud.Subscriptions, tenants, func(i int, sub string) {
+		targets = append(targets, target{tenants[i].ID, sub})
 	})
 	if err != nil {
-		return 0, fmt.Errorf("list subscriptions: %w", err)
+		return 0, err
 	}
 	var records int64
 	var failures []error

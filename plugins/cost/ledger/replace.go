@@ -5,13 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"github.com/stewardhq/steward/core/store"
 )
 
 // Window is one subscription's days, From through To (inclusive), whose
@@ -75,7 +74,7 @@ func (s *Store) Replace(ctx context.Context, w Window, syncedAt time.Time, strea
 	if err != nil {
 		return out, fmt.Errorf("ledger: stage: %w", err)
 	}
-	defer st.drop()
+	defer st.Drop()
 
 	flush := s.FlushRows
 	if flush <= 0 {
@@ -121,133 +120,40 @@ func (s *Store) Replace(ctx context.Context, w Window, syncedAt time.Time, strea
 	return out, err
 }
 
-// stage is a temporary table on one connection, private to it.
-type stage struct {
-	conn    bun.Conn
-	useCopy bool
-	// insert is the prepared statement of a full multi-row insert.
-	insert *sql.Stmt
-	args   []any
+// stage is the window's staging table.
+type stage struct{ *store.Stage }
+
+func openStage(ctx context.Context, conn bun.Conn, useCopy bool) (stage, error) {
+	st, err := store.OpenStage(ctx, conn, "cost_stage", `day INTEGER NOT NULL, service TEXT NOT NULL,
+		 resource_group TEXT NOT NULL, currency TEXT NOT NULL, month INTEGER NOT NULL, cost_cents BIGINT NOT NULL`, stageColumns, useCopy, stageRows)
+	return stage{st}, err
 }
 
-func openStage(ctx context.Context, conn bun.Conn, useCopy bool) (*stage, error) {
-	st := &stage{conn: conn, useCopy: useCopy}
-	// A stage left behind by a connection whose drop failed is reused
-	// empty.
-	for _, q := range []string{
-		`CREATE TEMPORARY TABLE IF NOT EXISTS cost_stage (day INTEGER NOT NULL, service TEXT NOT NULL,
-		 resource_group TEXT NOT NULL, currency TEXT NOT NULL, month INTEGER NOT NULL, cost_cents BIGINT NOT NULL)`,
-		`DELETE FROM cost_stage`,
-	} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return nil, err
-		}
-	}
-	if !useCopy {
-		stmt, err := conn.PrepareContext(ctx, st.insertSQL(stageRows))
-		if err != nil {
-			st.drop()
-			return nil, err
-		}
-		st.insert = stmt
-		st.args = make([]any, 0, stageRows*len(stageColumns))
-	}
-	return st, nil
-}
-
-// drop removes the stage, even when the sync's context has ended, so the
-// pooled connection goes back clean.
-func (st *stage) drop() {
-	if st.insert != nil {
-		_ = st.insert.Close()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, _ = st.conn.ExecContext(ctx, `DROP TABLE IF EXISTS cost_stage`)
-}
-
-func (st *stage) write(ctx context.Context, rows []Cost) error {
-	if st.useCopy {
-		return st.conn.Raw(func(dc any) error {
-			c, ok := dc.(*stdlib.Conn)
-			if !ok {
-				return fmt.Errorf("COPY needs a pgx connection, not %T", dc)
-			}
-			_, err := c.Conn().CopyFrom(ctx, pgx.Identifier{"cost_stage"}, stageColumns,
-				pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
-					r := &rows[i]
-					return []any{int32(r.Day), r.Service, r.ResourceGroup, r.Currency, int32(r.Month), int64(r.Cost)}, nil
-				}))
-			return err
-		})
-	}
-	for start := 0; start < len(rows); start += stageRows {
-		part := rows[start:min(start+stageRows, len(rows))]
-		st.args = st.args[:0]
-		for i := range part {
-			r := &part[i]
-			st.args = append(st.args, int32(r.Day), r.Service, r.ResourceGroup, r.Currency, int32(r.Month), int64(r.Cost))
-		}
-		var err error
-		if len(part) == stageRows {
-			_, err = st.insert.ExecContext(ctx, st.args...)
-		} else {
-			_, err = st.conn.Conn.ExecContext(ctx, st.insertSQL(len(part)), st.args...)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// insertSQL is a multi-row insert of n rows into the stage, with the
-// driver's own placeholders ($1… on PostgreSQL, ? on SQLite), so values go
-// to the database as parameters rather than formatted into the text.
-func (st *stage) insertSQL(n int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO cost_stage (" + strings.Join(stageColumns, ", ") + ") VALUES ")
-	pg := st.conn.Dialect().Name() == dialect.PG
-	p := 0
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('(')
-		for j := range stageColumns {
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			p++
-			if pg {
-				fmt.Fprintf(&b, "$%d", p)
-			} else {
-				b.WriteByte('?')
-			}
-		}
-		b.WriteByte(')')
-	}
-	return b.String()
+func (st stage) write(ctx context.Context, rows []Cost) error {
+	return st.Write(ctx, len(rows), func(i int) []any {
+		r := &rows[i]
+		return []any{int32(r.Day), r.Service, r.ResourceGroup, r.Currency, int32(r.Month), int64(r.Cost)}
+	})
 }
 
 // move upserts the stage into cost_daily, deletes the window's rows the
 // stage lacks, rebuilds the tenant's rollups of the window and records the
 // sync state, in one transaction; it returns the rows changed.
-func (st *stage) move(ctx context.Context, w Window, syncedAt time.Time) (int64, error) {
+func (st stage) move(ctx context.Context, w Window, syncedAt time.Time) (int64, error) {
 	// The delete below looks rows up by their key in the stage.
-	if _, err := st.conn.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS cost_stage_key ON cost_stage (day, service, resource_group, currency)`); err != nil {
+	if _, err := st.Conn.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS cost_stage_key ON cost_stage (day, service, resource_group, currency)`); err != nil {
 		return 0, fmt.Errorf("ledger: stage: %w", err)
 	}
-	pg := st.conn.Dialect().Name() == dialect.PG
+	pg := st.Conn.Dialect().Name() == dialect.PG
 	if pg {
 		// Temporary tables are never analysed automatically; without
 		// statistics the planner guesses the stage's size.
-		if _, err := st.conn.ExecContext(ctx, `ANALYZE cost_stage`); err != nil {
+		if _, err := st.Conn.ExecContext(ctx, `ANALYZE cost_stage`); err != nil {
 			return 0, fmt.Errorf("ledger: stage: %w", err)
 		}
 	}
 	var changed int64
-	err := st.conn.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
+	err := st.Conn.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
 		if pg {
 			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "cost_rollup:"+w.TenantID); err != nil {
 				return err

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"github.com/stewardhq/steward/core/store"
 )
 
 // Listed is a resource as a sync lists it, its tags and properties
@@ -81,7 +81,7 @@ func (s *Store) Replace(ctx context.Context, sc Scope, syncedAt time.Time, strea
 	if err != nil {
 		return out, fmt.Errorf("inventory: stage: %w", err)
 	}
-	defer st.drop()
+	defer st.Drop()
 
 	flush := s.FlushRows
 	if flush <= 0 {
@@ -119,90 +119,23 @@ func (s *Store) Replace(ctx context.Context, sc Scope, syncedAt time.Time, strea
 	return out, nil
 }
 
-// stage is a temporary table on one connection, private to it.
+// stage is the subscription's staging table.
 type stage struct {
-	conn   bun.Conn
-	pg     bool
-	insert *sql.Stmt
-	args   []any
+	*store.Stage
+	pg bool
 }
 
-func openStage(ctx context.Context, conn bun.Conn, pg bool) (*stage, error) {
-	st := &stage{conn: conn, pg: pg}
-	// A stage left behind by a connection whose drop failed is reused
-	// empty.
-	for _, q := range []string{
-		`CREATE TEMPORARY TABLE IF NOT EXISTS inventory_stage (uid TEXT NOT NULL, resource_id TEXT NOT NULL, name TEXT NOT NULL,
-		 type TEXT NOT NULL, location TEXT NOT NULL, resource_group TEXT NOT NULL, sku TEXT NOT NULL, tags TEXT NOT NULL, properties TEXT NOT NULL)`,
-		`DELETE FROM inventory_stage`,
-	} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return nil, err
-		}
-	}
-	if !pg {
-		stmt, err := conn.PrepareContext(ctx, st.insertSQL(stageRows))
-		if err != nil {
-			st.drop()
-			return nil, err
-		}
-		st.insert = stmt
-		st.args = make([]any, 0, stageRows*len(stageColumns))
-	}
-	return st, nil
+func openStage(ctx context.Context, conn bun.Conn, pg bool) (stage, error) {
+	st, err := store.OpenStage(ctx, conn, "inventory_stage", `uid TEXT NOT NULL, resource_id TEXT NOT NULL, name TEXT NOT NULL,
+		 type TEXT NOT NULL, location TEXT NOT NULL, resource_group TEXT NOT NULL, sku TEXT NOT NULL, tags TEXT NOT NULL, properties TEXT NOT NULL`, stageColumns, pg, stageRows)
+	return stage{Stage: st, pg: pg}, err
 }
 
-// drop removes the stage, even when the sync's context has ended, so the
-// pooled connection goes back clean.
-func (st *stage) drop() {
-	if st.insert != nil {
-		_ = st.insert.Close()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, _ = st.conn.ExecContext(ctx, `DROP TABLE IF EXISTS inventory_stage`)
-}
-
-func values(r *Listed) []any {
-	return []any{UID(r.ResourceID), r.ResourceID, r.Name, r.Type, r.Location, r.ResourceGroup, r.SKU, r.Tags, r.Properties}
-}
-
-func (st *stage) write(ctx context.Context, rows []Listed) error {
-	if st.pg {
-		return st.conn.Raw(func(dc any) error {
-			c, ok := dc.(*stdlib.Conn)
-			if !ok {
-				return fmt.Errorf("COPY needs a pgx connection, not %T", dc)
-			}
-			_, err := c.Conn().CopyFrom(ctx, pgx.Identifier{"inventory_stage"}, stageColumns,
-				pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) { return values(&rows[i]), nil }))
-			return err
-		})
-	}
-	for start := 0; start < len(rows); start += stageRows {
-		part := rows[start:min(start+stageRows, len(rows))]
-		st.args = st.args[:0]
-		for i := range part {
-			st.args = append(st.args, values(&part[i])...)
-		}
-		var err error
-		if len(part) == stageRows {
-			_, err = st.insert.ExecContext(ctx, st.args...)
-		} else {
-			_, err = st.conn.Conn.ExecContext(ctx, st.insertSQL(len(part)), st.args...)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// insertSQL is a multi-row insert of n rows into the (SQLite) stage.
-func (st *stage) insertSQL(n int) string {
-	row := "(" + strings.TrimSuffix(strings.Repeat("?,", len(stageColumns)), ",") + ")"
-	return "INSERT INTO inventory_stage (" + strings.Join(stageColumns, ", ") + ") VALUES " +
-		strings.TrimSuffix(strings.Repeat(row+",", n), ",")
+func (st stage) write(ctx context.Context, rows []Listed) error {
+	return st.Write(ctx, len(rows), func(i int) []any {
+		r := &rows[i]
+		return []any{UID(r.ResourceID), r.ResourceID, r.Name, r.Type, r.Location, r.ResourceGroup, r.SKU, r.Tags, r.Properties}
+	})
 }
 
 // differs is a condition true when a stored row (i) and the row named
@@ -227,13 +160,13 @@ func changedFields() string {
 // move records the lifecycle events, rewrites the tags of resources whose
 // tags changed, upserts the stage into the inventory and deletes the
 // subscription's resources the stage lacks, in one transaction.
-func (st *stage) move(ctx context.Context, sc Scope, at time.Time, out *Written) error {
-	if _, err := st.conn.ExecContext(ctx, `CREATE UNIQUE INDEX IF NOT EXISTS inventory_stage_uid ON inventory_stage (uid)`); err != nil {
+func (st stage) move(ctx context.Context, sc Scope, at time.Time, out *Written) error {
+	if _, err := st.Conn.ExecContext(ctx, `CREATE UNIQUE INDEX IF NOT EXISTS inventory_stage_uid ON inventory_stage (uid)`); err != nil {
 		return err
 	}
 	if st.pg {
 		// Temporary tables are never analysed automatically.
-		if _, err := st.conn.ExecContext(ctx, `ANALYZE inventory_stage`); err != nil {
+		if _, err := st.Conn.ExecContext(ctx, `ANALYZE inventory_stage`); err != nil {
 			return err
 		}
 	}
@@ -250,7 +183,7 @@ func (st *stage) move(ctx context.Context, sc Scope, at time.Time, out *Written)
 		}
 		return nil
 	}
-	return st.conn.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
+	return st.Conn.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
 		if st.pg {
 			// Two replicas syncing one subscription take turns, so each
 			// compares with what the other committed and no change is

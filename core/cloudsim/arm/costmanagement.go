@@ -73,6 +73,9 @@ var dimensions = []dimension{
 	{"ServiceName", func(c *world.Cost) string { return c.Service }},
 	{"ResourceGroupName", func(c *world.Cost) string { return c.ResourceGroup }},
 	{"ResourceGroup", func(c *world.Cost) string { return c.ResourceGroup }},
+	// Cost Management reports resource ids in lower case; a cost of no
+	// resource groups under the empty id.
+	{"ResourceId", func(c *world.Cost) string { return strings.ToLower(c.ResourceID) }},
 }
 
 // The kinds of result column.
@@ -134,7 +137,7 @@ func (srv *server) parseQuery(def queryDefinition) (*costQuery, error) {
 		}
 		i := slices.IndexFunc(dimensions, func(d dimension) bool { return strings.EqualFold(d.name, g.Name) })
 		if i < 0 {
-			return nil, fmt.Errorf("grouping by %q is not supported; use ServiceName, ResourceGroupName or ResourceGroup", g.Name)
+			return nil, fmt.Errorf("grouping by %q is not supported; use ServiceName, ResourceGroupName, ResourceGroup or ResourceId", g.Name)
 		}
 		if slices.ContainsFunc(q.groups, func(d dimension) bool { return d.name == dimensions[i].name }) {
 			return nil, fmt.Errorf("grouping by %q twice", g.Name)

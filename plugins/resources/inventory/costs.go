@@ -52,12 +52,14 @@ func (Amount) Schema(huma.Registry) *huma.Schema {
 }
 
 // MonthlyCost is a resource's estimated monthly cost: its actual cost over
-// the 30 days of a period.
+// the 30 days of a period. Its schema is nullable: a resource without a
+// known cost has null.
 type MonthlyCost struct {
-	Amount     Amount `json:"amount"`
-	Currency   string `json:"currency" doc:"ISO 4217 code"`
-	PeriodFrom string `json:"period_from" format:"date" doc:"First day (UTC) of the 30 the amount sums"`
-	PeriodTo   string `json:"period_to" format:"date" doc:"Last day (UTC), included"`
+	_          struct{} `nullable:"true"`
+	Amount     Amount   `json:"amount"`
+	Currency   string   `json:"currency" doc:"ISO 4217 code"`
+	PeriodFrom string   `json:"period_from" format:"date" doc:"First day (UTC) of the 30 the amount sums"`
+	PeriodTo   string   `json:"period_to" format:"date" doc:"Last day (UTC), included"`
 }
 
 // costRecord is the part of a resource_costs record read here.

@@ -280,3 +280,45 @@ func TestCostQueryGroupsByResourceID(t *testing.T) {
 		}
 	}
 }
+
+// TestCostQueryPagesOneBucket: a query without granularity is one bucket,
+// the whole period, summed once and served page after page; a query of
+// another grouping in between gets its own sums and leaves the pages
+// right.
+func TestCostQueryPagesOneBucket(t *testing.T) {
+	w := testWorld()
+	for d := 1; d <= 10; d++ {
+		for i := 0; i < 5; i++ {
+			w.Costs = append(w.Costs, world.Cost{SubscriptionID: subA, Date: fmt.Sprintf("2026-10-%02d", d), Service: "Storage", ResourceGroup: "rg-web",
+				ResourceID: fmt.Sprintf("/subscriptions/%s/resourceGroups/rg-web/providers/Microsoft.Compute/disks/disk-%d", subA, i), Cost: float64(i + 1), Currency: "USD"})
+		}
+	}
+	e := startWorld(t, w, arm.WithCostPageSize(2))
+	byResource := dailyQuery("2026-10-01", "2026-10-10", "ResourceId")
+	delete(byResource["dataset"].(map[string]any), "granularity")
+	byGroup := dailyQuery("2026-10-01", "2026-10-10", "ResourceGroup")
+	delete(byGroup["dataset"].(map[string]any), "granularity")
+	var got []string
+	pages := 0
+	for link := e.sim.URLs[cloudsim.ARM] + queryPath(subA); link != ""; pages++ {
+		resp, body := e.do("POST", link, byResource)
+		if resp.StatusCode != 200 {
+			t.Fatalf("page %d: %d %v", pages, resp.StatusCode, body)
+		}
+		r := readResult(t, body)
+		for _, row := range r.rows {
+			got = append(got, fmt.Sprint(row["ResourceId"], "=", row["PreTaxCost"]))
+		}
+		link = r.next
+		if _, body := e.do("POST", queryPath(subA), byGroup); len(readResult(t, body).rows) != 2 {
+			t.Fatalf("the query by group in between: %v", body)
+		}
+	}
+	want := []string{"=" + fmt.Sprint(2*(30*55+30))}
+	for i := 0; i < 5; i++ {
+		want = append(want, fmt.Sprintf("/subscriptions/%s/resourcegroups/rg-web/providers/microsoft.compute/disks/disk-%d=%d", subA, i, 10*(i+1)))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || pages != 3 {
+		t.Fatalf("%d pages of %v, want 3 of %v", pages, got, want)
+	}
+}

@@ -76,3 +76,19 @@ func TestOrphanCosts(t *testing.T) {
 		})
 	}
 }
+
+// TestOrphanCostsUnreadable: a resource_costs record the plugin cannot
+// read fails the orphans route with a 500 that tells nothing of it, rather
+// than showing the orphans as costing nothing.
+func TestOrphanCostsUnreadable(t *testing.T) {
+	f := startWith(t, storetest.Dialects()[0], inventoryWorld(), map[string][]json.RawMessage{inventory.CostDataset: {
+		json.RawMessage(`{"tenant_id": "` + contoso.ID + `", "resource_id": "x", "currency": "USD", "monthly_cost": "secret"}`),
+	}})
+	f.mustRun(t)
+	resp := f.harness.Do(httptest.NewRequest(http.MethodGet, "/api/v1/resources/orphans", nil), contosoU)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError || strings.Contains(string(raw), "secret") {
+		t.Fatalf("an unreadable cost record: %d %s", resp.StatusCode, raw)
+	}
+}

@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 )
@@ -82,12 +86,18 @@ func (h *Host) MarkFresh(ctx context.Context, tenantID, domain string, at time.T
 	return err
 }
 
+// ErrDatasetUnavailable is what ReadDataset's error wraps when no plugin
+// publishes the dataset (none is installed that does) or the one that does
+// is not running: a plugin that can do without the data tells this apart
+// from a failing read with errors.Is.
+var ErrDatasetUnavailable = errors.New("dataset unavailable")
+
 // ReadDataset streams a dataset another plugin publishes, calling fn for
 // each record of the given tenants.
 func (h *Host) ReadDataset(ctx context.Context, name string, tenantIDs []string, params map[string]string, fn func(json.RawMessage) error) error {
 	stream, err := h.client.ReadDataset(ctx, &pluginv1.ReadDatasetRequest{Dataset: name, TenantIds: tenantIDs, Params: params})
 	if err != nil {
-		return err
+		return datasetError(name, err)
 	}
 	for {
 		chunk, err := stream.Recv()
@@ -95,7 +105,7 @@ func (h *Host) ReadDataset(ctx context.Context, name string, tenantIDs []string,
 			return nil
 		}
 		if err != nil {
-			return err
+			return datasetError(name, err)
 		}
 		for _, r := range chunk.Records {
 			if err := fn(r); err != nil {
@@ -103,4 +113,14 @@ func (h *Host) ReadDataset(ctx context.Context, name string, tenantIDs []string,
 			}
 		}
 	}
+}
+
+// datasetError wraps ErrDatasetUnavailable around the host's answer that
+// no plugin publishes the dataset or its publisher is down.
+func datasetError(name string, err error) error {
+	switch status.Code(err) {
+	case codes.NotFound, codes.Unavailable:
+		return fmt.Errorf("dataset %s: %w: %s", name, ErrDatasetUnavailable, status.Convert(err).Message())
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package cloud_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/core/cloud"
+	"github.com/stewardhq/steward/core/cloudsim/world"
 )
 
 // BenchmarkDailyCosts ingests daily costs through DailyCosts from the
@@ -103,4 +105,43 @@ func peakRSS() (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// BenchmarkResourceCosts sums a subscription's 30 days by resource through
+// ResourceCosts from the simulator over HTTPS: 10,000 resources costed
+// every day (300,000 rows of the world) answer as 10,000 rows in 10 pages.
+// Beside BenchmarkDailyCosts' month it shows what the daily query by
+// resource adds to a subscription's sync.
+func BenchmarkResourceCosts(b *testing.B) {
+	const days, resources = 30, 10_000
+	w := baseWorld()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for d := 0; d < days; d++ {
+		date := start.AddDate(0, 0, d).Format(time.DateOnly)
+		for i := 0; i < resources; i++ {
+			w.Costs = append(w.Costs, world.Cost{SubscriptionID: subID(0), Date: date, Service: "Storage", ResourceGroup: "rg-00",
+				ResourceID: fmt.Sprintf("/subscriptions/%s/resourceGroups/rg-00/providers/Microsoft.Compute/disks/disk-%05d", subID(0), i),
+				Cost:       float64(i%500) / 100, Currency: "USD"})
+		}
+	}
+	_, c := startSim(b, w)
+	ctx := context.Background()
+	query := func() int {
+		n := 0
+		if err := c.ResourceCosts(ctx, subID(0), start, start.AddDate(0, 0, days-1), func(cloud.ResourceCost) error { n++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+		if n != resources {
+			b.Fatalf("%d resources, want %d", n, resources)
+		}
+		return n
+	}
+	// The first run gets the token and builds the simulator's cost index.
+	query()
+	rows := 0
+	for b.Loop() {
+		rows += query()
+	}
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "resources/s")
+	b.ReportMetric(b.Elapsed().Seconds()*1000/float64(rows/resources), "ms/query")
 }

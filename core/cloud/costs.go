@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
@@ -59,35 +60,53 @@ func (c *Clients) DailyCosts(ctx context.Context, subscriptionID string, from, t
 	return nil
 }
 
-// costWindow queries the days start..end (at most a year). The SDK's
-// Usage has no pager, so the pages after the first are fetched by posting
-// the same query to properties.nextLink through the same pipeline, as the
-// Cost Management API asks.
+// costWindow queries the days start..end (at most a year).
 func (c *Clients) costWindow(ctx context.Context, subscriptionID string, start, end time.Time, fn func(CostRow) error) error {
-	op := "query costs of subscription " + subscriptionID
+	def := costQuery(start, end, armcostmanagement.GranularityTypeDaily, colService, colResourceGroup)
+	return c.queryCosts(ctx, subscriptionID, def, func(props *armcostmanagement.QueryProperties) error {
+		return emitCostRows(props, fn)
+	})
+}
+
+// costQuery is an actual-cost query of the days start..end summing the
+// pre-tax cost by the dimensions given.
+func costQuery(start, end time.Time, granularity armcostmanagement.GranularityType, dimensions ...string) armcostmanagement.QueryDefinition {
 	endOfDay := end.Add(24*time.Hour - time.Second)
-	def := armcostmanagement.QueryDefinition{
+	grouping := make([]*armcostmanagement.QueryGrouping, len(dimensions))
+	for i, d := range dimensions {
+		grouping[i] = &armcostmanagement.QueryGrouping{Type: to.Ptr(armcostmanagement.QueryColumnTypeDimension), Name: to.Ptr(d)}
+	}
+	ds := &armcostmanagement.QueryDataset{
+		Aggregation: map[string]*armcostmanagement.QueryAggregation{
+			"totalCost": {Name: to.Ptr(colCost), Function: to.Ptr(armcostmanagement.FunctionTypeSum)},
+		},
+		Grouping: grouping,
+	}
+	if granularity != "" {
+		ds.Granularity = to.Ptr(granularity)
+	}
+	return armcostmanagement.QueryDefinition{
 		Type:       to.Ptr(armcostmanagement.ExportTypeActualCost),
 		Timeframe:  to.Ptr(armcostmanagement.TimeframeTypeCustom),
 		TimePeriod: &armcostmanagement.QueryTimePeriod{From: &start, To: &endOfDay},
-		Dataset: &armcostmanagement.QueryDataset{
-			Granularity: to.Ptr(armcostmanagement.GranularityTypeDaily),
-			Aggregation: map[string]*armcostmanagement.QueryAggregation{
-				"totalCost": {Name: to.Ptr(colCost), Function: to.Ptr(armcostmanagement.FunctionTypeSum)},
-			},
-			Grouping: []*armcostmanagement.QueryGrouping{
-				{Type: to.Ptr(armcostmanagement.QueryColumnTypeDimension), Name: to.Ptr(colService)},
-				{Type: to.Ptr(armcostmanagement.QueryColumnTypeDimension), Name: to.Ptr(colResourceGroup)},
-			},
-		},
+		Dataset:    ds,
 	}
+}
+
+// queryCosts runs a Cost Management query at a subscription's scope and
+// calls page for each page of the answer. The SDK's Usage has no pager, so
+// the pages after the first are fetched by posting the same query to
+// properties.nextLink through the same pipeline, as the Cost Management
+// API asks.
+func (c *Clients) queryCosts(ctx context.Context, subscriptionID string, def armcostmanagement.QueryDefinition, page func(*armcostmanagement.QueryProperties) error) error {
+	op := "query costs of subscription " + subscriptionID
 	resp, err := c.query.Usage(ctx, "subscriptions/"+subscriptionID, def, nil)
 	if err != nil {
 		return wrap(op, err)
 	}
 	props := resp.Properties
 	for props != nil { // nil: 204 No Content, nothing in range
-		if err := emitCostRows(props, fn); err != nil {
+		if err := page(props); err != nil {
 			return err
 		}
 		next := deref(props.NextLink)
@@ -124,30 +143,48 @@ func (c *Clients) nextCostPage(ctx context.Context, nextLink string, def armcost
 	return result.Properties, nil
 }
 
-// emitCostRows reads a page's rows by column name: Cost Management orders
+// columnsAt finds the named columns of a page: Cost Management orders
 // columns as it likes, and the order differs between scopes and queries.
-func emitCostRows(props *armcostmanagement.QueryProperties, fn func(CostRow) error) error {
+func columnsAt(props *armcostmanagement.QueryProperties, names ...string) ([]int, error) {
 	at := map[string]int{}
 	for i, col := range props.Columns {
 		if col != nil && col.Name != nil {
 			at[*col.Name] = i
 		}
 	}
-	var idx [5]int
-	for i, name := range []string{colCost, colDate, colService, colResourceGroup, colCurrency} {
+	idx := make([]int, len(names))
+	for i, name := range names {
 		j, ok := at[name]
 		if !ok {
-			return fmt.Errorf("cloud: cost query answered without the %s column", name)
+			return nil, fmt.Errorf("cloud: cost query answered without the %s column", name)
 		}
 		idx[i] = j
 	}
+	return idx, nil
+}
+
+// costCell reads a row's cost; n is the row's number, for the error.
+func costCell(row []any, i, n, columns int) (float64, error) {
+	if len(row) != columns {
+		return 0, fmt.Errorf("cloud: cost row %d has %d values for %d columns", n, len(row), columns)
+	}
+	cost, ok := row[i].(float64)
+	if !ok {
+		return 0, fmt.Errorf("cloud: cost row %d: %s is %T, not a number", n, colCost, row[i])
+	}
+	return cost, nil
+}
+
+// emitCostRows reads a page's rows by column name.
+func emitCostRows(props *armcostmanagement.QueryProperties, fn func(CostRow) error) error {
+	idx, err := columnsAt(props, colCost, colDate, colService, colResourceGroup, colCurrency)
+	if err != nil {
+		return err
+	}
 	for n, row := range props.Rows {
-		if len(row) != len(props.Columns) {
-			return fmt.Errorf("cloud: cost row %d has %d values for %d columns", n, len(row), len(props.Columns))
-		}
-		cost, ok := row[idx[0]].(float64)
-		if !ok {
-			return fmt.Errorf("cloud: cost row %d: %s is %T, not a number", n, colCost, row[idx[0]])
+		cost, err := costCell(row, idx[0], n, len(props.Columns))
+		if err != nil {
+			return err
 		}
 		date, err := usageDate(row[idx[1]])
 		if err != nil {
@@ -187,4 +224,50 @@ func text(v any) string {
 func calendarDay(t time.Time) time.Time {
 	y, m, d := t.Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// ResourceCost is a resource's actual cost over a period.
+type ResourceCost struct {
+	// ResourceID is the resource's ARM id in lower case, as Cost
+	// Management reports it; empty for the costs of no resource (a
+	// subscription's support plan, marketplace or tax lines).
+	ResourceID string
+	Cost       float64
+	Currency   string
+}
+
+// colResourceID is the dimension ResourceCosts groups by.
+const colResourceID = "ResourceId"
+
+// ResourceCosts calls fn for each resource's actual cost in a subscription
+// summed over the calendar days of from through to (both included, at
+// most a year): one query without granularity grouped by ResourceId, read
+// a page at a time. An error from fn stops the query and is returned as
+// is.
+func (c *Clients) ResourceCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(ResourceCost) error) error {
+	if subscriptionID == "" {
+		return errors.New("cloud: resource costs: no subscription id")
+	}
+	first, last := calendarDay(from), calendarDay(to)
+	if last.Before(first) || !last.Before(first.AddDate(1, 0, 0)) {
+		return fmt.Errorf("cloud: resource costs: %s..%s is not a period of one day to a year", first.Format(time.DateOnly), last.Format(time.DateOnly))
+	}
+	def := costQuery(first, last, "", colResourceID)
+	return c.queryCosts(ctx, subscriptionID, def, func(props *armcostmanagement.QueryProperties) error {
+		idx, err := columnsAt(props, colCost, colResourceID, colCurrency)
+		if err != nil {
+			return err
+		}
+		for n, row := range props.Rows {
+			cost, err := costCell(row, idx[0], n, len(props.Columns))
+			if err != nil {
+				return err
+			}
+			r := ResourceCost{ResourceID: strings.ToLower(text(row[idx[1]])), Cost: cost, Currency: text(row[idx[2]])}
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -25,9 +26,14 @@ func invResource(sub, group, typ, name, location string, tags map[string]string,
 		Name: name, Type: typ, Location: location, Tags: tags, Properties: props}
 }
 
+// invDiskA2 is Brand A's unattached disk, which bills 2.00 USD a day.
+var invDiskA2 = fmt.Sprintf("/subscriptions/%s/resourceGroups/rg-app/providers/Microsoft.Compute/disks/disk-a2", invSubA)
+
 // inventoryWorld gives Brand A five resources — an attached and an
 // unattached disk, a VM, a public IP bound to nothing and an empty
-// resource group — and Brand B one VM.
+// resource group — and Brand B one VM. Over the 40 days up to today the
+// unattached disk costs 2.00 USD a day on its own cost rows, beside a
+// resource group's costs of no resource; the public IP costs nothing.
 func inventoryWorld(t *testing.T) string {
 	w := world.World{
 		Tenants: []world.Tenant{
@@ -44,12 +50,20 @@ func inventoryWorld(t *testing.T) string {
 			invResource(invSubB, "rg-b", "Microsoft.Compute/virtualMachines", "vm-b", "eastus", map[string]string{"env": "prod", "owner": "b"}, map[string]any{}),
 		},
 	}
+	for d := -39; d <= 0; d++ {
+		date := time.Now().UTC().AddDate(0, 0, d).Format(time.DateOnly)
+		w.Costs = append(w.Costs,
+			world.Cost{SubscriptionID: invSubA, Date: date, Service: "Storage", ResourceGroup: "rg-app", ResourceID: invDiskA2, Cost: 2, Currency: "USD"},
+			world.Cost{SubscriptionID: invSubA, Date: date, Service: "Virtual Machines", ResourceGroup: "rg-app", Cost: 7, Currency: "USD"})
+	}
 	return writeWorld(t, w)
 }
 
+// inventoryPlugins are the resources plugin and the cost plugin, whose
+// resource_costs dataset gives the orphans their cost.
 func inventoryPlugins() string {
 	return fmt.Sprintf("plugin \"resources\" {\n  binary = %q\n  cloud_credential = true\n  config {\n    locations = [\"eastus\"]\n    required_tags = [\"env\", \"owner\"]\n  }\n}\n",
-		filepath.Join(binDir, "plugins", "resources"))
+		filepath.Join(binDir, "plugins", "resources")) + costPlugins("    backfill_days = 40")
 }
 
 type invPage struct {
@@ -58,6 +72,8 @@ type invPage struct {
 		TenantID string `json:"tenant_id"`
 		Name     string `json:"name"`
 		Kind     string `json:"kind"`
+		// Cost is an orphan's estimated_monthly_cost, as written.
+		Cost json.RawMessage `json:"estimated_monthly_cost"`
 	} `json:"items"`
 	Total int `json:"total"`
 }
@@ -65,7 +81,8 @@ type invPage struct {
 // TestInventoryThroughTheSimulatedCloud: the world's resources reach the
 // inventory routes through Resource Graph, the inventory job and its
 // tables, with counts, orphans and tag coverage, and a standard user of
-// Brand A sees nothing of Brand B.
+// Brand A sees nothing of Brand B. The orphans' estimated monthly costs
+// come from the cost plugin's sync, through its resource_costs dataset.
 func TestInventoryThroughTheSimulatedCloud(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) { testInventory(t, dialect) })
@@ -119,14 +136,20 @@ func testInventory(t *testing.T, dialect string) {
 	if page.Total != 5 || strings.Join(names, ",") != "disk-a1,disk-a2,pip-a,rg-empty,vm-a" {
 		t.Fatalf("Brand A's inventory %d %v", page.Total, names)
 	}
+	// The orphans with their costs over the 30 full days before today,
+	// once the start-up cost sync has summed them by resource.
+	waitStartupSync(t, h, admin, "costs")
 	var orphans invPage
 	h.get("/api/v1/resources/orphans", tokA).json(t, &orphans)
 	var found []string
 	for _, it := range orphans.Items {
-		found = append(found, it.Kind+":"+it.Name)
+		found = append(found, it.Kind+":"+it.Name+" "+string(it.Cost))
 	}
-	if strings.Join(found, ",") != "empty_resource_group:rg-empty,unattached_disk:disk-a2,unused_public_ip:pip-a" {
-		t.Fatalf("Brand A's orphans %v", found)
+	today := time.Now().UTC()
+	diskCost := fmt.Sprintf(`{"amount":60.00,"currency":"USD","period_from":%q,"period_to":%q}`,
+		today.AddDate(0, 0, -30).Format(time.DateOnly), today.AddDate(0, 0, -1).Format(time.DateOnly))
+	if want := "empty_resource_group:rg-empty null,unattached_disk:disk-a2 " + diskCost + ",unused_public_ip:pip-a null"; strings.Join(found, ",") != want {
+		t.Fatalf("Brand A's orphans %v, want %s", found, want)
 	}
 	var cov struct {
 		TotalResources int     `json:"total_resources"`

@@ -1,7 +1,8 @@
 // Command cost is the cost domain plugin: it syncs daily actual costs,
-// reservation utilisation and budgets from the cloud into its own tables,
-// and serves the cost and budget routes, anomalies, chargeback, the cost
-// dashboard card and page, and the costs dataset.
+// each resource's cost over the last 30 days, reservation utilisation and
+// budgets from the cloud into its own tables, and serves the cost and
+// budget routes, anomalies, chargeback, the cost dashboard card and page,
+// and the costs and resource_costs datasets.
 package main
 
 import (
@@ -59,7 +60,7 @@ func New() *sdk.Plugin {
 		Name:         "cost",
 		Version:      "0.1.0",
 		Routes:       slices.Concat(reads.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes()),
-		Datasets:     []sdk.Dataset{reads.Dataset()},
+		Datasets:     []sdk.Dataset{reads.Dataset(), reads.ResourceDataset()},
 		Fragments:    fragments,
 		Pages:        pages,
 		Nav:          nav,

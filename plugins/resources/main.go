@@ -66,7 +66,7 @@ func New() *sdk.Plugin {
 			*syncer = quotas.Syncer{Cloud: clients, Store: st, Host: env.Host, Locations: cfg.Locations}
 			inventoryStore.DB = db
 			*inventorySyncer = inventory.Syncer{Cloud: clients, Store: inventoryStore, Host: env.Host}
-			*inventoryHandlers = inventory.Handlers{Store: inventoryStore, RequiredTags: cfg.RequiredTags}
+			*inventoryHandlers = inventory.Handlers{Store: inventoryStore, RequiredTags: cfg.RequiredTags, Host: env.Host}
 			return nil
 		},
 	}

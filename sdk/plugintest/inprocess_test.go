@@ -532,7 +532,9 @@ func TestDatasets(t *testing.T) {
 			t.Errorf("%s read %d records through the host (%v), want %d", job, n, err, want)
 		}
 	}
-	if _, _, err := h.RunJob(ctx, "import-missing"); status.Code(err) != codes.Unknown || !strings.Contains(err.Error(), "nobody.publishes") {
+	// The plugin's Host tells it the dataset is unavailable
+	// (sdk.ErrDatasetUnavailable), naming it.
+	if _, _, err := h.RunJob(ctx, "import-missing"); status.Code(err) != codes.Unknown || !strings.Contains(err.Error(), "dataset nobody.publishes: dataset unavailable") {
 		t.Errorf("reading an unpublished dataset: %v", err)
 	}
 }

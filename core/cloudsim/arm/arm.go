@@ -72,6 +72,9 @@ type server struct {
 	auth  Authenticator
 	opts  options
 	costs costIndex
+	// lastBucket spares the pages of a query the sums of the page
+	// before.
+	lastBucket bucketCache
 }
 
 // Register serves the ARM routes on the simulator's ARM service, checking

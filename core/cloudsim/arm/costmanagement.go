@@ -73,6 +73,9 @@ var dimensions = []dimension{
 	{"ServiceName", func(c *world.Cost) string { return c.Service }},
 	{"ResourceGroupName", func(c *world.Cost) string { return c.ResourceGroup }},
 	{"ResourceGroup", func(c *world.Cost) string { return c.ResourceGroup }},
+	// Cost Management reports resource ids in lower case; a cost of no
+	// resource groups under the empty id.
+	{"ResourceId", func(c *world.Cost) string { return strings.ToLower(c.ResourceID) }},
 }
 
 // The kinds of result column.
@@ -134,7 +137,7 @@ func (srv *server) parseQuery(def queryDefinition) (*costQuery, error) {
 		}
 		i := slices.IndexFunc(dimensions, func(d dimension) bool { return strings.EqualFold(d.name, g.Name) })
 		if i < 0 {
-			return nil, fmt.Errorf("grouping by %q is not supported; use ServiceName, ResourceGroupName or ResourceGroup", g.Name)
+			return nil, fmt.Errorf("grouping by %q is not supported; use ServiceName, ResourceGroupName, ResourceGroup or ResourceId", g.Name)
 		}
 		if slices.ContainsFunc(q.groups, func(d dimension) bool { return d.name == dimensions[i].name }) {
 			return nil, fmt.Errorf("grouping by %q twice", g.Name)
@@ -344,7 +347,7 @@ func (srv *server) costQuery(w http.ResponseWriter, r *http.Request, _ idp.Claim
 				end++
 			}
 		}
-		rows := agg.bucket(costs, idx[pos:end])
+		rows := srv.lastBucket.rows(agg, subID, costs, idx, pos, end, size)
 		skip = min(skip, len(rows))
 		n := min(len(rows)-skip, size-len(page))
 		page = append(page, rows[skip:skip+n]...)
@@ -362,6 +365,47 @@ func (srv *server) costQuery(w http.ResponseWriter, r *http.Request, _ idp.Claim
 		next = srv.nextLink(r, fmt.Sprintf("%d.%d", pos, skip))
 	}
 	srv.writeQueryResult(w, subID, q, page, next)
+}
+
+// bucketCache keeps the last bucket summed whose costs are more than a
+// page's rows: a query without granularity is one bucket, the whole
+// period, and each of its pages would otherwise sum the period again.
+type bucketCache struct {
+	mu   sync.Mutex
+	key  bucketKey
+	sums []costRow
+}
+
+// bucketKey names a bucket: the world's cost list (by its first element
+// and length), the subscription, the bucket's positions among its costs
+// and what the query sums by.
+type bucketKey struct {
+	costs    *world.Cost
+	n        int
+	sub      string
+	pos, end int
+	groups   string
+	aggs     int
+}
+
+// rows sums the bucket idx[pos:end] with agg, or returns the sums kept
+// from the page before.
+func (bc *bucketCache) rows(agg *aggregator, subID string, costs []world.Cost, idx []int32, pos, end, size int) []costRow {
+	if end-pos <= size {
+		return agg.bucket(costs, idx[pos:end])
+	}
+	names := make([]string, len(agg.q.groups))
+	for i, d := range agg.q.groups {
+		names[i] = d.name
+	}
+	k := bucketKey{costs: &costs[0], n: len(costs), sub: strings.ToLower(subID), pos: pos, end: end, groups: strings.Join(names, ","), aggs: agg.q.aggs}
+	bc.mu.Lock()
+	defer bc.mu.Unlock()
+	if bc.sums != nil && bc.key == k {
+		return bc.sums
+	}
+	bc.key, bc.sums = k, slices.Clone(agg.bucket(costs, idx[pos:end]))
+	return bc.sums
 }
 
 // parseCostToken reads a $skiptoken: "position.skip".

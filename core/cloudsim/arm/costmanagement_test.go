@@ -7,6 +7,7 @@ import (
 
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/arm"
+	"github.com/stewardhq/steward/core/cloudsim/world"
 )
 
 func queryPath(sub string) string {
@@ -217,5 +218,107 @@ func TestCostQueryColumnOrderOption(t *testing.T) {
 	_, body := e.do("POST", queryPath(subA), dailyQuery("2026-10-01", "2026-10-01", "ServiceName", "ResourceGroupName"))
 	if got := strings.Join(readResult(t, body).columns, ","); got != "UsageDate,PreTaxCost,ResourceGroupName,ServiceName,Currency" {
 		t.Fatalf("columns %s", got)
+	}
+}
+
+func TestCostQueryGroupsByResourceID(t *testing.T) {
+	disk := "/subscriptions/" + subA + "/resourceGroups/rg-web/providers/Microsoft.Compute/disks/Disk-1"
+	ip := "/subscriptions/" + subA + "/resourceGroups/rg-web/providers/Microsoft.Network/publicIPAddresses/pip-1"
+	w := testWorld()
+	for d := 1; d <= 10; d++ {
+		date := fmt.Sprintf("2026-10-%02d", d)
+		w.Costs = append(w.Costs,
+			world.Cost{SubscriptionID: subA, Date: date, Service: "Storage", ResourceGroup: "rg-web", ResourceID: disk, Cost: 1.25, Currency: "USD"},
+			world.Cost{SubscriptionID: subA, Date: date, Service: "Virtual Network", ResourceGroup: "rg-web", ResourceID: ip, Cost: 0.5, Currency: "USD"})
+	}
+	// A resource's id in two spellings is one resource.
+	w.Costs = append(w.Costs, world.Cost{SubscriptionID: subA, Date: "2026-10-10", Service: "Storage", ResourceGroup: "rg-web",
+		ResourceID: strings.ToUpper(disk), Cost: 2, Currency: "USD"})
+	e := startWorld(t, w)
+
+	q := dailyQuery("2026-10-01", "2026-10-10", "ResourceId")
+	delete(q["dataset"].(map[string]any), "granularity")
+	resp, body := e.do("POST", queryPath(subA), q)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %v", resp.StatusCode, body)
+	}
+	r := readResult(t, body)
+	if got := strings.Join(r.columns, ","); got != "ResourceId,Currency,PreTaxCost" {
+		t.Fatalf("columns %s", got)
+	}
+	got := map[string]any{}
+	for _, row := range r.rows {
+		got[row["ResourceId"].(string)] = row["PreTaxCost"]
+	}
+	// The rows without a resource id: 10 days of 3 services in 2 groups
+	// costing 10d+i.
+	rest := 0.0
+	for d := 1; d <= 10; d++ {
+		rest += 2 * float64(3*d*10+0+1+2)
+	}
+	want := map[string]any{"": rest, strings.ToLower(disk): 14.5, strings.ToLower(ip): 5.0}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(r.rows) != 3 {
+		t.Fatalf("costs by resource %v, want %v", got, want)
+	}
+
+	// With a daily granularity and another dimension, as the API allows.
+	_, body = e.do("POST", queryPath(subA), dailyQuery("2026-10-10", "2026-10-10", "resourceid", "ServiceName"))
+	r = readResult(t, body)
+	found := false
+	for _, row := range r.rows {
+		if row["ResourceId"] == strings.ToLower(disk) {
+			found = row["ServiceName"] == "Storage" && row["PreTaxCost"] == 3.25 && row["UsageDate"] == 20261010.0
+		}
+	}
+	if !found || len(r.rows) != 5 {
+		t.Fatalf("10 October by resource and service: %v", r.rows)
+	}
+
+	for _, grouping := range [][]string{{"ResourceId", "ResourceId"}, {"ResourceType"}} {
+		if resp, body := e.do("POST", queryPath(subA), dailyQuery("2026-10-01", "2026-10-10", grouping...)); resp.StatusCode != 400 || errorCode(body) != "BadRequest" {
+			t.Errorf("grouping by %v: %d %v", grouping, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestCostQueryPagesOneBucket: a query without granularity is one bucket,
+// the whole period, summed once and served page after page; a query of
+// another grouping in between gets its own sums and leaves the pages
+// right.
+func TestCostQueryPagesOneBucket(t *testing.T) {
+	w := testWorld()
+	for d := 1; d <= 10; d++ {
+		for i := 0; i < 5; i++ {
+			w.Costs = append(w.Costs, world.Cost{SubscriptionID: subA, Date: fmt.Sprintf("2026-10-%02d", d), Service: "Storage", ResourceGroup: "rg-web",
+				ResourceID: fmt.Sprintf("/subscriptions/%s/resourceGroups/rg-web/providers/Microsoft.Compute/disks/disk-%d", subA, i), Cost: float64(i + 1), Currency: "USD"})
+		}
+	}
+	e := startWorld(t, w, arm.WithCostPageSize(2))
+	byResource := dailyQuery("2026-10-01", "2026-10-10", "ResourceId")
+	delete(byResource["dataset"].(map[string]any), "granularity")
+	byGroup := dailyQuery("2026-10-01", "2026-10-10", "ResourceGroup")
+	delete(byGroup["dataset"].(map[string]any), "granularity")
+	var got []string
+	pages := 0
+	for link := e.sim.URLs[cloudsim.ARM] + queryPath(subA); link != ""; pages++ {
+		resp, body := e.do("POST", link, byResource)
+		if resp.StatusCode != 200 {
+			t.Fatalf("page %d: %d %v", pages, resp.StatusCode, body)
+		}
+		r := readResult(t, body)
+		for _, row := range r.rows {
+			got = append(got, fmt.Sprint(row["ResourceId"], "=", row["PreTaxCost"]))
+		}
+		link = r.next
+		if _, body := e.do("POST", queryPath(subA), byGroup); len(readResult(t, body).rows) != 2 {
+			t.Fatalf("the query by group in between: %v", body)
+		}
+	}
+	want := []string{"=" + fmt.Sprint(2*(30*55+30))}
+	for i := 0; i < 5; i++ {
+		want = append(want, fmt.Sprintf("/subscriptions/%s/resourcegroups/rg-web/providers/microsoft.compute/disks/disk-%d=%d", subA, i, 10*(i+1)))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || pages != 3 {
+		t.Fatalf("%d pages of %v, want 3 of %v", pages, got, want)
 	}
 }

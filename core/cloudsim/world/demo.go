@@ -49,6 +49,9 @@ const (
 //     of the 365 days ending today, in USD, with weekly and yearly
 //     seasonality, growth, noise and a 3–8x one- or two-day spike of one
 //     series in every 24-day cycle (so at least one in any 30 days).
+//     Beside those series, each unattached disk (Storage) and spare public
+//     IP (Virtual Network) has a row of its own every day naming its
+//     resource id, at a flat list price, so orphans have a known cost.
 //   - Reservations: five reservations of the billing account, one row each
 //     for the last 90 days, two of them clearly under-utilised.
 //   - Resources per subscription in Azure id form: virtual machines with
@@ -245,6 +248,19 @@ type demoSeries struct {
 	seasonAmp  float64
 }
 
+// demoBilled is a resource whose own cost the demo reports: the same
+// amount every day, as a disk or a static IP costs whether used or not.
+type demoBilled struct {
+	id, service, rg string
+	daily           float64
+}
+
+// What a day of an orphan costs, USD: premium SSD disks by size (P15, P20,
+// P30 at list price over 30 days) and a static standard public IP.
+var diskDailyCost = map[float64]float64{256: 1.27, 512: 2.44, 1024: 4.51}
+
+const publicIPDailyCost = 0.12
+
 type demoSub struct {
 	id, name  string
 	part      string // the name within its tenant, e.g. "core"
@@ -252,6 +268,9 @@ type demoSub struct {
 	tenant    *demoTenant
 	locations []string
 	series    []demoSeries
+	// billed are the resources costed on their own rows, beside the
+	// series.
+	billed []demoBilled
 	// byType lists the subscription's resources by their ARM type, for the
 	// policy states evaluated over them.
 	byType map[string][]Resource
@@ -529,17 +548,20 @@ func (g *demoGen) resources() {
 			orphanDisks, orphanIPs = max(orphanDisks, 1), 1
 		}
 		for k := range orphanDisks {
-			g.add(s, "rg-app", typeDisk, fmt.Sprintf("disk-%s-old-%02d", short, k+1), loc(), map[string]any{
-				"diskSizeGB":  pick(g, 256.0, 512, 1024),
+			size := pick(g, 256.0, 512, 1024)
+			d := g.add(s, "rg-app", typeDisk, fmt.Sprintf("disk-%s-old-%02d", short, k+1), loc(), map[string]any{
+				"diskSizeGB":  size,
 				"diskState":   "Unattached",
 				"timeCreated": g.date(100+g.r.IntN(300)) + "T09:00:00Z",
 			})
+			s.billed = append(s.billed, demoBilled{id: d.ID, service: "Storage", rg: "rg-app", daily: diskDailyCost[size]})
 		}
 		for k := range orphanIPs {
-			g.add(s, "rg-app", typePublicIP, fmt.Sprintf("pip-%s-spare-%02d", short, k+1), loc(), map[string]any{
+			ip := g.add(s, "rg-app", typePublicIP, fmt.Sprintf("pip-%s-spare-%02d", short, k+1), loc(), map[string]any{
 				"ipAddress":                nextPublicIP(),
 				"publicIPAllocationMethod": "Static",
 			})
+			s.billed = append(s.billed, demoBilled{id: ip.ID, service: "Virtual Network", rg: "rg-app", daily: publicIPDailyCost})
 		}
 
 		storage := 1 + g.r.IntN(3)
@@ -1030,11 +1052,12 @@ func (g *demoGen) anomalyOn(n int64, series int) (int, float64) {
 }
 
 func (g *demoGen) costs() {
-	series := 0
+	series, billed := 0, 0
 	for _, sub := range g.subs {
 		series += len(sub.series)
+		billed += len(sub.billed)
 	}
-	g.w.Costs = make([]Cost, 0, 365*series)
+	g.w.Costs = make([]Cost, 0, 365*(series+billed))
 	for n := g.day - 364; n <= g.day; n++ {
 		date := time.Unix(n*secondsPerDay, 0).UTC()
 		day := date.Format(DateLayout)
@@ -1062,6 +1085,10 @@ func (g *demoGen) costs() {
 					Currency:       "USD",
 				})
 				k++
+			}
+			for _, b := range sub.billed {
+				g.w.Costs = append(g.w.Costs, Cost{SubscriptionID: sub.id, Date: day, Service: b.service, ResourceGroup: b.rg,
+					ResourceID: b.id, Cost: b.daily, Currency: "USD"})
 			}
 		}
 	}

@@ -216,6 +216,7 @@ func checkCosts(t *testing.T, w *World) {
 			t.Errorf("a cost dated %s, outside %s..%s", k.date, first, last)
 		}
 	}
+	checkOrphanCosts(t, w)
 	spikes := costSpikes(w.Costs)
 	recent := slices.ContainsFunc(spikes, func(d string) bool { return d >= dayOffset(demoToday, -29) })
 	// A handful: enough to find, far too few to be noise.
@@ -236,10 +237,10 @@ func mean(xs []float64) float64 {
 // at least twice the same series' cost a week before, counting a run of
 // such days once. It returns the first day of each.
 func costSpikes(costs []Cost) []string {
-	type key struct{ sub, service, rg string }
+	type key struct{ sub, service, rg, resource string }
 	series := map[key][]Cost{}
 	for _, c := range costs {
-		k := key{c.SubscriptionID, c.Service, c.ResourceGroup}
+		k := key{c.SubscriptionID, c.Service, c.ResourceGroup, c.ResourceID}
 		series[k] = append(series[k], c)
 	}
 	var out []string
@@ -692,4 +693,36 @@ func mustDate(t *testing.T, s string) time.Time {
 		t.Fatal(err)
 	}
 	return at
+}
+
+// checkOrphanCosts: every unattached disk and unassociated public IP, and
+// nothing else, has a cost of its own each of the 365 days, in its own
+// subscription and resource group.
+func checkOrphanCosts(t *testing.T, w *World) {
+	orphans := map[string]Resource{}
+	for _, r := range w.Resources {
+		if (r.Type == "microsoft.compute/disks" && r.Properties["diskState"] == "Unattached") ||
+			(r.Type == "microsoft.network/publicipaddresses" && r.Properties["ipConfiguration"] == nil) {
+			orphans[r.ID] = r
+		}
+	}
+	days := map[string]int{}
+	for _, c := range w.Costs {
+		if c.ResourceID == "" {
+			continue
+		}
+		r, ok := orphans[c.ResourceID]
+		if !ok || c.SubscriptionID != r.SubscriptionID || !strings.Contains(r.ID, "/resourceGroups/"+c.ResourceGroup+"/") {
+			t.Fatalf("cost row %+v names no orphan of its subscription and group", c)
+		}
+		days[c.ResourceID]++
+	}
+	if len(orphans) == 0 {
+		t.Fatal("no orphans")
+	}
+	for id := range orphans {
+		if days[id] != 365 {
+			t.Errorf("orphan %s has costs on %d days, want 365", id, days[id])
+		}
+	}
 }

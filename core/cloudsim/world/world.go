@@ -50,12 +50,16 @@ type User struct {
 	LastSignIn        string   `json:"last_sign_in"`
 }
 
-// Cost is one day's cost of a service in a resource group.
+// Cost is one day's cost of a service in a resource group, and of one
+// resource when ResourceID names it (optional: rows without it are costs
+// the provider reports by resource group only, such as a subscription's
+// support charge, or worlds that do not model resources' costs).
 type Cost struct {
 	SubscriptionID string  `json:"subscription_id"`
 	Date           string  `json:"date"`
 	Service        string  `json:"service"`
 	ResourceGroup  string  `json:"resource_group"`
+	ResourceID     string  `json:"resource_id,omitempty"`
 	Cost           float64 `json:"cost"`
 	Currency       string  `json:"currency"`
 }

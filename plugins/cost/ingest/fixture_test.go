@@ -16,6 +16,7 @@ import (
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/plugins/cost/ingest"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/plugins/cost/reports"
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/plugintest"
 )
@@ -101,7 +102,8 @@ func restate(w *world.World, fn func(costs []world.Cost) []world.Cost) *world.Wo
 
 // fixture is a simulated cloud serving a world, the cloud clients against
 // it, a migrated ledger on a real database and a syncer whose host is the
-// plugin test harness's Host service.
+// plugin test harness's Host service; the harness's plugin publishes the
+// resource_costs dataset from the ledger.
 type fixture struct {
 	sim     *cloudsim.Sim
 	clock   *simtest.Clock
@@ -135,8 +137,10 @@ func start(tb testing.TB, dialect string, w *world.World, opts ...arm.Option) *f
 			}
 		}
 	}
+	reads := &reports.Handlers{Store: &reports.Store{DB: db}}
 	f.harness = plugintest.New(tb, &sdk.Plugin{Name: "cost", Version: "0.0.0",
-		Jobs: []sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Run: f.syncer.Run}},
+		Jobs:     []sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Run: f.syncer.Run}},
+		Datasets: []sdk.Dataset{reads.ResourceDataset()},
 		Configure: func(_ context.Context, env *sdk.Env) error {
 			f.syncer.Host = env.Host
 			return nil

@@ -12,6 +12,16 @@
 // previous data as it was. Once a tenant's costs are written and rolled
 // up, the AfterTenant hooks (anomaly detection, budget evaluation) run for
 // the days written.
+//
+// Beside the daily series, each subscription's cost per resource over the
+// last ResourceCostDays full days (ending yesterday: today's costs are
+// still arriving) is fetched with one query grouped by ResourceId and
+// replaces what the ledger held for the subscription
+// (ledger.Store.ReplaceResourceCosts). That sum over 30 days is the
+// estimated monthly cost the resource_costs dataset publishes. It is
+// fetched once a day, by the first run after midnight, not on every run:
+// the period only moves on daily, and a Cost Management query is a
+// throttled call.
 package ingest
 
 import (
@@ -31,6 +41,7 @@ import (
 type Cloud interface {
 	Subscriptions(ctx context.Context, fn func(cloud.Subscription) error) error
 	DailyCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(cloud.CostRow) error) error
+	ResourceCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(cloud.ResourceCost) error) error
 	ReservationSummaries(ctx context.Context, billingAccountID, grain string, from, to time.Time, fn func(cloud.ReservationSummary) error) error
 }
 
@@ -46,6 +57,9 @@ const (
 	// ReservationDays is how far back a tenant's first reservation sync
 	// reads.
 	ReservationDays = 90
+	// ResourceCostDays is how many full days, ending yesterday, a
+	// resource's cost sums.
+	ResourceCostDays = 30
 )
 
 // progressRows is how often, in rows, a subscription's progress is
@@ -97,6 +111,10 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read sync state: %w", err)
 	}
+	periods, err := s.Ledger.ResourcePeriods(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read resource cost periods: %w", err)
+	}
 	p := &progress{run: run}
 	for _, tw := range work {
 		p.total += int64(len(tw.subscriptions))
@@ -115,7 +133,7 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 			}
 			continue
 		}
-		if err := s.syncTenant(ctx, tw, states, p); err != nil {
+		if err := s.syncTenant(ctx, tw, states, periods, p); err != nil {
 			failures = append(failures, fmt.Errorf("tenant %s (%s): %w", tw.tenant.Name, tw.tenant.ID, err))
 			continue
 		}
@@ -152,7 +170,7 @@ func (s *Syncer) plan(ctx context.Context, tenantIDs []string) ([]*tenantWork, e
 
 // syncTenant writes a tenant's costs subscription by subscription, runs
 // the hooks over the days written, then syncs its reservations.
-func (s *Syncer) syncTenant(ctx context.Context, tw *tenantWork, states map[string]ledger.SyncState, p *progress) error {
+func (s *Syncer) syncTenant(ctx context.Context, tw *tenantWork, states map[string]ledger.SyncState, periods map[string]ledger.ResourcePeriod, p *progress) error {
 	today := ledger.DayOf(s.now().UTC())
 	var failures []error
 	var from, to ledger.Day
@@ -164,6 +182,10 @@ func (s *Syncer) syncTenant(ctx context.Context, tw *tenantWork, states map[stri
 		to = max(to, w.To)
 		if err := s.syncSubscription(ctx, tw.tenant, w, p); err != nil {
 			failures = append(failures, fmt.Errorf("subscription %s: %w", sub, err))
+			continue
+		}
+		if err := s.syncResourceCosts(ctx, tw.tenant, sub, today, periods[sub], p); err != nil {
+			failures = append(failures, fmt.Errorf("subscription %s: resource costs: %w", sub, err))
 		}
 	}
 	if len(failures) > 0 {
@@ -220,6 +242,30 @@ func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, w ledg
 	}
 	p.records += written.Rows
 	p.step(fmt.Sprintf("%s: %d rows in %d batches, %d changed", label, written.Rows, written.Batches, written.Changed))
+	return nil
+}
+
+// syncResourceCosts replaces a subscription's cost per resource over the
+// ResourceCostDays ending yesterday, unless the ledger already holds that
+// period for the same tenant.
+func (s *Syncer) syncResourceCosts(ctx context.Context, tenant sdk.Tenant, sub string, today ledger.Day, held ledger.ResourcePeriod, p *progress) error {
+	period := ledger.ResourcePeriod{SubscriptionID: sub, TenantID: tenant.ID, From: today - ResourceCostDays, To: today - 1, SyncedAt: s.now()}
+	if held.From == period.From && held.To == period.To && held.TenantID == tenant.ID {
+		return nil
+	}
+	var rows []ledger.ResourceCost
+	err := s.Cloud.ResourceCosts(ctx, sub, period.From.Time(), period.To.Time(), func(r cloud.ResourceCost) error {
+		rows = append(rows, ledger.ResourceCost{ResourceID: r.ResourceID, Currency: r.Currency, Cost: ledger.AmountOf(r.Cost)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	n, err := s.Ledger.ReplaceResourceCosts(ctx, period, rows)
+	if err != nil {
+		return err
+	}
+	p.report(fmt.Sprintf("tenant %s subscription %s resources %s..%s: %d costed", tenant.Name, sub, period.From, period.To, n))
 	return nil
 }
 

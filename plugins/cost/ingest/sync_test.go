@@ -62,8 +62,8 @@ func TestBackfillIncrementalRestate(t *testing.T) {
 				t.Fatalf("last progress %+v, want 4 of 4 steps (3 subscriptions, 1 billing account)", last)
 			}
 			for _, sub := range allSubs {
-				if q := f.costQueries(sub); q != 1 {
-					t.Fatalf("%s: %d cost queries for %d rows, want 1", sub, q, backfillDays*8)
+				if q := f.costQueries(sub); q != 2 {
+					t.Fatalf("%s: %d cost queries for %d rows, want 2: the days and the costs by resource", sub, q, backfillDays*8)
 				}
 				if !slices.ContainsFunc(progress, func(p plugintest.Progress) bool {
 					return strings.Contains(p.Message, sub) && strings.Contains(p.Message, fmt.Sprintf("%d rows in 1 batches", backfillDays*8))
@@ -92,8 +92,8 @@ func TestBackfillIncrementalRestate(t *testing.T) {
 				t.Fatalf("second sync processed %d records, want %d: 5 days of 3 subscriptions and 5 reservation days", n, want)
 			}
 			for _, sub := range allSubs {
-				if q := f.costQueries(sub); q != 2 {
-					t.Fatalf("%s: %d cost queries after the second sync, want 2", sub, q)
+				if q := f.costQueries(sub); q != 3 {
+					t.Fatalf("%s: %d cost queries after the second sync, want 3: the costs by resource are fetched once a day", sub, q)
 				}
 			}
 			sameCosts(t, f.stored(t), want)

@@ -20,6 +20,10 @@
 // rows and Store.Rollup rebuilds both rollups for a tenant's days and
 // its running totals from the first of them on; the sync calls one after
 // the other.
+//
+// Apart from the days, cost_resource holds each resource's cost summed
+// over one recent period per subscription (cost_resource_period), which
+// Store.ReplaceResourceCosts replaces whole.
 package ledger
 
 import (

@@ -2,6 +2,7 @@ package inventory_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -113,9 +114,18 @@ type fixture struct {
 	store   *inventory.Store
 	syncer  *inventory.Syncer
 	harness *plugintest.Harness
+	// host is the harness's Host service as the plugin sees it.
+	host *sdk.Host
 }
 
 func start(tb testing.TB, dialect string, w *world.World) *fixture {
+	tb.Helper()
+	return startWith(tb, dialect, w, nil)
+}
+
+// startWith starts the fixture with the datasets other plugins publish
+// (none when nil).
+func startWith(tb testing.TB, dialect string, w *world.World, datasets map[string][]json.RawMessage) *fixture {
 	tb.Helper()
 	clock := simtest.NewClock(simNow)
 	s, p := simtest.Start(tb, w, cloudsim.Options{Now: clock.Now}, simtest.Client(clientID, clientSecret))
@@ -143,8 +153,9 @@ func start(tb testing.TB, dialect string, w *world.World) *fixture {
 		Jobs:     []sdk.Job{{Name: "inventory", JobType: "resources", DataDomain: "resources", Run: f.syncer.Run}},
 		Configure: func(_ context.Context, env *sdk.Env) error {
 			f.syncer.Host = env.Host
+			handlers.Host, f.host = env.Host, env.Host
 			return nil
-		}}, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})
+		}}, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}, Datasets: datasets})
 	return f
 }
 

@@ -18,6 +18,9 @@ type Handlers struct {
 	// RequiredTags are the tag keys every resource should carry (the
 	// plugin's required_tags).
 	RequiredTags []string
+	// Host reads the cost plugin's resource_costs dataset for the orphans'
+	// estimated monthly costs; without it they have none.
+	Host *sdk.Host
 }
 
 // View is a resource as the API shows it. Its id is the resource's UID.
@@ -110,7 +113,7 @@ type Coverage struct {
 type OrphanView struct {
 	Kind string `json:"kind" enum:"unattached_disk,unused_public_ip,unused_nic,empty_resource_group"`
 	View
-	EstimatedMonthlyCost *float64 `json:"estimated_monthly_cost" doc:"From the cost plugin's costs dataset where it has the resource's cost; null otherwise"`
+	EstimatedMonthlyCost *MonthlyCost `json:"estimated_monthly_cost" doc:"The resource's actual cost over the last 30 full days, from the cost plugin's resource_costs dataset; null where it has no cost of the resource (or costs in several currencies), or no cost plugin is installed"`
 }
 
 // Orphans is the orphans' body.
@@ -192,7 +195,8 @@ func (h *Handlers) Routes() []sdk.Route {
 		}},
 		{Method: http.MethodGet, Path: "/api/v1/resources/orphans", TenantScoped: true, Handler: h.orphans, Operation: &huma.Operation{
 			OperationID: "resources-orphans", Tags: []string{tag}, Summary: "Orphaned resources",
-			Description: "Unattached managed disks, public IP addresses bound to no IP configuration, network interfaces attached to no VM, and resource groups (when Resource Graph lists them) holding nothing, read from the synced properties.",
+			Description: "Unattached managed disks, public IP addresses bound to no IP configuration, network interfaces attached to no VM, and resource groups (when Resource Graph lists them) holding nothing, read from the synced properties, " +
+				"each with its estimated monthly cost where the cost plugin's resource_costs dataset has it.",
 			Parameters: []*huma.Param{tenantIDsParam,
 				{Name: "kind", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: anySlice(OrphanKinds)}},
 				limitParam, offsetParam},
@@ -328,9 +332,14 @@ func (h *Handlers) orphans(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
+	costs, err := h.monthlyCosts(r.Context(), tenants, rows)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
 	out := Orphans{Page: Page[OrphanView]{Items: make([]OrphanView, len(rows)), Limit: limit, Offset: offset}, ByKind: byKind}
 	for i := range rows {
-		out.Items[i] = OrphanView{Kind: rows[i].Kind, View: viewOf(&rows[i].Resource)}
+		out.Items[i] = OrphanView{Kind: rows[i].Kind, View: viewOf(&rows[i].Resource), EstimatedMonthlyCost: costOf(costs, &rows[i])}
 	}
 	for k, n := range byKind {
 		if kind == "" || k == kind {

@@ -49,6 +49,10 @@ func (h *Handlers) Section(r *http.Request, tenants []string, action string) (te
 	if err != nil {
 		return "", err
 	}
+	costs, err := h.monthlyCosts(r.Context(), tenants, orphans)
+	if err != nil {
+		return "", err
+	}
 	cov, err := h.Store.Coverage(r.Context(), tenants, h.RequiredTags)
 	if err != nil {
 		return "", err
@@ -81,7 +85,7 @@ func (h *Handlers) Section(r *http.Request, tenants []string, action string) (te
 	}
 	orphanTable := make([][]any, len(orphans))
 	for i, o := range orphans {
-		orphanTable[i] = []any{o.Kind, o.Name, o.Type, o.ResourceGroup, o.Location}
+		orphanTable[i] = []any{o.Kind, o.Name, o.Type, o.ResourceGroup, o.Location, formatCost(costOf(costs, &orphans[i]))}
 	}
 	caption := fmt.Sprintf("%s of %s resources, by name", sdkui.FormatNumber(float64(len(rows))), sdkui.FormatNumber(float64(total)))
 	return sdkui.Join(
@@ -92,6 +96,6 @@ func (h *Handlers) Section(r *http.Request, tenants []string, action string) (te
 		),
 		sdkui.Card("Inventory", sdkui.Join(template.HTML(form.String()),
 			sdkui.Table([]string{"Name", "Type", "Location", "Resource group", "Tags", "Last seen"}, table, caption))),
-		sdkui.Card("Orphans", sdkui.Table([]string{"Kind", "Name", "Type", "Resource group", "Location"}, orphanTable, "Resources that serve nothing")),
+		sdkui.Card("Orphans", sdkui.Table([]string{"Kind", "Name", "Type", "Resource group", "Location", "Est. monthly cost"}, orphanTable, "Resources that serve nothing")),
 	), nil
 }

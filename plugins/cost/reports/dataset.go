@@ -26,7 +26,7 @@ type MonthRecord struct {
 	Month          string        `json:"month"`
 	Currency       string        `json:"currency"`
 	TotalCost      ledger.Amount `json:"total_cost"`
-	TotalCostCents ledger.Amount `json:"total_cost_cents"`
+	TotalCostCents int64         `json:"total_cost_cents"`
 	Days           int           `json:"days"`
 }
 
@@ -68,7 +68,7 @@ func (h *Handlers) Dataset() sdk.Dataset {
 			from := ledger.DayOf(time.Date(y, m-time.Month(months)+1, 1, 0, 0, 0, 0, time.UTC))
 			return h.Store.EachMonth(ctx, req.TenantIDs, from, func(t MonthTotal) error {
 				return emit(MonthRecord{TenantID: t.TenantID, Month: fmt.Sprintf("%04d-%02d", t.Month/100, t.Month%100), Currency: t.Currency,
-					TotalCost: ledger.Amount(t.Total), TotalCostCents: t.Total, Days: t.Days})
+					TotalCost: ledger.Amount(t.Total), TotalCostCents: int64(t.Total), Days: t.Days})
 			})
 		},
 	}

@@ -601,14 +601,14 @@ func TestDataset(t *testing.T) {
 					Month          string        `json:"month"`
 					Currency       string        `json:"currency"`
 					TotalCost      ledger.Amount `json:"total_cost"`
-					TotalCostCents ledger.Amount `json:"total_cost_cents"`
+					TotalCostCents int64         `json:"total_cost_cents"`
 					Days           int           `json:"days"`
 				}
 				if err := json.Unmarshal(raw, &r); err != nil {
 					t.Fatal(err)
 				}
 				wantDays := map[string]int{"2026-09": 30, "2026-10": 30, "2026-11": 10}[r.Month]
-				if r.TenantID != "t2" || r.Currency != "EUR" || r.TotalCost != want[r.Month]["EUR"] || r.TotalCostCents != r.TotalCost || r.Days != wantDays {
+				if r.TenantID != "t2" || r.Currency != "EUR" || r.TotalCost != want[r.Month]["EUR"] || r.TotalCostCents != int64(r.TotalCost) || r.Days != wantDays {
 					t.Errorf("record %s, want %s EUR over %d days", raw, want[r.Month]["EUR"], wantDays)
 				}
 			}

@@ -227,7 +227,9 @@ func (h *Handlers) scores(w http.ResponseWriter, r *http.Request) {
 		}
 		all = append(all, sc)
 	}
-	slices.SortFunc(all, func(a, b Score) int { return cmp.Or(cmp.Compare(a.TenantName, b.TenantName), cmp.Compare(a.TenantID, b.TenantID)) })
+	slices.SortFunc(all, func(a, b Score) int {
+		return cmp.Or(cmp.Compare(a.TenantName, b.TenantName), cmp.Compare(a.TenantID, b.TenantID))
+	})
 	limit, offset := intQuery(r, "limit"), intQuery(r, "offset")
 	start := min(offset, len(all))
 	w.Header().Set("X-Total-Count", strconv.Itoa(len(all)))

@@ -87,6 +87,8 @@ type Written struct {
 // shared table — then replace the subscription's stored states in one
 // short transaction, which also records the subscription's sync. If
 // stream fails, nothing stored changes and its error is returned as is.
+// On PostgreSQL the transaction holds an advisory lock on the
+// subscription, so two replicas syncing it take turns.
 func (s *Store) Replace(ctx context.Context, tenantID, subscriptionID string, syncedAt time.Time, stream func(emit func(State) error) error) (Written, error) {
 	var out Written
 	conn, err := s.DB.Conn(ctx)
@@ -140,6 +142,13 @@ func (s *Store) Replace(ctx context.Context, tenantID, subscriptionID string, sy
 		return out, err
 	}
 	err = conn.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
+		if s.DB.Dialect().Name() == dialect.PG {
+			// Two replicas replacing one subscription take turns, or
+			// each would insert beside the rows the other inserted.
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "compliance_states:"+subscriptionID); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM compliance_policy_states WHERE subscription_id = ?`, subscriptionID); err != nil {
 			return err
 		}

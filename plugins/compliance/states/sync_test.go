@@ -15,6 +15,7 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim/world"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/plugintest"
 )
 
 // TestSyncStoresStates: the first sync stores every state of the world
@@ -183,9 +184,19 @@ func TestFailedSubscriptionKeepsStates(t *testing.T) {
 			t.Fatalf("fresh after the failure: %v, want Fabrikam only", fresh)
 		}
 
+		// The stream is held in memory a batch at a time, never whole.
 		f.sim.Faults.Clear()
 		f.syncer.Cloud = f.clients
-		f.mustRun(t)
+		f.store.FlushRows = 250
+		_, progress, err := f.harness.RunJob(context.Background(), "compliance")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(progress, func(p plugintest.Progress) bool {
+			return strings.Contains(p.Message, subC2+": 1103 states in 5 batches")
+		}) {
+			t.Fatalf("no progress says C2's 1103 states went in 5 batches of at most 250: %+v", progress)
+		}
 		snap, _ := f.store.LatestSnapshot(context.Background(), contoso.ID)
 		// r1 compliant, r2 still non-compliant through p2 and p3, r4 now
 		// non-compliant: 2 non-compliant; r3 and the 1100 addresses

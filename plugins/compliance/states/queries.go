@@ -47,7 +47,7 @@ func policyFindings(db bun.IDB, tenants []string) *bun.SelectQuery {
 		ColumnExpr("COUNT(DISTINCT CASE WHEN state_rank = 2 THEN tenant_id END) AS tenant_count").
 		ColumnExpr("MAX(group_names) AS group_names").
 		ColumnExpr("MAX(evaluated_unix) AS last_evaluated_unix").
-		Where("tenant_id IN (?)", bun.In(tenants)).
+		Where("tenant_id IN (?)", bun.List(tenants)).
 		Group("policy_definition_id").
 		Having("MAX(state_rank) = 2")
 }
@@ -225,7 +225,7 @@ func (s *Store) Summary(ctx context.Context, tenants []string, extra []FindingSo
 	// A policy is counted once over the tenants.
 	var pol rankCounts
 	items := s.DB.NewSelect().Table("compliance_policy_states").ColumnExpr("MAX(state_rank) AS r").
-		Where("tenant_id IN (?)", bun.In(tenants)).Group("policy_definition_id")
+		Where("tenant_id IN (?)", bun.List(tenants)).Group("policy_definition_id")
 	err = s.DB.NewSelect().TableExpr("(?) AS i", items).
 		ColumnExpr("COALESCE(SUM(CASE WHEN r = 2 THEN 1 ELSE 0 END), 0) AS non_compliant").
 		ColumnExpr("COALESCE(SUM(CASE WHEN r = 1 THEN 1 ELSE 0 END), 0) AS compliant").
@@ -239,7 +239,7 @@ func (s *Store) Summary(ctx context.Context, tenants []string, extra []FindingSo
 		Tenants int   `bun:"tenants"`
 	}
 	err = s.DB.NewSelect().Table("compliance_policy_states").ColumnExpr("COUNT(*) AS states, COUNT(DISTINCT tenant_id) AS tenants").
-		Where("tenant_id IN (?)", bun.In(tenants)).Scan(ctx, &counts)
+		Where("tenant_id IN (?)", bun.List(tenants)).Scan(ctx, &counts)
 	if err != nil {
 		return out, err
 	}
@@ -305,13 +305,13 @@ func (s *Store) Trend(ctx context.Context, tenants []string, first, last time.Ti
 	var snaps []Snapshot
 	if len(tenants) > 0 {
 		from, to := first.Format(time.DateOnly), last.Format(time.DateOnly)
-		if err := s.DB.NewSelect().Model(&snaps).Where("tenant_id IN (?)", bun.In(tenants)).Where("day BETWEEN ? AND ?", from, to).
+		if err := s.DB.NewSelect().Model(&snaps).Where("tenant_id IN (?)", bun.List(tenants)).Where("day BETWEEN ? AND ?", from, to).
 			Order("day").Scan(ctx); err != nil {
 			return nil, err
 		}
 		var before []Snapshot
 		latest := s.DB.NewSelect().Table("compliance_snapshots").ColumnExpr("tenant_id, MAX(day) AS day").
-			Where("tenant_id IN (?)", bun.In(tenants)).Where("day < ?", from).Group("tenant_id")
+			Where("tenant_id IN (?)", bun.List(tenants)).Where("day < ?", from).Group("tenant_id")
 		if err := s.DB.NewSelect().Model(&before).Join("JOIN (?) AS l ON l.tenant_id = s.tenant_id AND l.day = s.day", latest).
 			Scan(ctx); err != nil {
 			return nil, err
@@ -360,7 +360,7 @@ func (s *Store) SubscriptionCounts(ctx context.Context, tenants []string) (map[s
 	var rows []SubscriptionCounts
 	err := s.DB.NewSelect().Table("compliance_subscriptions").
 		ColumnExpr("tenant_id, COUNT(*) AS subscriptions, SUM(policy_states) AS policy_states, MAX(synced_at) AS last_synced").
-		Where("tenant_id IN (?)", bun.In(tenants)).Group("tenant_id").Scan(ctx, &rows)
+		Where("tenant_id IN (?)", bun.List(tenants)).Group("tenant_id").Scan(ctx, &rows)
 	for _, r := range rows {
 		out[r.TenantID] = r
 	}

@@ -283,7 +283,7 @@ func TestCustomRuleSource(t *testing.T) {
 				ColumnExpr("'rule-' || tenant_id AS finding_id, 'No public endpoints' AS name, 'resource_property' AS category").
 				ColumnExpr("3 AS severity_rank, COUNT(*) AS non_compliant_count, 0 AS compliant_count, 1 AS tenant_count").
 				ColumnExpr("'[]' AS group_names, 0 AS last_evaluated_unix").
-				Where("tenant_id IN (?)", bun.In(tenants)).Group("tenant_id")
+				Where("tenant_id IN (?)", bun.List(tenants)).Group("tenant_id")
 		}}}
 		var sum states.Summary
 		f.get(t, "/api/v1/compliance/summary", admin, &sum)

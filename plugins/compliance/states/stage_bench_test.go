@@ -15,6 +15,8 @@ import (
 // with COPY (what Replace uses there) and with the multi-row inserts
 // SQLite gets, and on SQLite: the store's share of a sync, without the
 // cloud. Each Replace deletes the states the previous one stored.
+// stage-states/s is the streaming into the stage alone; states/s the
+// whole call, with the move into the table in one transaction.
 func BenchmarkStatesReplace(b *testing.B) {
 	const resources, policies = 20000, 5
 	at := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
@@ -54,15 +56,26 @@ func BenchmarkStatesReplace(b *testing.B) {
 			}
 			s := &Store{DB: db, stageByInsert: c.insert}
 			var n int64
-			start := time.Now()
+			var staging, whole time.Duration
 			for range b.N {
-				got, err := s.Replace(ctx, "t1", "s1", at, stream)
+				start := time.Now()
+				var staged time.Time
+				got, err := s.Replace(ctx, "t1", "s1", at, func(emit func(State) error) error {
+					err := stream(emit)
+					staged = time.Now()
+					return err
+				})
 				if err != nil || got.Rows != resources*policies {
 					b.Fatalf("%+v %v", got, err)
 				}
+				staging += staged.Sub(start)
+				whole += time.Since(start)
 				n += got.Rows
 			}
-			b.ReportMetric(float64(n)/time.Since(start).Seconds(), "states/s")
+			// The stream returns once its last full batch is staged
+			// (100,000 is a multiple of DefaultFlushRows).
+			b.ReportMetric(float64(n)/staging.Seconds(), "stage-states/s")
+			b.ReportMetric(float64(n)/whole.Seconds(), "states/s")
 		})
 	}
 }

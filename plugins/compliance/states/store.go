@@ -207,7 +207,7 @@ func (s *Store) Finish(ctx context.Context, tenantID string, subscriptions []str
 	}
 	err := s.DB.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
 		for _, table := range []string{"compliance_policy_states", "compliance_subscriptions"} {
-			if _, err := tx.NewDelete().Table(table).Where("tenant_id = ?", tenantID).Where("subscription_id NOT IN (?)", bun.In(subscriptions)).Exec(ctx); err != nil {
+			if _, err := tx.NewDelete().Table(table).Where("tenant_id = ?", tenantID).Where("subscription_id NOT IN (?)", bun.List(subscriptions)).Exec(ctx); err != nil {
 				return err
 			}
 		}
@@ -261,7 +261,7 @@ func countRanks(ctx context.Context, db bun.IDB, tenants []string, column string
 		return out, nil
 	}
 	items := db.NewSelect().Table("compliance_policy_states").ColumnExpr("MAX(state_rank) AS r").
-		Where("tenant_id IN (?)", bun.In(tenants)).GroupExpr("tenant_id, ?", bun.Ident(column))
+		Where("tenant_id IN (?)", bun.List(tenants)).GroupExpr("tenant_id, ?", bun.Ident(column))
 	err := db.NewSelect().TableExpr("(?) AS i", items).
 		ColumnExpr("COALESCE(SUM(CASE WHEN r = 2 THEN 1 ELSE 0 END), 0) AS non_compliant").
 		ColumnExpr("COALESCE(SUM(CASE WHEN r = 1 THEN 1 ELSE 0 END), 0) AS compliant").
@@ -278,7 +278,7 @@ func (s *Store) LatestSnapshots(ctx context.Context, tenants []string) ([]Snapsh
 		return out, nil
 	}
 	latest := s.DB.NewSelect().Table("compliance_snapshots").ColumnExpr("tenant_id, MAX(day) AS day").
-		Where("tenant_id IN (?)", bun.In(tenants)).Group("tenant_id")
+		Where("tenant_id IN (?)", bun.List(tenants)).Group("tenant_id")
 	err := s.DB.NewSelect().Model(&out).
 		Join("JOIN (?) AS l ON l.tenant_id = s.tenant_id AND l.day = s.day", latest).
 		Order("s.tenant_id").Scan(ctx)

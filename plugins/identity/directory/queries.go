@@ -100,6 +100,9 @@ type UserFilter struct {
 	// StaleBefore, when set, keeps enabled accounts whose last sign-in is
 	// before it, or that never signed in and were created before it.
 	StaleBefore time.Time
+	// AdminsFirst orders the directory role holders before the others,
+	// each in the page's order.
+	AdminsFirst bool
 }
 
 // Users returns a page of the users f selects and how many it selects.
@@ -130,6 +133,9 @@ func (s *Store) Users(ctx context.Context, p Page, f UserFilter) ([]UserRow, int
 	total, err := sel.Count(ctx)
 	if err != nil {
 		return nil, 0, err
+	}
+	if f.AdminsFirst {
+		sel = sel.OrderExpr("CASE WHEN is_admin THEN 0 ELSE 1 END")
 	}
 	err = p.order(sel, userSorts, "tenant_id", "user_id").Scan(ctx, &out)
 	return out, int(total), err

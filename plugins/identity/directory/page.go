@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/sdk"
@@ -80,8 +81,8 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 }
 
 // coverage is the gauges of MFA coverage, of every account and of the
-// admins, the headline figures, and each tenant's figures when there are
-// several.
+// admins, the headline figures, and each tenant's figures by name when
+// there are several.
 func coverage(counts []TenantCounts, names map[string]string) template.HTML {
 	sum := sumCounts(counts)
 	all := *percent(sum.MFAUsers, sum.TotalUsers)
@@ -107,8 +108,10 @@ func coverage(counts []TenantCounts, names map[string]string) template.HTML {
 		),
 	}
 	if len(counts) > 1 {
+		byName := slices.Clone(counts)
+		slices.SortStableFunc(byName, func(a, b TenantCounts) int { return strings.Compare(names[a.TenantID], names[b.TenantID]) })
 		rows := make([][]any, 0, len(counts))
-		for _, c := range counts {
+		for _, c := range byName {
 			rows = append(rows, []any{names[c.TenantID], count(c.TotalUsers), percentText(c.MFAUsers, c.TotalUsers),
 				percentText(c.AdminMFAUsers, c.AdminUsers), count(c.GuestUsers), percentText(c.CompliantDevices, c.Devices)})
 		}

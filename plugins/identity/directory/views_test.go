@@ -121,6 +121,9 @@ func TestPage(t *testing.T) {
 				t.Errorf("the admin's page lacks %q", want)
 			}
 		}
+		if c, fb := strings.Index(all, "<td>Contoso</td>"), strings.Index(all, "<td>Fabrikam</td>"); c < 0 || c > fb {
+			t.Errorf("the tenants' figures are not by name: %s", between(t, all, "MFA coverage of each tenant", "</table>"))
+		}
 		fab := page(directory.PagePath+"?tenant_id="+fabrikam.ID, admin)
 		if !strings.Contains(fab, "MFA coverage, 2 of 3 accounts: 66.7%") || strings.Contains(fab, "Rory Root") ||
 			!strings.Contains(fab, "tenant_ids="+fabrikam.ID) || !strings.Contains(fab, "No role assignments of disabled accounts.") {

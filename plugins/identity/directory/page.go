@@ -24,6 +24,9 @@ const (
 	// link to the list's API route away, as a large tenant's lists run to
 	// thousands.
 	listShown = 10
+	// apiPage is the page size of the lists' API links, the routes'
+	// largest.
+	apiPage = 500
 )
 
 // page is the identity page over the tenants the request covers: MFA
@@ -199,14 +202,17 @@ func (l lists) table(columns []string, rows [][]any, caption, what string, total
 		return sdkui.Empty("No " + what + ".")
 	}
 	q, _ := url.ParseQuery(query)
-	q.Set("limit", "500")
+	q.Set("limit", strconv.Itoa(apiPage))
 	if l.scoped {
 		q.Set("tenant_ids", l.tenants[0])
 	}
 	return stack(
 		sdkui.Table(columns, rows, caption),
-		render("more", struct{ Shown, Total, What, Href string }{
-			count(int64(len(rows))), count(int64(total)), what, path + "?" + q.Encode()}),
+		render("more", struct {
+			Shown, Total, What, Href string
+			Paged                    bool
+			PageSize                 int
+		}{count(int64(len(rows))), count(int64(total)), what, path + "?" + q.Encode(), total > apiPage, apiPage}),
 	)
 }
 
@@ -373,7 +379,7 @@ var markup = template.Must(template.New("views").Parse(`
 {{- define "lines"}}{{.Main}}{{if .Detail}}<br><span class="muted">{{.Detail}}</span>{{end}}{{end}}
 {{- define "stack"}}<div class="stack">{{range .}}{{.}}{{end}}</div>{{end}}
 {{- define "more" -}}
-<p class="muted">{{.Shown}} of {{.Total}} {{.What}}. <a href="{{.Href}}">All {{.Total}} {{.What}} as JSON</a></p>
+<p class="muted">{{.Shown}} of {{.Total}} {{.What}}. {{if .Paged}}<a href="{{.Href}}">The {{.Total}} {{.What}} as JSON</a>, {{.PageSize}} a page (offset pages on).{{else}}<a href="{{.Href}}">All {{.Total}} {{.What}} as JSON</a>{{end}}</p>
 {{- end}}
 `))
 

@@ -142,3 +142,31 @@ func between(t *testing.T, s, from, to string) string {
 	part, _, _ := strings.Cut(rest, to)
 	return part
 }
+
+// TestPageOfALargeTenant: a list longer than the API's largest page shows
+// its first rows, the exact count, and links the API's pages of it.
+func TestPageOfALargeTenant(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		// 1,700 users besides the fixture's, three in ten without MFA.
+		f := start(t, dialect, bulkWorld(1700), nil)
+		f.mustRun(t)
+		code, body := f.do(t, directory.PagePath+"?tenant_id="+contoso.ID, contosoer)
+		got := string(body)
+		if code != http.StatusOK {
+			t.Fatalf("page: %d %s", code, got)
+		}
+		section := between(t, got, "Accounts without MFA, admins first", "Privileged accounts")
+		for _, want := range []string{"10 of 513 accounts without MFA.",
+			`href="/api/v1/identity/users/without-mfa?limit=500&amp;tenant_ids=` + contoso.ID + `">The 513 accounts without MFA as JSON</a>, 500 a page`} {
+			if !strings.Contains(section, want) {
+				t.Errorf("accounts without MFA lack %q: %s", want, section)
+			}
+		}
+		if n := strings.Count(section, "<tr>"); n != 11 {
+			t.Errorf("accounts without MFA show %d rows with the header, want 11", n)
+		}
+		if !strings.Contains(between(t, section, "<tbody>", "</tr>"), "Rory Root") {
+			t.Errorf("the first account without MFA is not the admin Rory: %s", section)
+		}
+	})
+}

@@ -81,8 +81,8 @@ func (l identityUsers) names() []string {
 
 // TestIdentityThroughTheHost: the world's directories reach the identity
 // routes through Graph, the plugin's sync job and its tables, on both
-// databases; a standard user of Brand A sees only Brand A and is refused
-// Brand B; the bounds answer 422.
+// databases; a standard user of Brand A sees only Brand A, on the API and
+// on the identity page, and is refused Brand B; the bounds answer 422.
 func TestIdentityThroughTheHost(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) { testIdentityThroughTheHost(t, dialect) })
@@ -150,6 +150,19 @@ func testIdentityThroughTheHost(t *testing.T, dialect string) {
 	// The dashboard's card is the plugin's, of Brand A only.
 	if r := h.get("/partials/identity-stats", tokA); r.status != http.StatusOK || !strings.Contains(string(r.body), "MFA coverage, 2 of 3 accounts") {
 		t.Errorf("identity card for brand A's user: %d %s", r.status, r.body)
+	}
+	// So is the identity page, in the navigation; Brand B's is refused.
+	htmx := []string{"HX-Request", "true"}
+	if r := h.do(http.MethodGet, "/identity", tokA, nil, htmx...); r.status != http.StatusOK || !strings.Contains(string(r.body), "MFA coverage, 2 of 3 accounts") ||
+		!strings.Contains(string(r.body), "Abe A") || strings.Contains(string(r.body), "Brand B") || strings.Contains(string(r.body), "Bob B") ||
+		strings.Contains(string(r.body), "Gia") {
+		t.Errorf("identity page for brand A's user: %d %s", r.status, r.body)
+	}
+	if r := h.do(http.MethodGet, "/dashboard", tokA, nil, "Accept", "text/html"); !strings.Contains(string(r.body), `href="/identity"`) {
+		t.Errorf("the navigation has no identity page: %d", r.status)
+	}
+	if r := h.do(http.MethodGet, "/identity?tenant_id="+b.TenantID, tokA, nil, htmx...); r.status != http.StatusForbidden || strings.Contains(string(r.body), "Bob B") {
+		t.Errorf("identity page of brand B for brand A's user: %d %s", r.status, r.body)
 	}
 	for _, path := range []string{"/api/v1/identity/users/without-mfa", "/api/v1/identity/privileged", "/api/v1/identity/guests", "/api/v1/identity/stale"} {
 		r := h.get(path, tokA)

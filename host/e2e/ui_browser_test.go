@@ -50,7 +50,8 @@ func signInThroughIdP(t *testing.T, h *host, tab *browsertest.Tab, path, email s
 // dashboard's fragments show the simulated cloud's numbers, the tenant
 // picker scopes them, a standard user never sees another tenant's name, a
 // request without the CSRF token is refused, an anomaly acknowledged with
-// its button on the cost page leaves the list, no page logs an error, and
+// its button on the cost page leaves the list, the identity page shows the
+// demo directories' MFA coverage, no page logs an error, and
 // every page passes an axe-core scan in light and dark mode.
 func TestUIInBrowser(t *testing.T) {
 	b := browsertest.Start(t)
@@ -61,7 +62,7 @@ func TestUIInBrowser(t *testing.T) {
 	if err != nil || os.WriteFile(resources, bin, 0o755) != nil {
 		t.Fatalf("copy the resources plugin: %v", err)
 	}
-	hcl := defaultPlugins() + strings.Replace(resourcesPlugins(), filepath.Join(binDir, "plugins", "resources"), resources, 1) + costPlugins("")
+	hcl := defaultPlugins() + strings.Replace(resourcesPlugins(), filepath.Join(binDir, "plugins", "resources"), resources, 1) + costPlugins("") + identityPlugins("")
 	started := time.Now()
 	h := startHost(t, hostOpts{pluginsHCL: hcl, env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true"}})
 	tab := b.NewTab(h.url)
@@ -174,11 +175,27 @@ func TestUIInBrowser(t *testing.T) {
 		return m != nil && m[2] == want || strings.Contains(s, "No anomalies to acknowledge.")
 	})
 
+	// The identity page once the start-up identity sync has written the
+	// demo world's directories: its gauges.
+	identity := `[hx-get^="/identity"]`
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		tab.Open("/identity", identity)
+		tab.Settle()
+		if strings.Contains(tab.Text(identity), "Accounts without MFA") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if text := tab.Text(identity); !strings.Contains(text, "MFA coverage in percent") {
+		t.Errorf("the identity page shows no MFA trend: %q", text)
+	}
+
 	for _, page := range []struct{ path, name, wait string }{
 		{"/dashboard", "dashboard", stats},
 		{"/sync-dashboard", "sync-dashboard", `[hx-get^="/partials/sync-history-table"]`},
 		{"/resources", "resources", `[hx-get^="/resources"]`},
 		{"/costs", "costs", "#cost-anomalies"},
+		{"/identity", "identity", identity},
 		{"/dmarc", "dmarc", "main"},
 		{"/design-system", "design-system", "main"},
 	} {
@@ -213,7 +230,7 @@ func TestUIInBrowser(t *testing.T) {
 	if !strings.Contains(mine, "Contoso Retail") {
 		t.Errorf("the standard user's tenants: %q", mine)
 	}
-	for _, path := range []string{"/dashboard", "/sync-dashboard", "/resources", "/costs", "/dmarc"} {
+	for _, path := range []string{"/dashboard", "/sync-dashboard", "/resources", "/costs", "/identity", "/dmarc"} {
 		user.Open(path, "main")
 		user.Settle()
 		text := user.Text("body")

@@ -25,12 +25,15 @@ func main() { sdk.Serve(New()) }
 func New() *sdk.Plugin {
 	syncer := &directory.Syncer{}
 	handlers := &directory.Handlers{}
+	fragments, pages, nav := handlers.Views()
 	return &sdk.Plugin{
 		Name:         "identity",
 		Version:      "0.1.0",
 		Routes:       handlers.Routes(),
 		Datasets:     []sdk.Dataset{handlers.Dataset()},
-		Fragments:    handlers.Fragments(),
+		Fragments:    fragments,
+		Pages:        pages,
+		Nav:          nav,
 		Migrations:   directory.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		Jobs: []sdk.Job{{Name: "identity", JobType: directory.Domain, DataDomain: directory.Domain, Schedule: "@every 6h",

@@ -111,20 +111,18 @@ type managedDeviceJSON struct {
 }
 
 func listManagedDevices(c *call) {
-	out := []managedDeviceJSON{}
-	for _, u := range c.users() {
-		for _, d := range Devices(u) {
-			out = append(out, managedDeviceJSON{
-				ID: d.ID, UserID: idp.ObjectID(u), DeviceName: d.Name, ManagedDeviceOwnerType: "company",
-				EnrolledDateTime: stamp(d.Enrolled), LastSyncDateTime: stamp(d.LastSync),
-				OperatingSystem: d.OperatingSystem, ComplianceState: d.ComplianceState, ManagementAgent: "mdm",
-				OSVersion: d.OSVersion, AzureADRegistered: true, AzureADDeviceID: d.AzureADDeviceID,
-				EmailAddress: u.Email, UserPrincipalName: userPrincipalName(c.tenant, u), UserDisplayName: u.Name,
-				Model: d.Model, Manufacturer: d.Manufacturer, IsEncrypted: d.Encrypted,
-			})
+	users, devices := c.users(), c.directory().managedDevices()
+	list(c, "deviceManagement/managedDevices", len(devices), func(i int) managedDeviceJSON {
+		u, d := users[devices[i].user], devices[i].Device
+		return managedDeviceJSON{
+			ID: d.ID, UserID: idp.ObjectID(u), DeviceName: d.Name, ManagedDeviceOwnerType: "company",
+			EnrolledDateTime: stamp(d.Enrolled), LastSyncDateTime: stamp(d.LastSync),
+			OperatingSystem: d.OperatingSystem, ComplianceState: d.ComplianceState, ManagementAgent: "mdm",
+			OSVersion: d.OSVersion, AzureADRegistered: true, AzureADDeviceID: d.AzureADDeviceID,
+			EmailAddress: u.Email, UserPrincipalName: userPrincipalName(c.tenant, u), UserDisplayName: u.Name,
+			Model: d.Model, Manufacturer: d.Manufacturer, IsEncrypted: d.Encrypted,
 		}
-	}
-	list(c, "deviceManagement/managedDevices", out, func(d managedDeviceJSON) map[string]any {
+	}, func(d managedDeviceJSON) map[string]any {
 		return map[string]any{"complianceState": d.ComplianceState, "operatingSystem": d.OperatingSystem, "userPrincipalName": d.UserPrincipalName}
 	})
 }

@@ -64,7 +64,7 @@ func listDirectoryRoles(c *call) {
 	for i, r := range directoryRoles {
 		out[i] = directoryRoleJSON{ID: roleID(c.tenant, r), Description: r.description, DisplayName: r.name, RoleTemplateID: r.template}
 	}
-	list(c, "directoryRoles", out, func(r directoryRoleJSON) map[string]any {
+	listOf(c, "directoryRoles", out, func(r directoryRoleJSON) map[string]any {
 		return map[string]any{"displayName": r.DisplayName, "roleTemplateId": r.RoleTemplateID}
 	})
 }
@@ -93,7 +93,7 @@ func listRoleMembers(c *call) {
 					DisplayName: u.Name, Mail: u.Email, UserPrincipalName: userPrincipalName(c.tenant, u)})
 			}
 		}
-		list[memberJSON](c, "directoryObjects", out, nil)
+		listOf[memberJSON](c, "directoryObjects", out, nil)
 		return
 	}
 	c.notFound(id)
@@ -122,7 +122,7 @@ func listDomains(c *call) {
 			PasswordNotificationWindowInDays: 14, PasswordValidityPeriodInDays: 2147483647,
 			SupportedServices: []string{"Email", "OfficeCommunicationsOnline"}}
 	}
-	list(c, "domains", out, func(d domainJSON) map[string]any {
+	listOf(c, "domains", out, func(d domainJSON) map[string]any {
 		return map[string]any{"isDefault": d.IsDefault, "isVerified": d.IsVerified, "authenticationType": d.AuthenticationType}
 	})
 }

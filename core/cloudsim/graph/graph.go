@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -54,6 +55,57 @@ type Authenticator interface {
 type server struct {
 	sim  *cloudsim.Sim
 	auth Authenticator
+
+	// mu guards world and dirs: the directories of the world last
+	// served, by lower-cased directory tenant id.
+	mu    sync.Mutex
+	world *world.World
+	dirs  map[string]*directory
+}
+
+// directory is one tenant's users in one world, and the devices derived
+// for them once asked for. It is built on the first request for the
+// tenant and kept while the simulator serves that world, so paging
+// through a directory of many thousand users goes over the world's users
+// once rather than once a page.
+type directory struct {
+	users       idp.Users
+	devicesOnce sync.Once
+	devices     []ownedDevice
+}
+
+// ownedDevice is a derived device with the index of its user.
+type ownedDevice struct {
+	user int
+	Device
+}
+
+// directoryOf is a tenant's directory in the world w.
+func (srv *server) directoryOf(w *world.World, t world.Tenant) *directory {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.world != w {
+		srv.world, srv.dirs = w, map[string]*directory{}
+	}
+	key := strings.ToLower(t.DirectoryTenantID)
+	d, ok := srv.dirs[key]
+	if !ok {
+		d = &directory{users: idp.Users(w.Users).InTenant(t.DirectoryTenantID)}
+		srv.dirs[key] = d
+	}
+	return d
+}
+
+// managedDevices are the directory's devices, user by user.
+func (d *directory) managedDevices() []ownedDevice {
+	d.devicesOnce.Do(func() {
+		for i, u := range d.users {
+			for _, dev := range Devices(u) {
+				d.devices = append(d.devices, ownedDevice{user: i, Device: dev})
+			}
+		}
+	})
+	return d.devices
 }
 
 // Register serves the Graph routes on the simulator's Graph service,
@@ -71,13 +123,14 @@ func Register(s *cloudsim.Sim, auth Authenticator) {
 	}
 }
 
-// call is one authenticated request: the directory tenant its token names
-// and the API version it was sent to.
+// call is one authenticated request: the world it reads, the directory
+// tenant its token names and the API version it was sent to.
 type call struct {
 	w       http.ResponseWriter
 	r       *http.Request
 	srv     *server
 	version string
+	world   *world.World
 	tenant  world.Tenant
 }
 
@@ -92,7 +145,10 @@ func (srv *server) handle(pattern string, h func(*call)) {
 			c.unauthorized(err)
 			return
 		}
-		t, ok := srv.tenant(claims.TenantID)
+		// The request reads one world throughout, though the simulator's
+		// may be replaced while it is served.
+		c.world = srv.sim.World()
+		t, ok := tenantOf(c.world, claims.TenantID)
 		if !ok {
 			c.unauthorized(fmt.Errorf("%w: tenant %q has no directory here", idp.ErrInvalidToken, claims.TenantID))
 			return
@@ -102,8 +158,8 @@ func (srv *server) handle(pattern string, h func(*call)) {
 	})
 }
 
-func (srv *server) tenant(id string) (world.Tenant, bool) {
-	for _, t := range srv.sim.World().Tenants {
+func tenantOf(w *world.World, id string) (world.Tenant, bool) {
+	for _, t := range w.Tenants {
 		if strings.EqualFold(t.DirectoryTenantID, id) {
 			return t, true
 		}
@@ -111,11 +167,12 @@ func (srv *server) tenant(id string) (world.Tenant, bool) {
 	return world.Tenant{}, false
 }
 
+// directory is the call's tenant's directory.
+func (c *call) directory() *directory { return c.srv.directoryOf(c.world, c.tenant) }
+
 // users are the directory's users: the world's users of the call's tenant,
 // guests included, as a guest is a user object of the inviting tenant.
-func (c *call) users() idp.Users {
-	return idp.Users(c.srv.sim.World().Users).InTenant(c.tenant.DirectoryTenantID)
-}
+func (c *call) users() idp.Users { return c.directory().users }
 
 // today is the simulator's calendar day at midnight UTC, which the derived
 // dates are relative to, as the demo world's ages are.
@@ -199,13 +256,15 @@ func (c *call) ok(body any) {
 	writeBody(c.w, body)
 }
 
-// list answers a collection: the items passing the request's $filter
-// (over the properties props gives each item; nil props accepts no
-// filter), cut into pages at $top and the simulator's default page size,
-// with the OData context and the next page's link.
-func list[T any](c *call, path string, items []T, props func(T) map[string]any) {
+// list answers a collection of n items, item building the i-th: the items
+// passing the request's $filter (over the properties props gives each
+// item; nil props accepts no filter), cut into pages at $top and the
+// simulator's default page size, with the OData context and the next
+// page's link. Without a $filter only the page's items are built, so a
+// page of a large collection costs its own items alone.
+func list[T any](c *call, path string, n int, item func(int) T, props func(T) map[string]any) {
 	if raw := c.r.URL.Query().Get("$top"); raw != "" {
-		if n, err := strconv.Atoi(raw); err != nil || n < 1 || n > maxTop {
+		if top, err := strconv.Atoi(raw); err != nil || top < 1 || top > maxTop {
 			c.error(http.StatusBadRequest, "Request_BadRequest",
 				fmt.Sprintf("Invalid page size specified: '%s'. Must be between 1 and %d inclusive.", raw, maxTop))
 			return
@@ -223,20 +282,29 @@ func list[T any](c *call, path string, items []T, props func(T) map[string]any) 
 			c.error(http.StatusBadRequest, "Request_UnsupportedQuery", err.Error())
 			return
 		}
-		kept := make([]T, 0, len(items))
-		for _, it := range items {
-			if f.matches(props(it)) {
+		kept := make([]T, 0, n)
+		for i := range n {
+			if it := item(i); f.matches(props(it)) {
 				kept = append(kept, it)
 			}
 		}
-		items = kept
+		n, item = len(kept), func(i int) T { return kept[i] }
 	}
-	p := cloudsim.PageOf(c.r, c.srv.sim.URLs[cloudsim.Graph], len(items), cloudsim.DefaultPageSize)
-	body := map[string]any{"@odata.context": c.context(path), "value": items[p.Start:p.End]}
+	p := cloudsim.PageOf(c.r, c.srv.sim.URLs[cloudsim.Graph], n, cloudsim.DefaultPageSize)
+	page := make([]T, 0, p.End-p.Start)
+	for i := p.Start; i < p.End; i++ {
+		page = append(page, item(i))
+	}
+	body := map[string]any{"@odata.context": c.context(path), "value": page}
 	if p.NextLink != "" {
 		body["@odata.nextLink"] = p.NextLink
 	}
 	c.ok(body)
+}
+
+// listOf answers a collection held whole, as list does.
+func listOf[T any](c *call, path string, items []T, props func(T) map[string]any) {
+	list(c, path, len(items), func(i int) T { return items[i] }, props)
 }
 
 // objectIDs is the namespace of the ids the simulator derives for objects

@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -428,5 +429,37 @@ func TestManagedDevices(t *testing.T) {
 			got["lastSyncDateTime"] != d.LastSync.Format(time.RFC3339) || got["isEncrypted"] != d.Encrypted {
 			t.Errorf("device %d: %v, want %+v", i, got, d)
 		}
+	}
+}
+
+// TestReplacedWorld: a directory is served from the world the simulator
+// serves at the time of the request, so a user and devices the new world
+// adds are listed once the world is replaced, and those it removes are
+// gone, on every page.
+func TestReplacedWorld(t *testing.T) {
+	e := start(t)
+	before, _ := e.all(tenantA, "/v1.0/users?$top=2")
+	devicesBefore, _ := e.all(tenantA, "/v1.0/deviceManagement/managedDevices?$top=1")
+	w := testWorld()
+	added := world.User{Email: "new@alpha.example", Name: "Nia New", DirectoryTenantID: tenantA, UserType: "Member",
+		AccountEnabled: ptr(true), LastSignIn: "2026-12-14"}
+	for i := 0; len(graph.Devices(added)) == 0; i++ {
+		added.Email = fmt.Sprintf("new%d@alpha.example", i)
+	}
+	// The new world drops Ada and adds a user with devices.
+	w.Users = append(w.Users[1:], added)
+	e.sim.SetWorld(w)
+	after, pages := e.all(tenantA, "/v1.0/users?$top=2")
+	if len(after) != len(before) || pages != 3 || after[0]["mail"] != "priv@alpha.example" || after[len(after)-1]["mail"] != added.Email {
+		t.Fatalf("users after the world was replaced: %d in %d pages, first %v last %v", len(after), pages, after[0]["mail"], after[len(after)-1]["mail"])
+	}
+	devices, _ := e.all(tenantA, "/v1.0/deviceManagement/managedDevices?$top=1")
+	want := len(devicesBefore) - len(graph.Devices(testWorld().Users[0])) + len(graph.Devices(added))
+	if len(devices) != want || devices[len(devices)-1]["emailAddress"] != added.Email {
+		t.Fatalf("%d devices after the world was replaced, want %d, the last %v's", len(devices), want, added.Email)
+	}
+	filtered, _ := e.all(tenantA, "/v1.0/users?$filter=userType%20eq%20'Member'&$top=1")
+	if len(filtered) != 4 || filtered[3]["mail"] != added.Email {
+		t.Fatalf("filtered members after the world was replaced: %v", filtered)
 	}
 }

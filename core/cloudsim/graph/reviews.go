@@ -97,7 +97,7 @@ func instanceID(r world.AccessReview) string { return derivedID("review-instance
 // reviews are the world's access reviews of the call's tenant.
 func (c *call) reviews() []world.AccessReview {
 	var out []world.AccessReview
-	for _, r := range c.srv.sim.World().AccessReviews {
+	for _, r := range c.world.AccessReviews {
 		if strings.EqualFold(r.DirectoryTenantID, c.tenant.DirectoryTenantID) {
 			out = append(out, r)
 		}
@@ -138,7 +138,7 @@ func listDefinitions(c *call) {
 		out = append(out, definitionJSON{ID: r.ID, DisplayName: r.Name, Status: r.Status, CreatedDateTime: created, LastModifiedDateTime: created,
 			CreatedBy: creator, Scope: usersScope, Reviewers: []any{}})
 	}
-	list(c, "identityGovernance/accessReviews/definitions", out, nil)
+	listOf(c, "identityGovernance/accessReviews/definitions", out, nil)
 }
 
 func listInstances(c *call) {
@@ -148,7 +148,7 @@ func listInstances(c *call) {
 	}
 	start, end := reviewWindow(r.Status, c.today())
 	out := []instanceJSON{{ID: instanceID(r), StartDateTime: stamp(start), EndDateTime: stamp(end), Status: r.Status, Scope: usersScope}}
-	list(c, "identityGovernance/accessReviews/definitions('"+r.ID+"')/instances", out, nil)
+	listOf(c, "identityGovernance/accessReviews/definitions('"+r.ID+"')/instances", out, nil)
 }
 
 // listDecisions lists an instance's decisions. A decision was made a day
@@ -189,5 +189,5 @@ func listDecisions(c *call) {
 			out[i].ReviewedDateTime, out[i].ReviewedBy = &at, reviewer
 		}
 	}
-	list(c, "identityGovernance/accessReviews/definitions('"+r.ID+"')/instances('"+instanceID(r)+"')/decisions", out, nil)
+	listOf(c, "identityGovernance/accessReviews/definitions('"+r.ID+"')/instances('"+instanceID(r)+"')/decisions", out, nil)
 }

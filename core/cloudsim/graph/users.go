@@ -44,11 +44,7 @@ type signInActivity struct {
 
 func listUsers(c *call) {
 	users := c.users()
-	out := make([]userJSON, len(users))
-	for i, u := range users {
-		out[i] = c.userOf(u)
-	}
-	list(c, "users", out, func(u userJSON) map[string]any {
+	list(c, "users", len(users), func(i int) userJSON { return c.userOf(users[i]) }, func(u userJSON) map[string]any {
 		return map[string]any{
 			"userType": u.UserType, "accountEnabled": u.AccountEnabled,
 			"mail": u.Mail, "userPrincipalName": u.UserPrincipalName, "displayName": u.DisplayName,
@@ -166,16 +162,13 @@ var passwordless = []string{"fido2", "windowsHelloForBusiness", "microsoftAuthen
 
 func listRegistrationDetails(c *call) {
 	users := c.users()
-	out := make([]registrationJSON, len(users))
-	for i, u := range users {
-		out[i] = c.registrationOf(u)
-	}
-	list(c, "reports/authenticationMethods/userRegistrationDetails", out, func(r registrationJSON) map[string]any {
-		return map[string]any{
-			"userType": r.UserType, "isAdmin": r.IsAdmin, "isMfaRegistered": r.IsMfaRegistered, "isMfaCapable": r.IsMfaCapable,
-			"isPasswordlessCapable": r.IsPasswordlessCapable, "isSsprRegistered": r.IsSsprRegistered, "userPrincipalName": r.UserPrincipalName,
-		}
-	})
+	list(c, "reports/authenticationMethods/userRegistrationDetails", len(users), func(i int) registrationJSON { return c.registrationOf(users[i]) },
+		func(r registrationJSON) map[string]any {
+			return map[string]any{
+				"userType": r.UserType, "isAdmin": r.IsAdmin, "isMfaRegistered": r.IsMfaRegistered, "isMfaCapable": r.IsMfaCapable,
+				"isPasswordlessCapable": r.IsPasswordlessCapable, "isSsprRegistered": r.IsSsprRegistered, "userPrincipalName": r.UserPrincipalName,
+			}
+		})
 }
 
 // registrationOf reports a user's MFA posture from the world: its

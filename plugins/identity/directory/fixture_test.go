@@ -96,8 +96,9 @@ func start(tb testing.TB, dialect string, w *world.World, plugin func(*sdk.Plugi
 	f.syncer = &directory.Syncer{Store: f.store, Now: clock.Now}
 	f.handlers = &directory.Handlers{Store: f.store, Now: clock.Now}
 	f.connect(tb)
+	fragments, pages, nav := f.handlers.Views()
 	pl := &sdk.Plugin{Name: "identity", Version: "0.0.0", Routes: f.handlers.Routes(),
-		Datasets: []sdk.Dataset{f.handlers.Dataset()}, Fragments: f.handlers.Fragments(),
+		Datasets: []sdk.Dataset{f.handlers.Dataset()}, Fragments: fragments, Pages: pages, Nav: nav,
 		Jobs: []sdk.Job{{Name: "identity", JobType: "identity", DataDomain: "identity", Run: f.syncer.Run}},
 		Configure: func(_ context.Context, env *sdk.Env) error {
 			f.syncer.Host, f.handlers.Host = env.Host, env.Host

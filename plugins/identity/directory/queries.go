@@ -32,46 +32,40 @@ func (p Page) order(sel *bun.SelectQuery, columns map[string]string, ties ...str
 	return sel.Limit(int64(p.Limit)).Offset(int64(p.Offset))
 }
 
-// TenantCounts are one tenant's figures, counted in the database.
+// TenantCounts are one tenant's figures at its latest sync.
 type TenantCounts struct {
-	TenantID         string    `bun:"tenant_id"`
-	TotalUsers       int64     `bun:"total_users"`
-	GuestUsers       int64     `bun:"guest_users"`
-	DisabledUsers    int64     `bun:"disabled_users"`
-	AdminUsers       int64     `bun:"admin_users"`
-	MFAUsers         int64     `bun:"mfa_users"`
-	AdminMFAUsers    int64     `bun:"admin_mfa_users"`
-	Devices          int64     `bun:"devices"`
-	CompliantDevices int64     `bun:"compliant_devices"`
-	SyncedAt         time.Time `bun:"synced_at"`
+	TenantID         string
+	TotalUsers       int64
+	GuestUsers       int64
+	DisabledUsers    int64
+	AdminUsers       int64
+	MFAUsers         int64
+	AdminMFAUsers    int64
+	Devices          int64
+	CompliantDevices int64
+	SyncedAt         time.Time
 }
 
-// Counts returns the figures of each of the tenants that has synced users.
+// Counts returns the figures of each of the tenants that has synced
+// users, ordered by tenant. They are the tenant's latest snapshot, which
+// the sync counted in the database from the rows it stored, in the same
+// transaction; so a read costs a row per tenant however large its
+// directory.
 func (s *Store) Counts(ctx context.Context, tenantIDs []string) ([]TenantCounts, error) {
-	out := []TenantCounts{}
-	if len(tenantIDs) == 0 {
-		return out, nil
+	snaps, err := s.Latest(ctx, tenantIDs)
+	if err != nil {
+		return nil, err
 	}
-	devices := s.DB.NewSelect().Model((*Device)(nil)).Column("tenant_id").
-		ColumnExpr("COUNT(*) AS devices").
-		ColumnExpr("SUM(CASE WHEN compliance_state = 'compliant' THEN 1 ELSE 0 END) AS compliant_devices").
-		Where("tenant_id IN (?)", bun.List(tenantIDs)).Group("tenant_id")
-	err := s.DB.NewSelect().TableExpr("identity_users AS u").
-		ColumnExpr("u.tenant_id").
-		ColumnExpr("COUNT(*) AS total_users").
-		ColumnExpr("SUM(CASE WHEN u.user_type = 'Guest' THEN 1 ELSE 0 END) AS guest_users").
-		ColumnExpr("SUM(CASE WHEN u.account_enabled THEN 0 ELSE 1 END) AS disabled_users").
-		ColumnExpr("SUM(CASE WHEN u.is_admin THEN 1 ELSE 0 END) AS admin_users").
-		ColumnExpr("SUM(CASE WHEN u.mfa_registered THEN 1 ELSE 0 END) AS mfa_users").
-		ColumnExpr("SUM(CASE WHEN u.is_admin AND u.mfa_registered THEN 1 ELSE 0 END) AS admin_mfa_users").
-		ColumnExpr("COALESCE(MAX(d.devices), 0) AS devices").
-		ColumnExpr("COALESCE(MAX(d.compliant_devices), 0) AS compliant_devices").
-		ColumnExpr("MAX(u.synced_at) AS synced_at").
-		Join("LEFT JOIN (?) AS d ON d.tenant_id = u.tenant_id", devices).
-		Where("u.tenant_id IN (?)", bun.List(tenantIDs)).
-		GroupExpr("u.tenant_id").OrderExpr("u.tenant_id").
-		Scan(ctx, &out)
-	return out, err
+	out := make([]TenantCounts, 0, len(snaps))
+	for _, sn := range snaps {
+		if sn.TotalUsers == 0 {
+			continue
+		}
+		out = append(out, TenantCounts{TenantID: sn.TenantID, TotalUsers: sn.TotalUsers, GuestUsers: sn.GuestUsers, DisabledUsers: sn.DisabledUsers,
+			AdminUsers: sn.AdminUsers, MFAUsers: sn.MFAUsers, AdminMFAUsers: sn.AdminMFAUsers, Devices: sn.Devices,
+			CompliantDevices: sn.CompliantDevices, SyncedAt: sn.SyncedAt})
+	}
+	return out, nil
 }
 
 // UserRow is a user as the lists show it.
@@ -100,6 +94,9 @@ type UserFilter struct {
 	// StaleBefore, when set, keeps enabled accounts whose last sign-in is
 	// before it, or that never signed in and were created before it.
 	StaleBefore time.Time
+	// AdminsFirst orders the directory role holders before the others,
+	// each in the page's order.
+	AdminsFirst bool
 }
 
 // Users returns a page of the users f selects and how many it selects.
@@ -130,6 +127,9 @@ func (s *Store) Users(ctx context.Context, p Page, f UserFilter) ([]UserRow, int
 	total, err := sel.Count(ctx)
 	if err != nil {
 		return nil, 0, err
+	}
+	if f.AdminsFirst {
+		sel = sel.OrderExpr("CASE WHEN is_admin THEN 0 ELSE 1 END")
 	}
 	err = p.order(sel, userSorts, "tenant_id", "user_id").Scan(ctx, &out)
 	return out, int(total), err

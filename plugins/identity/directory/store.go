@@ -100,14 +100,17 @@ type Decision struct {
 
 // Snapshot is a tenant's figures on one day, kept for the MFA trend.
 type Snapshot struct {
-	bun.BaseModel    `bun:"table:identity_snapshots,alias:s"`
-	TenantID         string    `bun:"tenant_id,pk"`
-	Day              string    `bun:"day,pk"`
-	TotalUsers       int64     `bun:"total_users"`
-	AdminUsers       int64     `bun:"admin_users"`
-	MFAUsers         int64     `bun:"mfa_users"`
-	AdminMFAUsers    int64     `bun:"admin_mfa_users"`
-	GuestUsers       int64     `bun:"guest_users"`
+	bun.BaseModel `bun:"table:identity_snapshots,alias:s"`
+	TenantID      string `bun:"tenant_id,pk"`
+	Day           string `bun:"day,pk"`
+	TotalUsers    int64  `bun:"total_users"`
+	AdminUsers    int64  `bun:"admin_users"`
+	MFAUsers      int64  `bun:"mfa_users"`
+	AdminMFAUsers int64  `bun:"admin_mfa_users"`
+	GuestUsers    int64  `bun:"guest_users"`
+	// DisabledUsers is 0 on the days before it was counted, except on
+	// each tenant's latest snapshot of that time.
+	DisabledUsers    int64     `bun:"disabled_users"`
 	Devices          int64     `bun:"devices"`
 	CompliantDevices int64     `bun:"compliant_devices"`
 	SyncedAt         time.Time `bun:"synced_at"`
@@ -188,8 +191,9 @@ func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time) err
 		ColumnExpr("COALESCE(SUM(CASE WHEN mfa_registered THEN 1 ELSE 0 END), 0) AS mfa_users").
 		ColumnExpr("COALESCE(SUM(CASE WHEN is_admin AND mfa_registered THEN 1 ELSE 0 END), 0) AS admin_mfa_users").
 		ColumnExpr("COALESCE(SUM(CASE WHEN user_type = 'Guest' THEN 1 ELSE 0 END), 0) AS guest_users").
+		ColumnExpr("COALESCE(SUM(CASE WHEN account_enabled THEN 0 ELSE 1 END), 0) AS disabled_users").
 		Where("tenant_id = ?", tenantID).
-		Scan(ctx, &snap.TotalUsers, &snap.AdminUsers, &snap.MFAUsers, &snap.AdminMFAUsers, &snap.GuestUsers)
+		Scan(ctx, &snap.TotalUsers, &snap.AdminUsers, &snap.MFAUsers, &snap.AdminMFAUsers, &snap.GuestUsers, &snap.DisabledUsers)
 	if err != nil {
 		return err
 	}

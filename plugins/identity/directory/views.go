@@ -9,9 +9,17 @@ import (
 	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
 
-// StatsFragmentPath is the dashboard's identity card; the host shows a
-// placeholder there while no plugin serves it.
-const StatsFragmentPath = "/partials/identity-stats"
+// Paths of the views.
+const (
+	// StatsFragmentPath is the dashboard's identity card; the host shows
+	// a placeholder there while no plugin serves it.
+	StatsFragmentPath = "/partials/identity-stats"
+	// PagePath is the identity page.
+	PagePath = "/identity"
+)
+
+// noData is the empty state of a view before the first sync.
+const noData = "No identity data yet. It arrives with the next identity sync."
 
 // Coverage at or above these is healthy, or a warning; below is critical.
 // Microsoft's own guidance is MFA for every account, so the bar is high.
@@ -20,9 +28,37 @@ const (
 	mfaWarning = 80.0
 )
 
-// Fragments are the dashboard's identity card, served by h.
-func (h *Handlers) Fragments() []sdk.Fragment {
-	return []sdk.Fragment{{Path: StatsFragmentPath, Title: "Identity", Slot: "dashboard", RefreshSeconds: 600, Handler: h.statsFragment}}
+// Views are the dashboard's identity card, the identity page and its
+// navigation entry, served by h.
+func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
+	return []sdk.Fragment{{Path: StatsFragmentPath, Title: "Identity", Slot: "dashboard", RefreshSeconds: 600, Handler: h.statsFragment}},
+		[]sdk.Page{{Path: PagePath, Title: "Identity", Handler: h.page}},
+		[]sdk.NavEntry{{Label: "Identity", Path: PagePath, Order: 40}}
+}
+
+// scope is the tenants a view shows: the one tenant_id names (the SDK has
+// refused one the caller may not see), else all the caller's.
+func scope(r *http.Request) []string {
+	if id := r.URL.Query().Get("tenant_id"); id != "" {
+		return []string{id}
+	}
+	return sdk.PrincipalFrom(r.Context()).TenantIDs
+}
+
+// sumCounts adds up the tenants' figures.
+func sumCounts(counts []TenantCounts) TenantCounts {
+	var sum TenantCounts
+	for _, c := range counts {
+		sum.TotalUsers += c.TotalUsers
+		sum.GuestUsers += c.GuestUsers
+		sum.DisabledUsers += c.DisabledUsers
+		sum.AdminUsers += c.AdminUsers
+		sum.MFAUsers += c.MFAUsers
+		sum.AdminMFAUsers += c.AdminMFAUsers
+		sum.Devices += c.Devices
+		sum.CompliantDevices += c.CompliantDevices
+	}
+	return sum
 }
 
 // mfaHealth is the health a coverage shows.
@@ -41,17 +77,14 @@ func mfaHealth(p float64) sdkui.Health {
 // coverage as a gauge, admins without MFA, guests, stale accounts and
 // device compliance.
 func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
-	tenants := sdk.PrincipalFrom(r.Context()).TenantIDs
-	if id := r.URL.Query().Get("tenant_id"); id != "" {
-		tenants = []string{id}
-	}
+	tenants := scope(r)
 	counts, err := h.Store.Counts(r.Context(), tenants)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
 	}
 	if len(counts) == 0 {
-		sdkui.WriteFragment(w, http.StatusOK, sdkui.Empty("No identity data yet. It arrives with the next identity sync."))
+		sdkui.WriteFragment(w, http.StatusOK, sdkui.Empty(noData))
 		return
 	}
 	_, stale, err := h.Store.Users(r.Context(), Page{TenantIDs: tenants, SortBy: "display_name", Limit: 1},
@@ -61,16 +94,7 @@ func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// One row per tenant, already counted in the database.
-	var sum TenantCounts
-	for _, c := range counts {
-		sum.TotalUsers += c.TotalUsers
-		sum.GuestUsers += c.GuestUsers
-		sum.AdminUsers += c.AdminUsers
-		sum.MFAUsers += c.MFAUsers
-		sum.AdminMFAUsers += c.AdminMFAUsers
-		sum.Devices += c.Devices
-		sum.CompliantDevices += c.CompliantDevices
-	}
+	sum := sumCounts(counts)
 	coverage := *percent(sum.MFAUsers, sum.TotalUsers)
 	adminsWithout := sum.AdminUsers - sum.AdminMFAUsers
 	adminHealth := sdkui.OK

@@ -1,0 +1,1 @@
+ALTER TABLE identity_snapshots DROP COLUMN disabled_users;

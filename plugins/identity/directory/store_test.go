@@ -1,0 +1,76 @@
+package directory_test
+
+import (
+	"context"
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/plugins/identity/directory"
+)
+
+// TestSnapshotDisabledMigration: the migration that adds the disabled
+// accounts to the snapshots counts them, for each tenant's latest
+// snapshot, from the directory stored with it, and leaves the earlier
+// days at 0; the summary's counts read it; it rolls back.
+func TestSnapshotDisabledMigration(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		db := storetest.Open(t, dialect)
+		first := fstest.MapFS{}
+		err := fs.WalkDir(directory.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasPrefix(path, "0001_") {
+				return err
+			}
+			b, err := fs.ReadFile(directory.Migrations(), path)
+			first[path] = &fstest.MapFile{Data: b}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Migrate(ctx, db, first, "identity_migrations"); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{
+			`INSERT INTO identity_users (tenant_id, user_id, user_type, account_enabled, is_admin, mfa_registered, mfa_capable, synced_at) VALUES
+				('t-contoso', 'u1', 'Member', TRUE, FALSE, TRUE, TRUE, '2026-12-15 12:00:00'),
+				('t-contoso', 'u2', 'Member', FALSE, TRUE, FALSE, FALSE, '2026-12-15 12:00:00'),
+				('t-fabrikam', 'u3', 'Member', TRUE, FALSE, FALSE, FALSE, '2026-12-15 12:00:00')`,
+			`INSERT INTO identity_snapshots (tenant_id, day, total_users, admin_users, mfa_users, admin_mfa_users, guest_users, devices, compliant_devices, synced_at) VALUES
+				('t-contoso', '2026-12-14', 2, 1, 0, 0, 0, 0, 0, '2026-12-14 12:00:00'),
+				('t-contoso', '2026-12-15', 2, 1, 1, 0, 0, 0, 0, '2026-12-15 12:00:00'),
+				('t-fabrikam', '2026-12-15', 1, 0, 0, 0, 0, 0, 0, '2026-12-15 12:00:00')`,
+		} {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := store.Migrate(ctx, db, directory.Migrations(), "identity_migrations"); err != nil {
+			t.Fatal(err)
+		}
+		var snaps []directory.Snapshot
+		if err := db.NewSelect().Model(&snaps).Order("tenant_id", "day").Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(snaps) != 3 || snaps[0].DisabledUsers != 0 || snaps[1].DisabledUsers != 1 || snaps[2].DisabledUsers != 0 {
+			t.Fatalf("snapshots after the migration %+v, want contoso's latest with 1 disabled", snaps)
+		}
+		counts, err := (&directory.Store{DB: db}).Counts(ctx, []string{contoso.ID, fabrikam.ID})
+		if err != nil || len(counts) != 2 || counts[0].DisabledUsers != 1 || counts[0].MFAUsers != 1 || counts[1].TotalUsers != 1 {
+			t.Fatalf("counts %+v (%v)", counts, err)
+		}
+		if _, err := store.Rollback(ctx, db, directory.Migrations(), "identity_migrations"); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := db.NewSelect().Table("identity_snapshots").Count(ctx); err != nil || n != 3 {
+			t.Fatalf("%d snapshots after the rollback (%v), want the 3", n, err)
+		}
+		if err := db.NewSelect().Model(&snaps).Scan(ctx); err == nil {
+			t.Fatal("the snapshots have disabled_users after the rollback")
+		}
+	})
+}

@@ -35,9 +35,10 @@ func benchWorld(resources int) *world.World {
 // subscriptions × 5,000 resources × 5 policies = 50,000 policy states,
 // from the simulated Policy Insights (pages of 1,000 over HTTPS, which the
 // simulator rebuilds from the whole world for each page) through the
-// client into SQLite and PostgreSQL, with the tenant's snapshot. Each
-// measured run replaces every state the previous one stored. It reports
-// policy states per second of the whole job.
+// client into SQLite and PostgreSQL, with each subscription's policy
+// summary and the tenant's snapshot. Each measured run replaces every
+// state the previous one stored. It reports policy states per second of
+// the whole job.
 func BenchmarkComplianceSync(b *testing.B) {
 	const resources = 5000
 	w := benchWorld(resources)

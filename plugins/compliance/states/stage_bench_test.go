@@ -60,7 +60,7 @@ func BenchmarkStatesReplace(b *testing.B) {
 			for range b.N {
 				start := time.Now()
 				var staged time.Time
-				got, err := s.Replace(ctx, "t1", "s1", at, func(emit func(State) error) error {
+				got, err := s.Replace(ctx, Target{TenantID: "t1", SubscriptionID: "s1", SyncedAt: at, Resources: resources}, func(emit func(State) error) error {
 					err := stream(emit)
 					staged = time.Now()
 					return err

@@ -80,8 +80,25 @@ type Written struct {
 	Batches int
 }
 
-// Replace makes the store hold, for the subscription, exactly the states
-// stream emits, as the tenant's. The states are streamed into a temporary
+// Target is the subscription a Replace writes.
+type Target struct {
+	TenantID       string
+	SubscriptionID string
+	SyncedAt       time.Time
+	// Resources is how many distinct resources the subscription's policy
+	// summary counts (ids compared without regard to case). A listing
+	// that streams fewer was cut short — a provider may end a paged
+	// listing early without an error — and Replace refuses it with
+	// ErrCutShort. Zero checks nothing.
+	Resources int
+}
+
+// ErrCutShort is Replace's refusal of a listing with fewer resources than
+// the subscription's summary counts.
+var ErrCutShort = errors.New("the policy states listing was cut short")
+
+// Replace makes the store hold, for the target's subscription, exactly the
+// states stream emits, as its tenant's. The states are streamed into a temporary
 // stage on one connection a batch (FlushRows) at a time — with COPY on
 // PostgreSQL, multi-row inserts on SQLite, neither of which locks the
 // shared table — then replace the subscription's stored states in one
@@ -89,7 +106,7 @@ type Written struct {
 // stream fails, nothing stored changes and its error is returned as is.
 // On PostgreSQL the transaction holds an advisory lock on the
 // subscription, so two replicas syncing it take turns.
-func (s *Store) Replace(ctx context.Context, tenantID, subscriptionID string, syncedAt time.Time, stream func(emit func(State) error) error) (Written, error) {
+func (s *Store) Replace(ctx context.Context, t Target, stream func(emit func(State) error) error) (Written, error) {
 	var out Written
 	conn, err := s.DB.Conn(ctx)
 	if err != nil {
@@ -141,23 +158,32 @@ func (s *Store) Replace(ctx context.Context, tenantID, subscriptionID string, sy
 	if err != nil {
 		return out, err
 	}
+	if t.Resources > 0 {
+		var resources int
+		if err := conn.NewRaw(`SELECT COUNT(DISTINCT LOWER(resource_id)) FROM compliance_stage`).Scan(ctx, &resources); err != nil {
+			return out, fmt.Errorf("states: stage: %w", err)
+		}
+		if resources < t.Resources {
+			return out, fmt.Errorf("%w: %d resources listed, the summary counts %d", ErrCutShort, resources, t.Resources)
+		}
+	}
 	err = conn.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
 		if s.DB.Dialect().Name() == dialect.PG {
 			// Two replicas replacing one subscription take turns, or
 			// each would insert beside the rows the other inserted.
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "compliance_states:"+subscriptionID); err != nil {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "compliance_states:"+t.SubscriptionID); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM compliance_policy_states WHERE subscription_id = ?`, subscriptionID); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM compliance_policy_states WHERE subscription_id = ?`, t.SubscriptionID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO compliance_policy_states (tenant_id, subscription_id, `+columnList+`)
-			SELECT ?, ?, `+columnList+` FROM compliance_stage`, tenantID, subscriptionID)
+			SELECT ?, ?, `+columnList+` FROM compliance_stage`, t.TenantID, t.SubscriptionID)
 		if err != nil {
 			return err
 		}
-		_, err = tx.NewInsert().Model(&Subscription{SubscriptionID: subscriptionID, TenantID: tenantID, PolicyStates: out.Rows, SyncedAt: syncedAt.UTC()}).
+		_, err = tx.NewInsert().Model(&Subscription{SubscriptionID: t.SubscriptionID, TenantID: t.TenantID, PolicyStates: out.Rows, SyncedAt: t.SyncedAt.UTC()}).
 			On("CONFLICT (subscription_id) DO UPDATE").
 			Set("tenant_id = EXCLUDED.tenant_id").
 			Set("policy_states = EXCLUDED.policy_states").
@@ -166,7 +192,7 @@ func (s *Store) Replace(ctx context.Context, tenantID, subscriptionID string, sy
 		return err
 	})
 	if err != nil {
-		return out, fmt.Errorf("states: replace subscription %s: %w", subscriptionID, err)
+		return out, fmt.Errorf("states: replace subscription %s: %w", t.SubscriptionID, err)
 	}
 	return out, nil
 }

@@ -13,8 +13,9 @@ import (
 	"github.com/stewardhq/steward/plugins/compliance/states"
 )
 
-// TestReplace: a stream that fails leaves the subscription's states as
-// they were; two replacements of one subscription at once leave the
+// TestReplace: a stream that fails, or lists fewer resources than the
+// summary counts, leaves the subscription's states as they were; two
+// replacements of one subscription at once leave the
 // states of one of them, never both.
 func TestReplace(t *testing.T) {
 	each(t, func(t *testing.T, dialect string) {
@@ -41,15 +42,21 @@ func TestReplace(t *testing.T) {
 			}
 			return int64(n)
 		}
-		if w, err := s.Replace(ctx, "t1", "s1", simNow, stream(250, nil)); err != nil || w.Rows != 250 || w.Batches != 3 {
+		if w, err := s.Replace(ctx, states.Target{TenantID: "t1", SubscriptionID: "s1", SyncedAt: simNow, Resources: 250}, stream(250, nil)); err != nil || w.Rows != 250 || w.Batches != 3 {
 			t.Fatalf("replace: %+v %v", w, err)
 		}
 		broken := errors.New("page 2 failed")
-		if _, err := s.Replace(ctx, "t1", "s1", simNow.Add(time.Hour), stream(300, broken)); !errors.Is(err, broken) {
+		if _, err := s.Replace(ctx, states.Target{TenantID: "t1", SubscriptionID: "s1", SyncedAt: simNow.Add(time.Hour)}, stream(300, broken)); !errors.Is(err, broken) {
 			t.Fatalf("a failing stream: %v", err)
 		}
 		if n := count(); n != 250 {
 			t.Fatalf("%d states after a failed stream, want the 250 before it", n)
+		}
+		if _, err := s.Replace(ctx, states.Target{TenantID: "t1", SubscriptionID: "s1", SyncedAt: simNow, Resources: 301}, stream(300, nil)); !errors.Is(err, states.ErrCutShort) {
+			t.Fatalf("300 resources where the summary counts 301: %v", err)
+		}
+		if n := count(); n != 250 {
+			t.Fatalf("%d states after a listing cut short, want the 250 before it", n)
 		}
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
@@ -57,7 +64,7 @@ func TestReplace(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = s.Replace(ctx, "t1", "s1", simNow, stream(n, nil))
+				_, errs[i] = s.Replace(ctx, states.Target{TenantID: "t1", SubscriptionID: "s1", SyncedAt: simNow}, stream(n, nil))
 			}()
 		}
 		wg.Wait()

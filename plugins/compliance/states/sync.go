@@ -16,6 +16,7 @@ import (
 type Cloud interface {
 	Subscriptions(ctx context.Context, fn func(cloud.Subscription) error) error
 	PolicyStates(ctx context.Context, subscriptionID, filter string, fn func(cloud.PolicyState) error) error
+	PolicySummary(ctx context.Context, subscriptionID string) (cloud.PolicySummary, error)
 }
 
 // Hook runs for a tenant after all its states were stored and its
@@ -56,7 +57,8 @@ type tenantWork struct {
 // failing subscription changes nothing of its stored states and does not
 // stop the others; its tenant then gets no snapshot, no hooks and no
 // freshness mark, and the run fails naming each failure, which raises the
-// host's sync alert.
+// host's sync alert. A listing is checked against the subscription's
+// policy summary (Target.Resources), so one cut short fails too.
 func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,7 +145,19 @@ func (s *Syncer) syncTenant(ctx context.Context, tw *tenantWork, p *progress) er
 
 func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, sub string, p *progress) error {
 	label := fmt.Sprintf("tenant %s subscription %s", tenant.Name, sub)
-	written, err := s.Store.Replace(ctx, tenant.ID, sub, s.now(), func(emit func(State) error) error {
+	// The summary counts the subscription's resources, against which
+	// Replace checks that the listing was not cut short.
+	summary, err := s.Cloud.PolicySummary(ctx, sub)
+	if err != nil {
+		p.step(label + ": failed")
+		return err
+	}
+	resources := 0
+	for _, n := range summary.Resources {
+		resources += n
+	}
+	target := Target{TenantID: tenant.ID, SubscriptionID: sub, SyncedAt: s.now(), Resources: resources}
+	written, err := s.Store.Replace(ctx, target, func(emit func(State) error) error {
 		var n int64
 		return s.Cloud.PolicyStates(ctx, sub, "", func(c cloud.PolicyState) error {
 			n++

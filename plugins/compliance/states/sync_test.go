@@ -207,6 +207,30 @@ func TestFailedSubscriptionKeepsStates(t *testing.T) {
 	})
 }
 
+// TestListingCutShort: Policy Insights ending a subscription's listing
+// after its first page, without an error, is caught against the
+// subscription's summary: the run fails naming the subscription, whose
+// states stay as they were.
+func TestListingCutShort(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		w := complianceWorld()
+		for i := range 1100 {
+			w.PolicyStates = append(w.PolicyStates, state(subC2, p3, resource(subC2, "Microsoft.Network/publicIPAddresses", fmt.Sprintf("ip%d", i)), "Compliant"))
+		}
+		f := start(t, dialect, w)
+		f.mustRun(t)
+		before := f.stored(t)
+		f.sim.Faults.Set(cloudsim.ARM, "/subscriptions/"+subC2+"/providers/Microsoft.PolicyInsights", cloudsim.Fault{TruncatePages: true})
+		_, err := f.run(t)
+		if err == nil || !strings.Contains(err.Error(), states.ErrCutShort.Error()) || !strings.Contains(err.Error(), "subscription "+subC2) || !strings.Contains(err.Error(), "summary counts 1102") {
+			t.Fatalf("a listing cut short: %v", err)
+		}
+		if after := f.stored(t); !reflect.DeepEqual(after, before) {
+			t.Fatalf("a listing cut short changed the states")
+		}
+	})
+}
+
 // TestHooksAndDroppedSubscriptions: the hooks run for each tenant whose
 // states were all stored, in order; a failing hook fails the run naming
 // the tenant, which keeps its states and snapshot but is not marked fresh.

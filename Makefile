@@ -84,6 +84,7 @@ bench: build
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench 'CostIngest|Stage|ResourceCosts' -benchtime 1x -timeout 10m ./plugins/cost/ingest/ ./plugins/cost/ledger/
 	$(GO) test -run '^$$' -bench 'InventorySync' -benchtime 1x -timeout 20m ./plugins/resources/inventory/
 	$(GO) test -run '^$$' -bench 'IdentitySync' -benchtime 1x -timeout 20m ./plugins/identity/directory/
+	$(GO) test -run '^$$' -bench 'ComplianceSync|StatesReplace' -benchtime 1x -timeout 10m ./plugins/compliance/states/
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1)

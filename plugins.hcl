@@ -70,6 +70,19 @@ plugin "identity" {
   }
 }
 
+# Compliance: the latest policy states of every subscription, a daily
+# snapshot per tenant for the trend, and the compliance scores.
+plugin "compliance" {
+  binary = "bin/plugins/compliance"
+  # It reads Policy Insights, so it needs the host's credential.
+  cloud_credential = true
+  # Azure evaluates policies about once a day and after changes; the host
+  # counts compliance stale after five hours.
+  job "compliance" {
+    schedule = "@every 4h"
+  }
+}
+
 # The runtime test plugin proves the plugin protocol (crash, hang, noisy
 # stdout, large bodies); the test suites run it. Enable it to explore the
 # runtime by hand: its crash and hang routes need an admin.

@@ -154,7 +154,7 @@ func (f *fixture) call(o scopedOp, path string) response {
 // of the domain plugins as the standard user of tenant A: naming tenant B
 // it must be refused without a trace of B; naming A it must be let through.
 func TestIsolationMatrix(t *testing.T) {
-	plugins := defaultPlugins() + resourcesPlugins() + costPlugins("") + identityPlugins("")
+	plugins := defaultPlugins() + resourcesPlugins() + costPlugins("") + identityPlugins("") + compliancePlugins("")
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
 			f := newFixtureOn(t, dialect, hostOpts{pluginsHCL: plugins, env: map[string]string{"STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}})
@@ -211,6 +211,8 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/budgets",
 				"GET /api/v1/resources/inventory",
 				"GET /api/v1/identity/summary",
+				"GET /api/v1/compliance/summary",
+				"GET /api/v1/compliance/non-compliant",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

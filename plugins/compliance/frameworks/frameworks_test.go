@@ -499,3 +499,100 @@ func TestWithDirErrors(t *testing.T) {
 		t.Errorf("error %v does not name the deployment file and field", err)
 	}
 }
+
+// Every group name that Azure's initiatives use names a control of the
+// framework, or one of its categories (which tier 1 does not map).
+func TestAzureGroupNames(t *testing.T) {
+	s := builtin(t)
+	raw, err := os.ReadFile(filepath.Join("testdata", "azure_groups.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapped := map[string]int{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		id, group, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := framework(t, s, id)
+		if _, ok := f.ControlForGroup(group); ok {
+			mapped[id]++
+			continue
+		}
+		if !namesCategory(f, group) {
+			t.Errorf("%s: group %s names neither a control nor a category", id, group)
+		}
+	}
+	if want := map[string]int{"soc2": 61, "nist_csf": 19, "iso27001": 23, "cis_azure": 85}; !reflect.DeepEqual(mapped, want) {
+		t.Errorf("group names mapped to controls = %v, want %v", mapped, want)
+	}
+}
+
+func namesCategory(f *Framework, group string) bool {
+	for _, g := range f.GroupNames {
+		rest, ok := strings.CutPrefix(Normalize(group), Normalize(g.Prefix)+".")
+		if !ok {
+			continue
+		}
+		for _, c := range f.Categories {
+			if Normalize(c.ID) == rest {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// matches applies the documented keyword rule: every word of the set begins
+// some word of the policy name.
+func matches(set []string, name string) bool {
+	words := Words(name)
+	for _, w := range set {
+		found := false
+		for _, n := range words {
+			found = found || strings.HasPrefix(n, w)
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// Real built-in policy names reach the controls they are about through the
+// keyword sets, and a policy about something else reaches none of them.
+func TestKeywordExamples(t *testing.T) {
+	s := builtin(t)
+	for _, tc := range []struct {
+		policy string
+		want   map[string][]string
+	}{
+		{"Accounts with owner permissions on Azure resources should be MFA enabled", map[string][]string{
+			"soc2": {"CC6.1", "CC6.3"}, "nist_csf": {"PR.AA-03", "PR.AA-05"}, "iso27001": {"5.18", "8.2", "8.5"},
+			"cis_azure": {"1.1.2"}}},
+		{"Secure transfer to storage accounts should be enabled", map[string][]string{
+			"soc2": {"CC6.7"}, "nist_csf": {"PR.DS-02"}, "iso27001": {"5.14"}, "cis_azure": {"3.1"}}},
+		{"Key Vault secrets should have an expiration date", map[string][]string{
+			"nist_csf": {"PR.AA-01"}, "iso27001": {"5.17", "8.24"}, "cis_azure": {"8.3", "8.4", "9.11"}}},
+		{"Azure Backup should be enabled for Virtual Machines", map[string][]string{
+			"soc2": {"CC7.5", "CC9.1", "A1.2"}, "nist_csf": {"PR.DS-11", "RC.RP-03"}, "iso27001": {"5.30", "8.13"}}},
+		{"Network Watcher should be enabled", map[string][]string{
+			"soc2": {"CC7.2"}, "nist_csf": {"ID.AM-03", "DE.CM-01"}, "iso27001": {"8.16"}, "cis_azure": {"6.6"}}},
+		{"Allowed virtual machine size SKUs", map[string][]string{}},
+	} {
+		for _, f := range s.All() {
+			var got []string
+			for _, c := range f.Controls {
+				for _, set := range c.Keywords {
+					if matches(set, tc.policy) {
+						got = append(got, c.ID)
+						break
+					}
+				}
+			}
+			if want := tc.want[f.ID]; !reflect.DeepEqual(got, want) {
+				t.Errorf("%q in %s matches %v, want %v", tc.policy, f.ID, got, want)
+			}
+		}
+	}
+}

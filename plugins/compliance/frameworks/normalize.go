@@ -38,14 +38,17 @@ const minWordLen = 2
 // genericWords occur in so many policy names that a keyword set made only of
 // them would match nearly every policy.
 var genericWords = map[string]bool{
-	"a": true, "all": true, "an": true, "and": true, "are": true, "as": true,
-	"at": true, "audit": true, "azure": true, "be": true, "by": true,
-	"configure": true, "configured": true, "default": true, "deploy": true,
-	"disabled": true, "enable": true, "enabled": true, "ensure": true,
-	"for": true, "from": true, "have": true, "in": true, "is": true,
-	"microsoft": true, "not": true, "of": true, "on": true, "or": true,
-	"policy": true, "resource": true, "resources": true, "set": true,
-	"setting": true, "settings": true, "should": true, "that": true,
-	"the": true, "to": true, "use": true, "used": true, "using": true,
-	"with": true,
+	"a": true, "accounts": true, "all": true, "an": true, "and": true,
+	"are": true, "as": true, "at": true, "audit": true, "azure": true,
+	"be": true, "by": true, "category": true, "configure": true,
+	"configured": true, "control": true, "data": true, "default": true,
+	"deploy": true, "deprecated": true, "disabled": true, "enable": true,
+	"enabled": true, "ensure": true, "for": true, "from": true, "group": true,
+	"have": true, "in": true, "information": true, "is": true,
+	"machines": true, "managed": true, "microsoft": true, "not": true,
+	"of": true, "on": true, "or": true, "policy": true, "preview": true,
+	"resource": true, "resources": true, "security": true, "service": true,
+	"services": true, "set": true, "setting": true, "settings": true,
+	"should": true, "system": true, "that": true, "the": true, "to": true,
+	"use": true, "used": true, "using": true, "virtual": true, "with": true,
 }

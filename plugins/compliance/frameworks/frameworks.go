@@ -273,9 +273,10 @@ func loadFile(fsys fs.FS, name, file string) (*Framework, []error) {
 	if len(data) > maxFileSize {
 		return nil, fail("", "file is larger than %d bytes", maxFileSize)
 	}
-	key, f, err := decode(data)
-	if err != nil {
-		return nil, fail("", "%v", err)
+	key, f, derr := decode(data)
+	if derr != nil {
+		derr.File = file
+		return nil, []error{derr}
 	}
 	f.file = file
 	f.index = make(map[string]int, len(f.Controls))

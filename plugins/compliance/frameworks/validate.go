@@ -3,9 +3,9 @@ package frameworks
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -43,72 +43,124 @@ const (
 )
 
 // decode parses a file strictly: one object whose single key is the
-// framework id, no duplicate keys anywhere, no unknown fields.
-func decode(data []byte) (string, *Framework, error) {
+// framework id, no duplicate keys anywhere, no unknown fields. The returned
+// Error lacks the file name.
+func decode(data []byte) (string, *Framework, *Error) {
 	if !utf8.Valid(data) {
-		return "", nil, errors.New("file is not valid UTF-8")
+		return "", nil, &Error{Message: "file is not valid UTF-8"}
 	}
-	if err := checkDuplicateKeys(data); err != nil {
+	if err := checkKeys(data); err != nil {
 		return "", nil, err
 	}
 	var wrapper map[string]json.RawMessage
 	if err := json.Unmarshal(data, &wrapper); err != nil {
-		return "", nil, fmt.Errorf("invalid JSON: %v", err)
+		return "", nil, &Error{Message: fmt.Sprintf("invalid JSON: %v", err)}
 	}
 	if len(wrapper) != 1 {
-		return "", nil, fmt.Errorf("want one top-level key, the framework id, found %d", len(wrapper))
+		return "", nil, &Error{Message: fmt.Sprintf("want one top-level key, the framework id, found %d", len(wrapper))}
 	}
 	var key string
 	var raw json.RawMessage
 	for key, raw = range wrapper {
 	}
-	// raw holds exactly one JSON value, so nothing can follow it.
+	// checkKeys has refused unknown fields already; this is a second guard.
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var f Framework
 	if err := dec.Decode(&f); err != nil {
-		return "", nil, fmt.Errorf("%s: %v", key, err)
+		return "", nil, &Error{Message: err.Error()}
 	}
 	return key, &f, nil
 }
 
-// checkDuplicateKeys refuses an object that names a key twice, which
-// encoding/json would otherwise resolve silently in favour of the last.
-func checkDuplicateKeys(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
+// fieldNames are the JSON names of the definition's fields. encoding/json
+// matches names without regard to case, but OPA does not, so a field spelt
+// "Name" would be read by one and not the other.
+var fieldNames = func() map[string]bool {
+	names := map[string]bool{}
+	for _, v := range []any{Framework{}, GroupName{}, Domain{}, Category{}, Control{}} {
+		t := reflect.TypeOf(v)
+		for i := range t.NumField() {
+			if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" {
+				names[name] = true
+			}
+		}
+	}
+	return names
+}()
+
+// checkKeys walks the tokens of a file and refuses an object that names a
+// key twice, which encoding/json would otherwise resolve silently in favour
+// of the last, and a field inside the framework that is not spelt exactly as
+// documented. The error names the field by its path inside the framework.
+func checkKeys(data []byte) *Error {
 	type frame struct {
 		object bool
 		keys   map[string]bool
-		expect bool // the next token in an object is a key
+		key    string // object: the key of the value being read
+		expect bool   // object: the next token is a key
+		n      int    // array: elements started so far
 	}
 	var stack []*frame
+	// where is the path of the value being read, inside the framework
+	// object (stack[0] is the object keyed by the framework id).
+	where := func() string {
+		var b strings.Builder
+		for i, f := range stack {
+			switch {
+			case i == 0:
+			case f.object:
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(f.key)
+			default:
+				fmt.Fprintf(&b, "[%d]", f.n-1)
+			}
+		}
+		return b.String()
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("invalid JSON: %v", err)
+			return &Error{Field: where(), Message: fmt.Sprintf("invalid JSON: %v", err)}
 		}
 		var top *frame
 		if len(stack) > 0 {
 			top = stack[len(stack)-1]
 		}
-		if top != nil && top.object && top.expect {
-			if d, ok := tok.(json.Delim); ok && d == '}' {
+		switch {
+		case top != nil && top.object && top.expect:
+			if tok == json.Delim('}') {
 				stack = stack[:len(stack)-1]
 				continue
 			}
 			key, _ := tok.(string)
+			top.key = key
 			if top.keys[key] {
-				return fmt.Errorf("duplicate key %q", key)
+				if len(stack) == 1 {
+					return &Error{Message: fmt.Sprintf("duplicate top-level key %q", key)}
+				}
+				return &Error{Field: where(), Message: "duplicate key"}
+			}
+			if len(stack) > 1 && !fieldNames[key] {
+				msg := "unknown field"
+				if fieldNames[strings.ToLower(key)] {
+					msg += fmt.Sprintf("; write %q", strings.ToLower(key))
+				}
+				return &Error{Field: where(), Message: msg}
 			}
 			top.keys[key] = true
 			top.expect = false
 			continue
-		}
-		if top != nil && top.object {
+		case top != nil && top.object:
 			top.expect = true
+		case top != nil && tok != json.Delim(']'):
+			top.n++
 		}
 		switch tok {
 		case json.Delim('{'):

@@ -600,3 +600,10 @@ func TestKeywordExamples(t *testing.T) {
 		}
 	}
 }
+
+// Letters and numbers of any script count, as \pL and \pN do in Rego.
+func TestWordsUnicode(t *testing.T) {
+	if got, want := Words("Verschlüsselung²—Ⅻ_test"), []string{"verschlüsselung²", "ⅻ", "test"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Words = %q, want %q", got, want)
+	}
+}

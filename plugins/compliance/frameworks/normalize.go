@@ -26,9 +26,11 @@ func Words(s string) []string {
 	return fields(strings.ToLower(s))
 }
 
+// fields splits s at every character outside the Unicode letter and number
+// categories, as regex.split(`[^\pL\pN]+`, s) does in Rego.
 func fields(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
 	})
 }
 

@@ -1,0 +1,122 @@
+# METADATA
+# title: Framework mapping
+# description: |
+#   Maps Azure policy definitions to the controls of the regulatory
+#   frameworks in data.frameworks (the JSON files in frameworks/, whose
+#   README states the rules implemented here).
+#
+#   Input: {"policies": [{"id": ..., "name": ..., "group_names": [...]}]},
+#   one entry per distinct policy definition.
+#
+#   Output: matches[framework id][control id][policy id] is
+#     {"tier": 1, "confidence": "high", "group_name": ...}  or
+#     {"tier": 2, "confidence": "medium" | "low", "keywords": [...]}
+#   naming what made the policy map to the control.
+package steward.compliance.mapping
+
+# The key under which control ids and group names are compared: upper case,
+# every run of characters other than letters and digits turned into one dot,
+# none at either end. PR.AA-01, PR.AA_01 and PR_AA_01 all become PR.AA.01.
+normalize(s) := concat(".", [t | some t in regex.split(`[^\pL\pN]+`, upper(s)); t != ""])
+
+# The lower-case words of a policy name: every run of letters and digits.
+name_words(name) := [t | some t in regex.split(`[^\pL\pN]+`, lower(name)); t != ""]
+
+# Every beginning of every word of a name, two characters or longer. A
+# keyword word matches a name when it begins one of the name's words, that
+# is when it is one of these ("vault" begins "vaults").
+word_beginnings(name) := {substring(w, 0, n) |
+	some w in name_words(name)
+	count(w) >= 2
+	some n in numbers.range(2, count(w))
+}
+
+# ---------------------------------------------------------------------------
+# Tier 1: group names, confidence high.
+# ---------------------------------------------------------------------------
+
+# control_by_key[framework][normalised control id] is the control's id.
+control_by_key[fw_id][normalize(control.id)] := control.id if {
+	some fw_id, fw in data.frameworks
+	some control in fw.controls
+}
+
+# tier1_groups[framework][control][policy] holds the policy's group names
+# that name the control: one of the framework's group-name prefixes followed
+# by the control's id, compared after normalize. A group naming a category,
+# or nothing the framework defines, maps to no control.
+tier1_groups[fw_id][control_id][policy.id] contains group if {
+	some policy in input.policies
+	some group in policy.group_names
+	key := normalize(group)
+	some fw_id, fw in data.frameworks
+	some form in fw.group_names
+	prefix := concat("", [normalize(form.prefix), "."])
+	startswith(key, prefix)
+	control_id := control_by_key[fw_id][substring(key, count(prefix), -1)]
+}
+
+# tier1_policies[framework] holds the policies that map to some control of
+# the framework by a group name; tier 2 does not apply to them there.
+tier1_policies[fw_id] contains policy_id if {
+	some fw_id, controls in tier1_groups
+	some by_policy in controls
+	some policy_id, _ in by_policy
+}
+
+# ---------------------------------------------------------------------------
+# Tier 2: keyword sets, confidence medium (two or more words) or low (one).
+# ---------------------------------------------------------------------------
+
+# keyword_index[framework][word] holds each keyword set whose first word it
+# is, with its control, so that a policy is checked only against the sets
+# whose first word begins one of its words, not against every set.
+keyword_index[fw_id][keywords[0]] contains {"control": control.id, "keywords": keywords} if {
+	some fw_id, fw in data.frameworks
+	some control in fw.controls
+	some keywords in control.keywords
+}
+
+# tier2_sets[framework][control][policy] holds the keyword sets of the
+# control that the policy's name matches: every word of the set begins some
+# word of the name, in any order, ignoring case and punctuation. Only for a
+# policy with no group name mapping it to a control of that framework.
+tier2_sets[fw_id][entry.control][policy.id] contains entry.keywords if {
+	some policy in input.policies
+	beginnings := word_beginnings(policy.name)
+	some fw_id, _ in data.frameworks
+	not tier1_policies[fw_id][policy.id]
+	some first in beginnings
+	some entry in keyword_index[fw_id][first]
+	every word in entry.keywords {
+		word in beginnings
+	}
+}
+
+# The confidence of a tier-2 match: medium when a set of two or more words
+# matched, low when only single words did.
+keyword_confidence(size) := "medium" if size >= 2
+
+keyword_confidence(size) := "low" if size < 2
+
+# ---------------------------------------------------------------------------
+# The mapping.
+# ---------------------------------------------------------------------------
+
+# matches[framework][control][policy] explains one mapping. When several
+# group names name the same control the first in sort order is given; when
+# several keyword sets match, the longest (then the first in sort order),
+# which is the one that sets the confidence.
+matches[fw_id][control_id][policy_id] := {"tier": 1, "confidence": "high", "group_name": min(groups)} if {
+	some fw_id, controls in tier1_groups
+	some control_id, by_policy in controls
+	some policy_id, groups in by_policy
+}
+
+matches[fw_id][control_id][policy_id] := {"tier": 2, "confidence": keyword_confidence(longest), "keywords": chosen} if {
+	some fw_id, controls in tier2_sets
+	some control_id, by_policy in controls
+	some policy_id, sets in by_policy
+	longest := max({count(s) | some s in sets})
+	chosen := min({s | some s in sets; count(s) == longest})
+}

@@ -35,10 +35,13 @@ word_beginnings(name) := {substring(w, 0, n) |
 # Tier 1: group names, confidence high.
 # ---------------------------------------------------------------------------
 
-# control_by_key[framework][normalised control id] is the control's id.
-control_by_key[fw_id][normalize(control.id)] := control.id if {
+# control_ids[framework][normalised control id] is the control's id.
+#
+# This and the other indexes below are complete rules (no variable in the
+# head): OPA evaluates one once per query and then reads it by key. Looking
+# up a partial rule by key would evaluate its body again for every key.
+control_ids := {fw_id: {normalize(control.id): control.id | some control in fw.controls} |
 	some fw_id, fw in data.frameworks
-	some control in fw.controls
 }
 
 # tier1_groups[framework][control][policy] holds the policy's group names
@@ -53,15 +56,13 @@ tier1_groups[fw_id][control_id][policy.id] contains group if {
 	some form in fw.group_names
 	prefix := concat("", [normalize(form.prefix), "."])
 	startswith(key, prefix)
-	control_id := control_by_key[fw_id][substring(key, count(prefix), -1)]
+	control_id := control_ids[fw_id][substring(key, count(prefix), -1)]
 }
 
 # tier1_policies[framework] holds the policies that map to some control of
 # the framework by a group name; tier 2 does not apply to them there.
-tier1_policies[fw_id] contains policy_id if {
+tier1_policies := {fw_id: {policy_id | some by_policy in controls; some policy_id, _ in by_policy} |
 	some fw_id, controls in tier1_groups
-	some by_policy in controls
-	some policy_id, _ in by_policy
 }
 
 # ---------------------------------------------------------------------------
@@ -70,8 +71,12 @@ tier1_policies[fw_id] contains policy_id if {
 
 # keyword_index[framework][word] holds each keyword set whose first word it
 # is, with its control, so that a policy is checked only against the sets
-# whose first word begins one of its words, not against every set.
-keyword_index[fw_id][keywords[0]] contains {"control": control.id, "keywords": keywords} if {
+# whose first word begins one of its words, not against every set. The
+# partial rule below groups the sets; this complete rule takes its whole
+# value once, so that reading it by key costs a lookup.
+keyword_index := keyword_sets_by_first_word
+
+keyword_sets_by_first_word[fw_id][keywords[0]] contains {"control": control.id, "keywords": keywords} if {
 	some fw_id, fw in data.frameworks
 	some control in fw.controls
 	some keywords in control.keywords
@@ -84,10 +89,10 @@ keyword_index[fw_id][keywords[0]] contains {"control": control.id, "keywords": k
 tier2_sets[fw_id][entry.control][policy.id] contains entry.keywords if {
 	some policy in input.policies
 	beginnings := word_beginnings(policy.name)
-	some fw_id, _ in data.frameworks
+	some fw_id, index in keyword_index
 	not tier1_policies[fw_id][policy.id]
 	some first in beginnings
-	some entry in keyword_index[fw_id][first]
+	some entry in index[first]
 	every word in entry.keywords {
 		word in beginnings
 	}

@@ -181,23 +181,31 @@ func BenchmarkCoverage(b *testing.B) {
 
 	b.Run("prepare", func(b *testing.B) {
 		var took []time.Duration
-		for b.Loop() {
+		for range 20 {
 			start := time.Now()
 			newMapper(b, set)
 			took = append(took, time.Since(start))
 		}
 		report(b, took, "prepare")
 	})
-	b.Run("cold", func(b *testing.B) {
+	cold := func(b *testing.B, list []Policy, counts map[string]Counts, rounds int) {
 		var took []time.Duration
-		for range 20 {
+		for range rounds {
 			m := newMapper(b, set)
 			start := time.Now()
-			detail(m, policies, counts)
+			detail(m, list, counts)
 			took = append(took, time.Since(start))
 		}
 		report(b, took, "cold")
-	})
+	}
+	b.Run("cold", func(b *testing.B) { cold(b, policies, counts, 20) })
+	// A cold request costs in proportion to the distinct definitions.
+	for _, n := range []int{50, 800} {
+		b.Run(fmt.Sprintf("cold-%d-definitions", n), func(b *testing.B) {
+			list, counts := aggregate(benchPolicies(n), benchStates(tenants, perTenant, n))
+			cold(b, list, counts, 10)
+		})
+	}
 	b.Run("warm", func(b *testing.B) {
 		m := newMapper(b, set)
 		detail(m, policies, counts)

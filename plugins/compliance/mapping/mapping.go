@@ -161,6 +161,12 @@ func New(ctx context.Context, set *frameworks.Set) (*Mapper, error) {
 	}
 	opts := []func(*rego.Rego){
 		rego.Query(query),
+		// Refuse at start-up what the strict compiler refuses (unused
+		// variables, shadowed imports), and fail a request rather than
+		// map nothing should a built-in function meet a value it cannot
+		// take.
+		rego.Strict(true),
+		rego.StrictBuiltinErrors(true),
 		rego.Store(inmem.NewFromObject(map[string]any{"frameworks": data})),
 	}
 	h := sha256.New()
@@ -240,7 +246,9 @@ func (m *Mapper) Map(ctx context.Context, list []Policy) (*Mapping, error) {
 		if it := m.cache.Get(key); it != nil {
 			return it.Value(), nil
 		}
-		mapping, err := m.evaluate(ctx, key, canonical)
+		// Callers waiting on this evaluation share it, so one caller
+		// giving up must not fail the others; the result is cached.
+		mapping, err := m.evaluate(context.WithoutCancel(ctx), key, canonical)
 		if err != nil {
 			return nil, err
 		}

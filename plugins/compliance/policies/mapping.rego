@@ -52,11 +52,16 @@ tier1_groups[fw_id][control_id][policy.id] contains group if {
 	some policy in input.policies
 	some group in policy.group_names
 	key := normalize(group)
-	some fw_id, fw in data.frameworks
-	some form in fw.group_names
-	prefix := concat("", [normalize(form.prefix), "."])
+	some fw_id, prefixes in group_prefixes
+	some prefix in prefixes
 	startswith(key, prefix)
 	control_id := control_ids[fw_id][substring(key, count(prefix), -1)]
+}
+
+# group_prefixes[framework] holds its group-name prefixes, normalised and
+# followed by the dot that separates them from a control id.
+group_prefixes := {fw_id: {concat("", [normalize(form.prefix), "."]) | some form in fw.group_names} |
+	some fw_id, fw in data.frameworks
 }
 
 # tier1_policies[framework] holds the policies that map to some control of
@@ -76,6 +81,9 @@ tier1_policies := {fw_id: {policy_id | some by_policy in controls; some policy_i
 # value once, so that reading it by key costs a lookup.
 keyword_index := keyword_sets_by_first_word
 
+# first_words[framework] holds the words that begin its keyword sets.
+first_words := {fw_id: {word | some word, _ in index} | some fw_id, index in keyword_index}
+
 keyword_sets_by_first_word[fw_id][keywords[0]] contains {"control": control.id, "keywords": keywords} if {
 	some fw_id, fw in data.frameworks
 	some control in fw.controls
@@ -91,7 +99,7 @@ tier2_sets[fw_id][entry.control][policy.id] contains entry.keywords if {
 	beginnings := word_beginnings(policy.name)
 	some fw_id, index in keyword_index
 	not tier1_policies[fw_id][policy.id]
-	some first in beginnings
+	some first in (beginnings & first_words[fw_id])
 	some entry in index[first]
 	every word in entry.keywords {
 		word in beginnings

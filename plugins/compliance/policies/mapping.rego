@@ -119,17 +119,30 @@ keyword_confidence(size) := "low" if size < 2
 # matches[framework][control][policy] explains one mapping. When several
 # group names name the same control the first in sort order is given; when
 # several keyword sets match, the longest (then the first in sort order),
-# which is the one that sets the confidence.
-matches[fw_id][control_id][policy_id] := {"tier": 1, "confidence": "high", "group_name": min(groups)} if {
+# which is the one that sets the confidence. object.union merges nested
+# objects key by key; a policy appears under a framework through one tier
+# only, so nothing of one tier is overwritten by the other.
+matches := object.union(tier1_matches, tier2_matches)
+
+tier1_matches := {fw_id: {control_id: tier1_explanations(by_policy) | some control_id, by_policy in controls} |
 	some fw_id, controls in tier1_groups
-	some control_id, by_policy in controls
+}
+
+tier2_matches := {fw_id: {control_id: tier2_explanations(by_policy) | some control_id, by_policy in controls} |
+	some fw_id, controls in tier2_sets
+}
+
+# tier1_explanations(by_policy) is, per policy, the first of the group names
+# that map it to the control.
+tier1_explanations(by_policy) := {policy_id: {"tier": 1, "confidence": "high", "group_name": min(groups)} |
 	some policy_id, groups in by_policy
 }
 
-matches[fw_id][control_id][policy_id] := {"tier": 2, "confidence": keyword_confidence(longest), "keywords": chosen} if {
-	some fw_id, controls in tier2_sets
-	some control_id, by_policy in controls
-	some policy_id, sets in by_policy
+# tier2_explanations(by_policy) is, per policy, the keyword set that sets
+# the confidence of its match with the control.
+tier2_explanations(by_policy) := {policy_id: keyword_explanation(sets) | some policy_id, sets in by_policy}
+
+keyword_explanation(sets) := {"tier": 2, "confidence": keyword_confidence(longest), "keywords": chosen} if {
 	longest := max({count(s) | some s in sets})
 	chosen := min({s | some s in sets; count(s) == longest})
 }

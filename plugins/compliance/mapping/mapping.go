@@ -5,10 +5,11 @@
 // The mapping itself is the Rego in the policies folder
 // (plugins/compliance/policies/mapping.rego), evaluated with the framework
 // definitions as data.frameworks: tier 1 maps a policy through its
-// initiative group names with confidence high; tier 2, for a framework none
-// of whose group names the policy carries, through keyword sets in its name
-// with confidence medium (a set of two or more words) or low (one word).
-// The folder's frameworks/README.md states the rules.
+// initiative group names with confidence high; tier 2, only in a framework
+// where none of its group names maps it to a control, through keyword sets
+// in its name with confidence medium (a set of two or more words) or low
+// (one word). The policies folder's README.md and frameworks/README.md
+// state the rules.
 //
 // A Mapper evaluates one distinct set of policy definitions once and keeps
 // the result under a content hash of the policy set, the Rego and the
@@ -234,8 +235,7 @@ func frameworkData(set *frameworks.Set) (any, error) {
 // Map returns the mapping of a set of policy definitions. The order of the
 // policies does not matter; a definition listed twice counts once, with the
 // union of its group names (and, should its names differ, the first in
-// sort order). A set mapped before, by content, is answered
-// from the cache.
+// sort order). A set mapped before, by content, is answered from the cache.
 func (m *Mapper) Map(ctx context.Context, list []Policy) (*Mapping, error) {
 	canonical := canonicalize(list)
 	key := m.key(canonical)

@@ -1,0 +1,214 @@
+package steward.compliance.mapping_test
+
+import data.steward.compliance.mapping
+
+# Two small frameworks, so that each case reads on its own. The tests at the
+# end run against the shipped definitions instead.
+frameworks := {
+	"alpha": {
+		"id": "alpha",
+		"group_names": [{"prefix": "ALPHA_"}],
+		"controls": [
+			{"id": "A.1", "category": "A", "keywords": [["multi", "factor"], ["mfa"]]},
+			{"id": "A.2", "category": "A", "keywords": [["encrypt", "transit"]]},
+			{"id": "A.3", "category": "A", "keywords": [["backup"]]},
+		],
+	},
+	"nist": {
+		"id": "nist",
+		"group_names": [{"prefix": "NIST_CSF_v2.0_"}],
+		"controls": [
+			{"id": "PR.AA-01", "category": "PR.AA", "keywords": [["identity"]]},
+			{"id": "PR.DS-02", "category": "PR.DS", "keywords": [["encrypt", "transit"], ["tls"]]},
+		],
+	},
+}
+
+policy(name, groups) := {"id": "p1", "name": name, "group_names": groups}
+
+# The mapping of the single policy p1.
+matches_of(p) := result if {
+	result := mapping.matches with input as {"policies": [p]}
+		with data.frameworks as frameworks
+}
+
+# Where p1 maps in a framework: {control id: explanation}.
+controls_of(p, fw_id) := {control_id: m |
+	some control_id, by_policy in matches_of(p)[fw_id]
+	m := by_policy.p1
+}
+
+# --- Tier 1 ------------------------------------------------------------------
+
+test_tier1_group_name_maps_with_high_confidence if {
+	controls_of(policy("Allowed locations", ["ALPHA_A.1"]), "alpha") == {"A.1": {"tier": 1, "confidence": "high", "group_name": "ALPHA_A.1"}}
+}
+
+test_tier1_nist_dotted_form if {
+	controls_of(policy("Allowed locations", ["NIST_CSF_v2.0_PR.AA_01"]), "nist") == {"PR.AA-01": {"tier": 1, "confidence": "high", "group_name": "NIST_CSF_v2.0_PR.AA_01"}}
+}
+
+test_tier1_nist_underscore_form if {
+	controls_of(policy("Allowed locations", ["NIST_CSF_v2.0_PR_AA_01"]), "nist") == {"PR.AA-01": {"tier": 1, "confidence": "high", "group_name": "NIST_CSF_v2.0_PR_AA_01"}}
+}
+
+test_tier1_both_forms_give_one_match_naming_the_first if {
+	controls_of(policy("x", ["NIST_CSF_v2.0_PR_AA_01", "NIST_CSF_v2.0_PR.AA_01"]), "nist") == {"PR.AA-01": {"tier": 1, "confidence": "high", "group_name": "NIST_CSF_v2.0_PR.AA_01"}}
+}
+
+test_tier1_ignores_case if {
+	controls_of(policy("x", ["nist_csf_v2.0_pr.aa_01"]), "nist")["PR.AA-01"].tier == 1
+}
+
+test_tier1_several_controls if {
+	got := controls_of(policy("x", ["ALPHA_A.1", "ALPHA_A.3"]), "alpha")
+	object.keys(got) == {"A.1", "A.3"}
+}
+
+test_group_naming_a_category_maps_to_no_control if {
+	controls_of(policy("Allowed locations", ["NIST_CSF_v2.0_PR.AA"]), "nist") == {}
+}
+
+test_group_naming_no_control_maps_to_nothing if {
+	controls_of(policy("Allowed locations", ["ALPHA_Z.9", "ALPHA_", "A.1"]), "alpha") == {}
+}
+
+test_prefix_must_be_whole if {
+	# ALPHAA_A.1 is not ALPHA_ followed by A.1.
+	controls_of(policy("Allowed locations", ["ALPHAA_A.1", "XALPHA_A.1"]), "alpha") == {}
+}
+
+# --- Tier 2 ------------------------------------------------------------------
+
+test_tier2_set_of_two_words_is_medium if {
+	controls_of(policy("Accounts with owner permissions should have multi-factor authentication", []), "alpha") == {"A.1": {"tier": 2, "confidence": "medium", "keywords": ["multi", "factor"]}}
+}
+
+test_tier2_single_word_is_low if {
+	controls_of(policy("MFA should be enabled for owners", []), "alpha") == {"A.1": {"tier": 2, "confidence": "low", "keywords": ["mfa"]}}
+}
+
+test_tier2_control_takes_the_highest_confidence if {
+	controls_of(policy("MFA: require multi factor sign-in", []), "alpha") == {"A.1": {"tier": 2, "confidence": "medium", "keywords": ["multi", "factor"]}}
+}
+
+test_tier2_ignores_case_and_punctuation if {
+	controls_of(policy("ENCRYPTION-in-TRANSIT (preview)", []), "alpha") == {"A.2": {"tier": 2, "confidence": "medium", "keywords": ["encrypt", "transit"]}}
+}
+
+test_tier2_words_in_any_order if {
+	controls_of(policy("Transit traffic must use encryption", []), "alpha")["A.2"].confidence == "medium"
+}
+
+test_tier2_partial_set_does_not_match if {
+	controls_of(policy("Storage accounts should use encryption at rest", []), "alpha") == {}
+}
+
+test_tier2_word_must_begin_a_word_of_the_name if {
+	# "backup" occurs inside "nobackups" but begins no word of the name.
+	controls_of(policy("Vaults with nobackups", []), "alpha") == {}
+	controls_of(policy("Vaults with backups", []), "alpha")["A.3"].tier == 2
+}
+
+test_tier2_maps_to_every_matching_control if {
+	got := controls_of(policy("Backup vaults need MFA", []), "alpha")
+	got == {
+		"A.1": {"tier": 2, "confidence": "low", "keywords": ["mfa"]},
+		"A.3": {"tier": 2, "confidence": "low", "keywords": ["backup"]},
+	}
+}
+
+test_tier2_applies_when_group_names_a_category_only if {
+	# The group matches the prefix but names no control, so keywords decide.
+	controls_of(policy("Use TLS 1.2", ["NIST_CSF_v2.0_PR.DS"]), "nist") == {"PR.DS-02": {"tier": 2, "confidence": "low", "keywords": ["tls"]}}
+}
+
+# --- Tiers together ----------------------------------------------------------
+
+test_group_name_suppresses_keywords_in_its_framework if {
+	# The name matches A.2 by keywords, but a group name maps it to A.3.
+	controls_of(policy("Encrypt data in transit", ["ALPHA_A.3"]), "alpha") == {"A.3": {"tier": 1, "confidence": "high", "group_name": "ALPHA_A.3"}}
+}
+
+test_group_name_of_another_framework_only if {
+	p := policy("Encrypt data in transit", ["ALPHA_A.3"])
+
+	# In its own framework the group name decides ...
+	controls_of(p, "alpha") == {"A.3": {"tier": 1, "confidence": "high", "group_name": "ALPHA_A.3"}}
+
+	# ... and in the other one the keywords do.
+	controls_of(p, "nist") == {"PR.DS-02": {"tier": 2, "confidence": "medium", "keywords": ["encrypt", "transit"]}}
+}
+
+test_unknown_group_name_leaves_keywords if {
+	controls_of(policy("Enable MFA", ["ISO_27001_A.9.4.2", "Custom"]), "alpha") == {"A.1": {"tier": 2, "confidence": "low", "keywords": ["mfa"]}}
+}
+
+test_policy_with_no_match if {
+	matches_of(policy("Allowed locations", ["Custom_Group"])) == {}
+}
+
+test_policy_without_group_names_field if {
+	controls_of({"id": "p1", "name": "Enable MFA"}, "alpha")["A.1"].tier == 2
+}
+
+test_policies_are_mapped_independently if {
+	got := mapping.matches with input as {"policies": [
+		{"id": "p1", "name": "Enable MFA", "group_names": []},
+		{"id": "p2", "name": "Allowed locations", "group_names": ["ALPHA_A.1"]},
+		{"id": "p3", "name": "Allowed locations", "group_names": []},
+	]}
+		with data.frameworks as frameworks
+	got.alpha == {"A.1": {
+		"p1": {"tier": 2, "confidence": "low", "keywords": ["mfa"]},
+		"p2": {"tier": 1, "confidence": "high", "group_name": "ALPHA_A.1"},
+	}}
+}
+
+# --- Helpers -----------------------------------------------------------------
+
+test_normalize if {
+	mapping.normalize("PR.AA-01") == "PR.AA.01"
+	mapping.normalize("PR_AA_01") == "PR.AA.01"
+	mapping.normalize(" -nist_CSF_v2.0_pr.aa_01- ") == "NIST.CSF.V2.0.PR.AA.01"
+}
+
+test_word_beginnings if {
+	mapping.word_beginnings("Key-Vaults, a TLS") == {"ke", "key", "va", "vau", "vaul", "vault", "vaults", "tl", "tls"}
+}
+
+# --- The shipped definitions -------------------------------------------------
+
+# The real group names Azure assigns, one per framework and form, against the
+# definitions in frameworks/.
+test_shipped_group_names if {
+	got := mapping.matches with input as {"policies": [{"id": "p1", "name": "Allowed locations", "group_names": [
+		"SOC_2_CC6.1",
+		"NIST_CSF_v2.0_PR.AA_01",
+		"NIST_CSF_v2.0_PR_DS_02",
+		"ISO_IEC_27002_2022_8.24",
+		"CIS_Azure_2.0.0_3.1",
+	]}]}
+	got.soc2["CC6.1"].p1.group_name == "SOC_2_CC6.1"
+	got.nist_csf["PR.AA-01"].p1.group_name == "NIST_CSF_v2.0_PR.AA_01"
+	got.nist_csf["PR.DS-02"].p1.group_name == "NIST_CSF_v2.0_PR_DS_02"
+	got.iso27001["8.24"].p1.group_name == "ISO_IEC_27002_2022_8.24"
+	got.cis_azure["3.1"].p1.group_name == "CIS_Azure_2.0.0_3.1"
+}
+
+test_shipped_iso_27001_clause_groups_are_not_mapped if {
+	# ISO_IEC_27001_2022_8.1 is the management-system clause 8.1, not the
+	# Annex A control 8.1: it maps nothing, so the name's keywords decide.
+	got := mapping.matches with input as {"policies": [{"id": "p1", "name": "Allowed locations", "group_names": ["ISO_IEC_27001_2022_8.1"]}]}
+	not got.iso27001["8.1"]
+	count(got.iso27001) > 0
+	every by_policy in got.iso27001 {
+		by_policy.p1.keywords == ["allowed", "locations"]
+	}
+}
+
+test_shipped_keywords if {
+	got := mapping.matches with input as {"policies": [{"id": "p1", "name": "Secure transfer to storage accounts should be enabled", "group_names": []}]}
+	got.soc2["CC6.7"].p1 == {"tier": 2, "confidence": "medium", "keywords": ["secure", "transfer"]}
+	got.nist_csf["PR.DS-02"].p1.confidence == "medium"
+}

@@ -2,7 +2,8 @@
 // tenant's latest policy states from Policy Insights into its own tables,
 // keeps a daily snapshot of each tenant's figures, and serves the
 // compliance summary, scores, non-compliant policies, trends and sync
-// status, and the compliance dataset.
+// status, the compliance dataset, the dashboard's compliance gauge and
+// the compliance page.
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/compliance/states"
+	"github.com/stewardhq/steward/plugins/compliance/views"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -26,11 +28,16 @@ func main() { sdk.Serve(New()) }
 func New() *sdk.Plugin {
 	syncer := &states.Syncer{}
 	reads := &states.Handlers{}
+	complianceViews := &views.Handlers{}
+	fragments, pages, nav := complianceViews.Views()
 	return &sdk.Plugin{
 		Name:         "compliance",
 		Version:      "0.1.0",
 		Routes:       reads.Routes(),
 		Datasets:     []sdk.Dataset{reads.Dataset()},
+		Fragments:    fragments,
+		Pages:        pages,
+		Nav:          nav,
 		Migrations:   states.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		// Azure evaluates policies about daily and on changes; the host
@@ -46,6 +53,7 @@ func New() *sdk.Plugin {
 			st := &states.Store{DB: db}
 			*syncer = states.Syncer{Cloud: clients, Store: st, Host: env.Host}
 			*reads = states.Handlers{Store: st, Host: env.Host}
+			*complianceViews = views.Handlers{States: st, Findings: reads.Findings, Host: env.Host}
 			return nil
 		},
 	}

@@ -53,14 +53,7 @@ func New() *sdk.Plugin {
 			if err != nil {
 				return err
 			}
-			// A deployment framework that does not load stops the
-			// plugin with the loader's error, which names the file and
-			// the field.
-			set, err := frameworks.WithDir(cfg.FrameworksDir)
-			if err != nil {
-				return fmt.Errorf("frameworks_dir: %w", err)
-			}
-			mapper, err := mapping.New(ctx, set)
+			mapper, err := newMapper(ctx, cfg)
 			if err != nil {
 				return err
 			}
@@ -71,4 +64,16 @@ func New() *sdk.Plugin {
 			return nil
 		},
 	}
+}
+
+// newMapper loads the built-in frameworks and those of cfg.FrameworksDir
+// and prepares the mapping over them. A deployment framework that does not
+// load stops the plugin with the loader's error, which names the file and
+// the field.
+func newMapper(ctx context.Context, cfg config) (*mapping.Mapper, error) {
+	set, err := frameworks.WithDir(cfg.FrameworksDir)
+	if err != nil {
+		return nil, fmt.Errorf("frameworks_dir: %w", err)
+	}
+	return mapping.New(ctx, set)
 }

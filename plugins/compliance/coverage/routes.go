@@ -92,16 +92,14 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) detail(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("framework_id")
-	if _, ok := s.Mapper.Frameworks().Get(id); !ok {
-		writeError(w, mapping.ErrUnknownFramework)
-		return
-	}
+	// The tenants are checked first, so that naming a tenant the caller
+	// may not see is refused whatever the framework.
 	tenants, err := sdk.TenantScope(r, "tenant_ids")
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
 	}
+	id := r.PathValue("framework_id")
 	// An explanation is of the matched policies, so explain lists them.
 	explain := boolQuery(r, "explain")
 	opts := mapping.Options{IncludePolicies: explain || boolQuery(r, "include_policies"), Explain: explain}

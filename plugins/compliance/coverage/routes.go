@@ -3,6 +3,7 @@ package coverage
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -52,7 +53,7 @@ func (s *Service) Routes() []sdk.Route {
 			Parameters: []*huma.Param{frameworkIDParam, tenantIDsParam,
 				{Name: "include_policies", In: "query", Description: "List each control's matched policies, non-compliant ones first",
 					Schema: &huma.Schema{Type: huma.TypeBoolean, Default: false}},
-				{Name: "explain", In: "query", Description: "With include_policies: name per matched policy the tier and the group name or keyword set that matched",
+				{Name: "explain", In: "query", Description: "List each control's matched policies (as include_policies does) and name per matched policy the tier and the group name or keyword set that matched",
 					Schema: &huma.Schema{Type: huma.TypeBoolean, Default: false}},
 			},
 			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("Framework coverage", mapping.Detail{}), "404": notFound},
@@ -91,18 +92,17 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) detail(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("framework_id")
-	if _, ok := s.Mapper.Frameworks().Get(id); !ok {
-		writeError(w, mapping.ErrUnknownFramework)
-		return
-	}
+	// The tenants are checked first, so that naming a tenant the caller
+	// may not see is refused whatever the framework.
 	tenants, err := sdk.TenantScope(r, "tenant_ids")
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
 	}
-	q := r.URL.Query()
-	opts := mapping.Options{IncludePolicies: q.Get("include_policies") == "true", Explain: q.Get("explain") == "true"}
+	id := r.PathValue("framework_id")
+	// An explanation is of the matched policies, so explain lists them.
+	explain := boolQuery(r, "explain")
+	opts := mapping.Options{IncludePolicies: explain || boolQuery(r, "include_policies"), Explain: explain}
 	d, err := s.Detail(r.Context(), id, tenants, opts)
 	if err != nil {
 		writeError(w, err)
@@ -118,4 +118,11 @@ func (s *Service) source(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sdk.WriteJSON(w, http.StatusOK, src)
+}
+
+// boolQuery reads a boolean parameter the host has checked and the SDK
+// defaulted.
+func boolQuery(r *http.Request, name string) bool {
+	b, _ := strconv.ParseBool(r.URL.Query().Get(name))
+	return b
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -63,16 +64,12 @@ func (s *Store) DefinitionCounts(ctx context.Context, tenants []string) ([]Defin
 		if err := json.Unmarshal([]byte("["+r.Groups+"]"), &sets); err != nil {
 			return nil, fmt.Errorf("states: group names of %s: %w", r.ID, err)
 		}
-		seen := map[string]bool{}
 		names := []string{}
 		for _, set := range sets {
-			for _, g := range set {
-				if !seen[g] {
-					seen[g] = true
-					names = append(names, g)
-				}
-			}
+			names = append(names, set...)
 		}
+		slices.Sort(names)
+		names = slices.Compact(names)
 		out = append(out, DefinitionCount{PolicyDefinitionID: r.ID, PolicyName: r.Name, GroupNames: names,
 			Compliant: r.Compliant, NonCompliant: r.NonCompliant})
 	}

@@ -68,7 +68,7 @@ func New() *sdk.Plugin {
 			*syncer = states.Syncer{Cloud: clients, Store: st, Host: env.Host}
 			*reads = states.Handlers{Store: st, Host: env.Host}
 			*cov = coverage.Service{Mapper: mapper, Store: st}
-			*complianceViews = views.Handlers{States: st, Findings: reads.Findings, Host: env.Host}
+			*complianceViews = views.Handlers{States: st, Findings: reads.Findings, Coverage: cov, Host: env.Host}
 			return nil
 		},
 	}

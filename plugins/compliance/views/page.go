@@ -59,10 +59,16 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 			sdk.WriteError(w, err)
 			return
 		}
+		coverage, err := h.frameworks(ctx, r, tenants)
+		if err != nil {
+			sdk.WriteError(w, err)
+			return
+		}
 		parts = append(parts,
 			sdkui.Card("Compliance", headline),
 			sdkui.Card("Compliance, last "+strconv.Itoa(trendDays)+" days", trend),
 			sdkui.Card("Non-compliant policies", list),
+			sdkui.Card("Framework coverage", coverage),
 		)
 	}
 	for _, sec := range h.Sections {

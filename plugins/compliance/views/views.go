@@ -29,6 +29,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stewardhq/steward/plugins/compliance/coverage"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 	"github.com/stewardhq/steward/sdk"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
@@ -74,6 +75,8 @@ type Handlers struct {
 	// Findings are the sources of findings beside the policies (the
 	// custom rules), as the reads take them in.
 	Findings []states.FindingSource
+	// Coverage is the frameworks' coverage of the tenants' policies.
+	Coverage *coverage.Service
 	// Sections follow the page's own sections.
 	Sections []Section
 	// Host names the tenants.
@@ -89,6 +92,7 @@ type Handlers struct {
 func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
 	return []sdk.Fragment{
 			{Path: GaugePath, Title: "Compliance", Slot: "dashboard", RefreshSeconds: GaugeRefreshSeconds, Handler: h.gauge},
+			{Path: FrameworksPath, Title: "Framework coverage", Slot: "compliance", Handler: h.frameworksFragment},
 		},
 		[]sdk.Page{{Path: PagePath, Title: "Compliance", Handler: h.page}},
 		[]sdk.NavEntry{{Label: "Compliance", Path: PagePath, Order: 25}}
@@ -172,6 +176,26 @@ var markup = template.Must(template.New("views").Parse(`
 {{- define "stack"}}<div class="stack">{{range .}}{{.}}{{end}}</div>{{end}}
 {{- define "synced"}}<p class="muted">Last complete sync: {{.}}</p>{{end}}
 {{- define "link"}}<p><a href="{{.Href}}">{{.Text}}</a></p>{{end}}
+{{- define "frameworks" -}}
+<div class="stack" id="compliance-frameworks">
+{{- if .Disclaimer}}<p class="muted">{{.Disclaimer}}</p>{{end}}{{.Overview}}
+{{- if .Options}}<form class="stack" method="get" action="{{.Page}}" hx-get="{{.Action}}" hx-target="#compliance-frameworks" hx-swap="outerHTML">
+<div class="swatches"><div class="field"><label for="compliance-framework">Framework</label><select id="compliance-framework" name="framework">
+{{- range .Options}}<option value="{{.ID}}"{{if .Selected}} selected{{end}}>{{.Name}}</option>{{end -}}
+</select></div></div>
+{{- if .TenantID}}<input type="hidden" name="tenant_id" value="{{.TenantID}}">{{end -}}
+<div><button class="btn" type="submit">Show its controls</button></div></form>{{end}}
+{{- .Body}}</div>
+{{- end}}
+
+{{- define "framework" -}}
+<div class="stack"><h3>{{.Name}}</h3><p>{{.Summary}} <a href="{{.Href}}">The coverage as JSON</a></p>{{.Bars}}
+{{- range .Categories}}<details><summary>{{.Name}} ({{.ID}}): {{.Summary}}</summary><ul>
+{{- range .Controls}}<li><details><summary>{{.ID}} {{.Name}} {{.Status}}{{if .Counts}} <span class="muted">{{.Counts}}</span>{{end}}</summary><div class="stack"><p>{{.Description}}</p>{{.Policies}}</div></details></li>{{end -}}
+</ul></details>{{end -}}
+</div>
+{{- end}}
+
 {{- define "more" -}}
 <p class="muted">{{.Shown}} of {{.Total}} non-compliant policies, most non-compliant resources first. <a href="{{.Href}}">All of them as JSON</a>, {{.PageSize}} a page (offset pages on), with severity, sort_by and sort_order to filter and sort.</p>
 {{- end}}

@@ -14,6 +14,9 @@ import (
 
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/plugins/compliance/coverage"
+	"github.com/stewardhq/steward/plugins/compliance/frameworks"
+	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 	"github.com/stewardhq/steward/plugins/compliance/views"
 	"github.com/stewardhq/steward/sdk"
@@ -23,10 +26,11 @@ import (
 // The world of these tests: today is 2026-11-10. Alpha (t1) synced 20
 // days ago with one of its ten resources non-compliant (90 %), and today
 // with four (60 %): r1 and r2 under a High storage policy mapped to NIST
-// CSF PR.DS-01 by its group name, r4 under a Medium key vault policy, r5
-// under a Low policy whose name is markup; a tagging policy finds all ten
-// compliant. Beta (t2) has one resource, non-compliant under a policy only
-// its users may see. Gamma (t3) never synced.
+// CSF PR.DS-01 by its group name, r4 under a Medium key vault policy that
+// its words "soft delete" map to PR.DS-11, r5 under a Low policy whose
+// name is markup; a tagging policy finds all ten compliant. Beta (t2) has
+// one resource, non-compliant under a policy only its users may see, which
+// its group name maps to PR.AA-01. Gamma (t3) never synced.
 var (
 	today   = time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC)
 	clock   = func() time.Time { return today.Add(15 * time.Hour) }
@@ -56,7 +60,7 @@ var (
 	vaultPolicy   = policy{def(2), "Key vaults should have soft delete enabled", "Key Vault", states.SeverityMedium, nil}
 	markupPolicy  = policy{def(3), markup, "General", states.SeverityLow, nil}
 	tagPolicy     = policy{def(4), "Require a tag on resources", "Tags", states.SeverityLow, nil}
-	secretPolicy  = policy{def(5), betaPolicy, "Network", states.SeverityHigh, nil}
+	secretPolicy  = policy{def(5), betaPolicy, "Network", states.SeverityHigh, []string{"NIST_CSF_v2.0_PR.AA_01"}}
 )
 
 func resource(sub string, n int) string {
@@ -123,7 +127,15 @@ func newWorld(t *testing.T, dialect string) *world {
 		finding{vaultPolicy, 4, states.StateNonCompliant}, finding{markupPolicy, 5, states.StateNonCompliant}))
 	sync(t, st, "t2", "s2", today.Add(8*time.Hour), []finding{{secretPolicy, 1, states.StateNonCompliant}})
 
-	v := &views.Handlers{States: st, Now: clock, Sections: []views.Section{{Title: "Further section",
+	set, err := frameworks.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := mapping.New(context.Background(), set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &views.Handlers{States: st, Coverage: &coverage.Service{Mapper: mapper, Store: st}, Now: clock, Sections: []views.Section{{Title: "Further section",
 		Render: func(_ *http.Request, ids []string) (template.HTML, error) {
 			return template.HTML("<p>tenants " + template.HTMLEscapeString(strings.Join(ids, ",")) + "</p>"), nil
 		}}}}
@@ -186,6 +198,7 @@ func TestViews(t *testing.T) {
 			w := newWorld(t, dialect)
 			t.Run("gauge", func(t *testing.T) { testGauge(t, w) })
 			t.Run("page", func(t *testing.T) { testPage(t, w) })
+			t.Run("frameworks", func(t *testing.T) { testFrameworks(t, w) })
 			t.Run("refused tenant", func(t *testing.T) { testRefused(t, w) })
 		})
 	}
@@ -242,7 +255,7 @@ func testPage(t *testing.T, w *world) {
 	one := w.html(t, views.PagePath+"?tenant_id=t1", userA)
 	contains(t, "Alpha's page scoped to it", one, "tenant_ids=t1")
 	contains(t, "Alpha's page scoped to it", text(one), "Further sectiontenants t1", "Storage accounts should disable public network accessStorageHigh212026-11-10")
-	lacks(t, "Alpha's page scoped to it", text(one), "Gamma", "Tenants")
+	lacks(t, "Alpha's page scoped to it", one, "Gamma", `>Tenants</th>`)
 
 	gamma := text(w.html(t, views.PagePath+"?tenant_id=t3", userA))
 	contains(t, "Gamma's page", gamma, "No compliance data yet.", "tenants t3")
@@ -255,11 +268,53 @@ func testPage(t *testing.T, w *world) {
 // testRefused: a tenant the caller may not see is refused by the SDK
 // before any view's handler runs, and none of it is shown.
 func testRefused(t *testing.T, w *world) {
-	for _, path := range []string{views.GaugePath, views.PagePath} {
+	for _, path := range []string{views.GaugePath, views.PagePath, views.FrameworksPath} {
 		status, body := w.get(t, path+"?tenant_id=t2", userA)
 		if status != http.StatusForbidden {
 			t.Errorf("%s of Beta for Alpha's user: %d", path, status)
 		}
 		lacks(t, path+" refused", body, "Beta", betaPolicy, "%")
+	}
+}
+
+// testFrameworks: the page shows the first framework's coverage and a
+// picker; the framework section of NIST CSF, reloaded by the picker,
+// shows Alpha's two policies on their controls, each with why it maps,
+// and nothing of Beta's, whose policy the admin sees on its control; a
+// framework that does not exist is said so.
+func testFrameworks(t *testing.T, w *world) {
+	page := w.html(t, views.PagePath, userA)
+	contains(t, "Alpha's page", page, `id="compliance-frameworks"`, `<option value="cis_azure" selected>`, `<option value="nist_csf">`,
+		`hx-get="/partials/compliance-frameworks"`, `hx-target="#compliance-frameworks"`, mapping.Disclaimer)
+	lacks(t, "Alpha's page", page, `name="tenant_id"`)
+	direct := w.html(t, views.PagePath+"?framework=nist_csf", userA)
+	contains(t, "Alpha's page of NIST CSF", direct, `<option value="nist_csf" selected>`, "Data at rest")
+
+	nist := w.html(t, views.FrameworksPath+"?framework=nist_csf", userA)
+	txt := text(nist)
+	contains(t, "Alpha's NIST CSF", txt, "NIST Cybersecurity Framework 2.0",
+		"Data Security (PR.DS): 2 of 4 controls covered, 50 %",
+		// PR.DS-01 by the storage policy's group name, PR.DS-11 by the
+		// key vault policy's words.
+		"PR.DS-01 Data at rest Non-compliant policies mapped 1, compliant 0, non-compliant 1",
+		"Storage accounts should disable public network accessNon-compliant2Group name NIST_CSF_v2.0_PR.DS_01tier 1, high confidence",
+		"PR.DS-11 Backups Non-compliant policies mapped 1, compliant 0, non-compliant 1",
+		"Key vaults should have soft delete enabledNon-compliant1Keywords soft, deletetier 2, medium confidence",
+		"PR.DS-02 Data in transit Not covered", "No policy of the tenants maps to this control.",
+		"PR.AA-01")
+	contains(t, "Alpha's NIST CSF", nist, `href="/api/v1/compliance/frameworks/nist_csf?explain=true&amp;include_policies=true"`,
+		`aria-label="Controls of each category that the tenants&#39; policies cover"`)
+	lacks(t, "Alpha's NIST CSF", nist, "Beta", "NIST_CSF_v2.0_PR.AA_01")
+	contains(t, "the admin's NIST CSF", text(w.html(t, views.FrameworksPath+"?framework=nist_csf", admin)),
+		betaPolicy+"Non-compliant1Group name NIST_CSF_v2.0_PR.AA_01tier 1, high confidence")
+
+	scoped := w.html(t, views.FrameworksPath+"?framework=soc2&tenant_id=t1", userA)
+	contains(t, "Alpha's SOC 2 scoped to it", scoped, `<option value="soc2" selected>`, `<input type="hidden" name="tenant_id" value="t1">`,
+		`href="/api/v1/compliance/frameworks/soc2?explain=true&amp;include_policies=true&amp;tenant_ids=t1"`)
+
+	for _, path := range []string{views.FrameworksPath + "?framework=%3Cb%3Enope", views.PagePath + "?framework=%3Cb%3Enope"} {
+		unknown := w.html(t, path, userA)
+		contains(t, path, unknown, "There is no framework &#34;&lt;b&gt;nope&#34;. Pick one of the frameworks above.", `<option value="soc2">`)
+		lacks(t, path, unknown, "<b>nope", " selected>")
 	}
 }

@@ -211,7 +211,7 @@ func TestUIInBrowser(t *testing.T) {
 	tab.Eval(`(() => { document.querySelector("#compliance-framework").value = "nist_csf"; return true })()`, &picked)
 	tab.Click(`#compliance-frameworks button[type="submit"]`)
 	tab.WaitText("#compliance-frameworks h3", func(s string) bool { return strings.Contains(s, "NIST Cybersecurity Framework") })
-	const expand = `(() => { document.querySelectorAll("details").forEach(d => { d.open = true }); return true })()`
+	const expand = `(() => { document.querySelectorAll("main details").forEach(d => { d.open = true }); return true })()`
 
 	for _, page := range []struct{ path, name, wait, script string }{
 		{"/dashboard", "dashboard", stats, ""},

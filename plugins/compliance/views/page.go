@@ -42,7 +42,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 	}
 	parts := []template.HTML{}
 	if s.TenantsWithData == 0 {
-		parts = append(parts, sdkui.Card("Compliance", sdkui.Empty(noData)))
+		parts = append(parts, sdkui.Card("Overall compliance", sdkui.Empty(noData)))
 	} else {
 		headline, err := h.headline(ctx, tenants, s)
 		if err != nil {
@@ -65,7 +65,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		parts = append(parts,
-			sdkui.Card("Compliance", headline),
+			sdkui.Card("Overall compliance", headline),
 			sdkui.Card("Compliance, last "+strconv.Itoa(trendDays)+" days", trend),
 			sdkui.Card("Non-compliant policies", list),
 			sdkui.Card("Framework coverage", coverage),
@@ -163,7 +163,11 @@ func (h *Handlers) trend(ctx context.Context, tenants []string) (template.HTML, 
 	note := "Each day's figures are the latest sync on or before it; a day without a sync carries the last known state forward."
 	if first := slices.IndexFunc(days, func(d states.TrendDay) bool { return d.OverallCompliancePercent != nil }); first >= 0 {
 		from, to := days[first], days[len(days)-1]
-		note = percent(*from.OverallCompliancePercent) + " on " + from.Date + ", " + percent(*to.OverallCompliancePercent) + " on " + to.Date + ". " + note
+		figures := percent(*to.OverallCompliancePercent) + " on " + to.Date + ". "
+		if from.Date != to.Date {
+			figures = percent(*from.OverallCompliancePercent) + " on " + from.Date + ", " + figures
+		}
+		note = figures + note
 	}
 	return stack(
 		sdkui.LineChart("Compliant resources in percent", labels, []sdkui.Series{{Name: "Compliant resources", Values: compliance}}, nil),

@@ -190,9 +190,9 @@ var markup = template.Must(template.New("views").Parse(`
 
 {{- define "framework" -}}
 <div class="stack"><h3>{{.Name}}</h3><p>{{.Summary}} <a href="{{.Href}}">The coverage as JSON</a></p>{{.Bars}}
-{{- range .Categories}}<details><summary>{{.Name}} ({{.ID}}): {{.Summary}}</summary><ul>
-{{- range .Controls}}<li><details><summary>{{.ID}} {{.Name}} {{.Status}}{{if .Counts}} <span class="muted">{{.Counts}}</span>{{end}}</summary><div class="stack"><p>{{.Description}}</p>{{.Policies}}</div></details></li>{{end -}}
-</ul></details>{{end -}}
+{{- range .Categories}}<details><summary>{{.Name}} ({{.ID}}): {{.Summary}}</summary><div class="stack">
+{{- range .Controls}}<details><summary>{{.ID}} {{.Name}} {{.Status}}{{if .Counts}} <span class="muted">{{.Counts}}</span>{{end}}</summary><div class="stack"><p>{{.Description}}</p>{{.Policies}}</div></details>{{end -}}
+</div></details>{{end -}}
 </div>
 {{- end}}
 

@@ -261,6 +261,11 @@ func testPage(t *testing.T, w *world) {
 	contains(t, "Gamma's page", gamma, "No compliance data yet.", "tenants t3")
 	lacks(t, "Gamma's page", gamma, "Alpha", "Storage accounts")
 
+	// Beta synced today only: one figure.
+	beta := text(w.html(t, views.PagePath+"?tenant_id=t2", admin))
+	contains(t, "Beta's page", beta, "Compliance, last 30 days", "Compliant resources in percent", "0 % on 2026-11-10. Each day")
+	lacks(t, "Beta's page", beta, "on 2026-10")
+
 	all := text(w.html(t, views.PagePath, admin))
 	contains(t, "the admin's page", all, betaPolicy+"NetworkHigh101", "Beta0 %1 of 11 of 1", "4 of 4 non-compliant policies")
 }

@@ -53,8 +53,9 @@ func signInThroughIdP(t *testing.T, h *host, tab *browsertest.Tab, path, email s
 // its button on the cost page leaves the list, the identity page shows the
 // demo directories' MFA coverage, the compliance page shows the demo's
 // compliance and, through its framework picker, a framework's controls,
-// no page logs an error, and every page passes an axe-core scan in light
-// and dark mode (the compliance page with its controls expanded).
+// and the dashboard its compliance gauge, no page logs an error, and
+// every page passes an axe-core scan in light and dark mode (the
+// compliance page with its controls expanded).
 func TestUIInBrowser(t *testing.T) {
 	b := browsertest.Start(t)
 	// The resources plugin runs from a copy that the test can break, so
@@ -211,6 +212,14 @@ func TestUIInBrowser(t *testing.T) {
 	tab.Eval(`(() => { document.querySelector("#compliance-framework").value = "nist_csf"; return true })()`, &picked)
 	tab.Click(`#compliance-frameworks button[type="submit"]`)
 	tab.WaitText("#compliance-frameworks h3", func(s string) bool { return strings.Contains(s, "NIST Cybersecurity Framework") })
+	// The dashboard places the gauge in its slot instead of the host's
+	// placeholder.
+	gauge := `[hx-get^="/partials/compliance-gauge"]`
+	tab.Open("/dashboard", gauge)
+	tab.Settle()
+	if text := tab.Text(gauge); !strings.Contains(text, "Non-compliant resources") {
+		t.Errorf("the dashboard's compliance gauge: %q", text)
+	}
 	const expand = `(() => { document.querySelectorAll("main details").forEach(d => { d.open = true }); return true })()`
 
 	for _, page := range []struct{ path, name, wait, script string }{

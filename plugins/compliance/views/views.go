@@ -62,8 +62,9 @@ const (
 )
 
 // Section is a further section of the compliance page, after the
-// plugin's own: a card titled Title whose body Render writes for the
-// request and the tenants in scope.
+// plugin's own — the place of the custom rules' editor with its dry run:
+// a card titled Title whose body Render writes for the request and the
+// tenants in scope.
 type Section struct {
 	Title  string
 	Render func(r *http.Request, tenants []string) (template.HTML, error)

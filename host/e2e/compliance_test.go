@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,6 +123,7 @@ func testComplianceThroughTheHost(t *testing.T, dialect string) {
 	if r := h.get("/api/v1/compliance/scores?tenant_id="+b, admin); r.status != http.StatusOK || r.header.Get("Deprecation") == "" || !strings.Contains(string(r.body), "Brand B") {
 		t.Fatalf("scores of the deprecated tenant_id: %d %v %s", r.status, r.header, r.body)
 	}
+	testFrameworksThroughTheHost(t, h, admin)
 	expectInvalid(t, h.get("/api/v1/compliance/scores?limit=501", admin), "query.limit")
 	expectInvalid(t, h.get("/api/v1/compliance/trends?days=6", admin), "query.days")
 	expectInvalid(t, h.get("/api/v1/compliance/non-compliant?severity=Critical", admin), "query.severity")
@@ -136,9 +138,75 @@ func testComplianceThroughTheHost(t *testing.T, dialect string) {
 	if len(scores) != 1 || scores[0].TenantID != a {
 		t.Fatalf("brand A's user sees the scores %+v", scores)
 	}
-	for _, path := range []string{"/api/v1/compliance/summary?tenant_ids=" + b, "/api/v1/compliance/scores?tenant_id=" + b, "/api/v1/compliance/non-compliant?tenant_ids=" + b} {
+	for _, path := range []string{"/api/v1/compliance/summary?tenant_ids=" + b, "/api/v1/compliance/frameworks/soc2?tenant_ids=" + b, "/api/v1/compliance/scores?tenant_id=" + b, "/api/v1/compliance/non-compliant?tenant_ids=" + b} {
 		if r := h.get(path, tokA); r.status != http.StatusForbidden || strings.Contains(string(r.body), "Brand B") {
 			t.Errorf("%s for brand A's user: %d %s", path, r.status, r.body)
 		}
 	}
+}
+
+// testFrameworksThroughTheHost: the framework list, a framework's coverage
+// with its explained policies and its source. The world's two policies map
+// to SOC 2 by keywords only: private link (non-compliant in Brand A) to
+// CC6.6 and C1.1, backup to CC7.5, CC9.1 and A1.2 — 5 of its 61 controls.
+func testFrameworksThroughTheHost(t *testing.T, h *host, admin string) {
+	t.Helper()
+	var list struct {
+		Frameworks []struct {
+			ID       string `json:"id"`
+			Coverage struct {
+				With int `json:"controls_with_coverage"`
+			} `json:"coverage_summary"`
+		} `json:"frameworks"`
+		Disclaimer string `json:"disclaimer"`
+	}
+	h.get("/api/v1/compliance/frameworks", admin).json(t, &list)
+	covered := -1
+	for _, f := range list.Frameworks {
+		if f.ID == "soc2" {
+			covered = f.Coverage.With
+		}
+	}
+	if covered != 5 || list.Disclaimer == "" {
+		t.Fatalf("frameworks %+v", list)
+	}
+	var d struct {
+		Categories []struct {
+			Controls []struct {
+				ID       string `json:"id"`
+				Status   string `json:"status"`
+				Policies []struct {
+					Tier     int      `json:"tier"`
+					Keywords []string `json:"keywords"`
+				} `json:"matched_policies"`
+			} `json:"controls"`
+		} `json:"categories"`
+		Disclaimer string `json:"disclaimer"`
+	}
+	h.get("/api/v1/compliance/frameworks/soc2?include_policies=true&explain=true", admin).json(t, &d)
+	found := false
+	for _, cat := range d.Categories {
+		for _, c := range cat.Controls {
+			if c.ID == "CC6.6" {
+				found = c.Status == "non_compliant" && len(c.Policies) == 1 && c.Policies[0].Tier == 2 && slices.Equal(c.Policies[0].Keywords, []string{"private", "link"})
+			}
+		}
+	}
+	if !found || d.Disclaimer == "" {
+		t.Fatalf("SOC 2 coverage: CC6.6 is not non-compliant through private link: %+v", d)
+	}
+	var src struct {
+		Hash string `json:"hash"`
+		Rego []struct {
+			Name string `json:"name"`
+		} `json:"rego"`
+	}
+	h.get("/api/v1/compliance/frameworks/soc2/source", admin).json(t, &src)
+	if len(src.Hash) != 64 || len(src.Rego) == 0 {
+		t.Fatalf("SOC 2 source %+v", src)
+	}
+	if r := h.get("/api/v1/compliance/frameworks/nope", admin); r.status != http.StatusNotFound {
+		t.Fatalf("an unknown framework: %d %s", r.status, r.body)
+	}
+	expectInvalid(t, h.get("/api/v1/compliance/frameworks/soc2?include_policies=maybe", admin), "query.include_policies")
 }

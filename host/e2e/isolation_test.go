@@ -213,6 +213,8 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/identity/summary",
 				"GET /api/v1/compliance/summary",
 				"GET /api/v1/compliance/non-compliant",
+				"GET /api/v1/compliance/frameworks",
+				"GET /api/v1/compliance/frameworks/{framework_id}",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

@@ -2,23 +2,34 @@
 // tenant's latest policy states from Policy Insights into its own tables,
 // keeps a daily snapshot of each tenant's figures, and serves the
 // compliance summary, scores, non-compliant policies, trends and sync
-// status, and the compliance dataset.
+// status, the compliance dataset, the regulatory frameworks with their
+// coverage by the tenants' policies and the Rego and data that map them,
+// the dashboard's compliance gauge and the compliance page.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/stewardhq/steward/core/pluginenv"
+	"github.com/stewardhq/steward/plugins/compliance/coverage"
+	"github.com/stewardhq/steward/plugins/compliance/frameworks"
+	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/states"
+	"github.com/stewardhq/steward/plugins/compliance/views"
 	"github.com/stewardhq/steward/sdk"
 )
 
-// config is the plugin's config {} block in plugins.hcl; it has no
-// settings yet.
-type config struct{}
+// config is the plugin's config {} block in plugins.hcl.
+type config struct {
+	// FrameworksDir is a folder of the deployment's own framework
+	// definitions (<id>.json), loaded beside the built-in ones; empty
+	// loads only those.
+	FrameworksDir string `json:"frameworks_dir"`
+}
 
-const configSchema = `{"type": "object", "properties": {}, "additionalProperties": false}`
+const configSchema = `{"type": "object", "properties": {"frameworks_dir": {"type": "string"}}, "additionalProperties": false}`
 
 func main() { sdk.Serve(New()) }
 
@@ -26,11 +37,17 @@ func main() { sdk.Serve(New()) }
 func New() *sdk.Plugin {
 	syncer := &states.Syncer{}
 	reads := &states.Handlers{}
+	cov := &coverage.Service{}
+	complianceViews := &views.Handlers{}
+	fragments, pages, nav := complianceViews.Views()
 	return &sdk.Plugin{
 		Name:         "compliance",
 		Version:      "0.1.0",
-		Routes:       reads.Routes(),
+		Routes:       append(reads.Routes(), cov.Routes()...),
 		Datasets:     []sdk.Dataset{reads.Dataset()},
+		Fragments:    fragments,
+		Pages:        pages,
+		Nav:          nav,
 		Migrations:   states.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		// Azure evaluates policies about daily and on changes; the host
@@ -43,10 +60,28 @@ func New() *sdk.Plugin {
 			if err != nil {
 				return err
 			}
+			mapper, err := newMapper(ctx, cfg)
+			if err != nil {
+				return err
+			}
 			st := &states.Store{DB: db}
 			*syncer = states.Syncer{Cloud: clients, Store: st, Host: env.Host}
 			*reads = states.Handlers{Store: st, Host: env.Host}
+			*cov = coverage.Service{Mapper: mapper, Store: st}
+			*complianceViews = views.Handlers{States: st, Findings: reads.Findings, Coverage: cov, Host: env.Host}
 			return nil
 		},
 	}
+}
+
+// newMapper loads the built-in frameworks and those of cfg.FrameworksDir
+// and prepares the mapping over them. A deployment framework that does not
+// load stops the plugin with the loader's error, which names the file and
+// the field.
+func newMapper(ctx context.Context, cfg config) (*mapping.Mapper, error) {
+	set, err := frameworks.WithDir(cfg.FrameworksDir)
+	if err != nil {
+		return nil, fmt.Errorf("frameworks_dir: %w", err)
+	}
+	return mapping.New(ctx, set)
 }

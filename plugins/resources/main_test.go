@@ -34,7 +34,8 @@ func TestMigrationSet(t *testing.T) {
 	want := []string{
 		"0001_quota_usages.down.sql", "0001_quota_usages.postgres.up.sql", "0001_quota_usages.sqlite.up.sql",
 		"0002_inventory.postgres.tx.up.sql", "0002_inventory.sqlite.tx.up.sql", "0002_inventory.tx.down.sql",
-		"0003_inventory_filters.postgres.tx.up.sql", "0003_inventory_filters.sqlite.tx.up.sql", "0003_inventory_filters.tx.down.sql",
+		"0003_inventory_filters.postgres.tx.down.sql", "0003_inventory_filters.postgres.tx.up.sql",
+		"0003_inventory_filters.sqlite.tx.down.sql", "0003_inventory_filters.sqlite.tx.up.sql",
 	}
 	if !slices.Equal(names, want) {
 		t.Fatalf("migrations %v, want %v", names, want)

@@ -135,7 +135,7 @@ func TestListFilterTotals(t *testing.T) {
 // TestMigrationGivesTagsTheirType applies the inventory's first migration,
 // stores a resource as it shaped the tables, then the later ones: the
 // resource's tag rows carry its type, so the filtered total counts it, and
-// the migration rolls back.
+// the migration rolls back and applies again.
 func TestMigrationGivesTagsTheirType(t *testing.T) {
 	ctx := context.Background()
 	first := fstest.MapFS{}
@@ -178,6 +178,9 @@ func TestMigrationGivesTagsTheirType(t *testing.T) {
 			}
 			if _, err := db.ExecContext(ctx, `SELECT type FROM resources_inventory_tags`); err == nil {
 				t.Fatal("the tag table keeps its type column after the rollback")
+			}
+			if applied, err := store.Migrate(ctx, db, inventory.Migrations(), "resources_migrations"); err != nil || len(applied) != 1 {
+				t.Fatalf("migrating again after the rollback: %v, %v", applied, err)
 			}
 		})
 	}

@@ -61,7 +61,7 @@ func wantList(t *testing.T, all []inventory.Resource, q inventory.ListQuery) ([]
 // TestListFilterTotals checks every filter, alone and with the tag filter
 // whose total is counted from the tag table, against the stored rows:
 // after a first sync, and after a second in which resources are retagged,
-// change type, come and go.
+// change type, come and go, and a subscription changes tenant.
 func TestListFilterTotals(t *testing.T) {
 	w := bulkWorld(300)
 	w.Resources = append(w.Resources, vmF)
@@ -124,7 +124,13 @@ func TestListFilterTotals(t *testing.T) {
 			for i := range 10 {
 				rs = append(rs, res(subC2, "rg-07", "Microsoft.Compute/disks", "new-"+string(rune('a'+i)), "eastus", map[string]string{"env": "prod"}, nil))
 			}
-			f.sim.SetWorld(withResources(w, rs))
+			// Contoso's second subscription moves to Fabrikam's
+			// directory, its resources and their tags with it.
+			moved := withResources(w, rs)
+			moved.Tenants = []world.Tenant{w.Tenants[0], w.Tenants[1]}
+			moved.Tenants[0].Subscriptions = w.Tenants[0].Subscriptions[:1]
+			moved.Tenants[1].Subscriptions = append(slices.Clone(w.Tenants[1].Subscriptions), w.Tenants[0].Subscriptions[1])
+			f.sim.SetWorld(moved)
 			f.clock.Advance(10 * time.Minute)
 			f.mustRun(t)
 			check("second sync")

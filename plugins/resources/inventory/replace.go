@@ -213,19 +213,20 @@ func (st stage) move(ctx context.Context, sc Scope, at time.Time, out *Written) 
 		if err := count(res, err, &out.Deleted); err != nil {
 			return err
 		}
-		// Tags, which carry their resource's type, are rewritten only for
-		// resources whose tags or type changed (or that came or went),
-		// before the inventory rows are.
+		// Tags, which carry their resource's tenant and type, are
+		// rewritten only for resources whose tags, type or tenant changed
+		// (or that came or went), before the inventory rows are.
 		res, err = tx.ExecContext(ctx, `DELETE FROM resources_inventory_tags WHERE subscription_id = ? AND NOT EXISTS (
 			SELECT 1 FROM resources_inventory i JOIN inventory_stage s ON s.uid = i.uid
-			WHERE i.uid = resources_inventory_tags.uid AND i.tags = s.tags AND i.type = s.type)`, sc.SubscriptionID)
+			WHERE i.uid = resources_inventory_tags.uid AND i.tags = s.tags AND i.type = s.type AND i.tenant_id = ?)`,
+			sc.SubscriptionID, sc.TenantID)
 		if err := count(res, err, nil); err != nil {
 			return err
 		}
 		res, err = tx.ExecContext(ctx, `INSERT INTO resources_inventory_tags (uid, tenant_id, subscription_id, type, key, value)
 			SELECT s.uid, ?, ?, s.type, t.key, t.value FROM inventory_stage s, `+expand+`
-			WHERE NOT EXISTS (SELECT 1 FROM resources_inventory i WHERE i.uid = s.uid AND i.tags = s.tags AND i.type = s.type)`,
-			sc.TenantID, sc.SubscriptionID)
+			WHERE NOT EXISTS (SELECT 1 FROM resources_inventory i WHERE i.uid = s.uid AND i.tags = s.tags AND i.type = s.type AND i.tenant_id = ?)`,
+			sc.TenantID, sc.SubscriptionID, sc.TenantID)
 		if err := count(res, err, nil); err != nil {
 			return err
 		}

@@ -215,18 +215,24 @@ func (st stage) move(ctx context.Context, sc Scope, at time.Time, out *Written) 
 		}
 		// Tags, which carry their resource's tenant and type, are
 		// rewritten only for resources whose tags, type or tenant changed
-		// (or that came or went), before the inventory rows are.
+		// (or that came or went), before the inventory rows are: their
+		// rows are deleted, then every staged resource left without tag
+		// rows gets its own.
+		res, err = tx.ExecContext(ctx, `DELETE FROM resources_inventory_tags WHERE subscription_id = ? AND tenant_id <> ?`,
+			sc.SubscriptionID, sc.TenantID)
+		if err := count(res, err, nil); err != nil {
+			return err
+		}
 		res, err = tx.ExecContext(ctx, `DELETE FROM resources_inventory_tags WHERE subscription_id = ? AND NOT EXISTS (
 			SELECT 1 FROM resources_inventory i JOIN inventory_stage s ON s.uid = i.uid
-			WHERE i.uid = resources_inventory_tags.uid AND i.tags = s.tags AND i.type = s.type AND i.tenant_id = ?)`,
-			sc.SubscriptionID, sc.TenantID)
+			WHERE i.uid = resources_inventory_tags.uid AND i.tags = s.tags AND i.type = s.type)`, sc.SubscriptionID)
 		if err := count(res, err, nil); err != nil {
 			return err
 		}
 		res, err = tx.ExecContext(ctx, `INSERT INTO resources_inventory_tags (uid, tenant_id, subscription_id, type, key, value)
 			SELECT s.uid, ?, ?, s.type, t.key, t.value FROM inventory_stage s, `+expand+`
-			WHERE NOT EXISTS (SELECT 1 FROM resources_inventory i WHERE i.uid = s.uid AND i.tags = s.tags AND i.type = s.type AND i.tenant_id = ?)`,
-			sc.TenantID, sc.SubscriptionID, sc.TenantID)
+			WHERE NOT EXISTS (SELECT 1 FROM resources_inventory_tags x WHERE x.uid = s.uid)`,
+			sc.TenantID, sc.SubscriptionID)
 		if err := count(res, err, nil); err != nil {
 			return err
 		}

@@ -82,7 +82,7 @@ bench: build
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./bench/...
 	$(GO) test -run '^$$' -bench 'DailyCosts|ResourceCosts|Demo' -benchtime 3x -timeout 10m ./core/cloud/ ./core/cloudsim/world/
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench 'CostIngest|Stage|ResourceCosts' -benchtime 1x -timeout 10m ./plugins/cost/ingest/ ./plugins/cost/ledger/
-	$(GO) test -run '^$$' -bench 'InventorySync' -benchtime 1x -timeout 20m ./plugins/resources/inventory/
+	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench 'InventorySync' -benchtime 1x -timeout 20m ./plugins/resources/inventory/
 	$(GO) test -run '^$$' -bench 'IdentitySync' -benchtime 1x -timeout 20m ./plugins/identity/directory/
 	$(GO) test -run '^$$' -bench 'ComplianceSync|StatesReplace' -benchtime 1x -timeout 10m ./plugins/compliance/states/
 	$(GO) test -run '^$$' -bench 'Coverage' -benchtime 1x -timeout 10m ./plugins/compliance/mapping/

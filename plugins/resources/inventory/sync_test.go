@@ -246,3 +246,36 @@ func TestSyncFailureKeepsPreviousData(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncSKU reads a resource's SKU from the row's top-level sku, or,
+// when the row has none, from the sku its properties carry: by name, or
+// by tier without a name.
+func TestSyncSKU(t *testing.T) {
+	withSKU := func(name string, top map[string]any, props map[string]any) world.Resource {
+		r := res(subC1, "rg-sku", "Microsoft.Network/publicIPAddresses", name, "eastus", nil, props)
+		r.SKU = top
+		return r
+	}
+	rs := []world.Resource{
+		withSKU("top-name", map[string]any{"name": "Standard", "tier": "Regional"}, map[string]any{"sku": map[string]any{"name": "Basic"}}),
+		withSKU("top-tier", map[string]any{"tier": "Global"}, map[string]any{}),
+		withSKU("props-name", nil, map[string]any{"sku": map[string]any{"name": "Standard_LRS", "tier": "Standard"}}),
+		withSKU("props-tier", nil, map[string]any{"sku": map[string]any{"tier": "Premium"}}),
+		withSKU("props-string", nil, map[string]any{"sku": "Basic"}),
+		withSKU("none", nil, map[string]any{"sku": map[string]any{"capacity": 2.0}}),
+	}
+	want := map[string]string{"top-name": "Standard", "top-tier": "Global", "props-name": "Standard_LRS", "props-tier": "Premium", "props-string": "Basic", "none": ""}
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			f := start(t, dialect, withResources(inventoryWorld(), rs))
+			f.mustRun(t)
+			got := map[string]string{}
+			for _, r := range f.stored(t, contoso.ID) {
+				got[r.Name] = r.SKU
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("skus %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -44,18 +44,26 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var records int64
+	var records, moved int64
 	var failures []error
 	failed := map[string]bool{}
 	for i, sc := range targets {
 		w, err := s.syncOne(ctx, sc)
 		records += w.Rows
+		moved += w.Created + w.Deleted
 		if err != nil {
 			failures = append(failures, fmt.Errorf("subscription %s: %w", sc.SubscriptionID, err))
 			failed[sc.TenantID] = true
 		}
 		run.Progress(int64(i+1), int64(len(targets)), fmt.Sprintf("subscription %s: %d resources, %d created, %d changed, %d deleted",
 			sc.SubscriptionID, w.Rows, w.Created, w.Changed, w.Deleted))
+	}
+	// Reads planned before the database has counted a bulk change walk
+	// the wrong index until autovacuum's next round: count it now.
+	if moved > 0 {
+		if err := s.Store.Analyze(ctx); err != nil {
+			failures = append(failures, fmt.Errorf("analyze: %w", err))
+		}
 	}
 	now := s.now()
 	marked := map[string]bool{}

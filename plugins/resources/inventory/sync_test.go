@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/world"
+	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/plugins/resources/inventory"
 )
@@ -277,5 +278,37 @@ func TestSyncSKU(t *testing.T) {
 				t.Fatalf("skus %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestSyncAnalyzesOnPostgres checks that a sync creating resources leaves
+// PostgreSQL with statistics of the inventory and its tag rows, which the
+// filtered page's plan depends on, without waiting for autovacuum.
+func TestSyncAnalyzesOnPostgres(t *testing.T) {
+	f := start(t, store.DialectPostgres, inventoryWorld())
+	stats := func() map[string]int {
+		got := map[string]int{}
+		rows, err := f.store.DB.QueryContext(context.Background(), `SELECT tablename, COUNT(*) FROM pg_stats
+			WHERE schemaname = current_schema() AND tablename IN ('resources_inventory', 'resources_inventory_tags') GROUP BY tablename`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var name string
+			var n int
+			if err := rows.Scan(&name, &n); err != nil {
+				t.Fatal(err)
+			}
+			got[name] = n
+		}
+		return got
+	}
+	if got := stats(); len(got) != 0 {
+		t.Fatalf("statistics before the first sync: %v", got)
+	}
+	f.mustRun(t)
+	if got := stats(); got["resources_inventory"] == 0 || got["resources_inventory_tags"] == 0 {
+		t.Fatalf("statistics after the first sync: %v", got)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -250,18 +252,50 @@ func (e *Evaluator) evaluate(ctx context.Context, tenantID string, rules []Rule)
 	}
 	for _, k := range order {
 		idx := groups[k]
+		batch := make([]Record, 0, evalBatch)
+		flush := func() {
+			validate(batch, idx, schemas, rules, results)
+			batch = batch[:0]
+		}
 		err := e.Sources.Each(ctx, tenantID, k.category, k.resourceType, func(rec *Record) error {
-			for _, i := range idx {
-				results[i].SubjectsEvaluated++
-				results[i].Violations = schemas[i].check(&rules[i], rec, results[i].Violations)
+			if batch = append(batch, *rec); len(batch) == evalBatch {
+				flush()
 			}
 			return ctx.Err()
 		})
 		if err != nil {
 			return nil, err
 		}
+		flush()
 	}
 	return results, nil
+}
+
+// evalBatch is how many records are validated together, by as many
+// goroutines as there are processors, each with its own rules.
+const evalBatch = 512
+
+// validate validates a batch of records against the rules of idx. The
+// rules are dealt out to the workers, so each rule's result is written by
+// one goroutine and keeps the records' order; the records are only read.
+func validate(batch []Record, idx []int, schemas []*Schema, rules []Rule, results []Result) {
+	if len(batch) == 0 {
+		return
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(idx))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for n := w; n < len(idx); n += workers {
+				i := idx[n]
+				results[i].SubjectsEvaluated += len(batch)
+				for j := range batch {
+					results[i].Violations = schemas[i].check(&rules[i], &batch[j], results[i].Violations)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // DryRun evaluates one rule against its tenant's current data and stores

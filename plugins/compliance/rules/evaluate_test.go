@@ -3,6 +3,7 @@ package rules_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -134,6 +135,23 @@ func TestDryRun(t *testing.T) {
 			t.Errorf("dry run without a snapshot %+v", run)
 		}
 	})
+}
+
+// TestDryRunWithoutData: a category whose dataset no plugin publishes is
+// a 503 for the dry run and an error for the sync, which stores nothing.
+func TestDryRunWithoutData(t *testing.T) {
+	f := newFixtureWith(t, "sqlite", map[string][]json.RawMessage{rules.MFADataset: datasets()[rules.MFADataset]})
+	v := f.create(userA, diskRule("Disks"))
+	r := f.do(userA, http.MethodPost, ruleAt(v.ID)+"/evaluate", nil).want(t, "dry run without the resources dataset", http.StatusServiceUnavailable)
+	if !strings.Contains(string(r.body), rules.ResourcesDataset) {
+		t.Errorf("the 503 does not name the dataset: %s", r.body)
+	}
+	if _, err := f.eval.EvaluateTenant(context.Background(), tenantA); !errors.Is(err, rules.ErrSource) {
+		t.Errorf("sync without the resources dataset: %v", err)
+	}
+	if got := f.get(userA, v.ID); got.EvaluatedAt != nil {
+		t.Errorf("a failed evaluation was stored: %+v", got)
+	}
 }
 
 // TestDryRunRateLimit: a user may dry-run DryRunBurst times at once, then

@@ -114,6 +114,13 @@ func scores(_ context.Context, tenantID string) (*rules.Score, error) {
 
 func newFixture(t *testing.T, dialect string) *fixture {
 	t.Helper()
+	return newFixtureWith(t, dialect, datasets())
+}
+
+// newFixtureWith serves the given datasets of the other plugins; one
+// that is absent is, as on the host, a dataset no plugin publishes.
+func newFixtureWith(t *testing.T, dialect string, sets map[string][]json.RawMessage) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t, dialect)
 	if _, err := store.Migrate(ctx, db, rules.Migrations(), "compliance_migrations"); err != nil {
@@ -128,7 +135,7 @@ func newFixture(t *testing.T, dialect string) *fixture {
 			DryRuns: rules.NewLimiter(rules.DryRunEvery, rules.DryRunBurst, f.clock.Now)}
 		return nil
 	}}
-	f.h = plugintest.New(t, plugin, plugintest.Options{Datasets: datasets(), Tenants: []sdk.Tenant{
+	f.h = plugintest.New(t, plugin, plugintest.Options{Datasets: sets, Tenants: []sdk.Tenant{
 		{ID: tenantA, Name: "Brand A", IsActive: true},
 		{ID: tenantB, Name: "Brand B", IsActive: true},
 	}})

@@ -4,9 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/stewardhq/steward/core/store"
 )
 
 // Store keeps rules and their violations.
@@ -112,18 +116,48 @@ func (s *Store) Active(ctx context.Context, tenantID string) ([]Rule, error) {
 	return out, err
 }
 
-// violationBatch is how many violations one INSERT writes: 10 columns
-// each, well under SQLite's and PostgreSQL's limits on bound parameters.
-const violationBatch = 1000
+// stageRows is how many violations one multi-row INSERT into the stage
+// carries: seven columns a row keeps it below both databases' limits on
+// bound parameters.
+const stageRows = 1000
+
+// stageColumns are the stage's columns, in the order rows are written.
+var stageColumns = []string{"rule_id", "subject", "subject_name", "instance_path", "keyword", "schema_path", "message"}
 
 // ReplaceViolations stores what one evaluation of the tenant's rules found
-// at the time, in one transaction: each rule's violations replace its
-// previous ones, and the rule records when it was evaluated, how many
-// subjects it saw and how many violations it found. A rule changed or
-// deleted since it was read (its updated_at differs) is skipped, so an
-// evaluation of its old definition never overwrites its new state.
+// at the time: each rule's violations replace its previous ones, and the
+// rule records when it was evaluated, how many subjects it saw and how
+// many violations it found. The violations are first streamed into a
+// temporary stage on one connection (COPY on PostgreSQL, multi-row
+// inserts on SQLite) and then moved in one short transaction. A rule
+// changed or deleted since it was read (its updated_at differs) is
+// skipped, so an evaluation of its old definition never overwrites its
+// new state.
 func (s *Store) ReplaceViolations(ctx context.Context, tenantID string, results []Result, at time.Time) error {
-	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	st, err := store.OpenStage(ctx, conn, "compliance_violations_stage", `rule_id BIGINT NOT NULL, subject TEXT NOT NULL,
+		subject_name TEXT NOT NULL, instance_path TEXT NOT NULL, keyword TEXT NOT NULL, schema_path TEXT NOT NULL, message TEXT NOT NULL`,
+		stageColumns, s.db.Dialect().Name() == dialect.PG, stageRows)
+	if err != nil {
+		return fmt.Errorf("rules: stage: %w", err)
+	}
+	defer st.Drop()
+	for _, res := range results {
+		vs, id := res.Violations, res.Rule.ID
+		err := st.Write(ctx, len(vs), func(i int) []any {
+			v := &vs[i]
+			return []any{id, v.Subject, v.SubjectName, v.InstancePath, v.Keyword, v.SchemaPath, v.Message}
+		})
+		if err != nil {
+			return fmt.Errorf("rules: stage: %w", err)
+		}
+	}
+	return conn.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
+		var evaluated []int64
 		for _, res := range results {
 			r := res.Rule
 			upd, err := tx.NewUpdate().Model((*Rule)(nil)).
@@ -139,20 +173,20 @@ func (s *Store) ReplaceViolations(ctx context.Context, tenantID string, results 
 				continue
 			}
 			r.EvaluatedAt, r.SubjectsEvaluated, r.ViolationCount = &at, res.SubjectsEvaluated, len(res.Violations)
-			if _, err := tx.NewDelete().Model((*Violation)(nil)).Where("rule_id = ?", r.ID).Where("tenant_id = ?", tenantID).Exec(ctx); err != nil {
-				return err
-			}
-			for start := 0; start < len(res.Violations); start += violationBatch {
-				batch := res.Violations[start:min(start+violationBatch, len(res.Violations))]
-				for i := range batch {
-					batch[i].ID, batch[i].RuleID, batch[i].TenantID, batch[i].EvaluatedAt = 0, r.ID, tenantID, at
-				}
-				if _, err := tx.NewInsert().Model(&batch).Exec(ctx); err != nil {
-					return err
-				}
-			}
+			evaluated = append(evaluated, r.ID)
 		}
-		return nil
+		if len(evaluated) == 0 {
+			return nil
+		}
+		ids := bun.List(evaluated)
+		if _, err := tx.NewDelete().Model((*Violation)(nil)).Where("rule_id IN (?)", ids).Where("tenant_id = ?", tenantID).Exec(ctx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO compliance_rule_violations
+			(rule_id, tenant_id, subject, subject_name, instance_path, keyword, schema_path, message, evaluated_at)
+			SELECT rule_id, ?, subject, subject_name, instance_path, keyword, schema_path, message, ? FROM compliance_violations_stage
+			WHERE rule_id IN (?)`, tenantID, at, ids)
+		return err
 	})
 }
 

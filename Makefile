@@ -83,6 +83,7 @@ bench: build
 	$(GO) test -run '^$$' -bench 'DailyCosts|Demo' -benchtime 3x -timeout 10m ./core/cloud/ ./core/cloudsim/world/
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench 'CostIngest|Stage' -benchtime 1x -timeout 10m ./plugins/cost/ingest/ ./plugins/cost/ledger/
 	$(GO) test -run '^$$' -bench 'InventorySync' -benchtime 1x -timeout 20m ./plugins/resources/inventory/
+	$(GO) test -run '^$$' -bench 'RuleEvaluation' -benchtime 1x -timeout 20m ./plugins/compliance/rules/
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1)

@@ -93,11 +93,31 @@ func (s *Schema) check(rule *Rule, rec *Record, out []Violation) []Violation {
 	return out
 }
 
-// keywordOf is the last segment of a keyword location, the keyword that
-// failed (or, for a false schema, the member it stands for).
+// named are the keywords whose value maps names to schemas or lists
+// them, with how many segments of a keyword location name the member
+// (dependentRequired maps names to arrays of names).
+var named = map[string]int{"properties": 1, "patternProperties": 1, "$defs": 1, "dependentSchemas": 1,
+	"allOf": 1, "anyOf": 1, "oneOf": 1, "prefixItems": 1, "dependentRequired": 2}
+
+// keywordOf is the keyword that failed at a keyword location: its last
+// keyword, past the member names and indexes, or "false" where the
+// location is a false schema (properties/x: false).
 func keywordOf(loc string) string {
-	seg := loc[strings.LastIndexByte(loc, '/')+1:]
-	return strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+	if loc == "" {
+		return "false"
+	}
+	segs := strings.Split(loc[1:], "/")
+	kw := ""
+	for i := 0; i < len(segs); i++ {
+		kw = strings.NewReplacer("~1", "/", "~0", "~").Replace(segs[i])
+		if n := named[kw]; n > 0 {
+			i += n
+			if i == len(segs)-1 && n == 1 {
+				return "false"
+			}
+		}
+	}
+	return kw
 }
 
 // DatasetReader reads another plugin's dataset through the host;

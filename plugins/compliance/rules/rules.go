@@ -133,7 +133,7 @@ type Violation struct {
 	Subject       string    `bun:"subject" json:"subject" doc:"The resource's ARM id, or the tenant's id for mfa_coverage and compliance_score"`
 	SubjectName   string    `bun:"subject_name" json:"subject_name" doc:"The resource's name, or the tenant's id"`
 	InstancePath  string    `bun:"instance_path" json:"instance_path" doc:"JSON Pointer to the failing value in the subject's record; empty for the record itself"`
-	Keyword       string    `bun:"keyword" json:"keyword" doc:"The schema keyword that failed, e.g. minimum, required, enum"`
+	Keyword       string    `bun:"keyword" json:"keyword" doc:"The schema keyword that failed, e.g. minimum, required, enum; false where a false schema refused the value"`
 	SchemaPath    string    `bun:"schema_path" json:"schema_path" doc:"JSON Pointer to that keyword in the rule's schema"`
 	Message       string    `bun:"message" json:"message"`
 	EvaluatedAt   time.Time `bun:"evaluated_at" json:"evaluated_at"`

@@ -119,6 +119,28 @@ func TestDepth(t *testing.T) {
 	}
 }
 
+// TestKeywordOf: the keyword of a keyword location, past member names.
+func TestKeywordOf(t *testing.T) {
+	for loc, want := range map[string]string{
+		"":                                      "false",
+		"/required":                             "required",
+		"/properties/a/maximum":                 "maximum",
+		"/properties/required/type":             "type",
+		"/properties/a":                         "false",
+		"/properties/maximum":                   "false",
+		"/anyOf/1/required":                     "required",
+		"/$ref/properties/a/$ref/maxProperties": "maxProperties",
+		"/dependentRequired/a/0":                "dependentRequired",
+		"/patternProperties/^a~1b$/minLength":   "minLength",
+		"/not":                                  "not",
+		"/items/properties/x~0y":                "false",
+	} {
+		if got := keywordOf(loc); got != want {
+			t.Errorf("keywordOf(%q) = %q, want %q", loc, got, want)
+		}
+	}
+}
+
 // TestSanitize: markup goes, encoded markup too; the text stays, with its
 // ampersands and comparisons as plain text.
 func TestSanitize(t *testing.T) {

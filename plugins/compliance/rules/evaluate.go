@@ -2,11 +2,13 @@ package rules
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,9 +66,9 @@ func Evaluate(rule *Rule, records []Record) ([]Violation, error) {
 	return out, nil
 }
 
-// check appends the violations of one record to out. The validator's
-// error is a tree whose leaves are the keywords that failed; every leaf is
-// one violation.
+// check appends the violations of one record to out, by instance path
+// and schema path. The validator's error is a tree whose leaves are the
+// keywords that failed; every leaf is one violation.
 func (s *Schema) check(rule *Rule, rec *Record, out []Violation) []Violation {
 	err := s.s.Validate(rec.Data)
 	if err == nil {
@@ -89,7 +91,13 @@ func (s *Schema) check(rule *Rule, rec *Record, out []Violation) []Violation {
 			walk(c)
 		}
 	}
+	first := len(out)
 	walk(ve)
+	// The validator visits an object's members in map order; sorting
+	// makes a record's violations come out the same at every run.
+	slices.SortFunc(out[first:], func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(a.InstancePath, b.InstancePath), cmp.Compare(a.SchemaPath, b.SchemaPath), cmp.Compare(a.Message, b.Message))
+	})
 	return out
 }
 

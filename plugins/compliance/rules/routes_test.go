@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/plugins/compliance/rules"
+	"github.com/stewardhq/steward/sdk"
 )
 
 // nested is a schema nesting levels deep: {"not": {"not": ... {}}}.
@@ -278,4 +279,38 @@ func TestMarkupStripped(t *testing.T) {
 			t.Errorf("renamed to %q", put.RuleName)
 		}
 	})
+}
+
+// TestRoutesDeclared: the routes pass the SDK's checks, and each documents
+// its operation, its success and the errors a caller can get.
+func TestRoutesDeclared(t *testing.T) {
+	routes := (&rules.Handlers{}).Routes()
+	if err := (&sdk.Plugin{Name: "compliance", Version: "0.0.1", Routes: routes}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"GET " + rulesAt:                     {"200"},
+		"POST " + rulesAt:                    {"201", "403", "422"},
+		"GET " + rulesAt + "/{id}":           {"200", "404"},
+		"PUT " + rulesAt + "/{id}":           {"200", "404", "422"},
+		"DELETE " + rulesAt + "/{id}":        {"204", "404"},
+		"POST " + rulesAt + "/{id}/evaluate": {"200", "404", "429", "503"},
+	}
+	for _, r := range routes {
+		key := r.Method + " " + r.Path
+		statuses, ok := want[key]
+		if !ok || r.Operation == nil || r.Operation.OperationID == "" || r.Operation.Summary == "" {
+			t.Errorf("%s: undocumented or unexpected route", key)
+			continue
+		}
+		for _, s := range statuses {
+			if r.Operation.Responses[s] == nil {
+				t.Errorf("%s: no %s response", key, s)
+			}
+		}
+		delete(want, key)
+	}
+	if len(want) > 0 {
+		t.Errorf("routes missing: %v", want)
+	}
 }

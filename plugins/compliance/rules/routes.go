@@ -165,7 +165,7 @@ func (h *Handlers) Routes() []sdk.Route {
 		{Method: http.MethodPost, Path: rulesPath + "/{id}/evaluate", Handler: h.evaluate, Operation: &huma.Operation{
 			OperationID: "compliance-rules-evaluate", Tags: []string{tag}, Summary: "Dry-run a custom compliance rule against current data",
 			Description: "Validates the tenant's current records of the rule's category and lists every violation; nothing is stored. " +
-				"Rate limited per user: " + DryRunRate + "; beyond it 429 with Retry-After.",
+				"Rate limited per user (counted by each plugin process): " + DryRunRate + "; beyond it 429 with Retry-After.",
 			Parameters: []*huma.Param{idParam},
 			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("What the rule finds", DryRun{}), "404": rule404,
 				"429": {Description: "Too many dry runs by the caller", Headers: map[string]*huma.Param{"Retry-After": {Description: "Seconds until the next dry run is allowed", Schema: &huma.Schema{Type: huma.TypeInteger}}}},

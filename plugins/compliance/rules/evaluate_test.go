@@ -264,3 +264,41 @@ func TestEvaluateTenant(t *testing.T) {
 		}
 	})
 }
+
+// TestEvaluationOfAChangedRule: an evaluation of a rule that was changed
+// or deleted after the sync read it stores nothing for it, so the change
+// keeps the state it gave the rule.
+func TestEvaluationOfAChangedRule(t *testing.T) {
+	eachDialect(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		changed := f.create(userA, diskRule("Changed"))
+		deleted := f.create(userA, diskRule("Deleted"))
+		kept := f.create(userA, diskRule("Kept"))
+		read, err := f.store.Active(ctx, tenantA)
+		if err != nil || len(read) != 3 {
+			t.Fatalf("active %+v, %v", read, err)
+		}
+		f.clock.Advance(time.Minute)
+		f.do(userA, http.MethodPut, ruleAt(changed.ID), diskRule("Changed again")).want(t, "put", http.StatusOK)
+		f.do(userA, http.MethodDelete, ruleAt(deleted.ID), nil).want(t, "delete", http.StatusNoContent)
+
+		found := []rules.Violation{{Subject: "s", SubjectName: "s", InstancePath: "/tags", Keyword: "required", SchemaPath: "/required", Message: "m"}}
+		results := make([]rules.Result, len(read))
+		for i := range read {
+			results[i] = rules.Result{Rule: &read[i], SubjectsEvaluated: 1, Violations: found}
+		}
+		if err := f.store.ReplaceViolations(ctx, tenantA, results, f.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		vs, err := f.store.Violations(ctx, []string{tenantA}, 0)
+		if err != nil || len(vs) != 1 || vs[0].RuleID != kept.ID {
+			t.Errorf("stored %+v, %v; want only rule %d's", vs, err, kept.ID)
+		}
+		if got := f.get(userA, changed.ID); got.EvaluatedAt != nil || got.RuleName != "Changed again" {
+			t.Errorf("changed rule %+v", got)
+		}
+		if got := f.get(userA, kept.ID); got.EvaluatedAt == nil || got.ViolationCount != 1 {
+			t.Errorf("kept rule %+v", got)
+		}
+	})
+}

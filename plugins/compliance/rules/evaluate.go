@@ -107,6 +107,9 @@ func (s *Schema) check(rule *Rule, rec *Record, out []Violation) []Violation {
 var named = map[string]int{"properties": 1, "patternProperties": 1, "$defs": 1, "dependentSchemas": 1,
 	"allOf": 1, "anyOf": 1, "oneOf": 1, "prefixItems": 1, "dependentRequired": 2}
 
+// unescapePointer undoes escapePointer.
+var unescapePointer = strings.NewReplacer("~1", "/", "~0", "~")
+
 // keywordOf is the keyword that failed at a keyword location: its last
 // keyword, past the member names and indexes, or "false" where the
 // location is a false schema (properties/x: false).
@@ -117,7 +120,7 @@ func keywordOf(loc string) string {
 	segs := strings.Split(loc[1:], "/")
 	kw := ""
 	for i := 0; i < len(segs); i++ {
-		kw = strings.NewReplacer("~1", "/", "~0", "~").Replace(segs[i])
+		kw = unescapePointer.Replace(segs[i])
 		if n := named[kw]; n > 0 {
 			i += n
 			if i == len(segs)-1 && n == 1 {

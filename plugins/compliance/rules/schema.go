@@ -168,9 +168,9 @@ func checkMembers(v any, ptr string) error {
 }
 
 // escapePointer escapes a member name for a JSON Pointer (RFC 6901).
-func escapePointer(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+func escapePointer(s string) string { return pointerEscaper.Replace(s) }
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // compileMessage is the compiler's complaint without the schema's
 // internal name.

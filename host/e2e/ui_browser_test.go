@@ -305,7 +305,7 @@ func TestUIInBrowser(t *testing.T) {
 	tab.ColorScheme("light")
 	tab.Open("/dashboard", "main")
 	down := tab.WaitText(`section:has(`+stats+`) .slot-status`, func(s string) bool { return strings.Contains(s, "unavailable") })
-	if !strings.Contains(down, "Quotas") {
+	if !strings.Contains(down, "Resources") {
 		t.Errorf("the unavailable slot says %q", down)
 	}
 	tab.Screenshot(screenshots, "dashboard-plugin-down")

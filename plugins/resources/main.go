@@ -63,6 +63,7 @@ func New() *sdk.Plugin {
 			st := quotas.NewStore(db)
 			handlers.Store = st
 			handlers.Inventory = inventoryHandlers.Section
+			handlers.InventoryStats = inventoryHandlers.Stats
 			*syncer = quotas.Syncer{Cloud: clients, Store: st, Host: env.Host, Locations: cfg.Locations}
 			inventoryStore.DB = db
 			*inventorySyncer = inventory.Syncer{Cloud: clients, Store: inventoryStore, Host: env.Host}

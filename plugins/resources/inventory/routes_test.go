@@ -312,6 +312,19 @@ func TestSection(t *testing.T) {
 	if !strings.Contains(page, "vm-f") || strings.Contains(page, "disk-1") || strings.Contains(page, "rg-empty") {
 		t.Errorf("Fabrikam's section shows Contoso's: %s", page)
 	}
+	// The dashboard card's figures are the section's, per tenant.
+	stats, err := h.Stats(httptest.NewRequest(http.MethodGet, "/partials/resource-stats", nil), []string{contoso.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">9<", "33.33 %", "Orphans"} {
+		if !strings.Contains(string(stats), want) {
+			t.Errorf("Contoso's figures lack %q: %s", want, stats)
+		}
+	}
+	if stats, _ := h.Stats(httptest.NewRequest(http.MethodGet, "/partials/resource-stats", nil), []string{fabrikam.ID}); strings.Contains(string(stats), ">9<") {
+		t.Errorf("Fabrikam's figures count Contoso's resources: %s", stats)
+	}
 	var p *sdk.Problem
 	if _, err := render("/resources?type="+strings.Repeat("t", 201), contoso.ID); !errors.As(err, &p) || p.Status != http.StatusUnprocessableEntity {
 		t.Errorf("an overlong type: %v", err)

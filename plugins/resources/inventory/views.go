@@ -45,11 +45,45 @@ func (h *Handlers) Section(r *http.Request, tenants []string, action string) (te
 	if err != nil {
 		return "", err
 	}
-	orphans, byKind, err := h.Store.Orphans(r.Context(), tenants, "", pageRows, 0)
+	orphans, _, err := h.Store.Orphans(r.Context(), tenants, "", pageRows, 0)
 	if err != nil {
 		return "", err
 	}
 	costs, err := h.monthlyCosts(r.Context(), tenants, orphans)
+	if err != nil {
+		return "", err
+	}
+	stats, err := h.Stats(r, tenants)
+	if err != nil {
+		return "", err
+	}
+	var form bytes.Buffer
+	if err := filters.Execute(&form, struct{ Action, Tenant, Type, Q string }{action, q.Get("tenant_id"), lq.Type, lq.Text}); err != nil {
+		return "", err
+	}
+	table := make([][]any, len(rows))
+	for i := range rows {
+		v := viewOf(&rows[i])
+		table[i] = []any{v.Name, v.Type, v.Location, v.ResourceGroup, len(v.Tags), sdkui.Time(v.LastSeen)}
+	}
+	orphanTable := make([][]any, len(orphans))
+	for i, o := range orphans {
+		orphanTable[i] = []any{o.Kind, o.Name, o.Type, o.ResourceGroup, o.Location, formatCost(costOf(costs, &orphans[i]))}
+	}
+	caption := fmt.Sprintf("%s of %s resources, by name", sdkui.FormatNumber(float64(len(rows))), sdkui.FormatNumber(float64(total)))
+	return sdkui.Join(
+		stats,
+		sdkui.Card("Inventory", sdkui.Join(template.HTML(form.String()),
+			sdkui.Table([]string{"Name", "Type", "Location", "Resource group", "Tags", "Last seen"}, table, caption))),
+		sdkui.Card("Orphans", sdkui.Table([]string{"Kind", "Name", "Type", "Resource group", "Location", "Est. monthly cost"}, orphanTable, "Resources that serve nothing")),
+	), nil
+}
+
+// Stats are the inventory's figures for the tenants, for the resources
+// page and the dashboard's card: resources, orphans and the share carrying
+// every required tag.
+func (h *Handlers) Stats(r *http.Request, tenants []string) (template.HTML, error) {
+	_, byKind, err := h.Store.Orphans(r.Context(), tenants, "", 1, 0)
 	if err != nil {
 		return "", err
 	}
@@ -74,28 +108,9 @@ func (h *Handlers) Section(r *http.Request, tenants []string, action string) (te
 	if orphanCount > 0 {
 		orphanHealth = sdkui.Warning
 	}
-	var form bytes.Buffer
-	if err := filters.Execute(&form, struct{ Action, Tenant, Type, Q string }{action, q.Get("tenant_id"), lq.Type, lq.Text}); err != nil {
-		return "", err
-	}
-	table := make([][]any, len(rows))
-	for i := range rows {
-		v := viewOf(&rows[i])
-		table[i] = []any{v.Name, v.Type, v.Location, v.ResourceGroup, len(v.Tags), sdkui.Time(v.LastSeen)}
-	}
-	orphanTable := make([][]any, len(orphans))
-	for i, o := range orphans {
-		orphanTable[i] = []any{o.Kind, o.Name, o.Type, o.ResourceGroup, o.Location, formatCost(costOf(costs, &orphans[i]))}
-	}
-	caption := fmt.Sprintf("%s of %s resources, by name", sdkui.FormatNumber(float64(len(rows))), sdkui.FormatNumber(float64(total)))
-	return sdkui.Join(
-		sdkui.Grid(
-			sdkui.Stat("Resources", sdkui.FormatNumber(float64(cov.Total)), "as last synced", ""),
-			sdkui.Stat("Orphans", sdkui.FormatNumber(float64(orphanCount)), "unattached disks, unused IPs and NICs, empty groups", orphanHealth),
-			sdkui.Stat("Fully tagged", fmt.Sprintf("%.2f %%", pct), "carry every required tag", covHealth),
-		),
-		sdkui.Card("Inventory", sdkui.Join(template.HTML(form.String()),
-			sdkui.Table([]string{"Name", "Type", "Location", "Resource group", "Tags", "Last seen"}, table, caption))),
-		sdkui.Card("Orphans", sdkui.Table([]string{"Kind", "Name", "Type", "Resource group", "Location", "Est. monthly cost"}, orphanTable, "Resources that serve nothing")),
+	return sdkui.Grid(
+		sdkui.Stat("Resources", sdkui.FormatNumber(float64(cov.Total)), "as last synced", ""),
+		sdkui.Stat("Orphans", sdkui.FormatNumber(float64(orphanCount)), "unattached disks, unused IPs and NICs, empty groups", orphanHealth),
+		sdkui.Stat("Fully tagged", fmt.Sprintf("%.2f %%", pct), "carry every required tag", covHealth),
 	), nil
 }

@@ -110,6 +110,10 @@ type Handlers struct {
 	// the tenants, its filter form submitting to action; nil leaves the
 	// page to the quotas.
 	Inventory func(r *http.Request, tenants []string, action string) (template.HTML, error)
+	// InventoryStats renders the inventory's figures for the tenants, which
+	// the dashboard's card shows above the quotas; nil leaves the card to
+	// the quotas.
+	InventoryStats func(r *http.Request, tenants []string) (template.HTML, error)
 }
 
 func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {

@@ -26,7 +26,7 @@ const mostUsedShown = 5
 // Views are the quota fragment for the dashboard, the resources page and
 // its navigation entry, served by h.
 func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
-	return []sdk.Fragment{{Path: StatsFragmentPath, Title: "Quotas", Slot: "dashboard", RefreshSeconds: 300, Handler: h.statsFragment}},
+	return []sdk.Fragment{{Path: StatsFragmentPath, Title: "Resources", Slot: "dashboard", RefreshSeconds: 300, Handler: h.statsFragment}},
 		[]sdk.Page{{Path: PagePath, Title: "Resources", Handler: h.page}},
 		[]sdk.NavEntry{{Label: "Resources", Path: PagePath, Order: 30}}
 }
@@ -48,16 +48,27 @@ func barOf(e Entry) sdkui.Bar {
 	return sdkui.Bar{Label: label, Used: e.CurrentValue, Limit: e.Limit, Health: sdkui.Health(e.Health)}
 }
 
-// statsFragment is the dashboard's quota card: how many quotas are near
+// statsFragment is the dashboard's resources card: the inventory's
+// figures when the plugin has an inventory, then how many quotas are near
 // their limits in the default region, and the most used as bars.
 func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
+	var parts []template.HTML
+	if h.InventoryStats != nil {
+		stats, err := h.InventoryStats(r, scope(r))
+		if err != nil {
+			sdk.WriteError(w, err)
+			return
+		}
+		parts = append(parts, stats)
+	}
 	usages, err := h.Store.List(r.Context(), Query{TenantIDs: scope(r), Location: DefaultLocation})
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
 	}
 	if len(usages) == 0 {
-		sdkui.WriteFragment(w, http.StatusOK, sdkui.Empty("No quota data yet for "+DefaultLocation+". It arrives with the next resources sync."))
+		parts = append(parts, sdkui.Empty("No quota data yet for "+DefaultLocation+". It arrives with the next resources sync."))
+		sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(parts...))
 		return
 	}
 	var counts Counts
@@ -72,14 +83,15 @@ func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 	for _, e := range entries[:min(mostUsedShown, len(entries))] {
 		bars = append(bars, barOf(e))
 	}
-	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(
+	parts = append(parts,
 		sdkui.Grid(
 			sdkui.Stat("Quotas", sdkui.FormatNumber(float64(counts.Total)), DefaultLocation, ""),
 			sdkui.Stat("Warning", sdkui.FormatNumber(float64(counts.Warning)), "75 % of the limit or more", healthIf(counts.Warning > 0, sdkui.Warning)),
 			sdkui.Stat("Critical", sdkui.FormatNumber(float64(counts.Critical)), "90 % of the limit or more", healthIf(counts.Critical > 0, sdkui.Critical)),
 		),
 		sdkui.BarChart("Most used quotas in "+DefaultLocation, bars),
-	))
+	)
+	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(parts...))
 }
 
 func healthIf(cond bool, h sdkui.Health) sdkui.Health {

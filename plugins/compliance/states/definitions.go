@@ -96,3 +96,28 @@ func (s *Store) DefinitionCounts(ctx context.Context, tenants []string) ([]Defin
 	}
 	return out, nil
 }
+
+// bumpRevision raises the tenant's revision in tx, which changes its
+// stored states.
+func bumpRevision(ctx context.Context, tx bun.Tx, tenantID string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO compliance_tenant_revisions (tenant_id, revision) VALUES (?, 1)
+		ON CONFLICT (tenant_id) DO UPDATE SET revision = compliance_tenant_revisions.revision + 1`, tenantID)
+	return err
+}
+
+// Revision identifies the state of the tenants' stored policy states: it
+// changes whenever a sync changes the states of any of them (revisions
+// only rise), so a result read from the states after it was taken may be
+// reused while it stays the same.
+func (s *Store) Revision(ctx context.Context, tenants []string) (string, error) {
+	if len(tenants) == 0 {
+		return "", nil
+	}
+	var rev struct {
+		Tenants int   `bun:"tenants"`
+		Sum     int64 `bun:"total"`
+	}
+	err := s.DB.NewSelect().Table("compliance_tenant_revisions").ColumnExpr("COUNT(*) AS tenants, COALESCE(SUM(revision), 0) AS total").
+		Where("tenant_id IN (?)", bun.List(tenants)).Scan(ctx, &rev)
+	return fmt.Sprintf("%d:%d", rev.Tenants, rev.Sum), err
+}

@@ -71,9 +71,25 @@ func TestDefinitionCounts(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("t1 and t2:\n%+v\nwant\n%+v", got, want)
 		}
+		revision := func(tenants ...string) string {
+			t.Helper()
+			r, err := s.Revision(ctx, tenants)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		before, beforeT2 := revision("t1", "t2"), revision("t2")
+		if again := revision("t2", "t1"); again != before {
+			t.Errorf("revision %s, then %s with nothing changed", before, again)
+		}
 		// A second subscription of t1 adds its resources; dropping it at
 		// the end of a sync drops them again.
 		put("t1", "s3", st("a1", p1, r4, "NonCompliant", "SOC_2_CC6.1"))
+		afterPut := revision("t1", "t2")
+		if afterPut == before || revision("t2") != beforeT2 {
+			t.Errorf("revisions after t1's sync: %s (was %s), t2's %s (was %s)", afterPut, before, revision("t2"), beforeT2)
+		}
 		got, err = s.DefinitionCounts(ctx, []string{"t1"})
 		if err != nil || len(got) != 2 || got[0].NonCompliant != 2 || got[0].Compliant != 2 {
 			t.Errorf("t1 with s3: %+v %v", got, err)
@@ -84,6 +100,9 @@ func TestDefinitionCounts(t *testing.T) {
 		got, err = s.DefinitionCounts(ctx, []string{"t1"})
 		if err != nil || len(got) != 2 || got[0].NonCompliant != 1 || got[0].Compliant != 2 {
 			t.Errorf("t1 after s3 was dropped: %+v %v", got, err)
+		}
+		if r := revision("t1", "t2"); r == afterPut {
+			t.Errorf("revision %s unchanged by dropping a subscription", r)
 		}
 		// Replacing a subscription replaces its counts.
 		put("t2", "s2", st("a9", p3, r6, "NonCompliant"))

@@ -186,6 +186,9 @@ func (s *Store) Replace(ctx context.Context, t Target, stream func(emit func(Sta
 		if err := s.replaceDefinitionCounts(ctx, tx, t); err != nil {
 			return err
 		}
+		if err := bumpRevision(ctx, tx, t.TenantID); err != nil {
+			return err
+		}
 		_, err = tx.NewInsert().Model(&Subscription{SubscriptionID: t.SubscriptionID, TenantID: t.TenantID, PolicyStates: out.Rows, SyncedAt: t.SyncedAt.UTC()}).
 			On("CONFLICT (subscription_id) DO UPDATE").
 			Set("tenant_id = EXCLUDED.tenant_id").
@@ -239,6 +242,9 @@ func (s *Store) Finish(ctx context.Context, tenantID string, subscriptions []str
 			if _, err := tx.NewDelete().Table(table).Where("tenant_id = ?", tenantID).Where("subscription_id NOT IN (?)", bun.List(subscriptions)).Exec(ctx); err != nil {
 				return err
 			}
+		}
+		if err := bumpRevision(ctx, tx, tenantID); err != nil {
+			return err
 		}
 		res, err := countRanks(ctx, tx, []string{tenantID}, "resource_id")
 		if err != nil {

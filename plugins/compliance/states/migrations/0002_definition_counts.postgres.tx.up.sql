@@ -27,3 +27,13 @@ SELECT MIN(tenant_id), subscription_id, policy_definition_id, MIN(policy_name), 
        COUNT(DISTINCT CASE WHEN state_rank = 2 THEN resource_id END)
 FROM compliance_policy_states
 GROUP BY subscription_id, policy_definition_id;
+--bun:split
+
+-- A counter per tenant that each change of its stored states (a
+-- subscription replaced, subscriptions dropped) raises in the same
+-- transaction, so that a reader can tell whether what it read from the
+-- tenants' states is still current without reading them again.
+CREATE TABLE compliance_tenant_revisions (
+    tenant_id TEXT   NOT NULL PRIMARY KEY,
+    revision  BIGINT NOT NULL
+);

@@ -118,11 +118,13 @@ func benchStates(tb testing.TB, tenants, perTenant, definitions int) map[string]
 // of 200 distinct definitions, as an admin of all 100 tenants:
 //
 //	detail-cold  the NIST CSF detail with include_policies and explain on a
-//	             prepared mapper that has not mapped the policy set yet
-//	detail-warm  the same again: the mapping comes from the cache, the
-//	             aggregate query and the coverage are run
+//	             new Service with a prepared mapper that has not mapped the
+//	             policy set: the aggregate query, the Rego, the coverage
+//	detail-warm  the same again: the tenants' revision is unchanged, so
+//	             the definitions and their mapping are reused
 //	list-warm    the framework list, warm
-//	query        states.Store.DefinitionCounts alone
+//	query        states.Store.DefinitionCounts alone: what a request reads
+//	             again once a sync changed one of the tenants
 func BenchmarkCoverageStore(b *testing.B) {
 	const tenants, perTenant, definitions = 100, 1000, 200
 	byTenant := benchStates(b, tenants, perTenant, definitions)

@@ -30,6 +30,9 @@ type Resource struct {
 	Kind           string
 	Tags           map[string]string
 	Properties     map[string]any
+	// SKU is the top-level sku ({"name", "tier", …}), nil for types
+	// without one.
+	SKU map[string]any
 }
 
 // graphPageSize is the most rows Resource Graph returns per page.
@@ -114,4 +117,5 @@ type graphRow struct {
 	Kind           string            `json:"kind"`
 	Tags           map[string]string `json:"tags"`
 	Properties     map[string]any    `json:"properties"`
+	SKU            map[string]any    `json:"sku"`
 }

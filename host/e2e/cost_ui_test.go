@@ -114,6 +114,12 @@ func testCostUI(t *testing.T, dialect string) {
 			t.Errorf("the cost page's layout lacks %q", want)
 		}
 	}
+	// A page's query reaches the plugin's HTML, the picked tenant once.
+	layout = h.do(http.MethodGet, "/costs?days=90&tenant_id="+url.QueryEscape(f.tenantA.ID), f.tokenA, nil, "Accept", "text/html")
+	expectHTML(t, "A's cost page layout with a query", layout)
+	if want := `hx-get="/costs?days=90&amp;tenant_id=` + url.QueryEscape(f.tenantA.ID) + `"`; !strings.Contains(string(layout.body), want) {
+		t.Errorf("the cost page's layout lacks %s:\n%s", want, layout.body)
+	}
 	dash := h.do(http.MethodGet, "/dashboard", f.tokenA, nil, "Accept", "text/html")
 	expectHTML(t, "A's dashboard", dash)
 	if n := strings.Count(string(dash.body), `hx-get="/partials/cost-summary-card"`); n != 1 || !strings.Contains(string(dash.body), ">Cost summary</h2>") {

@@ -51,8 +51,11 @@ func signInThroughIdP(t *testing.T, h *host, tab *browsertest.Tab, path, email s
 // picker scopes them, a standard user never sees another tenant's name, a
 // request without the CSRF token is refused, an anomaly acknowledged with
 // its button on the cost page leaves the list, the identity page shows the
-// demo directories' MFA coverage, no page logs an error, and
-// every page passes an axe-core scan in light and dark mode.
+// demo directories' MFA coverage, the compliance page shows the demo's
+// compliance and, through its framework picker, a framework's controls,
+// and the dashboard its compliance gauge, no page logs an error, and
+// every page passes an axe-core scan in light and dark mode (the
+// compliance page with its controls expanded).
 func TestUIInBrowser(t *testing.T) {
 	b := browsertest.Start(t)
 	// The resources plugin runs from a copy that the test can break, so
@@ -62,7 +65,7 @@ func TestUIInBrowser(t *testing.T) {
 	if err != nil || os.WriteFile(resources, bin, 0o755) != nil {
 		t.Fatalf("copy the resources plugin: %v", err)
 	}
-	hcl := defaultPlugins() + strings.Replace(resourcesPlugins(), filepath.Join(binDir, "plugins", "resources"), resources, 1) + costPlugins("") + identityPlugins("")
+	hcl := defaultPlugins() + strings.Replace(resourcesPlugins(), filepath.Join(binDir, "plugins", "resources"), resources, 1) + costPlugins("") + identityPlugins("") + compliancePlugins("")
 	started := time.Now()
 	h := startHost(t, hostOpts{pluginsHCL: hcl, env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true"}})
 	tab := b.NewTab(h.url)
@@ -190,19 +193,53 @@ func TestUIInBrowser(t *testing.T) {
 		t.Errorf("the identity page shows no MFA trend: %q", text)
 	}
 
-	for _, page := range []struct{ path, name, wait string }{
-		{"/dashboard", "dashboard", stats},
-		{"/sync-dashboard", "sync-dashboard", `[hx-get^="/partials/sync-history-table"]`},
-		{"/resources", "resources", `[hx-get^="/resources"]`},
-		{"/costs", "costs", "#cost-anomalies"},
-		{"/identity", "identity", identity},
-		{"/dmarc", "dmarc", "main"},
-		{"/design-system", "design-system", "main"},
+	// The compliance page once the start-up compliance sync has written
+	// the demo world's policy states: its trend, and NIST CSF's controls
+	// picked with the framework picker, which reloads its section.
+	compliance := `[hx-get^="/compliance"]`
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		tab.Open("/compliance", compliance)
+		tab.Settle()
+		if strings.Contains(tab.Text(compliance), "Non-compliant policies") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if text := tab.Text(compliance); !strings.Contains(text, "Compliant resources in percent") || !strings.Contains(text, "Framework coverage") {
+		t.Errorf("the compliance page shows no trend or framework coverage: %q", text)
+	}
+	var picked bool
+	tab.Eval(`(() => { document.querySelector("#compliance-framework").value = "nist_csf"; return true })()`, &picked)
+	tab.Click(`#compliance-frameworks button[type="submit"]`)
+	tab.WaitText("#compliance-frameworks h3", func(s string) bool { return strings.Contains(s, "NIST Cybersecurity Framework") })
+	// The dashboard places the gauge in its slot instead of the host's
+	// placeholder.
+	gauge := `[hx-get^="/partials/compliance-gauge"]`
+	tab.Open("/dashboard", gauge)
+	tab.Settle()
+	if text := tab.Text(gauge); !strings.Contains(text, "Non-compliant resources") {
+		t.Errorf("the dashboard's compliance gauge: %q", text)
+	}
+	const expand = `(() => { document.querySelectorAll("main details").forEach(d => { d.open = true }); return true })()`
+
+	for _, page := range []struct{ path, name, wait, script string }{
+		{"/dashboard", "dashboard", stats, ""},
+		{"/sync-dashboard", "sync-dashboard", `[hx-get^="/partials/sync-history-table"]`, ""},
+		{"/resources", "resources", `[hx-get^="/resources"]`, ""},
+		{"/costs", "costs", "#cost-anomalies", ""},
+		{"/identity", "identity", identity, ""},
+		{"/compliance", "compliance", "#compliance-frameworks", expand},
+		{"/dmarc", "dmarc", "main", ""},
+		{"/design-system", "design-system", "main", ""},
 	} {
 		for _, scheme := range []string{"light", "dark"} {
 			tab.ColorScheme(scheme)
 			tab.Open(page.path, page.wait)
 			tab.Settle()
+			if page.script != "" {
+				var done bool
+				tab.Eval(page.script, &done)
+			}
 			for _, v := range tab.Axe() {
 				t.Errorf("%s (%s): %s", page.path, scheme, v)
 			}
@@ -230,7 +267,7 @@ func TestUIInBrowser(t *testing.T) {
 	if !strings.Contains(mine, "Contoso Retail") {
 		t.Errorf("the standard user's tenants: %q", mine)
 	}
-	for _, path := range []string{"/dashboard", "/sync-dashboard", "/resources", "/costs", "/identity", "/dmarc"} {
+	for _, path := range []string{"/dashboard", "/sync-dashboard", "/resources", "/costs", "/identity", "/compliance", "/dmarc"} {
 		user.Open(path, "main")
 		user.Settle()
 		text := user.Text("body")

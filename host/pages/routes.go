@@ -2,6 +2,7 @@ package pages
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 
 	"github.com/gofiber/fiber/v2"
@@ -145,11 +146,19 @@ func (p *Pages) designSystem(c *fiber.Ctx, caller Caller) error {
 
 // PluginPage answers a browser's navigation to a plugin's page: the
 // host's layout, whose main slot loads the plugin's HTML from the same
-// path (htmx asks for it, and the dispatcher then proxies it), so a plugin
-// that is down leaves its page in the layout, unavailable and retrying.
+// path and query (htmx asks for it, and the dispatcher then proxies it),
+// so a plugin that is down leaves its page in the layout, unavailable and
+// retrying. The layout adds the picked tenant_id to the slot's query itself.
 func (p *Pages) PluginPage(c *fiber.Ctx, caller Caller, title string) error {
+	path := c.Path()
+	if q, err := url.ParseQuery(string(c.Request().URI().QueryString())); err == nil {
+		q.Del("tenant_id")
+		if len(q) > 0 {
+			path += "?" + q.Encode()
+		}
+	}
 	return p.show(c, caller, title, func(d *ui.PageData) {
-		d.Slots = []ui.Slot{{Title: title, Path: c.Path()}}
+		d.Slots = []ui.Slot{{Title: title, Path: path}}
 	})
 }
 

@@ -2,8 +2,9 @@
 // tenant's latest policy states from Policy Insights into its own tables,
 // keeps a daily snapshot of each tenant's figures, and serves the
 // compliance summary, scores, non-compliant policies, trends and sync
-// status, the compliance dataset, and the regulatory frameworks with their
-// coverage by the tenants' policies and the Rego and data that map them.
+// status, the compliance dataset, the regulatory frameworks with their
+// coverage by the tenants' policies and the Rego and data that map them,
+// the dashboard's compliance gauge and the compliance page.
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/plugins/compliance/frameworks"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/states"
+	"github.com/stewardhq/steward/plugins/compliance/views"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -36,11 +38,16 @@ func New() *sdk.Plugin {
 	syncer := &states.Syncer{}
 	reads := &states.Handlers{}
 	cov := &coverage.Service{}
+	complianceViews := &views.Handlers{}
+	fragments, pages, nav := complianceViews.Views()
 	return &sdk.Plugin{
 		Name:         "compliance",
 		Version:      "0.1.0",
 		Routes:       append(reads.Routes(), cov.Routes()...),
 		Datasets:     []sdk.Dataset{reads.Dataset()},
+		Fragments:    fragments,
+		Pages:        pages,
+		Nav:          nav,
 		Migrations:   states.Migrations(),
 		ConfigSchema: json.RawMessage(configSchema),
 		// Azure evaluates policies about daily and on changes; the host
@@ -61,6 +68,7 @@ func New() *sdk.Plugin {
 			*syncer = states.Syncer{Cloud: clients, Store: st, Host: env.Host}
 			*reads = states.Handlers{Store: st, Host: env.Host}
 			*cov = coverage.Service{Mapper: mapper, Store: st}
+			*complianceViews = views.Handlers{States: st, Findings: reads.Findings, Coverage: cov, Host: env.Host}
 			return nil
 		},
 	}

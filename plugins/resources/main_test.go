@@ -34,6 +34,8 @@ func TestMigrationSet(t *testing.T) {
 	want := []string{
 		"0001_quota_usages.down.sql", "0001_quota_usages.postgres.up.sql", "0001_quota_usages.sqlite.up.sql",
 		"0002_inventory.postgres.tx.up.sql", "0002_inventory.sqlite.tx.up.sql", "0002_inventory.tx.down.sql",
+		"0003_inventory_filters.postgres.tx.down.sql", "0003_inventory_filters.postgres.tx.up.sql",
+		"0003_inventory_filters.sqlite.tx.down.sql", "0003_inventory_filters.sqlite.tx.up.sql",
 	}
 	if !slices.Equal(names, want) {
 		t.Fatalf("migrations %v, want %v", names, want)
@@ -41,7 +43,7 @@ func TestMigrationSet(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		db := storetest.Open(t, dialect)
 		applied, err := store.Migrate(context.Background(), db, New().Migrations, "resources_migrations")
-		if err != nil || len(applied) != 2 {
+		if err != nil || len(applied) != 3 {
 			t.Fatalf("%s: migrated %v, %v", dialect, applied, err)
 		}
 	}

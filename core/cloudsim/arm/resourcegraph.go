@@ -203,7 +203,7 @@ func (srv *server) graphResources(w http.ResponseWriter, r *http.Request, c idp.
 		rows = append(rows, graphResourceJSON{
 			ID: res.ID, Name: res.Name, Type: res.Type, TenantID: t.DirectoryTenantID, Location: res.Location,
 			ResourceGroup: resourceGroupOf(res.ID), SubscriptionID: res.SubscriptionID,
-			Properties: res.Properties, Tags: res.Tags,
+			Properties: res.Properties, Tags: res.Tags, SKU: res.SKU,
 		})
 	}
 	start = min(start, len(rows))

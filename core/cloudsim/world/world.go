@@ -86,6 +86,9 @@ type Resource struct {
 	Location       string            `json:"location"`
 	Tags           map[string]string `json:"tags"`
 	Properties     map[string]any    `json:"properties"`
+	// SKU is the resource's top-level sku ({"name", "tier", …}), which
+	// Resource Graph lists as null for types without one.
+	SKU map[string]any `json:"sku,omitempty"`
 }
 
 // Quota is a compute or network usage against its limit.

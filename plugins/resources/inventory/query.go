@@ -48,12 +48,6 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Resource, int64, error
 	if q.Type != "" {
 		sel = sel.Where("?TableAlias.type = ?", strings.ToLower(q.Type))
 	}
-	if q.Location != "" {
-		sel = sel.Where("?TableAlias.location = ?", q.Location)
-	}
-	if q.ResourceGroup != "" {
-		sel = sel.Where("?TableAlias.resource_group = ?", strings.ToLower(q.ResourceGroup))
-	}
 	if q.TagKey != "" {
 		tag := s.DB.NewSelect().Table("resources_inventory_tags").ColumnExpr("1").
 			Where("resources_inventory_tags.uid = ?TableAlias.uid").Where("resources_inventory_tags.key = ?", q.TagKey)
@@ -61,10 +55,6 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Resource, int64, error
 			tag = tag.Where("resources_inventory_tags.value = ?", q.TagValue)
 		}
 		sel = sel.Where("EXISTS (?)", tag)
-	}
-	if q.Text != "" {
-		p := likePattern(q.Text)
-		sel = sel.Where(`(LOWER(?TableAlias.name) LIKE ? ESCAPE '\' OR LOWER(?TableAlias.resource_id) LIKE ? ESCAPE '\')`, p, p)
 	}
 	order := "ASC"
 	if q.Desc {
@@ -76,9 +66,54 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Resource, int64, error
 			sortBy = k
 		}
 	}
-	sel = sel.OrderExpr("?TableAlias.? "+order, bun.Ident(sortBy)).OrderExpr("?TableAlias.uid " + order).Limit(q.Limit).Offset(q.Offset)
-	total, err := sel.ScanAndCount(ctx)
+	sel = columnFilters(sel, q).OrderExpr("?TableAlias.? "+order, bun.Ident(sortBy)).OrderExpr("?TableAlias.uid " + order)
+	if q.TagKey == "" {
+		total, err := sel.Limit(q.Limit).Offset(q.Offset).ScanAndCount(ctx)
+		return out, total, err
+	}
+	if err := sel.Limit(q.Limit).Offset(q.Offset).Scan(ctx); err != nil {
+		return nil, 0, err
+	}
+	total, err := s.countTagged(ctx, q)
 	return out, total, err
+}
+
+// columnFilters narrows a query of the inventory by q's location,
+// resource group and text.
+func columnFilters(sel *bun.SelectQuery, q ListQuery) *bun.SelectQuery {
+	if q.Location != "" {
+		sel = sel.Where("?TableAlias.location = ?", q.Location)
+	}
+	if q.ResourceGroup != "" {
+		sel = sel.Where("?TableAlias.resource_group = ?", strings.ToLower(q.ResourceGroup))
+	}
+	if q.Text != "" {
+		p := likePattern(q.Text)
+		sel = sel.Where(`(LOWER(?TableAlias.name) LIKE ? ESCAPE '\' OR LOWER(?TableAlias.resource_id) LIKE ? ESCAPE '\')`, p, p)
+	}
+	return sel
+}
+
+// countTagged counts the resources matching q, which filters by tag, from
+// the tag table: it holds one row per resource and key, with the
+// resource's tenant and type, so a filter on those and the tag is answered
+// from the tag index alone, where counting the inventory would probe the
+// tag table once for each resource of the type. The inventory is read
+// only for q's filters on its other columns.
+func (s *Store) countTagged(ctx context.Context, q ListQuery) (int64, error) {
+	sel := s.DB.NewSelect().TableExpr("resources_inventory_tags AS t").
+		Where("t.tenant_id IN (?)", bun.List(q.TenantIDs)).Where("t.key = ?", q.TagKey)
+	if q.TagValue != "" {
+		sel = sel.Where("t.value = ?", q.TagValue)
+	}
+	if q.Type != "" {
+		sel = sel.Where("t.type = ?", strings.ToLower(q.Type))
+	}
+	if q.Location != "" || q.ResourceGroup != "" || q.Text != "" {
+		inv := s.DB.NewSelect().Model((*Resource)(nil)).ColumnExpr("1").Where("?TableAlias.uid = t.uid")
+		sel = sel.Where("EXISTS (?)", columnFilters(inv, q))
+	}
+	return sel.Count(ctx)
 }
 
 // Get returns a stored resource by its UID, or nil.

@@ -213,17 +213,25 @@ func (st stage) move(ctx context.Context, sc Scope, at time.Time, out *Written) 
 		if err := count(res, err, &out.Deleted); err != nil {
 			return err
 		}
-		// Tags are rewritten only for resources whose tags changed (or
-		// that came or went), before the inventory rows are.
-		res, err = tx.ExecContext(ctx, `DELETE FROM resources_inventory_tags WHERE subscription_id = ? AND NOT EXISTS (
-			SELECT 1 FROM resources_inventory i JOIN inventory_stage s ON s.uid = i.uid
-			WHERE i.uid = resources_inventory_tags.uid AND i.tags = s.tags)`, sc.SubscriptionID)
+		// Tags, which carry their resource's tenant and type, are
+		// rewritten only for resources whose tags, type or tenant changed
+		// (or that came or went), before the inventory rows are: their
+		// rows are deleted, then every staged resource left without tag
+		// rows gets its own.
+		res, err = tx.ExecContext(ctx, `DELETE FROM resources_inventory_tags WHERE subscription_id = ? AND tenant_id <> ?`,
+			sc.SubscriptionID, sc.TenantID)
 		if err := count(res, err, nil); err != nil {
 			return err
 		}
-		res, err = tx.ExecContext(ctx, `INSERT INTO resources_inventory_tags (uid, tenant_id, subscription_id, key, value)
-			SELECT s.uid, ?, ?, t.key, t.value FROM inventory_stage s, `+expand+`
-			WHERE NOT EXISTS (SELECT 1 FROM resources_inventory i WHERE i.uid = s.uid AND i.tags = s.tags)`,
+		res, err = tx.ExecContext(ctx, `DELETE FROM resources_inventory_tags WHERE subscription_id = ? AND NOT EXISTS (
+			SELECT 1 FROM resources_inventory i JOIN inventory_stage s ON s.uid = i.uid
+			WHERE i.uid = resources_inventory_tags.uid AND i.tags = s.tags AND i.type = s.type)`, sc.SubscriptionID)
+		if err := count(res, err, nil); err != nil {
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `INSERT INTO resources_inventory_tags (uid, tenant_id, subscription_id, type, key, value)
+			SELECT s.uid, ?, ?, s.type, t.key, t.value FROM inventory_stage s, `+expand+`
+			WHERE NOT EXISTS (SELECT 1 FROM resources_inventory_tags x WHERE x.uid = s.uid)`,
 			sc.TenantID, sc.SubscriptionID)
 		if err := count(res, err, nil); err != nil {
 			return err

@@ -4,6 +4,7 @@
 package inventory
 
 import (
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 //go:embed migrations/*.sql
@@ -89,4 +91,16 @@ type Store struct {
 	// FlushRows is how many listed resources Replace holds in memory
 	// before it writes them to its stage; DefaultFlushRows when zero.
 	FlushRows int
+}
+
+// Analyze refreshes PostgreSQL's statistics of the inventory and its tag
+// rows, so a filtered page is planned on the rows a sync just created or
+// deleted rather than on the counts autovacuum last took. SQLite plans
+// without them; there it does nothing.
+func (s *Store) Analyze(ctx context.Context) error {
+	if s.DB.Dialect().Name() != dialect.PG {
+		return nil
+	}
+	_, err := s.DB.ExecContext(ctx, "ANALYZE resources_inventory, resources_inventory_tags")
+	return err
 }

@@ -44,18 +44,26 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var records int64
+	var records, moved int64
 	var failures []error
 	failed := map[string]bool{}
 	for i, sc := range targets {
 		w, err := s.syncOne(ctx, sc)
 		records += w.Rows
+		moved += w.Created + w.Deleted
 		if err != nil {
 			failures = append(failures, fmt.Errorf("subscription %s: %w", sc.SubscriptionID, err))
 			failed[sc.TenantID] = true
 		}
 		run.Progress(int64(i+1), int64(len(targets)), fmt.Sprintf("subscription %s: %d resources, %d created, %d changed, %d deleted",
 			sc.SubscriptionID, w.Rows, w.Created, w.Changed, w.Deleted))
+	}
+	// Reads planned before the database has counted a bulk change walk
+	// the wrong index until autovacuum's next round: count it now.
+	if moved > 0 {
+		if err := s.Store.Analyze(ctx); err != nil {
+			failures = append(failures, fmt.Errorf("analyze: %w", err))
+		}
 	}
 	now := s.now()
 	marked := map[string]bool{}
@@ -111,19 +119,28 @@ func listed(r cloud.Resource) (Listed, error) {
 		return Listed{}, err
 	}
 	return Listed{ResourceID: r.ID, Name: r.Name, Type: strings.ToLower(r.Type), Location: r.Location,
-		ResourceGroup: strings.ToLower(r.ResourceGroup), SKU: skuOf(props), Tags: string(t), Properties: string(p)}, nil
+		ResourceGroup: strings.ToLower(r.ResourceGroup), SKU: skuOf(r.SKU, props), Tags: string(t), Properties: string(p)}, nil
 }
 
-// skuOf is the SKU name a resource's properties carry ("sku": {"name": …}
-// or "sku": "…"), or "".
-func skuOf(props map[string]any) string {
-	switch v := props["sku"].(type) {
-	case string:
-		return v
-	case map[string]any:
-		if name, ok := v["name"].(string); ok {
-			return name
-		}
+// skuOf is a resource's SKU: the name (or, without one, the tier) of the
+// row's top-level sku, or when the row has none, of the sku its properties
+// carry ("sku": {"name": …} or "sku": "…"); "" without either.
+func skuOf(top, props map[string]any) string {
+	if s := skuName(top); s != "" {
+		return s
 	}
-	return ""
+	if s, ok := props["sku"].(string); ok {
+		return s
+	}
+	sku, _ := props["sku"].(map[string]any)
+	return skuName(sku)
+}
+
+// skuName is a sku object's name, or its tier when it has no name.
+func skuName(sku map[string]any) string {
+	if name, ok := sku["name"].(string); ok && name != "" {
+		return name
+	}
+	tier, _ := sku["tier"].(string)
+	return tier
 }

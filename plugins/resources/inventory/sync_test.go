@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/world"
+	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/plugins/resources/inventory"
 )
@@ -244,5 +245,70 @@ func TestSyncFailureKeepsPreviousData(t *testing.T) {
 				t.Fatalf("fresh marks of the failed run %+v, want Fabrikam's only", newMarks)
 			}
 		})
+	}
+}
+
+// TestSyncSKU reads a resource's SKU from the row's top-level sku, or,
+// when the row has none, from the sku its properties carry: by name, or
+// by tier without a name.
+func TestSyncSKU(t *testing.T) {
+	withSKU := func(name string, top map[string]any, props map[string]any) world.Resource {
+		r := res(subC1, "rg-sku", "Microsoft.Network/publicIPAddresses", name, "eastus", nil, props)
+		r.SKU = top
+		return r
+	}
+	rs := []world.Resource{
+		withSKU("top-name", map[string]any{"name": "Standard", "tier": "Regional"}, map[string]any{"sku": map[string]any{"name": "Basic"}}),
+		withSKU("top-tier", map[string]any{"tier": "Global"}, map[string]any{}),
+		withSKU("props-name", nil, map[string]any{"sku": map[string]any{"name": "Standard_LRS", "tier": "Standard"}}),
+		withSKU("props-tier", nil, map[string]any{"sku": map[string]any{"tier": "Premium"}}),
+		withSKU("props-string", nil, map[string]any{"sku": "Basic"}),
+		withSKU("none", nil, map[string]any{"sku": map[string]any{"capacity": 2.0}}),
+	}
+	want := map[string]string{"top-name": "Standard", "top-tier": "Global", "props-name": "Standard_LRS", "props-tier": "Premium", "props-string": "Basic", "none": ""}
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			f := start(t, dialect, withResources(inventoryWorld(), rs))
+			f.mustRun(t)
+			got := map[string]string{}
+			for _, r := range f.stored(t, contoso.ID) {
+				got[r.Name] = r.SKU
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("skus %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestSyncAnalyzesOnPostgres checks that a sync creating resources leaves
+// PostgreSQL with statistics of the inventory and its tag rows, which the
+// filtered page's plan depends on, without waiting for autovacuum.
+func TestSyncAnalyzesOnPostgres(t *testing.T) {
+	f := start(t, store.DialectPostgres, inventoryWorld())
+	stats := func() map[string]int {
+		got := map[string]int{}
+		rows, err := f.store.DB.QueryContext(context.Background(), `SELECT tablename, COUNT(*) FROM pg_stats
+			WHERE schemaname = current_schema() AND tablename IN ('resources_inventory', 'resources_inventory_tags') GROUP BY tablename`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var name string
+			var n int
+			if err := rows.Scan(&name, &n); err != nil {
+				t.Fatal(err)
+			}
+			got[name] = n
+		}
+		return got
+	}
+	if got := stats(); len(got) != 0 {
+		t.Fatalf("statistics before the first sync: %v", got)
+	}
+	f.mustRun(t)
+	if got := stats(); got["resources_inventory"] == 0 || got["resources_inventory_tags"] == 0 {
+		t.Fatalf("statistics after the first sync: %v", got)
 	}
 }

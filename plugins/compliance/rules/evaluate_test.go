@@ -1,0 +1,304 @@
+package rules_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/plugins/compliance/rules"
+)
+
+// violationKeys lists each violation as subject-name instance-path keyword.
+func violationKeys[T any](vs []T, key func(T) string) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = key(v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestEvaluateCollectsAll: every failed keyword of every record is a
+// violation with its instance path, not only the first.
+func TestEvaluateCollectsAll(t *testing.T) {
+	rule := &rules.Rule{ID: 7, TenantID: tenantA, Schema: `{
+		"type": "object",
+		"required": ["owner", "size"],
+		"properties": {
+			"size": {"type": "integer", "maximum": 100},
+			"location": {"enum": ["westeurope", "northeurope"]},
+			"tags": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 3}},
+			"disks": {"type": "array", "items": {"properties": {"encrypted": {"const": true}}}}
+		}
+	}`}
+	record := func(subject, raw string) rules.Record {
+		var data any
+		d := json.NewDecoder(strings.NewReader(raw))
+		d.UseNumber()
+		if err := d.Decode(&data); err != nil {
+			t.Fatal(err)
+		}
+		return rules.Record{Subject: subject, Name: subject, Data: data}
+	}
+	vs, err := rules.Evaluate(rule, []rules.Record{
+		record("good", `{"owner": "ops", "size": 100, "location": "westeurope", "tags": {"env": "dev"}, "disks": [{"encrypted": true}]}`),
+		record("bad", `{"size": 100.5, "location": "eastus", "tags": {"env": "production", "cc": 12}, "disks": [{"encrypted": true}, {"encrypted": false}]}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := violationKeys(vs, func(v rules.Violation) string { return v.Subject + " " + v.InstancePath + " " + v.Keyword })
+	want := []string{
+		"bad  required",
+		"bad /disks/1/encrypted const",
+		"bad /location enum",
+		"bad /size type",
+		"bad /tags/cc type",
+		"bad /tags/env maxLength",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("violations\n%q\nwant\n%q", got, want)
+	}
+	for _, v := range vs {
+		if v.RuleID != 7 || v.TenantID != tenantA || v.Message == "" || !strings.HasSuffix(v.SchemaPath, "/"+v.Keyword) {
+			t.Errorf("violation %+v", v)
+		}
+	}
+	// A rule whose schema the guards refuse is not evaluated.
+	if _, err := rules.Evaluate(&rules.Rule{Schema: `{"$ref": "https://example.com/s.json"}`}, nil); err == nil {
+		t.Error("evaluated a rule with a remote reference")
+	}
+}
+
+// TestDryRun: the dry run reads the category's current data through the
+// host (resources of the rule's type, the tenant's MFA figures, the latest
+// compliance snapshot), lists every violation, and stores nothing.
+func TestDryRun(t *testing.T) {
+	eachDialect(t, func(t *testing.T, f *fixture) {
+		disks := f.create(userA, diskRule("Disks"))
+		var run rules.DryRun
+		f.do(userA, http.MethodPost, ruleAt(disks.ID)+"/evaluate", nil).want(t, "dry run", http.StatusOK).decode(t, &run)
+		got := violationKeys(run.Violations, func(v rules.DryRunViolation) string { return v.SubjectName + " " + v.InstancePath + " " + v.Keyword })
+		want := []string{
+			"disk-bad /properties/encryption/type const",
+			"disk-bad /tags required",
+			"disk-untagged /properties/encryption/type const",
+			"disk-untagged /tags required",
+		}
+		// Tenant A's three disks, not its VM nor tenant B's disk.
+		if !slices.Equal(got, want) || run.SubjectsEvaluated != 3 || run.NonCompliantSubjects != 2 || run.ViolationCount != 4 || run.Truncated ||
+			run.RuleID != disks.ID || run.TenantID != tenantA {
+			t.Errorf("dry run %+v\n%q", run, got)
+		}
+		for _, v := range run.Violations {
+			if !strings.HasPrefix(v.Subject, "/subscriptions/s1/") {
+				t.Errorf("subject %q", v.Subject)
+			}
+		}
+		if got := f.get(userA, disks.ID); got.EvaluatedAt != nil || got.ViolationCount != 0 {
+			t.Errorf("the dry run stored its findings: %+v", got)
+		}
+
+		mfa := f.create(userA, diskRule("MFA", func(b map[string]any) {
+			b["category"], b["resource_type"] = "mfa_coverage", nil
+			b["schema"] = map[string]any{"properties": map[string]any{
+				"mfa_coverage_percentage": map[string]any{"minimum": 90}, "admin_mfa_percentage": map[string]any{"const": 100}}}
+		}))
+		f.do(userA, http.MethodPost, ruleAt(mfa.ID)+"/evaluate", nil).want(t, "mfa dry run", http.StatusOK).decode(t, &run)
+		if run.SubjectsEvaluated != 1 || len(run.Violations) != 1 || run.Violations[0].InstancePath != "/mfa_coverage_percentage" ||
+			run.Violations[0].Keyword != "minimum" || run.Violations[0].Subject != tenantA {
+			t.Errorf("mfa dry run %+v", run)
+		}
+
+		score := f.create(admin, diskRule("Score", func(b map[string]any) {
+			b["category"], b["resource_type"] = "compliance_score", nil
+			b["schema"] = map[string]any{"properties": map[string]any{
+				"overall_compliance_percent": map[string]any{"minimum": 90}, "non_compliant_resources": map[string]any{"maximum": 0}}}
+		}))
+		f.do(admin, http.MethodPost, ruleAt(score.ID)+"/evaluate", nil).want(t, "score dry run", http.StatusOK).decode(t, &run)
+		if got := violationKeys(run.Violations, func(v rules.DryRunViolation) string { return v.InstancePath + " " + v.Keyword }); run.SubjectsEvaluated != 1 ||
+			!slices.Equal(got, []string{"/non_compliant_resources maximum", "/overall_compliance_percent minimum"}) {
+			t.Errorf("score dry run %+v", run)
+		}
+		// Tenant B has no snapshot: nothing to evaluate, nothing found.
+		scoreB := f.create(admin, diskRule("Score B", func(b map[string]any) {
+			b["tenant_id"], b["category"], b["resource_type"] = tenantB, "compliance_score", nil
+		}))
+		f.do(admin, http.MethodPost, ruleAt(scoreB.ID)+"/evaluate", nil).want(t, "score dry run of B", http.StatusOK).decode(t, &run)
+		if run.SubjectsEvaluated != 0 || len(run.Violations) != 0 {
+			t.Errorf("dry run without a snapshot %+v", run)
+		}
+	})
+}
+
+// TestDryRunWithoutData: a category whose dataset no plugin publishes is
+// a 503 for the dry run and an error for the sync, which stores nothing.
+func TestDryRunWithoutData(t *testing.T) {
+	f := newFixtureWith(t, "sqlite", map[string][]json.RawMessage{rules.MFADataset: datasets()[rules.MFADataset]})
+	v := f.create(userA, diskRule("Disks"))
+	r := f.do(userA, http.MethodPost, ruleAt(v.ID)+"/evaluate", nil).want(t, "dry run without the resources dataset", http.StatusServiceUnavailable)
+	if !strings.Contains(string(r.body), rules.ResourcesDataset) {
+		t.Errorf("the 503 does not name the dataset: %s", r.body)
+	}
+	if _, err := f.eval.EvaluateTenant(context.Background(), tenantA); !errors.Is(err, rules.ErrSource) {
+		t.Errorf("sync without the resources dataset: %v", err)
+	}
+	if got := f.get(userA, v.ID); got.EvaluatedAt != nil {
+		t.Errorf("a failed evaluation was stored: %+v", got)
+	}
+}
+
+// TestDryRunRateLimit: a user may dry-run DryRunBurst times at once, then
+// gets 429 with Retry-After until the allowance refills; another user is
+// not held back.
+func TestDryRunRateLimit(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	a := f.create(userA, diskRule("Disks"))
+	path := ruleAt(a.ID) + "/evaluate"
+	for i := range rules.DryRunBurst {
+		f.do(userA, http.MethodPost, path, nil).want(t, "dry run "+strconv.Itoa(i+1), http.StatusOK)
+	}
+	r := f.do(userA, http.MethodPost, path, nil).want(t, "one dry run too many", http.StatusTooManyRequests)
+	if secs, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || secs < 1 || secs > int(rules.DryRunEvery/time.Second) {
+		t.Errorf("Retry-After %q", r.header.Get("Retry-After"))
+	}
+	f.do(admin, http.MethodPost, path, nil).want(t, "another user's dry run", http.StatusOK)
+	f.clock.Advance(rules.DryRunEvery)
+	f.do(userA, http.MethodPost, path, nil).want(t, "dry run after the wait", http.StatusOK)
+	f.do(userA, http.MethodPost, path, nil).want(t, "and one more", http.StatusTooManyRequests)
+}
+
+// TestEvaluateTenant: the sync's evaluation stores each active audit
+// rule's violations with evaluated_at, replaces them on the next run
+// (the same data gives the same rows), skips inactive, disabled and
+// deleted rules, and the reads for the compliance views see them.
+func TestEvaluateTenant(t *testing.T) {
+	eachDialect(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		disks := f.create(userA, diskRule("Disks"))
+		f.create(userA, diskRule("Disabled", func(b map[string]any) { b["effect"] = "disabled" }))
+		f.create(userA, diskRule("Inactive", func(b map[string]any) { b["is_active"] = false }))
+		deleted := f.create(userA, diskRule("Deleted"))
+		f.do(userA, http.MethodDelete, ruleAt(deleted.ID), nil).want(t, "delete", http.StatusNoContent)
+		mfa := f.create(userA, diskRule("MFA", func(b map[string]any) {
+			b["category"], b["resource_type"] = "mfa_coverage", nil
+			b["schema"] = map[string]any{"properties": map[string]any{"mfa_coverage_percentage": map[string]any{"minimum": 50}}}
+		}))
+		other := f.create(admin, diskRule("B's disks", func(b map[string]any) { b["tenant_id"] = tenantB }))
+
+		f.clock.Advance(time.Hour)
+		res, err := f.eval.EvaluateTenant(ctx, tenantA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := f.clock.Now()
+		if res.Rules != 2 || res.Violations != 4 || !res.EvaluatedAt.Equal(at) {
+			t.Errorf("evaluation %+v", res)
+		}
+		first, err := f.store.Violations(ctx, []string{tenantA}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(first) != 4 {
+			t.Fatalf("stored %+v", first)
+		}
+		for _, v := range first {
+			if v.RuleID != disks.ID || v.TenantID != tenantA || !v.EvaluatedAt.Equal(at) || v.InstancePath == "" {
+				t.Errorf("stored violation %+v", v)
+			}
+		}
+		if got := f.get(userA, disks.ID); got.EvaluatedAt == nil || !got.EvaluatedAt.Equal(at) || got.SubjectsEvaluated != 3 || got.ViolationCount != 4 {
+			t.Errorf("rule after evaluation %+v", got)
+		}
+		if got := f.get(userA, mfa.ID); got.EvaluatedAt == nil || got.SubjectsEvaluated != 1 || got.ViolationCount != 0 {
+			t.Errorf("compliant mfa rule after evaluation %+v", got)
+		}
+		if got := f.get(admin, other.ID); got.EvaluatedAt != nil {
+			t.Errorf("tenant B's rule was evaluated with A's: %+v", got)
+		}
+
+		// Again on the same data: the same violations, at the new time,
+		// replacing the old rows.
+		f.clock.Advance(time.Hour)
+		if _, err := f.eval.EvaluateTenant(ctx, tenantA); err != nil {
+			t.Fatal(err)
+		}
+		second, err := f.store.Violations(ctx, []string{tenantA}, disks.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := func(v rules.Violation) string { return v.Subject + v.InstancePath + v.Keyword + v.Message }
+		if !slices.Equal(violationKeys(first, key), violationKeys(second, key)) || !second[0].EvaluatedAt.Equal(f.clock.Now()) {
+			t.Errorf("second run stored %+v", second)
+		}
+		rows, err := f.db.NewSelect().Model((*rules.Violation)(nil)).Count(ctx)
+		if err != nil || rows != 4 {
+			t.Errorf("%d violation rows after two runs, %v", rows, err)
+		}
+
+		findings, err := f.store.Findings(ctx, []string{tenantA, tenantB})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(findings) != 2 || findings[0].ID != disks.ID || findings[0].NonCompliantSubjects != 2 || findings[0].ViolationCount != 4 ||
+			findings[1].ID != mfa.ID || findings[1].NonCompliantSubjects != 0 {
+			t.Errorf("findings %+v", findings)
+		}
+		if vs, err := f.store.Violations(ctx, []string{tenantB}, 0); err != nil || len(vs) != 0 {
+			t.Errorf("tenant B's violations %+v, %v", vs, err)
+		}
+
+		// A deleted rule's violations stay in the table but leave the views.
+		f.do(userA, http.MethodDelete, ruleAt(disks.ID), nil).want(t, "delete", http.StatusNoContent)
+		if vs, err := f.store.Violations(ctx, []string{tenantA}, 0); err != nil || len(vs) != 0 {
+			t.Errorf("violations of a deleted rule are read: %d, %v", len(vs), err)
+		}
+		if findings, err := f.store.Findings(ctx, []string{tenantA}); err != nil || len(findings) != 1 {
+			t.Errorf("findings after delete %+v, %v", findings, err)
+		}
+	})
+}
+
+// TestEvaluationOfAChangedRule: an evaluation of a rule that was changed
+// or deleted after the sync read it stores nothing for it, so the change
+// keeps the state it gave the rule.
+func TestEvaluationOfAChangedRule(t *testing.T) {
+	eachDialect(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		changed := f.create(userA, diskRule("Changed"))
+		deleted := f.create(userA, diskRule("Deleted"))
+		kept := f.create(userA, diskRule("Kept"))
+		read, err := f.store.Active(ctx, tenantA)
+		if err != nil || len(read) != 3 {
+			t.Fatalf("active %+v, %v", read, err)
+		}
+		f.clock.Advance(time.Minute)
+		f.do(userA, http.MethodPut, ruleAt(changed.ID), diskRule("Changed again")).want(t, "put", http.StatusOK)
+		f.do(userA, http.MethodDelete, ruleAt(deleted.ID), nil).want(t, "delete", http.StatusNoContent)
+
+		found := []rules.Violation{{Subject: "s", SubjectName: "s", InstancePath: "/tags", Keyword: "required", SchemaPath: "/required", Message: "m"}}
+		results := make([]rules.Result, len(read))
+		for i := range read {
+			results[i] = rules.Result{Rule: &read[i], SubjectsEvaluated: 1, Violations: found}
+		}
+		if err := f.store.ReplaceViolations(ctx, tenantA, results, f.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		vs, err := f.store.Violations(ctx, []string{tenantA}, 0)
+		if err != nil || len(vs) != 1 || vs[0].RuleID != kept.ID {
+			t.Errorf("stored %+v, %v; want only rule %d's", vs, err, kept.ID)
+		}
+		if got := f.get(userA, changed.ID); got.EvaluatedAt != nil || got.RuleName != "Changed again" {
+			t.Errorf("changed rule %+v", got)
+		}
+		if got := f.get(userA, kept.ID); got.EvaluatedAt == nil || got.ViolationCount != 1 {
+			t.Errorf("kept rule %+v", got)
+		}
+	})
+}

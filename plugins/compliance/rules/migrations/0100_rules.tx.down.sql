@@ -1,0 +1,3 @@
+DROP TABLE compliance_rule_violations;
+--bun:split
+DROP TABLE compliance_rules;

@@ -1,0 +1,202 @@
+package views
+
+import (
+	"context"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/stewardhq/steward/plugins/compliance/mapping"
+	"github.com/stewardhq/steward/sdk"
+	sdkui "github.com/stewardhq/steward/sdk/ui"
+)
+
+// Coverage at or above these is healthy, or a warning; below is
+// critical. A framework's coverage is the share of its controls some
+// policy of the tenants maps to.
+const (
+	healthyCoverage = 80.0
+	warningCoverage = 50.0
+)
+
+// frameworksFragment is the framework section on its own, which its
+// picker reloads.
+func (h *Handlers) frameworksFragment(w http.ResponseWriter, r *http.Request) {
+	section, err := h.frameworks(r.Context(), r, scope(r))
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	sdkui.WriteFragment(w, http.StatusOK, section)
+}
+
+// frameworks is the framework section: each framework's coverage by the
+// tenants' policies, the framework picker, and the picked framework's
+// categories and controls — the one the request's framework names, else
+// the first. A framework not loaded is said so, beside the others.
+func (h *Handlers) frameworks(ctx context.Context, r *http.Request, tenants []string) (template.HTML, error) {
+	all, err := h.Coverage.Frameworks(ctx, tenants)
+	if err != nil {
+		return "", err
+	}
+	if len(all) == 0 {
+		return render("frameworks", frameworksView{Body: sdkui.Empty("No frameworks are loaded.")}), nil
+	}
+	bars := make([]sdkui.Bar, 0, len(all))
+	for _, f := range all {
+		c := f.CoverageSummary
+		bars = append(bars, sdkui.Bar{Label: f.Name + " " + f.Version, Used: float64(c.ControlsWithCoverage), Limit: float64(f.TotalControls),
+			Unit: "controls covered", Health: coverageHealth(c.OverallCoveragePercent)})
+	}
+	picked := r.URL.Query().Get("framework")
+	if picked == "" {
+		picked = all[0].ID
+	}
+	v := frameworksView{Overview: sdkui.BarChart("Controls of each framework that the tenants' policies cover", bars),
+		Disclaimer: mapping.Disclaimer, Action: FrameworksPath, Page: PagePath, TenantID: r.URL.Query().Get("tenant_id")}
+	for _, f := range all {
+		v.Options = append(v.Options, option{ID: f.ID, Name: f.Name + " " + f.Version, Selected: f.ID == picked})
+	}
+	if !slices.ContainsFunc(all, func(f mapping.Summary) bool { return f.ID == picked }) {
+		v.Body = sdkui.Empty("There is no framework " + strconv.Quote(picked) + ". Pick one of the frameworks above.")
+		return render("frameworks", v), nil
+	}
+	d, err := h.Coverage.Detail(ctx, picked, tenants, mapping.Options{IncludePolicies: true, Explain: true})
+	if err != nil {
+		return "", err
+	}
+	v.Body = detail(d, r)
+	return render("frameworks", v), nil
+}
+
+// frameworksView is the framework section as its template draws it.
+type frameworksView struct {
+	Overview   template.HTML
+	Disclaimer string
+	// Action is the fragment the picker reloads the section from, Page
+	// the page it falls back to without script.
+	Action, Page string
+	TenantID     string
+	Options      []option
+	Body         template.HTML
+}
+
+// option is a framework in the picker.
+type option struct {
+	ID, Name string
+	Selected bool
+}
+
+// detail is a framework's coverage: its categories as bars, then each
+// category with its controls, each control with its matched policies and
+// why they matched, and a link to the same as JSON.
+func detail(d *mapping.Detail, r *http.Request) template.HTML {
+	bars := make([]sdkui.Bar, 0, len(d.Categories))
+	categories := make([]categoryView, 0, len(d.Categories))
+	for _, c := range d.Categories {
+		covered := 0
+		controls := make([]controlView, 0, len(c.Controls))
+		for _, ctl := range c.Controls {
+			if ctl.Status != mapping.StatusNotCovered {
+				covered++
+			}
+			controls = append(controls, control(ctl))
+		}
+		bars = append(bars, sdkui.Bar{Label: c.Name + " (" + c.ID + ")", Used: float64(covered), Limit: float64(len(c.Controls)),
+			Unit: "controls covered", Health: coverageHealth(c.CoveragePercent)})
+		categories = append(categories, categoryView{Name: c.Name, ID: c.ID,
+			Summary:  strconv.Itoa(covered) + " of " + strconv.Itoa(len(c.Controls)) + " controls covered, " + percent(c.CoveragePercent),
+			Controls: controls})
+	}
+	q := url.Values{"include_policies": {"true"}, "explain": {"true"}}
+	if id := r.URL.Query().Get("tenant_id"); id != "" {
+		q.Set("tenant_ids", id)
+	}
+	return render("framework", struct {
+		Name, Summary, Href string
+		Bars                template.HTML
+		Categories          []categoryView
+	}{d.Framework.Name + " " + d.Framework.Version, percent(d.OverallCoveragePercent) + " of its controls are covered by the tenants' policies.",
+		"/api/v1/compliance/frameworks/" + url.PathEscape(d.Framework.ID) + "?" + q.Encode(),
+		sdkui.BarChart("Controls of each category that the tenants' policies cover", bars), categories})
+}
+
+// categoryView is a category as the framework template draws it.
+type categoryView struct {
+	Name, ID, Summary string
+	Controls          []controlView
+}
+
+// controlView is a control as the framework template draws it.
+type controlView struct {
+	ID, Name, Description, Counts string
+	Status                        template.HTML
+	Policies                      template.HTML
+}
+
+// control is a control's status, counts and matched policies with the
+// explanation of each match.
+func control(c mapping.ControlCoverage) controlView {
+	v := controlView{ID: c.ID, Name: c.Name, Description: c.Description, Status: statusBadge(c.Status)}
+	if c.MatchedPoliciesCount == 0 {
+		v.Policies = render("note", "No policy of the tenants maps to this control.")
+		return v
+	}
+	v.Counts = "policies mapped " + strconv.Itoa(c.MatchedPoliciesCount) + ", compliant " + strconv.Itoa(c.CompliantCount) +
+		", non-compliant " + strconv.Itoa(c.NonCompliantCount)
+	rows := make([][]any, 0, len(c.MatchedPolicies))
+	for _, p := range c.MatchedPolicies {
+		rows = append(rows, []any{p.PolicyName, stateBadge(p.ComplianceState), count(int64(p.NonCompliantCount)), explanation(p)})
+	}
+	v.Policies = sdkui.Table([]string{"Policy", "State", "Non-compliant resources", "Why it maps"}, rows, "Policies mapped to "+c.ID+", non-compliant first")
+	return v
+}
+
+// explanation says why a policy maps to a control: the tier, and the
+// group name or keyword set that matched, with the confidence.
+func explanation(p mapping.MatchedPolicy) template.HTML {
+	if p.Tier == 1 {
+		return twoLines("Group name "+p.GroupName, "tier 1, "+p.MappingConfidence+" confidence")
+	}
+	return twoLines("Keywords "+strings.Join(p.Keywords, ", "), "tier 2, "+p.MappingConfidence+" confidence")
+}
+
+// statusBadge is a control's status in its colour.
+func statusBadge(status string) template.HTML {
+	switch status {
+	case mapping.StatusCovered:
+		return sdkui.Badge("Covered", sdkui.OK)
+	case mapping.StatusPartial:
+		return sdkui.Badge("Partial", sdkui.Warning)
+	case mapping.StatusNonCompliant:
+		return sdkui.Badge("Non-compliant", sdkui.Critical)
+	case mapping.StatusNotEvaluated:
+		return sdkui.Badge("Not evaluated", sdkui.Unknown)
+	}
+	return sdkui.Badge("Not covered", sdkui.Unknown)
+}
+
+// stateBadge is a policy's compliance state in its colour.
+func stateBadge(state string) template.HTML {
+	switch state {
+	case mapping.StateCompliant:
+		return sdkui.Badge("Compliant", sdkui.OK)
+	case mapping.StateNonCompliant:
+		return sdkui.Badge("Non-compliant", sdkui.Critical)
+	}
+	return sdkui.Badge("Unknown", sdkui.Unknown)
+}
+
+// coverageHealth is the colour of a coverage percent.
+func coverageHealth(p float64) sdkui.Health {
+	switch {
+	case p >= healthyCoverage:
+		return sdkui.OK
+	case p >= warningCoverage:
+		return sdkui.Warning
+	}
+	return sdkui.Critical
+}

@@ -1,0 +1,221 @@
+// Package views is the compliance plugin's HTML: the dashboard's
+// compliance gauge and the compliance page — the overall compliance with
+// its headline figures, the 30-day trend of the compliance percent, the
+// non-compliant policies with the most non-compliant resources, and the
+// coverage of the regulatory frameworks by category, with each control's
+// matched policies and why they matched.
+//
+// Every view reads through the policy states' store and the frameworks'
+// coverage, scoped to the caller's tenants or to the one tenant_id names
+// (which the SDK has refused before the handler when the caller may not
+// see it). The figures are the reads' own (states.Summary, states.Trend,
+// states.Store.NonCompliant, coverage.Service), so the page and the API
+// never disagree.
+//
+// The page's framework section is also a fragment of its own
+// (FrameworksPath), which the section's framework picker reloads in place
+// with htmx: the host's layout loads a plugin page by its path alone, so
+// a framework named in the page's own query (?framework=nist_csf) is
+// rendered when the page is asked for directly, and the picker carries it
+// otherwise. Further sections (Handlers.Sections) follow the plugin's own.
+package views
+
+import (
+	"bytes"
+	"context"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/stewardhq/steward/plugins/compliance/coverage"
+	"github.com/stewardhq/steward/plugins/compliance/states"
+	"github.com/stewardhq/steward/sdk"
+	sdkui "github.com/stewardhq/steward/sdk/ui"
+)
+
+// Paths of the views.
+const (
+	// GaugePath is the dashboard's compliance card; the host shows a
+	// placeholder there while no plugin serves it.
+	GaugePath = "/partials/compliance-gauge"
+	// FrameworksPath is the page's framework coverage, which its
+	// framework picker reloads.
+	FrameworksPath = "/partials/compliance-frameworks"
+	// PagePath is the compliance page.
+	PagePath = "/compliance"
+)
+
+// GaugeRefreshSeconds is how often the dashboard reloads the gauge: the
+// compliance sync runs every four hours.
+const GaugeRefreshSeconds = 600
+
+// noData is the empty state of a view before the first compliance sync.
+const noData = "No compliance data yet. It arrives with the next compliance sync."
+
+// Compliance at or above these is healthy, or a warning; below is
+// critical.
+const (
+	healthyPercent = 90.0
+	warningPercent = 70.0
+)
+
+// Section is a further section of the compliance page, after the
+// plugin's own — the place of the custom rules' editor with its dry run:
+// a card titled Title whose body Render writes for the request and the
+// tenants in scope.
+type Section struct {
+	Title  string
+	Render func(r *http.Request, tenants []string) (template.HTML, error)
+}
+
+// Handlers serves the views.
+type Handlers struct {
+	States *states.Store
+	// Findings are the sources of findings beside the policies (the
+	// custom rules), as the reads take them in.
+	Findings []states.FindingSource
+	// Coverage is the frameworks' coverage of the tenants' policies.
+	Coverage *coverage.Service
+	// Sections follow the page's own sections.
+	Sections []Section
+	// Host names the tenants.
+	Host *sdk.Host
+	// Now is the clock of the trend's last day; nil is time.Now.
+	Now func() time.Time
+}
+
+// Views are the dashboard's gauge, the framework section (placed by the
+// compliance page itself, in its slot "compliance"), the compliance page
+// and its navigation entry, between the costs' and the resources' as on
+// the dashboard.
+func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
+	return []sdk.Fragment{
+			{Path: GaugePath, Title: "Compliance", Slot: "dashboard", RefreshSeconds: GaugeRefreshSeconds, Handler: h.gauge},
+			{Path: FrameworksPath, Title: "Framework coverage", Slot: "compliance", Handler: h.frameworksFragment},
+		},
+		[]sdk.Page{{Path: PagePath, Title: "Compliance", Handler: h.page}},
+		[]sdk.NavEntry{{Label: "Compliance", Path: PagePath, Order: 25}}
+}
+
+func (h *Handlers) now() time.Time {
+	if h.Now != nil {
+		return h.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// scope is the tenants a view shows: the one tenant_id names (the SDK has
+// refused one the caller may not see), else all the caller's.
+func scope(r *http.Request) []string {
+	if id := r.URL.Query().Get("tenant_id"); id != "" {
+		return []string{id}
+	}
+	return sdk.PrincipalFrom(r.Context()).TenantIDs
+}
+
+// withTenant is path scoped to the request's tenant_id, if it names one.
+func withTenant(path string, r *http.Request) string {
+	if id := r.URL.Query().Get("tenant_id"); id != "" {
+		return path + "?tenant_id=" + url.QueryEscape(id)
+	}
+	return path
+}
+
+// names maps the ids to the tenants' names in the host's directory.
+func (h *Handlers) names(ctx context.Context, ids []string) (map[string]string, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	out := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	tenants, err := h.Host.Tenants(ctx, ids...)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tenants {
+		out[t.ID] = t.Name
+	}
+	return out, nil
+}
+
+// complianceHealth is the colour of a compliance percent.
+func complianceHealth(p float64) sdkui.Health {
+	switch {
+	case p >= healthyPercent:
+		return sdkui.OK
+	case p >= warningPercent:
+		return sdkui.Warning
+	}
+	return sdkui.Critical
+}
+
+// severityHealth is the colour of a finding's severity.
+func severityHealth(s string) sdkui.Health {
+	switch s {
+	case states.SeverityHigh:
+		return sdkui.Critical
+	case states.SeverityMedium:
+		return sdkui.Warning
+	}
+	return sdkui.Unknown
+}
+
+// count is a whole number with its thousands separated.
+func count(n int64) string { return sdkui.FormatNumber(float64(n)) }
+
+// percent is a percent as the views write it.
+func percent(p float64) string { return sdkui.FormatNumber(p) + " %" }
+
+// markup is the views' own HTML beside the kit's components, on the host's
+// CSS classes. No script and no style attribute: the host's
+// Content-Security-Policy forbids both.
+var markup = template.Must(template.New("views").Parse(`
+{{- define "note"}}<p class="muted">{{.}}</p>{{end}}
+{{- define "lines"}}{{.Main}}{{if .Detail}}<br><span class="muted">{{.Detail}}</span>{{end}}{{end}}
+{{- define "stack"}}<div class="stack">{{range .}}{{.}}{{end}}</div>{{end}}
+{{- define "synced"}}<p class="muted">Last complete sync: {{.}}</p>{{end}}
+{{- define "link"}}<p><a href="{{.Href}}">{{.Text}}</a></p>{{end}}
+{{- define "frameworks" -}}
+<div class="stack" id="compliance-frameworks">
+{{- if .Disclaimer}}<p class="muted">{{.Disclaimer}}</p>{{end}}{{.Overview}}
+{{- if .Options}}<form class="stack" method="get" action="{{.Page}}" hx-get="{{.Action}}" hx-target="#compliance-frameworks" hx-swap="outerHTML">
+<div class="swatches"><div class="field"><label for="compliance-framework">Framework</label><select id="compliance-framework" name="framework">
+{{- range .Options}}<option value="{{.ID}}"{{if .Selected}} selected{{end}}>{{.Name}}</option>{{end -}}
+</select></div></div>
+{{- if .TenantID}}<input type="hidden" name="tenant_id" value="{{.TenantID}}">{{end -}}
+<div><button class="btn" type="submit">Show its controls</button></div></form>{{end}}
+{{- .Body}}</div>
+{{- end}}
+
+{{- define "framework" -}}
+<div class="stack"><h3>{{.Name}}</h3><p>{{.Summary}} <a href="{{.Href}}">The coverage as JSON</a></p>{{.Bars}}
+{{- range .Categories}}<details><summary>{{.Name}} ({{.ID}}): {{.Summary}}</summary><div class="stack">
+{{- range .Controls}}<details><summary>{{.ID}} {{.Name}} {{.Status}}{{if .Counts}} <span class="muted">{{.Counts}}</span>{{end}}</summary><div class="stack"><p>{{.Description}}</p>{{.Policies}}</div></details>{{end -}}
+</div></details>{{end -}}
+</div>
+{{- end}}
+
+{{- define "more" -}}
+<p class="muted">{{.Shown}} of {{.Total}} non-compliant policies, most non-compliant resources first. <a href="{{.Href}}">All of them as JSON</a>, {{.PageSize}} a page (offset pages on), with severity, sort_by and sort_order to filter and sort.</p>
+{{- end}}
+`))
+
+// twoLines is a table cell of a value over a muted detail.
+func twoLines(main, detail string) template.HTML {
+	return render("lines", struct{ Main, Detail string }{main, detail})
+}
+
+// stack spaces blocks one under the other, as the kit's Join does not.
+func stack(parts ...template.HTML) template.HTML { return render("stack", parts) }
+
+// render executes one of markup's templates. Their data are this package's
+// own, which they cannot fail on, so an error is a bug here.
+func render(name string, data any) template.HTML {
+	var b bytes.Buffer
+	if err := markup.ExecuteTemplate(&b, name, data); err != nil {
+		panic("views: " + name + ": " + err.Error())
+	}
+	return template.HTML(b.String())
+}

@@ -86,6 +86,7 @@ bench: build
 	$(GO) test -run '^$$' -bench 'IdentitySync' -benchtime 1x -timeout 20m ./plugins/identity/directory/
 	$(GO) test -run '^$$' -bench 'ComplianceSync|StatesReplace' -benchtime 1x -timeout 10m ./plugins/compliance/states/
 	$(GO) test -run '^$$' -bench 'Coverage' -benchtime 1x -timeout 10m ./plugins/compliance/mapping/
+	$(GO) test -run '^$$' -bench 'CoverageStore' -benchtime 1x -timeout 10m ./plugins/compliance/coverage/
 	$(GO) test -run '^$$' -bench 'RuleEvaluation' -benchtime 1x -timeout 20m ./plugins/compliance/rules/
 
 lint:

@@ -71,11 +71,20 @@ plugin "identity" {
 }
 
 # Compliance: the latest policy states of every subscription, a daily
-# snapshot per tenant for the trend, and the compliance scores.
+# snapshot per tenant for the trend, the compliance scores, and the
+# regulatory frameworks with their coverage by the tenants' policies.
 plugin "compliance" {
   binary = "bin/plugins/compliance"
   # It reads Policy Insights, so it needs the host's credential.
   cloud_credential = true
+  config {
+    # A folder of the deployment's own framework definitions (<id>.json,
+    # format in plugins/compliance/policies/frameworks/README.md), loaded
+    # beside the built-in ones; a relative path is from the host's working
+    # directory. A file that does not load stops the plugin with an error
+    # naming the file and the field.
+    # frameworks_dir = "/etc/steward/frameworks"
+  }
   # Azure evaluates policies about once a day and after changes; the host
   # counts compliance stale after five hours.
   job "compliance" {

@@ -3,32 +3,78 @@
 // by category and control, and the Rego and data that decide its mapping.
 //
 // Coverage is computed from the stored policy states of the tenants asked
-// about. One aggregate query returns their distinct policy definitions with
-// each one's compliant and non-compliant resources (states.Store's
-// DefinitionCounts); the mapping of those definitions comes from the
-// Mapper, which evaluates a distinct set of definitions once and keeps the
-// result under its content hash, so a repeated request costs the query and
-// the coverage arithmetic.
+// about. One aggregate query in the database returns their distinct policy
+// definitions with each one's compliant and non-compliant resources
+// (states.Store's DefinitionCounts, over the counts each sync writes per
+// subscription and definition); the mapping of those definitions comes
+// from the Mapper, which evaluates a distinct set of definitions once and
+// keeps the result under its content hash. The Service keeps each tenant
+// selection's definitions with the revision of the states they were read
+// at (states.Store's Revision, which every sync of a tenant raises), so a
+// repeated request costs a lookup of the revision and the coverage
+// arithmetic, and a request after a sync reads the new states.
 package coverage
 
 import (
 	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/jellydator/ttlcache/v3"
 
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 )
 
 // Service answers framework coverage for a set of tenants from the stored
-// policy states.
+// policy states. The zero value with Mapper and Store set is ready; it is
+// safe for concurrent use.
 type Service struct {
 	Mapper *mapping.Mapper
 	Store  *states.Store
+
+	once sync.Once
+	// scopes keeps each tenant selection's definitions, mapped and
+	// counted, with the revision of the states they were read at.
+	scopes *ttlcache.Cache[string, *scope]
 }
 
-// scope maps the tenants' distinct policy definitions and returns the
-// mapping with each definition's counts.
+// scopeCapacity bounds the tenant selections whose definitions are kept;
+// the least recently used is dropped first.
+const scopeCapacity = 256
+
+// scope is a tenant selection's distinct definitions, mapped, and each
+// one's counts, as read at a revision of their states.
+type scope struct {
+	revision string
+	mapping  *mapping.Mapping
+	counts   map[string]mapping.Counts
+}
+
+// scope returns the mapping of the tenants' distinct policy definitions and
+// each definition's counts. The definitions are read again only when a
+// sync changed the tenants' states since they were last read (their
+// revision), so a repeated request costs the revision's lookup.
 func (s *Service) scope(ctx context.Context, tenantIDs []string) (*mapping.Mapping, map[string]mapping.Counts, error) {
-	defs, err := s.Store.DefinitionCounts(ctx, tenantIDs)
+	s.once.Do(func() {
+		s.scopes = ttlcache.New(ttlcache.WithCapacity[string, *scope](scopeCapacity))
+	})
+	tenants := slices.Clone(tenantIDs)
+	slices.Sort(tenants)
+	tenants = slices.Compact(tenants)
+	key := strings.Join(tenants, "\x00")
+	// The revision is read before the states, so a sync between the two
+	// reads leaves the result under an older revision, read again next
+	// time, never newer.
+	revision, err := s.Store.Revision(ctx, tenants)
+	if err != nil {
+		return nil, nil, err
+	}
+	if it := s.scopes.Get(key); it != nil && it.Value().revision == revision {
+		return it.Value().mapping, it.Value().counts, nil
+	}
+	defs, err := s.Store.DefinitionCounts(ctx, tenants)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -42,6 +88,7 @@ func (s *Service) scope(ctx context.Context, tenantIDs []string) (*mapping.Mappi
 	if err != nil {
 		return nil, nil, err
 	}
+	s.scopes.Set(key, &scope{revision: revision, mapping: m, counts: counts}, ttlcache.NoTTL)
 	return m, counts, nil
 }
 

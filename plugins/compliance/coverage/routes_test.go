@@ -127,18 +127,7 @@ func start(tb testing.TB, dialect string, set *frameworks.Set, byTenant map[stri
 	}
 	stStore := &states.Store{DB: db}
 	for tenant, list := range byTenant {
-		_, err := stStore.Replace(ctx, states.Target{TenantID: tenant, SubscriptionID: "sub-" + tenant, SyncedAt: time.Now()},
-			func(emit func(states.State) error) error {
-				for _, s := range list {
-					if err := emit(s); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		if err != nil {
-			tb.Fatal(err)
-		}
+		put(tb, stStore, tenant, list)
 	}
 	mapper, err := mapping.New(ctx, set)
 	if err != nil {
@@ -147,6 +136,23 @@ func start(tb testing.TB, dialect string, set *frameworks.Set, byTenant map[stri
 	svc := &coverage.Service{Mapper: mapper, Store: stStore}
 	pl := &sdk.Plugin{Name: "compliance", Version: "0.0.0", Routes: svc.Routes()}
 	return &fixture{svc: svc, harness: plugintest.New(tb, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})}
+}
+
+// put replaces the states of the tenant's one subscription with list.
+func put(tb testing.TB, st *states.Store, tenant string, list []states.State) {
+	tb.Helper()
+	_, err := st.Replace(context.Background(), states.Target{TenantID: tenant, SubscriptionID: "sub-" + tenant, SyncedAt: time.Now()},
+		func(emit func(states.State) error) error {
+			for _, s := range list {
+				if err := emit(s); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		tb.Fatal(err)
+	}
 }
 
 func (f *fixture) do(t *testing.T, target string, p sdk.Principal) (*http.Response, []byte) {
@@ -457,6 +463,39 @@ func TestFrameworkErrors(t *testing.T) {
 			if strings.Contains(string(body), fabrikam.ID) || strings.Contains(string(body), "compliant_count") {
 				t.Errorf("%s: the refusal carries data: %s", c.target, body)
 			}
+		}
+	})
+}
+
+// TestCoverageFollowsSync: a request after a sync changed a tenant's
+// states answers from the new states, for every tenant selection that
+// includes it, and not for those that do not.
+func TestCoverageFollowsSync(t *testing.T) {
+	set := acmeSet(t)
+	each(t, func(t *testing.T, dialect string) {
+		f := start(t, dialect, set, fixtureStates)
+		var d mapping.Detail
+		f.get(t, "/api/v1/compliance/frameworks/acme", admin, &d)
+		f.get(t, "/api/v1/compliance/frameworks/acme", contosoer, &d)
+		if got := rows(&d)["OP.2"]; got.status != mapping.StatusNotCovered {
+			t.Fatalf("Contoso's OP.2 before: %+v", got)
+		}
+		// Fabrikam's machines are patched now; Contoso gains a patch policy.
+		put(t, f.svc.Store, fabrikam.ID, []states.State{st(pPatch, "a9", r6, "Compliant"), st(pPatch, "a9", r7, "Compliant")})
+		put(t, f.svc.Store, contoso.ID, append(slices.Clone(fixtureStates[contoso.ID]), st(pPatch, "a1", r3, "NonCompliant")))
+		f.get(t, "/api/v1/compliance/frameworks/acme", admin, &d)
+		// pPatch is non-compliant through Contoso's r3 alone; pTransit is
+		// gone with Fabrikam's states.
+		if got := rows(&d); got["OP.2"] != (row{mapping.StatusNonCompliant, 1, 0, 1, 0}) || got["DP.1"] != (row{mapping.StatusCovered, 1, 1, 0, 100}) {
+			t.Errorf("after the syncs: %+v", got)
+		}
+		f.get(t, "/api/v1/compliance/frameworks/acme", fabrikamer, &d)
+		if got := rows(&d); got["OP.2"] != (row{mapping.StatusCovered, 1, 1, 0, 100}) || got["AC.1"].status != mapping.StatusNotCovered {
+			t.Errorf("Fabrikam after its sync: %+v", got)
+		}
+		f.get(t, "/api/v1/compliance/frameworks/acme", contosoer, &d)
+		if got := rows(&d)["OP.2"]; got != (row{mapping.StatusNonCompliant, 1, 0, 1, 0}) {
+			t.Errorf("Contoso's OP.2 after its sync: %+v", got)
 		}
 	})
 }

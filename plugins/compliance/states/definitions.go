@@ -24,20 +24,39 @@ type DefinitionCount struct {
 	NonCompliant int64
 }
 
+// groupsAgg is the aggregate joining the distinct group_names values of a
+// group with commas: JSON arrays, or such lists of them.
+func (s *Store) groupsAgg() string {
+	if s.DB.Dialect().Name() == dialect.PG {
+		return "string_agg(DISTINCT group_names, ',')"
+	}
+	return "group_concat(DISTINCT group_names)"
+}
+
+// replaceDefinitionCounts replaces, in Replace's transaction, the target
+// subscription's definition counts with those of the staged states.
+func (s *Store) replaceDefinitionCounts(ctx context.Context, tx bun.Tx, t Target) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM compliance_definition_counts WHERE subscription_id = ?`, t.SubscriptionID); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO compliance_definition_counts
+		(tenant_id, subscription_id, policy_definition_id, policy_name, group_names, compliant, non_compliant)
+		SELECT ?, ?, policy_definition_id, MIN(policy_name), `+s.groupsAgg()+`,
+			COUNT(DISTINCT CASE WHEN state_rank = 1 THEN resource_id END),
+			COUNT(DISTINCT CASE WHEN state_rank = 2 THEN resource_id END)
+		FROM compliance_stage GROUP BY policy_definition_id`, t.TenantID, t.SubscriptionID)
+	return err
+}
+
 // DefinitionCounts returns the tenants' distinct policy definitions, ordered
 // by id, each with its group names and its compliant and non-compliant
-// resources, in one aggregate query.
+// resources, in one aggregate query over the definition counts each sync
+// of a subscription writes (one row per subscription and definition, not
+// per state).
 func (s *Store) DefinitionCounts(ctx context.Context, tenants []string) ([]DefinitionCount, error) {
 	out := []DefinitionCount{}
 	if len(tenants) == 0 {
 		return out, nil
-	}
-	// Each state's group_names is a JSON array; the distinct arrays of a
-	// definition joined with commas and bracketed are one JSON array of
-	// arrays.
-	groups := "group_concat(DISTINCT group_names)"
-	if s.DB.Dialect().Name() == dialect.PG {
-		groups = "string_agg(DISTINCT group_names, ',')"
 	}
 	var rows []struct {
 		ID           string `bun:"policy_definition_id"`
@@ -46,12 +65,12 @@ func (s *Store) DefinitionCounts(ctx context.Context, tenants []string) ([]Defin
 		Compliant    int64  `bun:"compliant"`
 		NonCompliant int64  `bun:"non_compliant"`
 	}
-	err := s.DB.NewSelect().Table("compliance_policy_states").
+	err := s.DB.NewSelect().Table("compliance_definition_counts").
 		Column("policy_definition_id").
 		ColumnExpr("MIN(policy_name) AS name").
-		ColumnExpr(groups+" AS groups").
-		ColumnExpr("COUNT(DISTINCT CASE WHEN state_rank = 1 THEN resource_id END) AS compliant").
-		ColumnExpr("COUNT(DISTINCT CASE WHEN state_rank = 2 THEN resource_id END) AS non_compliant").
+		ColumnExpr(s.groupsAgg()+" AS groups").
+		ColumnExpr("SUM(compliant) AS compliant").
+		ColumnExpr("SUM(non_compliant) AS non_compliant").
 		Where("tenant_id IN (?)", bun.List(tenants)).
 		Group("policy_definition_id").
 		Order("policy_definition_id").
@@ -60,6 +79,8 @@ func (s *Store) DefinitionCounts(ctx context.Context, tenants []string) ([]Defin
 		return nil, err
 	}
 	for _, r := range rows {
+		// The group names are JSON arrays joined by commas, bracketed one
+		// JSON array of arrays.
 		var sets [][]string
 		if err := json.Unmarshal([]byte("["+r.Groups+"]"), &sets); err != nil {
 			return nil, fmt.Errorf("states: group names of %s: %w", r.ID, err)
@@ -74,4 +95,29 @@ func (s *Store) DefinitionCounts(ctx context.Context, tenants []string) ([]Defin
 			Compliant: r.Compliant, NonCompliant: r.NonCompliant})
 	}
 	return out, nil
+}
+
+// bumpRevision raises the tenant's revision in tx, which changes its
+// stored states.
+func bumpRevision(ctx context.Context, tx bun.Tx, tenantID string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO compliance_tenant_revisions (tenant_id, revision) VALUES (?, 1)
+		ON CONFLICT (tenant_id) DO UPDATE SET revision = compliance_tenant_revisions.revision + 1`, tenantID)
+	return err
+}
+
+// Revision identifies the state of the tenants' stored policy states: it
+// changes whenever a sync changes the states of any of them (revisions
+// only rise), so a result read from the states after it was taken may be
+// reused while it stays the same.
+func (s *Store) Revision(ctx context.Context, tenants []string) (string, error) {
+	if len(tenants) == 0 {
+		return "", nil
+	}
+	var rev struct {
+		Tenants int   `bun:"tenants"`
+		Sum     int64 `bun:"total"`
+	}
+	err := s.DB.NewSelect().Table("compliance_tenant_revisions").ColumnExpr("COUNT(*) AS tenants, COALESCE(SUM(revision), 0) AS total").
+		Where("tenant_id IN (?)", bun.List(tenants)).Scan(ctx, &rev)
+	return fmt.Sprintf("%d:%d", rev.Tenants, rev.Sum), err
 }

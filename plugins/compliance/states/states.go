@@ -1,9 +1,12 @@
 // Package states is the compliance plugin's store of policy state: the
 // latest state of each resource under each policy assignment, replaced per
-// subscription by the compliance sync, and a daily snapshot of each
-// tenant's figures kept for the trend; the sync that fills them from
-// Policy Insights; and the reads over them (summary, scores, non-compliant
-// policies, trends, sync status) and the compliance dataset.
+// subscription by the compliance sync, each subscription's policy
+// definitions with their resources by compliance (written with its states,
+// for the framework coverage), a revision per tenant that every change of
+// its states raises, and a daily snapshot of each tenant's figures kept
+// for the trend; the sync that fills them from Policy Insights; and the
+// reads over them (summary, scores, non-compliant policies, trends, sync
+// status, definition counts) and the compliance dataset.
 //
 // Definitions the reads share:
 //

@@ -183,6 +183,12 @@ func (s *Store) Replace(ctx context.Context, t Target, stream func(emit func(Sta
 		if err != nil {
 			return err
 		}
+		if err := s.replaceDefinitionCounts(ctx, tx, t); err != nil {
+			return err
+		}
+		if err := bumpRevision(ctx, tx, t.TenantID); err != nil {
+			return err
+		}
 		_, err = tx.NewInsert().Model(&Subscription{SubscriptionID: t.SubscriptionID, TenantID: t.TenantID, PolicyStates: out.Rows, SyncedAt: t.SyncedAt.UTC()}).
 			On("CONFLICT (subscription_id) DO UPDATE").
 			Set("tenant_id = EXCLUDED.tenant_id").
@@ -232,10 +238,13 @@ func (s *Store) Finish(ctx context.Context, tenantID string, subscriptions []str
 		return snap, errors.New("states: finish a tenant without subscriptions")
 	}
 	err := s.DB.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
-		for _, table := range []string{"compliance_policy_states", "compliance_subscriptions"} {
+		for _, table := range []string{"compliance_policy_states", "compliance_definition_counts", "compliance_subscriptions"} {
 			if _, err := tx.NewDelete().Table(table).Where("tenant_id = ?", tenantID).Where("subscription_id NOT IN (?)", bun.List(subscriptions)).Exec(ctx); err != nil {
 				return err
 			}
+		}
+		if err := bumpRevision(ctx, tx, tenantID); err != nil {
+			return err
 		}
 		res, err := countRanks(ctx, tx, []string{tenantID}, "resource_id")
 		if err != nil {

@@ -93,14 +93,17 @@ type Store struct {
 	FlushRows int
 }
 
-// Analyze refreshes PostgreSQL's statistics of the inventory and its tag
-// rows, so a filtered page is planned on the rows a sync just created or
-// deleted rather than on the counts autovacuum last took. SQLite plans
-// without them; there it does nothing.
-func (s *Store) Analyze(ctx context.Context) error {
+// Vacuum has PostgreSQL vacuum and analyse the inventory and its tag
+// rows: a sync rewrites every row it lists, and until the dead versions
+// are gone and the visibility map is set, a tag filter's count visits the
+// table once per match (the benchmark measured 12-66 ms against 3-8 ms
+// after), and the planner works from the counts before the sync. VACUUM
+// takes no lock that blocks reads or writes. SQLite needs neither; there
+// it does nothing.
+func (s *Store) Vacuum(ctx context.Context) error {
 	if s.DB.Dialect().Name() != dialect.PG {
 		return nil
 	}
-	_, err := s.DB.ExecContext(ctx, "ANALYZE resources_inventory, resources_inventory_tags")
+	_, err := s.DB.ExecContext(ctx, "VACUUM (ANALYZE) resources_inventory, resources_inventory_tags")
 	return err
 }

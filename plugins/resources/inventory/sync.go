@@ -44,13 +44,12 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var records, moved int64
+	var records int64
 	var failures []error
 	failed := map[string]bool{}
 	for i, sc := range targets {
 		w, err := s.syncOne(ctx, sc)
 		records += w.Rows
-		moved += w.Created + w.Deleted
 		if err != nil {
 			failures = append(failures, fmt.Errorf("subscription %s: %w", sc.SubscriptionID, err))
 			failed[sc.TenantID] = true
@@ -58,11 +57,12 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 		run.Progress(int64(i+1), int64(len(targets)), fmt.Sprintf("subscription %s: %d resources, %d created, %d changed, %d deleted",
 			sc.SubscriptionID, w.Rows, w.Created, w.Changed, w.Deleted))
 	}
-	// Reads planned before the database has counted a bulk change walk
-	// the wrong index until autovacuum's next round: count it now.
-	if moved > 0 {
-		if err := s.Store.Analyze(ctx); err != nil {
-			failures = append(failures, fmt.Errorf("analyze: %w", err))
+	// A sync rewrites every listed row (its last seen); until the database
+	// has vacuumed and counted them, a filtered page visits the table for
+	// each match. Do it now rather than at autovacuum's next round.
+	if records > 0 {
+		if err := s.Store.Vacuum(ctx); err != nil {
+			failures = append(failures, fmt.Errorf("vacuum: %w", err))
 		}
 	}
 	now := s.now()

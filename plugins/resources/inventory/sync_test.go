@@ -281,10 +281,11 @@ func TestSyncSKU(t *testing.T) {
 	}
 }
 
-// TestSyncAnalyzesOnPostgres checks that a sync creating resources leaves
-// PostgreSQL with statistics of the inventory and its tag rows, which the
-// filtered page's plan depends on, without waiting for autovacuum.
-func TestSyncAnalyzesOnPostgres(t *testing.T) {
+// TestSyncVacuumsOnPostgres checks that a sync leaves PostgreSQL with the
+// inventory and its tag rows vacuumed and counted, which the filtered
+// page's plan and its index-only count depend on, without waiting for
+// autovacuum.
+func TestSyncVacuumsOnPostgres(t *testing.T) {
 	f := start(t, store.DialectPostgres, inventoryWorld())
 	stats := func() map[string]int {
 		got := map[string]int{}
@@ -310,5 +311,13 @@ func TestSyncAnalyzesOnPostgres(t *testing.T) {
 	f.mustRun(t)
 	if got := stats(); got["resources_inventory"] == 0 || got["resources_inventory_tags"] == 0 {
 		t.Fatalf("statistics after the first sync: %v", got)
+	}
+	var vacuumed int
+	if err := f.store.DB.QueryRowContext(context.Background(), `SELECT COUNT(*) FROM pg_stat_user_tables
+		WHERE schemaname = current_schema() AND relname IN ('resources_inventory', 'resources_inventory_tags') AND last_vacuum IS NOT NULL`).Scan(&vacuumed); err != nil {
+		t.Fatal(err)
+	}
+	if vacuumed != 2 {
+		t.Fatalf("%d of the two tables vacuumed after the first sync", vacuumed)
 	}
 }

@@ -274,30 +274,34 @@ func (e *RuleEditor) create(w http.ResponseWriter, r *http.Request) {
 			body[f] = v
 		}
 	}
+	// A schema that is not JSON cannot travel in the API's body: the rule
+	// is checked without it, and the schema's error is the syntax error.
+	var syntax error
 	if s := strings.TrimSpace(r.PostForm.Get("schema")); s != "" {
-		if !json.Valid([]byte(s)) {
-			st.errors["schema"] = append(st.errors["schema"], "must be JSON")
+		var v json.RawMessage
+		if syntax = json.Unmarshal([]byte(s), &v); syntax == nil {
+			body["schema"] = v
 		}
-		body["schema"] = json.RawMessage(s)
 	}
-	if len(st.errors) == 0 {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			sdk.WriteError(w, err)
-			return
-		}
-		a := e.call(r, tenant, http.MethodPost, apiRules, raw)
-		switch {
-		case a.status == http.StatusCreated:
-			var v rules.View
-			_ = json.Unmarshal(a.body.Bytes(), &v)
-			st = editorState{notice: "Rule “" + v.RuleName + "” created."}
-		case a.status < http.StatusInternalServerError:
-			st.addProblem(a.problem())
-		default:
-			sdk.WriteError(w, a.problem())
-			return
-		}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	a := e.call(r, tenant, http.MethodPost, apiRules, raw)
+	switch {
+	case a.status == http.StatusCreated:
+		var v rules.View
+		_ = json.Unmarshal(a.body.Bytes(), &v)
+		st = editorState{notice: "Rule “" + v.RuleName + "” created."}
+	case a.status < http.StatusInternalServerError:
+		st.addProblem(a.problem())
+	default:
+		sdk.WriteError(w, a.problem())
+		return
+	}
+	if syntax != nil {
+		st.errors["schema"] = []string{"must be JSON: " + syntax.Error()}
 	}
 	e.write(w, r, tenant, st)
 }
@@ -539,9 +543,10 @@ func (e *RuleEditor) editor(r *http.Request, tenant string, st editorState) (tem
 		Notice  string
 		Rules   template.HTML
 		Action  string
+		Refused bool
 		General []string
 		Fields  []field
-	}{st.notice, body, RulesPath + q, st.general, fields}), nil
+	}{st.notice, body, RulesPath + q, len(st.general)+len(st.errors) > 0, st.general, fields}), nil
 }
 
 func init() {
@@ -554,7 +559,8 @@ func init() {
 {{- .Rules}}
 <form class="stack" method="post" action="{{.Action}}" hx-post="{{.Action}}" hx-target="#compliance-rules" hx-swap="outerHTML" hx-disabled-elt="find button">
 <h3>New rule</h3>
-{{- if .General}}<div class="alert" role="alert"><p>The rule was not created:</p><ul>{{range .General}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
+{{- if .Refused}}<div class="alert" role="alert"><p>The rule was not created{{if .General}}:{{else}}; the fields marked below say why.{{end}}</p>
+{{- if .General}}<ul>{{range .General}}<li>{{.}}</li>{{end}}</ul>{{end}}</div>{{end}}
 {{- range .Fields}}{{template "rule-field" .}}{{end}}
 <div><button class="btn btn-primary" type="submit">Create rule</button></div>
 </form>

@@ -89,7 +89,9 @@ func (e *RuleEditor) Section() Section {
 func (e *RuleEditor) Routes() []sdk.Route {
 	tenant := &huma.Param{Name: "tenant_id", In: "query", Required: true, Description: "The tenant whose rules the editor shows, one the caller may see",
 		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
-	id := &huma.Param{Name: "id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: floatPtr(1)}}
+	// No minimum: an id no rule has is 404 once the tenant is admitted,
+	// so a caller outside the tenant is refused whatever id it names.
+	id := &huma.Param{Name: "id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeInteger}}
 	refused := &huma.Response{Description: "The caller may not see the tenant"}
 	form := sdk.SchemaOf(ruleForm{})
 	return []sdk.Route{
@@ -135,8 +137,7 @@ func htmlResponse(desc string) *huma.Response {
 	return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}
 }
 
-func intPtr(v int) *int           { return &v }
-func floatPtr(v float64) *float64 { return &v }
+func intPtr(v int) *int { return &v }
 
 // render is the section on the page: the editor of the one tenant in
 // scope, or a word to pick one.

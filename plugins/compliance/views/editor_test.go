@@ -370,6 +370,29 @@ func testEditorTenants(t *testing.T, w *editorWorld) {
 		}
 		lacks(t, "Beta's answer", body, "Alpha&#39;s secret rule", "Alpha's secret rule", "disk-")
 	}
+	// Whatever the id, a tenant the caller may not see is refused; in its
+	// own tenant an id no rule has is 404, and a body that is no form a
+	// refused rule.
+	for _, c := range []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodDelete, views.RulesPath + "/0?tenant_id=t1", http.StatusForbidden},
+		{http.MethodPost, views.RulesPath + "/0/dry-run?tenant_id=t1", http.StatusForbidden},
+		{http.MethodDelete, views.RulesPath + "/0?tenant_id=t2", http.StatusNotFound},
+		{http.MethodPost, views.RulesPath + "/0/dry-run?tenant_id=t2", http.StatusNotFound},
+	} {
+		if status, body := w.do(t, ownerOfBeta, c.method, c.path, nil); status != c.want {
+			t.Errorf("Beta's user: %s %s: %d %s, want %d", c.method, c.path, status, body, c.want)
+		}
+	}
+	req := httptest.NewRequest(http.MethodPost, createAt+"t2", strings.NewReader("{}"))
+	req.Header.Set("Content-Type", "application/json")
+	resp := w.h.Do(req, ownerOfBeta)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a JSON body: %d", resp.StatusCode)
+	}
 	if got, err := w.rules.Get(context.Background(), rule.ID, []string{"t1"}); err != nil || got == nil {
 		t.Errorf("Alpha's rule after Beta's attempts: %+v, %v", got, err)
 	}

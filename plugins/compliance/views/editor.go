@@ -2,6 +2,7 @@ package views
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"html/template"
 	"net/http"
@@ -38,8 +39,8 @@ const (
 
 // What the editor shows.
 const (
-	// rulesShown is how many rules the editor lists, oldest first; the
-	// rest are the API's.
+	// rulesShown is how many rules the editor lists: the newest, oldest
+	// first; the rest are the API's.
 	rulesShown = 100
 	// violationsShown is how many of a dry run's violations it lists.
 	violationsShown = 10
@@ -223,7 +224,7 @@ func apiPath(pattern string, id int64) string {
 	return strings.Replace(pattern, "{id}", strconv.FormatInt(id, 10), 1)
 }
 
-// ruleID is the path's rule id, which the host has checked is a positive
+// ruleID is the path's rule id, which the host has checked is an
 // integer.
 func ruleID(r *http.Request) int64 {
 	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
@@ -312,7 +313,7 @@ func (e *RuleEditor) create(w http.ResponseWriter, r *http.Request) {
 // general ones.
 func (st *editorState) addProblem(p *sdk.Problem) {
 	if len(p.Errors) == 0 {
-		st.general = append(st.general, p.Detail)
+		st.general = append(st.general, cmp.Or(p.Detail, p.Title))
 		return
 	}
 	for _, d := range p.Errors {
@@ -502,6 +503,10 @@ func (st editorState) fields() []field {
 // editor is the editor of the tenant's rules.
 func (e *RuleEditor) editor(r *http.Request, tenant string, st editorState) (template.HTML, error) {
 	list, total, err := e.Rules.Store.List(r.Context(), rules.ListQuery{TenantIDs: []string{tenant}, Limit: rulesShown})
+	if err == nil && total > rulesShown {
+		// The newest, so that a rule just created is among them.
+		list, total, err = e.Rules.Store.List(r.Context(), rules.ListQuery{TenantIDs: []string{tenant}, Limit: rulesShown, Offset: total - rulesShown})
+	}
 	if err != nil {
 		return "", err
 	}
@@ -537,7 +542,7 @@ func (e *RuleEditor) editor(r *http.Request, tenant string, st editorState) (tem
 		}
 		body = sdkui.Table([]string{"Rule", "Category", "Severity", "Effect", "Active", "Updated", "Actions"}, rows, "Custom rules of the tenant, oldest first")
 		if total > len(list) {
-			body = stack(body, render("note", strconv.Itoa(len(list))+" of "+strconv.Itoa(total)+" rules shown; GET "+apiRules+" lists them all."))
+			body = stack(body, render("note", "The newest "+strconv.Itoa(len(list))+" of "+strconv.Itoa(total)+" rules are shown; GET "+apiRules+" lists them all."))
 		}
 	}
 	return render("rules", struct {

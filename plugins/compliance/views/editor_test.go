@@ -3,6 +3,7 @@ package views_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
@@ -203,6 +205,20 @@ func testEditorList(t *testing.T, w *editorWorld) {
 	if i, j := strings.Index(page, "Disks have an owner"), strings.Index(page, "MFAWho"); i < 0 || j < i {
 		t.Errorf("rules not oldest first: %d, %d", i, j)
 	}
+
+	// Past a hundred rules the newest are listed, the one just created
+	// among them.
+	for n := range 100 {
+		at := clock().Add(time.Duration(n) * time.Second)
+		err := w.rules.Create(context.Background(), &rules.Rule{TenantID: "t1", Name: fmt.Sprintf("Bulk rule %03d", n), Category: rules.CategoryMFACoverage,
+			Severity: "Low", Effect: rules.EffectAudit, Schema: `{}`, IsActive: true, CreatedBy: "u1", CreatedAt: at, UpdatedAt: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, html = w.create(t, ownerOfAlpha, "t1", ownerRule("The newest rule"))
+	contains(t, "the editor of 103 rules", text(html), "Bulk rule 001", "Bulk rule 099", "The newest rule", "The newest 100 of 103 rules are shown")
+	lacks(t, "the editor of 103 rules", html, "Disks have an owner", "Bulk rule 000")
 }
 
 // testEditorInvalid: each field the API refuses is named beside that

@@ -17,7 +17,8 @@
 // with htmx: the host's layout loads a plugin page by its path alone, so
 // a framework named in the page's own query (?framework=nist_csf) is
 // rendered when the page is asked for directly, and the picker carries it
-// otherwise. Further sections (Handlers.Sections) follow the plugin's own.
+// otherwise. Further sections (Handlers.Sections) follow the plugin's own:
+// the custom rules' editor (RuleEditor) is one, with its form routes.
 package views
 
 import (

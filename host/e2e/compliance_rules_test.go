@@ -199,6 +199,14 @@ func testComplianceRules(t *testing.T, dialect string) {
 	if sum.customRules() != 2 {
 		t.Fatalf("Brand A's summary %+v", sum)
 	}
+	// The compliance page counts and lists them as custom rules.
+	page := h.do(http.MethodGet, "/compliance", tokA, nil, "HX-Request", "true")
+	expectHTML(t, "Brand A's compliance page", page)
+	for _, want := range []string{"Violated custom rules", "Storage on TLS 1.2", "Custom rule · resource_property"} {
+		if !strings.Contains(string(page.body), want) {
+			t.Errorf("Brand A's compliance page lacks %q", want)
+		}
+	}
 
 	// Brand B's user finds nothing of Brand A's rules.
 	for _, c := range []struct {

@@ -31,7 +31,8 @@ func AdminOnly() map[string]any { return map[string]any{MetaAuth: AuthAdmin} }
 // ExtTenantScoped marks, in /openapi.json, an operation that acts on one
 // tenant's data on behalf of a caller limited to its tenant scope, and says
 // which parameter names the tenant ({"path": "tenant_id"}, {"query":
-// "tenant_ids"}, ...). The isolation tests are generated from it, so a new
+// "tenant_ids"}, ..., or {"body": "tenant_id"}, a property of the JSON
+// request body). The isolation tests are generated from it, so a new
 // operation is checked as soon as it carries the mark. Admin-only
 // operations are not marked: the admin role, not the tenant scope, guards
 // them, so a standard user is refused whichever tenant it names.

@@ -18,7 +18,8 @@ import (
 // scopedOp is an operation of /openapi.json marked x-steward-tenant-scoped.
 type scopedOp struct {
 	method, path string
-	// in is "path" or "query"; name is the parameter naming the tenant.
+	// in is "path", "query" or "body"; name is the parameter (or the JSON
+	// body's property) naming the tenant.
 	in, name string
 	// required holds a valid value of each other required query
 	// parameter, so that the call reaches the tenant check.
@@ -90,7 +91,7 @@ func (f *fixture) tenantScopedOps(t *testing.T) []scopedOp {
 				continue
 			}
 			for in, name := range op.Scope {
-				if in != "path" && in != "query" || in == "path" && !strings.Contains(path, "{"+name+"}") {
+				if in != "path" && in != "query" && in != "body" || in == "path" && !strings.Contains(path, "{"+name+"}") {
 					t.Errorf("%s %s: x-steward-tenant-scoped %v names no parameter of the operation", method, path, op.Scope)
 					continue
 				}
@@ -140,11 +141,18 @@ func (o scopedOp) namesObject() bool {
 	return n > 0
 }
 
-func (f *fixture) call(o scopedOp, path string) response {
+// call calls the operation on path; one naming its tenant in the body
+// gets a body of that property alone, naming tenantIDs (joined by
+// commas), any other that is not a GET or DELETE the empty object.
+func (f *fixture) call(o scopedOp, path string, tenantIDs ...string) response {
 	var body *strings.Reader
-	if o.method == http.MethodGet || o.method == http.MethodDelete {
+	switch {
+	case o.in == "body":
+		raw, _ := json.Marshal(map[string]string{o.name: strings.Join(tenantIDs, ",")})
+		body = strings.NewReader(string(raw))
+	case o.method == http.MethodGet || o.method == http.MethodDelete:
 		body = strings.NewReader("")
-	} else {
+	default:
 		body = strings.NewReader("{}")
 	}
 	return f.h.do(o.method, path, f.tokenA, body, "Content-Type", "application/json")
@@ -170,7 +178,7 @@ func TestIsolationMatrix(t *testing.T) {
 						refused = append(refused, []string{a, b})
 					}
 					for _, ids := range refused {
-						r := f.call(o, o.url(ids...))
+						r := f.call(o, o.url(ids...), ids...)
 						want := []int{http.StatusForbidden}
 						if o.namesObject() {
 							want = append(want, http.StatusNotFound)
@@ -188,7 +196,7 @@ func TestIsolationMatrix(t *testing.T) {
 					// object below the tenant that does not exist, 404, or
 					// for a body the empty object does not satisfy, 422 —
 					// never a refusal and never a failure.
-					r := f.call(o, o.url(a))
+					r := f.call(o, o.url(a), a)
 					ok := r.status >= 200 && r.status < 300 ||
 						o.namesObject() && r.status == http.StatusNotFound ||
 						o.method != http.MethodGet && o.method != http.MethodDelete && r.status == http.StatusUnprocessableEntity
@@ -215,6 +223,8 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/compliance/non-compliant",
 				"GET /api/v1/compliance/frameworks",
 				"GET /api/v1/compliance/frameworks/{framework_id}",
+				"GET /api/v1/compliance/rules",
+				"POST /api/v1/compliance/rules",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

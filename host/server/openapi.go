@@ -45,14 +45,21 @@ func (s *Server) pluginResponses(op *huma.Operation, method string, authenticate
 }
 
 // pluginTenantScope finds the parameter a tenant-scoped plugin operation
-// names its tenant with. A route that names none acts on the caller's whole
-// scope, so there is no tenant a caller could name and nothing to mark.
+// names its tenant with, or else the tenant_id property of its JSON body
+// (a create naming the tenant of what it creates). A route that names
+// none acts on the caller's whole scope, so there is no tenant a caller
+// could name and nothing to mark.
 func pluginTenantScope(op *huma.Operation) map[string]string {
 	for _, want := range []struct{ in, name string }{{"path", "tenant_id"}, {"query", "tenant_ids"}, {"query", "tenant_id"}} {
 		for _, p := range op.Parameters {
 			if p != nil && p.In == want.in && p.Name == want.name {
 				return map[string]string{want.in: want.name}
 			}
+		}
+	}
+	if op.RequestBody != nil {
+		if mt := op.RequestBody.Content["application/json"]; mt != nil && mt.Schema != nil && mt.Schema.Properties["tenant_id"] != nil {
+			return map[string]string{"body": "tenant_id"}
 		}
 	}
 	return nil

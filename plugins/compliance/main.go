@@ -4,18 +4,24 @@
 // compliance summary, scores, non-compliant policies, trends and sync
 // status, the compliance dataset, the regulatory frameworks with their
 // coverage by the tenants' policies and the Rego and data that map them,
-// the dashboard's compliance gauge and the compliance page.
+// the dashboard's compliance gauge and the compliance page. Tenants' own
+// custom rules are evaluated after each tenant's sync, and their
+// violations count in the summary, the non-compliant list, the gauge and
+// the page beside the policies, as findings of source custom_rule.
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/stewardhq/steward/core/pluginenv"
+	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/plugins/compliance/coverage"
 	"github.com/stewardhq/steward/plugins/compliance/frameworks"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
+	"github.com/stewardhq/steward/plugins/compliance/rules"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 	"github.com/stewardhq/steward/plugins/compliance/views"
 	"github.com/stewardhq/steward/sdk"
@@ -38,17 +44,18 @@ func New() *sdk.Plugin {
 	syncer := &states.Syncer{}
 	reads := &states.Handlers{}
 	cov := &coverage.Service{}
+	customRules := &rules.Handlers{}
 	complianceViews := &views.Handlers{}
 	fragments, pages, nav := complianceViews.Views()
 	return &sdk.Plugin{
 		Name:         "compliance",
 		Version:      "0.1.0",
-		Routes:       append(reads.Routes(), cov.Routes()...),
+		Routes:       slices.Concat(reads.Routes(), cov.Routes(), customRules.Routes()),
 		Datasets:     []sdk.Dataset{reads.Dataset()},
 		Fragments:    fragments,
 		Pages:        pages,
 		Nav:          nav,
-		Migrations:   states.Migrations(),
+		Migrations:   store.MergeMigrations(states.Migrations(), rules.Migrations()),
 		ConfigSchema: json.RawMessage(configSchema),
 		// Azure evaluates policies about daily and on changes; the host
 		// counts compliance stale after five hours.
@@ -65,12 +72,41 @@ func New() *sdk.Plugin {
 				return err
 			}
 			st := &states.Store{DB: db}
-			*syncer = states.Syncer{Cloud: clients, Store: st, Host: env.Host}
-			*reads = states.Handlers{Store: st, Host: env.Host}
+			ruleStore := rules.NewStore(db)
+			evaluator := &rules.Evaluator{Store: ruleStore, Sources: &rules.Sources{Datasets: env.Host, Scores: latestScore(st)}}
+			// Each tenant's rules are evaluated once its states are stored,
+			// so compliance_score rules read the snapshot just taken.
+			evaluate := func(ctx context.Context, t sdk.Tenant) error {
+				if _, err := evaluator.EvaluateTenant(ctx, t.ID); err != nil {
+					return fmt.Errorf("custom rules: %w", err)
+				}
+				return nil
+			}
+			findings := []states.FindingSource{{Name: states.SourceCustomRule, Select: rules.FindingRows}}
+			*syncer = states.Syncer{Cloud: clients, Store: st, Host: env.Host, AfterTenant: []states.Hook{evaluate}}
+			*reads = states.Handlers{Store: st, Host: env.Host, Findings: findings}
 			*cov = coverage.Service{Mapper: mapper, Store: st}
-			*complianceViews = views.Handlers{States: st, Findings: reads.Findings, Coverage: cov, Host: env.Host}
+			*customRules = rules.Handlers{Store: ruleStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger,
+				DryRuns: rules.NewLimiter(rules.DryRunEvery, rules.DryRunBurst, nil)}
+			*complianceViews = views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host}
 			return nil
 		},
+	}
+}
+
+// latestScore reads a tenant's latest compliance snapshot as the custom
+// rules' compliance_score record. A tenant never synced, or whose
+// snapshot has no compliant or non-compliant resource (so no percent),
+// has none, and its compliance_score rules find nothing.
+func latestScore(st *states.Store) rules.ScoreFunc {
+	return func(ctx context.Context, tenantID string) (*rules.Score, error) {
+		sn, err := st.LatestSnapshot(ctx, tenantID)
+		if err != nil || sn == nil || sn.CompliancePercent() == nil {
+			return nil, err
+		}
+		return &rules.Score{TenantID: sn.TenantID, Date: sn.Day, OverallCompliancePercent: *sn.CompliancePercent(),
+			CompliantResources: sn.CompliantResources, NonCompliantResources: sn.NonCompliantResources,
+			CompliantPolicies: sn.CompliantPolicies, NonCompliantPolicies: sn.NonCompliantPolicies, SyncedAt: sn.TakenAt.UTC()}, nil
 	}
 }
 

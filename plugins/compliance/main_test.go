@@ -2,10 +2,18 @@ package main
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/plugins/compliance/rules"
+	"github.com/stewardhq/steward/plugins/compliance/states"
 )
 
 // The definition is checked at test time, not only when the host starts
@@ -53,5 +61,59 @@ func TestFrameworksDir(t *testing.T) {
 	}
 	if _, err := newMapper(ctx, config{FrameworksDir: filepath.Join(dir, "missing")}); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("a missing folder: %v", err)
+	}
+}
+
+// TestMigrations: the policy states' and the custom rules' migrations are
+// one set, which applies on both databases; the rules' compliance_score
+// record is the tenant's latest snapshot, none before its first or while
+// it has no percent.
+func TestMigrations(t *testing.T) {
+	var names []string
+	err := fs.WalkDir(New().Migrations, ".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"0001_policy_states.postgres.tx.up.sql", "0001_policy_states.sqlite.tx.up.sql", "0001_policy_states.tx.down.sql",
+		"0100_rules.postgres.tx.up.sql", "0100_rules.sqlite.tx.up.sql", "0100_rules.tx.down.sql"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("migrations %v, want %v", names, want)
+	}
+	ctx := context.Background()
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			db := storetest.Open(t, dialect)
+			applied, err := store.Migrate(ctx, db, New().Migrations, "compliance_migrations")
+			if err != nil || !slices.Equal(applied, []string{"0001_policy_states", "0100_rules"}) {
+				t.Fatalf("migrated %v, %v", applied, err)
+			}
+			scores := latestScore(&states.Store{DB: db})
+			taken := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+			snaps := []states.Snapshot{
+				{TenantID: "t-a", Day: "2026-11-24", CompliantResources: 1, NonCompliantResources: 1, TakenAt: taken.AddDate(0, 0, -1)},
+				{TenantID: "t-a", Day: "2026-11-25", CompliantResources: 3, NonCompliantResources: 1, TotalResources: 5,
+					CompliantPolicies: 7, NonCompliantPolicies: 2, TakenAt: taken},
+				{TenantID: "t-empty", Day: "2026-11-25", TotalResources: 2, TakenAt: taken},
+			}
+			if _, err := db.NewInsert().Model(&snaps).Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got, err := scores.LatestScore(ctx, "t-a")
+			want := rules.Score{TenantID: "t-a", Date: "2026-11-25", OverallCompliancePercent: 75, CompliantResources: 3,
+				NonCompliantResources: 1, CompliantPolicies: 7, NonCompliantPolicies: 2, SyncedAt: taken}
+			if err != nil || got == nil || *got != want {
+				t.Errorf("t-a's score %+v, %v; want %+v", got, err, want)
+			}
+			for _, tenant := range []string{"t-empty", "t-never"} {
+				if got, err := scores.LatestScore(ctx, tenant); got != nil || err != nil {
+					t.Errorf("%s's score %+v, %v; want none", tenant, got, err)
+				}
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 
 	"github.com/stewardhq/steward/core/pluginenv"
+	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/plugins/resources/inventory"
 	"github.com/stewardhq/steward/plugins/resources/quotas"
 	"github.com/stewardhq/steward/sdk"
@@ -46,7 +47,7 @@ func New() *sdk.Plugin {
 		Pages:        pages,
 		Nav:          nav,
 		Datasets:     []sdk.Dataset{inventoryStore.Dataset()},
-		Migrations:   migrationSet{quotas.Migrations(), inventory.Migrations()},
+		Migrations:   store.MergeMigrations(quotas.Migrations(), inventory.Migrations()),
 		ConfigSchema: json.RawMessage(configSchema),
 		Jobs: []sdk.Job{
 			{Name: "quotas", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h",

@@ -302,3 +302,54 @@ func TestEvaluationOfAChangedRule(t *testing.T) {
 		}
 	})
 }
+
+// TestFindingRows: the rows the compliance reads take in are the counting
+// rules with violations, each with its subjects split by compliance, its
+// severity's rank and when it was evaluated; other tenants' rules and
+// rules without violations are not among them.
+func TestFindingRows(t *testing.T) {
+	eachDialect(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		disks := f.create(userA, diskRule("Disks", func(b map[string]any) { b["severity"] = "Critical" }))
+		f.create(userA, diskRule("Compliant MFA", func(b map[string]any) {
+			b["category"], b["resource_type"] = "mfa_coverage", nil
+			b["schema"] = map[string]any{"properties": map[string]any{"mfa_coverage_percentage": map[string]any{"minimum": 50}}}
+		}))
+		mfa := f.create(userA, diskRule("MFA", func(b map[string]any) {
+			b["category"], b["resource_type"], b["severity"] = "mfa_coverage", nil, "Low"
+			b["schema"] = map[string]any{"properties": map[string]any{"mfa_coverage_percentage": map[string]any{"minimum": 90}}}
+		}))
+		f.create(admin, diskRule("B's disks", func(b map[string]any) { b["tenant_id"] = tenantB }))
+		f.clock.Advance(time.Hour)
+		for _, tenant := range []string{tenantA, tenantB} {
+			if _, err := f.eval.EvaluateTenant(ctx, tenant); err != nil {
+				t.Fatal(err)
+			}
+		}
+		type row struct {
+			FindingID         string `bun:"finding_id"`
+			Name              string `bun:"name"`
+			Category          string `bun:"category"`
+			SeverityRank      int    `bun:"severity_rank"`
+			NonCompliantCount int64  `bun:"non_compliant_count"`
+			CompliantCount    int64  `bun:"compliant_count"`
+			TenantCount       int64  `bun:"tenant_count"`
+			GroupNames        string `bun:"group_names"`
+			LastEvaluatedUnix int64  `bun:"last_evaluated_unix"`
+		}
+		var rows []row
+		if err := rules.FindingRows(f.db, []string{tenantA}).OrderExpr("finding_id").Scan(ctx, &rows); err != nil {
+			t.Fatal(err)
+		}
+		at := f.clock.Now().Unix()
+		want := []row{
+			{FindingID: strconv.FormatInt(disks.ID, 10), Name: "Disks", Category: "resource_property", SeverityRank: 3,
+				NonCompliantCount: 2, CompliantCount: 1, TenantCount: 1, GroupNames: "[]", LastEvaluatedUnix: at},
+			{FindingID: strconv.FormatInt(mfa.ID, 10), Name: "MFA", Category: "mfa_coverage", SeverityRank: 1,
+				NonCompliantCount: 1, CompliantCount: 0, TenantCount: 1, GroupNames: "[]", LastEvaluatedUnix: at},
+		}
+		if !slices.Equal(rows, want) {
+			t.Errorf("finding rows\n%+v, want\n%+v", rows, want)
+		}
+	})
+}

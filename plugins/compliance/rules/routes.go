@@ -136,7 +136,7 @@ func (h *Handlers) Routes() []sdk.Route {
 				Description: "Rules", Headers: map[string]*huma.Param{"X-Total-Count": {Description: "How many match in all, beyond this page", Schema: &huma.Schema{Type: huma.TypeInteger}}},
 				Content: map[string]*huma.MediaType{"application/json": {Schema: sdk.SchemaOf([]View{})}}}},
 		}},
-		{Method: http.MethodPost, Path: rulesPath, Handler: h.create, Operation: &huma.Operation{
+		{Method: http.MethodPost, Path: rulesPath, TenantScoped: true, Handler: h.create, Operation: &huma.Operation{
 			OperationID: "compliance-rules-create", Tags: []string{tag}, Summary: "Create a custom compliance rule",
 			Description: "The schema is compiled under every guard before the rule is stored. Names and descriptions are stored without markup.",
 			RequestBody: &huma.RequestBody{Description: "The rule", Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: ruleSchema()}}},

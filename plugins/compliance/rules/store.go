@@ -230,3 +230,26 @@ func (s *Store) Violations(ctx context.Context, tenantIDs []string, ruleID int64
 	err := sel.OrderExpr("v.rule_id ASC, v.subject ASC, v.instance_path ASC, v.id ASC").Scan(ctx)
 	return out, err
 }
+
+// FindingRows selects the tenants' violated rules that count (active, of
+// effect audit, not deleted) as the compliance reads take in findings
+// beside the cloud's policies, one row per rule: finding_id (the rule's
+// id as text), name, category, severity_rank (1 for Low, 2 for Medium, 3
+// for High and Critical), non_compliant_count (subjects with violations),
+// compliant_count (the other subjects evaluated), tenant_count (1: a rule
+// is one tenant's), group_names ("[]") and last_evaluated_unix (the
+// evaluation's time in seconds).
+func FindingRows(db bun.IDB, tenantIDs []string) *bun.SelectQuery {
+	subjects := db.NewSelect().Table("compliance_rule_violations").ColumnExpr("rule_id, COUNT(DISTINCT subject) AS subjects").
+		Where("tenant_id IN (?)", bun.List(tenantIDs)).Group("rule_id")
+	evaluated := "CAST(strftime('%s', r.evaluated_at) AS INTEGER)"
+	if db.Dialect().Name() == dialect.PG {
+		evaluated = "CAST(EXTRACT(EPOCH FROM r.evaluated_at) AS BIGINT)"
+	}
+	return db.NewSelect().TableExpr("compliance_rules AS r").Join("JOIN (?) AS v ON v.rule_id = r.id", subjects).
+		ColumnExpr("CAST(r.id AS TEXT) AS finding_id, r.rule_name AS name, r.category").
+		ColumnExpr("CASE r.severity WHEN 'Critical' THEN 3 WHEN 'High' THEN 3 WHEN 'Low' THEN 1 ELSE 2 END AS severity_rank").
+		ColumnExpr("v.subjects AS non_compliant_count, r.subjects_evaluated - v.subjects AS compliant_count, 1 AS tenant_count").
+		ColumnExpr("'[]' AS group_names, "+evaluated+" AS last_evaluated_unix").
+		Where("r.tenant_id IN (?)", bun.List(tenantIDs)).Where("NOT r.deleted").Where("r.is_active").Where("r.effect = ?", EffectAudit)
+}

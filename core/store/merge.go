@@ -1,4 +1,4 @@
-package main
+package store
 
 import (
 	"errors"
@@ -7,13 +7,18 @@ import (
 	"strings"
 )
 
-// migrationSet is the plugin's one migration set made of its packages'
-// migrations (quotas, inventory), whose file names are numbered apart:
-// the host and the SDK read migrations from the top of one file system.
+// MergeMigrations is one migration set made of several, each a flat
+// folder of migration files (a plugin's packages each shipping their
+// own), whose file names are numbered apart: the host and the SDK read a
+// plugin's migrations from the top of one file system. A name found in
+// more than one set opens from the first.
+func MergeMigrations(sets ...fs.FS) fs.FS { return migrationSet(sets) }
+
+// migrationSet is the union of its file systems' top folders.
 type migrationSet []fs.FS
 
 func (m migrationSet) Open(name string) (fs.File, error) {
-	if name == "." {
+	if name == "." && len(m) > 0 {
 		return m[0].Open(name)
 	}
 	for _, f := range m {
@@ -35,5 +40,5 @@ func (m migrationSet) ReadDir(name string) ([]fs.DirEntry, error) {
 		out = append(out, entries...)
 	}
 	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return out, nil
+	return slices.CompactFunc(out, func(a, b fs.DirEntry) bool { return a.Name() == b.Name() }), nil
 }

@@ -45,12 +45,13 @@ func New() *sdk.Plugin {
 	reads := &states.Handlers{}
 	cov := &coverage.Service{}
 	customRules := &rules.Handlers{}
+	editor := &views.RuleEditor{Rules: customRules}
 	complianceViews := &views.Handlers{}
 	fragments, pages, nav := complianceViews.Views()
 	return &sdk.Plugin{
 		Name:         "compliance",
 		Version:      "0.1.0",
-		Routes:       slices.Concat(reads.Routes(), cov.Routes(), customRules.Routes()),
+		Routes:       slices.Concat(reads.Routes(), cov.Routes(), customRules.Routes(), editor.Routes()),
 		Datasets:     []sdk.Dataset{reads.Dataset()},
 		Fragments:    fragments,
 		Pages:        pages,
@@ -88,7 +89,8 @@ func New() *sdk.Plugin {
 			*cov = coverage.Service{Mapper: mapper, Store: st}
 			*customRules = rules.Handlers{Store: ruleStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger,
 				DryRuns: rules.NewLimiter(rules.DryRunEvery, rules.DryRunBurst, nil)}
-			*complianceViews = views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host}
+			*complianceViews = views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host,
+				Sections: []views.Section{editor.Section()}}
 			return nil
 		},
 	}

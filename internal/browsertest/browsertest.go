@@ -262,13 +262,20 @@ func (tab *Tab) Text(sel string) string {
 }
 
 // WaitText waits until the element's text satisfies ok, and returns it;
-// the test fails with the last text after the tab's timeout.
+// the test fails with the last text after the tab's timeout. Each look
+// finds the element and reads its text in one evaluation, so an element
+// htmx swaps out between the two is simply looked for again.
 func (tab *Tab) WaitText(sel string, ok func(string) bool) string {
 	tab.t.Helper()
+	quoted, err := json.Marshal(sel)
+	if err != nil {
+		tab.t.Fatal(err)
+	}
+	look := fmt.Sprintf(`(() => { const e = document.querySelector(%s); return e ? e.innerText : "" })()`, quoted)
 	deadline := time.Now().Add(tab.b.timeout)
 	var s string
 	for {
-		tab.Run("text of "+sel, chromedp.WaitReady(sel, chromedp.ByQuery), chromedp.Text(sel, &s, chromedp.ByQuery))
+		tab.Run("text of "+sel, chromedp.Evaluate(look, &s))
 		if ok(s) {
 			return s
 		}

@@ -1,6 +1,9 @@
 // Package pluginenv opens what a domain plugin built on core needs from the
 // environment the host configures it with: its config block, the cloud
-// clients and its database.
+// clients and its database. It also holds what the plugins' sync jobs
+// share: which tenants and subscriptions a run syncs (Plan), the loop over
+// them (SyncTenants) and the progress a run reports (Progress); and the
+// tenants' names the plugins' routes and pages show (TenantNames).
 package pluginenv
 
 import (

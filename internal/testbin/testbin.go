@@ -1,7 +1,9 @@
 // Package testbin is what tests that run plugin subprocesses share: the
 // repository's test plugin binary (the one `make test` built, named by
 // STEWARD_TEST_BIN, or else one built once per test binary when a test asks
-// for it) and whether a process still runs.
+// for it), the binaries of the repository's plugins, whether a process
+// still runs, and which child runs a plugin binary and how much memory it
+// holds, which benchmarks report.
 package testbin
 
 import (
@@ -51,6 +53,22 @@ func TestPlugin(t testing.TB) string {
 		t.Fatal(built.err)
 	}
 	return built.path
+}
+
+// Plugin is the binary of the repository's plugin name (the package
+// plugins/<name>), for a benchmark that runs it as the host does: the one
+// `make bench` built, in STEWARD_TEST_BIN, or else one built now into the
+// test's temporary directory.
+func Plugin(t testing.TB, name string) string {
+	t.Helper()
+	if dir := os.Getenv("STEWARD_TEST_BIN"); dir != "" {
+		return filepath.Join(dir, "plugins", name)
+	}
+	binary := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("go", "build", "-o", binary, "github.com/stewardhq/steward/plugins/"+name).CombinedOutput(); err != nil {
+		t.Fatalf("build the %s plugin: %v\n%s", name, err, out)
+	}
+	return binary
 }
 
 // Alive reports whether the process pid runs (Linux). A zombie has exited;

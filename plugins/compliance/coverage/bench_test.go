@@ -1,22 +1,19 @@
 package coverage_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/plugins/compliance/coverage"
+	"github.com/stewardhq/steward/plugins/compliance/frameworks/frameworkstest"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 	"github.com/stewardhq/steward/sdk"
@@ -51,31 +48,13 @@ var benchNames = []string{
 	"Deprecated accounts should be removed from your subscription",
 }
 
-// benchGroups are group names of Azure's regulatory-compliance
-// initiatives, as the frameworks package's tests keep them.
-func benchGroups(tb testing.TB) []string {
-	f, err := os.Open(filepath.Join("..", "frameworks", "testdata", "azure_groups.txt"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var groups []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if _, group, ok := strings.Cut(sc.Text(), " "); ok && !strings.HasPrefix(sc.Text(), "#") {
-			groups = append(groups, group)
-		}
-	}
-	return groups
-}
-
 // benchStates returns tenants × perTenant states over definitions distinct
 // policy definitions: each tenant has perTenant/5 resources under five
 // definitions each, a fifth of the states non-compliant. Half the
 // definitions carry one to six group names, split over two assignments.
 func benchStates(tb testing.TB, tenants, perTenant, definitions int) map[string][]states.State {
 	r := rand.New(rand.NewPCG(11, 25))
-	groups := benchGroups(tb)
+	groups := frameworkstest.AzureGroupNames(tb)
 	type def struct {
 		id, name string
 		groups   [2][]string

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/stewardhq/steward/plugins/compliance/frameworks/frameworkstest"
 	"github.com/stewardhq/steward/plugins/compliance/policies"
 )
 
@@ -508,16 +509,9 @@ func TestWithDirErrors(t *testing.T) {
 // framework, or one of its categories (which tier 1 does not map).
 func TestAzureGroupNames(t *testing.T) {
 	s := builtin(t)
-	raw, err := os.ReadFile(filepath.Join("testdata", "azure_groups.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	mapped := map[string]int{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		id, group, ok := strings.Cut(line, " ")
-		if !ok || strings.HasPrefix(line, "#") {
-			continue
-		}
+	for _, g := range frameworkstest.AzureGroups(t) {
+		id, group := g.Framework, g.Name
 		f := framework(t, s, id)
 		if _, ok := f.ControlForGroup(group); ok {
 			mapped[id]++

@@ -1,18 +1,18 @@
 package mapping
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/plugins/compliance/frameworks/frameworkstest"
 )
 
 // azureNames are display names of Azure built-in policy definitions.
@@ -69,28 +69,11 @@ var azureNames = []string{
 	"Deprecated accounts should be removed from your subscription",
 }
 
-// azureGroups are the group names of Azure's built-in regulatory-compliance
-// initiatives, as the frameworks package's tests keep them.
-var azureGroups = func() []string {
-	f, err := os.Open(filepath.Join("..", "frameworks", "testdata", "azure_groups.txt"))
-	if err != nil {
-		panic(err)
-	}
-	defer f.Close()
-	var groups []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if _, group, ok := strings.Cut(sc.Text(), " "); ok && !strings.HasPrefix(sc.Text(), "#") {
-			groups = append(groups, group)
-		}
-	}
-	return groups
-}()
-
 // benchPolicies returns n distinct definitions with Azure's names; half
 // carry one to six group names of Azure's initiatives (tier 1), the others
 // none (tier 2 only).
-func benchPolicies(n int) []Policy {
+func benchPolicies(tb testing.TB, n int) []Policy {
+	azureGroups := frameworkstest.AzureGroupNames(tb)
 	r := rand.New(rand.NewPCG(12, 25))
 	suffixes := []string{"", " (Preview)", " for App Service Environment", " in Azure Government"}
 	out := make([]Policy, n)
@@ -180,7 +163,7 @@ func BenchmarkCoverage(b *testing.B) {
 	const tenants, perTenant, definitions = 100, 1000, 200
 	ctx := context.Background()
 	set := withAcme(b)
-	all := benchPolicies(definitions)
+	all := benchPolicies(b, definitions)
 	states := benchStates(tenants, perTenant, definitions)
 	policies, counts := aggregate(all, states)
 	opts := Options{IncludePolicies: true, Explain: true}
@@ -236,7 +219,7 @@ func BenchmarkCoverage(b *testing.B) {
 	// A cold request costs in proportion to the distinct definitions.
 	for _, n := range []int{50, 800} {
 		b.Run(fmt.Sprintf("cold-%d-definitions", n), func(b *testing.B) {
-			list, counts := aggregate(benchPolicies(n), benchStates(tenants, perTenant, n))
+			list, counts := aggregate(benchPolicies(b, n), benchStates(tenants, perTenant, n))
 			cold(b, list, counts, 10)
 		})
 	}

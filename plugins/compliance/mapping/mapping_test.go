@@ -137,7 +137,7 @@ func TestMapNISTGroupNameForms(t *testing.T) {
 func TestMapAgreesWithFrameworkRules(t *testing.T) {
 	set := withAcme(t)
 	m := newMapper(t, set)
-	list := benchPolicies(200)
+	list := benchPolicies(t, 200)
 	mapping, err := m.Map(context.Background(), list)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package states
 
 import (
 	"cmp"
-	"context"
 	"net/http"
 	"slices"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -206,7 +206,7 @@ func (h *Handlers) scores(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
-	names, err := h.names(r.Context(), tenants)
+	names, err := pluginenv.TenantNames(r.Context(), h.Host, tenants)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -307,7 +307,7 @@ func (h *Handlers) status(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
-	names, err := h.names(r.Context(), tenants)
+	names, err := pluginenv.TenantNames(r.Context(), h.Host, tenants)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -343,20 +343,4 @@ func (h *Handlers) status(w http.ResponseWriter, r *http.Request) {
 		return cmp.Or(cmp.Compare(a.TenantName, b.TenantName), cmp.Compare(a.TenantID, b.TenantID))
 	})
 	sdk.WriteJSON(w, http.StatusOK, out)
-}
-
-// names maps the tenants' ids to their names in the host's directory.
-func (h *Handlers) names(ctx context.Context, ids []string) (map[string]string, error) {
-	out := make(map[string]string, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	tenants, err := h.Host.Tenants(ctx, ids...)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tenants {
-		out[t.ID] = t.Name
-	}
-	return out, nil
 }

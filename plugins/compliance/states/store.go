@@ -128,33 +128,20 @@ func (s *Store) Replace(ctx context.Context, t Target, stream func(emit func(Sta
 	if flush <= 0 {
 		flush = DefaultFlushRows
 	}
-	buf := make([][]any, 0, flush)
-	write := func() error {
-		if len(buf) == 0 {
-			return nil
-		}
-		if err := st.Write(ctx, len(buf), func(i int) []any { return buf[i] }); err != nil {
+	out.Rows, out.Batches, err = store.WriteBatches(flush, func(emit func([]any) error) error {
+		return stream(func(v State) error {
+			row, err := stageRow(v)
+			if err != nil {
+				return err
+			}
+			return emit(row)
+		})
+	}, func(rows [][]any) error {
+		if err := st.Write(ctx, len(rows), func(i int) []any { return rows[i] }); err != nil {
 			return fmt.Errorf("states: stage: %w", err)
-		}
-		out.Batches++
-		buf = buf[:0]
-		return nil
-	}
-	err = stream(func(v State) error {
-		row, err := stageRow(v)
-		if err != nil {
-			return err
-		}
-		buf = append(buf, row)
-		out.Rows++
-		if len(buf) == flush {
-			return write()
 		}
 		return nil
 	})
-	if err == nil {
-		err = write()
-	}
 	if err != nil {
 		return out, err
 	}

@@ -45,12 +45,6 @@ type Syncer struct {
 	mu sync.Mutex
 }
 
-// tenantWork is one tenant's part of a run.
-type tenantWork struct {
-	tenant        sdk.Tenant
-	subscriptions []string
-}
-
 // Run syncs every active tenant, or those of run.TenantIDs: each
 // subscription's latest policy states replace those stored for it. A
 // tenant none of whose subscriptions the credential sees is skipped. A
@@ -62,60 +56,25 @@ type tenantWork struct {
 func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	work, err := s.plan(ctx, run.TenantIDs)
+	work, err := pluginenv.Plan(ctx, s.Host, s.Cloud.Subscriptions, run.TenantIDs)
 	if err != nil {
 		return 0, err
 	}
-	p := &progress{run: run}
+	p := &pluginenv.Progress{Run: run}
 	for _, tw := range work {
-		p.total += int64(len(tw.subscriptions))
+		p.Total += int64(len(tw.Subscriptions))
 	}
-	var failures []error
-	for _, tw := range work {
-		if len(tw.subscriptions) == 0 {
-			if run.Logger != nil {
-				run.Logger.Warn("tenant skipped: none of its subscriptions is visible", "tenant", tw.tenant.Name, "tenant_id", tw.tenant.ID)
-			}
-			continue
-		}
-		if err := s.syncTenant(ctx, tw, p); err != nil {
-			failures = append(failures, fmt.Errorf("tenant %s (%s): %w", tw.tenant.Name, tw.tenant.ID, err))
-		}
-	}
-	return p.records, errors.Join(failures...)
-}
-
-// plan lists the tenants to sync and each one's subscriptions, found by
-// the directory tenant the cloud reports them in.
-func (s *Syncer) plan(ctx context.Context, tenantIDs []string) ([]*tenantWork, error) {
-	tenants, err := s.Host.Tenants(ctx, tenantIDs...)
-	if err != nil {
-		return nil, fmt.Errorf("tenant directory: %w", err)
-	}
-	var work []*tenantWork
-	var active []sdk.Tenant
-	for _, t := range tenants {
-		if t.IsActive {
-			work = append(work, &tenantWork{tenant: t})
-			active = append(active, t)
-		}
-	}
-	err = pluginenv.TenantSubscriptions(ctx, s.Cloud.Subscriptions, active, func(i int, sub string) {
-		work[i].subscriptions = append(work[i].subscriptions, sub)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return work, nil
+	err = pluginenv.SyncTenants(run, work, func(tw pluginenv.TenantWork) error { return s.syncTenant(ctx, tw, p) })
+	return p.Records, err
 }
 
 // syncTenant replaces the states of each of the tenant's subscriptions;
 // once all succeeded it takes the snapshot, runs the hooks and marks the
 // tenant fresh.
-func (s *Syncer) syncTenant(ctx context.Context, tw *tenantWork, p *progress) error {
+func (s *Syncer) syncTenant(ctx context.Context, tw pluginenv.TenantWork, p *pluginenv.Progress) error {
 	var failures []error
-	for _, sub := range tw.subscriptions {
-		if err := s.syncSubscription(ctx, tw.tenant, sub, p); err != nil {
+	for _, sub := range tw.Subscriptions {
+		if err := s.syncSubscription(ctx, tw.Tenant, sub, p); err != nil {
 			failures = append(failures, fmt.Errorf("subscription %s: %w", sub, err))
 		}
 	}
@@ -123,33 +82,33 @@ func (s *Syncer) syncTenant(ctx context.Context, tw *tenantWork, p *progress) er
 		return errors.Join(failures...)
 	}
 	at := s.now().UTC()
-	snap, err := s.Store.Finish(ctx, tw.tenant.ID, tw.subscriptions, at)
+	snap, err := s.Store.Finish(ctx, tw.Tenant.ID, tw.Subscriptions, at)
 	if err != nil {
 		return err
 	}
-	p.report(fmt.Sprintf("tenant %s: %d policy states, %d of %d resources non-compliant", tw.tenant.Name, snap.PolicyStates,
+	p.Report(fmt.Sprintf("tenant %s: %d policy states, %d of %d resources non-compliant", tw.Tenant.Name, snap.PolicyStates,
 		snap.NonCompliantResources, snap.TotalResources))
 	for _, hook := range s.AfterTenant {
-		if err := hook(ctx, tw.tenant); err != nil {
+		if err := hook(ctx, tw.Tenant); err != nil {
 			failures = append(failures, err)
 		}
 	}
 	if len(failures) > 0 {
 		return errors.Join(failures...)
 	}
-	if err := s.Host.MarkFresh(ctx, tw.tenant.ID, Domain, at); err != nil {
+	if err := s.Host.MarkFresh(ctx, tw.Tenant.ID, Domain, at); err != nil {
 		return fmt.Errorf("mark fresh: %w", err)
 	}
 	return nil
 }
 
-func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, sub string, p *progress) error {
+func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, sub string, p *pluginenv.Progress) error {
 	label := fmt.Sprintf("tenant %s subscription %s", tenant.Name, sub)
 	// The summary counts the subscription's resources, against which
 	// Replace checks that the listing was not cut short.
 	summary, err := s.Cloud.PolicySummary(ctx, sub)
 	if err != nil {
-		p.step(label + ": failed")
+		p.Step(label + ": failed")
 		return err
 	}
 	resources := 0
@@ -162,7 +121,7 @@ func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, sub st
 		return s.Cloud.PolicyStates(ctx, sub, "", func(c cloud.PolicyState) error {
 			n++
 			if n%progressRows == 0 {
-				p.report(fmt.Sprintf("%s: %d states", label, n))
+				p.Report(fmt.Sprintf("%s: %d states", label, n))
 			}
 			return emit(State{ResourceID: c.ResourceID, ResourceType: c.ResourceType, PolicyAssignmentID: c.PolicyAssignmentID,
 				PolicyDefinitionID: c.PolicyDefinitionID, PolicyDefinitionName: c.PolicyDefinitionName, PolicyName: c.DisplayName,
@@ -171,11 +130,11 @@ func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, sub st
 		})
 	})
 	if err != nil {
-		p.step(label + ": failed")
+		p.Step(label + ": failed")
 		return err
 	}
-	p.records += written.Rows
-	p.step(fmt.Sprintf("%s: %d states in %d batches", label, written.Rows, written.Batches))
+	p.Records += written.Rows
+	p.Step(fmt.Sprintf("%s: %d states in %d batches", label, written.Rows, written.Batches))
 	return nil
 }
 
@@ -185,18 +144,3 @@ func (s *Syncer) now() time.Time {
 	}
 	return time.Now()
 }
-
-// progress counts a run's steps (a subscription's states) and records,
-// and reports them to the host.
-type progress struct {
-	run         *sdk.JobRun
-	done, total int64
-	records     int64
-}
-
-func (p *progress) step(message string) {
-	p.done++
-	p.report(message)
-}
-
-func (p *progress) report(message string) { p.run.Progress(p.done, p.total, message) }

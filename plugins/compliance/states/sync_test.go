@@ -134,12 +134,7 @@ func (c faultMidway) PolicyStates(ctx context.Context, sub, filter string, fn fu
 // the cloud answers, the next run catches up.
 func TestFailedSubscriptionKeepsStates(t *testing.T) {
 	each(t, func(t *testing.T, dialect string) {
-		w := complianceWorld()
-		// Enough states in C2 for a second page (Policy Insights pages
-		// 1000 records).
-		for i := range 1100 {
-			w.PolicyStates = append(w.PolicyStates, state(subC2, p3, resource(subC2, "Microsoft.Network/publicIPAddresses", fmt.Sprintf("ip%d", i)), "Compliant"))
-		}
+		w := twoPageWorld()
 		f := start(t, dialect, w)
 		f.mustRun(t)
 		before := f.stored(t)
@@ -213,11 +208,7 @@ func TestFailedSubscriptionKeepsStates(t *testing.T) {
 // states stay as they were.
 func TestListingCutShort(t *testing.T) {
 	each(t, func(t *testing.T, dialect string) {
-		w := complianceWorld()
-		for i := range 1100 {
-			w.PolicyStates = append(w.PolicyStates, state(subC2, p3, resource(subC2, "Microsoft.Network/publicIPAddresses", fmt.Sprintf("ip%d", i)), "Compliant"))
-		}
-		f := start(t, dialect, w)
+		f := start(t, dialect, twoPageWorld())
 		f.mustRun(t)
 		before := f.stored(t)
 		f.sim.Faults.Set(cloudsim.ARM, "/subscriptions/"+subC2+"/providers/Microsoft.PolicyInsights", cloudsim.Fault{TruncatePages: true})
@@ -277,4 +268,14 @@ func TestHooksAndDroppedSubscriptions(t *testing.T) {
 			t.Fatalf("contoso's snapshot without C2 %+v", snap)
 		}
 	})
+}
+
+// twoPageWorld is the compliance world with enough states in C2 for a
+// second page (Policy Insights pages 1000 records).
+func twoPageWorld() *world.World {
+	w := complianceWorld()
+	for i := range 1100 {
+		w.PolicyStates = append(w.PolicyStates, state(subC2, p3, resource(subC2, "Microsoft.Network/publicIPAddresses", fmt.Sprintf("ip%d", i)), "Compliant"))
+	}
+	return w
 }

@@ -4,11 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +15,7 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim/simtest"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/internal/testbin"
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/plugintest"
 )
@@ -37,7 +34,7 @@ import (
 // The plugin binary is $STEWARD_TEST_BIN/plugins/cost (make bench), or
 // built here.
 func BenchmarkCostIngest(b *testing.B) {
-	binary := costBinary(b)
+	binary := testbin.Plugin(b, "cost")
 	w := tenantYear(time.Now().UTC())
 	sim, idp := simtest.Start(b, w, cloudsim.Options{}, simtest.Client(clientID, clientSecret))
 	arm.Register(sim, idp)
@@ -65,8 +62,8 @@ func BenchmarkCostIngest(b *testing.B) {
 				},
 				Tenants: []sdk.Tenant{{ID: "t-contoso", Name: "Contoso", DirectoryTenantID: contosoDir, IsActive: true}},
 			})
-			pid := childPID(b, binary)
-			idle := procStatus(b, pid, "VmRSS")
+			pid := testbin.ChildPID(b, binary)
+			idle := testbin.ProcStatus(b, pid, "VmRSS")
 			backfill := func() int64 {
 				n, _, err := h.RunJob(ctx, "costs")
 				if err != nil || n != 29200 {
@@ -83,22 +80,10 @@ func BenchmarkCostIngest(b *testing.B) {
 				rows += backfill()
 			}
 			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
-			b.ReportMetric(procStatus(b, pid, "VmHWM")/(1<<20), "plugin-peak-rss-MB")
+			b.ReportMetric(testbin.ProcStatus(b, pid, "VmHWM")/(1<<20), "plugin-peak-rss-MB")
 			b.ReportMetric(idle/(1<<20), "plugin-idle-rss-MB")
 		})
 	}
-}
-
-// costBinary is the cost plugin's binary: make bench's, or one built now.
-func costBinary(b *testing.B) string {
-	if dir := os.Getenv("STEWARD_TEST_BIN"); dir != "" {
-		return filepath.Join(dir, "plugins", "cost")
-	}
-	binary := filepath.Join(b.TempDir(), "cost")
-	if out, err := exec.Command("go", "build", "-o", binary, "github.com/stewardhq/steward/plugins/cost").CombinedOutput(); err != nil {
-		b.Fatalf("build the cost plugin: %v\n%s", err, out)
-	}
-	return binary
 }
 
 func emptyLedger(b *testing.B, db *bun.DB) {
@@ -107,56 +92,4 @@ func emptyLedger(b *testing.B, db *bun.DB) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// childPID finds the process of binary this process started.
-func childPID(b *testing.B, binary string) int {
-	want, err := filepath.EvalSymlinks(binary)
-	if err != nil {
-		b.Fatal(err)
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		b.Skipf("no /proc to measure the plugin's memory: %v", err)
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The fields after the command name, which is in parentheses:
-		// state, then the parent's pid.
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == want {
-			return pid
-		}
-	}
-	b.Fatalf("no child process runs %s", binary)
-	return 0
-}
-
-// procStatus reads a memory figure of /proc/<pid>/status in bytes.
-func procStatus(b *testing.B, pid int, field string) float64 {
-	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb * 1024
-		}
-	}
-	b.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
 }

@@ -88,12 +88,6 @@ type Syncer struct {
 	mu sync.Mutex
 }
 
-// tenantWork is one tenant's part of a run.
-type tenantWork struct {
-	tenant        sdk.Tenant
-	subscriptions []string
-}
-
 // Run syncs every active tenant, or those of run.TenantIDs; a tenant none
 // of whose subscriptions the credential sees is skipped. A failing
 // subscription or tenant does not stop the others: the run then fails
@@ -103,7 +97,7 @@ type tenantWork struct {
 func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	work, err := s.plan(ctx, run.TenantIDs)
+	work, err := pluginenv.Plan(ctx, s.Host, s.Cloud.Subscriptions, run.TenantIDs)
 	if err != nil {
 		return 0, err
 	}
@@ -115,76 +109,44 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read resource cost periods: %w", err)
 	}
-	p := &progress{run: run}
+	p := &pluginenv.Progress{Run: run}
 	for _, tw := range work {
-		p.total += int64(len(tw.subscriptions))
-		if tw.tenant.BillingAccountID != "" && len(tw.subscriptions) > 0 {
-			p.total++
+		p.Total += int64(len(tw.Subscriptions))
+		if tw.Tenant.BillingAccountID != "" && len(tw.Subscriptions) > 0 {
+			p.Total++
 		}
 	}
-	var failures []error
-	for _, tw := range work {
-		if len(tw.subscriptions) == 0 {
-			// Not delegated yet, or delegated to another tenant:
-			// onboarding reports that; its costs stay as they were and
-			// are not marked fresh.
-			if run.Logger != nil {
-				run.Logger.Warn("tenant skipped: none of its subscriptions is visible", "tenant", tw.tenant.Name, "tenant_id", tw.tenant.ID)
-			}
-			continue
-		}
+	// A tenant without subscriptions is skipped: its costs stay as they
+	// were and are not marked fresh.
+	err = pluginenv.SyncTenants(run, work, func(tw pluginenv.TenantWork) error {
 		if err := s.syncTenant(ctx, tw, states, periods, p); err != nil {
-			failures = append(failures, fmt.Errorf("tenant %s (%s): %w", tw.tenant.Name, tw.tenant.ID, err))
-			continue
+			return err
 		}
-		if err := s.Host.MarkFresh(ctx, tw.tenant.ID, "costs", s.now()); err != nil {
-			failures = append(failures, fmt.Errorf("tenant %s (%s): mark fresh: %w", tw.tenant.Name, tw.tenant.ID, err))
+		if err := s.Host.MarkFresh(ctx, tw.Tenant.ID, "costs", s.now()); err != nil {
+			return fmt.Errorf("mark fresh: %w", err)
 		}
-	}
-	return p.records, errors.Join(failures...)
-}
-
-// plan lists the tenants to sync and each one's subscriptions, found by
-// the directory tenant the cloud reports them in.
-func (s *Syncer) plan(ctx context.Context, tenantIDs []string) ([]*tenantWork, error) {
-	tenants, err := s.Host.Tenants(ctx, tenantIDs...)
-	if err != nil {
-		return nil, fmt.Errorf("tenant directory: %w", err)
-	}
-	var work []*tenantWork
-	var active []sdk.Tenant
-	for _, t := range tenants {
-		if t.IsActive {
-			work = append(work, &tenantWork{tenant: t})
-			active = append(active, t)
-		}
-	}
-	err = pluginenv.TenantSubscriptions(ctx, s.Cloud.Subscriptions, active, func(i int, sub string) {
-		work[i].subscriptions = append(work[i].subscriptions, sub)
+		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return work, nil
+	return p.Records, err
 }
 
 // syncTenant writes a tenant's costs subscription by subscription, runs
 // the hooks over the days written, then syncs its reservations.
-func (s *Syncer) syncTenant(ctx context.Context, tw *tenantWork, states map[string]ledger.SyncState, periods map[string]ledger.ResourcePeriod, p *progress) error {
+func (s *Syncer) syncTenant(ctx context.Context, tw pluginenv.TenantWork, states map[string]ledger.SyncState, periods map[string]ledger.ResourcePeriod, p *pluginenv.Progress) error {
 	today := ledger.DayOf(s.now().UTC())
 	var failures []error
 	var from, to ledger.Day
-	for i, sub := range tw.subscriptions {
-		w := s.window(tw.tenant.ID, sub, today, states)
+	for i, sub := range tw.Subscriptions {
+		w := s.window(tw.Tenant.ID, sub, today, states)
 		if i == 0 || w.From < from {
 			from = w.From
 		}
 		to = max(to, w.To)
-		if err := s.syncSubscription(ctx, tw.tenant, w, p); err != nil {
+		if err := s.syncSubscription(ctx, tw.Tenant, w, p); err != nil {
 			failures = append(failures, fmt.Errorf("subscription %s: %w", sub, err))
 			continue
 		}
-		if err := s.syncResourceCosts(ctx, tw.tenant, sub, today, periods[sub], p); err != nil {
+		if err := s.syncResourceCosts(ctx, tw.Tenant, sub, today, periods[sub], p); err != nil {
 			failures = append(failures, fmt.Errorf("subscription %s: resource costs: %w", sub, err))
 		}
 	}
@@ -192,13 +154,13 @@ func (s *Syncer) syncTenant(ctx context.Context, tw *tenantWork, states map[stri
 		return errors.Join(failures...)
 	}
 	for _, hook := range s.AfterTenant {
-		if err := hook(ctx, tw.tenant, from, to); err != nil {
+		if err := hook(ctx, tw.Tenant, from, to); err != nil {
 			failures = append(failures, err)
 		}
 	}
-	if tw.tenant.BillingAccountID != "" {
-		if err := s.syncReservations(ctx, tw.tenant, today, p); err != nil {
-			failures = append(failures, fmt.Errorf("reservations of billing account %s: %w", tw.tenant.BillingAccountID, err))
+	if tw.Tenant.BillingAccountID != "" {
+		if err := s.syncReservations(ctx, tw.Tenant, today, p); err != nil {
+			failures = append(failures, fmt.Errorf("reservations of billing account %s: %w", tw.Tenant.BillingAccountID, err))
 		}
 	}
 	return errors.Join(failures...)
@@ -223,32 +185,32 @@ func (s *Syncer) window(tenantID, sub string, today ledger.Day, states map[strin
 	return ledger.Window{TenantID: tenantID, SubscriptionID: sub, From: from, To: today}
 }
 
-func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, w ledger.Window, p *progress) error {
+func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, w ledger.Window, p *pluginenv.Progress) error {
 	label := fmt.Sprintf("tenant %s subscription %s %s..%s", tenant.Name, w.SubscriptionID, w.From, w.To)
 	written, err := s.Ledger.Replace(ctx, w, s.now(), func(emit func(ledger.Cost) error) error {
 		var n int64
 		return s.Cloud.DailyCosts(ctx, w.SubscriptionID, w.From.Time(), w.To.Time(), func(r cloud.CostRow) error {
 			n++
 			if n%progressRows == 0 {
-				p.report(fmt.Sprintf("%s: %d rows", label, n))
+				p.Report(fmt.Sprintf("%s: %d rows", label, n))
 			}
 			return emit(ledger.Cost{Day: ledger.DayOf(r.Date), Service: r.Service, ResourceGroup: r.ResourceGroup,
 				Currency: r.Currency, Cost: ledger.AmountOf(r.Cost)})
 		})
 	})
 	if err != nil {
-		p.step(label + ": failed")
+		p.Step(label + ": failed")
 		return err
 	}
-	p.records += written.Rows
-	p.step(fmt.Sprintf("%s: %d rows in %d batches, %d changed", label, written.Rows, written.Batches, written.Changed))
+	p.Records += written.Rows
+	p.Step(fmt.Sprintf("%s: %d rows in %d batches, %d changed", label, written.Rows, written.Batches, written.Changed))
 	return nil
 }
 
 // syncResourceCosts replaces a subscription's cost per resource over the
 // ResourceCostDays ending yesterday, unless the ledger already holds that
 // period for the same tenant.
-func (s *Syncer) syncResourceCosts(ctx context.Context, tenant sdk.Tenant, sub string, today ledger.Day, held ledger.ResourcePeriod, p *progress) error {
+func (s *Syncer) syncResourceCosts(ctx context.Context, tenant sdk.Tenant, sub string, today ledger.Day, held ledger.ResourcePeriod, p *pluginenv.Progress) error {
 	period := ledger.ResourcePeriod{SubscriptionID: sub, TenantID: tenant.ID, From: today - ResourceCostDays, To: today - 1, SyncedAt: s.now()}
 	if held.From == period.From && held.To == period.To && held.TenantID == tenant.ID {
 		return nil
@@ -265,14 +227,14 @@ func (s *Syncer) syncResourceCosts(ctx context.Context, tenant sdk.Tenant, sub s
 	if err != nil {
 		return err
 	}
-	p.report(fmt.Sprintf("tenant %s subscription %s resources %s..%s: %d costed", tenant.Name, sub, period.From, period.To, n))
+	p.Report(fmt.Sprintf("tenant %s subscription %s resources %s..%s: %d costed", tenant.Name, sub, period.From, period.To, n))
 	return nil
 }
 
 // syncReservations reads a billing account's daily reservation
 // utilisation from RestateDays before the last day stored, or over the
 // last ReservationDays on the first sync, and upserts it.
-func (s *Syncer) syncReservations(ctx context.Context, tenant sdk.Tenant, today ledger.Day, p *progress) error {
+func (s *Syncer) syncReservations(ctx context.Context, tenant sdk.Tenant, today ledger.Day, p *pluginenv.Progress) error {
 	restate := s.RestateDays
 	if restate <= 0 {
 		restate = DefaultRestateDays
@@ -297,9 +259,9 @@ func (s *Syncer) syncReservations(ctx context.Context, tenant sdk.Tenant, today 
 		err = s.Ledger.UpsertReservations(ctx, rows)
 	}
 	if err == nil {
-		p.records += int64(len(rows))
+		p.Records += int64(len(rows))
 	}
-	p.step(fmt.Sprintf("tenant %s reservations %s..%s: %d days", tenant.Name, from, today, len(rows)))
+	p.Step(fmt.Sprintf("tenant %s reservations %s..%s: %d days", tenant.Name, from, today, len(rows)))
 	return err
 }
 
@@ -309,18 +271,3 @@ func (s *Syncer) now() time.Time {
 	}
 	return time.Now()
 }
-
-// progress counts a run's steps (a subscription's costs, a tenant's
-// reservations) and records, and reports them to the host.
-type progress struct {
-	run         *sdk.JobRun
-	done, total int64
-	records     int64
-}
-
-func (p *progress) step(message string) {
-	p.done++
-	p.report(message)
-}
-
-func (p *progress) report(message string) { p.run.Progress(p.done, p.total, message) }

@@ -80,39 +80,26 @@ func (s *Store) Replace(ctx context.Context, w Window, syncedAt time.Time, strea
 	if flush <= 0 {
 		flush = DefaultFlushRows
 	}
-	buf := make([]Cost, 0, flush)
-	write := func() error {
-		if len(buf) == 0 {
-			return nil
-		}
-		if err := st.write(ctx, buf); err != nil {
-			return fmt.Errorf("ledger: stage: %w", err)
-		}
-		out.Batches++
-		buf = buf[:0]
-		return nil
-	}
 	var lastDay Day
 	lastMonth := 0
-	err = stream(func(c Cost) error {
-		if c.Day < w.From || c.Day > w.To {
-			return nil
-		}
-		// Rows come day by day: a month is worked out once a day.
-		if c.Day != lastDay || lastMonth == 0 {
-			lastDay, lastMonth = c.Day, c.Day.Month()
-		}
-		c.Month = lastMonth
-		buf = append(buf, c)
-		out.Rows++
-		if len(buf) == flush {
-			return write()
+	out.Rows, out.Batches, err = store.WriteBatches(flush, func(emit func(Cost) error) error {
+		return stream(func(c Cost) error {
+			if c.Day < w.From || c.Day > w.To {
+				return nil
+			}
+			// Rows come day by day: a month is worked out once a day.
+			if c.Day != lastDay || lastMonth == 0 {
+				lastDay, lastMonth = c.Day, c.Day.Month()
+			}
+			c.Month = lastMonth
+			return emit(c)
+		})
+	}, func(rows []Cost) error {
+		if err := st.write(ctx, rows); err != nil {
+			return fmt.Errorf("ledger: stage: %w", err)
 		}
 		return nil
 	})
-	if err == nil {
-		err = write()
-	}
 	if err != nil {
 		return out, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -139,7 +140,7 @@ func (h *Handlers) chargebackAll(w http.ResponseWriter, r *http.Request) {
 // chargeback answers the reports of tenants over rng as JSON (one report,
 // or an array when many), or streams them as CSV under filename.
 func (h *Handlers) chargeback(w http.ResponseWriter, r *http.Request, tenants []string, rng Range, filename string, one bool) {
-	names, err := h.names(r, tenants)
+	names, err := pluginenv.TenantNames(r.Context(), h.Host, tenants)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return

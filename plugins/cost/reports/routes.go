@@ -175,19 +175,3 @@ func checkRange(start, end ledger.Day) (Range, error) {
 	}
 	return rng, nil
 }
-
-// names maps the tenants' ids to their names in the host's directory.
-func (h *Handlers) names(r *http.Request, ids []string) (map[string]string, error) {
-	out := make(map[string]string, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	tenants, err := h.Host.Tenants(r.Context(), ids...)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tenants {
-		out[t.ID] = t.Name
-	}
-	return out, nil
-}

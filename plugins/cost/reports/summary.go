@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -130,7 +131,7 @@ func (h *Handlers) byTenant(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
-	names, err := h.names(r, tenants)
+	names, err := pluginenv.TenantNames(r.Context(), h.Host, tenants)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/cost/anomalies"
 	"github.com/stewardhq/steward/plugins/cost/budgets"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
@@ -173,7 +174,7 @@ func (h *Handlers) anomalyList(ctx context.Context, r *http.Request, tenants []s
 		for i, a := range items {
 			ids[i] = a.TenantID
 		}
-		names, err := h.names(ctx, ids)
+		names, err := pluginenv.TenantNames(ctx, h.Host, ids)
 		if err != nil {
 			return "", err
 		}
@@ -215,7 +216,7 @@ func (h *Handlers) budgetList(ctx context.Context, tenants []string) (template.H
 	for i, b := range list {
 		ids[i] = b.TenantID
 	}
-	names, err := h.names(ctx, ids)
+	names, err := pluginenv.TenantNames(ctx, h.Host, ids)
 	if err != nil {
 		return "", err
 	}

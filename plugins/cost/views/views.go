@@ -23,7 +23,6 @@ package views
 
 import (
 	"bytes"
-	"context"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -105,23 +104,6 @@ func withTenant(path string, r *http.Request) string {
 		return path + "?tenant_id=" + url.QueryEscape(id)
 	}
 	return path
-}
-
-// names maps the ids to the tenants' names in the host's directory.
-func (h *Handlers) names(ctx context.Context, ids []string) (map[string]string, error) {
-	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
-	out := make(map[string]string, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	tenants, err := h.Host.Tenants(ctx, ids...)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tenants {
-		out[t.ID] = t.Name
-	}
-	return out, nil
 }
 
 // money is an amount as people read it, exactly: its cents as

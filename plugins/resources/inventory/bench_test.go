@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim/world"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/internal/testbin"
 	"github.com/stewardhq/steward/plugins/resources/inventory"
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/plugintest"
@@ -77,7 +76,7 @@ func bulkWorld(n int) *world.World {
 // or built here.
 func BenchmarkInventorySync(b *testing.B) {
 	n := benchResources(b)
-	binary := resourcesBinary(b)
+	binary := testbin.Plugin(b, "resources")
 	sim, idp := simtest.Start(b, bulkWorld(n), cloudsim.Options{}, simtest.Client(clientID, clientSecret))
 	arm.Register(sim, idp)
 	cloudJSON, err := json.Marshal(cloud.Config{
@@ -121,8 +120,8 @@ func BenchmarkInventorySync(b *testing.B) {
 						return err
 					},
 				})
-				pid := childPID(b, binary)
-				idle := procStatus(b, pid, "VmRSS")
+				pid := testbin.ChildPID(b, binary)
+				idle := testbin.ProcStatus(b, pid, "VmRSS")
 				sync := func() time.Duration {
 					began := time.Now()
 					if got, _, err := h.RunJob(ctx, "inventory"); err != nil || got != int64(n) {
@@ -134,7 +133,7 @@ func BenchmarkInventorySync(b *testing.B) {
 				second := sync()
 				b.ReportMetric(float64(n)/first.Seconds(), "rows/s-first")
 				b.ReportMetric(float64(n)/second.Seconds(), "rows/s-unchanged")
-				b.ReportMetric(procStatus(b, pid, "VmHWM")/(1<<20), "plugin-peak-rss-MB")
+				b.ReportMetric(testbin.ProcStatus(b, pid, "VmHWM")/(1<<20), "plugin-peak-rss-MB")
 				b.ReportMetric(idle/(1<<20), "plugin-idle-rss-MB")
 
 				s := &inventory.Store{DB: db}
@@ -179,69 +178,4 @@ func BenchmarkInventorySync(b *testing.B) {
 			}
 		})
 	}
-}
-
-// resourcesBinary is the resources plugin's binary: make bench's, or one
-// built now.
-func resourcesBinary(b *testing.B) string {
-	if dir := os.Getenv("STEWARD_TEST_BIN"); dir != "" {
-		return filepath.Join(dir, "plugins", "resources")
-	}
-	binary := filepath.Join(b.TempDir(), "resources")
-	if out, err := exec.Command("go", "build", "-o", binary, "github.com/stewardhq/steward/plugins/resources").CombinedOutput(); err != nil {
-		b.Fatalf("build the resources plugin: %v\n%s", err, out)
-	}
-	return binary
-}
-
-// childPID finds the process of binary this process started.
-func childPID(b *testing.B, binary string) int {
-	want, err := filepath.EvalSymlinks(binary)
-	if err != nil {
-		b.Fatal(err)
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		b.Skipf("no /proc to measure the plugin's memory: %v", err)
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The fields after the command name, which is in parentheses:
-		// state, then the parent's pid.
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == want {
-			return pid
-		}
-	}
-	b.Fatalf("no child process runs %s", binary)
-	return 0
-}
-
-// procStatus reads a memory figure of /proc/<pid>/status in bytes.
-func procStatus(b *testing.B, pid int, field string) float64 {
-	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb * 1024
-		}
-	}
-	b.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
 }

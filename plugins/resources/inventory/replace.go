@@ -87,29 +87,12 @@ func (s *Store) Replace(ctx context.Context, sc Scope, syncedAt time.Time, strea
 	if flush <= 0 {
 		flush = DefaultFlushRows
 	}
-	buf := make([]Listed, 0, flush)
-	write := func() error {
-		if len(buf) == 0 {
-			return nil
-		}
-		if err := st.write(ctx, buf); err != nil {
+	out.Rows, out.Batches, err = store.WriteBatches(flush, stream, func(rows []Listed) error {
+		if err := st.write(ctx, rows); err != nil {
 			return fmt.Errorf("inventory: stage: %w", err)
-		}
-		out.Batches++
-		buf = buf[:0]
-		return nil
-	}
-	err = stream(func(r Listed) error {
-		buf = append(buf, r)
-		out.Rows++
-		if len(buf) == flush {
-			return write()
 		}
 		return nil
 	})
-	if err == nil {
-		err = write()
-	}
 	if err != nil {
 		return out, err
 	}

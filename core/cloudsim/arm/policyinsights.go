@@ -310,32 +310,29 @@ func matches(p *policyStateJSON, filter []comparison) bool {
 	return true
 }
 
-// policyStates answers the records of a subscription's states that pass
-// the request's $filter, $from and $to, in the world's order.
-func (srv *server) policyStates(r *http.Request, subID string) ([]policyStateJSON, error) {
+// selectStates is the subscription's world states within the request's
+// $from and $to, and its $filter parsed, refusing what the simulator does
+// not support.
+func (srv *server) selectStates(r *http.Request, subID string) ([]world.PolicyState, []comparison, error) {
 	q := r.URL.Query()
 	for _, p := range []string{"$apply", "$orderby"} {
 		if q.Get(p) != "" {
-			return nil, fmt.Errorf("the simulator does not support %s", p)
+			return nil, nil, fmt.Errorf("the simulator does not support %s", p)
 		}
 	}
 	filter, err := parseODataFilter(q.Get("$filter"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var from, to time.Time
 	for name, t := range map[string]*time.Time{"$from": &from, "$to": &to} {
 		if v := q.Get(name); v != "" {
 			if *t, err = time.Parse(time.RFC3339, v); err != nil {
-				return nil, fmt.Errorf("%s %q is not an ISO 8601 timestamp", name, v)
+				return nil, nil, fmt.Errorf("%s %q is not an ISO 8601 timestamp", name, v)
 			}
 		}
 	}
-	locations := map[string]string{}
-	for _, res := range srv.sim.World().Resources {
-		locations[strings.ToLower(res.ID)] = res.Location
-	}
-	out := []policyStateJSON{} // an empty page's value is [], not null
+	var out []world.PolicyState
 	for _, s := range srv.sim.World().PolicyStates {
 		if !strings.EqualFold(s.SubscriptionID, subID) {
 			continue
@@ -344,12 +341,42 @@ func (srv *server) policyStates(r *http.Request, subID string) ([]policyStateJSO
 			(!from.IsZero() && ts.Before(from) || !to.IsZero() && ts.After(to)) {
 			continue
 		}
-		rec := srv.policyRecord(s, locations)
+		out = append(out, s)
+	}
+	return out, filter, nil
+}
+
+// records are the states as records, those passing filter only.
+func (srv *server) records(states []world.PolicyState, filter []comparison) []policyStateJSON {
+	ids := make(map[string]string, len(states))
+	for _, s := range states {
+		ids[strings.ToLower(s.ResourceID)] = ""
+	}
+	for _, res := range srv.sim.World().Resources {
+		if id := strings.ToLower(res.ID); ids[id] == "" {
+			if _, ok := ids[id]; ok {
+				ids[id] = res.Location
+			}
+		}
+	}
+	out := []policyStateJSON{} // an empty page's value is [], not null
+	for _, s := range states {
+		rec := srv.policyRecord(s, ids)
 		if matches(&rec, filter) {
 			out = append(out, rec)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// policyStates is the subscription's states the request selects, as
+// records.
+func (srv *server) policyStates(r *http.Request, subID string) ([]policyStateJSON, error) {
+	states, filter, err := srv.selectStates(r, subID)
+	if err != nil {
+		return nil, err
+	}
+	return srv.records(states, filter), nil
 }
 
 // policyScope checks the states resource and the subscription of a
@@ -372,16 +399,27 @@ func (srv *server) policyQueryResults(w http.ResponseWriter, r *http.Request, _ 
 	if !ok {
 		return
 	}
-	states, err := srv.policyStates(r, subID)
+	states, filter, err := srv.selectStates(r, subID)
 	if err != nil {
 		badRequest(w, "%v", err)
 		return
 	}
-	p := cloudsim.PageOf(r, srv.sim.URLs[cloudsim.ARM], len(states), policyPageSize)
+	// Without a filter a page is cut from the world's states and only its
+	// records are built; a filter is applied to the records first.
+	var p cloudsim.Page
+	var page []policyStateJSON
+	if len(filter) == 0 {
+		p = cloudsim.PageOf(r, srv.sim.URLs[cloudsim.ARM], len(states), policyPageSize)
+		page = srv.records(states[p.Start:p.End], nil)
+	} else {
+		recs := srv.records(states, filter)
+		p = cloudsim.PageOf(r, srv.sim.URLs[cloudsim.ARM], len(recs), policyPageSize)
+		page = recs[p.Start:p.End]
+	}
 	body := map[string]any{
 		"@odata.context": srv.sim.URLs[cloudsim.ARM] + "/subscriptions/" + subID + "/providers/Microsoft.PolicyInsights/policyStates/$metadata#latest",
 		"@odata.count":   p.End - p.Start,
-		"value":          states[p.Start:p.End],
+		"value":          page,
 	}
 	if p.NextLink != "" {
 		body["@odata.nextLink"] = p.NextLink

@@ -25,7 +25,7 @@ const (
 // frameworksFragment is the framework section on its own, which its
 // picker reloads.
 func (h *Handlers) frameworksFragment(w http.ResponseWriter, r *http.Request) {
-	section, err := h.frameworks(r.Context(), r, scope(r))
+	section, err := h.frameworks(r.Context(), r, sdkui.Tenants(r))
 	if err != nil {
 		sdk.WriteError(w, err)
 		return

@@ -13,7 +13,7 @@ import (
 // gauge, the non-compliant resources and policies, the findings by
 // severity and the last sync, and a link to the page.
 func (h *Handlers) gauge(w http.ResponseWriter, r *http.Request) {
-	s, err := h.States.Summary(r.Context(), scope(r), h.Findings)
+	s, err := h.States.Summary(r.Context(), sdkui.Tenants(r), h.Findings)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -30,7 +30,7 @@ func (h *Handlers) gauge(w http.ResponseWriter, r *http.Request) {
 			severityStat(s.NonCompliantBySeverity),
 		),
 		synced(s),
-		render("link", struct{ Href, Text string }{withTenant(PagePath, r), "Trend, non-compliant policies and framework coverage"}),
+		render("link", struct{ Href, Text string }{sdkui.WithTenant(PagePath, r), "Trend, non-compliant policies and framework coverage"}),
 	))
 }
 

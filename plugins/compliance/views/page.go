@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 	"github.com/stewardhq/steward/sdk"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
@@ -34,7 +35,7 @@ const (
 // coverage, and the further sections.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	tenants := scope(r)
+	tenants := sdkui.Tenants(r)
 	s, err := h.States.Summary(ctx, tenants, h.Findings)
 	if err != nil {
 		sdk.WriteError(w, err)
@@ -114,7 +115,7 @@ func (h *Handlers) scores(ctx context.Context, tenants []string) (template.HTML,
 	if err != nil {
 		return "", err
 	}
-	names, err := h.names(ctx, tenants)
+	names, err := pluginenv.TenantNames(ctx, h.Host, tenants)
 	if err != nil {
 		return "", err
 	}

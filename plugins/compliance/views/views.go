@@ -23,11 +23,8 @@ package views
 
 import (
 	"bytes"
-	"context"
 	"html/template"
 	"net/http"
-	"net/url"
-	"slices"
 	"time"
 
 	"github.com/stewardhq/steward/plugins/compliance/coverage"
@@ -105,40 +102,6 @@ func (h *Handlers) now() time.Time {
 		return h.Now().UTC()
 	}
 	return time.Now().UTC()
-}
-
-// scope is the tenants a view shows: the one tenant_id names (the SDK has
-// refused one the caller may not see), else all the caller's.
-func scope(r *http.Request) []string {
-	if id := r.URL.Query().Get("tenant_id"); id != "" {
-		return []string{id}
-	}
-	return sdk.PrincipalFrom(r.Context()).TenantIDs
-}
-
-// withTenant is path scoped to the request's tenant_id, if it names one.
-func withTenant(path string, r *http.Request) string {
-	if id := r.URL.Query().Get("tenant_id"); id != "" {
-		return path + "?tenant_id=" + url.QueryEscape(id)
-	}
-	return path
-}
-
-// names maps the ids to the tenants' names in the host's directory.
-func (h *Handlers) names(ctx context.Context, ids []string) (map[string]string, error) {
-	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
-	out := make(map[string]string, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	tenants, err := h.Host.Tenants(ctx, ids...)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tenants {
-		out[t.ID] = t.Name
-	}
-	return out, nil
 }
 
 // complianceHealth is the colour of a compliance percent.

@@ -23,7 +23,7 @@ const cardDays = 30
 // each currency.
 func (h *Handlers) card(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	tenants := scope(r)
+	tenants := sdkui.Tenants(r)
 	today := h.today()
 	rng := reports.Range{From: today - cardDays + 1, To: today}
 	totals, err := h.Reports.Totals(ctx, tenants, rng)
@@ -71,7 +71,7 @@ func (h *Handlers) card(w http.ResponseWriter, r *http.Request) {
 	for _, c := range currencies {
 		parts = append(parts, sdkui.LineChart("Daily cost in "+c+", last 30 days", labels, []sdkui.Series{{Name: c, Values: series[c]}}, nil))
 	}
-	parts = append(parts, render("link", struct{ Href, Text string }{withTenant(PagePath, r), "Trend, forecast, anomalies, budgets and chargeback"}))
+	parts = append(parts, render("link", struct{ Href, Text string }{sdkui.WithTenant(PagePath, r), "Trend, forecast, anomalies, budgets and chargeback"}))
 	sdkui.WriteFragment(w, http.StatusOK, stack(parts...))
 }
 

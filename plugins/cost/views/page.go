@@ -37,7 +37,7 @@ const (
 // the chargeback download, the anomalies to acknowledge and the budgets.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	tenants := scope(r)
+	tenants := sdkui.Tenants(r)
 	today := h.today()
 	trend, err := h.trend(ctx, tenants, today)
 	if err != nil {
@@ -150,7 +150,7 @@ func (h *Handlers) topServices(ctx context.Context, tenants []string, today ledg
 // anomalyFragment is the anomaly list on its own, which the page reloads
 // after an acknowledgement.
 func (h *Handlers) anomalyFragment(w http.ResponseWriter, r *http.Request) {
-	list, err := h.anomalyList(r.Context(), r, scope(r))
+	list, err := h.anomalyList(r.Context(), r, sdkui.Tenants(r))
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -199,7 +199,7 @@ func (h *Handlers) anomalyList(ctx context.Context, r *http.Request, tenants []s
 	return render("anomalies", struct {
 		Refresh string
 		Body    template.HTML
-	}{withTenant(AnomaliesPath, r), body}), nil
+	}{sdkui.WithTenant(AnomaliesPath, r), body}), nil
 }
 
 // budgetList is the budgets, most severe status first, as bars of their

@@ -24,8 +24,6 @@ package views
 import (
 	"bytes"
 	"html/template"
-	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -87,23 +85,6 @@ func (h *Handlers) today() ledger.Day {
 		now = h.Now
 	}
 	return ledger.DayOf(now())
-}
-
-// scope is the tenants a view shows: the one tenant_id names (the SDK has
-// refused one the caller may not see), else all the caller's.
-func scope(r *http.Request) []string {
-	if id := r.URL.Query().Get("tenant_id"); id != "" {
-		return []string{id}
-	}
-	return sdk.PrincipalFrom(r.Context()).TenantIDs
-}
-
-// withTenant is path scoped to the request's tenant_id, if it names one.
-func withTenant(path string, r *http.Request) string {
-	if id := r.URL.Query().Get("tenant_id"); id != "" {
-		return path + "?tenant_id=" + url.QueryEscape(id)
-	}
-	return path
 }
 
 // money is an amount as people read it, exactly: its cents as

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/sdk"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
@@ -36,7 +37,7 @@ const (
 // guests, disabled accounts still holding roles and noncompliant devices.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	tenants := scope(r)
+	tenants := sdkui.Tenants(r)
 	counts, err := h.Store.Counts(ctx, tenants)
 	if err != nil {
 		sdk.WriteError(w, err)
@@ -50,7 +51,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 	for i, c := range counts {
 		ids[i] = c.TenantID
 	}
-	names, err := h.names(ctx, ids)
+	names, err := pluginenv.TenantNames(ctx, h.Host, ids)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -316,19 +317,6 @@ func (l lists) devices() (template.HTML, error) {
 	}
 	return l.table(l.columns("Device", "System", "Encrypted", "Last sync"), out, "Noncompliant managed devices, longest unsynced first",
 		"noncompliant devices", total, "/api/v1/identity/devices", "compliance_state=noncompliant&sort_by=last_sync"), nil
-}
-
-// names maps the ids to the tenants' names in the host's directory.
-func (h *Handlers) names(ctx context.Context, ids []string) (map[string]string, error) {
-	tenants, err := h.Host.Tenants(ctx, ids...)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(tenants))
-	for _, t := range tenants {
-		out[t.ID] = t.Name
-	}
-	return out, nil
 }
 
 // signIn is a last sign-in as a list shows it: its day and how long ago.

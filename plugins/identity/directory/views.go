@@ -36,15 +36,6 @@ func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
 		[]sdk.NavEntry{{Label: "Identity", Path: PagePath, Order: 40}}
 }
 
-// scope is the tenants a view shows: the one tenant_id names (the SDK has
-// refused one the caller may not see), else all the caller's.
-func scope(r *http.Request) []string {
-	if id := r.URL.Query().Get("tenant_id"); id != "" {
-		return []string{id}
-	}
-	return sdk.PrincipalFrom(r.Context()).TenantIDs
-}
-
 // sumCounts adds up the tenants' figures.
 func sumCounts(counts []TenantCounts) TenantCounts {
 	var sum TenantCounts
@@ -77,7 +68,7 @@ func mfaHealth(p float64) sdkui.Health {
 // coverage as a gauge, admins without MFA, guests, stale accounts and
 // device compliance.
 func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
-	tenants := scope(r)
+	tenants := sdkui.Tenants(r)
 	counts, err := h.Store.Counts(r.Context(), tenants)
 	if err != nil {
 		sdk.WriteError(w, err)

@@ -45,7 +45,7 @@ func (h *Handlers) Section(r *http.Request, tenants []string, action string) (te
 	if err != nil {
 		return "", err
 	}
-	orphans, _, err := h.Store.Orphans(r.Context(), tenants, "", pageRows, 0)
+	orphans, byKind, err := h.Store.Orphans(r.Context(), tenants, "", pageRows, 0)
 	if err != nil {
 		return "", err
 	}
@@ -53,7 +53,7 @@ func (h *Handlers) Section(r *http.Request, tenants []string, action string) (te
 	if err != nil {
 		return "", err
 	}
-	stats, err := h.Stats(r, tenants)
+	stats, err := h.stats(r, tenants, byKind)
 	if err != nil {
 		return "", err
 	}
@@ -87,6 +87,11 @@ func (h *Handlers) Stats(r *http.Request, tenants []string) (template.HTML, erro
 	if err != nil {
 		return "", err
 	}
+	return h.stats(r, tenants, byKind)
+}
+
+// stats renders the figures from the tenants' orphan counts by kind.
+func (h *Handlers) stats(r *http.Request, tenants []string, byKind map[string]int64) (template.HTML, error) {
 	cov, err := h.Store.Coverage(r.Context(), tenants, h.RequiredTags)
 	if err != nil {
 		return "", err

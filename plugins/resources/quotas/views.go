@@ -31,15 +31,6 @@ func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
 		[]sdk.NavEntry{{Label: "Resources", Path: PagePath, Order: 30}}
 }
 
-// scope is the tenants a view shows: the one tenant_id names (the SDK has
-// refused one the caller may not see), else all the caller's.
-func scope(r *http.Request) []string {
-	if id := r.URL.Query().Get("tenant_id"); id != "" {
-		return []string{id}
-	}
-	return sdk.PrincipalFrom(r.Context()).TenantIDs
-}
-
 func barOf(e Entry) sdkui.Bar {
 	label := e.LocalizedName
 	if label == "" {
@@ -54,14 +45,14 @@ func barOf(e Entry) sdkui.Bar {
 func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 	var parts []template.HTML
 	if h.InventoryStats != nil {
-		stats, err := h.InventoryStats(r, scope(r))
+		stats, err := h.InventoryStats(r, sdkui.Tenants(r))
 		if err != nil {
 			sdk.WriteError(w, err)
 			return
 		}
 		parts = append(parts, stats)
 	}
-	usages, err := h.Store.List(r.Context(), Query{TenantIDs: scope(r), Location: DefaultLocation})
+	usages, err := h.Store.List(r.Context(), Query{TenantIDs: sdkui.Tenants(r), Location: DefaultLocation})
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -115,14 +106,14 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 	}
 	var parts []template.HTML
 	if h.Inventory != nil {
-		section, err := h.Inventory(r, scope(r), PagePath)
+		section, err := h.Inventory(r, sdkui.Tenants(r), PagePath)
 		if err != nil {
 			sdk.WriteError(w, err)
 			return
 		}
 		parts = append(parts, section)
 	}
-	usages, err := h.Store.List(r.Context(), Query{TenantIDs: scope(r), Location: loc})
+	usages, err := h.Store.List(r.Context(), Query{TenantIDs: sdkui.Tenants(r), Location: loc})
 	if err != nil {
 		sdk.WriteError(w, err)
 		return

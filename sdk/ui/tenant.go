@@ -1,0 +1,27 @@
+package ui
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/stewardhq/steward/sdk"
+)
+
+// Tenants are the tenants a page or fragment shows: the one the host's
+// tenant picker names in tenant_id (which the SDK has already refused
+// when the caller may not see it), else all the caller's.
+func Tenants(r *http.Request) []string {
+	if id := r.URL.Query().Get("tenant_id"); id != "" {
+		return []string{id}
+	}
+	return sdk.PrincipalFrom(r.Context()).TenantIDs
+}
+
+// WithTenant is path with the request's tenant_id, when the picker names
+// one, so a link or an htmx request stays on the picked tenant.
+func WithTenant(path string, r *http.Request) string {
+	if id := r.URL.Query().Get("tenant_id"); id != "" {
+		return path + "?tenant_id=" + url.QueryEscape(id)
+	}
+	return path
+}

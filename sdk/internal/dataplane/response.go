@@ -48,6 +48,11 @@ type response struct {
 	err       error
 	// closeAfter: the connection cannot carry another request.
 	closeAfter bool
+	// body is the request body, nil without one; bodyLeft: more of it
+	// than maxDrain was left unread, so the connection closes after the
+	// answer.
+	body     *bodyReader
+	bodyLeft bool
 }
 
 func newResponse(c *conn, req *http.Request) *response {
@@ -221,6 +226,11 @@ func (w *response) sendWhole() error {
 	}
 	if len(body) > 0 && w.head["Content-Type"] == nil {
 		w.head.Set("Content-Type", http.DetectContentType(body))
+	}
+	// The handler is done: what it left of the request body is read
+	// past now, so the head can say whether the connection stays.
+	if !drain(w.body) {
+		w.bodyLeft, w.closeAfter = true, true
 	}
 	head := headBuffers.Get().(*bytes.Buffer)
 	defer func() {

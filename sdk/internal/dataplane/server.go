@@ -52,6 +52,10 @@ const (
 	maxDrain = 256 << 10
 	// sweepIdle is how long the sweep goes on after the last request.
 	sweepIdle = time.Second
+	// lingerTime is how long a connection closed under a request body
+	// still arriving reads past it, as net/http's server waits before
+	// closing, so the host reads the answer rather than a failed send.
+	lingerTime = 500 * time.Millisecond
 )
 
 // ErrHostGone ends a request's context when the host closed the
@@ -239,14 +243,16 @@ func (c *conn) serveOne(req *http.Request) (keep bool) {
 	defer cancel(nil)
 	req = req.WithContext(ctx)
 	req.RemoteAddr = c.addr
-	body := &bodyReader{rc: req.Body, r: c.r}
+	var body *bodyReader
 	if req.Body == nil || req.Body == http.NoBody {
 		c.r.begin(cancel, true)
 	} else {
+		body = &bodyReader{rc: req.Body, r: c.r}
 		req.Body = body
 		c.r.begin(cancel, false)
 	}
 	w := newResponse(c, req)
+	w.body = body
 	defer w.release()
 	c.srv.started(c)
 	panicked := c.run(w, req)
@@ -257,15 +263,40 @@ func (c *conn) serveOne(req *http.Request) (keep bool) {
 		_ = c.bw.Flush()
 		return false
 	}
-	if err := w.finish(); err != nil || w.closeAfter {
+	if err := w.finish(); err != nil {
 		return false
 	}
-	if req.Body != http.NoBody && !body.eof {
-		if n, err := io.CopyN(io.Discard, body, maxDrain+1); n > maxDrain || err != io.EOF {
-			return false
-		}
+	if !w.bodyLeft && !drain(w.body) {
+		w.bodyLeft = true
 	}
-	return !req.Close && ctx.Err() == nil
+	if w.bodyLeft {
+		c.linger()
+		return false
+	}
+	return !w.closeAfter && !req.Close && ctx.Err() == nil
+}
+
+// drain reads past what the handler left of a request body, up to
+// maxDrain, and reports whether it reached the end; a nil body has none.
+func drain(body *bodyReader) bool {
+	if body == nil || body.eof {
+		return true
+	}
+	n, err := io.CopyN(io.Discard, body, maxDrain+1)
+	return n <= maxDrain && err == io.EOF
+}
+
+// linger ends a connection whose request body is still arriving after the
+// answer: it stops writing, so the host sees the answer end, and reads
+// past the rest of the body until the host closes or lingerTime passes,
+// so the host's send is not cut off with an error before it has read the
+// answer (a host that writes the whole body first would see only that).
+func (c *conn) linger() {
+	if cw, ok := c.rwc.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = c.rwc.SetReadDeadline(time.Now().Add(lingerTime))
+	_, _ = io.Copy(io.Discard, c.rwc)
 }
 
 // run calls the handler and reports whether it panicked.

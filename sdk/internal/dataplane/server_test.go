@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +99,41 @@ func TestKeepAliveAndBodies(t *testing.T) {
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Errorf("after Connection: close the server kept the connection (%v)", err)
+	}
+}
+
+// TestEarlyAnswerSurvivesTheSend: a host that writes a whole large body
+// before it reads (as fasthttp does) to a handler that refuses it unread
+// finishes its send and reads the answer, which closes the connection, in
+// one answer the handler streamed and one it returned whole.
+func TestEarlyAnswerSurvivesTheSend(t *testing.T) {
+	dial := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/flushed" {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			w.(http.Flusher).Flush()
+			_, _ = io.WriteString(w, "too large")
+			return
+		}
+		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
+	}))
+	body := strings.Repeat("x", 8<<20)
+	for _, path := range []string{"/whole", "/flushed"} {
+		c := dial()
+		raw := "POST " + path + " HTTP/1.1\r\nHost: p\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+		if _, err := io.WriteString(c, raw); err != nil {
+			t.Fatalf("%s: the send failed: %v", path, err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: "POST"})
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.HasPrefix(string(got), "too large") {
+			t.Errorf("%s: %d %q", path, resp.StatusCode, got)
+		}
+		if path == "/whole" && !resp.Close {
+			t.Errorf("%s: the answer does not say the connection closes", path)
+		}
 	}
 }
 

@@ -76,6 +76,10 @@ func (s *Store) Record(ctx context.Context, d *Domain, res posture.Result, at ti
 	point := Point{DomainID: d.ID, CheckedAt: at, TenantID: d.TenantID, DNSError: failed}
 	var changes []posture.Change
 	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// A second check at the same instant replaces the first's point.
+		if _, err := tx.NewDelete().Model((*Point)(nil)).Where("domain_id = ? AND checked_at = ?", d.ID, at).Exec(ctx); err != nil {
+			return err
+		}
 		if failed != "" {
 			if _, err := tx.NewInsert().Model(&point).Exec(ctx); err != nil {
 				return err

@@ -53,11 +53,16 @@ var dkimKey = sync.OnceValue(func() string {
 	return "v=DKIM1; k=rsa; p=" + base64.StdEncoding.EncodeToString(der)
 })
 
-func txt(name, value string) world.DNSRecord   { return world.DNSRecord{Name: name, Type: "TXT", Value: value} }
-func cname(name, value string) world.DNSRecord { return world.DNSRecord{Name: name, Type: "CNAME", Value: value} }
+func txt(name, value string) world.DNSRecord {
+	return world.DNSRecord{Name: name, Type: "TXT", Value: value}
+}
+func cname(name, value string) world.DNSRecord {
+	return world.DNSRecord{Name: name, Type: "CNAME", Value: value}
+}
 
 // strongDNS is strong.example's records: DMARC p=reject with reports,
-// SPF ending -all with one include, DKIM keys at both selectors.
+// SPF ending -all with one include, DKIM keys at both selectors and at
+// k1, which no domain is checked for unless it is given.
 func strongDNS() []world.DNSRecord {
 	return []world.DNSRecord{
 		txt("_dmarc.strong.example", "v=DMARC1; p=reject; rua=mailto:dmarc@strong.example"),
@@ -65,6 +70,7 @@ func strongDNS() []world.DNSRecord {
 		txt("_spf.strong.example", "v=spf1 ip4:192.0.2.0/24 -all"),
 		txt("selector1._domainkey.strong.example", dkimKey()),
 		txt("selector2._domainkey.strong.example", dkimKey()),
+		txt("k1._domainkey.strong.example", dkimKey()),
 	}
 }
 
@@ -88,14 +94,14 @@ func postureWorld() *world.World {
 }
 
 // weakened is the world after strong.example's DMARC policy is relaxed to
-// none, its selector2 key removed and its SPF grown past ten lookups.
+// none (its subdomains' kept at reject), its selector2 key removed and its SPF grown past ten lookups.
 func weakened(w *world.World) *world.World {
 	out := *w
 	out.DNS = nil
 	for _, r := range w.DNS {
 		switch r.Name {
 		case "_dmarc.strong.example":
-			r.Value = "v=DMARC1; p=none; rua=mailto:dmarc@strong.example"
+			r.Value = "v=DMARC1; p=none; sp=reject; rua=mailto:dmarc@strong.example"
 		case "selector2._domainkey.strong.example":
 			continue
 		case "strong.example":

@@ -16,7 +16,8 @@ import (
 // or MX records, which says nothing of whether the records are there.
 // "" when every lookup was answered. A DKIM selector that could not be
 // looked up is kept in the result as its own error and does not fail the
-// whole check.
+// whole check; posture.Weakened finds no change in a part either check
+// could not look up.
 func dnsError(res posture.Result) string {
 	var parts []string
 	for _, p := range []struct{ name, err string }{{"DMARC", res.DMARC.Error}, {"SPF", res.SPF.Error}, {"MX", res.MX.Error}} {
@@ -34,35 +35,13 @@ type figures struct {
 }
 
 func figuresOf(res posture.Result) figures {
-	f := figures{score: res.Score, grade: res.Grade, spfLookups: res.SPF.Evaluation.Lookups}
-	if res.DMARC.Present && res.DMARC.Record != nil {
-		f.policy = res.DMARC.Record.Policy
-	}
+	f := figures{score: res.Score, grade: res.Grade, spfLookups: res.SPF.Evaluation.Lookups, policy: res.DMARC.Policy()}
 	for _, k := range res.DKIM {
-		if k.Key != nil && k.Key.Present && !k.Key.Revoked {
+		if k.Key != nil && k.Key.Usable() {
 			f.dkimPresent++
 		}
 	}
 	return f
-}
-
-// comparable is cur with each DKIM selector whose lookup failed taken as
-// it was in prev, so that a selector DNS could not answer for is not a
-// key removed.
-func comparable(prev, cur posture.Result) posture.Result {
-	before := map[string]posture.DKIMResult{}
-	for _, k := range prev.DKIM {
-		before[k.Selector] = k
-	}
-	out := cur
-	out.DKIM = make([]posture.DKIMResult, len(cur.DKIM))
-	for i, k := range cur.DKIM {
-		if p, ok := before[k.Selector]; ok && k.Error != "" {
-			k = p
-		}
-		out.DKIM[i] = k
-	}
-	return out
 }
 
 // Record stores a check of d made at at: a history point, and, when DNS
@@ -96,7 +75,7 @@ func (s *Store) Record(ctx context.Context, d *Domain, res posture.Result, at ti
 			if err := json.Unmarshal([]byte(*prevJSON), &prev); err != nil {
 				return err
 			}
-			changes = posture.Weakened(prev, comparable(prev, res))
+			changes = posture.Weakened(prev, res)
 		}
 		raw, err := json.Marshal(res)
 		if err != nil {

@@ -86,7 +86,7 @@ func TestReads(t *testing.T) {
 		if got := domainNames(l); !slices.Equal(got, []string{"strong.example", "weak.example"}) {
 			t.Errorf("contoso's user sees %v", got)
 		}
-		strong := l.Items[0]
+		strong := f.domain(t, "strong.example")
 		f.get(t, "/api/v1/dmarc/domains?grade="+*strong.Grade+"&min_score="+strconv.Itoa(*strong.Score)+"&max_score="+strconv.Itoa(*strong.Score), admin, &l)
 		if got := domainNames(l); !slices.Equal(got, []string{"strong.example"}) {
 			t.Errorf("grade and score of strong.example keep %v", got)
@@ -292,13 +292,20 @@ func TestAdminWrites(t *testing.T) {
 			t.Errorf("selectors of no domain: %d", code)
 		}
 
-		// The next sync checks the added domain with its selectors.
+		// The next sync checks strong.example for k1 too, and tries the
+		// added domain, which the simulated DNS does not serve.
+		strong := f.domain(t, "strong.example")
+		if code, resp := f.call(t, http.MethodPut, "/api/v1/dmarc/domains/"+strong.ID+"/selectors", `{"dkim_selectors": ["K1"]}`, admin); code != http.StatusOK {
+			t.Fatalf("strong.example's selectors: %d %s", code, resp)
+		}
 		f.mustRun(t)
-		if got := f.domain(t, "xn--bcher-kva.example"); got.Score == nil || got.CheckedAt.IsZero() {
+		if got := f.domain(t, "strong.example"); num(got.DKIMPresent) != 3 {
+			t.Errorf("strong.example with k1: %d DKIM keys, want 3", num(got.DKIMPresent))
+		}
+		if got := f.domain(t, "xn--bcher-kva.example"); got.Score != nil || !strings.Contains(got.DNSError, "REFUSED") || !got.AttemptedAt.Equal(simNow) {
 			t.Errorf("the added domain after a sync: %+v", got)
 		}
 
-		strong := f.domain(t, "strong.example")
 		if code, resp := f.call(t, http.MethodDelete, "/api/v1/dmarc/domains/"+strong.ID, "", admin); code != http.StatusConflict || !strings.Contains(string(resp), "directory") {
 			t.Errorf("deleting a directory domain: %d %s", code, resp)
 		}
@@ -315,7 +322,7 @@ func TestAdminWrites(t *testing.T) {
 		for _, e := range f.harness.AuditEntries() {
 			actions = append(actions, e.Action)
 		}
-		if want := []string{"dmarc_domain.create.success", "dmarc_domain.selectors.success", "dmarc_domain.delete.success"}; !slices.Equal(actions, want) {
+		if want := []string{"dmarc_domain.create.success", "dmarc_domain.selectors.success", "dmarc_domain.selectors.success", "dmarc_domain.delete.success"}; !slices.Equal(actions, want) {
 			t.Errorf("audit %v, want %v", actions, want)
 		}
 	})

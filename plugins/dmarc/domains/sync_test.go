@@ -162,7 +162,9 @@ func TestWeakeningRaisesAlerts(t *testing.T) {
 				t.Errorf("alert %d %+v for event %+v", i, a, e)
 			}
 		}
-		t.Logf("weakenings: %v", codes)
+		if want := []string{"spf_over_limit", "dmarc_policy_relaxed", "dkim_key_removed"}; !slices.Equal(codes, want) {
+			t.Errorf("weakenings %v, want %v", codes, want)
+		}
 		after := f.domain(t, "strong.example")
 		if str(after.DMARCPolicy) != "none" || num(after.DKIMPresent) != 1 || num(after.SPFLookups) <= 10 || num(after.Score) >= num(before.Score) {
 			t.Errorf("strong.example after: policy %s, dkim %d, spf lookups %d, score %d (was %d)", str(after.DMARCPolicy), num(after.DKIMPresent),

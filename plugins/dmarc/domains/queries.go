@@ -37,7 +37,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Domain, int, error) {
 	if len(f.TenantIDs) == 0 {
 		return out, 0, nil
 	}
-	q := s.DB.NewSelect().Model(&out).Where("d.tenant_id IN (?)", bun.In(f.TenantIDs))
+	q := s.DB.NewSelect().Model(&out).Where("d.tenant_id IN (?)", bun.List(f.TenantIDs))
 	if f.Grade != "" {
 		q = q.Where("d.grade = ?", f.Grade)
 	}
@@ -75,7 +75,7 @@ func (s *Store) FindingsOf(ctx context.Context, ids []string) (map[string][]Find
 		return out, nil
 	}
 	var rows []Finding
-	if err := s.DB.NewSelect().Model(&rows).Where("f.domain_id IN (?)", bun.In(ids)).Order("f.domain_id", "f.position").Scan(ctx); err != nil {
+	if err := s.DB.NewSelect().Model(&rows).Where("f.domain_id IN (?)", bun.List(ids)).Order("f.domain_id", "f.position").Scan(ctx); err != nil {
 		return nil, err
 	}
 	for _, f := range rows {
@@ -119,7 +119,7 @@ func (s *Store) Figures(ctx context.Context, tenants []string) ([]TenantFigures,
 		ColumnExpr("COALESCE(SUM(CASE WHEN d.score IS NOT NULL AND d.dmarc_policy NOT IN ('reject', 'quarantine') THEN 1 ELSE 0 END), 0) AS no_policy").
 		ColumnExpr("COALESCE(SUM(CASE WHEN d.dkim_present > 0 THEN 1 ELSE 0 END), 0) AS with_dkim").
 		ColumnExpr("COALESCE(SUM(CASE WHEN d.dns_error <> '' THEN 1 ELSE 0 END), 0) AS dns_errors").
-		Where("d.tenant_id IN (?)", bun.In(tenants)).
+		Where("d.tenant_id IN (?)", bun.List(tenants)).
 		Group("d.tenant_id").Order("d.tenant_id").
 		Scan(ctx, &out)
 	if err != nil {
@@ -131,7 +131,7 @@ func (s *Store) Figures(ctx context.Context, tenants []string) ([]TenantFigures,
 		N        int64  `bun:"n"`
 	}
 	err = s.DB.NewSelect().Model((*Domain)(nil)).Column("d.tenant_id", "d.grade").ColumnExpr("COUNT(*) AS n").
-		Where("d.tenant_id IN (?)", bun.In(tenants)).Where("d.grade IS NOT NULL").
+		Where("d.tenant_id IN (?)", bun.List(tenants)).Where("d.grade IS NOT NULL").
 		Group("d.tenant_id", "d.grade").Scan(ctx, &grades)
 	if err != nil {
 		return nil, err
@@ -173,7 +173,7 @@ func (s *Store) Events(ctx context.Context, f EventFilter) ([]Event, int, error)
 	if len(f.TenantIDs) == 0 {
 		return out, 0, nil
 	}
-	q := s.DB.NewSelect().Model(&out).Where("e.tenant_id IN (?)", bun.In(f.TenantIDs))
+	q := s.DB.NewSelect().Model(&out).Where("e.tenant_id IN (?)", bun.List(f.TenantIDs))
 	if f.DomainID != "" {
 		q = q.Where("e.domain_id = ?", f.DomainID)
 	}

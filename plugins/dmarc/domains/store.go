@@ -128,7 +128,7 @@ func (s *Store) Get(ctx context.Context, id string, tenants []string) (*Domain, 
 		return nil, nil
 	}
 	var d Domain
-	err := s.DB.NewSelect().Model(&d).Where("d.id = ?", id).Where("d.tenant_id IN (?)", bun.In(tenants)).Scan(ctx)
+	err := s.DB.NewSelect().Model(&d).Where("d.id = ?", id).Where("d.tenant_id IN (?)", bun.List(tenants)).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -196,7 +196,7 @@ func (s *Store) Delete(ctx context.Context, d *Domain) (bool, error) {
 // purge deletes the findings and history of domains no longer watched.
 func purge(ctx context.Context, tx bun.Tx, ids []string) error {
 	for _, m := range []any{(*Finding)(nil), (*Point)(nil)} {
-		if _, err := tx.NewDelete().Model(m).Where("domain_id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+		if _, err := tx.NewDelete().Model(m).Where("domain_id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
 			return err
 		}
 	}
@@ -235,7 +235,7 @@ func (s *Store) SyncGraph(ctx context.Context, tenantID string, reported []Graph
 		}
 		q := tx.NewSelect().Model(&existing).Where("d.tenant_id = ?", tenantID)
 		if len(names) > 0 {
-			q = q.WhereOr("d.domain IN (?)", bun.In(names))
+			q = q.WhereOr("d.domain IN (?)", bun.List(names))
 		}
 		if err := q.Scan(ctx); err != nil {
 			return err
@@ -274,7 +274,7 @@ func (s *Store) SyncGraph(ctx context.Context, tenantID string, reported []Graph
 		if len(gone) == 0 {
 			return nil
 		}
-		if _, err := tx.NewDelete().Model((*Domain)(nil)).Where("id IN (?)", bun.In(gone)).Exec(ctx); err != nil {
+		if _, err := tx.NewDelete().Model((*Domain)(nil)).Where("id IN (?)", bun.List(gone)).Exec(ctx); err != nil {
 			return err
 		}
 		return purge(ctx, tx, gone)

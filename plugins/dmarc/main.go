@@ -52,14 +52,13 @@ func main() { sdk.Serve(New()) }
 func New() *sdk.Plugin {
 	syncer := &domains.Syncer{}
 	handlers := &domains.Handlers{}
-	fragments, pages, nav := handlers.Views()
 	return &sdk.Plugin{
-		Name:         "dmarc",
-		Version:      "0.1.0",
-		Routes:       handlers.Routes(),
-		Fragments:    fragments,
-		Pages:        pages,
-		Nav:          nav,
+		Name:    "dmarc",
+		Version: "0.1.0",
+		Routes:  handlers.Routes(),
+		// The host's DMARC page (/dmarc) shows the fragments of its slot
+		// in this order: the posture's, then the aggregate reports'.
+		Fragments:    handlers.Fragments(),
 		Migrations:   store.MergeMigrations(domains.Migrations()),
 		ConfigSchema: json.RawMessage(configSchema),
 		Jobs: []sdk.Job{{Name: "dmarc", JobType: domains.DataDomain, DataDomain: domains.DataDomain, Schedule: "@every 6h",

@@ -154,8 +154,7 @@ func start(tb testing.TB, dialect string, w *world.World) *fixture {
 	f.handlers = &domains.Handlers{Store: f.store, Now: clock.Now, Selectors: selectors}
 	f.serveDNS(tb, w)
 	f.connect(tb)
-	fragments, pages, nav := f.handlers.Views()
-	pl := &sdk.Plugin{Name: "dmarc", Version: "0.0.0", Routes: f.handlers.Routes(), Fragments: fragments, Pages: pages, Nav: nav,
+	pl := &sdk.Plugin{Name: "dmarc", Version: "0.0.0", Routes: f.handlers.Routes(), Fragments: f.handlers.Fragments(),
 		Jobs: []sdk.Job{{Name: "dmarc", JobType: "dmarc", DataDomain: "dmarc", Run: f.syncer.Run}},
 		Configure: func(_ context.Context, env *sdk.Env) error {
 			f.syncer.Host, f.handlers.Host = env.Host, env.Host

@@ -27,9 +27,6 @@ type Handlers struct {
 	// Now is the clock the history and events windows end at; nil is
 	// time.Now.
 	Now func() time.Time
-	// Reports renders the page's sections of the aggregate reports; nil
-	// shows where they go.
-	Reports ReportSections
 }
 
 func (h *Handlers) now() time.Time {

@@ -2,7 +2,6 @@ package domains
 
 import (
 	"bytes"
-	"context"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -18,8 +17,16 @@ import (
 const (
 	// StatsFragmentPath is the dashboard's mail-authentication card.
 	StatsFragmentPath = "/partials/dmarc-stats"
-	// PagePath is the DMARC/DKIM dashboard.
-	PagePath = "/dmarc"
+	// PostureFragmentPath is the headline figures of the DMARC page.
+	PostureFragmentPath = "/partials/dmarc-posture"
+	// DomainsFragmentPath is the DMARC page's table of domains.
+	DomainsFragmentPath = "/partials/dmarc-domains"
+	// EventsFragmentPath is the DMARC page's recent weakenings.
+	EventsFragmentPath = "/partials/dmarc-events"
+	// PageSlot is the slot of the host's DMARC page (/dmarc), which
+	// shows its fragments in the order the plugin declares them, with
+	// the page's tenant.
+	PageSlot = "dmarc"
 )
 
 // What the page shows.
@@ -38,24 +45,17 @@ const (
 // noData is the empty state before the first posture sync.
 const noData = "No mail domains checked yet. They arrive with the next DMARC posture sync."
 
-// SectionFunc renders a section of the page over the tenants.
-type SectionFunc func(ctx context.Context, tenants []string) (template.HTML, error)
-
-// ReportSections are the page's sections drawn from the DMARC aggregate
-// reports; a nil one shows where its section goes.
-type ReportSections struct {
-	// PassRate charts the DMARC pass rate by day.
-	PassRate SectionFunc
-	// TopFailingSources lists the sources whose mail fails DMARC most.
-	TopFailingSources SectionFunc
-}
-
-// Views are the dashboard card, the page and its navigation entry,
-// served by h.
-func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
-	return []sdk.Fragment{{Path: StatsFragmentPath, Title: "Mail authentication", Slot: "dashboard", RefreshSeconds: 600, Handler: h.statsFragment}},
-		[]sdk.Page{{Path: PagePath, Title: "DMARC/DKIM dashboard", Handler: h.page}},
-		[]sdk.NavEntry{{Label: "DMARC", Path: PagePath, Order: 60}}
+// Fragments are the dashboard's card and, in the host's DMARC page's
+// slot, the posture's figures, its domains and its recent weakenings,
+// served by h. Fragments of the page's other sections (the aggregate
+// reports') follow them in the same slot.
+func (h *Handlers) Fragments() []sdk.Fragment {
+	return []sdk.Fragment{
+		{Path: StatsFragmentPath, Title: "Mail authentication", Slot: "dashboard", RefreshSeconds: 600, Handler: h.statsFragment},
+		{Path: PostureFragmentPath, Title: "Mail authentication posture", Slot: PageSlot, RefreshSeconds: 600, Handler: h.postureFragment},
+		{Path: DomainsFragmentPath, Title: "Domains, weakest first", Slot: PageSlot, RefreshSeconds: 600, Handler: h.domainsFragment},
+		{Path: EventsFragmentPath, Title: "Posture weakenings", Slot: PageSlot, RefreshSeconds: 600, Handler: h.eventsFragment},
+	}
 }
 
 // gradeHealth is the health a grade shows.
@@ -154,14 +154,12 @@ func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 	sdkui.WriteFragment(w, http.StatusOK, stack(headline(f), grades(f)))
 }
 
-// page is the DMARC/DKIM dashboard over the tenants the request covers:
-// the headline figures and grades, the domains worst first with their
-// findings, the aggregate reports' pass rate and top failing sources,
-// and the recent weakenings.
-func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
+// postureFragment is the DMARC page's headline over the tenants the
+// request covers: the figures, the grades and, for several tenants, each
+// one's figures.
+func (h *Handlers) postureFragment(w http.ResponseWriter, r *http.Request) {
 	tenants := sdkui.Tenants(r)
-	sum, err := h.summaryOf(ctx, tenants)
+	sum, err := h.summaryOf(r.Context(), tenants)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -170,43 +168,12 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 		sdkui.WriteFragment(w, http.StatusOK, sdkui.Empty(noData))
 		return
 	}
-	v := pageView{h: h, ctx: ctx, tenants: tenants, many: len(sum.Tenants) > 1, scoped: r.URL.Query().Get("tenant_id") != ""}
-	parts := []template.HTML{sdkui.Card("Mail authentication posture", stack(headline(sum.Figures), grades(sum.Figures), v.perTenant(sum)))}
-	for _, section := range []struct {
-		title string
-		body  func() (template.HTML, error)
-	}{
-		{"Domains, weakest first", v.domains},
-		{"DMARC pass rate", v.report(h.Reports.PassRate, "The daily share of mail passing DMARC shows here once aggregate reports arrive.")},
-		{"Top failing sources", v.report(h.Reports.TopFailingSources, "The sources whose mail fails DMARC most show here once aggregate reports arrive.")},
-		{"Recent weakenings", v.events},
-	} {
-		body, err := section.body()
-		if err != nil {
-			sdk.WriteError(w, err)
-			return
-		}
-		parts = append(parts, sdkui.Card(section.title, body))
-	}
-	sdkui.WriteFragment(w, http.StatusOK, stack(parts...))
+	sdkui.WriteFragment(w, http.StatusOK, stack(headline(sum.Figures), grades(sum.Figures), perTenant(sum)))
 }
 
-// pageView renders the page's sections.
-type pageView struct {
-	h       *Handlers
-	ctx     context.Context
-	tenants []string
-	// many is set when the page covers several tenants, which adds a
-	// tenant column.
-	many bool
-	// scoped is set when the page is of the one tenant its tenant_id
-	// names, which the API links name too.
-	scoped bool
-}
-
-// perTenant is each tenant's figures, when the page covers several.
-func (v pageView) perTenant(sum Summary) template.HTML {
-	if !v.many {
+// perTenant is each tenant's figures, when there are several.
+func perTenant(sum Summary) template.HTML {
+	if len(sum.Tenants) < 2 {
 		return ""
 	}
 	byName := slices.Clone(sum.Tenants)
@@ -226,9 +193,25 @@ func (v pageView) perTenant(sum Summary) template.HTML {
 	return sdkui.Table([]string{"Tenant", "Domains", "Average score", "p=reject", "DKIM coverage", "DNS failures"}, rows, "Posture of each tenant")
 }
 
+// view is what the page's lists know of the request.
+type view struct {
+	tenants []string
+	// many is set when the caller sees several tenants and the page is
+	// not scoped to one, which adds a tenant column.
+	many bool
+	// scoped is set when the page is of the one tenant its tenant_id
+	// names, which the API links name too.
+	scoped bool
+}
+
+func viewOf(r *http.Request) view {
+	tenants := sdkui.Tenants(r)
+	return view{tenants: tenants, many: len(tenants) > 1, scoped: r.URL.Query().Get("tenant_id") != ""}
+}
+
 // link is an API path with the page's tenant, when it is scoped, and the
 // largest page.
-func (v pageView) link(path string, q url.Values) string {
+func (v view) link(path string, q url.Values) string {
 	q.Set("limit", strconv.Itoa(apiPage))
 	if v.scoped {
 		q.Set("tenant_ids", v.tenants[0])
@@ -236,10 +219,18 @@ func (v pageView) link(path string, q url.Values) string {
 	return path + "?" + q.Encode()
 }
 
-func (v pageView) domains() (template.HTML, error) {
-	list, err := v.h.domainPage(v.ctx, Filter{TenantIDs: v.tenants, SortBy: "score", Limit: domainsShown})
+// domainsFragment is the domains of the tenants the request covers,
+// weakest first, with their grade, figures and first findings.
+func (h *Handlers) domainsFragment(w http.ResponseWriter, r *http.Request) {
+	v := viewOf(r)
+	list, err := h.domainPage(r.Context(), Filter{TenantIDs: v.tenants, SortBy: "score", Limit: domainsShown})
 	if err != nil {
-		return "", err
+		sdk.WriteError(w, err)
+		return
+	}
+	if list.Total == 0 {
+		sdkui.WriteFragment(w, http.StatusOK, sdkui.Empty(noData))
+		return
 	}
 	rows := make([][]any, 0, len(list.Items))
 	for _, d := range list.Items {
@@ -283,10 +274,10 @@ func (v pageView) domains() (template.HTML, error) {
 	if v.many {
 		cols = slices.Insert(cols, 1, "Tenant")
 	}
-	return stack(
+	sdkui.WriteFragment(w, http.StatusOK, stack(
 		sdkui.Table(cols, rows, "Domains by score, lowest first"),
 		more(len(rows), list.Total, "domains", v.link(domainsAPI, url.Values{"sort_by": {"score"}})),
-	), nil
+	))
 }
 
 // more says how many of a list's rows a section shows, with a link to
@@ -311,31 +302,27 @@ func findings(list []FindingItem) template.HTML {
 	}{shown, len(list) - len(shown)})
 }
 
-func (v pageView) report(section SectionFunc, placeholder string) func() (template.HTML, error) {
-	return func() (template.HTML, error) {
-		if section == nil {
-			return sdkui.Empty(placeholder), nil
-		}
-		return section(v.ctx, v.tenants)
-	}
-}
-
-func (v pageView) events() (template.HTML, error) {
-	rows, total, err := v.h.Store.Events(v.ctx, EventFilter{TenantIDs: v.tenants, Limit: eventsShown})
+// eventsFragment is the latest weakenings of the tenants the request
+// covers.
+func (h *Handlers) eventsFragment(w http.ResponseWriter, r *http.Request) {
+	v := viewOf(r)
+	rows, total, err := h.Store.Events(r.Context(), EventFilter{TenantIDs: v.tenants, Limit: eventsShown})
 	if err != nil {
-		return "", err
+		sdk.WriteError(w, err)
+		return
 	}
 	if total == 0 {
-		return sdkui.Empty("No weakening found between checks."), nil
+		sdkui.WriteFragment(w, http.StatusOK, sdkui.Empty("No weakening found between checks."))
+		return
 	}
 	out := make([][]any, 0, len(rows))
 	for _, e := range rows {
 		out = append(out, []any{sdkui.Time(e.OccurredAt), e.Domain, sdkui.Badge(e.Severity, severityHealth(e.Severity)), e.Message})
 	}
-	return stack(
+	sdkui.WriteFragment(w, http.StatusOK, stack(
 		sdkui.Table([]string{"When", "Domain", "Severity", "What weakened"}, out, "Posture weakenings, newest first"),
 		more(len(rows), total, "weakenings", v.link("/api/v1/dmarc/events", url.Values{"days": {"3650"}})),
-	), nil
+	))
 }
 
 // markup is the page's own HTML beside the kit's components, on the host's

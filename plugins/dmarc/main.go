@@ -81,17 +81,10 @@ func New() *sdk.Plugin {
 			}
 			st := &domains.Store{DB: db}
 			*syncer = domains.Syncer{Store: st, Host: env.Host, Resolver: cloud.NewResolver(addr), Selectors: cfg.DKIMSelectors,
-				Concurrency: cfg.Concurrency, CheckTimeout: timeout, Alert: logAlert,
+				Concurrency: cfg.Concurrency, CheckTimeout: timeout,
 				Graph: func(dir string) domains.Graph { return clients.Graph(dir) }}
 			*handlers = domains.Handlers{Store: st, Host: env.Host, Selectors: cfg.DKIMSelectors}
 			return nil
 		},
-	}
-}
-
-// logAlert writes a weakening to the run's log.
-func logAlert(run *sdk.JobRun, severity, title, message string) {
-	if run.Logger != nil {
-		run.Logger.Warn(title, "severity", severity, "message", message)
 	}
 }

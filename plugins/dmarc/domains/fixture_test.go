@@ -117,9 +117,6 @@ func weakened(w *world.World) *world.World {
 	return &out
 }
 
-// alert is an alert the sync raised.
-type alert struct{ severity, title, message string }
-
 // fixture is a simulated cloud and DNS serving a world, a migrated store
 // on a real database and the plugin's sync and routes in the plugin test
 // harness.
@@ -130,8 +127,6 @@ type fixture struct {
 	syncer   *domains.Syncer
 	handlers *domains.Handlers
 	harness  *plugintest.Harness
-	mu       sync.Mutex
-	alerts   []alert
 }
 
 func start(tb testing.TB, dialect string, w *world.World) *fixture {
@@ -145,12 +140,7 @@ func start(tb testing.TB, dialect string, w *world.World) *fixture {
 	}
 	f := &fixture{sim: s, clock: clock, store: &domains.Store{DB: db}}
 	selectors := []string{"selector1", "selector2"}
-	f.syncer = &domains.Syncer{Store: f.store, Now: clock.Now, Selectors: selectors, Concurrency: 2, CheckTimeout: 10 * time.Second,
-		Alert: func(_ *sdk.JobRun, severity, title, message string) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			f.alerts = append(f.alerts, alert{severity, title, message})
-		}}
+	f.syncer = &domains.Syncer{Store: f.store, Now: clock.Now, Selectors: selectors, Concurrency: 2, CheckTimeout: 10 * time.Second}
 	f.handlers = &domains.Handlers{Store: f.store, Now: clock.Now, Selectors: selectors}
 	f.serveDNS(tb, w)
 	f.connect(tb)
@@ -208,14 +198,6 @@ func (f *fixture) mustRun(tb testing.TB) (int64, []plugintest.Progress) {
 		tb.Fatalf("dmarc job: %v", err)
 	}
 	return n, progress
-}
-
-func (f *fixture) takeAlerts() []alert {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := f.alerts
-	f.alerts = nil
-	return out
 }
 
 func (f *fixture) domain(tb testing.TB, name string) domains.Domain {

@@ -13,6 +13,7 @@ import (
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/plugins/dmarc/posture"
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // DataDomain is the freshness domain and job type of the posture sync.
@@ -33,9 +34,6 @@ type Graph interface {
 	Domains(ctx context.Context, fn func(cloud.Domain) error) error
 }
 
-// AlertFunc raises an alert for a run, as (*sdk.JobRun).Alert does.
-type AlertFunc func(run *sdk.JobRun, severity, title, message string)
-
 // Syncer checks the posture of every domain of each tenant a run covers.
 type Syncer struct {
 	// Graph returns the client of a directory tenant id.
@@ -52,9 +50,7 @@ type Syncer struct {
 	// CheckTimeout bounds one domain's check; 0 is DefaultCheckTimeout.
 	// A check past it is a DNS failure.
 	CheckTimeout time.Duration
-	// Alert raises the alert of a weakening.
-	Alert AlertFunc
-	Now   func() time.Time
+	Now          func() time.Time
 }
 
 func (s *Syncer) now() time.Time {
@@ -196,10 +192,38 @@ func (s *Syncer) check(ctx context.Context, run *sdk.JobRun, tr *tenantRun, d *D
 		return "not stored"
 	}
 	for _, c := range changes {
-		s.Alert(run, c.Severity, "Mail authentication weakened: "+d.Domain, fmt.Sprintf("%s (%s): %s", d.Domain, tr.tenant.Name, c.Message))
+		err := run.Alert(alertSeverity(c.Severity), alertTitle(d.Domain), fmt.Sprintf("%s (%s): %s", d.Domain, tr.tenant.Name, c.Message))
+		if err != nil && run.Logger != nil {
+			run.Logger.Error("weakening alert not raised", "domain", d.Domain, "code", c.Code, "error", err)
+		}
 	}
 	if dnsError(res) != "" {
 		return "DNS failed"
 	}
 	return "grade " + res.Grade
+}
+
+// alertSeverity is the sync alert's severity of a weakening's: critical
+// stays critical, high is an error, medium a warning, the rest
+// information.
+func alertSeverity(severity string) string {
+	switch severity {
+	case posture.SeverityCritical:
+		return sdk.AlertCritical
+	case posture.SeverityHigh:
+		return sdk.AlertError
+	case posture.SeverityMedium:
+		return sdk.AlertWarning
+	}
+	return sdk.AlertInfo
+}
+
+// alertTitle is a weakening alert's title, the domain shortened to keep
+// within the title's bound.
+func alertTitle(domain string) string {
+	const prefix = "Mail authentication weakened: "
+	if room := protocol.MaxAlertTitle - len(prefix); len(domain) > room {
+		domain = domain[:room-len("…")] + "…"
+	}
+	return prefix + domain
 }

@@ -89,8 +89,6 @@ func severityHealth(s string) sdkui.Health {
 		return sdkui.Critical
 	case "medium":
 		return sdkui.Warning
-	case "low", "info":
-		return sdkui.Unknown
 	}
 	return sdkui.Unknown
 }

@@ -260,8 +260,15 @@ func checkDMARC(ctx context.Context, r Resolver, domain string) DMARCResult {
 	rec, ps := ParseDMARC(raw)
 	res.Record = &rec
 	if res.OrgDomain != "" {
-		ps = append([]Problem{{"dmarc_inherited", SeverityInfo, fmt.Sprintf(
-			"The domain has no DMARC record of its own: %s's applies, with its subdomain policy %s.", res.OrgDomain, rec.SubdomainPolicy)}}, ps...)
+		// The organizational domain's record is that domain's to fix; what
+		// matters here is how its subdomain policy treats this domain.
+		inherited := problems{}
+		inherited.add("dmarc_inherited", SeverityInfo, fmt.Sprintf(
+			"The domain has no DMARC record of its own: %s's applies, with its subdomain policy %s.", res.OrgDomain, or(rec.SubdomainPolicy, "(none valid)")))
+		effective := rec
+		effective.Policy = rec.SubdomainPolicy
+		weakDMARC(effective, &inherited)
+		ps = inherited.list
 	}
 	res.Problems = append(ps, reportAuthorization(ctx, r, policyDomain, rec)...)
 	return res

@@ -57,13 +57,17 @@ func weakenedDMARC(prev, cur DMARCResult, add addFunc) {
 	case cur.Record == nil:
 		add("dmarc_policy_relaxed", SeverityCritical, "The DMARC policy %s no longer applies: the domain now has several DMARC records, which receivers ignore.", pp)
 		return
-	case policyRank[cp] < policyRank[pp]:
+	}
+	relaxed := policyRank[cp] < policyRank[pp]
+	if relaxed {
 		add("dmarc_policy_relaxed", SeverityHigh, "The DMARC policy was relaxed from %s to %s.", pp, or(cp, "no valid policy"))
 	}
 	if cur.Record.Percent < prev.Record.Percent && policyRank[cp] > policyRank["none"] {
 		add("dmarc_pct_lowered", SeverityMedium, "The DMARC policy now applies to %d%% of failing mail instead of %d%%.", cur.Record.Percent, prev.Record.Percent)
 	}
-	if cur.OrgDomain == "" && prev.OrgDomain == "" && policyRank[cur.Record.SubdomainPolicy] < policyRank[prev.Record.SubdomainPolicy] {
+	// A subdomain policy that follows p relaxed with it: that is one change.
+	spFollows := relaxed && cur.Record.SubdomainPolicy == cur.Record.Policy
+	if cur.OrgDomain == "" && prev.OrgDomain == "" && !spFollows && policyRank[cur.Record.SubdomainPolicy] < policyRank[prev.Record.SubdomainPolicy] {
 		add("dmarc_subdomain_policy_relaxed", SeverityMedium, "The DMARC subdomain policy was relaxed from %s to %s.", prev.Record.SubdomainPolicy, or(cur.Record.SubdomainPolicy, "no valid policy"))
 	}
 	if len(prev.Record.RUA) > 0 && len(cur.Record.RUA) == 0 {

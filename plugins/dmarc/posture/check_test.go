@@ -153,6 +153,8 @@ func TestCheckRecords(t *testing.T) {
 		{"ed.example.net", "TXT", "v=spf1 redirect=_spf.example.net"},
 		{"_spf.example.net", "TXT", "v=spf1 -all"},
 		{"k1._domainkey.ed.example.net", "TXT", "v=DKIM1; k=ed25519; p=" + k["ed25519"]},
+		{"mixed.example.net", "MX", "0 ."},
+		{"mixed.example.net", "MX", "10 mail.example.net"},
 	})
 
 	t.Run("multiple records", func(t *testing.T) {
@@ -194,6 +196,13 @@ func TestCheckRecords(t *testing.T) {
 		if !res.DKIM[0].Key.Revoked || res.DKIM[1].Key.Bits != 512 || res.Score != 5 || res.Findings[0].Severity != posture.SeverityCritical {
 			t.Errorf("score %d, DKIM %+v %+v, findings %v", res.Score, res.DKIM[0].Key, res.DKIM[1].Key, res.Findings)
 		}
+	})
+	t.Run("null MX among others", func(t *testing.T) {
+		res := posture.Check(t.Context(), r, "mixed.example.net", nil)
+		if !res.MX.Present || res.MX.Null || !slices.Equal(res.MX.Hosts, []string{"mail.example.net"}) {
+			t.Errorf("MX %+v", res.MX)
+		}
+		hasCodes(t, "mixed", res.Findings, []string{"mx_null_mixed"}, nil)
 	})
 	t.Run("Ed25519 and a redirect", func(t *testing.T) {
 		res := posture.Check(t.Context(), r, "ed.example.net", []string{"k1"})

@@ -89,12 +89,16 @@ func weakenedSPF(prev, cur SPFResult, add addFunc) {
 	if pa, ca := prev.Evaluation.All, cur.Evaluation.All; allRank[ca] < allRank[pa] {
 		add("spf_all_relaxed", allSeverity(ca), "SPF's all was relaxed from %s to %s.", allName(pa), allName(ca))
 	}
-	if cur.Evaluation.OverLimit && !prev.Evaluation.OverLimit {
+	// A record that already failed with a permanent error cannot fail worse.
+	switch {
+	case prev.permerror() || !cur.permerror():
+	case cur.Evaluation.OverLimit:
 		add("spf_over_limit", SeverityCritical, "SPF now needs %s DNS lookups, more than the %d receivers allow (it needed %d): SPF fails for all mail.",
 			lookupCount(cur.Evaluation.Lookups), spfLookupLimit, prev.Evaluation.Lookups)
-	}
-	if cur.Evaluation.Loop && !prev.Evaluation.Loop {
+	case cur.Evaluation.Loop:
 		add("spf_loop", SeverityCritical, "SPF's includes now loop: SPF fails for all mail.")
+	default:
+		add("spf_invalid", SeverityCritical, "The SPF record is now broken: receivers treat it as an error (permerror) and SPF fails for all mail.")
 	}
 }
 

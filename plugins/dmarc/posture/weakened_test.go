@@ -33,6 +33,7 @@ func TestWeakened(t *testing.T) {
 		"no-spf":       {"spf": ""},
 		"overlimit":    {"spf": "v=spf1 include:o1.example.com include:o2.example.com include:o3.example.com -all"},
 		"loop":         {"spf": "v=spf1 include:loop1.example.com -all"},
+		"bad-syntax":   {"spf": "v=spf1 ip4:192.0.2.300 -all"},
 	}
 	var rs []record
 	for name, v := range variants {
@@ -82,6 +83,8 @@ func TestWeakened(t *testing.T) {
 		{"strong", "overlimit", []string{"spf_over_limit"}},
 		{"overlimit", "overlimit", nil},
 		{"strong", "loop", []string{"spf_loop"}},
+		{"strong", "bad-syntax", []string{"spf_invalid"}},
+		{"bad-syntax", "overlimit", nil},
 	} {
 		t.Run(tc.prev+" to "+tc.cur, func(t *testing.T) {
 			changes := posture.Weakened(check(tc.prev), check(tc.cur))

@@ -11,7 +11,9 @@
 //	DMARC, 40   the policy that applies to the domain (its own record's
 //	            p, or the organizational domain's sp):
 //	            reject 40, quarantine 30, none 10; no record, several
-//	            records, an invalid policy or a DNS failure 0.
+//	            records or a DNS failure 0. A missing or invalid p counts
+//	            as none when a valid rua makes receivers fall back to it
+//	            (RFC 7489, 6.6.3), and 0 otherwise.
 //	            Below pct=100, reject and quarantine earn none's 10 plus
 //	            their points above it times pct/100 (reject at pct=50: 25).
 //	            A subdomain policy weaker than p costs 5.
@@ -35,6 +37,10 @@
 // Result.Incomplete: the score is then a lower bound, and the findings
 // say which lookup failed. A DNS failure is never reported as a missing
 // record.
+//
+// Weakened compares two checks of a domain and names what weakened: a
+// DMARC policy relaxed or removed, an SPF record removed, broken or made
+// more permissive, a DKIM key removed, revoked or shortened.
 package posture
 
 import (
@@ -242,8 +248,8 @@ func checkDMARC(ctx context.Context, r Resolver, domain string) DMARCResult {
 	case raw != "":
 		res.Present = true
 	default:
-		org, _ := publicsuffix.EffectiveTLDPlusOne(domain)
-		if org == "" || org == domain {
+		org := orgDomain(domain)
+		if org == domain {
 			return DMARCResult{Problems: []Problem{missingDMARC}}
 		}
 		raw, err = r.DMARC(ctx, org)

@@ -169,6 +169,26 @@ func TestWeakeningRaisesAlerts(t *testing.T) {
 		if want := []string{"spf_over_limit", "dmarc_policy_relaxed", "dkim_key_removed"}; !slices.Equal(codes, want) {
 			t.Errorf("weakenings %v, want %v", codes, want)
 		}
+		// The events on the API: newest first, filtered, of the caller's
+		// tenants only.
+		var list domains.EventList
+		f.get(t, "/api/v1/dmarc/events?severity=critical", contosoer, &list)
+		if list.Total != 1 || list.Items[0].Code != "spf_over_limit" || list.Items[0].DomainID != before.ID {
+			t.Errorf("critical events %+v", list)
+		}
+		f.get(t, "/api/v1/dmarc/events?domain_id="+before.ID+"&limit=2&offset=1", admin, &list)
+		if list.Total != 3 || len(list.Items) != 2 || list.Items[0].Code != "dmarc_policy_relaxed" {
+			t.Errorf("strong.example's events, second page %+v", list)
+		}
+		f.get(t, "/api/v1/dmarc/events", fabrikamer, &list)
+		if list.Total != 0 {
+			t.Errorf("fabrikam's user sees contoso's events %+v", list)
+		}
+		var h domains.History
+		f.get(t, "/api/v1/dmarc/domains/"+before.ID+"/history", contosoer, &h)
+		if len(h.Points) != 2 || *h.Points[0].DMARCPolicy != "reject" || *h.Points[1].DMARCPolicy != "none" || *h.Points[1].Score >= *h.Points[0].Score {
+			t.Errorf("strong.example's history %+v", h)
+		}
 		after := f.domain(t, "strong.example")
 		if str(after.DMARCPolicy) != "none" || num(after.DKIMPresent) != 1 || num(after.SPFLookups) <= 10 || num(after.Score) >= num(before.Score) {
 			t.Errorf("strong.example after: policy %s, dkim %d, spf lookups %d, score %d (was %d)", str(after.DMARCPolicy), num(after.DKIMPresent),

@@ -1,7 +1,9 @@
 package domains_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +92,46 @@ func TestFragments(t *testing.T) {
 		}
 		if got := f.html(t, domains.EventsFragmentPath, fabrikamer); !strings.Contains(got, "No weakening found") {
 			t.Errorf("fabrikam's user sees contoso's weakenings: %s", got)
+		}
+	})
+}
+
+// TestDataset: dmarc_posture emits the latest check of each domain of
+// the tenants asked for, by tenant and domain, and nothing of another.
+func TestDataset(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		f := start(t, dialect, postureWorld())
+		f.mustRun(t)
+		read := func(tenants ...string) []domains.PostureRecord {
+			t.Helper()
+			raw, err := f.harness.ReadDataset(t.Context(), domains.DatasetName, tenants, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := make([]domains.PostureRecord, len(raw))
+			for i, r := range raw {
+				if err := json.Unmarshal(r, &out[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return out
+		}
+		got := read(contoso.ID)
+		if len(got) != 2 || got[0].Domain != "strong.example" || got[1].Domain != "weak.example" || got[0].TenantID != contoso.ID ||
+			*got[0].DMARCPolicy != "reject" || got[0].Score == nil || got[0].CheckedAt == nil {
+			t.Errorf("contoso's records %+v", got)
+		}
+		all := read(fabrikam.ID, contoso.ID)
+		var names []string
+		for _, r := range all {
+			names = append(names, r.TenantID+"/"+r.Domain)
+		}
+		want := []string{"t-contoso/strong.example", "t-contoso/weak.example", "t-fabrikam/broken.example", "t-fabrikam/missing.example"}
+		if !slices.Equal(names, want) {
+			t.Errorf("records %v, want %v", names, want)
+		}
+		if broken := all[2]; broken.DNSError == "" || broken.DMARCPolicy != nil {
+			t.Errorf("broken.example's record %+v", broken)
 		}
 	})
 }

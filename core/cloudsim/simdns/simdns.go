@@ -1,10 +1,11 @@
 // Package simdns is the simulated cloud's DNS: an authoritative server on
 // loopback, over UDP and TCP on one port, for the world's tenant domains.
 // It answers the world's TXT and CNAME records (SPF, DMARC, DKIM), MX
-// records and A and AAAA addresses the way a real authoritative server does, so Steward's resolver is tested
-// against real DNS behaviour: long TXT values split into 255-byte strings,
-// CNAMEs chased within the served zones, NXDOMAIN versus an empty answer,
-// REFUSED outside the zones, and truncation that sends clients to TCP.
+// records and A and AAAA addresses the way a real authoritative server
+// does, so Steward's resolver is tested against real DNS behaviour: long
+// TXT values split into 255-byte strings, CNAMEs chased within the served
+// zones, NXDOMAIN versus an empty answer, REFUSED outside the zones, and
+// truncation that sends clients to TCP.
 package simdns
 
 import (

@@ -522,7 +522,7 @@ func (w *spfWalk) follow(ctx context.Context, from, target string, path []string
 	for _, p := range problems {
 		// The included record's own all and weaknesses do not end the
 		// evaluation; its errors do.
-		if isPermerror(p) || p.Code == "spf_version" || top {
+		if isPermerror(p) || top {
 			p.Message = fmt.Sprintf("In the SPF record of %s, which %s %s: %s", target, from, verb(kind), p.Message)
 			w.ev.Problems = append(w.ev.Problems, p)
 		}

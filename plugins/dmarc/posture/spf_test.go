@@ -2,7 +2,9 @@ package posture_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -142,5 +144,23 @@ func TestEvaluateSPFFailure(t *testing.T) {
 		if _, err := posture.EvaluateSPF(t.Context(), startFailingDNS(t, rcode), "example.com"); !errors.Is(err, cloud.ErrDNS) {
 			t.Errorf("%s: %v", dns.RcodeToString[rcode], err)
 		}
+	}
+}
+
+// TestEvaluateSPFWalkLimit: a tree of includes is followed until the
+// count is far past the limit, not through its thousands of lookups.
+func TestEvaluateSPFWalkLimit(t *testing.T) {
+	var rs []record
+	for i := range 4 {
+		rs = append(rs, record{fmt.Sprintf("f%d.example.com", i), "TXT", "v=spf1" + strings.Repeat(fmt.Sprintf(" include:f%d.example.com", i+1), 10) + " -all"})
+	}
+	rs = append(rs, record{"f4.example.com", "TXT", "v=spf1 -all"})
+	r := startDNS(t, []string{"example.com"}, rs)
+	ev, err := posture.EvaluateSPF(t.Context(), r, "f0.example.com")
+	if err != nil || !ev.OverLimit || ev.Lookups <= 50 || ev.Lookups > 100 {
+		t.Fatalf("%+v, %v", ev, err)
+	}
+	if i := slices.IndexFunc(ev.Problems, func(p posture.Problem) bool { return p.Code == "spf_over_limit" }); i < 0 || !strings.Contains(ev.Problems[i].Message, "at least") {
+		t.Errorf("problems %v", ev.Problems)
 	}
 }

@@ -123,7 +123,7 @@ func headline(f Figures) template.HTML {
 		score,
 		sdkui.Stat("DMARC p=reject", count(f.Reject)+" of "+count(f.Checked), count(f.NoEnforcement)+" without an enforcing policy", reject),
 		dkim,
-		sdkui.Stat("Domains", count(f.Domains), count(f.DNSErrors)+" whose latest check DNS failed", dnsHealth),
+		sdkui.Stat("Domains", count(f.Domains), count(f.DNSErrors)+" whose latest check DNS failed in part", dnsHealth),
 	)
 }
 
@@ -260,7 +260,7 @@ func (h *Handlers) domainsFragment(w http.ResponseWriter, r *http.Request) {
 			checked = render("lines", struct {
 				Main   template.HTML
 				Detail string
-			}{checked, "latest check: DNS failed"})
+			}{checked, "DNS failed some lookups"})
 		}
 		cells := []any{render("domain", d), grade, score, policy, lookups, dkim, findings(d.Findings), checked}
 		if v.many {

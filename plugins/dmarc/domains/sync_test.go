@@ -252,6 +252,17 @@ func TestWeakeningRaisesAlerts(t *testing.T) {
 		if a := f.harness.Alerts(); len(a) != 3 {
 			t.Errorf("weakening again behind a DNS failure raised %+v, want the three weakenings", a)
 		}
+
+		// The checks by day (UTC): Contoso's two domains at 12:00 and 18:00
+		// on the first day, four runs on the second, two on the third.
+		days, err := f.store.Trend(context.Background(), []string{contoso.ID}, simNow.Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(days) != 3 || days[0].Day != "2026-12-15" || days[0].Checks != 4 || days[1].Day != "2026-12-16" || days[1].Checks != 8 ||
+			days[2].Day != "2026-12-17" || days[2].Checks != 4 {
+			t.Errorf("checks by day %+v", days)
+		}
 	})
 }
 

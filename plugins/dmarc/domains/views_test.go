@@ -2,6 +2,7 @@ package domains_test
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stewardhq/steward/plugins/dmarc/domains"
 	"github.com/stewardhq/steward/sdk"
+	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
 
 func (f *fixture) html(t *testing.T, target string, p sdk.Principal) string {
@@ -39,6 +41,16 @@ func TestFragments(t *testing.T) {
 		f.mustRun(t)
 		strong, weak := f.domain(t, "strong.example"), f.domain(t, "weak.example")
 
+		mine := f.html(t, domains.PostureFragmentPath, contosoer)
+		avg := sdkui.FormatNumber(math.Round(float64(*strong.Score+*weak.Score)*100/2) / 100)
+		for _, want := range []string{"Average score by day", "Average score ends at " + avg, "Average score</p><strong class=\"stat-value\">" + avg} {
+			if !strings.Contains(mine, want) {
+				t.Errorf("contoso's posture lacks %q: %s", want, mine)
+			}
+		}
+		if strings.Contains(mine, "Posture of each tenant") {
+			t.Errorf("contoso's posture has a table of tenants: %s", mine)
+		}
 		card := f.html(t, domains.StatsFragmentPath, contosoer)
 		for _, want := range []string{"Average score", "DMARC p=reject", "1 of 2", "DKIM coverage", "50 %", "Checked domains by grade"} {
 			if !strings.Contains(card, want) {

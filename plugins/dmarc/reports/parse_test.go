@@ -203,11 +203,16 @@ func TestParseRefusesBadDocuments(t *testing.T) {
 	}
 }
 
-func TestParseRefusesTooManyRecords(t *testing.T) {
+// withRecords is the Yahoo sample with its two records repeated to
+// make n (even).
+func withRecords(t testing.TB, n int) string {
 	doc := string(sample(t, "yahoo-northwind-travel.xml"))
 	start, end := strings.Index(doc, "<record>"), strings.LastIndex(doc, "</record>")+len("</record>")
-	records := doc[start:end]
-	big := doc[:start] + strings.Repeat(records, 6) + doc[end:]
+	return doc[:start] + strings.Repeat(doc[start:end], n/2) + doc[end:]
+}
+
+func TestParseRefusesTooManyRecords(t *testing.T) {
+	big := withRecords(t, 12)
 	if _, err := Parse(strings.NewReader(big), Limits{MaxRecords: 12}); err != nil {
 		t.Fatalf("12 records under a bound of 12: %v", err)
 	}

@@ -68,7 +68,7 @@ func (s *Store) Stats(ctx context.Context, f StatsFilter, groupBy string, limit 
 		return out, nil
 	}
 	where := func(q *bun.SelectQuery) *bun.SelectQuery {
-		q = q.Where("tenant_id IN (?)", bun.In(f.TenantIDs)).
+		q = q.Where("tenant_id IN (?)", bun.List(f.TenantIDs)).
 			Where("day >= ?", f.From.Format(time.DateOnly)).Where("day <= ?", f.To.Format(time.DateOnly))
 		if f.Domain != "" {
 			q = q.Where("domain = ?", f.Domain)

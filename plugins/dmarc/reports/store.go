@@ -193,7 +193,7 @@ func (s *Store) List(ctx context.Context, f ReportFilter) ([]StoredReport, int, 
 		return []StoredReport{}, 0, nil
 	}
 	out := []StoredReport{}
-	q := s.DB.NewSelect().Model(&out).Where("r.tenant_id IN (?)", bun.In(f.TenantIDs))
+	q := s.DB.NewSelect().Model(&out).Where("r.tenant_id IN (?)", bun.List(f.TenantIDs))
 	if f.Domain != "" {
 		q = q.Where("r.domain = ?", f.Domain)
 	}
@@ -229,7 +229,7 @@ func (s *Store) Get(ctx context.Context, tenantIDs []string, id int64) (*StoredR
 		return nil, nil, ErrNotFound
 	}
 	rep := new(StoredReport)
-	err := s.DB.NewSelect().Model(rep).Where("r.id = ? AND r.tenant_id IN (?)", id, bun.In(tenantIDs)).Scan(ctx)
+	err := s.DB.NewSelect().Model(rep).Where("r.id = ? AND r.tenant_id IN (?)", id, bun.List(tenantIDs)).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, ErrNotFound
 	}

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -321,13 +322,15 @@ func TestParseRefusesBombs(t *testing.T) {
 		if len(b) > 2<<20 {
 			t.Fatalf("the %s bomb is %d bytes", c.kind, len(b))
 		}
-		start := time.Now()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		_, err := parseBytes(b)
+		runtime.ReadMemStats(&after)
 		wantRefused(t, c.kind, err, !c.lie, c.want)
-		// Expanding a gigabyte takes seconds; stopping at the bound
-		// (100 times about a megabyte) takes a fraction of one.
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("%s bomb refused after %s", c.kind, d)
+		// Expanding the gigabyte would allocate at least as much; stopping
+		// at the 50 MiB bound allocates a few times that at most.
+		if n := after.TotalAlloc - before.TotalAlloc; n > 256<<20 {
+			t.Errorf("%s bomb: %d MiB allocated before it was refused", c.kind, n>>20)
 		}
 	}
 }

@@ -2,11 +2,13 @@ package sdk
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // JobRun is one run of a job.
@@ -28,6 +30,30 @@ type JobRun struct {
 func (r *JobRun) Progress(done, total int64, message string) {
 	_ = r.send(&pluginv1.JobEvent{Event: &pluginv1.JobEvent_Progress{
 		Progress: &pluginv1.JobProgress{Done: done, Total: total, Message: message},
+	}})
+}
+
+// Alert severities, mildest first.
+const (
+	AlertInfo     = "info"
+	AlertWarning  = "warning"
+	AlertError    = "error"
+	AlertCritical = "critical"
+)
+
+// Alert raises a sync alert tied to this run, listed by the host's
+// /api/v1/sync/alerts until an operator resolves it: for a finding of the
+// run someone must act on (a domain's mail policy relaxed, a key removed),
+// not for the run's own failure, which the host alerts on itself.
+// severity is one of the Alert constants; title has 1 to 200 characters,
+// message at most 4,000, neither with control characters but the
+// message's line breaks. A job may call it from several goroutines.
+func (r *JobRun) Alert(severity, title, message string) error {
+	if err := protocol.CheckAlert(severity, title, message); err != nil {
+		return fmt.Errorf("sdk: %w", err)
+	}
+	return r.send(&pluginv1.JobEvent{Event: &pluginv1.JobEvent_Alert{
+		Alert: &pluginv1.JobAlert{Severity: severity, Title: title, Message: message},
 	}})
 }
 

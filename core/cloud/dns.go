@@ -1,10 +1,12 @@
 package cloud
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,7 +66,8 @@ func (e *DNSError) Is(target error) bool {
 }
 
 // Resolver looks up the DNS records of the brands' mail authentication
-// (SPF, DMARC, DKIM). It speaks DNS itself, not through net.Resolver, so
+// (SPF, DMARC, DKIM) and mail routing (MX, and the addresses SPF's a and
+// mx mechanisms name). It speaks DNS itself, not through net.Resolver, so
 // that it can ask a server on any port, the simulated cloud's among them,
 // and tell a name that does not exist from one without records of the
 // asked type. It is safe for concurrent use.
@@ -115,6 +118,51 @@ func systemResolver(path string) *Resolver {
 func (r *Resolver) LookupTXT(ctx context.Context, name string) ([]string, error) {
 	_, records, err := r.txt(ctx, name)
 	return records, err
+}
+
+// LookupMX returns the hosts of name's MX records, without the trailing
+// dot, most preferred first (lowest preference value; ties in the order
+// the server gave). It follows a CNAME at name. A name without MX records
+// returns none and no error; a name that does not exist returns
+// ErrNoSuchName. A null MX (RFC 7505: preference 0, host ".") is returned
+// as "", the domain's statement that it accepts no mail.
+func (r *Resolver) LookupMX(ctx context.Context, name string) ([]string, error) {
+	_, rrs, err := r.lookup(ctx, name, dns.TypeMX)
+	if err != nil {
+		return nil, err
+	}
+	mx := make([]*dns.MX, 0, len(rrs))
+	for _, rr := range rrs {
+		mx = append(mx, rr.(*dns.MX))
+	}
+	slices.SortStableFunc(mx, func(a, b *dns.MX) int { return cmp.Compare(a.Preference, b.Preference) })
+	hosts := make([]string, 0, len(mx))
+	for _, m := range mx {
+		hosts = append(hosts, strings.TrimSuffix(m.Mx, "."))
+	}
+	return hosts, nil
+}
+
+// LookupA returns name's IPv4 and IPv6 addresses, its A records' first,
+// following a CNAME at name. A name without addresses returns none and no
+// error; a name that does not exist returns ErrNoSuchName.
+func (r *Resolver) LookupA(ctx context.Context, name string) ([]string, error) {
+	var addrs []string
+	for _, qtype := range []uint16{dns.TypeA, dns.TypeAAAA} {
+		_, rrs, err := r.lookup(ctx, name, qtype)
+		if err != nil {
+			return nil, err
+		}
+		for _, rr := range rrs {
+			switch a := rr.(type) {
+			case *dns.A:
+				addrs = append(addrs, a.A.String())
+			case *dns.AAAA:
+				addrs = append(addrs, a.AAAA.String())
+			}
+		}
+	}
+	return addrs, nil
 }
 
 // LookupCNAME returns the name name is an alias of, without the trailing
@@ -222,34 +270,42 @@ func isSPF(rec string) bool {
 		(len(rec) == len(version) || rec[len(version)] == ' ')
 }
 
-// txt looks up name's TXT records and follows its CNAMEs. A recursive
-// server answers with the whole chain; an authoritative one stops at a
-// target outside its zones, and txt asks again for that target. It
-// returns the chain's last target ("" when name is no alias) with the
-// records, joined.
+// txt looks up name's TXT records, following its CNAMEs, and returns the
+// chain's last target ("" when name is no alias) with the records, each
+// record's strings joined.
 func (r *Resolver) txt(ctx context.Context, name string) (target string, records []string, err error) {
+	target, rrs, err := r.lookup(ctx, name, dns.TypeTXT)
+	for _, rr := range rrs {
+		records = append(records, joinTXT(rr.(*dns.TXT).Txt))
+	}
+	return target, records, err
+}
+
+// lookup asks for name's records of qtype and follows its CNAMEs. A
+// recursive server answers with the whole chain; an authoritative one
+// stops at a target outside its zones, and lookup asks again for that
+// target. It returns the chain's last target ("" when name is no alias)
+// with the records.
+func (r *Resolver) lookup(ctx context.Context, name string, qtype uint16) (target string, rrs []dns.RR, err error) {
 	current := dns.Fqdn(name)
 	for range maxCNAMEs {
-		resp, err := r.query(ctx, current, dns.TypeTXT)
+		resp, err := r.query(ctx, current, qtype)
 		if err != nil {
 			return target, nil, err
 		}
-		last, rrs := chase(resp, current, dns.TypeTXT)
+		last, found := chase(resp, current, qtype)
 		if last != current {
 			target = strings.TrimSuffix(last, ".")
 		}
 		if resp.Rcode == dns.RcodeNameError {
-			return target, nil, nxdomain(last, dns.TypeTXT)
+			return target, nil, nxdomain(last, qtype)
 		}
-		if len(rrs) > 0 || last == current {
-			for _, rr := range rrs {
-				records = append(records, joinTXT(rr.(*dns.TXT).Txt))
-			}
-			return target, records, nil
+		if len(found) > 0 || last == current {
+			return target, found, nil
 		}
 		current = last
 	}
-	return target, nil, fmt.Errorf("cloud: dns TXT %s: more than %d CNAMEs: %w", strings.TrimSuffix(name, "."), maxCNAMEs, ErrDNS)
+	return target, nil, fmt.Errorf("cloud: dns %s %s: more than %d CNAMEs: %w", dns.TypeToString[qtype], strings.TrimSuffix(name, "."), maxCNAMEs, ErrDNS)
 }
 
 // chase follows the CNAMEs in an answer from name, returning the name the

@@ -49,6 +49,16 @@ func dnsWorld() *world.World {
 	add("_dmarc.multi.example", "TXT", "v=DMARC1; p=reject")
 	add("multi.example", "TXT", "v=spf1 -all")
 	add("multi.example", "TXT", "v=spf1 ~all")
+	add("example.com", "MX", "20 backup.example.net")
+	add("example.com", "MX", "10 mail.example.com")
+	add("example.com", "MX", "20 mail2.example.com")
+	add("mail.example.com", "A", "192.0.2.25")
+	add("mail.example.com", "A", "192.0.2.26")
+	add("mail.example.com", "AAAA", "2001:db8::25")
+	add("v6.example.com", "AAAA", "2001:db8::6")
+	add("mx.other.example", "CNAME", "example.com")
+	add("mail.other.example", "CNAME", "mail.example.com")
+	add("multi.example", "MX", "0 .")
 	for range 10 {
 		add("big.example.com", "TXT", strings.Repeat("x", 200))
 	}
@@ -122,6 +132,51 @@ func TestLookupCNAME(t *testing.T) {
 	}
 	if _, err := r.LookupCNAME(ctx, "nope.example.com"); !errors.Is(err, ErrNoSuchName) {
 		t.Errorf("missing name: %v", err)
+	}
+}
+
+func TestLookupMX(t *testing.T) {
+	r := startDNS(t, dnsWorld(), nil)
+	ctx := context.Background()
+	for name, want := range map[string][]string{
+		"example.com":      {"mail.example.com", "backup.example.net", "mail2.example.com"},
+		"mx.other.example": {"mail.example.com", "backup.example.net", "mail2.example.com"},
+		"multi.example":    {""}, // null MX
+		"other.example":    nil,
+	} {
+		if got, err := r.LookupMX(ctx, name); err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
+		}
+	}
+	if _, err := r.LookupMX(ctx, "nope.example.com"); !errors.Is(err, ErrNoSuchName) {
+		t.Errorf("missing name: %v", err)
+	}
+	if _, err := r.LookupMX(ctx, "example.org"); !errors.Is(err, ErrDNS) || rcode(err) != dns.RcodeRefused {
+		t.Errorf("outside the zones: %v", err)
+	}
+	if _, err := r.LookupMX(ctx, "loop.example.com"); !errors.Is(err, ErrDNS) {
+		t.Errorf("CNAME loop: %v", err)
+	}
+}
+
+func TestLookupA(t *testing.T) {
+	r := startDNS(t, dnsWorld(), nil)
+	ctx := context.Background()
+	for name, want := range map[string][]string{
+		"mail.example.com":   {"192.0.2.25", "192.0.2.26", "2001:db8::25"},
+		"mail.other.example": {"192.0.2.25", "192.0.2.26", "2001:db8::25"},
+		"v6.example.com":     {"2001:db8::6"},
+		"example.com":        nil,
+	} {
+		if got, err := r.LookupA(ctx, name); err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
+		}
+	}
+	if _, err := r.LookupA(ctx, "nope.example.com"); !errors.Is(err, ErrNoSuchName) {
+		t.Errorf("missing name: %v", err)
+	}
+	if _, err := r.LookupA(ctx, "example.org"); !errors.Is(err, ErrDNS) || rcode(err) != dns.RcodeRefused {
+		t.Errorf("outside the zones: %v", err)
 	}
 }
 

@@ -40,6 +40,7 @@ import (
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/migrations"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // Version is the host's version, set at build time.
@@ -396,9 +397,14 @@ func SigningKeys(current []byte, previous []string) (auth.KeySet, error) {
 type supervisorRunner struct{ sup *plugins.Supervisor }
 
 // A run whose plugin process a reload replaced is queued again.
-func (r supervisorRunner) RunJob(ctx context.Context, plugin, job, runID string, progress func(jobs.Progress)) (int64, error) {
-	n, err := r.sup.RunJob(ctx, plugin, job, runID, func(p plugins.JobProgress) {
-		progress(jobs.Progress{Done: p.Done, Total: p.Total, Message: p.Message})
+func (r supervisorRunner) RunJob(ctx context.Context, plugin, job, runID string, ev jobs.Events) (int64, error) {
+	n, err := r.sup.RunJob(ctx, plugin, job, runID, protocol.JobEvents{
+		Progress: func(p *pluginv1.JobProgress) {
+			ev.Progress(jobs.Progress{Done: p.Done, Total: p.Total, Message: p.Message})
+		},
+		Alert: func(a *pluginv1.JobAlert) {
+			ev.Alert(jobs.RunAlert{Severity: a.Severity, Title: a.Title, Message: a.Message})
+		},
 	})
 	if errors.Is(err, plugins.ErrProcessReplaced) {
 		err = fmt.Errorf("%w: %w", jobs.ErrRequeue, err)

@@ -36,7 +36,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-type jobFunc func(ctx context.Context, progress func(Progress)) (int64, error)
+type jobFunc func(ctx context.Context, ev Events) (int64, error)
 
 // fakeRunner stands in for the plugin supervisor. Jobs without a function
 // succeed with one record.
@@ -52,7 +52,7 @@ func newFakeRunner(funcs map[string]jobFunc) *fakeRunner {
 	return &fakeRunner{funcs: funcs, calls: map[string]int{}}
 }
 
-func (f *fakeRunner) RunJob(ctx context.Context, plugin, job, runID string, progress func(Progress)) (int64, error) {
+func (f *fakeRunner) RunJob(ctx context.Context, plugin, job, runID string, ev Events) (int64, error) {
 	key := plugin + "/" + job
 	f.mu.Lock()
 	fn := f.funcs[key]
@@ -68,7 +68,7 @@ func (f *fakeRunner) RunJob(ctx context.Context, plugin, job, runID string, prog
 	if fn == nil {
 		return 1, nil
 	}
-	return fn(ctx, progress)
+	return fn(ctx, ev)
 }
 
 func (f *fakeRunner) callCount(key string) int {
@@ -188,9 +188,9 @@ func TestManualTriggerRunsEveryJobOfTheType(t *testing.T) {
 		ctx := context.Background()
 		clock := &fakeClock{now: t0}
 		runner := newFakeRunner(map[string]jobFunc{
-			"azure/costs": func(ctx context.Context, progress func(Progress)) (int64, error) {
+			"azure/costs": func(ctx context.Context, ev Events) (int64, error) {
 				clock.Advance(30 * time.Second)
-				progress(Progress{Done: 42, Total: 42, Message: "done"})
+				ev.Progress(Progress{Done: 42, Total: 42, Message: "done"})
 				return 42, nil
 			},
 		})
@@ -300,10 +300,10 @@ func TestFailedRunsRaiseAlerts(t *testing.T) {
 		ctx := context.Background()
 		clock := &fakeClock{now: t0}
 		runner := newFakeRunner(map[string]jobFunc{
-			"azure/users": func(context.Context, func(Progress)) (int64, error) {
+			"azure/users": func(context.Context, Events) (int64, error) {
 				return 3, errors.New("graph API returned 503")
 			},
-			"okta/users": func(context.Context, func(Progress)) (int64, error) {
+			"okta/users": func(context.Context, Events) (int64, error) {
 				panic("index out of range")
 			},
 		})
@@ -356,12 +356,76 @@ func TestFailedRunsRaiseAlerts(t *testing.T) {
 	})
 }
 
+// TestRunsRaiseAlerts: a completed run's alerts are recorded with its job
+// id and type, up to maxRunAlerts, and one more says how many were
+// dropped.
+func TestRunsRaiseAlerts(t *testing.T) {
+	eachDialect(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		runner := newFakeRunner(map[string]jobFunc{
+			"mail/posture": func(_ context.Context, ev Events) (int64, error) {
+				ev.Alert(RunAlert{Severity: "critical", Title: "DMARC policy relaxed: brand-a.example", Message: "p=reject became p=none"})
+				return 1, nil
+			},
+			"mail/noisy": func(_ context.Context, ev Events) (int64, error) {
+				for i := range maxRunAlerts + 5 {
+					ev.Alert(RunAlert{Severity: "warning", Title: fmt.Sprintf("finding %d", i)})
+				}
+				return 1, nil
+			},
+		})
+		s := newScheduler(t, db, runner, &fakeClock{now: t0}, Options{})
+		if err := s.SetSpecs([]Spec{{Plugin: "mail", Name: "posture", JobType: "dmarc", DataDomain: "dmarc"}, {Plugin: "mail", Name: "noisy", DataDomain: "noisy"}}); err != nil {
+			t.Fatal(err)
+		}
+		runs, err := s.Trigger(ctx, "dmarc", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := waitFinished(t, s, runs[0].ID); r.Status != StatusCompleted {
+			t.Fatalf("run = %+v", r)
+		}
+		got, err := s.Alerts(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Alerts) != 1 {
+			t.Fatalf("alerts = %+v, want the run's one", got.Alerts)
+		}
+		if a := got.Alerts[0]; a.JobID != runs[0].ID || a.JobType != "dmarc" || a.Severity != "critical" ||
+			a.Title != "DMARC policy relaxed: brand-a.example" || a.Message != "p=reject became p=none" || a.Resolved || !a.CreatedAt.Equal(t0) {
+			t.Errorf("alert = %+v", a)
+		}
+		runs, err = s.Trigger(ctx, "noisy", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFinished(t, s, runs[0].ID)
+		got, err = s.Alerts(ctx, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var noisy, dropped int
+		for _, a := range got.Alerts {
+			if a.JobID == runs[0].ID {
+				noisy++
+				if strings.Contains(a.Message, "5 alerts past the first 100") {
+					dropped++
+				}
+			}
+		}
+		if noisy != maxRunAlerts+1 || dropped != 1 {
+			t.Errorf("noisy run recorded %d alerts (%d saying what was dropped), want %d and 1", noisy, dropped, maxRunAlerts+1)
+		}
+	})
+}
+
 func TestResolveAlert(t *testing.T) {
 	eachDialect(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		clock := &fakeClock{now: t0}
 		runner := newFakeRunner(map[string]jobFunc{
-			"azure/costs": func(context.Context, func(Progress)) (int64, error) { return 0, errors.New("quota exceeded") },
+			"azure/costs": func(context.Context, Events) (int64, error) { return 0, errors.New("quota exceeded") },
 		})
 		s := newScheduler(t, db, runner, clock, Options{})
 		if err := s.SetSpecs([]Spec{{Plugin: "azure", Name: "costs", DataDomain: "costs"}}); err != nil {
@@ -540,7 +604,7 @@ func TestSlotSkippedWhilePreviousRunUnfinished(t *testing.T) {
 		clock := &fakeClock{now: t0}
 		release := make(chan struct{})
 		runner := newFakeRunner(map[string]jobFunc{
-			"azure/costs": func(context.Context, func(Progress)) (int64, error) {
+			"azure/costs": func(context.Context, Events) (int64, error) {
 				<-release
 				return 1, nil
 			},
@@ -607,7 +671,7 @@ func TestAbandonedRunsAreFailed(t *testing.T) {
 		clock := &fakeClock{now: t0}
 		release := make(chan struct{})
 		runner := newFakeRunner(map[string]jobFunc{
-			"azure/costs": func(ctx context.Context, _ func(Progress)) (int64, error) {
+			"azure/costs": func(ctx context.Context, _ Events) (int64, error) {
 				<-release
 				return 5, nil
 			},
@@ -683,7 +747,7 @@ func TestHeartbeatKeepsRunAlive(t *testing.T) {
 		clock := &fakeClock{now: t0}
 		release := make(chan struct{})
 		runner := newFakeRunner(map[string]jobFunc{
-			"azure/costs": func(context.Context, func(Progress)) (int64, error) {
+			"azure/costs": func(context.Context, Events) (int64, error) {
 				<-release
 				return 1, nil
 			},
@@ -738,7 +802,7 @@ func TestMaxConcurrentBoundsRuns(t *testing.T) {
 	eachDialect(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		release := make(chan struct{})
-		block := func(ctx context.Context, _ func(Progress)) (int64, error) {
+		block := func(ctx context.Context, _ Events) (int64, error) {
 			<-release
 			return 1, nil
 		}
@@ -803,16 +867,16 @@ func TestProgressIsThrottled(t *testing.T) {
 		clock := &fakeClock{now: t0}
 		step := make(chan struct{})
 		runner := newFakeRunner(map[string]jobFunc{
-			"azure/resources": func(ctx context.Context, progress func(Progress)) (int64, error) {
-				progress(Progress{Done: 1, Total: 10, Message: "listing"})
-				progress(Progress{Done: 2, Total: 10, Message: "listing"}) // within a second: held back
+			"azure/resources": func(ctx context.Context, ev Events) (int64, error) {
+				ev.Progress(Progress{Done: 1, Total: 10, Message: "listing"})
+				ev.Progress(Progress{Done: 2, Total: 10, Message: "listing"}) // within a second: held back
 				step <- struct{}{}
 				<-step
 				clock.Advance(2 * time.Second)
-				progress(Progress{Done: 7, Total: 10, Message: "tagging"})
+				ev.Progress(Progress{Done: 7, Total: 10, Message: "tagging"})
 				step <- struct{}{}
 				<-step
-				progress(Progress{Done: 9, Total: 10, Message: "tagging"}) // held back, kept for the end
+				ev.Progress(Progress{Done: 9, Total: 10, Message: "tagging"}) // held back, kept for the end
 				return 9, nil
 			},
 		})
@@ -854,7 +918,7 @@ func TestHistoryNewestFirstWithLimit(t *testing.T) {
 		ctx := context.Background()
 		clock := &fakeClock{now: t0}
 		runner := newFakeRunner(map[string]jobFunc{
-			"m365/dmarc": func(context.Context, func(Progress)) (int64, error) { return 0, errors.New("no DNS") },
+			"m365/dmarc": func(context.Context, Events) (int64, error) { return 0, errors.New("no DNS") },
 		})
 		s := newScheduler(t, db, runner, clock, Options{})
 		err := s.SetSpecs([]Spec{
@@ -912,7 +976,7 @@ func TestMetricsPerJobType(t *testing.T) {
 			err  error
 		}{{10 * time.Second, nil}, {20 * time.Second, nil}, {5 * time.Second, errors.New("throttled")}}
 		runner := newFakeRunner(map[string]jobFunc{
-			"azure/costs": func(context.Context, func(Progress)) (int64, error) {
+			"azure/costs": func(context.Context, Events) (int64, error) {
 				mu.Lock()
 				o := outcomes[0]
 				outcomes = outcomes[1:]
@@ -984,7 +1048,7 @@ func TestStopFailsQueuedRunsAndRefusesNewOnes(t *testing.T) {
 	eachDialect(t, func(t *testing.T, db *bun.DB) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		untilCancelled := func(ctx context.Context, _ func(Progress)) (int64, error) {
+		untilCancelled := func(ctx context.Context, _ Events) (int64, error) {
 			<-ctx.Done()
 			return 0, ctx.Err()
 		}
@@ -1126,7 +1190,7 @@ func TestInterruptedRunsAreQueuedAgain(t *testing.T) {
 		interrupted := fmt.Errorf("%w: plugin process replaced", ErrRequeue)
 		var once sync.Once
 		runner := newFakeRunner(map[string]jobFunc{
-			"azure/users": func(context.Context, func(Progress)) (int64, error) {
+			"azure/users": func(context.Context, Events) (int64, error) {
 				var err error
 				once.Do(func() { err = interrupted })
 				if err != nil {
@@ -1134,7 +1198,7 @@ func TestInterruptedRunsAreQueuedAgain(t *testing.T) {
 				}
 				return 7, nil
 			},
-			"azure/groups": func(context.Context, func(Progress)) (int64, error) { return 0, interrupted },
+			"azure/groups": func(context.Context, Events) (int64, error) { return 0, interrupted },
 		})
 		s := newScheduler(t, db, runner, &fakeClock{now: t0}, Options{})
 		if err := s.SetSpecs([]Spec{

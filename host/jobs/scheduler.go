@@ -32,10 +32,23 @@ import (
 )
 
 // Runner executes one run of a plugin's job. The plugin supervisor
-// implements it. progress may be called any number of times, from any
-// goroutine, until RunJob returns.
+// implements it.
 type Runner interface {
-	RunJob(ctx context.Context, plugin, job, runID string, progress func(Progress)) (recordsProcessed int64, err error)
+	RunJob(ctx context.Context, plugin, job, runID string, ev Events) (recordsProcessed int64, err error)
+}
+
+// Events receive what a run reports while it runs. Each may be called any
+// number of times, from any goroutine, until RunJob returns.
+type Events struct {
+	Progress func(Progress)
+	// Alert raises a sync alert tied to the run: a finding of the job an
+	// operator should act on.
+	Alert func(RunAlert)
+}
+
+// RunAlert is an alert a run raises.
+type RunAlert struct {
+	Severity, Title, Message string
 }
 
 // Options tunes a Scheduler. Zero values select the defaults.
@@ -77,6 +90,9 @@ const (
 	// writeTimeout bounds the bookkeeping writes that must happen even
 	// after the run's own context was cancelled.
 	writeTimeout = 10 * time.Second
+	// maxRunAlerts bounds the alerts one run raises: past it, one more
+	// alert says how many were dropped.
+	maxRunAlerts = 100
 )
 
 // Scheduler runs registered jobs on their schedules and on demand.
@@ -466,7 +482,8 @@ func (s *Scheduler) execute(run *Run) {
 	defer s.prom.running.Dec()
 
 	pw := &progressWriter{s: s, runID: run.ID}
-	records, err := s.invoke(run, pw.report)
+	aw := &alertWriter{s: s, run: run}
+	records, err := s.invoke(run, Events{Progress: pw.report, Alert: aw.raise})
 	for errors.Is(err, ErrRequeue) && run.Attempts < MaxAttempts {
 		pw.close()
 		if werr := s.requeue(run, err); werr != nil {
@@ -474,8 +491,9 @@ func (s *Scheduler) execute(run *Run) {
 			break
 		}
 		pw = &progressWriter{s: s, runID: run.ID}
-		records, err = s.invoke(run, pw.report)
+		records, err = s.invoke(run, Events{Progress: pw.report, Alert: aw.raise})
 	}
+	aw.close()
 	s.finish(run, records, pw.close(), err)
 }
 
@@ -520,14 +538,14 @@ func (s *Scheduler) acquire() bool {
 
 // invoke calls the runner, turning a panic into the run's error: one broken
 // job must not take the host and every other run down with it.
-func (s *Scheduler) invoke(run *Run, progress func(Progress)) (records int64, err error) {
+func (s *Scheduler) invoke(run *Run, ev Events) (records int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("job panicked", "job", run.JobKey, "run_id", run.ID, "panic", r, "stack", string(debug.Stack()))
 			records, err = 0, fmt.Errorf("job panicked: %v", r)
 		}
 	}()
-	return s.runner.RunJob(s.runCtx, run.Plugin, run.JobName, run.ID, progress)
+	return s.runner.RunJob(s.runCtx, run.Plugin, run.JobName, run.ID, ev)
 }
 
 func (s *Scheduler) markRunning(run *Run) error {
@@ -601,6 +619,45 @@ func (s *Scheduler) finish(run *Run, records int64, progress Progress, runErr er
 		s.log.Warn("run failed", "job", run.JobKey, "run_id", run.ID, "error", runErr)
 	} else {
 		s.log.Info("run completed", "job", run.JobKey, "run_id", run.ID, "records", records)
+	}
+}
+
+// alertWriter records the alerts a run raises, up to maxRunAlerts; close
+// records one more saying how many were dropped past it.
+type alertWriter struct {
+	s       *Scheduler
+	run     *Run
+	mu      sync.Mutex
+	raised  int
+	dropped int
+}
+
+func (w *alertWriter) raise(a RunAlert) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.raised >= maxRunAlerts {
+		w.dropped++
+		return
+	}
+	w.raised++
+	w.insert(Alert{Severity: a.Severity, Title: a.Title, Message: a.Message})
+}
+
+func (w *alertWriter) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dropped > 0 {
+		w.insert(Alert{Severity: "warning", Title: fmt.Sprintf("%s run raised more alerts than recorded", w.run.JobType),
+			Message: fmt.Sprintf("%d alerts past the first %d of run %s were dropped", w.dropped, maxRunAlerts, w.run.ID)})
+	}
+}
+
+func (w *alertWriter) insert(a Alert) {
+	ctx, cancel := w.s.writeCtx()
+	defer cancel()
+	a.JobID, a.JobType, a.CreatedAt = w.run.ID, w.run.JobType, w.s.now()
+	if _, err := w.s.db.NewInsert().Model(&a).Exec(ctx); err != nil {
+		w.s.log.Warn("recording a run's alert failed", "job", w.run.JobKey, "run_id", w.run.ID, "title", a.Title, "error", err)
 	}
 }
 

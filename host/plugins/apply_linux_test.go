@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/internal/testbin"
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // TestApplyFollowsPluginsFile walks one plugin through what an edited
@@ -119,12 +121,12 @@ func TestReloadPastTheDrainTimeoutInterruptsJobs(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		var once bool
-		_, err := sup.RunJob(context.Background(), "testplugin", "hold", "run-1", func(p JobProgress) {
+		_, err := sup.RunJob(context.Background(), "testplugin", "hold", "run-1", protocol.JobEvents{Progress: func(*pluginv1.JobProgress) {
 			if !once {
 				once = true
 				close(holding)
 			}
-		})
+		}})
 		done <- err
 	}()
 	<-holding
@@ -135,7 +137,7 @@ func TestReloadPastTheDrainTimeoutInterruptsJobs(t *testing.T) {
 	if err := <-done; !errors.Is(err, ErrProcessReplaced) {
 		t.Fatalf("the held job ended with %v, want ErrProcessReplaced", err)
 	}
-	if _, err := sup.RunJob(context.Background(), "testplugin", "fail", "run-2", nil); err == nil || errors.Is(err, ErrProcessReplaced) {
+	if _, err := sup.RunJob(context.Background(), "testplugin", "fail", "run-2", protocol.JobEvents{}); err == nil || errors.Is(err, ErrProcessReplaced) {
 		t.Fatalf("a job failing on its own: %v", err)
 	}
 }

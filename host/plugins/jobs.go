@@ -10,17 +10,11 @@ import (
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
-// JobProgress is a progress report of a running job.
-type JobProgress struct {
-	Done, Total int64
-	Message     string
-}
-
-// RunJob runs a plugin's job and relays its progress. A run cut short
+// RunJob runs a plugin's job and relays its progress reports and alerts. A run cut short
 // because a reload stopped its process past the drain timeout fails with
 // ErrProcessReplaced: the job did not fail, and may run again on the new
 // process.
-func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, progress func(JobProgress)) (int64, error) {
+func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, ev protocol.JobEvents) (int64, error) {
 	inst, ok := s.instance(plugin)
 	if !ok {
 		return 0, errors.New("unknown plugin " + plugin)
@@ -36,11 +30,7 @@ func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, prog
 	if err != nil {
 		return 0, err
 	}
-	var relay func(*pluginv1.JobProgress)
-	if progress != nil {
-		relay = func(p *pluginv1.JobProgress) { progress(JobProgress{Done: p.Done, Total: p.Total, Message: p.Message}) }
-	}
-	n, err := protocol.RecvJob(stream, relay)
+	n, err := protocol.RecvJob(stream, ev)
 	if err != nil && l.gen.replaced.Load() {
 		return n, fmt.Errorf("%w: %w", ErrProcessReplaced, err)
 	}

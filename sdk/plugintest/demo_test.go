@@ -99,6 +99,15 @@ func newDemo() (*sdk.Plugin, *demo) {
 				return 0, errors.New("upstream refused the export")
 			}},
 			{Name: "panic", JobType: "demo", Run: func(context.Context, *sdk.JobRun) (int64, error) { panic("job bug") }},
+			{Name: "alerts", JobType: "demo", Run: func(_ context.Context, run *sdk.JobRun) (int64, error) {
+				if err := run.Alert(sdk.AlertCritical, "DKIM key removed: brand-a.example", "selector1 no longer publishes a key"); err != nil {
+					return 0, err
+				}
+				if err := run.Alert("urgent", "not a severity", ""); err == nil {
+					return 0, errors.New("an alert of an unknown severity was sent")
+				}
+				return 1, nil
+			}},
 			d.reader("import", "other.controls", []string{"t1"}),
 			d.reader("import-all", "other.controls", nil),
 			d.reader("reread", "demo.records", []string{"t2"}),

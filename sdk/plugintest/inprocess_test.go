@@ -477,6 +477,13 @@ func TestJobs(t *testing.T) {
 	if _, _, err := h.RunJob(context.Background(), "nope"); status.Code(err) != codes.NotFound {
 		t.Errorf("unknown job: %v", err)
 	}
+	if _, _, err := h.RunJob(context.Background(), "alerts"); err != nil {
+		t.Fatalf("alerts job: %v", err)
+	}
+	wantAlerts := []plugintest.Alert{{Severity: "critical", Title: "DKIM key removed: brand-a.example", Message: "selector1 no longer publishes a key"}}
+	if got := h.Alerts(); !slices.Equal(got, wantAlerts) {
+		t.Errorf("alerts = %v, want %v", got, wantAlerts)
+	}
 }
 
 func TestDatasets(t *testing.T) {

@@ -91,6 +91,11 @@ type Progress struct {
 	Message     string
 }
 
+// Alert is an alert a job raised, as the host would record it.
+type Alert struct {
+	Severity, Title, Message string
+}
+
 // Harness is a configured plugin and the Host service it talks to. Its
 // methods may be called from any goroutine except Do, which fails the test
 // on a broken exchange and so belongs to the test's own goroutine.
@@ -106,6 +111,9 @@ type Harness struct {
 	socket     *http.Client
 
 	runs atomic.Int64
+
+	mu     sync.Mutex
+	alerts []Alert
 }
 
 // withDefaults fills in the options the test left out. It runs before the
@@ -472,10 +480,27 @@ func (h *Harness) RunJob(ctx context.Context, name string) (int64, []Progress, e
 		return 0, nil, err
 	}
 	var progress []Progress
-	n, err := protocol.RecvJob(stream, func(p *pluginv1.JobProgress) {
-		progress = append(progress, Progress{Done: p.Done, Total: p.Total, Message: p.Message})
+	n, err := protocol.RecvJob(stream, protocol.JobEvents{
+		Progress: func(p *pluginv1.JobProgress) {
+			progress = append(progress, Progress{Done: p.Done, Total: p.Total, Message: p.Message})
+		},
+		Alert: func(a *pluginv1.JobAlert) {
+			h.mu.Lock()
+			h.alerts = append(h.alerts, Alert{Severity: a.Severity, Title: a.Title, Message: a.Message})
+			h.mu.Unlock()
+		},
 	})
 	return n, progress, err
+}
+
+// Alerts returns the alerts the jobs run so far raised, in order, and
+// forgets them.
+func (h *Harness) Alerts() []Alert {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.alerts
+	h.alerts = nil
+	return out
 }
 
 // ReadDataset reads one of the plugin's datasets as the host does for

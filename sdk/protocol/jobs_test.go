@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -62,13 +64,42 @@ func resultEvent(n int64) *pluginv1.JobEvent {
 	return &pluginv1.JobEvent{Event: &pluginv1.JobEvent_Result{Result: &pluginv1.JobResult{RecordsProcessed: n}}}
 }
 
+func alertEvent(severity, title, message string) *pluginv1.JobEvent {
+	return &pluginv1.JobEvent{Event: &pluginv1.JobEvent_Alert{Alert: &pluginv1.JobAlert{Severity: severity, Title: title, Message: message}}}
+}
+
+func TestCheckAlert(t *testing.T) {
+	long := strings.Repeat("é", protocol.MaxAlertTitle)
+	for _, tc := range []struct {
+		severity, title, message string
+		ok                       bool
+	}{
+		{"warning", "SPF over the lookup limit", "brand-a.example: 12 lookups\n\tlimit 10", true},
+		{"critical", long, "", true},
+		{"fatal", "t", "", false},
+		{"", "t", "", false},
+		{"info", "", "", false},
+		{"info", long + "x", "", false},
+		{"info", "t", strings.Repeat("x", protocol.MaxAlertMessage+1), false},
+		{"info", "two\nlines", "", false},
+		{"info", "t", "nul\x00", false},
+		{"info", "t", "\xff", false},
+	} {
+		if err := protocol.CheckAlert(tc.severity, tc.title, tc.message); (err == nil) != tc.ok {
+			t.Errorf("CheckAlert(%q, %.20q, %.20q) = %v, want ok %t", tc.severity, tc.title, tc.message, err, tc.ok)
+		}
+	}
+}
+
 func TestRecvJob(t *testing.T) {
 	type job = struct {
 		events []*pluginv1.JobEvent
 		err    error
 	}
 	impl := &jobPlugin{jobs: map[string]job{
-		"ok":        {events: []*pluginv1.JobEvent{progressEvent(1, 2, "half"), progressEvent(2, 2, "all"), resultEvent(7)}},
+		"ok": {events: []*pluginv1.JobEvent{progressEvent(1, 2, "half"), alertEvent("critical", "policy relaxed", "p=none"),
+			alertEvent("urgent", "not a severity", ""), alertEvent("info", "", "no title"), alertEvent("info", "bell\a", ""),
+			progressEvent(2, 2, "all"), resultEvent(7)}},
 		"fails":     {events: []*pluginv1.JobEvent{progressEvent(1, 2, "half")}, err: status.Error(codes.Internal, "subscription gone")},
 		"no-result": {events: []*pluginv1.JobEvent{progressEvent(1, 2, "half")}},
 	}}
@@ -80,11 +111,15 @@ func TestRecvJob(t *testing.T) {
 			t.Fatal(err)
 		}
 		var msgs []string
-		n, err := protocol.RecvJob(stream, func(p *pluginv1.JobProgress) { msgs = append(msgs, p.Message) })
+		n, err := protocol.RecvJob(stream, protocol.JobEvents{
+			Progress: func(p *pluginv1.JobProgress) { msgs = append(msgs, p.Message) },
+			Alert:    func(a *pluginv1.JobAlert) { msgs = append(msgs, "alert "+a.Severity+" "+a.Title+": "+a.Message) },
+		})
 		return n, msgs, err
 	}
-	if n, msgs, err := run("ok"); err != nil || n != 7 || len(msgs) != 2 || msgs[0] != "half" || msgs[1] != "all" {
-		t.Errorf("ok: %d %v %v", n, msgs, err)
+	// The alerts that fail CheckAlert are dropped.
+	if n, msgs, err := run("ok"); err != nil || n != 7 || !slices.Equal(msgs, []string{"half", "alert critical policy relaxed: p=none", "all"}) {
+		t.Errorf("ok: %d %q %v", n, msgs, err)
 	}
 	if n, msgs, err := run("fails"); status.Code(err) != codes.Internal || status.Convert(err).Message() != "subscription gone" || n != 0 || len(msgs) != 1 {
 		t.Errorf("fails: %d %v %v", n, msgs, err)
@@ -96,7 +131,7 @@ func TestRecvJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := protocol.RecvJob(stream, nil); err != nil || n != 7 {
-		t.Errorf("nil progress: %d %v", n, err)
+	if n, err := protocol.RecvJob(stream, protocol.JobEvents{}); err != nil || n != 7 {
+		t.Errorf("no receivers: %d %v", n, err)
 	}
 }

@@ -1,7 +1,7 @@
 // Package simdns is the simulated cloud's DNS: an authoritative server on
 // loopback, over UDP and TCP on one port, for the world's tenant domains.
-// It answers the world's TXT and CNAME records (SPF, DMARC, DKIM) the way
-// a real authoritative server does, so Steward's resolver is tested
+// It answers the world's TXT and CNAME records (SPF, DMARC, DKIM), MX
+// records and A and AAAA addresses the way a real authoritative server does, so Steward's resolver is tested
 // against real DNS behaviour: long TXT values split into 255-byte strings,
 // CNAMEs chased within the served zones, NXDOMAIN versus an empty answer,
 // REFUSED outside the zones, and truncation that sends clients to TCP.
@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -163,6 +165,7 @@ func (s *Server) index(w *world.World) error {
 		existing := s.records[name]
 		hasCNAME := len(existing) > 0 && existing[0].Header().Rrtype == dns.TypeCNAME
 		var rr dns.RR
+		var err error
 		switch r.Type {
 		case "TXT":
 			rr = &dns.TXT{Hdr: header(name, dns.TypeTXT), Txt: splitTXT(r.Value)}
@@ -173,8 +176,16 @@ func (s *Server) index(w *world.World) error {
 				return fmt.Errorf("simulated dns: %s: a CNAME cannot share its name with other records", at)
 			}
 			rr = &dns.CNAME{Hdr: header(name, dns.TypeCNAME), Target: canonical(r.Value)}
+		case "MX":
+			if rr, err = mx(name, r.Value); err != nil {
+				return fmt.Errorf("simulated dns: %s: %w", at, err)
+			}
+		case "A", "AAAA":
+			if rr, err = address(name, r.Type, r.Value); err != nil {
+				return fmt.Errorf("simulated dns: %s: %w", at, err)
+			}
 		default:
-			return fmt.Errorf("simulated dns: %s: type %q is neither TXT nor CNAME", at, r.Type)
+			return fmt.Errorf("simulated dns: %s: type %q is none of TXT, CNAME, MX, A and AAAA", at, r.Type)
 		}
 		if hasCNAME {
 			return fmt.Errorf("simulated dns: %s: the name already has a CNAME", at)
@@ -322,6 +333,39 @@ func soa(zone string) dns.RR {
 		Ns:  "ns." + zone, Mbox: "hostmaster." + zone,
 		Serial: 1, Refresh: 3600, Retry: 600, Expire: 86400, Minttl: ttl,
 	}
+}
+
+// mx is an MX record from its presentation form, a preference and a
+// host: "10 mail.example.com". The host "." with preference 0 is a null
+// MX, a domain's statement that it accepts no mail (RFC 7505).
+func mx(name, value string) (dns.RR, error) {
+	fields := strings.Fields(value)
+	if len(fields) != 2 {
+		return nil, fmt.Errorf("MX value %q is not a preference and a host", value)
+	}
+	pref, err := strconv.ParseUint(fields[0], 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("MX preference %q is not a number from 0 to 65535", fields[0])
+	}
+	if _, ok := dns.IsDomainName(fields[1]); !ok {
+		return nil, fmt.Errorf("MX host %q is not a domain name", fields[1])
+	}
+	return &dns.MX{Hdr: header(name, dns.TypeMX), Preference: uint16(pref), Mx: canonical(fields[1])}, nil
+}
+
+// address is an A record from an IPv4 address or an AAAA record from an
+// IPv6 one.
+func address(name, typ, value string) (dns.RR, error) {
+	ip, err := netip.ParseAddr(strings.TrimSpace(value))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s value %q is not an IP address", typ, value)
+	case typ == "A" && ip.Is4():
+		return &dns.A{Hdr: header(name, dns.TypeA), A: ip.AsSlice()}, nil
+	case typ == "AAAA" && ip.Is6() && !ip.Is4In6():
+		return &dns.AAAA{Hdr: header(name, dns.TypeAAAA), AAAA: ip.AsSlice()}, nil
+	}
+	return nil, fmt.Errorf("%s value %q is an address of the other family", typ, value)
 }
 
 // splitTXT cuts a value into the 255-byte character strings one TXT

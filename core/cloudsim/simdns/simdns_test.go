@@ -1,7 +1,9 @@
 package simdns_test
 
 import (
+	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +17,8 @@ import (
 // testWorld covers what the server must answer: names written in mixed
 // case and with trailing dots, several TXT records at a name, a value
 // longer than one TXT string, CNAMEs inside, across and out of the zones,
-// a dangling CNAME, a loop, and a TXT set too large for a UDP answer.
+// a dangling CNAME, a loop, a TXT set too large for a UDP answer, MX
+// records (a null MX among them) and addresses of both families.
 func testWorld() *world.World {
 	w := &world.World{Tenants: []world.Tenant{
 		{Name: "One", Domains: []string{"Example.com", "mail.example.net."}},
@@ -38,6 +41,12 @@ func testWorld() *world.World {
 	add("dangling.example.com", "CNAME", "gone.example.com")
 	add("loop1.example.com", "CNAME", "loop2.example.com")
 	add("loop2.example.com", "CNAME", "loop1.example.com")
+	add("example.com", "MX", "20 Backup.Example.com.")
+	add("example.com", "MX", "10 mail.example.com")
+	add("mail.example.com", "A", "192.0.2.25")
+	add("mail.example.com", "AAAA", "2001:db8::25")
+	add("other.example", "MX", "0 .")
+	add("mx-alias.example.com", "CNAME", "example.com")
 	for range 10 {
 		add("big.example.com", "TXT", strings.Repeat("x", 200))
 	}
@@ -113,6 +122,30 @@ func TestAnswers(t *testing.T) {
 				// The library shows the received bytes escaped.
 				if got := txts(q("escaped.example.com.", dns.TypeTXT)); len(got) != 1 || got[0][0] != `a\\b\"c` {
 					t.Errorf("TXT %q", got)
+				}
+			})
+			t.Run("MX", func(t *testing.T) {
+				m := q("example.com.", dns.TypeMX)
+				var got []string
+				for _, rr := range m.Answer {
+					got = append(got, fmt.Sprint(rr.(*dns.MX).Preference, " ", rr.(*dns.MX).Mx))
+				}
+				if m.Rcode != dns.RcodeSuccess || !slices.Equal(got, []string{"20 backup.example.com.", "10 mail.example.com."}) {
+					t.Errorf("answer %v", m)
+				}
+				if m := q("other.example.", dns.TypeMX); len(m.Answer) != 1 || m.Answer[0].(*dns.MX).Mx != "." || m.Answer[0].(*dns.MX).Preference != 0 {
+					t.Errorf("null MX: answer %v", m.Answer)
+				}
+				if m := q("mx-alias.example.com.", dns.TypeMX); len(m.Answer) != 3 || m.Answer[0].Header().Rrtype != dns.TypeCNAME {
+					t.Errorf("through a CNAME: answer %v", m.Answer)
+				}
+			})
+			t.Run("A and AAAA", func(t *testing.T) {
+				if m := q("Mail.example.com.", dns.TypeA); len(m.Answer) != 1 || m.Answer[0].(*dns.A).A.String() != "192.0.2.25" || m.Answer[0].Header().Name != "Mail.example.com." {
+					t.Errorf("A: answer %v", m.Answer)
+				}
+				if m := q("mail.example.com.", dns.TypeAAAA); len(m.Answer) != 1 || m.Answer[0].(*dns.AAAA).AAAA.String() != "2001:db8::25" {
+					t.Errorf("AAAA: answer %v", m.Answer)
 				}
 			})
 			t.Run("CNAME", func(t *testing.T) {
@@ -209,7 +242,15 @@ func TestInvalidWorlds(t *testing.T) {
 		"CNAME after TXT":     {{Name: "a.example.com", Type: "TXT", Value: "v"}, {Name: "a.example.com", Type: "CNAME", Value: "b.example.com"}},
 		"TXT after CNAME":     {{Name: "a.example.com", Type: "CNAME", Value: "b.example.com"}, {Name: "A.example.com.", Type: "TXT", Value: "v"}},
 		"CNAME at the apex":   {{Name: "example.com", Type: "CNAME", Value: "b.example.com"}},
-		"unknown type":        {{Name: "example.com", Type: "MX", Value: "10 mx.example.com"}},
+		"unknown type":        {{Name: "example.com", Type: "SRV", Value: "0 5 5060 sip.example.com"}},
+		"MX without host":     {{Name: "example.com", Type: "MX", Value: "10"}},
+		"MX preference":       {{Name: "example.com", Type: "MX", Value: "65536 mx.example.com"}},
+		"MX named badly":      {{Name: "example.com", Type: "MX", Value: "10 mx..example.com"}},
+		"MX after CNAME":      {{Name: "a.example.com", Type: "CNAME", Value: "b.example.com"}, {Name: "a.example.com", Type: "MX", Value: "10 mx.example.com"}},
+		"A not an address":    {{Name: "example.com", Type: "A", Value: "mail.example.com"}},
+		"A of IPv6":           {{Name: "example.com", Type: "A", Value: "2001:db8::1"}},
+		"AAAA of IPv4":        {{Name: "example.com", Type: "AAAA", Value: "192.0.2.1"}},
+		"AAAA of mapped IPv4": {{Name: "example.com", Type: "AAAA", Value: "::ffff:192.0.2.1"}},
 	} {
 		if s, err := simdns.Start(&world.World{Tenants: zone, DNS: records}, "", nil); err == nil {
 			s.Close()

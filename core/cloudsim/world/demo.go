@@ -1,11 +1,14 @@
 package world
 
 import (
+	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -69,7 +72,7 @@ const (
 //   - 8–15 users per tenant: admins, privileged users (some without MFA),
 //     users without MFA, guests, stale and disabled accounts; three access
 //     reviews per tenant.
-//   - DNS for every domain: SPF, DMARC and DKIM that are strong on some
+//   - DNS for every domain: SPF, DMARC, DKIM and MX that are strong on some
 //     domains, weak or missing on others.
 //
 // Well-known users: DemoAdmin (admin@contoso-retail.example, Governance.Admin
@@ -968,30 +971,73 @@ func (g *demoGen) accessReviews() {
 
 // demoMail is a domain's mail authentication posture. Together the domains
 // cover strong (DMARC p=reject with reports, DKIM, SPF -all), weak (p=none,
-// pct below 100, SPF ~all) and missing (no DMARC, no DKIM) setups.
+// pct below 100, SPF ~all or over its lookup limit, a 1024-bit DKIM key)
+// and missing (no DMARC, no DKIM) setups.
 type demoMail struct {
 	dmarc string // policy, "" for no DMARC record
 	pct   int    // 0 leaves the tag out (meaning 100)
 	dkim  string // "cname", "txt" or "" for no selectors
+	bits  int    // the DKIM keys' RSA length
 	spf   string // SPF's final mechanism, "" for no SPF record
+	// spfRelays lists a partner's relays one by one in an included record,
+	// taking SPF past its limit of ten DNS lookups.
+	spfRelays bool
+	mx        string // "m365" for Exchange Online, "null" for a null MX, "" for none
 }
 
 var demoMailPosture = map[string]demoMail{
-	"contoso-retail.example":     {"reject", 100, "cname", "-all"},
-	"contoso-shop.example":       {"none", 0, "txt", "~all"},
-	"contoso-retail-dev.example": {"", 0, "", ""},
-	"fabrikam-foods.example":     {"quarantine", 50, "cname", "-all"},
-	"fabrikam-foods-dev.example": {"reject", 0, "", "-all"},
-	"northwind-travel.example":   {"reject", 100, "txt", "-all"},
-	"northwind-holidays.example": {"", 0, "cname", "~all"},
+	"contoso-retail.example":     {dmarc: "reject", pct: 100, dkim: "cname", bits: 2048, spf: "-all", mx: "m365"},
+	"contoso-shop.example":       {dmarc: "none", dkim: "txt", bits: 1024, spf: "~all", mx: "m365"},
+	"contoso-retail-dev.example": {},
+	"fabrikam-foods.example":     {dmarc: "quarantine", pct: 50, dkim: "cname", bits: 2048, spf: "-all", mx: "m365"},
+	"fabrikam-foods-dev.example": {dmarc: "reject", spf: "-all", mx: "null"},
+	"northwind-travel.example":   {dmarc: "reject", pct: 100, dkim: "txt", bits: 2048, spf: "-all", mx: "m365"},
+	"northwind-holidays.example": {dkim: "cname", bits: 2048, spf: "~all", spfRelays: true, mx: "m365"},
 }
 
+// demoRelays is how many relays a partner's SPF record lists by name.
+const demoRelays = 8
+
+// dns publishes each domain's mail records. The simulated DNS answers
+// for the tenants' domains only, so what Exchange Online publishes in its
+// own zones lives in the tenant's first domain instead: its sending
+// ranges at _spf.<first domain>, which a domain's SPF includes in place
+// of spf.protection.outlook.com, and the DKIM keys the selectors' CNAMEs
+// point to, in place of the tenant's onmicrosoft.com zone. MX records
+// name Exchange Online's hosts, which need not resolve.
 func (g *demoGen) dns() {
+	add := func(name, typ, value string) {
+		g.w.DNS = append(g.w.DNS, DNSRecord{Name: name, Type: typ, Value: value})
+	}
 	for _, dt := range g.ts {
+		first := dt.spec.domains[0]
+		if slices.ContainsFunc(dt.spec.domains, func(d string) bool { return demoMailPosture[d].spf != "" }) {
+			add("_spf."+first, "TXT", fmt.Sprintf("v=spf1 ip4:198.51.100.%d/26 ip6:2001:db8:%x::/48 a:smtp.%s -all", 64*dt.spec.brand, 0x100+dt.spec.brand, first))
+			add("smtp."+first, "A", fmt.Sprintf("203.0.113.%d", 10+dt.spec.brand))
+		}
 		for _, domain := range dt.spec.domains {
 			m := demoMailPosture[domain]
+			dashed := strings.ReplaceAll(domain, ".", "-")
+			switch m.mx {
+			case "m365":
+				add(domain, "MX", "0 "+dashed+".mail.protection.outlook.com")
+			case "null":
+				add(domain, "MX", "0 .")
+			}
 			if m.spf != "" {
-				g.w.DNS = append(g.w.DNS, DNSRecord{Name: domain, Type: "TXT", Value: "v=spf1 include:spf.protection.outlook.com " + m.spf})
+				v := "v=spf1 include:_spf." + first
+				if m.spfRelays {
+					v += " include:_spf-partner." + domain
+					relays := "v=spf1"
+					for i := 1; i <= demoRelays; i++ {
+						relays += fmt.Sprintf(" a:relay%d.%s", i, domain)
+						add(fmt.Sprintf("relay%d.%s", i, domain), "A", fmt.Sprintf("192.0.2.%d", i))
+					}
+					add("_spf-partner."+domain, "TXT", relays+" -all")
+				}
+				// The SPF record is the last at the domain's name, where the
+				// demo's tests read it.
+				add(domain, "TXT", v+" "+m.spf)
 			}
 			if m.dmarc != "" {
 				v := "v=DMARC1; p=" + m.dmarc
@@ -999,37 +1045,39 @@ func (g *demoGen) dns() {
 					v += fmt.Sprintf("; pct=%d", m.pct)
 				}
 				v += "; rua=mailto:dmarc-reports@" + domain
-				g.w.DNS = append(g.w.DNS, DNSRecord{Name: "_dmarc." + domain, Type: "TXT", Value: v})
+				add("_dmarc."+domain, "TXT", v)
 			}
 			for _, selector := range []string{"selector1", "selector2"} {
 				name := selector + "._domainkey." + domain
 				switch m.dkim {
 				case "cname":
-					// Exchange Online's form: the key lives in the tenant's
-					// onmicrosoft.com zone.
-					target := fmt.Sprintf("%s-%s._domainkey.%s.onmicrosoft.com", selector, strings.ReplaceAll(domain, ".", "-"), strings.ReplaceAll(kebab(dt.t.Name), "-", ""))
-					g.w.DNS = append(g.w.DNS, DNSRecord{Name: name, Type: "CNAME", Value: target})
+					// Exchange Online's form: the selector delegates to a key
+					// record Microsoft publishes for the domain.
+					target := fmt.Sprintf("%s-%s._domainkey.%s", selector, dashed, first)
+					add(name, "CNAME", target)
+					add(target, "TXT", "v=DKIM1; k=rsa; p="+g.dkimKey(m.bits))
 				case "txt":
-					g.w.DNS = append(g.w.DNS, DNSRecord{Name: name, Type: "TXT", Value: "v=DKIM1; k=rsa; p=" + g.dkimKey()})
+					add(name, "TXT", "v=DKIM1; k=rsa; p="+g.dkimKey(m.bits))
 				}
 			}
 		}
 	}
 }
 
-// dkimKey returns a base64 SubjectPublicKeyInfo of a 2048-bit RSA key with
-// a random modulus: it parses like a real DKIM key without the cost of
-// generating one.
-func (g *demoGen) dkimKey() string {
-	prefix := []byte{0x30, 0x82, 0x01, 0x22, 0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00,
-		0x03, 0x82, 0x01, 0x0f, 0x00, 0x30, 0x82, 0x01, 0x0a, 0x02, 0x82, 0x01, 0x01, 0x00}
-	der := append([]byte{}, prefix...)
-	for range 256 / 8 {
-		der = binary.BigEndian.AppendUint64(der, g.r.Uint64())
+// dkimKey returns a base64 SubjectPublicKeyInfo of an RSA key of the
+// given length with a random modulus: it parses like a real DKIM key
+// without the cost of generating one.
+func (g *demoGen) dkimKey(bits int) string {
+	b := make([]byte, 0, bits/8)
+	for range bits / 64 {
+		b = binary.BigEndian.AppendUint64(b, g.r.Uint64())
 	}
-	der[len(prefix)] |= 0x80 // a full 2048-bit modulus
-	der[len(der)-1] |= 1     // RSA moduli are odd
-	der = append(der, 0x02, 0x03, 0x01, 0x00, 0x01)
+	b[0] |= 0x80     // a full-length modulus
+	b[len(b)-1] |= 1 // RSA moduli are odd
+	der, err := x509.MarshalPKIXPublicKey(&rsa.PublicKey{N: new(big.Int).SetBytes(b), E: 65537})
+	if err != nil {
+		panic(err) // a positive modulus always marshals
+	}
 	return base64.StdEncoding.EncodeToString(der)
 }
 

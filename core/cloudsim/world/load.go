@@ -251,7 +251,7 @@ func (w *World) Validate() error {
 	for i, r := range w.DNS {
 		at := fmt.Sprintf("dns[%d]", i)
 		p.required(at+".name", r.Name)
-		p.oneOf(at+".type", r.Type, "TXT", "CNAME")
+		p.oneOf(at+".type", r.Type, "TXT", "CNAME", "MX", "A", "AAAA")
 		p.required(at+".value", r.Value)
 	}
 	return p.err()

@@ -55,7 +55,7 @@ func TestParseReportsEntryPaths(t *testing.T) {
 		{"bad severity", `"severity": "High"`, `"severity": "Urgent"`, `policy_states[0].severity`},
 		{"unknown billing account", `"billing_account_id": "ba-1", "reservation_id"`, `"billing_account_id": "ba-9", "reservation_id"`, `reservations[0].billing_account_id: "ba-9" is not the billing account of any tenant`},
 		{"overused reservation", `"used_hours": 20`, `"used_hours": 30`, `reservations[0].used_hours: 30 exceeds reserved_hours 24`},
-		{"bad dns type", `"type": "TXT"`, `"type": "MX"`, `dns[0].type: "MX" is not one of TXT, CNAME`},
+		{"bad dns type", `"type": "TXT"`, `"type": "SRV"`, `dns[0].type: "SRV" is not one of TXT, CNAME, MX, A, AAAA`},
 		{"missing tenant name", `"name": "Brand A", `, ``, `tenants[0].name: required`},
 		{"bad decision", `"decision": "Approve"`, `"decision": "Maybe"`, `access_reviews[0].decisions[0].decision`},
 		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 7, column`},

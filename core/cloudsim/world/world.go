@@ -126,7 +126,9 @@ type Decision struct {
 	Decision string `json:"decision"`
 }
 
-// DNSRecord is a TXT or CNAME record the simulated DNS server answers.
+// DNSRecord is a TXT, CNAME, MX, A or AAAA record the simulated DNS server
+// answers. An MX value is a preference and a host: "10 mail.example.com",
+// or "0 ." for a null MX.
 type DNSRecord struct {
 	Name  string `json:"name"`
 	Type  string `json:"type"`

@@ -1633,12 +1633,77 @@ func (x *JobResult) GetRecordsProcessed() int64 {
 	return 0
 }
 
+// JobAlert is a finding of the run an operator should act on (a domain's
+// mail policy relaxed, say), raised as a sync alert tied to the run. The
+// host alerts on a failed run itself.
+type JobAlert struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// severity is "info", "warning", "error" or "critical".
+	Severity      string `protobuf:"bytes,1,opt,name=severity,proto3" json:"severity,omitempty"`
+	Title         string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobAlert) Reset() {
+	*x = JobAlert{}
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobAlert) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobAlert) ProtoMessage() {}
+
+func (x *JobAlert) ProtoReflect() protoreflect.Message {
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobAlert.ProtoReflect.Descriptor instead.
+func (*JobAlert) Descriptor() ([]byte, []int) {
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *JobAlert) GetSeverity() string {
+	if x != nil {
+		return x.Severity
+	}
+	return ""
+}
+
+func (x *JobAlert) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *JobAlert) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type JobEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
 	//
 	//	*JobEvent_Progress
 	//	*JobEvent_Result
+	//	*JobEvent_Alert
 	Event         isJobEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1646,7 +1711,7 @@ type JobEvent struct {
 
 func (x *JobEvent) Reset() {
 	*x = JobEvent{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1658,7 +1723,7 @@ func (x *JobEvent) String() string {
 func (*JobEvent) ProtoMessage() {}
 
 func (x *JobEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1736,7 @@ func (x *JobEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEvent.ProtoReflect.Descriptor instead.
 func (*JobEvent) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JobEvent) GetEvent() isJobEvent_Event {
@@ -1699,6 +1764,15 @@ func (x *JobEvent) GetResult() *JobResult {
 	return nil
 }
 
+func (x *JobEvent) GetAlert() *JobAlert {
+	if x != nil {
+		if x, ok := x.Event.(*JobEvent_Alert); ok {
+			return x.Alert
+		}
+	}
+	return nil
+}
+
 type isJobEvent_Event interface {
 	isJobEvent_Event()
 }
@@ -1711,9 +1785,15 @@ type JobEvent_Result struct {
 	Result *JobResult `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
 }
 
+type JobEvent_Alert struct {
+	Alert *JobAlert `protobuf:"bytes,3,opt,name=alert,proto3,oneof"`
+}
+
 func (*JobEvent_Progress) isJobEvent_Event() {}
 
 func (*JobEvent_Result) isJobEvent_Event() {}
+
+func (*JobEvent_Alert) isJobEvent_Event() {}
 
 type ReadDatasetRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -1727,7 +1807,7 @@ type ReadDatasetRequest struct {
 
 func (x *ReadDatasetRequest) Reset() {
 	*x = ReadDatasetRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1739,7 +1819,7 @@ func (x *ReadDatasetRequest) String() string {
 func (*ReadDatasetRequest) ProtoMessage() {}
 
 func (x *ReadDatasetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1752,7 +1832,7 @@ func (x *ReadDatasetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadDatasetRequest.ProtoReflect.Descriptor instead.
 func (*ReadDatasetRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReadDatasetRequest) GetDataset() string {
@@ -1786,7 +1866,7 @@ type DatasetChunk struct {
 
 func (x *DatasetChunk) Reset() {
 	*x = DatasetChunk{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1798,7 +1878,7 @@ func (x *DatasetChunk) String() string {
 func (*DatasetChunk) ProtoMessage() {}
 
 func (x *DatasetChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1811,7 +1891,7 @@ func (x *DatasetChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatasetChunk.ProtoReflect.Descriptor instead.
 func (*DatasetChunk) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DatasetChunk) GetRecords() [][]byte {
@@ -1829,7 +1909,7 @@ type CheckHealthRequest struct {
 
 func (x *CheckHealthRequest) Reset() {
 	*x = CheckHealthRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1841,7 +1921,7 @@ func (x *CheckHealthRequest) String() string {
 func (*CheckHealthRequest) ProtoMessage() {}
 
 func (x *CheckHealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1854,7 +1934,7 @@ func (x *CheckHealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckHealthRequest.ProtoReflect.Descriptor instead.
 func (*CheckHealthRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 type CheckHealthResponse struct {
@@ -1868,7 +1948,7 @@ type CheckHealthResponse struct {
 
 func (x *CheckHealthResponse) Reset() {
 	*x = CheckHealthResponse{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1880,7 +1960,7 @@ func (x *CheckHealthResponse) String() string {
 func (*CheckHealthResponse) ProtoMessage() {}
 
 func (x *CheckHealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1893,7 +1973,7 @@ func (x *CheckHealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckHealthResponse.ProtoReflect.Descriptor instead.
 func (*CheckHealthResponse) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CheckHealthResponse) GetStatus() HealthStatus {
@@ -1925,7 +2005,7 @@ type CollectMetricsRequest struct {
 
 func (x *CollectMetricsRequest) Reset() {
 	*x = CollectMetricsRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1937,7 +2017,7 @@ func (x *CollectMetricsRequest) String() string {
 func (*CollectMetricsRequest) ProtoMessage() {}
 
 func (x *CollectMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1950,7 +2030,7 @@ func (x *CollectMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectMetricsRequest.ProtoReflect.Descriptor instead.
 func (*CollectMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 type CollectMetricsResponse struct {
@@ -1963,7 +2043,7 @@ type CollectMetricsResponse struct {
 
 func (x *CollectMetricsResponse) Reset() {
 	*x = CollectMetricsResponse{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1975,7 +2055,7 @@ func (x *CollectMetricsResponse) String() string {
 func (*CollectMetricsResponse) ProtoMessage() {}
 
 func (x *CollectMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1988,7 +2068,7 @@ func (x *CollectMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectMetricsResponse.ProtoReflect.Descriptor instead.
 func (*CollectMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CollectMetricsResponse) GetPrometheusText() []byte {
@@ -2124,10 +2204,15 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\"8\n" +
 	"\tJobResult\x12+\n" +
-	"\x11records_processed\x18\x01 \x01(\x03R\x10recordsProcessed\"\x89\x01\n" +
+	"\x11records_processed\x18\x01 \x01(\x03R\x10recordsProcessed\"V\n" +
+	"\bJobAlert\x12\x1a\n" +
+	"\bseverity\x18\x01 \x01(\tR\bseverity\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xbe\x01\n" +
 	"\bJobEvent\x12<\n" +
 	"\bprogress\x18\x01 \x01(\v2\x1e.steward.plugin.v1.JobProgressH\x00R\bprogress\x126\n" +
-	"\x06result\x18\x02 \x01(\v2\x1c.steward.plugin.v1.JobResultH\x00R\x06resultB\a\n" +
+	"\x06result\x18\x02 \x01(\v2\x1c.steward.plugin.v1.JobResultH\x00R\x06result\x123\n" +
+	"\x05alert\x18\x03 \x01(\v2\x1b.steward.plugin.v1.JobAlertH\x00R\x05alertB\a\n" +
 	"\x05event\"\xd3\x01\n" +
 	"\x12ReadDatasetRequest\x12\x18\n" +
 	"\adataset\x18\x01 \x01(\tR\adataset\x12\x1d\n" +
@@ -2189,7 +2274,7 @@ func file_steward_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_steward_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_steward_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_steward_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_steward_plugin_v1_plugin_proto_goTypes = []any{
 	(Auth)(0),                      // 0: steward.plugin.v1.Auth
 	(RateClass)(0),                 // 1: steward.plugin.v1.RateClass
@@ -2214,18 +2299,19 @@ var file_steward_plugin_v1_plugin_proto_goTypes = []any{
 	(*RunJobRequest)(nil),          // 20: steward.plugin.v1.RunJobRequest
 	(*JobProgress)(nil),            // 21: steward.plugin.v1.JobProgress
 	(*JobResult)(nil),              // 22: steward.plugin.v1.JobResult
-	(*JobEvent)(nil),               // 23: steward.plugin.v1.JobEvent
-	(*ReadDatasetRequest)(nil),     // 24: steward.plugin.v1.ReadDatasetRequest
-	(*DatasetChunk)(nil),           // 25: steward.plugin.v1.DatasetChunk
-	(*CheckHealthRequest)(nil),     // 26: steward.plugin.v1.CheckHealthRequest
-	(*CheckHealthResponse)(nil),    // 27: steward.plugin.v1.CheckHealthResponse
-	(*CollectMetricsRequest)(nil),  // 28: steward.plugin.v1.CollectMetricsRequest
-	(*CollectMetricsResponse)(nil), // 29: steward.plugin.v1.CollectMetricsResponse
-	nil,                            // 30: steward.plugin.v1.HTTPRequestHead.HeadersEntry
-	nil,                            // 31: steward.plugin.v1.HTTPRequestHead.PathParamsEntry
-	nil,                            // 32: steward.plugin.v1.HTTPResponseHead.HeadersEntry
-	nil,                            // 33: steward.plugin.v1.ReadDatasetRequest.ParamsEntry
-	nil,                            // 34: steward.plugin.v1.CheckHealthResponse.DetailsEntry
+	(*JobAlert)(nil),               // 23: steward.plugin.v1.JobAlert
+	(*JobEvent)(nil),               // 24: steward.plugin.v1.JobEvent
+	(*ReadDatasetRequest)(nil),     // 25: steward.plugin.v1.ReadDatasetRequest
+	(*DatasetChunk)(nil),           // 26: steward.plugin.v1.DatasetChunk
+	(*CheckHealthRequest)(nil),     // 27: steward.plugin.v1.CheckHealthRequest
+	(*CheckHealthResponse)(nil),    // 28: steward.plugin.v1.CheckHealthResponse
+	(*CollectMetricsRequest)(nil),  // 29: steward.plugin.v1.CollectMetricsRequest
+	(*CollectMetricsResponse)(nil), // 30: steward.plugin.v1.CollectMetricsResponse
+	nil,                            // 31: steward.plugin.v1.HTTPRequestHead.HeadersEntry
+	nil,                            // 32: steward.plugin.v1.HTTPRequestHead.PathParamsEntry
+	nil,                            // 33: steward.plugin.v1.HTTPResponseHead.HeadersEntry
+	nil,                            // 34: steward.plugin.v1.ReadDatasetRequest.ParamsEntry
+	nil,                            // 35: steward.plugin.v1.CheckHealthResponse.DetailsEntry
 }
 var file_steward_plugin_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: steward.plugin.v1.Route.auth:type_name -> steward.plugin.v1.Auth
@@ -2237,38 +2323,39 @@ var file_steward_plugin_v1_plugin_proto_depIdxs = []int32{
 	9,  // 6: steward.plugin.v1.DescribeResponse.jobs:type_name -> steward.plugin.v1.Job
 	10, // 7: steward.plugin.v1.DescribeResponse.datasets:type_name -> steward.plugin.v1.Dataset
 	11, // 8: steward.plugin.v1.DescribeResponse.migrations:type_name -> steward.plugin.v1.Migration
-	30, // 9: steward.plugin.v1.HTTPRequestHead.headers:type_name -> steward.plugin.v1.HTTPRequestHead.HeadersEntry
+	31, // 9: steward.plugin.v1.HTTPRequestHead.headers:type_name -> steward.plugin.v1.HTTPRequestHead.HeadersEntry
 	3,  // 10: steward.plugin.v1.HTTPRequestHead.principal:type_name -> steward.plugin.v1.Principal
-	31, // 11: steward.plugin.v1.HTTPRequestHead.path_params:type_name -> steward.plugin.v1.HTTPRequestHead.PathParamsEntry
+	32, // 11: steward.plugin.v1.HTTPRequestHead.path_params:type_name -> steward.plugin.v1.HTTPRequestHead.PathParamsEntry
 	15, // 12: steward.plugin.v1.HTTPRequestPart.head:type_name -> steward.plugin.v1.HTTPRequestHead
-	32, // 13: steward.plugin.v1.HTTPResponseHead.headers:type_name -> steward.plugin.v1.HTTPResponseHead.HeadersEntry
+	33, // 13: steward.plugin.v1.HTTPResponseHead.headers:type_name -> steward.plugin.v1.HTTPResponseHead.HeadersEntry
 	18, // 14: steward.plugin.v1.HTTPResponsePart.head:type_name -> steward.plugin.v1.HTTPResponseHead
 	21, // 15: steward.plugin.v1.JobEvent.progress:type_name -> steward.plugin.v1.JobProgress
 	22, // 16: steward.plugin.v1.JobEvent.result:type_name -> steward.plugin.v1.JobResult
-	33, // 17: steward.plugin.v1.ReadDatasetRequest.params:type_name -> steward.plugin.v1.ReadDatasetRequest.ParamsEntry
-	2,  // 18: steward.plugin.v1.CheckHealthResponse.status:type_name -> steward.plugin.v1.HealthStatus
-	34, // 19: steward.plugin.v1.CheckHealthResponse.details:type_name -> steward.plugin.v1.CheckHealthResponse.DetailsEntry
-	16, // 20: steward.plugin.v1.HTTPRequestHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
-	16, // 21: steward.plugin.v1.HTTPResponseHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
-	4,  // 22: steward.plugin.v1.Plugin.Describe:input_type -> steward.plugin.v1.DescribeRequest
-	13, // 23: steward.plugin.v1.Plugin.Configure:input_type -> steward.plugin.v1.ConfigureRequest
-	17, // 24: steward.plugin.v1.Plugin.HandleHTTP:input_type -> steward.plugin.v1.HTTPRequestPart
-	20, // 25: steward.plugin.v1.Plugin.RunJob:input_type -> steward.plugin.v1.RunJobRequest
-	24, // 26: steward.plugin.v1.Plugin.ReadDataset:input_type -> steward.plugin.v1.ReadDatasetRequest
-	26, // 27: steward.plugin.v1.Plugin.CheckHealth:input_type -> steward.plugin.v1.CheckHealthRequest
-	28, // 28: steward.plugin.v1.Plugin.CollectMetrics:input_type -> steward.plugin.v1.CollectMetricsRequest
-	12, // 29: steward.plugin.v1.Plugin.Describe:output_type -> steward.plugin.v1.DescribeResponse
-	14, // 30: steward.plugin.v1.Plugin.Configure:output_type -> steward.plugin.v1.ConfigureResponse
-	19, // 31: steward.plugin.v1.Plugin.HandleHTTP:output_type -> steward.plugin.v1.HTTPResponsePart
-	23, // 32: steward.plugin.v1.Plugin.RunJob:output_type -> steward.plugin.v1.JobEvent
-	25, // 33: steward.plugin.v1.Plugin.ReadDataset:output_type -> steward.plugin.v1.DatasetChunk
-	27, // 34: steward.plugin.v1.Plugin.CheckHealth:output_type -> steward.plugin.v1.CheckHealthResponse
-	29, // 35: steward.plugin.v1.Plugin.CollectMetrics:output_type -> steward.plugin.v1.CollectMetricsResponse
-	29, // [29:36] is the sub-list for method output_type
-	22, // [22:29] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	23, // 17: steward.plugin.v1.JobEvent.alert:type_name -> steward.plugin.v1.JobAlert
+	34, // 18: steward.plugin.v1.ReadDatasetRequest.params:type_name -> steward.plugin.v1.ReadDatasetRequest.ParamsEntry
+	2,  // 19: steward.plugin.v1.CheckHealthResponse.status:type_name -> steward.plugin.v1.HealthStatus
+	35, // 20: steward.plugin.v1.CheckHealthResponse.details:type_name -> steward.plugin.v1.CheckHealthResponse.DetailsEntry
+	16, // 21: steward.plugin.v1.HTTPRequestHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
+	16, // 22: steward.plugin.v1.HTTPResponseHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
+	4,  // 23: steward.plugin.v1.Plugin.Describe:input_type -> steward.plugin.v1.DescribeRequest
+	13, // 24: steward.plugin.v1.Plugin.Configure:input_type -> steward.plugin.v1.ConfigureRequest
+	17, // 25: steward.plugin.v1.Plugin.HandleHTTP:input_type -> steward.plugin.v1.HTTPRequestPart
+	20, // 26: steward.plugin.v1.Plugin.RunJob:input_type -> steward.plugin.v1.RunJobRequest
+	25, // 27: steward.plugin.v1.Plugin.ReadDataset:input_type -> steward.plugin.v1.ReadDatasetRequest
+	27, // 28: steward.plugin.v1.Plugin.CheckHealth:input_type -> steward.plugin.v1.CheckHealthRequest
+	29, // 29: steward.plugin.v1.Plugin.CollectMetrics:input_type -> steward.plugin.v1.CollectMetricsRequest
+	12, // 30: steward.plugin.v1.Plugin.Describe:output_type -> steward.plugin.v1.DescribeResponse
+	14, // 31: steward.plugin.v1.Plugin.Configure:output_type -> steward.plugin.v1.ConfigureResponse
+	19, // 32: steward.plugin.v1.Plugin.HandleHTTP:output_type -> steward.plugin.v1.HTTPResponsePart
+	24, // 33: steward.plugin.v1.Plugin.RunJob:output_type -> steward.plugin.v1.JobEvent
+	26, // 34: steward.plugin.v1.Plugin.ReadDataset:output_type -> steward.plugin.v1.DatasetChunk
+	28, // 35: steward.plugin.v1.Plugin.CheckHealth:output_type -> steward.plugin.v1.CheckHealthResponse
+	30, // 36: steward.plugin.v1.Plugin.CollectMetrics:output_type -> steward.plugin.v1.CollectMetricsResponse
+	30, // [30:37] is the sub-list for method output_type
+	23, // [23:30] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_steward_plugin_v1_plugin_proto_init() }
@@ -2284,9 +2371,10 @@ func file_steward_plugin_v1_plugin_proto_init() {
 		(*HTTPResponsePart_Head)(nil),
 		(*HTTPResponsePart_Body)(nil),
 	}
-	file_steward_plugin_v1_plugin_proto_msgTypes[20].OneofWrappers = []any{
+	file_steward_plugin_v1_plugin_proto_msgTypes[21].OneofWrappers = []any{
 		(*JobEvent_Progress)(nil),
 		(*JobEvent_Result)(nil),
+		(*JobEvent_Alert)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2294,7 +2382,7 @@ func file_steward_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_steward_plugin_v1_plugin_proto_rawDesc), len(file_steward_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

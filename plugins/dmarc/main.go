@@ -1,0 +1,90 @@
+// Command dmarc is the mail-authentication plugin: it keeps each tenant's
+// mail domains — the directory's verified domains and those admins add —
+// checks their DMARC, SPF, DKIM and MX records every few hours, scores
+// them, keeps their history and raises an alert when a domain's posture
+// weakens.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/stewardhq/steward/core/cloud"
+	"github.com/stewardhq/steward/core/pluginenv"
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/plugins/dmarc/domains"
+	"github.com/stewardhq/steward/plugins/dmarc/posture"
+	"github.com/stewardhq/steward/sdk"
+)
+
+// config is the plugin's config {} block in plugins.hcl.
+type config struct {
+	// DKIMSelectors are checked on every domain, besides each domain's
+	// own.
+	DKIMSelectors []string `json:"dkim_selectors"`
+	// Resolver is the DNS server asked, host:port; empty is the cloud
+	// settings' DNS server (the simulated cloud's in development), and
+	// without one the system's resolvers.
+	Resolver string `json:"resolver"`
+	// CheckTimeout bounds one domain's check, as a Go duration.
+	CheckTimeout string `json:"check_timeout"`
+	// Concurrency is how many domains are checked at once.
+	Concurrency int `json:"concurrency"`
+}
+
+const configSchema = `{
+  "type": "object",
+  "properties": {
+    "dkim_selectors": {"type": "array", "items": {"type": "string", "maxLength": 63}, "maxItems": 10,
+      "description": "DKIM selectors checked on every domain; default selector1 and selector2, Exchange Online's"},
+    "resolver": {"type": "string", "description": "DNS server to ask, host:port; default the cloud settings' DNS server, else the system's"},
+    "check_timeout": {"type": "string", "description": "Longest time one domain's check takes, e.g. 30s"},
+    "concurrency": {"type": "integer", "minimum": 1, "maximum": 64, "description": "Domains checked at once; default 8"}
+  },
+  "additionalProperties": false
+}`
+
+func main() { sdk.Serve(New()) }
+
+// New builds the plugin.
+func New() *sdk.Plugin {
+	syncer := &domains.Syncer{}
+	handlers := &domains.Handlers{}
+	return &sdk.Plugin{
+		Name:    "dmarc",
+		Version: "0.1.0",
+		Routes:  handlers.Routes(),
+		// The host's DMARC page (/dmarc) shows the fragments of its slot
+		// in this order: the posture's, then the aggregate reports'.
+		Fragments:    handlers.Fragments(),
+		Migrations:   store.MergeMigrations(domains.Migrations()),
+		ConfigSchema: json.RawMessage(configSchema),
+		Jobs: []sdk.Job{{Name: "dmarc", JobType: domains.DataDomain, DataDomain: domains.DataDomain, Schedule: "@every 6h",
+			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }}},
+		Configure: func(ctx context.Context, env *sdk.Env) error {
+			cfg := config{DKIMSelectors: posture.DefaultSelectors, Concurrency: domains.DefaultConcurrency}
+			clients, db, err := pluginenv.Open(ctx, env, &cfg)
+			if err != nil {
+				return err
+			}
+			timeout := domains.DefaultCheckTimeout
+			if cfg.CheckTimeout != "" {
+				if timeout, err = time.ParseDuration(cfg.CheckTimeout); err != nil || timeout <= 0 {
+					return fmt.Errorf("config: check_timeout %q is not a positive duration", cfg.CheckTimeout)
+				}
+			}
+			addr := cfg.Resolver
+			if addr == "" {
+				addr = clients.Endpoints().DNS
+			}
+			st := &domains.Store{DB: db}
+			*syncer = domains.Syncer{Store: st, Host: env.Host, Resolver: cloud.NewResolver(addr), Selectors: cfg.DKIMSelectors,
+				Concurrency: cfg.Concurrency, CheckTimeout: timeout,
+				Graph: func(dir string) domains.Graph { return clients.Graph(dir) }}
+			*handlers = domains.Handlers{Store: st, Host: env.Host, Selectors: cfg.DKIMSelectors}
+			return nil
+		},
+	}
+}

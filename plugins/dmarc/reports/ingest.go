@@ -140,7 +140,7 @@ func (in *Ingest) Run(ctx context.Context, logger hclog.Logger, progress func(do
 	}
 	sort.Strings(res.Tenants)
 	logger.Info("reports ingested", "dir", in.Dir, "files", res.Files, "stored", res.Stored, "duplicates", res.Duplicates,
-		"failed", res.Failed, "unmatched", res.Unmatched, "seen_before", res.Skipped)
+		"failed", res.Failed, "unmatched", res.Unmatched, "seen_before", res.Skipped, "tenants", len(res.Tenants))
 	return res, nil
 }
 

@@ -286,6 +286,10 @@ func uploadTenant(p sdk.Principal, named, location string) (string, error) {
 func (h *Handlers) readUpload(r *http.Request) (file []byte, name, tenantID, location string, err error) {
 	p := sdk.PrincipalFrom(r.Context())
 	limit := h.Limits.withDefaults().MaxCompressed
+	// A tenant named in the query is checked before anything of the body.
+	if named := r.URL.Query().Get("tenant_id"); named != "" && !p.CanSee(named) {
+		return nil, "", "", "", sdk.Forbidden("no access to the tenant named")
+	}
 	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch ct {
 	case "application/xml", "text/xml", "application/gzip", "application/x-gzip", "application/zip", "application/octet-stream":

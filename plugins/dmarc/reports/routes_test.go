@@ -203,6 +203,7 @@ func TestUploadRefusals(t *testing.T) {
 			{"tenant too long", admin, "?tenant_id=" + strings.Repeat("x", 65), "application/xml", google, 422, "query.tenant_id", ""},
 			{"domain of another tenant", admin, "?tenant_id=" + tenantFabrikam, "application/xml", google, 422, "body", "contoso-retail.example, which is not a domain of the tenant"},
 			{"json", userContoso, "", "application/json", []byte(`{}`), 422, "header.Content-Type", "application/json"},
+			{"json for a foreign tenant", userContoso, "?tenant_id=" + tenantFabrikam, "application/json", []byte(`{}`), 403, "", "no access"},
 			{"no content type", userContoso, "", "", google, 422, "header.Content-Type", ""},
 			{"too large", userContoso, "", "application/xml", append(bytes.Repeat([]byte(" "), 64<<10), google...), 413, "", "larger than 65536 bytes"},
 			{"expands too far", userContoso, "", "application/gzip", gz(t, append(google, bytes.Repeat([]byte(" "), 256<<10)...)), 413, "", "expands more than 100 times"},

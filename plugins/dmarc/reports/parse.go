@@ -88,20 +88,18 @@ func invalid(path, format string, args ...any) error {
 // Report is a parsed and validated aggregate report (RFC 7489 appendix C).
 // Strings of enumerations are lower case.
 type Report struct {
-	OrgName   string
-	Email     string
-	ReportID  string
-	Begin     time.Time
-	End       time.Time
-	Domain    string
-	ADKIM     string
-	ASPF      string
-	P         string
-	SP        string
-	Pct       int
-	Records   []Record
-	Format    string
-	XMLLength int64
+	OrgName  string
+	Email    string
+	ReportID string
+	Begin    time.Time
+	End      time.Time
+	Domain   string
+	ADKIM    string
+	ASPF     string
+	P        string
+	SP       string
+	Pct      int
+	Records  []Record
 }
 
 // Record is one row of a report: messages from one source with one
@@ -171,23 +169,17 @@ func Parse(r io.Reader, limits Limits) (*Report, error) {
 	if int64(len(raw)) > l.MaxCompressed {
 		return nil, tooLarge("the file is larger than %d bytes", l.MaxCompressed)
 	}
-	doc, format, err := decompress(raw, l)
+	doc, err := decompress(raw, l)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := parseXML(doc, l)
-	if err != nil {
-		return nil, err
-	}
-	rep.Format = format
-	rep.XMLLength = int64(len(doc))
-	return rep, nil
+	return parseXML(doc, l)
 }
 
-// decompress returns the XML document raw holds and its container format.
-func decompress(raw []byte, l Limits) ([]byte, string, error) {
+// decompress returns the XML document raw holds.
+func decompress(raw []byte, l Limits) ([]byte, error) {
 	if len(raw) == 0 {
-		return nil, "", invalid("", "the file is empty")
+		return nil, invalid("", "the file is empty")
 	}
 	// What an archive may expand to: the smaller of the absolute bound and
 	// the ratio bound.
@@ -205,15 +197,15 @@ func decompress(raw []byte, l Limits) ([]byte, string, error) {
 		format = "zip"
 		doc, err = unzip(raw, bound, l)
 	default:
-		return raw, "xml", nil
+		return raw, nil
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if bytes.HasPrefix(doc, magicGzip) || bytes.HasPrefix(doc, magicZip) || bytes.HasPrefix(doc, magicZipEmpty) {
-		return nil, "", invalid("", "the %s archive holds another archive; only one level of compression is accepted", format)
+		return nil, invalid("", "the %s archive holds another archive; only one level of compression is accepted", format)
 	}
-	return doc, format, nil
+	return doc, nil
 }
 
 // expand reads what rc decompresses to, refusing it once it passes bound.
@@ -335,15 +327,20 @@ type recordXML struct {
 	} `xml:"auth_results"`
 }
 
+// elementsPerRecord bounds a document's elements for its record bound: a
+// record of RFC 7489's schema with a few signatures has about twenty.
+const elementsPerRecord = 64
+
 // scan walks the document's tokens before it is decoded, refusing what
 // the decoder would otherwise accept or spend unbounded work on: any
 // directive (a DTD, which is how entity expansion is declared), nesting
-// past the depth bound, a root other than <feedback>, and more records
-// than the bound.
+// past the depth bound, a root other than <feedback>, more records than
+// the bound, and more elements than so many records could hold.
 func scan(doc []byte, l Limits) error {
 	d := xml.NewDecoder(bytes.NewReader(doc))
 	d.Strict = true
-	depth, records, roots := 0, 0, 0
+	depth, records, roots, elements := 0, 0, 0, 0
+	maxElements := (l.MaxRecords + 1) * elementsPerRecord
 	for {
 		tok, err := d.RawToken()
 		if errors.Is(err, io.EOF) {
@@ -357,6 +354,10 @@ func scan(doc []byte, l Limits) error {
 			return invalid("", "the XML holds a document type declaration or another directive (<!%s…); DTDs and entity declarations are refused", firstWord(t))
 		case xml.StartElement:
 			depth++
+			elements++
+			if elements > maxElements {
+				return invalid("", "the XML holds more than %d elements", maxElements)
+			}
 			if depth > l.MaxDepth {
 				return invalid("", "the XML nests elements deeper than %d levels", l.MaxDepth)
 			}

@@ -67,7 +67,7 @@ func TestParseGoogleReport(t *testing.T) {
 	}
 	if rep.OrgName != "google.com" || rep.ReportID != "5871604411926393155" || rep.Email != "noreply-dmarc-support@google.com" ||
 		rep.Domain != "contoso-retail.example" || rep.P != "reject" || rep.SP != "reject" || rep.Pct != 100 || rep.ADKIM != "r" || rep.ASPF != "r" ||
-		!rep.Begin.Equal(time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)) || !rep.End.Equal(time.Date(2026, 11, 20, 23, 59, 59, 0, time.UTC)) || rep.Format != "xml" {
+		!rep.Begin.Equal(time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)) || !rep.End.Equal(time.Date(2026, 11, 20, 23, 59, 59, 0, time.UTC)) {
 		t.Errorf("report %+v", rep)
 	}
 	if len(rep.Records) != 4 {
@@ -105,22 +105,19 @@ func TestParseMicrosoftReport(t *testing.T) {
 // a zip archive of one member, told apart by content whatever the name.
 func TestParseContainers(t *testing.T) {
 	doc := sample(t, "google-contoso-retail.xml")
-	for _, c := range []struct {
-		format string
-		body   []byte
-	}{
-		{"xml", doc},
-		{"gzip", gz(t, doc)},
-		{"zip", zipOf(t, "google.com!contoso-retail.example!1795132800!1795219199.xml", doc)},
-		{"zip", zipOf(t, "dir/", []byte{}, "REPORT.XML", doc)},
+	for name, body := range map[string][]byte{
+		"xml":               doc,
+		"gzip":              gz(t, doc),
+		"zip":               zipOf(t, "google.com!contoso-retail.example!1795132800!1795219199.xml", doc),
+		"zip with a folder": zipOf(t, "dir/", []byte{}, "REPORT.XML", doc),
 	} {
-		rep, err := parseBytes(c.body)
+		rep, err := parseBytes(body)
 		if err != nil {
-			t.Errorf("%s: %v", c.format, err)
+			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if rep.Format != c.format || len(rep.Records) != 4 || rep.XMLLength != int64(len(doc)) {
-			t.Errorf("%s: format %s, %d records, %d bytes", c.format, rep.Format, len(rep.Records), rep.XMLLength)
+		if rep.ReportID != "5871604411926393155" || len(rep.Records) != 4 || rep.Records[3].Count != 3 {
+			t.Errorf("%s: %+v", name, rep)
 		}
 	}
 }
@@ -219,6 +216,11 @@ func TestParseRefusesTooManyRecords(t *testing.T) {
 	}
 	_, err := Parse(strings.NewReader(big), Limits{MaxRecords: 11})
 	wantRefused(t, "13 records", err, false, "more than 11 records")
+	// Few records with very many elements.
+	doc := string(sample(t, "yahoo-northwind-travel.xml"))
+	many := strings.Replace(doc, "<auth_results>", "<auth_results>"+strings.Repeat("<dkim><domain>a.example</domain><result>pass</result></dkim>", 300), 1)
+	_, err = Parse(strings.NewReader(many), Limits{MaxRecords: 10})
+	wantRefused(t, "many signatures", err, false, "more than 704 elements")
 }
 
 func TestParseRefusesArchivesOutOfBounds(t *testing.T) {

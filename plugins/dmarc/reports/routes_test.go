@@ -187,6 +187,7 @@ func TestUploadRefusals(t *testing.T) {
 		noFileCT, noFileBody := form(t, map[string]string{"tenant_id": tenantContoso}, "", nil)
 		badIPCT, badIPBody := onlyFile(bytes.Replace(google, []byte("40.107.22.91"), []byte("not-an-ip"), 1))
 		foreignCT, foreignBody := form(t, map[string]string{"tenant_id": tenantFabrikam}, "r.xml", google)
+		longCT, longBody := form(t, map[string]string{"tenant_id": strings.Repeat("x", 65)}, "r.xml", google)
 		for _, c := range []struct {
 			name     string
 			who      sdk.Principal
@@ -212,6 +213,7 @@ func TestUploadRefusals(t *testing.T) {
 			{"malformed", userContoso, "", "application/xml", google[:300], 422, "body", "malformed"},
 			{"wrong root", userContoso, "", "application/xml", []byte("<html><body/></html>"), 422, "body", "root element is <html>"},
 			{"bad field", userContoso, "", "application/xml", bytes.Replace(google, []byte("<count>412</count>"), []byte("<count>-1</count>"), 1), 422, "body", "feedback/record[1]/row/count: is -1"},
+			{"tenant too long in a form", admin, "", longCT, longBody, 422, "body.tenant_id", "longer than 64"},
 			{"no file in a form", userContoso, "", noFileCT, noFileBody, 422, "body.file", "is required"},
 			{"bad ip in a form", userContoso, "", badIPCT, badIPBody, 422, "body.file", `source_ip: is "not-an-ip"`},
 			{"billion laughs in a form", userContoso, "", mpCT, mpBody, 422, "body.file", "document type declaration"},
@@ -301,6 +303,7 @@ func TestReadRouteBounds(t *testing.T) {
 		{reportsPath + "?limit=0", "query.limit"},
 		{reportsPath + "?limit=501", "query.limit"},
 		{reportsPath + "?offset=-1", "query.offset"},
+		{reportsPath + "?offset=1000001", "query.offset"},
 		{reportsPath + "?sort_by=size", "query.sort_by"},
 		{reportsPath + "?sort_order=up", "query.sort_order"},
 		{reportsPath + "?from=2026-13-01", "query.from"},
@@ -315,7 +318,10 @@ func TestReadRouteBounds(t *testing.T) {
 		{reportsPath + "/stats?from=2025-11-24&to=2026-11-25", "query.from"},
 		{reportsPath + "/stats?to=2025-11-25", ""},
 		{reportsPath + "/0", "path.id"},
+		{reportsPath + "/files?limit=0", "query.limit"},
 		{reportsPath + "/files?limit=1001", "query.limit"},
+		{reportsPath + "/stats?domain=" + strings.Repeat("a", 254), "query.domain"},
+		{reportsPath + "/stats?tenant_ids=" + strings.Repeat("a", 65), "query.tenant_ids[0]"},
 	} {
 		a := f.do(t, admin, "GET", c.target, "", nil)
 		if c.location == "" {

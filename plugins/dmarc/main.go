@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stewardhq/steward/core/cloud"
@@ -54,6 +55,31 @@ const configSchema = `{
 
 func main() { sdk.Serve(New()) }
 
+// check lower-cases the selectors and checks the settings, returning
+// the check timeout.
+func (c *config) check() (time.Duration, error) {
+	for i, sel := range c.DKIMSelectors {
+		var err error
+		if c.DKIMSelectors[i], err = domains.NormalizeSelector(sel); err != nil {
+			return 0, fmt.Errorf("config: dkim_selectors[%d] %q: %w", i, sel, err)
+		}
+	}
+	if len(c.DKIMSelectors) > domains.MaxSelectors {
+		return 0, fmt.Errorf("config: dkim_selectors: at most %d", domains.MaxSelectors)
+	}
+	if c.Concurrency < 1 || c.Concurrency > 64 {
+		return 0, fmt.Errorf("config: concurrency %d is not between 1 and 64", c.Concurrency)
+	}
+	if c.CheckTimeout == "" {
+		return domains.DefaultCheckTimeout, nil
+	}
+	timeout, err := time.ParseDuration(c.CheckTimeout)
+	if err != nil || timeout <= 0 {
+		return 0, fmt.Errorf("config: check_timeout %q is not a positive duration", c.CheckTimeout)
+	}
+	return timeout, nil
+}
+
 // New builds the plugin.
 func New() *sdk.Plugin {
 	syncer := &domains.Syncer{}
@@ -75,16 +101,15 @@ func New() *sdk.Plugin {
 			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }},
 			ingest.Job()},
 		Configure: func(ctx context.Context, env *sdk.Env) error {
-			cfg := config{DKIMSelectors: posture.DefaultSelectors, Concurrency: domains.DefaultConcurrency}
+			cfg := config{DKIMSelectors: slices.Clone(posture.DefaultSelectors), Concurrency: domains.DefaultConcurrency}
 			clients, db, err := pluginenv.Open(ctx, env, &cfg)
 			if err != nil {
 				return err
 			}
-			timeout := domains.DefaultCheckTimeout
-			if cfg.CheckTimeout != "" {
-				if timeout, err = time.ParseDuration(cfg.CheckTimeout); err != nil || timeout <= 0 {
-					return fmt.Errorf("config: check_timeout %q is not a positive duration", cfg.CheckTimeout)
-				}
+			timeout, err := cfg.check()
+			if err != nil {
+				_ = db.Close()
+				return err
 			}
 			addr := cfg.Resolver
 			if addr == "" {

@@ -83,20 +83,30 @@ func normalizeSelectors(loc string, raw json.RawMessage, p *problems) []string {
 	}
 	out := []string{}
 	for i, s := range list {
-		s = strings.ToLower(strings.TrimSpace(s))
-		at := fmt.Sprintf("%s[%d]", loc, i)
+		s, err := NormalizeSelector(s)
 		switch {
-		case s == "":
-			p.add(at, "must not be empty")
-		case len(s) > maxSelectorLen:
-			p.add(at, "must be at most %d characters", maxSelectorLen)
-		case !selectorRE.MatchString(s):
-			p.add(at, "must be a selector such as selector1: letters, digits, hyphens, underscores and dots")
+		case err != nil:
+			p.add(fmt.Sprintf("%s[%d]", loc, i), "%v", err)
 		case !slices.Contains(out, s):
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// NormalizeSelector is a DKIM selector lower-cased, or an error saying
+// why it cannot be one.
+func NormalizeSelector(s string) (string, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	switch {
+	case s == "":
+		return "", fmt.Errorf("must not be empty")
+	case len(s) > maxSelectorLen:
+		return "", fmt.Errorf("must be at most %d characters", maxSelectorLen)
+	case !selectorRE.MatchString(s):
+		return "", fmt.Errorf("must be a selector such as selector1: letters, digits, hyphens, underscores and dots")
+	}
+	return s, nil
 }
 
 // fields is a JSON object body by member.

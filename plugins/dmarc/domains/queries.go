@@ -89,7 +89,7 @@ func (s *Store) FindingsOf(ctx context.Context, ids []string) (map[string][]Find
 type TenantFigures struct {
 	TenantID string `bun:"tenant_id"`
 	Domains  int64  `bun:"domains"`
-	// Checked counts the domains with a clean check, which the other
+	// Checked counts the domains checked at least once, which the other
 	// figures are of.
 	Checked    int64 `bun:"checked"`
 	ScoreSum   int64 `bun:"score_sum"`

@@ -11,13 +11,9 @@ import (
 	"github.com/stewardhq/steward/plugins/dmarc/posture"
 )
 
-// dnsError is what kept a check from reading the domain's records: a
-// DNS failure (a timeout, SERVFAIL, REFUSED) looking up its DMARC, SPF
-// or MX records, which says nothing of whether the records are there.
-// "" when every lookup was answered. A DKIM selector that could not be
-// looked up is kept in the result as its own error and does not fail the
-// whole check; posture.Weakened finds no change in a part either check
-// could not look up.
+// dnsError says which lookups of a check DNS failed (a timeout, SERVFAIL,
+// REFUSED), which says nothing of whether the records are there; "" when
+// every lookup was answered.
 func dnsError(res posture.Result) string {
 	var parts []string
 	for _, p := range []struct{ name, err string }{{"DMARC", res.DMARC.Error}, {"SPF", res.SPF.Error}, {"MX", res.MX.Error}} {
@@ -25,71 +21,117 @@ func dnsError(res posture.Result) string {
 			parts = append(parts, p.name+": "+p.err)
 		}
 	}
+	for _, k := range res.DKIM {
+		if k.Error != "" {
+			parts = append(parts, "DKIM "+k.Selector+": "+k.Error)
+		}
+	}
 	return strings.Join(parts, "; ")
 }
 
-// figures are a check's indexed columns.
-type figures struct {
-	score, spfLookups, dkimPresent int
-	grade, policy                  string
+// known is what is known of a domain's records after cur: cur's parts,
+// except those DNS failed to answer for, which keep what prev knew of
+// them. It is what the next check is compared with, so a part DNS
+// fails for this time is compared with its last known state next time.
+func known(prev *posture.Result, cur posture.Result) posture.Result {
+	out := cur
+	if prev == nil {
+		return out
+	}
+	if cur.DMARC.Error != "" && prev.DMARC.Error == "" {
+		out.DMARC = prev.DMARC
+	}
+	if cur.SPF.Error != "" && prev.SPF.Error == "" {
+		out.SPF = prev.SPF
+	}
+	if cur.MX.Error != "" && prev.MX.Error == "" {
+		out.MX = prev.MX
+	}
+	before := map[string]posture.DKIMResult{}
+	for _, k := range prev.DKIM {
+		before[k.Selector] = k
+	}
+	out.DKIM = make([]posture.DKIMResult, len(cur.DKIM))
+	for i, k := range cur.DKIM {
+		if p, ok := before[k.Selector]; ok && k.Error != "" && p.Error == "" {
+			k = p
+		}
+		out.DKIM[i] = k
+	}
+	return out
 }
 
-func figuresOf(res posture.Result) figures {
-	f := figures{score: res.Score, grade: res.Grade, spfLookups: res.SPF.Evaluation.Lookups, policy: res.DMARC.Policy()}
-	for _, k := range res.DKIM {
-		if k.Key != nil && k.Key.Usable() {
-			f.dkimPresent++
+// columns are a check's indexed figures: the score and grade of the
+// check itself (a lower bound when DNS failed for a part, as posture
+// documents), and the DMARC policy, SPF lookups and DKIM keys as last
+// known, nil for a part never known.
+type columns struct {
+	score       int
+	grade       string
+	policy      *string
+	spfLookups  *int
+	dkimPresent int
+}
+
+func columnsOf(cur, k posture.Result) columns {
+	c := columns{score: cur.Score, grade: cur.Grade}
+	if k.DMARC.Error == "" {
+		p := k.DMARC.Policy()
+		c.policy = &p
+	}
+	if k.SPF.Error == "" {
+		n := k.SPF.Evaluation.Lookups
+		c.spfLookups = &n
+	}
+	for _, key := range k.DKIM {
+		if key.Key != nil && key.Key.Usable() {
+			c.dkimPresent++
 		}
 	}
-	return f
+	return c
 }
 
-// Record stores a check of d made at at: a history point, and, when DNS
-// answered, the domain's posture and findings, with the weakenings
-// against its previous clean check kept as events and returned. A check
-// DNS failed keeps the previous posture, records the error and finds no
-// weakening. All of it is one transaction.
+// Record stores a check of d made at at, in one transaction: the
+// domain's posture, its findings and a history point, with the
+// weakenings posture.Weakened finds against what was known before kept
+// as events and returned. A part DNS failed to answer for is recorded as
+// a DNS error, keeps its last known state, and is no weakening.
 func (s *Store) Record(ctx context.Context, d *Domain, res posture.Result, at time.Time) ([]posture.Change, error) {
 	at = at.UTC()
 	failed := dnsError(res)
-	point := Point{DomainID: d.ID, CheckedAt: at, TenantID: d.TenantID, DNSError: failed}
 	var changes []posture.Change
 	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		// A second check at the same instant replaces the first's point.
-		if _, err := tx.NewDelete().Model((*Point)(nil)).Where("domain_id = ? AND checked_at = ?", d.ID, at).Exec(ctx); err != nil {
-			return err
-		}
-		if failed != "" {
-			if _, err := tx.NewInsert().Model(&point).Exec(ctx); err != nil {
-				return err
-			}
-			_, err := tx.NewUpdate().Model((*Domain)(nil)).Set("dns_error = ?", failed).Set("attempted_at = ?", at).Where("id = ?", d.ID).Exec(ctx)
-			return err
-		}
 		var prevJSON *string
 		if err := tx.NewSelect().Model((*Domain)(nil)).Column("result").Where("id = ?", d.ID).Scan(ctx, &prevJSON); err != nil {
 			return err
 		}
+		var prev *posture.Result
 		if prevJSON != nil {
-			var prev posture.Result
-			if err := json.Unmarshal([]byte(*prevJSON), &prev); err != nil {
+			prev = &posture.Result{}
+			if err := json.Unmarshal([]byte(*prevJSON), prev); err != nil {
 				return err
 			}
-			changes = posture.Weakened(prev, res)
+			changes = posture.Weakened(*prev, res)
 		}
-		raw, err := json.Marshal(res)
+		k := known(prev, res)
+		raw, err := json.Marshal(k)
 		if err != nil {
 			return err
 		}
-		f := figuresOf(res)
-		point.Score, point.Grade, point.DMARCPolicy, point.SPFLookups, point.DKIMPresent = &f.score, &f.grade, &f.policy, &f.spfLookups, &f.dkimPresent
+		c := columnsOf(res, k)
+		// A second check at the same instant replaces the first's point.
+		if _, err := tx.NewDelete().Model((*Point)(nil)).Where("domain_id = ? AND checked_at = ?", d.ID, at).Exec(ctx); err != nil {
+			return err
+		}
+		point := Point{DomainID: d.ID, CheckedAt: at, TenantID: d.TenantID, Score: &c.score, Grade: &c.grade, DMARCPolicy: c.policy,
+			SPFLookups: c.spfLookups, DKIMPresent: &c.dkimPresent, DNSError: failed}
 		if _, err := tx.NewInsert().Model(&point).Exec(ctx); err != nil {
 			return err
 		}
 		if _, err := tx.NewUpdate().Model((*Domain)(nil)).
-			Set("checked_at = ?", at).Set("score = ?", f.score).Set("grade = ?", f.grade).Set("dmarc_policy = ?", f.policy).
-			Set("spf_lookups = ?", f.spfLookups).Set("dkim_present = ?", f.dkimPresent).Set("result = ?", string(raw)).
-			Set("dns_error = ''").Set("attempted_at = ?", at).Where("id = ?", d.ID).Exec(ctx); err != nil {
+			Set("checked_at = ?", at).Set("score = ?", c.score).Set("grade = ?", c.grade).Set("dmarc_policy = ?", c.policy).
+			Set("spf_lookups = ?", c.spfLookups).Set("dkim_present = ?", c.dkimPresent).Set("result = ?", string(raw)).
+			Set("dns_error = ?", failed).Where("id = ?", d.ID).Exec(ctx); err != nil {
 			return err
 		}
 		if _, err := tx.NewDelete().Model((*Finding)(nil)).Where("domain_id = ?", d.ID).Exec(ctx); err != nil {
@@ -106,8 +148,8 @@ func (s *Store) Record(ctx context.Context, d *Domain, res posture.Result, at ti
 		}
 		if len(changes) > 0 {
 			events := make([]Event, len(changes))
-			for i, c := range changes {
-				events[i] = Event{TenantID: d.TenantID, DomainID: d.ID, Domain: d.Domain, Code: c.Code, Severity: c.Severity, Message: c.Message, OccurredAt: at}
+			for i, ch := range changes {
+				events[i] = Event{TenantID: d.TenantID, DomainID: d.ID, Domain: d.Domain, Code: ch.Code, Severity: ch.Severity, Message: ch.Message, OccurredAt: at}
 			}
 			if _, err := tx.NewInsert().Model(&events).Exec(ctx); err != nil {
 				return err

@@ -64,14 +64,13 @@ type DomainItem struct {
 	IsDefault  bool   `json:"is_default" doc:"The directory's default domain"`
 	// Selectors are the domain's own DKIM selectors.
 	Selectors   []string      `json:"dkim_selectors" doc:"The domain's own DKIM selectors, checked besides the configured ones"`
-	CheckedAt   *time.Time    `json:"checked_at" doc:"The latest check DNS answered; null before one"`
-	Score       *int          `json:"score" doc:"0-100; null before a check"`
-	Grade       *string       `json:"grade" enum:"A,B,C,D,F"`
-	DMARCPolicy *string       `json:"dmarc_policy" doc:"none, quarantine or reject; empty without a DMARC record"`
-	SPFLookups  *int          `json:"spf_lookups" doc:"DNS lookups SPF evaluation takes (RFC 7208 allows 10)"`
-	DKIMPresent *int          `json:"dkim_present" doc:"Selectors with a usable DKIM key"`
-	DNSError    string        `json:"dns_error" doc:"Why the latest check could not read the records (a DNS failure, not a missing record); empty when it could"`
-	AttemptedAt *time.Time    `json:"attempted_at" doc:"The latest check, answered by DNS or not"`
+	CheckedAt   *time.Time    `json:"checked_at" doc:"The latest check; null before one"`
+	Score       *int          `json:"score" doc:"0-100; null before a check; a lower bound when dns_error is set"`
+	Grade       *string       `json:"grade" doc:"A (best) to F; null before a check"`
+	DMARCPolicy *string       `json:"dmarc_policy" doc:"none, quarantine or reject, as last known; empty without a DMARC record; null while DNS never answered for it"`
+	SPFLookups  *int          `json:"spf_lookups" doc:"DNS lookups SPF evaluation takes (RFC 7208 allows 10), as last known"`
+	DKIMPresent *int          `json:"dkim_present" doc:"Selectors with a usable DKIM key, as last known"`
+	DNSError    string        `json:"dns_error" doc:"The lookups of the latest check DNS failed to answer (a DNS failure, not a missing record); empty when it answered all"`
 	Findings    []FindingItem `json:"findings" doc:"The problems of the check at checked_at"`
 }
 
@@ -87,13 +86,13 @@ type DomainList struct {
 type DomainDetail struct {
 	DomainItem
 	CheckedSelectors []string        `json:"checked_selectors" doc:"The DKIM selectors the next check asks for: the configured ones, then the domain's own"`
-	Posture          *posture.Result `json:"posture" doc:"The check at checked_at: DMARC, SPF, DKIM and MX as read and judged; null before one"`
+	Posture          *posture.Result `json:"posture" doc:"DMARC, SPF, DKIM and MX as read and judged at checked_at, a part DNS failed for as last known; null before a check"`
 }
 
 // HistoryPoint is one check of a domain.
 type HistoryPoint struct {
 	CheckedAt   time.Time `json:"checked_at"`
-	Score       *int      `json:"score" doc:"null for a check DNS failed"`
+	Score       *int      `json:"score" doc:"A lower bound when dns_error is set"`
 	Grade       *string   `json:"grade"`
 	DMARCPolicy *string   `json:"dmarc_policy"`
 	SPFLookups  *int      `json:"spf_lookups"`
@@ -132,7 +131,7 @@ type EventList struct {
 // Figures are posture figures over a set of domains.
 type Figures struct {
 	Domains       int64            `json:"domains"`
-	Checked       int64            `json:"checked" doc:"Domains with a check DNS answered; the figures below are of these"`
+	Checked       int64            `json:"checked" doc:"Domains checked at least once; the figures below are of these"`
 	AverageScore  *float64         `json:"average_score" doc:"Two decimals; null without checked domains"`
 	ByGrade       map[string]int64 `json:"by_grade" doc:"Checked domains by grade, every grade listed"`
 	Reject        int64            `json:"p_reject" doc:"Domains whose DMARC policy is reject"`
@@ -140,7 +139,7 @@ type Figures struct {
 	NoEnforcement int64            `json:"no_enforcement" doc:"Checked domains without a DMARC policy that enforces (none, or no record)"`
 	WithDKIM      int64            `json:"with_dkim" doc:"Domains with at least one usable DKIM key"`
 	DKIMCoverage  *float64         `json:"dkim_coverage_percentage" doc:"with_dkim of checked in percent, two decimals; null without checked domains"`
-	DNSErrors     int64            `json:"dns_errors" doc:"Domains whose latest check DNS failed"`
+	DNSErrors     int64            `json:"dns_errors" doc:"Domains whose latest check had lookups DNS failed to answer"`
 }
 
 // TenantFiguresItem is one tenant's figures.
@@ -233,13 +232,13 @@ func (h *Handlers) Routes() []sdk.Route {
 		{Method: http.MethodGet, Path: domainsAPI, TenantScoped: true, Handler: h.list, Operation: op("domains",
 			"Domains with their mail-authentication posture, paginated",
 			"Each watched domain with its latest check: score, grade, DMARC policy, SPF lookups, DKIM keys present and findings. "+
-				"A check DNS failed keeps the figures of the check before and says so in dns_error.",
+				"A lookup DNS failed to answer is named in dns_error and never read as a missing record: its part keeps what was last known.",
 			listParams, map[string]*huma.Response{"200": sdk.JSONResponse("Domains", DomainList{})})},
 		{Method: http.MethodGet, Path: domainsAPI + "/{domain_id}", Handler: h.detail, Operation: op("domain",
 			"One domain's posture with its findings and records", "",
 			[]*huma.Param{domainIDParam}, map[string]*huma.Response{"200": sdk.JSONResponse("The domain", DomainDetail{}), "404": notFound})},
 		{Method: http.MethodGet, Path: domainsAPI + "/{domain_id}/history", Handler: h.history, Operation: op("domain-history",
-			"One domain's posture over time", "Every check of the last `days` days, oldest first; a check DNS failed has its error and no figures.",
+			"One domain's posture over time", "Every check of the last `days` days, oldest first, each with the lookups DNS failed to answer.",
 			[]*huma.Param{domainIDParam, intParam("days", 1, 730, 90, "Days up to now")},
 			map[string]*huma.Response{"200": sdk.JSONResponse("The checks", History{}), "404": notFound})},
 		{Method: http.MethodGet, Path: "/api/v1/dmarc/events", TenantScoped: true, Handler: h.events, Operation: op("events",
@@ -300,7 +299,7 @@ func (h *Handlers) names(ctx context.Context, ids []string) (map[string]string, 
 func item(d Domain, name string, findings []Finding) DomainItem {
 	out := DomainItem{ID: d.ID, TenantID: d.TenantID, TenantName: name, Domain: d.Domain, Source: d.Source, IsDefault: d.IsDefault,
 		Selectors: d.SelectorList(), CheckedAt: timePtr(d.CheckedAt), Score: d.Score, Grade: d.Grade, DMARCPolicy: d.DMARCPolicy,
-		SPFLookups: d.SPFLookups, DKIMPresent: d.DKIMPresent, DNSError: d.DNSError, AttemptedAt: timePtr(d.AttemptedAt),
+		SPFLookups: d.SPFLookups, DKIMPresent: d.DKIMPresent, DNSError: d.DNSError,
 		Findings: make([]FindingItem, len(findings))}
 	for i, f := range findings {
 		out.Findings[i] = FindingItem{Code: f.Code, Severity: f.Severity, Message: f.Message}

@@ -38,9 +38,10 @@ const (
 	SourceAdmin = "admin"
 )
 
-// Domain is a watched domain with its latest posture. The posture columns
-// are those of the latest check that reached DNS; DNSError and
-// AttemptedAt tell of a later check that did not.
+// Domain is a watched domain with its latest posture. Score and Grade
+// are the latest check's, a lower bound when DNSError names lookups DNS
+// failed; the DMARC policy, SPF lookups and DKIM keys are as last known,
+// nil for a part DNS never answered for.
 type Domain struct {
 	bun.BaseModel `bun:"table:dmarc_domains,alias:d"`
 	ID            string    `bun:"id,pk"`
@@ -59,7 +60,6 @@ type Domain struct {
 	DKIMPresent   *int      `bun:"dkim_present"`
 	Result        *string   `bun:"result"`
 	DNSError      string    `bun:"dns_error"`
-	AttemptedAt   time.Time `bun:"attempted_at,nullzero"`
 }
 
 // SelectorList is the domain's own DKIM selectors.
@@ -73,7 +73,7 @@ func (d *Domain) SelectorList() []string {
 // joinSelectors is a list of selectors as the store keeps it.
 func joinSelectors(selectors []string) string { return strings.Join(selectors, ",") }
 
-// Finding is a problem the domain's latest clean check found.
+// Finding is a problem the domain's latest check found.
 type Finding struct {
 	bun.BaseModel `bun:"table:dmarc_findings,alias:f"`
 	DomainID      string `bun:"domain_id,pk"`

@@ -78,7 +78,8 @@ func (t *tenantRun) fail(err error) {
 // checks every domain of the tenants, Concurrency at a time, storing each
 // check and raising an alert for each weakening. A tenant whose domains
 // Graph could not list is not checked; one whose checks were all stored
-// is marked fresh, a check DNS failed included, as that is stored too.
+// is marked fresh, checks with lookups DNS failed included, as those are
+// stored as such.
 // The run fails naming each tenant that failed.
 func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	tenants, err := s.Host.Tenants(ctx, run.TenantIDs...)

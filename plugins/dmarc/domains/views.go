@@ -89,8 +89,6 @@ func severityHealth(s string) sdkui.Health {
 		return sdkui.Critical
 	case "medium":
 		return sdkui.Warning
-	case "low", "info":
-		return sdkui.Unknown
 	}
 	return sdkui.Unknown
 }
@@ -289,17 +287,23 @@ func more(shown, total int, what, href string) template.HTML {
 	}{count(int64(shown)), count(int64(total)), what, href, apiPage})
 }
 
-// findings is a domain's findings cell: the first few, worst first as
-// the check ordered them, and how many more there are.
+// findings is a domain's findings cell: the first few as badges of
+// their codes in their severity's colour, worst first as the check
+// ordered them, and how many more there are; the messages are on the
+// domain's detail.
 func findings(list []FindingItem) template.HTML {
 	if len(list) == 0 {
 		return sdkui.Badge("None", sdkui.OK)
 	}
 	shown := list[:min(len(list), findingsShown)]
+	badges := make([]template.HTML, len(shown))
+	for i, f := range shown {
+		badges[i] = sdkui.Badge(strings.ReplaceAll(f.Code, "_", " "), severityHealth(f.Severity))
+	}
 	return render("findings", struct {
-		Shown []FindingItem
-		More  int
-	}{shown, len(list) - len(shown)})
+		Badges []template.HTML
+		More   int
+	}{badges, len(list) - len(shown)})
 }
 
 // eventsFragment is the latest weakenings of the tenants the request
@@ -332,7 +336,7 @@ var markup = template.Must(template.New("views").Parse(`
 {{- define "lines"}}{{.Main}}<br><span class="muted">{{.Detail}}</span>{{end}}
 {{- define "stack"}}<div class="stack">{{range .}}{{.}}{{end}}</div>{{end}}
 {{- define "domain"}}{{.Domain}}{{if .IsDefault}}<br><span class="muted">default domain</span>{{else if eq .Source "admin"}}<br><span class="muted">added by an admin</span>{{end}}{{end}}
-{{- define "findings"}}{{range $i, $f := .Shown}}{{if $i}}<br>{{end}}{{$f.Message}}{{end}}{{if .More}}<br><span class="muted">and {{.More}} more</span>{{end}}{{end}}
+{{- define "findings"}}{{range $i, $b := .Badges}}{{if $i}} {{end}}{{$b}}{{end}}{{if .More}} <span class="muted">and {{.More}} more</span>{{end}}{{end}}
 {{- define "more" -}}
 <p class="muted">{{.Shown}} of {{.Total}} {{.What}}. <a href="{{.Href}}">All {{.What}} as JSON</a>, {{.PageSize}} a page.</p>
 {{- end}}

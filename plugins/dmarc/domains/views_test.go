@@ -48,7 +48,7 @@ func TestFragments(t *testing.T) {
 		if ws < 0 || ss < ws || strings.Contains(table, "missing.example") || strings.Contains(table, "Fabrikam") {
 			t.Errorf("contoso's domains, weakest first: %s", table)
 		}
-		for _, want := range []string{"Grade " + *strong.Grade, "Grade " + *weak.Grade, "p=reject", "p=none", "default domain",
+		for _, want := range []string{"Grade " + *strong.Grade, "Grade " + *weak.Grade, "p=reject", "p=none", "default domain", "dmarc policy none",
 			`href="/api/v1/dmarc/domains?limit=500&amp;sort_by=score"`} {
 			if !strings.Contains(table, want) {
 				t.Errorf("contoso's domains lack %q: %s", want, table)
@@ -60,7 +60,7 @@ func TestFragments(t *testing.T) {
 		}
 
 		all := f.html(t, domains.DomainsFragmentPath, admin)
-		for _, want := range []string{"Fabrikam", "missing.example", "broken.example", "latest check: DNS failed", "Not checked"} {
+		for _, want := range []string{"Fabrikam", "missing.example", "broken.example", "latest check: DNS failed", "dmarc missing", "and 1 more"} {
 			if !strings.Contains(all, want) {
 				t.Errorf("the admin's domains lack %q", want)
 			}

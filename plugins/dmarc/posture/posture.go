@@ -11,7 +11,9 @@
 //	DMARC, 40   the policy that applies to the domain (its own record's
 //	            p, or the organizational domain's sp):
 //	            reject 40, quarantine 30, none 10; no record, several
-//	            records, an invalid policy or a DNS failure 0.
+//	            records or a DNS failure 0. A missing or invalid p counts
+//	            as none when a valid rua makes receivers fall back to it
+//	            (RFC 7489, 6.6.3), and 0 otherwise.
 //	            Below pct=100, reject and quarantine earn none's 10 plus
 //	            their points above it times pct/100 (reject at pct=50: 25).
 //	            A subdomain policy weaker than p costs 5.
@@ -35,6 +37,10 @@
 // Result.Incomplete: the score is then a lower bound, and the findings
 // say which lookup failed. A DNS failure is never reported as a missing
 // record.
+//
+// Weakened compares two checks of a domain and names what weakened: a
+// DMARC policy relaxed or removed, an SPF record removed, broken or made
+// more permissive, a DKIM key removed, revoked or shortened.
 package posture
 
 import (
@@ -203,15 +209,15 @@ type Result struct {
 // and the rest are still checked.
 func Check(ctx context.Context, r Resolver, domain string, selectors []string) Result {
 	domain = normalize(domain)
-	if len(selectors) == 0 {
-		selectors = DefaultSelectors
-	}
 	res := Result{Domain: domain, CheckedAt: time.Now().UTC()}
 	var seen []string
 	for _, s := range selectors {
 		if s = strings.TrimSpace(s); s != "" && !slices.Contains(seen, s) {
 			seen = append(seen, s)
 		}
+	}
+	if len(seen) == 0 {
+		seen = DefaultSelectors
 	}
 	res.DKIM = make([]DKIMResult, len(seen))
 	var wg sync.WaitGroup
@@ -238,12 +244,12 @@ func checkDMARC(ctx context.Context, r Resolver, domain string) DMARCResult {
 	case errors.Is(err, cloud.ErrMultipleRecords):
 		return DMARCResult{Present: true, Problems: []Problem{multipleDMARC(domain)}}
 	case err != nil:
-		return DMARCResult{Error: failure("DMARC record", err)}
+		return DMARCResult{Error: failure("the DMARC record", err)}
 	case raw != "":
 		res.Present = true
 	default:
-		org, _ := publicsuffix.EffectiveTLDPlusOne(domain)
-		if org == "" || org == domain {
+		org := orgDomain(domain)
+		if org == domain {
 			return DMARCResult{Problems: []Problem{missingDMARC}}
 		}
 		raw, err = r.DMARC(ctx, org)
@@ -251,7 +257,7 @@ func checkDMARC(ctx context.Context, r Resolver, domain string) DMARCResult {
 		case errors.Is(err, cloud.ErrMultipleRecords):
 			return DMARCResult{OrgDomain: org, Problems: []Problem{multipleDMARC(org)}}
 		case err != nil:
-			return DMARCResult{Error: failure("organizational domain's DMARC record", err)}
+			return DMARCResult{Error: failure("the organizational domain's DMARC record", err)}
 		case raw == "":
 			return DMARCResult{Problems: []Problem{missingDMARC}}
 		}
@@ -260,8 +266,15 @@ func checkDMARC(ctx context.Context, r Resolver, domain string) DMARCResult {
 	rec, ps := ParseDMARC(raw)
 	res.Record = &rec
 	if res.OrgDomain != "" {
-		ps = append([]Problem{{"dmarc_inherited", SeverityInfo, fmt.Sprintf(
-			"The domain has no DMARC record of its own: %s's applies, with its subdomain policy %s.", res.OrgDomain, rec.SubdomainPolicy)}}, ps...)
+		// The organizational domain's record is that domain's to fix; what
+		// matters here is how its subdomain policy treats this domain.
+		inherited := problems{}
+		inherited.add("dmarc_inherited", SeverityInfo, fmt.Sprintf(
+			"The domain has no DMARC record of its own: %s's applies, with its subdomain policy %s.", res.OrgDomain, or(rec.SubdomainPolicy, "(none valid)")))
+		effective := rec
+		effective.Policy = rec.SubdomainPolicy
+		weakDMARC(effective, &inherited)
+		ps = inherited.list
 	}
 	res.Problems = append(ps, reportAuthorization(ctx, r, policyDomain, rec)...)
 	return res
@@ -332,7 +345,7 @@ func checkSPF(ctx context.Context, r Resolver, domain string) SPFResult {
 	case errors.Is(err, cloud.ErrMultipleRecords):
 		return SPFResult{Present: true, Problems: []Problem{multipleSPF(domain)}}
 	case err != nil:
-		return SPFResult{Error: failure("SPF record", err)}
+		return SPFResult{Error: failure("the SPF record", err)}
 	case raw == "":
 		return SPFResult{Problems: []Problem{{"spf_missing", SeverityHigh,
 			"The domain has no SPF record: receivers cannot tell its mail servers from anyone else's."}}}
@@ -341,9 +354,15 @@ func checkSPF(ctx context.Context, r Resolver, domain string) SPFResult {
 	res := SPFResult{Present: true, Record: &rec, Problems: ps}
 	res.Evaluation, err = evaluate(ctx, r, domain, rec)
 	if err != nil {
-		res.Error = failure("SPF include or lookup", err)
+		res.Error = failure("the names the SPF record refers to", err)
 	}
 	return res
+}
+
+// permerror reports whether receivers stop SPF with a permanent error:
+// the record's own or one met following it.
+func (s SPFResult) permerror() bool {
+	return s.Record == nil && s.Present || s.Evaluation.Permerror() || slices.ContainsFunc(s.Problems, isPermerror)
 }
 
 func checkMX(ctx context.Context, r Resolver, domain string) MXResult {
@@ -353,10 +372,13 @@ func checkMX(ctx context.Context, r Resolver, domain string) MXResult {
 		return MXResult{Problems: []Problem{{"domain_not_found", SeverityHigh,
 			"The domain does not exist in DNS: mail to it bounces, and nothing stops others from sending as it unless its parent's DMARC policy covers it."}}}
 	case err != nil:
-		return MXResult{Error: failure("MX records", err)}
+		return MXResult{Error: failure("the MX records", err)}
 	case len(hosts) == 1 && hosts[0] == "":
 		return MXResult{Null: true, Problems: []Problem{{"mx_null", SeverityInfo,
 			"The domain has a null MX: it states that it accepts no mail."}}}
+	case slices.Contains(hosts, ""):
+		return MXResult{Present: true, Hosts: slices.DeleteFunc(hosts, func(h string) bool { return h == "" }), Problems: []Problem{{"mx_null_mixed", SeverityLow,
+			"The domain has a null MX beside other MX records: senders ignore the null MX (RFC 7505 says it must stand alone)."}}}
 	case len(hosts) == 0:
 		return MXResult{Problems: []Problem{{"mx_missing", SeverityLow,
 			"The domain has no MX records: mail to it goes to its own address, if it has one. A domain that takes no mail should say so with a null MX (RFC 7505)."}}}
@@ -372,7 +394,7 @@ func checkDKIM(ctx context.Context, r Resolver, selector, domain string) DKIMRes
 		res.Key = &DKIMKey{Selector: selector, Present: true, Problems: []Problem{{"dkim_multiple_records", SeverityHigh, fmt.Sprintf(
 			"Selector %s has more than one key record: receivers may take either, and signatures fail with the wrong one.", selector)}}}
 	case err != nil:
-		res.Error = failure("DKIM key of selector "+selector, err)
+		res.Error = failure("the DKIM key of selector "+selector, err)
 	default:
 		key, _ := ParseDKIMKey(rec.TXT)
 		key.Selector = selector
@@ -383,35 +405,35 @@ func checkDKIM(ctx context.Context, r Resolver, selector, domain string) DKIMRes
 
 // failure is a DNS failure's text: what could not be looked up and why.
 func failure(what string, err error) string {
-	return fmt.Sprintf("The %s could not be looked up: %v", what, err)
+	return fmt.Sprintf("Looking up %s failed (%v).", what, err)
 }
 
 // findings gathers every part's problems, most severe first, DNS
 // failures among them.
 func findings(res Result) []Problem {
 	var out []Problem
-	dnsFailure := func(code, msg string) {
-		out = append(out, Problem{code, SeverityHigh, msg + " The posture of this part is unknown, not missing."})
+	dnsFailure := func(code, part, msg string) {
+		out = append(out, Problem{code, SeverityHigh, msg + " " + part + " is unknown until it resolves, not missing."})
 	}
 	if res.DMARC.Error != "" {
-		dnsFailure("dmarc_dns_failure", res.DMARC.Error)
+		dnsFailure("dmarc_dns_failure", "DMARC", res.DMARC.Error)
 	}
 	out = append(out, res.DMARC.Problems...)
 	if res.SPF.Error != "" {
-		dnsFailure("spf_dns_failure", res.SPF.Error)
+		dnsFailure("spf_dns_failure", "SPF", res.SPF.Error)
 	}
 	out = append(out, res.SPF.Problems...)
 	out = append(out, res.SPF.Evaluation.Problems...)
 	out = append(out, dkimFindings(res.DKIM, dnsFailure)...)
 	if res.MX.Error != "" {
-		dnsFailure("mx_dns_failure", res.MX.Error)
+		dnsFailure("mx_dns_failure", "MX", res.MX.Error)
 	}
 	out = append(out, res.MX.Problems...)
 	slices.SortStableFunc(out, func(a, b Problem) int { return cmp.Compare(SeverityRank(a.Severity), SeverityRank(b.Severity)) })
 	return out
 }
 
-func dkimFindings(results []DKIMResult, dnsFailure func(code, msg string)) []Problem {
+func dkimFindings(results []DKIMResult, dnsFailure func(code, part, msg string)) []Problem {
 	var out []Problem
 	var absent, usable []string
 	failed := false
@@ -419,7 +441,7 @@ func dkimFindings(results []DKIMResult, dnsFailure func(code, msg string)) []Pro
 		switch {
 		case d.Error != "":
 			failed = true
-			dnsFailure("dkim_dns_failure", d.Error)
+			dnsFailure("dkim_dns_failure", "The key of selector "+d.Selector, d.Error)
 		case !d.Key.Present:
 			absent = append(absent, d.Selector)
 		default:
@@ -470,7 +492,7 @@ func score(res Result) int {
 			total += 5
 		}
 	}
-	if s := res.SPF; s.Record != nil && s.Error == "" && !s.Evaluation.Permerror() && !slices.ContainsFunc(s.Problems, isPermerror) {
+	if s := res.SPF; s.Record != nil && s.Error == "" && !s.permerror() {
 		total += spfPoints[s.Evaluation.All]
 	}
 	best := 0

@@ -21,9 +21,9 @@ const (
 	spfVoidLimit = 2
 	// spfMXLimit is how many hosts an mx mechanism may look up.
 	spfMXLimit = 10
-	// spfWalkLimit stops EvaluateSPF following includes once this many
-	// lookups are counted, far past the limit, so a tree of includes
-	// cannot make it ask thousands of names.
+	// spfWalkLimit stops EvaluateSPF asking names once more lookups than
+	// this are counted, far past the limit, so a tree of includes cannot
+	// make it ask thousands of names.
 	spfWalkLimit = 50
 )
 
@@ -344,8 +344,8 @@ func hasMacro(v string) bool { return strings.Contains(v, "%{") }
 // an unlisted server must.
 type SPFEvaluation struct {
 	// Lookups counts the DNS-querying terms (include, a, mx, ptr, exists,
-	// redirect) across all records followed; receivers allow 10. Counting
-	// stops following includes at 50.
+	// redirect) across all records followed; receivers allow 10. Past 50
+	// the walk asks no more names, and the count is a lower bound.
 	Lookups int `json:"lookups"`
 	// VoidLookups counts those that found nothing (no such name, or no
 	// records); receivers allow 2.
@@ -411,7 +411,7 @@ func evaluate(ctx context.Context, r Resolver, domain string, rec SPFRecord) (SP
 }
 
 func lookupCount(n int) string {
-	if n >= spfWalkLimit {
+	if n > spfWalkLimit {
 		return fmt.Sprintf("at least %d", n)
 	}
 	return strconv.Itoa(n)
@@ -487,7 +487,7 @@ func (w *spfWalk) record(ctx context.Context, domain string, rec SPFRecord, path
 // the domain's.
 func (w *spfWalk) follow(ctx context.Context, from, target string, path []string, kind string, top bool) {
 	missing := "spf_" + kind + "_missing"
-	if hasMacro(target) || w.ev.Lookups >= spfWalkLimit || ctx.Err() != nil {
+	if hasMacro(target) || w.exhausted(ctx) {
 		return
 	}
 	target = normalize(target)
@@ -570,7 +570,7 @@ func (w *spfWalk) fetch(ctx context.Context, domain string) spfFetch {
 
 // addresses looks up a name an a or exists mechanism asks about.
 func (w *spfWalk) addresses(ctx context.Context, name string) {
-	if hasMacro(name) || ctx.Err() != nil {
+	if hasMacro(name) || w.exhausted(ctx) {
 		return
 	}
 	addrs, err := w.r.LookupA(ctx, name)
@@ -584,7 +584,7 @@ func (w *spfWalk) addresses(ctx context.Context, name string) {
 
 // mx looks up the mail hosts an mx mechanism names and their addresses.
 func (w *spfWalk) mx(ctx context.Context, name string) {
-	if hasMacro(name) || ctx.Err() != nil {
+	if hasMacro(name) || w.exhausted(ctx) {
 		return
 	}
 	hosts, err := w.r.LookupMX(ctx, name)
@@ -614,6 +614,16 @@ func (w *spfWalk) mx(ctx context.Context, name string) {
 			w.fail(fmt.Errorf("SPF mx %s host %s: %w", name, h, err))
 		}
 	}
+}
+
+// exhausted reports whether the walk should ask no more: past the
+// walk's limit, or the context done, which fails the evaluation.
+func (w *spfWalk) exhausted(ctx context.Context) bool {
+	if err := ctx.Err(); err != nil {
+		w.fail(err)
+		return true
+	}
+	return w.ev.Lookups > spfWalkLimit
 }
 
 // fail keeps the evaluation's first DNS failure.

@@ -57,13 +57,17 @@ func weakenedDMARC(prev, cur DMARCResult, add addFunc) {
 	case cur.Record == nil:
 		add("dmarc_policy_relaxed", SeverityCritical, "The DMARC policy %s no longer applies: the domain now has several DMARC records, which receivers ignore.", pp)
 		return
-	case policyRank[cp] < policyRank[pp]:
+	}
+	relaxed := policyRank[cp] < policyRank[pp]
+	if relaxed {
 		add("dmarc_policy_relaxed", SeverityHigh, "The DMARC policy was relaxed from %s to %s.", pp, or(cp, "no valid policy"))
 	}
 	if cur.Record.Percent < prev.Record.Percent && policyRank[cp] > policyRank["none"] {
 		add("dmarc_pct_lowered", SeverityMedium, "The DMARC policy now applies to %d%% of failing mail instead of %d%%.", cur.Record.Percent, prev.Record.Percent)
 	}
-	if cur.OrgDomain == "" && prev.OrgDomain == "" && policyRank[cur.Record.SubdomainPolicy] < policyRank[prev.Record.SubdomainPolicy] {
+	// A subdomain policy that follows p relaxed with it: that is one change.
+	spFollows := relaxed && cur.Record.SubdomainPolicy == cur.Record.Policy
+	if cur.OrgDomain == "" && prev.OrgDomain == "" && !spFollows && policyRank[cur.Record.SubdomainPolicy] < policyRank[prev.Record.SubdomainPolicy] {
 		add("dmarc_subdomain_policy_relaxed", SeverityMedium, "The DMARC subdomain policy was relaxed from %s to %s.", prev.Record.SubdomainPolicy, or(cur.Record.SubdomainPolicy, "no valid policy"))
 	}
 	if len(prev.Record.RUA) > 0 && len(cur.Record.RUA) == 0 {
@@ -85,12 +89,16 @@ func weakenedSPF(prev, cur SPFResult, add addFunc) {
 	if pa, ca := prev.Evaluation.All, cur.Evaluation.All; allRank[ca] < allRank[pa] {
 		add("spf_all_relaxed", allSeverity(ca), "SPF's all was relaxed from %s to %s.", allName(pa), allName(ca))
 	}
-	if cur.Evaluation.OverLimit && !prev.Evaluation.OverLimit {
+	// A record that already failed with a permanent error cannot fail worse.
+	switch {
+	case prev.permerror() || !cur.permerror():
+	case cur.Evaluation.OverLimit:
 		add("spf_over_limit", SeverityCritical, "SPF now needs %s DNS lookups, more than the %d receivers allow (it needed %d): SPF fails for all mail.",
 			lookupCount(cur.Evaluation.Lookups), spfLookupLimit, prev.Evaluation.Lookups)
-	}
-	if cur.Evaluation.Loop && !prev.Evaluation.Loop {
+	case cur.Evaluation.Loop:
 		add("spf_loop", SeverityCritical, "SPF's includes now loop: SPF fails for all mail.")
+	default:
+		add("spf_invalid", SeverityCritical, "The SPF record is now broken: receivers treat it as an error (permerror) and SPF fails for all mail.")
 	}
 }
 

@@ -17,14 +17,13 @@ CREATE TABLE dmarc_domains (
     spf_lookups   INTEGER,
     dkim_present  INTEGER,
     result        TEXT,
-    dns_error     TEXT        NOT NULL DEFAULT '',
-    attempted_at  TIMESTAMP
+    dns_error     TEXT        NOT NULL DEFAULT ''
 );
 CREATE UNIQUE INDEX dmarc_domains_domain ON dmarc_domains (domain);
 CREATE INDEX dmarc_domains_tenant ON dmarc_domains (tenant_id, domain);
 CREATE INDEX dmarc_domains_score ON dmarc_domains (tenant_id, score);
 
--- The findings of each domain's latest clean check.
+-- The findings of each domain's latest check.
 CREATE TABLE dmarc_findings (
     domain_id  TEXT    NOT NULL,
     position   INTEGER NOT NULL,
@@ -36,8 +35,7 @@ CREATE TABLE dmarc_findings (
 );
 CREATE INDEX dmarc_findings_code ON dmarc_findings (tenant_id, code);
 
--- Every check of a domain, for its trend; a check that failed on DNS has
--- its error and no figures.
+-- Every check of a domain, for its trend, with the lookups DNS failed.
 CREATE TABLE dmarc_history (
     domain_id     TEXT        NOT NULL,
     checked_at    TIMESTAMP   NOT NULL,
@@ -51,7 +49,7 @@ CREATE TABLE dmarc_history (
     PRIMARY KEY (domain_id, checked_at)
 );
 
--- The weakenings a check found against the one before it.
+-- The weakenings a check found against what was known before it.
 CREATE TABLE dmarc_events (
     id           INTEGER     PRIMARY KEY AUTOINCREMENT,
     tenant_id    TEXT        NOT NULL,

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,19 +38,29 @@ const (
 // ProcessedFile is a folder file the ingest has read, by content.
 type ProcessedFile struct {
 	bun.BaseModel `bun:"table:dmarc_report_files,alias:f"`
-	SHA256        string    `bun:"sha256,pk"`
-	FileName      string    `bun:"file_name"`
-	Status        string    `bun:"status"`
-	Reason        string    `bun:"reason"`
-	ReportPK      *int64    `bun:"report_pk"`
-	ProcessedAt   time.Time `bun:"processed_at"`
+	SHA256        string `bun:"sha256,pk"`
+	FileName      string `bun:"file_name"`
+	Status        string `bun:"status"`
+	Reason        string `bun:"reason"`
+	ReportPK      *int64 `bun:"report_pk"`
+	// FileSize and ModifiedAt are the file's when it was read: a file
+	// unchanged since, by name, size and time, is not read again.
+	FileSize    int64     `bun:"file_size"`
+	ModifiedAt  time.Time `bun:"modified_at"`
+	ProcessedAt time.Time `bun:"processed_at"`
+}
+
+// seenKey identifies a file by name, size and modification time.
+func seenKey(name string, size int64, mod time.Time) string {
+	return fmt.Sprintf("%s\x00%d\x00%d", name, size, mod.UTC().UnixMicro())
 }
 
 // Ingest reads the reports of a folder. Each file is remembered by the
 // SHA-256 of its content, so a file is ingested once whatever it is
 // named and the folder may be read-only (a mailbox export's mount): a
-// run reads only files it has not seen, and files whose domain matched
-// no tenant before. A file that is not an acceptable report is recorded
+// run reads only files it has not seen — one whose name, size and
+// modification time are those recorded is not even opened — and files
+// whose domain matched no tenant before. A file that is not an acceptable report is recorded
 // as failed with the reason and not read again; a run fails only when
 // the folder or the database cannot be read.
 type Ingest struct {
@@ -101,22 +112,36 @@ func (in *Ingest) Run(ctx context.Context, logger hclog.Logger, progress func(do
 	if err != nil {
 		return nil, fmt.Errorf("read reports_dir: %w", err)
 	}
-	var names []string
+	var files []fs.FileInfo
 	for _, e := range entries {
-		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, e.Name())
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			files = append(files, info)
 		}
 	}
-	sort.Strings(names)
-	res.Files = len(names)
+	sort.Slice(files, func(i, j int) bool { return files[i].Name() < files[j].Name() })
+	res.Files = len(files)
+	var known []ProcessedFile
+	if err := in.Store.DB.NewSelect().Model(&known).Column("file_name", "file_size", "modified_at").
+		Where("status <> ?", FileUnmatched).Scan(ctx); err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(known))
+	for _, k := range known {
+		seen[seenKey(k.FileName, k.FileSize, k.ModifiedAt)] = true
+	}
 	tenants := map[string]bool{}
-	for i, name := range names {
+	for i, info := range files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		status, err := in.file(ctx, logger, name, tenants)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+		status := ""
+		if !seen[seenKey(clip(info.Name()), info.Size(), info.ModTime())] {
+			if status, err = in.file(ctx, logger, info, tenants); err != nil {
+				return nil, fmt.Errorf("%s: %w", info.Name(), err)
+			}
 		}
 		switch status {
 		case FileStored:
@@ -131,7 +156,7 @@ func (in *Ingest) Run(ctx context.Context, logger hclog.Logger, progress func(do
 			res.Skipped++
 		}
 		if progress != nil {
-			progress(int64(i+1), int64(len(names)), fmt.Sprintf("%d stored, %d duplicates, %d failed, %d for no tenant, %d seen before",
+			progress(int64(i+1), int64(len(files)), fmt.Sprintf("%d stored, %d duplicates, %d failed, %d for no tenant, %d seen before",
 				res.Stored, res.Duplicates, res.Failed, res.Unmatched, res.Skipped))
 		}
 	}
@@ -146,7 +171,8 @@ func (in *Ingest) Run(ctx context.Context, logger hclog.Logger, progress func(do
 
 // file ingests one file and returns its state, or "" for a file seen
 // before.
-func (in *Ingest) file(ctx context.Context, logger hclog.Logger, name string, tenants map[string]bool) (string, error) {
+func (in *Ingest) file(ctx context.Context, logger hclog.Logger, info fs.FileInfo, tenants map[string]bool) (string, error) {
+	name := info.Name()
 	limit := in.Limits.withDefaults().MaxCompressed
 	f, err := os.Open(filepath.Join(in.Dir, name))
 	if err != nil {
@@ -166,11 +192,15 @@ func (in *Ingest) file(ctx context.Context, logger hclog.Logger, name string, te
 	err = in.Store.DB.NewSelect().Model(known).Where("f.sha256 = ?", hash).Scan(ctx)
 	switch {
 	case err == nil && known.Status != FileUnmatched:
-		return "", nil
+		// The same content under another name, or touched: remember the
+		// file as it is now, so the next run does not read it.
+		_, err := in.Store.DB.NewUpdate().Model(known).Set("file_name = ?, file_size = ?, modified_at = ?",
+			clip(name), info.Size(), info.ModTime().UTC().Truncate(time.Microsecond)).WherePK().Exec(ctx)
+		return "", err
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return "", err
 	}
-	record := &ProcessedFile{SHA256: hash, FileName: clip(name), ProcessedAt: in.now()}
+	record := &ProcessedFile{SHA256: hash, FileName: clip(name), FileSize: info.Size(), ModifiedAt: info.ModTime().UTC().Truncate(time.Microsecond), ProcessedAt: in.now()}
 	rep, err := Parse(bytes.NewReader(content), in.Limits)
 	var pe *ParseError
 	switch {
@@ -201,7 +231,8 @@ func (in *Ingest) file(ctx context.Context, logger hclog.Logger, name string, te
 		}
 	}
 	_, err = in.Store.DB.NewInsert().Model(record).
-		On("CONFLICT (sha256) DO UPDATE").Set("file_name = EXCLUDED.file_name, status = EXCLUDED.status, reason = EXCLUDED.reason, report_pk = EXCLUDED.report_pk, processed_at = EXCLUDED.processed_at").
+		On("CONFLICT (sha256) DO UPDATE").Set("file_name = EXCLUDED.file_name, status = EXCLUDED.status, reason = EXCLUDED.reason, report_pk = EXCLUDED.report_pk, " +
+		"file_size = EXCLUDED.file_size, modified_at = EXCLUDED.modified_at, processed_at = EXCLUDED.processed_at").
 		Exec(ctx)
 	return record.Status, err
 }

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -72,14 +73,36 @@ func TestIngest(t *testing.T) {
 		if err != nil || res.Stored != 0 || res.Unmatched != 1 || res.Skipped != 4 {
 			t.Errorf("second run %+v: %v", res, err)
 		}
+		// A file whose name, size and time are unchanged is not opened:
+		// different content behind them goes unread.
+		lol := filepath.Join(dir, "lol.xml")
+		info, err := os.Stat(lol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, dir, "lol.xml", bytes.Repeat([]byte("x"), int(info.Size())))
+		if err := os.Chtimes(lol, info.ModTime(), info.ModTime()); err != nil {
+			t.Fatal(err)
+		}
 		// Renaming a file does not ingest it again.
 		if err := os.Rename(filepath.Join(dir, "same-report-again.xml"), filepath.Join(dir, "renamed.xml")); err != nil {
 			t.Fatal(err)
 		}
 		known["northwind-travel.example"] = tenantContoso
 		res, err = in.Run(ctx, nil, nil)
-		if err != nil || res.Stored != 1 || res.Unmatched != 0 || res.Skipped != 4 || len(res.Tenants) != 1 || res.Tenants[0] != tenantContoso {
+		if err != nil || res.Stored != 1 || res.Unmatched != 0 || res.Failed != 0 || res.Skipped != 4 || len(res.Tenants) != 1 || res.Tenants[0] != tenantContoso {
 			t.Errorf("run after the domain was added %+v: %v", res, err)
+		}
+		files, err = st.Files(ctx, 100)
+		if err != nil || len(files) != 5 {
+			t.Fatalf("%d files recorded (%v), want 5", len(files), err)
+		}
+		names := map[string]bool{}
+		for _, f := range files {
+			names[f.FileName] = true
+		}
+		if !names["renamed.xml"] || names["same-report-again.xml"] {
+			t.Errorf("files after the rename %v", names)
 		}
 		list, total, err := st.List(ctx, ReportFilter{TenantIDs: []string{tenantContoso, tenantFabrikam}, Limit: 10})
 		if err != nil || total != 3 || list[0].Source != SourceFolder || list[0].SHA256 == "" {

@@ -52,5 +52,7 @@ CREATE TABLE dmarc_report_files (
     status        TEXT NOT NULL,
     reason        TEXT NOT NULL,
     report_pk     BIGINT,
+    file_size     BIGINT NOT NULL,
+    modified_at   TIMESTAMPTZ NOT NULL,
     processed_at  TIMESTAMPTZ NOT NULL
 );

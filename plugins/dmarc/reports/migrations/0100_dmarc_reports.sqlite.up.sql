@@ -52,5 +52,7 @@ CREATE TABLE dmarc_report_files (
     status        TEXT NOT NULL,
     reason        TEXT NOT NULL,
     report_pk     INTEGER,
+    file_size     INTEGER NOT NULL,
+    modified_at   TIMESTAMP NOT NULL,
     processed_at  TIMESTAMP NOT NULL
 );

@@ -92,6 +92,36 @@ plugin "compliance" {
   }
 }
 
+# DMARC/DKIM: the mail-authentication posture of each tenant's domains —
+# the directory's verified domains and those admins add — checked every
+# few hours (DMARC, SPF, DKIM, MX), with scores, grades, history and an
+# alert whenever a domain's posture weakens.
+plugin "dmarc" {
+  binary = "bin/plugins/dmarc"
+  # It lists the tenants' domains from Microsoft Graph, so it needs the
+  # host's credential.
+  cloud_credential = true
+  config {
+    # DKIM selectors checked on every domain; each domain can add its own
+    # (PUT /api/v1/dmarc/domains/{domain_id}/selectors).
+    dkim_selectors = ["selector1", "selector2"]
+    # resolver       = "10.0.0.53:53"   # default: the cloud settings' DNS server, else the system's
+    # check_timeout  = "30s"            # longest one domain's check takes
+    # concurrency    = 8                # domains checked at once
+    # A folder of DMARC aggregate reports (XML, .xml.gz or .zip, as the
+    # rua mailbox receives them) ingested every 15 minutes; each file is
+    # read once, remembered by its SHA-256, so the folder may be
+    # read-only. A report is filed under the tenant watching its domain.
+    # reports_dir    = "/var/lib/steward/dmarc-reports"
+  }
+  job "dmarc" {
+    schedule = "@every 6h"
+  }
+  job "dmarc_reports" {
+    schedule = "@every 15m"
+  }
+}
+
 # The runtime test plugin proves the plugin protocol (crash, hang, noisy
 # stdout, large bodies); the test suites run it. Enable it to explore the
 # runtime by hand: its crash and hang routes need an admin.

@@ -65,7 +65,7 @@ func TestUIInBrowser(t *testing.T) {
 	if err != nil || os.WriteFile(resources, bin, 0o755) != nil {
 		t.Fatalf("copy the resources plugin: %v", err)
 	}
-	hcl := defaultPlugins() + strings.Replace(resourcesPlugins(), filepath.Join(binDir, "plugins", "resources"), resources, 1) + costPlugins("") + identityPlugins("") + compliancePlugins("")
+	hcl := defaultPlugins() + strings.Replace(resourcesPlugins(), filepath.Join(binDir, "plugins", "resources"), resources, 1) + costPlugins("") + identityPlugins("") + compliancePlugins("") + dmarcPlugins("")
 	started := time.Now()
 	h := startHost(t, hostOpts{pluginsHCL: hcl, env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true"}})
 	tab := b.NewTab(h.url)

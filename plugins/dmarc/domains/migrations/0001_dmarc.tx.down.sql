@@ -1,0 +1,4 @@
+DROP TABLE dmarc_events;
+DROP TABLE dmarc_history;
+DROP TABLE dmarc_findings;
+DROP TABLE dmarc_domains;

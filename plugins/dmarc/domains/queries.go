@@ -1,0 +1,188 @@
+package domains
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Filter narrows and orders a list of domains.
+type Filter struct {
+	TenantIDs []string
+	// Grade keeps the domains of one grade.
+	Grade string
+	// MinScore and MaxScore bound the score, both ends included; a
+	// domain not checked yet has no score and is left out by either.
+	MinScore, MaxScore *int
+	// Problem keeps the domains whose latest check found a problem of
+	// this code.
+	Problem string
+	// Source keeps the directory's or the admins' domains.
+	Source string
+	// SortBy is score, domain or checked_at; domains not checked yet
+	// come last either way.
+	SortBy        string
+	Desc          bool
+	Limit, Offset int
+}
+
+// sortColumns are the columns a list sorts by.
+var sortColumns = map[string]string{"score": "d.score", "domain": "d.domain", "checked_at": "d.checked_at"}
+
+// List returns a page of the domains the filter keeps, and how many it
+// keeps in all.
+func (s *Store) List(ctx context.Context, f Filter) ([]Domain, int, error) {
+	out := []Domain{}
+	if len(f.TenantIDs) == 0 {
+		return out, 0, nil
+	}
+	q := s.DB.NewSelect().Model(&out).Where("d.tenant_id IN (?)", bun.List(f.TenantIDs))
+	if f.Grade != "" {
+		q = q.Where("d.grade = ?", f.Grade)
+	}
+	if f.MinScore != nil {
+		q = q.Where("d.score >= ?", *f.MinScore)
+	}
+	if f.MaxScore != nil {
+		q = q.Where("d.score <= ?", *f.MaxScore)
+	}
+	if f.Source != "" {
+		q = q.Where("d.source = ?", f.Source)
+	}
+	if f.Problem != "" {
+		q = q.Where("EXISTS (SELECT 1 FROM dmarc_findings AS f WHERE f.domain_id = d.id AND f.tenant_id = d.tenant_id AND f.code = ?)", f.Problem)
+	}
+	col, ok := sortColumns[f.SortBy]
+	if !ok {
+		col = sortColumns["score"]
+	}
+	dir := " ASC"
+	if f.Desc {
+		dir = " DESC"
+	}
+	q = q.OrderExpr("CASE WHEN " + col + " IS NULL THEN 1 ELSE 0 END").OrderExpr(col + dir).OrderExpr("d.domain ASC").
+		Limit(int64(f.Limit)).Offset(int64(f.Offset))
+	total, err := q.ScanAndCount(ctx)
+	return out, int(total), err
+}
+
+// FindingsOf returns the findings of the domains, by domain id, each
+// domain's in the order its check gave them.
+func (s *Store) FindingsOf(ctx context.Context, ids []string) (map[string][]Finding, error) {
+	out := map[string][]Finding{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []Finding
+	if err := s.DB.NewSelect().Model(&rows).Where("f.domain_id IN (?)", bun.List(ids)).Order("f.domain_id", "f.position").Scan(ctx); err != nil {
+		return nil, err
+	}
+	for _, f := range rows {
+		out[f.DomainID] = append(out[f.DomainID], f)
+	}
+	return out, nil
+}
+
+// TenantFigures are one tenant's posture figures, counted in the
+// database.
+type TenantFigures struct {
+	TenantID string `bun:"tenant_id"`
+	Domains  int64  `bun:"domains"`
+	// Checked counts the domains checked at least once, which the other
+	// figures are of.
+	Checked    int64 `bun:"checked"`
+	ScoreSum   int64 `bun:"score_sum"`
+	Reject     int64 `bun:"reject"`
+	Quarantine int64 `bun:"quarantine"`
+	NoPolicy   int64 `bun:"no_policy"`
+	WithDKIM   int64 `bun:"with_dkim"`
+	DNSErrors  int64 `bun:"dns_errors"`
+	// Grades counts the checked domains by grade.
+	Grades map[string]int64 `bun:"-"`
+}
+
+// Figures counts each tenant's domains and their posture, tenants with
+// domains only, by tenant id.
+func (s *Store) Figures(ctx context.Context, tenants []string) ([]TenantFigures, error) {
+	out := []TenantFigures{}
+	if len(tenants) == 0 {
+		return out, nil
+	}
+	err := s.DB.NewSelect().Model((*Domain)(nil)).
+		Column("d.tenant_id").
+		ColumnExpr("COUNT(*) AS domains").
+		ColumnExpr("COUNT(d.score) AS checked").
+		ColumnExpr("COALESCE(SUM(d.score), 0) AS score_sum").
+		ColumnExpr("COALESCE(SUM(CASE WHEN d.dmarc_policy = 'reject' THEN 1 ELSE 0 END), 0) AS reject").
+		ColumnExpr("COALESCE(SUM(CASE WHEN d.dmarc_policy = 'quarantine' THEN 1 ELSE 0 END), 0) AS quarantine").
+		ColumnExpr("COALESCE(SUM(CASE WHEN d.score IS NOT NULL AND d.dmarc_policy NOT IN ('reject', 'quarantine') THEN 1 ELSE 0 END), 0) AS no_policy").
+		ColumnExpr("COALESCE(SUM(CASE WHEN d.dkim_present > 0 THEN 1 ELSE 0 END), 0) AS with_dkim").
+		ColumnExpr("COALESCE(SUM(CASE WHEN d.dns_error <> '' THEN 1 ELSE 0 END), 0) AS dns_errors").
+		Where("d.tenant_id IN (?)", bun.List(tenants)).
+		Group("d.tenant_id").Order("d.tenant_id").
+		Scan(ctx, &out)
+	if err != nil {
+		return nil, err
+	}
+	var grades []struct {
+		TenantID string `bun:"tenant_id"`
+		Grade    string `bun:"grade"`
+		N        int64  `bun:"n"`
+	}
+	err = s.DB.NewSelect().Model((*Domain)(nil)).Column("d.tenant_id", "d.grade").ColumnExpr("COUNT(*) AS n").
+		Where("d.tenant_id IN (?)", bun.List(tenants)).Where("d.grade IS NOT NULL").
+		Group("d.tenant_id", "d.grade").Scan(ctx, &grades)
+	if err != nil {
+		return nil, err
+	}
+	byTenant := map[string]*TenantFigures{}
+	for i := range out {
+		out[i].Grades = map[string]int64{}
+		byTenant[out[i].TenantID] = &out[i]
+	}
+	for _, g := range grades {
+		if t := byTenant[g.TenantID]; t != nil {
+			t.Grades[g.Grade] = g.N
+		}
+	}
+	return out, nil
+}
+
+// History returns the domain's checks from a time on, oldest first.
+func (s *Store) History(ctx context.Context, domainID string, from time.Time) ([]Point, error) {
+	out := []Point{}
+	err := s.DB.NewSelect().Model(&out).Where("h.domain_id = ?", domainID).Where("h.checked_at >= ?", from.UTC()).
+		Order("h.checked_at").Scan(ctx)
+	return out, err
+}
+
+// EventFilter narrows a list of posture events.
+type EventFilter struct {
+	TenantIDs     []string
+	DomainID      string
+	Severity      string
+	Since         time.Time
+	Limit, Offset int
+}
+
+// Events returns a page of the events the filter keeps, newest first,
+// and how many it keeps in all.
+func (s *Store) Events(ctx context.Context, f EventFilter) ([]Event, int, error) {
+	out := []Event{}
+	if len(f.TenantIDs) == 0 {
+		return out, 0, nil
+	}
+	q := s.DB.NewSelect().Model(&out).Where("e.tenant_id IN (?)", bun.List(f.TenantIDs))
+	if f.DomainID != "" {
+		q = q.Where("e.domain_id = ?", f.DomainID)
+	}
+	if f.Severity != "" {
+		q = q.Where("e.severity = ?", f.Severity)
+	}
+	if !f.Since.IsZero() {
+		q = q.Where("e.occurred_at >= ?", f.Since.UTC())
+	}
+	total, err := q.OrderExpr("e.occurred_at DESC, e.id DESC").Limit(int64(f.Limit)).Offset(int64(f.Offset)).ScanAndCount(ctx)
+	return out, int(total), err
+}

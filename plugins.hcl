@@ -108,9 +108,17 @@ plugin "dmarc" {
     # resolver       = "10.0.0.53:53"   # default: the cloud settings' DNS server, else the system's
     # check_timeout  = "30s"            # longest one domain's check takes
     # concurrency    = 8                # domains checked at once
+    # A folder of DMARC aggregate reports (XML, .xml.gz or .zip, as the
+    # rua mailbox receives them) ingested every 15 minutes; each file is
+    # read once, remembered by its SHA-256, so the folder may be
+    # read-only. A report is filed under the tenant watching its domain.
+    # reports_dir    = "/var/lib/steward/dmarc-reports"
   }
   job "dmarc" {
     schedule = "@every 6h"
+  }
+  job "dmarc_reports" {
+    schedule = "@every 15m"
   }
 }
 

@@ -228,6 +228,9 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/dmarc/domains",
 				"GET /api/v1/dmarc/events",
 				"GET /api/v1/dmarc/summary",
+				"GET /api/v1/dmarc/reports",
+				"POST /api/v1/dmarc/reports",
+				"GET /api/v1/dmarc/reports/stats",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

@@ -2,7 +2,8 @@
 // mail domains — the directory's verified domains and those admins add —
 // checks their DMARC, SPF, DKIM and MX records every few hours, scores
 // them, keeps their history and raises an alert when a domain's posture
-// weakens.
+// weakens. It also ingests the domains' DMARC aggregate reports, uploaded
+// or read from a folder, and serves their pass and fail rates.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/plugins/dmarc/domains"
 	"github.com/stewardhq/steward/plugins/dmarc/posture"
+	"github.com/stewardhq/steward/plugins/dmarc/reports"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -33,6 +35,9 @@ type config struct {
 	CheckTimeout string `json:"check_timeout"`
 	// Concurrency is how many domains are checked at once.
 	Concurrency int `json:"concurrency"`
+	// ReportsDir is a folder of aggregate reports to ingest; empty is
+	// none.
+	ReportsDir string `json:"reports_dir"`
 }
 
 const configSchema = `{
@@ -42,7 +47,8 @@ const configSchema = `{
       "description": "DKIM selectors checked on every domain; default selector1 and selector2, Exchange Online's"},
     "resolver": {"type": "string", "description": "DNS server to ask, host:port; default the cloud settings' DNS server, else the system's"},
     "check_timeout": {"type": "string", "description": "Longest time one domain's check takes, e.g. 30s"},
-    "concurrency": {"type": "integer", "minimum": 1, "maximum": 64, "description": "Domains checked at once; default 8"}
+    "concurrency": {"type": "integer", "minimum": 1, "maximum": 64, "description": "Domains checked at once; default 8"},
+    "reports_dir": {"type": "string", "maxLength": 4096, "description": "Folder of DMARC aggregate reports (XML, .xml.gz, .zip) read every 15 minutes, each file once; may be read-only. A relative path is from the host's working directory"}
   },
   "additionalProperties": false
 }`
@@ -78,17 +84,22 @@ func (c *config) check() (time.Duration, error) {
 func New() *sdk.Plugin {
 	syncer := &domains.Syncer{}
 	handlers := &domains.Handlers{}
+	// The aggregate reports: routes, the folder ingest and the page's
+	// report sections, finding a report's tenant by its domain.
+	reportHandlers := &reports.Handlers{}
+	ingest := &reports.Ingest{}
 	return &sdk.Plugin{
 		Name:    "dmarc",
 		Version: "0.1.0",
-		Routes:  handlers.Routes(),
+		Routes:  append(handlers.Routes(), reportHandlers.Routes()...),
 		// The host's DMARC page (/dmarc) shows the fragments of its slot
 		// in this order: the posture's, then the aggregate reports'.
-		Fragments:    handlers.Fragments(),
-		Migrations:   store.MergeMigrations(domains.Migrations()),
+		Fragments:    append(handlers.Fragments(), reportHandlers.Fragments(domains.PageSlot)...),
+		Migrations:   store.MergeMigrations(domains.Migrations(), reports.Migrations()),
 		ConfigSchema: json.RawMessage(configSchema),
 		Jobs: []sdk.Job{{Name: "dmarc", JobType: domains.DataDomain, DataDomain: domains.DataDomain, Schedule: "@every 6h",
-			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }}},
+			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }},
+			ingest.Job()},
 		Configure: func(ctx context.Context, env *sdk.Env) error {
 			cfg := config{DKIMSelectors: slices.Clone(posture.DefaultSelectors), Concurrency: domains.DefaultConcurrency}
 			clients, db, err := pluginenv.Open(ctx, env, &cfg)
@@ -109,6 +120,10 @@ func New() *sdk.Plugin {
 				Concurrency: cfg.Concurrency, CheckTimeout: timeout,
 				Graph: func(dir string) domains.Graph { return clients.Graph(dir) }}
 			*handlers = domains.Handlers{Store: st, Host: env.Host, Selectors: cfg.DKIMSelectors}
+
+			rst := &reports.Store{DB: db}
+			*reportHandlers = reports.Handlers{Store: rst, TenantOf: st.TenantOf, Audit: env.Host, Logger: env.Logger}
+			*ingest = reports.Ingest{Store: rst, TenantOf: st.TenantOf, Dir: cfg.ReportsDir}
 			return nil
 		},
 	}

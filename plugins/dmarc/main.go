@@ -95,6 +95,7 @@ func New() *sdk.Plugin {
 		// The host's DMARC page (/dmarc) shows the fragments of its slot
 		// in this order: the posture's, then the aggregate reports'.
 		Fragments:    append(handlers.Fragments(), reportHandlers.Fragments(domains.PageSlot)...),
+		Datasets:     []sdk.Dataset{handlers.Dataset()},
 		Migrations:   store.MergeMigrations(domains.Migrations(), reports.Migrations()),
 		ConfigSchema: json.RawMessage(configSchema),
 		Jobs: []sdk.Job{{Name: "dmarc", JobType: domains.DataDomain, DataDomain: domains.DataDomain, Schedule: "@every 6h",

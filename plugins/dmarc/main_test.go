@@ -9,13 +9,23 @@ import (
 
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/plugins/dmarc/domains"
 )
 
 // The definition is checked at test time, not only when the host starts
 // the plugin and sdk.Serve refuses it.
 func TestDefinition(t *testing.T) {
-	if err := New().Validate(); err != nil {
+	p := New()
+	if err := p.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	// The posture publishes its dataset, and its fragments lead the DMARC
+	// page's slot.
+	if len(p.Datasets) != 1 || p.Datasets[0].Name != domains.DatasetName {
+		t.Errorf("datasets %+v, want %s", p.Datasets, domains.DatasetName)
+	}
+	if p.Fragments[1].Path != domains.PostureFragmentPath || p.Fragments[1].Slot != domains.PageSlot {
+		t.Errorf("fragments %+v", p.Fragments)
 	}
 }
 

@@ -145,7 +145,8 @@ func start(tb testing.TB, dialect string, w *world.World) *fixture {
 	f.serveDNS(tb, w)
 	f.connect(tb)
 	pl := &sdk.Plugin{Name: "dmarc", Version: "0.0.0", Routes: f.handlers.Routes(), Fragments: f.handlers.Fragments(),
-		Jobs: []sdk.Job{{Name: "dmarc", JobType: "dmarc", DataDomain: "dmarc", Run: f.syncer.Run}},
+		Datasets: []sdk.Dataset{f.handlers.Dataset()},
+		Jobs:     []sdk.Job{{Name: "dmarc", JobType: "dmarc", DataDomain: "dmarc", Run: f.syncer.Run}},
 		Configure: func(_ context.Context, env *sdk.Env) error {
 			f.syncer.Host, f.handlers.Host = env.Host, env.Host
 			return nil

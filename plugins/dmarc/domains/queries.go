@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // Filter narrows and orders a list of domains.
@@ -185,4 +186,34 @@ func (s *Store) Events(ctx context.Context, f EventFilter) ([]Event, int, error)
 	}
 	total, err := q.OrderExpr("e.occurred_at DESC, e.id DESC").Limit(int64(f.Limit)).Offset(int64(f.Offset)).ScanAndCount(ctx)
 	return out, int(total), err
+}
+
+// DayScore is the checks of one day (UTC): their scores summed and
+// counted, for the average.
+type DayScore struct {
+	Day      string `bun:"day"`
+	ScoreSum int64  `bun:"score_sum"`
+	Checks   int64  `bun:"checks"`
+}
+
+// Trend sums the scores of the tenants' checks by day (UTC) from a time
+// on, oldest first; a day without checks is absent.
+func (s *Store) Trend(ctx context.Context, tenants []string, from time.Time) ([]DayScore, error) {
+	out := []DayScore{}
+	if len(tenants) == 0 {
+		return out, nil
+	}
+	// SQLite keeps a time as text that starts with its UTC date.
+	day := "substr(h.checked_at, 1, 10)"
+	if s.DB.Dialect().Name() == dialect.PG {
+		day = "to_char(h.checked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
+	}
+	err := s.DB.NewSelect().Model((*Point)(nil)).
+		ColumnExpr(day+" AS day").
+		ColumnExpr("COALESCE(SUM(h.score), 0) AS score_sum").
+		ColumnExpr("COUNT(h.score) AS checks").
+		Where("h.tenant_id IN (?)", bun.List(tenants)).Where("h.checked_at >= ?", from.UTC()).
+		GroupExpr(day).OrderExpr(day).
+		Scan(ctx, &out)
+	return out, err
 }

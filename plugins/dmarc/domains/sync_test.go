@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/plugins/dmarc/domains"
+	"github.com/stewardhq/steward/plugins/dmarc/posture"
 )
 
 func (f *fixture) points(t *testing.T, domainID string) []domains.Point {
@@ -251,6 +252,17 @@ func TestWeakeningRaisesAlerts(t *testing.T) {
 		if a := f.harness.Alerts(); len(a) != 3 {
 			t.Errorf("weakening again behind a DNS failure raised %+v, want the three weakenings", a)
 		}
+
+		// The checks by day (UTC): Contoso's two domains at 12:00 and 18:00
+		// on the first day, four runs on the second, two on the third.
+		days, err := f.store.Trend(context.Background(), []string{contoso.ID}, simNow.Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(days) != 3 || days[0].Day != "2026-12-15" || days[0].Checks != 4 || days[1].Day != "2026-12-16" || days[1].Checks != 8 ||
+			days[2].Day != "2026-12-17" || days[2].Checks != 4 {
+			t.Errorf("checks by day %+v", days)
+		}
 	})
 }
 
@@ -298,6 +310,36 @@ func TestDirectoryDomains(t *testing.T) {
 		}
 		if _, err := f.store.Delete(ctx, &domains.Domain{ID: added.ID, Source: domains.SourceGraph}); err != domains.ErrFromGraph {
 			t.Errorf("deleting a directory domain: %v", err)
+		}
+	})
+}
+
+// stopping is a resolver that stops the run at its first DMARC lookup.
+type stopping struct {
+	posture.Resolver
+	stop func()
+}
+
+func (s stopping) DMARC(ctx context.Context, domain string) (string, error) {
+	s.stop()
+	return s.Resolver.DMARC(ctx, domain)
+}
+
+// TestStoppedRunStoresNothing: a run stopped midway (the host shutting
+// down) does not store its cut-short lookups as DNS failures: the stop
+// ends the store's transactions too.
+func TestStoppedRunStoresNothing(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		f := start(t, dialect, postureWorld())
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		f.syncer.Resolver = stopping{Resolver: f.syncer.Resolver, stop: cancel}
+		if _, _, err := f.harness.RunJob(ctx, "dmarc"); err == nil {
+			t.Error("a stopped run succeeded")
+		}
+		var n int
+		if err := f.store.DB.NewSelect().Model((*domains.Point)(nil)).ColumnExpr("COUNT(*)").Scan(context.Background(), &n); err != nil || n != 0 {
+			t.Errorf("a stopped run stored %d checks (%v)", n, err)
 		}
 	})
 }

@@ -2,12 +2,15 @@ package domains
 
 import (
 	"bytes"
+	"context"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stewardhq/steward/sdk"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
@@ -40,6 +43,8 @@ const (
 	findingsShown = 3
 	// apiPage is the page size of the API links, the routes' largest.
 	apiPage = 500
+	// trendDays is how many days, today included, the score trend charts.
+	trendDays = 30
 )
 
 // noData is the empty state before the first posture sync.
@@ -123,7 +128,7 @@ func headline(f Figures) template.HTML {
 		score,
 		sdkui.Stat("DMARC p=reject", count(f.Reject)+" of "+count(f.Checked), count(f.NoEnforcement)+" without an enforcing policy", reject),
 		dkim,
-		sdkui.Stat("Domains", count(f.Domains), count(f.DNSErrors)+" whose latest check DNS failed", dnsHealth),
+		sdkui.Stat("Domains", count(f.Domains), count(f.DNSErrors)+" whose latest check DNS failed in part", dnsHealth),
 	)
 }
 
@@ -166,7 +171,35 @@ func (h *Handlers) postureFragment(w http.ResponseWriter, r *http.Request) {
 		sdkui.WriteFragment(w, http.StatusOK, sdkui.Empty(noData))
 		return
 	}
-	sdkui.WriteFragment(w, http.StatusOK, stack(headline(sum.Figures), grades(sum.Figures), perTenant(sum)))
+	trend, err := h.scoreTrend(r.Context(), tenants)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	sdkui.WriteFragment(w, http.StatusOK, stack(headline(sum.Figures), grades(sum.Figures), trend, perTenant(sum)))
+}
+
+// scoreTrend charts the average score of each day's checks over the
+// trendDays days up to today; a day without checks has no point.
+func (h *Handlers) scoreTrend(ctx context.Context, tenants []string) (template.HTML, error) {
+	from := h.now().Truncate(24*time.Hour).AddDate(0, 0, 1-trendDays)
+	rows, err := h.Store.Trend(ctx, tenants, from)
+	if err != nil {
+		return "", err
+	}
+	byDay := map[string]DayScore{}
+	for _, d := range rows {
+		byDay[d.Day] = d
+	}
+	labels, values := make([]string, trendDays), make([]float64, trendDays)
+	for i := range trendDays {
+		day := from.AddDate(0, 0, i).Format(time.DateOnly)
+		labels[i], values[i] = day, math.NaN()
+		if d, ok := byDay[day]; ok && d.Checks > 0 {
+			values[i] = math.Round(float64(d.ScoreSum)*100/float64(d.Checks)) / 100
+		}
+	}
+	return sdkui.LineChart("Average score by day", labels, []sdkui.Series{{Name: "Average score", Values: values}}, nil), nil
 }
 
 // perTenant is each tenant's figures, when there are several.
@@ -260,7 +293,7 @@ func (h *Handlers) domainsFragment(w http.ResponseWriter, r *http.Request) {
 			checked = render("lines", struct {
 				Main   template.HTML
 				Detail string
-			}{checked, "latest check: DNS failed"})
+			}{checked, "DNS failed some lookups"})
 		}
 		cells := []any{render("domain", d), grade, score, policy, lookups, dkim, findings(d.Findings), checked}
 		if v.many {

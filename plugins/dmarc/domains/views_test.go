@@ -1,13 +1,17 @@
 package domains_test
 
 import (
+	"encoding/json"
+	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stewardhq/steward/plugins/dmarc/domains"
 	"github.com/stewardhq/steward/sdk"
+	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
 
 func (f *fixture) html(t *testing.T, target string, p sdk.Principal) string {
@@ -37,6 +41,16 @@ func TestFragments(t *testing.T) {
 		f.mustRun(t)
 		strong, weak := f.domain(t, "strong.example"), f.domain(t, "weak.example")
 
+		mine := f.html(t, domains.PostureFragmentPath, contosoer)
+		avg := sdkui.FormatNumber(math.Round(float64(*strong.Score+*weak.Score)*100/2) / 100)
+		for _, want := range []string{"Average score by day", "Average score ends at " + avg, "Average score</p><strong class=\"stat-value\">" + avg} {
+			if !strings.Contains(mine, want) {
+				t.Errorf("contoso's posture lacks %q: %s", want, mine)
+			}
+		}
+		if strings.Contains(mine, "Posture of each tenant") {
+			t.Errorf("contoso's posture has a table of tenants: %s", mine)
+		}
 		card := f.html(t, domains.StatsFragmentPath, contosoer)
 		for _, want := range []string{"Average score", "DMARC p=reject", "1 of 2", "DKIM coverage", "50 %", "Checked domains by grade"} {
 			if !strings.Contains(card, want) {
@@ -60,7 +74,7 @@ func TestFragments(t *testing.T) {
 		}
 
 		all := f.html(t, domains.DomainsFragmentPath, admin)
-		for _, want := range []string{"Fabrikam", "missing.example", "broken.example", "latest check: DNS failed", "dmarc missing", "and 1 more"} {
+		for _, want := range []string{"Fabrikam", "missing.example", "broken.example", "DNS failed some lookups", "dmarc missing", "and 1 more"} {
 			if !strings.Contains(all, want) {
 				t.Errorf("the admin's domains lack %q", want)
 			}
@@ -90,6 +104,46 @@ func TestFragments(t *testing.T) {
 		}
 		if got := f.html(t, domains.EventsFragmentPath, fabrikamer); !strings.Contains(got, "No weakening found") {
 			t.Errorf("fabrikam's user sees contoso's weakenings: %s", got)
+		}
+	})
+}
+
+// TestDataset: dmarc_posture emits the latest check of each domain of
+// the tenants asked for, by tenant and domain, and nothing of another.
+func TestDataset(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		f := start(t, dialect, postureWorld())
+		f.mustRun(t)
+		read := func(tenants ...string) []domains.PostureRecord {
+			t.Helper()
+			raw, err := f.harness.ReadDataset(t.Context(), domains.DatasetName, tenants, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := make([]domains.PostureRecord, len(raw))
+			for i, r := range raw {
+				if err := json.Unmarshal(r, &out[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return out
+		}
+		got := read(contoso.ID)
+		if len(got) != 2 || got[0].Domain != "strong.example" || got[1].Domain != "weak.example" || got[0].TenantID != contoso.ID ||
+			*got[0].DMARCPolicy != "reject" || got[0].Score == nil || got[0].CheckedAt == nil {
+			t.Errorf("contoso's records %+v", got)
+		}
+		all := read(fabrikam.ID, contoso.ID)
+		var names []string
+		for _, r := range all {
+			names = append(names, r.TenantID+"/"+r.Domain)
+		}
+		want := []string{"t-contoso/strong.example", "t-contoso/weak.example", "t-fabrikam/broken.example", "t-fabrikam/missing.example"}
+		if !slices.Equal(names, want) {
+			t.Errorf("records %v, want %v", names, want)
+		}
+		if broken := all[2]; broken.DNSError == "" || broken.DMARCPolicy != nil {
+			t.Errorf("broken.example's record %+v", broken)
 		}
 	})
 }

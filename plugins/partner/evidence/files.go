@@ -180,7 +180,12 @@ func (h *Handlers) maxFileBytes() int64 {
 // errTooLarge ends a file's copy once it passes the limit.
 var errTooLarge = errors.New("evidence: file too large")
 
-// capped reads r and fails with errTooLarge past max bytes.
+// errBodyBroken ends a file's copy when the request body breaks off (a
+// multipart body cut short): the caller's mistake, not the store's.
+var errBodyBroken = errors.New("evidence: request body broken")
+
+// capped reads a file part, failing with errTooLarge past left bytes and
+// with errBodyBroken when the part cannot be read to its end.
 type capped struct {
 	r    io.Reader
 	left int64
@@ -189,8 +194,11 @@ type capped struct {
 func (c *capped) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.left -= int64(n)
-	if c.left < 0 {
+	switch {
+	case c.left < 0:
 		return n, errTooLarge
+	case err != nil && !errors.Is(err, io.EOF):
+		return n, fmt.Errorf("%w: %w", errBodyBroken, err)
 	}
 	return n, err
 }
@@ -260,9 +268,12 @@ func (h *Handlers) upload(w http.ResponseWriter, r *http.Request) {
 		UploadedBy: sdk.PrincipalFrom(r.Context()).ID, UploadedAt: h.now()}
 	f.SizeBytes, f.SHA256, err = h.Blobs.Put(r.Context(), f.ID, &capped{r: io.MultiReader(bytes.NewReader(head), part), left: max})
 	if err != nil {
-		if errors.Is(err, errTooLarge) {
+		switch {
+		case errors.Is(err, errTooLarge):
 			err = tooLarge(max)
-		} else if !errors.Is(err, context.Canceled) {
+		case errors.Is(err, errBodyBroken):
+			err = sdk.Invalid("body", "must be a well-formed multipart/form-data body")
+		case !errors.Is(err, context.Canceled):
 			err = fmt.Errorf("store file: %w", err)
 		}
 		h.writeError(w, err)

@@ -249,6 +249,7 @@ func multipartBody(t *testing.T, parts ...part) (string, *bytes.Buffer) {
 // upload posts the parts to the evidence's files as p.
 func (f *fixture) upload(p sdk.Principal, id string, parts ...part) response {
 	f.t.Helper()
+	f.clock.Advance(time.Second)
 	ct, body := multipartBody(f.t, parts...)
 	req := httptest.NewRequest(http.MethodPost, evidenceAt+"/"+id+"/files", body)
 	req.Header.Set("Content-Type", ct)

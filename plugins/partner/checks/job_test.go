@@ -128,9 +128,9 @@ func datasets() map[string][]json.RawMessage {
 }
 
 type fixture struct {
-	h      *plugintest.Harness
-	store  *checks.Store
-	now    time.Time
+	h     *plugintest.Harness
+	store *checks.Store
+	now   time.Time
 }
 
 // start serves the checks' job and reads over a migrated database of the

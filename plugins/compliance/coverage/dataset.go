@@ -113,4 +113,3 @@ func recordOf(tenantID, name, day string, d *mapping.Detail) Record {
 	}
 	return r
 }
-

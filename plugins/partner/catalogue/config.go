@@ -94,7 +94,7 @@ func parseInline(cfg Config) (*Catalogue, error) {
 			reqs[i].Check = &rawCheck{Metric: c.Metric, Framework: c.Framework, Target: c.Target}
 		}
 	}
-	return build(rawProgramme{Partner: p.Partner, Description: p.Description, Deadline: p.Deadline, TargetMaturity: p.TargetMaturity}, reqs, loc)
+	return build(rawProgramme(p), reqs, loc)
 }
 
 // strict decodes one JSON object into v, refusing unknown fields and

@@ -130,7 +130,9 @@ func (f *Figures) Reader(tenantID string) func(catalogue.Check) Reading {
 			return Reading{Reason: reason}
 		}
 		notSynced := Reading{Reason: fmt.Sprintf("%s has no record of the tenant: its plugin has not synced it yet", name)}
-		noValue := func(why string) Reading { return Reading{Reason: fmt.Sprintf("%s has no %s for the tenant: %s", name, c.Metric, why)} }
+		noValue := func(why string) Reading {
+			return Reading{Reason: fmt.Sprintf("%s has no %s for the tenant: %s", name, c.Metric, why)}
+		}
 		switch c.Metric {
 		case catalogue.MFACoverage, catalogue.AdminMFA, catalogue.DeviceCompliance:
 			r, ok := f.identity[tenantID]

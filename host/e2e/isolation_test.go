@@ -225,6 +225,8 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/compliance/frameworks/{framework_id}",
 				"GET /api/v1/compliance/rules",
 				"POST /api/v1/compliance/rules",
+				"GET /api/v1/partner/evidence",
+				"POST /api/v1/partner/evidence",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

@@ -164,8 +164,9 @@ func (h *Handlers) Routes() []sdk.Route {
 					Schema: &huma.Schema{Type: huma.TypeArray, MaxItems: intp(100), Items: &huma.Schema{Type: huma.TypeString, MaxLength: intp(maxRequirementID)}}},
 				{Name: "status", In: "query", Description: "Only these statuses",
 					Schema: &huma.Schema{Type: huma.TypeArray, MaxItems: intp(len(Statuses)), Items: &huma.Schema{Type: huma.TypeString, Enum: anySlice(Statuses)}}},
-				{Name: "sort", In: "query", Description: "The order; a leading - sorts descending. Records without a due date come last",
-					Schema: &huma.Schema{Type: huma.TypeString, Enum: anySlice(Sorts), Default: "-updated_at"}},
+				{Name: "sort_by", In: "query", Description: "Records without a due date come last either way",
+					Schema: &huma.Schema{Type: huma.TypeString, Enum: anySlice(SortKeys), Default: "updated_at"}},
+				{Name: "sort_order", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"asc", "desc"}, Default: "desc"}},
 				{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1), Maximum: float(500), Default: 100}},
 				{Name: "offset", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(0), Maximum: float(1e6), Default: 0}},
 			},
@@ -238,7 +239,8 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	lq := ListQuery{TenantIDs: tenants, RequirementIDs: sdk.QueryList(r, "requirement_id"), Statuses: sdk.QueryList(r, "status"), Sort: q.Get("sort")}
+	lq := ListQuery{TenantIDs: tenants, RequirementIDs: sdk.QueryList(r, "requirement_id"), Statuses: sdk.QueryList(r, "status"),
+		SortBy: q.Get("sort_by"), Desc: q.Get("sort_order") == "desc"}
 	lq.Limit, _ = strconv.Atoi(q.Get("limit"))
 	lq.Offset, _ = strconv.Atoi(q.Get("offset"))
 	rows, total, err := h.Store.List(r.Context(), lq)

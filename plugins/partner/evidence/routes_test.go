@@ -353,11 +353,11 @@ func TestList(t *testing.T) {
 			{admin, "?tenant_ids=" + tenantB, []string{b1.ID}, 1},
 			{admin, "?requirement_id=SEC-01", []string{b1.ID, a1.ID}, 2},
 			{userA, "?status=in_progress", []string{a3.ID, a2.ID}, 2},
-			{userA, "?status=in_progress,not_started&sort=created_at", []string{a1.ID, a2.ID, a3.ID}, 3},
-			{userA, "?sort=due_date", []string{a2.ID, a1.ID, a3.ID}, 3},
-			{userA, "?sort=-due_date", []string{a1.ID, a2.ID, a3.ID}, 3},
-			{userA, "?sort=requirement_id", []string{a3.ID, a1.ID, a2.ID}, 3},
-			{userA, "?sort=created_at&limit=2&offset=1", []string{a2.ID, a3.ID}, 3},
+			{userA, "?status=in_progress,not_started&sort_by=created_at&sort_order=asc", []string{a1.ID, a2.ID, a3.ID}, 3},
+			{userA, "?sort_by=due_date&sort_order=asc", []string{a2.ID, a1.ID, a3.ID}, 3},
+			{userA, "?sort_by=due_date", []string{a1.ID, a2.ID, a3.ID}, 3},
+			{userA, "?sort_by=requirement_id&sort_order=asc", []string{a3.ID, a1.ID, a2.ID}, 3},
+			{userA, "?sort_by=created_at&sort_order=asc&limit=2&offset=1", []string{a2.ID, a3.ID}, 3},
 			{userA, "?status=accepted", nil, 0},
 		} {
 			ids, total := list(c.who, c.query)
@@ -367,7 +367,7 @@ func TestList(t *testing.T) {
 		}
 		for _, c := range []struct{ query, loc string }{
 			{"?limit=0", "query.limit"}, {"?limit=501", "query.limit"}, {"?offset=-1", "query.offset"}, {"?offset=1000001", "query.offset"},
-			{"?sort=owner", "query.sort"}, {"?status=done", "query.status[0]"},
+			{"?sort_by=owner", "query.sort_by"}, {"?sort_order=up", "query.sort_order"}, {"?status=done", "query.status[0]"},
 			{"?status=" + strings.Repeat("accepted,", 7), "query.status"},
 			{"?requirement_id=" + strings.Repeat("R", 101), "query.requirement_id[0]"},
 		} {

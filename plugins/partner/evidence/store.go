@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -115,27 +116,36 @@ func (s *Store) Expire(ctx context.Context, now time.Time, actor string, tenantI
 	return out, err
 }
 
-// Sorts are the list's sort keys; a leading "-" sorts descending.
-var Sorts = []string{"updated_at", "-updated_at", "created_at", "-created_at", "due_date", "-due_date", "requirement_id", "-requirement_id", "status", "-status"}
-
-// orders are the ORDER BY of each sort key. A missing due date sorts
-// last either way, on both databases.
-var orders = map[string]string{
-	"updated_at": "e.updated_at ASC", "-updated_at": "e.updated_at DESC",
-	"created_at": "e.created_at ASC", "-created_at": "e.created_at DESC",
-	"due_date": "(e.due_date IS NULL) ASC, e.due_date ASC", "-due_date": "(e.due_date IS NULL) ASC, e.due_date DESC",
-	"requirement_id": "e.requirement_id ASC", "-requirement_id": "e.requirement_id DESC",
-	"status": "e.status ASC", "-status": "e.status DESC",
-}
+// SortKeys are the list's sort keys.
+var SortKeys = []string{"updated_at", "created_at", "due_date", "requirement_id", "status"}
 
 // ListQuery narrows the evidence list.
 type ListQuery struct {
 	TenantIDs      []string
 	RequirementIDs []string
 	Statuses       []string
-	// Sort is one of Sorts; empty is -updated_at.
-	Sort          string
+	// SortBy is one of SortKeys; empty is updated_at.
+	SortBy        string
+	Desc          bool
 	Limit, Offset int
+}
+
+// order is the ORDER BY of the query's sort. Evidence without a due date
+// sorts last either way, on both databases; the id breaks ties.
+func (q ListQuery) order() string {
+	key := q.SortBy
+	if !slices.Contains(SortKeys, key) {
+		key = SortKeys[0]
+	}
+	dir := " ASC"
+	if q.Desc {
+		dir = " DESC"
+	}
+	order := "e." + key + dir
+	if key == "due_date" {
+		order = "(e.due_date IS NULL) ASC, " + order
+	}
+	return order + ", e.id ASC"
 }
 
 // List returns a page of the tenants' evidence and how many match in all.
@@ -151,11 +161,7 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Evidence, int, error) 
 	if len(q.Statuses) > 0 {
 		sel = sel.Where("e.status IN (?)", bun.List(q.Statuses))
 	}
-	order, ok := orders[q.Sort]
-	if !ok {
-		order = orders["-updated_at"]
-	}
-	total, err := sel.OrderExpr(order).OrderExpr("e.id ASC").Limit(int64(q.Limit)).Offset(int64(q.Offset)).ScanAndCount(ctx)
+	total, err := sel.OrderExpr(q.order()).Limit(int64(q.Limit)).Offset(int64(q.Offset)).ScanAndCount(ctx)
 	return out, int(total), err
 }
 

@@ -52,8 +52,8 @@ type evidenceFile struct {
 // mislabelled file, an oversized one and a name with folders are handled
 // as documented), downloads it as an attachment, and submits it; a user
 // of Brand B finds none of it, the user cannot review it, an admin accepts
-// it with a reason, every change is in the audit log, and the expiry job
-// runs on demand. On both databases, every answer checked against the
+// it with a reason, which the partner assessment then counts, every change
+// is in the audit log, and the expiry job runs on demand. On both databases, every answer checked against the
 // OpenAPI document.
 func TestPartnerEvidenceThroughTheHost(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
@@ -183,6 +183,30 @@ func testPartnerEvidence(t *testing.T, dialect string) {
 	want("expiry on demand", h.do(http.MethodPost, "/api/v1/sync/partner_evidence_expiry", f.admin, nil), http.StatusAccepted).json(t, &job)
 	if run := f.waitRun(t, job.JobID); run.Status != "completed" || run.RecordsProcessed != 0 {
 		t.Errorf("expiry run %+v", run)
+	}
+	// The assessment reads the accepted evidence: IAM-03, which no check
+	// decides, is met for Brand A and still awaits evidence for Brand B.
+	want("partner sync", h.do(http.MethodPost, "/api/v1/partner/sync", f.admin, nil), http.StatusAccepted).json(t, &job)
+	if run := f.waitRun(t, job.JobID); run.Status != "completed" {
+		t.Fatalf("partner run %+v", run)
+	}
+	var results struct {
+		Items []struct {
+			TenantID       string `json:"tenant_id"`
+			RequirementID  string `json:"requirement_id"`
+			Status         string `json:"status"`
+			EvidenceStatus string `json:"evidence_status"`
+		} `json:"items"`
+	}
+	h.get("/api/v1/partner/results?limit=500", f.admin).json(t, &results)
+	got := map[string]string{}
+	for _, it := range results.Items {
+		if it.RequirementID == "IAM-03" {
+			got[it.TenantID] = it.Status + "/" + it.EvidenceStatus
+		}
+	}
+	if got[f.tenantA.ID] != "met/accepted" || got[f.tenantB.ID] != "awaiting_evidence/" {
+		t.Errorf("IAM-03 assessed as %v", got)
 	}
 
 	var page auditPage

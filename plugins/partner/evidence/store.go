@@ -11,7 +11,11 @@ import (
 )
 
 // Store keeps evidence records and their files' metadata.
-type Store struct{ DB *bun.DB }
+type Store struct {
+	DB *bun.DB
+	// Now is the clock Statuses reads expiry against; nil is time.Now.
+	Now func() time.Time
+}
 
 // ErrExists is Create's error when the tenant already has evidence for
 // the requirement.
@@ -167,13 +171,22 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Evidence, int, error) 
 
 // Statuses returns the status of each requirement the tenant has
 // evidence for, by requirement id. A requirement without evidence is
-// absent, which reads as not_started.
+// absent, which reads as not_started. Accepted evidence whose expires_at
+// has passed reads as expired, though the daily expiry has not marked it
+// yet, so it never meets a requirement past its expiry.
 func (s *Store) Statuses(ctx context.Context, tenantID string) (map[string]string, error) {
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
 	var rows []struct {
 		RequirementID string `bun:"requirement_id"`
 		Status        string `bun:"status"`
 	}
-	err := s.DB.NewSelect().Model((*Evidence)(nil)).Column("requirement_id", "status").Where("tenant_id = ?", tenantID).Scan(ctx, &rows)
+	err := s.DB.NewSelect().Model((*Evidence)(nil)).Column("requirement_id").
+		ColumnExpr("CASE WHEN status = ? AND expires_at IS NOT NULL AND expires_at <= ? THEN ? ELSE status END AS status",
+			StatusAccepted, now().UTC(), StatusExpired).
+		Where("tenant_id = ?", tenantID).Scan(ctx, &rows)
 	if err != nil {
 		return nil, err
 	}

@@ -91,6 +91,16 @@ func TestStore(t *testing.T) {
 			if err := s.Review(ctx, b); err != nil {
 				t.Fatal(err)
 			}
+			// Past its expiry, accepted evidence reads as expired before
+			// the job marks it.
+			s.Now = func() time.Time { return exp.Add(-time.Second) }
+			if st, err := s.Statuses(ctx, tenantB); err != nil || st["SEC-02"] != evidence.StatusAccepted {
+				t.Errorf("tenant B's statuses before the expiry: %v, %v", st, err)
+			}
+			s.Now = func() time.Time { return exp }
+			if st, err := s.Statuses(ctx, tenantB); err != nil || st["SEC-02"] != evidence.StatusExpired || st["SEC-01"] != evidence.StatusNotStarted {
+				t.Errorf("tenant B's statuses at the expiry: %v, %v", st, err)
+			}
 			if out, err := s.Expire(ctx, exp.Add(-time.Microsecond), "job", nil); err != nil || len(out) != 0 {
 				t.Errorf("before the expiry: %+v, %v", out, err)
 			}

@@ -228,7 +228,7 @@ func checkLink(s string) string {
 	if len(s) > maxLinkLen {
 		return fmt.Sprintf("must be at most %d characters", maxLinkLen)
 	}
-	if protocol.ControlChars(s, false) || strings.ContainsAny(s, " \"<>\\^`{|}") {
+	if protocol.ControlChars(s, false) || strings.ContainsAny(s, " \"<>\\`") {
 		return "must be a URL without spaces, quotes or angle brackets"
 	}
 	u, err := url.Parse(s)

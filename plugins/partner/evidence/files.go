@@ -256,11 +256,13 @@ func (h *Handlers) upload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	head = head[:n]
-	served, err := checkContent(head, kind, name)
-	if err != nil {
+	served, refused := checkContent(head, kind, name)
+	if refused != nil {
+		// A refused content is audited: a file that is not what it says
+		// may be an attempt to plant one.
 		h.audit(r.Context(), "partner_evidence.file_upload.failure", "failure", e.TenantID, auditFile, "",
-			map[string]any{"evidence_id": e.ID, "file_name": name, "reason": err.Error()})
-		h.writeError(w, err)
+			map[string]any{"evidence_id": e.ID, "file_name": name, "reason": refused.Errors[0].Message})
+		h.writeError(w, refused)
 		return
 	}
 	max := h.maxFileBytes()
@@ -338,7 +340,7 @@ func checkName(part *multipart.Part) (string, fileType, error) {
 // returns the Content-Type to serve it with, or a 422 when the content is
 // not of the kind its name says (an HTML page or a script named
 // report.pdf) or is empty.
-func checkContent(head []byte, kind fileType, name string) (string, error) {
+func checkContent(head []byte, kind fileType, name string) (string, *sdk.Problem) {
 	if len(head) == 0 {
 		return "", sdk.Invalid("body.file", "is empty")
 	}

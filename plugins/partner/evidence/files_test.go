@@ -189,7 +189,8 @@ func TestMislabelledFiles(t *testing.T) {
 		if len(files) != 0 {
 			t.Errorf("refused files recorded: %+v", files)
 		}
-		if fails := f.audits("partner_evidence.file_upload.failure"); len(fails) != 8 || fails[0].Status != "failure" || fails[0].Details["file_name"] != "report.pdf" {
+		if fails := f.audits("partner_evidence.file_upload.failure"); len(fails) != 8 || fails[0].Status != "failure" || fails[0].Details["file_name"] != "report.pdf" ||
+			fails[0].Details["reason"] != "the content is text/html, not what the name report.pdf says" {
 			t.Errorf("content refusals audited: %+v", fails)
 		}
 	})

@@ -207,10 +207,10 @@ func unsupported(detail string) *sdk.Problem {
 	return &sdk.Problem{Title: http.StatusText(http.StatusUnsupportedMediaType), Status: http.StatusUnsupportedMediaType, Detail: detail}
 }
 
-func tooLarge(max int64) *sdk.Problem {
+func tooLarge(limit int64) *sdk.Problem {
 	p := &sdk.Problem{Title: http.StatusText(http.StatusRequestEntityTooLarge), Status: http.StatusRequestEntityTooLarge,
-		Detail: fmt.Sprintf("body.file: must be at most %d bytes", max)}
-	p.Errors = []sdk.ErrorDetail{{Location: "body.file", Message: fmt.Sprintf("must be at most %d bytes", max)}}
+		Detail: fmt.Sprintf("body.file: must be at most %d bytes", limit)}
+	p.Errors = []sdk.ErrorDetail{{Location: "body.file", Message: fmt.Sprintf("must be at most %d bytes", limit)}}
 	return p
 }
 
@@ -265,14 +265,14 @@ func (h *Handlers) upload(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, refused)
 		return
 	}
-	max := h.maxFileBytes()
+	limit := h.maxFileBytes()
 	f := &File{ID: uuid.NewString(), EvidenceID: e.ID, TenantID: e.TenantID, FileName: name, ContentType: served,
 		UploadedBy: sdk.PrincipalFrom(r.Context()).ID, UploadedAt: h.now()}
-	f.SizeBytes, f.SHA256, err = h.Blobs.Put(r.Context(), f.ID, &capped{r: io.MultiReader(bytes.NewReader(head), part), left: max})
+	f.SizeBytes, f.SHA256, err = h.Blobs.Put(r.Context(), f.ID, &capped{r: io.MultiReader(bytes.NewReader(head), part), left: limit})
 	if err != nil {
 		switch {
 		case errors.Is(err, errTooLarge):
-			err = tooLarge(max)
+			err = tooLarge(limit)
 		case errors.Is(err, errBodyBroken):
 			err = sdk.Invalid("body", "must be a well-formed multipart/form-data body")
 		case !errors.Is(err, context.Canceled):

@@ -203,8 +203,8 @@ var ErrTooManyFiles = errors.New("evidence: too many files")
 
 // AddFile records an uploaded file and touches its evidence, in one
 // transaction; ErrChanged if the evidence is frozen for review,
-// ErrTooManyFiles if it has max files already.
-func (s *Store) AddFile(ctx context.Context, f *File, max int) error {
+// ErrTooManyFiles if it has maxFiles files already.
+func (s *Store) AddFile(ctx context.Context, f *File, maxFiles int) error {
 	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := touch(ctx, tx, f.EvidenceID, f.UploadedBy, f.UploadedAt); err != nil {
 			return err
@@ -213,7 +213,7 @@ func (s *Store) AddFile(ctx context.Context, f *File, max int) error {
 		if err != nil {
 			return err
 		}
-		if n >= int64(max) {
+		if n >= int64(maxFiles) {
 			return ErrTooManyFiles
 		}
 		_, err = tx.NewInsert().Model(f).Exec(ctx)

@@ -377,3 +377,19 @@ func TestPartnerBadCatalogue(t *testing.T) {
 		t.Errorf("the plugin serves with a bad catalogue: %s", r.body)
 	}
 }
+
+// TestPartnerBadInlineCatalogue: a catalogue written inline in
+// plugins.hcl reaches the plugin through the host's JSON; a mistake in it
+// stops the plugin, and the log names the config block and the field's
+// path.
+func TestPartnerBadInlineCatalogue(t *testing.T) {
+	config := `    programme = { partner = "Northwind Bank", deadline = "2027-03-31", target_maturity = 3 }
+    requirements = [
+      { id = "IAM-01", title = "MFA", category = "identity", priority = "critical", check = { metric = "mfa_coverage", target = 95 } },
+      { id = "IAM-02", title = "Admin MFA", category = "identity", priority = "critical", check = { metric = "admin_mfa", target = 120 } },
+    ]`
+	hcl := fmt.Sprintf("plugin \"partner\" {\n  binary = %q\n  config {\n%s\n  }\n}\n", filepath.Join(binDir, "plugins", "partner"), config)
+	h := startHost(t, hostOpts{pluginsHCL: hcl})
+	want := "plugins.hcl config: requirements[1].check.target: 120 is outside 0 to 100"
+	h.waitFor("the inline catalogue's error in the log", 30*time.Second, func() bool { return strings.Contains(h.logs.String(), want) })
+}

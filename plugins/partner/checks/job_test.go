@@ -355,7 +355,7 @@ func TestTrendKeepsOneSnapshotADay(t *testing.T) {
 		f.get(t, "/api/v1/partner/maturity-trend?tenant_ids="+contoso.ID, admin, &trend)
 		// 5 × (10 + 2)/23 = 2.61 once LOG-01's evidence is accepted.
 		if len(trend) != 2 || trend[0].Date != "2026-11-24" || trend[0].Maturity != 2.17 || trend[1].Date != "2026-11-25" || trend[1].Maturity != 2.61 ||
-			trend[1].Gaps != 4 || trend[1].TenantName != "Contoso" {
+			trend[1].Gaps != 4 || trend[1].TenantName != "Contoso" || trend[0].DaysLeft != 127 || trend[1].DaysLeft != 126 {
 			t.Fatalf("trend %+v", trend)
 		}
 		f.get(t, "/api/v1/partner/maturity-trend?days=1", admin, &trend)

@@ -113,6 +113,7 @@ type TrendPoint struct {
 	TargetMaturity float64 `json:"target_maturity"`
 	Met            int     `json:"met"`
 	Gaps           int     `json:"gaps"`
+	DaysLeft       int     `json:"days_left" doc:"Days to the deadline on the day"`
 }
 
 func intPtr(n int) *int { return &n }
@@ -380,7 +381,7 @@ func (h *Handlers) trend(w http.ResponseWriter, r *http.Request) {
 	out := make([]TrendPoint, len(snaps))
 	for i, s := range snaps {
 		out[i] = TrendPoint{Date: s.Day, TenantID: s.TenantID, TenantName: names[s.TenantID], Maturity: s.Maturity, TargetMaturity: s.TargetMaturity,
-			Met: s.Met, Gaps: s.Gaps}
+			Met: s.Met, Gaps: s.Gaps, DaysLeft: s.DaysLeft}
 	}
 	sdk.WriteJSON(w, http.StatusOK, out)
 }

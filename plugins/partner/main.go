@@ -55,7 +55,7 @@ func New() *sdk.Plugin {
 	return &sdk.Plugin{
 		Name:         "partner",
 		Version:      "0.1.0",
-		Routes:       slices.Concat(reads.Routes(), ev.Routes()),
+		Routes:       slices.Concat(reads.Routes(), ev.Routes(), pages.EvidenceRoutes()),
 		Fragments:    fragments,
 		Pages:        pageList,
 		Nav:          nav,
@@ -86,7 +86,7 @@ func New() *sdk.Plugin {
 			}
 			*runner = checks.Runner{Catalogue: cat, Store: st, Host: env.Host, Datasets: env.Host, Evidence: evStore.Statuses}
 			*reads = checks.Handlers{Catalogue: cat, Store: st, Host: env.Host}
-			*pages = views.Handlers{Catalogue: cat, Store: st, Reads: reads, Host: env.Host}
+			*pages = views.Handlers{Catalogue: cat, Store: st, Reads: reads, Host: env.Host, Evidence: ev}
 			return nil
 		},
 	}

@@ -70,6 +70,10 @@ var editTransitions = map[string][]string{
 	StatusExpired:    {StatusInProgress},
 }
 
+// Moves are the statuses a PATCH may move evidence to from status, in
+// lifecycle order.
+func Moves(status string) []string { return slices.Clone(editTransitions[status]) }
+
 // editableStatuses are the statuses a PATCH may set.
 var editableStatuses = []string{StatusNotStarted, StatusInProgress, StatusSubmitted}
 

@@ -250,6 +250,16 @@ func (s *Store) Files(ctx context.Context, evidenceID string) ([]File, error) {
 	return out, err
 }
 
+// FilesOf returns the files of the evidence records, oldest first.
+func (s *Store) FilesOf(ctx context.Context, evidenceIDs []string) ([]File, error) {
+	out := []File{}
+	if len(evidenceIDs) == 0 {
+		return out, nil
+	}
+	err := s.DB.NewSelect().Model(&out).Where("evidence_id IN (?)", bun.List(evidenceIDs)).OrderExpr("uploaded_at ASC, id ASC").Scan(ctx)
+	return out, err
+}
+
 // File returns one file of the evidence, or nil.
 func (s *Store) File(ctx context.Context, evidenceID, fileID string) (*File, error) {
 	var f File

@@ -1,7 +1,8 @@
 // Package views renders the partner plugin's page and dashboard fragment
 // through the SDK's UI kit: the programme's deadline as a countdown, each
 // tenant's maturity against the target, the gaps most pressing first and
-// each tenant's requirements with their status. Like every page, it shows
+// each tenant's requirements with their status and an evidence panel
+// whose forms act through the evidence API (evidence.go). Like every page, it shows
 // the tenant the host's picker names (tenant_id), else all the caller's.
 package views
 
@@ -13,11 +14,13 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/partner/catalogue"
 	"github.com/stewardhq/steward/plugins/partner/checks"
+	"github.com/stewardhq/steward/plugins/partner/evidence"
 	"github.com/stewardhq/steward/sdk"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
@@ -51,8 +54,14 @@ type Handlers struct {
 	// Reads give the results their titles and expected evidence.
 	Reads *checks.Handlers
 	Host  *sdk.Host
+	// Evidence are the evidence API's handlers, which the requirement
+	// lists' evidence panels show and act through (EvidenceRoutes).
+	Evidence *evidence.Handlers
 	// Now is the countdown's clock; nil is time.Now.
 	Now func() time.Time
+
+	once sync.Once
+	api  *http.ServeMux
 }
 
 func (h *Handlers) now() time.Time {
@@ -278,14 +287,6 @@ func status(s string) template.HTML { return sdkui.Badge(statusLabel[s], statusH
 
 func priority(p string) template.HTML { return sdkui.Badge(p, priorityHealth[p]) }
 
-// evidence is a result's evidence status, a dash without one.
-func evidence(s string) string {
-	if s == "" {
-		return "–"
-	}
-	return s
-}
-
 // gaps lists the tenants' requirements not met, critical first.
 func (h *Handlers) gaps(ctx context.Context, tenants []string, names map[string]string) (template.HTML, error) {
 	f := checks.ResultFilter{Tenants: tenants, Statuses: []string{checks.StatusNotMet, checks.StatusUnknown, checks.StatusAwaitingEvidence}}
@@ -308,7 +309,7 @@ func (h *Handlers) gaps(ctx context.Context, tenants []string, names map[string]
 }
 
 // requirements lists a tenant's requirements in catalogue order of
-// priority with their status, check and evidence.
+// priority with their status, check and evidence panel.
 func (h *Handlers) requirements(ctx context.Context, tenantID string) (template.HTML, error) {
 	f := checks.ResultFilter{Tenants: []string{tenantID}}
 	for _, req := range h.Catalogue.Requirements {
@@ -318,9 +319,13 @@ func (h *Handlers) requirements(ctx context.Context, tenantID string) (template.
 	if err != nil {
 		return "", err
 	}
+	panels, err := h.tenantEvidence(ctx, tenantID, f.Requirements)
+	if err != nil {
+		return "", err
+	}
 	out := make([][]any, len(rows))
 	for i, it := range h.Reads.Items(rows) {
-		out[i] = []any{twoLines(it.Title, it.RequirementID), it.Category, priority(it.Priority), status(it.Status), check(it), evidence(it.EvidenceStatus)}
+		out[i] = []any{twoLines(it.Title, it.RequirementID), it.Category, priority(it.Priority), status(it.Status), check(it), panels[it.RequirementID]}
 	}
 	return sdkui.Table([]string{"Requirement", "Category", "Priority", "Status", "Check", "Evidence"}, out, "Requirements by priority"), nil
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/plugins/partner/catalogue"
 	"github.com/stewardhq/steward/plugins/partner/checks"
+	"github.com/stewardhq/steward/plugins/partner/evidence"
 	"github.com/stewardhq/steward/plugins/partner/views"
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/plugintest"
@@ -37,8 +39,9 @@ const config = `{"programme": {"partner": "Northwind Bank", "description": "Supp
   {"id": "IR-01", "title": "Incident response plan", "category": "incident_response", "priority": "medium"}]}`
 
 type fixture struct {
-	h   *plugintest.Harness
-	now time.Time
+	h        *plugintest.Harness
+	now      time.Time
+	evidence *evidence.Store
 }
 
 func start(t *testing.T, dialect string) *fixture {
@@ -53,12 +56,22 @@ func start(t *testing.T, dialect string) *fixture {
 	clock := func() time.Time { return f.now }
 	runner := &checks.Runner{Catalogue: cat, Store: st, Now: clock}
 	reads := &checks.Handlers{Catalogue: cat, Store: st, Now: clock}
-	v := &views.Handlers{Catalogue: cat, Store: st, Reads: reads, Now: clock}
+	f.evidence = &evidence.Store{DB: db}
+	blobs, err := evidence.NewDir(filepath.Join(t.TempDir(), "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &evidence.Handlers{}
+	v := &views.Handlers{Catalogue: cat, Store: st, Reads: reads, Evidence: ev, Now: clock}
 	fragments, pages, nav := v.Views()
-	pl := &sdk.Plugin{Name: "partner", Version: "0.0.0", Fragments: fragments, Pages: pages, Nav: nav, Migrations: checks.Migrations(),
-		Jobs: []sdk.Job{{Name: "partner", JobType: checks.Domain, DataDomain: checks.Domain, Run: runner.Run}},
+	pl := &sdk.Plugin{Name: "partner", Version: "0.0.0", Fragments: fragments, Pages: pages, Nav: nav,
+		Routes:     append(ev.Routes(), v.EvidenceRoutes()...),
+		Migrations: store.MergeMigrations(checks.Migrations(), evidence.Migrations()),
+		Jobs:       []sdk.Job{{Name: "partner", JobType: checks.Domain, DataDomain: checks.Domain, Run: runner.Run}},
 		Configure: func(_ context.Context, env *sdk.Env) error {
 			runner.Host, runner.Datasets, reads.Host, v.Host = env.Host, env.Host, env.Host, env.Host
+			*ev = evidence.Handlers{Store: f.evidence, Blobs: blobs, Host: env.Host, Logger: env.Logger, Now: clock,
+				Requirement: func(id string) bool { _, ok := cat.Requirement(id); return ok }}
 			return nil
 		}}
 	f.h = plugintest.New(t, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam},

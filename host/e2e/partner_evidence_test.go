@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,7 +88,7 @@ func testPartnerEvidence(t *testing.T, dialect string) {
 		}
 		return r
 	}
-	upload := func(token, id, name string, content []byte) response {
+	uploadTo := func(token, path, name string, content []byte) response {
 		t.Helper()
 		var buf bytes.Buffer
 		mw := multipart.NewWriter(&buf)
@@ -99,7 +100,11 @@ func testPartnerEvidence(t *testing.T, dialect string) {
 		}
 		_, _ = w.Write(content)
 		_ = mw.Close()
-		return h.do(http.MethodPost, "/api/v1/partner/evidence/"+id+"/files", token, &buf, "Content-Type", mw.FormDataContentType())
+		return h.do(http.MethodPost, path, token, &buf, "Content-Type", mw.FormDataContentType())
+	}
+	upload := func(token, id, name string, content []byte) response {
+		t.Helper()
+		return uploadTo(token, "/api/v1/partner/evidence/"+id+"/files", name, content)
 	}
 
 	want("unknown requirement", send(http.MethodPost, "/api/v1/partner/evidence", tokA, map[string]any{"requirement_id": "NOPE-1"}), http.StatusUnprocessableEntity)
@@ -227,5 +232,30 @@ func testPartnerEvidence(t *testing.T, dialect string) {
 		if !ok || actor != "" && got != actor {
 			t.Errorf("audit %s by %q, want %q (seen %v)", action, got, actor, seen)
 		}
+	}
+
+	// The partner page's evidence panel acts through the host as the API
+	// does: its form starts Brand A's evidence and uploads a file, stored
+	// with its SHA-256; Brand B's user is refused Brand A's tenant, and a
+	// standard user the review.
+	panel := "/partials/partner-evidence/IAM-01"
+	inA := "?tenant_id=" + f.tenantA.ID
+	form := func(what, path, token string, v url.Values, status int) string {
+		t.Helper()
+		return string(want(what, h.do(http.MethodPost, path, token, strings.NewReader(v.Encode()), "Content-Type", "application/x-www-form-urlencoded"), status).body)
+	}
+	if html := form("panel: start", panel+inA, tokA, url.Values{"owner": {"Alice"}}, http.StatusOK); !strings.Contains(html, "Evidence started.") {
+		t.Errorf("panel: start: %s", html)
+	}
+	form("panel: Brand B starts in Brand A", panel+inA, tokB, url.Values{}, http.StatusForbidden)
+	html := string(want("panel: upload", uploadTo(tokA, panel+"/files"+inA, "plan.pdf", pdf), http.StatusOK).body)
+	if !strings.Contains(html, "File uploaded.") || !strings.Contains(html, hex.EncodeToString(digest[:6])) {
+		t.Errorf("panel: upload: %s", html)
+	}
+	want("panel: Brand B uploads to Brand A", uploadTo(tokB, panel+"/files"+inA, "plan.pdf", pdf), http.StatusForbidden)
+	form("panel: submit", panel+"/status"+inA, tokA, url.Values{"status": {"submitted"}}, http.StatusOK)
+	form("panel: a user reviews", panel+"/review"+inA, tokA, url.Values{"decision": {"accepted"}, "reason": {"mine"}}, http.StatusForbidden)
+	if html := form("panel: review", panel+"/review"+inA, f.admin, url.Values{"decision": {"rejected"}, "reason": {"Out of date"}}, http.StatusOK); !strings.Contains(html, "Out of date") {
+		t.Errorf("panel: review: %s", html)
 	}
 }

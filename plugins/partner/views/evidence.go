@@ -91,7 +91,10 @@ func (h *Handlers) EvidenceRoutes() []sdk.Route {
 		{Method: http.MethodPost, Path: evidenceStatus, TenantScoped: true, Handler: h.moveEvidence, Operation: withBody(op("status",
 			"Move evidence along its lifecycle from the partner page", "As PATCH "+apiEvidence+"/{id} with a status does: submit it for review, withdraw or rework it.", req),
 			form(statusForm{}))},
-		{Method: http.MethodPost, Path: evidenceReview, TenantScoped: true, Auth: sdk.AuthAdmin, Handler: h.reviewEvidence, Operation: withBody(op("review",
+		// Admins only, so not marked tenant-scoped (a tenant's standard
+		// user may not call it for its own tenant either); the tenant is
+		// still checked like the others'.
+		{Method: http.MethodPost, Path: evidenceReview, Auth: sdk.AuthAdmin, Handler: h.reviewEvidence, Operation: withBody(op("review",
 			"Accept or reject submitted evidence from the partner page (admin)", "As POST "+apiEvidence+"/{id}/review does.", req),
 			form(reviewForm{}))},
 		{Method: http.MethodPost, Path: evidenceFiles, TenantScoped: true, Handler: h.uploadEvidence, Operation: withBody(op("upload",

@@ -65,7 +65,11 @@ func (h *Handlers) EvidenceRoutes() []sdk.Route {
 		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
 	req := &huma.Param{Name: "requirement_id", In: "path", Required: true, Description: "A requirement of the partner's catalogue",
 		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(100)}}
-	file := &huma.Param{Name: "file_id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString, Format: "uuid"}}
+	// No uuid format: an id no file has is 404 once the tenant is
+	// admitted, so a caller outside the tenant is refused whatever id it
+	// names, as the compliance rule editor's routes are.
+	file := &huma.Param{Name: "file_id", In: "path", Required: true, Description: "The file's id",
+		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
 	panel := &huma.Response{Description: "The requirement's evidence panel, with each error of a refusal beside its field",
 		Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}
 	form := func(v any) *huma.RequestBody {

@@ -235,6 +235,18 @@ func TestUIInBrowser(t *testing.T) {
 	if text := tab.Text(partner); !strings.Contains(text, "Northwind Bank deadline") || !strings.Contains(text, "Gaps, most pressing first") {
 		t.Errorf("the partner page shows no countdown or gaps: %q", text)
 	}
+	// A requirement's evidence panel: opened, its form starts the evidence
+	// with htmx (carrying the session's CSRF token), and the panel comes
+	// back open with the evidence in progress and its upload form.
+	var panel bool
+	tab.Eval(`(() => { const d = document.querySelector('`+partner+` details.partner-evidence'); if (!d) return false; d.open = true; `+
+		`d.querySelector("form").requestSubmit(); return true })()`, &panel)
+	if !panel {
+		t.Fatal("the partner page has no evidence panel")
+	}
+	if text := tab.WaitText(partner+" details.partner-evidence[open]", func(s string) bool { return strings.Contains(s, "Evidence started.") }); !strings.Contains(text, "Upload") {
+		t.Errorf("the evidence panel after a start: %q", text)
+	}
 	const expand = `(() => { document.querySelectorAll("main details").forEach(d => { d.open = true }); return true })()`
 
 	for _, page := range []struct{ path, name, wait, script string }{

@@ -580,7 +580,7 @@ func (h *Handlers) tenantEvidence(ctx context.Context, tenant string, reqs []str
 func init() {
 	template.Must(markup.New("evidence").Parse(`
 {{- define "evidence-panel" -}}
-<details{{if .Open}} open{{end}}><summary>{{.Summary}}</summary>
+<details class="partner-evidence"{{if .Open}} open{{end}}><summary>{{.Summary}}</summary>
 <div class="stack">
 {{- if .Notice}}<p role="status">{{.Notice}}</p>{{end}}
 {{- if .Refused}}<div class="alert" role="alert"><p>Not done{{if .General}}:{{else}}; the fields marked below say why.{{end}}</p>

@@ -118,7 +118,7 @@ func TestEvidencePanel(t *testing.T) {
 
 			// Refused: the due date is named beside its field; nothing is stored.
 			html := f.ok(t, contosoer, formAt("IR-01", contoso.ID, ""), url.Values{"owner": {"Ada"}, "due_date": {"31 December"}})
-			contains(t, "a refused start", html, `<details open>`, `id="ev-t-contoso-IR-01-due_date-error"`, `aria-invalid="true"`,
+			contains(t, "a refused start", html, `<details class="partner-evidence" open>`, `id="ev-t-contoso-IR-01-due_date-error"`, `aria-invalid="true"`,
 				`value="Ada"`, "Start evidence")
 			if list, _, _ := f.evidence.List(context.Background(), evidence.ListQuery{TenantIDs: []string{contoso.ID}, Limit: 10}); len(list) != 0 {
 				t.Errorf("a refused start stored %+v", list)

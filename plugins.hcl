@@ -122,6 +122,30 @@ plugin "dmarc" {
   }
 }
 
+# Partner requirements: a partner's security requirements for the tenants,
+# with its deadline; each tenant's requirements checked against the identity
+# and compliance plugins' figures, its maturity score and its gaps, and the
+# evidence each tenant files for them (format and routes in
+# plugins/partner/README.md). A catalogue that does not load stops the
+# plugin with an error naming the file, the line and the field.
+plugin "partner" {
+  binary = "bin/plugins/partner"
+  config {
+    # An HCL catalogue; a relative path is from the host's working
+    # directory. The programme and requirements may be written inline
+    # here instead (programme = {…}, requirements = [{…}, …]). The example
+    # is a demonstration: point this at the partner's own catalogue.
+    catalogue_file = "plugins/partner/catalogue.example.hcl"
+    # evidence_dir   = "/var/lib/steward/partner-evidence"  # default: partner-evidence under the data directory
+    # max_file_bytes = 5242880                              # largest evidence file; below STEWARD_MAX_BODY_BYTES
+  }
+  # The assessment reads the identity and compliance syncs' figures;
+  # POST /api/v1/partner/sync runs it at once.
+  job "partner" {
+    schedule = "@every 6h"
+  }
+}
+
 # The runtime test plugin proves the plugin protocol (crash, hang, noisy
 # stdout, large bodies); the test suites run it. Enable it to explore the
 # runtime by hand: its crash and hang routes need an admin.

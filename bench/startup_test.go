@@ -112,6 +112,9 @@ type served struct {
 func serve(binary string, env []string, base string) (*served, error) {
 	s := &served{cmd: exec.Command(binary, "serve"), exited: make(chan struct{})}
 	s.cmd.Env = env
+	// From the repository's root, as `make run` starts it: plugins.hcl
+	// names the partner catalogue relative to it.
+	s.cmd.Dir = ".."
 	s.cmd.Stdout, s.cmd.Stderr = &s.log, &s.log
 	// A fresh connection per poll: a kept-alive one could outlive a host.
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}

@@ -162,7 +162,7 @@ func (f *fixture) call(o scopedOp, path string, tenantIDs ...string) response {
 // of the domain plugins as the standard user of tenant A: naming tenant B
 // it must be refused without a trace of B; naming A it must be let through.
 func TestIsolationMatrix(t *testing.T) {
-	plugins := defaultPlugins() + resourcesPlugins() + costPlugins("") + identityPlugins("") + compliancePlugins("") + dmarcPlugins("")
+	plugins := defaultPlugins() + resourcesPlugins() + costPlugins("") + identityPlugins("") + compliancePlugins("") + dmarcPlugins("") + partnerPlugins(examplePartnerCatalogue(t))
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
 			f := newFixtureOn(t, dialect, hostOpts{pluginsHCL: plugins, env: map[string]string{"STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}})
@@ -231,6 +231,8 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/dmarc/reports",
 				"POST /api/v1/dmarc/reports",
 				"GET /api/v1/dmarc/reports/stats",
+				"GET /api/v1/partner/evidence",
+				"POST /api/v1/partner/evidence",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

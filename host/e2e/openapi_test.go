@@ -195,7 +195,8 @@ func TestOpenAPILint(t *testing.T) {
 		}
 		t.Skip("STEWARD_TEST_REDOCLY is not set; make test installs Redocly CLI and sets it")
 	}
-	h := startHost(t, hostOpts{pluginsHCL: defaultPlugins() + resourcesPlugins() + costPlugins("") + identityPlugins("") + compliancePlugins("")})
+	h := startHost(t, hostOpts{pluginsHCL: defaultPlugins() + resourcesPlugins() + costPlugins("") + identityPlugins("") + compliancePlugins("") +
+		partnerPlugins(examplePartnerCatalogue(t))})
 	r := h.get("/openapi.json", "")
 	if r.status != http.StatusOK {
 		t.Fatalf("/openapi.json: %d", r.status)

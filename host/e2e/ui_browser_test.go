@@ -65,7 +65,8 @@ func TestUIInBrowser(t *testing.T) {
 	if err != nil || os.WriteFile(resources, bin, 0o755) != nil {
 		t.Fatalf("copy the resources plugin: %v", err)
 	}
-	hcl := defaultPlugins() + strings.Replace(resourcesPlugins(), filepath.Join(binDir, "plugins", "resources"), resources, 1) + costPlugins("") + identityPlugins("") + compliancePlugins("") + dmarcPlugins("")
+	hcl := defaultPlugins() + strings.Replace(resourcesPlugins(), filepath.Join(binDir, "plugins", "resources"), resources, 1) + costPlugins("") + identityPlugins("") + compliancePlugins("") + dmarcPlugins("") +
+		partnerPlugins(examplePartnerCatalogue(t))
 	started := time.Now()
 	h := startHost(t, hostOpts{pluginsHCL: hcl, env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true"}})
 	tab := b.NewTab(h.url)
@@ -220,6 +221,32 @@ func TestUIInBrowser(t *testing.T) {
 	if text := tab.Text(gauge); !strings.Contains(text, "Non-compliant resources") {
 		t.Errorf("the dashboard's compliance gauge: %q", text)
 	}
+	// The partner page once the start-up partner run has assessed the
+	// demo's tenants against the example catalogue.
+	partner := `[hx-get^="/partner"]`
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		tab.Open("/partner", partner)
+		tab.Settle()
+		if strings.Contains(tab.Text(partner), "Maturity per tenant") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if text := tab.Text(partner); !strings.Contains(text, "Northwind Bank deadline") || !strings.Contains(text, "Gaps, most pressing first") {
+		t.Errorf("the partner page shows no countdown or gaps: %q", text)
+	}
+	// A requirement's evidence panel: opened, its form starts the evidence
+	// with htmx (carrying the session's CSRF token), and the panel comes
+	// back open with the evidence in progress and its upload form.
+	var panel bool
+	tab.Eval(`(() => { const d = document.querySelector('`+partner+` details.partner-evidence'); if (!d) return false; d.open = true; `+
+		`d.querySelector("form").requestSubmit(); return true })()`, &panel)
+	if !panel {
+		t.Fatal("the partner page has no evidence panel")
+	}
+	if text := tab.WaitText(partner+" details.partner-evidence[open]", func(s string) bool { return strings.Contains(s, "Evidence started.") }); !strings.Contains(text, "Upload") {
+		t.Errorf("the evidence panel after a start: %q", text)
+	}
 	const expand = `(() => { document.querySelectorAll("main details").forEach(d => { d.open = true }); return true })()`
 
 	for _, page := range []struct{ path, name, wait, script string }{
@@ -229,6 +256,7 @@ func TestUIInBrowser(t *testing.T) {
 		{"/costs", "costs", "#cost-anomalies", ""},
 		{"/identity", "identity", identity, ""},
 		{"/compliance", "compliance", "#compliance-frameworks", expand},
+		{"/partner", "partner", partner, expand},
 		{"/dmarc", "dmarc", "main", ""},
 		{"/design-system", "design-system", "main", ""},
 	} {
@@ -267,7 +295,7 @@ func TestUIInBrowser(t *testing.T) {
 	if !strings.Contains(mine, "Contoso Retail") {
 		t.Errorf("the standard user's tenants: %q", mine)
 	}
-	for _, path := range []string{"/dashboard", "/sync-dashboard", "/resources", "/costs", "/identity", "/compliance", "/dmarc"} {
+	for _, path := range []string{"/dashboard", "/sync-dashboard", "/resources", "/costs", "/identity", "/compliance", "/partner", "/dmarc"} {
 		user.Open(path, "main")
 		user.Settle()
 		text := user.Text("body")

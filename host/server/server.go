@@ -152,6 +152,13 @@ func New(d Deps) *Server {
 		WriteTimeout:   5 * time.Minute,
 		IdleTimeout:    2 * time.Minute,
 		ReadBufferSize: 16 << 10,
+
+		// A multipart body reaches a plugin as the client sent it: fasthttp
+		// would otherwise parse it into a form (spilling files to temporary
+		// files) and leave the request's body empty, so the proxy would
+		// forward nothing. The host's own form handlers still parse a
+		// multipart body on demand.
+		DisablePreParseMultipartForm: true,
 	})
 	app.Use(assignRequestID)
 	app.Use(s.accessLog)

@@ -3,7 +3,8 @@
 // keeps a daily snapshot of each tenant's figures, and serves the
 // compliance summary, scores, non-compliant policies, trends and sync
 // status, the compliance dataset, the regulatory frameworks with their
-// coverage by the tenants' policies and the Rego and data that map them,
+// coverage by the tenants' policies (and per tenant as the
+// compliance_frameworks dataset) and the Rego and data that map them,
 // the dashboard's compliance gauge and the compliance page. Tenants' own
 // custom rules are evaluated after each tenant's sync, and their
 // violations count in the summary, the non-compliant list, the gauge and
@@ -52,7 +53,7 @@ func New() *sdk.Plugin {
 		Name:         "compliance",
 		Version:      "0.1.0",
 		Routes:       slices.Concat(reads.Routes(), cov.Routes(), customRules.Routes(), editor.Routes()),
-		Datasets:     []sdk.Dataset{reads.Dataset()},
+		Datasets:     []sdk.Dataset{reads.Dataset(), cov.Dataset()},
 		Fragments:    fragments,
 		Pages:        pages,
 		Nav:          nav,

@@ -1,6 +1,8 @@
 // Package coverage serves the compliance plugin's framework routes: the
 // framework list with each framework's coverage, one framework's coverage
-// by category and control, and the Rego and data that decide its mapping.
+// by category and control, and the Rego and data that decide its mapping;
+// and the compliance_frameworks dataset, each tenant's coverage of each
+// framework, which other plugins read.
 //
 // Coverage is computed from the stored policy states of the tenants asked
 // about. One aggregate query in the database returns their distinct policy

@@ -1,0 +1,115 @@
+package coverage
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+
+	"github.com/stewardhq/steward/plugins/compliance/mapping"
+	"github.com/stewardhq/steward/sdk"
+)
+
+// DatasetName is the name other plugins read each tenant's framework
+// coverage by.
+const DatasetName = "compliance_frameworks"
+
+// Record is one record of the compliance_frameworks dataset: a framework's
+// coverage by one tenant's policy states at its latest compliance sync.
+type Record struct {
+	TenantID      string `json:"tenant_id"`
+	FrameworkID   string `json:"framework_id"`
+	FrameworkName string `json:"framework_name"`
+	// Date is the day (UTC) of the tenant's latest compliance snapshot.
+	Date                 string   `json:"date"`
+	TotalControls        int      `json:"total_controls"`
+	CoveredControls      int      `json:"controls_with_coverage"`
+	CompliantControls    int      `json:"compliant_controls"`
+	PartialControls      int      `json:"partial_controls"`
+	NonCompliantControls int      `json:"non_compliant_controls"`
+	NotEvaluatedControls int      `json:"not_evaluated_controls"`
+	CoveragePercent      float64  `json:"coverage_percent"`
+	CompliancePercent    *float64 `json:"compliance_percent"`
+}
+
+const datasetSchema = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "A regulatory framework's coverage by one tenant's policy states at its latest compliance sync",
+  "type": "object",
+  "properties": {
+    "tenant_id": {"type": "string", "description": "Internal tenant id"},
+    "framework_id": {"type": "string", "description": "The framework's id, as the framework list gives it (soc2, nist_csf, …)"},
+    "framework_name": {"type": "string"},
+    "date": {"type": "string", "format": "date", "description": "Day (UTC) of the tenant's latest compliance snapshot"},
+    "total_controls": {"type": "integer"},
+    "controls_with_coverage": {"type": "integer", "description": "Controls a policy definition of the tenant maps to"},
+    "compliant_controls": {"type": "integer", "description": "Covered controls whose mapped policies are all compliant (status covered)"},
+    "partial_controls": {"type": "integer", "description": "Controls with compliant and non-compliant mapped policies"},
+    "non_compliant_controls": {"type": "integer", "description": "Controls whose evaluated mapped policies are all non-compliant"},
+    "not_evaluated_controls": {"type": "integer", "description": "Covered controls none of whose policies evaluated a resource"},
+    "coverage_percent": {"type": "number", "description": "controls_with_coverage of total_controls, percent to one decimal"},
+    "compliance_percent": {"type": ["number", "null"], "description": "compliant_controls of the compliant, partial and non-compliant controls, percent to one decimal; null when none is"}
+  },
+  "required": ["tenant_id", "framework_id", "date", "total_controls", "controls_with_coverage", "coverage_percent", "compliance_percent"],
+  "additionalProperties": false
+}`
+
+// Dataset publishes, for each tenant of the request that has synced, one
+// record per loaded framework (only the framework the framework_id
+// parameter names, when it is given), ordered by tenant and framework.
+func (s *Service) Dataset() sdk.Dataset {
+	return sdk.Dataset{
+		Name:        DatasetName,
+		Description: "Each tenant's coverage of each regulatory framework by its policies: controls covered, compliant, partial and non-compliant, in percent.",
+		Schema:      json.RawMessage(datasetSchema),
+		Read: func(ctx context.Context, req sdk.DatasetRequest, emit func(any) error) error {
+			snaps, err := s.Store.LatestSnapshots(ctx, req.TenantIDs)
+			if err != nil {
+				return err
+			}
+			only := req.Params["framework_id"]
+			for _, sn := range snaps {
+				for _, fw := range s.Mapper.Frameworks().All() {
+					if only != "" && fw.ID != only {
+						continue
+					}
+					d, err := s.Detail(ctx, fw.ID, []string{sn.TenantID}, mapping.Options{})
+					if err != nil {
+						return err
+					}
+					if err := emit(recordOf(sn.TenantID, fw.Name, sn.Day, d)); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// recordOf counts a framework's controls by status.
+func recordOf(tenantID, name, day string, d *mapping.Detail) Record {
+	r := Record{TenantID: tenantID, FrameworkID: d.Framework.ID, FrameworkName: name, Date: day, CoveragePercent: d.OverallCoveragePercent}
+	for _, c := range d.Categories {
+		for _, ctl := range c.Controls {
+			r.TotalControls++
+			switch ctl.Status {
+			case mapping.StatusCovered:
+				r.CompliantControls++
+			case mapping.StatusPartial:
+				r.PartialControls++
+			case mapping.StatusNonCompliant:
+				r.NonCompliantControls++
+			case mapping.StatusNotEvaluated:
+				r.NotEvaluatedControls++
+			}
+			if ctl.Status != mapping.StatusNotCovered {
+				r.CoveredControls++
+			}
+		}
+	}
+	if evaluated := r.CompliantControls + r.PartialControls + r.NonCompliantControls; evaluated > 0 {
+		p := math.Round(1000*float64(r.CompliantControls)/float64(evaluated)) / 10
+		r.CompliancePercent = &p
+	}
+	return r
+}

@@ -1,0 +1,3 @@
+DROP TABLE partner_results;
+--bun:split
+DROP TABLE partner_snapshots;

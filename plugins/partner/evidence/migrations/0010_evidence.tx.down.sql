@@ -1,0 +1,3 @@
+DROP TABLE partner_evidence_files;
+--bun:split
+DROP TABLE partner_evidence;

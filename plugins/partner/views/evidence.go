@@ -1,0 +1,646 @@
+package views
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"html/template"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/plugins/partner/evidence"
+	"github.com/stewardhq/steward/sdk"
+	sdkui "github.com/stewardhq/steward/sdk/ui"
+)
+
+// Paths of the evidence panel's form routes, each scoped to the tenant its
+// query's tenant_id names and to the requirement of its path.
+const (
+	// EvidencePath starts a requirement's evidence (POST).
+	EvidencePath    = "/partials/partner-evidence/{requirement_id}"
+	evidenceEdit    = EvidencePath + "/edit"
+	evidenceStatus  = EvidencePath + "/status"
+	evidenceReview  = EvidencePath + "/review"
+	evidenceFiles   = EvidencePath + "/files"
+	evidenceFile    = evidenceFiles + "/{file_id}"
+	apiEvidence     = "/api/v1/partner/evidence"
+	maxEvidenceForm = 64 << 10
+)
+
+// evidenceFields are the panel's form fields, named as the API's members.
+var evidenceFields = map[string]bool{"owner": true, "due_date": true, "notes": true, "decision": true, "reason": true,
+	"validity_days": true, "file": true}
+
+// statusMoves label the buttons of the lifecycle's moves by where they
+// start and go.
+var statusMoves = map[[2]string]string{
+	{evidence.StatusNotStarted, evidence.StatusInProgress}: "Start work",
+	{evidence.StatusInProgress, evidence.StatusSubmitted}:  "Submit for review",
+	{evidence.StatusInProgress, evidence.StatusNotStarted}: "Reset to not started",
+	{evidence.StatusSubmitted, evidence.StatusInProgress}:  "Withdraw from review",
+	{evidence.StatusRejected, evidence.StatusInProgress}:   "Rework",
+	{evidence.StatusExpired, evidence.StatusInProgress}:    "Renew",
+}
+
+var evidenceHealth = map[string]sdkui.Health{evidence.StatusNotStarted: sdkui.Unknown, evidence.StatusInProgress: sdkui.Unknown,
+	evidence.StatusSubmitted: sdkui.Warning, evidence.StatusAccepted: sdkui.OK, evidence.StatusRejected: sdkui.Critical,
+	evidence.StatusExpired: sdkui.Critical}
+
+// EvidenceRoutes are the form routes of the evidence panel on each
+// requirement of the page. Like the compliance rule editor's, their
+// requests carry the session's CSRF token as every htmx request of the
+// host's pages does; each serves the evidence API's route in this process,
+// as the caller scoped to the one tenant, so a form meets the API's
+// validation, lifecycle and audit, and answers the panel re-rendered (a
+// refusal too, with each error beside the field it names, since htmx swaps
+// no error answer).
+func (h *Handlers) EvidenceRoutes() []sdk.Route {
+	tenant := &huma.Param{Name: "tenant_id", In: "query", Required: true, Description: "The tenant whose evidence the form changes, one the caller may see",
+		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
+	req := &huma.Param{Name: "requirement_id", In: "path", Required: true, Description: "A requirement of the partner's catalogue",
+		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(100)}}
+	// No uuid format: an id no file has is 404 once the tenant is
+	// admitted, so a caller outside the tenant is refused whatever id it
+	// names, as the compliance rule editor's routes are.
+	file := &huma.Param{Name: "file_id", In: "path", Required: true, Description: "The file's id",
+		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
+	panel := &huma.Response{Description: "The requirement's evidence panel, with each error of a refusal beside its field",
+		Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}
+	form := func(v any) *huma.RequestBody {
+		return &huma.RequestBody{Description: "The form", Required: true, Content: map[string]*huma.MediaType{
+			"application/x-www-form-urlencoded": {Schema: sdk.SchemaOf(v)}}}
+	}
+	refused := &huma.Response{Description: "The caller may not see the tenant"}
+	missing := &huma.Response{Description: "No such requirement, or the tenant has no evidence (or file) for it"}
+	op := func(id, summary, desc string, params ...*huma.Param) *huma.Operation {
+		return &huma.Operation{OperationID: "partner-evidence-form-" + id, Tags: []string{"partner-evidence"}, Summary: summary, Description: desc,
+			Parameters: append(params, tenant), Responses: map[string]*huma.Response{"200": panel, "403": refused, "404": missing}}
+	}
+	withBody := func(o *huma.Operation, b *huma.RequestBody) *huma.Operation { o.RequestBody = b; return o }
+	upload := &huma.RequestBody{Description: "The file, one part", Required: true, Content: map[string]*huma.MediaType{
+		"multipart/form-data": {Schema: sdk.SchemaOf(uploadForm{})}}}
+	return []sdk.Route{
+		{Method: http.MethodPost, Path: EvidencePath, TenantScoped: true, Handler: h.startEvidence, Operation: withBody(op("start",
+			"Start evidence from the partner page", "Creates the tenant's evidence for the requirement, in_progress, as POST "+apiEvidence+" does.", req),
+			form(startForm{}))},
+		{Method: http.MethodPost, Path: evidenceEdit, TenantScoped: true, Handler: h.editEvidence, Operation: withBody(op("edit",
+			"Change evidence's owner, due date and notes from the partner page", "As PATCH "+apiEvidence+"/{id} does; an empty field clears it.", req),
+			form(editForm{}))},
+		{Method: http.MethodPost, Path: evidenceStatus, TenantScoped: true, Handler: h.moveEvidence, Operation: withBody(op("status",
+			"Move evidence along its lifecycle from the partner page", "As PATCH "+apiEvidence+"/{id} with a status does: submit it for review, withdraw or rework it.", req),
+			form(statusForm{}))},
+		// Admins only, so not marked tenant-scoped (a tenant's standard
+		// user may not call it for its own tenant either); the tenant is
+		// still checked like the others'.
+		{Method: http.MethodPost, Path: evidenceReview, Auth: sdk.AuthAdmin, Handler: h.reviewEvidence, Operation: withBody(op("review",
+			"Accept or reject submitted evidence from the partner page (admin)", "As POST "+apiEvidence+"/{id}/review does.", req),
+			form(reviewForm{}))},
+		{Method: http.MethodPost, Path: evidenceFiles, TenantScoped: true, Handler: h.uploadEvidence, Operation: withBody(op("upload",
+			"Upload a file of evidence from the partner page", "Streams the file to POST "+apiEvidence+"/{id}/files, under its types and size limit.", req),
+			upload)},
+		{Method: http.MethodDelete, Path: evidenceFile, TenantScoped: true, Handler: h.deleteEvidenceFile, Operation: op("delete-file",
+			"Delete a file of evidence from the partner page", "As DELETE "+apiEvidence+"/{id}/files/{file_id} does.", req, file)},
+	}
+}
+
+// The forms, for the OpenAPI document.
+type startForm struct {
+	Owner   string `json:"owner,omitempty" required:"false" maxLength:"255"`
+	DueDate string `json:"due_date,omitempty" required:"false" format:"date"`
+}
+
+type editForm struct {
+	Owner   string `json:"owner,omitempty" required:"false" maxLength:"255" doc:"Empty clears it"`
+	DueDate string `json:"due_date,omitempty" required:"false" doc:"A date, YYYY-MM-DD; empty clears it"`
+	Notes   string `json:"notes,omitempty" required:"false" maxLength:"4000" doc:"Empty clears them"`
+}
+
+type statusForm struct {
+	Status string `json:"status" enum:"not_started,in_progress,submitted"`
+}
+
+type reviewForm struct {
+	Decision     string `json:"decision" enum:"accepted,rejected"`
+	Reason       string `json:"reason" maxLength:"2000"`
+	ValidityDays string `json:"validity_days,omitempty" required:"false" doc:"Days the acceptance holds, 1 to 3650; empty keeps the evidence's expiry"`
+}
+
+type uploadForm struct {
+	File string `json:"file" format:"binary"`
+}
+
+func intPtr(v int) *int { return &v }
+
+// panelState is what a panel shows beyond the evidence: a notice of what
+// was done, and the form as sent with its errors.
+type panelState struct {
+	notice  string
+	input   url.Values
+	errors  map[string][]string
+	general []string
+}
+
+// addProblem puts each of a refusal's errors beside the field it names
+// (body.<field>), or among the general ones.
+func (st *panelState) addProblem(p *sdk.Problem) {
+	if st.errors == nil {
+		st.errors = map[string][]string{}
+	}
+	if len(p.Errors) == 0 {
+		st.general = append(st.general, cmp.Or(p.Detail, p.Title))
+		return
+	}
+	for _, d := range p.Errors {
+		if field, ok := strings.CutPrefix(d.Location, "body."); ok && evidenceFields[field] {
+			st.errors[field] = append(st.errors[field], d.Message)
+			continue
+		}
+		st.general = append(st.general, d.Location+": "+d.Message)
+	}
+}
+
+// answer is an evidence API route's answer.
+type answer struct {
+	status int
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (a *answer) Header() http.Header { return a.header }
+
+func (a *answer) WriteHeader(status int) {
+	if a.status == 0 {
+		a.status = status
+	}
+}
+
+func (a *answer) Write(b []byte) (int, error) {
+	a.WriteHeader(http.StatusOK)
+	return a.body.Write(b)
+}
+
+func (a *answer) problem() *sdk.Problem {
+	var p sdk.Problem
+	if json.Unmarshal(a.body.Bytes(), &p) != nil || p.Status == 0 {
+		return &sdk.Problem{Title: http.StatusText(a.status), Status: a.status}
+	}
+	return &p
+}
+
+// call serves a request of the evidence API in this process, as the
+// caller of r with only the tenant in scope.
+func (h *Handlers) call(r *http.Request, tenant, method, path, contentType string, body io.Reader) *answer {
+	h.once.Do(func() {
+		h.api = http.NewServeMux()
+		for _, rt := range h.Evidence.Routes() {
+			h.api.HandleFunc(rt.Method+" "+rt.Path, rt.Handler)
+		}
+	})
+	info := sdk.Info(r.Context())
+	info.Principal.TenantIDs = []string{tenant}
+	req, _ := http.NewRequestWithContext(sdk.WithRequestInfo(r.Context(), info), method, path, body)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	a := &answer{header: http.Header{}}
+	h.api.ServeHTTP(a, req)
+	if a.status == 0 {
+		a.status = http.StatusOK
+	}
+	return a
+}
+
+// callJSON serves an API request with a JSON body.
+func (h *Handlers) callJSON(r *http.Request, tenant, method, path string, body map[string]any) *answer {
+	raw, _ := json.Marshal(body)
+	return h.call(r, tenant, method, path, "application/json", bytes.NewReader(raw))
+}
+
+// target is the tenant and requirement a form route acts on: the tenant
+// must be one the caller sees (403), the requirement one of the
+// catalogue's (404).
+func (h *Handlers) target(r *http.Request) (string, string, error) {
+	tenant := r.URL.Query().Get("tenant_id")
+	if tenant == "" {
+		return "", "", sdk.Invalid("query.tenant_id", "is required")
+	}
+	if !sdk.PrincipalFrom(r.Context()).CanSee(tenant) {
+		return "", "", sdk.Forbidden("you may not see that tenant")
+	}
+	req := r.PathValue("requirement_id")
+	if _, ok := h.Catalogue.Requirement(req); !ok {
+		return "", "", sdk.NotFound("no requirement " + req)
+	}
+	return tenant, req, nil
+}
+
+// record is the tenant's evidence for the requirement, or nil.
+func (h *Handlers) record(ctx context.Context, tenant, req string) (*evidence.Evidence, error) {
+	list, _, err := h.Evidence.Store.List(ctx, evidence.ListQuery{TenantIDs: []string{tenant}, RequirementIDs: []string{req}, Limit: 1})
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	return &list[0], nil
+}
+
+// existing is the target's evidence, or an error: 404 without one.
+func (h *Handlers) existing(r *http.Request) (string, *evidence.Evidence, error) {
+	tenant, req, err := h.target(r)
+	if err != nil {
+		return "", nil, err
+	}
+	e, err := h.record(r.Context(), tenant, req)
+	if err == nil && e == nil {
+		err = sdk.NotFound("the tenant has no evidence for " + req)
+	}
+	return tenant, e, err
+}
+
+// form parses a urlencoded form of at most maxEvidenceForm bytes.
+func form(w http.ResponseWriter, r *http.Request) (url.Values, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxEvidenceForm)
+	if err := r.ParseForm(); err != nil {
+		return nil, sdk.Invalid("body", "must be a form of at most %d bytes", maxEvidenceForm)
+	}
+	return r.PostForm, nil
+}
+
+// finish answers the panel after an API call: done's notice when the call
+// succeeded with want, the form's errors beside their fields when it was
+// refused.
+func (h *Handlers) finish(w http.ResponseWriter, r *http.Request, tenant, req string, a *answer, want int, done string, input url.Values) {
+	st := panelState{input: input}
+	switch {
+	case a.status == want:
+		st = panelState{notice: done}
+	case a.status < http.StatusInternalServerError && a.status != http.StatusNotFound && a.status != http.StatusForbidden:
+		st.addProblem(a.problem())
+	default:
+		sdk.WriteError(w, a.problem())
+		return
+	}
+	e, err := h.record(r.Context(), tenant, req)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	html, err := h.panel(r.Context(), tenant, req, e, nil, st, true)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	sdkui.WriteFragment(w, http.StatusOK, html)
+}
+
+// textOrNull is a form field as a JSON member: null when empty.
+func textOrNull(v url.Values, name string) any {
+	if s := strings.TrimSpace(v.Get(name)); s != "" {
+		return s
+	}
+	return nil
+}
+
+func (h *Handlers) startEvidence(w http.ResponseWriter, r *http.Request) {
+	tenant, req, err := h.target(r)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	in, err := form(w, r)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	body := map[string]any{"tenant_id": tenant, "requirement_id": req, "status": evidence.StatusInProgress}
+	for _, f := range []string{"owner", "due_date"} {
+		if v := textOrNull(in, f); v != nil {
+			body[f] = v
+		}
+	}
+	h.finish(w, r, tenant, req, h.callJSON(r, tenant, http.MethodPost, apiEvidence, body), http.StatusCreated, "Evidence started.", in)
+}
+
+func (h *Handlers) editEvidence(w http.ResponseWriter, r *http.Request) {
+	tenant, e, err := h.existing(r)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	in, err := form(w, r)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	body := map[string]any{"owner": textOrNull(in, "owner"), "due_date": textOrNull(in, "due_date"), "notes": textOrNull(in, "notes")}
+	h.finish(w, r, tenant, e.RequirementID, h.callJSON(r, tenant, http.MethodPatch, apiEvidence+"/"+e.ID, body), http.StatusOK, "Evidence saved.", in)
+}
+
+func (h *Handlers) moveEvidence(w http.ResponseWriter, r *http.Request) {
+	tenant, e, err := h.existing(r)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	in, err := form(w, r)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	to := in.Get("status")
+	a := h.callJSON(r, tenant, http.MethodPatch, apiEvidence+"/"+e.ID, map[string]any{"status": to})
+	h.finish(w, r, tenant, e.RequirementID, a, http.StatusOK, "Evidence is "+strings.ReplaceAll(to, "_", " ")+".", nil)
+}
+
+func (h *Handlers) reviewEvidence(w http.ResponseWriter, r *http.Request) {
+	tenant, e, err := h.existing(r)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	in, err := form(w, r)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	body := map[string]any{"decision": in.Get("decision"), "reason": in.Get("reason")}
+	if s := strings.TrimSpace(in.Get("validity_days")); s != "" {
+		// A number travels as one; anything else as the text it is, which
+		// the API names as not a whole number of days.
+		if n, err := strconv.Atoi(s); err == nil {
+			body["validity_days"] = n
+		} else {
+			body["validity_days"] = s
+		}
+	}
+	a := h.callJSON(r, tenant, http.MethodPost, apiEvidence+"/"+e.ID+"/review", body)
+	h.finish(w, r, tenant, e.RequirementID, a, http.StatusOK, "Review recorded.", in)
+}
+
+// uploadEvidence streams the request's multipart body to the API's upload
+// as it comes, so the file meets the API's type checks and size limit.
+func (h *Handlers) uploadEvidence(w http.ResponseWriter, r *http.Request) {
+	tenant, e, err := h.existing(r)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	a := h.call(r, tenant, http.MethodPost, apiEvidence+"/"+e.ID+"/files", r.Header.Get("Content-Type"), r.Body)
+	h.finish(w, r, tenant, e.RequirementID, a, http.StatusCreated, "File uploaded.", nil)
+}
+
+func (h *Handlers) deleteEvidenceFile(w http.ResponseWriter, r *http.Request) {
+	tenant, e, err := h.existing(r)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	a := h.call(r, tenant, http.MethodDelete, apiEvidence+"/"+e.ID+"/files/"+r.PathValue("file_id"), "", nil)
+	h.finish(w, r, tenant, e.RequirementID, a, http.StatusNoContent, "File deleted.", nil)
+}
+
+// field is one field of a panel's form.
+type field struct {
+	ID, Name, Label, Kind, Value, Hint string
+	// Accept lists a file field's extensions.
+	Accept    string
+	MaxLength int
+	Options   []string
+	Errors    []string
+}
+
+// Described is the ids of the field's hint and errors.
+func (f field) Described() string {
+	var ids []string
+	if f.Hint != "" {
+		ids = append(ids, f.ID+"-hint")
+	}
+	if len(f.Errors) > 0 {
+		ids = append(ids, f.ID+"-error")
+	}
+	return strings.Join(ids, " ")
+}
+
+// move is a button of a lifecycle move.
+type move struct{ Status, Label string }
+
+// panel is a requirement's evidence as a <details> in the tenant's
+// requirement table: open when it answers a form.
+func (h *Handlers) panel(ctx context.Context, tenant, req string, e *evidence.Evidence, files []evidence.File, st panelState, open bool) (template.HTML, error) {
+	if e != nil && files == nil {
+		var err error
+		if files, err = h.Evidence.Store.Files(ctx, e.ID); err != nil {
+			return "", err
+		}
+	}
+	q := "?tenant_id=" + url.QueryEscape(tenant)
+	at := func(pattern string) string {
+		return strings.Replace(pattern, "{requirement_id}", url.PathEscape(req), 1) + q
+	}
+	id := "ev-" + tenant + "-" + req
+	value := func(name, stored string) string {
+		if st.input != nil {
+			return st.input.Get(name)
+		}
+		return stored
+	}
+	mk := func(name, label, kind, stored, hint string, maxLen int, options ...string) field {
+		return field{ID: id + "-" + name, Name: name, Label: label, Kind: kind, Value: value(name, stored), Hint: hint, MaxLength: maxLen,
+			Options: options, Errors: st.errors[name]}
+	}
+	data := struct {
+		Open                            bool
+		Summary                         template.HTML
+		Notice                          string
+		General                         []string
+		Start, Edit, Status, Upload     string
+		Review                          string
+		Record                          *evidence.Evidence
+		Updated, Expires                template.HTML
+		Fields, ReviewFields            []field
+		Moves                           []move
+		Files                           template.HTML
+		FileField                       field
+		Frozen, CanReview, Refused, Has bool
+	}{Open: open || st.notice != "" || len(st.general)+len(st.errors) > 0, Notice: st.notice, General: st.general,
+		Start: at(EvidencePath), Edit: at(evidenceEdit), Status: at(evidenceStatus), Upload: at(evidenceFiles), Review: at(evidenceReview),
+		Record: e, Refused: len(st.general)+len(st.errors) > 0}
+	data.FileField = mk("file", "File", "file", "", "At most "+sizeLabel(cmp.Or(h.Evidence.MaxFileBytes, evidence.DefaultMaxFileBytes), true)+
+		"; "+strings.Join(evidence.Extensions(), ", ")+"; its content must match its type.", 0)
+	data.FileField.Accept = strings.Join(evidence.Extensions(), ",")
+	if e == nil {
+		data.Summary = sdkui.Badge("not started", evidenceHealth[evidence.StatusNotStarted])
+		data.Fields = []field{mk("owner", "Owner", "text", "", "", 255), mk("due_date", "Due date", "date", "", "", 0)}
+		return render("evidence-panel", data), nil
+	}
+	data.Has = true
+	data.Summary = sdkui.Join(sdkui.Badge(strings.ReplaceAll(e.Status, "_", " "), evidenceHealth[e.Status]),
+		template.HTML(" "+fileCount(len(files))))
+	data.Updated = sdkui.Time(e.UpdatedAt)
+	if e.ExpiresAt != nil {
+		data.Expires = sdkui.Time(*e.ExpiresAt)
+	}
+	data.Fields = []field{mk("owner", "Owner", "text", deref(e.Owner), "", 255), mk("due_date", "Due date", "date", deref(e.DueDate), "", 0),
+		mk("notes", "Notes", "textarea", deref(e.Notes), "", 4000)}
+	for _, to := range evidence.Moves(e.Status) {
+		data.Moves = append(data.Moves, move{to, statusMoves[[2]string{e.Status, to}]})
+	}
+	data.Frozen = e.Status == evidence.StatusSubmitted || e.Status == evidence.StatusAccepted
+	if len(files) > 0 {
+		rows := make([][]any, len(files))
+		for i, f := range files {
+			rows[i] = []any{
+				render("evidence-file", struct{ Name, Download string }{f.FileName, apiEvidence + "/" + url.PathEscape(e.ID) + "/files/" + url.PathEscape(f.ID)}),
+				sizeLabel(f.SizeBytes, false),
+				render("evidence-sha", f.SHA256),
+				render("evidence-file-delete", struct {
+					Name, Delete string
+					Frozen       bool
+				}{f.FileName, strings.Replace(at(evidenceFile), "{file_id}", url.PathEscape(f.ID), 1), data.Frozen}),
+			}
+		}
+		data.Files = sdkui.Table([]string{"File", "Size", "SHA-256", "Actions"}, rows, "Files of the evidence, oldest first")
+	}
+	data.CanReview = e.Status == evidence.StatusSubmitted && sdk.PrincipalFrom(ctx).IsAdmin
+	data.ReviewFields = []field{mk("decision", "Decision", "select", evidence.DecisionAccepted, "", 0, evidence.DecisionAccepted, evidence.DecisionRejected),
+		mk("reason", "Reason", "textarea", "", "Kept with the evidence and in the audit log.", 2000),
+		mk("validity_days", "Valid for (days, optional)", "number", "", "Only for an acceptance: the evidence expires this many days from now.", 0)}
+	return render("evidence-panel", data), nil
+}
+
+// fileCount is "1 file", "3 files".
+func fileCount(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return strconv.Itoa(n) + " files"
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// sizeLabel is a size in bytes, KiB or MiB; whole rounds down to whole
+// units.
+func sizeLabel(n int64, whole bool) string {
+	switch {
+	case n >= 1<<20 && (!whole || n%(1<<20) == 0):
+		return sdkui.FormatNumber(float64(n*10/(1<<20))/10) + " MiB"
+	case n >= 1<<10 && (!whole || n%(1<<10) == 0):
+		return sdkui.FormatNumber(float64(n*10/(1<<10))/10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// tenantEvidence is the panels of the tenant's requirements, by
+// requirement id, read in two queries.
+func (h *Handlers) tenantEvidence(ctx context.Context, tenant string, reqs []string) (map[string]template.HTML, error) {
+	list, _, err := h.Evidence.Store.List(ctx, evidence.ListQuery{TenantIDs: []string{tenant}, RequirementIDs: reqs, Limit: len(reqs)})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(list))
+	for i := range list {
+		ids[i] = list[i].ID
+	}
+	files, err := h.Evidence.Store.FilesOf(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byEvidence := map[string][]evidence.File{}
+	for _, f := range files {
+		byEvidence[f.EvidenceID] = append(byEvidence[f.EvidenceID], f)
+	}
+	records := map[string]*evidence.Evidence{}
+	for i := range list {
+		records[list[i].RequirementID] = &list[i]
+	}
+	out := make(map[string]template.HTML, len(reqs))
+	for _, req := range reqs {
+		e := records[req]
+		fs := []evidence.File{}
+		if e != nil {
+			fs = append(fs, byEvidence[e.ID]...)
+		}
+		if out[req], err = h.panel(ctx, tenant, req, e, fs, panelState{}, false); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func init() {
+	template.Must(markup.New("evidence").Parse(`
+{{- define "evidence-panel" -}}
+<details class="partner-evidence"{{if .Open}} open{{end}}><summary>{{.Summary}}</summary>
+<div class="stack">
+{{- if .Notice}}<p role="status">{{.Notice}}</p>{{end}}
+{{- if .Refused}}<div class="alert" role="alert"><p>Not done{{if .General}}:{{else}}; the fields marked below say why.{{end}}</p>
+{{- if .General}}<ul>{{range .General}}<li>{{.}}</li>{{end}}</ul>{{end}}</div>{{end}}
+{{- if not .Has}}
+<form class="stack" method="post" action="{{.Start}}" hx-post="{{.Start}}" hx-target="closest details" hx-swap="outerHTML" hx-disabled-elt="find button">
+{{- range .Fields}}{{template "evidence-field" .}}{{end}}
+<div><button class="btn btn-primary" type="submit">Start evidence</button></div>
+</form>
+{{- else}}
+<dl>
+<dt>Status</dt><dd>{{.Record.Status}}</dd>
+<dt>Owner</dt><dd>{{with .Record.Owner}}{{.}}{{else}}–{{end}}</dd>
+<dt>Due date</dt><dd>{{with .Record.DueDate}}{{.}}{{else}}–{{end}}</dd>
+{{- with .Record.Notes}}<dt>Notes</dt><dd>{{.}}</dd>{{end}}
+{{- with .Record.ReviewReason}}<dt>Review</dt><dd>{{.}}</dd>{{end}}
+{{- if .Expires}}<dt>Expires</dt><dd>{{.Expires}}</dd>{{end}}
+<dt>Updated</dt><dd>{{.Updated}}</dd>
+</dl>
+{{- if .Files}}{{.Files}}{{else}}<p class="muted">No files yet.</p>{{end}}
+{{- if .Moves}}<div>{{range .Moves}}<form method="post" action="{{$.Status}}" hx-post="{{$.Status}}" hx-target="closest details" hx-swap="outerHTML" hx-disabled-elt="find button"><input type="hidden" name="status" value="{{.Status}}"><button class="btn btn-small" type="submit">{{.Label}}</button></form>{{end}}</div>{{end}}
+{{- if .Frozen}}<p class="muted">The evidence is {{.Record.Status}}: its details and files stay as they are until it is moved back to in progress.</p>
+{{- else}}
+<form class="stack" method="post" action="{{.Edit}}" hx-post="{{.Edit}}" hx-target="closest details" hx-swap="outerHTML" hx-disabled-elt="find button">
+{{- range .Fields}}{{template "evidence-field" .}}{{end}}
+<div><button class="btn" type="submit">Save</button></div>
+</form>
+<form class="stack" method="post" action="{{.Upload}}" enctype="multipart/form-data" hx-post="{{.Upload}}" hx-encoding="multipart/form-data" hx-target="closest details" hx-swap="outerHTML" hx-disabled-elt="find button">
+{{- template "evidence-field" .FileField}}
+<div><button class="btn" type="submit">Upload</button></div>
+</form>
+{{- end}}
+{{- if .CanReview}}
+<form class="stack" method="post" action="{{.Review}}" hx-post="{{.Review}}" hx-target="closest details" hx-swap="outerHTML" hx-disabled-elt="find button">
+<h4>Review</h4>
+{{- range .ReviewFields}}{{template "evidence-field" .}}{{end}}
+<div><button class="btn btn-primary" type="submit">Record review</button></div>
+</form>
+{{- end}}
+{{- end}}
+</div>
+</details>
+{{- end}}
+
+{{- define "evidence-file"}}<a href="{{.Download}}" download>{{.Name}}</a>{{end}}
+{{- define "evidence-sha"}}<code title="{{.}}">{{slice . 0 12}}</code>{{end}}
+{{- define "evidence-file-delete"}}{{if .Frozen}}–{{else}}<button class="btn btn-small" type="button" hx-delete="{{.Delete}}" hx-target="closest details" hx-swap="outerHTML" hx-confirm="Delete the file {{.Name}}?" hx-disabled-elt="this">Delete<span class="visually-hidden"> {{.Name}}</span></button>{{end}}{{end}}
+
+{{- define "evidence-field" -}}
+<div class="field"><label for="{{.ID}}">{{.Label}}</label>
+{{- if eq .Kind "select"}}<select id="{{.ID}}" name="{{.Name}}"{{if .Described}} aria-describedby="{{.Described}}"{{end}}{{if .Errors}} aria-invalid="true"{{end}}>
+{{- $v := .Value}}{{range .Options}}<option value="{{.}}"{{if eq . $v}} selected{{end}}>{{.}}</option>{{end -}}
+</select>
+{{- else if eq .Kind "textarea"}}<textarea id="{{.ID}}" name="{{.Name}}" rows="3" cols="50"{{if .MaxLength}} maxlength="{{.MaxLength}}"{{end}}{{if .Described}} aria-describedby="{{.Described}}"{{end}}{{if .Errors}} aria-invalid="true"{{end}}>{{.Value}}</textarea>
+{{- else if eq .Kind "file"}}<input id="{{.ID}}" name="{{.Name}}" type="file" required accept="{{.Accept}}"{{if .Described}} aria-describedby="{{.Described}}"{{end}}{{if .Errors}} aria-invalid="true"{{end}}>
+{{- else}}<input id="{{.ID}}" name="{{.Name}}" type="{{.Kind}}" value="{{.Value}}"{{if .MaxLength}} maxlength="{{.MaxLength}}"{{end}}{{if .Described}} aria-describedby="{{.Described}}"{{end}}{{if .Errors}} aria-invalid="true"{{end}}>
+{{- end}}
+{{- if .Hint}}<p class="muted" id="{{.ID}}-hint">{{.Hint}}</p>{{end}}
+{{- if .Errors}}<p class="alert" id="{{.ID}}-error">{{range $i, $e := .Errors}}{{if $i}} {{end}}{{$e}}{{end}}</p>{{end -}}
+</div>
+{{- end}}
+`))
+}

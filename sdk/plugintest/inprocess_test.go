@@ -119,7 +119,7 @@ func TestDescribe(t *testing.T) {
 		op.Parameters[0].Schema.Minimum != 1 || op.Parameters[0].Schema.Maximum != 500 {
 		t.Errorf("operation = %+v", op)
 	}
-	if len(desc.Jobs) != 7 || desc.Jobs[0].Name != "sync" || desc.Jobs[0].JobType != "demo" || desc.Jobs[0].DataDomain != "evidence" || desc.Jobs[0].DefaultSchedule != "@every 1h" {
+	if len(desc.Jobs) != 8 || desc.Jobs[0].Name != "sync" || desc.Jobs[0].JobType != "demo" || desc.Jobs[0].DataDomain != "evidence" || desc.Jobs[0].DefaultSchedule != "@every 1h" {
 		t.Errorf("jobs = %v", desc.Jobs)
 	}
 	if len(desc.Datasets) != 2 || desc.Datasets[0].Name != "demo.records" || string(desc.Datasets[0].Schema) != `{"type":"object"}` {

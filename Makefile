@@ -88,6 +88,8 @@ bench: build
 	$(GO) test -run '^$$' -bench 'Coverage' -benchtime 1x -timeout 10m ./plugins/compliance/mapping/
 	$(GO) test -run '^$$' -bench 'CoverageStore' -benchtime 1x -timeout 10m ./plugins/compliance/coverage/
 	$(GO) test -run '^$$' -bench 'RuleEvaluation' -benchtime 1x -timeout 20m ./plugins/compliance/rules/
+	$(GO) test -run '^$$' -bench 'PostureSync|ReportIngest' -benchtime 3x -timeout 10m ./plugins/dmarc/domains/ ./plugins/dmarc/reports/
+	$(GO) test -run '^$$' -bench 'Check' -timeout 5m ./plugins/dmarc/posture/
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1)

@@ -23,7 +23,8 @@ func TestDefinition(t *testing.T) {
 // opens the database.
 func TestConfigure(t *testing.T) {
 	example, _ := json.Marshal(map[string]string{"catalogue_file": "catalogue.example.hcl"})
-	env := &sdk.Env{Config: example, DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "partner.db")}
+	dir := t.TempDir()
+	env := &sdk.Env{Config: example, DataDir: dir, DatabaseURL: "sqlite://" + filepath.Join(dir, "partner.db")}
 	if err := New().Configure(context.Background(), env); err != nil {
 		t.Fatalf("the example catalogue: %v", err)
 	}

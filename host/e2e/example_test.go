@@ -145,10 +145,13 @@ func testExamplePlugin(t *testing.T, f *fixture) {
 		t.Errorf("anonymous fragment: %d", r.status)
 	}
 
-	// The job marked each tenant fresh. /api/v1/health/data reports only
-	// the host's own domains, so the marks are read where the host keeps them.
-	marked, err := db.NewSelect().Table("data_freshness").Where("domain = ?", "acme_evidence").Count(ctx)
-	if err != nil || marked != 2 {
-		t.Errorf("acme_evidence freshness marks: %d, %v", marked, err)
+	// The job marked each tenant fresh, and the brand's domain is judged
+	// like the host's own: it is the only domain a plugin here keeps.
+	var fresh map[string]map[string]any
+	h.get("/api/v1/health/data", f.admin).json(t, &fresh)
+	for _, tenant := range []string{f.tenantA.Name, f.tenantB.Name} {
+		if got := fresh[tenant]; len(got) != 2 || got["acme_evidence"] == nil || got["stale"] != false {
+			t.Errorf("freshness of %s: %v, want acme_evidence marked and nothing else judged", tenant, got)
+		}
 	}
 }

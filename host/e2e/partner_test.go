@@ -254,6 +254,16 @@ func testPartnerThroughTheHost(t *testing.T, dialect string) {
 	if n, err := h.db().NewSelect().Table("partner_results").Count(context.Background()); err != nil || n != 14 {
 		t.Fatalf("partner_results holds %d rows (%v) after two runs of the day, want 14", n, err)
 	}
+	// The health report judges exactly the domains the installed plugins
+	// keep (no cost or resources plugin here), partner's included.
+	var fresh map[string]map[string]any
+	h.get("/api/v1/health/data", admin).json(t, &fresh)
+	for _, tenant := range []string{"Brand A", "Brand B"} {
+		got := fresh[tenant]
+		if len(got) != 4 || got["identity"] == nil || got["compliance"] == nil || got["partner"] == nil || got["stale"] != false {
+			t.Errorf("freshness of %s: %v, want identity, compliance and partner marked, nothing else", tenant, got)
+		}
+	}
 
 	// Brand A meets IAM-01, IAM-02 and DP-03: 5 × 10/19 = 2.63; Brand B
 	// meets DEV-01, DP-01 and DP-03: 5 × 8/19 = 2.11. Lowest first.

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -178,4 +180,28 @@ func (s *Store) Map(ctx context.Context, tenants []Tenant, domains []string, thr
 		out[t.Key] = tf
 	}
 	return out, nil
+}
+
+// Thresholds is what a tenant's freshness is judged on: each data domain
+// some job keeps current (kept, from the scheduler's DataDomains), with
+// the configured threshold for it, or else twice the longest gap between
+// the job's runs, so that one missed run makes the tenant stale. A domain
+// no job keeps is not judged (a plugin that is not installed must not
+// make every tenant stale), nor is one whose jobs only run when
+// triggered and that has no configured threshold.
+func Thresholds(configured, kept map[string]time.Duration) map[string]time.Duration {
+	out := make(map[string]time.Duration, len(kept))
+	for d, gap := range kept {
+		if t, ok := configured[d]; ok {
+			out[d] = t
+		} else if gap > 0 {
+			out[d] = 2 * gap
+		}
+	}
+	return out
+}
+
+// Domains is thresholds' domains in order.
+func Domains(thresholds map[string]time.Duration) []string {
+	return slices.Sorted(maps.Keys(thresholds))
 }

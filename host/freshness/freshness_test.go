@@ -3,6 +3,8 @@ package freshness
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -250,5 +252,26 @@ func TestDefaultThresholds(t *testing.T) {
 	got["costs"] = time.Minute
 	if DefaultThresholds()["costs"] != 25*time.Hour {
 		t.Error("changing a returned map changed the defaults")
+	}
+}
+
+func TestThresholds(t *testing.T) {
+	configured := DefaultThresholds()
+	kept := map[string]time.Duration{
+		"resources": 3 * time.Hour, // configured: 2h wins over the schedule
+		"partner":   6 * time.Hour, // twice its gap
+		"dmarc":     0,             // triggered only, no threshold: not judged
+		"identity":  0,             // triggered only, configured
+	}
+	want := map[string]time.Duration{"resources": 2 * time.Hour, "partner": 12 * time.Hour, "identity": 25 * time.Hour}
+	got := Thresholds(configured, kept)
+	if !maps.Equal(got, want) {
+		t.Errorf("Thresholds = %v, want %v", got, want)
+	}
+	if d := Domains(got); !slices.Equal(d, []string{"identity", "partner", "resources"}) {
+		t.Errorf("Domains = %v", d)
+	}
+	if got := Thresholds(configured, nil); len(got) != 0 {
+		t.Errorf("no job keeps a domain, yet %v are judged", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -1234,4 +1235,26 @@ func TestInterruptedRunsAreQueuedAgain(t *testing.T) {
 			t.Fatalf("alerts = %+v, want one for the run that never finished", alerts.Alerts)
 		}
 	})
+}
+
+func TestDataDomains(t *testing.T) {
+	s := New(nil, newFakeRunner(nil), Options{Now: (&fakeClock{now: t0}).Now})
+	if got := s.DataDomains(); len(got) != 0 {
+		t.Fatalf("DataDomains without jobs = %v", got)
+	}
+	err := s.SetSpecs([]Spec{
+		{Plugin: "resources", Name: "quotas", DataDomain: "resources", Schedule: "@every 1h"},
+		{Plugin: "resources", Name: "inventory", DataDomain: "resources", Schedule: "@every 3h"},
+		// 09:00 on weekdays: the longest gap is Friday to Monday.
+		{Plugin: "acme", Name: "collect", DataDomain: "acme_evidence", Schedule: "0 9 * * 1-5"},
+		{Plugin: "partner", Name: "partner", DataDomain: "partner"},
+		{Plugin: "partner", Name: "expiry", JobType: "partner_evidence_expiry", Schedule: "@daily"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Duration{"resources": 3 * time.Hour, "acme_evidence": 72 * time.Hour, "partner": 0}
+	if got := s.DataDomains(); !maps.Equal(got, want) {
+		t.Errorf("DataDomains = %v, want %v", got, want)
+	}
 }

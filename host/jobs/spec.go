@@ -83,3 +83,35 @@ type alignedEvery struct {
 func (a alignedEvery) Next(t time.Time) time.Time {
 	return t.Truncate(a.every).Add(a.every)
 }
+
+// DataDomains reports each data domain the registered jobs keep current,
+// with the longest gap between two scheduled runs of the jobs that keep
+// it (zero when they only run when triggered). The gap is the largest of
+// the next eight intervals after now, which covers cron expressions whose
+// runs are not evenly spaced (weekdays only, say).
+func (s *Scheduler) DataDomains() map[string]time.Duration {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]time.Duration{}
+	for _, j := range s.jobs {
+		d := j.spec.DataDomain
+		if d == "" {
+			continue
+		}
+		gap := out[d]
+		if j.sched != nil {
+			at := j.sched.Next(now)
+			for range 8 {
+				next := j.sched.Next(at)
+				if next.IsZero() {
+					break
+				}
+				gap = max(gap, next.Sub(at))
+				at = next
+			}
+		}
+		out[d] = gap
+	}
+	return out
+}

@@ -71,8 +71,10 @@ type Deps struct {
 	Plugins  *plugins.Supervisor
 	Jobs     *jobs.Scheduler
 	// Freshness and Tenancy back the tenant sync status and the picker.
-	Freshness           *freshness.Store
-	FreshnessThresholds map[string]time.Duration
+	Freshness *freshness.Store
+	// FreshnessThresholds gives the data domains tenants are judged on and
+	// their thresholds; nil means freshness.DefaultThresholds.
+	FreshnessThresholds func() map[string]time.Duration
 	Tenancy             *tenancy.Store
 	Logger              hclog.Logger
 	// Caller returns who the request acts for, false for nobody.

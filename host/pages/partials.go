@@ -80,10 +80,6 @@ func (p *Pages) syncHistoryTable(c *fiber.Ctx, caller Caller) error {
 	return writeFragment(c, http.StatusOK, SyncHistoryTable(h))
 }
 
-// freshnessDomains are the standard data domains the freshness fragment
-// reports, in the order it shows them.
-var freshnessDomains = []string{"costs", "compliance", "resources", "identity"}
-
 // tenantSyncStatus reports how fresh each domain of the caller's tenants
 // is, or of the one tenant_id names (403 for a tenant the caller may not
 // see, without its name).
@@ -98,6 +94,10 @@ func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 		}
 		ids = []string{id}
 	}
+	thresholds := freshness.DefaultThresholds()
+	if p.d.FreshnessThresholds != nil {
+		thresholds = p.d.FreshnessThresholds()
+	}
 	var rows []TenantSync
 	if caller.Admin || len(ids) > 0 {
 		tenants, err := p.d.Tenancy.Tenants(c.UserContext(), ids, false)
@@ -109,7 +109,7 @@ func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 			keys[i] = freshness.Tenant{ID: t.ID, Key: t.ID}
 		}
 		now := time.Now()
-		m, err := p.d.Freshness.Map(c.UserContext(), keys, freshnessDomains, p.d.FreshnessThresholds, now)
+		m, err := p.d.Freshness.Map(c.UserContext(), keys, freshness.Domains(thresholds), thresholds, now)
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 			rows = append(rows, TenantSync{ID: t.ID, Name: t.Name, Freshness: m[t.ID]})
 		}
 	}
-	return writeFragment(c, http.StatusOK, TenantSyncStatus(rows, p.d.FreshnessThresholds, time.Now()))
+	return writeFragment(c, http.StatusOK, TenantSyncStatus(rows, thresholds, time.Now()))
 }
 
 func (p *Pages) activeAlerts(c *fiber.Ctx, caller Caller) error {

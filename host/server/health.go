@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"reflect"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
@@ -339,10 +338,16 @@ func (s *Server) freshnessMap(ctx context.Context) (map[string]freshness.TenantF
 		}
 		keys = append(keys, freshness.Tenant{ID: t.ID, Key: key})
 	}
-	domains := make([]string, 0, len(s.deps.Config.Freshness))
-	for d := range s.deps.Config.Freshness {
-		domains = append(domains, d)
+	thresholds := s.freshnessThresholds()
+	return s.deps.Freshness.Map(ctx, keys, freshness.Domains(thresholds), thresholds, time.Now())
+}
+
+// freshnessThresholds are the data domains the installed plugins' jobs keep
+// current, with their thresholds (freshness.Thresholds); without a
+// scheduler, the configured ones.
+func (s *Server) freshnessThresholds() map[string]time.Duration {
+	if s.deps.Jobs == nil {
+		return s.deps.Config.Freshness
 	}
-	sort.Strings(domains)
-	return s.deps.Freshness.Map(ctx, keys, domains, s.deps.Config.Freshness, time.Now())
+	return freshness.Thresholds(s.deps.Config.Freshness, s.deps.Jobs.DataDomains())
 }

@@ -34,7 +34,7 @@ func (s *Server) newPages(signIn pages.SignIn) *pages.Pages {
 	s.sessions = websession.New(d.SessionSecret, d.Config.Env == config.Development)
 	return pages.New(pages.Deps{
 		UI: u, Sessions: s.sessions, SignIn: signIn, Plugins: d.Plugins, Jobs: d.Jobs, Freshness: d.Freshness,
-		FreshnessThresholds: d.Config.Freshness, Tenancy: d.Tenancy, Logger: d.Logger, IdPRedirectURI: d.Config.OIDC.RedirectURL,
+		FreshnessThresholds: s.freshnessThresholds, Tenancy: d.Tenancy, Logger: d.Logger, IdPRedirectURI: d.Config.OIDC.RedirectURL,
 		IdPOrigin: s.idpOrigin(),
 		Caller:    callerOf,
 		Context: func(c *fiber.Ctx) context.Context {

@@ -182,6 +182,13 @@ func testDMARCReportsThroughTheHost(t *testing.T, dialect string) {
 	r = h.do(http.MethodPost, "/api/v1/dmarc/reports", tokA, strings.NewReader(`<!DOCTYPE feedback [<!ENTITY a "aaaa">]><feedback>&a;</feedback>`), "Content-Type", "application/xml")
 	expectInvalid(t, r, "body")
 
+	// The host's request limit (8 MiB by default) applies before the
+	// plugin's own 10 MiB: a larger upload is refused whole by the host.
+	r = h.do(http.MethodPost, "/api/v1/dmarc/reports", tokA, bytes.NewReader(make([]byte, 9<<20)), "Content-Type", "application/gzip")
+	if r.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 9 MiB upload: %d %s, want 413 from the host", r.status, r.body)
+	}
+
 	h.get("/api/v1/dmarc/reports", tokA).json(t, &list)
 	if list.Total != 2 || list.Items[0].TenantID != tenantA || list.Items[1].TenantID != tenantA {
 		t.Errorf("Brand A's user lists %+v", list)

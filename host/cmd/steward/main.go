@@ -39,6 +39,7 @@ import (
 	"github.com/stewardhq/steward/host/authcache"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/redisconn"
+	"github.com/stewardhq/steward/host/server"
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/migrations"
 )
@@ -164,7 +165,7 @@ func serve(args []string) error {
 	}
 	defer h.Close()
 	errc := make(chan error, 1)
-	go func() { errc <- h.Server.App.Listener(ln) }()
+	go func() { errc <- h.Server.App.Listener(server.Lingering(ln)) }()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

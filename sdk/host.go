@@ -93,9 +93,15 @@ func (h *Host) MarkFresh(ctx context.Context, tenantID, domain string, at time.T
 var ErrDatasetUnavailable = errors.New("dataset unavailable")
 
 // ReadDataset streams a dataset another plugin publishes, calling fn for
-// each record of the given tenants.
+// each record of the given tenants (every tenant when none are given).
+//
+// Read from a handler's context, it reads on the request's behalf: the
+// host keeps to the tenants the request's caller may see, so a tenant
+// outside them yields no record, and a read after the response is done
+// yields none. A job's context reads what the job asks for.
 func (h *Host) ReadDataset(ctx context.Context, name string, tenantIDs []string, params map[string]string, fn func(json.RawMessage) error) error {
-	stream, err := h.client.ReadDataset(ctx, &pluginv1.ReadDatasetRequest{Dataset: name, TenantIds: tenantIDs, Params: params})
+	req := &pluginv1.ReadDatasetRequest{Dataset: name, TenantIds: tenantIDs, Params: params, RequestId: Info(ctx).RequestID}
+	stream, err := h.client.ReadDataset(ctx, req)
 	if err != nil {
 		return datasetError(name, err)
 	}

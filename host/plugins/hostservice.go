@@ -75,11 +75,15 @@ func (h *hostService) MarkFresh(ctx context.Context, req *pluginv1.MarkFreshRequ
 }
 
 // ReadDataset finds the plugin that publishes the dataset and relays its
-// stream, so no plugin ever reads another's tables.
+// stream, so no plugin ever reads another's tables. A read made for a
+// request sees only the tenants of the request's caller.
 func (h *hostService) ReadDataset(req *pluginv1.ReadDatasetRequest, out pluginv1.Host_ReadDatasetServer) error {
 	owner := h.sup.datasetOwner(req.Dataset)
 	if owner == nil {
 		return status.Errorf(codes.NotFound, "no plugin publishes dataset %q", req.Dataset)
+	}
+	if !h.sup.calls.Narrow(req) {
+		return nil
 	}
 	rpc, _, err := owner.running()
 	if err != nil {

@@ -145,8 +145,15 @@ func (s *Supervisor) Proxy(c *fiber.Ctx, r *Route, pathParams map[string]string,
 	}
 	t0 := time.Now()
 	defer func() { s.metrics.rpc.WithLabelValues(r.Plugin, "http").Observe(time.Since(t0).Seconds()) }()
+	// Until its response is done, streamed body included, the request's
+	// dataset reads see its caller's tenants only.
+	endCall := s.calls.Begin(requestID, principal)
+	release := func() {
+		endCall()
+		l.release()
+	}
 	// A streamed body is still the process's work after Proxy returns.
-	limit := bodyLimit{plugin: r.Plugin, max: l.decl.MaxResponseBytes, log: inst.log, release: l.release}
+	limit := bodyLimit{plugin: r.Plugin, max: l.decl.MaxResponseBytes, log: inst.log, release: release}
 	timeout := l.decl.RequestTimeout
 	if l.plane.socket != nil {
 		err = proxySocket(c, l.plane, r, principal, requestID, timeout, limit)
@@ -154,7 +161,7 @@ func (s *Supervisor) Proxy(c *fiber.Ctx, r *Route, pathParams map[string]string,
 		err = proxyStream(c, l.rpc, r, pathParams, principal, requestID, timeout, limit)
 	}
 	if err != nil || !c.Response().IsBodyStream() {
-		l.release()
+		release()
 	}
 	if err == nil {
 		return nil

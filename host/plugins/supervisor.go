@@ -92,6 +92,9 @@ type Supervisor struct {
 	roster  atomic.Pointer[roster]
 	routes  *RouteTable
 	metrics *metrics
+	// calls are the requests in flight at plugins, by which a dataset read
+	// made on a request's behalf is narrowed to its caller's tenants.
+	calls protocol.Calls
 	// applying serialises Apply.
 	applying sync.Mutex
 	// ctx ends when Stop begins; every start, restart and watcher runs

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing/fstest"
 	"time"
 
@@ -51,6 +52,28 @@ func newDemo() (*sdk.Plugin, *demo) {
 			}, Operation: &huma.Operation{
 				OperationID: "demo-items", Summary: "Items of the caller's tenants",
 				Parameters: []*huma.Param{{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &limitMin, Maximum: &limitMax}}},
+			}},
+			// controls reads other.controls for the tenants named in "ask",
+			// whoever the caller is: a handler that forgot its scope check.
+			{Method: "GET", Path: "/api/v1/demo/controls", Handler: func(w http.ResponseWriter, r *http.Request) {
+				var asked []string
+				if a := r.URL.Query().Get("ask"); a != "" {
+					asked = strings.Split(a, ",")
+				}
+				var tenants []string
+				err := d.env.Host.ReadDataset(r.Context(), "other.controls", asked, nil, func(rec json.RawMessage) error {
+					var c struct {
+						TenantID string `json:"tenant_id"`
+					}
+					err := json.Unmarshal(rec, &c)
+					tenants = append(tenants, c.TenantID)
+					return err
+				})
+				if err != nil {
+					sdk.WriteError(w, err)
+					return
+				}
+				sdk.WriteJSON(w, http.StatusOK, map[string]any{"tenants": tenants})
 			}},
 			{Method: "POST", Path: "/api/v1/demo/echo", Handler: func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/octet-stream")

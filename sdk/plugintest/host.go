@@ -51,6 +51,10 @@ type hostService struct {
 	plugin    pluginv1.PluginClient
 	published map[string]bool
 
+	// calls narrow the dataset reads made for a request in flight, as the
+	// host's do.
+	calls protocol.Calls
+
 	mu     sync.Mutex
 	audits []AuditEntry
 	fresh  []FreshMark
@@ -124,11 +128,14 @@ func (h *hostService) MarkFresh(_ context.Context, req *pluginv1.MarkFreshReques
 
 func (h *hostService) ReadDataset(req *pluginv1.ReadDatasetRequest, out pluginv1.Host_ReadDatasetServer) error {
 	records, ok := h.datasets[req.Dataset]
-	if !ok {
-		if h.published[req.Dataset] {
-			return h.relay(req, out)
-		}
+	if !ok && !h.published[req.Dataset] {
 		return status.Errorf(codes.NotFound, "no plugin publishes dataset %q", req.Dataset)
+	}
+	if !h.calls.Narrow(req) {
+		return nil
+	}
+	if !ok {
+		return h.relay(req, out)
 	}
 	chunk := &pluginv1.DatasetChunk{}
 	for i, r := range records {

@@ -527,6 +527,31 @@ func TestDatasets(t *testing.T) {
 		t.Errorf("chunk sizes = %v, want batches of 256", sizes)
 	}
 
+	// A handler reading for a request sees its caller's tenants only,
+	// whichever it asks for.
+	brandA := sdk.Principal{ID: "u-a", Kind: "user", TenantIDs: []string{"t1"}}
+	admin := sdk.Principal{ID: "admin", Kind: "user", IsAdmin: true, TenantIDs: []string{"t1", "t2"}}
+	for _, c := range []struct {
+		who  sdk.Principal
+		ask  string
+		want []string
+	}{
+		{brandA, "t2", nil},
+		{brandA, "t1", []string{"t1", "t1"}},
+		{brandA, "t2,t1", []string{"t1", "t1"}},
+		{brandA, "", []string{"t1", "t1"}},
+		{admin, "t2", []string{"t2"}},
+		{admin, "", []string{"t1", "t2", "t1"}},
+	} {
+		resp := h.Do(httptest.NewRequest(http.MethodGet, "/api/v1/demo/controls?ask="+c.ask, nil), c.who)
+		var got struct {
+			Tenants []string `json:"tenants"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK || !slices.Equal(got.Tenants, c.want) {
+			t.Errorf("%s asking for %q read %d %v (%v), want %v", c.who.ID, c.ask, resp.StatusCode, got.Tenants, err, c.want)
+		}
+	}
+
 	if _, err := h.ReadDataset(ctx, "demo.broken", nil, nil); err == nil || !strings.Contains(err.Error(), "table is gone") {
 		t.Errorf("failing dataset: %v", err)
 	}

@@ -249,7 +249,9 @@ func (h *Harness) Do(req *http.Request, p sdk.Principal) *http.Response {
 // requirement (401 without a principal, 403 for a non-admin on an admin
 // route); it strips the caller's credentials (Authorization, Cookie,
 // X-Api-Key) and passes the principal, a request id (the request's
-// X-Request-Id, or a fresh one) and the matched route instead. It checks
+// X-Request-Id, or a fresh one) and the matched route instead; a dataset
+// the handler reads on the request's behalf is narrowed to the principal's
+// tenants. It checks
 // the query and path parameters against the route's operation as the host
 // does, answering the host's 422 naming each bad parameter. It does not
 // apply rate limits.
@@ -294,6 +296,9 @@ func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response,
 	for _, k := range protocol.StrippedHeaders {
 		header.Del(k)
 	}
+	// Both ways read the whole response: the request is in flight, and its
+	// dataset reads see its caller's tenants, until they return.
+	defer h.host.calls.Begin(requestID, principal)()
 	if h.socket != nil {
 		return h.viaSocket(req, header, route.Pattern, principal, requestID)
 	}

@@ -119,7 +119,10 @@ func New() *sdk.Plugin {
 			{Method: "POST", Path: "/api/v1/testplugin/audit", Handler: p.audit, Operation: op("testplugin-audit", "Appends an audit entry through the Host service",
 				responses{"201": sdk.JSONResponse("Recorded", statusBody{}), "400": {Description: "The host refused the entry"}})},
 			{Method: "GET", Path: "/api/v1/testplugin/relay", TenantScoped: true, Handler: p.relay, Operation: op("testplugin-relay", "Counts a published dataset read back through the Host service",
-				responses{"200": sdk.JSONResponse("Records read", relayBody{})})},
+				responses{"200": sdk.JSONResponse("Records read", relayBody{})},
+				&huma.Param{Name: "dataset", In: "query", Description: "The dataset to read", Schema: &huma.Schema{Type: huma.TypeString, MaxLength: &datasetNameMax, Default: "testplugin.items"}},
+				&huma.Param{Name: "ask", In: "query", Description: "Tenant ids to ask the host for, unchecked against the caller (the caller's tenants when absent): the host must narrow them",
+					Schema: &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString}}, Explode: &explode})},
 			{Method: "GET", Path: "/api/v1/testplugin/env", Auth: sdk.AuthAdmin, Handler: p.env, Operation: op("testplugin-env", "Names of the plugin's environment variables, and whether it holds the cloud credential",
 				responses{"200": sdk.JSONResponse("What the plugin was given", envBody{})})},
 			{Method: "POST", Path: "/api/v1/testplugin/allocate", Auth: sdk.AuthAdmin, Handler: allocate, Operation: op("testplugin-allocate", "Allocates and holds memory, to prove the memory limit",
@@ -151,6 +154,11 @@ func New() *sdk.Plugin {
 }
 
 type responses = map[string]*huma.Response
+
+var (
+	datasetNameMax = 64
+	explode        = true
+)
 
 func op(id, summary string, rs responses, params ...*huma.Param) *huma.Operation {
 	return &huma.Operation{OperationID: id, Summary: summary, Tags: []string{"testplugin"}, Parameters: params, Responses: rs}
@@ -299,19 +307,29 @@ func (p *plugin) audit(w http.ResponseWriter, r *http.Request) {
 	sdk.WriteJSON(w, http.StatusCreated, statusBody{Status: "recorded"})
 }
 
-// relay reads the plugin's own published dataset through the host, the path
-// another plugin would take, scoped to the caller's tenants.
+// relay reads a published dataset (the plugin's own by default) through
+// the host for the tenants in "ask", which it does not check against the
+// caller: it stands for a handler whose author forgot to, so that a test
+// sees the host keep the read to the caller's tenants.
 func (p *plugin) relay(w http.ResponseWriter, r *http.Request) {
 	tenants := sdk.PrincipalFrom(r.Context()).TenantIDs
+	if ask := r.URL.Query()["ask"]; len(ask) > 0 {
+		tenants = nil
+		for _, a := range ask {
+			tenants = append(tenants, strings.Split(a, ",")...)
+		}
+	}
 	count := 0
 	byTenant := map[string]int{}
-	err := p.host.ReadDataset(r.Context(), "testplugin.items", tenants, nil, func(raw json.RawMessage) error {
-		var it item
-		if err := json.Unmarshal(raw, &it); err != nil {
+	err := p.host.ReadDataset(r.Context(), r.URL.Query().Get("dataset"), tenants, nil, func(raw json.RawMessage) error {
+		var rec struct {
+			TenantID string `json:"tenant_id"`
+		}
+		if err := json.Unmarshal(raw, &rec); err != nil {
 			return err
 		}
 		count++
-		byTenant[it.TenantID]++
+		byTenant[rec.TenantID]++
 		return nil
 	})
 	if err != nil {

@@ -1800,7 +1800,14 @@ type ReadDatasetRequest struct {
 	Dataset   string                 `protobuf:"bytes,1,opt,name=dataset,proto3" json:"dataset,omitempty"`
 	TenantIds []string               `protobuf:"bytes,2,rep,name=tenant_ids,json=tenantIds,proto3" json:"tenant_ids,omitempty"`
 	// params narrow the records, as the dataset documents (e.g. {"type": ...}).
-	Params        map[string]string `protobuf:"bytes,3,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Params map[string]string `protobuf:"bytes,3,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// request_id names the request a plugin reads the dataset for, when it
+	// reads while serving one (the SDK fills it from the handler's context).
+	// The host then narrows tenant_ids to the tenants that request's
+	// principal may see: a tenant outside them yields no record, and a
+	// request no longer in flight yields none at all. Empty for a job's read,
+	// which the host does not narrow.
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1854,6 +1861,13 @@ func (x *ReadDatasetRequest) GetParams() map[string]string {
 		return x.Params
 	}
 	return nil
+}
+
+func (x *ReadDatasetRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 type DatasetChunk struct {
@@ -2213,12 +2227,14 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bprogress\x18\x01 \x01(\v2\x1e.steward.plugin.v1.JobProgressH\x00R\bprogress\x126\n" +
 	"\x06result\x18\x02 \x01(\v2\x1c.steward.plugin.v1.JobResultH\x00R\x06result\x123\n" +
 	"\x05alert\x18\x03 \x01(\v2\x1b.steward.plugin.v1.JobAlertH\x00R\x05alertB\a\n" +
-	"\x05event\"\xd3\x01\n" +
+	"\x05event\"\xf2\x01\n" +
 	"\x12ReadDatasetRequest\x12\x18\n" +
 	"\adataset\x18\x01 \x01(\tR\adataset\x12\x1d\n" +
 	"\n" +
 	"tenant_ids\x18\x02 \x03(\tR\ttenantIds\x12I\n" +
-	"\x06params\x18\x03 \x03(\v21.steward.plugin.v1.ReadDatasetRequest.ParamsEntryR\x06params\x1a9\n" +
+	"\x06params\x18\x03 \x03(\v21.steward.plugin.v1.ReadDatasetRequest.ParamsEntryR\x06params\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"(\n" +

@@ -87,7 +87,8 @@ func (s ruleSummary) customRules() int {
 // MFA figures, both read through the host and only of Brand A; a dry run
 // lists the violations with their paths, the compliance sync stores them
 // and they join the summary and the non-compliant list as custom_rule
-// findings. Brand B's user finds neither the rules nor their violations;
+// findings. A handler reading those datasets for a tenant outside its
+// caller's gets nothing of it. Brand B's user finds neither the rules nor their violations;
 // markup never comes back; every schema guard is a 422 naming it; a
 // deleted rule is gone with its violations. On both databases, every
 // answer checked against the OpenAPI document.
@@ -98,7 +99,7 @@ func TestComplianceRulesThroughTheHost(t *testing.T) {
 }
 
 func testComplianceRules(t *testing.T, dialect string) {
-	o := hostOpts{pluginsHCL: resourcesPlugins() + identityPlugins("") + compliancePlugins(""),
+	o := hostOpts{pluginsHCL: resourcesPlugins() + identityPlugins("") + compliancePlugins("") + defaultPlugins(),
 		env: map[string]string{"STEWARD_SIM_WORLD": rulesWorld(t), "STEWARD_SIM_BOOTSTRAP": "true"}}
 	if dialect == store.DialectPostgres {
 		o.databaseURL = storetest.PostgresURL(t)
@@ -116,6 +117,7 @@ func testComplianceRules(t *testing.T, dialect string) {
 		return h.tokenFor(u)
 	}
 	tokA, tokB := user("brand-a", "grp-a"), user("brand-b", "grp-b")
+	checkDatasetsKeptToTheRequest(t, h, admin, tokA)
 	send := func(method, path, token string, body any) response {
 		if body == nil {
 			return h.do(method, path, token, nil)

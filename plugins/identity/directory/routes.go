@@ -212,16 +212,15 @@ func intParam(name string, lo, hi, def int, doc string) *huma.Param {
 func tenantIDsParam() *huma.Param {
 	return &huma.Param{Name: "tenant_ids", In: "query",
 		Description: "Tenants to include (repeated or comma-separated); all the caller's tenants when absent. A tenant the caller may not see is a 403.",
-		Schema:      &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}}
+		Schema:      &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}, MaxItems: intPtr(100)}}
 }
 
 // listParams are a list's tenants, window and order.
 func listParams(sorts []any, extra ...*huma.Param) []*huma.Param {
-	zero := 0.0
 	return append([]*huma.Param{
 		tenantIDsParam(),
 		intParam("limit", 1, 500, 50, "Page size"),
-		{Name: "offset", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &zero, Default: 0}},
+		intParam("offset", 0, 1_000_000, 0, "Items to skip"),
 		{Name: "sort_by", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: sorts, Default: sorts[0]}},
 		{Name: "sort_order", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"asc", "desc"}, Default: "asc"}},
 	}, extra...)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,7 +216,14 @@ func TestBoundsAndScope(t *testing.T) {
 		for _, r := range listRoutes {
 			cases = append(cases, []struct{ target, location string }{
 				{r + "?limit=0", "query.limit"}, {r + "?limit=501", "query.limit"}, {r + "?offset=-1", "query.offset"},
+				{r + "?offset=1000001", "query.offset"},
 				{r + "?sort_by=bogus", "query.sort_by"}, {r + "?sort_order=up", "query.sort_order"},
+			}...)
+		}
+		for _, r := range allRoutes {
+			cases = append(cases, []struct{ target, location string }{
+				{r + "?tenant_ids=" + tenantList(101), "query.tenant_ids"},
+				{r + "?tenant_ids=" + strings.Repeat("t", 65), "query.tenant_ids[0]"},
 			}...)
 		}
 		for _, c := range cases {
@@ -224,6 +232,22 @@ func TestBoundsAndScope(t *testing.T) {
 			_ = json.Unmarshal(body, &p)
 			if code != http.StatusUnprocessableEntity || len(p.Errors) == 0 || p.Errors[0].Location != c.location {
 				t.Errorf("GET %s: %d %s, want 422 naming %s", c.target, code, body, c.location)
+			}
+		}
+		// On the bounds the request reaches the handler: a hundred of the
+		// caller's tenants are served, and a 64-character id is checked
+		// against the caller's tenants rather than refused as malformed.
+		for _, r := range listRoutes {
+			if code, body := f.do(t, r+"?offset=1000000", admin); code != http.StatusOK {
+				t.Errorf("%s at the largest offset: %d %s", r, code, body)
+			}
+		}
+		for _, r := range allRoutes {
+			if code, body := f.do(t, r+"?tenant_ids="+tenantList(100), admin); code != http.StatusOK {
+				t.Errorf("%s naming 100 tenants: %d %s", r, code, body)
+			}
+			if code, body := f.do(t, r+"?tenant_ids="+strings.Repeat("t", 64), admin); code != http.StatusForbidden {
+				t.Errorf("%s naming an unknown 64-character tenant: %d %s, want 403", r, code, body)
 			}
 		}
 		for _, r := range allRoutes {
@@ -248,6 +272,12 @@ func TestBoundsAndScope(t *testing.T) {
 			t.Fatalf("contoso user's summary %+v", sum)
 		}
 	})
+}
+
+// tenantList names contoso n times, comma-separated: a tenant_ids of n
+// items the admin may see.
+func tenantList(n int) string {
+	return strings.TrimSuffix(strings.Repeat(contoso.ID+",", n), ",")
 }
 
 // leaks reports whether a decoded JSON value holds s anywhere.

@@ -188,7 +188,8 @@ func TestReads(t *testing.T) {
 func TestQueryBounds(t *testing.T) {
 	f := start(t, storetest.Dialects()[0], inventoryWorld())
 	inv, orphans, events := "/api/v1/resources/inventory", "/api/v1/resources/orphans", "/api/v1/resources/events"
-	for path, loc := range map[string]string{
+	scoped := []string{inv, inv + "/counts", "/api/v1/resources/tags/coverage", orphans, events}
+	cases := map[string]string{
 		inv + "?limit=0":                             "query.limit",
 		inv + "?limit=501":                           "query.limit",
 		inv + "?limit=ten":                           "query.limit",
@@ -204,15 +205,27 @@ func TestQueryBounds(t *testing.T) {
 		orphans + "?limit=0":                         "query.limit",
 		orphans + "?limit=501":                       "query.limit",
 		orphans + "?offset=-1":                       "query.offset",
+		orphans + "?offset=1000001":                  "query.offset",
 		orphans + "?kind=stale":                      "query.kind",
 		events + "?limit=0":                          "query.limit",
 		events + "?limit=501":                        "query.limit",
 		events + "?offset=-1":                        "query.offset",
+		events + "?offset=1000001":                   "query.offset",
 		events + "?kind=moved":                       "query.kind",
 		events + "?since=yesterday":                  "query.since",
 		inv + "/not-an-id":                           "path.resource_id",
 		inv + "/" + inventory.UID("x") + "0":         "path.resource_id",
-	} {
+
+		// With tag_key, so that only tag_value's length is wrong.
+		inv + "?tag_key=env&tag_value=" + strings.Repeat("v", 257): "query.tag_value",
+		inv + "?resource_group=" + strings.Repeat("g", 91):         "query.resource_group",
+		inv + "?location=" + strings.Repeat("l", 65):               "query.location",
+	}
+	for _, path := range scoped {
+		cases[path+"?tenant_ids="+tenantList(101)] = "query.tenant_ids"
+		cases[path+"?tenant_ids="+strings.Repeat("t", 65)] = "query.tenant_ids[0]"
+	}
+	for path, loc := range cases {
 		var p sdk.Problem
 		if status := f.get(t, contosoU, path, &p); status != http.StatusUnprocessableEntity {
 			t.Errorf("%s: %d, want 422", path, status)
@@ -226,11 +239,29 @@ func TestQueryBounds(t *testing.T) {
 			t.Errorf("%s: 422 does not name %s: %+v", path, loc, p)
 		}
 	}
-	for _, path := range []string{inv + "?limit=1&offset=0", inv + "?limit=500&offset=1000000", orphans + "?limit=500", events + "?limit=500&since=2026-01-01T00:00:00Z"} {
+	accepted := []string{inv + "?limit=1&offset=0", inv + "?limit=500&offset=1000000", orphans + "?limit=500", events + "?limit=500&since=2026-01-01T00:00:00Z",
+		orphans + "?offset=1000000", events + "?offset=1000000",
+		inv + "?tag_key=env&tag_value=" + strings.Repeat("v", 256), inv + "?resource_group=" + strings.Repeat("g", 90), inv + "?location=" + strings.Repeat("l", 64)}
+	for _, path := range scoped {
+		accepted = append(accepted, path+"?tenant_ids="+tenantList(100))
+	}
+	for _, path := range accepted {
 		if status := f.get(t, contosoU, path, nil); status != http.StatusOK {
 			t.Errorf("%s: %d, want 200", path, status)
 		}
 	}
+	// A 64-character id passes validation and meets the tenant check.
+	for _, path := range scoped {
+		if status := f.get(t, contosoU, path+"?tenant_ids="+strings.Repeat("t", 64), nil); status != http.StatusForbidden {
+			t.Errorf("%s naming an unknown 64-character tenant: %d, want 403", path, status)
+		}
+	}
+}
+
+// tenantList names contoso n times, comma-separated: a tenant_ids of n
+// items Contoso's user may see.
+func tenantList(n int) string {
+	return strings.TrimSuffix(strings.Repeat(contoso.ID+",", n), ",")
 }
 
 // TestDataset: the resources dataset streams the requested tenants'

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -356,8 +357,69 @@ func TestSection(t *testing.T) {
 	if stats, _ := h.Stats(httptest.NewRequest(http.MethodGet, "/partials/resource-stats", nil), []string{fabrikam.ID}); strings.Contains(string(stats), ">9<") {
 		t.Errorf("Fabrikam's figures count Contoso's resources: %s", stats)
 	}
+	// The route's other filters, on the page.
+	for target, want := range map[string][]string{
+		"/resources?location=westeurope":                       {"st1", "rg-empty", "2 of 2 resources"},
+		"/resources?resource_group=RG-DATA":                    {"st1", "1 of 1 resources"},
+		"/resources?tag_key=env&tag_value=prod":                {"vm-1", "disk-1", "pip-1", "nic-1", "rg-app", "5 of 5 resources", `name="tag_value" value="prod"`},
+		"/resources?tag_key=owner":                             {"vm-1", "nic-1", "rg-app", "3 of 3 resources"},
+		"/resources?offset=5":                                  {"6 to 9 of 9 resources", `href="/resources">Previous 50`},
+		"/resources?location=eastus&offset=1&tenant_id=" + "x": {"2 to 7 of 7 resources", `href="/resources?location=eastus&amp;tenant_id=x">Previous`},
+	} {
+		page, err := render(target, contoso.ID)
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		for _, w := range want {
+			if !strings.Contains(page, w) {
+				t.Errorf("%s lacks %q: %s", target, w, page)
+			}
+		}
+		if strings.Contains(page, "Next 50") || strings.Contains(page, "vm-f") {
+			t.Errorf("%s links a next page of fewer than 50 rows or shows Fabrikam's: %s", target, page)
+		}
+	}
 	var p *sdk.Problem
-	if _, err := render("/resources?type="+strings.Repeat("t", 201), contoso.ID); !errors.As(err, &p) || p.Status != http.StatusUnprocessableEntity {
-		t.Errorf("an overlong type: %v", err)
+	for target, field := range map[string]string{
+		"/resources?type=" + strings.Repeat("t", 201):                  "query.type",
+		"/resources?q=" + strings.Repeat("q", 201):                     "query.q",
+		"/resources?location=EastUS":                                   "query.location",
+		"/resources?location=" + strings.Repeat("l", 65):               "query.location",
+		"/resources?resource_group=" + strings.Repeat("g", 91):         "query.resource_group",
+		"/resources?tag_key=" + strings.Repeat("k", 513):               "query.tag_key",
+		"/resources?tag_key=env&tag_value=" + strings.Repeat("v", 257): "query.tag_value",
+		"/resources?tag_value=prod":                                    "query.tag_value",
+		"/resources?offset=-1":                                         "query.offset",
+		"/resources?offset=ten":                                        "query.offset",
+		"/resources?offset=1000001":                                    "query.offset",
+	} {
+		_, err := render(target, contoso.ID)
+		if !errors.As(err, &p) || p.Status != http.StatusUnprocessableEntity || len(p.Errors) != 1 || p.Errors[0].Location != field {
+			t.Errorf("%s: %v, want a 422 naming %s", target, err, field)
+		}
+	}
+}
+
+// TestSectionPages: past fifty resources the page links the next fifty,
+// and the last page links back.
+func TestSectionPages(t *testing.T) {
+	w := inventoryWorld()
+	for i := range 55 {
+		w.Resources = append(w.Resources, res(subC1, "rg-many", "Microsoft.Compute/disks", fmt.Sprintf("many-%02d", i), "eastus", nil, map[string]any{"diskState": "Attached"}))
+	}
+	f := start(t, storetest.Dialects()[0], w)
+	f.mustRun(t)
+	h := &inventory.Handlers{Store: f.store, RequiredTags: requiredTags}
+	html, err := h.Section(httptest.NewRequest(http.MethodGet, "/resources?resource_group=rg-many", nil), []string{contoso.ID}, "/resources")
+	page := string(html)
+	if err != nil || !strings.Contains(page, "50 of 55 resources") || !strings.Contains(page, `href="/resources?offset=50&amp;resource_group=rg-many">Next 50`) ||
+		strings.Contains(page, "Previous") || strings.Contains(page, "many-50") {
+		t.Fatalf("first page (%v): %s", err, page)
+	}
+	html, err = h.Section(httptest.NewRequest(http.MethodGet, "/resources?resource_group=rg-many&offset=50", nil), []string{contoso.ID}, "/resources")
+	page = string(html)
+	if err != nil || !strings.Contains(page, "51 to 55 of 55 resources") || !strings.Contains(page, "many-54") || strings.Contains(page, "many-49") ||
+		!strings.Contains(page, `href="/resources?resource_group=rg-many">Previous 50`) || strings.Contains(page, "Next 50") {
+		t.Fatalf("last page (%v): %s", err, page)
 	}
 }

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
 
 	"github.com/stewardhq/steward/sdk"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
@@ -13,33 +17,92 @@ import (
 // pageRows is how many resources and orphans the resources page lists.
 const pageRows = 50
 
-// maxFilter bounds the page's text filters, as the inventory route does.
+// maxFilter bounds the page's type and name filters, as the inventory
+// route does.
 const maxFilter = 200
+
+// maxOffset bounds the page's offset, as the inventory route does.
+const maxOffset = 1_000_000
+
+// locationPattern is a location's form, as the inventory route declares it.
+var locationPattern = regexp.MustCompile(`^[a-z0-9]+$`)
 
 // filters is the page's inventory filter form, on the host's CSS classes
 // (no script, no style attribute: the host's Content-Security-Policy
-// forbids both).
+// forbids both), with links to the previous and next pages.
 var filters = template.Must(template.New("filters").Parse(`<form class="stack" method="get" action="{{.Action}}">
 {{- if .Tenant}}<input type="hidden" name="tenant_id" value="{{.Tenant}}">{{end}}
 <div class="swatches">
-<div class="field"><label for="inventory-type">Type</label><input id="inventory-type" type="text" name="type" value="{{.Type}}" maxlength="200" placeholder="microsoft.compute/disks"></div>
-<div class="field"><label for="inventory-q">Name contains</label><input id="inventory-q" type="search" name="q" value="{{.Q}}" maxlength="200"></div>
+<div class="field"><label for="inventory-type">Type</label><input id="inventory-type" type="text" name="type" value="{{.Q.Type}}" maxlength="200" placeholder="microsoft.compute/disks"></div>
+<div class="field"><label for="inventory-location">Location</label><input id="inventory-location" type="text" name="location" value="{{.Q.Location}}" maxlength="64" placeholder="eastus"></div>
+<div class="field"><label for="inventory-group">Resource group</label><input id="inventory-group" type="text" name="resource_group" value="{{.Q.ResourceGroup}}" maxlength="90"></div>
+<div class="field"><label for="inventory-tag-key">Tag</label><input id="inventory-tag-key" type="text" name="tag_key" value="{{.Q.TagKey}}" maxlength="512" placeholder="env"></div>
+<div class="field"><label for="inventory-tag-value">Tag value</label><input id="inventory-tag-value" type="text" name="tag_value" value="{{.Q.TagValue}}" maxlength="256" placeholder="prod"></div>
+<div class="field"><label for="inventory-q">Name contains</label><input id="inventory-q" type="search" name="q" value="{{.Q.Text}}" maxlength="200"></div>
 </div>
 <div><button class="btn btn-primary" type="submit">Filter</button></div>
-</form>`))
+</form>
+{{- if or .Prev .Next}}
+<nav class="swatches" aria-label="Inventory pages">
+{{- if .Prev}}<a href="{{.Prev}}">Previous {{.Rows}}</a>{{end}}
+{{- if .Next}}<a href="{{.Next}}">Next {{.Rows}}</a>{{end}}
+</nav>
+{{- end}}`))
+
+// pageQuery reads the page's filters and offset, bounded as the inventory
+// route bounds them.
+func pageQuery(q url.Values, tenants []string) (ListQuery, error) {
+	lq := ListQuery{TenantIDs: tenants, Type: q.Get("type"), Location: q.Get("location"), ResourceGroup: q.Get("resource_group"),
+		TagKey: q.Get("tag_key"), TagValue: q.Get("tag_value"), Text: q.Get("q"), SortBy: "name", Limit: pageRows}
+	for _, f := range []struct {
+		field, value string
+		max          int
+	}{{"query.type", lq.Type, maxFilter}, {"query.location", lq.Location, 64}, {"query.resource_group", lq.ResourceGroup, 90},
+		{"query.tag_key", lq.TagKey, 512}, {"query.tag_value", lq.TagValue, 256}, {"query.q", lq.Text, maxFilter}} {
+		if len(f.value) > f.max {
+			return lq, sdk.Invalid(f.field, "at most %d characters", f.max)
+		}
+	}
+	if lq.Location != "" && !locationPattern.MatchString(lq.Location) {
+		return lq, sdk.Invalid("query.location", "lower-case letters and digits, such as eastus")
+	}
+	if lq.TagValue != "" && lq.TagKey == "" {
+		return lq, sdk.Invalid("query.tag_value", "needs tag_key")
+	}
+	if o := q.Get("offset"); o != "" {
+		n, err := strconv.ParseInt(o, 10, 64)
+		if err != nil || n < 0 || n > maxOffset {
+			return lq, sdk.Invalid("query.offset", "a whole number from 0 to %d", maxOffset)
+		}
+		lq.Offset = n
+	}
+	return lq, nil
+}
+
+// pageLink is the page's path with its query, at another offset.
+func pageLink(action string, q url.Values, offset int64) string {
+	q = maps.Clone(q)
+	if offset > 0 {
+		q.Set("offset", strconv.FormatInt(offset, 10))
+	} else {
+		q.Del("offset")
+	}
+	if len(q) == 0 {
+		return action
+	}
+	return action + "?" + q.Encode()
+}
 
 // Section is the inventory's part of the resources page for the tenants:
 // figures (resources, orphans, tag coverage), the inventory filtered by
-// the page's type and q parameters, and the orphans. action is the page's
-// path, which the filter form submits to.
+// the page's type, location, resource_group, tag_key, tag_value and q
+// parameters, a page of pageRows at its offset, and the orphans. action is
+// the page's path, which the filter form and the page links lead to.
 func (h *Handlers) Section(r *http.Request, tenants []string, action string) (template.HTML, error) {
 	q := r.URL.Query()
-	lq := ListQuery{TenantIDs: tenants, Type: q.Get("type"), Text: q.Get("q"), SortBy: "name", Limit: pageRows}
-	if len(lq.Type) > maxFilter {
-		return "", sdk.Invalid("query.type", "at most %d characters", maxFilter)
-	}
-	if len(lq.Text) > maxFilter {
-		return "", sdk.Invalid("query.q", "at most %d characters", maxFilter)
+	lq, err := pageQuery(q, tenants)
+	if err != nil {
+		return "", err
 	}
 	rows, total, err := h.Store.List(r.Context(), lq)
 	if err != nil {
@@ -57,8 +120,19 @@ func (h *Handlers) Section(r *http.Request, tenants []string, action string) (te
 	if err != nil {
 		return "", err
 	}
-	var form bytes.Buffer
-	if err := filters.Execute(&form, struct{ Action, Tenant, Type, Q string }{action, q.Get("tenant_id"), lq.Type, lq.Text}); err != nil {
+	form := struct {
+		Action, Tenant, Prev, Next string
+		Q                          ListQuery
+		Rows                       int
+	}{Action: action, Tenant: q.Get("tenant_id"), Q: lq, Rows: pageRows}
+	if lq.Offset > 0 {
+		form.Prev = pageLink(action, q, max(lq.Offset-pageRows, 0))
+	}
+	if next := lq.Offset + pageRows; next < total && next <= maxOffset {
+		form.Next = pageLink(action, q, next)
+	}
+	var formHTML bytes.Buffer
+	if err := filters.Execute(&formHTML, form); err != nil {
 		return "", err
 	}
 	table := make([][]any, len(rows))
@@ -71,9 +145,13 @@ func (h *Handlers) Section(r *http.Request, tenants []string, action string) (te
 		orphanTable[i] = []any{o.Kind, o.Name, o.Type, o.ResourceGroup, o.Location, formatCost(costOf(costs, &orphans[i]))}
 	}
 	caption := fmt.Sprintf("%s of %s resources, by name", sdkui.FormatNumber(float64(len(rows))), sdkui.FormatNumber(float64(total)))
+	if lq.Offset > 0 && len(rows) > 0 {
+		caption = fmt.Sprintf("%s to %s of %s resources, by name", sdkui.FormatNumber(float64(lq.Offset+1)),
+			sdkui.FormatNumber(float64(lq.Offset+int64(len(rows)))), sdkui.FormatNumber(float64(total)))
+	}
 	return sdkui.Join(
 		stats,
-		sdkui.Card("Inventory", sdkui.Join(template.HTML(form.String()),
+		sdkui.Card("Inventory", sdkui.Join(template.HTML(formHTML.String()),
 			sdkui.Table([]string{"Name", "Type", "Location", "Resource group", "Tags", "Last seen"}, table, caption))),
 		sdkui.Card("Orphans", sdkui.Table([]string{"Kind", "Name", "Type", "Resource group", "Location", "Est. monthly cost"}, orphanTable, "Resources that serve nothing")),
 	), nil

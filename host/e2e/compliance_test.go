@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,27 +26,56 @@ func compliancePlugins(config string) string {
 
 // complianceWorld: Brand A's storage account breaks a High policy and its
 // VM complies with a Medium one (1 of 2 resources, 50 %); Brand B's two
-// resources comply (100 %).
-func complianceWorld(t *testing.T) string {
+// resources comply (100 %). extra states are added to these.
+func complianceWorld(t *testing.T, extra ...world.PolicyState) string {
 	subA, subB := "aaaaaaaa-0000-0000-0000-000000000001", "bbbbbbbb-0000-0000-0000-000000000001"
-	now := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339)
-	st := func(sub, def, name, category, severity, res, state string) world.PolicyState {
-		return world.PolicyState{SubscriptionID: sub, PolicyDefinitionID: "/providers/Microsoft.Authorization/policyDefinitions/" + def, PolicyName: name,
-			Category: category, Severity: severity, ResourceID: "/subscriptions/" + sub + "/resourceGroups/rg/providers/" + res,
-			ComplianceState: state, Timestamp: now}
-	}
 	return writeWorld(t, world.World{
 		Tenants: []world.Tenant{
 			{Name: "Brand B", DirectoryTenantID: identityDirB, Subscriptions: []world.Subscription{{ID: subB, Name: "B prod"}}, AccessGroups: []string{"grp-b"}},
 			{Name: "Brand A", DirectoryTenantID: identityDirA, Subscriptions: []world.Subscription{{ID: subA, Name: "A prod"}}, AccessGroups: []string{"grp-a"}, Delegated: true},
 		},
-		PolicyStates: []world.PolicyState{
-			st(subA, "private-link", "Storage accounts should use private link", "Storage", "High", "Microsoft.Storage/storageAccounts/sa", "NonCompliant"),
-			st(subA, "vm-backup", "Azure Backup should be enabled for VMs", "Backup", "Medium", "Microsoft.Compute/virtualMachines/vm", "Compliant"),
-			st(subB, "private-link", "Storage accounts should use private link", "Storage", "High", "Microsoft.Storage/storageAccounts/sb", "Compliant"),
-			st(subB, "vm-backup", "Azure Backup should be enabled for VMs", "Backup", "Medium", "Microsoft.Compute/virtualMachines/vb", "Compliant"),
-		},
+		PolicyStates: append([]world.PolicyState{
+			policyState(subA, "private-link", "Storage accounts should use private link", "Storage", "High", "Microsoft.Storage/storageAccounts/sa", "NonCompliant"),
+			policyState(subA, "vm-backup", "Azure Backup should be enabled for VMs", "Backup", "Medium", "Microsoft.Compute/virtualMachines/vm", "Compliant"),
+			policyState(subB, "private-link", "Storage accounts should use private link", "Storage", "High", "Microsoft.Storage/storageAccounts/sb", "Compliant"),
+			policyState(subB, "vm-backup", "Azure Backup should be enabled for VMs", "Backup", "Medium", "Microsoft.Compute/virtualMachines/vb", "Compliant"),
+		}, extra...),
 	})
+}
+
+// policyState is a world's policy state of the definition def on the
+// resource res (a provider type and name) in resource group rg of the
+// subscription, evaluated an hour ago, with the initiative group names.
+func policyState(sub, def, name, category, severity, res, state string, groups ...string) world.PolicyState {
+	return world.PolicyState{SubscriptionID: sub, PolicyDefinitionID: "/providers/Microsoft.Authorization/policyDefinitions/" + def, PolicyName: name,
+		Category: category, Severity: severity, ResourceID: "/subscriptions/" + sub + "/resourceGroups/rg/providers/" + res,
+		GroupNames: groups, ComplianceState: state, Timestamp: time.Now().UTC().Add(-time.Hour).Format(time.RFC3339)}
+}
+
+// frameworkPolicyStates are four more policies for the framework coverage,
+// each assigned through a regulatory-compliance initiative (with its group
+// names), on two key vaults, a web app and Brand A's VM:
+//
+//	certificate-validity     SOC_2_CC6.1, NIST_CSF_v2.0_PR.AA_01  kva (A) NonCompliant, kvb (B) Compliant
+//	webapp-managed-identity  NIST_CSF_v2.0_PR_AA_05               appb (B) Compliant
+//	keyvault-soft-delete     SOC_2_CC6.5                          kva (A) Compliant, kvb (B) NonCompliant
+//	cost-centre-label        NIST_CSF_v2.0_PR.AA (a category)     vm (A) Compliant
+//
+// With them Brand A has 1 compliant resource of 3 (vm; sa and kva are not),
+// 33.33 %; Brand B 3 of 4 (sb, vb, appb; kvb is not), 75 %; together 4 of 7,
+// 57.14 %; 10 states of 6 policies.
+func frameworkPolicyStates() []world.PolicyState {
+	subA, subB := "aaaaaaaa-0000-0000-0000-000000000001", "bbbbbbbb-0000-0000-0000-000000000001"
+	kva, kvb := "Microsoft.KeyVault/vaults/kva", "Microsoft.KeyVault/vaults/kvb"
+	certs, softDelete := "Certificates should have the specified maximum validity period", "Key vaults should have soft delete enabled"
+	return []world.PolicyState{
+		policyState(subA, "certificate-validity", certs, "Key Vault", "Medium", kva, "NonCompliant", "SOC_2_CC6.1", "NIST_CSF_v2.0_PR.AA_01"),
+		policyState(subB, "certificate-validity", certs, "Key Vault", "Medium", kvb, "Compliant", "SOC_2_CC6.1", "NIST_CSF_v2.0_PR.AA_01"),
+		policyState(subB, "webapp-managed-identity", "Managed identity should be used in web apps", "App Service", "Medium", "Microsoft.Web/sites/appb", "Compliant", "NIST_CSF_v2.0_PR_AA_05"),
+		policyState(subA, "keyvault-soft-delete", softDelete, "Key Vault", "Medium", kva, "Compliant", "SOC_2_CC6.5"),
+		policyState(subB, "keyvault-soft-delete", softDelete, "Key Vault", "Medium", kvb, "NonCompliant", "SOC_2_CC6.5"),
+		policyState(subA, "cost-centre-label", "Virtual machines should carry a cost centre label", "Tags", "Low", "Microsoft.Compute/virtualMachines/vm", "Compliant", "NIST_CSF_v2.0_PR.AA"),
+	}
 }
 
 type complianceScore struct {
@@ -57,7 +88,9 @@ type complianceScore struct {
 // compliance routes through Policy Insights, the plugin's job and tables,
 // on both databases, every answer checked against the OpenAPI document; a
 // standard user of Brand A sees only Brand A and is refused Brand B; the
-// deprecated tenant_id is answered with a Deprecation header.
+// deprecated tenant_id is answered with a Deprecation header; the
+// framework coverage of the admin and of Brand A's user is the one worked
+// out by hand in testFrameworksThroughTheHost.
 func TestComplianceThroughTheHost(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) { testComplianceThroughTheHost(t, dialect) })
@@ -65,7 +98,7 @@ func TestComplianceThroughTheHost(t *testing.T) {
 }
 
 func testComplianceThroughTheHost(t *testing.T, dialect string) {
-	o := hostOpts{pluginsHCL: compliancePlugins(""), env: map[string]string{"STEWARD_SIM_WORLD": complianceWorld(t), "STEWARD_SIM_BOOTSTRAP": "true"}}
+	o := hostOpts{pluginsHCL: compliancePlugins(""), env: map[string]string{"STEWARD_SIM_WORLD": complianceWorld(t, frameworkPolicyStates()...), "STEWARD_SIM_BOOTSTRAP": "true"}}
 	if dialect == store.DialectPostgres {
 		o.databaseURL = storetest.PostgresURL(t)
 	}
@@ -73,7 +106,7 @@ func testComplianceThroughTheHost(t *testing.T, dialect string) {
 	admin := h.login()
 	waitStartupSync(t, h, admin, "compliance")
 	f := &fixture{h: h, admin: admin}
-	if r := f.waitRun(t, f.trigger(t, "compliance")); r.Status != "completed" || r.RecordsProcessed != 4 {
+	if r := f.waitRun(t, f.trigger(t, "compliance")); r.Status != "completed" || r.RecordsProcessed != 10 {
 		t.Fatalf("compliance sync %+v", r)
 	}
 
@@ -82,14 +115,15 @@ func testComplianceThroughTheHost(t *testing.T, dialect string) {
 		NonCompliant int      `json:"non_compliant_resources"`
 		Policies     int      `json:"total_policies"`
 	}
+	// 4 of 7 resources compliant; sa, kva and kvb not; 6 policies.
 	h.get("/api/v1/compliance/summary", admin).json(t, &sum)
-	if sum.Percent == nil || *sum.Percent != 75 || sum.NonCompliant != 1 || sum.Policies != 2 {
+	if sum.Percent == nil || *sum.Percent != 57.14 || sum.NonCompliant != 3 || sum.Policies != 6 {
 		t.Fatalf("summary %+v", sum)
 	}
 	var scores []complianceScore
 	r := h.get("/api/v1/compliance/scores", admin)
 	r.json(t, &scores)
-	if len(scores) != 2 || scores[0].TenantName != "Brand A" || *scores[0].Percent != 50 || *scores[1].Percent != 100 || r.header.Get("X-Total-Count") != "2" {
+	if len(scores) != 2 || scores[0].TenantName != "Brand A" || *scores[0].Percent != 33.33 || *scores[1].Percent != 75 || r.header.Get("X-Total-Count") != "2" {
 		t.Fatalf("scores %s", r.body)
 	}
 	a, b := scores[0].TenantID, scores[1].TenantID
@@ -108,7 +142,7 @@ func testComplianceThroughTheHost(t *testing.T, dialect string) {
 		Percent *float64 `json:"overall_compliance_percent"`
 	}
 	h.get("/api/v1/compliance/trends?days=7", admin).json(t, &trend)
-	if len(trend) != 7 || trend[6].Percent == nil || *trend[6].Percent != 75 {
+	if len(trend) != 7 || trend[6].Percent == nil || *trend[6].Percent != 57.14 {
 		t.Fatalf("trend %+v", trend)
 	}
 	var status struct {
@@ -117,13 +151,12 @@ func testComplianceThroughTheHost(t *testing.T, dialect string) {
 		States int `json:"policy_states"`
 	}
 	h.get("/api/v1/compliance/status", admin).json(t, &status)
-	if status.Synced != 2 || status.Stale != 0 || status.States != 4 {
+	if status.Synced != 2 || status.Stale != 0 || status.States != 10 {
 		t.Fatalf("status %+v", status)
 	}
 	if r := h.get("/api/v1/compliance/scores?tenant_id="+b, admin); r.status != http.StatusOK || r.header.Get("Deprecation") == "" || !strings.Contains(string(r.body), "Brand B") {
 		t.Fatalf("scores of the deprecated tenant_id: %d %v %s", r.status, r.header, r.body)
 	}
-	testFrameworksThroughTheHost(t, h, admin)
 	expectInvalid(t, h.get("/api/v1/compliance/scores?limit=501", admin), "query.limit")
 	expectInvalid(t, h.get("/api/v1/compliance/trends?days=6", admin), "query.days")
 	expectInvalid(t, h.get("/api/v1/compliance/non-compliant?severity=Critical", admin), "query.severity")
@@ -138,6 +171,7 @@ func testComplianceThroughTheHost(t *testing.T, dialect string) {
 	if len(scores) != 1 || scores[0].TenantID != a {
 		t.Fatalf("brand A's user sees the scores %+v", scores)
 	}
+	testFrameworksThroughTheHost(t, h, admin, tokA)
 	for _, path := range []string{"/api/v1/compliance/summary?tenant_ids=" + b, "/api/v1/compliance/frameworks/soc2?tenant_ids=" + b, "/api/v1/compliance/scores?tenant_id=" + b, "/api/v1/compliance/non-compliant?tenant_ids=" + b} {
 		if r := h.get(path, tokA); r.status != http.StatusForbidden || strings.Contains(string(r.body), "Brand B") {
 			t.Errorf("%s for brand A's user: %d %s", path, r.status, r.body)
@@ -145,55 +179,218 @@ func testComplianceThroughTheHost(t *testing.T, dialect string) {
 	}
 }
 
-// testFrameworksThroughTheHost: the framework list, a framework's coverage
-// with its explained policies and its source. The world's two policies map
-// to SOC 2 by keywords only: private link (non-compliant in Brand A) to
-// CC6.6 and C1.1, backup to CC7.5, CC9.1 and A1.2 — 5 of its 61 controls.
-func testFrameworksThroughTheHost(t *testing.T, h *host, admin string) {
-	t.Helper()
-	var list struct {
-		Frameworks []struct {
-			ID       string `json:"id"`
-			Coverage struct {
-				With int `json:"controls_with_coverage"`
-			} `json:"coverage_summary"`
-		} `json:"frameworks"`
-		Disclaimer string `json:"disclaimer"`
-	}
-	h.get("/api/v1/compliance/frameworks", admin).json(t, &list)
-	covered := -1
-	for _, f := range list.Frameworks {
-		if f.ID == "soc2" {
-			covered = f.Coverage.With
+// frameworkCoverage is a framework's coverage as a caller should see it:
+// of its total controls, covered have a policy in scope (percent of total,
+// in the framework list and the detail); categories holds the
+// coverage_percent of each category above 0, controls each control with a
+// policy as "status matched compliant/non_compliant compliance_percent%: "
+// and its matched policies, non-compliant first, as "definition
+// state(non_compliant_count) tier confidence" and the group name or the
+// keyword set that matched.
+type frameworkCoverage struct {
+	total, covered int
+	percent        float64
+	categories     map[string]float64
+	controls       map[string]string
+}
+
+type frameworkDetail struct {
+	Framework struct {
+		ID string `json:"id"`
+	} `json:"framework"`
+	Percent    float64 `json:"overall_coverage_percent"`
+	Categories []struct {
+		ID       string  `json:"id"`
+		Percent  float64 `json:"coverage_percent"`
+		Controls []struct {
+			ID           string  `json:"id"`
+			Status       string  `json:"status"`
+			Matched      int     `json:"matched_policies_count"`
+			Compliant    int     `json:"compliant_count"`
+			NonCompliant int     `json:"non_compliant_count"`
+			Percent      float64 `json:"compliance_percent"`
+			Policies     []struct {
+				ID           string   `json:"policy_definition_id"`
+				State        string   `json:"compliance_state"`
+				NonCompliant int      `json:"non_compliant_count"`
+				Confidence   string   `json:"mapping_confidence"`
+				Tier         int      `json:"tier"`
+				GroupName    string   `json:"group_name"`
+				Keywords     []string `json:"keywords"`
+			} `json:"matched_policies"`
+		} `json:"controls"`
+	} `json:"categories"`
+	Disclaimer string `json:"disclaimer"`
+}
+
+// coverage reads a detail as a frameworkCoverage (without total).
+func (d frameworkDetail) coverage() frameworkCoverage {
+	got := frameworkCoverage{percent: d.Percent, categories: map[string]float64{}, controls: map[string]string{}}
+	for _, cat := range d.Categories {
+		if cat.Percent != 0 {
+			got.categories[cat.ID] = cat.Percent
+		}
+		for _, c := range cat.Controls {
+			if c.Status == "not_covered" && c.Matched == 0 && len(c.Policies) == 0 {
+				continue
+			}
+			got.covered++
+			row := fmt.Sprintf("%s %d %d/%d %v%%:", c.Status, c.Matched, c.Compliant, c.NonCompliant, c.Percent)
+			for i, p := range c.Policies {
+				if i > 0 {
+					row += ";"
+				}
+				row += fmt.Sprintf(" %s %s(%d) tier %d %s %s", path.Base(p.ID), p.State, p.NonCompliant, p.Tier, p.Confidence, p.GroupName)
+				if p.Keywords != nil {
+					row += fmt.Sprint(p.Keywords)
+				}
+			}
+			got.controls[c.ID] = row
 		}
 	}
-	if covered != 5 || list.Disclaimer == "" {
-		t.Fatalf("frameworks %+v", list)
+	return got
+}
+
+// testFrameworksThroughTheHost: the framework list and the coverage of
+// SOC 2 and the NIST CSF, explained, as the admin (both brands) and as
+// Brand A's user see them, worked out by hand from
+// plugins/compliance/policies/frameworks and the rules in its README and
+// the mapping package's doc; then a framework's source.
+//
+// The six policies map as follows (tier 2 only in a framework where no
+// group name of the policy maps it):
+//
+//	private-link             tier 2 [private link] (medium): SOC 2 CC6.6, C1.1; CSF PR.IR-01
+//	vm-backup                tier 2 [backup] (low): SOC 2 CC7.5, CC9.1, A1.2; CSF PR.DS-11, RC.RP-03
+//	certificate-validity     tier 1: SOC 2 CC6.1 (SOC_2_CC6.1); CSF PR.AA-01 (dotted NIST_CSF_v2.0_PR.AA_01)
+//	webapp-managed-identity  tier 1: CSF PR.AA-05 (underscore NIST_CSF_v2.0_PR_AA_05), not PR.AA-01
+//	                         as its keywords [managed identity] would; nothing in SOC 2
+//	keyvault-soft-delete     tier 1: SOC 2 CC6.5 (SOC_2_CC6.5), not A1.2, C1.2 or P4.3 as its keywords
+//	                         [soft delete] would; tier 2 [soft delete] (medium): CSF PR.DS-11, RC.RP-03
+//	cost-centre-label        nothing: its group names a CSF category, its words no keyword set
+//
+// A policy's state is over the resources in scope: for the admin
+// private-link, certificate-validity and keyvault-soft-delete are
+// NonCompliant (one resource each), the others Compliant; for Brand A's
+// user keyvault-soft-delete is Compliant (kva) and webapp-managed-identity
+// (Brand B's only) is out of scope. A control's compliance percent is its
+// compliant policies over compliant plus non-compliant ones; coverage
+// percents are covered controls over controls, to one decimal.
+func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
+	t.Helper()
+	const (
+		privateLink = " private-link NonCompliant(1) tier 2 medium [private link]"
+		backup      = " vm-backup Compliant(0) tier 2 low [backup]"
+		certsCC61   = " certificate-validity NonCompliant(1) tier 1 high SOC_2_CC6.1"
+		certsPRAA01 = " certificate-validity NonCompliant(1) tier 1 high NIST_CSF_v2.0_PR.AA_01"
+	)
+	soc2 := func(cc65 string) frameworkCoverage {
+		return frameworkCoverage{
+			// CC6.1, CC6.5, CC6.6, CC7.5, CC9.1, A1.2, C1.1: 7 of 61, 11.475 → 11.5 %.
+			total: 61, covered: 7, percent: 11.5,
+			// CC6: 3 of 8 = 37.5; CC7: 1 of 5 = 20; CC9: 1 of 2 = 50;
+			// A1: 1 of 3 = 33.33 → 33.3; C1: 1 of 2 = 50.
+			categories: map[string]float64{"CC6": 37.5, "CC7": 20, "CC9": 50, "A1": 33.3, "C1": 50},
+			controls: map[string]string{
+				"CC6.1": "non_compliant 1 0/1 0%:" + certsCC61,
+				"CC6.5": cc65,
+				"CC6.6": "non_compliant 1 0/1 0%:" + privateLink,
+				"C1.1":  "non_compliant 1 0/1 0%:" + privateLink,
+				"CC7.5": "covered 1 1/0 100%:" + backup,
+				"CC9.1": "covered 1 1/0 100%:" + backup,
+				// Only the backup: keyvault-soft-delete's group name keeps
+				// its keywords off A1.2.
+				"A1.2": "covered 1 1/0 100%:" + backup,
+			},
+		}
 	}
-	var d struct {
-		Categories []struct {
-			Controls []struct {
+	want := map[string]map[string]frameworkCoverage{
+		"admin": {
+			"soc2": soc2("non_compliant 1 0/1 0%: keyvault-soft-delete NonCompliant(1) tier 1 high SOC_2_CC6.5"),
+			"nist_csf": {
+				// PR.AA-01, PR.AA-05, PR.DS-11, PR.IR-01, RC.RP-03: 5 of 106, 4.717 → 4.7 %.
+				total: 106, covered: 5, percent: 4.7,
+				// PR.AA: 2 of 6 = 33.33 → 33.3; PR.DS: 1 of 4 = 25;
+				// PR.IR: 1 of 4 = 25; RC.RP: 1 of 6 = 16.67 → 16.7.
+				categories: map[string]float64{"PR.AA": 33.3, "PR.DS": 25, "PR.IR": 25, "RC.RP": 16.7},
+				controls: map[string]string{
+					"PR.AA-01": "non_compliant 1 0/1 0%:" + certsPRAA01,
+					"PR.AA-05": "covered 1 1/0 100%: webapp-managed-identity Compliant(0) tier 1 high NIST_CSF_v2.0_PR_AA_05",
+					"PR.IR-01": "non_compliant 1 0/1 0%:" + privateLink,
+					// 1 compliant of 2: 50 %.
+					"PR.DS-11": "partial 2 1/1 50%: keyvault-soft-delete NonCompliant(1) tier 2 medium [soft delete];" + backup,
+					"RC.RP-03": "partial 2 1/1 50%: keyvault-soft-delete NonCompliant(1) tier 2 medium [soft delete];" + backup,
+				},
+			},
+		},
+		"Brand A's user": {
+			"soc2": soc2("covered 1 1/0 100%: keyvault-soft-delete Compliant(0) tier 1 high SOC_2_CC6.5"),
+			"nist_csf": {
+				// PR.AA-05 is not covered without Brand B: 4 of 106, 3.774 → 3.8 %.
+				total: 106, covered: 4, percent: 3.8,
+				// PR.AA: 1 of 6 = 16.67 → 16.7.
+				categories: map[string]float64{"PR.AA": 16.7, "PR.DS": 25, "PR.IR": 25, "RC.RP": 16.7},
+				controls: map[string]string{
+					"PR.AA-01": "non_compliant 1 0/1 0%:" + certsPRAA01,
+					"PR.IR-01": "non_compliant 1 0/1 0%:" + privateLink,
+					// Both compliant, so by policy name: "Azure Backup…" first.
+					"PR.DS-11": "covered 2 2/0 100%:" + backup + "; keyvault-soft-delete Compliant(0) tier 2 medium [soft delete]",
+					"RC.RP-03": "covered 2 2/0 100%:" + backup + "; keyvault-soft-delete Compliant(0) tier 2 medium [soft delete]",
+				},
+			},
+		},
+	}
+	for who, token := range map[string]string{"admin": admin, "Brand A's user": userA} {
+		var list struct {
+			Frameworks []struct {
 				ID       string `json:"id"`
-				Status   string `json:"status"`
-				Policies []struct {
-					Tier     int      `json:"tier"`
-					Keywords []string `json:"keywords"`
-				} `json:"matched_policies"`
-			} `json:"controls"`
-		} `json:"categories"`
-		Disclaimer string `json:"disclaimer"`
-	}
-	h.get("/api/v1/compliance/frameworks/soc2?include_policies=true&explain=true", admin).json(t, &d)
-	found := false
-	for _, cat := range d.Categories {
-		for _, c := range cat.Controls {
-			if c.ID == "CC6.6" {
-				found = c.Status == "non_compliant" && len(c.Policies) == 1 && c.Policies[0].Tier == 2 && slices.Equal(c.Policies[0].Keywords, []string{"private", "link"})
+				Total    int    `json:"total_controls"`
+				Coverage struct {
+					With    int     `json:"controls_with_coverage"`
+					Without int     `json:"controls_without_coverage"`
+					Percent float64 `json:"overall_coverage_percent"`
+				} `json:"coverage_summary"`
+			} `json:"frameworks"`
+			Disclaimer string `json:"disclaimer"`
+		}
+		h.get("/api/v1/compliance/frameworks", token).json(t, &list)
+		if list.Disclaimer == "" {
+			t.Errorf("the framework list for %s has no disclaimer", who)
+		}
+		for id, w := range want[who] {
+			listed := false
+			for _, f := range list.Frameworks {
+				if f.ID == id {
+					listed = true
+					if f.Total != w.total || f.Coverage.With != w.covered || f.Coverage.Without != w.total-w.covered || f.Coverage.Percent != w.percent {
+						t.Errorf("%s in the framework list for %s: %+v, want %d of %d controls covered, %v %%", id, who, f, w.covered, w.total, w.percent)
+					}
+				}
+			}
+			if !listed {
+				t.Errorf("%s is not in the framework list for %s: %+v", id, who, list.Frameworks)
+			}
+			var d frameworkDetail
+			h.get("/api/v1/compliance/frameworks/"+id+"?include_policies=true&explain=true", token).json(t, &d)
+			got := d.coverage()
+			if d.Framework.ID != id || d.Disclaimer == "" || got.covered != w.covered || got.percent != w.percent {
+				t.Errorf("%s for %s: framework %q, %d controls covered, %v %%, want %d, %v %%", id, who, d.Framework.ID, got.covered, got.percent, w.covered, w.percent)
+			}
+			if !maps.Equal(got.categories, w.categories) {
+				t.Errorf("%s for %s: categories' coverage %v, want %v", id, who, got.categories, w.categories)
+			}
+			controls := slices.Sorted(maps.Keys(w.controls))
+			for c := range got.controls {
+				if _, ok := w.controls[c]; !ok {
+					controls = append(controls, c)
+				}
+			}
+			for _, c := range controls {
+				if got.controls[c] != w.controls[c] {
+					t.Errorf("%s %s for %s:\n got %q\nwant %q", id, c, who, got.controls[c], w.controls[c])
+				}
 			}
 		}
-	}
-	if !found || d.Disclaimer == "" {
-		t.Fatalf("SOC 2 coverage: CC6.6 is not non-compliant through private link: %+v", d)
 	}
 	var src struct {
 		Hash string `json:"hash"`

@@ -51,15 +51,10 @@ func testCostAnomalies(t *testing.T, dialect string) {
 	}
 	h := startHost(t, o)
 	admin := h.login()
-	var tenants []tenancy.Tenant
-	h.get("/api/v1/tenants", admin).json(t, &tenants)
-	idOf := map[string]string{}
-	for _, tn := range tenants {
-		idOf[tn.Name] = tn.ID
-	}
+	idOf := h.tenantIDs(t, admin)
 	contoso := idOf["Contoso Retail"]
 	if contoso == "" {
-		t.Fatalf("the demo world's tenants are not registered: %+v", tenants)
+		t.Fatalf("the demo world's tenants are not registered: %v", idOf)
 	}
 	waitStartupSync(t, h, admin, "costs")
 	db := h.db()

@@ -69,15 +69,10 @@ func testCostReads(t *testing.T, dialect string) {
 	}
 	h := startHost(t, o)
 	admin := h.login()
-	var ts []tenancy.Tenant
-	h.get("/api/v1/tenants", admin).json(t, &ts)
-	ids := map[string]string{}
-	for _, tn := range ts {
-		ids[tn.Name] = tn.ID
-	}
+	ids := h.tenantIDs(t, admin)
 	a, b := ids["Brand A"], ids["Brand B"]
 	if a == "" || b == "" {
-		t.Fatalf("world tenants registered as %+v", ts)
+		t.Fatalf("world tenants registered as %v", ids)
 	}
 
 	// Costs from 40 days before the first of last month up to today,

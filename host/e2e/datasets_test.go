@@ -3,8 +3,6 @@ package e2e
 import (
 	"net/url"
 	"testing"
-
-	"github.com/stewardhq/steward/host/tenancy"
 )
 
 // checkDatasetsKeptToTheRequest: a plugin handler that reads another
@@ -16,15 +14,10 @@ import (
 // read by the request it was made for; the test plugin declares no check.
 func checkDatasetsKeptToTheRequest(t *testing.T, h *host, admin, tokA string) {
 	t.Helper()
-	var tenants []tenancy.Tenant
-	h.get("/api/v1/tenants", admin).json(t, &tenants)
-	ids := map[string]string{}
-	for _, tn := range tenants {
-		ids[tn.Name] = tn.ID
-	}
+	ids := h.tenantIDs(t, admin)
 	a, b := ids["Brand A"], ids["Brand B"]
 	if a == "" || b == "" {
-		t.Fatalf("tenants %+v, want Brand A and Brand B", tenants)
+		t.Fatalf("tenants %v, want Brand A and Brand B", ids)
 	}
 	type relay struct {
 		Records  int            `json:"records"`

@@ -227,6 +227,19 @@ func (h *host) do(method, path, token string, body io.Reader, header ...string) 
 
 func (h *host) get(path, token string) response { return h.do(http.MethodGet, path, token, nil) }
 
+// tenantIDs lists the registered tenants' ids by name, as the admin sees
+// them.
+func (h *host) tenantIDs(t *testing.T, admin string) map[string]string {
+	t.Helper()
+	var tenants []tenancy.Tenant
+	h.get("/api/v1/tenants", admin).json(t, &tenants)
+	ids := make(map[string]string, len(tenants))
+	for _, tn := range tenants {
+		ids[tn.Name] = tn.ID
+	}
+	return ids
+}
+
 // login signs in with the development pair and returns the access token.
 func (h *host) login() string {
 	h.t.Helper()

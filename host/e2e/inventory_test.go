@@ -112,12 +112,7 @@ func testInventory(t *testing.T, dialect string) {
 		t.Fatalf("counts by type %+v", counts.ByType)
 	}
 
-	var tenants []tenancy.Tenant
-	h.get("/api/v1/tenants", admin).json(t, &tenants)
-	ids := map[string]string{}
-	for _, tn := range tenants {
-		ids[tn.Name] = tn.ID
-	}
+	ids := h.tenantIDs(t, admin)
 	u := tenancy.User{DirectoryTenantID: "brand-a-directory", Subject: "oid-a-inv", Email: "a-inv@brand-a.example", Name: "A user", Groups: []string{"grp-a"}}
 	if err := tenancy.New(h.db()).UpsertUser(context.Background(), &u); err != nil {
 		t.Fatal(err)

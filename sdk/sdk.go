@@ -45,6 +45,14 @@ const (
 	RateAuth
 	// RateSync routes also share the host's sync concurrency limit.
 	RateSync
+	// RateCostly is for work that is expensive to do on demand, such as a
+	// dry run that reads a whole dataset or an export: such a route draws
+	// on the host's small per-principal budget of costly requests as well
+	// as the default one. The host keeps the count, in Redis when it has
+	// one, so the limit holds across every replica; a plugin keeps no
+	// limiter of its own. Over budget the caller gets 429 with Retry-After
+	// before the plugin sees the request.
+	RateCostly
 )
 
 // Route is one HTTP operation the plugin serves: what the host needs to

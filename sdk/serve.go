@@ -171,6 +171,8 @@ func rateProto(r RateClass) pluginv1.RateClass {
 		return pluginv1.RateClass_RATE_CLASS_AUTH
 	case RateSync:
 		return pluginv1.RateClass_RATE_CLASS_SYNC
+	case RateCostly:
+		return pluginv1.RateClass_RATE_CLASS_COSTLY
 	default:
 		return pluginv1.RateClass_RATE_CLASS_DEFAULT
 	}

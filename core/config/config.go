@@ -50,8 +50,11 @@ type Config struct {
 	DevPassword            string
 	RateLimitPerMinute     int
 	AuthRateLimitPerMinute int
-	AccessTokenTTL         time.Duration
-	RefreshTokenTTL        time.Duration
+	// CostlyRateLimitPerMinute is the budget of routes that do expensive
+	// work on demand (sdk.RateCostly), drawn on as well as the default one.
+	CostlyRateLimitPerMinute int
+	AccessTokenTTL           time.Duration
+	RefreshTokenTTL          time.Duration
 	// Freshness thresholds by data domain for /api/v1/health/data.
 	Freshness map[string]time.Duration
 	// AuditRetention is how long audit entries are kept; 0 keeps them forever.
@@ -186,6 +189,7 @@ func Load(getenv func(string) string) (Config, error) {
 	}{
 		{"STEWARD_RATE_LIMIT_PER_MINUTE", 100, &c.RateLimitPerMinute, 1},
 		{"STEWARD_AUTH_RATE_LIMIT_PER_MINUTE", 10, &c.AuthRateLimitPerMinute, 1},
+		{"STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE", 10, &c.CostlyRateLimitPerMinute, 1},
 		{"STEWARD_MAX_BODY_BYTES", 8 << 20, &c.MaxBodyBytes, 1024},
 	}
 	for _, it := range ints {

@@ -21,8 +21,8 @@ func TestDefaults(t *testing.T) {
 	if c.DatabaseURL != "sqlite://data/steward.db" {
 		t.Fatalf("database url %q", c.DatabaseURL)
 	}
-	if c.RateLimitPerMinute != 100 || c.AuthRateLimitPerMinute != 10 {
-		t.Fatalf("rate limits %d/%d", c.RateLimitPerMinute, c.AuthRateLimitPerMinute)
+	if c.RateLimitPerMinute != 100 || c.AuthRateLimitPerMinute != 10 || c.CostlyRateLimitPerMinute != 10 {
+		t.Fatalf("rate limits %d/%d/%d", c.RateLimitPerMinute, c.AuthRateLimitPerMinute, c.CostlyRateLimitPerMinute)
 	}
 	if c.Freshness["costs"] != 25*time.Hour || c.Freshness["compliance"] != 5*time.Hour || c.Freshness["resources"] != 2*time.Hour {
 		t.Fatalf("freshness %v", c.Freshness)
@@ -45,6 +45,13 @@ func TestOIDCAdminTenants(t *testing.T) {
 	}
 }
 
+func TestCostlyRateLimit(t *testing.T) {
+	c, err := Load(env(map[string]string{"STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE": "3"}))
+	if err != nil || c.CostlyRateLimitPerMinute != 3 || c.RateLimitPerMinute != 100 {
+		t.Fatalf("costly %d, default %d, %v; want 3 and 100", c.CostlyRateLimitPerMinute, c.RateLimitPerMinute, err)
+	}
+}
+
 func TestRefusals(t *testing.T) {
 	secret := strings.Repeat("k", 32)
 	cases := []struct {
@@ -58,6 +65,8 @@ func TestRefusals(t *testing.T) {
 		{"bad env", map[string]string{"STEWARD_ENV": "prod"}, "STEWARD_ENV must be"},
 		{"bad cloud", map[string]string{"STEWARD_CLOUD": "aws"}, "STEWARD_CLOUD must be"},
 		{"bad rate", map[string]string{"STEWARD_RATE_LIMIT_PER_MINUTE": "0"}, "STEWARD_RATE_LIMIT_PER_MINUTE"},
+		{"zero costly rate", map[string]string{"STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE": "0"}, "STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE must be an integer of at least 1"},
+		{"costly rate not a number", map[string]string{"STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE": "ten"}, "STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE"},
 		{"bad ttl", map[string]string{"STEWARD_ACCESS_TOKEN_TTL": "soon"}, "STEWARD_ACCESS_TOKEN_TTL"},
 		{"bad freshness", map[string]string{"STEWARD_FRESHNESS_COSTS": "-1h"}, "STEWARD_FRESHNESS_COSTS"},
 		{"bad registered-only switch", map[string]string{"STEWARD_OIDC_REGISTERED_ONLY": "yes"}, "STEWARD_OIDC_REGISTERED_ONLY"},

@@ -88,7 +88,9 @@ func (s ruleSummary) customRules() int {
 // lists the violations with their paths, the compliance sync stores them
 // and they join the summary and the non-compliant list as custom_rule
 // findings. A handler reading those datasets for a tenant outside its
-// caller's gets nothing of it. Brand B's user finds neither the rules nor their violations;
+// caller's gets nothing of it. Dry runs draw on the host's costly budget,
+// which the compliance page's Dry run button shares, while ordinary
+// requests go on. Brand B's user finds neither the rules nor their violations;
 // markup never comes back; every schema guard is a 422 naming it; a
 // deleted rule is gone with its violations. On both databases, every
 // answer checked against the OpenAPI document.
@@ -100,7 +102,7 @@ func TestComplianceRulesThroughTheHost(t *testing.T) {
 
 func testComplianceRules(t *testing.T, dialect string) {
 	o := hostOpts{pluginsHCL: resourcesPlugins() + identityPlugins("") + compliancePlugins("") + defaultPlugins(),
-		env: map[string]string{"STEWARD_SIM_WORLD": rulesWorld(t), "STEWARD_SIM_BOOTSTRAP": "true"}}
+		env: map[string]string{"STEWARD_SIM_WORLD": rulesWorld(t), "STEWARD_SIM_BOOTSTRAP": "true", "STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE": "2"}}
 	if dialect == store.DialectPostgres {
 		o.databaseURL = storetest.PostgresURL(t)
 	}
@@ -162,7 +164,11 @@ func testComplianceRules(t *testing.T, dialect string) {
 		} `json:"violations"`
 	}
 	var dr dryRun
-	h.do(http.MethodPost, fmt.Sprintf("/api/v1/compliance/rules/%d/evaluate", tls.ID), tokA, nil).json(t, &dr)
+	r := h.do(http.MethodPost, fmt.Sprintf("/api/v1/compliance/rules/%d/evaluate", tls.ID), tokA, nil)
+	if r.header.Get("X-Ratelimit-Limit") != "2" || r.header.Get("X-Ratelimit-Remaining") != "1" {
+		t.Errorf("the first dry run's headers describe another budget than the costly one: %v", r.header)
+	}
+	r.json(t, &dr)
 	if dr.Subjects != 2 || len(dr.Violations) != 1 || dr.Violations[0].SubjectName != "sa-old-tls" ||
 		dr.Violations[0].InstancePath != "/properties/minimumTlsVersion" || dr.Violations[0].Keyword != "const" {
 		t.Fatalf("dry run of the TLS rule %+v", dr)
@@ -170,6 +176,13 @@ func testComplianceRules(t *testing.T, dialect string) {
 	h.do(http.MethodPost, fmt.Sprintf("/api/v1/compliance/rules/%d/evaluate", mfa.ID), tokA, nil).json(t, &dr)
 	if dr.Subjects != 1 || len(dr.Violations) != 1 || dr.Violations[0].InstancePath != "/mfa_coverage_percentage" || dr.Violations[0].Keyword != "minimum" {
 		t.Fatalf("dry run of the MFA rule %+v", dr)
+	}
+	// The costly budget of 2 is spent, for the API and the page's button
+	// alike; an ordinary request still passes.
+	expectLimited(t, h.do(http.MethodPost, fmt.Sprintf("/api/v1/compliance/rules/%d/evaluate", tls.ID), tokA, nil))
+	expectLimited(t, h.do(http.MethodPost, fmt.Sprintf("/partials/compliance-rules/%d/dry-run?tenant_id=%s", tls.ID, tls.TenantID), tokA, nil, "HX-Request", "true"))
+	if r := h.get(fmt.Sprintf("/api/v1/compliance/rules/%d", tls.ID), tokA); r.status != http.StatusOK {
+		t.Fatalf("an ordinary request once the costly budget is spent: %d %s", r.status, r.body)
 	}
 
 	// The sync evaluates the rules and stores what they find.

@@ -41,6 +41,11 @@ type MiddlewareOptions struct {
 // routes, including health checks, so that every response carries the
 // X-RateLimit-* headers.
 //
+// A Costly request is counted against Default as well as Costly, and its
+// headers describe the budget that refused it or, when both allow it, the
+// one with fewer requests left, so that a client pacing itself by the
+// headers is not refused by the other.
+//
 // The headers are set before the rest of the chain runs, which keeps them on
 // responses that fiber's ErrorHandler builds from a returned error (404s
 // included), as long as that handler does not reset the response. They are
@@ -73,7 +78,7 @@ func Middleware(l *Limiter, opts MiddlewareOptions) fiber.Handler {
 
 	return func(c *fiber.Ctx) error {
 		class := classOf(c)
-		res, err := l.Take(c.UserContext(), class, keyOf(c))
+		res, err := l.take(c.UserContext(), class, keyOf(c))
 		if err != nil {
 			onStoreError(c, err)
 			res = l.failOpen(class, time.Now())

@@ -1,6 +1,7 @@
 // Package ratelimit enforces Steward's request budgets: a fixed window of
 // requests per client for ordinary routes, a smaller one for authentication
-// routes, and a cap on concurrently running sync requests.
+// routes, another small one for costly routes on top of the ordinary one,
+// and a cap on concurrently running sync requests.
 //
 // Budgets are counted in process memory by default. Given a Redis client
 // they are counted in Redis instead, so that every host replica draws on
@@ -19,9 +20,10 @@ import (
 	redisstore "github.com/ulule/limiter/v3/drivers/store/redis"
 )
 
-// Class selects which budget a request is counted against. Each class has a
+// Class selects which budgets a request is counted against. Each class has a
 // budget of its own, so a login attempt spends the auth budget only and
-// never eats into the client's ordinary allowance.
+// never eats into the client's ordinary allowance; a costly request spends
+// both the costly and the ordinary one (see Middleware).
 type Class uint8
 
 const (
@@ -30,6 +32,11 @@ const (
 	// Auth is the budget for authentication routes, kept small to slow
 	// credential guessing.
 	Auth
+	// Costly is the budget for routes that do expensive work on demand,
+	// such as a dry run over a whole dataset. It narrows Default rather
+	// than replacing it: a costly request is ordinary traffic too, and a
+	// separate allowance would let a client add the two together.
+	Costly
 )
 
 // String returns the name used for the class in store keys and logs.
@@ -39,6 +46,8 @@ func (c Class) String() string {
 		return "default"
 	case Auth:
 		return "auth"
+	case Costly:
+		return "costly"
 	default:
 		return fmt.Sprintf("class(%d)", uint8(c))
 	}
@@ -48,9 +57,15 @@ func (c Class) String() string {
 const (
 	DefaultPerMinute     = 100
 	DefaultAuthPerMinute = 10
-	DefaultPrefix        = "steward:ratelimit"
-	DefaultWindow        = time.Minute
-	DefaultStoreTimeout  = 250 * time.Millisecond
+	// DefaultCostlyPerMinute is the compliance dry run's sustained rate
+	// from when each plugin process kept its own limiter (a bucket of 5
+	// refilled one every 6 seconds). The fixed window may hand out all 10
+	// at once, but it is one count for every replica, where each replica's
+	// plugin used to grant its own.
+	DefaultCostlyPerMinute = 10
+	DefaultPrefix          = "steward:ratelimit"
+	DefaultWindow          = time.Minute
+	DefaultStoreTimeout    = 250 * time.Millisecond
 )
 
 // Config configures a Limiter. Zero fields take the package defaults.
@@ -61,10 +76,11 @@ type Config struct {
 	// Prefix namespaces the keys in the store; replicas that must share a
 	// budget need the same prefix.
 	Prefix string
-	// DefaultPerMinute and AuthPerMinute are the budgets per window of the
-	// Default and Auth classes.
+	// DefaultPerMinute, AuthPerMinute and CostlyPerMinute are the budgets
+	// per window of the Default, Auth and Costly classes.
 	DefaultPerMinute int
 	AuthPerMinute    int
+	CostlyPerMinute  int
 	// Window is the length of the fixed counting window. It exists so tests
 	// and experiments need not wait a real minute; production keeps the
 	// default, which is what the "per minute" budgets mean.
@@ -116,7 +132,7 @@ func New(cfg Config) (*Limiter, error) {
 }
 
 func withDefaults(cfg Config) (Config, error) {
-	if cfg.DefaultPerMinute < 0 || cfg.AuthPerMinute < 0 || cfg.Window < 0 || cfg.StoreTimeout < 0 {
+	if cfg.DefaultPerMinute < 0 || cfg.AuthPerMinute < 0 || cfg.CostlyPerMinute < 0 || cfg.Window < 0 || cfg.StoreTimeout < 0 {
 		return cfg, errors.New("ratelimit: budgets, window and store timeout must not be negative")
 	}
 	if cfg.DefaultPerMinute == 0 {
@@ -124,6 +140,9 @@ func withDefaults(cfg Config) (Config, error) {
 	}
 	if cfg.AuthPerMinute == 0 {
 		cfg.AuthPerMinute = DefaultAuthPerMinute
+	}
+	if cfg.CostlyPerMinute == 0 {
+		cfg.CostlyPerMinute = DefaultCostlyPerMinute
 	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
@@ -143,6 +162,7 @@ func newLimiter(store limiter.Store, cfg Config) *Limiter {
 		classes: map[Class]*limiter.Limiter{
 			Default: limiter.New(store, rate(cfg.DefaultPerMinute)),
 			Auth:    limiter.New(store, rate(cfg.AuthPerMinute)),
+			Costly:  limiter.New(store, rate(cfg.CostlyPerMinute)),
 		},
 		window:       cfg.Window,
 		storeTimeout: cfg.StoreTimeout,
@@ -169,6 +189,26 @@ func (l *Limiter) Take(ctx context.Context, class Class, key string) (Result, er
 		Reset:     time.Unix(got.Reset+1, 0),
 		Allowed:   !got.Reached,
 	}, nil
+}
+
+// take counts a request against every budget its class draws on and
+// returns the Result to report. A Costly request is counted against
+// Default first and against Costly only if Default allowed it: a request
+// refused anyway does no costly work. Of two allowances it reports the one
+// with fewer requests left, since that is the one the client meets first.
+func (l *Limiter) take(ctx context.Context, class Class, key string) (Result, error) {
+	if class != Costly {
+		return l.Take(ctx, class, key)
+	}
+	def, err := l.Take(ctx, Default, key)
+	if err != nil || !def.Allowed {
+		return def, err
+	}
+	costly, err := l.Take(ctx, Costly, key)
+	if err != nil || costly.Remaining <= def.Remaining {
+		return costly, err
+	}
+	return def, nil
 }
 
 // failOpen is the Result reported when the store cannot be asked: the

@@ -78,6 +78,13 @@ func authClass(c *fiber.Ctx) Class {
 	return Default
 }
 
+func costlyClass(c *fiber.Ctx) Class {
+	if strings.HasPrefix(c.Path(), "/costly/") {
+		return Costly
+	}
+	return Default
+}
+
 func TestHeadersOnEveryResponse(t *testing.T) {
 	app := fiber.New(fiber.Config{
 		ErrorHandler: func(c *fiber.Ctx, err error) error {
@@ -211,6 +218,81 @@ func TestAuthBudgetIsSeparate(t *testing.T) {
 	}
 }
 
+// TestCostlyBudgetNarrowsDefault: past the costly budget a costly route is
+// 429 with Retry-After while ordinary routes still pass; every costly
+// request, the refused one too, was also counted against the default
+// budget.
+func TestCostlyBudgetNarrowsDefault(t *testing.T) {
+	const costly = 3
+	var handled atomic.Int64
+	app := fiber.New()
+	app.Use(Middleware(mustNew(t, Config{CostlyPerMinute: costly}), MiddlewareOptions{ClassOf: costlyClass}))
+	app.Post("/costly/dry-run", func(c *fiber.Ctx) error {
+		handled.Add(1)
+		return c.SendStatus(fiber.StatusOK)
+	})
+	app.Get("/tenants", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusNoContent) })
+
+	for i := 1; i <= costly; i++ {
+		resp := send(t, app, http.MethodPost, "/costly/dry-run", nil)
+		if resp.StatusCode != fiber.StatusOK {
+			t.Fatalf("costly request %d: status %d, want 200", i, resp.StatusCode)
+		}
+		if got := headerInt(t, resp, HeaderLimit); got != costly {
+			t.Errorf("costly request %d: %s = %d, want %d", i, HeaderLimit, got, costly)
+		}
+		if got := headerInt(t, resp, HeaderRemaining); got != int64(costly-i) {
+			t.Errorf("costly request %d: %s = %d, want %d", i, HeaderRemaining, got, costly-i)
+		}
+	}
+	resp := send(t, app, http.MethodPost, "/costly/dry-run", nil)
+	if resp.StatusCode != fiber.StatusTooManyRequests {
+		t.Fatalf("costly request %d: status %d, want 429", costly+1, resp.StatusCode)
+	}
+	if retry := headerInt(t, resp, fiber.HeaderRetryAfter); retry < 1 || retry > int64((DefaultWindow+time.Second)/time.Second) {
+		t.Errorf("Retry-After = %d, want 1..61", retry)
+	}
+	if headerInt(t, resp, HeaderLimit) != costly || headerInt(t, resp, HeaderRemaining) != 0 {
+		t.Errorf("429 headers %v, want the costly budget's, spent", resp.Header)
+	}
+	if got := handled.Load(); got != costly {
+		t.Errorf("handler ran %d times, want %d", got, costly)
+	}
+
+	resp = send(t, app, http.MethodGet, "/tenants", nil)
+	if resp.StatusCode != fiber.StatusNoContent {
+		t.Fatalf("default route after the costly budget is spent: status %d, want 204", resp.StatusCode)
+	}
+	if got, want := headerInt(t, resp, HeaderRemaining), int64(DefaultPerMinute-costly-2); got != want {
+		t.Errorf("default %s = %d, want %d: each costly request spends the default budget too", HeaderRemaining, got, want)
+	}
+}
+
+// TestCostlyHeadersFollowTheBindingBudget: when the default budget has
+// fewer requests left than the costly one, the headers describe it, and a
+// costly request it refuses takes nothing of the costly budget.
+func TestCostlyHeadersFollowTheBindingBudget(t *testing.T) {
+	l := mustNew(t, Config{DefaultPerMinute: 2, CostlyPerMinute: 5})
+	app := fiber.New()
+	app.Use(Middleware(l, MiddlewareOptions{ClassOf: costlyClass, KeyOf: byClientHeader}))
+	app.Post("/costly/export", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusOK) })
+
+	for i := 1; i <= 2; i++ {
+		resp := send(t, app, http.MethodPost, "/costly/export", nil)
+		if resp.StatusCode != fiber.StatusOK || headerInt(t, resp, HeaderLimit) != 2 || headerInt(t, resp, HeaderRemaining) != int64(2-i) {
+			t.Fatalf("request %d: %d %v, want 200 with the default budget's headers", i, resp.StatusCode, resp.Header)
+		}
+	}
+	resp := send(t, app, http.MethodPost, "/costly/export", nil)
+	if resp.StatusCode != fiber.StatusTooManyRequests || headerInt(t, resp, HeaderLimit) != 2 || resp.Header.Get(fiber.HeaderRetryAfter) == "" {
+		t.Fatalf("request 3: %d %v, want 429 from the default budget", resp.StatusCode, resp.Header)
+	}
+	res, err := l.Take(context.Background(), Costly, "client:") // the key of a request without X-Client
+	if err != nil || res.Remaining != 5-3 {
+		t.Errorf("costly budget after two allowed requests: %+v, %v; want 2 left", res, err)
+	}
+}
+
 func TestKeysIsolateClients(t *testing.T) {
 	app := fiber.New()
 	app.Use(Middleware(mustNew(t, Config{DefaultPerMinute: 2}), MiddlewareOptions{KeyOf: byClientHeader}))
@@ -267,6 +349,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}{
 		{"negative default budget", Config{DefaultPerMinute: -1}},
 		{"negative auth budget", Config{AuthPerMinute: -1}},
+		{"negative costly budget", Config{CostlyPerMinute: -1}},
 		{"negative window", Config{Window: -time.Second}},
 		{"negative store timeout", Config{StoreTimeout: -time.Second}},
 		{"unreachable redis", Config{Redis: unreachable}},
@@ -336,16 +419,19 @@ func TestStoreFailureFailsOpen(t *testing.T) {
 	}
 }
 
+// TestRedisReplicasShareBudget: two replicas on one Redis spend one
+// default budget and one costly budget per client.
 func TestRedisReplicasShareBudget(t *testing.T) {
 	url := storetest.RedisURL(t)
 	prefix := storetest.RedisPrefix(t, url)
-	const budget = 4
+	const budget, costly = 6, 2
 
 	newApp := func() *fiber.App {
-		l := mustNew(t, Config{Redis: redisClient(t, url), Prefix: prefix, DefaultPerMinute: budget})
+		l := mustNew(t, Config{Redis: redisClient(t, url), Prefix: prefix, DefaultPerMinute: budget, CostlyPerMinute: costly})
 		app := fiber.New()
-		app.Use(Middleware(l, MiddlewareOptions{KeyOf: byClientHeader}))
+		app.Use(Middleware(l, MiddlewareOptions{ClassOf: costlyClass, KeyOf: byClientHeader}))
 		app.Get("/", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusNoContent) })
+		app.Post("/costly/dry-run", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusOK) })
 		return app
 	}
 	replicas := []*fiber.App{newApp(), newApp()}
@@ -372,14 +458,35 @@ func TestRedisReplicasShareBudget(t *testing.T) {
 	if resp := send(t, replicas[1], http.MethodGet, "/", map[string]string{"X-Client": "bob"}); resp.StatusCode != fiber.StatusNoContent {
 		t.Errorf("bob on the shared store: status %d, want 204", resp.StatusCode)
 	}
+
+	// Carol's costly requests, one on each replica, spend the costly
+	// budget they share; then each replica refuses her the next one, but
+	// not an ordinary request.
+	carol := map[string]string{"X-Client": "carol"}
+	for i := range costly {
+		resp := send(t, replicas[i%2], http.MethodPost, "/costly/dry-run", carol)
+		if resp.StatusCode != fiber.StatusOK || headerInt(t, resp, HeaderLimit) != costly || headerInt(t, resp, HeaderRemaining) != int64(costly-1-i) {
+			t.Fatalf("carol's costly request %d on replica %d: %d %v", i+1, i%2, resp.StatusCode, resp.Header)
+		}
+	}
+	for i, app := range replicas {
+		resp := send(t, app, http.MethodPost, "/costly/dry-run", carol)
+		if resp.StatusCode != fiber.StatusTooManyRequests || resp.Header.Get(fiber.HeaderRetryAfter) == "" {
+			t.Errorf("replica %d after the shared costly budget is spent: %d, Retry-After %q; want 429 with one",
+				i, resp.StatusCode, resp.Header.Get(fiber.HeaderRetryAfter))
+		}
+	}
+	if resp := send(t, replicas[1], http.MethodGet, "/", carol); resp.StatusCode != fiber.StatusNoContent {
+		t.Errorf("carol's ordinary request: status %d, want 204", resp.StatusCode)
+	}
 }
 
 func TestRedisPrefixesAndClassesSeparateBudgets(t *testing.T) {
 	url := storetest.RedisURL(t)
 	ctx := context.Background()
 	client := redisClient(t, url)
-	a := mustNew(t, Config{Redis: client, Prefix: storetest.RedisPrefix(t, url), DefaultPerMinute: 1, AuthPerMinute: 1})
-	b := mustNew(t, Config{Redis: client, Prefix: storetest.RedisPrefix(t, url), DefaultPerMinute: 1, AuthPerMinute: 1})
+	a := mustNew(t, Config{Redis: client, Prefix: storetest.RedisPrefix(t, url), DefaultPerMinute: 1, AuthPerMinute: 1, CostlyPerMinute: 1})
+	b := mustNew(t, Config{Redis: client, Prefix: storetest.RedisPrefix(t, url), DefaultPerMinute: 1, AuthPerMinute: 1, CostlyPerMinute: 1})
 
 	takes := []struct {
 		l           *Limiter
@@ -390,6 +497,8 @@ func TestRedisPrefixesAndClassesSeparateBudgets(t *testing.T) {
 		{a, Default, false},
 		{a, Auth, true},
 		{a, Auth, false},
+		{a, Costly, true},
+		{a, Costly, false},
 		{b, Default, true},
 	}
 	for i, tt := range takes {

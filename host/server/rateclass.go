@@ -27,9 +27,9 @@ func authRateClass(pattern string) bool {
 
 // rateClass picks the budget of the route the request matches — a host
 // operation or a plugin route — never from the path's text alone, so a
-// variant spelling cannot move a sign-in onto the larger budget. Routing
-// is case-sensitive and strict about slashes, so the route matched here
-// is the one that serves the request.
+// variant spelling cannot move a sign-in onto the larger budget or a dry
+// run off the costly one. Routing is case-sensitive and strict about
+// slashes, so the route matched here is the one that serves the request.
 func (s *Server) rateClass(c *fiber.Ctx) ratelimit.Class {
 	method, path := c.Method(), c.Path()
 	// An auth route's pattern begins with its literal prefix, so only such
@@ -45,8 +45,13 @@ func (s *Server) rateClass(c *fiber.Ctx) ratelimit.Class {
 			}
 		}
 	}
-	if r, _ := s.matchPlugin(c); r != nil && r.RateClass == pluginv1.RateClass_RATE_CLASS_AUTH {
-		return ratelimit.Auth
+	if r, _ := s.matchPlugin(c); r != nil {
+		switch r.RateClass {
+		case pluginv1.RateClass_RATE_CLASS_AUTH:
+			return ratelimit.Auth
+		case pluginv1.RateClass_RATE_CLASS_COSTLY:
+			return ratelimit.Costly
+		}
 	}
 	return ratelimit.Default
 }

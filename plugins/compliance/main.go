@@ -88,8 +88,7 @@ func New() *sdk.Plugin {
 			*syncer = states.Syncer{Cloud: clients, Store: st, Host: env.Host, AfterTenant: []states.Hook{evaluate}}
 			*reads = states.Handlers{Store: st, Host: env.Host, Findings: findings}
 			*cov = coverage.Service{Mapper: mapper, Store: st}
-			*customRules = rules.Handlers{Store: ruleStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger,
-				DryRuns: rules.NewLimiter(rules.DryRunEvery, rules.DryRunBurst, nil)}
+			*customRules = rules.Handlers{Store: ruleStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger}
 			*complianceViews = views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host,
 				Sections: []views.Section{editor.Section()}}
 			return nil

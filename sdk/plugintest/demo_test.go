@@ -112,6 +112,9 @@ func newDemo() (*sdk.Plugin, *demo) {
 			{Method: "GET", Path: "/api/v1/demo/admin", Auth: sdk.AuthAdmin, RateClass: sdk.RateSync, Handler: func(w http.ResponseWriter, _ *http.Request) {
 				w.WriteHeader(http.StatusNoContent)
 			}},
+			{Method: "POST", Path: "/api/v1/demo/export", RateClass: sdk.RateCostly, Handler: func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusNoContent)
+			}},
 			{Method: "GET", Path: "/api/v1/demo/public", Auth: sdk.AuthNone, RateClass: sdk.RateAuth, Handler: func(w http.ResponseWriter, r *http.Request) {
 				sdk.WriteJSON(w, http.StatusOK, map[string]bool{"anonymous": sdk.PrincipalFrom(r.Context()).Anonymous()})
 			}},

@@ -84,10 +84,11 @@ func TestDescribe(t *testing.T) {
 		rate   pluginv1.RateClass
 		scoped bool
 	}{
-		"GET /api/v1/demo/whoami": {pluginv1.Auth_AUTH_USER, pluginv1.RateClass_RATE_CLASS_DEFAULT, false},
-		"GET /api/v1/demo/items":  {pluginv1.Auth_AUTH_USER, pluginv1.RateClass_RATE_CLASS_DEFAULT, true},
-		"GET /api/v1/demo/admin":  {pluginv1.Auth_AUTH_ADMIN, pluginv1.RateClass_RATE_CLASS_SYNC, false},
-		"GET /api/v1/demo/public": {pluginv1.Auth_AUTH_NONE, pluginv1.RateClass_RATE_CLASS_AUTH, false},
+		"GET /api/v1/demo/whoami":  {pluginv1.Auth_AUTH_USER, pluginv1.RateClass_RATE_CLASS_DEFAULT, false},
+		"GET /api/v1/demo/items":   {pluginv1.Auth_AUTH_USER, pluginv1.RateClass_RATE_CLASS_DEFAULT, true},
+		"GET /api/v1/demo/admin":   {pluginv1.Auth_AUTH_ADMIN, pluginv1.RateClass_RATE_CLASS_SYNC, false},
+		"GET /api/v1/demo/public":  {pluginv1.Auth_AUTH_NONE, pluginv1.RateClass_RATE_CLASS_AUTH, false},
+		"POST /api/v1/demo/export": {pluginv1.Auth_AUTH_USER, pluginv1.RateClass_RATE_CLASS_COSTLY, false},
 	} {
 		r := routes[key]
 		if r == nil {

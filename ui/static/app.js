@@ -1,7 +1,9 @@
 // Steward's only first-party script. It adds the CSRF token to htmx
 // requests, shows a slot's "unavailable, retrying" state when its fragment
-// fails and retries it with backoff, and renders <time class="local-time">
-// in the viewer's time zone. Pages work without it, minus those.
+// fails and retries it with backoff, says in a live region when the host's
+// rate limit refused the request that fills it, and renders
+// <time class="local-time"> in the viewer's time zone. Pages work without
+// it, minus those.
 "use strict";
 (function () {
 	var csrf = document.querySelector('meta[name="csrf-token"]');
@@ -40,6 +42,27 @@
 		retries.set(body, state);
 	}
 
+	// errorState builds what sdk/ui's ErrorState renders, with the message
+	// as text.
+	function errorState(message) {
+		var svgNS = "http://www.w3.org/2000/svg";
+		var state = document.createElement("div");
+		state.className = "error-state";
+		state.setAttribute("role", "status");
+		var icon = document.createElementNS(svgNS, "svg");
+		icon.setAttribute("class", "error-icon");
+		icon.setAttribute("viewBox", "0 0 24 24");
+		icon.setAttribute("aria-hidden", "true");
+		icon.setAttribute("focusable", "false");
+		var path = document.createElementNS(svgNS, "path");
+		path.setAttribute("d", "M12 3 2 20h20zM12 10v4M12 17h.01");
+		icon.appendChild(path);
+		var p = document.createElement("p");
+		p.textContent = message;
+		state.append(icon, p);
+		return state;
+	}
+
 	function recovered(body) {
 		var slot = body.closest(".slot");
 		slot.classList.remove("is-unavailable");
@@ -73,6 +96,22 @@
 		} else {
 			failed(body);
 		}
+	});
+	// htmx swaps no error answer, so a button the host's rate limit refused
+	// (429) would seem to do nothing. When the request's target is a live
+	// region, the place its outcome is announced (the rule editor's dry-run
+	// result), it says so there, with the wait the host's Retry-After gives.
+	// Other targets, such as a whole form, are left as they are rather than
+	// replaced by the message; slots retry by themselves.
+	document.addEventListener("htmx:responseError", function (evt) {
+		var xhr = evt.detail.xhr;
+		var target = evt.detail.target;
+		if (!xhr || xhr.status !== 429 || slotOf(evt) || !target || !target.hasAttribute("aria-live")) {
+			return;
+		}
+		var wait = parseInt(xhr.getResponseHeader("Retry-After"), 10);
+		var when = wait > 0 ? "in " + wait + (wait === 1 ? " second." : " seconds.") : "shortly.";
+		target.replaceChildren(errorState("Too many requests. Try again " + when));
 	});
 	["htmx:sendError", "htmx:timeout"].forEach(function (name) {
 		document.addEventListener(name, function (evt) {

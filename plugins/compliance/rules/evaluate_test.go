@@ -154,26 +154,6 @@ func TestDryRunWithoutData(t *testing.T) {
 	}
 }
 
-// TestDryRunRateLimit: a user may dry-run DryRunBurst times at once, then
-// gets 429 with Retry-After until the allowance refills; another user is
-// not held back.
-func TestDryRunRateLimit(t *testing.T) {
-	f := newFixture(t, "sqlite")
-	a := f.create(userA, diskRule("Disks"))
-	path := ruleAt(a.ID) + "/evaluate"
-	for i := range rules.DryRunBurst {
-		f.do(userA, http.MethodPost, path, nil).want(t, "dry run "+strconv.Itoa(i+1), http.StatusOK)
-	}
-	r := f.do(userA, http.MethodPost, path, nil).want(t, "one dry run too many", http.StatusTooManyRequests)
-	if secs, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || secs < 1 || secs > int(rules.DryRunEvery/time.Second) {
-		t.Errorf("Retry-After %q", r.header.Get("Retry-After"))
-	}
-	f.do(admin, http.MethodPost, path, nil).want(t, "another user's dry run", http.StatusOK)
-	f.clock.Advance(rules.DryRunEvery)
-	f.do(userA, http.MethodPost, path, nil).want(t, "dry run after the wait", http.StatusOK)
-	f.do(userA, http.MethodPost, path, nil).want(t, "and one more", http.StatusTooManyRequests)
-}
-
 // TestEvaluateTenant: the sync's evaluation stores each active audit
 // rule's violations with evaluated_at, replaces them on the next run
 // (the same data gives the same rows), skips inactive, disabled and

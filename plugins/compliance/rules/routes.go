@@ -25,8 +25,6 @@ type Handlers struct {
 	Evaluator *Evaluator
 	Host      Host
 	Logger    hclog.Logger
-	// DryRuns limits POST .../evaluate per user.
-	DryRuns *Limiter
 }
 
 const (
@@ -162,13 +160,16 @@ func (h *Handlers) Routes() []sdk.Route {
 			Parameters:  []*huma.Param{idParam},
 			Responses:   map[string]*huma.Response{"204": {Description: "Deleted"}, "404": rule404},
 		}},
-		{Method: http.MethodPost, Path: rulesPath + "/{id}/evaluate", Handler: h.evaluate, Operation: &huma.Operation{
+		// A dry run reads a whole category of the tenant's data, so it
+		// draws on the host's costly budget, which every replica shares.
+		{Method: http.MethodPost, Path: rulesPath + "/{id}/evaluate", RateClass: sdk.RateCostly, Handler: h.evaluate, Operation: &huma.Operation{
 			OperationID: "compliance-rules-evaluate", Tags: []string{tag}, Summary: "Dry-run a custom compliance rule against current data",
 			Description: "Validates the tenant's current records of the rule's category and lists every violation; nothing is stored. " +
-				"Rate limited per user (counted by each plugin process): " + DryRunRate + "; beyond it 429 with Retry-After.",
+				"Rate limited per user by the host's budget of costly requests (STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE, 10 a minute by default), " +
+				"shared by every host replica and by the compliance page's Dry run button; beyond it 429 with Retry-After.",
 			Parameters: []*huma.Param{idParam},
 			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("What the rule finds", DryRun{}), "404": rule404,
-				"429": {Description: "Too many dry runs by the caller", Headers: map[string]*huma.Param{"Retry-After": {Description: "Seconds until the next dry run is allowed", Schema: &huma.Schema{Type: huma.TypeInteger}}}},
+				"429": {Description: "The caller's budget of costly requests (or of all requests) is spent", Headers: map[string]*huma.Param{"Retry-After": {Description: "Seconds until the next dry run is allowed", Schema: &huma.Schema{Type: huma.TypeInteger}}}},
 				"503": {Description: "The category's data (another plugin's dataset) could not be read"}},
 		}},
 	}
@@ -332,12 +333,6 @@ func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
 func (h *Handlers) evaluate(w http.ResponseWriter, r *http.Request) {
 	rule := h.find(w, r)
 	if rule == nil {
-		return
-	}
-	if wait := h.DryRuns.Reserve(sdk.PrincipalFrom(r.Context()).ID); wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
-		h.writeError(w, &sdk.Problem{Title: http.StatusText(http.StatusTooManyRequests), Status: http.StatusTooManyRequests,
-			Detail: "too many dry runs; allowed " + DryRunRate})
 		return
 	}
 	at := h.now()

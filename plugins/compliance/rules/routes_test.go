@@ -282,7 +282,8 @@ func TestMarkupStripped(t *testing.T) {
 }
 
 // TestRoutesDeclared: the routes pass the SDK's checks, and each documents
-// its operation, its success and the errors a caller can get.
+// its operation, its success and the errors a caller can get; the dry run
+// alone draws on the host's costly budget, which is its only rate limit.
 func TestRoutesDeclared(t *testing.T) {
 	routes := (&rules.Handlers{}).Routes()
 	if err := (&sdk.Plugin{Name: "compliance", Version: "0.0.1", Routes: routes}).Validate(); err != nil {
@@ -302,6 +303,13 @@ func TestRoutesDeclared(t *testing.T) {
 		if !ok || r.Operation == nil || r.Operation.OperationID == "" || r.Operation.Summary == "" {
 			t.Errorf("%s: undocumented or unexpected route", key)
 			continue
+		}
+		wantClass := sdk.RateDefault
+		if strings.HasSuffix(key, "/evaluate") {
+			wantClass = sdk.RateCostly
+		}
+		if r.RateClass != wantClass {
+			t.Errorf("%s: rate class %v, want %v", key, r.RateClass, wantClass)
 		}
 		for _, s := range statuses {
 			if r.Operation.Responses[s] == nil {

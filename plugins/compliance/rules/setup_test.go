@@ -36,7 +36,7 @@ var (
 	userB = sdk.Principal{ID: "user-b", Email: "b@brand-b.example", Kind: "user", TenantIDs: []string{tenantB}}
 )
 
-// clock is a settable time the handlers and the limiter read.
+// clock is a settable time the handlers read.
 type clock struct {
 	mu sync.Mutex
 	t  time.Time
@@ -131,8 +131,7 @@ func newFixtureWith(t *testing.T, dialect string, sets map[string][]json.RawMess
 	handlers := &rules.Handlers{}
 	plugin := &sdk.Plugin{Name: "compliance", Version: "0.0.1", Routes: handlers.Routes(), Configure: func(_ context.Context, env *sdk.Env) error {
 		f.eval.Sources = &rules.Sources{Datasets: env.Host, Scores: rules.ScoreFunc(scores)}
-		*handlers = rules.Handlers{Store: f.store, Evaluator: f.eval, Host: env.Host, Logger: env.Logger,
-			DryRuns: rules.NewLimiter(rules.DryRunEvery, rules.DryRunBurst, f.clock.Now)}
+		*handlers = rules.Handlers{Store: f.store, Evaluator: f.eval, Host: env.Host, Logger: env.Logger}
 		return nil
 	}}
 	f.h = plugintest.New(t, plugin, plugintest.Options{Datasets: sets, Tenants: []sdk.Tenant{

@@ -70,9 +70,13 @@ const schemaExample = `{
 //
 // The routes serve the rules' API routes in this process, as the caller
 // scoped to the one tenant, so a form meets the API's validation, markup
-// removal and audit, and a dry run its per-user rate limit (the same
-// limiter), exactly as a call of the API would. The editor lists through
-// the rules' store.
+// removal and audit exactly as a call of the API would. That in-process
+// call passes no host, so the dry-run route declares the costly rate class
+// itself: the host then counts the button's dry runs and the API's against
+// the caller's one costly budget. Over it the host answers 429 before the
+// plugin sees the request; the page's script shows that answer in the
+// result's live region, saying when to try again. The editor lists
+// through the rules' store.
 type RuleEditor struct {
 	// Rules are the rules' API handlers.
 	Rules *rules.Handlers
@@ -112,11 +116,11 @@ func (e *RuleEditor) Routes() []sdk.Route {
 			Parameters: []*huma.Param{id, tenant},
 			Responses:  map[string]*huma.Response{"200": htmlResponse("The rule editor"), "403": refused, "404": {Description: "The tenant has no such rule"}},
 		}},
-		{Method: http.MethodPost, Path: dryRunPath, TenantScoped: true, Handler: e.dryRun, Operation: &huma.Operation{
+		{Method: http.MethodPost, Path: dryRunPath, TenantScoped: true, RateClass: sdk.RateCostly, Handler: e.dryRun, Operation: &huma.Operation{
 			OperationID: "compliance-rules-editor-dry-run", Tags: []string{"compliance"}, Summary: "Dry-run a custom rule from the compliance page",
-			Description: "Dry-runs the rule as POST /api/v1/compliance/rules/{id}/evaluate does, under the same per-user rate limit (" + rules.DryRunRate +
-				"), and answers its result as HTML: how many violations, and the first " + strconv.Itoa(violationsShown) +
-				" with their subject, instance path and message. Too many dry runs, or data that could not be read, are said in the HTML.",
+			Description: "Dry-runs the rule as POST /api/v1/compliance/rules/{id}/evaluate does, drawing on the same per-user budget of costly requests " +
+				"(STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE), and answers its result as HTML: how many violations, and the first " + strconv.Itoa(violationsShown) +
+				" with their subject, instance path and message. Data that could not be read is said in the HTML; too many dry runs are the host's 429 with Retry-After.",
 			Parameters: []*huma.Param{id, tenant},
 			Responses:  map[string]*huma.Response{"200": htmlResponse("The dry run's result"), "403": refused, "404": {Description: "The tenant has no such rule"}},
 		}},
@@ -363,8 +367,9 @@ func (e *RuleEditor) write(w http.ResponseWriter, r *http.Request, tenant string
 	sdkui.WriteFragment(w, http.StatusOK, html)
 }
 
-// dryRun dry-runs the rule through the API's route, under its rate limit,
-// and answers the result, or why there is none.
+// dryRun dry-runs the rule through the API's route and answers the
+// result, or why there is none. The host has already counted it against
+// the caller's costly budget (the route's rate class).
 func (e *RuleEditor) dryRun(w http.ResponseWriter, r *http.Request) {
 	tenant, err := tenantOf(r)
 	if err != nil {
@@ -377,10 +382,6 @@ func (e *RuleEditor) dryRun(w http.ResponseWriter, r *http.Request) {
 	a := e.call(r, tenant, http.MethodPost, apiPath(apiDryRun, ruleID(r)), nil)
 	switch a.status {
 	case http.StatusOK:
-	case http.StatusTooManyRequests:
-		sdkui.WriteFragment(w, http.StatusOK, sdkui.ErrorState("Too many dry runs: "+rules.DryRunRate+" are allowed. Try again in "+
-			a.header.Get("Retry-After")+" seconds."))
-		return
 	case http.StatusServiceUnavailable:
 		sdkui.WriteFragment(w, http.StatusOK, sdkui.ErrorState("The rule's data could not be read (it comes from another plugin's dataset). Try again later."))
 		return
@@ -560,7 +561,7 @@ func init() {
 {{- define "rules" -}}
 <div class="stack" id="compliance-rules">
 <p class="muted">Each rule is a JSON Schema that the tenant's records of its category must satisfy. A dry run validates the current data and stores nothing; ` +
-		`it is limited to ` + rules.DryRunRate + `.</p>
+		`each user may run only a few a minute.</p>
 {{- if .Notice}}<p role="status">{{.Notice}}</p>{{end}}
 {{- .Rules}}
 <form class="stack" method="post" action="{{.Action}}" hx-post="{{.Action}}" hx-target="#compliance-rules" hx-swap="outerHTML" hx-disabled-elt="find button">

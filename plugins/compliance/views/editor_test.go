@@ -56,7 +56,7 @@ type editorWorld struct {
 
 // newEditorWorld serves the compliance page with the rule editor as its
 // section, the editor's routes and the rules' API on a database of the
-// dialect, the dry-run limiter on a clock that stands still.
+// dialect, on a clock that stands still.
 func newEditorWorld(t *testing.T, dialect string) *editorWorld {
 	t.Helper()
 	ctx := context.Background()
@@ -77,8 +77,7 @@ func newEditorWorld(t *testing.T, dialect string) *editorWorld {
 		Configure: func(_ context.Context, env *sdk.Env) error {
 			v.Host = env.Host
 			eval.Sources = &rules.Sources{Datasets: env.Host}
-			*api = rules.Handlers{Store: rs, Evaluator: eval, Host: env.Host, Logger: env.Logger,
-				DryRuns: rules.NewLimiter(rules.DryRunEvery, rules.DryRunBurst, clock)}
+			*api = rules.Handlers{Store: rs, Evaluator: eval, Host: env.Host, Logger: env.Logger}
 			return nil
 		}}
 	sets := map[string][]json.RawMessage{rules.ResourcesDataset: {
@@ -291,8 +290,7 @@ func testEditorInvalid(t *testing.T, w *editorWorld) {
 
 // testEditorDryRun: a dry run answers the violations' count and the
 // first ones, each with its subject, instance path and message, and
-// stores nothing; the dry runs through the API and the editor share the
-// caller's allowance, past which the editor says when to try again.
+// stores nothing. Its limit is the host's (TestEditorDryRunIsCostly).
 func testEditorDryRun(t *testing.T, w *editorWorld) {
 	rule, html := w.create(t, ownerOfAlpha, "t1", ownerRule("Disks have an owner"))
 	m := dryRunRE.FindStringSubmatch(html)
@@ -307,22 +305,28 @@ func testEditorDryRun(t *testing.T, w *editorWorld) {
 	if got, err := w.rules.Get(context.Background(), rule.ID, []string{"t1"}); err != nil || got.EvaluatedAt != nil {
 		t.Errorf("the dry run stored its result: %+v, %v", got, err)
 	}
+	// The result goes into a live region, where the page's script also
+	// shows the host's 429 when the caller's costly budget is spent.
+	if !strings.Contains(html, `<div id="compliance-rule-`+m[2]+`-dry-run" aria-live="polite"></div>`) {
+		t.Errorf("the dry run's result is not a live region: %s", html)
+	}
+}
 
-	// Five at once in all: three through the API, one more here, then none.
-	for range 3 {
-		if status, body := w.do(t, ownerOfAlpha, http.MethodPost, "/api/v1/compliance/rules/"+m[2]+"/evaluate", nil); status != http.StatusOK {
-			t.Fatalf("API dry run: %d %s", status, body)
+// TestEditorDryRunIsCostly: the editor's dry run calls the API's handler
+// in this process, past the host, so its own route must draw on the
+// host's costly budget as the API's does, or the button would be an
+// unlimited way around it.
+func TestEditorDryRunIsCostly(t *testing.T) {
+	api := &rules.Handlers{}
+	for _, r := range append(api.Routes(), (&views.RuleEditor{Rules: api}).Routes()...) {
+		want := sdk.RateDefault
+		if strings.HasSuffix(r.Path, "/evaluate") || strings.HasSuffix(r.Path, "/dry-run") {
+			want = sdk.RateCostly
+		}
+		if r.RateClass != want {
+			t.Errorf("%s %s has rate class %v, want %v", r.Method, r.Path, r.RateClass, want)
 		}
 	}
-	contains(t, "the fifth dry run", w.ok(t, ownerOfAlpha, http.MethodPost, m[1], nil), "Dry run: 2 violations")
-	limited := w.ok(t, ownerOfAlpha, http.MethodPost, m[1], nil)
-	contains(t, "the sixth dry run", limited, "Too many dry runs: "+rules.DryRunRate+" are allowed. Try again in 6 seconds.")
-	lacks(t, "the sixth dry run", limited, "violations")
-	if status, _ := w.do(t, ownerOfAlpha, http.MethodPost, "/api/v1/compliance/rules/"+m[2]+"/evaluate", nil); status != http.StatusTooManyRequests {
-		t.Errorf("the API after the editor's dry runs: %d", status)
-	}
-	// Another user has an allowance of its own.
-	contains(t, "the admin's dry run", w.ok(t, admin, http.MethodPost, m[1], nil), "Dry run: 2 violations")
 }
 
 // testEditorDelete: Delete removes the rule from the list (soft: the row

@@ -90,6 +90,10 @@ const (
 	RateClass_RATE_CLASS_AUTH        RateClass = 2
 	// RATE_CLASS_SYNC routes share the sync concurrency limit.
 	RateClass_RATE_CLASS_SYNC RateClass = 3
+	// RATE_CLASS_COSTLY routes do expensive work on demand (a dry run over a
+	// whole dataset, an export) and draw on the host's costly budget as well
+	// as the default one. A host that predates it treats it as DEFAULT.
+	RateClass_RATE_CLASS_COSTLY RateClass = 4
 )
 
 // Enum value maps for RateClass.
@@ -99,12 +103,14 @@ var (
 		1: "RATE_CLASS_DEFAULT",
 		2: "RATE_CLASS_AUTH",
 		3: "RATE_CLASS_SYNC",
+		4: "RATE_CLASS_COSTLY",
 	}
 	RateClass_value = map[string]int32{
 		"RATE_CLASS_UNSPECIFIED": 0,
 		"RATE_CLASS_DEFAULT":     1,
 		"RATE_CLASS_AUTH":        2,
 		"RATE_CLASS_SYNC":        3,
+		"RATE_CLASS_COSTLY":      4,
 	}
 )
 
@@ -2256,12 +2262,13 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\tAUTH_NONE\x10\x01\x12\r\n" +
 	"\tAUTH_USER\x10\x02\x12\x0e\n" +
 	"\n" +
-	"AUTH_ADMIN\x10\x03*i\n" +
+	"AUTH_ADMIN\x10\x03*\x80\x01\n" +
 	"\tRateClass\x12\x1a\n" +
 	"\x16RATE_CLASS_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12RATE_CLASS_DEFAULT\x10\x01\x12\x13\n" +
 	"\x0fRATE_CLASS_AUTH\x10\x02\x12\x13\n" +
-	"\x0fRATE_CLASS_SYNC\x10\x03*x\n" +
+	"\x0fRATE_CLASS_SYNC\x10\x03\x12\x15\n" +
+	"\x11RATE_CLASS_COSTLY\x10\x04*x\n" +
 	"\fHealthStatus\x12\x1d\n" +
 	"\x19HEALTH_STATUS_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10HEALTH_STATUS_OK\x10\x01\x12\x1a\n" +

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -98,7 +99,18 @@ func TestComplianceThroughTheHost(t *testing.T) {
 }
 
 func testComplianceThroughTheHost(t *testing.T, dialect string) {
-	o := hostOpts{pluginsHCL: compliancePlugins(""), env: map[string]string{"STEWARD_SIM_WORLD": complianceWorld(t, frameworkPolicyStates()...), "STEWARD_SIM_BOOTSTRAP": "true"}}
+	// A framework of the deployment's own, a data file in the folder its
+	// plugins.hcl names, beside the built-in ones.
+	frameworksDir := t.TempDir()
+	acme, err := os.ReadFile(filepath.Join("..", "..", "plugins", "compliance", "coverage", "testdata", "acme.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(frameworksDir, "acme.json"), acme, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := hostOpts{pluginsHCL: compliancePlugins(fmt.Sprintf("    frameworks_dir = %q", frameworksDir)),
+		env: map[string]string{"STEWARD_SIM_WORLD": complianceWorld(t, frameworkPolicyStates()...), "STEWARD_SIM_BOOTSTRAP": "true"}}
 	if dialect == store.DialectPostgres {
 		o.databaseURL = storetest.PostgresURL(t)
 	}
@@ -172,6 +184,7 @@ func testComplianceThroughTheHost(t *testing.T, dialect string) {
 		t.Fatalf("brand A's user sees the scores %+v", scores)
 	}
 	testFrameworksThroughTheHost(t, h, admin, tokA)
+	testDeploymentFramework(t, h, tokA)
 	for _, path := range []string{"/api/v1/compliance/summary?tenant_ids=" + b, "/api/v1/compliance/frameworks/soc2?tenant_ids=" + b, "/api/v1/compliance/scores?tenant_id=" + b, "/api/v1/compliance/non-compliant?tenant_ids=" + b} {
 		if r := h.get(path, tokA); r.status != http.StatusForbidden || strings.Contains(string(r.body), "Brand B") {
 			t.Errorf("%s for brand A's user: %d %s", path, r.status, r.body)
@@ -249,6 +262,37 @@ func (d frameworkDetail) coverage() frameworkCoverage {
 		}
 	}
 	return got
+}
+
+// testDeploymentFramework: the framework the deployment added as a data
+// file (acme.json: 6 controls in 3 categories) is listed and served like a
+// built-in one, its data among the source in force, with no rebuild.
+func testDeploymentFramework(t *testing.T, h *host, token string) {
+	t.Helper()
+	type listed struct {
+		ID    string `json:"id"`
+		Total int    `json:"total_controls"`
+	}
+	var list struct {
+		Frameworks []listed `json:"frameworks"`
+	}
+	h.get("/api/v1/compliance/frameworks", token).json(t, &list)
+	if i := slices.IndexFunc(list.Frameworks, func(f listed) bool { return f.ID == "acme" }); i < 0 || list.Frameworks[i].Total != 6 {
+		t.Errorf("the deployment's acme framework in the list %+v, want 6 controls", list.Frameworks)
+	}
+	var d frameworkDetail
+	h.get("/api/v1/compliance/frameworks/acme", token).json(t, &d)
+	var categories []string
+	for _, c := range d.Categories {
+		categories = append(categories, c.ID)
+	}
+	if d.Framework.ID != "acme" || d.Disclaimer == "" || !slices.Equal(categories, []string{"AC", "DP", "OP"}) {
+		t.Errorf("the acme framework's detail: %q, categories %v, disclaimer %q", d.Framework.ID, categories, d.Disclaimer)
+	}
+	r := h.get("/api/v1/compliance/frameworks/acme/source", token)
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), "Acme cloud baseline") {
+		t.Errorf("the acme framework's source: %d %.200s", r.status, r.body)
+	}
 }
 
 // testFrameworksThroughTheHost: the framework list and the coverage of

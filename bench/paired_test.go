@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -16,8 +17,9 @@ import (
 // between two windows taken back to back on the same host (the in-host
 // path and the plugin's), in alternating order so that drift in either
 // direction cancels.
+var pairedRounds = flag.Int("rounds", 7, "rounds of BenchmarkHopPaired, each an in-host and a proxied window")
+
 const (
-	pairedRounds = 7
 	pairedWindow = time.Second
 	pairedWarmup = 200 * time.Millisecond
 	pairedPlane  = "socket"
@@ -46,7 +48,7 @@ func medianOf(ds []time.Duration) time.Duration {
 }
 
 // BenchmarkHopPaired measures each paired workload's unloaded p50 added
-// by the plugin hop: pairedRounds rounds of one window of the handler in
+// by the plugin hop: -rounds rounds of one window of the handler in
 // the host and one through the plugin, at one connection.
 func BenchmarkHopPaired(b *testing.B) {
 	for _, name := range pairedWorkloads {
@@ -70,7 +72,7 @@ func BenchmarkHopPaired(b *testing.B) {
 			}
 			var r pairedResult
 			var in, out []time.Duration
-			for round := range pairedRounds {
+			for round := range *pairedRounds {
 				var a, p time.Duration
 				if round%2 == 0 {
 					a, p = window(inHostPrefix+w.path()), window(w.path())
@@ -97,7 +99,7 @@ func printPaired(out io.Writer) {
 	if len(pairedResults.m) == 0 {
 		return
 	}
-	fmt.Fprintf(out, "\nUnloaded p50 added by the %s hop, paired (%d rounds of %s windows, alternating)\n", pairedPlane, pairedRounds, pairedWindow)
+	fmt.Fprintf(out, "\nUnloaded p50 added by the %s hop, paired (%d rounds of %s windows, alternating)\n", pairedPlane, *pairedRounds, pairedWindow)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tin-host p50 µs\tproxied p50 µs\tadded, median µs\tadded, each round µs\t")
 	var verdicts []string

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/jsonbody"
 )
 
 // Host is what the routes need of the host; *sdk.Host provides it.
@@ -251,7 +252,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
-	f, err := readObject(r)
+	f, err := jsonbody.Read(r, maxBodyBytes)
 	if err != nil {
 		h.writeError(w, err)
 		return
@@ -281,12 +282,12 @@ func (h *Handlers) put(w http.ResponseWriter, r *http.Request) {
 	if rule == nil {
 		return
 	}
-	f, err := readObject(r)
+	f, err := jsonbody.Read(r, maxBodyBytes)
 	if err != nil {
 		h.writeError(w, err)
 		return
 	}
-	if raw, ok := f["tenant_id"]; ok && !isNull(raw) {
+	if raw, ok := f["tenant_id"]; ok && !jsonbody.IsNull(raw) {
 		var id string
 		if json.Unmarshal(raw, &id) != nil || id != rule.TenantID {
 			h.writeError(w, sdk.Invalid("body.tenant_id", "cannot be changed; create the rule in the other tenant"))

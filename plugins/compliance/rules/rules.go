@@ -50,7 +50,7 @@
 // A rule belongs to one tenant and is invisible (404) to callers who may
 // not see it. DELETE keeps the row, marked deleted and inactive; a deleted
 // rule is no longer listed, read, changed or evaluated. Names and
-// descriptions are stored with their markup removed (see sanitize).
+// descriptions are stored with their markup removed (see jsonbody.Sanitize).
 package rules
 
 import (

@@ -1,20 +1,15 @@
 package evidence
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"html"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
-
-	"github.com/microcosm-cc/bluemonday"
 
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/jsonbody"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
@@ -28,124 +23,19 @@ const (
 	maxLinks         = 20
 	maxLinkLen       = 2048
 	maxValidityDays  = 3650
-	// sanitizeRounds bounds how many layers of encoded markup sanitize
-	// peels off before it gives up on a value.
-	sanitizeRounds = 10
 )
 
-// strict removes every element; bluemonday's policies are safe for
-// concurrent use.
-var strict = bluemonday.StrictPolicy()
-
-// sanitize removes markup from text, encoded markup included (see the
-// compliance rules, which store names the same way); ok is false when
-// layers of encoding remain after sanitizeRounds.
-func sanitize(s string) (string, bool) {
-	for range sanitizeRounds {
-		t := html.UnescapeString(strict.Sanitize(s))
-		if t == s {
-			return strings.TrimSpace(t), true
-		}
-		s = t
-	}
-	return "", false
-}
-
-// fields is a JSON object body by member, so a member that is absent can
-// be told from one that is null.
-type fields map[string]json.RawMessage
-
-// readObject reads a JSON object body of at most maxBodyBytes.
-func readObject(r *http.Request) (fields, error) {
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, maxBodyBytes)); err != nil {
-		return nil, sdk.Invalid("body", "size: the body is larger than %d bytes or unreadable", maxBodyBytes)
-	}
-	var f fields
-	if err := json.Unmarshal(buf.Bytes(), &f); err != nil || f == nil {
-		return nil, sdk.Invalid("body", "must be a JSON object")
-	}
-	return f, nil
-}
-
-// get returns a member that is present and not null.
-func (f fields) get(k string) (json.RawMessage, bool) {
-	raw, ok := f[k]
-	return raw, ok && string(bytes.TrimSpace(raw)) != "null"
-}
-
-// problems collects the invalid members of a body.
-type problems struct{ list []sdk.ErrorDetail }
-
-func (p *problems) add(location, format string, args ...any) {
-	p.list = append(p.list, sdk.ErrorDetail{Location: location, Message: fmt.Sprintf(format, args...)})
-}
-
-func (p *problems) err() error {
-	if len(p.list) == 0 {
-		return nil
-	}
-	first := p.list[0]
-	prob := sdk.Invalid(first.Location, "%s", first.Message)
-	prob.Errors = p.list
-	return prob
-}
-
-// members refuses members outside allowed, naming those the service sets.
-func (p *problems) members(f fields, allowed, service []string) {
-	keys := make([]string, 0, len(f))
-	for k := range f {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		switch {
-		case slices.Contains(service, k):
-			p.add("body."+k, "is set by the service; leave it out")
-		case !slices.Contains(allowed, k):
-			p.add("body."+k, "is not a field of this body")
-		}
-	}
-}
-
-func (p *problems) str(loc string, raw json.RawMessage) (string, bool) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		p.add(loc, "must be a string")
-		return "", false
-	}
-	return s, true
-}
-
-// text reads plain text: markup removed, trimmed, at most maxLen
-// characters, without control characters but line breaks and tabs in
-// multi-line text. ok is false when a problem was added.
-func (p *problems) text(loc string, raw json.RawMessage, maxLen int, multiline bool) (string, bool) {
-	s, ok := p.str(loc, raw)
-	if !ok {
-		return "", false
-	}
-	clean, ok := sanitize(s)
-	switch {
-	case !ok:
-		p.add(loc, "must not hold markup, encoded or not")
-	case utf8.RuneCountInString(clean) > maxLen:
-		p.add(loc, "must be at most %d characters", maxLen)
-	case protocol.ControlChars(clean, multiline):
-		p.add(loc, protocol.MsgControlChars)
-	default:
-		return clean, true
-	}
-	return "", false
-}
+// problems collects the invalid members of a body, with this package's
+// readers of its members beside jsonbody's.
+type problems struct{ jsonbody.Problems }
 
 // optionalText reads a text member that null or "" clears.
-func (p *problems) optionalText(f fields, name string, maxLen int, multiline bool) *string {
-	raw, ok := f.get(name)
+func (p *problems) optionalText(f jsonbody.Object, name string, maxLen int, multiline bool) *string {
+	raw, ok := f.Get(name)
 	if !ok {
 		return nil
 	}
-	s, ok := p.text("body."+name, raw, maxLen, multiline)
+	s, ok := p.Text("body."+name, raw, maxLen, multiline)
 	if !ok || s == "" {
 		return nil
 	}
@@ -153,35 +43,35 @@ func (p *problems) optionalText(f fields, name string, maxLen int, multiline boo
 }
 
 // date reads a YYYY-MM-DD member that null clears.
-func (p *problems) date(f fields, name string) *string {
-	raw, ok := f.get(name)
+func (p *problems) date(f jsonbody.Object, name string) *string {
+	raw, ok := f.Get(name)
 	if !ok {
 		return nil
 	}
-	s, ok := p.str("body."+name, raw)
+	s, ok := p.String("body."+name, raw)
 	if !ok {
 		return nil
 	}
 	if _, err := time.Parse(time.DateOnly, s); err != nil {
-		p.add("body."+name, "must be a date, YYYY-MM-DD")
+		p.Add("body."+name, "must be a date, YYYY-MM-DD")
 		return nil
 	}
 	return &s
 }
 
 // dateTime reads an RFC 3339 member that null clears.
-func (p *problems) dateTime(f fields, name string) *time.Time {
-	raw, ok := f.get(name)
+func (p *problems) dateTime(f jsonbody.Object, name string) *time.Time {
+	raw, ok := f.Get(name)
 	if !ok {
 		return nil
 	}
-	s, ok := p.str("body."+name, raw)
+	s, ok := p.String("body."+name, raw)
 	if !ok {
 		return nil
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		p.add("body."+name, "must be a date-time, RFC 3339 (e.g. 2027-01-31T00:00:00Z)")
+		p.Add("body."+name, "must be a date-time, RFC 3339 (e.g. 2027-01-31T00:00:00Z)")
 		return nil
 	}
 	t = t.UTC().Truncate(time.Microsecond)
@@ -189,33 +79,33 @@ func (p *problems) dateTime(f fields, name string) *time.Time {
 }
 
 // links reads a list of absolute http or https URLs that null clears.
-func (p *problems) links(f fields) []string {
+func (p *problems) links(f jsonbody.Object) []string {
 	out := []string{}
-	raw, ok := f.get("links")
+	raw, ok := f.Get("links")
 	if !ok {
 		return out
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
-		p.add("body.links", "must be an array of URLs")
+		p.Add("body.links", "must be an array of URLs")
 		return out
 	}
 	if len(list) > maxLinks {
-		p.add("body.links", "must have at most %d links", maxLinks)
+		p.Add("body.links", "must have at most %d links", maxLinks)
 		return out
 	}
 	for i, item := range list {
 		loc := fmt.Sprintf("body.links[%d]", i)
-		s, ok := p.str(loc, item)
+		s, ok := p.String(loc, item)
 		if !ok {
 			continue
 		}
 		if msg := checkLink(s); msg != "" {
-			p.add(loc, "%s", msg)
+			p.Add(loc, "%s", msg)
 			continue
 		}
 		if j := slices.Index(out, s); j >= 0 {
-			p.add(loc, "repeats body.links[%d]", j)
+			p.Add(loc, "repeats body.links[%d]", j)
 			continue
 		}
 		out = append(out, s)
@@ -254,7 +144,7 @@ var serviceFields = []string{"id", "file_count", "review_reason", "reviewed_by",
 
 // applyContent sets the members of f that are present on e: a member
 // left out keeps its value, null clears it.
-func (p *problems) applyContent(e *Evidence, f fields) {
+func (p *problems) applyContent(e *Evidence, f jsonbody.Object) {
 	if _, ok := f["owner"]; ok {
 		e.Owner = p.optionalText(f, "owner", maxOwnerLen, false)
 	}
@@ -284,25 +174,25 @@ func eqTime(a, b *time.Time) bool { return (a == nil) == (b == nil) && (a == nil
 
 // status reads a status a PATCH or create may set: those set by a
 // review or the schedule are refused.
-func (p *problems) status(f fields, allowed []string) (string, bool) {
-	raw, ok := f.get("status")
+func (p *problems) status(f jsonbody.Object, allowed []string) (string, bool) {
+	raw, ok := f.Get("status")
 	if !ok {
 		if _, present := f["status"]; present {
-			p.add("body.status", "must be one of %s", strings.Join(allowed, ", "))
+			p.Add("body.status", "must be one of %s", strings.Join(allowed, ", "))
 		}
 		return "", false
 	}
-	s, ok := p.str("body.status", raw)
+	s, ok := p.String("body.status", raw)
 	if !ok {
 		return "", false
 	}
 	switch {
 	case s == StatusAccepted || s == StatusRejected:
-		p.add("body.status", "%s is set by an admin's review (POST .../review)", s)
+		p.Add("body.status", "%s is set by an admin's review (POST .../review)", s)
 	case s == StatusExpired:
-		p.add("body.status", "expired is set by the daily expiry of accepted evidence")
+		p.Add("body.status", "expired is set by the daily expiry of accepted evidence")
 	case !slices.Contains(allowed, s):
-		p.add("body.status", "must be one of %s", strings.Join(allowed, ", "))
+		p.Add("body.status", "must be one of %s", strings.Join(allowed, ", "))
 	default:
 		return s, true
 	}
@@ -310,23 +200,23 @@ func (p *problems) status(f fields, allowed []string) (string, bool) {
 }
 
 // requirement reads the requirement id, which must be in the catalogue.
-func (p *problems) requirement(f fields, known func(string) bool) string {
-	raw, ok := f.get("requirement_id")
+func (p *problems) requirement(f jsonbody.Object, known func(string) bool) string {
+	raw, ok := f.Get("requirement_id")
 	if !ok {
-		p.add("body.requirement_id", "is required")
+		p.Add("body.requirement_id", "is required")
 		return ""
 	}
-	s, ok := p.str("body.requirement_id", raw)
+	s, ok := p.String("body.requirement_id", raw)
 	switch {
 	case !ok:
 	case s == "":
-		p.add("body.requirement_id", "is required")
+		p.Add("body.requirement_id", "is required")
 	case len(s) > maxRequirementID:
-		p.add("body.requirement_id", "must be at most %d characters", maxRequirementID)
+		p.Add("body.requirement_id", "must be at most %d characters", maxRequirementID)
 	case protocol.ControlChars(s, false):
-		p.add("body.requirement_id", protocol.MsgControlChars)
+		p.Add("body.requirement_id", protocol.MsgControlChars)
 	case !known(s):
-		p.add("body.requirement_id", "is not a requirement of the partner's catalogue")
+		p.Add("body.requirement_id", "is not a requirement of the partner's catalogue")
 	default:
 		return s
 	}
@@ -336,8 +226,8 @@ func (p *problems) requirement(f fields, known func(string) bool) string {
 // tenantOf resolves new evidence's tenant for the principal: the named
 // one, which the principal must be able to see (403), or, when none is
 // named, the principal's only tenant.
-func tenantOf(f fields, pr sdk.Principal) (string, error) {
-	raw, ok := f.get("tenant_id")
+func tenantOf(f jsonbody.Object, pr sdk.Principal) (string, error) {
+	raw, ok := f.Get("tenant_id")
 	if !ok {
 		switch len(pr.TenantIDs) {
 		case 0:
@@ -364,38 +254,38 @@ type reviewBody struct {
 	validityDays int
 }
 
-func readReview(f fields) (reviewBody, error) {
+func readReview(f jsonbody.Object) (reviewBody, error) {
 	var p problems
 	var out reviewBody
-	p.members(f, []string{"decision", "reason", "validity_days"}, nil)
-	if raw, ok := f.get("decision"); !ok {
-		p.add("body.decision", "is required")
-	} else if s, ok := p.str("body.decision", raw); ok {
+	p.Members(f, []string{"decision", "reason", "validity_days"}, nil)
+	if raw, ok := f.Get("decision"); !ok {
+		p.Add("body.decision", "is required")
+	} else if s, ok := p.String("body.decision", raw); ok {
 		if s != DecisionAccepted && s != DecisionRejected {
-			p.add("body.decision", "must be accepted or rejected")
+			p.Add("body.decision", "must be accepted or rejected")
 		}
 		out.decision = s
 	}
-	if raw, ok := f.get("reason"); !ok {
-		p.add("body.reason", "is required")
-	} else if s, ok := p.text("body.reason", raw, maxReasonLen, true); ok {
+	if raw, ok := f.Get("reason"); !ok {
+		p.Add("body.reason", "is required")
+	} else if s, ok := p.Text("body.reason", raw, maxReasonLen, true); ok {
 		if s == "" {
-			p.add("body.reason", "must not be empty")
+			p.Add("body.reason", "must not be empty")
 		}
 		out.reason = s
 	}
-	if raw, ok := f.get("validity_days"); ok {
+	if raw, ok := f.Get("validity_days"); ok {
 		var n int
 		switch {
 		case json.Unmarshal(raw, &n) != nil:
-			p.add("body.validity_days", "must be a whole number of days")
+			p.Add("body.validity_days", "must be a whole number of days")
 		case n < 1 || n > maxValidityDays:
-			p.add("body.validity_days", "must be between 1 and %d", maxValidityDays)
+			p.Add("body.validity_days", "must be between 1 and %d", maxValidityDays)
 		case out.decision == DecisionRejected:
-			p.add("body.validity_days", "is only for an acceptance")
+			p.Add("body.validity_days", "is only for an acceptance")
 		default:
 			out.validityDays = n
 		}
 	}
-	return out, p.err()
+	return out, p.Err()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/jsonbody"
 )
 
 // Host is what the routes and the expiry job need of the host; *sdk.Host
@@ -289,7 +290,7 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
-	f, err := readObject(r)
+	f, err := jsonbody.Read(r, maxBodyBytes)
 	if err != nil {
 		h.writeError(w, err)
 		return
@@ -301,7 +302,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var probs problems
-	probs.members(f, append([]string{"tenant_id", "requirement_id"}, editFields...), serviceFields)
+	probs.Members(f, append([]string{"tenant_id", "requirement_id"}, editFields...), serviceFields)
 	now := h.now()
 	e := &Evidence{ID: uuid.NewString(), TenantID: tenantID, Status: StatusNotStarted, Links: []string{},
 		CreatedBy: p.ID, UpdatedBy: p.ID, CreatedAt: now, UpdatedAt: now}
@@ -310,7 +311,7 @@ func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
 		e.Status = s
 	}
 	probs.applyContent(e, f)
-	if err := probs.err(); err != nil {
+	if err := probs.Err(); err != nil {
 		h.writeError(w, err)
 		return
 	}
@@ -331,24 +332,24 @@ func (h *Handlers) patch(w http.ResponseWriter, r *http.Request) {
 	if e == nil {
 		return
 	}
-	f, err := readObject(r)
+	f, err := jsonbody.Read(r, maxBodyBytes)
 	if err != nil {
 		h.writeError(w, err)
 		return
 	}
 	var probs problems
-	probs.members(f, append([]string{"tenant_id", "requirement_id"}, editFields...), serviceFields)
+	probs.Members(f, append([]string{"tenant_id", "requirement_id"}, editFields...), serviceFields)
 	for _, fixed := range [][2]string{{"tenant_id", e.TenantID}, {"requirement_id", e.RequirementID}} {
 		if raw, ok := f[fixed[0]]; ok {
-			if s, ok := probs.str("body."+fixed[0], raw); ok && s != fixed[1] {
-				probs.add("body."+fixed[0], "cannot be changed; start evidence for the other one instead")
+			if s, ok := probs.String("body."+fixed[0], raw); ok && s != fixed[1] {
+				probs.Add("body."+fixed[0], "cannot be changed; start evidence for the other one instead")
 			}
 		}
 	}
 	before := *e
 	to, moved := probs.status(f, editableStatuses)
 	probs.applyContent(e, f)
-	if err := probs.err(); err != nil {
+	if err := probs.Err(); err != nil {
 		h.writeError(w, err)
 		return
 	}
@@ -384,7 +385,7 @@ func (h *Handlers) review(w http.ResponseWriter, r *http.Request) {
 	if e == nil {
 		return
 	}
-	f, err := readObject(r)
+	f, err := jsonbody.Read(r, maxBodyBytes)
 	if err != nil {
 		h.writeError(w, err)
 		return

@@ -94,6 +94,10 @@ func (p *Problems) AddErr(location string, err error) {
 	p.Add(location, "%v", err)
 }
 
+// Len is how many problems have been recorded, so a reader can tell
+// whether the member it just read added one.
+func (p *Problems) Len() int { return len(p.list) }
+
 // Err is the 422 problem naming every member recorded, or nil.
 func (p *Problems) Err() error {
 	if len(p.list) == 0 {

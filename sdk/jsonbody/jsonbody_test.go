@@ -81,7 +81,7 @@ func TestRead(t *testing.T) {
 // found; members outside the body's are refused, the service's named apart.
 func TestProblems(t *testing.T) {
 	var p Problems
-	if p.Err() != nil {
+	if p.Err() != nil || p.Len() != 0 {
 		t.Fatal("no problem is an error")
 	}
 	o := Object{"id": []byte(`1`), "zeta": []byte(`1`), "name": []byte(`2`), "notes": []byte(`"ok"`)}
@@ -93,6 +93,9 @@ func TestProblems(t *testing.T) {
 		t.Errorf("notes = %q, %v", s, ok)
 	}
 	p.AddErr("body.schema", sdk.Invalid("body.schema.pattern", "too long"))
+	if p.Len() != 4 {
+		t.Errorf("%d problems recorded, want 4", p.Len())
+	}
 	var got []string
 	for _, e := range problemsOf(t, p.Err()) {
 		got = append(got, e.Location+": "+e.Message)

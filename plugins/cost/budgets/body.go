@@ -14,6 +14,7 @@ import (
 
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/jsonbody"
 )
 
 // Bounds of a budget's fields.
@@ -75,54 +76,28 @@ func readObject(r *http.Request, allowEmpty bool) (fields, error) {
 	return f, nil
 }
 
-// problems collects the invalid members of a body.
-type problems struct{ list []sdk.ErrorDetail }
-
-func (p *problems) add(location, format string, args ...any) {
-	p.list = append(p.list, sdk.ErrorDetail{Location: location, Message: fmt.Sprintf(format, args...)})
-}
-
-func (p *problems) err() error {
-	if len(p.list) == 0 {
-		return nil
-	}
-	first := p.list[0]
-	prob := sdk.Invalid(first.Location, "%s", first.Message)
-	prob.Errors = p.list
-	return prob
-}
-
-func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
-// str reads a string member; ok is false (and a problem added) when the
-// member is not a string.
-func (p *problems) str(loc string, raw json.RawMessage) (string, bool) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		p.add(loc, "must be a string")
-		return "", false
-	}
-	return s, true
-}
+// problems collects the invalid members of a body, with this package's
+// readers of its members beside jsonbody's.
+type problems struct{ jsonbody.Problems }
 
 // name checks a budget's name: 1 to 100 characters once trimmed, no
 // control characters, and no markup: a name holding < or > is refused
 // rather than altered, so what is stored is what the caller sent.
 func (p *problems) name(raw json.RawMessage) string {
-	s, ok := p.str("body.name", raw)
+	s, ok := p.String("body.name", raw)
 	if !ok {
 		return ""
 	}
 	s = strings.TrimSpace(s)
 	switch n := len([]rune(s)); {
 	case n == 0:
-		p.add("body.name", "must not be empty")
+		p.Add("body.name", "must not be empty")
 	case n > maxNameLen:
-		p.add("body.name", "must be at most %d characters", maxNameLen)
+		p.Add("body.name", "must be at most %d characters", maxNameLen)
 	case strings.ContainsAny(s, "<>"):
-		p.add("body.name", "must not contain markup (< or >)")
+		p.Add("body.name", "must not contain markup (< or >)")
 	case strings.IndexFunc(s, unicode.IsControl) >= 0:
-		p.add("body.name", "must not contain control characters")
+		p.Add("body.name", "must not contain control characters")
 	}
 	return s
 }
@@ -135,22 +110,22 @@ func (p *problems) amount(raw json.RawMessage) ledger.Amount {
 	d.UseNumber()
 	// A JSON string holding a number decodes into a json.Number too.
 	if err := d.Decode(&num); err != nil || bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) {
-		p.add("body.amount", "must be a number")
+		p.Add("body.amount", "must be a number")
 		return 0
 	}
 	r, ok := new(big.Rat).SetString(num.String())
 	if !ok {
-		p.add("body.amount", "must be a number")
+		p.Add("body.amount", "must be a number")
 		return 0
 	}
 	cents := new(big.Rat).Mul(r, big.NewRat(100, 1))
 	switch {
 	case !cents.IsInt():
-		p.add("body.amount", "must have at most two decimals")
+		p.Add("body.amount", "must have at most two decimals")
 	case cents.Sign() <= 0:
-		p.add("body.amount", "must be more than 0")
+		p.Add("body.amount", "must be more than 0")
 	case cents.Cmp(new(big.Rat).SetInt64(int64(maxAmount))) > 0:
-		p.add("body.amount", "must be at most %s", maxAmount)
+		p.Add("body.amount", "must be at most %s", maxAmount)
 	default:
 		return ledger.Amount(cents.Num().Int64())
 	}
@@ -158,33 +133,33 @@ func (p *problems) amount(raw json.RawMessage) ledger.Amount {
 }
 
 func (p *problems) currency(raw json.RawMessage) string {
-	s, ok := p.str("body.currency", raw)
+	s, ok := p.String("body.currency", raw)
 	if ok && !currencyRE.MatchString(s) {
-		p.add("body.currency", "must be an ISO 4217 code of three capital letters, such as USD")
+		p.Add("body.currency", "must be an ISO 4217 code of three capital letters, such as USD")
 	}
 	return s
 }
 
 func (p *problems) timeGrain(raw json.RawMessage) string {
-	s, ok := p.str("body.time_grain", raw)
+	s, ok := p.String("body.time_grain", raw)
 	if ok && grainMonths[s] == 0 {
-		p.add("body.time_grain", "must be one of Monthly, Quarterly, Annually")
+		p.Add("body.time_grain", "must be one of Monthly, Quarterly, Annually")
 	}
 	return s
 }
 
 // day reads a YYYY-MM-DD date from 2000-01-01 through 2099-12-31.
 func (p *problems) day(loc string, raw json.RawMessage) (ledger.Day, bool) {
-	s, ok := p.str(loc, raw)
+	s, ok := p.String(loc, raw)
 	if !ok {
 		return 0, false
 	}
 	d, err := ledger.ParseDay(s)
 	switch {
 	case err != nil:
-		p.add(loc, "must be a date, YYYY-MM-DD")
+		p.Add(loc, "must be a date, YYYY-MM-DD")
 	case d < minStart || d > maxDay:
-		p.add(loc, "must be from %s through %s", minStart, maxDay)
+		p.Add(loc, "must be from %s through %s", minStart, maxDay)
 	default:
 		return d, true
 	}
@@ -194,15 +169,15 @@ func (p *problems) day(loc string, raw json.RawMessage) (ledger.Day, bool) {
 func (p *problems) startDate(raw json.RawMessage) ledger.Day {
 	d, ok := p.day("body.start_date", raw)
 	if ok && d.Time().Day() != 1 {
-		p.add("body.start_date", "must be the first day of a month")
+		p.Add("body.start_date", "must be the first day of a month")
 	}
 	return d
 }
 
 func (p *problems) subscription(raw json.RawMessage) string {
-	s, ok := p.str("body.subscription_id", raw)
+	s, ok := p.String("body.subscription_id", raw)
 	if ok && !subscriptionRE.MatchString(s) {
-		p.add("body.subscription_id", "must be a subscription id: letters, digits and hyphens, at most 64")
+		p.Add("body.subscription_id", "must be a subscription id: letters, digits and hyphens, at most 64")
 	}
 	return s
 }
@@ -210,7 +185,7 @@ func (p *problems) subscription(raw json.RawMessage) string {
 func (p *problems) email(loc, s string) {
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Address != s || a.Name != "" || len(s) > maxEmailLen || !strings.Contains(s[strings.LastIndex(s, "@")+1:], ".") {
-		p.add(loc, "must be an e-mail address such as finops@example.com")
+		p.Add(loc, "must be an e-mail address such as finops@example.com")
 	}
 }
 
@@ -219,11 +194,11 @@ func (p *problems) email(loc, s string) {
 func (p *problems) thresholds(raw json.RawMessage) []Threshold {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
-		p.add("body.thresholds", "must be an array")
+		p.Add("body.thresholds", "must be an array")
 		return nil
 	}
 	if len(items) < 1 || len(items) > maxThresholds {
-		p.add("body.thresholds", "must have 1 to %d thresholds", maxThresholds)
+		p.Add("body.thresholds", "must have 1 to %d thresholds", maxThresholds)
 		return nil
 	}
 	out := make([]Threshold, 0, len(items))
@@ -232,42 +207,42 @@ func (p *problems) thresholds(raw json.RawMessage) []Threshold {
 		loc := fmt.Sprintf("body.thresholds[%d]", i)
 		var m fields
 		if err := json.Unmarshal(item, &m); err != nil || m == nil {
-			p.add(loc, "must be an object")
+			p.Add(loc, "must be an object")
 			continue
 		}
 		t := Threshold{ThresholdType: Actual}
 		for k := range m {
 			if k != "percentage" && k != "contact_emails" && k != "threshold_type" {
-				p.add(loc+"."+k, "is not a field of a threshold")
+				p.Add(loc+"."+k, "is not a field of a threshold")
 			}
 		}
 		var pct float64
 		if err := json.Unmarshal(m["percentage"], &pct); err != nil || m["percentage"] == nil {
-			p.add(loc+".percentage", "must be a whole number")
+			p.Add(loc+".percentage", "must be a whole number")
 		} else if pct != float64(int(pct)) {
-			p.add(loc+".percentage", "must be a whole number")
+			p.Add(loc+".percentage", "must be a whole number")
 		} else if pct < minPercentage || pct > maxPercentage {
-			p.add(loc+".percentage", "must be from %d to %d", minPercentage, maxPercentage)
+			p.Add(loc+".percentage", "must be from %d to %d", minPercentage, maxPercentage)
 		} else {
 			t.Percentage = int(pct)
 		}
 		if raw, ok := m["threshold_type"]; ok {
-			if s, ok := p.str(loc+".threshold_type", raw); ok {
+			if s, ok := p.String(loc+".threshold_type", raw); ok {
 				if s != Actual && s != Forecasted {
-					p.add(loc+".threshold_type", "must be Actual or Forecasted")
+					p.Add(loc+".threshold_type", "must be Actual or Forecasted")
 				}
 				t.ThresholdType = s
 			}
 		}
 		key := fmt.Sprint(t.ThresholdType, t.Percentage)
 		if t.Percentage > 0 && seen[key] {
-			p.add(loc+".percentage", "repeats another %s threshold of %d%%", t.ThresholdType, t.Percentage)
+			p.Add(loc+".percentage", "repeats another %s threshold of %d%%", t.ThresholdType, t.Percentage)
 		}
 		seen[key] = true
 		if err := json.Unmarshal(m["contact_emails"], &t.ContactEmails); err != nil || m["contact_emails"] == nil {
-			p.add(loc+".contact_emails", "must be an array of e-mail addresses")
+			p.Add(loc+".contact_emails", "must be an array of e-mail addresses")
 		} else if len(t.ContactEmails) < 1 || len(t.ContactEmails) > maxContactEmails {
-			p.add(loc+".contact_emails", "must have 1 to %d addresses", maxContactEmails)
+			p.Add(loc+".contact_emails", "must have 1 to %d addresses", maxContactEmails)
 		} else {
 			for j, e := range t.ContactEmails {
 				p.email(fmt.Sprintf("%s.contact_emails[%d]", loc, j), e)
@@ -282,7 +257,7 @@ func (p *problems) thresholds(raw json.RawMessage) []Threshold {
 func (p *problems) notifications(raw json.RawMessage) *Notifications {
 	var m fields
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		p.add("body.notifications", "must be an object")
+		p.Add("body.notifications", "must be an object")
 		return nil
 	}
 	n := &Notifications{Enabled: true, ContactRoles: []string{}, ContactGroups: []string{}}
@@ -290,31 +265,31 @@ func (p *problems) notifications(raw json.RawMessage) *Notifications {
 		loc := "body.notifications." + k
 		switch k {
 		case "enabled":
-			if err := json.Unmarshal(v, &n.Enabled); err != nil || isNull(v) {
-				p.add(loc, "must be true or false")
+			if err := json.Unmarshal(v, &n.Enabled); err != nil || jsonbody.IsNull(v) {
+				p.Add(loc, "must be true or false")
 			}
 		case "contact_roles":
 			if err := json.Unmarshal(v, &n.ContactRoles); err != nil || n.ContactRoles == nil || len(n.ContactRoles) > maxContacts {
-				p.add(loc, "must be an array of at most %d roles", maxContacts)
+				p.Add(loc, "must be an array of at most %d roles", maxContacts)
 				continue
 			}
 			for i, r := range n.ContactRoles {
 				if !slices.Contains(contactRoles, r) {
-					p.add(fmt.Sprintf("%s[%d]", loc, i), "must be one of %s", strings.Join(contactRoles, ", "))
+					p.Add(fmt.Sprintf("%s[%d]", loc, i), "must be one of %s", strings.Join(contactRoles, ", "))
 				}
 			}
 		case "contact_groups":
 			if err := json.Unmarshal(v, &n.ContactGroups); err != nil || n.ContactGroups == nil || len(n.ContactGroups) > maxContacts {
-				p.add(loc, "must be an array of at most %d action group ids", maxContacts)
+				p.Add(loc, "must be an array of at most %d action group ids", maxContacts)
 				continue
 			}
 			for i, g := range n.ContactGroups {
 				if len(g) > 512 || !actionGroupRE.MatchString(g) {
-					p.add(fmt.Sprintf("%s[%d]", loc, i), "must be an action group resource id")
+					p.Add(fmt.Sprintf("%s[%d]", loc, i), "must be an action group resource id")
 				}
 			}
 		default:
-			p.add(loc, "is not a field of notifications")
+			p.Add(loc, "is not a field of notifications")
 		}
 	}
 	return n
@@ -335,38 +310,38 @@ func apply(b *Budget, f fields, create bool) error {
 	var p problems
 	for k := range f {
 		if !slices.Contains(budgetFields, k) {
-			p.add("body."+k, "is not a field of a budget")
+			p.Add("body."+k, "is not a field of a budget")
 		}
 	}
 	for _, k := range required {
 		raw, ok := f[k]
 		switch {
 		case !ok && create:
-			p.add("body."+k, "is required")
-		case ok && isNull(raw):
-			p.add("body."+k, "must not be null")
+			p.Add("body."+k, "is required")
+		case ok && jsonbody.IsNull(raw):
+			p.Add("body."+k, "must not be null")
 		}
 	}
 	get := func(k string) (json.RawMessage, bool) {
 		raw, ok := f[k]
-		return raw, ok && !isNull(raw)
+		return raw, ok && !jsonbody.IsNull(raw)
 	}
 	if raw, ok := get("tenant_id"); ok {
-		if s, ok := p.str("body.tenant_id", raw); ok && create {
+		if s, ok := p.String("body.tenant_id", raw); ok && create {
 			b.TenantID = s
 		} else if ok && s != b.TenantID {
-			p.add("body.tenant_id", "cannot be changed; create a budget in the other tenant")
+			p.Add("body.tenant_id", "cannot be changed; create a budget in the other tenant")
 		}
 	}
 	if raw, present := f["subscription_id"]; present {
 		sub := ""
-		if !isNull(raw) {
+		if !jsonbody.IsNull(raw) {
 			sub = p.subscription(raw)
 		}
 		if create {
 			b.SubscriptionID = sub
 		} else if sub != b.SubscriptionID {
-			p.add("body.subscription_id", "cannot be changed; create a budget of the other scope")
+			p.Add("body.subscription_id", "cannot be changed; create a budget of the other scope")
 		}
 	}
 	if raw, ok := get("name"); ok {
@@ -377,7 +352,7 @@ func apply(b *Budget, f fields, create bool) error {
 	}
 	if raw, ok := get("currency"); ok {
 		b.Currency = p.currency(raw)
-	} else if raw, present := f["currency"]; present && isNull(raw) || create && !present {
+	} else if raw, present := f["currency"]; present && jsonbody.IsNull(raw) || create && !present {
 		b.Currency = defaultCurrency
 	}
 	if raw, ok := get("time_grain"); ok {
@@ -385,30 +360,30 @@ func apply(b *Budget, f fields, create bool) error {
 	}
 	startOK := true
 	if raw, ok := get("start_date"); ok {
-		n := len(p.list)
+		n := p.Len()
 		b.StartDay = p.startDate(raw)
-		startOK = len(p.list) == n
+		startOK = p.Len() == n
 	}
 	if raw, present := f["end_date"]; present {
-		if isNull(raw) {
+		if jsonbody.IsNull(raw) {
 			b.EndDay = nil
 		} else if d, ok := p.day("body.end_date", raw); ok {
 			b.EndDay = &d
 		}
 	}
 	if b.EndDay != nil && startOK && *b.EndDay <= b.StartDay {
-		p.add("body.end_date", "must be after start_date (%s)", b.StartDay)
+		p.Add("body.end_date", "must be after start_date (%s)", b.StartDay)
 	}
 	if raw, ok := get("thresholds"); ok {
 		b.Thresholds = p.thresholds(raw)
 	}
 	if raw, present := f["notifications"]; present {
 		b.Notifications = nil
-		if !isNull(raw) {
+		if !jsonbody.IsNull(raw) {
 			b.Notifications = p.notifications(raw)
 		}
 	}
-	return p.err()
+	return p.Err()
 }
 
 // ackNote reads an acknowledgement's optional resolution_note.
@@ -417,22 +392,22 @@ func ackNote(f fields) (*string, error) {
 	var note *string
 	for k, raw := range f {
 		if k != "resolution_note" {
-			p.add("body."+k, "is not a field of an acknowledgement")
+			p.Add("body."+k, "is not a field of an acknowledgement")
 			continue
 		}
-		if isNull(raw) {
+		if jsonbody.IsNull(raw) {
 			continue
 		}
-		if s, ok := p.str("body.resolution_note", raw); ok {
+		if s, ok := p.String("body.resolution_note", raw); ok {
 			s = strings.TrimSpace(s)
 			if len([]rune(s)) > maxNoteLen {
-				p.add("body.resolution_note", "must be at most %d characters", maxNoteLen)
+				p.Add("body.resolution_note", "must be at most %d characters", maxNoteLen)
 			} else if s != "" {
 				note = &s
 			}
 		}
 	}
-	return note, p.err()
+	return note, p.Err()
 }
 
 // maxBulk is how many alerts one bulk acknowledgement may name.
@@ -449,20 +424,18 @@ func bulkAck(f fields) ([]int64, *string, error) {
 	}
 	var ids []int64
 	raw, ok := f["alert_ids"]
-	if !ok || isNull(raw) {
-		p.add("body.alert_ids", "is required")
+	if !ok || jsonbody.IsNull(raw) {
+		p.Add("body.alert_ids", "is required")
 	} else if err := json.Unmarshal(raw, &ids); err != nil {
-		p.add("body.alert_ids", "must be an array of alert ids (integers)")
+		p.Add("body.alert_ids", "must be an array of alert ids (integers)")
 	} else if len(ids) < 1 || len(ids) > maxBulk {
-		p.add("body.alert_ids", "must have 1 to %d ids", maxBulk)
+		p.Add("body.alert_ids", "must have 1 to %d ids", maxBulk)
 	}
 	note, err := ackNote(rest)
 	if err != nil {
-		if np, ok := err.(*sdk.Problem); ok {
-			p.list = append(p.list, np.Errors...)
-		}
+		p.AddErr("body", err)
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, nil, err
 	}
 	return sortedUnique(ids), note, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/jsonbody"
 )
 
 // Host is what the routes need of the host; *sdk.Host provides it.
@@ -592,7 +593,7 @@ func (h *Handlers) syncAll(w http.ResponseWriter, r *http.Request) {
 			h.writeError(w, sdk.Invalid("body."+k, "is not a sync parameter"))
 			return
 		}
-		if isNull(raw) {
+		if jsonbody.IsNull(raw) {
 			continue
 		}
 		var named []string

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/idna"
 
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/jsonbody"
 )
 
 // Bounds of the admin's input.
@@ -74,11 +75,11 @@ var selectorRE = regexp.MustCompile(`^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9
 func normalizeSelectors(loc string, raw json.RawMessage, p *problems) []string {
 	var list []string
 	if err := json.Unmarshal(raw, &list); err != nil {
-		p.add(loc, "must be an array of strings")
+		p.Add(loc, "must be an array of strings")
 		return nil
 	}
 	if len(list) > MaxSelectors {
-		p.add(loc, "must have at most %d selectors", MaxSelectors)
+		p.Add(loc, "must have at most %d selectors", MaxSelectors)
 		return nil
 	}
 	out := []string{}
@@ -86,7 +87,7 @@ func normalizeSelectors(loc string, raw json.RawMessage, p *problems) []string {
 		s, err := NormalizeSelector(s)
 		switch {
 		case err != nil:
-			p.add(fmt.Sprintf("%s[%d]", loc, i), "%v", err)
+			p.Add(fmt.Sprintf("%s[%d]", loc, i), "%v", err)
 		case !slices.Contains(out, s):
 			out = append(out, s)
 		}
@@ -126,39 +127,26 @@ func readObject(r *http.Request, allowed ...string) (fields, *problems, error) {
 	p := &problems{}
 	for _, k := range slices.Sorted(maps.Keys(f)) {
 		if !slices.Contains(allowed, k) {
-			p.add("body."+k, "is not a field; the fields are %s", strings.Join(allowed, ", "))
+			p.Add("body."+k, "is not a field; the fields are %s", strings.Join(allowed, ", "))
 		}
 	}
 	return f, p, nil
 }
 
-// problems collects the invalid members of a body.
-type problems struct{ list []sdk.ErrorDetail }
-
-func (p *problems) add(location, format string, args ...any) {
-	p.list = append(p.list, sdk.ErrorDetail{Location: location, Message: fmt.Sprintf(format, args...)})
-}
-
-func (p *problems) err() error {
-	if len(p.list) == 0 {
-		return nil
-	}
-	first := p.list[0]
-	prob := sdk.Invalid(first.Location, "%s", first.Message)
-	prob.Errors = p.list
-	return prob
-}
+// problems collects the invalid members of a body, with this package's
+// readers of its members beside jsonbody's.
+type problems struct{ jsonbody.Problems }
 
 // str reads a required string member.
 func (p *problems) str(f fields, name string) string {
 	raw, ok := f[name]
 	if !ok || string(bytes.TrimSpace(raw)) == "null" {
-		p.add("body."+name, "is required")
+		p.Add("body."+name, "is required")
 		return ""
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		p.add("body."+name, "must be a string")
+		p.Add("body."+name, "must be a string")
 	}
 	return s
 }

@@ -559,20 +559,20 @@ func (h *Handlers) add(w http.ResponseWriter, r *http.Request) {
 	}
 	tenantID := p.str(f, "tenant_id")
 	if tenantID != "" && !sdk.PrincipalFrom(r.Context()).CanSee(tenantID) {
-		p.add("body.tenant_id", "is not a tenant")
+		p.Add("body.tenant_id", "is not a tenant")
 	}
 	name := p.str(f, "domain")
 	var domain string
 	if name != "" {
 		if domain, err = NormalizeDomain(name); err != nil {
-			p.add("body.domain", "%v", err)
+			p.Add("body.domain", "%v", err)
 		}
 	}
 	selectors := []string{}
 	if raw, ok := f["dkim_selectors"]; ok {
 		selectors = normalizeSelectors("body.dkim_selectors", raw, p)
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		sdk.WriteError(w, err)
 		return
 	}
@@ -628,9 +628,9 @@ func (h *Handlers) setSelectors(w http.ResponseWriter, r *http.Request) {
 	if raw, ok := f["dkim_selectors"]; ok {
 		selectors = normalizeSelectors("body.dkim_selectors", raw, p)
 	} else {
-		p.add("body.dkim_selectors", "is required")
+		p.Add("body.dkim_selectors", "is required")
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		sdk.WriteError(w, err)
 		return
 	}

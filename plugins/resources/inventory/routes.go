@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -140,11 +141,41 @@ func percent(part, whole int64) float64 {
 	return math.Round(float64(part)*10000/float64(whole)) / 100
 }
 
+// Bounds of the inventory's filters: declared on its route, where the
+// host applies them, and applied by the resources page, whose query the
+// host does not check.
+const (
+	maxTypeLen     = 200
+	maxLocationLen = 64
+	maxGroupLen    = 90
+	maxTagKeyLen   = 512
+	maxTagValueLen = 256
+	maxTextLen     = 200
+	maxOffset      = 1_000_000
+	// locationForm is a location's form, such as eastus.
+	locationForm = "^[a-z0-9]+$"
+)
+
+// filterQuery reads the inventory's filters from a query, for the
+// tenants.
+func filterQuery(q url.Values, tenants []string) ListQuery {
+	return ListQuery{TenantIDs: tenants, Type: q.Get("type"), Location: q.Get("location"), ResourceGroup: q.Get("resource_group"),
+		TagKey: q.Get("tag_key"), TagValue: q.Get("tag_value"), Text: q.Get("q")}
+}
+
+// checkTag refuses a tag value without the key it is the value of.
+func (q ListQuery) checkTag() error {
+	if q.TagValue != "" && q.TagKey == "" {
+		return sdk.Invalid("query.tag_value", "needs tag_key")
+	}
+	return nil
+}
+
 var (
 	tenantIDsParam = &huma.Param{Name: "tenant_ids", In: "query", Description: "Only these tenants (each must be one the caller may see); all the caller's when omitted",
 		Schema: &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}, MaxItems: intPtr(100)}}
 	limitParam  = &huma.Param{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1), Maximum: float(500), Default: 100}}
-	offsetParam = &huma.Param{Name: "offset", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(0), Maximum: float(1_000_000), Default: 0}}
+	offsetParam = &huma.Param{Name: "offset", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(0), Maximum: float(maxOffset), Default: 0}}
 	textSchema  = func(max int) *huma.Schema {
 		return &huma.Schema{Type: huma.TypeString, MinLength: intPtr(1), MaxLength: intPtr(max)}
 	}
@@ -161,12 +192,12 @@ func (h *Handlers) Routes() []sdk.Route {
 			OperationID: "resources-inventory", Tags: []string{tag}, Summary: "Resource inventory",
 			Description: "The resources of the caller's tenants as last synced from Resource Graph, filtered and sorted, one page of them.",
 			Parameters: []*huma.Param{tenantIDsParam,
-				{Name: "type", In: "query", Description: "Resource type, e.g. microsoft.compute/disks (case ignored)", Schema: textSchema(200)},
-				{Name: "location", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Pattern: "^[a-z0-9]+$", MaxLength: intPtr(64)}},
-				{Name: "resource_group", In: "query", Description: "Case ignored", Schema: textSchema(90)},
-				{Name: "tag_key", In: "query", Schema: textSchema(512)},
-				{Name: "tag_value", In: "query", Description: "With tag_key: only resources whose tag has this value", Schema: textSchema(256)},
-				{Name: "q", In: "query", Description: "Text found in the name or ARM id, case ignored", Schema: textSchema(200)},
+				{Name: "type", In: "query", Description: "Resource type, e.g. microsoft.compute/disks (case ignored)", Schema: textSchema(maxTypeLen)},
+				{Name: "location", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Pattern: locationForm, MaxLength: intPtr(maxLocationLen)}},
+				{Name: "resource_group", In: "query", Description: "Case ignored", Schema: textSchema(maxGroupLen)},
+				{Name: "tag_key", In: "query", Schema: textSchema(maxTagKeyLen)},
+				{Name: "tag_value", In: "query", Description: "With tag_key: only resources whose tag has this value", Schema: textSchema(maxTagValueLen)},
+				{Name: "q", In: "query", Description: "Text found in the name or ARM id, case ignored", Schema: textSchema(maxTextLen)},
 				{Name: "sort_by", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: anySlice(SortKeys), Default: "name"}},
 				{Name: "sort_order", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"asc", "desc"}, Default: "asc"}},
 				limitParam, offsetParam,
@@ -228,11 +259,10 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	lq := ListQuery{TenantIDs: tenants, Type: q.Get("type"), Location: q.Get("location"), ResourceGroup: q.Get("resource_group"),
-		TagKey: q.Get("tag_key"), TagValue: q.Get("tag_value"), Text: q.Get("q"), SortBy: q.Get("sort_by"), Desc: q.Get("sort_order") == "desc",
-		Limit: intParam(r, "limit"), Offset: intParam(r, "offset")}
-	if lq.TagValue != "" && lq.TagKey == "" {
-		sdk.WriteError(w, sdk.Invalid("query.tag_value", "needs tag_key"))
+	lq := filterQuery(q, tenants)
+	lq.SortBy, lq.Desc, lq.Limit, lq.Offset = q.Get("sort_by"), q.Get("sort_order") == "desc", intParam(r, "limit"), intParam(r, "offset")
+	if err := lq.checkTag(); err != nil {
+		sdk.WriteError(w, err)
 		return
 	}
 	rows, total, err := h.Store.List(r.Context(), lq)

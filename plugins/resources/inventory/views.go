@@ -17,15 +17,8 @@ import (
 // pageRows is how many resources and orphans the resources page lists.
 const pageRows = 50
 
-// maxFilter bounds the page's type and name filters, as the inventory
-// route does.
-const maxFilter = 200
-
-// maxOffset bounds the page's offset, as the inventory route does.
-const maxOffset = 1_000_000
-
 // locationPattern is a location's form, as the inventory route declares it.
-var locationPattern = regexp.MustCompile(`^[a-z0-9]+$`)
+var locationPattern = regexp.MustCompile(locationForm)
 
 // filters is the page's inventory filter form, on the host's CSS classes
 // (no script, no style attribute: the host's Content-Security-Policy
@@ -52,13 +45,13 @@ var filters = template.Must(template.New("filters").Parse(`<form class="stack" m
 // pageQuery reads the page's filters and offset, bounded as the inventory
 // route bounds them.
 func pageQuery(q url.Values, tenants []string) (ListQuery, error) {
-	lq := ListQuery{TenantIDs: tenants, Type: q.Get("type"), Location: q.Get("location"), ResourceGroup: q.Get("resource_group"),
-		TagKey: q.Get("tag_key"), TagValue: q.Get("tag_value"), Text: q.Get("q"), SortBy: "name", Limit: pageRows}
+	lq := filterQuery(q, tenants)
+	lq.SortBy, lq.Limit = "name", pageRows
 	for _, f := range []struct {
 		field, value string
 		max          int
-	}{{"query.type", lq.Type, maxFilter}, {"query.location", lq.Location, 64}, {"query.resource_group", lq.ResourceGroup, 90},
-		{"query.tag_key", lq.TagKey, 512}, {"query.tag_value", lq.TagValue, 256}, {"query.q", lq.Text, maxFilter}} {
+	}{{"query.type", lq.Type, maxTypeLen}, {"query.location", lq.Location, maxLocationLen}, {"query.resource_group", lq.ResourceGroup, maxGroupLen},
+		{"query.tag_key", lq.TagKey, maxTagKeyLen}, {"query.tag_value", lq.TagValue, maxTagValueLen}, {"query.q", lq.Text, maxTextLen}} {
 		if len(f.value) > f.max {
 			return lq, sdk.Invalid(f.field, "at most %d characters", f.max)
 		}
@@ -66,8 +59,8 @@ func pageQuery(q url.Values, tenants []string) (ListQuery, error) {
 	if lq.Location != "" && !locationPattern.MatchString(lq.Location) {
 		return lq, sdk.Invalid("query.location", "lower-case letters and digits, such as eastus")
 	}
-	if lq.TagValue != "" && lq.TagKey == "" {
-		return lq, sdk.Invalid("query.tag_value", "needs tag_key")
+	if err := lq.checkTag(); err != nil {
+		return lq, err
 	}
 	if o := q.Get("offset"); o != "" {
 		n, err := strconv.ParseInt(o, 10, 64)

@@ -11,8 +11,8 @@ import (
 )
 
 // dispatch hands a request to the plugin that declared its route, after
-// the host has enforced the route's auth requirement, parameter declarations
-// and, for sync routes, the concurrency limit.
+// the host has enforced the route's auth requirement, parameter
+// declarations, tenant input and, for sync routes, the concurrency limit.
 func (s *Server) dispatch(c *fiber.Ctx) error {
 	r, params := s.matchPlugin(c)
 	if r == nil {
@@ -32,18 +32,26 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 		}
 		return writeProblem(c, status, detail, nil)
 	}
+	query := func(name string) []string {
+		var out []string
+		for _, v := range c.Context().QueryArgs().PeekMulti(name) {
+			out = append(out, string(v))
+		}
+		return out
+	}
 	errs := inputErrors(c, params)
 	if len(errs) == 0 {
-		errs = r.Validate(func(name string) []string {
-			var out []string
-			for _, v := range c.Context().QueryArgs().PeekMulti(name) {
-				out = append(out, string(v))
-			}
-			return out
-		}, params)
+		errs = r.Validate(query, params)
 	}
 	if len(errs) > 0 {
 		return writeProblem(c, http.StatusUnprocessableEntity, protocol.MsgValidationFailed, errs)
+	}
+	var body []byte
+	if r.NeedsBody() {
+		body = c.Body()
+	}
+	if status := r.CheckTenant(principal, query, params, body); status != 0 {
+		return writeProblem(c, status, protocol.MsgNoTenantAccess, nil)
 	}
 	// A browser's navigation to a plugin's page gets the host's layout,
 	// which loads the page's HTML from this path with htmx.

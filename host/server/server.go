@@ -305,7 +305,9 @@ func (s *Server) rebuildOpenAPI() {
 			if r.Auth == pluginv1.Auth_AUTH_ADMIN {
 				op.Extensions[api.ExtAdmin] = true
 			}
-			if scope := pluginTenantScope(&op); r.TenantScoped && scope != nil {
+			if r.Tenant != nil {
+				op.Extensions[api.ExtTenantScoped] = map[string]string{r.Tenant.In: r.Tenant.Name}
+			} else if scope := pluginTenantScope(&op); r.TenantScoped && scope != nil {
 				op.Extensions[api.ExtTenantScoped] = scope
 			}
 			item := paths[r.Pattern]

@@ -253,8 +253,9 @@ func (h *Harness) Do(req *http.Request, p sdk.Principal) *http.Response {
 // the handler reads on the request's behalf is narrowed to the principal's
 // tenants. It checks
 // the query and path parameters against the route's operation as the host
-// does, answering the host's 422 naming each bad parameter. It does not
-// apply rate limits.
+// does, answering the host's 422 naming each bad parameter, and refuses a
+// request naming a tenant the principal may not see with the host's 403.
+// It does not apply rate limits.
 func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response, error) {
 	route, params := h.matchRoute(req.Method, req.URL.Path)
 	if route == nil {
@@ -284,6 +285,16 @@ func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response,
 			prob.Errors = append(prob.Errors, sdk.ErrorDetail{Location: e.Location, Message: e.Message, Value: e.Value})
 		}
 		return problem(req, prob), nil
+	}
+	var body []byte
+	if route.NeedsBody() && req.Body != nil {
+		if body, err = io.ReadAll(req.Body); err != nil {
+			return nil, fmt.Errorf("read request body: %w", err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	if status := route.CheckTenant(principal, func(name string) []string { return req.URL.Query()[name] }, params, body); status != 0 {
+		return problemResponse(req, status, protocol.MsgNoTenantAccess), nil
 	}
 	requestID := req.Header.Get(protocol.HeaderRequestID)
 	if requestID == "" {

@@ -21,9 +21,12 @@ type Route struct {
 	// Auth is AUTH_USER when the plugin left it unspecified.
 	Auth      pluginv1.Auth
 	RateClass pluginv1.RateClass
-	// TenantScoped routes are checked for tenant isolation by the route
-	// table walk in the host's test suite.
+	// TenantScoped routes act on tenant data; the host's OpenAPI document
+	// marks them for the isolation tests.
 	TenantScoped bool
+	// Tenant, when set, says where a request names its tenants; CheckTenant
+	// enforces it.
+	Tenant *Tenant
 	// Operation is the decoded OpenAPI operation, nil when the plugin
 	// declared none; its Method and Path are the route's.
 	Operation *huma.Operation
@@ -67,6 +70,17 @@ func ParseRoute(pr *pluginv1.Route) (*Route, error) {
 				r.Title, _ = meta["title"].(string)
 			}
 		}
+	}
+	declared := map[string]bool{}
+	for _, p := range r.Params {
+		declared[p.In+"."+p.Name] = true
+	}
+	tenant, err := parseTenantInput(pr.TenantInput, declared)
+	if err != nil {
+		return nil, fmt.Errorf("route %s %s: %w", r.Method, r.Pattern, err)
+	}
+	if tenant != nil {
+		r.Tenant, r.TenantScoped = tenant, true
 	}
 	return r, nil
 }

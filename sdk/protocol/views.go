@@ -8,7 +8,7 @@ import (
 )
 
 // ParamTenantID is the query parameter that scopes a fragment or page to
-// one tenant. The host adds it to every fragment a page places; the SDK
+// one tenant. The host adds it to every fragment a page places, and
 // refuses one the caller may not see before the plugin's handler runs.
 const ParamTenantID = "tenant_id"
 
@@ -65,7 +65,8 @@ func viewRoute(plugin, kind, path, title, ext string, meta map[string]any) *plug
 		ext: meta,
 	}
 	b, _ := json.Marshal(op)
-	return &pluginv1.Route{Method: "GET", Path: path, Auth: pluginv1.Auth_AUTH_USER, TenantScoped: true, OpenapiOperation: b}
+	return &pluginv1.Route{Method: "GET", Path: path, Auth: pluginv1.Auth_AUTH_USER, TenantScoped: true, OpenapiOperation: b,
+		TenantInput: &pluginv1.TenantInput{In: TenantInQuery, Name: ParamTenantID}}
 }
 
 // slug turns a path into an operation id's part: /partials/resource-stats

@@ -339,7 +339,12 @@ type Route struct {
 	OpenapiOperation []byte `protobuf:"bytes,5,opt,name=openapi_operation,json=openapiOperation,proto3" json:"openapi_operation,omitempty"`
 	// tenant_scoped routes act on tenant data; the route table uses it to
 	// check every such route for tenant isolation.
-	TenantScoped  bool `protobuf:"varint,6,opt,name=tenant_scoped,json=tenantScoped,proto3" json:"tenant_scoped,omitempty"`
+	TenantScoped bool `protobuf:"varint,6,opt,name=tenant_scoped,json=tenantScoped,proto3" json:"tenant_scoped,omitempty"`
+	// tenant_input says where a request names the tenants it acts on. The
+	// host refuses, before the plugin sees the request, one that names a
+	// tenant its caller may not see. Unset: the route takes no tenant
+	// input, and its handler keeps to the principal's tenants.
+	TenantInput   *TenantInput `protobuf:"bytes,7,opt,name=tenant_input,json=tenantInput,proto3" json:"tenant_input,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -416,6 +421,70 @@ func (x *Route) GetTenantScoped() bool {
 	return false
 }
 
+func (x *Route) GetTenantInput() *TenantInput {
+	if x != nil {
+		return x.TenantInput
+	}
+	return nil
+}
+
+// TenantInput is where a route's requests name their tenants.
+type TenantInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// in is "query", "path" or "body" (a member of the JSON object body).
+	In string `protobuf:"bytes,1,opt,name=in,proto3" json:"in,omitempty"`
+	// name is the parameter or member name, e.g. "tenant_ids". A query
+	// parameter or body member may hold one id or a list of them; a query
+	// list may be repeated or comma-separated.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantInput) Reset() {
+	*x = TenantInput{}
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantInput) ProtoMessage() {}
+
+func (x *TenantInput) ProtoReflect() protoreflect.Message {
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantInput.ProtoReflect.Descriptor instead.
+func (*TenantInput) Descriptor() ([]byte, []int) {
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TenantInput) GetIn() string {
+	if x != nil {
+		return x.In
+	}
+	return ""
+}
+
+func (x *TenantInput) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 type Fragment struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// path is served by the plugin through HandleHTTP and returns HTML.
@@ -430,7 +499,7 @@ type Fragment struct {
 
 func (x *Fragment) Reset() {
 	*x = Fragment{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -442,7 +511,7 @@ func (x *Fragment) String() string {
 func (*Fragment) ProtoMessage() {}
 
 func (x *Fragment) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -455,7 +524,7 @@ func (x *Fragment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Fragment.ProtoReflect.Descriptor instead.
 func (*Fragment) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Fragment) GetPath() string {
@@ -496,7 +565,7 @@ type Page struct {
 
 func (x *Page) Reset() {
 	*x = Page{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -508,7 +577,7 @@ func (x *Page) String() string {
 func (*Page) ProtoMessage() {}
 
 func (x *Page) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -521,7 +590,7 @@ func (x *Page) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Page.ProtoReflect.Descriptor instead.
 func (*Page) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Page) GetPath() string {
@@ -549,7 +618,7 @@ type NavEntry struct {
 
 func (x *NavEntry) Reset() {
 	*x = NavEntry{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -561,7 +630,7 @@ func (x *NavEntry) String() string {
 func (*NavEntry) ProtoMessage() {}
 
 func (x *NavEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -574,7 +643,7 @@ func (x *NavEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NavEntry.ProtoReflect.Descriptor instead.
 func (*NavEntry) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *NavEntry) GetLabel() string {
@@ -615,7 +684,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -627,7 +696,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -640,7 +709,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Job) GetName() string {
@@ -684,7 +753,7 @@ type Dataset struct {
 
 func (x *Dataset) Reset() {
 	*x = Dataset{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -696,7 +765,7 @@ func (x *Dataset) String() string {
 func (*Dataset) ProtoMessage() {}
 
 func (x *Dataset) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -709,7 +778,7 @@ func (x *Dataset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dataset.ProtoReflect.Descriptor instead.
 func (*Dataset) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Dataset) GetName() string {
@@ -745,7 +814,7 @@ type Migration struct {
 
 func (x *Migration) Reset() {
 	*x = Migration{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -757,7 +826,7 @@ func (x *Migration) String() string {
 func (*Migration) ProtoMessage() {}
 
 func (x *Migration) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -770,7 +839,7 @@ func (x *Migration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Migration.ProtoReflect.Descriptor instead.
 func (*Migration) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Migration) GetName() string {
@@ -812,7 +881,7 @@ type DescribeResponse struct {
 
 func (x *DescribeResponse) Reset() {
 	*x = DescribeResponse{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -824,7 +893,7 @@ func (x *DescribeResponse) String() string {
 func (*DescribeResponse) ProtoMessage() {}
 
 func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -837,7 +906,7 @@ func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeResponse.ProtoReflect.Descriptor instead.
 func (*DescribeResponse) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DescribeResponse) GetName() string {
@@ -960,7 +1029,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -972,7 +1041,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -985,7 +1054,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ConfigureRequest) GetConfig() []byte {
@@ -1061,7 +1130,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1073,7 +1142,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1086,7 +1155,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ConfigureResponse) GetDataSocketReady() bool {
@@ -1115,7 +1184,7 @@ type HTTPRequestHead struct {
 
 func (x *HTTPRequestHead) Reset() {
 	*x = HTTPRequestHead{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1196,7 @@ func (x *HTTPRequestHead) String() string {
 func (*HTTPRequestHead) ProtoMessage() {}
 
 func (x *HTTPRequestHead) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1209,7 @@ func (x *HTTPRequestHead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPRequestHead.ProtoReflect.Descriptor instead.
 func (*HTTPRequestHead) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *HTTPRequestHead) GetMethod() string {
@@ -1215,7 +1284,7 @@ type HeaderValues struct {
 
 func (x *HeaderValues) Reset() {
 	*x = HeaderValues{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1296,7 @@ func (x *HeaderValues) String() string {
 func (*HeaderValues) ProtoMessage() {}
 
 func (x *HeaderValues) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1309,7 @@ func (x *HeaderValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeaderValues.ProtoReflect.Descriptor instead.
 func (*HeaderValues) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HeaderValues) GetValues() []string {
@@ -1263,7 +1332,7 @@ type HTTPRequestPart struct {
 
 func (x *HTTPRequestPart) Reset() {
 	*x = HTTPRequestPart{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1344,7 @@ func (x *HTTPRequestPart) String() string {
 func (*HTTPRequestPart) ProtoMessage() {}
 
 func (x *HTTPRequestPart) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1357,7 @@ func (x *HTTPRequestPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPRequestPart.ProtoReflect.Descriptor instead.
 func (*HTTPRequestPart) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HTTPRequestPart) GetPart() isHTTPRequestPart_Part {
@@ -1342,7 +1411,7 @@ type HTTPResponseHead struct {
 
 func (x *HTTPResponseHead) Reset() {
 	*x = HTTPResponseHead{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1354,7 +1423,7 @@ func (x *HTTPResponseHead) String() string {
 func (*HTTPResponseHead) ProtoMessage() {}
 
 func (x *HTTPResponseHead) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1436,7 @@ func (x *HTTPResponseHead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPResponseHead.ProtoReflect.Descriptor instead.
 func (*HTTPResponseHead) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HTTPResponseHead) GetStatus() int32 {
@@ -1397,7 +1466,7 @@ type HTTPResponsePart struct {
 
 func (x *HTTPResponsePart) Reset() {
 	*x = HTTPResponsePart{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1409,7 +1478,7 @@ func (x *HTTPResponsePart) String() string {
 func (*HTTPResponsePart) ProtoMessage() {}
 
 func (x *HTTPResponsePart) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1422,7 +1491,7 @@ func (x *HTTPResponsePart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPResponsePart.ProtoReflect.Descriptor instead.
 func (*HTTPResponsePart) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HTTPResponsePart) GetPart() isHTTPResponsePart_Part {
@@ -1479,7 +1548,7 @@ type RunJobRequest struct {
 
 func (x *RunJobRequest) Reset() {
 	*x = RunJobRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1491,7 +1560,7 @@ func (x *RunJobRequest) String() string {
 func (*RunJobRequest) ProtoMessage() {}
 
 func (x *RunJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1504,7 +1573,7 @@ func (x *RunJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunJobRequest.ProtoReflect.Descriptor instead.
 func (*RunJobRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RunJobRequest) GetJob() string {
@@ -1546,7 +1615,7 @@ type JobProgress struct {
 
 func (x *JobProgress) Reset() {
 	*x = JobProgress{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1558,7 +1627,7 @@ func (x *JobProgress) String() string {
 func (*JobProgress) ProtoMessage() {}
 
 func (x *JobProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1571,7 +1640,7 @@ func (x *JobProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobProgress.ProtoReflect.Descriptor instead.
 func (*JobProgress) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *JobProgress) GetDone() int64 {
@@ -1604,7 +1673,7 @@ type JobResult struct {
 
 func (x *JobResult) Reset() {
 	*x = JobResult{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1616,7 +1685,7 @@ func (x *JobResult) String() string {
 func (*JobResult) ProtoMessage() {}
 
 func (x *JobResult) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1629,7 +1698,7 @@ func (x *JobResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResult.ProtoReflect.Descriptor instead.
 func (*JobResult) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JobResult) GetRecordsProcessed() int64 {
@@ -1654,7 +1723,7 @@ type JobAlert struct {
 
 func (x *JobAlert) Reset() {
 	*x = JobAlert{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1666,7 +1735,7 @@ func (x *JobAlert) String() string {
 func (*JobAlert) ProtoMessage() {}
 
 func (x *JobAlert) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1679,7 +1748,7 @@ func (x *JobAlert) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobAlert.ProtoReflect.Descriptor instead.
 func (*JobAlert) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JobAlert) GetSeverity() string {
@@ -1717,7 +1786,7 @@ type JobEvent struct {
 
 func (x *JobEvent) Reset() {
 	*x = JobEvent{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1798,7 @@ func (x *JobEvent) String() string {
 func (*JobEvent) ProtoMessage() {}
 
 func (x *JobEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1811,7 @@ func (x *JobEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEvent.ProtoReflect.Descriptor instead.
 func (*JobEvent) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *JobEvent) GetEvent() isJobEvent_Event {
@@ -1820,7 +1889,7 @@ type ReadDatasetRequest struct {
 
 func (x *ReadDatasetRequest) Reset() {
 	*x = ReadDatasetRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1832,7 +1901,7 @@ func (x *ReadDatasetRequest) String() string {
 func (*ReadDatasetRequest) ProtoMessage() {}
 
 func (x *ReadDatasetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1845,7 +1914,7 @@ func (x *ReadDatasetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadDatasetRequest.ProtoReflect.Descriptor instead.
 func (*ReadDatasetRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReadDatasetRequest) GetDataset() string {
@@ -1886,7 +1955,7 @@ type DatasetChunk struct {
 
 func (x *DatasetChunk) Reset() {
 	*x = DatasetChunk{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1898,7 +1967,7 @@ func (x *DatasetChunk) String() string {
 func (*DatasetChunk) ProtoMessage() {}
 
 func (x *DatasetChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1911,7 +1980,7 @@ func (x *DatasetChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatasetChunk.ProtoReflect.Descriptor instead.
 func (*DatasetChunk) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DatasetChunk) GetRecords() [][]byte {
@@ -1929,7 +1998,7 @@ type CheckHealthRequest struct {
 
 func (x *CheckHealthRequest) Reset() {
 	*x = CheckHealthRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1941,7 +2010,7 @@ func (x *CheckHealthRequest) String() string {
 func (*CheckHealthRequest) ProtoMessage() {}
 
 func (x *CheckHealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1954,7 +2023,7 @@ func (x *CheckHealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckHealthRequest.ProtoReflect.Descriptor instead.
 func (*CheckHealthRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 type CheckHealthResponse struct {
@@ -1968,7 +2037,7 @@ type CheckHealthResponse struct {
 
 func (x *CheckHealthResponse) Reset() {
 	*x = CheckHealthResponse{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1980,7 +2049,7 @@ func (x *CheckHealthResponse) String() string {
 func (*CheckHealthResponse) ProtoMessage() {}
 
 func (x *CheckHealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1993,7 +2062,7 @@ func (x *CheckHealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckHealthResponse.ProtoReflect.Descriptor instead.
 func (*CheckHealthResponse) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CheckHealthResponse) GetStatus() HealthStatus {
@@ -2025,7 +2094,7 @@ type CollectMetricsRequest struct {
 
 func (x *CollectMetricsRequest) Reset() {
 	*x = CollectMetricsRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2037,7 +2106,7 @@ func (x *CollectMetricsRequest) String() string {
 func (*CollectMetricsRequest) ProtoMessage() {}
 
 func (x *CollectMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2050,7 +2119,7 @@ func (x *CollectMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectMetricsRequest.ProtoReflect.Descriptor instead.
 func (*CollectMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 type CollectMetricsResponse struct {
@@ -2063,7 +2132,7 @@ type CollectMetricsResponse struct {
 
 func (x *CollectMetricsResponse) Reset() {
 	*x = CollectMetricsResponse{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2075,7 +2144,7 @@ func (x *CollectMetricsResponse) String() string {
 func (*CollectMetricsResponse) ProtoMessage() {}
 
 func (x *CollectMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2088,7 +2157,7 @@ func (x *CollectMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectMetricsResponse.ProtoReflect.Descriptor instead.
 func (*CollectMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CollectMetricsResponse) GetPrometheusText() []byte {
@@ -2112,7 +2181,7 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04kind\x18\x06 \x01(\tR\x04kind\x12\x1d\n" +
 	"\n" +
 	"tenant_ids\x18\a \x03(\tR\ttenantIds\"\x11\n" +
-	"\x0fDescribeRequest\"\xef\x01\n" +
+	"\x0fDescribeRequest\"\xb2\x02\n" +
 	"\x05Route\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12+\n" +
@@ -2120,7 +2189,11 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"rate_class\x18\x04 \x01(\x0e2\x1c.steward.plugin.v1.RateClassR\trateClass\x12+\n" +
 	"\x11openapi_operation\x18\x05 \x01(\fR\x10openapiOperation\x12#\n" +
-	"\rtenant_scoped\x18\x06 \x01(\bR\ftenantScoped\"q\n" +
+	"\rtenant_scoped\x18\x06 \x01(\bR\ftenantScoped\x12A\n" +
+	"\ftenant_input\x18\a \x01(\v2\x1e.steward.plugin.v1.TenantInputR\vtenantInput\"1\n" +
+	"\vTenantInput\x12\x0e\n" +
+	"\x02in\x18\x01 \x01(\tR\x02in\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"q\n" +
 	"\bFragment\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
@@ -2297,7 +2370,7 @@ func file_steward_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_steward_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_steward_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_steward_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_steward_plugin_v1_plugin_proto_goTypes = []any{
 	(Auth)(0),                      // 0: steward.plugin.v1.Auth
 	(RateClass)(0),                 // 1: steward.plugin.v1.RateClass
@@ -2305,80 +2378,82 @@ var file_steward_plugin_v1_plugin_proto_goTypes = []any{
 	(*Principal)(nil),              // 3: steward.plugin.v1.Principal
 	(*DescribeRequest)(nil),        // 4: steward.plugin.v1.DescribeRequest
 	(*Route)(nil),                  // 5: steward.plugin.v1.Route
-	(*Fragment)(nil),               // 6: steward.plugin.v1.Fragment
-	(*Page)(nil),                   // 7: steward.plugin.v1.Page
-	(*NavEntry)(nil),               // 8: steward.plugin.v1.NavEntry
-	(*Job)(nil),                    // 9: steward.plugin.v1.Job
-	(*Dataset)(nil),                // 10: steward.plugin.v1.Dataset
-	(*Migration)(nil),              // 11: steward.plugin.v1.Migration
-	(*DescribeResponse)(nil),       // 12: steward.plugin.v1.DescribeResponse
-	(*ConfigureRequest)(nil),       // 13: steward.plugin.v1.ConfigureRequest
-	(*ConfigureResponse)(nil),      // 14: steward.plugin.v1.ConfigureResponse
-	(*HTTPRequestHead)(nil),        // 15: steward.plugin.v1.HTTPRequestHead
-	(*HeaderValues)(nil),           // 16: steward.plugin.v1.HeaderValues
-	(*HTTPRequestPart)(nil),        // 17: steward.plugin.v1.HTTPRequestPart
-	(*HTTPResponseHead)(nil),       // 18: steward.plugin.v1.HTTPResponseHead
-	(*HTTPResponsePart)(nil),       // 19: steward.plugin.v1.HTTPResponsePart
-	(*RunJobRequest)(nil),          // 20: steward.plugin.v1.RunJobRequest
-	(*JobProgress)(nil),            // 21: steward.plugin.v1.JobProgress
-	(*JobResult)(nil),              // 22: steward.plugin.v1.JobResult
-	(*JobAlert)(nil),               // 23: steward.plugin.v1.JobAlert
-	(*JobEvent)(nil),               // 24: steward.plugin.v1.JobEvent
-	(*ReadDatasetRequest)(nil),     // 25: steward.plugin.v1.ReadDatasetRequest
-	(*DatasetChunk)(nil),           // 26: steward.plugin.v1.DatasetChunk
-	(*CheckHealthRequest)(nil),     // 27: steward.plugin.v1.CheckHealthRequest
-	(*CheckHealthResponse)(nil),    // 28: steward.plugin.v1.CheckHealthResponse
-	(*CollectMetricsRequest)(nil),  // 29: steward.plugin.v1.CollectMetricsRequest
-	(*CollectMetricsResponse)(nil), // 30: steward.plugin.v1.CollectMetricsResponse
-	nil,                            // 31: steward.plugin.v1.HTTPRequestHead.HeadersEntry
-	nil,                            // 32: steward.plugin.v1.HTTPRequestHead.PathParamsEntry
-	nil,                            // 33: steward.plugin.v1.HTTPResponseHead.HeadersEntry
-	nil,                            // 34: steward.plugin.v1.ReadDatasetRequest.ParamsEntry
-	nil,                            // 35: steward.plugin.v1.CheckHealthResponse.DetailsEntry
+	(*TenantInput)(nil),            // 6: steward.plugin.v1.TenantInput
+	(*Fragment)(nil),               // 7: steward.plugin.v1.Fragment
+	(*Page)(nil),                   // 8: steward.plugin.v1.Page
+	(*NavEntry)(nil),               // 9: steward.plugin.v1.NavEntry
+	(*Job)(nil),                    // 10: steward.plugin.v1.Job
+	(*Dataset)(nil),                // 11: steward.plugin.v1.Dataset
+	(*Migration)(nil),              // 12: steward.plugin.v1.Migration
+	(*DescribeResponse)(nil),       // 13: steward.plugin.v1.DescribeResponse
+	(*ConfigureRequest)(nil),       // 14: steward.plugin.v1.ConfigureRequest
+	(*ConfigureResponse)(nil),      // 15: steward.plugin.v1.ConfigureResponse
+	(*HTTPRequestHead)(nil),        // 16: steward.plugin.v1.HTTPRequestHead
+	(*HeaderValues)(nil),           // 17: steward.plugin.v1.HeaderValues
+	(*HTTPRequestPart)(nil),        // 18: steward.plugin.v1.HTTPRequestPart
+	(*HTTPResponseHead)(nil),       // 19: steward.plugin.v1.HTTPResponseHead
+	(*HTTPResponsePart)(nil),       // 20: steward.plugin.v1.HTTPResponsePart
+	(*RunJobRequest)(nil),          // 21: steward.plugin.v1.RunJobRequest
+	(*JobProgress)(nil),            // 22: steward.plugin.v1.JobProgress
+	(*JobResult)(nil),              // 23: steward.plugin.v1.JobResult
+	(*JobAlert)(nil),               // 24: steward.plugin.v1.JobAlert
+	(*JobEvent)(nil),               // 25: steward.plugin.v1.JobEvent
+	(*ReadDatasetRequest)(nil),     // 26: steward.plugin.v1.ReadDatasetRequest
+	(*DatasetChunk)(nil),           // 27: steward.plugin.v1.DatasetChunk
+	(*CheckHealthRequest)(nil),     // 28: steward.plugin.v1.CheckHealthRequest
+	(*CheckHealthResponse)(nil),    // 29: steward.plugin.v1.CheckHealthResponse
+	(*CollectMetricsRequest)(nil),  // 30: steward.plugin.v1.CollectMetricsRequest
+	(*CollectMetricsResponse)(nil), // 31: steward.plugin.v1.CollectMetricsResponse
+	nil,                            // 32: steward.plugin.v1.HTTPRequestHead.HeadersEntry
+	nil,                            // 33: steward.plugin.v1.HTTPRequestHead.PathParamsEntry
+	nil,                            // 34: steward.plugin.v1.HTTPResponseHead.HeadersEntry
+	nil,                            // 35: steward.plugin.v1.ReadDatasetRequest.ParamsEntry
+	nil,                            // 36: steward.plugin.v1.CheckHealthResponse.DetailsEntry
 }
 var file_steward_plugin_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: steward.plugin.v1.Route.auth:type_name -> steward.plugin.v1.Auth
 	1,  // 1: steward.plugin.v1.Route.rate_class:type_name -> steward.plugin.v1.RateClass
-	5,  // 2: steward.plugin.v1.DescribeResponse.routes:type_name -> steward.plugin.v1.Route
-	6,  // 3: steward.plugin.v1.DescribeResponse.fragments:type_name -> steward.plugin.v1.Fragment
-	7,  // 4: steward.plugin.v1.DescribeResponse.pages:type_name -> steward.plugin.v1.Page
-	8,  // 5: steward.plugin.v1.DescribeResponse.nav:type_name -> steward.plugin.v1.NavEntry
-	9,  // 6: steward.plugin.v1.DescribeResponse.jobs:type_name -> steward.plugin.v1.Job
-	10, // 7: steward.plugin.v1.DescribeResponse.datasets:type_name -> steward.plugin.v1.Dataset
-	11, // 8: steward.plugin.v1.DescribeResponse.migrations:type_name -> steward.plugin.v1.Migration
-	31, // 9: steward.plugin.v1.HTTPRequestHead.headers:type_name -> steward.plugin.v1.HTTPRequestHead.HeadersEntry
-	3,  // 10: steward.plugin.v1.HTTPRequestHead.principal:type_name -> steward.plugin.v1.Principal
-	32, // 11: steward.plugin.v1.HTTPRequestHead.path_params:type_name -> steward.plugin.v1.HTTPRequestHead.PathParamsEntry
-	15, // 12: steward.plugin.v1.HTTPRequestPart.head:type_name -> steward.plugin.v1.HTTPRequestHead
-	33, // 13: steward.plugin.v1.HTTPResponseHead.headers:type_name -> steward.plugin.v1.HTTPResponseHead.HeadersEntry
-	18, // 14: steward.plugin.v1.HTTPResponsePart.head:type_name -> steward.plugin.v1.HTTPResponseHead
-	21, // 15: steward.plugin.v1.JobEvent.progress:type_name -> steward.plugin.v1.JobProgress
-	22, // 16: steward.plugin.v1.JobEvent.result:type_name -> steward.plugin.v1.JobResult
-	23, // 17: steward.plugin.v1.JobEvent.alert:type_name -> steward.plugin.v1.JobAlert
-	34, // 18: steward.plugin.v1.ReadDatasetRequest.params:type_name -> steward.plugin.v1.ReadDatasetRequest.ParamsEntry
-	2,  // 19: steward.plugin.v1.CheckHealthResponse.status:type_name -> steward.plugin.v1.HealthStatus
-	35, // 20: steward.plugin.v1.CheckHealthResponse.details:type_name -> steward.plugin.v1.CheckHealthResponse.DetailsEntry
-	16, // 21: steward.plugin.v1.HTTPRequestHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
-	16, // 22: steward.plugin.v1.HTTPResponseHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
-	4,  // 23: steward.plugin.v1.Plugin.Describe:input_type -> steward.plugin.v1.DescribeRequest
-	13, // 24: steward.plugin.v1.Plugin.Configure:input_type -> steward.plugin.v1.ConfigureRequest
-	17, // 25: steward.plugin.v1.Plugin.HandleHTTP:input_type -> steward.plugin.v1.HTTPRequestPart
-	20, // 26: steward.plugin.v1.Plugin.RunJob:input_type -> steward.plugin.v1.RunJobRequest
-	25, // 27: steward.plugin.v1.Plugin.ReadDataset:input_type -> steward.plugin.v1.ReadDatasetRequest
-	27, // 28: steward.plugin.v1.Plugin.CheckHealth:input_type -> steward.plugin.v1.CheckHealthRequest
-	29, // 29: steward.plugin.v1.Plugin.CollectMetrics:input_type -> steward.plugin.v1.CollectMetricsRequest
-	12, // 30: steward.plugin.v1.Plugin.Describe:output_type -> steward.plugin.v1.DescribeResponse
-	14, // 31: steward.plugin.v1.Plugin.Configure:output_type -> steward.plugin.v1.ConfigureResponse
-	19, // 32: steward.plugin.v1.Plugin.HandleHTTP:output_type -> steward.plugin.v1.HTTPResponsePart
-	24, // 33: steward.plugin.v1.Plugin.RunJob:output_type -> steward.plugin.v1.JobEvent
-	26, // 34: steward.plugin.v1.Plugin.ReadDataset:output_type -> steward.plugin.v1.DatasetChunk
-	28, // 35: steward.plugin.v1.Plugin.CheckHealth:output_type -> steward.plugin.v1.CheckHealthResponse
-	30, // 36: steward.plugin.v1.Plugin.CollectMetrics:output_type -> steward.plugin.v1.CollectMetricsResponse
-	30, // [30:37] is the sub-list for method output_type
-	23, // [23:30] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	6,  // 2: steward.plugin.v1.Route.tenant_input:type_name -> steward.plugin.v1.TenantInput
+	5,  // 3: steward.plugin.v1.DescribeResponse.routes:type_name -> steward.plugin.v1.Route
+	7,  // 4: steward.plugin.v1.DescribeResponse.fragments:type_name -> steward.plugin.v1.Fragment
+	8,  // 5: steward.plugin.v1.DescribeResponse.pages:type_name -> steward.plugin.v1.Page
+	9,  // 6: steward.plugin.v1.DescribeResponse.nav:type_name -> steward.plugin.v1.NavEntry
+	10, // 7: steward.plugin.v1.DescribeResponse.jobs:type_name -> steward.plugin.v1.Job
+	11, // 8: steward.plugin.v1.DescribeResponse.datasets:type_name -> steward.plugin.v1.Dataset
+	12, // 9: steward.plugin.v1.DescribeResponse.migrations:type_name -> steward.plugin.v1.Migration
+	32, // 10: steward.plugin.v1.HTTPRequestHead.headers:type_name -> steward.plugin.v1.HTTPRequestHead.HeadersEntry
+	3,  // 11: steward.plugin.v1.HTTPRequestHead.principal:type_name -> steward.plugin.v1.Principal
+	33, // 12: steward.plugin.v1.HTTPRequestHead.path_params:type_name -> steward.plugin.v1.HTTPRequestHead.PathParamsEntry
+	16, // 13: steward.plugin.v1.HTTPRequestPart.head:type_name -> steward.plugin.v1.HTTPRequestHead
+	34, // 14: steward.plugin.v1.HTTPResponseHead.headers:type_name -> steward.plugin.v1.HTTPResponseHead.HeadersEntry
+	19, // 15: steward.plugin.v1.HTTPResponsePart.head:type_name -> steward.plugin.v1.HTTPResponseHead
+	22, // 16: steward.plugin.v1.JobEvent.progress:type_name -> steward.plugin.v1.JobProgress
+	23, // 17: steward.plugin.v1.JobEvent.result:type_name -> steward.plugin.v1.JobResult
+	24, // 18: steward.plugin.v1.JobEvent.alert:type_name -> steward.plugin.v1.JobAlert
+	35, // 19: steward.plugin.v1.ReadDatasetRequest.params:type_name -> steward.plugin.v1.ReadDatasetRequest.ParamsEntry
+	2,  // 20: steward.plugin.v1.CheckHealthResponse.status:type_name -> steward.plugin.v1.HealthStatus
+	36, // 21: steward.plugin.v1.CheckHealthResponse.details:type_name -> steward.plugin.v1.CheckHealthResponse.DetailsEntry
+	17, // 22: steward.plugin.v1.HTTPRequestHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
+	17, // 23: steward.plugin.v1.HTTPResponseHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
+	4,  // 24: steward.plugin.v1.Plugin.Describe:input_type -> steward.plugin.v1.DescribeRequest
+	14, // 25: steward.plugin.v1.Plugin.Configure:input_type -> steward.plugin.v1.ConfigureRequest
+	18, // 26: steward.plugin.v1.Plugin.HandleHTTP:input_type -> steward.plugin.v1.HTTPRequestPart
+	21, // 27: steward.plugin.v1.Plugin.RunJob:input_type -> steward.plugin.v1.RunJobRequest
+	26, // 28: steward.plugin.v1.Plugin.ReadDataset:input_type -> steward.plugin.v1.ReadDatasetRequest
+	28, // 29: steward.plugin.v1.Plugin.CheckHealth:input_type -> steward.plugin.v1.CheckHealthRequest
+	30, // 30: steward.plugin.v1.Plugin.CollectMetrics:input_type -> steward.plugin.v1.CollectMetricsRequest
+	13, // 31: steward.plugin.v1.Plugin.Describe:output_type -> steward.plugin.v1.DescribeResponse
+	15, // 32: steward.plugin.v1.Plugin.Configure:output_type -> steward.plugin.v1.ConfigureResponse
+	20, // 33: steward.plugin.v1.Plugin.HandleHTTP:output_type -> steward.plugin.v1.HTTPResponsePart
+	25, // 34: steward.plugin.v1.Plugin.RunJob:output_type -> steward.plugin.v1.JobEvent
+	27, // 35: steward.plugin.v1.Plugin.ReadDataset:output_type -> steward.plugin.v1.DatasetChunk
+	29, // 36: steward.plugin.v1.Plugin.CheckHealth:output_type -> steward.plugin.v1.CheckHealthResponse
+	31, // 37: steward.plugin.v1.Plugin.CollectMetrics:output_type -> steward.plugin.v1.CollectMetricsResponse
+	31, // [31:38] is the sub-list for method output_type
+	24, // [24:31] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_steward_plugin_v1_plugin_proto_init() }
@@ -2386,15 +2461,15 @@ func file_steward_plugin_v1_plugin_proto_init() {
 	if File_steward_plugin_v1_plugin_proto != nil {
 		return
 	}
-	file_steward_plugin_v1_plugin_proto_msgTypes[14].OneofWrappers = []any{
+	file_steward_plugin_v1_plugin_proto_msgTypes[15].OneofWrappers = []any{
 		(*HTTPRequestPart_Head)(nil),
 		(*HTTPRequestPart_Body)(nil),
 	}
-	file_steward_plugin_v1_plugin_proto_msgTypes[16].OneofWrappers = []any{
+	file_steward_plugin_v1_plugin_proto_msgTypes[17].OneofWrappers = []any{
 		(*HTTPResponsePart_Head)(nil),
 		(*HTTPResponsePart_Body)(nil),
 	}
-	file_steward_plugin_v1_plugin_proto_msgTypes[21].OneofWrappers = []any{
+	file_steward_plugin_v1_plugin_proto_msgTypes[22].OneofWrappers = []any{
 		(*JobEvent_Progress)(nil),
 		(*JobEvent_Result)(nil),
 		(*JobEvent_Alert)(nil),
@@ -2405,7 +2480,7 @@ func file_steward_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_steward_plugin_v1_plugin_proto_rawDesc), len(file_steward_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   33,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -13,37 +13,33 @@ import (
 
 // HTTPHandler returns the handler that serves the plugin's routes,
 // fragments and pages as the host reaches them: it routes by method and
-// path pattern and sets declared parameter defaults on the request. Serve
+// path pattern, binds a typed route's input (Handle) and sets a plain
+// route's declared parameter defaults on the request. Serve
 // builds it from a plugin that Validate accepts; a test may mount it, with
 // the request info a host would send set by WithRequestInfo.
 func (p *Plugin) HTTPHandler() http.Handler {
 	mux := http.NewServeMux()
+	api := huma.NewAPI(apiConfig(), muxAdapter{mux})
 	for _, r := range p.Routes {
+		if r.register != nil {
+			r.register(api)
+			continue
+		}
 		mux.Handle(muxPattern(r.Method, r.Path), withDefaults(r.Operation, r.Handler))
 	}
 	for _, f := range p.Fragments {
-		mux.Handle(muxPattern(http.MethodGet, f.Path), tenantChecked(f.Handler))
+		mux.Handle(muxPattern(http.MethodGet, f.Path), f.Handler)
 	}
 	for _, pg := range p.Pages {
-		mux.Handle(muxPattern(http.MethodGet, pg.Path), tenantChecked(pg.Handler))
+		mux.Handle(muxPattern(http.MethodGet, pg.Path), pg.Handler)
 	}
 	return mux
 }
 
-// tenantChecked refuses a fragment or page the caller asks for a tenant it
-// may not see, before the plugin's handler runs: the host places every
-// fragment with the tenant_id of the page, so the check is made once here
-// rather than in each handler. A handler still scopes what it reads to the
-// principal's tenants when no tenant is named.
-func tenantChecked(h http.HandlerFunc) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id := r.URL.Query().Get(protocol.ParamTenantID); id != "" && !Info(r.Context()).Principal.CanSee(id) {
-			WriteError(w, Forbidden("you may not see that tenant"))
-			return
-		}
-		h(w, r)
-	})
-}
+// ViewTenant is the tenant a fragment or page is asked for (its tenant_id
+// parameter), empty for all the caller's tenants. The host has refused a
+// tenant the caller may not see before the view's handler runs.
+func ViewTenant(r *http.Request) string { return r.URL.Query().Get(protocol.ParamTenantID) }
 
 // muxPattern is the ServeMux pattern that matches what the host's router
 // matches: a pattern ending in a slash matches only itself, not the subtree

@@ -32,6 +32,13 @@ func (p *Problem) Error() string {
 	return p.Title
 }
 
+// GetStatus is the problem's HTTP status, by which a typed route's handler
+// answers with it.
+func (p *Problem) GetStatus() int { return p.Status }
+
+// ContentType is the media type a problem is written as.
+func (p *Problem) ContentType(string) string { return "application/problem+json" }
+
 func newProblem(status int, detail string) *Problem {
 	return &Problem{Title: http.StatusText(status), Status: status, Detail: detail}
 }

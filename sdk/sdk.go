@@ -56,9 +56,12 @@ const (
 )
 
 // Route is one HTTP operation the plugin serves: what the host needs to
-// know about it and the handler that serves it, in one declaration. Path
-// uses {name} for path parameters, which the handler reads with
-// r.PathValue.
+// know about it and the handler that serves it, in one declaration. Declare
+// one with Handle (or Get, Post, …), which derives the operation from the
+// handler's types; a route written out by hand — a plain http.HandlerFunc
+// and its Operation — is for answers huma cannot give, such as a response
+// streamed as it is produced. Path uses {name} for path parameters, which a
+// plain handler reads with r.PathValue.
 type Route struct {
 	Method       string
 	Path         string
@@ -73,6 +76,13 @@ type Route struct {
 	// omits it, so the handler never repeats it.
 	Operation *huma.Operation
 	Handler   http.HandlerFunc
+
+	// A typed route (Handle) registers itself on huma instead of having
+	// Operation and Handler; tenant is its tenant input, declErr what was
+	// wrong with its input type.
+	register func(huma.API)
+	tenant   *tenantField
+	declErr  error
 }
 
 // Fragment is an HTML fragment the plugin renders for the host's pages.

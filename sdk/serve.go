@@ -104,21 +104,11 @@ func describe(p *Plugin) (*pluginv1.DescribeResponse, error) {
 		ConfigSchema:    p.ConfigSchema,
 	}
 	for _, r := range p.Routes {
-		var op []byte
-		if r.Operation != nil {
-			var err error
-			if op, err = json.Marshal(r.Operation); err != nil {
-				return nil, fmt.Errorf("route %s %s: operation: %w", r.Method, r.Path, err)
-			}
+		pr, err := routeProto(r)
+		if err != nil {
+			return nil, err
 		}
-		resp.Routes = append(resp.Routes, &pluginv1.Route{
-			Method:           strings.ToUpper(r.Method),
-			Path:             r.Path,
-			Auth:             authProto(r.Auth),
-			RateClass:        rateProto(r.RateClass),
-			OpenapiOperation: op,
-			TenantScoped:     r.TenantScoped,
-		})
+		resp.Routes = append(resp.Routes, pr)
 	}
 	for _, f := range p.Fragments {
 		resp.Fragments = append(resp.Fragments, &pluginv1.Fragment{Path: f.Path, Title: f.Title, Slot: f.Slot, RefreshSeconds: int32(f.RefreshSeconds)})

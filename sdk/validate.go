@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -58,6 +59,14 @@ func (v *validation) routes(routes []Route) {
 	opIDs := map[string]string{}
 	for i, r := range routes {
 		name := fmt.Sprintf("route %s %s", r.Method, r.Path)
+		if r.register != nil || r.declErr != nil {
+			op, err := typedOperation(r)
+			if err != nil {
+				v.add("%s: %v", name, err)
+				continue
+			}
+			r.Operation, r.Handler = op, func(http.ResponseWriter, *http.Request) {}
+		}
 		method := strings.ToUpper(r.Method)
 		if !slices.Contains(methods, method) {
 			v.add("%s: method %q is not one of %s", name, r.Method, strings.Join(methods, ", "))

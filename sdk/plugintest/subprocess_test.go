@@ -81,18 +81,24 @@ func TestSubprocessDescribe(t *testing.T) {
 		}
 	}
 	items := routes["GET /api/v1/testplugin/items"]
-	var op struct {
-		Parameters []struct {
-			Name   string `json:"name"`
-			Schema struct {
-				Minimum *float64 `json:"minimum"`
-				Maximum *float64 `json:"maximum"`
-			} `json:"schema"`
-		} `json:"parameters"`
+	type param struct {
+		Name   string `json:"name"`
+		Schema struct {
+			Minimum *float64 `json:"minimum"`
+			Maximum *float64 `json:"maximum"`
+		} `json:"schema"`
 	}
-	if err := json.Unmarshal(items.OpenapiOperation, &op); err != nil || len(op.Parameters) != 3 || op.Parameters[0].Name != "limit" ||
-		op.Parameters[0].Schema.Minimum == nil || *op.Parameters[0].Schema.Minimum != 1 || *op.Parameters[0].Schema.Maximum != 500 {
+	var op struct {
+		Parameters []param `json:"parameters"`
+	}
+	err := json.Unmarshal(items.OpenapiOperation, &op)
+	limit := slices.IndexFunc(op.Parameters, func(p param) bool { return p.Name == "limit" })
+	if err != nil || len(op.Parameters) != 3 || limit < 0 ||
+		op.Parameters[limit].Schema.Minimum == nil || *op.Parameters[limit].Schema.Minimum != 1 || *op.Parameters[limit].Schema.Maximum != 500 {
 		t.Errorf("items operation = %s (%v)", items.OpenapiOperation, err)
+	}
+	if ti := items.TenantInput; ti == nil || ti.In != "query" || ti.Name != "tenant_ids" {
+		t.Errorf("items tenant input = %v, want query tenant_ids", ti)
 	}
 	if !items.TenantScoped || !routes["GET /api/v1/testplugin/tenants/{tenant_id}/items"].TenantScoped || routes["GET /api/v1/testplugin/ping"].TenantScoped {
 		t.Error("tenant_scoped flags are wrong")

@@ -1,0 +1,207 @@
+package plugintest_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/plugintest"
+	"github.com/stewardhq/steward/sdk/protocol"
+)
+
+type scopeIn struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	Limit   int           `query:"limit" minimum:"1" maximum:"10" default:"5"`
+}
+
+type scopeOut struct {
+	Tenants []string `json:"tenants"`
+	Limit   int      `json:"limit"`
+}
+
+type oneIn struct {
+	Tenant sdk.TenantID `path:"tenant_id"`
+}
+
+type createIn struct {
+	Body struct {
+		TenantID sdk.TenantID `json:"tenant_id,omitempty"`
+		Name     string       `json:"name" minLength:"1" maxLength:"20"`
+	}
+}
+
+type created struct {
+	Tenant string `json:"tenant"`
+	Name   string `json:"name"`
+}
+
+// careless is a plugin whose handlers check no tenant at all: whatever a
+// request names, they answer with it. The harness, like the host, must
+// refuse a tenant the caller may not see before they run.
+func careless(ran *int) *sdk.Plugin {
+	render := func(w http.ResponseWriter, r *http.Request) {
+		*ran++
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, "<p>"+r.URL.Query().Get("tenant_id")+"</p>")
+	}
+	return &sdk.Plugin{Name: "careless", Version: "1",
+		Routes: []sdk.Route{
+			sdk.Get("/api/v1/careless/scope", sdk.Op{ID: "careless-scope"}, func(_ context.Context, in *scopeIn) (*scopeOut, error) {
+				*ran++
+				return &scopeOut{Tenants: in.Tenants, Limit: in.Limit}, nil
+			}),
+			sdk.Get("/api/v1/careless/tenants/{tenant_id}", sdk.Op{ID: "careless-one", Errors: []int{http.StatusNotFound}}, func(_ context.Context, in *oneIn) (*scopeOut, error) {
+				*ran++
+				if in.Tenant == "t3" {
+					return nil, sdk.NotFound("no such tenant")
+				}
+				return &scopeOut{Tenants: []string{string(in.Tenant)}}, nil
+			}),
+			sdk.Post("/api/v1/careless/things", sdk.Op{ID: "careless-create", Status: http.StatusCreated}, func(_ context.Context, in *createIn) (*created, error) {
+				*ran++
+				if in.Body.Name == "boom" {
+					return nil, errors.New("database password=hunter2 refused")
+				}
+				return &created{Tenant: string(in.Body.TenantID), Name: in.Body.Name}, nil
+			}),
+		},
+		Fragments: []sdk.Fragment{{Path: "/partials/careless-card", Title: "Card", Slot: "dashboard", Handler: render}},
+		Pages:     []sdk.Page{{Path: "/careless", Title: "Careless", Handler: render}},
+	}
+}
+
+// TestTenantInputEnforcedBeforeTheHandler: whatever a route's handler
+// does, a request naming a tenant its caller may not see — in the query,
+// the path or the JSON body, in any case — is answered 403 with the one
+// wording, and the handler never runs.
+func TestTenantInputEnforcedBeforeTheHandler(t *testing.T) {
+	ran := 0
+	h := plugintest.New(t, careless(&ran), plugintest.Options{Tenants: tenants})
+	bob := sdk.Principal{ID: "u2", Kind: "user", TenantIDs: []string{"t1"}}
+	for _, tc := range []struct {
+		method, target, body string
+		status               int
+	}{
+		{"GET", "/api/v1/careless/scope", "", http.StatusOK},
+		{"GET", "/api/v1/careless/scope?tenant_ids=t1", "", http.StatusOK},
+		{"GET", "/api/v1/careless/scope?tenant_ids=t2", "", http.StatusForbidden},
+		{"GET", "/api/v1/careless/scope?tenant_ids=t1,t2", "", http.StatusForbidden},
+		{"GET", "/api/v1/careless/scope?tenant_ids=t1&tenant_ids=t2", "", http.StatusForbidden},
+		{"GET", "/api/v1/careless/tenants/t1", "", http.StatusOK},
+		{"GET", "/api/v1/careless/tenants/t2", "", http.StatusForbidden},
+		{"POST", "/api/v1/careless/things", `{"name": "a"}`, http.StatusCreated},
+		{"POST", "/api/v1/careless/things", `{"tenant_id": "t1", "name": "a"}`, http.StatusCreated},
+		{"POST", "/api/v1/careless/things", `{"tenant_id": "t2", "name": "a"}`, http.StatusForbidden},
+		{"POST", "/api/v1/careless/things", `{"TENANT_ID": "t2", "name": "a"}`, http.StatusForbidden},
+		{"POST", "/api/v1/careless/things", `{"tenant_id": "t1", "Tenant_Id": "t2", "name": "a"}`, http.StatusForbidden},
+		{"GET", "/partials/careless-card", "", http.StatusOK},
+		{"GET", "/partials/careless-card?tenant_id=t1", "", http.StatusOK},
+		{"GET", "/partials/careless-card?tenant_id=t2", "", http.StatusForbidden},
+		{"GET", "/careless?tenant_id=t2", "", http.StatusForbidden},
+	} {
+		before := ran
+		var body io.Reader
+		if tc.body != "" {
+			body = strings.NewReader(tc.body)
+		}
+		req := httptest.NewRequest(tc.method, tc.target, body)
+		if tc.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp := h.Do(req, bob)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s %s %s = %d %s, want %d", tc.method, tc.target, tc.body, resp.StatusCode, b, tc.status)
+			continue
+		}
+		if handled := ran > before; handled != (tc.status < 400) {
+			t.Errorf("%s %s %s: handler ran %v", tc.method, tc.target, tc.body, handled)
+		}
+		if tc.status == http.StatusForbidden {
+			if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" || !strings.Contains(string(b), protocol.MsgNoTenantAccess) || strings.Contains(string(b), "t2") {
+				t.Errorf("%s %s: refusal %s %s", tc.method, tc.target, ct, b)
+			}
+		}
+	}
+}
+
+// TestTypedRouteBinding: a typed route gets its declared default, the
+// caller's tenants when it names none, 422s naming the field for bad
+// parameters and bodies, its own problem's status, and a 500 that does not
+// repeat a plain error's text.
+func TestTypedRouteBinding(t *testing.T) {
+	ran := 0
+	h := plugintest.New(t, careless(&ran), plugintest.Options{Tenants: tenants})
+
+	resp := h.Do(httptest.NewRequest("GET", "/api/v1/careless/scope", nil), alice)
+	got := decode[scopeOut](t, resp)
+	if resp.StatusCode != http.StatusOK || !slices.Equal(got.Tenants, alice.TenantIDs) || got.Limit != 5 {
+		t.Errorf("no parameters: %d %+v, want every tenant of alice and the default limit", resp.StatusCode, got)
+	}
+	resp = h.Do(httptest.NewRequest("GET", "/api/v1/careless/scope?tenant_ids=t2&tenant_ids=t1&limit=7", nil), alice)
+	if got := decode[scopeOut](t, resp); !slices.Equal(got.Tenants, []string{"t2", "t1"}) || got.Limit != 7 {
+		t.Errorf("repeated tenant_ids: %+v", got)
+	}
+
+	for _, tc := range []struct {
+		method, target, body, location string
+	}{
+		{"GET", "/api/v1/careless/scope?limit=11", "", "query.limit"},
+		{"GET", "/api/v1/careless/scope?limit=x", "", "query.limit"},
+		{"GET", "/api/v1/careless/scope?tenant_ids=" + strings.Repeat("x", 65), "", "query.tenant_ids[0]"},
+		{"POST", "/api/v1/careless/things", `{"name": ""}`, "body.name"},
+		{"POST", "/api/v1/careless/things", `{"name": "a", "colour": "red"}`, "body.colour"},
+	} {
+		req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp := h.Do(req, alice)
+		p := decode[sdk.Problem](t, resp)
+		if resp.StatusCode != http.StatusUnprocessableEntity || len(p.Errors) == 0 || !strings.HasPrefix(p.Errors[0].Location, tc.location) {
+			t.Errorf("%s %s %s = %d %+v, want 422 at %s", tc.method, tc.target, tc.body, resp.StatusCode, p, tc.location)
+		}
+	}
+
+	resp = h.Do(httptest.NewRequest("GET", "/api/v1/careless/tenants/t3", nil), admin)
+	if p := decode[sdk.Problem](t, resp); resp.StatusCode != http.StatusNotFound || p.Detail != "no such tenant" {
+		t.Errorf("own problem: %d %+v", resp.StatusCode, p)
+	}
+	req := httptest.NewRequest("POST", "/api/v1/careless/things", strings.NewReader(`{"name": "boom"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp = h.Do(req, alice)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusInternalServerError || strings.Contains(string(b), "hunter2") {
+		t.Errorf("plain error: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestTypedRouteDocumented: the operation the host receives is derived
+// from the types, inline, with the tenant input declared.
+func TestTypedRouteDocumented(t *testing.T) {
+	ran := 0
+	h := plugintest.New(t, careless(&ran), plugintest.Options{Tenants: tenants})
+	byPath := map[string]string{}
+	for _, r := range h.Describe().Routes {
+		if r.TenantInput != nil {
+			byPath[r.Method+" "+r.Path] = r.TenantInput.In + "." + r.TenantInput.Name
+		}
+		if strings.Contains(string(r.OpenapiOperation), "$ref") {
+			t.Errorf("%s %s: operation refers to a component: %s", r.Method, r.Path, r.OpenapiOperation)
+		}
+	}
+	want := map[string]string{
+		"GET /api/v1/careless/scope":               "query.tenant_ids",
+		"GET /api/v1/careless/tenants/{tenant_id}": "path.tenant_id",
+		"POST /api/v1/careless/things":             "body.tenant_id",
+	}
+	for k, v := range want {
+		if byPath[k] != v {
+			t.Errorf("%s: tenant input %q, want %q", k, byPath[k], v)
+		}
+	}
+}

@@ -1,0 +1,407 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/hashicorp/go-hclog"
+
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
+)
+
+// Op documents a typed route and says who may call it. Handle derives the
+// rest of the route's OpenAPI operation — parameters, request body,
+// response — from the handler's input and output types.
+type Op struct {
+	// ID is the operation's id in the host's OpenAPI document, unique
+	// across every plugin: start it with the plugin's name.
+	ID          string
+	Summary     string
+	Description string
+	Tags        []string
+	Auth        Auth
+	RateClass   RateClass
+	// Status is the status of a successful answer; 200 when zero (204 for
+	// an output type without a body).
+	Status int
+	// Errors are the statuses the handler itself answers besides the
+	// host's own (401, 403, 422, 429, …), such as 404 or 409.
+	Errors []int
+}
+
+// TenantIDs is a route input naming the tenants a request acts on: a query
+// parameter (`query:"tenant_ids"`), repeated or comma-separated, or a
+// member of the JSON body. The host refuses a request naming a tenant its
+// caller may not see with a 403 before the plugin sees it. Left empty by
+// the caller, the handler receives every tenant the caller may see.
+type TenantIDs []string
+
+// Schema documents the parameter: at most 100 tenant ids.
+func (TenantIDs) Schema(huma.Registry) *huma.Schema {
+	maxLen, maxItems := 64, 100
+	return &huma.Schema{Type: huma.TypeArray, MaxItems: &maxItems,
+		Description: "Tenants to include (repeated or comma-separated); all the caller's tenants when absent. A tenant the caller may not see is a 403.",
+		Items:       &huma.Schema{Type: huma.TypeString, MaxLength: &maxLen}}
+}
+
+// TenantID is a route input naming one tenant: a query or path parameter,
+// or a member of the JSON body. The host refuses a request naming a tenant
+// its caller may not see with a 403 before the plugin sees it. Empty when
+// the caller named none (a path parameter is never empty).
+type TenantID string
+
+// Schema documents the parameter.
+func (TenantID) Schema(huma.Registry) *huma.Schema {
+	maxLen := 64
+	return &huma.Schema{Type: huma.TypeString, MaxLength: &maxLen,
+		Description: "A tenant the caller may see; naming another is a 403."}
+}
+
+var (
+	tenantIDsType = reflect.TypeFor[TenantIDs]()
+	tenantIDType  = reflect.TypeFor[TenantID]()
+)
+
+// tenantField is where a typed route's input holds its tenant input.
+type tenantField struct {
+	protocol.Tenant
+	// index is the field's index path in the input struct; fill is set
+	// when it is a TenantIDs query or body member that an omitted value
+	// fills with the caller's tenants.
+	index []int
+	fill  bool
+}
+
+// findTenant finds the one TenantID or TenantIDs field of an input type:
+// a query or path parameter, or a member of its Body struct.
+func findTenant(t reflect.Type) (*tenantField, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, nil
+	}
+	var found []*tenantField
+	for f := range t.Fields() {
+		if f.Type != tenantIDsType && f.Type != tenantIDType {
+			if f.Name == "Body" {
+				body := f.Type
+				if body.Kind() == reflect.Pointer {
+					body = body.Elem()
+				}
+				if body.Kind() != reflect.Struct {
+					continue
+				}
+				for bf := range body.Fields() {
+					if bf.Type != tenantIDsType && bf.Type != tenantIDType {
+						continue
+					}
+					name, _, _ := strings.Cut(bf.Tag.Get("json"), ",")
+					if name == "" || name == "-" {
+						return nil, fmt.Errorf("body field %s: a tenant input needs a json name", bf.Name)
+					}
+					found = append(found, &tenantField{Tenant: protocol.Tenant{In: protocol.TenantInBody, Name: name},
+						index: append(f.Index, bf.Index...), fill: bf.Type == tenantIDsType && f.Type.Kind() == reflect.Struct})
+				}
+			}
+			continue
+		}
+		tf := &tenantField{index: f.Index, fill: f.Type == tenantIDsType}
+		switch {
+		case f.Tag.Get("query") != "":
+			tf.In = protocol.TenantInQuery
+			tf.Name, _, _ = strings.Cut(f.Tag.Get("query"), ",")
+		case f.Tag.Get("path") != "":
+			tf.In, tf.Name, tf.fill = protocol.TenantInPath, f.Tag.Get("path"), false
+		default:
+			return nil, fmt.Errorf("field %s: a tenant input is a query or path parameter or a body member", f.Name)
+		}
+		found = append(found, tf)
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil
+	case 1:
+		return found[0], nil
+	}
+	return nil, fmt.Errorf("%d tenant inputs; a route takes one", len(found))
+}
+
+// bodyOutput is the huma output of a handler whose output type is the
+// response body itself.
+type bodyOutput[O any] struct {
+	Body *O
+}
+
+// Handle declares a route served by a typed handler, on huma's input
+// binding: I's fields tagged `query`, `path` or `header` are the
+// parameters, with their bounds and defaults as tags (`minimum`,
+// `maximum`, `default`, `enum`, `maxLength`, `doc`…), and its Body field
+// the JSON request body; the host checks the parameters before the plugin
+// sees the request and the SDK checks the body, each answering 422 naming
+// the field. A TenantIDs or TenantID field (a parameter or a member of
+// Body) is the route's tenant input, which the host enforces.
+//
+// O is the response body, unless it is a struct with a Body field, which
+// is then the body and whose other fields tagged `header` are response
+// headers. A handler's *Problem keeps its status; any other error is a 500
+// that does not repeat the error's text.
+func Handle[I, O any](method, path string, op Op, h func(ctx context.Context, in *I) (*O, error)) Route {
+	r := Route{Method: method, Path: path, Auth: op.Auth, RateClass: op.RateClass}
+	tenant, err := findTenant(reflect.TypeFor[I]())
+	if err != nil {
+		r.declErr = err
+		return r
+	}
+	r.tenant, r.TenantScoped = tenant, tenant != nil
+	hop := huma.Operation{OperationID: op.ID, Method: method, Path: path, Summary: op.Summary, Description: op.Description,
+		Tags: op.Tags, DefaultStatus: op.Status, Errors: op.Errors}
+	call := func(ctx context.Context, in *I) (*O, error) {
+		if tenant != nil && tenant.fill {
+			v := reflect.ValueOf(in).Elem().FieldByIndex(tenant.index)
+			if v.Len() == 0 {
+				v.Set(reflect.ValueOf(TenantIDs(PrincipalFrom(ctx).TenantIDs)))
+			}
+		}
+		out, err := h(ctx, in)
+		if err != nil {
+			var p *Problem
+			if !errors.As(err, &p) {
+				hclog.Default().Error("handler failed", "route", method+" "+path, "error", err)
+				p = newProblem(http.StatusInternalServerError, "internal error")
+			}
+			return nil, p
+		}
+		return out, nil
+	}
+	ot := reflect.TypeFor[O]()
+	if ot == reflect.TypeFor[Empty]() {
+		r.register = func(api huma.API) {
+			huma.Register(api, hop, func(ctx context.Context, in *I) (*struct{}, error) {
+				if _, err := call(ctx, in); err != nil {
+					return nil, err
+				}
+				return &struct{}{}, nil
+			})
+		}
+		return r
+	}
+	if _, ok := ot.FieldByName("Body"); ok && ot.Kind() == reflect.Struct {
+		r.register = func(api huma.API) { huma.Register(api, hop, call) }
+		return r
+	}
+	r.register = func(api huma.API) {
+		huma.Register(api, hop, func(ctx context.Context, in *I) (*bodyOutput[O], error) {
+			out, err := call(ctx, in)
+			if err != nil {
+				return nil, err
+			}
+			return &bodyOutput[O]{Body: out}, nil
+		})
+	}
+	return r
+}
+
+// Get declares a GET route; see Handle.
+func Get[I, O any](path string, op Op, h func(ctx context.Context, in *I) (*O, error)) Route {
+	return Handle(http.MethodGet, path, op, h)
+}
+
+// Post declares a POST route; see Handle.
+func Post[I, O any](path string, op Op, h func(ctx context.Context, in *I) (*O, error)) Route {
+	return Handle(http.MethodPost, path, op, h)
+}
+
+// Put declares a PUT route; see Handle.
+func Put[I, O any](path string, op Op, h func(ctx context.Context, in *I) (*O, error)) Route {
+	return Handle(http.MethodPut, path, op, h)
+}
+
+// Patch declares a PATCH route; see Handle.
+func Patch[I, O any](path string, op Op, h func(ctx context.Context, in *I) (*O, error)) Route {
+	return Handle(http.MethodPatch, path, op, h)
+}
+
+// Delete declares a DELETE route; see Handle.
+func Delete[I, O any](path string, op Op, h func(ctx context.Context, in *I) (*O, error)) Route {
+	return Handle(http.MethodDelete, path, op, h)
+}
+
+// Empty is the input of a route that takes none, or the output of one
+// that answers without a body (204 unless Op.Status says otherwise).
+type Empty struct{}
+
+// apiConfig is huma's configuration for a plugin's typed routes: JSON
+// only, and none of huma's additions to the documents (no $schema links),
+// so a body is what the operation's schema says.
+func apiConfig() huma.Config {
+	return huma.Config{
+		OpenAPI: &huma.OpenAPI{OpenAPI: "3.1.0", Info: &huma.Info{Title: "plugin", Version: Version},
+			Components: &huma.Components{Schemas: huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)}},
+		Formats:       map[string]huma.Format{"application/json": huma.DefaultJSONFormat, "json": huma.DefaultJSONFormat},
+		DefaultFormat: "application/json",
+	}
+}
+
+// muxAdapter serves huma's operations on a ServeMux. A list query
+// parameter reaches huma comma-separated whether the caller repeated it
+// (?a=1&a=2) or not (?a=1,2), as the host's validation reads both.
+type muxAdapter struct{ mux *http.ServeMux }
+
+func (a muxAdapter) Handle(op *huma.Operation, handler func(huma.Context)) {
+	var lists []string
+	for _, p := range op.Parameters {
+		if p.In == "query" && p.Schema != nil && p.Schema.Type == huma.TypeArray {
+			lists = append(lists, p.Name)
+		}
+	}
+	a.mux.HandleFunc(muxPattern(op.Method, op.Path), func(w http.ResponseWriter, r *http.Request) {
+		handler(humago.NewContext(op, joinLists(r, lists), w))
+	})
+}
+
+func (a muxAdapter) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+// joinLists returns r with each repeated list parameter joined by commas.
+func joinLists(r *http.Request, lists []string) *http.Request {
+	if len(lists) == 0 || r.URL.RawQuery == "" {
+		return r
+	}
+	q := r.URL.Query()
+	changed := false
+	for _, name := range lists {
+		if vs := q[name]; len(vs) > 1 {
+			q[name] = []string{strings.Join(vs, ",")}
+			changed = true
+		}
+	}
+	if !changed {
+		return r
+	}
+	u := *r.URL
+	u.RawQuery = q.Encode()
+	r2 := *r
+	r2.URL = &u
+	return &r2
+}
+
+// typedOperation is the OpenAPI operation of a typed route as it travels to
+// the host: derived by huma from the handler's types, every schema inline,
+// and each error answer left for the host to document with its problem
+// schema.
+func typedOperation(r Route) (op *huma.Operation, err error) {
+	if r.declErr != nil {
+		return nil, r.declErr
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			op, err = nil, fmt.Errorf("%v", v)
+		}
+	}()
+	api := huma.NewAPI(apiConfig(), muxAdapter{http.NewServeMux()})
+	r.register(api)
+	item := api.OpenAPI().Paths[r.Path]
+	if item == nil {
+		return nil, errors.New("huma registered no operation")
+	}
+	registered := *operationSlot(item, strings.ToUpper(r.Method))
+	reg := api.OpenAPI().Components.Schemas
+	out := *registered
+	out.Parameters = make([]*huma.Param, len(registered.Parameters))
+	for i, p := range registered.Parameters {
+		cp := *p
+		cp.Schema = inline(reg, p.Schema, nil)
+		// A parameter is absent or has a value: huma's null for a nil
+		// slice is a body's notion.
+		if cp.Schema != nil {
+			cp.Schema.Nullable = false
+		}
+		out.Parameters[i] = &cp
+	}
+	if rb := registered.RequestBody; rb != nil {
+		cp := *rb
+		cp.Content = inlineContent(reg, rb.Content)
+		out.RequestBody = &cp
+	}
+	out.Responses = map[string]*huma.Response{}
+	for code, resp := range registered.Responses {
+		if code == "default" {
+			continue
+		}
+		cp := *resp
+		if n, _ := strconv.Atoi(code); n >= 400 {
+			cp.Content = nil
+		} else {
+			cp.Content = inlineContent(reg, resp.Content)
+		}
+		out.Responses[code] = &cp
+	}
+	return &out, nil
+}
+
+func inlineContent(reg huma.Registry, content map[string]*huma.MediaType) map[string]*huma.MediaType {
+	if content == nil {
+		return nil
+	}
+	out := make(map[string]*huma.MediaType, len(content))
+	for ct, mt := range content {
+		cp := *mt
+		cp.Schema = inline(reg, mt.Schema, nil)
+		out[ct] = &cp
+	}
+	return out
+}
+
+func operationSlot(item *huma.PathItem, method string) **huma.Operation {
+	switch method {
+	case http.MethodPost:
+		return &item.Post
+	case http.MethodPut:
+		return &item.Put
+	case http.MethodPatch:
+		return &item.Patch
+	case http.MethodDelete:
+		return &item.Delete
+	case http.MethodHead:
+		return &item.Head
+	case http.MethodOptions:
+		return &item.Options
+	}
+	return &item.Get
+}
+
+// routeProto is a route as Describe declares it to the host.
+func routeProto(r Route) (*pluginv1.Route, error) {
+	op := r.Operation
+	if r.register != nil {
+		var err error
+		if op, err = typedOperation(r); err != nil {
+			return nil, fmt.Errorf("route %s %s: %w", r.Method, r.Path, err)
+		}
+	}
+	var b []byte
+	if op != nil {
+		var err error
+		if b, err = json.Marshal(op); err != nil {
+			return nil, fmt.Errorf("route %s %s: operation: %w", r.Method, r.Path, err)
+		}
+	}
+	out := &pluginv1.Route{
+		Method:           strings.ToUpper(r.Method),
+		Path:             r.Path,
+		Auth:             authProto(r.Auth),
+		RateClass:        rateProto(r.RateClass),
+		OpenapiOperation: b,
+		TenantScoped:     r.TenantScoped,
+	}
+	if r.tenant != nil {
+		out.TenantInput = &pluginv1.TenantInput{In: r.tenant.In, Name: r.tenant.Name}
+	}
+	return out, nil
+}

@@ -213,6 +213,8 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/audit-logs/summary",
 				"GET /api/v1/testplugin/items",
 				"GET /api/v1/testplugin/tenants/{tenant_id}/items",
+				// Its handler checks nothing: the host must.
+				"GET /api/v1/testplugin/careless",
 				"GET /api/v1/costs/anomalies",
 				"GET /api/v1/costs/summary",
 				"GET /api/v1/costs/chargeback/{tenant_id}",

@@ -1,8 +1,8 @@
 package testplugin
 
 import (
+	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -32,14 +32,14 @@ func hasCloudCredential(settings json.RawMessage) bool {
 	return cc.ClientSecret != "" || cc.CertificatePath != "" || cc.CertificatePassword != "" || cc.TokenFilePath != ""
 }
 
-func (p *plugin) env(w http.ResponseWriter, _ *http.Request) {
+func (p *plugin) env(context.Context, *sdk.Empty) (*envBody, error) {
 	names := []string{}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	sdk.WriteJSON(w, http.StatusOK, envBody{Names: names, CloudCredential: p.cloudCredential, HostCapabilities: p.hostCapabilities})
+	return &envBody{Names: names, CloudCredential: p.cloudCredential, HostCapabilities: p.hostCapabilities}, nil
 }
 
 // held is memory the allocate route keeps reachable, so that the process's
@@ -54,10 +54,14 @@ type heldBody struct {
 	HeldMiB int `json:"held_mib"`
 }
 
+type allocateIn struct {
+	MiB int `query:"mib" minimum:"1" maximum:"4096" default:"64"`
+}
+
 // allocate allocates and holds mib MiB more, touching every page so that
 // it is resident, to prove the host's memory limit.
-func allocate(w http.ResponseWriter, r *http.Request) {
-	block := make([]byte, queryInt(r, "mib")<<20)
+func allocate(_ context.Context, in *allocateIn) (*heldBody, error) {
+	block := make([]byte, in.MiB<<20)
 	for i := 0; i < len(block); i += 4096 {
 		block[i] = 1
 	}
@@ -68,5 +72,5 @@ func allocate(w http.ResponseWriter, r *http.Request) {
 		total += len(b) >> 20
 	}
 	held.mu.Unlock()
-	sdk.WriteJSON(w, http.StatusOK, heldBody{HeldMiB: total})
+	return &heldBody{HeldMiB: total}, nil
 }

@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -98,35 +97,27 @@ func New() *sdk.Plugin {
 		Routes: []sdk.Route{
 			{Method: "GET", Path: "/api/v1/testplugin/ping", Auth: sdk.AuthNone, Handler: ping, Operation: op("testplugin-ping", "Trivial handler for latency measurements",
 				responses{"200": content("text/plain")})},
-			{Method: "GET", Path: "/api/v1/testplugin/whoami", Handler: p.whoami, Operation: op("testplugin-whoami", "The principal the host passed",
-				responses{"200": sdk.JSONResponse("What the plugin saw", whoamiBody{})})},
-			{Method: "GET", Path: "/api/v1/testplugin/items", TenantScoped: true, Handler: p.items, Operation: op("testplugin-items", "Items of the caller's tenants",
-				responses{"200": sdk.JSONResponse("A page of items", itemPage{})},
-				intParam("limit", 1, 500, 100), intParam("offset", 0, 1<<31-1, 0), listParam("tenant_ids"))},
-			{Method: "GET", Path: "/api/v1/testplugin/tenants/{tenant_id}/items", TenantScoped: true, Handler: p.tenantItems, Operation: op("testplugin-tenant-items", "Items of one tenant",
-				responses{"200": sdk.JSONResponse("A page of items", itemPage{})},
-				&huma.Param{Name: "tenant_id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString}})},
+			sdk.Get("/api/v1/testplugin/whoami", sdk.Op{ID: "testplugin-whoami", Summary: "The principal the host passed", Tags: tags}, p.whoami),
+			sdk.Get("/api/v1/testplugin/items", sdk.Op{ID: "testplugin-items", Summary: "Items of the caller's tenants", Tags: tags}, p.items),
+			sdk.Get("/api/v1/testplugin/tenants/{tenant_id}/items", sdk.Op{ID: "testplugin-tenant-items", Summary: "Items of one tenant", Tags: tags}, p.tenantItems),
+			sdk.Get("/api/v1/testplugin/careless", sdk.Op{ID: "testplugin-careless", Summary: "Items of the tenant named, unchecked by the handler", Tags: tags,
+				Description: "Its handler checks nothing: it reads whatever tenant the request names. It stands for a handler whose author forgot the check, so that a test sees the host refuse another tenant before the plugin runs."},
+				p.careless),
 			{Method: "POST", Path: "/api/v1/testplugin/echo", Handler: echo, Operation: op("testplugin-echo", "Echoes the request body",
 				responses{"200": content("application/octet-stream"), "400": {Description: "The body could not be read"}})},
-			{Method: "GET", Path: "/api/v1/testplugin/large", Handler: large, Operation: op("testplugin-large", "A body of the requested size",
-				responses{"200": content("application/octet-stream")}, intParam("size", 0, 256<<20, 1024))},
-			{Method: "POST", Path: "/api/v1/testplugin/crash", Auth: sdk.AuthAdmin, Handler: crash, Operation: op("testplugin-crash", "Exits the plugin process",
-				responses{"202": sdk.JSONResponse("The plugin exits shortly", statusBody{})})},
+			sdk.Get("/api/v1/testplugin/large", sdk.Op{ID: "testplugin-large", Summary: "A body of the requested size", Tags: tags}, large),
+			sdk.Post("/api/v1/testplugin/crash", sdk.Op{ID: "testplugin-crash", Summary: "Exits the plugin process", Tags: tags, Auth: sdk.AuthAdmin, Status: http.StatusAccepted}, crash),
 			{Method: "GET", Path: "/api/v1/testplugin/hang", Auth: sdk.AuthAdmin, Handler: hang, Operation: op("testplugin-hang", "Never answers until the caller gives up",
 				responses{"200": {Description: "Never sent"}})},
-			{Method: "GET", Path: "/api/v1/testplugin/noise", Handler: noise, Operation: op("testplugin-noise", "Prints to stdout, then answers",
-				responses{"200": sdk.JSONResponse("Printed", statusBody{})})},
-			{Method: "POST", Path: "/api/v1/testplugin/audit", Handler: p.audit, Operation: op("testplugin-audit", "Appends an audit entry through the Host service",
-				responses{"201": sdk.JSONResponse("Recorded", statusBody{}), "400": {Description: "The host refused the entry"}})},
-			{Method: "GET", Path: "/api/v1/testplugin/relay", TenantScoped: true, Handler: p.relay, Operation: op("testplugin-relay", "Counts a published dataset read back through the Host service",
-				responses{"200": sdk.JSONResponse("Records read", relayBody{})},
-				&huma.Param{Name: "dataset", In: "query", Description: "The dataset to read", Schema: &huma.Schema{Type: huma.TypeString, MaxLength: &datasetNameMax, Default: "testplugin.items"}},
-				&huma.Param{Name: "ask", In: "query", Description: "Tenant ids to ask the host for, unchecked against the caller (the caller's tenants when absent): the host must narrow them",
-					Schema: &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString}}, Explode: &explode})},
-			{Method: "GET", Path: "/api/v1/testplugin/env", Auth: sdk.AuthAdmin, Handler: p.env, Operation: op("testplugin-env", "Names of the plugin's environment variables, and whether it holds the cloud credential",
-				responses{"200": sdk.JSONResponse("What the plugin was given", envBody{})})},
-			{Method: "POST", Path: "/api/v1/testplugin/allocate", Auth: sdk.AuthAdmin, Handler: allocate, Operation: op("testplugin-allocate", "Allocates and holds memory, to prove the memory limit",
-				responses{"200": sdk.JSONResponse("Memory now held", heldBody{})}, intParam("mib", 1, 4096, 64))},
+			sdk.Get("/api/v1/testplugin/noise", sdk.Op{ID: "testplugin-noise", Summary: "Prints to stdout, then answers", Tags: tags}, noise),
+			sdk.Post("/api/v1/testplugin/audit", sdk.Op{ID: "testplugin-audit", Summary: "Appends an audit entry through the Host service", Tags: tags,
+				Status: http.StatusCreated, Errors: []int{http.StatusBadRequest}}, p.audit),
+			sdk.Get("/api/v1/testplugin/relay", sdk.Op{ID: "testplugin-relay", Summary: "Counts a published dataset read back through the Host service", Tags: tags,
+				Errors: []int{http.StatusServiceUnavailable}}, p.relay),
+			sdk.Get("/api/v1/testplugin/env", sdk.Op{ID: "testplugin-env", Summary: "Names of the plugin's environment variables, and whether it holds the cloud credential",
+				Tags: tags, Auth: sdk.AuthAdmin}, p.env),
+			sdk.Post("/api/v1/testplugin/allocate", sdk.Op{ID: "testplugin-allocate", Summary: "Allocates and holds memory, to prove the memory limit",
+				Tags: tags, Auth: sdk.AuthAdmin}, allocate),
 		},
 		Jobs: []sdk.Job{
 			{Name: "sync", JobType: "testplugin", DataDomain: "testplugin", Run: p.sync},
@@ -155,13 +146,10 @@ func New() *sdk.Plugin {
 
 type responses = map[string]*huma.Response
 
-var (
-	datasetNameMax = 64
-	explode        = true
-)
+var tags = []string{"testplugin"}
 
-func op(id, summary string, rs responses, params ...*huma.Param) *huma.Operation {
-	return &huma.Operation{OperationID: id, Summary: summary, Tags: []string{"testplugin"}, Parameters: params, Responses: rs}
+func op(id, summary string, rs responses) *huma.Operation {
+	return &huma.Operation{OperationID: id, Summary: summary, Tags: tags, Responses: rs}
 }
 
 // content documents a body of any bytes in the media type.
@@ -169,47 +157,38 @@ func content(mediaType string) *huma.Response {
 	return &huma.Response{Description: "OK", Content: map[string]*huma.MediaType{mediaType: {Schema: &huma.Schema{Type: huma.TypeString}}}}
 }
 
-func intParam(name string, lo, hi, def float64) *huma.Param {
-	return &huma.Param{Name: name, In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &lo, Maximum: &hi, Default: def}}
-}
-
-func listParam(name string) *huma.Param {
-	return &huma.Param{Name: name, In: "query", Schema: &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString}}}
-}
-
 func ping(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain")
 	_, _ = io.WriteString(w, "pong")
 }
 
-func (p *plugin) whoami(w http.ResponseWriter, r *http.Request) {
-	info := sdk.Info(r.Context())
-	sdk.WriteJSON(w, http.StatusOK, whoamiBody{Principal: info.Principal, RequestID: info.RequestID, Route: info.Route,
-		SawAuthHeader: r.Header.Get("Authorization") != "", SawCookie: r.Header.Get("Cookie") != "", SawPluginToken: r.Header.Get("X-Steward-Plugin-Token") != "", Version: Version})
+type whoamiIn struct {
+	Authorization string `header:"Authorization"`
+	Cookie        string `header:"Cookie"`
+	PluginToken   string `header:"X-Steward-Plugin-Token"`
 }
 
-// queryInt reads an integer parameter the host has validated and the SDK
-// has defaulted.
-func queryInt(r *http.Request, name string) int {
-	v, _ := strconv.Atoi(r.URL.Query().Get(name))
-	return v
+func (p *plugin) whoami(ctx context.Context, in *whoamiIn) (*whoamiBody, error) {
+	info := sdk.Info(ctx)
+	return &whoamiBody{Principal: info.Principal, RequestID: info.RequestID, Route: info.Route,
+		SawAuthHeader: in.Authorization != "", SawCookie: in.Cookie != "", SawPluginToken: in.PluginToken != "", Version: Version}, nil
 }
 
-func (p *plugin) items(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	limit, offset := queryInt(r, "limit"), queryInt(r, "offset")
-	p.writeItems(w, r, tenants, limit, offset)
+type itemsIn struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	Limit   int           `query:"limit" minimum:"1" maximum:"500" default:"100"`
+	Offset  int           `query:"offset" minimum:"0" maximum:"2147483647" default:"0"`
+}
+
+func (p *plugin) items(ctx context.Context, in *itemsIn) (*itemPage, error) {
+	return p.page(ctx, in.Tenants, in.Limit, in.Offset)
 }
 
 // itemsFragment counts the items of the requested tenant, or of all the
 // caller's tenants, as HTML.
 func (p *plugin) itemsFragment(w http.ResponseWriter, r *http.Request) {
 	tenants := sdk.PrincipalFrom(r.Context()).TenantIDs
-	if id := r.URL.Query().Get("tenant_id"); id != "" {
+	if id := sdk.ViewTenant(r); id != "" {
 		tenants = []string{id}
 	}
 	var n int64
@@ -224,28 +203,35 @@ func (p *plugin) itemsFragment(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `<p class="stat"><span class="stat-value">%d</span> items</p>`, n)
 }
 
-func (p *plugin) tenantItems(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("tenant_id")
-	if !sdk.PrincipalFrom(r.Context()).CanSee(id) {
-		sdk.WriteError(w, sdk.Forbidden("no access to the requested tenant"))
-		return
-	}
-	p.writeItems(w, r, []string{id}, 100, 0)
+type tenantItemsIn struct {
+	Tenant sdk.TenantID `path:"tenant_id"`
 }
 
-func (p *plugin) writeItems(w http.ResponseWriter, r *http.Request, tenants []string, limit, offset int) {
+func (p *plugin) tenantItems(ctx context.Context, in *tenantItemsIn) (*itemPage, error) {
+	return p.page(ctx, []string{string(in.Tenant)}, 100, 0)
+}
+
+type carelessIn struct {
+	Tenant sdk.TenantID `query:"tenant_id" required:"true"`
+}
+
+// careless serves the tenant the request names without asking whether the
+// caller may see it.
+func (p *plugin) careless(ctx context.Context, in *carelessIn) (*itemPage, error) {
+	return p.page(ctx, []string{string(in.Tenant)}, 100, 0)
+}
+
+func (p *plugin) page(ctx context.Context, tenants []string, limit, offset int) (*itemPage, error) {
 	items := []item{}
-	if len(tenants) > 0 {
-		q := p.db.NewSelect().Model(&items).Where("tenant_id IN (?)", bun.List(tenants)).Order("id").Limit(int64(limit)).Offset(int64(offset))
-		total, err := q.ScanAndCount(r.Context())
-		if err != nil {
-			sdk.WriteError(w, err)
-			return
-		}
-		sdk.WriteJSON(w, http.StatusOK, itemPage{Items: items, Total: total, Limit: limit, Offset: offset})
-		return
+	if len(tenants) == 0 {
+		return &itemPage{Items: items, Limit: limit, Offset: offset}, nil
 	}
-	sdk.WriteJSON(w, http.StatusOK, itemPage{Items: items, Limit: limit, Offset: offset})
+	q := p.db.NewSelect().Model(&items).Where("tenant_id IN (?)", bun.List(tenants)).Order("id").Limit(int64(limit)).Offset(int64(offset))
+	total, err := q.ScanAndCount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &itemPage{Items: items, Total: total, Limit: limit, Offset: offset}, nil
 }
 
 // echo reads the whole body before answering: an HTTP/1 handler that
@@ -260,68 +246,77 @@ func echo(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-func large(w http.ResponseWriter, r *http.Request) {
-	size := queryInt(r, "size")
-	w.Header().Set("Content-Type", "application/octet-stream")
-	chunk := make([]byte, 32<<10)
-	for i := range chunk {
-		chunk[i] = byte('a' + i%26)
-	}
-	for size > 0 {
-		n := min(size, len(chunk))
-		if _, err := w.Write(chunk[:n]); err != nil {
-			return
-		}
-		size -= n
-	}
+type largeIn struct {
+	Size int `query:"size" minimum:"0" maximum:"268435456" default:"1024"`
 }
 
-func crash(w http.ResponseWriter, _ *http.Request) {
-	sdk.WriteJSON(w, http.StatusAccepted, statusBody{Status: "crashing"})
+// large streams size bytes as they are produced.
+func large(_ context.Context, in *largeIn) (*huma.StreamResponse, error) {
+	return &huma.StreamResponse{Body: func(ctx huma.Context) {
+		ctx.SetHeader("Content-Type", "application/octet-stream")
+		w := ctx.BodyWriter()
+		chunk := make([]byte, 32<<10)
+		for i := range chunk {
+			chunk[i] = byte('a' + i%26)
+		}
+		for size := in.Size; size > 0; {
+			n := min(size, len(chunk))
+			if _, err := w.Write(chunk[:n]); err != nil {
+				return
+			}
+			size -= n
+		}
+	}}, nil
+}
+
+func crash(context.Context, *sdk.Empty) (*statusBody, error) {
 	go func() {
 		time.Sleep(50 * time.Millisecond)
 		os.Exit(3)
 	}()
+	return &statusBody{Status: "crashing"}, nil
 }
 
 func hang(_ http.ResponseWriter, r *http.Request) {
 	<-r.Context().Done()
 }
 
-func noise(w http.ResponseWriter, _ *http.Request) {
+func noise(context.Context, *sdk.Empty) (*statusBody, error) {
 	fmt.Println("testplugin: stray stdout while serving")
 	fmt.Fprintln(os.Stderr, "testplugin: stray stderr while serving")
-	sdk.WriteJSON(w, http.StatusOK, statusBody{Status: "noisy"})
+	return &statusBody{Status: "noisy"}, nil
 }
 
-func (p *plugin) audit(w http.ResponseWriter, r *http.Request) {
-	tenants := sdk.PrincipalFrom(r.Context()).TenantIDs
+func (p *plugin) audit(ctx context.Context, _ *sdk.Empty) (*statusBody, error) {
+	tenants := sdk.PrincipalFrom(ctx).TenantIDs
 	e := sdk.AuditEntry{Action: "testplugin_item.create.success", Status: "success", ResourceType: "testplugin_item", ResourceID: "1"}
 	if len(tenants) > 0 {
 		e.TenantID = tenants[0]
 	}
-	if err := p.host.Audit(r.Context(), e); err != nil {
-		sdk.WriteError(w, sdk.BadRequest(err.Error()))
-		return
+	if err := p.host.Audit(ctx, e); err != nil {
+		return nil, sdk.BadRequest(err.Error())
 	}
-	sdk.WriteJSON(w, http.StatusCreated, statusBody{Status: "recorded"})
+	return &statusBody{Status: "recorded"}, nil
+}
+
+type relayIn struct {
+	Dataset string `query:"dataset" maxLength:"64" default:"testplugin.items" doc:"The dataset to read"`
+	// Ask is deliberately not a tenant input: the host does not check it.
+	Ask []string `query:"ask" doc:"Tenant ids to ask the host for, unchecked against the caller (the caller's tenants when absent): the host must narrow them"`
 }
 
 // relay reads a published dataset (the plugin's own by default) through
 // the host for the tenants in "ask", which it does not check against the
 // caller: it stands for a handler whose author forgot to, so that a test
 // sees the host keep the read to the caller's tenants.
-func (p *plugin) relay(w http.ResponseWriter, r *http.Request) {
-	tenants := sdk.PrincipalFrom(r.Context()).TenantIDs
-	if ask := r.URL.Query()["ask"]; len(ask) > 0 {
-		tenants = nil
-		for _, a := range ask {
-			tenants = append(tenants, strings.Split(a, ",")...)
-		}
+func (p *plugin) relay(ctx context.Context, in *relayIn) (*relayBody, error) {
+	tenants := sdk.PrincipalFrom(ctx).TenantIDs
+	if len(in.Ask) > 0 {
+		tenants = in.Ask
 	}
 	count := 0
 	byTenant := map[string]int{}
-	err := p.host.ReadDataset(r.Context(), r.URL.Query().Get("dataset"), tenants, nil, func(raw json.RawMessage) error {
+	err := p.host.ReadDataset(ctx, in.Dataset, tenants, nil, func(raw json.RawMessage) error {
 		var rec struct {
 			TenantID string `json:"tenant_id"`
 		}
@@ -333,10 +328,9 @@ func (p *plugin) relay(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		sdk.WriteError(w, sdk.Unavailable(err.Error()))
-		return
+		return nil, sdk.Unavailable(err.Error())
 	}
-	sdk.WriteJSON(w, http.StatusOK, relayBody{Records: count, ByTenant: byTenant})
+	return &relayBody{Records: count, ByTenant: byTenant}, nil
 }
 
 // sync seeds 100 items for every tenant that has none, the way a domain

@@ -23,7 +23,7 @@ func defaultsPlugin() *sdk.Plugin {
 	see := func(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteJSON(w, http.StatusOK, seen{Query: r.URL.Query(), Region: r.Header.Get("X-Region"), ID: r.PathValue("id")})
 	}
-	return &sdk.Plugin{Name: "defaults", Routes: []sdk.Route{
+	return &sdk.Plugin{Routes: []sdk.Route{
 		{Method: "GET", Path: "/things/{id}", Handler: see, Operation: &huma.Operation{Parameters: []*huma.Param{
 			{Name: "id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString}},
 			{Name: "location", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Default: "eastus"}},
@@ -113,7 +113,7 @@ func TestViewsRefuseAnotherTenant(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte("<p>" + r.URL.Query().Get("tenant_id") + "</p>"))
 	}
-	h := (&sdk.Plugin{Name: "views",
+	h := (&sdk.Plugin{
 		Fragments: []sdk.Fragment{{Path: "/partials/views-card", Title: "Card", Slot: "dashboard", Handler: render}},
 		Pages:     []sdk.Page{{Path: "/views", Title: "Views", Handler: render}},
 	}).HTTPHandler()

@@ -153,8 +153,8 @@ func dataSocketPath(t testing.TB, opts Options) string {
 // configure does what the host does once a plugin has answered the
 // handshake, with the same protocol.Startup: Describe, the checks of its
 // config block and routes, migrations, the Host service on the broker and
-// Configure. It is
-// shared by New and Start so that both drive a plugin identically.
+// Configure. It is shared by New and Start so that both drive a plugin
+// identically.
 func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath string) (*Harness, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()

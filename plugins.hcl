@@ -18,7 +18,9 @@
 #     backoff_initial = "200ms"
 #     backoff_max     = "30s"
 #   }
-#   config { key = "value" }         # handed to the plugin as JSON
+#   config { key = "value" }         # the plugin's settings, checked against its schema:
+#                                    # an unknown or mistyped key stops the host, naming
+#                                    # plugins.hcl:LINE,COL and the key
 #   job "sync" { schedule = "@every 1h" }  # override a job's schedule
 # }
 

@@ -116,9 +116,9 @@ func startHost(plane, bin string) (_ *benchHost, err error) {
 
 	// The very handler the plugin process serves, with its own store pool
 	// on the same database, as the plugin has.
-	p := testplugin.New()
-	// A block without config {} hands the plugin an empty object.
-	if err := p.Configure(ctx, &sdk.Env{Config: json.RawMessage("{}"), DatabaseURL: dbURL, Environment: cfg.Env, DataDir: dir}); err != nil {
+	// A block without config {} gives the plugin its defaults.
+	p, err := testplugin.New(ctx, testplugin.Config{}.Defaults(), &sdk.Env{DatabaseURL: dbURL, Environment: cfg.Env, DataDir: dir})
+	if err != nil {
 		return nil, fmt.Errorf("configure in-host plugin: %w", err)
 	}
 	inHost := http.StripPrefix(inHostPrefix, p.HTTPHandler())

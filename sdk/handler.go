@@ -19,10 +19,11 @@ import (
 // the request info a host would send set by WithRequestInfo.
 func (p *Plugin) HTTPHandler() http.Handler {
 	mux := http.NewServeMux()
-	api := huma.NewAPI(apiConfig(), muxAdapter{mux})
 	for _, r := range p.Routes {
 		if r.register != nil {
-			r.register(api)
+			// Each route on an API of its own: huma names a schema after
+			// its Go type, and two packages may each have a Summary.
+			r.register(huma.NewAPI(apiConfig(), muxAdapter{mux}))
 			continue
 		}
 		mux.Handle(muxPattern(r.Method, r.Path), withDefaults(r.Operation, r.Handler))

@@ -22,7 +22,7 @@ func defaultsPlugin() *sdk.Plugin {
 	see := func(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteJSON(w, http.StatusOK, seen{Query: r.URL.Query(), Region: r.Header.Get("X-Region"), ID: r.PathValue("id")})
 	}
-	return &sdk.Plugin{Name: "defaults", Routes: []sdk.Route{
+	return &sdk.Plugin{Routes: []sdk.Route{
 		{Method: "GET", Path: "/things/{id}", Handler: see, Operation: &huma.Operation{Parameters: []*huma.Param{
 			{Name: "id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString}},
 			{Name: "location", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Default: "eastus"}},

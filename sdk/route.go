@@ -192,7 +192,7 @@ func Handle[I, O any](method, path string, op Op, h func(ctx context.Context, in
 		}
 		return r
 	}
-	if _, ok := ot.FieldByName("Body"); ok && ot.Kind() == reflect.Struct {
+	if hasBody(ot) {
 		r.register = func(api huma.API) { huma.Register(api, hop, call) }
 		return r
 	}
@@ -206,6 +206,16 @@ func Handle[I, O any](method, path string, op Op, h func(ctx context.Context, in
 		})
 	}
 	return r
+}
+
+// hasBody reports whether an output type is huma's output struct: a
+// struct with a Body field.
+func hasBody(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	_, ok := t.FieldByName("Body")
+	return ok
 }
 
 // Get declares a GET route; see Handle.

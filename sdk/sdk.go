@@ -1,6 +1,7 @@
 // Package sdk is what a Steward plugin imports. A plugin is a binary whose
-// main builds a Plugin — plain net/http handlers, job functions, datasets and
-// migrations — and calls Serve. The host authenticates every caller, checks
+// main calls Serve with its Definition (name, version, migrations) and a
+// factory that builds its Plugin — plain net/http handlers, job functions
+// and datasets — from its decoded config block. The host authenticates every caller, checks
 // the route's auth requirement, rate limit and declared parameters, and then
 // hands the request to the plugin with the verified principal in its
 // context; a plugin never sees a caller's credentials.
@@ -141,10 +142,9 @@ type DatasetRequest struct {
 	Params    map[string]string
 }
 
-// Env is what the host hands the plugin when it configures it.
+// Env is what the host hands the plugin when it configures it, beside the
+// decoded config block.
 type Env struct {
-	// Config is the plugin's config {} block from plugins.hcl, as JSON.
-	Config      json.RawMessage
 	DatabaseURL string
 	Environment string
 	DataDir     string
@@ -170,24 +170,29 @@ type Health struct {
 	Details map[string]string
 }
 
-// Plugin describes a plugin and holds its implementation.
-type Plugin struct {
+// Definition is what a plugin is before any config: what the host learns
+// when it describes the plugin, before it migrates and configures it.
+type Definition struct {
+	// Name must match the plugin's block in plugins.hcl; lower-case
+	// letters, digits and underscores.
 	Name    string
 	Version string
+	// Migrations are the plugin's SQL migration files, which the host
+	// applies before it configures the plugin.
+	Migrations fs.FS
+}
+
+// Plugin is what a configured plugin serves: what its factory builds from
+// the config block and the Env.
+type Plugin struct {
 	// Routes are the HTTP operations the plugin serves, each declared once
 	// with its handler; Validate checks them and HTTPHandler serves them.
-	Routes     []Route
-	Fragments  []Fragment
-	Pages      []Page
-	Nav        []NavEntry
-	Jobs       []Job
-	Datasets   []Dataset
-	Migrations fs.FS
-	// ConfigSchema is a JSON Schema for the config {} block.
-	ConfigSchema json.RawMessage
-	// Configure runs once the host has configured the plugin, before any
-	// request or job. A returned error stops the plugin from serving.
-	Configure func(ctx context.Context, env *Env) error
+	Routes    []Route
+	Fragments []Fragment
+	Pages     []Page
+	Nav       []NavEntry
+	Jobs      []Job
+	Datasets  []Dataset
 	// CheckHealth reports the plugin's health; nil reports ok.
 	CheckHealth func(ctx context.Context) Health
 }

@@ -27,60 +27,78 @@ import (
 
 // Serve runs the plugin until the host stops it. It never returns when run
 // by the host; started by hand it explains that it is a plugin and exits.
-// A plugin that Validate refuses is not served: Serve prints every mistake
-// to stderr, where the host logs it, and exits.
-func Serve(p *Plugin) {
-	if err := p.Validate(); err != nil {
-		fmt.Fprintf(os.Stderr, "plugin %q is not valid:\n%v\n", p.Name, err)
+//
+// The host describes the plugin from def, checks its config {} block
+// against the schema derived from C, applies def's migrations, then
+// configures it: the SDK decodes the block into a C (over C's Defaults(),
+// when C has that method, refusing keys C does not have) and calls
+// factory with it and the Env. What the factory returns is what the plugin
+// serves; Validate must accept it. A def Serve refuses is not served:
+// Serve prints every mistake to stderr, where the host logs it, and exits.
+//
+// C is a struct whose exported fields, by their json names, are the
+// block's keys: `doc`, `minimum`, `maximum`, `enum`, `pattern` and huma's
+// other validation tags constrain them, a key is required unless its json
+// tag says omitempty or Defaults() gives it a value, and a Duration is
+// written as "30s". A plugin without settings takes struct{}.
+func Serve[C any](def Definition, factory func(ctx context.Context, cfg C, env *Env) (*Plugin, error)) {
+	b, err := bind(def, factory)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "plugin %q is not valid:\n%v\n", def.Name, err)
 		os.Exit(1)
 	}
 	logger := hclog.New(&hclog.LoggerOptions{
-		Name:       p.Name,
+		Name:       def.Name,
 		Level:      hclog.Info,
 		Output:     os.Stderr,
 		JSONFormat: true,
 	})
-	defer startProfiling(p.Name, os.Getenv(protocol.EnvProfileDir), logger)()
+	defer startProfiling(def.Name, os.Getenv(protocol.EnvProfileDir), logger)()
 	if floor := gcFloorFor(debug.SetMemoryLimit(-1)); floor > 0 && os.Getenv("GOGC") == "" {
 		keepGCFloor(floor)
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: protocol.Handshake,
-		Plugins:         protocol.PluginMap(newGRPCPlugin(p, logger)),
+		Plugins:         protocol.PluginMap(newGRPCPlugin(b, logger)),
 		GRPCServer:      serving.GRPCServer(logger),
 		Logger:          logger,
 	})
 }
 
 func init() {
-	serving.NewGRPCPlugin = func(p any, logger hclog.Logger) *protocol.GRPCPlugin {
-		return newGRPCPlugin(p.(*Plugin), logger)
+	serving.NewGRPCPlugin = func(def, factory any, logger hclog.Logger) (*protocol.GRPCPlugin, error) {
+		b, err := bind(def.(Definition), factory)
+		if err != nil {
+			return nil, err
+		}
+		return newGRPCPlugin(b, logger), nil
 	}
 }
 
-// newGRPCPlugin returns the go-plugin plugin that serves p (see
+// newGRPCPlugin returns the go-plugin plugin that serves b (see
 // serving.NewGRPCPlugin).
-func newGRPCPlugin(p *Plugin, logger hclog.Logger) *protocol.GRPCPlugin {
-	srv := newServer(p, logger)
+func newGRPCPlugin(b *binding, logger hclog.Logger) *protocol.GRPCPlugin {
+	srv := newServer(b, logger)
 	return &protocol.GRPCPlugin{Impl: srv, OnBroker: srv.setBroker}
 }
 
-// server implements the Plugin service around a Plugin.
+// server implements the Plugin service around a bound definition.
 type server struct {
 	pluginv1.UnimplementedPluginServer
-	p       *Plugin
+	b       *binding
 	logger  hclog.Logger
 	metrics *prometheus.Registry
 
 	mu      sync.Mutex
 	broker  *plugin.GRPCBroker
+	p       *Plugin
 	handler http.Handler
 	host    *Host
 	socket  *dataplane.Server
 }
 
-func newServer(p *Plugin, logger hclog.Logger) *server {
-	return &server{p: p, logger: logger, metrics: prometheus.NewRegistry()}
+func newServer(b *binding, logger hclog.Logger) *server {
+	return &server{b: b, logger: logger, metrics: prometheus.NewRegistry()}
 }
 
 func (s *server) setBroker(b *plugin.GRPCBroker) {
@@ -90,19 +108,36 @@ func (s *server) setBroker(b *plugin.GRPCBroker) {
 }
 
 func (s *server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
-	return describe(s.p)
-}
-
-// describe builds the plugin's Describe answer.
-func describe(p *Plugin) (*pluginv1.DescribeResponse, error) {
 	resp := &pluginv1.DescribeResponse{
-		Name:            p.Name,
-		Version:         p.Version,
+		Name:            s.b.def.Name,
+		Version:         s.b.def.Version,
 		ProtocolVersion: protocol.Version,
 		SdkVersion:      Version,
-		Capabilities:    []string{protocol.CapabilityHTTPSocket},
-		ConfigSchema:    p.ConfigSchema,
+		Capabilities:    []string{protocol.CapabilityHTTPSocket, protocol.CapabilityConfigureDeclarations},
+		ConfigSchema:    s.b.schema,
 	}
+	if m := s.b.def.Migrations; m != nil {
+		err := fs.WalkDir(m, ".", func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".sql") {
+				return err
+			}
+			b, err := fs.ReadFile(m, path)
+			if err != nil {
+				return err
+			}
+			resp.Migrations = append(resp.Migrations, &pluginv1.Migration{Name: d.Name(), Content: b})
+			return nil
+		})
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "migrations: %v", err)
+		}
+	}
+	return resp, nil
+}
+
+// declarations are what p serves, as ConfigureResponse carries them.
+func declarations(p *Plugin) (*pluginv1.ConfigureResponse, error) {
+	resp := &pluginv1.ConfigureResponse{}
 	for _, r := range p.Routes {
 		pr, err := routeProto(r)
 		if err != nil {
@@ -124,22 +159,6 @@ func describe(p *Plugin) (*pluginv1.DescribeResponse, error) {
 	}
 	for _, d := range p.Datasets {
 		resp.Datasets = append(resp.Datasets, &pluginv1.Dataset{Name: d.Name, Description: d.Description, Schema: d.Schema})
-	}
-	if p.Migrations != nil {
-		err := fs.WalkDir(p.Migrations, ".", func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".sql") {
-				return err
-			}
-			b, err := fs.ReadFile(p.Migrations, path)
-			if err != nil {
-				return err
-			}
-			resp.Migrations = append(resp.Migrations, &pluginv1.Migration{Name: d.Name(), Content: b})
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("migrations: %w", err)
-		}
 	}
 	return resp, nil
 }
@@ -172,8 +191,17 @@ func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 	s.mu.Lock()
 	broker := s.broker
 	s.mu.Unlock()
+	name := s.b.def.Name
+	// An older host, or one that does not check, may send a block the
+	// schema refuses: the plugin never builds from one.
+	problems, err := protocol.CheckConfig(s.b.schema, req.Config)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "configure %s: %v", name, err)
+	}
+	if len(problems) > 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "configure %s: %v", name, &protocol.ConfigError{Problems: problems})
+	}
 	env := &Env{
-		Config:           req.Config,
 		DatabaseURL:      req.DatabaseUrl,
 		Environment:      req.Environment,
 		DataDir:          req.DataDir,
@@ -189,18 +217,24 @@ func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 		}
 		env.Host = &Host{client: pluginv1.NewHostClient(conn)}
 	}
-	if s.p.Configure != nil {
-		if err := s.p.Configure(ctx, env); err != nil {
-			return nil, status.Errorf(codes.FailedPrecondition, "configure %s: %v", s.p.Name, err)
-		}
+	p, err := s.b.build(ctx, req.Config, env)
+	if err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "configure %s: %v", name, err)
 	}
-	handler := s.p.HTTPHandler()
+	if err := p.Validate(); err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "configure %s: the plugin it built is not valid:\n%v", name, err)
+	}
+	resp, err := declarations(p)
+	if err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "configure %s: %v", name, err)
+	}
+	handler := p.HTTPHandler()
 	s.mu.Lock()
+	s.p = p
 	s.handler = handler
 	s.host = env.Host
 	s.mu.Unlock()
 
-	resp := &pluginv1.ConfigureResponse{}
 	if req.DataSocket != "" {
 		if err := s.listenSocket(req.DataSocket, req.DataToken, handler); err != nil {
 			s.logger.Warn("data socket unavailable; serving HTTP over gRPC only", "error", err)
@@ -261,18 +295,29 @@ func (s *server) currentHandler() (http.Handler, error) {
 	return s.handler, nil
 }
 
+// configured is what the plugin serves, once Configure has built it.
+func (s *server) configured() (*Plugin, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.p == nil {
+		return nil, status.Error(codes.FailedPrecondition, "plugin not configured")
+	}
+	return s.p, nil
+}
+
 func (s *server) RunJob(req *pluginv1.RunJobRequest, stream pluginv1.Plugin_RunJobServer) error {
+	p, err := s.configured()
+	if err != nil {
+		return err
+	}
 	var job *Job
-	for i := range s.p.Jobs {
-		if s.p.Jobs[i].Name == req.Job {
-			job = &s.p.Jobs[i]
+	for i := range p.Jobs {
+		if p.Jobs[i].Name == req.Job {
+			job = &p.Jobs[i]
 		}
 	}
 	if job == nil {
 		return status.Errorf(codes.NotFound, "no job %q", req.Job)
-	}
-	if _, err := s.currentHandler(); err != nil {
-		return err
 	}
 	run := &JobRun{ID: req.RunId, TenantIDs: req.TenantIds, Params: req.Params, Logger: s.logger.With("job", req.Job, "run_id", req.RunId), stream: stream}
 	n, err := job.Run(stream.Context(), run)
@@ -283,7 +328,11 @@ func (s *server) RunJob(req *pluginv1.RunJobRequest, stream pluginv1.Plugin_RunJ
 }
 
 func (s *server) ReadDataset(req *pluginv1.ReadDatasetRequest, stream pluginv1.Plugin_ReadDatasetServer) error {
-	for _, d := range s.p.Datasets {
+	p, err := s.configured()
+	if err != nil {
+		return err
+	}
+	for _, d := range p.Datasets {
 		if d.Name == req.Dataset {
 			return streamDataset(stream.Context(), d, req, stream.Send)
 		}
@@ -322,8 +371,11 @@ func streamDataset(ctx context.Context, d Dataset, req *pluginv1.ReadDatasetRequ
 
 func (s *server) CheckHealth(ctx context.Context, _ *pluginv1.CheckHealthRequest) (*pluginv1.CheckHealthResponse, error) {
 	h := Health{Status: "ok"}
-	if s.p.CheckHealth != nil {
-		h = s.p.CheckHealth(ctx)
+	s.mu.Lock()
+	p := s.p
+	s.mu.Unlock()
+	if p != nil && p.CheckHealth != nil {
+		h = p.CheckHealth(ctx)
 	}
 	st := pluginv1.HealthStatus_HEALTH_STATUS_OK
 	switch h.Status {

@@ -10,10 +10,10 @@ import (
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
-// Serve refuses a plugin Validate rejects before any handshake, saying
+// Serve refuses a definition with mistakes before any handshake, saying
 // every mistake on stderr, where the host logs it, even when started by
 // the host.
-func TestServeRefusesAnInvalidPlugin(t *testing.T) {
+func TestServeRefusesAnInvalidDefinition(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "invalidplugin")
 	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/invalidplugin").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
@@ -32,9 +32,8 @@ func TestServeRefusesAnInvalidPlugin(t *testing.T) {
 	}
 	for _, want := range []string{
 		`plugin "invalid" is not valid`,
-		"route GET /api/v1/invalid/{id}: Handler is nil",
-		`route GET /api/v1/invalid/{id}: path parameter "id" is not declared`,
-		`job "sync": JobType is empty`,
+		"migration items.up.sql: name must look like 0001_name.up.sql",
+		"config type main.config: days: a default tag is not applied; give defaults in a Defaults() method",
 	} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr %q does not say %q", stderr.String(), want)

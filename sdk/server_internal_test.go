@@ -26,14 +26,23 @@ import (
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
+// static is the factory of a plugin that needs no config.
+func static(p *Plugin) func(context.Context, struct{}, *Env) (*Plugin, error) {
+	return func(context.Context, struct{}, *Env) (*Plugin, error) { return p, nil }
+}
+
 // serveServer runs the server Serve runs — same service, same interceptors
-// — on a loopback listener, without go-plugin around it, and configures it
-// with cfg unless cfg is nil.
-func serveServer(t *testing.T, p *Plugin, cfg *pluginv1.ConfigureRequest) pluginv1.PluginClient {
+// — for plugin "p" built by factory on a loopback listener, without
+// go-plugin around it, and configures it with cfg unless cfg is nil.
+func serveServer(t *testing.T, factory any, cfg *pluginv1.ConfigureRequest) pluginv1.PluginClient {
 	t.Helper()
 	logger := hclog.NewNullLogger()
+	b, err := bind(Definition{Name: "p"}, factory)
+	if err != nil {
+		t.Fatal(err)
+	}
 	gs := serving.GRPCServer(logger)(nil)
-	pluginv1.RegisterPluginServer(gs, newServer(p, logger))
+	pluginv1.RegisterPluginServer(gs, newServer(b, logger))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -86,15 +95,14 @@ func get(t *testing.T, c pluginv1.PluginClient, path string) (int32, error) {
 }
 
 func TestServerSurvivesPanics(t *testing.T) {
-	c := serveServer(t, &Plugin{
-		Name: "p",
+	c := serveServer(t, static(&Plugin{
 		Routes: []Route{
 			{Method: "GET", Path: "/boom", Handler: func(http.ResponseWriter, *http.Request) { panic("handler bug") }},
 			{Method: "GET", Path: "/ok", Handler: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }},
 		},
-		Jobs:        []Job{{Name: "boom", Run: func(context.Context, *JobRun) (int64, error) { panic("job bug") }}},
+		Jobs:        []Job{{Name: "boom", JobType: "demo", Run: func(context.Context, *JobRun) (int64, error) { panic("job bug") }}},
 		CheckHealth: func(context.Context) Health { panic("health bug") },
-	}, &pluginv1.ConfigureRequest{})
+	}), &pluginv1.ConfigureRequest{})
 
 	if _, err := get(t, c, "/boom"); status.Code(err) != codes.Internal {
 		t.Errorf("panicking handler: %v, want Internal", err)
@@ -115,7 +123,7 @@ func TestServerSurvivesPanics(t *testing.T) {
 }
 
 func TestServerStreamsDatasetsInBatches(t *testing.T) {
-	c := serveServer(t, &Plugin{Name: "p", Datasets: []Dataset{{
+	c := serveServer(t, static(&Plugin{Datasets: []Dataset{{
 		Name: "p.rows",
 		Read: func(_ context.Context, req DatasetRequest, emit func(any) error) error {
 			for i := range 700 {
@@ -125,7 +133,7 @@ func TestServerStreamsDatasetsInBatches(t *testing.T) {
 			}
 			return nil
 		},
-	}}}, &pluginv1.ConfigureRequest{})
+	}}}), &pluginv1.ConfigureRequest{})
 	stream, err := c.ReadDataset(context.Background(), &pluginv1.ReadDatasetRequest{Dataset: "p.rows", TenantIds: []string{"t1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +157,7 @@ func TestServerStreamsDatasetsInBatches(t *testing.T) {
 }
 
 func TestServerRefusesMalformedCalls(t *testing.T) {
-	c := serveServer(t, &Plugin{Name: "p"}, &pluginv1.ConfigureRequest{})
+	c := serveServer(t, static(&Plugin{}), &pluginv1.ConfigureRequest{})
 	stream, err := c.HandleHTTP(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +181,7 @@ func TestServerRefusesMalformedCalls(t *testing.T) {
 }
 
 func TestServerNeedsConfigure(t *testing.T) {
-	c := serveServer(t, &Plugin{Name: "p", Jobs: []Job{{Name: "j", Run: func(context.Context, *JobRun) (int64, error) { return 1, nil }}}}, nil)
+	c := serveServer(t, static(&Plugin{Jobs: []Job{{Name: "j", Run: func(context.Context, *JobRun) (int64, error) { return 1, nil }}}}), nil)
 	if _, err := get(t, c, "/x"); status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("HTTP before Configure: %v, want FailedPrecondition", err)
 	}
@@ -197,7 +205,7 @@ func TestDataSocket(t *testing.T) {
 	}
 
 	short := filepath.Join(dir, "short.sock")
-	c := serveServer(t, &Plugin{Name: "p", Routes: []Route{{Method: "GET", Path: "/x", Handler: handler}}}, &pluginv1.ConfigureRequest{})
+	c := serveServer(t, static(&Plugin{Routes: []Route{{Method: "GET", Path: "/x", Handler: handler}}}), &pluginv1.ConfigureRequest{})
 	resp, err := c.Configure(context.Background(), &pluginv1.ConfigureRequest{DataSocket: short, DataToken: "too-short"})
 	if err != nil || resp.DataSocketReady {
 		t.Errorf("short token: ready %v, %v; want the socket refused", resp.GetDataSocketReady(), err)
@@ -258,7 +266,7 @@ func TestDataSocket(t *testing.T) {
 // unserialized sends on the stream used to fail the whole run.
 func TestJobProgressFromManyGoroutines(t *testing.T) {
 	const workers, each = 8, 50
-	c := serveServer(t, &Plugin{Name: "p", Jobs: []Job{{Name: "j", Run: func(ctx context.Context, run *JobRun) (int64, error) {
+	c := serveServer(t, static(&Plugin{Jobs: []Job{{Name: "j", JobType: "demo", Run: func(ctx context.Context, run *JobRun) (int64, error) {
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for w := range workers {
@@ -272,7 +280,7 @@ func TestJobProgressFromManyGoroutines(t *testing.T) {
 		close(start)
 		wg.Wait()
 		return 42, nil
-	}}}}, &pluginv1.ConfigureRequest{})
+	}}}}), &pluginv1.ConfigureRequest{})
 	for range 20 {
 		stream, err := c.RunJob(context.Background(), &pluginv1.RunJobRequest{Job: "j"})
 		if err != nil {
@@ -304,18 +312,18 @@ func TestJobProgressFromManyGoroutines(t *testing.T) {
 // Each plugin served in a process has its own registry: two that register
 // the same metric both configure, and each reports only its own value.
 func TestMetricsPerPlugin(t *testing.T) {
-	plugin := func(name string, n float64) *Plugin {
-		return &Plugin{Name: name, Configure: func(_ context.Context, env *Env) error {
+	counting := func(n float64) func(context.Context, struct{}, *Env) (*Plugin, error) {
+		return func(_ context.Context, _ struct{}, env *Env) (*Plugin, error) {
 			c := prometheus.NewCounter(prometheus.CounterOpts{Name: "demo_runs_total", Help: "Runs."})
 			if err := env.Metrics.Register(c); err != nil {
-				return err
+				return nil, err
 			}
 			c.Add(n)
-			return nil
-		}}
+			return &Plugin{}, nil
+		}
 	}
 	for name, n := range map[string]float64{"a": 2, "b": 5} {
-		c := serveServer(t, plugin(name, n), &pluginv1.ConfigureRequest{})
+		c := serveServer(t, counting(n), &pluginv1.ConfigureRequest{})
 		resp, err := c.CollectMetrics(context.Background(), &pluginv1.CollectMetricsRequest{})
 		if err != nil {
 			t.Fatal(err)
@@ -336,11 +344,10 @@ func TestConfigureHandsOverHostCapabilities(t *testing.T) {
 	} {
 		var got []string
 		configured := false
-		p := &Plugin{Name: "p", Configure: func(_ context.Context, env *Env) error {
+		serveServer(t, func(_ context.Context, _ struct{}, env *Env) (*Plugin, error) {
 			got, configured = env.HostCapabilities, true
-			return nil
-		}}
-		serveServer(t, p, &pluginv1.ConfigureRequest{HostCapabilities: sent})
+			return &Plugin{}, nil
+		}, &pluginv1.ConfigureRequest{HostCapabilities: sent})
 		if !configured || !slices.Equal(got, sent) {
 			t.Errorf("host capabilities %q reached the plugin as %q (configured: %t)", sent, got, configured)
 		}
@@ -396,7 +403,11 @@ func TestDataSocketSendsSmallBodiesWhole(t *testing.T) {
 		w.Header().Set(http.TrailerPrefix+"X-Sum", "42")
 	})
 
-	s := newServer(&Plugin{Name: "p"}, hclog.NewNullLogger())
+	b, err := bind(Definition{Name: "p"}, static(&Plugin{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(b, hclog.NewNullLogger())
 	sock := filepath.Join(dir, "data.sock")
 	const token = "0123456789abcdef0123456789abcdef"
 	if err := s.listenSocket(sock, token, mux); err != nil {

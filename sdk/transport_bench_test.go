@@ -68,7 +68,11 @@ func BenchmarkSocketExchange(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer os.RemoveAll(dir)
-			s := newServer(&Plugin{Name: "p"}, hclog.NewNullLogger())
+			bound, err := bind(Definition{Name: "p"}, static(&Plugin{}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := newServer(bound, hclog.NewNullLogger())
 			sock := filepath.Join(dir, "data.sock")
 			if err := s.listenSocket(sock, benchToken, h); err != nil {
 				b.Fatal(err)

@@ -15,19 +15,16 @@ import (
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
-// Validate reports every mistake in the plugin's definition at once, each
+// Validate reports every mistake in what the plugin serves at once, each
 // naming what it is about: routes that overlap with neither more specific
 // than the other (protocol.MoreSpecific) or have bad paths, path
 // parameters the operation does not declare or declares without the path
 // having them, missing handlers and run functions, jobs and datasets
-// without names or with the same name, schedules cron cannot read,
-// migration files the host would not apply. Serve refuses to serve a plugin
-// it rejects and plugintest fails the test, so the host never sees one.
+// without names or with the same name, schedules cron cannot read. The
+// SDK refuses to configure a plugin whose factory built one it rejects
+// (and plugintest fails the test), so the host never serves one.
 func (p *Plugin) Validate() error {
 	var v validation
-	if p.Name == "" {
-		v.add("plugin: Name is empty")
-	}
 	v.routes(p.Routes)
 	v.views(p.Routes, p.Fragments, p.Pages)
 	for _, n := range p.Nav {
@@ -40,10 +37,6 @@ func (p *Plugin) Validate() error {
 	}
 	v.jobs(p.Jobs)
 	v.datasets(p.Datasets)
-	v.migrations(p.Migrations)
-	if len(p.ConfigSchema) > 0 && !json.Valid(p.ConfigSchema) {
-		v.add("ConfigSchema is not valid JSON")
-	}
 	return errors.Join(v.errs...)
 }
 

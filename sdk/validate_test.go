@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -25,7 +24,6 @@ func pathParam(name string) *huma.Param {
 // validPlugin uses every part of a definition, correctly.
 func validPlugin() *sdk.Plugin {
 	return &sdk.Plugin{
-		Name: "demo",
 		Routes: []sdk.Route{
 			{Method: "GET", Path: "/api/v1/demo/items", Handler: ok, Operation: &huma.Operation{OperationID: "demo-items",
 				Parameters: []*huma.Param{{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Default: 10}}}}},
@@ -41,11 +39,6 @@ func validPlugin() *sdk.Plugin {
 		Nav:       []sdk.NavEntry{{Label: "Demo", Path: "/demo"}},
 		Jobs:      []sdk.Job{{Name: "sync", JobType: "demo", Schedule: "@every 1h", Run: runJob}, {Name: "nightly", JobType: "demo", Schedule: "0 3 * * *", Run: runJob}},
 		Datasets:  []sdk.Dataset{{Name: "demo.items", Schema: []byte(`{"type":"object"}`), Read: readNothing}},
-		Migrations: fstest.MapFS{
-			"0001_items.up.sql": {}, "0001_items.down.sql": {}, "0002_more.postgres.up.sql": {}, "0002_more.sqlite.tx.up.sql": {},
-			"README.md": {},
-		},
-		ConfigSchema: []byte(`{"type":"object"}`),
 	}
 }
 
@@ -61,7 +54,6 @@ func TestValidate(t *testing.T) {
 		change func(p *sdk.Plugin)
 		want   []string
 	}{
-		{"no name", func(p *sdk.Plugin) { p.Name = "" }, []string{"plugin: Name is empty"}},
 		{"duplicate route", func(p *sdk.Plugin) {
 			p.Routes = append(p.Routes, sdk.Route{Method: "GET", Path: "/api/v1/demo/items", Handler: ok})
 		},
@@ -109,17 +101,11 @@ func TestValidate(t *testing.T) {
 		{"dataset twice", func(p *sdk.Plugin) { p.Datasets = append(p.Datasets, p.Datasets[0]) }, []string{`dataset "demo.items": declared twice`}},
 		{"dataset without name or read", func(p *sdk.Plugin) { p.Datasets[0] = sdk.Dataset{} }, []string{"dataset: Name is empty", `dataset "": Read is nil`}},
 		{"dataset schema", func(p *sdk.Plugin) { p.Datasets[0].Schema = []byte("{") }, []string{`dataset "demo.items": Schema is not valid JSON`}},
-		{"migration names", func(p *sdk.Plugin) {
-			p.Migrations = fstest.MapFS{"items.up.sql": {}, "0001_Items.up.sql": {}, "0001_items.mysql.up.sql": {}, "0001_items.sql": {}, "sub/0002_x.up.sql": {}}
-		}, []string{"migration 0001_Items.up.sql: name must", "migration 0001_items.mysql.up.sql: name must", "migration 0001_items.sql: name must",
-			"migration items.up.sql: name must", "migration sub/0002_x.up.sql: must be at the top"}},
-		{"config schema", func(p *sdk.Plugin) { p.ConfigSchema = []byte("{") }, []string{"ConfigSchema is not valid JSON"}},
 		{"every mistake at once", func(p *sdk.Plugin) {
-			p.Name = ""
 			p.Routes[0].Handler = nil
 			p.Jobs[0].JobType = ""
 			p.Datasets[0].Read = nil
-		}, []string{"plugin: Name is empty", "Handler is nil", "JobType is empty", "Read is nil"}},
+		}, []string{"Handler is nil", "JobType is empty", "Read is nil"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := validPlugin()

@@ -1,6 +1,6 @@
 // Package pluginenv opens what a domain plugin built on core needs from the
-// environment the host configures it with: its config block, the cloud
-// clients and its database. It also holds what the plugins' sync jobs
+// environment the host configures it with: the cloud clients and its
+// database. It also holds what the plugins' sync jobs
 // share: which tenants and subscriptions a run syncs (Plan), the loop over
 // them (SyncTenants) and the progress a run reports (Progress); and the
 // tenants' names the plugins' routes and pages show (TenantNames).
@@ -19,15 +19,10 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
-// Open decodes the plugin's config block into config (a pointer; an empty
-// block leaves it as it is, so defaults set before the call stand), builds
-// the cloud clients from the host's cloud settings and opens the database.
-func Open(ctx context.Context, env *sdk.Env, config any) (*cloud.Clients, *bun.DB, error) {
-	if len(env.Config) > 0 {
-		if err := json.Unmarshal(env.Config, config); err != nil {
-			return nil, nil, fmt.Errorf("config: %w", err)
-		}
-	}
+// Open builds the cloud clients from the host's cloud settings and opens
+// the plugin's database. The plugin's config block reaches its factory
+// already decoded (see sdk.Serve).
+func Open(ctx context.Context, env *sdk.Env) (*cloud.Clients, *bun.DB, error) {
 	var cc cloud.Config
 	if err := json.Unmarshal(env.Cloud, &cc); err != nil {
 		return nil, nil, fmt.Errorf("cloud settings: %w", err)

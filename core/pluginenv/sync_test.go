@@ -43,11 +43,10 @@ func listing(_ context.Context, fn func(cloud.Subscription) error) error {
 func serve(t *testing.T, jobs ...sdk.Job) (*plugintest.Harness, *sdk.Host) {
 	t.Helper()
 	var host *sdk.Host
-	h := plugintest.New(t, &sdk.Plugin{Name: "demo", Version: "0.0.0", Jobs: jobs,
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			host = env.Host
-			return nil
-		}}, plugintest.Options{Tenants: directory})
+	h := plugintest.New(t, sdk.Definition{Name: "demo"}, func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		host = env.Host
+		return &sdk.Plugin{Jobs: jobs}, nil
+	}, plugintest.Options{Tenants: directory})
 	return h, host
 }
 

@@ -8,7 +8,6 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -26,7 +25,13 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-func main() { sdk.Serve(newPlugin()) }
+func main() { sdk.Serve(definition(), newPlugin) }
+
+// definition is what the plugin is before any config.
+func definition() sdk.Definition {
+	migrations, _ := fs.Sub(migrationFiles, "migrations")
+	return sdk.Definition{Name: "acme_evidence", Version: "1.0.0", Migrations: migrations}
+}
 
 // evidence is a row of the plugin's own table. Tables are prefixed with the
 // plugin's name because plugins share the host's database.
@@ -44,9 +49,11 @@ type evidenceList struct {
 	Items []evidence `json:"items"`
 }
 
+// config is the plugin's config {} block; the host refuses a block
+// without inventory, or with a key it does not declare, before the plugin
+// starts.
 type config struct {
-	// Inventory names the dataset the job reads, such as testplugin.items.
-	Inventory string `json:"inventory"`
+	Inventory string `json:"inventory" minLength:"1" doc:"The dataset the job reads, such as testplugin.items"`
 }
 
 type plugin struct {
@@ -55,14 +62,15 @@ type plugin struct {
 	host *sdk.Host
 }
 
-func newPlugin() *sdk.Plugin {
-	p := &plugin{}
-	migrations, _ := fs.Sub(migrationFiles, "migrations")
+// newPlugin builds the plugin from its config.
+func newPlugin(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
+	db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	p := &plugin{cfg: cfg, db: db, host: env.Host}
 	minLimit, maxLimit := 1.0, 200.0
 	return &sdk.Plugin{
-		Name:       "acme_evidence",
-		Version:    "1.0.0",
-		Migrations: migrations,
 		Routes: []sdk.Route{{
 			Method: "GET", Path: "/api/v1/acme/evidence", TenantScoped: true, Handler: p.list,
 			Operation: &huma.Operation{
@@ -80,19 +88,7 @@ func newPlugin() *sdk.Plugin {
 		Fragments: []sdk.Fragment{{
 			Path: "/fragments/acme/evidence", Title: "Evidence", Slot: "dashboard", RefreshSeconds: 300, Handler: p.summary,
 		}},
-		ConfigSchema: json.RawMessage(`{"type":"object","properties":{"inventory":{"type":"string"}},"required":["inventory"]}`),
-		Configure: func(ctx context.Context, env *sdk.Env) error {
-			if err := json.Unmarshal(env.Config, &p.cfg); err != nil {
-				return fmt.Errorf("config: %w", err)
-			}
-			if p.cfg.Inventory == "" {
-				return errors.New("config: inventory is required")
-			}
-			db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
-			p.db, p.host = db, env.Host
-			return err
-		},
-	}
+	}, nil
 }
 
 // list serves the evidence of the tenants the caller asked for, all of the

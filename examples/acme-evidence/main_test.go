@@ -14,6 +14,7 @@ import (
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/plugintest"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 var alice = sdk.Principal{ID: "u1", Email: "alice@acme.example", Kind: "user", TenantIDs: []string{"t1"}}
@@ -47,14 +48,8 @@ func options(t *testing.T) plugintest.Options {
 	}
 }
 
-func TestDefinition(t *testing.T) {
-	if err := newPlugin().Validate(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestEvidence(t *testing.T) {
-	h := plugintest.New(t, newPlugin(), options(t))
+	h := plugintest.New(t, definition(), newPlugin, options(t))
 
 	n, progress, err := h.RunJob(context.Background(), "collect")
 	if err != nil || n != 2 || len(progress) != 2 {
@@ -78,18 +73,27 @@ func TestEvidence(t *testing.T) {
 	}
 }
 
-func TestConfigWithoutInventory(t *testing.T) {
-	p := newPlugin()
-	err := p.Configure(context.Background(), &sdk.Env{Config: json.RawMessage(`{}`)})
-	if err == nil || !strings.Contains(err.Error(), "inventory") {
-		t.Errorf("Configure without inventory = %v", err)
+// The host holds the config block to the schema derived from config, as
+// the harness does: a block without inventory, or with a key config does
+// not have, never reaches newPlugin.
+func TestConfigSchema(t *testing.T) {
+	schema := plugintest.New(t, definition(), newPlugin, options(t)).Describe().ConfigSchema
+	for block, want := range map[string]string{
+		`{}`:                                "inventory: is required",
+		`{"inventory":""}`:                  "inventory: length must be >= 1, but got 0",
+		`{"inventory":"x","inventroy":"x"}`: "inventroy: unknown key; the keys are inventory",
+	} {
+		problems, err := protocol.CheckConfig(schema, []byte(block))
+		if err != nil || len(problems) != 1 || problems[0].Key+": "+problems[0].Message != want {
+			t.Errorf("%s: %+v, %v; want %q", block, problems, err, want)
+		}
 	}
 }
 
 // The fragment is a route of the host like any other: plugintest sends it
 // the signed-in caller and refuses a tenant the caller may not see.
 func TestSummary(t *testing.T) {
-	h := plugintest.New(t, newPlugin(), options(t))
+	h := plugintest.New(t, definition(), newPlugin, options(t))
 	summary := func(who sdk.Principal) string {
 		resp := h.Do(httptest.NewRequest("GET", "/fragments/acme/evidence", nil), who)
 		b, _ := io.ReadAll(resp.Body)

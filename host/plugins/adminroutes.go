@@ -35,7 +35,7 @@ func (r AdminRoutes) Register(a huma.API) {
 			"describes, migrates and configures it, swaps the plugin's routes to it in one step, then lets the old process finish its requests, " +
 			"streams and jobs (at most its drain_timeout, 30 s by default, after which a job still running is cancelled) and stops it. " +
 			"A plugin the host gave up on (state failed) is started afresh, with no old process to drain. " +
-			"409: the plugin is starting, restarting, stopped or disabled, or the new binary fails its checksum, speaks another protocol or plugin name, or declares a route another plugin or the host serves. " +
+			"409: the plugin is starting, restarting, stopped or disabled, or the new binary fails its checksum, speaks another protocol or plugin name, describes a config schema its config block does not meet (the answer names plugins.hcl's line and the key), or declares a route another plugin or the host serves. " +
 			"502: the new binary failed to start, describe, migrate or configure. In both cases the old process goes on serving and the detail says why.",
 		Metadata: api.AdminOnly(), Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusBadGateway}},
 		func(ctx context.Context, in *struct {

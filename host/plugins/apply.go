@@ -104,7 +104,10 @@ func (i *Instance) redeclare(ctx context.Context, d Decl) (Change, bool) {
 	i.mu.RUnlock()
 	c := Change{Plugin: i.name}
 	switch {
-	case reflect.DeepEqual(old, d):
+	case sameDecl(old, d):
+		// Lines above it may have moved: its keys' positions are the
+		// file's as it now reads.
+		i.setDecl(&d)
 		return c, false
 	case old.Enabled && !d.Enabled:
 		c.Action = ActionDisabled
@@ -136,6 +139,13 @@ func (i *Instance) redeclare(ctx context.Context, d Decl) (Change, bool) {
 // in job schedules at most.
 func sameProcess(a, b Decl) bool {
 	a.Schedules, b.Schedules = nil, nil
+	return sameDecl(a, b)
+}
+
+// sameDecl reports whether a and b declare the same, wherever in the file
+// they are written.
+func sameDecl(a, b Decl) bool {
+	a.source, b.source = nil, nil
 	return reflect.DeepEqual(a, b)
 }
 

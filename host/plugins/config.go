@@ -9,12 +9,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // Decl is one plugin "name" { … } block of plugins.hcl.
@@ -50,6 +55,10 @@ type Decl struct {
 	Config json.RawMessage
 	// Schedules override job default schedules, by job name.
 	Schedules map[string]string
+	// source locates the config block's keys in plugins.hcl. It is where
+	// the declaration is written, not what it declares: Apply compares
+	// declarations without it.
+	source *configSource
 }
 
 // RestartPolicy says how a crashed plugin is restarted.
@@ -124,7 +133,8 @@ func LoadFile(path, baseDir string) ([]Decl, error) {
 	return Parse(path, src, baseDir)
 }
 
-// Parse reads plugins.hcl source; filename is used in error messages.
+// Parse reads plugins.hcl source; filename is used in error messages,
+// those of a config block a plugin's schema refuses included.
 func Parse(filename string, src []byte, baseDir string) ([]Decl, error) {
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() {
@@ -133,6 +143,12 @@ func Parse(filename string, src []byte, baseDir string) ([]Decl, error) {
 	var spec fileSpec
 	if diags := gohcl.DecodeBody(file.Body, nil, &spec); diags.HasErrors() {
 		return nil, diags
+	}
+	blocks := map[string]*hclsyntax.Block{}
+	for _, b := range file.Body.(*hclsyntax.Body).Blocks {
+		if b.Type == "plugin" && len(b.Labels) == 1 {
+			blocks[b.Labels[0]] = b
+		}
 	}
 	seen := map[string]bool{}
 	var out []Decl
@@ -145,6 +161,7 @@ func Parse(filename string, src []byte, baseDir string) ([]Decl, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: plugin %q: %w", filename, p.Name, err)
 		}
+		d.source = locateConfig(filename, blocks[p.Name])
 		out = append(out, d)
 	}
 	return out, nil
@@ -255,4 +272,112 @@ func bodyJSON(body hcl.Body) (json.RawMessage, error) {
 		obj[name] = b
 	}
 	return json.Marshal(obj)
+}
+
+// configSource is where a plugin's config keys are written in plugins.hcl,
+// by the JSON Pointer of each key in the block as the plugin receives it.
+type configSource struct {
+	file string
+	// at holds the position of each attribute, object member and tuple
+	// element; "" is the config block, or the plugin's block when it has
+	// none.
+	at map[string]hcl.Pos
+}
+
+// locateConfig records the positions of block's config keys; block is nil
+// for a plugin the syntax tree does not show, whose keys have none.
+func locateConfig(file string, block *hclsyntax.Block) *configSource {
+	src := &configSource{file: file, at: map[string]hcl.Pos{}}
+	if block == nil {
+		return src
+	}
+	src.at[""] = block.DefRange().Start
+	for _, b := range block.Body.Blocks {
+		if b.Type != "config" {
+			continue
+		}
+		src.at[""] = b.DefRange().Start
+		for name, attr := range b.Body.Attributes {
+			ptr := "/" + protocol.EscapePointer(name)
+			src.at[ptr] = attr.SrcRange.Start
+			src.locate(ptr, attr.Expr)
+		}
+	}
+	return src
+}
+
+// locate records the positions of what expr holds: the members of an
+// object, the elements of a tuple, and theirs.
+func (c *configSource) locate(ptr string, expr hclsyntax.Expression) {
+	switch e := expr.(type) {
+	case *hclsyntax.ObjectConsExpr:
+		for _, item := range e.Items {
+			key, diags := item.KeyExpr.Value(nil)
+			if diags.HasErrors() || !key.IsKnown() || key.IsNull() || !key.Type().Equals(cty.String) {
+				continue
+			}
+			member := ptr + "/" + protocol.EscapePointer(key.AsString())
+			c.at[member] = item.KeyExpr.Range().Start
+			c.locate(member, item.ValueExpr)
+		}
+	case *hclsyntax.TupleConsExpr:
+		for i, el := range e.Exprs {
+			element := fmt.Sprintf("%s/%d", ptr, i)
+			c.at[element] = el.Range().Start
+			c.locate(element, el)
+		}
+	}
+}
+
+// pos is where the key at ptr is written, or, for a key the block does not
+// have (a missing one), where the nearest object holding it is.
+func (c *configSource) pos(ptr string) (hcl.Pos, bool) {
+	for {
+		if p, ok := c.at[ptr]; ok {
+			return p, true
+		}
+		i := strings.LastIndexByte(ptr, '/')
+		if i < 0 {
+			return hcl.Pos{}, false
+		}
+		ptr = ptr[:i]
+	}
+}
+
+// ConfigError is a plugin's config {} block that the schema the plugin
+// describes refuses. Each line names a problem as
+// `plugins.hcl:LINE,COL: plugin "cost" config.KEY: message`, at the key
+// (a missing key: at the block that lacks it), in the order of the file.
+// The plugin is not started; a reload leaves the running process serving
+// with the config it has.
+type ConfigError struct {
+	Lines []string
+}
+
+func (e *ConfigError) Error() string { return strings.Join(e.Lines, "\n") }
+
+// configError words the problems CheckConfig found in d's block.
+func (d *Decl) configError(problems []protocol.ConfigProblem) *ConfigError {
+	type line struct {
+		pos  hcl.Pos
+		text string
+	}
+	lines := make([]line, 0, len(problems))
+	for _, p := range problems {
+		text := fmt.Sprintf("plugin %q config.%s: %s", d.Name, p.Key, p.Message)
+		var pos hcl.Pos
+		if d.source != nil {
+			var ok bool
+			if pos, ok = d.source.pos(p.Pointer); ok {
+				text = fmt.Sprintf("%s:%d,%d: %s", d.source.file, pos.Line, pos.Column, text)
+			}
+		}
+		lines = append(lines, line{pos, text})
+	}
+	slices.SortStableFunc(lines, func(a, b line) int { return a.pos.Byte - b.pos.Byte })
+	out := &ConfigError{}
+	for _, l := range lines {
+		out.Lines = append(out.Lines, l.text)
+	}
+	return out
 }

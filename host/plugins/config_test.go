@@ -7,9 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // defaultDecl is what a block naming only its binary turns into.
@@ -122,7 +125,7 @@ plugin "full" {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if !reflect.DeepEqual(got, tt.want) {
+			if !slices.EqualFunc(got, tt.want, sameDecl) {
 				t.Errorf("Parse =\n%+v\nwant\n%+v", got, tt.want)
 			}
 		})
@@ -334,7 +337,7 @@ func TestLoadFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("LoadFile: %v", err)
 	}
-	if want := []Decl{defaultDecl("a", filepath.Join(dir, "bin", "a"))}; !reflect.DeepEqual(decls, want) {
+	if want := []Decl{defaultDecl("a", filepath.Join(dir, "bin", "a"))}; !slices.EqualFunc(decls, want, sameDecl) {
 		t.Errorf("LoadFile = %+v, want %+v", decls, want)
 	}
 
@@ -347,5 +350,93 @@ func TestLoadFile(t *testing.T) {
 	}
 	if _, err := LoadFile(path, dir); err == nil || !strings.Contains(err.Error(), path+":") {
 		t.Errorf("LoadFile of a broken file: err = %v, want it to name %s", err, path)
+	}
+}
+
+// A config block's problems are told at the line and column of the key
+// in plugins.hcl: an unknown or mistyped attribute at the attribute, a
+// member of an object or an element of a list where it is written, a
+// missing key at the block that lacks it (the plugin's block when it has
+// no config block), each on a line of its own in the file's order.
+func TestConfigErrorPositions(t *testing.T) {
+	const schema = `{"type": "object", "additionalProperties": false, "required": ["inventory"], "properties": {
+  "inventory": {"type": "string"},
+  "days": {"type": "integer", "minimum": 1},
+  "locations": {"type": "array", "items": {"type": "string"}},
+  "programme": {"type": "object", "additionalProperties": false, "required": ["partner"], "properties": {
+    "partner": {"type": "string"}, "target": {"type": "number"}}}}}`
+	src := `plugin "cost" {
+  binary = "/opt/cost"
+  config {
+    inventory = "testplugin.items"
+    dayz      = 30
+    locations = ["eastus",
+                 7]
+    programme = {
+      target  = "high"
+      "owner" = "ops"
+    }
+  }
+}
+
+plugin "resources" {
+  binary = "/opt/resources"
+}
+`
+	decls, err := Parse("plugins.hcl", []byte(src), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		decl Decl
+		want []string
+	}{
+		{decls[0], []string{
+			`plugins.hcl:5,5: plugin "cost" config.dayz: unknown key; the keys are days, inventory, locations, programme`,
+			`plugins.hcl:7,18: plugin "cost" config.locations[1]: expected string, but got number`,
+			`plugins.hcl:8,5: plugin "cost" config.programme.partner: is required`,
+			`plugins.hcl:9,7: plugin "cost" config.programme.target: expected number, but got string`,
+			`plugins.hcl:10,7: plugin "cost" config.programme.owner: unknown key; the keys are partner, target`,
+		}},
+		{decls[1], []string{`plugins.hcl:15,1: plugin "resources" config.inventory: is required`}},
+	} {
+		problems, err := protocol.CheckConfig([]byte(schema), tc.decl.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := tc.decl.configError(problems)
+		if !slices.Equal(got.Lines, tc.want) {
+			t.Errorf("plugin %s:\n%s\nwant\n%s", tc.decl.Name, got, strings.Join(tc.want, "\n"))
+		}
+	}
+
+	// The config block itself, when a missing key has no object of its own.
+	decls, err = Parse("conf/plugins.hcl", []byte("plugin \"cost\" {\n  binary = \"/opt/cost\"\n  config {\n  }\n}\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, _ := protocol.CheckConfig([]byte(schema), decls[0].Config)
+	if got := decls[0].configError(problems).Error(); got != `conf/plugins.hcl:3,3: plugin "cost" config.inventory: is required` {
+		t.Errorf("missing key of an empty block: %s", got)
+	}
+}
+
+// Apply compares what plugins.hcl declares, not where: a block that only
+// moved down the file is the same declaration.
+func TestSameDeclIgnoresPositions(t *testing.T) {
+	block := "plugin \"a\" {\n  binary = \"/a\"\n  config {\n    days = 3\n  }\n}\n"
+	before, err := Parse("plugins.hcl", []byte(block), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := Parse("plugins.hcl", []byte("# a comment\n\n"+block), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameDecl(before[0], after[0]) || reflect.DeepEqual(before[0].source, after[0].source) {
+		t.Errorf("moved block: same %v, positions %v and %v", sameDecl(before[0], after[0]), before[0].source, after[0].source)
+	}
+	if p, _ := after[0].source.pos("/days"); p.Line != 6 {
+		t.Errorf("days is at line %d, want 6", p.Line)
 	}
 }

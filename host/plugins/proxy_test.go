@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -29,13 +30,18 @@ import (
 // configured as the supervisor does, and returns the client the supervisor
 // would hold.
 func streamPlugin(t *testing.T, p *sdk.Plugin) *protocol.Client {
-	return &protocol.Client{PluginClient: plugintest.New(t, p, plugintest.Options{}).Client()}
+	return &protocol.Client{PluginClient: plugintest.New(t, sdk.Definition{Name: "p"}, built(p), plugintest.Options{}).Client()}
+}
+
+// built is the factory of a plugin built beforehand.
+func built(p *sdk.Plugin) func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) {
+	return func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) { return p, nil }
 }
 
 // socketPlugin serves p configured with a data socket, and returns the data
 // plane the supervisor would hold.
 func socketPlugin(t *testing.T, p *sdk.Plugin) dataPlane {
-	path, token := plugintest.New(t, p, plugintest.Options{DataSocket: true}).DataSocket()
+	path, token := plugintest.New(t, sdk.Definition{Name: "p"}, built(p), plugintest.Options{DataSocket: true}).DataSocket()
 	return dataPlane{socketPath: path, token: token, socket: newSocketClient(path)}
 }
 
@@ -72,7 +78,7 @@ func TestProxyStreamRelaysEarlyAnswers(t *testing.T) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		_, _ = io.Copy(w, r.Body)
 	})
-	rpc := streamPlugin(t, &sdk.Plugin{Name: "p", Routes: *rs})
+	rpc := streamPlugin(t, &sdk.Plugin{Routes: *rs})
 
 	app := proxyApp(rpc)
 
@@ -118,7 +124,7 @@ func TestProxyStreamRelaysEarlyAnswers(t *testing.T) {
 func TestProxyStreamReportsBrokenExchanges(t *testing.T) {
 	rs := &routes{}
 	rs.HandleFunc("POST /boom", func(http.ResponseWriter, *http.Request) { panic("handler bug") })
-	rpc := streamPlugin(t, &sdk.Plugin{Name: "p", Routes: *rs})
+	rpc := streamPlugin(t, &sdk.Plugin{Routes: *rs})
 	app := proxyApp(rpc)
 	for _, size := range []int{0, 10 << 20} {
 		req := httptest.NewRequest(http.MethodPost, "/boom", bytes.NewReader(make([]byte, size)))
@@ -225,7 +231,7 @@ func TestProxyStreamsResponseBodies(t *testing.T) {
 				_ = http.NewResponseController(w).Flush()
 				wait(r, drained)
 			})
-			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Routes: *rs}, DefaultMaxResponseBytes, io.Discard)
+			base := planeServer(t, plane, &sdk.Plugin{Routes: *rs}, DefaultMaxResponseBytes, io.Discard)
 
 			runtime.GC()
 			var before runtime.MemStats
@@ -293,7 +299,7 @@ func TestProxyCapsResponseBodies(t *testing.T) {
 	for _, plane := range []string{"socket", "grpc"} {
 		t.Run(plane, func(t *testing.T) {
 			logs := &logsink.Buffer{}
-			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Routes: *rs}, max, logs)
+			base := planeServer(t, plane, &sdk.Plugin{Routes: *rs}, max, logs)
 			get := func(path string, header ...string) (*http.Response, []byte, error) {
 				req, err := http.NewRequest(http.MethodGet, base+path, nil)
 				if err != nil {
@@ -374,7 +380,7 @@ func TestProxyCutsOffBrokenBodies(t *testing.T) {
 	for _, plane := range []string{"socket", "grpc"} {
 		t.Run(plane, func(t *testing.T) {
 			logs := &logsink.Buffer{}
-			base := planeServer(t, plane, &sdk.Plugin{Name: "p", Routes: *rs}, DefaultMaxResponseBytes, logs)
+			base := planeServer(t, plane, &sdk.Plugin{Routes: *rs}, DefaultMaxResponseBytes, logs)
 			resp, err := http.Get(base + "/broken")
 			if err != nil {
 				t.Fatal(err)
@@ -425,7 +431,7 @@ func TestProxyTimesOutLateAnswers(t *testing.T) {
 					time.Sleep(timeout / 2)
 				}
 			})
-			base := timedPlaneServer(t, plane, &sdk.Plugin{Name: "p", Routes: *mux}, DefaultMaxResponseBytes, timeout, io.Discard)
+			base := timedPlaneServer(t, plane, &sdk.Plugin{Routes: *mux}, DefaultMaxResponseBytes, timeout, io.Discard)
 
 			slow := make(chan *http.Response, 1)
 			t0 := time.Now()

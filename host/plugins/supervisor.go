@@ -58,7 +58,8 @@ func (e *permanentError) Unwrap() error { return e.err }
 func isPermanent(err error) bool {
 	var p *permanentError
 	var c *ConflictError
-	return errors.As(err, &p) || errors.As(err, &c)
+	var cfg *ConfigError
+	return errors.As(err, &p) || errors.As(err, &c) || errors.As(err, &cfg)
 }
 
 // Options configure a Supervisor.
@@ -190,7 +191,10 @@ func (s *Supervisor) instances() []*Instance { return s.roster.Load().order }
 // Start starts every enabled plugin in parallel and waits until each has
 // started or failed its first start. A plugin that fails is retried in the
 // background; a route conflict is returned as an error because serving with
-// an ambiguous route table would be wrong.
+// an ambiguous route table would be wrong, and so is a config block a
+// plugin's schema refuses, as one *ConfigError whose lines name every
+// plugin's problems, because serving without the plugin the operator
+// configured would hide the mistake.
 func (s *Supervisor) Start(ctx context.Context) error {
 	insts := s.instances()
 	ctx, cancel := context.WithCancel(ctx)
@@ -214,18 +218,32 @@ func (s *Supervisor) Start(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	config := &ConfigError{}
+	var others []error
+	for _, err := range errs {
+		var cfg *ConfigError
+		if errors.As(err, &cfg) {
+			config.Lines = append(config.Lines, cfg.Lines...)
+		} else if err != nil {
+			others = append(others, err)
+		}
+	}
+	if len(config.Lines) > 0 {
+		return config
+	}
+	return errors.Join(others...)
 }
 
 // firstStart starts a plugin that was not running, retrying in the
-// background on failure; it returns a route conflict, which no retry
-// cures. i.changing is held.
+// background on failure; it returns a route conflict or a config block
+// the plugin's schema refuses, which no retry cures. i.changing is held.
 func (i *Instance) firstStart(ctx context.Context) error {
 	err := i.start(ctx)
 	var conflict *ConflictError
+	var config *ConfigError
 	switch {
 	case err == nil:
-	case errors.As(err, &conflict):
+	case errors.As(err, &conflict), errors.As(err, &config):
 		return err
 	case isPermanent(err):
 		i.log.Error("plugin cannot start", "error", err)
@@ -411,8 +429,11 @@ type process struct {
 
 // spawn verifies the binary d declares, starts it, and describes, migrates
 // and configures it; described sees the description before anything is
-// migrated or configured and may refuse it. A failed spawn leaves no
-// process behind. A checksum or protocol mismatch is a *permanentError.
+// migrated or configured (for a plugin that builds what it serves from its
+// config, once it is configured) and may refuse it. A failed spawn leaves
+// no process behind. A checksum or protocol mismatch is a
+// *permanentError, a config block the plugin's schema refuses a
+// *ConfigError.
 func (i *Instance) spawn(ctx context.Context, d *Decl, described func(*pluginv1.DescribeResponse) error) (*process, error) {
 	s := i.sup
 	if err := verifyChecksum(d.Binary, d.SHA256); err != nil {
@@ -462,7 +483,11 @@ func (i *Instance) spawn(ctx context.Context, d *Decl, described func(*pluginv1.
 	defer cancel()
 	var plane dataPlane
 	startup := &protocol.Startup{
-		Name:      i.name,
+		Name:   i.name,
+		Config: d.Config,
+		ConfigRefused: func(problems []protocol.ConfigProblem) error {
+			return d.configError(problems)
+		},
 		Described: described,
 		Host:      &hostService{sup: s, plugin: i.name},
 		Configure: func(desc *pluginv1.DescribeResponse) (*pluginv1.ConfigureRequest, error) {
@@ -471,8 +496,7 @@ func (i *Instance) spawn(ctx context.Context, d *Decl, described func(*pluginv1.
 				return nil, fmt.Errorf("cloud settings: %w", err)
 			}
 			req := &pluginv1.ConfigureRequest{
-				Config: d.Config, DatabaseUrl: s.opts.DatabaseURL,
-				Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
+				DatabaseUrl: s.opts.DatabaseURL, Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
 			}
 			if d.DataPlane == "socket" && slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
 				// During a reload the old process still serves on its

@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -28,72 +27,55 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
+var definition = sdk.Definition{Name: "compliance", Version: "0.1.0",
+	Migrations: store.MergeMigrations(states.Migrations(), rules.Migrations())}
+
 // config is the plugin's config {} block in plugins.hcl.
 type config struct {
-	// FrameworksDir is a folder of the deployment's own framework
-	// definitions (<id>.json), loaded beside the built-in ones; empty
-	// loads only those.
-	FrameworksDir string `json:"frameworks_dir"`
+	FrameworksDir string `json:"frameworks_dir,omitempty" doc:"A folder of the deployment's own framework definitions (<id>.json), loaded beside the built-in ones; a relative path is from the host's working directory"`
 }
 
-const configSchema = `{"type": "object", "properties": {"frameworks_dir": {"type": "string"}}, "additionalProperties": false}`
+func main() { sdk.Serve(definition, New) }
 
-func main() { sdk.Serve(New()) }
-
-// New builds the plugin.
-func New() *sdk.Plugin {
-	syncer := &states.Syncer{}
-	reads := &states.Handlers{}
-	cov := &coverage.Service{}
-	customRules := &rules.Handlers{}
+// New builds the plugin from its config.
+func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
+	mapper, err := newMapper(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	clients, db, err := pluginenv.Open(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	st := &states.Store{DB: db}
+	ruleStore := rules.NewStore(db)
+	evaluator := &rules.Evaluator{Store: ruleStore, Sources: &rules.Sources{Datasets: env.Host, Scores: latestScore(st)}}
+	// Each tenant's rules are evaluated once its states are stored, so
+	// compliance_score rules read the snapshot just taken.
+	evaluate := func(ctx context.Context, t sdk.Tenant) error {
+		if _, err := evaluator.EvaluateTenant(ctx, t.ID); err != nil {
+			return fmt.Errorf("custom rules: %w", err)
+		}
+		return nil
+	}
+	findings := []states.FindingSource{{Name: states.SourceCustomRule, Select: rules.FindingRows}}
+	syncer := &states.Syncer{Cloud: clients, Store: st, Host: env.Host, AfterTenant: []states.Hook{evaluate}}
+	reads := &states.Handlers{Store: st, Host: env.Host, Findings: findings}
+	cov := &coverage.Service{Mapper: mapper, Store: st}
+	customRules := &rules.Handlers{Store: ruleStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger}
 	editor := &views.RuleEditor{Rules: customRules}
-	complianceViews := &views.Handlers{}
+	complianceViews := &views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host, Sections: []views.Section{editor.Section()}}
 	fragments, pages, nav := complianceViews.Views()
 	return &sdk.Plugin{
-		Name:         "compliance",
-		Version:      "0.1.0",
-		Routes:       slices.Concat(reads.Routes(), cov.Routes(), customRules.Routes(), editor.Routes()),
-		Datasets:     []sdk.Dataset{reads.Dataset(), cov.Dataset()},
-		Fragments:    fragments,
-		Pages:        pages,
-		Nav:          nav,
-		Migrations:   store.MergeMigrations(states.Migrations(), rules.Migrations()),
-		ConfigSchema: json.RawMessage(configSchema),
+		Routes:    slices.Concat(reads.Routes(), cov.Routes(), customRules.Routes(), editor.Routes()),
+		Datasets:  []sdk.Dataset{reads.Dataset(), cov.Dataset()},
+		Fragments: fragments,
+		Pages:     pages,
+		Nav:       nav,
 		// Azure evaluates policies about daily and on changes; the host
 		// counts compliance stale after five hours.
-		Jobs: []sdk.Job{{Name: "compliance", JobType: states.Domain, DataDomain: states.Domain, Schedule: "@every 4h",
-			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }}},
-		Configure: func(ctx context.Context, env *sdk.Env) error {
-			var cfg config
-			clients, db, err := pluginenv.Open(ctx, env, &cfg)
-			if err != nil {
-				return err
-			}
-			mapper, err := newMapper(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			st := &states.Store{DB: db}
-			ruleStore := rules.NewStore(db)
-			evaluator := &rules.Evaluator{Store: ruleStore, Sources: &rules.Sources{Datasets: env.Host, Scores: latestScore(st)}}
-			// Each tenant's rules are evaluated once its states are stored,
-			// so compliance_score rules read the snapshot just taken.
-			evaluate := func(ctx context.Context, t sdk.Tenant) error {
-				if _, err := evaluator.EvaluateTenant(ctx, t.ID); err != nil {
-					return fmt.Errorf("custom rules: %w", err)
-				}
-				return nil
-			}
-			findings := []states.FindingSource{{Name: states.SourceCustomRule, Select: rules.FindingRows}}
-			*syncer = states.Syncer{Cloud: clients, Store: st, Host: env.Host, AfterTenant: []states.Hook{evaluate}}
-			*reads = states.Handlers{Store: st, Host: env.Host, Findings: findings}
-			*cov = coverage.Service{Mapper: mapper, Store: st}
-			*customRules = rules.Handlers{Store: ruleStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger}
-			*complianceViews = views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host,
-				Sections: []views.Section{editor.Section()}}
-			return nil
-		},
-	}
+		Jobs: []sdk.Job{{Name: "compliance", JobType: states.Domain, DataDomain: states.Domain, Schedule: "@every 4h", Run: syncer.Run}},
+	}, nil
 }
 
 // latestScore reads a tenant's latest compliance snapshot as the custom

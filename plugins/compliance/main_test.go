@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,17 +11,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/plugins/compliance/rules"
 	"github.com/stewardhq/steward/plugins/compliance/states"
+	"github.com/stewardhq/steward/sdk/plugintest"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
-// The definition is checked at test time, not only when the host starts
-// the plugin and sdk.Serve refuses it.
+// The plugin starts as the host starts it: described, its config block
+// checked against its schema, built by its factory and checked by
+// Validate.
 func TestDefinition(t *testing.T) {
-	if err := New().Validate(); err != nil {
+	settings, err := json.Marshal(cloud.Config{Provider: cloud.ProviderAzure, TenantID: "t", ClientID: "c", ClientSecret: "s"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	h := plugintest.New(t, definition, New, plugintest.Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "compliance.db"), Cloud: settings})
+	desc := h.Describe()
+	if len(desc.Routes) == 0 || len(desc.Jobs) != 1 || len(desc.Datasets) != 2 || len(desc.Pages) == 0 {
+		t.Errorf("described %d routes, %d jobs, %d datasets, %d pages", len(desc.Routes), len(desc.Jobs), len(desc.Datasets), len(desc.Pages))
+	}
+	problems, err := protocol.CheckConfig(desc.ConfigSchema, []byte(`{"frameworks_dir": 7, "framework_dir": "x"}`))
+	if err != nil || len(problems) != 2 || problems[0].Key != "framework_dir" || problems[1].Message != "expected string, but got number" {
+		t.Errorf("problems %+v, %v", problems, err)
 	}
 }
 
@@ -70,7 +85,7 @@ func TestFrameworksDir(t *testing.T) {
 // it has no percent.
 func TestMigrations(t *testing.T) {
 	var names []string
-	err := fs.WalkDir(New().Migrations, ".", func(path string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(definition.Migrations, ".", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			names = append(names, path)
 		}
@@ -89,7 +104,7 @@ func TestMigrations(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
 			db := storetest.Open(t, dialect)
-			applied, err := store.Migrate(ctx, db, New().Migrations, "compliance_migrations")
+			applied, err := store.Migrate(ctx, db, definition.Migrations, "compliance_migrations")
 			if err != nil || !slices.Equal(applied, []string{"0001_policy_states", "0002_definition_counts", "0100_rules"}) {
 				t.Fatalf("migrated %v, %v", applied, err)
 			}

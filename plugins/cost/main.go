@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,74 +21,51 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
+var definition = sdk.Definition{Name: "cost", Version: "0.1.0", Migrations: ledger.Migrations()}
+
 // config is the plugin's config {} block in plugins.hcl.
 type config struct {
-	// BackfillDays is how many days a subscription's first sync fetches.
-	BackfillDays int `json:"backfill_days"`
-	// RestateDays is how many recent days a later sync fetches again,
-	// because providers restate them.
-	RestateDays int `json:"restate_days"`
+	BackfillDays int `json:"backfill_days" minimum:"1" maximum:"1095" doc:"Days a subscription's first sync fetches"`
+	RestateDays  int `json:"restate_days" minimum:"1" maximum:"31" doc:"Recent days every later sync fetches again, because providers restate them"`
 }
 
-const configSchema = `{"type": "object", "properties": {
-  "backfill_days": {"type": "integer", "minimum": 1, "maximum": 1095},
-  "restate_days": {"type": "integer", "minimum": 1, "maximum": 31}
-}, "additionalProperties": false}`
-
-func defaultConfig() config {
+// Defaults are the settings of a block that gives none.
+func (config) Defaults() config {
 	return config{BackfillDays: ingest.DefaultBackfillDays, RestateDays: ingest.DefaultRestateDays}
 }
 
-func main() { sdk.Serve(New()) }
+func main() { sdk.Serve(definition, New) }
 
-// New builds the plugin.
-func New() *sdk.Plugin {
-	reads := &reports.Handlers{}
-	anomalyRoutes := &anomalies.Handlers{}
-	detector := &anomalies.Detector{}
-	budgetRoutes := &budgets.Handlers{}
-	evaluator := &budgets.Evaluator{}
-	budgetSync := &budgets.Syncer{}
-	costViews := &views.Handlers{}
+// New builds the plugin from its config.
+func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
+	clients, db, err := pluginenv.Open(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	costs := &ledger.Store{DB: db}
+	budgetStore := budgets.NewStore(db)
+	evaluator := &budgets.Evaluator{Store: budgetStore}
+	budgetSync := &budgets.Syncer{Store: budgetStore, Cloud: clients, Evaluator: evaluator}
+	reads := &reports.Handlers{Store: &reports.Store{DB: db}, Host: env.Host}
+	anomalyRoutes := &anomalies.Handlers{DB: db, Host: env.Host}
+	budgetRoutes := &budgets.Handlers{Store: budgetStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger, Syncer: budgetSync}
+	costViews := &views.Handlers{Reports: reads.Store, Anomalies: &anomalies.Store{DB: db}, Budgets: budgetStore, Host: env.Host}
 	fragments, pages, nav := costViews.Views()
 	// After a tenant's costs are written: judge its days for anomalies,
 	// exchange its budgets with the provider, and bring their spend,
 	// status and alerts up to date.
-	syncer := &ingest.Syncer{AfterTenant: []ingest.Hook{detector.Evaluate, budgetHook(budgetSync), evaluator.Evaluate}}
+	detector := &anomalies.Detector{DB: db}
+	syncer := &ingest.Syncer{Cloud: clients, Ledger: costs, Host: env.Host, BackfillDays: cfg.BackfillDays, RestateDays: cfg.RestateDays,
+		AfterTenant: []ingest.Hook{detector.Evaluate, budgetHook(budgetSync), evaluator.Evaluate}}
 	return &sdk.Plugin{
-		Name:         "cost",
-		Version:      "0.1.0",
-		Routes:       slices.Concat(reads.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes()),
-		Datasets:     []sdk.Dataset{reads.Dataset(), reads.ResourceDataset()},
-		Fragments:    fragments,
-		Pages:        pages,
-		Nav:          nav,
-		Migrations:   ledger.Migrations(),
-		ConfigSchema: json.RawMessage(configSchema),
+		Routes:    slices.Concat(reads.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes()),
+		Datasets:  []sdk.Dataset{reads.Dataset(), reads.ResourceDataset()},
+		Fragments: fragments,
+		Pages:     pages,
+		Nav:       nav,
 		// Cost Management refreshes a day's costs a few times a day.
-		Jobs: []sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Schedule: "@every 6h",
-			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }}},
-		Configure: func(ctx context.Context, env *sdk.Env) error {
-			cfg := defaultConfig()
-			clients, db, err := pluginenv.Open(ctx, env, &cfg)
-			if err != nil {
-				return err
-			}
-			costs := &ledger.Store{DB: db}
-			syncer.Cloud, syncer.Ledger, syncer.Host = clients, costs, env.Host
-			syncer.BackfillDays, syncer.RestateDays = cfg.BackfillDays, cfg.RestateDays
-			detector.DB = db
-			*anomalyRoutes = anomalies.Handlers{DB: db, Host: env.Host}
-			budgetStore := budgets.NewStore(db)
-			evaluator.Store = budgetStore
-			*budgetRoutes = budgets.Handlers{Store: budgetStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger,
-				Syncer: budgetSync}
-			*budgetSync = budgets.Syncer{Store: budgetStore, Cloud: clients, Evaluator: evaluator}
-			reads.Store, reads.Host = &reports.Store{DB: db}, env.Host
-			*costViews = views.Handlers{Reports: reads.Store, Anomalies: &anomalies.Store{DB: db}, Budgets: budgetStore, Host: env.Host}
-			return nil
-		},
-	}
+		Jobs: []sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Schedule: "@every 6h", Run: syncer.Run}},
+	}, nil
 }
 
 // budgetHook syncs a tenant's budgets with the provider as part of the

@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -22,110 +21,70 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
+var definition = sdk.Definition{Name: "dmarc", Version: "0.1.0", Migrations: store.MergeMigrations(domains.Migrations(), reports.Migrations())}
+
 // config is the plugin's config {} block in plugins.hcl.
 type config struct {
-	// DKIMSelectors are checked on every domain, besides each domain's
-	// own.
-	DKIMSelectors []string `json:"dkim_selectors"`
-	// Resolver is the DNS server asked, host:port; empty is the cloud
-	// settings' DNS server (the simulated cloud's in development), and
-	// without one the system's resolvers.
-	Resolver string `json:"resolver"`
-	// CheckTimeout bounds one domain's check, as a Go duration.
-	CheckTimeout string `json:"check_timeout"`
-	// Concurrency is how many domains are checked at once.
-	Concurrency int `json:"concurrency"`
-	// ReportsDir is a folder of aggregate reports to ingest; empty is
-	// none.
-	ReportsDir string `json:"reports_dir"`
+	DKIMSelectors []string     `json:"dkim_selectors" maxItems:"10" maxLength:"63" doc:"DKIM selectors checked on every domain, besides each domain's own; default selector1 and selector2, Exchange Online's"`
+	Resolver      string       `json:"resolver,omitempty" doc:"DNS server to ask, host:port; default the cloud settings' DNS server (the simulated cloud's in development), else the system's"`
+	CheckTimeout  sdk.Duration `json:"check_timeout" doc:"Longest time one domain's check takes"`
+	Concurrency   int          `json:"concurrency" minimum:"1" maximum:"64" doc:"Domains checked at once"`
+	ReportsDir    string       `json:"reports_dir,omitempty" maxLength:"4096" doc:"Folder of DMARC aggregate reports (XML, .xml.gz, .zip) read every 15 minutes, each file once; may be read-only. A relative path is from the host's working directory"`
 }
 
-const configSchema = `{
-  "type": "object",
-  "properties": {
-    "dkim_selectors": {"type": "array", "items": {"type": "string", "maxLength": 63}, "maxItems": 10,
-      "description": "DKIM selectors checked on every domain; default selector1 and selector2, Exchange Online's"},
-    "resolver": {"type": "string", "description": "DNS server to ask, host:port; default the cloud settings' DNS server, else the system's"},
-    "check_timeout": {"type": "string", "description": "Longest time one domain's check takes, e.g. 30s"},
-    "concurrency": {"type": "integer", "minimum": 1, "maximum": 64, "description": "Domains checked at once; default 8"},
-    "reports_dir": {"type": "string", "maxLength": 4096, "description": "Folder of DMARC aggregate reports (XML, .xml.gz, .zip) read every 15 minutes, each file once; may be read-only. A relative path is from the host's working directory"}
-  },
-  "additionalProperties": false
-}`
+// Defaults are the settings of a block that gives none.
+func (config) Defaults() config {
+	return config{DKIMSelectors: slices.Clone(posture.DefaultSelectors), CheckTimeout: sdk.Duration(domains.DefaultCheckTimeout),
+		Concurrency: domains.DefaultConcurrency}
+}
 
-func main() { sdk.Serve(New()) }
+func main() { sdk.Serve(definition, New) }
 
-// check lower-cases the selectors and checks the settings, returning
-// the check timeout.
-func (c *config) check() (time.Duration, error) {
+// check lower-cases the selectors and checks what the schema cannot: each
+// selector's syntax and a timeout above zero.
+func (c *config) check() error {
 	for i, sel := range c.DKIMSelectors {
 		var err error
 		if c.DKIMSelectors[i], err = domains.NormalizeSelector(sel); err != nil {
-			return 0, fmt.Errorf("config: dkim_selectors[%d] %q: %w", i, sel, err)
+			return fmt.Errorf("config: dkim_selectors[%d] %q: %w", i, sel, err)
 		}
 	}
-	if len(c.DKIMSelectors) > domains.MaxSelectors {
-		return 0, fmt.Errorf("config: dkim_selectors: at most %d", domains.MaxSelectors)
+	if c.CheckTimeout <= 0 {
+		return fmt.Errorf("config: check_timeout %s is not a positive duration", time.Duration(c.CheckTimeout))
 	}
-	if c.Concurrency < 1 || c.Concurrency > 64 {
-		return 0, fmt.Errorf("config: concurrency %d is not between 1 and 64", c.Concurrency)
-	}
-	if c.CheckTimeout == "" {
-		return domains.DefaultCheckTimeout, nil
-	}
-	timeout, err := time.ParseDuration(c.CheckTimeout)
-	if err != nil || timeout <= 0 {
-		return 0, fmt.Errorf("config: check_timeout %q is not a positive duration", c.CheckTimeout)
-	}
-	return timeout, nil
+	return nil
 }
 
-// New builds the plugin.
-func New() *sdk.Plugin {
-	syncer := &domains.Syncer{}
-	handlers := &domains.Handlers{}
+// New builds the plugin from its config.
+func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	clients, db, err := pluginenv.Open(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	addr := cfg.Resolver
+	if addr == "" {
+		addr = clients.Endpoints().DNS
+	}
+	st := &domains.Store{DB: db}
+	syncer := &domains.Syncer{Store: st, Host: env.Host, Resolver: cloud.NewResolver(addr), Selectors: cfg.DKIMSelectors,
+		Concurrency: cfg.Concurrency, CheckTimeout: time.Duration(cfg.CheckTimeout),
+		Graph: func(dir string) domains.Graph { return clients.Graph(dir) }}
+	handlers := &domains.Handlers{Store: st, Host: env.Host, Selectors: cfg.DKIMSelectors}
 	// The aggregate reports: routes, the folder ingest and the page's
 	// report sections, finding a report's tenant by its domain.
-	reportHandlers := &reports.Handlers{}
-	ingest := &reports.Ingest{}
+	rst := &reports.Store{DB: db}
+	reportHandlers := &reports.Handlers{Store: rst, TenantOf: st.TenantOf, Audit: env.Host, Logger: env.Logger}
+	ingest := &reports.Ingest{Store: rst, TenantOf: st.TenantOf, Dir: cfg.ReportsDir}
 	return &sdk.Plugin{
-		Name:    "dmarc",
-		Version: "0.1.0",
-		Routes:  append(handlers.Routes(), reportHandlers.Routes()...),
+		Routes: append(handlers.Routes(), reportHandlers.Routes()...),
 		// The host's DMARC page (/dmarc) shows the fragments of its slot
 		// in this order: the posture's, then the aggregate reports'.
-		Fragments:    append(handlers.Fragments(), reportHandlers.Fragments(domains.PageSlot)...),
-		Datasets:     []sdk.Dataset{handlers.Dataset()},
-		Migrations:   store.MergeMigrations(domains.Migrations(), reports.Migrations()),
-		ConfigSchema: json.RawMessage(configSchema),
-		Jobs: []sdk.Job{{Name: "dmarc", JobType: domains.DataDomain, DataDomain: domains.DataDomain, Schedule: "@every 6h",
-			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }},
+		Fragments: append(handlers.Fragments(), reportHandlers.Fragments(domains.PageSlot)...),
+		Datasets:  []sdk.Dataset{handlers.Dataset()},
+		Jobs: []sdk.Job{{Name: "dmarc", JobType: domains.DataDomain, DataDomain: domains.DataDomain, Schedule: "@every 6h", Run: syncer.Run},
 			ingest.Job()},
-		Configure: func(ctx context.Context, env *sdk.Env) error {
-			cfg := config{DKIMSelectors: slices.Clone(posture.DefaultSelectors), Concurrency: domains.DefaultConcurrency}
-			clients, db, err := pluginenv.Open(ctx, env, &cfg)
-			if err != nil {
-				return err
-			}
-			timeout, err := cfg.check()
-			if err != nil {
-				_ = db.Close()
-				return err
-			}
-			addr := cfg.Resolver
-			if addr == "" {
-				addr = clients.Endpoints().DNS
-			}
-			st := &domains.Store{DB: db}
-			*syncer = domains.Syncer{Store: st, Host: env.Host, Resolver: cloud.NewResolver(addr), Selectors: cfg.DKIMSelectors,
-				Concurrency: cfg.Concurrency, CheckTimeout: timeout,
-				Graph: func(dir string) domains.Graph { return clients.Graph(dir) }}
-			*handlers = domains.Handlers{Store: st, Host: env.Host, Selectors: cfg.DKIMSelectors}
-
-			rst := &reports.Store{DB: db}
-			*reportHandlers = reports.Handlers{Store: rst, TenantOf: st.TenantOf, Audit: env.Host, Logger: env.Logger}
-			*ingest = reports.Ingest{Store: rst, TenantOf: st.TenantOf, Dir: cfg.ReportsDir}
-			return nil
-		},
-	}
+	}, nil
 }

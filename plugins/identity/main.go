@@ -6,49 +6,38 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/identity/directory"
 	"github.com/stewardhq/steward/sdk"
 )
 
+var definition = sdk.Definition{Name: "identity", Version: "0.1.0", Migrations: directory.Migrations()}
+
 // config is the plugin's config {} block in plugins.hcl; it has no
 // settings yet.
 type config struct{}
 
-const configSchema = `{"type": "object", "properties": {}, "additionalProperties": false}`
+func main() { sdk.Serve(definition, New) }
 
-func main() { sdk.Serve(New()) }
-
-// New builds the plugin.
-func New() *sdk.Plugin {
-	syncer := &directory.Syncer{}
-	handlers := &directory.Handlers{}
+// New builds the plugin from its config.
+func New(ctx context.Context, _ config, env *sdk.Env) (*sdk.Plugin, error) {
+	clients, db, err := pluginenv.Open(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	st := &directory.Store{DB: db}
+	syncer := &directory.Syncer{Store: st, Host: env.Host,
+		Graph: func(dir string) directory.Graph { return clients.Graph(dir) }}
+	handlers := &directory.Handlers{Store: st, Host: env.Host}
 	fragments, pages, nav := handlers.Views()
 	return &sdk.Plugin{
-		Name:         "identity",
-		Version:      "0.1.0",
-		Routes:       handlers.Routes(),
-		Datasets:     []sdk.Dataset{handlers.Dataset()},
-		Fragments:    fragments,
-		Pages:        pages,
-		Nav:          nav,
-		Migrations:   directory.Migrations(),
-		ConfigSchema: json.RawMessage(configSchema),
+		Routes:    handlers.Routes(),
+		Datasets:  []sdk.Dataset{handlers.Dataset()},
+		Fragments: fragments,
+		Pages:     pages,
+		Nav:       nav,
 		Jobs: []sdk.Job{{Name: "identity", JobType: directory.Domain, DataDomain: directory.Domain, Schedule: "@every 6h",
-			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }}},
-		Configure: func(ctx context.Context, env *sdk.Env) error {
-			var cfg config
-			clients, db, err := pluginenv.Open(ctx, env, &cfg)
-			if err != nil {
-				return err
-			}
-			st := &directory.Store{DB: db}
-			*syncer = directory.Syncer{Store: st, Host: env.Host,
-				Graph: func(dir string) directory.Graph { return clients.Graph(dir) }}
-			*handlers = directory.Handlers{Store: st, Host: env.Host}
-			return nil
-		},
-	}
+			Run: syncer.Run}},
+	}, nil
 }

@@ -21,8 +21,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/uptrace/bun"
-
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/plugins/partner/catalogue"
 	"github.com/stewardhq/steward/plugins/partner/checks"
@@ -31,72 +29,36 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
-func main() { sdk.Serve(New()) }
+var definition = sdk.Definition{Name: "partner", Version: "0.1.0", Migrations: store.MergeMigrations(checks.Migrations(), evidence.Migrations())}
 
-// New builds the plugin. Its parts are declared before the host configures
-// it and filled in by Configure, once the catalogue is loaded and the
-// database open.
+// config is the plugin's config {} block in plugins.hcl: where the
+// catalogue comes from, and where the evidence files go.
+type config struct {
+	catalogue.Source
+	evidence.Config
+}
+
+// Defaults are the settings of a block that gives none.
+func (config) Defaults() config {
+	return config{Config: evidence.Config{MaxFileBytes: evidence.DefaultMaxFileBytes}}
+}
+
+func main() { sdk.Serve(definition, New) }
+
+// New builds the plugin from its config, once the catalogue is loaded and
+// the database open.
 //
 // The evidence part joins here: its routes beside the reads' in Routes,
 // its migrations (numbered from 0010; the checks' are 0001 to 0009) beside
-// the checks' in Migrations, its daily expiry in Jobs, its config members
-// (evidence_dir, max_file_bytes) beside the catalogue's, and in Configure
-// its Store's Statuses as the runner's Evidence.
-func New() *sdk.Plugin {
-	runner := &checks.Runner{}
-	reads := &checks.Handlers{}
-	pages := &views.Handlers{}
-	ev := &evidence.Handlers{}
-	fragments, pageList, nav := pages.Views()
-	configSchema, err := evidence.ExtendConfigSchema(catalogue.ConfigSchema)
+// the checks' in the definition, its daily expiry in Jobs, its config
+// members (evidence_dir, max_file_bytes) beside the catalogue's, and its
+// Store's Statuses as the runner's Evidence.
+func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
+	cat, err := cfg.Source.Load()
 	if err != nil {
-		panic(err)
+		return nil, fmt.Errorf("catalogue: %w", err)
 	}
-	return &sdk.Plugin{
-		Name:         "partner",
-		Version:      "0.1.0",
-		Routes:       slices.Concat(reads.Routes(), ev.Routes(), pages.EvidenceRoutes()),
-		Fragments:    fragments,
-		Pages:        pageList,
-		Nav:          nav,
-		Migrations:   store.MergeMigrations(checks.Migrations(), evidence.Migrations()),
-		ConfigSchema: configSchema,
-		// The identity and compliance plugins sync every 6 and 4 hours;
-		// the assessment follows a little behind.
-		Jobs: []sdk.Job{{Name: "partner", JobType: checks.Domain, DataDomain: checks.Domain, Schedule: "@every 6h",
-			Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return runner.Run(ctx, run) }},
-			ev.ExpiryJob()},
-		Configure: func(ctx context.Context, env *sdk.Env) error {
-			evCfg, rest, err := evidence.ReadConfig(env.Config)
-			if err != nil {
-				return err
-			}
-			cat, err := catalogue.FromConfig(rest)
-			if err != nil {
-				return fmt.Errorf("catalogue: %w", err)
-			}
-			db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
-			if err != nil {
-				return err
-			}
-			st := &checks.Store{DB: db}
-			evStore, err := configureEvidence(ev, evCfg, cat, db, env)
-			if err != nil {
-				return err
-			}
-			*runner = checks.Runner{Catalogue: cat, Store: st, Host: env.Host, Datasets: env.Host, Evidence: evStore.Statuses}
-			*reads = checks.Handlers{Catalogue: cat, Store: st, Host: env.Host}
-			*pages = views.Handlers{Catalogue: cat, Store: st, Reads: reads, Host: env.Host, Evidence: ev}
-			return nil
-		},
-	}
-}
-
-// configureEvidence fills in the evidence routes and job: records in the
-// plugin's database, files in the blob directory, kept for the
-// catalogue's requirements only.
-func configureEvidence(ev *evidence.Handlers, cfg evidence.Config, cat *catalogue.Catalogue, db *bun.DB, env *sdk.Env) (*evidence.Store, error) {
-	dir, err := cfg.Dir(env.DataDir)
+	dir, err := cfg.Config.Dir(env.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -104,8 +66,26 @@ func configureEvidence(ev *evidence.Handlers, cfg evidence.Config, cat *catalogu
 	if err != nil {
 		return nil, err
 	}
-	st := &evidence.Store{DB: db}
-	*ev = evidence.Handlers{Store: st, Blobs: blobs, Host: env.Host, Logger: env.Logger, MaxFileBytes: cfg.MaxFileBytes,
+	db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	st := &checks.Store{DB: db}
+	evStore := &evidence.Store{DB: db}
+	ev := &evidence.Handlers{Store: evStore, Blobs: blobs, Host: env.Host, Logger: env.Logger, MaxFileBytes: cfg.MaxFileBytes,
 		Requirement: func(id string) bool { _, ok := cat.Requirement(id); return ok }}
-	return st, nil
+	runner := &checks.Runner{Catalogue: cat, Store: st, Host: env.Host, Datasets: env.Host, Evidence: evStore.Statuses}
+	reads := &checks.Handlers{Catalogue: cat, Store: st, Host: env.Host}
+	pages := &views.Handlers{Catalogue: cat, Store: st, Reads: reads, Host: env.Host, Evidence: ev}
+	fragments, pageList, nav := pages.Views()
+	return &sdk.Plugin{
+		Routes:    slices.Concat(reads.Routes(), ev.Routes(), pages.EvidenceRoutes()),
+		Fragments: fragments,
+		Pages:     pageList,
+		Nav:       nav,
+		// The identity and compliance plugins sync every 6 and 4 hours;
+		// the assessment follows a little behind.
+		Jobs: []sdk.Job{{Name: "partner", JobType: checks.Domain, DataDomain: checks.Domain, Schedule: "@every 6h", Run: runner.Run},
+			ev.ExpiryJob()},
+	}, nil
 }

@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/core/store"
@@ -15,61 +14,44 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
+var definition = sdk.Definition{Name: "resources", Version: "0.1.0",
+	Migrations: store.MergeMigrations(quotas.Migrations(), inventory.Migrations())}
+
 // config is the plugin's config {} block in plugins.hcl.
 type config struct {
-	// Locations are the regions whose quotas are synced.
-	Locations []string `json:"locations"`
-	// RequiredTags are the tag keys every resource should carry, against
-	// which tag coverage is measured.
-	RequiredTags []string `json:"required_tags"`
+	Locations    []string `json:"locations" minItems:"1" pattern:"^[a-z0-9]+$" doc:"Regions whose compute and network quotas are synced"`
+	RequiredTags []string `json:"required_tags,omitempty" maxItems:"50" uniqueItems:"true" minLength:"1" maxLength:"512" doc:"Tag keys every resource should carry, against which tag coverage is measured"`
 }
 
-const configSchema = `{"type": "object", "properties": {
-  "locations": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]+$"}, "minItems": 1},
-  "required_tags": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 512}, "maxItems": 50, "uniqueItems": true}},
-  "additionalProperties": false}`
+// Defaults are the settings of a block that gives none.
+func (config) Defaults() config {
+	return config{Locations: []string{quotas.DefaultLocation, "westeurope"}}
+}
 
-func main() { sdk.Serve(New()) }
+func main() { sdk.Serve(definition, New) }
 
-// New builds the plugin.
-func New() *sdk.Plugin {
-	handlers := &quotas.Handlers{}
-	syncer := &quotas.Syncer{}
-	inventorySyncer := &inventory.Syncer{}
-	inventoryHandlers := &inventory.Handlers{}
-	inventoryStore := &inventory.Store{}
+// New builds the plugin from its config.
+func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
+	clients, db, err := pluginenv.Open(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	st := quotas.NewStore(db)
+	inventoryStore := &inventory.Store{DB: db}
+	inventoryHandlers := &inventory.Handlers{Store: inventoryStore, RequiredTags: cfg.RequiredTags, Host: env.Host}
+	handlers := &quotas.Handlers{Store: st, Inventory: inventoryHandlers.Section, InventoryStats: inventoryHandlers.Stats}
+	syncer := &quotas.Syncer{Cloud: clients, Store: st, Host: env.Host, Locations: cfg.Locations}
+	inventorySyncer := &inventory.Syncer{Cloud: clients, Store: inventoryStore, Host: env.Host}
 	fragments, pages, nav := handlers.Views()
 	return &sdk.Plugin{
-		Name:         "resources",
-		Version:      "0.1.0",
-		Routes:       append(handlers.Routes(), inventoryHandlers.Routes()...),
-		Fragments:    fragments,
-		Pages:        pages,
-		Nav:          nav,
-		Datasets:     []sdk.Dataset{inventoryStore.Dataset()},
-		Migrations:   store.MergeMigrations(quotas.Migrations(), inventory.Migrations()),
-		ConfigSchema: json.RawMessage(configSchema),
+		Routes:    append(handlers.Routes(), inventoryHandlers.Routes()...),
+		Fragments: fragments,
+		Pages:     pages,
+		Nav:       nav,
+		Datasets:  []sdk.Dataset{inventoryStore.Dataset()},
 		Jobs: []sdk.Job{
-			{Name: "quotas", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h",
-				Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return syncer.Run(ctx, run) }},
-			{Name: "inventory", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h",
-				Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) { return inventorySyncer.Run(ctx, run) }},
+			{Name: "quotas", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h", Run: syncer.Run},
+			{Name: "inventory", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h", Run: inventorySyncer.Run},
 		},
-		Configure: func(ctx context.Context, env *sdk.Env) error {
-			cfg := config{Locations: []string{quotas.DefaultLocation, "westeurope"}}
-			clients, db, err := pluginenv.Open(ctx, env, &cfg)
-			if err != nil {
-				return err
-			}
-			st := quotas.NewStore(db)
-			handlers.Store = st
-			handlers.Inventory = inventoryHandlers.Section
-			handlers.InventoryStats = inventoryHandlers.Stats
-			*syncer = quotas.Syncer{Cloud: clients, Store: st, Host: env.Host, Locations: cfg.Locations}
-			inventoryStore.DB = db
-			*inventorySyncer = inventory.Syncer{Cloud: clients, Store: inventoryStore, Host: env.Host}
-			*inventoryHandlers = inventory.Handlers{Store: inventoryStore, RequiredTags: cfg.RequiredTags, Host: env.Host}
-			return nil
-		},
-	}
+	}, nil
 }

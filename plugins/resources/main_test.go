@@ -2,19 +2,53 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/sdk/plugintest"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
-// The definition is checked at test time, not only when the host starts
-// the plugin and sdk.Serve refuses it.
+// The plugin starts as the host starts it: described, its config block
+// checked against its schema, built by its factory and checked by
+// Validate. The schema holds the settings to what the plugin can use.
 func TestDefinition(t *testing.T) {
-	if err := New().Validate(); err != nil {
+	settings, err := json.Marshal(cloud.Config{Provider: cloud.ProviderAzure, TenantID: "t", ClientID: "c", ClientSecret: "s"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	h := plugintest.New(t, definition, New, plugintest.Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "resources.db"), Cloud: settings,
+		Config: json.RawMessage(`{"locations": ["northeurope"], "required_tags": ["env"]}`)})
+	desc := h.Describe()
+	if len(desc.Routes) == 0 || len(desc.Jobs) != 2 || len(desc.Datasets) != 1 {
+		t.Errorf("described %d routes, %d jobs, %d datasets", len(desc.Routes), len(desc.Jobs), len(desc.Datasets))
+	}
+	for block, want := range map[string]string{
+		`{}`:                                "",
+		`{"locations": []}`:                 "locations: minimum 1 items required, but found 0 items",
+		`{"locations": ["East US"]}`:        "locations[0]: does not match pattern",
+		`{"required_tags": ["env", "env"]}`: "required_tags: items at index 0 and 1 are equal",
+		`{"required_tags": [""]}`:           "required_tags[0]: length must be >= 1, but got 0",
+		`{"location": ["eastus"]}`:          "location: unknown key",
+	} {
+		problems, err := protocol.CheckConfig(desc.ConfigSchema, []byte(block))
+		got := ""
+		if len(problems) > 0 {
+			got = problems[0].Key + ": " + problems[0].Message
+		}
+		if err != nil || len(problems) > 1 || !strings.HasPrefix(got, want) || (want == "") != (got == "") {
+			t.Errorf("%s: %+v, %v; want %q", block, problems, err, want)
+		}
+	}
+	if d := (config{}).Defaults(); !slices.Equal(d.Locations, []string{"eastus", "westeurope"}) || d.RequiredTags != nil {
+		t.Errorf("defaults %+v", d)
 	}
 }
 
@@ -22,7 +56,7 @@ func TestDefinition(t *testing.T) {
 // the SDK sends them to the host.
 func TestMigrationSet(t *testing.T) {
 	var names []string
-	err := fs.WalkDir(New().Migrations, ".", func(path string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(definition.Migrations, ".", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			names = append(names, path)
 		}
@@ -42,7 +76,7 @@ func TestMigrationSet(t *testing.T) {
 	}
 	for _, dialect := range storetest.Dialects() {
 		db := storetest.Open(t, dialect)
-		applied, err := store.Migrate(context.Background(), db, New().Migrations, "resources_migrations")
+		applied, err := store.Migrate(context.Background(), db, definition.Migrations, "resources_migrations")
 		if err != nil || len(applied) != 3 {
 			t.Fatalf("%s: migrated %v, %v", dialect, applied, err)
 		}

@@ -20,9 +20,9 @@ func init() { fmt.Println("testplugin: hello from init on stdout") }
 // A copy of the binary named testplugin-<x> describes itself by that name,
 // so tests can run two plugins declaring the same routes.
 func main() {
-	p := testplugin.New()
+	def := testplugin.Definition()
 	if name := filepath.Base(os.Args[0]); strings.HasPrefix(name, "testplugin-") {
-		p.Name = name
+		def.Name = name
 	}
-	sdk.Serve(p)
+	sdk.Serve(def, testplugin.New)
 }

@@ -21,16 +21,39 @@ import (
 // drives; the tests reach into it to see what the plugin saw.
 type demo struct {
 	env *sdk.Env
+	cfg demoConfig
+	// change, when set, alters the plugin build makes.
+	change func(*sdk.Plugin)
+}
+
+type demoConfig struct {
+	Fail  bool   `json:"fail,omitempty"`
+	Label string `json:"label,omitempty" maxLength:"8"`
 }
 
 const demoRecords = 600
 
-func newDemo() (*sdk.Plugin, *demo) {
-	d := &demo{}
+var demoDefinition = sdk.Definition{
+	Name:    "demo",
+	Version: "2.3.4",
+	Migrations: fstest.MapFS{
+		"0001_evidence.up.sql":       {Data: []byte("CREATE TABLE demo_evidence (id TEXT);")},
+		"0001_evidence.down.sql":     {Data: []byte("DROP TABLE demo_evidence;")},
+		"0002_index.postgres.up.sql": {Data: []byte("CREATE INDEX CONCURRENTLY x ON demo_evidence (id);")},
+		"0002_index.sqlite.up.sql":   {Data: []byte("CREATE INDEX x ON demo_evidence (id);")},
+		"README.txt":                 {Data: []byte("not a migration")},
+		"0002_index.down.sql":        {Data: []byte("DROP INDEX x;")},
+	},
+}
+
+// build is the demo's factory.
+func (d *demo) build(_ context.Context, cfg demoConfig, env *sdk.Env) (*sdk.Plugin, error) {
+	if cfg.Fail {
+		return nil, errors.New("config says fail")
+	}
+	d.env, d.cfg = env, cfg
 	limitMin, limitMax := 1.0, 500.0
 	p := &sdk.Plugin{
-		Name:    "demo",
-		Version: "2.3.4",
 		Routes: []sdk.Route{
 			{Method: "get", Path: "/api/v1/demo/whoami", Handler: func(w http.ResponseWriter, r *http.Request) {
 				info := sdk.Info(r.Context())
@@ -153,33 +176,14 @@ func newDemo() (*sdk.Plugin, *demo) {
 			Name: "demo.broken",
 			Read: func(context.Context, sdk.DatasetRequest, func(any) error) error { return errors.New("table is gone") },
 		}},
-		Migrations: fstest.MapFS{
-			"0001_evidence.up.sql":       {Data: []byte("CREATE TABLE demo_evidence (id TEXT);")},
-			"0001_evidence.down.sql":     {Data: []byte("DROP TABLE demo_evidence;")},
-			"0002_index.postgres.up.sql": {Data: []byte("CREATE INDEX CONCURRENTLY x ON demo_evidence (id);")},
-			"0002_index.sqlite.up.sql":   {Data: []byte("CREATE INDEX x ON demo_evidence (id);")},
-			"README.txt":                 {Data: []byte("not a migration")},
-			"0002_index.down.sql":        {Data: []byte("DROP INDEX x;")},
-		},
-		ConfigSchema: json.RawMessage(`{"type":"object"}`),
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			var cfg struct {
-				Fail bool `json:"fail"`
-			}
-			if err := json.Unmarshal(env.Config, &cfg); err != nil {
-				return err
-			}
-			if cfg.Fail {
-				return errors.New("config says fail")
-			}
-			d.env = env
-			return nil
-		},
 		CheckHealth: func(context.Context) sdk.Health {
 			return sdk.Health{Status: "degraded", Message: "export API slow", Details: map[string]string{"latency_ms": "900"}}
 		},
 	}
-	return p, d
+	if d.change != nil {
+		d.change(p)
+	}
+	return p, nil
 }
 
 func (d *demo) sync(ctx context.Context, run *sdk.JobRun) (int64, error) {

@@ -14,23 +14,25 @@ import (
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
-// New serves p in the test process and returns it described and configured.
-// The plugin is the server sdk.Serve runs, behind a real go-plugin gRPC
-// server whose broker carries the Host service, so HTTP, jobs and Host
-// calls cross the same protocol as in production, and with
+// New serves the plugin def and factory define in the test process, as
+// sdk.Serve(def, factory) would, and returns it described and configured
+// with opts.Config. The plugin is the server sdk.Serve runs, behind a real
+// go-plugin gRPC server whose broker carries the Host service, so HTTP,
+// jobs and Host calls cross the same protocol as in production, and with
 // Options.DataSocket HTTP goes over the plugin's data socket; only the
 // process boundary is missing. Everything is stopped when the test ends.
-// A plugin that p.Validate rejects fails the test, as sdk.Serve refuses to
-// serve it.
-func New(t testing.TB, p *sdk.Plugin, opts Options) *Harness {
+// A definition sdk.Serve refuses, a config block the plugin's schema
+// refuses, a factory error and a plugin Validate rejects each fail the
+// test, saying why.
+func New[C any](t testing.TB, def sdk.Definition, factory func(ctx context.Context, cfg C, env *sdk.Env) (*sdk.Plugin, error), opts Options) *Harness {
 	t.Helper()
-	if err := p.Validate(); err != nil {
-		t.Fatalf("plugintest: plugin %q is not valid:\n%v", p.Name, err)
-	}
 	opts = withDefaults(t, opts)
 	socketPath := dataSocketPath(t, opts)
-	logger := newLogger(t, p.Name)
-	gp := serving.NewGRPCPlugin(p, logger)
+	logger := newLogger(t, def.Name)
+	gp, err := serving.NewGRPCPlugin(def, factory, logger)
+	if err != nil {
+		t.Fatalf("plugintest: plugin %q is not valid:\n%v", def.Name, err)
+	}
 	if c, ok := gp.Impl.(io.Closer); ok {
 		// After the server has stopped, so that no Configure opens another.
 		t.Cleanup(func() { _ = c.Close() })
@@ -83,16 +85,16 @@ func New(t testing.TB, p *sdk.Plugin, opts Options) *Harness {
 	})
 	c, err := client.Client()
 	if err != nil {
-		t.Fatalf("plugintest: connect to %s: %v", p.Name, err)
+		t.Fatalf("plugintest: connect to %s: %v", def.Name, err)
 	}
 	rpcClient = c
 	raw, err := c.Dispense(protocol.PluginName)
 	if err != nil {
-		t.Fatalf("plugintest: dispense %s: %v", p.Name, err)
+		t.Fatalf("plugintest: dispense %s: %v", def.Name, err)
 	}
 	h, err := configure(t, raw.(*protocol.Client), opts, socketPath)
 	if err != nil {
-		t.Fatalf("plugintest: %s: %v", p.Name, err)
+		t.Fatalf("plugintest: %s: %v", def.Name, err)
 	}
 	return h
 }

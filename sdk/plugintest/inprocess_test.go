@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -42,11 +43,11 @@ var (
 
 func startDemo(t *testing.T, opts plugintest.Options) (*plugintest.Harness, *demo) {
 	t.Helper()
-	p, d := newDemo()
+	d := &demo{}
 	if opts.Tenants == nil {
 		opts.Tenants = tenants
 	}
-	return plugintest.New(t, p, opts), d
+	return plugintest.New(t, demoDefinition, d.build, opts), d
 }
 
 func decode[T any](t *testing.T, resp *http.Response) T {
@@ -72,8 +73,10 @@ func TestDescribe(t *testing.T) {
 	if desc.Name != "demo" || desc.Version != "2.3.4" || desc.ProtocolVersion != protocol.Version || desc.SdkVersion != sdk.Version {
 		t.Errorf("identity = %s %s protocol %d sdk %s", desc.Name, desc.Version, desc.ProtocolVersion, desc.SdkVersion)
 	}
-	if !slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
-		t.Errorf("capabilities %v lack %s", desc.Capabilities, protocol.CapabilityHTTPSocket)
+	for _, c := range []string{protocol.CapabilityHTTPSocket, protocol.CapabilityConfigureDeclarations} {
+		if !slices.Contains(desc.Capabilities, c) {
+			t.Errorf("capabilities %v lack %s", desc.Capabilities, c)
+		}
 	}
 	routes := map[string]*pluginv1.Route{}
 	for _, r := range desc.Routes {
@@ -143,9 +146,9 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestConfigure(t *testing.T) {
-	h, d := startDemo(t, plugintest.Options{Config: json.RawMessage(`{"fail":false}`), DatabaseURL: "sqlite:///x.db", Cloud: json.RawMessage(`{"provider":"sim"}`)})
-	if string(d.env.Config) != `{"fail":false}` || d.env.DatabaseURL != "sqlite:///x.db" || string(d.env.Cloud) != `{"provider":"sim"}` {
-		t.Errorf("env = config %s db %s cloud %s", d.env.Config, d.env.DatabaseURL, d.env.Cloud)
+	h, d := startDemo(t, plugintest.Options{Config: json.RawMessage(`{"fail":false,"label":"north"}`), DatabaseURL: "sqlite:///x.db", Cloud: json.RawMessage(`{"provider":"sim"}`)})
+	if d.cfg != (demoConfig{Label: "north"}) || d.env.DatabaseURL != "sqlite:///x.db" || string(d.env.Cloud) != `{"provider":"sim"}` {
+		t.Errorf("config %+v, env db %s cloud %s", d.cfg, d.env.DatabaseURL, d.env.Cloud)
 	}
 	if d.env.Environment != "development" || d.env.DataDir == "" || d.env.Host == nil || d.env.Logger == nil {
 		t.Errorf("defaults = environment %q data dir %q host %v logger %v", d.env.Environment, d.env.DataDir, d.env.Host, d.env.Logger)
@@ -157,25 +160,37 @@ func TestConfigure(t *testing.T) {
 		t.Errorf("host capabilities %q, want the host's %q", d.env.HostCapabilities, want)
 	}
 
-	p, _ := newDemo()
+	d = &demo{}
 	if msg := fatalOf(t, func(tb testing.TB) {
-		plugintest.New(tb, p, plugintest.Options{Config: json.RawMessage(`{"fail":true}`)})
+		plugintest.New(tb, demoDefinition, d.build, plugintest.Options{Config: json.RawMessage(`{"fail":true}`)})
 	}); !strings.Contains(msg, "config says fail") {
-		t.Errorf("a failing Configure reported %q", msg)
+		t.Errorf("a failing factory reported %q", msg)
+	}
+	// The harness holds the block to the plugin's schema as the host does,
+	// before the plugin is migrated or configured.
+	if msg := fatalOf(t, func(tb testing.TB) {
+		plugintest.New(tb, demoDefinition, d.build, plugintest.Options{Config: json.RawMessage(`{"fial":true,"label":"far too long"}`),
+			Migrate: func(context.Context, fs.FS) error { return errors.New("migrated") }})
+	}); !strings.Contains(msg, "config.fial: unknown key; the keys are fail, label; config.label: length must be <= 8, but got 12") || strings.Contains(msg, "migrated") {
+		t.Errorf("a block the schema refuses reported %q", msg)
 	}
 	if msg := fatalOf(t, func(tb testing.TB) {
-		plugintest.New(tb, p, plugintest.Options{Migrate: func(context.Context, fs.FS) error { return errors.New("disk full") }})
+		plugintest.New(tb, demoDefinition, d.build, plugintest.Options{Migrate: func(context.Context, fs.FS) error { return errors.New("disk full") }})
 	}); !strings.Contains(msg, "disk full") {
 		t.Errorf("a failing Migrate reported %q", msg)
+	}
+	if msg := fatalOf(t, func(tb testing.TB) {
+		plugintest.New(tb, sdk.Definition{Name: "demo", Migrations: fstest.MapFS{"evidence.up.sql": {}}}, d.build, plugintest.Options{})
+	}); !strings.Contains(msg, `plugin "demo" is not valid`) || !strings.Contains(msg, "migration evidence.up.sql: name must") {
+		t.Errorf("a definition sdk.Serve refuses reported %q", msg)
 	}
 	for want, routes := range map[string][]sdk.Route{
 		"route GET /api/v1/{area}/whoami: overlaps route GET /api/v1/demo/{id}": {{Method: "GET", Path: "/api/v1/demo/{id}"}, {Method: "GET", Path: "/api/v1/{area}/whoami"}},
 		`route GET api/v1/demo: path "api/v1/demo" must start with /`:           {{Method: "GET", Path: "api/v1/demo"}},
 		"route GET /api/v1/demo: Handler is nil":                                {{Method: "GET", Path: "/api/v1/demo"}},
 	} {
-		bad, _ := newDemo()
-		bad.Routes = routes
-		if msg := fatalOf(t, func(tb testing.TB) { plugintest.New(tb, bad, plugintest.Options{}) }); !strings.Contains(msg, want) {
+		bad := &demo{change: func(p *sdk.Plugin) { p.Routes = routes }}
+		if msg := fatalOf(t, func(tb testing.TB) { plugintest.New(tb, demoDefinition, bad.build, plugintest.Options{}) }); !strings.Contains(msg, want) {
 			t.Errorf("routes %v reported %q, want %q", routes, msg, want)
 		}
 	}

@@ -3,9 +3,9 @@
 // served over the go-plugin broker, then HTTP, jobs, datasets and health
 // over gRPC.
 //
-// New serves an *sdk.Plugin inside the test process, with the server
-// sdk.Serve runs, which is quick and lets a test reach into the plugin's
-// state; Start runs a built plugin binary as a subprocess the way the host
+// New serves a plugin's definition and factory inside the test process,
+// with the server sdk.Serve runs, which is quick and lets a test reach into
+// the plugin's state; Start runs a built plugin binary as a subprocess the way the host
 // starts it. Either can send HTTP over the data socket. Both hand
 // the plugin an in-memory Host service whose tenants and datasets the test
 // chooses. It records what the plugin audits and marks fresh; like the
@@ -52,7 +52,9 @@ const callTimeout = 30 * time.Second
 // Options configure the plugin and the Host service it talks to.
 type Options struct {
 	// Config is the plugin's config {} block as JSON; it defaults to {},
-	// which is what the host sends for a plugin declared without one.
+	// which is what the host sends for a plugin declared without one. As
+	// the host does, the harness refuses a block the plugin's schema
+	// refuses, naming each key (config.days: …).
 	Config json.RawMessage
 	// DatabaseURL is handed to the plugin in Configure, e.g.
 	// "sqlite://" + filepath.Join(t.TempDir(), "test.db").
@@ -150,13 +152,15 @@ func dataSocketPath(t testing.TB, opts Options) string {
 
 // configure does what the host does once a plugin has answered the
 // handshake, with the same protocol.Startup: Describe, the checks of its
-// routes, migrations, the Host service on the broker and Configure. It is
-// shared by New and Start so that both drive a plugin identically.
+// config block and routes, migrations, the Host service on the broker and
+// Configure. It is shared by New and Start so that both drive a plugin
+// identically.
 func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath string) (*Harness, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	h := &Harness{t: t, rpc: pc, host: newHostService(opts, pc)}
 	startup := &protocol.Startup{
+		Config: opts.Config,
 		Described: func(desc *pluginv1.DescribeResponse) error {
 			routes, err := protocol.ParseRoutes(protocol.AllRoutes(desc))
 			if err != nil {
@@ -169,8 +173,7 @@ func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath strin
 		Host: h.host,
 		Configure: func(desc *pluginv1.DescribeResponse) (*pluginv1.ConfigureRequest, error) {
 			req := &pluginv1.ConfigureRequest{
-				Config: opts.Config, DatabaseUrl: opts.DatabaseURL,
-				Environment: opts.Environment, DataDir: opts.DataDir, Cloud: opts.Cloud,
+				DatabaseUrl: opts.DatabaseURL, Environment: opts.Environment, DataDir: opts.DataDir, Cloud: opts.Cloud,
 			}
 			if socketPath != "" {
 				if !slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
@@ -211,7 +214,9 @@ func randomToken() string {
 	return hex.EncodeToString(b)
 }
 
-// Describe returns the plugin's Describe answer.
+// Describe returns the plugin's Describe answer, with what it serves:
+// for a plugin built from its config, the declarations of its Configure
+// answer.
 func (h *Harness) Describe() *pluginv1.DescribeResponse { return h.desc }
 
 // Client is the plugin's raw gRPC client, for tests of the protocol itself.

@@ -50,7 +50,7 @@ func careless(ran *int) *sdk.Plugin {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = io.WriteString(w, "<p>"+r.URL.Query().Get("tenant_id")+"</p>")
 	}
-	return &sdk.Plugin{Name: "careless", Version: "1",
+	return &sdk.Plugin{
 		Routes: []sdk.Route{
 			sdk.Get("/api/v1/careless/scope", sdk.Op{ID: "careless-scope"}, func(_ context.Context, in *scopeIn) (*scopeOut, error) {
 				*ran++
@@ -76,13 +76,18 @@ func careless(ran *int) *sdk.Plugin {
 	}
 }
 
+func startCareless(t *testing.T, ran *int) *plugintest.Harness {
+	factory := func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) { return careless(ran), nil }
+	return plugintest.New(t, sdk.Definition{Name: "careless", Version: "1"}, factory, plugintest.Options{Tenants: tenants})
+}
+
 // TestTenantInputEnforcedBeforeTheHandler: whatever a route's handler
 // does, a request naming a tenant its caller may not see — in the query,
 // the path or the JSON body, in any case — is answered 403 with the one
 // wording, and the handler never runs.
 func TestTenantInputEnforcedBeforeTheHandler(t *testing.T) {
 	ran := 0
-	h := plugintest.New(t, careless(&ran), plugintest.Options{Tenants: tenants})
+	h := startCareless(t, &ran)
 	bob := sdk.Principal{ID: "u2", Kind: "user", TenantIDs: []string{"t1"}}
 	for _, tc := range []struct {
 		method, target, body string
@@ -137,7 +142,7 @@ func TestTenantInputEnforcedBeforeTheHandler(t *testing.T) {
 // repeat a plain error's text.
 func TestTypedRouteBinding(t *testing.T) {
 	ran := 0
-	h := plugintest.New(t, careless(&ran), plugintest.Options{Tenants: tenants})
+	h := startCareless(t, &ran)
 
 	resp := h.Do(httptest.NewRequest("GET", "/api/v1/careless/scope", nil), alice)
 	got := decode[scopeOut](t, resp)
@@ -184,7 +189,7 @@ func TestTypedRouteBinding(t *testing.T) {
 // from the types, inline, with the tenant input declared.
 func TestTypedRouteDocumented(t *testing.T) {
 	ran := 0
-	h := plugintest.New(t, careless(&ran), plugintest.Options{Tenants: tenants})
+	h := startCareless(t, &ran)
 	byPath := map[string]string{}
 	for _, r := range h.Describe().Routes {
 		if r.TenantInput != nil {
@@ -202,6 +207,43 @@ func TestTypedRouteDocumented(t *testing.T) {
 	for k, v := range want {
 		if byPath[k] != v {
 			t.Errorf("%s: tenant input %q, want %q", k, byPath[k], v)
+		}
+	}
+}
+
+type listOut []string
+
+type otherIn struct{}
+
+// TestTypedRouteShapes: a route may answer a JSON array, and two routes'
+// types may share a Go name in different places.
+func TestTypedRouteShapes(t *testing.T) {
+	type Summary struct {
+		N int `json:"n"`
+	}
+	one := sdk.Get("/api/v1/shapes/list", sdk.Op{ID: "shapes-list"}, func(context.Context, *otherIn) (*listOut, error) {
+		return &listOut{"a", "b"}, nil
+	})
+	two := sdk.Get("/api/v1/shapes/summary", sdk.Op{ID: "shapes-summary"}, func(context.Context, *otherIn) (*Summary, error) {
+		return &Summary{N: 2}, nil
+	})
+	three := func() sdk.Route {
+		type Summary struct {
+			M int `json:"m"`
+		}
+		return sdk.Get("/api/v1/shapes/other", sdk.Op{ID: "shapes-other"}, func(context.Context, *otherIn) (*Summary, error) {
+			return &Summary{M: 3}, nil
+		})
+	}()
+	factory := func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) {
+		return &sdk.Plugin{Routes: []sdk.Route{one, two, three}}, nil
+	}
+	h := plugintest.New(t, sdk.Definition{Name: "shapes", Version: "1"}, factory, plugintest.Options{Tenants: tenants})
+	for path, want := range map[string]string{"/api/v1/shapes/list": `["a","b"]`, "/api/v1/shapes/summary": `{"n":2}`, "/api/v1/shapes/other": `{"m":3}`} {
+		resp := h.Do(httptest.NewRequest("GET", path, nil), alice)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(b)) != want {
+			t.Errorf("%s = %d %s, want %s", path, resp.StatusCode, b, want)
 		}
 	}
 }

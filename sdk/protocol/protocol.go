@@ -109,6 +109,11 @@ var StrippedHeaders = [...]string{
 // socket the host offers, next to the HandleHTTP stream.
 const CapabilityHTTPSocket = "http.socket"
 
+// CapabilityConfigureDeclarations announces that the plugin builds what it
+// serves from its config: its routes, fragments, pages, nav, jobs and
+// datasets come in ConfigureResponse, and its DescribeResponse has none.
+const CapabilityConfigureDeclarations = "configure.declarations"
+
 // Capabilities a host offers a plugin.
 const (
 	// HostCapabilityDatasets: Host.ReadDataset relays the datasets other

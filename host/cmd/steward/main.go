@@ -61,7 +61,15 @@ Configuration comes from STEWARD_* environment variables (see README).
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "steward:", err)
+		// A config block a plugin's schema refuses is told the way a
+		// compiler tells a mistake, a line per problem that starts with
+		// where it is in plugins.hcl.
+		var config *plugins.ConfigError
+		if errors.As(err, &config) {
+			fmt.Fprintln(os.Stderr, config)
+		} else {
+			fmt.Fprintln(os.Stderr, "steward:", err)
+		}
 		os.Exit(1)
 	}
 }

@@ -157,7 +157,7 @@ func BenchmarkCoverageStore(b *testing.B) {
 					b.Fatal(err)
 				}
 				svc := &coverage.Service{Mapper: mapper, Store: st}
-				return (&sdk.Plugin{Name: "compliance", Version: "0.0.0", Routes: svc.Routes()}).HTTPHandler()
+				return (&sdk.Plugin{Routes: svc.Routes()}).HTTPHandler()
 			}
 			const detail = "/api/v1/compliance/frameworks/nist_csf?include_policies=true&explain=true"
 			measure := func(b *testing.B, rounds int, fn func()) {

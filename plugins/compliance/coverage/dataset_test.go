@@ -38,8 +38,9 @@ func TestFrameworksDataset(t *testing.T) {
 			t.Fatal(err)
 		}
 		svc := &coverage.Service{Mapper: mapper, Store: st}
-		h := plugintest.New(t, &sdk.Plugin{Name: "compliance", Version: "0.0.0", Datasets: []sdk.Dataset{svc.Dataset()}},
-			plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})
+		h := plugintest.New(t, sdk.Definition{Name: "compliance"}, func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) {
+			return &sdk.Plugin{Datasets: []sdk.Dataset{svc.Dataset()}}, nil
+		}, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})
 
 		read := func(tenants []string, params map[string]string) []coverage.Record {
 			t.Helper()

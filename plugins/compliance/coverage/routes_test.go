@@ -134,8 +134,10 @@ func start(tb testing.TB, dialect string, set *frameworks.Set, byTenant map[stri
 		tb.Fatal(err)
 	}
 	svc := &coverage.Service{Mapper: mapper, Store: stStore}
-	pl := &sdk.Plugin{Name: "compliance", Version: "0.0.0", Routes: svc.Routes()}
-	return &fixture{svc: svc, harness: plugintest.New(tb, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})}
+	pl := func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) {
+		return &sdk.Plugin{Routes: svc.Routes()}, nil
+	}
+	return &fixture{svc: svc, harness: plugintest.New(tb, sdk.Definition{Name: "compliance"}, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})}
 }
 
 // put replaces the states of the tenant's one subscription with list.

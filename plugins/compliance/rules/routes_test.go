@@ -286,7 +286,7 @@ func TestMarkupStripped(t *testing.T) {
 // alone draws on the host's costly budget, which is its only rate limit.
 func TestRoutesDeclared(t *testing.T) {
 	routes := (&rules.Handlers{}).Routes()
-	if err := (&sdk.Plugin{Name: "compliance", Version: "0.0.1", Routes: routes}).Validate(); err != nil {
+	if err := (&sdk.Plugin{Routes: routes}).Validate(); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string][]string{

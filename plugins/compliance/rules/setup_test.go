@@ -129,12 +129,12 @@ func newFixtureWith(t *testing.T, dialect string, sets map[string][]json.RawMess
 	f := &fixture{t: t, db: db, store: rules.NewStore(db), clock: &clock{t: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}}
 	f.eval = &rules.Evaluator{Store: f.store, Now: f.clock.Now}
 	handlers := &rules.Handlers{}
-	plugin := &sdk.Plugin{Name: "compliance", Version: "0.0.1", Routes: handlers.Routes(), Configure: func(_ context.Context, env *sdk.Env) error {
+	plugin := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
 		f.eval.Sources = &rules.Sources{Datasets: env.Host, Scores: rules.ScoreFunc(scores)}
 		*handlers = rules.Handlers{Store: f.store, Evaluator: f.eval, Host: env.Host, Logger: env.Logger}
-		return nil
-	}}
-	f.h = plugintest.New(t, plugin, plugintest.Options{Datasets: sets, Tenants: []sdk.Tenant{
+		return &sdk.Plugin{Routes: handlers.Routes()}, nil
+	}
+	f.h = plugintest.New(t, sdk.Definition{Name: "compliance"}, plugin, plugintest.Options{Datasets: sets, Tenants: []sdk.Tenant{
 		{ID: tenantA, Name: "Brand A", IsActive: true},
 		{ID: tenantB, Name: "Brand B", IsActive: true},
 	}})

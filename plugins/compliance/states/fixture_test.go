@@ -143,13 +143,12 @@ func start(tb testing.TB, dialect string, w *world.World) *fixture {
 	f.syncer = &states.Syncer{Store: f.store, Now: clock.Now}
 	f.handlers = &states.Handlers{Store: f.store, Now: clock.Now}
 	f.connect(tb)
-	pl := &sdk.Plugin{Name: "compliance", Version: "0.0.0", Routes: f.handlers.Routes(), Datasets: []sdk.Dataset{f.handlers.Dataset()},
-		Jobs: []sdk.Job{{Name: "compliance", JobType: states.Domain, DataDomain: states.Domain, Run: f.syncer.Run}},
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			f.syncer.Host, f.handlers.Host = env.Host, env.Host
-			return nil
-		}}
-	f.harness = plugintest.New(tb, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})
+	pl := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		f.syncer.Host, f.handlers.Host = env.Host, env.Host
+		return &sdk.Plugin{Routes: f.handlers.Routes(), Datasets: []sdk.Dataset{f.handlers.Dataset()},
+			Jobs: []sdk.Job{{Name: "compliance", JobType: states.Domain, DataDomain: states.Domain, Run: f.syncer.Run}}}, nil
+	}
+	f.harness = plugintest.New(tb, sdk.Definition{Name: "compliance"}, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})
 	return f
 }
 

@@ -73,20 +73,19 @@ func newEditorWorld(t *testing.T, dialect string) *editorWorld {
 	editor := &views.RuleEditor{Rules: api}
 	v := &views.Handlers{States: &states.Store{DB: db}, Now: clock, Sections: []views.Section{editor.Section()}}
 	fragments, pages, nav := v.Views()
-	p := &sdk.Plugin{Name: "compliance", Version: "0.0.0", Routes: append(api.Routes(), editor.Routes()...), Fragments: fragments, Pages: pages, Nav: nav,
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			v.Host = env.Host
-			eval.Sources = &rules.Sources{Datasets: env.Host}
-			*api = rules.Handlers{Store: rs, Evaluator: eval, Host: env.Host, Logger: env.Logger}
-			return nil
-		}}
+	p := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		v.Host = env.Host
+		eval.Sources = &rules.Sources{Datasets: env.Host}
+		*api = rules.Handlers{Store: rs, Evaluator: eval, Host: env.Host, Logger: env.Logger}
+		return &sdk.Plugin{Routes: append(api.Routes(), editor.Routes()...), Fragments: fragments, Pages: pages, Nav: nav}, nil
+	}
 	sets := map[string][]json.RawMessage{rules.ResourcesDataset: {
 		diskRecord("t1", "disk-owned", map[string]string{"owner": "ops"}),
 		diskRecord("t1", "disk-lab", map[string]string{"env": "lab"}),
 		diskRecord("t1", "disk-bare", map[string]string{}),
 		diskRecord("t2", "disk-beta", map[string]string{}),
 	}}
-	return &editorWorld{h: plugintest.New(t, p, plugintest.Options{Tenants: tenants, Datasets: sets}), rules: rs}
+	return &editorWorld{h: plugintest.New(t, sdk.Definition{Name: "compliance"}, p, plugintest.Options{Tenants: tenants, Datasets: sets}), rules: rs}
 }
 
 // do answers the request's status and body.

@@ -140,12 +140,11 @@ func newWorld(t *testing.T, dialect string) *world {
 			return template.HTML("<p>tenants " + template.HTMLEscapeString(strings.Join(ids, ",")) + "</p>"), nil
 		}}}}
 	fragments, pages, nav := v.Views()
-	p := &sdk.Plugin{Name: "compliance", Version: "0.0.0", Fragments: fragments, Pages: pages, Nav: nav,
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			v.Host = env.Host
-			return nil
-		}}
-	return &world{h: plugintest.New(t, p, plugintest.Options{Tenants: tenants})}
+	p := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		v.Host = env.Host
+		return &sdk.Plugin{Fragments: fragments, Pages: pages, Nav: nav}, nil
+	}
+	return &world{h: plugintest.New(t, sdk.Definition{Name: "compliance"}, p, plugintest.Options{Tenants: tenants})}
 }
 
 // get answers the view's status and HTML.

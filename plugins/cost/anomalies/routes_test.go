@@ -34,11 +34,11 @@ type routes struct {
 func newRoutes(t *testing.T, dialect string) *routes {
 	db := open(t, dialect)
 	h := &Handlers{DB: db, Now: func() time.Time { return detectedAt }}
-	p := &sdk.Plugin{Name: "cost", Version: "0.1.0", Routes: h.Routes(), Configure: func(_ context.Context, env *sdk.Env) error {
+	p := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
 		h.Host = env.Host
-		return nil
-	}}
-	return &routes{t: t, h: plugintest.New(t, p, plugintest.Options{}), db: db}
+		return &sdk.Plugin{Routes: h.Routes()}, nil
+	}
+	return &routes{t: t, h: plugintest.New(t, sdk.Definition{Name: "cost"}, p, plugintest.Options{}), db: db}
 }
 
 func (r *routes) do(method, target, body string, p sdk.Principal) (int, []byte) {

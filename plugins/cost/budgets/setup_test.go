@@ -91,12 +91,12 @@ func newFixture(t *testing.T, dialect string) *fixture {
 	st := budgets.NewStore(db)
 	f.eval = &budgets.Evaluator{Store: st, Now: f.clock.Now}
 	handlers := &budgets.Handlers{}
-	plugin := &sdk.Plugin{Name: "cost", Version: "0.0.1", Routes: handlers.Routes(), Configure: func(_ context.Context, env *sdk.Env) error {
+	plugin := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
 		*handlers = budgets.Handlers{Store: st, Evaluator: f.eval, Host: env.Host, Logger: env.Logger,
 			Syncer: &budgets.Syncer{Store: st, Cloud: clients, Evaluator: f.eval}}
-		return nil
-	}}
-	f.h = plugintest.New(t, plugin, plugintest.Options{Tenants: []sdk.Tenant{
+		return &sdk.Plugin{Routes: handlers.Routes()}, nil
+	}
+	f.h = plugintest.New(t, sdk.Definition{Name: "cost"}, plugin, plugintest.Options{Tenants: []sdk.Tenant{
 		{ID: tenantA, Name: "Brand A", DirectoryTenantID: dirA, SubscriptionID: subA, IsActive: true},
 		{ID: tenantB, Name: "Brand B", DirectoryTenantID: dirB, SubscriptionID: subB, IsActive: true},
 	}})

@@ -138,13 +138,13 @@ func start(tb testing.TB, dialect string, w *world.World, opts ...arm.Option) *f
 		}
 	}
 	reads := &reports.Handlers{Store: &reports.Store{DB: db}}
-	f.harness = plugintest.New(tb, &sdk.Plugin{Name: "cost", Version: "0.0.0",
-		Jobs:     []sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Run: f.syncer.Run}},
-		Datasets: []sdk.Dataset{reads.ResourceDataset()},
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			f.syncer.Host = env.Host
-			return nil
-		}}, plugintest.Options{Tenants: tenants})
+	f.harness = plugintest.New(tb, sdk.Definition{Name: "cost"}, func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		f.syncer.Host = env.Host
+		return &sdk.Plugin{
+			Jobs:     []sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Run: f.syncer.Run}},
+			Datasets: []sdk.Dataset{reads.ResourceDataset()},
+		}, nil
+	}, plugintest.Options{Tenants: tenants})
 	return f
 }
 

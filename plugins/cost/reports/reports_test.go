@@ -114,13 +114,12 @@ func newWorld(t *testing.T, dialect string) *world {
 		dbURL = storetest.PostgresURL(t)
 	}
 	handlers := &reports.Handlers{Now: func() time.Time { return today.Time().Add(15 * time.Hour) }}
-	p := &sdk.Plugin{Name: "cost", Version: "0.0.0", Routes: handlers.Routes(), Datasets: []sdk.Dataset{handlers.Dataset()}, Migrations: ledger.Migrations(),
-		Configure: func(ctx context.Context, env *sdk.Env) error {
-			db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
-			handlers.Store, handlers.Host = &reports.Store{DB: db}, env.Host
-			return err
-		}}
-	h := plugintest.New(t, p, plugintest.Options{DatabaseURL: dbURL, Tenants: tenants,
+	p := func(ctx context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
+		handlers.Store, handlers.Host = &reports.Store{DB: db}, env.Host
+		return &sdk.Plugin{Routes: handlers.Routes(), Datasets: []sdk.Dataset{handlers.Dataset()}}, err
+	}
+	h := plugintest.New(t, sdk.Definition{Name: "cost", Migrations: ledger.Migrations()}, p, plugintest.Options{DatabaseURL: dbURL, Tenants: tenants,
 		Migrate: func(ctx context.Context, migrations fs.FS) error {
 			db, err := store.Open(ctx, dbURL, store.Options{})
 			if err != nil {

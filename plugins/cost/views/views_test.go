@@ -134,12 +134,11 @@ func newWorld(t *testing.T, dialect string) *world {
 	v := &views.Handlers{Reports: &reports.Store{DB: db}, Anomalies: &anomalies.Store{DB: db}, Budgets: bs, Now: clock}
 	ack := &anomalies.Handlers{DB: db, Now: clock}
 	fragments, pages, nav := v.Views()
-	p := &sdk.Plugin{Name: "cost", Version: "0.0.0", Routes: ack.Routes(), Fragments: fragments, Pages: pages, Nav: nav,
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			v.Host, ack.Host = env.Host, env.Host
-			return nil
-		}}
-	return &world{h: plugintest.New(t, p, plugintest.Options{Tenants: tenants})}
+	p := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		v.Host, ack.Host = env.Host, env.Host
+		return &sdk.Plugin{Routes: ack.Routes(), Fragments: fragments, Pages: pages, Nav: nav}, nil
+	}
+	return &world{h: plugintest.New(t, sdk.Definition{Name: "cost"}, p, plugintest.Options{Tenants: tenants})}
 }
 
 // get answers the view's status and HTML.

@@ -144,14 +144,12 @@ func start(tb testing.TB, dialect string, w *world.World) *fixture {
 	f.handlers = &domains.Handlers{Store: f.store, Now: clock.Now, Selectors: selectors}
 	f.serveDNS(tb, w)
 	f.connect(tb)
-	pl := &sdk.Plugin{Name: "dmarc", Version: "0.0.0", Routes: f.handlers.Routes(), Fragments: f.handlers.Fragments(),
-		Datasets: []sdk.Dataset{f.handlers.Dataset()},
-		Jobs:     []sdk.Job{{Name: "dmarc", JobType: "dmarc", DataDomain: "dmarc", Run: f.syncer.Run}},
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			f.syncer.Host, f.handlers.Host = env.Host, env.Host
-			return nil
-		}}
-	f.harness = plugintest.New(tb, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})
+	pl := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		f.syncer.Host, f.handlers.Host = env.Host, env.Host
+		return &sdk.Plugin{Routes: f.handlers.Routes(), Fragments: f.handlers.Fragments(), Datasets: []sdk.Dataset{f.handlers.Dataset()},
+			Jobs: []sdk.Job{{Name: "dmarc", JobType: "dmarc", DataDomain: "dmarc", Run: f.syncer.Run}}}, nil
+	}
+	f.harness = plugintest.New(tb, sdk.Definition{Name: "dmarc"}, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})
 	return f
 }
 

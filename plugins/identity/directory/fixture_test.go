@@ -97,15 +97,15 @@ func start(tb testing.TB, dialect string, w *world.World, plugin func(*sdk.Plugi
 	f.handlers = &directory.Handlers{Store: f.store, Now: clock.Now}
 	f.connect(tb)
 	fragments, pages, nav := f.handlers.Views()
-	pl := &sdk.Plugin{Name: "identity", Version: "0.0.0", Routes: f.handlers.Routes(),
-		Datasets: []sdk.Dataset{f.handlers.Dataset()}, Fragments: fragments, Pages: pages, Nav: nav,
-		Jobs: []sdk.Job{{Name: "identity", JobType: "identity", DataDomain: "identity", Run: f.syncer.Run}},
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			f.syncer.Host, f.handlers.Host = env.Host, env.Host
-			return nil
-		}}
-	if plugin != nil {
-		plugin(pl)
+	pl := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		f.syncer.Host, f.handlers.Host = env.Host, env.Host
+		p := &sdk.Plugin{Routes: f.handlers.Routes(),
+			Datasets: []sdk.Dataset{f.handlers.Dataset()}, Fragments: fragments, Pages: pages, Nav: nav,
+			Jobs: []sdk.Job{{Name: "identity", JobType: "identity", DataDomain: "identity", Run: f.syncer.Run}}}
+		if plugin != nil {
+			plugin(p)
+		}
+		return p, nil
 	}
 	// The harness's directory holds the Steward tenants of the world's
 	// directories.
@@ -117,7 +117,7 @@ func start(tb testing.TB, dialect string, w *world.World, plugin func(*sdk.Plugi
 			}
 		}
 	}
-	f.harness = plugintest.New(tb, pl, plugintest.Options{Tenants: tenants})
+	f.harness = plugintest.New(tb, sdk.Definition{Name: "identity"}, pl, plugintest.Options{Tenants: tenants})
 	return f
 }
 

@@ -151,15 +151,18 @@ func TestFromConfigInline(t *testing.T) {
 	}
 }
 
+// TestBadConfig: every mistake of an inline catalogue is refused, named.
+// An unknown or mistyped member is one the host refuses first, at its line
+// in plugins.hcl, against the schema Source gives the plugin's config.
 func TestBadConfig(t *testing.T) {
 	for _, tt := range []struct {
 		name, old, new string
 		want           []string
 	}{
 		{"unknown top field", `{"programme"`, `{"owner": 1, "programme"`, []string{"plugins.hcl config: ", `unknown field "owner"`}},
-		{"unknown requirement field", `"priority": "low"`, `"priority": "low", "owner": "x"`, []string{"plugins.hcl config: requirements[1]: ", `"owner"`}},
-		{"unknown check field", `"target": 90`, `"target": 90, "op": ">"`, []string{"plugins.hcl config: requirements[0].check: ", `"op"`}},
-		{"unknown programme field", `"target_maturity": 3`, `"target_maturity": 3, "x": 1`, []string{"plugins.hcl config: programme: ", `"x"`}},
+		{"unknown requirement field", `"priority": "low"`, `"priority": "low", "owner": "x"`, []string{"plugins.hcl config: ", `unknown field "owner"`}},
+		{"unknown check field", `"target": 90`, `"target": 90, "op": ">"`, []string{"plugins.hcl config: ", `unknown field "op"`}},
+		{"unknown programme field", `"target_maturity": 3`, `"target_maturity": 3, "x": 1`, []string{"plugins.hcl config: ", `unknown field "x"`}},
 		{"missing id", `"id": "A-2", `, ``, []string{"plugins.hcl config: requirements[1].id: is required"}},
 		{"duplicate id", `"id": "A-2"`, `"id": "A-1"`, []string{"plugins.hcl config: requirements[1].id: \"A-1\" is used by an earlier requirement"}},
 		{"bad date", `2027-03-31`, `2027-13-01`, []string{"plugins.hcl config: programme.deadline: "}},
@@ -168,7 +171,7 @@ func TestBadConfig(t *testing.T) {
 		{"target out of range", `"target": 90`, `"target": 101`, []string{"plugins.hcl config: requirements[0].check.target: 101 is outside"}},
 		{"missing target", `, "target": 90`, ``, []string{"plugins.hcl config: requirements[0].check.target: is required"}},
 		{"unknown priority", `"priority": "low"`, `"priority": "LOW"`, []string{"plugins.hcl config: requirements[1].priority: \"LOW\" is not a priority"}},
-		{"wrong type", `"target_maturity": 3`, `"target_maturity": "3"`, []string{"plugins.hcl config: programme: ", `"target_maturity"`}},
+		{"wrong type", `"target_maturity": 3`, `"target_maturity": "3"`, []string{"plugins.hcl config: ", `"programme.target_maturity"`}},
 		{"file and inline", `{"programme"`, `{"catalogue_file": "x.hcl", "programme"`, []string{"plugins.hcl config: catalogue_file: "}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,91 +10,76 @@ import (
 // InlineFile names the inline config block in errors.
 const InlineFile = "plugins.hcl config"
 
-// Config is the plugin's config {} block: either catalogue_file, or the
-// programme and requirements inline.
-type Config struct {
-	// CatalogueFile is an HCL catalogue's path; a relative path is from
-	// the host's working directory, which the plugin runs in.
-	CatalogueFile string            `json:"catalogue_file"`
-	Programme     json.RawMessage   `json:"programme"`
-	Requirements  []json.RawMessage `json:"requirements"`
+// Source is where the plugin's config {} block takes the catalogue from:
+// either catalogue_file, or the programme and requirements inline. The
+// plugin's config embeds it, so the host refuses a key or a type none of
+// these declare, naming where it is in plugins.hcl; Load checks the rest.
+type Source struct {
+	CatalogueFile string              `json:"catalogue_file,omitempty" doc:"An HCL catalogue (format in catalogue.example.hcl); a relative path is from the host's working directory"`
+	Programme     *ProgrammeSource    `json:"programme,omitempty" doc:"The programme, when the catalogue is written inline"`
+	Requirements  []RequirementSource `json:"requirements,omitempty" doc:"The requirements, when the catalogue is written inline"`
 }
 
-// ConfigSchema is the JSON Schema of the config block.
-const ConfigSchema = `{"type": "object", "additionalProperties": false, "properties": {
-  "catalogue_file": {"type": "string"},
-  "programme": {"type": "object"},
-  "requirements": {"type": "array", "items": {"type": "object"}}}}`
-
-type programmeJSON struct {
-	Partner        string   `json:"partner"`
-	Description    string   `json:"description"`
-	Deadline       string   `json:"deadline"`
-	TargetMaturity *float64 `json:"target_maturity"`
+// ProgrammeSource is the programme written inline.
+type ProgrammeSource struct {
+	Partner        string   `json:"partner,omitempty"`
+	Description    string   `json:"description,omitempty"`
+	Deadline       string   `json:"deadline,omitempty" doc:"YYYY-MM-DD"`
+	TargetMaturity *float64 `json:"target_maturity,omitempty"`
 }
 
-type requirementJSON struct {
-	ID          string          `json:"id"`
-	Title       string          `json:"title"`
-	Description string          `json:"description"`
-	Category    string          `json:"category"`
-	Priority    string          `json:"priority"`
-	Evidence    []string        `json:"evidence"`
-	Check       json.RawMessage `json:"check"`
+// RequirementSource is a requirement written inline.
+type RequirementSource struct {
+	ID          string       `json:"id,omitempty"`
+	Title       string       `json:"title,omitempty"`
+	Description string       `json:"description,omitempty"`
+	Category    string       `json:"category,omitempty"`
+	Priority    string       `json:"priority,omitempty"`
+	Evidence    []string     `json:"evidence,omitempty"`
+	Check       *CheckSource `json:"check,omitempty"`
 }
 
-type checkJSON struct {
-	Metric    string   `json:"metric"`
-	Framework string   `json:"framework"`
-	Target    *float64 `json:"target"`
+// CheckSource is a requirement's automatic check written inline.
+type CheckSource struct {
+	Metric    string   `json:"metric,omitempty"`
+	Framework string   `json:"framework,omitempty"`
+	Target    *float64 `json:"target,omitempty"`
 }
 
-// FromConfig loads the catalogue the config block holds or names. An empty
-// block is refused: the plugin has nothing to check without a catalogue.
+// FromConfig loads the catalogue a config block, as JSON, holds or names.
 func FromConfig(raw json.RawMessage) (*Catalogue, error) {
-	var cfg Config
+	var src Source
 	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := strict(raw, &cfg); err != nil {
+		if err := strict(raw, &src); err != nil {
 			return nil, &Error{File: InlineFile, Message: err.Error()}
 		}
 	}
-	inline := len(cfg.Programme) > 0 || cfg.Requirements != nil
-	switch {
-	case cfg.CatalogueFile != "" && inline:
-		return nil, &Error{File: InlineFile, Field: "catalogue_file", Message: "names a file while programme or requirements are given inline; use one"}
-	case cfg.CatalogueFile != "":
-		return LoadFile(cfg.CatalogueFile)
-	case !inline:
-		return nil, &Error{File: InlineFile, Field: "catalogue_file", Message: "is required, or programme and requirements inline"}
-	}
-	return parseInline(cfg)
+	return src.Load()
 }
 
-func parseInline(cfg Config) (*Catalogue, error) {
-	loc := inlineLocator{}
-	var p programmeJSON
-	if len(cfg.Programme) == 0 {
+// Load loads the catalogue the source holds or names. An empty source is
+// refused: the plugin has nothing to check without a catalogue.
+func (s Source) Load() (*Catalogue, error) {
+	inline := s.Programme != nil || s.Requirements != nil
+	switch {
+	case s.CatalogueFile != "" && inline:
+		return nil, &Error{File: InlineFile, Field: "catalogue_file", Message: "names a file while programme or requirements are given inline; use one"}
+	case s.CatalogueFile != "":
+		return LoadFile(s.CatalogueFile)
+	case !inline:
+		return nil, &Error{File: InlineFile, Field: "catalogue_file", Message: "is required, or programme and requirements inline"}
+	case s.Programme == nil:
 		return nil, &Error{File: InlineFile, Field: "programme", Message: "is required"}
 	}
-	if err := strict(cfg.Programme, &p); err != nil {
-		return nil, &Error{File: InlineFile, Field: "programme", Message: err.Error()}
-	}
-	reqs := make([]rawRequirement, len(cfg.Requirements))
-	for i, raw := range cfg.Requirements {
-		var r requirementJSON
-		if err := strict(raw, &r); err != nil {
-			return nil, &Error{File: InlineFile, Field: fmt.Sprintf("requirements[%d]", i), Message: err.Error()}
-		}
+	p := s.Programme
+	reqs := make([]rawRequirement, len(s.Requirements))
+	for i, r := range s.Requirements {
 		reqs[i] = rawRequirement{ID: r.ID, Title: r.Title, Description: r.Description, Category: r.Category, Priority: r.Priority, Evidence: r.Evidence}
-		if len(r.Check) > 0 && !bytes.Equal(bytes.TrimSpace(r.Check), []byte("null")) {
-			var c checkJSON
-			if err := strict(r.Check, &c); err != nil {
-				return nil, &Error{File: InlineFile, Field: fmt.Sprintf("requirements[%d].check", i), Message: err.Error()}
-			}
+		if c := r.Check; c != nil {
 			reqs[i].Check = &rawCheck{Metric: c.Metric, Framework: c.Framework, Target: c.Target}
 		}
 	}
-	return build(rawProgramme(p), reqs, loc)
+	return build(rawProgramme{Partner: p.Partner, Description: p.Description, Deadline: p.Deadline, TargetMaturity: p.TargetMaturity}, reqs, inlineLocator{})
 }
 
 // strict decodes one JSON object into v, refusing unknown fields and

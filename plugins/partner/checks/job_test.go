@@ -147,13 +147,12 @@ func start(t *testing.T, dialect string, ds map[string][]json.RawMessage, eviden
 	clock := func() time.Time { return f.now }
 	runner := &checks.Runner{Catalogue: cat, Store: st, Evidence: evidence, Now: clock}
 	reads := &checks.Handlers{Catalogue: cat, Store: st, Now: clock}
-	pl := &sdk.Plugin{Name: "partner", Version: "0.0.0", Routes: reads.Routes(), Migrations: checks.Migrations(),
-		Jobs: []sdk.Job{{Name: "partner", JobType: checks.Domain, DataDomain: checks.Domain, Run: runner.Run}},
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			runner.Host, runner.Datasets, reads.Host = env.Host, env.Host, env.Host
-			return nil
-		}}
-	f.h = plugintest.New(t, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam, retired}, Datasets: ds,
+	pl := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		runner.Host, runner.Datasets, reads.Host = env.Host, env.Host, env.Host
+		return &sdk.Plugin{Routes: reads.Routes(), Jobs: []sdk.Job{{Name: "partner", JobType: checks.Domain, DataDomain: checks.Domain, Run: runner.Run}}}, nil
+	}
+	def := sdk.Definition{Name: "partner", Migrations: checks.Migrations()}
+	f.h = plugintest.New(t, def, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam, retired}, Datasets: ds,
 		Migrate: func(ctx context.Context, m fs.FS) error {
 			_, err := store.Migrate(ctx, db, m, "plugin_partner_migrations")
 			return err

@@ -82,13 +82,12 @@ func newFixture(t *testing.T, dialect string, maxFileBytes int64) *fixture {
 		t.Fatal(err)
 	}
 	handlers := &evidence.Handlers{}
-	plugin := &sdk.Plugin{Name: "partner", Version: "0.0.1", Routes: handlers.Routes(), Jobs: []sdk.Job{handlers.ExpiryJob()},
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			*handlers = evidence.Handlers{Store: f.store, Blobs: blobs, Host: env.Host, Logger: env.Logger, Now: f.clock.Now,
-				MaxFileBytes: maxFileBytes, Requirement: func(id string) bool { return slices.Contains(catalogue, id) }}
-			return nil
-		}}
-	f.h = plugintest.New(t, plugin, plugintest.Options{Tenants: []sdk.Tenant{
+	plugin := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		*handlers = evidence.Handlers{Store: f.store, Blobs: blobs, Host: env.Host, Logger: env.Logger, Now: f.clock.Now,
+			MaxFileBytes: maxFileBytes, Requirement: func(id string) bool { return slices.Contains(catalogue, id) }}
+		return &sdk.Plugin{Routes: handlers.Routes(), Jobs: []sdk.Job{handlers.ExpiryJob()}}, nil
+	}
+	f.h = plugintest.New(t, sdk.Definition{Name: "partner"}, plugin, plugintest.Options{Tenants: []sdk.Tenant{
 		{ID: tenantA, Name: "Brand A", IsActive: true},
 		{ID: tenantB, Name: "Brand B", IsActive: true},
 	}})

@@ -64,17 +64,15 @@ func start(t *testing.T, dialect string) *fixture {
 	ev := &evidence.Handlers{}
 	v := &views.Handlers{Catalogue: cat, Store: st, Reads: reads, Evidence: ev, Now: clock}
 	fragments, pages, nav := v.Views()
-	pl := &sdk.Plugin{Name: "partner", Version: "0.0.0", Fragments: fragments, Pages: pages, Nav: nav,
-		Routes:     append(ev.Routes(), v.EvidenceRoutes()...),
-		Migrations: store.MergeMigrations(checks.Migrations(), evidence.Migrations()),
-		Jobs:       []sdk.Job{{Name: "partner", JobType: checks.Domain, DataDomain: checks.Domain, Run: runner.Run}},
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			runner.Host, runner.Datasets, reads.Host, v.Host = env.Host, env.Host, env.Host, env.Host
-			*ev = evidence.Handlers{Store: f.evidence, Blobs: blobs, Host: env.Host, Logger: env.Logger, Now: clock,
-				Requirement: func(id string) bool { _, ok := cat.Requirement(id); return ok }}
-			return nil
-		}}
-	f.h = plugintest.New(t, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam},
+	pl := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		runner.Host, runner.Datasets, reads.Host, v.Host = env.Host, env.Host, env.Host, env.Host
+		*ev = evidence.Handlers{Store: f.evidence, Blobs: blobs, Host: env.Host, Logger: env.Logger, Now: clock,
+			Requirement: func(id string) bool { _, ok := cat.Requirement(id); return ok }}
+		return &sdk.Plugin{Fragments: fragments, Pages: pages, Nav: nav, Routes: append(ev.Routes(), v.EvidenceRoutes()...),
+			Jobs: []sdk.Job{{Name: "partner", JobType: checks.Domain, DataDomain: checks.Domain, Run: runner.Run}}}, nil
+	}
+	def := sdk.Definition{Name: "partner", Migrations: store.MergeMigrations(checks.Migrations(), evidence.Migrations())}
+	f.h = plugintest.New(t, def, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam},
 		Datasets: map[string][]json.RawMessage{"identity_mfa": {
 			json.RawMessage(`{"tenant_id": "t-contoso", "mfa_coverage_percentage": 96}`),
 			json.RawMessage(`{"tenant_id": "t-fabrikam", "mfa_coverage_percentage": 50}`),

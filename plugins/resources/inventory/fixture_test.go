@@ -147,15 +147,15 @@ func startWith(tb testing.TB, dialect string, w *world.World, datasets map[strin
 	f := &fixture{sim: s, clock: clock, clients: clients, store: &inventory.Store{DB: db}}
 	f.syncer = &inventory.Syncer{Cloud: clients, Store: f.store, Now: clock.Now}
 	handlers := &inventory.Handlers{Store: f.store, RequiredTags: requiredTags}
-	f.harness = plugintest.New(tb, &sdk.Plugin{Name: "resources", Version: "0.0.0",
-		Routes:   handlers.Routes(),
-		Datasets: []sdk.Dataset{f.store.Dataset()},
-		Jobs:     []sdk.Job{{Name: "inventory", JobType: "resources", DataDomain: "resources", Run: f.syncer.Run}},
-		Configure: func(_ context.Context, env *sdk.Env) error {
-			f.syncer.Host = env.Host
-			handlers.Host, f.host = env.Host, env.Host
-			return nil
-		}}, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}, Datasets: datasets})
+	f.harness = plugintest.New(tb, sdk.Definition{Name: "resources"}, func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		f.syncer.Host = env.Host
+		handlers.Host, f.host = env.Host, env.Host
+		return &sdk.Plugin{
+			Routes:   handlers.Routes(),
+			Datasets: []sdk.Dataset{f.store.Dataset()},
+			Jobs:     []sdk.Job{{Name: "inventory", JobType: "resources", DataDomain: "resources", Run: f.syncer.Run}},
+		}, nil
+	}, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}, Datasets: datasets})
 	return f
 }
 

@@ -24,7 +24,7 @@ func viewsPlugin(t *testing.T) (http.Handler, *Store) {
 	st := NewStore(db)
 	h := &Handlers{Store: st}
 	fragments, pages, nav := h.Views()
-	p := &sdk.Plugin{Name: "resources", Routes: h.Routes(), Fragments: fragments, Pages: pages, Nav: nav}
+	p := &sdk.Plugin{Routes: h.Routes(), Fragments: fragments, Pages: pages, Nav: nav}
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -77,23 +77,33 @@ type plugin struct {
 	host             *sdk.Host
 	cloudCredential  bool
 	hostCapabilities []string
-	// holdFor is how long the hold job runs (config hold_job_seconds).
+	// holdFor is how long the hold job runs (Config.HoldJobSeconds).
 	holdFor time.Duration
 }
 
-// config is the plugin's config {} block.
-type config struct {
-	HoldJobSeconds float64 `json:"hold_job_seconds"`
+// Config is the plugin's config {} block.
+type Config struct {
+	HoldJobSeconds float64 `json:"hold_job_seconds" minimum:"0" doc:"How long the hold job runs, in seconds"`
 }
 
-// New builds the plugin.
-func New() *sdk.Plugin {
-	p := &plugin{}
+// Defaults are the settings of a block that gives none.
+func (Config) Defaults() Config { return Config{HoldJobSeconds: 2} }
+
+// Definition is the plugin's definition.
+func Definition() sdk.Definition {
 	migrations, _ := fs.Sub(migrationFiles, "migrations")
+	return sdk.Definition{Name: "testplugin", Version: Version, Migrations: migrations}
+}
+
+// New builds the plugin from its config: the factory sdk.Serve runs.
+func New(ctx context.Context, cfg Config, env *sdk.Env) (*sdk.Plugin, error) {
+	db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	p := &plugin{db: db, host: env.Host, cloudCredential: hasCloudCredential(env.Cloud), hostCapabilities: env.HostCapabilities,
+		holdFor: time.Duration(cfg.HoldJobSeconds * float64(time.Second))}
 	return &sdk.Plugin{
-		Name:       "testplugin",
-		Version:    Version,
-		Migrations: migrations,
 		Routes: []sdk.Route{
 			{Method: "GET", Path: "/api/v1/testplugin/ping", Auth: sdk.AuthNone, Handler: ping, Operation: op("testplugin-ping", "Trivial handler for latency measurements",
 				responses{"200": content("text/plain")})},
@@ -128,20 +138,7 @@ func New() *sdk.Plugin {
 		Fragments: []sdk.Fragment{{Path: "/partials/testplugin-items", Title: "Items", Slot: "dashboard", RefreshSeconds: 30, Handler: p.itemsFragment}},
 		Pages:     []sdk.Page{{Path: "/testplugin", Title: "Test plugin", Handler: p.itemsFragment}},
 		Nav:       []sdk.NavEntry{{Label: "Test plugin", Path: "/testplugin", Order: 90}},
-		Configure: func(ctx context.Context, env *sdk.Env) error {
-			db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
-			if err != nil {
-				return err
-			}
-			cfg := config{HoldJobSeconds: 2}
-			if err := json.Unmarshal(env.Config, &cfg); err != nil {
-				return fmt.Errorf("config: %w", err)
-			}
-			p.db, p.host, p.cloudCredential, p.hostCapabilities = db, env.Host, hasCloudCredential(env.Cloud), env.HostCapabilities
-			p.holdFor = time.Duration(cfg.HoldJobSeconds * float64(time.Second))
-			return nil
-		},
-	}
+	}, nil
 }
 
 type responses = map[string]*huma.Response

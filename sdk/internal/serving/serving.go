@@ -1,8 +1,9 @@
 // Package serving holds what sdk.Serve and sdk/plugintest both need to
 // serve a plugin and a plugin author does not: the gRPC server with its
-// interceptors, and the constructor of the Plugin service for an
-// *sdk.Plugin, which package sdk registers here so that the harness runs
-// the very server Serve runs without it being part of the SDK's API.
+// interceptors, and the constructor of the Plugin service for a plugin's
+// definition and factory, which package sdk registers here so that the
+// harness runs the very server Serve runs without it being part of the
+// SDK's API.
 package serving
 
 import (
@@ -17,14 +18,17 @@ import (
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
-// NewGRPCPlugin returns the go-plugin plugin that serves p, an
-// *sdk.Plugin: its Impl is the Plugin service and its OnBroker hook hands
-// that service the broker, over which it dials the Host service named in
-// Configure. Its Impl is also an io.Closer that closes the data socket the
-// service may have opened, for a process that outlives the plugin. Package
-// sdk sets it when it is initialized; p is untyped because this package
-// cannot import sdk, which imports it.
-var NewGRPCPlugin func(p any, logger hclog.Logger) *protocol.GRPCPlugin
+// NewGRPCPlugin returns the go-plugin plugin that serves a plugin built
+// by factory, a func(context.Context, C, *sdk.Env) (*sdk.Plugin, error),
+// from def, an sdk.Definition: its Impl is the Plugin service and its
+// OnBroker hook hands that service the broker, over which it dials the
+// Host service named in Configure. Its Impl is also an io.Closer that
+// closes the data socket the service may have opened, for a process that
+// outlives the plugin. The error lists the definition's mistakes, which
+// sdk.Serve refuses too. Package sdk sets it when it is initialized; def
+// and factory are untyped because this package cannot import sdk, which
+// imports it.
+var NewGRPCPlugin func(def, factory any, logger hclog.Logger) (*protocol.GRPCPlugin, error)
 
 // GRPCServer returns the go-plugin GRPCServer factory of a plugin. It adds
 // panic recovery, so that a handler's panic becomes an Internal error for

@@ -1,17 +1,19 @@
-// Command invalidplugin serves a plugin with two mistakes in its
-// definition, which sdk.Serve must refuse to serve.
+// Command invalidplugin serves a plugin with mistakes in its definition,
+// which sdk.Serve must refuse to serve.
 package main
 
 import (
 	"context"
+	"testing/fstest"
 
 	"github.com/stewardhq/steward/sdk"
 )
 
+type config struct {
+	Days int `json:"days" default:"7"`
+}
+
 func main() {
-	sdk.Serve(&sdk.Plugin{
-		Name:   "invalid",
-		Routes: []sdk.Route{{Method: "GET", Path: "/api/v1/invalid/{id}"}},
-		Jobs:   []sdk.Job{{Name: "sync", Run: func(context.Context, *sdk.JobRun) (int64, error) { return 0, nil }}},
-	})
+	def := sdk.Definition{Name: "invalid", Migrations: fstest.MapFS{"items.up.sql": {}}}
+	sdk.Serve(def, func(context.Context, config, *sdk.Env) (*sdk.Plugin, error) { return &sdk.Plugin{}, nil })
 }

@@ -866,8 +866,14 @@ type DescribeResponse struct {
 	// sdk/protocol's Capability constants); the host uses a feature only
 	// with a plugin that names it, and ignores names it does not know.
 	Capabilities []string `protobuf:"bytes,5,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
-	// config_schema is a JSON Schema for the plugin's config {} block.
-	ConfigSchema  []byte       `protobuf:"bytes,6,opt,name=config_schema,json=configSchema,proto3" json:"config_schema,omitempty"`
+	// config_schema is a JSON Schema for the plugin's config {} block. The
+	// host holds the block to it before Configure and refuses a block it
+	// rejects, naming the key.
+	ConfigSchema []byte `protobuf:"bytes,6,opt,name=config_schema,json=configSchema,proto3" json:"config_schema,omitempty"`
+	// routes, fragments, pages, nav, jobs and datasets are what a plugin
+	// without the "configure.declarations" capability serves. A plugin with
+	// it builds them from its config and answers them in ConfigureResponse,
+	// leaving these empty.
 	Routes        []*Route     `protobuf:"bytes,7,rep,name=routes,proto3" json:"routes,omitempty"`
 	Fragments     []*Fragment  `protobuf:"bytes,8,rep,name=fragments,proto3" json:"fragments,omitempty"`
 	Pages         []*Page      `protobuf:"bytes,9,rep,name=pages,proto3" json:"pages,omitempty"`
@@ -1124,8 +1130,17 @@ type ConfigureResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// data_socket is set when the plugin listens on the socket it was offered.
 	DataSocketReady bool `protobuf:"varint,1,opt,name=data_socket_ready,json=dataSocketReady,proto3" json:"data_socket_ready,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// What a plugin with the "configure.declarations" capability serves,
+	// built from its config once it is configured; the host checks and
+	// installs them as it does DescribeResponse's for other plugins.
+	Routes        []*Route    `protobuf:"bytes,2,rep,name=routes,proto3" json:"routes,omitempty"`
+	Fragments     []*Fragment `protobuf:"bytes,3,rep,name=fragments,proto3" json:"fragments,omitempty"`
+	Pages         []*Page     `protobuf:"bytes,4,rep,name=pages,proto3" json:"pages,omitempty"`
+	Nav           []*NavEntry `protobuf:"bytes,5,rep,name=nav,proto3" json:"nav,omitempty"`
+	Jobs          []*Job      `protobuf:"bytes,6,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Datasets      []*Dataset  `protobuf:"bytes,7,rep,name=datasets,proto3" json:"datasets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConfigureResponse) Reset() {
@@ -1163,6 +1178,48 @@ func (x *ConfigureResponse) GetDataSocketReady() bool {
 		return x.DataSocketReady
 	}
 	return false
+}
+
+func (x *ConfigureResponse) GetRoutes() []*Route {
+	if x != nil {
+		return x.Routes
+	}
+	return nil
+}
+
+func (x *ConfigureResponse) GetFragments() []*Fragment {
+	if x != nil {
+		return x.Fragments
+	}
+	return nil
+}
+
+func (x *ConfigureResponse) GetPages() []*Page {
+	if x != nil {
+		return x.Pages
+	}
+	return nil
+}
+
+func (x *ConfigureResponse) GetNav() []*NavEntry {
+	if x != nil {
+		return x.Nav
+	}
+	return nil
+}
+
+func (x *ConfigureResponse) GetJobs() []*Job {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *ConfigureResponse) GetDatasets() []*Dataset {
+	if x != nil {
+		return x.Datasets
+	}
+	return nil
 }
 
 type HTTPRequestHead struct {
@@ -2248,9 +2305,15 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"data_token\x18\a \x01(\tR\tdataToken\x12\x14\n" +
 	"\x05cloud\x18\b \x01(\fR\x05cloud\x12+\n" +
-	"\x11host_capabilities\x18\t \x03(\tR\x10hostCapabilities\"?\n" +
+	"\x11host_capabilities\x18\t \x03(\tR\x10hostCapabilities\"\xee\x02\n" +
 	"\x11ConfigureResponse\x12*\n" +
-	"\x11data_socket_ready\x18\x01 \x01(\bR\x0fdataSocketReady\"\xa8\x04\n" +
+	"\x11data_socket_ready\x18\x01 \x01(\bR\x0fdataSocketReady\x120\n" +
+	"\x06routes\x18\x02 \x03(\v2\x18.steward.plugin.v1.RouteR\x06routes\x129\n" +
+	"\tfragments\x18\x03 \x03(\v2\x1b.steward.plugin.v1.FragmentR\tfragments\x12-\n" +
+	"\x05pages\x18\x04 \x03(\v2\x17.steward.plugin.v1.PageR\x05pages\x12-\n" +
+	"\x03nav\x18\x05 \x03(\v2\x1b.steward.plugin.v1.NavEntryR\x03nav\x12*\n" +
+	"\x04jobs\x18\x06 \x03(\v2\x16.steward.plugin.v1.JobR\x04jobs\x126\n" +
+	"\bdatasets\x18\a \x03(\v2\x1a.steward.plugin.v1.DatasetR\bdatasets\"\xa8\x04\n" +
 	"\x0fHTTPRequestHead\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1b\n" +
@@ -2421,39 +2484,45 @@ var file_steward_plugin_v1_plugin_proto_depIdxs = []int32{
 	10, // 7: steward.plugin.v1.DescribeResponse.jobs:type_name -> steward.plugin.v1.Job
 	11, // 8: steward.plugin.v1.DescribeResponse.datasets:type_name -> steward.plugin.v1.Dataset
 	12, // 9: steward.plugin.v1.DescribeResponse.migrations:type_name -> steward.plugin.v1.Migration
-	32, // 10: steward.plugin.v1.HTTPRequestHead.headers:type_name -> steward.plugin.v1.HTTPRequestHead.HeadersEntry
-	3,  // 11: steward.plugin.v1.HTTPRequestHead.principal:type_name -> steward.plugin.v1.Principal
-	33, // 12: steward.plugin.v1.HTTPRequestHead.path_params:type_name -> steward.plugin.v1.HTTPRequestHead.PathParamsEntry
-	16, // 13: steward.plugin.v1.HTTPRequestPart.head:type_name -> steward.plugin.v1.HTTPRequestHead
-	34, // 14: steward.plugin.v1.HTTPResponseHead.headers:type_name -> steward.plugin.v1.HTTPResponseHead.HeadersEntry
-	19, // 15: steward.plugin.v1.HTTPResponsePart.head:type_name -> steward.plugin.v1.HTTPResponseHead
-	22, // 16: steward.plugin.v1.JobEvent.progress:type_name -> steward.plugin.v1.JobProgress
-	23, // 17: steward.plugin.v1.JobEvent.result:type_name -> steward.plugin.v1.JobResult
-	24, // 18: steward.plugin.v1.JobEvent.alert:type_name -> steward.plugin.v1.JobAlert
-	35, // 19: steward.plugin.v1.ReadDatasetRequest.params:type_name -> steward.plugin.v1.ReadDatasetRequest.ParamsEntry
-	2,  // 20: steward.plugin.v1.CheckHealthResponse.status:type_name -> steward.plugin.v1.HealthStatus
-	36, // 21: steward.plugin.v1.CheckHealthResponse.details:type_name -> steward.plugin.v1.CheckHealthResponse.DetailsEntry
-	17, // 22: steward.plugin.v1.HTTPRequestHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
-	17, // 23: steward.plugin.v1.HTTPResponseHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
-	4,  // 24: steward.plugin.v1.Plugin.Describe:input_type -> steward.plugin.v1.DescribeRequest
-	14, // 25: steward.plugin.v1.Plugin.Configure:input_type -> steward.plugin.v1.ConfigureRequest
-	18, // 26: steward.plugin.v1.Plugin.HandleHTTP:input_type -> steward.plugin.v1.HTTPRequestPart
-	21, // 27: steward.plugin.v1.Plugin.RunJob:input_type -> steward.plugin.v1.RunJobRequest
-	26, // 28: steward.plugin.v1.Plugin.ReadDataset:input_type -> steward.plugin.v1.ReadDatasetRequest
-	28, // 29: steward.plugin.v1.Plugin.CheckHealth:input_type -> steward.plugin.v1.CheckHealthRequest
-	30, // 30: steward.plugin.v1.Plugin.CollectMetrics:input_type -> steward.plugin.v1.CollectMetricsRequest
-	13, // 31: steward.plugin.v1.Plugin.Describe:output_type -> steward.plugin.v1.DescribeResponse
-	15, // 32: steward.plugin.v1.Plugin.Configure:output_type -> steward.plugin.v1.ConfigureResponse
-	20, // 33: steward.plugin.v1.Plugin.HandleHTTP:output_type -> steward.plugin.v1.HTTPResponsePart
-	25, // 34: steward.plugin.v1.Plugin.RunJob:output_type -> steward.plugin.v1.JobEvent
-	27, // 35: steward.plugin.v1.Plugin.ReadDataset:output_type -> steward.plugin.v1.DatasetChunk
-	29, // 36: steward.plugin.v1.Plugin.CheckHealth:output_type -> steward.plugin.v1.CheckHealthResponse
-	31, // 37: steward.plugin.v1.Plugin.CollectMetrics:output_type -> steward.plugin.v1.CollectMetricsResponse
-	31, // [31:38] is the sub-list for method output_type
-	24, // [24:31] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	5,  // 10: steward.plugin.v1.ConfigureResponse.routes:type_name -> steward.plugin.v1.Route
+	7,  // 11: steward.plugin.v1.ConfigureResponse.fragments:type_name -> steward.plugin.v1.Fragment
+	8,  // 12: steward.plugin.v1.ConfigureResponse.pages:type_name -> steward.plugin.v1.Page
+	9,  // 13: steward.plugin.v1.ConfigureResponse.nav:type_name -> steward.plugin.v1.NavEntry
+	10, // 14: steward.plugin.v1.ConfigureResponse.jobs:type_name -> steward.plugin.v1.Job
+	11, // 15: steward.plugin.v1.ConfigureResponse.datasets:type_name -> steward.plugin.v1.Dataset
+	32, // 16: steward.plugin.v1.HTTPRequestHead.headers:type_name -> steward.plugin.v1.HTTPRequestHead.HeadersEntry
+	3,  // 17: steward.plugin.v1.HTTPRequestHead.principal:type_name -> steward.plugin.v1.Principal
+	33, // 18: steward.plugin.v1.HTTPRequestHead.path_params:type_name -> steward.plugin.v1.HTTPRequestHead.PathParamsEntry
+	16, // 19: steward.plugin.v1.HTTPRequestPart.head:type_name -> steward.plugin.v1.HTTPRequestHead
+	34, // 20: steward.plugin.v1.HTTPResponseHead.headers:type_name -> steward.plugin.v1.HTTPResponseHead.HeadersEntry
+	19, // 21: steward.plugin.v1.HTTPResponsePart.head:type_name -> steward.plugin.v1.HTTPResponseHead
+	22, // 22: steward.plugin.v1.JobEvent.progress:type_name -> steward.plugin.v1.JobProgress
+	23, // 23: steward.plugin.v1.JobEvent.result:type_name -> steward.plugin.v1.JobResult
+	24, // 24: steward.plugin.v1.JobEvent.alert:type_name -> steward.plugin.v1.JobAlert
+	35, // 25: steward.plugin.v1.ReadDatasetRequest.params:type_name -> steward.plugin.v1.ReadDatasetRequest.ParamsEntry
+	2,  // 26: steward.plugin.v1.CheckHealthResponse.status:type_name -> steward.plugin.v1.HealthStatus
+	36, // 27: steward.plugin.v1.CheckHealthResponse.details:type_name -> steward.plugin.v1.CheckHealthResponse.DetailsEntry
+	17, // 28: steward.plugin.v1.HTTPRequestHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
+	17, // 29: steward.plugin.v1.HTTPResponseHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
+	4,  // 30: steward.plugin.v1.Plugin.Describe:input_type -> steward.plugin.v1.DescribeRequest
+	14, // 31: steward.plugin.v1.Plugin.Configure:input_type -> steward.plugin.v1.ConfigureRequest
+	18, // 32: steward.plugin.v1.Plugin.HandleHTTP:input_type -> steward.plugin.v1.HTTPRequestPart
+	21, // 33: steward.plugin.v1.Plugin.RunJob:input_type -> steward.plugin.v1.RunJobRequest
+	26, // 34: steward.plugin.v1.Plugin.ReadDataset:input_type -> steward.plugin.v1.ReadDatasetRequest
+	28, // 35: steward.plugin.v1.Plugin.CheckHealth:input_type -> steward.plugin.v1.CheckHealthRequest
+	30, // 36: steward.plugin.v1.Plugin.CollectMetrics:input_type -> steward.plugin.v1.CollectMetricsRequest
+	13, // 37: steward.plugin.v1.Plugin.Describe:output_type -> steward.plugin.v1.DescribeResponse
+	15, // 38: steward.plugin.v1.Plugin.Configure:output_type -> steward.plugin.v1.ConfigureResponse
+	20, // 39: steward.plugin.v1.Plugin.HandleHTTP:output_type -> steward.plugin.v1.HTTPResponsePart
+	25, // 40: steward.plugin.v1.Plugin.RunJob:output_type -> steward.plugin.v1.JobEvent
+	27, // 41: steward.plugin.v1.Plugin.ReadDataset:output_type -> steward.plugin.v1.DatasetChunk
+	29, // 42: steward.plugin.v1.Plugin.CheckHealth:output_type -> steward.plugin.v1.CheckHealthResponse
+	31, // 43: steward.plugin.v1.Plugin.CollectMetrics:output_type -> steward.plugin.v1.CollectMetricsResponse
+	37, // [37:44] is the sub-list for method output_type
+	30, // [30:37] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_steward_plugin_v1_plugin_proto_init() }

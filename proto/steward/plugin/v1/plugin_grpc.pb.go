@@ -40,10 +40,13 @@ const (
 //
 // Plugin is served by every plugin subprocess and called by the host.
 type PluginClient interface {
-	// Describe tells the host what the plugin offers. It is called once after
+	// Describe tells the host what the plugin is: its name, version,
+	// capabilities, config schema and migrations. It is called once after
 	// start and must not depend on Configure.
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*DescribeResponse, error)
-	// Configure hands the plugin its settings and the broker id of the Host service.
+	// Configure hands the plugin its settings and the broker id of the Host
+	// service; a plugin with the "configure.declarations" capability answers
+	// what it serves.
 	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error)
 	// HandleHTTP carries one HTTP exchange. The first request message is the
 	// head, the rest are body chunks; the response mirrors that.
@@ -162,10 +165,13 @@ func (c *pluginClient) CollectMetrics(ctx context.Context, in *CollectMetricsReq
 //
 // Plugin is served by every plugin subprocess and called by the host.
 type PluginServer interface {
-	// Describe tells the host what the plugin offers. It is called once after
+	// Describe tells the host what the plugin is: its name, version,
+	// capabilities, config schema and migrations. It is called once after
 	// start and must not depend on Configure.
 	Describe(context.Context, *DescribeRequest) (*DescribeResponse, error)
-	// Configure hands the plugin its settings and the broker id of the Host service.
+	// Configure hands the plugin its settings and the broker id of the Host
+	// service; a plugin with the "configure.declarations" capability answers
+	// what it serves.
 	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
 	// HandleHTTP carries one HTTP exchange. The first request message is the
 	// head, the rest are body chunks; the response mirrors that.

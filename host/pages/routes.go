@@ -20,6 +20,9 @@ var hostNav = []ui.NavEntry{
 	{Label: "Design system", Path: "/design-system", Order: 100},
 }
 
+// logoutPath is where a browser's sign-out form posts.
+const logoutPath = "/auth/logout"
+
 // Mount adds the pages, the host's fragments and the static assets to app.
 func (p *Pages) Mount(app *fiber.App) {
 	app.Get(ui.StaticPrefix+"*", adaptor.HTTPHandler(p.d.UI.Assets()))
@@ -28,7 +31,7 @@ func (p *Pages) Mount(app *fiber.App) {
 	app.Get("/auth/login", p.loginPage)
 	app.Post("/auth/login", p.startIdP)
 	app.Post("/auth/dev-login", p.devLogin)
-	app.Post("/auth/logout", p.logout)
+	app.Post(logoutPath, p.logout)
 
 	app.Get("/dashboard", p.signedIn(p.dashboard))
 	app.Get("/sync-dashboard", p.signedIn(p.syncDashboard))

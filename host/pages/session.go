@@ -31,13 +31,15 @@ type refreshResult struct {
 // cookie's, or, when that has expired and the refresh cookie is still
 // good, a new one from a silent refresh, whose cookies the response
 // carries. accessValid tells whether the access cookie's token is still
-// good. It returns "" when the browser has no usable session.
+// good. It returns "" when the browser has no usable session. Signing
+// out never refreshes: a rotation would extend the very session being
+// ended and hand the browser fresh cookies.
 func (p *Pages) SessionToken(c *fiber.Ctx, accessValid func(string) bool) string {
 	if access := c.Cookies(websession.CookieAccess); access != "" && accessValid(access) {
 		return access
 	}
 	refresh := c.Cookies(websession.CookieRefresh)
-	if refresh == "" {
+	if refresh == "" || (c.Method() == http.MethodPost && c.Path() == logoutPath) {
 		return ""
 	}
 	key := sha256.Sum256([]byte(refresh))

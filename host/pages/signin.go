@@ -140,17 +140,17 @@ func (p *Pages) finishSignIn(c *fiber.Ctx, t auth.Session, next string) error {
 	return c.Redirect(next, http.StatusSeeOther)
 }
 
-// logout ends the browser's session: its tokens are revoked and its
-// cookies cleared.
+// logout ends the browser's session whatever its cookies hold — a good
+// access token, an expired one, only the refresh token, garbage: what
+// still verifies is revoked (see auth.Routes.EndSession), the cookies are
+// cleared, and the browser goes to sign in. The request's cookies were
+// not refreshed on the way in (see SessionToken).
 func (p *Pages) logout(c *fiber.Ctx) error {
-	caller, ok := p.d.Caller(c)
-	if ok && !caller.ViaCookie {
+	if caller, ok := p.d.Caller(c); ok && !caller.ViaCookie {
 		return p.d.Problem(c, http.StatusBadRequest, "this signs a browser out; an API client signs out with POST /api/v1/auth/logout")
 	}
-	if ok {
-		if err := p.d.SignIn.EndSession(p.d.Context(c), c.Cookies(websession.CookieAccess)); err != nil {
-			return err
-		}
+	if err := p.d.SignIn.EndSession(p.d.Context(c), c.Cookies(websession.CookieAccess), c.Cookies(websession.CookieRefresh)); err != nil {
+		return err
 	}
 	setCookies(c, p.d.Sessions.SignOut(c.Hostname())...)
 	return c.Redirect("/login", http.StatusSeeOther)

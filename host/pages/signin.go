@@ -33,10 +33,29 @@ func setCookies(c *fiber.Ctx, cookies ...websession.Cookie) {
 	}
 }
 
+// SignInStep reports whether a request is one of a browser's sign-in
+// attempts, which the host counts on the sign-in rate budget like the
+// API's: a sign-in form's post (development credentials, or the start of
+// an identity-provider sign-in) and the identity provider's return to the
+// sign-in page, which redeems a code. Showing the sign-in page is not one.
+func SignInStep(c *fiber.Ctx) bool {
+	switch c.Method() + " " + c.Path() {
+	case http.MethodPost + " " + devLoginPath, http.MethodPost + " " + startIdPPath:
+		return true
+	case http.MethodGet + " " + loginPath, http.MethodGet + " " + startIdPPath:
+		return idpReturning(c)
+	}
+	return false
+}
+
+// idpReturning reports whether the identity provider has sent the browser
+// back to the sign-in page, with a code or an error.
+func idpReturning(c *fiber.Ctx) bool { return c.Query("code") != "" || c.Query("error") != "" }
+
 // loginPage shows the sign-in page, or, when the identity provider has sent
 // the browser back with a code, finishes that sign-in.
 func (p *Pages) loginPage(c *fiber.Ctx) error {
-	if c.Query("code") != "" || c.Query("error") != "" {
+	if idpReturning(c) {
 		return p.idpReturn(c)
 	}
 	next := websession.SafeNext(c.Query("next"))

@@ -1,0 +1,50 @@
+package pages
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// TestSignInStep: the browser's sign-in attempts are the forms' posts and
+// the identity provider's return; showing the sign-in page, signing out
+// and other spellings of the paths are not.
+func TestSignInStep(t *testing.T) {
+	app := fiber.New(fiber.Config{CaseSensitive: true, StrictRouting: true})
+	app.Use(func(c *fiber.Ctx) error {
+		if SignInStep(c) {
+			return c.SendString("sign-in")
+		}
+		return c.SendString("other")
+	})
+	for target, want := range map[string]bool{
+		"POST /auth/dev-login":                   true,
+		"POST /auth/login":                       true,
+		"GET /login?code=abc&state=x":            true,
+		"GET /auth/login?code=abc&state=x":       true,
+		"GET /login?error=access_denied":         true,
+		"GET /login":                             false,
+		"GET /login?next=/dashboard":             false,
+		"GET /auth/dev-login":                    false,
+		"POST /login":                            false,
+		"POST /auth/logout":                      false,
+		"POST /auth/dev-login/":                  false,
+		"POST /Auth/Dev-Login":                   false,
+		"GET /dashboard?code=abc":                false,
+		"POST /api/v1/compliance/rules?code=abc": false,
+	} {
+		method, path, _ := strings.Cut(target, " ")
+		resp, err := app.Test(httptest.NewRequest(method, path, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := make([]byte, 16)
+		n, _ := resp.Body.Read(body)
+		if got := string(body[:n]) == "sign-in"; got != want || resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: sign-in step %v, want %v", target, got, want)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 // the host has enforced the route's auth requirement, parameter declarations
 // and, for sync routes, the concurrency limit.
 func (s *Server) dispatch(c *fiber.Ctx) error {
-	r, params := s.matchPlugin(c)
+	r, rawParams := s.matchPlugin(c)
 	if r == nil {
 		return c.Next()
 	}
@@ -32,7 +32,7 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 		}
 		return writeProblem(c, status, detail, nil)
 	}
-	errs := inputErrors(c, params)
+	params, errs := inputErrors(c, rawParams)
 	if len(errs) == 0 {
 		errs = r.Validate(func(name string) []string {
 			var out []string

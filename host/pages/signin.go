@@ -89,7 +89,7 @@ func (p *Pages) showLogin(c *fiber.Ctx, status int, next, message string) error 
 // anonymousCSRF checks the sign-in forms' CSRF token: it was issued to
 // nobody, by this host, and matches the browser's cookie.
 func (p *Pages) anonymousCSRF(c *fiber.Ctx) bool {
-	return p.d.Sessions.ValidCSRF("", c.Cookies(websession.CookieCSRF), c.FormValue(websession.FormCSRF))
+	return p.d.Sessions.ValidCSRF("", c.Cookies(websession.CookieCSRF), formField(c, websession.FormCSRF))
 }
 
 // startIdP sends the browser to the identity provider.

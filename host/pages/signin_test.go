@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -45,6 +46,37 @@ func TestSignInStep(t *testing.T) {
 		n, _ := resp.Body.Read(body)
 		if got := string(body[:n]) == "sign-in"; got != want || resp.StatusCode != http.StatusOK {
 			t.Errorf("%s: sign-in step %v, want %v", target, got, want)
+		}
+	}
+}
+
+// TestFormField: a CSRF token is read from a form body, URL-encoded or
+// multipart, and never from the query string.
+func TestFormField(t *testing.T) {
+	app := fiber.New()
+	app.Post("/", func(c *fiber.Ctx) error { return c.SendString(formField(c, "csrf_token")) })
+	var multipart strings.Builder
+	multipart.WriteString("--b\r\nContent-Disposition: form-data; name=\"csrf_token\"\r\n\r\nfrom-multipart\r\n--b--\r\n")
+	for _, c := range []struct {
+		name, target, contentType, body, want string
+	}{
+		{"query only", "/?csrf_token=from-query", "", "", ""},
+		{"query beside an empty form", "/?csrf_token=from-query", "application/x-www-form-urlencoded", "notes=x", ""},
+		{"query beside a JSON body", "/?csrf_token=from-query", "application/json", `{"csrf_token":"from-json"}`, ""},
+		{"URL-encoded form", "/?csrf_token=from-query", "application/x-www-form-urlencoded; charset=UTF-8", "csrf_token=from-form", "from-form"},
+		{"multipart form", "/?csrf_token=from-query", "multipart/form-data; boundary=b", multipart.String(), "from-multipart"},
+	} {
+		req := httptest.NewRequest(http.MethodPost, c.target, strings.NewReader(c.body))
+		if c.contentType != "" {
+			req.Header.Set("Content-Type", c.contentType)
+		}
+		resp, err := app.Test(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		if string(got) != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }

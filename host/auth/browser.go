@@ -64,17 +64,30 @@ func (r Routes) RefreshSession(ctx context.Context, refreshToken string) (Sessio
 	return r.session(r.refresh(ctx, refreshToken))
 }
 
-// EndSession revokes a browser's access token and every refresh token of
-// its sign-in, as POST /api/v1/auth/logout does.
-func (r Routes) EndSession(ctx context.Context, accessToken string) error {
-	claims, err := r.Issuer.Verify(accessToken, TypeAccess)
-	if err != nil {
-		return ErrSignInRefused
+// EndSession ends a browser's sign-in whatever state its cookies are in:
+// the access token, if it still verifies, is revoked with its refresh
+// family, and the refresh token, if it verifies (it outlives the access
+// token), has its family revoked too, as POST /api/v1/auth/logout does. A
+// token that does not verify — expired, malformed, absent — is passed
+// over: nothing of it is left to revoke. Only a failure to revoke is an
+// error.
+func (r Routes) EndSession(ctx context.Context, accessToken, refreshToken string) error {
+	subject := ""
+	if claims, err := r.Issuer.Verify(accessToken, TypeAccess); err == nil {
+		if err := r.Tokens.Logout(ctx, claims); err != nil {
+			return err
+		}
+		subject = claims.Subject
 	}
-	if err := r.Tokens.Logout(ctx, claims); err != nil {
-		return err
+	if claims, err := r.Issuer.Verify(refreshToken, TypeRefresh); err == nil {
+		if err := r.Tokens.EndFamily(ctx, refreshToken, claims); err != nil {
+			return err
+		}
+		subject = claims.Subject
 	}
-	r.Audit.Record(ctx, audit.Entry{Action: "auth.logout.success", Status: audit.StatusSuccess, ResourceType: "session"})
+	if subject != "" {
+		r.Audit.Record(ctx, audit.Entry{Action: "auth.logout.success", Status: audit.StatusSuccess, ActorID: subject, ResourceType: "session"})
+	}
 	return nil
 }
 

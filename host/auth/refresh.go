@@ -329,6 +329,24 @@ func (s *RefreshStore) RevokeFamily(ctx context.Context, family string) error {
 	return nil
 }
 
+// EndFamily revokes every token of the family of the presented refresh
+// token, whose claims the caller has verified, used or not. A token this
+// store does not hold as presented revokes nothing.
+func (s *RefreshStore) EndFamily(ctx context.Context, presented string, claims Claims) error {
+	var cur refreshRow
+	err := s.db.NewSelect().Model(&cur).Column("family_id", "token_hash", "user_id").Where("id = ?", claims.ID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("auth: load refresh token: %w", err)
+	}
+	if subtle.ConstantTimeCompare([]byte(cur.TokenHash), []byte(hashToken(presented))) != 1 || cur.UserID != claims.Subject {
+		return nil
+	}
+	return s.RevokeFamily(ctx, cur.FamilyID)
+}
+
 // Logout revokes the access token with the given claims until its expiry,
 // and the refresh family it was issued with, if any.
 func (s *RefreshStore) Logout(ctx context.Context, access Claims) error {

@@ -196,6 +196,46 @@ func TestLogout(t *testing.T) {
 	})
 }
 
+// TestEndFamily: the refresh token alone ends its sign-in, spent or not:
+// every refresh token of the family is refused and every access token
+// issued with them revoked. A token not held as presented ends nothing.
+func TestEndFamily(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *RefreshStore, rev Revocations) {
+		ctx := context.Background()
+		iss, first := startSession(t, s)
+		second := mint(t, iss)
+		if err := s.Rotate(ctx, first.Refresh, first.RefreshClaims, second); err != nil {
+			t.Fatal(err)
+		}
+		other := mint(t, iss)
+		if err := s.Start(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		// Right jti, another token: nothing ends.
+		if err := s.EndFamily(ctx, other.Refresh, second.RefreshClaims); err != nil {
+			t.Fatalf("EndFamily with a mismatched token: %v", err)
+		}
+		wantRevoked(t, rev, second.AccessClaims.ID, false)
+		if err := s.EndFamily(ctx, mint(t, iss).Refresh, mint(t, iss).RefreshClaims); err != nil {
+			t.Fatalf("EndFamily of an unrecorded token: %v", err)
+		}
+
+		if err := s.EndFamily(ctx, first.Refresh, first.RefreshClaims); err != nil {
+			t.Fatalf("EndFamily with the spent first token: %v", err)
+		}
+		wantRevoked(t, rev, first.AccessClaims.ID, true)
+		wantRevoked(t, rev, second.AccessClaims.ID, true)
+		if err := s.Rotate(ctx, second.Refresh, second.RefreshClaims, mint(t, iss)); !errors.Is(err, ErrRefreshRejected) {
+			t.Errorf("Rotate of the family's newest token after EndFamily = %v, want ErrRefreshRejected", err)
+		}
+		// Another sign-in of the same user is untouched.
+		wantRevoked(t, rev, other.AccessClaims.ID, false)
+		if err := s.Rotate(ctx, other.Refresh, other.RefreshClaims, mint(t, iss)); err != nil {
+			t.Errorf("Rotate of another sign-in: %v", err)
+		}
+	})
+}
+
 // TestRevocationsExpire: an entry lasts as long as its token verifies,
 // which is leeway past the token's exp, and not longer.
 func TestRevocationsExpire(t *testing.T) {

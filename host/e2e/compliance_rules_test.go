@@ -18,8 +18,9 @@ import (
 
 // rulesWorld: each brand has storage accounts — Brand A one on TLS 1.0
 // and one on TLS 1.2, Brand B one on TLS 1.0 — a policy state, and users:
-// Brand A two, one with MFA (50 %), Brand B one with MFA (100 %).
-func rulesWorld(t *testing.T) string {
+// Brand A two, one with MFA (50 %), Brand B one with MFA (100 %); and
+// the extra resources.
+func rulesWorld(t *testing.T, extra ...world.Resource) string {
 	subA, subB := "aaaaaaaa-0000-0000-0000-000000000001", "bbbbbbbb-0000-0000-0000-000000000001"
 	on := true
 	today := time.Now().UTC().Format(time.DateOnly)
@@ -39,7 +40,7 @@ func rulesWorld(t *testing.T) string {
 			{Name: "Brand B", DirectoryTenantID: identityDirB, Subscriptions: []world.Subscription{{ID: subB, Name: "B prod"}}, AccessGroups: []string{"grp-b"}, Domains: []string{"brand-b.example"}},
 			{Name: "Brand A", DirectoryTenantID: identityDirA, Subscriptions: []world.Subscription{{ID: subA, Name: "A prod"}}, AccessGroups: []string{"grp-a"}, Delegated: true, Domains: []string{"brand-a.example"}},
 		},
-		Resources:    []world.Resource{account(subA, "sa-old-tls", "TLS1_0"), account(subA, "sa-tls12", "TLS1_2"), account(subB, "sb-old-tls", "TLS1_0")},
+		Resources:    append([]world.Resource{account(subA, "sa-old-tls", "TLS1_0"), account(subA, "sa-tls12", "TLS1_2"), account(subB, "sb-old-tls", "TLS1_0")}, extra...),
 		PolicyStates: []world.PolicyState{state(subA, "sa-tls12"), state(subB, "sb-old-tls")},
 		Users: []world.User{
 			{Email: "ada@brand-a.example", Name: "Ada A", DirectoryTenantID: identityDirA, UserType: "Member", AccountEnabled: &on,

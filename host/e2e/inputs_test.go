@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 )
 
@@ -106,4 +107,39 @@ func TestInternalErrorsStayInTheLog(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestPluginPathParametersAre422: a plugin's path parameter is checked
+// as the plugin would read it, decoded: a NUL, another control character
+// or invalid UTF-8 sent percent-encoded is the host's 422 naming
+// path.<parameter>, on every route and database, and never reaches the
+// plugin (whose database refuses a NUL with a 500).
+func TestPluginPathParametersAre422(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			o := hostOpts{pluginsHCL: dmarcPlugins("") + defaultPlugins()}
+			if dialect == store.DialectPostgres {
+				o.databaseURL = storetest.PostgresURL(t)
+			}
+			h := startHost(t, o)
+			admin := h.login()
+			for _, c := range []struct{ method, path string }{
+				{http.MethodGet, "/api/v1/dmarc/domains/%00"},
+				{http.MethodGet, "/api/v1/dmarc/domains/a%00b"},
+				{http.MethodGet, "/api/v1/dmarc/domains/%1b%5b31m"},
+				{http.MethodGet, "/api/v1/dmarc/domains/%ff%fe"},
+				{http.MethodGet, "/api/v1/dmarc/domains/%00/history"},
+				{http.MethodDelete, "/api/v1/dmarc/domains/%00"},
+			} {
+				r := h.do(c.method, c.path, admin, nil)
+				expectInvalid(t, r, "path.domain_id")
+				if !strings.Contains(string(r.body), "must be UTF-8 text without control characters") {
+					t.Errorf("%s %s: %s", c.method, c.path, r.body)
+				}
+			}
+			if r := h.get("/api/v1/dmarc/domains/no-such-domain", admin); r.status != http.StatusNotFound {
+				t.Errorf("an unknown domain id: %d %s, want 404", r.status, r.body)
+			}
+		})
+	}
 }

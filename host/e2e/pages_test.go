@@ -225,3 +225,41 @@ func TestPageForms(t *testing.T) {
 		}
 	}
 }
+
+// TestCSRFTokenNotFromTheQuery: the CSRF token counts only from the
+// X-CSRF-Token header or a form field; the same good token in the query
+// string is refused, by a session's state change and by a sign-in form.
+func TestCSRFTokenNotFromTheQuery(t *testing.T) {
+	h := startHost(t, hostOpts{})
+	b := newBrowser(h)
+	b.signIn("/sync-dashboard")
+	page := b.do(http.MethodGet, "/sync-dashboard", nil)
+	m := metaCSRFRE.FindStringSubmatch(string(page.body))
+	if m == nil {
+		t.Fatalf("sync dashboard: %d %s", page.status, page.body)
+	}
+	q := "?csrf_token=" + url.QueryEscape(m[1])
+	if r := b.do(http.MethodPost, "/api/v1/sync/testplugin"+q, nil); r.status != http.StatusForbidden {
+		t.Errorf("sync with the token in the query: %d %s", r.status, r.body)
+	}
+	if r := b.do(http.MethodPost, "/auth/logout"+q, url.Values{}); r.status != http.StatusForbidden {
+		t.Errorf("sign-out with the token in the query: %d %s", r.status, r.body)
+	}
+	if r := b.do(http.MethodGet, "/dashboard", nil); r.status != http.StatusOK {
+		t.Errorf("the session after the refused sign-out: %d", r.status)
+	}
+	if r := b.do(http.MethodPost, "/api/v1/sync/testplugin", url.Values{"csrf_token": {m[1]}}); r.status != http.StatusAccepted {
+		t.Errorf("sync with the token in the form: %d %s", r.status, r.body)
+	}
+
+	anon := newBrowser(h)
+	login := anon.do(http.MethodGet, "/login", nil)
+	f := csrfFieldRE.FindStringSubmatch(string(login.body))
+	if f == nil {
+		t.Fatalf("login page: %d %s", login.status, login.body)
+	}
+	r := anon.do(http.MethodPost, "/auth/dev-login?csrf_token="+url.QueryEscape(f[1]), url.Values{"username": {"admin@steward.local"}, "password": {"steward-dev"}})
+	if r.status != http.StatusForbidden || anon.cookie("steward_access") != nil {
+		t.Errorf("sign-in with the form's token in the query: %d", r.status)
+	}
+}

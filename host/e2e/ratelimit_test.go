@@ -129,3 +129,54 @@ func TestRoutingIsExact(t *testing.T) {
 		t.Errorf("plugin route on a budget of %s, want 100", r.header.Get("X-Ratelimit-Limit"))
 	}
 }
+
+// TestBrowserSignInOnTheSignInBudget: the browser's sign-in — the
+// development form, the form that starts an identity-provider sign-in and
+// the provider's return with a code — draws on the sign-in budget of 10
+// with the API's: ten wrong attempts are answered, the 11th is a 429 with
+// Retry-After, on each of them. Showing the sign-in page is not an attempt.
+func TestBrowserSignInOnTheSignInBudget(t *testing.T) {
+	h := startHost(t, hostOpts{})
+	b := newBrowser(h)
+	token := func(r response) string {
+		t.Helper()
+		m := csrfFieldRE.FindStringSubmatch(string(r.body))
+		if m == nil {
+			t.Fatalf("no sign-in form in %d %s", r.status, r.body)
+		}
+		return m[1]
+	}
+	page := b.do(http.MethodGet, "/login", nil)
+	if page.header.Get("X-Ratelimit-Limit") != "100" {
+		t.Errorf("the sign-in page on a budget of %s, want the general 100", page.header.Get("X-Ratelimit-Limit"))
+	}
+	csrf := token(page)
+	attempts := []func() response{
+		func() response {
+			return b.do(http.MethodPost, "/auth/dev-login", url.Values{"username": {"admin@steward.local"}, "password": {"wrong"}, "csrf_token": {csrf}})
+		},
+		func() response {
+			return b.do(http.MethodPost, "/auth/login", url.Values{"login_hint": {"nobody@example.com"}, "csrf_token": {csrf}})
+		},
+		func() response { return b.do(http.MethodGet, "/login?code=stolen&state=guessed", nil) },
+	}
+	for i := range 10 {
+		r := attempts[i%len(attempts)]()
+		if r.status == http.StatusTooManyRequests || r.header.Get("X-Ratelimit-Limit") != "10" || r.header.Get("X-Ratelimit-Remaining") != strconv.Itoa(9-i) {
+			t.Fatalf("attempt %d: %d on a budget of %s with %s left", i+1, r.status, r.header.Get("X-Ratelimit-Limit"), r.header.Get("X-Ratelimit-Remaining"))
+		}
+		if r.status != http.StatusSeeOther {
+			csrf = token(r)
+		}
+	}
+	for i, attempt := range attempts {
+		r := attempt()
+		if r.status != http.StatusTooManyRequests {
+			t.Errorf("attempt %d past the budget: %d %.200s, want 429", 11+i, r.status, r.body)
+			continue
+		}
+		expectLimited(t, r)
+	}
+	// The right password is refused too until the minute is over.
+	expectLimited(t, b.do(http.MethodPost, "/auth/dev-login", url.Values{"username": {"admin@steward.local"}, "password": {"steward-dev"}, "csrf_token": {csrf}}))
+}

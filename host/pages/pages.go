@@ -60,7 +60,7 @@ type SignIn interface {
 	BeginBrowserSignIn(ctx context.Context, redirectURI, loginHint string) (authorizationURL, state, verifier string, err error)
 	FinishBrowserSignIn(ctx context.Context, code, verifier, state string) (auth.Session, error)
 	RefreshSession(ctx context.Context, refreshToken string) (auth.Session, error)
-	EndSession(ctx context.Context, accessToken string) error
+	EndSession(ctx context.Context, accessToken, refreshToken string) error
 }
 
 // Deps are what the pages are served from.

@@ -20,15 +20,25 @@ var hostNav = []ui.NavEntry{
 	{Label: "Design system", Path: "/design-system", Order: 100},
 }
 
+// The sign-in pages' paths: the page (also the identity provider's
+// return), the same page under /auth where the form to start an identity
+// provider's sign-in posts, the development form's, and the sign-out.
+const (
+	loginPath    = "/login"
+	startIdPPath = "/auth/login"
+	devLoginPath = "/auth/dev-login"
+	logoutPath   = "/auth/logout"
+)
+
 // Mount adds the pages, the host's fragments and the static assets to app.
 func (p *Pages) Mount(app *fiber.App) {
 	app.Get(ui.StaticPrefix+"*", adaptor.HTTPHandler(p.d.UI.Assets()))
 	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/dashboard", http.StatusSeeOther) })
-	app.Get("/login", p.loginPage)
-	app.Get("/auth/login", p.loginPage)
-	app.Post("/auth/login", p.startIdP)
-	app.Post("/auth/dev-login", p.devLogin)
-	app.Post("/auth/logout", p.logout)
+	app.Get(loginPath, p.loginPage)
+	app.Get(startIdPPath, p.loginPage)
+	app.Post(startIdPPath, p.startIdP)
+	app.Post(devLoginPath, p.devLogin)
+	app.Post(logoutPath, p.logout)
 
 	app.Get("/dashboard", p.signedIn(p.dashboard))
 	app.Get("/sync-dashboard", p.signedIn(p.syncDashboard))

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -31,13 +32,15 @@ type refreshResult struct {
 // cookie's, or, when that has expired and the refresh cookie is still
 // good, a new one from a silent refresh, whose cookies the response
 // carries. accessValid tells whether the access cookie's token is still
-// good. It returns "" when the browser has no usable session.
+// good. It returns "" when the browser has no usable session. Signing
+// out never refreshes: a rotation would extend the very session being
+// ended and hand the browser fresh cookies.
 func (p *Pages) SessionToken(c *fiber.Ctx, accessValid func(string) bool) string {
 	if access := c.Cookies(websession.CookieAccess); access != "" && accessValid(access) {
 		return access
 	}
 	refresh := c.Cookies(websession.CookieRefresh)
-	if refresh == "" {
+	if refresh == "" || (c.Method() == http.MethodPost && c.Path() == logoutPath) {
 		return ""
 	}
 	key := sha256.Sum256([]byte(refresh))
@@ -68,7 +71,8 @@ func unsafeMethod(m string) bool {
 
 // CheckCSRF refuses a state-changing request that a browser's session
 // cookie authenticated without the session's CSRF token (in the
-// X-CSRF-Token header or the csrf_token form field): such a request may
+// X-CSRF-Token header or the body's csrf_token form field, never the
+// query string): such a request may
 // have been sent by another site's page. Requests with a Bearer token or
 // an API key need none, as a browser never adds those by itself; the
 // sign-in forms check their own, anonymous, token.
@@ -78,9 +82,26 @@ func (p *Pages) CheckCSRF(c *fiber.Ctx, caller Caller) bool {
 	}
 	presented := c.Get(websession.HeaderCSRF)
 	if presented == "" {
-		presented = c.FormValue(websession.FormCSRF)
+		presented = formField(c, websession.FormCSRF)
 	}
 	return p.d.Sessions.ValidCSRF(caller.ID, c.Cookies(websession.CookieCSRF), presented)
+}
+
+// formField is a field of the request's form body, URL-encoded or
+// multipart, and never of its query string, where fiber's FormValue looks
+// first: a token in a URL is written to access logs, browser history and
+// Referer headers, and can be planted in a link.
+func formField(c *fiber.Ctx, name string) string {
+	ct := strings.ToLower(string(c.Request().Header.ContentType()))
+	switch {
+	case strings.HasPrefix(ct, fiber.MIMEApplicationForm):
+		return string(c.Request().PostArgs().Peek(name))
+	case strings.HasPrefix(ct, fiber.MIMEMultipartForm):
+		if f, err := c.MultipartForm(); err == nil && len(f.Value[name]) > 0 {
+			return f.Value[name][0]
+		}
+	}
+	return ""
 }
 
 // csrfToken is the token a page hands its forms and htmx: the browser's

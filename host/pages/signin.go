@@ -33,10 +33,29 @@ func setCookies(c *fiber.Ctx, cookies ...websession.Cookie) {
 	}
 }
 
+// SignInStep reports whether a request is one of a browser's sign-in
+// attempts, which the host counts on the sign-in rate budget like the
+// API's: a sign-in form's post (development credentials, or the start of
+// an identity-provider sign-in) and the identity provider's return to the
+// sign-in page, which redeems a code. Showing the sign-in page is not one.
+func SignInStep(c *fiber.Ctx) bool {
+	switch c.Method() + " " + c.Path() {
+	case http.MethodPost + " " + devLoginPath, http.MethodPost + " " + startIdPPath:
+		return true
+	case http.MethodGet + " " + loginPath, http.MethodGet + " " + startIdPPath:
+		return idpReturning(c)
+	}
+	return false
+}
+
+// idpReturning reports whether the identity provider has sent the browser
+// back to the sign-in page, with a code or an error.
+func idpReturning(c *fiber.Ctx) bool { return c.Query("code") != "" || c.Query("error") != "" }
+
 // loginPage shows the sign-in page, or, when the identity provider has sent
 // the browser back with a code, finishes that sign-in.
 func (p *Pages) loginPage(c *fiber.Ctx) error {
-	if c.Query("code") != "" || c.Query("error") != "" {
+	if idpReturning(c) {
 		return p.idpReturn(c)
 	}
 	next := websession.SafeNext(c.Query("next"))
@@ -70,7 +89,7 @@ func (p *Pages) showLogin(c *fiber.Ctx, status int, next, message string) error 
 // anonymousCSRF checks the sign-in forms' CSRF token: it was issued to
 // nobody, by this host, and matches the browser's cookie.
 func (p *Pages) anonymousCSRF(c *fiber.Ctx) bool {
-	return p.d.Sessions.ValidCSRF("", c.Cookies(websession.CookieCSRF), c.FormValue(websession.FormCSRF))
+	return p.d.Sessions.ValidCSRF("", c.Cookies(websession.CookieCSRF), formField(c, websession.FormCSRF))
 }
 
 // startIdP sends the browser to the identity provider.
@@ -140,17 +159,17 @@ func (p *Pages) finishSignIn(c *fiber.Ctx, t auth.Session, next string) error {
 	return c.Redirect(next, http.StatusSeeOther)
 }
 
-// logout ends the browser's session: its tokens are revoked and its
-// cookies cleared.
+// logout ends the browser's session whatever its cookies hold — a good
+// access token, an expired one, only the refresh token, garbage: what
+// still verifies is revoked (see auth.Routes.EndSession), the cookies are
+// cleared, and the browser goes to sign in. The request's cookies were
+// not refreshed on the way in (see SessionToken).
 func (p *Pages) logout(c *fiber.Ctx) error {
-	caller, ok := p.d.Caller(c)
-	if ok && !caller.ViaCookie {
+	if caller, ok := p.d.Caller(c); ok && !caller.ViaCookie {
 		return p.d.Problem(c, http.StatusBadRequest, "this signs a browser out; an API client signs out with POST /api/v1/auth/logout")
 	}
-	if ok {
-		if err := p.d.SignIn.EndSession(p.d.Context(c), c.Cookies(websession.CookieAccess)); err != nil {
-			return err
-		}
+	if err := p.d.SignIn.EndSession(p.d.Context(c), c.Cookies(websession.CookieAccess), c.Cookies(websession.CookieRefresh)); err != nil {
+		return err
 	}
 	setCookies(c, p.d.Sessions.SignOut(c.Hostname())...)
 	return c.Redirect("/login", http.StatusSeeOther)

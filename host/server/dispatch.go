@@ -14,7 +14,7 @@ import (
 // the host has enforced the route's auth requirement, parameter
 // declarations, tenant input and, for sync routes, the concurrency limit.
 func (s *Server) dispatch(c *fiber.Ctx) error {
-	r, params := s.matchPlugin(c)
+	r, rawParams := s.matchPlugin(c)
 	if r == nil {
 		return c.Next()
 	}
@@ -39,7 +39,7 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 		}
 		return out
 	}
-	errs := inputErrors(c, params)
+	params, errs := inputErrors(c, rawParams)
 	if len(errs) == 0 {
 		errs = r.Validate(query, params)
 	}

@@ -14,10 +14,17 @@ import (
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
-// inputErrors names every input of the request that carries a control
-// character (see protocol.InputErrors). It runs before any handler, host or
-// plugin, so no such value reaches a store.
-func inputErrors(c *fiber.Ctx, params map[string]string) []*huma.ErrorDetail {
+// inputErrors decodes the request's path parameters, which the router
+// matches on the path as sent (percent-encoded), and names every input that
+// does not decode or carries a control character (see
+// protocol.DecodePathParams and protocol.InputErrors). It runs before any
+// handler, host or plugin, so no such value reaches a store. The decoded
+// parameters are what a plugin's handler is given.
+func inputErrors(c *fiber.Ctx, rawParams map[string]string) (map[string]string, []*huma.ErrorDetail) {
+	params, errs := protocol.DecodePathParams(rawParams)
+	if len(errs) > 0 {
+		return nil, errs
+	}
 	in := protocol.Inputs{PathParams: params, ContentType: c.Get(fiber.HeaderContentType), Body: c.Body()}
 	for k, v := range c.Context().QueryArgs().All() {
 		in.Query = append(in.Query, [2]string{string(k), string(v)})
@@ -27,7 +34,7 @@ func inputErrors(c *fiber.Ctx, params map[string]string) []*huma.ErrorDetail {
 			in.Form = append(in.Form, [2]string{string(k), string(v)})
 		}
 	}
-	return protocol.InputErrors(in)
+	return params, protocol.InputErrors(in)
 }
 
 const localInternalError = "steward.internal_error"

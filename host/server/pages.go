@@ -214,6 +214,9 @@ func (s *Server) documentForms(problem func(string) *huma.Response, page map[str
 			"503": {Description: "Signing in is unavailable now", Content: page}}})
 	doc.AddOperation(&huma.Operation{OperationID: "page-auth-logout", Method: http.MethodPost, Path: "/auth/logout", Tags: []string{"pages"}, Security: anonymous,
 		Summary: "Sign a browser out: its tokens are revoked and its cookies cleared", RequestBody: form("csrf_token"),
+		Description: "Ends the session whatever state its cookies are in — a good access token, an expired one, the refresh token alone, garbage: " +
+			"what still verifies is revoked (the access token and every token of its sign-in, found from either cookie), both cookies are cleared " +
+			"and the browser is sent to /login. The cookies are never refreshed on the way. A session a good access cookie carries must send its CSRF token.",
 		Responses: map[string]*huma.Response{"303": {Description: "To /login", Headers: redirect.Headers},
 			"400": problem("The caller is an API client, which signs out with POST /api/v1/auth/logout"),
 			"403": problem("The session's CSRF token is missing or wrong"), "429": limited}})

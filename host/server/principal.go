@@ -142,7 +142,7 @@ func (s *Server) requireAuth(ctx huma.Context, next func(huma.Context)) {
 			return
 		}
 	}
-	if errs := inputErrors(c, c.AllParams()); len(errs) > 0 {
+	if _, errs := inputErrors(c, c.AllParams()); len(errs) > 0 {
 		details := make([]error, len(errs))
 		for i, e := range errs {
 			details[i] = e

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/stewardhq/steward/host/pages"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/ratelimit"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
@@ -44,6 +45,9 @@ func (s *Server) rateClass(c *fiber.Ctx) ratelimit.Class {
 				return ratelimit.Auth
 			}
 		}
+	}
+	if pages.SignInStep(c) {
+		return ratelimit.Auth
 	}
 	if r, _ := s.matchPlugin(c); r != nil {
 		switch r.RateClass {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"mime"
+	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -38,9 +41,32 @@ func ControlChars(s string, multiline bool) bool {
 	return false
 }
 
+// MsgBadEscape is the message of a path parameter refused by
+// DecodePathParams.
+const MsgBadEscape = "must be validly percent-encoded"
+
+// DecodePathParams decodes path parameters matched on a request's path as
+// it was sent, percent-encoded, into the values the caller meant — those
+// InputErrors checks and a plugin's handler reads (net/http decodes a path
+// value the same way). A value that does not decode is named, in name
+// order, and left out.
+func DecodePathParams(raw map[string]string) (map[string]string, []*huma.ErrorDetail) {
+	out := make(map[string]string, len(raw))
+	var errs []*huma.ErrorDetail
+	for _, name := range slices.Sorted(maps.Keys(raw)) {
+		v, err := url.PathUnescape(raw[name])
+		if err != nil {
+			errs = append(errs, &huma.ErrorDetail{Location: "path." + printableName(name), Message: MsgBadEscape})
+			continue
+		}
+		out[name] = v
+	}
+	return out, errs
+}
+
 // Inputs are the parts of a request InputErrors reads: the matched path
-// parameters, the query and form fields in request order, and the body
-// with its Content-Type.
+// parameters, decoded, the query and form fields in request order, and
+// the body with its Content-Type.
 type Inputs struct {
 	PathParams  map[string]string
 	Query       [][2]string

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"maps"
 	"slices"
 	"testing"
 )
@@ -36,5 +37,26 @@ func TestInputErrors(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestDecodePathParams: values are decoded as net/http decodes a path
+// (so a NUL or an invalid byte sent escaped reaches InputErrors as
+// itself); a bad escape is named and left out.
+func TestDecodePathParams(t *testing.T) {
+	got, errs := DecodePathParams(map[string]string{"id": "%00", "name": "a%2Fb%20c", "bad": "%zz", "bytes": "%ff", "plain": "100"})
+	want := map[string]string{"id": "\x00", "name": "a/b c", "bytes": "\xff", "plain": "100"}
+	if !maps.Equal(got, want) {
+		t.Errorf("decoded %q, want %q", got, want)
+	}
+	if len(errs) != 1 || errs[0].Location != "path.bad" || errs[0].Message != MsgBadEscape {
+		t.Errorf("errors %+v, want path.bad", errs)
+	}
+	var locs []string
+	for _, e := range InputErrors(Inputs{PathParams: got}) {
+		locs = append(locs, e.Location)
+	}
+	if !slices.Equal(locs, []string{"path.bytes", "path.id"}) {
+		t.Errorf("InputErrors of the decoded values name %v, want path.bytes and path.id", locs)
 	}
 }

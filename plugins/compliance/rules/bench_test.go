@@ -151,7 +151,7 @@ func BenchmarkRuleEvaluation(b *testing.B) {
 		for range b.N {
 			results := make([]Result, len(rules))
 			for start := 0; start < len(decoded); start += evalBatch {
-				validate(decoded[start:min(start+evalBatch, len(decoded))], idx, schemas, rules, results)
+				validate(context.Background(), decoded[start:min(start+evalBatch, len(decoded))], idx, schemas, rules, results)
 			}
 			found = 0
 			for _, r := range results {

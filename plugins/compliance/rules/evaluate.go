@@ -53,32 +53,59 @@ func decode(raw []byte) (any, error) {
 
 // Evaluate validates each record against the rule's schema and returns
 // every violation: each failed keyword of each record, with its instance
-// path, in the order of the records.
-func Evaluate(rule *Rule, records []Record) ([]Violation, error) {
+// path, in the order of the records. A record past the budgets stops the
+// evaluation with an error wrapping ErrBudget.
+func Evaluate(ctx context.Context, rule *Rule, records []Record) ([]Violation, error) {
 	s, err := CompileSchema([]byte(rule.Schema))
 	if err != nil {
 		return nil, err
 	}
+	deadline := time.Now().Add(MaxEvalTime)
 	var out []Violation
 	for i := range records {
-		out = s.check(rule, &records[i], out)
+		if out, err = s.check(ctx, deadline, rule, &records[i], out); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
 
 // check appends the violations of one record to out, by instance path
 // and schema path. The validator's error is a tree whose leaves are the
-// keywords that failed; every leaf is one violation.
-func (s *Schema) check(rule *Rule, rec *Record, out []Violation) []Violation {
-	err := s.s.Validate(rec.Data)
-	if err == nil {
-		return out
+// keywords that failed; every leaf is one violation. A record that visits
+// more than MaxEvalSteps schema objects, or whose validation is still
+// running at deadline, is abandoned with an error wrapping ErrBudget, one
+// whose validation ctx ends with ctx's error; out is then returned as it
+// came.
+func (s *Schema) check(ctx context.Context, deadline time.Time, rule *Rule, rec *Record, out []Violation) (_ []Violation, err error) {
+	s.m.start(ctx, deadline)
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		st, ok := r.(stop)
+		if !ok {
+			panic(r)
+		}
+		switch st.err {
+		case errSteps:
+			err = fmt.Errorf("%w: validating %s visited more than %d schema objects", ErrBudget, rec.Name, MaxEvalSteps)
+		case errTime:
+			err = fmt.Errorf("%w: validating the records took more than %s", ErrBudget, MaxEvalTime)
+		default:
+			err = st.err
+		}
+	}()
+	verr := s.s.Validate(rec.Data)
+	if verr == nil {
+		return out, nil
 	}
 	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
+	if !errors.As(verr, &ve) {
 		// A record the validator cannot walk (an infinite loop of
 		// references) fails the rule as a whole.
-		return append(out, Violation{RuleID: rule.ID, TenantID: rule.TenantID, Subject: rec.Subject, SubjectName: rec.Name, Message: err.Error()})
+		return append(out, Violation{RuleID: rule.ID, TenantID: rule.TenantID, Subject: rec.Subject, SubjectName: rec.Name, Message: verr.Error()}), nil
 	}
 	var walk func(*jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
@@ -98,7 +125,7 @@ func (s *Schema) check(rule *Rule, rec *Record, out []Violation) []Violation {
 	slices.SortFunc(out[first:], func(a, b Violation) int {
 		return cmp.Or(cmp.Compare(a.InstancePath, b.InstancePath), cmp.Compare(a.SchemaPath, b.SchemaPath), cmp.Compare(a.Message, b.Message))
 	})
-	return out
+	return out, nil
 }
 
 // named are the keywords whose value maps names to schemas or lists
@@ -241,6 +268,12 @@ type Result struct {
 	Rule              *Rule
 	SubjectsEvaluated int
 	Violations        []Violation
+	// Err is why the rule could not be evaluated: its schema no longer
+	// compiles under the guards, or its evaluation went past a budget
+	// (ErrBudget). Its violations are then incomplete.
+	Err error
+	// spent is the time validating the rule's records took so far.
+	spent time.Duration
 }
 
 // Evaluator evaluates rules against the current data of their tenant.
@@ -262,7 +295,10 @@ func (e *Evaluator) now() time.Time {
 type sourceKey struct{ category, resourceType string }
 
 // evaluate evaluates rules of one tenant, reading each source once for
-// all the rules that use it.
+// all the rules that use it. A rule that fails alone — its schema refused,
+// a budget spent — has its Err set and is skipped from then on; the
+// others go on. Only the data that cannot be read, or ctx ending, fails
+// the whole.
 func (e *Evaluator) evaluate(ctx context.Context, tenantID string, rules []Rule) ([]Result, error) {
 	results := make([]Result, len(rules))
 	groups := map[sourceKey][]int{}
@@ -270,11 +306,13 @@ func (e *Evaluator) evaluate(ctx context.Context, tenantID string, rules []Rule)
 	schemas := make([]*Schema, len(rules))
 	for i := range rules {
 		r := &rules[i]
+		results[i].Rule = r
 		s, err := CompileSchema([]byte(r.Schema))
 		if err != nil {
-			return nil, fmt.Errorf("rule %d: %w", r.ID, err)
+			results[i].Err = err
+			continue
 		}
-		schemas[i], results[i].Rule = s, r
+		schemas[i] = s
 		k := sourceKey{r.Category, strings.ToLower(deref(r.ResourceType))}
 		if groups[k] == nil {
 			order = append(order, k)
@@ -285,7 +323,7 @@ func (e *Evaluator) evaluate(ctx context.Context, tenantID string, rules []Rule)
 		idx := groups[k]
 		batch := make([]Record, 0, evalBatch)
 		flush := func() {
-			validate(batch, idx, schemas, rules, results)
+			validate(ctx, batch, idx, schemas, rules, results)
 			batch = batch[:0]
 		}
 		err := e.Sources.Each(ctx, tenantID, k.category, k.resourceType, func(rec *Record) error {
@@ -298,6 +336,9 @@ func (e *Evaluator) evaluate(ctx context.Context, tenantID string, rules []Rule)
 			return nil, err
 		}
 		flush()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
 	return results, nil
 }
@@ -306,10 +347,12 @@ func (e *Evaluator) evaluate(ctx context.Context, tenantID string, rules []Rule)
 // goroutines as there are processors, each with its own rules.
 const evalBatch = 512
 
-// validate validates a batch of records against the rules of idx. The
-// rules are dealt out to the workers, so each rule's result is written by
-// one goroutine and keeps the records' order; the records are only read.
-func validate(batch []Record, idx []int, schemas []*Schema, rules []Rule, results []Result) {
+// validate validates a batch of records against the rules of idx that
+// have not failed. The rules are dealt out to the workers, so each rule's
+// result is written by one goroutine and keeps the records' order; the
+// records are only read. A rule's deadline is what is left of its
+// MaxEvalTime.
+func validate(ctx context.Context, batch []Record, idx []int, schemas []*Schema, rules []Rule, results []Result) {
 	if len(batch) == 0 {
 		return
 	}
@@ -319,10 +362,19 @@ func validate(batch []Record, idx []int, schemas []*Schema, rules []Rule, result
 		wg.Go(func() {
 			for n := w; n < len(idx); n += workers {
 				i := idx[n]
-				results[i].SubjectsEvaluated += len(batch)
-				for j := range batch {
-					results[i].Violations = schemas[i].check(&rules[i], &batch[j], results[i].Violations)
+				res := &results[i]
+				if res.Err != nil {
+					continue
 				}
+				res.SubjectsEvaluated += len(batch)
+				started := time.Now()
+				deadline := started.Add(MaxEvalTime - res.spent)
+				for j := range batch {
+					if res.Violations, res.Err = schemas[i].check(ctx, deadline, &rules[i], &batch[j], res.Violations); res.Err != nil {
+						break
+					}
+				}
+				res.spent += time.Since(started)
 			}
 		})
 	}
@@ -330,11 +382,14 @@ func validate(batch []Record, idx []int, schemas []*Schema, rules []Rule, result
 }
 
 // DryRun evaluates one rule against its tenant's current data and stores
-// nothing.
+// nothing. A rule that cannot be evaluated answers its Result's Err.
 func (e *Evaluator) DryRun(ctx context.Context, rule *Rule) (Result, error) {
 	res, err := e.evaluate(ctx, rule.TenantID, []Rule{*rule})
 	if err != nil {
 		return Result{}, err
+	}
+	if res[0].Err != nil {
+		return Result{}, res[0].Err
 	}
 	return res[0], nil
 }
@@ -351,7 +406,10 @@ type TenantEvaluation struct {
 // audit against current data, and replaces each rule's stored violations
 // with what it found, at one evaluated_at. Running it again on the same
 // data stores the same violations. A rule changed or deleted while it was
-// evaluated keeps the state its change gave it.
+// evaluated keeps the state its change gave it. A rule that could not be
+// evaluated (see Result.Err) keeps what its last evaluation stored, and
+// the error returned names it, after the other rules' violations are
+// stored.
 func (e *Evaluator) EvaluateTenant(ctx context.Context, tenantID string) (TenantEvaluation, error) {
 	at := e.now()
 	out := TenantEvaluation{TenantID: tenantID, EvaluatedAt: at}
@@ -363,14 +421,23 @@ func (e *Evaluator) EvaluateTenant(ctx context.Context, tenantID string) (Tenant
 	if err != nil {
 		return out, err
 	}
-	if err := e.Store.ReplaceViolations(ctx, tenantID, results, at); err != nil {
+	var failed []error
+	evaluated := results[:0]
+	for _, r := range results {
+		if r.Err != nil {
+			failed = append(failed, fmt.Errorf("rule %d %q: %w", r.Rule.ID, r.Rule.Name, r.Err))
+			continue
+		}
+		evaluated = append(evaluated, r)
+	}
+	if err := e.Store.ReplaceViolations(ctx, tenantID, evaluated, at); err != nil {
 		return out, err
 	}
-	out.Rules = len(results)
-	for _, r := range results {
+	out.Rules = len(evaluated)
+	for _, r := range evaluated {
 		out.Violations += len(r.Violations)
 	}
-	return out, nil
+	return out, errors.Join(failed...)
 }
 
 func deref(s *string) string {

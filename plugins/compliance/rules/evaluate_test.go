@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/plugins/compliance/rules"
+	"github.com/stewardhq/steward/plugins/resources/inventory"
 )
 
 // violationKeys lists each violation as subject-name instance-path keyword.
@@ -46,7 +50,7 @@ func TestEvaluateCollectsAll(t *testing.T) {
 		}
 		return rules.Record{Subject: subject, Name: subject, Data: data}
 	}
-	vs, err := rules.Evaluate(rule, []rules.Record{
+	vs, err := rules.Evaluate(context.Background(), rule, []rules.Record{
 		record("good", `{"owner": "ops", "size": 100, "location": "westeurope", "tags": {"env": "dev"}, "disks": [{"encrypted": true}]}`),
 		record("bad", `{"size": 100.5, "location": "eastus", "tags": {"env": "production", "cc": 12}, "disks": [{"encrypted": true}, {"encrypted": false}]}`),
 	})
@@ -71,7 +75,7 @@ func TestEvaluateCollectsAll(t *testing.T) {
 		}
 	}
 	// A rule whose schema the guards refuse is not evaluated.
-	if _, err := rules.Evaluate(&rules.Rule{Schema: `{"$ref": "https://example.com/s.json"}`}, nil); err == nil {
+	if _, err := rules.Evaluate(context.Background(), &rules.Rule{Schema: `{"$ref": "https://example.com/s.json"}`}, nil); err == nil {
 		t.Error("evaluated a rule with a remote reference")
 	}
 }
@@ -332,4 +336,91 @@ func TestFindingRows(t *testing.T) {
 			t.Errorf("finding rows\n%+v, want\n%+v", rows, want)
 		}
 	})
+}
+
+// deepDisk is a disk of tenant A whose properties nest "a" depth levels
+// deep.
+func deepDisk(depth int) json.RawMessage {
+	props := strings.Repeat(`{"a":`, depth) + "{}" + strings.Repeat("}", depth)
+	raw, err := json.Marshal(inventory.Record{TenantID: tenantA, ResourceID: diskArm + "disk-deep", Name: "disk-deep", Type: "microsoft.compute/disks",
+		Tags: json.RawMessage(`{"owner":"ops"}`), Properties: json.RawMessage(props)})
+	if err != nil {
+		panic(err)
+	}
+	return raw
+}
+
+// storeRule stores a rule of tenant A straight into the store, past the
+// API's guards, as an installation of an older version may hold it.
+func (f *fixture) storeRule(name, schema string) *rules.Rule {
+	f.t.Helper()
+	disks := "microsoft.compute/disks"
+	now := f.clock.Now()
+	r := &rules.Rule{TenantID: tenantA, Name: name, Category: rules.CategoryResourceProperty, ResourceType: &disks, Severity: "High",
+		Effect: rules.EffectAudit, Schema: schema, IsActive: true, CreatedBy: "old-version", CreatedAt: now, UpdatedAt: now}
+	if err := f.store.Create(context.Background(), r); err != nil {
+		f.t.Fatal(err)
+	}
+	return r
+}
+
+// TestRuleOverBudgetFailsAlone: the reviewed fan-out schema is refused at
+// create; stored anyway (an older installation's), it is an error naming
+// the rule at evaluation, and so is a rule the guards let through whose
+// evaluation visits 2^30 objects on a deep resource, both within two
+// seconds. The tenant's other rule is evaluated and stored all the same,
+// and each dry run answers 422 naming the guard or the budget.
+func TestRuleOverBudgetFailsAlone(t *testing.T) {
+	fan, err := os.ReadFile("testdata/fanout.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := `{"properties":{"properties":{"$ref":"#/$defs/n"}},"$defs":{"n":{"properties":{"a":{"allOf":[{"$ref":"#/$defs/n"},{"$ref":"#/$defs/n"}]}}}}}`
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			sets := datasets()
+			sets[rules.ResourcesDataset] = append(sets[rules.ResourcesDataset], deepDisk(30))
+			f := newFixtureWith(t, dialect, sets)
+			f.do(userA, http.MethodPost, rulesAt, diskRule("Fan-out", func(b map[string]any) {
+				b["schema"] = json.RawMessage(fan)
+			})).wantInvalid(t, "create with the fan-out", "body.schema", "reference fan-out")
+
+			good := f.create(userA, diskRule("Disks"))
+			var deep rules.View
+			f.do(userA, http.MethodPost, rulesAt, diskRule("Deep", func(b map[string]any) {
+				b["schema"] = json.RawMessage(chain)
+			})).want(t, "create the deep rule, within every guard", http.StatusCreated).decode(t, &deep)
+			old := f.storeRule("Fan-out of old", string(fan))
+
+			started := time.Now()
+			ev, err := f.eval.EvaluateTenant(context.Background(), tenantA)
+			if d := time.Since(started); d > 2*time.Second {
+				t.Errorf("the evaluation took %s", d)
+			}
+			for _, want := range []string{fmt.Sprintf("rule %d %q", old.ID, "Fan-out of old"), "reference fan-out",
+				fmt.Sprintf("rule %d %q", deep.ID, "Deep"), "evaluation budget: validating disk-deep visited more than 100000"} {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("evaluation error %v does not say %q", err, want)
+				}
+			}
+			// The deep disk has an owner and names no encryption, which
+			// the disk rule does not require: its four disks, two bad.
+			if ev.Rules != 1 || ev.Violations != 4 {
+				t.Errorf("evaluation %+v, want the disk rule's 4 violations", ev)
+			}
+			if g := f.get(userA, good.ID); g.EvaluatedAt == nil || g.SubjectsEvaluated != 4 || g.ViolationCount != 4 {
+				t.Errorf("the good rule was not stored: %+v", g)
+			}
+			if d := f.get(userA, deep.ID); d.EvaluatedAt != nil {
+				t.Errorf("the rule over budget was stored as evaluated: %+v", d)
+			}
+
+			started = time.Now()
+			f.do(userA, http.MethodPost, ruleAt(deep.ID)+"/evaluate", nil).wantInvalid(t, "dry run of the deep rule", "path.id", "evaluation budget", "disk-deep")
+			f.do(userA, http.MethodPost, ruleAt(old.ID)+"/evaluate", nil).wantInvalid(t, "dry run of the stored fan-out", "body.schema", "reference fan-out")
+			if d := time.Since(started); d > 2*time.Second {
+				t.Errorf("the dry runs took %s", d)
+			}
+		})
+	}
 }

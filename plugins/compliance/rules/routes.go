@@ -81,7 +81,7 @@ type ruleBody struct {
 	ResourceType    *string        `json:"resource_type,omitempty" required:"false" nullable:"true" maxLength:"255" doc:"Required for resource_property (an ARM type such as Microsoft.Compute/disks), refused for the others"`
 	Severity        string         `json:"severity,omitempty" required:"false" enum:"Low,Medium,High,Critical" default:"Medium"`
 	Effect          string         `json:"effect,omitempty" required:"false" enum:"audit,disabled" default:"audit"`
-	Schema          map[string]any `json:"schema" doc:"A JSON Schema (draft 2020-12): at most 64 KiB without whitespace, 10 levels of nesting, patterns of 500 characters, only local $ref; format is not asserted"`
+	Schema          map[string]any `json:"schema" doc:"A JSON Schema (draft 2020-12): at most 64 KiB without whitespace, 10 levels of nesting, patterns of 500 characters, only local $ref, and at most 10,000 schema objects once every $ref and $dynamicRef is counted as the part it names (reference fan-out); format is not asserted. Each record's validation may visit at most 100,000 schema objects, and a rule's evaluation for a tenant may take 10 s"`
 	IsActive        *bool          `json:"is_active,omitempty" required:"false" default:"true"`
 }
 
@@ -118,7 +118,7 @@ func (h *Handlers) Routes() []sdk.Route {
 	idParam := &huma.Param{Name: "id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1)}}
 	rule404 := &huma.Response{Description: "No such rule, it was deleted, or it belongs to a tenant the caller may not see"}
 	invalid := &huma.Response{Description: "The body is invalid; errors name each bad field as body.<field>, and a refused schema names the guard " +
-		"(size, depth, pattern length, remote reference) at body.schema or the member's JSON Pointer below it"}
+		"(size, depth, pattern length, remote reference, reference fan-out) at body.schema or the member's JSON Pointer below it"}
 	return []sdk.Route{
 		{Method: http.MethodGet, Path: rulesPath, TenantScoped: true, Handler: h.list, Operation: &huma.Operation{
 			OperationID: "compliance-rules-list", Tags: []string{tag}, Summary: "Custom compliance rules of the caller's tenants",
@@ -166,11 +166,14 @@ func (h *Handlers) Routes() []sdk.Route {
 		{Method: http.MethodPost, Path: rulesPath + "/{id}/evaluate", RateClass: sdk.RateCostly, Handler: h.evaluate, Operation: &huma.Operation{
 			OperationID: "compliance-rules-evaluate", Tags: []string{tag}, Summary: "Dry-run a custom compliance rule against current data",
 			Description: "Validates the tenant's current records of the rule's category and lists every violation; nothing is stored. " +
+				"The evaluation budgets of a sync apply: a record whose validation visits more than 100,000 schema objects, or validation " +
+				"taking more than 10 s in all, stops the dry run with a 422 naming the evaluation budget at path.id. " +
 				"Rate limited per user by the host's budget of costly requests (STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE, 10 a minute by default), " +
 				"shared by every host replica and by the compliance page's Dry run button; beyond it 429 with Retry-After.",
 			Parameters: []*huma.Param{idParam},
 			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("What the rule finds", DryRun{}), "404": rule404,
 				"429": {Description: "The caller's budget of costly requests (or of all requests) is spent", Headers: map[string]*huma.Param{"Retry-After": {Description: "Seconds until the next dry run is allowed", Schema: &huma.Schema{Type: huma.TypeInteger}}}},
+				"422": {Description: "The rule's evaluation went past a budget (evaluation budget, at path.id), or its stored schema no longer passes the guards (at body.schema)"},
 				"503": {Description: "The category's data (another plugin's dataset) could not be read"}},
 		}},
 	}
@@ -338,8 +341,12 @@ func (h *Handlers) evaluate(w http.ResponseWriter, r *http.Request) {
 	}
 	at := h.now()
 	res, err := h.Evaluator.DryRun(r.Context(), rule)
-	if errors.Is(err, ErrSource) {
+	switch {
+	case errors.Is(err, ErrSource):
 		h.writeError(w, sdk.Unavailable(err.Error()))
+		return
+	case errors.Is(err, ErrBudget):
+		h.writeError(w, sdk.Invalid("path.id", "%s", err.Error()))
 		return
 	}
 	if err != nil {

@@ -39,11 +39,42 @@
 //     The compiler's loader reaches no network and no file, and refuses
 //     any document it is asked for;
 //   - every "$schema" is the draft 2020-12 meta-schema;
+//   - its reference fan-out is at most 10,000 schema objects: every JSON
+//     object of the schema counts one, and each "$ref" and "$dynamicRef"
+//     counts, where it occurs, the whole part it names, references inside
+//     that part included. Forty $defs, each an allOf of two references to
+//     the next, make a 2.6 KB schema that expands to 2^40 objects, each of
+//     which a validator would visit; this guard refuses it. A reference
+//     back into a part that encloses it (a recursive schema) counts once:
+//     such a cycle repeats only as the validator descends into the record,
+//     which the evaluation budget bounds;
 //   - it is a valid draft 2020-12 schema.
 //
 // These are checked on the JSON as sent, wherever the member occurs (a
 // "$ref" inside a "const" counts too). "format" is an annotation only:
-// format assertions are off, as is content assertion.
+// format assertions are off, as is content assertion. A rule stored by an
+// older version that a guard now refuses is not evaluated: each sync
+// reports it as the rule's error, and its dry run answers the guard's 422.
+//
+// # Evaluation budget
+//
+// The validator takes no context and has no limit of its own, so every
+// schema object is compiled with a meter that the validator calls at each
+// visit (see budget.go). A record's validation may visit at most 100,000
+// schema objects, and validating all the records of one rule for one
+// tenant (a sync's or a dry run's) may take at most 10 s. Past either, or
+// once the sync or the request is cancelled, the meter stops the
+// validation where it is: the goroutine returns, nothing goes on running.
+// The guards bound the schema, the step budget each record's cost whatever
+// its shape (a recursive schema over deeply nested properties), and the
+// time budget a rule's cost over a tenant's many records.
+//
+// A rule over budget fails alone: its evaluation error names the rule
+// (the sync fails its tenant, naming the rule, which keeps what its last
+// evaluation stored; a dry run answers 422 "evaluation budget" at
+// path.id), the tenant's other rules are evaluated and stored, and other
+// tenants' syncs go on: the sync takes turns per tenant, never across
+// tenants.
 //
 // # Rules and deletion
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,9 +20,10 @@ import (
 
 // The schema guards; see the package documentation.
 const (
-	MaxSchemaBytes   = 64 << 10
-	MaxSchemaDepth   = 10
-	MaxPatternLength = 500
+	MaxSchemaBytes     = 64 << 10
+	MaxSchemaDepth     = 10
+	MaxPatternLength   = 500
+	MaxSchemaExpansion = 10_000
 )
 
 // draft2020 is the only meta-schema a rule's $schema may name.
@@ -34,8 +36,12 @@ const schemaURL = "mem://rule/schema.json"
 // schemaLoc is where a schema's problems are reported.
 const schemaLoc = "body.schema"
 
-// Schema is a rule's schema, compiled.
-type Schema struct{ s *jsonschema.Schema }
+// Schema is a rule's schema, compiled with a meter on each of its schema
+// objects. It validates one record at a time.
+type Schema struct {
+	s *jsonschema.Schema
+	m *meter
+}
 
 // errLoad is what the compiler's loader answers every request with.
 var errLoad = errors.New("rule schemas may not load documents")
@@ -75,6 +81,10 @@ func compileSchema(raw []byte, load func(string) (io.ReadCloser, error)) (*Schem
 	if err := checkMembers(doc, ""); err != nil {
 		return nil, err
 	}
+	if n := expansion(doc, MaxSchemaExpansion); n > MaxSchemaExpansion {
+		return nil, sdk.Invalid(schemaLoc, "reference fan-out: following its $ref and $dynamicRef members, the schema expands to more than %d schema objects, the limit; "+
+			"each reference counts the whole schema it names, so references to parts that themselves reference others multiply", MaxSchemaExpansion)
+	}
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.LoadURL = load
@@ -86,6 +96,8 @@ func compileSchema(raw []byte, load func(string) (io.ReadCloser, error)) (*Schem
 	for name := range jsonschema.Formats {
 		c.Formats[name] = annotationOnly
 	}
+	m := &meter{}
+	c.RegisterExtension("steward-meter", nil, metered{m})
 	if err := c.AddResource(schemaURL, bytes.NewReader(compact.Bytes())); err != nil {
 		return nil, sdk.Invalid(schemaLoc, "must be JSON")
 	}
@@ -93,7 +105,7 @@ func compileSchema(raw []byte, load func(string) (io.ReadCloser, error)) (*Schem
 	if err != nil {
 		return nil, sdk.Invalid(schemaLoc, "not a valid draft 2020-12 schema: %s", compileMessage(err))
 	}
-	return &Schema{s: s}, nil
+	return &Schema{s: s, m: m}, nil
 }
 
 // depth is how deeply the JSON document nests objects and arrays; a
@@ -165,6 +177,125 @@ func checkMembers(v any, ptr string) error {
 		}
 	}
 	return nil
+}
+
+// expansion counts the schema objects a validator may visit for one value:
+// every JSON object of the document, each "$ref" and "$dynamicRef" adding
+// the count of the part it names as often as it occurs. A reference back
+// into a part that encloses it counts once: such a cycle repeats only as
+// the validator descends into the value, which the evaluation's step
+// budget bounds. The count stops growing past limit, so it cannot
+// overflow however much the references multiply.
+func expansion(doc any, limit int) int {
+	e := &expander{root: doc, anchors: map[string]string{}, memo: map[string]int{}, open: map[string]bool{}, limit: limit}
+	e.findAnchors(doc, "")
+	return e.count(doc, "")
+}
+
+type expander struct {
+	root    any
+	anchors map[string]string // $anchor or $dynamicAnchor name -> JSON Pointer
+	memo    map[string]int    // JSON Pointer -> count
+	open    map[string]bool   // JSON Pointers being counted
+	limit   int
+}
+
+func (e *expander) findAnchors(v any, ptr string) {
+	switch v := v.(type) {
+	case []any:
+		for i, item := range v {
+			e.findAnchors(item, ptr+"/"+strconv.Itoa(i))
+		}
+	case map[string]any:
+		for k, item := range v {
+			if name, ok := item.(string); ok && (k == "$anchor" || k == "$dynamicAnchor") {
+				e.anchors[name] = ptr
+			}
+			e.findAnchors(item, ptr+"/"+escapePointer(k))
+		}
+	}
+}
+
+// add is a + b, at most limit+1.
+func (e *expander) add(a, b int) int { return min(a+b, e.limit+1) }
+
+// count is the expansion of v, found at ptr.
+func (e *expander) count(v any, ptr string) int {
+	switch v := v.(type) {
+	case []any:
+		n := 0
+		for i, item := range v {
+			n = e.add(n, e.count(item, ptr+"/"+strconv.Itoa(i)))
+		}
+		return n
+	case map[string]any:
+		if n, ok := e.memo[ptr]; ok {
+			return n
+		}
+		if e.open[ptr] {
+			return 1
+		}
+		e.open[ptr] = true
+		n := 1
+		// In order, so that a cycle is cut at the same place every time.
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			item := v[k]
+			n = e.add(n, e.count(item, ptr+"/"+escapePointer(k)))
+			if ref, ok := item.(string); ok && (k == "$ref" || k == "$dynamicRef") {
+				if target, at, ok := e.resolve(ref); ok {
+					n = e.add(n, e.count(target, at))
+				}
+			}
+		}
+		delete(e.open, ptr)
+		e.memo[ptr] = n
+		return n
+	}
+	return 0
+}
+
+// resolve finds the part of the document a local reference names, and its
+// JSON Pointer; false for one that names nothing (which the compiler
+// refuses).
+func (e *expander) resolve(ref string) (any, string, bool) {
+	frag, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil, "", false
+	}
+	frag, err := url.PathUnescape(frag)
+	if err != nil {
+		return nil, "", false
+	}
+	if frag != "" && !strings.HasPrefix(frag, "/") {
+		at, ok := e.anchors[frag]
+		if !ok {
+			return nil, "", false
+		}
+		frag = at
+	}
+	v, at := e.root, ""
+	if frag == "" {
+		return v, at, true
+	}
+	for _, seg := range strings.Split(frag[1:], "/") {
+		seg = unescapePointer.Replace(seg)
+		at += "/" + escapePointer(seg)
+		switch node := v.(type) {
+		case map[string]any:
+			if v, ok = node[seg]; !ok {
+				return nil, "", false
+			}
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(node) {
+				return nil, "", false
+			}
+			v = node[i]
+		default:
+			return nil, "", false
+		}
+	}
+	return v, at, true
 }
 
 // escapePointer escapes a member name for a JSON Pointer (RFC 6901).

@@ -1,12 +1,14 @@
 package rules
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/sdk"
 )
@@ -96,7 +98,7 @@ func TestFormatNotAsserted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if vs := s.check(&Rule{}, &Record{Data: data}, nil); len(vs) != 0 {
+		if vs, err := s.check(context.Background(), time.Now().Add(time.Minute), &Rule{}, &Record{Data: data}, nil); err != nil || len(vs) != 0 {
 			t.Errorf("format asserted with $schema %q: %+v", meta, vs)
 		}
 	}
@@ -173,6 +175,8 @@ func FuzzCompileSchema(f *testing.F) {
 			t.Fatalf("compiled a schema that is not JSON: %v", err)
 		}
 		data, _ := decode([]byte(`{"a":[1,"x",{"b":null}],"n":1.5}`))
-		s.check(&Rule{}, &Record{Data: data}, nil)
+		if _, err := s.check(context.Background(), time.Now().Add(MaxEvalTime), &Rule{}, &Record{Data: data}, nil); err != nil && !errors.Is(err, ErrBudget) {
+			t.Fatalf("check: %v", err)
+		}
 	})
 }

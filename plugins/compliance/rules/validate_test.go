@@ -1,8 +1,10 @@
 package rules
 
 import (
+	"context"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestValidateMatchesSerial: validating batches with the rules dealt out
@@ -31,13 +33,16 @@ func TestValidateMatchesSerial(t *testing.T) {
 	}
 	got := make([]Result, nRules)
 	for start := 0; start < records; start += evalBatch {
-		validate(batch[start:min(start+evalBatch, records)], idx, schemas, rules, got)
+		validate(context.Background(), batch[start:min(start+evalBatch, records)], idx, schemas, rules, got)
 	}
 	found := 0
 	for i := range rules {
 		var want []Violation
 		for j := range batch {
-			want = schemas[i].check(&rules[i], &batch[j], want)
+			var err error
+			if want, err = schemas[i].check(context.Background(), time.Now().Add(MaxEvalTime), &rules[i], &batch[j], want); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if got[i].SubjectsEvaluated != records || !slices.Equal(got[i].Violations, want) {
 			t.Errorf("rule %d: %d subjects, %d violations, want %d", i, got[i].SubjectsEvaluated, len(got[i].Violations), len(want))

@@ -40,9 +40,12 @@ type Syncer struct {
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
-	// mu makes runs take turns: a manual run may start while a scheduled
-	// one is under way, and both would snapshot the same tenants.
-	mu sync.Mutex
+	// tenants holds a *sync.Mutex per tenant id, which makes runs take
+	// turns on a tenant: a manual run may start while a scheduled one is
+	// under way, and both would snapshot the same tenant. A run never
+	// waits for another's work on other tenants, so a tenant whose sync
+	// is long (its data, its rules) holds up no one else's.
+	tenants sync.Map
 }
 
 // Run syncs every active tenant, or those of run.TenantIDs: each
@@ -54,8 +57,6 @@ type Syncer struct {
 // host's sync alert. A listing is checked against the subscription's
 // policy summary (Target.Resources), so one cut short fails too.
 func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	work, err := pluginenv.Plan(ctx, s.Host, s.Cloud.Subscriptions, run.TenantIDs)
 	if err != nil {
 		return 0, err
@@ -64,7 +65,12 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	for _, tw := range work {
 		p.Total += int64(len(tw.Subscriptions))
 	}
-	err = pluginenv.SyncTenants(run, work, func(tw pluginenv.TenantWork) error { return s.syncTenant(ctx, tw, p) })
+	err = pluginenv.SyncTenants(run, work, func(tw pluginenv.TenantWork) error {
+		l, _ := s.tenants.LoadOrStore(tw.Tenant.ID, &sync.Mutex{})
+		l.(*sync.Mutex).Lock()
+		defer l.(*sync.Mutex).Unlock()
+		return s.syncTenant(ctx, tw, p)
+	})
 	return p.Records, err
 }
 

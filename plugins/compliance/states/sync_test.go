@@ -279,3 +279,55 @@ func twoPageWorld() *world.World {
 	}
 	return w
 }
+
+// TestRunsTakeTurnsPerTenant: a run of one tenant goes through while
+// another run is held up in a second tenant's hooks (its custom rules, for
+// instance), and two runs of one tenant still take turns.
+func TestRunsTakeTurnsPerTenant(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		f := start(t, dialect, complianceWorld())
+		release := make(chan struct{})
+		inContoso := make(chan struct{}, 2)
+		f.syncer.AfterTenant = []states.Hook{func(ctx context.Context, tenant sdk.Tenant) error {
+			if tenant.ID == contoso.ID {
+				inContoso <- struct{}{}
+				<-release
+			}
+			return nil
+		}}
+		run := func(tenant string) chan error {
+			done := make(chan error, 1)
+			go func() {
+				_, err := f.syncer.Run(context.Background(), &sdk.JobRun{TenantIDs: []string{tenant}})
+				done <- err
+			}()
+			return done
+		}
+		first := run(contoso.ID)
+		<-inContoso
+		select {
+		case err := <-run(fabrikam.ID):
+			if err != nil {
+				t.Errorf("fabrikam's run: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			close(release)
+			t.Fatal("fabrikam's run waited for contoso's")
+		}
+		if fresh := f.freshTenants(0); !slices.Equal(fresh, []string{fabrikam.ID}) {
+			t.Errorf("fresh %v while contoso's run is held up, want fabrikam", fresh)
+		}
+		second := run(contoso.ID)
+		select {
+		case <-inContoso:
+			t.Error("a second run of contoso reached its hooks while the first was in them")
+		case <-time.After(300 * time.Millisecond):
+		}
+		close(release)
+		for _, done := range []chan error{first, second} {
+			if err := <-done; err != nil {
+				t.Errorf("contoso's run: %v", err)
+			}
+		}
+	})
+}

@@ -496,7 +496,8 @@ func (st editorState) fields() []field {
 		{ID: "rule-severity", Name: "severity", Label: "Severity", Kind: "select", Options: options(rules.Severities, in("severity", rules.DefaultSeverity), same)},
 		{ID: "rule-effect", Name: "effect", Label: "Effect", Kind: "select", Options: options(rules.Effects, in("effect", rules.EffectAudit), func(e string) string { return effectLabels[e] })},
 		{ID: "rule-schema", Name: "schema", Label: "JSON Schema", Kind: "textarea", Value: in("schema", ""), Required: true, Rows: 10, Placeholder: schemaExample,
-			Hint: "A JSON Schema (draft 2020-12) each record must satisfy: at most 64 KiB, 10 levels of nesting, only local $ref. " +
+			Hint: "A JSON Schema (draft 2020-12) each record must satisfy: at most 64 KiB, 10 levels of nesting, only local $ref, " +
+				"at most 10,000 schema objects with every $ref counted as the part it names. " +
 				"A resource's record has its name, location, sku, tags and properties."},
 	}
 }

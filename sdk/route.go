@@ -320,7 +320,7 @@ func typedOperation(r Route) (op *huma.Operation, err error) {
 	if item == nil {
 		return nil, errors.New("huma registered no operation")
 	}
-	registered := *operationSlot(item, strings.ToUpper(r.Method))
+	registered := *protocol.OperationSlot(item, strings.ToUpper(r.Method))
 	reg := api.OpenAPI().Components.Schemas
 	out := *registered
 	out.Parameters = make([]*huma.Param, len(registered.Parameters))
@@ -366,24 +366,6 @@ func inlineContent(reg huma.Registry, content map[string]*huma.MediaType) map[st
 		out[ct] = &cp
 	}
 	return out
-}
-
-func operationSlot(item *huma.PathItem, method string) **huma.Operation {
-	switch method {
-	case http.MethodPost:
-		return &item.Post
-	case http.MethodPut:
-		return &item.Put
-	case http.MethodPatch:
-		return &item.Patch
-	case http.MethodDelete:
-		return &item.Delete
-	case http.MethodHead:
-		return &item.Head
-	case http.MethodOptions:
-		return &item.Options
-	}
-	return &item.Get
 }
 
 // routeProto is a route as Describe declares it to the host.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // MetaAuth is the operation metadata key saying who may call an operation:
@@ -86,7 +88,7 @@ func Register[I, O any](api huma.API, op huma.Operation, h func(context.Context,
 	huma.Register(api, op, h)
 	// huma declares 422 and 500 for every operation with input, replacing
 	// a body the operation declared for them itself.
-	registered := *OperationSlot(api.OpenAPI().Paths[op.Path], op.Method)
+	registered := *protocol.OperationSlot(api.OpenAPI().Paths[op.Path], op.Method)
 	for code, r := range own {
 		registered.Responses[code] = r
 	}
@@ -130,26 +132,4 @@ func DefaultErrors(authenticated, params, body bool) []int {
 		codes = append(codes, http.StatusUnprocessableEntity)
 	}
 	return append(codes, http.StatusTooManyRequests)
-}
-
-// OperationSlot is the field of item that holds method's operation, nil
-// for a method a path item has no field for.
-func OperationSlot(item *huma.PathItem, method string) **huma.Operation {
-	switch method {
-	case http.MethodGet:
-		return &item.Get
-	case http.MethodPost:
-		return &item.Post
-	case http.MethodPut:
-		return &item.Put
-	case http.MethodPatch:
-		return &item.Patch
-	case http.MethodDelete:
-		return &item.Delete
-	case http.MethodHead:
-		return &item.Head
-	case http.MethodOptions:
-		return &item.Options
-	}
-	return nil
 }

@@ -260,7 +260,7 @@ func (s *Server) Reserved(method, path string) bool {
 func (s *Server) indexOperations() {
 	for path, item := range s.API.OpenAPI().Paths {
 		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions} {
-			if *api.OperationSlot(item, method) == nil || slices.Contains(placeholderPaths, path) {
+			if *protocol.OperationSlot(item, method) == nil || slices.Contains(placeholderPaths, path) {
 				continue
 			}
 			s.hostOps[method+" "+path] = true
@@ -315,7 +315,7 @@ func (s *Server) rebuildOpenAPI() {
 				item = &huma.PathItem{}
 				paths[r.Pattern] = item
 			}
-			if slot := api.OperationSlot(item, r.Method); slot != nil {
+			if slot := protocol.OperationSlot(item, r.Method); slot != nil {
 				*slot = &op
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -78,6 +79,28 @@ func singleTypes(v any) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// OperationSlot is the field of item that holds method's operation, nil
+// for a method a path item has no field for.
+func OperationSlot(item *huma.PathItem, method string) **huma.Operation {
+	switch method {
+	case http.MethodGet:
+		return &item.Get
+	case http.MethodPost:
+		return &item.Post
+	case http.MethodPut:
+		return &item.Put
+	case http.MethodPatch:
+		return &item.Patch
+	case http.MethodDelete:
+		return &item.Delete
+	case http.MethodHead:
+		return &item.Head
+	case http.MethodOptions:
+		return &item.Options
 	}
 	return nil
 }

@@ -12,9 +12,10 @@ import (
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/plugintest"
 )
 
-func viewsPlugin(t *testing.T) (http.Handler, *Store) {
+func viewsPlugin(t *testing.T) (*plugintest.Harness, *Store) {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t, "sqlite")
@@ -22,23 +23,22 @@ func viewsPlugin(t *testing.T) (http.Handler, *Store) {
 		t.Fatal(err)
 	}
 	st := NewStore(db)
-	h := &Handlers{Store: st}
-	fragments, pages, nav := h.Views()
-	p := &sdk.Plugin{Routes: h.Routes(), Fragments: fragments, Pages: pages, Nav: nav}
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
+	factory := func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) {
+		h := &Handlers{Store: st}
+		fragments, pages, nav := h.Views()
+		return &sdk.Plugin{Routes: h.Routes(), Fragments: fragments, Pages: pages, Nav: nav}, nil
 	}
-	return p.HTTPHandler(), st
+	return plugintest.New(t, sdk.Definition{Name: "resources"}, factory, plugintest.Options{Tenants: []sdk.Tenant{
+		{ID: "t-a", Name: "Brand A", IsActive: true}, {ID: "t-b", Name: "Brand B", IsActive: true}}}), st
 }
 
-func view(t *testing.T, h http.Handler, target string, tenants ...string) (int, string) {
+// view asks for a view through the plugin protocol, so the host's tenant
+// check runs before the handler as it does in production.
+func view(t *testing.T, h *plugintest.Harness, target string, tenants ...string) (int, string) {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, target, nil)
-	req = req.WithContext(sdk.WithRequestInfo(req.Context(), sdk.RequestInfo{Principal: sdk.Principal{ID: "u1", TenantIDs: tenants}}))
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
-	b, _ := io.ReadAll(w.Body)
-	return w.Code, string(b)
+	resp := h.Do(httptest.NewRequest(http.MethodGet, target, nil), sdk.Principal{ID: "u1", TenantIDs: tenants})
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // TestQuotaViews renders the dashboard's quota card and the resources

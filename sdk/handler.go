@@ -32,7 +32,9 @@ func (p *Plugin) HTTPHandler() http.Handler {
 		mux.Handle(muxPattern(http.MethodGet, f.Path), f.Handler)
 	}
 	for _, pg := range p.Pages {
-		mux.Handle(muxPattern(http.MethodGet, pg.Path), pg.Handler)
+		if pg.Handler != nil {
+			mux.Handle(muxPattern(http.MethodGet, pg.Path), pg.Handler)
+		}
 	}
 	return mux
 }

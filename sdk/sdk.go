@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/hashicorp/go-hclog"
@@ -97,12 +98,18 @@ type Fragment struct {
 	Handler http.HandlerFunc
 }
 
-// Page is a whole page the plugin renders.
+// Page is a whole page in the host's layout: one the plugin renders, or,
+// with Slot, one the host lays out from fragments.
 type Page struct {
 	Path  string
 	Title string
-	// Handler renders the page for GET Path.
+	// Handler renders the page for GET Path; nil for a page with a Slot.
 	Handler http.HandlerFunc
+	// Slot makes the host lay the page out itself: Description, then every
+	// fragment any plugin declares for the slot, each refreshed on its own.
+	Slot string
+	// Description is the lead paragraph of a page with a Slot.
+	Description string
 }
 
 // NavEntry is a navigation link the host shows.
@@ -123,7 +130,16 @@ type Job struct {
 	DataDomain string
 	// Schedule is a cron expression or "@every 1h"; empty means manual only.
 	Schedule string
-	Run      func(ctx context.Context, run *JobRun) (recordsProcessed int64, err error)
+	// StaleAfter is how old a tenant's last sync of DataDomain may be before
+	// the tenant counts as stale; zero leaves it to the host, which allows
+	// twice the schedule's gap. The deployment may override it
+	// (STEWARD_FRESHNESS_<DOMAIN>).
+	StaleAfter time.Duration
+	// TriggerPath is a further POST path, besides the host's
+	// /api/v1/sync/{job_type}, on which an admin triggers the job with the
+	// same answer: an alias an interface names, such as /api/v1/partner/sync.
+	TriggerPath string
+	Run         func(ctx context.Context, run *JobRun) (recordsProcessed int64, err error)
 }
 
 // Dataset is data the plugin publishes for other plugins, which read it

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -149,13 +150,14 @@ func declarations(p *Plugin) (*pluginv1.ConfigureResponse, error) {
 		resp.Fragments = append(resp.Fragments, &pluginv1.Fragment{Path: f.Path, Title: f.Title, Slot: f.Slot, RefreshSeconds: int32(f.RefreshSeconds)})
 	}
 	for _, pg := range p.Pages {
-		resp.Pages = append(resp.Pages, &pluginv1.Page{Path: pg.Path, Title: pg.Title})
+		resp.Pages = append(resp.Pages, &pluginv1.Page{Path: pg.Path, Title: pg.Title, Slot: pg.Slot, Description: pg.Description})
 	}
 	for _, n := range p.Nav {
 		resp.Nav = append(resp.Nav, &pluginv1.NavEntry{Label: n.Label, Path: n.Path, Order: int32(n.Order)})
 	}
 	for _, j := range p.Jobs {
-		resp.Jobs = append(resp.Jobs, &pluginv1.Job{Name: j.Name, JobType: j.JobType, DataDomain: j.DataDomain, DefaultSchedule: j.Schedule})
+		resp.Jobs = append(resp.Jobs, &pluginv1.Job{Name: j.Name, JobType: j.JobType, DataDomain: j.DataDomain, DefaultSchedule: j.Schedule,
+			StaleAfterSeconds: int64(j.StaleAfter / time.Second), TriggerPath: j.TriggerPath})
 	}
 	for _, d := range p.Datasets {
 		resp.Datasets = append(resp.Datasets, &pluginv1.Dataset{Name: d.Name, Description: d.Description, Schema: d.Schema})

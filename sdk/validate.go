@@ -35,7 +35,7 @@ func (p *Plugin) Validate() error {
 			v.add("nav entry %q: path %q must start with /", n.Label, n.Path)
 		}
 	}
-	v.jobs(p.Jobs)
+	v.jobs(p.Jobs, p.Routes)
 	v.datasets(p.Datasets)
 	return errors.Join(v.errs...)
 }
@@ -160,7 +160,10 @@ func (v *validation) views(routes []Route, fragments []Fragment, pages []Page) {
 		views = append(views, view{"fragment", f.Path, f.Handler != nil})
 	}
 	for _, p := range pages {
-		views = append(views, view{"page", p.Path, p.Handler != nil})
+		views = append(views, view{"page", p.Path, p.Handler != nil || p.Slot != ""})
+		if p.Handler != nil && p.Slot != "" {
+			v.add("page %s: a page with a Slot is laid out by the host and has no Handler", p.Path)
+		}
 	}
 	for i, w := range views {
 		name := w.kind + " " + w.path
@@ -196,10 +199,16 @@ func (v *validation) unique(kind, name string, seen map[string]bool) string {
 	return fmt.Sprintf("%s %q", kind, name)
 }
 
-func (v *validation) jobs(jobs []Job) {
-	seen := map[string]bool{}
+func (v *validation) jobs(jobs []Job, routes []Route) {
+	seen, triggers := map[string]bool{}, map[string]bool{}
 	for _, j := range jobs {
 		name := v.unique("job", j.Name, seen)
+		if j.StaleAfter < 0 || (j.StaleAfter > 0 && j.DataDomain == "") {
+			v.add("%s: StaleAfter needs a DataDomain and may not be negative", name)
+		}
+		if j.TriggerPath != "" {
+			v.triggerPath(name, j.TriggerPath, routes, triggers)
+		}
 		if j.JobType == "" {
 			v.add("%s: JobType is empty", name)
 		}
@@ -210,6 +219,24 @@ func (v *validation) jobs(jobs []Job) {
 			if _, err := cron.ParseStandard(j.Schedule); err != nil {
 				v.add("%s: schedule %q: %v", name, j.Schedule, err)
 			}
+		}
+	}
+}
+
+// triggerPath checks a job's alias trigger: a fixed path under /api/ that
+// no route of the plugin's and no other job's alias answers POST on.
+func (v *validation) triggerPath(name, path string, routes []Route, seen map[string]bool) {
+	if err := protocol.CheckPattern(path); err != nil || strings.Contains(path, "{") || !strings.HasPrefix(path, "/api/") {
+		v.add("%s: TriggerPath %q is not a fixed path under /api/", name, path)
+		return
+	}
+	if seen[path] {
+		v.add("%s: TriggerPath %s is another job's", name, path)
+	}
+	seen[path] = true
+	for _, r := range routes {
+		if strings.EqualFold(r.Method, "POST") && protocol.CheckPattern(r.Path) == nil && protocol.PatternsOverlap(r.Path, path) {
+			v.add("%s: TriggerPath %s overlaps route POST %s", name, path, r.Path)
 		}
 	}
 }

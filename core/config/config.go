@@ -55,8 +55,6 @@ type Config struct {
 	CostlyRateLimitPerMinute int
 	AccessTokenTTL           time.Duration
 	RefreshTokenTTL          time.Duration
-	// Freshness thresholds by data domain for /api/v1/health/data.
-	Freshness map[string]time.Duration
 	// AuditRetention is how long audit entries are kept; 0 keeps them forever.
 	AuditRetention time.Duration
 	// MaxBodyBytes bounds request bodies.
@@ -143,11 +141,8 @@ func Load(getenv func(string) string) (Config, error) {
 		},
 		DevUsername: get("STEWARD_DEV_USERNAME", "admin@steward.local"),
 		DevPassword: get("STEWARD_DEV_PASSWORD", "steward-dev"),
-		Freshness: map[string]time.Duration{
-			"costs": 25 * time.Hour, "compliance": 5 * time.Hour, "resources": 2 * time.Hour, "identity": 25 * time.Hour,
-		},
-		AccessLog: get("STEWARD_ACCESS_LOG", "true") != "false",
-		LogLevel:  get("STEWARD_LOG_LEVEL", "info"),
+		AccessLog:   get("STEWARD_ACCESS_LOG", "true") != "false",
+		LogLevel:    get("STEWARD_LOG_LEVEL", "info"),
 	}
 	switch c.Env {
 	case Development, Staging, Production:
@@ -213,16 +208,6 @@ func Load(getenv func(string) string) (Config, error) {
 		v := get(d.key, d.def)
 		if *d.dst, err = time.ParseDuration(v); err != nil || *d.dst < 0 {
 			return c, fmt.Errorf("%s must be a duration such as 15m, not %q", d.key, v)
-		}
-	}
-	for domain := range c.Freshness {
-		key := "STEWARD_FRESHNESS_" + strings.ToUpper(domain)
-		if v := getenv(key); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return c, fmt.Errorf("%s must be a positive duration, not %q", key, v)
-			}
-			c.Freshness[domain] = d
 		}
 	}
 	return c, c.checkSafe()

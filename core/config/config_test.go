@@ -3,7 +3,6 @@ package config
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 func env(m map[string]string) func(string) string {
@@ -23,9 +22,6 @@ func TestDefaults(t *testing.T) {
 	}
 	if c.RateLimitPerMinute != 100 || c.AuthRateLimitPerMinute != 10 || c.CostlyRateLimitPerMinute != 10 {
 		t.Fatalf("rate limits %d/%d/%d", c.RateLimitPerMinute, c.AuthRateLimitPerMinute, c.CostlyRateLimitPerMinute)
-	}
-	if c.Freshness["costs"] != 25*time.Hour || c.Freshness["compliance"] != 5*time.Hour || c.Freshness["resources"] != 2*time.Hour {
-		t.Fatalf("freshness %v", c.Freshness)
 	}
 	if !c.DevLoginEnabled() {
 		t.Fatal("dev login must be on in development")
@@ -68,7 +64,6 @@ func TestRefusals(t *testing.T) {
 		{"zero costly rate", map[string]string{"STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE": "0"}, "STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE must be an integer of at least 1"},
 		{"costly rate not a number", map[string]string{"STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE": "ten"}, "STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE"},
 		{"bad ttl", map[string]string{"STEWARD_ACCESS_TOKEN_TTL": "soon"}, "STEWARD_ACCESS_TOKEN_TTL"},
-		{"bad freshness", map[string]string{"STEWARD_FRESHNESS_COSTS": "-1h"}, "STEWARD_FRESHNESS_COSTS"},
 		{"bad registered-only switch", map[string]string{"STEWARD_OIDC_REGISTERED_ONLY": "yes"}, "STEWARD_OIDC_REGISTERED_ONLY"},
 		{"oidc issuer without client", map[string]string{"STEWARD_OIDC_ISSUER": "https://idp.example/v2.0"}, "STEWARD_OIDC_CLIENT_ID"},
 		{"oidc production without redirect", map[string]string{"STEWARD_ENV": "production", "STEWARD_JWT_SECRET": secret,

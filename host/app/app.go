@@ -291,7 +291,11 @@ func (h *Host) refreshJobs() {
 			if o, ok := inst.Decl().Schedules[j.Name]; ok {
 				sched = o
 			}
-			specs = append(specs, jobs.Spec{Plugin: name, Name: j.Name, JobType: j.JobType, DataDomain: j.DataDomain, Schedule: sched})
+			stale := time.Duration(j.StaleAfterSeconds) * time.Second
+			if o, ok := inst.Decl().StaleAfter[j.Name]; ok {
+				stale = o
+			}
+			specs = append(specs, jobs.Spec{Plugin: name, Name: j.Name, JobType: j.JobType, DataDomain: j.DataDomain, Schedule: sched, StaleAfter: stale})
 		}
 	}
 	if err := h.Jobs.SetSpecs(specs); err != nil {

@@ -13,19 +13,6 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// DefaultThresholds returns how old each standard data domain's last sync
-// may be before a tenant counts as stale. The spans leave an hour of slack
-// over the usual schedules: costs and identity sync daily, compliance every
-// four hours, resources hourly.
-func DefaultThresholds() map[string]time.Duration {
-	return map[string]time.Duration{
-		"costs":      25 * time.Hour,
-		"compliance": 5 * time.Hour,
-		"resources":  2 * time.Hour,
-		"identity":   25 * time.Hour,
-	}
-}
-
 // staleKey is the JSON member that carries the verdict beside the domains.
 const staleKey = "stale"
 
@@ -123,13 +110,10 @@ func (s *Store) Mark(ctx context.Context, tenantID, domain string, at time.Time)
 // Map reports, for each tenant keyed by its Key, the last sync of every
 // domain and whether the tenant is stale: a tenant is stale when any domain
 // never synced or last synced longer ago than the domain's threshold.
-// thresholds defaults to DefaultThresholds when nil; a domain without a
-// threshold is an error rather than silently never stale. Tenant keys must be
+// A domain without a threshold is an error rather than silently never
+// stale. Tenant keys must be
 // unique, or later tenants replace earlier ones in the map.
 func (s *Store) Map(ctx context.Context, tenants []Tenant, domains []string, thresholds map[string]time.Duration, now time.Time) (map[string]TenantFreshness, error) {
-	if thresholds == nil {
-		thresholds = DefaultThresholds()
-	}
 	for _, d := range domains {
 		if d == staleKey {
 			return nil, fmt.Errorf("freshness: %q cannot be a domain name", staleKey)
@@ -183,19 +167,15 @@ func (s *Store) Map(ctx context.Context, tenants []Tenant, domains []string, thr
 }
 
 // Thresholds is what a tenant's freshness is judged on: each data domain
-// some job keeps current (kept, from the scheduler's DataDomains), with
-// the configured threshold for it, or else twice the longest gap between
-// the job's runs, so that one missed run makes the tenant stale. A domain
-// no job keeps is not judged (a plugin that is not installed must not
-// make every tenant stale), nor is one whose jobs only run when
-// triggered and that has no configured threshold.
-func Thresholds(configured, kept map[string]time.Duration) map[string]time.Duration {
+// some job keeps current (kept, from the scheduler's DataDomains) with its
+// threshold. A domain no job keeps is not judged (a plugin that is not
+// installed must not make every tenant stale), nor is one without a
+// threshold (its jobs only run when triggered and declare none).
+func Thresholds(kept map[string]time.Duration) map[string]time.Duration {
 	out := make(map[string]time.Duration, len(kept))
-	for d, gap := range kept {
-		if t, ok := configured[d]; ok {
+	for d, t := range kept {
+		if t > 0 {
 			out[d] = t
-		} else if gap > 0 {
-			out[d] = 2 * gap
 		}
 	}
 	return out

@@ -78,7 +78,7 @@ func TestMapStaleRules(t *testing.T) {
 		// A domain nobody asked about must not matter.
 		mark(t, s, "t-fresh", "partner", 1000*time.Hour)
 
-		got, err := s.Map(context.Background(), tenants, domains, nil, now)
+		got, err := s.Map(context.Background(), tenants, domains, standard, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func TestMarkKeepsTheLatestTime(t *testing.T) {
 		ctx := context.Background()
 		tenants := []Tenant{{ID: "t1", Key: "t1"}}
 		syncedAt := func() *time.Time {
-			got, err := s.Map(ctx, tenants, []string{"costs"}, nil, now)
+			got, err := s.Map(ctx, tenants, []string{"costs"}, standard, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,7 +195,7 @@ func TestMarkRejectsBadInput(t *testing.T) {
 func TestMapRejectsBadDomains(t *testing.T) {
 	eachDialect(t, []string{"t1"}, func(t *testing.T, s *Store) {
 		tenants := []Tenant{{ID: "t1", Key: "t1"}}
-		if _, err := s.Map(context.Background(), tenants, []string{"costs", "dmarc"}, nil, now); err == nil ||
+		if _, err := s.Map(context.Background(), tenants, []string{"costs", "dmarc"}, standard, now); err == nil ||
 			!strings.Contains(err.Error(), `"dmarc"`) {
 			t.Errorf("Map with a domain without threshold error = %v", err)
 		}
@@ -203,7 +203,7 @@ func TestMapRejectsBadDomains(t *testing.T) {
 		if _, err := s.Map(context.Background(), tenants, []string{"stale"}, thresholds, now); err == nil {
 			t.Error("Map accepted a domain named stale")
 		}
-		got, err := s.Map(context.Background(), nil, domains, nil, now)
+		got, err := s.Map(context.Background(), nil, domains, standard, now)
 		if err != nil || len(got) != 0 {
 			t.Errorf("Map without tenants = %v, %v; want empty", got, err)
 		}
@@ -236,42 +236,24 @@ func TestJSONShape(t *testing.T) {
 	}
 }
 
-func TestDefaultThresholds(t *testing.T) {
-	want := map[string]time.Duration{
-		"costs": 25 * time.Hour, "compliance": 5 * time.Hour, "resources": 2 * time.Hour, "identity": 25 * time.Hour,
-	}
-	got := DefaultThresholds()
-	if len(got) != len(want) {
-		t.Fatalf("DefaultThresholds() = %v", got)
-	}
-	for d, w := range want {
-		if got[d] != w {
-			t.Errorf("threshold of %s = %v, want %v", d, got[d], w)
-		}
-	}
-	got["costs"] = time.Minute
-	if DefaultThresholds()["costs"] != 25*time.Hour {
-		t.Error("changing a returned map changed the defaults")
-	}
-}
+// standard are thresholds of the kind the domain plugins declare.
+var standard = map[string]time.Duration{"costs": 25 * time.Hour, "compliance": 5 * time.Hour, "resources": 2 * time.Hour, "identity": 25 * time.Hour}
 
 func TestThresholds(t *testing.T) {
-	configured := DefaultThresholds()
 	kept := map[string]time.Duration{
-		"resources": 3 * time.Hour, // configured: 2h wins over the schedule
-		"partner":   6 * time.Hour, // twice its gap
-		"dmarc":     0,             // triggered only, no threshold: not judged
-		"identity":  0,             // triggered only, configured
+		"resources": 2 * time.Hour,
+		"partner":   12 * time.Hour,
+		"dmarc":     0, // triggered only, no threshold: not judged
 	}
-	want := map[string]time.Duration{"resources": 2 * time.Hour, "partner": 12 * time.Hour, "identity": 25 * time.Hour}
-	got := Thresholds(configured, kept)
+	want := map[string]time.Duration{"resources": 2 * time.Hour, "partner": 12 * time.Hour}
+	got := Thresholds(kept)
 	if !maps.Equal(got, want) {
 		t.Errorf("Thresholds = %v, want %v", got, want)
 	}
-	if d := Domains(got); !slices.Equal(d, []string{"identity", "partner", "resources"}) {
+	if d := Domains(got); !slices.Equal(d, []string{"partner", "resources"}) {
 		t.Errorf("Domains = %v", d)
 	}
-	if got := Thresholds(configured, nil); len(got) != 0 {
+	if got := Thresholds(nil); len(got) != 0 {
 		t.Errorf("no job keeps a domain, yet %v are judged", got)
 	}
 }

@@ -1249,11 +1249,16 @@ func TestDataDomains(t *testing.T) {
 		{Plugin: "acme", Name: "collect", DataDomain: "acme_evidence", Schedule: "0 9 * * 1-5"},
 		{Plugin: "partner", Name: "partner", DataDomain: "partner"},
 		{Plugin: "partner", Name: "expiry", JobType: "partner_evidence_expiry", Schedule: "@daily"},
+		// A declared threshold wins over the schedule, the longest of a
+		// domain's.
+		{Plugin: "cost", Name: "costs", DataDomain: "costs", Schedule: "@every 6h", StaleAfter: 25 * time.Hour},
+		{Plugin: "cost", Name: "backfill", DataDomain: "costs", Schedule: "@every 1h", StaleAfter: 2 * time.Hour},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]time.Duration{"resources": 3 * time.Hour, "acme_evidence": 72 * time.Hour, "partner": 0}
+	// Twice the longest gap between runs, unless declared.
+	want := map[string]time.Duration{"resources": 6 * time.Hour, "acme_evidence": 144 * time.Hour, "partner": 0, "costs": 25 * time.Hour}
 	if got := s.DataDomains(); !maps.Equal(got, want) {
 		t.Errorf("DataDomains = %v, want %v", got, want)
 	}

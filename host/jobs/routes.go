@@ -16,12 +16,15 @@ import (
 
 type syncAccepted struct {
 	Status int
-	Body   struct {
-		JobID   string   `json:"job_id"`
-		JobType string   `json:"job_type"`
-		Status  string   `json:"status" enum:"queued"`
-		JobIDs  []string `json:"job_ids" doc:"Every run queued, when several plugins provide the job type"`
-	}
+	Body   Accepted
+}
+
+// Accepted is the answer to a sync trigger.
+type Accepted struct {
+	JobID   string   `json:"job_id"`
+	JobType string   `json:"job_type"`
+	Status  string   `json:"status" enum:"queued"`
+	JobIDs  []string `json:"job_ids" doc:"Every run queued, when several plugins provide the job type"`
 }
 
 type resolveInput struct {
@@ -100,36 +103,19 @@ func (r Routes) Register(a huma.API) {
 			r.Audit.Record(ctx, audit.Entry{Action: "sync.alert_resolve.success", Status: audit.StatusSuccess, ResourceType: "sync_alert", ResourceID: strconv.FormatInt(in.AlertID, 10)})
 			return &struct{ Body Alert }{a}, nil
 		})
-	trigger := func(ctx context.Context, jobType string) (*syncAccepted, error) {
-		runs, err := r.Scheduler.Trigger(ctx, jobType, api.PrincipalFrom(ctx).ID)
-		if errors.Is(err, ErrUnknownJobType) {
-			r.Audit.Record(ctx, audit.Entry{Action: "sync.trigger.failure", Status: audit.StatusFailure, ResourceType: "sync_job", Details: map[string]any{"job_type": jobType, "reason": "no plugin provides it"}})
-			return nil, huma.Error404NotFound("no enabled plugin provides the " + jobType + " sync")
-		}
-		if err != nil {
-			return nil, err
-		}
-		out := &syncAccepted{Status: http.StatusAccepted}
-		out.Body.JobType, out.Body.Status = jobType, "queued"
-		for _, r := range runs {
-			out.Body.JobIDs = append(out.Body.JobIDs, r.ID)
-		}
-		out.Body.JobID = out.Body.JobIDs[0]
-		r.Audit.Record(ctx, audit.Entry{Action: "sync.trigger.success", Status: audit.StatusSuccess, ResourceType: "sync_job", ResourceID: out.Body.JobID, Details: map[string]any{"job_type": jobType}})
-		return out, nil
-	}
 	api.Register(a, huma.Operation{OperationID: "sync-trigger", Method: http.MethodPost, Path: "/api/v1/sync/{job_type}", Tags: []string{"sync"},
 		Summary:       "Trigger a manual sync",
-		Description:   "job_type is costs, compliance, resources or identity, or a job type a plugin declares (e.g. dmarc). Answers 202 at once; follow the run in /api/v1/sync/history.",
+		Description:   "job_type is a job type an enabled plugin declares (GET /api/v1/sync/status lists them). Answers 202 at once; follow the run in /api/v1/sync/history.",
 		DefaultStatus: http.StatusAccepted, Metadata: admin, Errors: []int{http.StatusNotFound}},
 		func(ctx context.Context, in *struct {
 			JobType string `path:"job_type" pattern:"^[a-z][a-z0-9_-]{0,39}$"`
 		}) (*syncAccepted, error) {
-			return trigger(ctx, in.JobType)
+			body, err := r.Trigger(ctx, in.JobType)
+			if err != nil {
+				return nil, err
+			}
+			return &syncAccepted{Status: http.StatusAccepted, Body: *body}, nil
 		})
-	api.Register(a, huma.Operation{OperationID: "partner-sync", Method: http.MethodPost, Path: "/api/v1/partner/sync", Tags: []string{"sync"},
-		Summary: "Trigger the partner compliance sync", DefaultStatus: http.StatusAccepted, Metadata: admin, Errors: []int{http.StatusNotFound}},
-		func(ctx context.Context, _ *struct{}) (*syncAccepted, error) { return trigger(ctx, "partner") })
 	api.Register(a, huma.Operation{OperationID: "preflight-clear-cache", Method: http.MethodPost, Path: "/api/v1/preflight/clear-cache", Tags: []string{"sync"},
 		Summary: "Clear the preflight cache", Metadata: admin},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body map[string]any }, error) {
@@ -139,4 +125,25 @@ func (r Routes) Register(a huma.API) {
 			r.Audit.Record(ctx, audit.Entry{Action: "cache.clear.success", Status: audit.StatusSuccess, ResourceType: "cache", ResourceID: "preflight"})
 			return &struct{ Body map[string]any }{map[string]any{"success": true, "message": "preflight cache cleared"}}, nil
 		})
+}
+
+// Trigger queues every enabled job of jobType for the caller in ctx and
+// audits it: the sync route's work, which a plugin's trigger path shares.
+// An unknown job type is a 404 (a huma status error).
+func (r Routes) Trigger(ctx context.Context, jobType string) (*Accepted, error) {
+	runs, err := r.Scheduler.Trigger(ctx, jobType, api.PrincipalFrom(ctx).ID)
+	if errors.Is(err, ErrUnknownJobType) {
+		r.Audit.Record(ctx, audit.Entry{Action: "sync.trigger.failure", Status: audit.StatusFailure, ResourceType: "sync_job", Details: map[string]any{"job_type": jobType, "reason": "no plugin provides it"}})
+		return nil, huma.Error404NotFound("no enabled plugin provides the " + jobType + " sync")
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &Accepted{JobType: jobType, Status: "queued"}
+	for _, r := range runs {
+		out.JobIDs = append(out.JobIDs, r.ID)
+	}
+	out.JobID = out.JobIDs[0]
+	r.Audit.Record(ctx, audit.Entry{Action: "sync.trigger.success", Status: audit.StatusSuccess, ResourceType: "sync_job", ResourceID: out.JobID, Details: map[string]any{"job_type": jobType}})
+	return out, nil
 }

@@ -122,11 +122,10 @@ func TestSyncRoutes(t *testing.T) {
 		if es := h.Audit("sync.trigger.failure"); len(es) != 1 || es[0].Details["job_type"] != "dmarc" {
 			t.Errorf("failed trigger audit: %+v", es)
 		}
-		h.Do(http.MethodPost, "/api/v1/partner/sync", admin, "", "").Expect(t, "partner sync without a plugin", http.StatusNotFound)
 		if a := h.Do(http.MethodPost, "/api/v1/sync/Costs!", admin, "", ""); a.Expect(t, "a malformed job type", http.StatusUnprocessableEntity) && !a.Problem(t).Names("path.job_type") {
 			t.Errorf("malformed job type: %s", a.Body)
 		}
-		for _, path := range []string{"/api/v1/sync/costs", "/api/v1/partner/sync", "/api/v1/preflight/clear-cache"} {
+		for _, path := range []string{"/api/v1/sync/costs", "/api/v1/preflight/clear-cache"} {
 			h.Do(http.MethodPost, path, user, "", "").Expect(t, path+" as a standard user", http.StatusForbidden)
 			h.Do(http.MethodPost, path, "", "", "").Expect(t, path+" anonymous", http.StatusUnauthorized)
 		}

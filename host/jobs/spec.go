@@ -22,6 +22,10 @@ type Spec struct {
 	// such as "@hourly" or "@every 1h", evaluated in UTC unless it starts
 	// with CRON_TZ=. Empty means the job only runs when triggered.
 	Schedule string `json:"schedule,omitempty"`
+	// StaleAfter is how old a tenant's last sync of DataDomain may be before
+	// the tenant counts as stale: the plugin's declaration or plugins.hcl's
+	// override; zero leaves it to the schedule (see DataDomains).
+	StaleAfter time.Duration `json:"-"`
 }
 
 // Key identifies a job across plugins; it is stored with every run.
@@ -85,21 +89,27 @@ func (a alignedEvery) Next(t time.Time) time.Time {
 }
 
 // DataDomains reports each data domain the registered jobs keep current,
-// with the longest gap between two scheduled runs of the jobs that keep
-// it (zero when they only run when triggered). The gap is the largest of
-// the next eight intervals after now, which covers cron expressions whose
-// runs are not evenly spaced (weekdays only, say).
+// with how old a tenant's last sync of it may be before the tenant counts
+// as stale: the longest StaleAfter its jobs declare, or else twice the
+// longest gap between two scheduled runs of those jobs, so that one missed
+// run makes the tenant stale; zero when they only run when triggered and
+// declare nothing, and such a domain is not judged. The gap is the largest
+// of the next eight intervals after now, which covers cron expressions
+// whose runs are not evenly spaced (weekdays only, say).
 func (s *Scheduler) DataDomains() map[string]time.Duration {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[string]time.Duration{}
+	gaps, declared := map[string]time.Duration{}, map[string]time.Duration{}
 	for _, j := range s.jobs {
 		d := j.spec.DataDomain
 		if d == "" {
 			continue
 		}
-		gap := out[d]
+		if j.spec.StaleAfter > 0 {
+			declared[d] = max(declared[d], j.spec.StaleAfter)
+		}
+		gap := gaps[d]
 		if j.sched != nil {
 			at := j.sched.Next(now)
 			for range 8 {
@@ -111,7 +121,15 @@ func (s *Scheduler) DataDomains() map[string]time.Duration {
 				at = next
 			}
 		}
-		out[d] = gap
+		gaps[d] = gap
+	}
+	out := make(map[string]time.Duration, len(gaps))
+	for d, gap := range gaps {
+		if t, ok := declared[d]; ok {
+			out[d] = t
+		} else {
+			out[d] = 2 * gap
+		}
 	}
 	return out
 }

@@ -9,12 +9,9 @@ import (
 	"github.com/stewardhq/steward/ui"
 )
 
-// The slots plugins declare fragments for (sdk.Fragment's Slot) that the
-// host's pages place.
-const (
-	slotDashboard = "dashboard"
-	slotDmarc     = "dmarc"
-)
+// slotDashboard is the slot whose fragments (sdk.Fragment's Slot) the
+// dashboard places; a plugin's page with a Slot places another's.
+const slotDashboard = "dashboard"
 
 // How often the pages reload the host's fragments. The sync status follows
 // runs as they go; freshness changes only when a sync ends; the alerts are
@@ -36,19 +33,11 @@ var (
 )
 
 // DashboardSlots are the dashboard's slots: the host's fragments, then the
-// plugins' fragments for the "dashboard" slot in plugins.hcl's order, then
-// the well-known domain cards (costs, compliance, resources, identity)
-// that no plugin declares, which the host answers with Placeholder. A
+// plugins' fragments for the "dashboard" slot in plugins.hcl's order. A
 // plugin that is down keeps its slot, which shows it unavailable.
 func DashboardSlots(v plugins.Views) []ui.Slot {
 	slots := []ui.Slot{syncStatusSlot, activeAlertSlot, tenantSyncSlot}
-	slots = append(slots, pluginSlots(v.InSlot(slotDashboard))...)
-	for _, p := range placeholders {
-		if _, ok := v.Fragment(p.Path); !ok {
-			slots = append(slots, ui.Slot{Title: p.Title, Path: p.Path})
-		}
-	}
-	return slots
+	return append(slots, pluginSlots(v.InSlot(slotDashboard))...)
 }
 
 // syncJobType is the sync API's pattern for a job type in its path.
@@ -83,19 +72,19 @@ func SyncDashboardBody(jobTypes []string, admin bool) (template.HTML, []ui.Slot)
 	return sdkui.Card("Sync now", execFragment("syncnow", buttons)), slots
 }
 
-// DmarcBody is the DMARC page's content and slots: what the page is for,
-// then the fragments plugins declare for the "dmarc" slot, or an empty
-// state while none does.
-func DmarcBody(v plugins.Views) (template.HTML, []ui.Slot) {
-	const about = "DMARC, SPF and DKIM tell receiving mail servers which servers may send mail for your tenants' domains and what to do with mail that fails those checks. Weak or missing records let others send mail in your name."
-	fragments := v.InSlot(slotDmarc)
-	if len(fragments) == 0 {
-		return sdkui.Card("Email authentication", sdkui.Join(
-			execFragment("paragraph", about),
-			sdkui.Empty("DMARC, SPF and DKIM posture arrives with the DMARC plugin. Once it is enabled, each domain's records and findings appear here."),
-		)), nil
+// SlotBody is the content and slots of a page a plugin declares with a
+// Slot: its description, then the fragments plugins declare for the slot,
+// or an empty state while none does.
+func SlotBody(v plugins.Views, slot, description string) (template.HTML, []ui.Slot) {
+	var lead template.HTML
+	if description != "" {
+		lead = execFragment("paragraph", description)
 	}
-	return execFragment("paragraph", about), pluginSlots(fragments)
+	fragments := v.InSlot(slot)
+	if len(fragments) == 0 {
+		return sdkui.Join(lead, sdkui.Empty("Nothing to show yet: no enabled plugin serves this page's sections.")), nil
+	}
+	return lead, pluginSlots(fragments)
 }
 
 // pluginSlots places plugins' fragments, each under its title or, without

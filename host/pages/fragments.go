@@ -134,16 +134,12 @@ type TenantSync struct {
 
 // TenantSyncStatus shows, per tenant, when each data domain last synced
 // and whether that is too long ago: older than the domain's threshold
-// (freshness.DefaultThresholds when thresholds is nil, as in
-// freshness.Store.Map) or never. It shows every row it is given, so the
+// or never. It shows every row it is given, so the
 // caller passes only the tenants the viewer may see, and only the one
 // tenant_id names when it scopes the request.
 func TenantSyncStatus(rows []TenantSync, thresholds map[string]time.Duration, now time.Time) template.HTML {
 	if len(rows) == 0 {
 		return sdkui.Empty("No tenants to show.")
-	}
-	if thresholds == nil {
-		thresholds = freshness.DefaultThresholds()
 	}
 	// Map reports every tenant on the same domains; the union keeps a
 	// column for each even if one row lacks it.
@@ -245,42 +241,6 @@ func ActiveAlerts(a jobs.AlertsResponse, admin bool) template.HTML {
 		body = sdkui.Table(columns, rows, "Active sync alerts")
 	}
 	return execFragment("alerts", body)
-}
-
-// placeholder is a well-known dashboard fragment that a plugin serves,
-// with its empty state for when none does.
-type placeholder struct {
-	Path, Title, Message string
-}
-
-// placeholders are the dashboard's domain cards, in the dashboard's order.
-var placeholders = []placeholder{
-	{"/partials/cost-summary-card", "Cost summary", "Cost data arrives with the cost plugin."},
-	{"/partials/compliance-gauge", "Compliance", "Compliance scores arrive with the compliance plugin."},
-	{"/partials/resource-stats", "Resources", "Resource inventory arrives with the resources plugin."},
-	{"/partials/identity-stats", "Identity", "Identity data arrives with the identity plugin."},
-}
-
-// Placeholder is the empty state the host answers at a well-known
-// dashboard fragment's path while no plugin serves it, and false for any
-// other path.
-func Placeholder(path string) (template.HTML, bool) {
-	for _, p := range placeholders {
-		if p.Path == path {
-			return sdkui.Empty(p.Message), true
-		}
-	}
-	return "", false
-}
-
-// PlaceholderPaths are the paths Placeholder answers, for the host's route
-// table (a plugin may serve them) and its OpenAPI document.
-func PlaceholderPaths() []string {
-	out := make([]string, len(placeholders))
-	for i, p := range placeholders {
-		out[i] = p.Path
-	}
-	return out
 }
 
 // runBadge is a run's status in its colour: a failure is critical, a

@@ -101,22 +101,19 @@ func everyOutput() map[string]template.HTML {
 		"history":                  SyncHistoryTable(history),
 		"history, redacted":        SyncHistoryTable(history.Redacted()),
 		"history, empty":           SyncHistoryTable(jobs.HistoryResponse{}),
-		"tenant sync status":       TenantSyncStatus(sampleTenants(), nil, t0),
+		"tenant sync status":       TenantSyncStatus(sampleTenants(), thresholds, t0),
 		"tenant sync status, none": TenantSyncStatus(nil, nil, t0),
 		"alerts, admin":            ActiveAlerts(alerts, true),
 		"alerts, standard user":    ActiveAlerts(alerts, false),
 		"alerts, none":             ActiveAlerts(jobs.AlertsResponse{}, true),
-	}
-	for _, p := range placeholders {
-		out["placeholder "+p.Path], _ = Placeholder(p.Path)
 	}
 	for _, admin := range []bool{true, false} {
 		body, _ := SyncDashboardBody([]string{"costs", evil, "resources"}, admin)
 		out["sync dashboard, admin "+map[bool]string{true: "yes", false: "no"}[admin]] = body
 	}
 	out["sync dashboard, no job types"], _ = SyncDashboardBody(nil, true)
-	out["dmarc, no plugin"], _ = DmarcBody(plugins.Views{})
-	out["dmarc, plugin"], _ = DmarcBody(plugins.Views{Fragments: []plugins.Fragment{{Plugin: "dmarc", Path: "/partials/dmarc-domains", Title: "Domains", Slot: "dmarc"}}})
+	out["slot page, no fragments"], _ = SlotBody(plugins.Views{}, "mail", "About <mail>")
+	out["slot page, fragments"], _ = SlotBody(plugins.Views{Fragments: []plugins.Fragment{{Plugin: "mail", Path: "/partials/mail-domains", Title: "Domains", Slot: "mail"}}}, "mail", "About")
 	return out
 }
 
@@ -220,8 +217,11 @@ func TestRunHealthColours(t *testing.T) {
 	contains(t, "empty status card", SyncStatusCard(jobs.StatusResponse{}, t0), `class="empty"`, "No sync jobs are registered yet.")
 }
 
+// thresholds are of the kind the domain plugins' jobs declare.
+var thresholds = map[string]time.Duration{"costs": 25 * time.Hour, "resources": 2 * time.Hour, "identity": 25 * time.Hour}
+
 func TestTenantSyncStatusMarksStaleDomains(t *testing.T) {
-	out := TenantSyncStatus(sampleTenants(), nil, t0)
+	out := TenantSyncStatus(sampleTenants(), thresholds, t0)
 	contains(t, "tenant sync status", out,
 		`<th scope="col">Tenant</th><th scope="col">Status</th><th scope="col">Costs</th><th scope="col">Resources</th><th scope="col">Identity</th>`,
 		`class="badge health-warning">Stale<`, `class="badge health-warning">Never synced<`, `class="badge health-ok">Up to date<`,
@@ -242,33 +242,13 @@ func TestTenantSyncStatusMarksStaleDomains(t *testing.T) {
 			t.Errorf("row %d badges = %v, want %v", i, labels, want)
 		}
 	}
-	// Thresholds passed in replace the defaults.
+	// Stricter thresholds make more stale.
 	strict := TenantSyncStatus(sampleTenants()[1:], map[string]time.Duration{"costs": time.Minute}, t0)
 	contains(t, "strict tenant sync status", strict, `class="badge health-warning">Stale<`)
 
 	contains(t, "no tenants", TenantSyncStatus(nil, nil, t0), `class="empty"`, "No tenants to show.")
 	unnamed := TenantSyncStatus([]TenantSync{{ID: "t-9"}}, nil, t0)
 	contains(t, "unnamed tenant", unnamed, "<strong>t-9</strong>")
-}
-
-func TestPlaceholders(t *testing.T) {
-	for path, want := range map[string]string{
-		"/partials/cost-summary-card": "Cost data arrives with the cost plugin.",
-		"/partials/compliance-gauge":  "Compliance scores arrive with the compliance plugin.",
-		"/partials/resource-stats":    "Resource inventory arrives with the resources plugin.",
-		"/partials/identity-stats":    "Identity data arrives with the identity plugin.",
-	} {
-		out, ok := Placeholder(path)
-		if !ok {
-			t.Errorf("Placeholder(%q) is not known", path)
-		}
-		contains(t, path, out, `class="empty"`, want)
-	}
-	for _, path := range []string{"/partials/sync-status-card", "/partials/testplugin-items", "/partials/cost-summary-card/x", ""} {
-		if out, ok := Placeholder(path); ok || out != "" {
-			t.Errorf("Placeholder(%q) = %q, %v; want none", path, out, ok)
-		}
-	}
 }
 
 func slotPaths(slots []ui.Slot) []string {
@@ -285,12 +265,6 @@ func TestDashboardSlots(t *testing.T) {
 		{Title: "Active sync alerts", Path: "/partials/active-alerts"},
 		{Title: "Data freshness", Path: "/partials/tenant-sync-status", RefreshSeconds: 300},
 	}
-	placeholderSlots := []ui.Slot{
-		{Title: "Cost summary", Path: "/partials/cost-summary-card"},
-		{Title: "Compliance", Path: "/partials/compliance-gauge"},
-		{Title: "Resources", Path: "/partials/resource-stats"},
-		{Title: "Identity", Path: "/partials/identity-stats"},
-	}
 	equal := func(name string, got, want []ui.Slot) {
 		t.Helper()
 		if len(got) != len(want) {
@@ -303,14 +277,12 @@ func TestDashboardSlots(t *testing.T) {
 		}
 	}
 
-	equal("no plugins", DashboardSlots(plugins.Views{}), append(append([]ui.Slot{}, host...), placeholderSlots...))
+	equal("no plugins", DashboardSlots(plugins.Views{}), host)
 
 	v := plugins.Views{Fragments: []plugins.Fragment{
 		{Plugin: "testplugin", Path: "/partials/testplugin-items", Title: "Items", Slot: "dashboard", RefreshSeconds: 45},
 		{Plugin: "dmarc", Path: "/partials/dmarc-domains", Title: "Domains", Slot: "dmarc"},
 		{Plugin: "costs", Path: "/partials/cost-summary-card", Title: "Costs this month", Slot: "dashboard", RefreshSeconds: 600},
-		// Declared, if for another slot: the host's placeholder would
-		// shadow the plugin's route, so none is placed.
 		{Plugin: "compliance", Path: "/partials/compliance-gauge", Title: "Compliance", Slot: "compliance"},
 		{Plugin: "acme", Path: "/fragments/acme/evidence", Slot: "dashboard"},
 	}}
@@ -318,7 +290,6 @@ func TestDashboardSlots(t *testing.T) {
 		ui.Slot{Title: "Items", Path: "/partials/testplugin-items", RefreshSeconds: 45},
 		ui.Slot{Title: "Costs this month", Path: "/partials/cost-summary-card", RefreshSeconds: 600},
 		ui.Slot{Title: "acme", Path: "/fragments/acme/evidence"},
-		placeholderSlots[2], placeholderSlots[3],
 	)
 	equal("with plugins", DashboardSlots(v), want)
 }
@@ -360,23 +331,26 @@ func TestSyncDashboardBody(t *testing.T) {
 	lacks(t, "sync dashboard without jobs", none, "<button")
 }
 
-func TestDmarcBody(t *testing.T) {
-	body, slots := DmarcBody(plugins.Views{Fragments: []plugins.Fragment{{Plugin: "testplugin", Path: "/partials/testplugin-items", Slot: "dashboard"}}})
-	contains(t, "dmarc without its plugin", body, "DMARC, SPF and DKIM", `class="empty"`, "arrives with the DMARC plugin")
+// TestSlotBody: a plugin's page with a Slot shows its description, then
+// the fragments of that slot in order, or an empty state without any.
+func TestSlotBody(t *testing.T) {
+	body, slots := SlotBody(plugins.Views{Fragments: []plugins.Fragment{{Plugin: "testplugin", Path: "/partials/testplugin-items", Slot: "dashboard"}}}, "mail", "Mail <posture>")
+	contains(t, "slot page without fragments", body, "Mail &lt;posture&gt;", `class="empty"`)
 	if len(slots) != 0 {
-		t.Errorf("dmarc without its plugin has slots %v", slotPaths(slots))
+		t.Errorf("slot page without fragments has slots %v", slotPaths(slots))
 	}
 
 	v := plugins.Views{Fragments: []plugins.Fragment{
-		{Plugin: "dmarc", Path: "/partials/dmarc-domains", Title: "Domains", Slot: "dmarc", RefreshSeconds: 900},
-		{Plugin: "dmarc", Path: "/partials/dmarc-reports", Title: "Aggregate reports", Slot: "dmarc"},
+		{Plugin: "mail", Path: "/partials/mail-domains", Title: "Domains", Slot: "mail", RefreshSeconds: 900},
+		{Plugin: "testplugin", Path: "/partials/testplugin-items", Slot: "dashboard"},
+		{Plugin: "mail", Path: "/partials/mail-reports", Title: "Aggregate reports", Slot: "mail"},
 	}}
-	body, slots = DmarcBody(v)
-	contains(t, "dmarc with its plugin", body, "DMARC, SPF and DKIM")
-	lacks(t, "dmarc with its plugin", body, `class="empty"`)
-	want := []ui.Slot{{Title: "Domains", Path: "/partials/dmarc-domains", RefreshSeconds: 900}, {Title: "Aggregate reports", Path: "/partials/dmarc-reports"}}
+	body, slots = SlotBody(v, "mail", "Mail posture")
+	contains(t, "slot page with fragments", body, "Mail posture")
+	lacks(t, "slot page with fragments", body, `class="empty"`)
+	want := []ui.Slot{{Title: "Domains", Path: "/partials/mail-domains", RefreshSeconds: 900}, {Title: "Aggregate reports", Path: "/partials/mail-reports"}}
 	if len(slots) != 2 || slots[0] != want[0] || slots[1] != want[1] {
-		t.Errorf("dmarc slots = %+v, want %+v", slots, want)
+		t.Errorf("slot page's slots = %+v, want %+v", slots, want)
 	}
 }
 
@@ -389,14 +363,14 @@ func TestSlotsCarryTheSelectedTenant(t *testing.T) {
 	}
 	v := plugins.Views{Fragments: []plugins.Fragment{
 		{Plugin: "testplugin", Path: "/partials/testplugin-items", Title: "Items", Slot: "dashboard", RefreshSeconds: 30},
-		{Plugin: "dmarc", Path: "/partials/dmarc-domains", Title: "Domains", Slot: "dmarc"},
+		{Plugin: "mail", Path: "/partials/mail-domains", Title: "Domains", Slot: "mail"},
 	}}
 	content, syncSlots := SyncDashboardBody([]string{"costs"}, true)
-	dmarcContent, dmarcSlots := DmarcBody(v)
+	mailContent, mailSlots := SlotBody(v, "mail", "Mail posture")
 	for name, d := range map[string]ui.PageData{
 		"dashboard":      {Slots: DashboardSlots(v)},
 		"sync dashboard": {Content: content, Slots: syncSlots},
-		"dmarc":          {Content: dmarcContent, Slots: dmarcSlots},
+		"slot page":      {Content: mailContent, Slots: mailSlots},
 	} {
 		d.Title, d.Path, d.TenantID = name, "/"+name, "t 1&x"
 		w := httptest.NewRecorder()

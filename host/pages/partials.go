@@ -20,9 +20,7 @@ const (
 	historyMax     = 100
 )
 
-// MountFragments adds the host's own fragments. placeholders are served
-// after the plugin dispatcher, so a plugin that declares one of those
-// paths serves it instead.
+// MountFragments adds the host's own fragments.
 func (p *Pages) MountFragments(app *fiber.App) {
 	app.Get("/partials/sync-status-card", p.signedIn(p.syncStatusCard))
 	app.Get("/partials/sync-history-table", p.signedIn(p.syncHistoryTable))
@@ -30,24 +28,6 @@ func (p *Pages) MountFragments(app *fiber.App) {
 	app.Get("/partials/active-alerts", p.signedIn(p.activeAlerts))
 	app.Post("/partials/active-alerts/:alert_id/resolve", p.signedIn(p.resolveAlert))
 	app.Post("/partials/sync-now/:job_type", p.signedIn(p.syncNow))
-}
-
-// Placeholders answers the fragments of plugins that are not installed
-// with their empty state; it is mounted after the plugin dispatcher.
-func (p *Pages) Placeholders(c *fiber.Ctx) error {
-	if c.Method() != http.MethodGet {
-		return c.Next()
-	}
-	html, ok := Placeholder(c.Path())
-	if !ok {
-		return c.Next()
-	}
-	return p.signedIn(func(c *fiber.Ctx, caller Caller) error {
-		if id := c.Query("tenant_id"); id != "" && !caller.CanSee(id) {
-			return p.d.Problem(c, http.StatusForbidden, "you may not see that tenant")
-		}
-		return writeFragment(c, http.StatusOK, html)
-	})(c)
 }
 
 func (p *Pages) syncStatusCard(c *fiber.Ctx, caller Caller) error {
@@ -94,7 +74,7 @@ func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 		}
 		ids = []string{id}
 	}
-	thresholds := freshness.DefaultThresholds()
+	thresholds := map[string]time.Duration{}
 	if p.d.FreshnessThresholds != nil {
 		thresholds = p.d.FreshnessThresholds()
 	}

@@ -16,7 +16,6 @@ import (
 var hostNav = []ui.NavEntry{
 	{Label: "Dashboard", Path: "/dashboard", Order: 0},
 	{Label: "Sync", Path: "/sync-dashboard", Order: 10},
-	{Label: "E-mail security", Path: "/dmarc", Order: 60},
 	{Label: "Design system", Path: "/design-system", Order: 100},
 }
 
@@ -42,7 +41,6 @@ func (p *Pages) Mount(app *fiber.App) {
 
 	app.Get("/dashboard", p.signedIn(p.dashboard))
 	app.Get("/sync-dashboard", p.signedIn(p.syncDashboard))
-	app.Get("/dmarc", p.signedIn(p.dmarc))
 	app.Get("/design-system", p.signedIn(p.designSystem))
 }
 
@@ -111,7 +109,7 @@ func (p *Pages) show(c *fiber.Ctx, caller Caller, title string, fill func(*ui.Pa
 
 func (p *Pages) dashboard(c *fiber.Ctx, caller Caller) error {
 	return p.show(c, caller, "Dashboard", func(d *ui.PageData) {
-		d.Description = "Cost, compliance, resources, identity and sync across your tenants."
+		d.Description = "Every plugin's figures and the state of their syncs across your tenants."
 		d.Slots = DashboardSlots(p.d.Plugins.Views())
 	})
 }
@@ -127,10 +125,13 @@ func (p *Pages) syncDashboard(c *fiber.Ctx, caller Caller) error {
 	})
 }
 
-func (p *Pages) dmarc(c *fiber.Ctx, caller Caller) error {
-	return p.show(c, caller, "E-mail security", func(d *ui.PageData) {
-		d.Description = "DMARC, SPF and DKIM posture of your tenants' domains."
-		d.Content, d.Slots = DmarcBody(p.d.Plugins.Views())
+// SlotPage answers a plugin's page that the host lays out itself (a Page
+// with a Slot): the layout, the page's description and the fragments
+// declared for the slot.
+func (p *Pages) SlotPage(c *fiber.Ctx, caller Caller, title, description, slot string) error {
+	return p.show(c, caller, title, func(d *ui.PageData) {
+		d.Description = description
+		d.Content, d.Slots = SlotBody(p.d.Plugins.Views(), slot, description)
 	})
 }
 

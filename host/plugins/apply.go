@@ -117,7 +117,7 @@ func (i *Instance) redeclare(ctx context.Context, d Decl) (Change, bool) {
 		i.setDecl(&d)
 		c.Err = i.firstStart(ctx)
 	case sameProcess(old, d) || !d.Enabled:
-		// Schedules change the host's scheduler only; a disabled plugin
+		// Schedules and staleness change the host's scheduler only; a disabled plugin
 		// keeps its new declaration for when it is enabled.
 		c.Action = ActionRescheduled
 		if !sameProcess(old, d) {
@@ -136,9 +136,10 @@ func (i *Instance) redeclare(ctx context.Context, d Decl) (Change, bool) {
 }
 
 // sameProcess reports whether a and b start the same process: they differ
-// in job schedules at most.
+// in job schedules and staleness at most.
 func sameProcess(a, b Decl) bool {
 	a.Schedules, b.Schedules = nil, nil
+	a.StaleAfter, b.StaleAfter = nil, nil
 	return sameDecl(a, b)
 }
 

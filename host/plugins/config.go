@@ -55,6 +55,9 @@ type Decl struct {
 	Config json.RawMessage
 	// Schedules override job default schedules, by job name.
 	Schedules map[string]string
+	// StaleAfter overrides how old the data a job keeps current may grow
+	// before a tenant counts as stale, by job name.
+	StaleAfter map[string]time.Duration
 	// source locates the config block's keys in plugins.hcl. It is where
 	// the declaration is written, not what it declares: Apply compares
 	// declarations without it.
@@ -103,8 +106,9 @@ type configSpec struct {
 }
 
 type jobSpec struct {
-	Name     string `hcl:"name,label"`
-	Schedule string `hcl:"schedule"`
+	Name       string  `hcl:"name,label"`
+	Schedule   *string `hcl:"schedule,optional"`
+	StaleAfter string  `hcl:"stale_after,optional"`
 }
 
 // DefaultRestart is the restart policy of a plugin that declares none.
@@ -172,7 +176,7 @@ func (p pluginSpec) decl(baseDir string) (Decl, error) {
 		StartTimeout: 10 * time.Second, MaxResponseBytes: DefaultMaxResponseBytes, RequestTimeout: DefaultRequestTimeout,
 		DrainTimeout: DefaultDrainTimeout,
 		MemoryLimit:  DefaultMemoryLimit, Restart: DefaultRestart,
-		Config: json.RawMessage("{}"), Schedules: map[string]string{}}
+		Config: json.RawMessage("{}"), Schedules: map[string]string{}, StaleAfter: map[string]time.Duration{}}
 	if p.Enabled != nil {
 		d.Enabled = *p.Enabled
 	}
@@ -236,7 +240,14 @@ func (p pluginSpec) decl(baseDir string) (Decl, error) {
 		}
 	}
 	for _, j := range p.Jobs {
-		d.Schedules[j.Name] = j.Schedule
+		if j.Schedule != nil {
+			d.Schedules[j.Name] = *j.Schedule
+		}
+		if j.StaleAfter != "" {
+			if d.StaleAfter[j.Name], err = duration("job "+j.Name+".stale_after", j.StaleAfter, 0); err != nil {
+				return d, err
+			}
+		}
 	}
 	return d, nil
 }

@@ -18,7 +18,7 @@ import (
 // defaultDecl is what a block naming only its binary turns into.
 func defaultDecl(name, binary string) Decl {
 	return Decl{Name: name, Binary: binary, Enabled: true, DataPlane: "socket", StartTimeout: 10 * time.Second,
-		MaxResponseBytes: 256 << 20, RequestTimeout: 30 * time.Second, DrainTimeout: 30 * time.Second, MemoryLimit: 1 << 30, Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}}
+		MaxResponseBytes: 256 << 20, RequestTimeout: 30 * time.Second, DrainTimeout: 30 * time.Second, MemoryLimit: 1 << 30, Restart: DefaultRestart, Config: json.RawMessage("{}"), Schedules: map[string]string{}, StaleAfter: map[string]time.Duration{}}
 }
 
 // pluginBlock renders a plugin block with one line per body line, so an error's
@@ -40,6 +40,7 @@ func TestParse(t *testing.T) {
 	full.MemoryLimit = 512 << 20
 	full.Restart = RestartPolicy{MaxCrashes: 2, Window: time.Minute, BackoffInitial: time.Second, BackoffMax: 10 * time.Second}
 	full.Schedules = map[string]string{"sync": "@every 5m", "prune": "0 3 * * *"}
+	full.StaleAfter = map[string]time.Duration{"sync": 30 * time.Minute, "report": 48 * time.Hour}
 
 	partial := defaultDecl("partial", "/srv/steward/bin/partial")
 	partial.Restart.MaxCrashes = 3
@@ -94,8 +95,12 @@ plugin "full" {
     backoff_initial = "1s"
     backoff_max     = "10s"
   }
-  job "sync" { schedule = "@every 5m" }
+  job "sync" {
+    schedule    = "@every 5m"
+    stale_after = "30m"
+  }
   job "prune" { schedule = "0 3 * * *" }
+  job "report" { stale_after = "48h" }
 }`,
 			baseDir: "/srv/steward",
 			want:    []Decl{full},
@@ -267,6 +272,11 @@ func TestParseErrors(t *testing.T) {
 			name: "bad backoff_max",
 			src:  pluginBlock("a", `binary = "/a"`, `restart { backoff_max = "1x" }`),
 			want: []string{`plugin "a"`, `restart.backoff_max: "1x" is not a positive duration`},
+		},
+		{
+			name: "bad stale_after",
+			src:  pluginBlock("a", `binary = "/a"`, `job "sync" { stale_after = "a day" }`),
+			want: []string{`plugin "a"`, `job sync.stale_after: "a day" is not a positive duration`},
 		},
 		{
 			name: "max_crashes zero",

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 
+	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/pages"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk/protocol"
@@ -53,10 +56,17 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 	if status := r.CheckTenant(principal, query, params, body); status != 0 {
 		return writeProblem(c, status, protocol.MsgNoTenantAccess, nil)
 	}
-	// A browser's navigation to a plugin's page gets the host's layout,
-	// which loads the page's HTML from this path with htmx.
-	if r.View == protocol.ViewPage && pages.WantsPage(c) {
+	if r.TriggerJob != "" {
+		return s.triggerJob(c, r.TriggerJob)
+	}
+	// A page laid out from a slot's fragments is the host's to render; a
+	// browser's navigation to a page the plugin renders gets the host's
+	// layout, which loads the page's HTML from this path with htmx.
+	if r.View == protocol.ViewPage && (r.Slot != "" || pages.WantsPage(c)) {
 		caller, _ := callerOf(c)
+		if r.Slot != "" {
+			return s.pages.SlotPage(c, caller, r.Title, r.Description, r.Slot)
+		}
 		return s.pages.PluginPage(c, caller, r.Title)
 	}
 	if r.RateClass == pluginv1.RateClass_RATE_CLASS_SYNC {
@@ -67,4 +77,24 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 		defer s.syncSlots.Release(1)
 	}
 	return s.deps.Plugins.Proxy(c, r, params, principal, requestID(c))
+}
+
+// triggerJob answers a plugin's trigger path as POST /api/v1/sync/{job_type}
+// answers jobType, within the same bound on sync requests in flight.
+func (s *Server) triggerJob(c *fiber.Ctx, jobType string) error {
+	if !s.syncSlots.TryAcquire(1) {
+		c.Set(fiber.HeaderRetryAfter, "1")
+		return writeProblem(c, http.StatusTooManyRequests, "too many sync requests in progress; retry shortly", nil)
+	}
+	defer s.syncSlots.Release(1)
+	ctx := api.WithCaller(c.UserContext(), PrincipalOf(c), api.Meta{ClientAddr: c.IP(), RequestID: requestID(c)})
+	out, err := s.sync.Trigger(ctx, jobType)
+	var se huma.StatusError
+	if errors.As(err, &se) {
+		return writeProblem(c, se.GetStatus(), se.Error(), nil)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusAccepted).JSON(out)
 }

@@ -343,11 +343,11 @@ func (s *Server) freshnessMap(ctx context.Context) (map[string]freshness.TenantF
 }
 
 // freshnessThresholds are the data domains the installed plugins' jobs keep
-// current, with their thresholds (freshness.Thresholds); without a
-// scheduler, the configured ones.
+// current, with their thresholds (freshness.Thresholds); none without a
+// scheduler.
 func (s *Server) freshnessThresholds() map[string]time.Duration {
 	if s.deps.Jobs == nil {
-		return s.deps.Config.Freshness
+		return map[string]time.Duration{}
 	}
-	return freshness.Thresholds(s.deps.Config.Freshness, s.deps.Jobs.DataDomains())
+	return freshness.Thresholds(s.deps.Jobs.DataDomains())
 }

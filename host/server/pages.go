@@ -113,17 +113,12 @@ var pagePaths = []struct {
 }{
 	{"/dashboard", "Dashboard: sync status, alerts, data freshness and every plugin's dashboard fragment", true, false},
 	{"/sync-dashboard", "Sync monitoring: status card refreshed every 30 s, history, alerts, sync now", true, false},
-	{"/dmarc", "DMARC, SPF and DKIM posture; its data arrives with the DMARC plugin", true, false},
 	{"/design-system", "Every component of the UI kit in every state, without data", false, false},
 	{"/partials/sync-status-card", "Fragment: the state of every sync job", false, false},
 	{"/partials/sync-history-table", "Fragment: the latest sync runs", false, true},
 	{"/partials/tenant-sync-status", "Fragment: how fresh each data domain of the caller's tenants is", true, false},
 	{"/partials/active-alerts", "Fragment: unresolved sync alerts, with resolve for admins", false, false},
 }
-
-// placeholderPaths are fragments that plugins serve; until one does, the
-// host answers their empty state.
-var placeholderPaths = pages.PlaceholderPaths()
 
 // documentPages declares the pages and fragments in the OpenAPI document.
 func (s *Server) documentPages() {
@@ -167,9 +162,6 @@ func (s *Server) documentPages() {
 			extra["422"] = problem("limit is out of bounds")
 		}
 		view(p.path, p.summary, params, extra)
-	}
-	for _, p := range placeholderPaths {
-		view(p, "Fragment of a plugin; until the plugin is installed, its empty state", []*huma.Param{tenantParam}, nil)
 	}
 	anonymous := []map[string][]string{}
 	page := map[string]*huma.MediaType{api.MimeHTML: html}

@@ -18,7 +18,6 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -124,6 +123,8 @@ type Server struct {
 	// pages are the web UI; sessions its cookies and CSRF tokens.
 	pages    *pages.Pages
 	sessions *websession.Sessions
+	// sync queues jobs, for the sync routes and plugins' trigger paths.
+	sync jobs.Routes
 }
 
 // New assembles the app. Plugins' routes join through the dispatcher and
@@ -204,7 +205,8 @@ func New(d Deps) *Server {
 		Cache: d.Cache, Audit: s.rec, Logger: d.Logger}
 	signIn.Register(s.API)
 	audit.Routes{Store: d.Audit}.Register(s.API)
-	jobs.Routes{Scheduler: d.Jobs, Cache: d.Cache, Audit: s.rec, StartedAt: d.StartedAt}.Register(s.API)
+	s.sync = jobs.Routes{Scheduler: d.Jobs, Cache: d.Cache, Audit: s.rec, StartedAt: d.StartedAt}
+	s.sync.Register(s.API)
 	tenancy.Routes{Store: d.Tenancy, Audit: s.rec}.Register(s.API)
 	apikeys.Routes{Store: d.APIKeys, Audit: s.rec}.Register(s.API)
 	onboarding.Routes{Tenancy: d.Tenancy, Cloud: d.Cloud, ManagingTenantID: d.ManagingTenantID, Audit: s.rec}.Register(s.API)
@@ -219,7 +221,6 @@ func New(d Deps) *Server {
 		d.Mount(app)
 	}
 	app.Use(s.dispatch)
-	app.Use(s.pages.Placeholders)
 	app.Use(func(c *fiber.Ctx) error {
 		return writeProblem(c, http.StatusNotFound, "no route for "+c.Method()+" "+c.Path(), nil)
 	})
@@ -260,7 +261,7 @@ func (s *Server) Reserved(method, path string) bool {
 func (s *Server) indexOperations() {
 	for path, item := range s.API.OpenAPI().Paths {
 		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions} {
-			if *protocol.OperationSlot(item, method) == nil || slices.Contains(placeholderPaths, path) {
+			if *protocol.OperationSlot(item, method) == nil {
 				continue
 			}
 			s.hostOps[method+" "+path] = true

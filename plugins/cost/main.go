@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/cost/anomalies"
@@ -64,7 +65,8 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		Pages:     pages,
 		Nav:       nav,
 		// Cost Management refreshes a day's costs a few times a day.
-		Jobs: []sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Schedule: "@every 6h", Run: syncer.Run}},
+		// Costs settle daily: a tenant is stale after a day and an hour.
+		Jobs: []sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Schedule: "@every 6h", StaleAfter: 25 * time.Hour, Run: syncer.Run}},
 	}, nil
 }
 

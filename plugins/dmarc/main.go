@@ -80,9 +80,12 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	ingest := &reports.Ingest{Store: rst, TenantOf: st.TenantOf, Dir: cfg.ReportsDir}
 	return &sdk.Plugin{
 		Routes: append(handlers.Routes(), reportHandlers.Routes()...),
-		// The host's DMARC page (/dmarc) shows the fragments of its slot
-		// in this order: the posture's, then the aggregate reports'.
+		// The DMARC page (/dmarc), which the host lays out, shows the
+		// fragments of its slot in this order: the posture's, then the
+		// aggregate reports'.
 		Fragments: append(handlers.Fragments(), reportHandlers.Fragments(domains.PageSlot)...),
+		Pages:     []sdk.Page{domains.Page},
+		Nav:       []sdk.NavEntry{{Label: "E-mail security", Path: domains.Page.Path, Order: 60}},
 		Datasets:  []sdk.Dataset{handlers.Dataset()},
 		Jobs: []sdk.Job{{Name: "dmarc", JobType: domains.DataDomain, DataDomain: domains.DataDomain, Schedule: "@every 6h", Run: syncer.Run},
 			ingest.Job()},

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/identity/directory"
@@ -37,7 +38,7 @@ func New(ctx context.Context, _ config, env *sdk.Env) (*sdk.Plugin, error) {
 		Fragments: fragments,
 		Pages:     pages,
 		Nav:       nav,
-		Jobs: []sdk.Job{{Name: "identity", JobType: directory.Domain, DataDomain: directory.Domain, Schedule: "@every 6h",
+		Jobs: []sdk.Job{{Name: "identity", JobType: directory.Domain, DataDomain: directory.Domain, Schedule: "@every 6h", StaleAfter: 25 * time.Hour,
 			Run: syncer.Run}},
 	}, nil
 }

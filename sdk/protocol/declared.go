@@ -37,6 +37,12 @@ type Route struct {
 	// view's title.
 	View  string
 	Title string
+	// Slot is set on a page the host lays out from the fragments of that
+	// slot, under Description; the plugin serves no HTML for it.
+	Slot, Description string
+	// TriggerJob is set on the route of a job's trigger path: the job type
+	// the host queues when it is called, without asking the plugin.
+	TriggerJob string
 }
 
 // Kinds of view routes.
@@ -68,7 +74,14 @@ func ParseRoute(pr *pluginv1.Route) (*Route, error) {
 			if meta, ok := op.Extensions[ext].(map[string]any); ok {
 				r.View = kind
 				r.Title, _ = meta["title"].(string)
+				r.Slot, _ = meta["slot"].(string)
+				r.Description, _ = meta["description"].(string)
 			}
+		}
+		// Only an admin route may queue a job: a plugin cannot mark a route
+		// of its own that anyone may call to trigger syncs.
+		if meta, ok := op.Extensions[ExtTrigger].(map[string]any); ok && r.Auth == pluginv1.Auth_AUTH_ADMIN {
+			r.TriggerJob, _ = meta["job_type"].(string)
 		}
 	}
 	declared := map[string]bool{}

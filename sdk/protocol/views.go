@@ -17,6 +17,9 @@ const ParamTenantID = "tenant_id"
 const (
 	ExtFragment = "x-steward-fragment"
 	ExtPage     = "x-steward-page"
+	// ExtTrigger marks the route AllRoutes adds for a job's trigger path,
+	// which the host answers itself by queueing the job.
+	ExtTrigger = "x-steward-trigger"
 )
 
 // AllRoutes is every route a plugin serves: the routes it declared, then a
@@ -36,9 +39,51 @@ func AllRoutes(desc *pluginv1.DescribeResponse) []*pluginv1.Route {
 		}))
 	}
 	for _, p := range desc.Pages {
-		out = append(out, viewRoute(desc.Name, ViewPage, p.Path, p.Title, ExtPage, map[string]any{"title": p.Title}))
+		meta := map[string]any{"title": p.Title}
+		if p.Slot != "" {
+			meta["slot"], meta["description"] = p.Slot, p.Description
+		}
+		out = append(out, viewRoute(desc.Name, ViewPage, p.Path, p.Title, ExtPage, meta))
+	}
+	for _, j := range desc.Jobs {
+		if j.TriggerPath != "" {
+			out = append(out, triggerRoute(desc.Name, j))
+		}
 	}
 	return out
+}
+
+// JobTypeOf is the job type a job is triggered by: its own, or else its
+// data domain, as the host's scheduler reads it.
+func JobTypeOf(j *pluginv1.Job) string {
+	if j.JobType != "" {
+		return j.JobType
+	}
+	return j.DataDomain
+}
+
+// triggerRoute is the POST route of a job's trigger path: admin only, and
+// answered by the host as its own sync route answers the job's type.
+func triggerRoute(plugin string, j *pluginv1.Job) *pluginv1.Route {
+	jobType := JobTypeOf(j)
+	str := map[string]any{"type": "string"}
+	op := map[string]any{
+		"operationId": plugin + "-trigger-" + slug(j.TriggerPath),
+		"summary":     "Trigger the " + jobType + " sync",
+		"description": "The same as POST /api/v1/sync/" + jobType + ": answers 202 at once; follow the run in /api/v1/sync/history.",
+		"tags":        []string{"sync"},
+		"responses": map[string]any{
+			"202": map[string]any{"description": "The sync is queued", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
+				"type": "object", "additionalProperties": false, "required": []string{"job_id", "job_type", "status", "job_ids"},
+				"properties": map[string]any{"job_id": str, "job_type": str, "status": map[string]any{"type": "string", "enum": []string{"queued"}},
+					"job_ids": map[string]any{"type": []string{"array", "null"}, "items": str, "description": "Every run queued, when several plugins provide the job type"}},
+			}}}},
+			"404": map[string]any{"description": "No enabled plugin provides the job type"},
+		},
+		ExtTrigger: map[string]any{"job_type": jobType},
+	}
+	b, _ := json.Marshal(op)
+	return &pluginv1.Route{Method: "POST", Path: j.TriggerPath, Auth: pluginv1.Auth_AUTH_ADMIN, OpenapiOperation: b}
 }
 
 func viewRoute(plugin, kind, path, title, ext string, meta map[string]any) *pluginv1.Route {

@@ -556,9 +556,15 @@ func (x *Fragment) GetRefreshSeconds() int32 {
 }
 
 type Page struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	Title         string                 `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Title string                 `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	// slot, when set, makes the page one the host lays out itself: the
+	// description, then every fragment declared for the slot, by any plugin.
+	// The plugin then serves no HTML at path.
+	Slot string `protobuf:"bytes,3,opt,name=slot,proto3" json:"slot,omitempty"`
+	// description is the page's lead paragraph, under its title.
+	Description   string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -603,6 +609,20 @@ func (x *Page) GetPath() string {
 func (x *Page) GetTitle() string {
 	if x != nil {
 		return x.Title
+	}
+	return ""
+}
+
+func (x *Page) GetSlot() string {
+	if x != nil {
+		return x.Slot
+	}
+	return ""
+}
+
+func (x *Page) GetDescription() string {
+	if x != nil {
+		return x.Description
 	}
 	return ""
 }
@@ -678,8 +698,16 @@ type Job struct {
 	// default_schedule is a cron expression or @every duration; empty means
 	// manual only. plugins.hcl may override it.
 	DefaultSchedule string `protobuf:"bytes,4,opt,name=default_schedule,json=defaultSchedule,proto3" json:"default_schedule,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// stale_after_seconds is how old the data_domain's last sync of a tenant
+	// may be before the tenant counts as stale; 0 leaves it to the host
+	// (twice the schedule's gap). The deployment may override it.
+	StaleAfterSeconds int64 `protobuf:"varint,5,opt,name=stale_after_seconds,json=staleAfterSeconds,proto3" json:"stale_after_seconds,omitempty"`
+	// trigger_path is a further POST path, besides the host's sync route,
+	// that triggers the job with the sync route's answer: an alias an
+	// interface names, such as /api/v1/partner/sync.
+	TriggerPath   string `protobuf:"bytes,6,opt,name=trigger_path,json=triggerPath,proto3" json:"trigger_path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -736,6 +764,20 @@ func (x *Job) GetDataDomain() string {
 func (x *Job) GetDefaultSchedule() string {
 	if x != nil {
 		return x.DefaultSchedule
+	}
+	return ""
+}
+
+func (x *Job) GetStaleAfterSeconds() int64 {
+	if x != nil {
+		return x.StaleAfterSeconds
+	}
+	return 0
+}
+
+func (x *Job) GetTriggerPath() string {
+	if x != nil {
+		return x.TriggerPath
 	}
 	return ""
 }
@@ -2255,20 +2297,24 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
 	"\x04slot\x18\x03 \x01(\tR\x04slot\x12'\n" +
-	"\x0frefresh_seconds\x18\x04 \x01(\x05R\x0erefreshSeconds\"0\n" +
+	"\x0frefresh_seconds\x18\x04 \x01(\x05R\x0erefreshSeconds\"f\n" +
 	"\x04Page\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
-	"\x05title\x18\x02 \x01(\tR\x05title\"J\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x12\n" +
+	"\x04slot\x18\x03 \x01(\tR\x04slot\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\"J\n" +
 	"\bNavEntry\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
-	"\x05order\x18\x03 \x01(\x05R\x05order\"\x80\x01\n" +
+	"\x05order\x18\x03 \x01(\x05R\x05order\"\xd3\x01\n" +
 	"\x03Job\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\bjob_type\x18\x02 \x01(\tR\ajobType\x12\x1f\n" +
 	"\vdata_domain\x18\x03 \x01(\tR\n" +
 	"dataDomain\x12)\n" +
-	"\x10default_schedule\x18\x04 \x01(\tR\x0fdefaultSchedule\"W\n" +
+	"\x10default_schedule\x18\x04 \x01(\tR\x0fdefaultSchedule\x12.\n" +
+	"\x13stale_after_seconds\x18\x05 \x01(\x03R\x11staleAfterSeconds\x12!\n" +
+	"\ftrigger_path\x18\x06 \x01(\tR\vtriggerPath\"W\n" +
 	"\aDataset\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x16\n" +

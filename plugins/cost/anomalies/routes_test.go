@@ -341,8 +341,7 @@ func (r *routes) testBulk(rows []Anomaly) {
 	}
 	for _, c := range []struct{ body, location string }{
 		{`{"anomaly_ids": []}`, "body.anomaly_ids"},
-		// huma names a missing member in its message, at the object.
-		{`{}`, "body"},
+		{`{}`, "body.anomaly_ids"},
 		{`{"anomaly_ids": [` + strings.Join(many, ",") + `]}`, "body.anomaly_ids"},
 		{`{"anomaly_ids": ["1"]}`, "body.anomaly_ids[0]"},
 		{`{"anomaly_ids": [1.5]}`, "body.anomaly_ids[0]"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	humavalidation "github.com/danielgtaylor/huma/v2/validation"
 	"github.com/hashicorp/go-hclog"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
@@ -282,7 +283,30 @@ func apiConfig() huma.Config {
 			Components: &huma.Components{Schemas: huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)}},
 		Formats:       map[string]huma.Format{"application/json": huma.DefaultJSONFormat, "json": huma.DefaultJSONFormat},
 		DefaultFormat: "application/json",
+		Transformers:  []huma.Transformer{nameMissingMembers},
 	}
+}
+
+// missingMember is huma's message for a required member an object lacks,
+// which it reports at the object's location.
+var missingMember = strings.Split(humavalidation.MsgExpectedRequiredProperty, "%s")
+
+// nameMissingMembers moves huma's report of a missing required member from
+// the object to the member (body.name, not body), as every other input
+// problem names its field.
+func nameMissingMembers(_ huma.Context, _ string, v any) (any, error) {
+	m, ok := v.(*huma.ErrorModel)
+	if !ok {
+		return v, nil
+	}
+	for _, d := range m.Errors {
+		rest, ok := strings.CutPrefix(d.Message, missingMember[0])
+		if name, ok2 := strings.CutSuffix(rest, missingMember[1]); ok && ok2 && d.Location != "" {
+			d.Location += "." + name
+			d.Value = nil
+		}
+	}
+	return m, nil
 }
 
 // muxAdapter serves huma's operations on a ServeMux. A list query

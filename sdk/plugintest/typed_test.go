@@ -183,6 +183,7 @@ func TestTypedRouteBinding(t *testing.T) {
 		{"GET", "/api/v1/careless/scope?tenant_ids=" + strings.Repeat("x", 65), "", "query.tenant_ids[0]"},
 		{"POST", "/api/v1/careless/things", `{"name": ""}`, "body.name"},
 		{"POST", "/api/v1/careless/things", `{"name": "a", "colour": "red"}`, "body.colour"},
+		{"POST", "/api/v1/careless/things", `{"tenant_id": "t1"}`, "body.name"},
 		{"POST", "/api/v1/careless/things", ``, "body"},
 		{"POST", "/api/v1/careless/things", `{"name": "a"`, "body"},
 		{"GET", "/api/v1/careless/embedded?tenant_ids=t1&limit=0", "", "query.limit"},

@@ -101,7 +101,7 @@ func testIdentityThroughTheHost(t *testing.T, dialect string) {
 	if r := f.waitRun(t, f.trigger(t, "identity")); r.Status != "completed" || r.RecordsProcessed == 0 {
 		t.Fatalf("identity sync %+v", r)
 	}
-	if n, err := h.db().NewSelect().Table("identity_users").Count(context.Background()); err != nil || n != 5 {
+	if n, err := h.pluginDB("identity").NewSelect().Table("identity_users").Count(context.Background()); err != nil || n != 5 {
 		t.Fatalf("the plugin's users table on %s holds %d rows (%v), want 5", dialect, n, err)
 	}
 

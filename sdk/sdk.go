@@ -145,6 +145,9 @@ type DatasetRequest struct {
 // Env is what the host hands the plugin when it configures it, beside the
 // decoded config block.
 type Env struct {
+	// DatabaseURL is the plugin's own database, which the host has
+	// migrated: a PostgreSQL schema only the plugin's role may use, or a
+	// SQLite file of its own. It holds a password: never log it.
 	DatabaseURL string
 	Environment string
 	DataDir     string

@@ -1,17 +1,21 @@
 package sdk
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	humavalidation "github.com/danielgtaylor/huma/v2/validation"
 	"github.com/hashicorp/go-hclog"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
@@ -36,6 +40,10 @@ type Op struct {
 	// Errors are the statuses the handler itself answers besides the
 	// host's own (401, 403, 422, 429, …), such as 404 or 409.
 	Errors []int
+	// Responses replace or add answers of the derived operation by status
+	// code ("200"), for what the types cannot say: a body streamed as CSV,
+	// a second success status.
+	Responses map[string]*huma.Response
 }
 
 // TenantIDs is a route input naming the tenants a request acts on: a query
@@ -87,8 +95,33 @@ func findTenant(t reflect.Type) (*tenantField, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, nil
 	}
+	found, err := tenantFields(t, nil)
+	if err != nil {
+		return nil, err
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil
+	case 1:
+		return found[0], nil
+	}
+	return nil, fmt.Errorf("%d tenant inputs; a route takes one", len(found))
+}
+
+// tenantFields collects the tenant inputs of an input struct, entering the
+// structs it embeds as huma does; prefix is the index path to t.
+func tenantFields(t reflect.Type, prefix []int) ([]*tenantField, error) {
 	var found []*tenantField
 	for f := range t.Fields() {
+		f.Index = append(slices.Clone(prefix), f.Index...)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			inner, err := tenantFields(f.Type, f.Index)
+			if err != nil {
+				return nil, err
+			}
+			found = append(found, inner...)
+			continue
+		}
 		if f.Type != tenantIDsType && f.Type != tenantIDType {
 			if f.Name == "Body" {
 				body := f.Type
@@ -124,13 +157,7 @@ func findTenant(t reflect.Type) (*tenantField, error) {
 		}
 		found = append(found, tf)
 	}
-	switch len(found) {
-	case 0:
-		return nil, nil
-	case 1:
-		return found[0], nil
-	}
-	return nil, fmt.Errorf("%d tenant inputs; a route takes one", len(found))
+	return found, nil
 }
 
 // bodyOutput is the huma output of a handler whose output type is the
@@ -159,7 +186,7 @@ func Handle[I, O any](method, path string, op Op, h func(ctx context.Context, in
 		r.declErr = err
 		return r
 	}
-	r.tenant, r.TenantScoped = tenant, tenant != nil
+	r.tenant, r.TenantScoped, r.responses = tenant, tenant != nil, op.Responses
 	hop := huma.Operation{OperationID: op.ID, Method: method, Path: path, Summary: op.Summary, Description: op.Description,
 		Tags: op.Tags, DefaultStatus: op.Status, Errors: op.Errors}
 	call := func(ctx context.Context, in *I) (*O, error) {
@@ -256,7 +283,30 @@ func apiConfig() huma.Config {
 			Components: &huma.Components{Schemas: huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)}},
 		Formats:       map[string]huma.Format{"application/json": huma.DefaultJSONFormat, "json": huma.DefaultJSONFormat},
 		DefaultFormat: "application/json",
+		Transformers:  []huma.Transformer{nameMissingMembers},
 	}
+}
+
+// missingMember is huma's message for a required member an object lacks,
+// which it reports at the object's location.
+var missingMember = strings.Split(humavalidation.MsgExpectedRequiredProperty, "%s")
+
+// nameMissingMembers moves huma's report of a missing required member from
+// the object to the member (body.name, not body), as every other input
+// problem names its field.
+func nameMissingMembers(_ huma.Context, _ string, v any) (any, error) {
+	m, ok := v.(*huma.ErrorModel)
+	if !ok {
+		return v, nil
+	}
+	for _, d := range m.Errors {
+		rest, ok := strings.CutPrefix(d.Message, missingMember[0])
+		if name, ok2 := strings.CutSuffix(rest, missingMember[1]); ok && ok2 && d.Location != "" {
+			d.Location += "." + name
+			d.Value = nil
+		}
+	}
+	return m, nil
 }
 
 // muxAdapter serves huma's operations on a ServeMux. A list query
@@ -265,18 +315,62 @@ func apiConfig() huma.Config {
 type muxAdapter struct{ mux *http.ServeMux }
 
 func (a muxAdapter) Handle(op *huma.Operation, handler func(huma.Context)) {
+	lists := listParams(op)
+	jsonBody := op.RequestBody != nil && op.RequestBody.Required && op.RequestBody.Content["application/json"] != nil
+	a.mux.HandleFunc(muxPattern(op.Method, op.Path), func(w http.ResponseWriter, r *http.Request) {
+		if jsonBody {
+			var p *Problem
+			if r, p = readableBody(r, op.MaxBodyBytes); p != nil {
+				WriteError(w, p)
+				return
+			}
+		}
+		handler(humago.NewContext(op, joinLists(r, lists), w))
+	})
+}
+
+// readableBody answers a 422 naming the body, as the contract has every
+// input problem, for a JSON body that is missing or is not JSON, which
+// huma would answer 400. A body over the limit goes on for huma to refuse.
+func readableBody(r *http.Request, limit int64) (*http.Request, *Problem) {
+	if limit <= 0 {
+		limit = 1 << 20
+	}
+	if r.Body == nil {
+		return r, Invalid("body", "a JSON body is required")
+	}
+	head, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return r, BadRequest("the body could not be read")
+	}
+	r2 := *r
+	r2.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+	switch {
+	case int64(len(head)) > limit:
+		return &r2, nil
+	case len(bytes.TrimSpace(head)) == 0:
+		return r, Invalid("body", "a JSON body is required")
+	case !json.Valid(head):
+		return r, Invalid("body", "the body is not valid JSON")
+	}
+	return &r2, nil
+}
+
+func (a muxAdapter) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+// listParams names an operation's list query parameters.
+func listParams(op *huma.Operation) []string {
 	var lists []string
 	for _, p := range op.Parameters {
 		if p.In == "query" && p.Schema != nil && p.Schema.Type == huma.TypeArray {
 			lists = append(lists, p.Name)
 		}
 	}
-	a.mux.HandleFunc(muxPattern(op.Method, op.Path), func(w http.ResponseWriter, r *http.Request) {
-		handler(humago.NewContext(op, joinLists(r, lists), w))
-	})
+	return lists
 }
-
-func (a muxAdapter) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
 
 // joinLists returns r with each repeated list parameter joined by commas.
 func joinLists(r *http.Request, lists []string) *http.Request {
@@ -351,6 +445,9 @@ func typedOperation(r Route) (op *huma.Operation, err error) {
 			cp.Content = inlineContent(reg, resp.Content)
 		}
 		out.Responses[code] = &cp
+	}
+	for code, resp := range r.responses {
+		out.Responses[code] = resp
 	}
 	return &out, nil
 }

@@ -81,9 +81,10 @@ type Route struct {
 	// A typed route (Handle) registers itself on huma instead of having
 	// Operation and Handler; tenant is its tenant input, declErr what was
 	// wrong with its input type.
-	register func(huma.API)
-	tenant   *tenantField
-	declErr  error
+	register  func(huma.API)
+	tenant    *tenantField
+	responses map[string]*huma.Response
+	declErr   error
 }
 
 // Fragment is an HTML fragment the plugin renders for the host's pages.

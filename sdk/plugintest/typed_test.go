@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/plugintest"
 	"github.com/stewardhq/steward/sdk/protocol"
@@ -23,6 +25,18 @@ type scopeIn struct {
 type scopeOut struct {
 	Tenants []string `json:"tenants"`
 	Limit   int      `json:"limit"`
+}
+
+// Paging is a set of parameters several routes share, embedded in their
+// inputs; the tenant input may live in it.
+type Paging struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	Limit   int           `query:"limit" minimum:"1" maximum:"10" default:"5"`
+}
+
+type embeddedIn struct {
+	Paging
+	Name string `query:"name"`
 }
 
 type oneIn struct {
@@ -53,6 +67,11 @@ func careless(ran *int) *sdk.Plugin {
 	return &sdk.Plugin{
 		Routes: []sdk.Route{
 			sdk.Get("/api/v1/careless/scope", sdk.Op{ID: "careless-scope"}, func(_ context.Context, in *scopeIn) (*scopeOut, error) {
+				*ran++
+				return &scopeOut{Tenants: in.Tenants, Limit: in.Limit}, nil
+			}),
+			sdk.Get("/api/v1/careless/embedded", sdk.Op{ID: "careless-embedded", Responses: map[string]*huma.Response{"200": {Description: "The tenants, as text",
+				Content: map[string]*huma.MediaType{"text/plain": {Schema: &huma.Schema{Type: huma.TypeString}}}}}}, func(_ context.Context, in *embeddedIn) (*scopeOut, error) {
 				*ran++
 				return &scopeOut{Tenants: in.Tenants, Limit: in.Limit}, nil
 			}),
@@ -98,6 +117,8 @@ func TestTenantInputEnforcedBeforeTheHandler(t *testing.T) {
 		{"GET", "/api/v1/careless/scope?tenant_ids=t2", "", http.StatusForbidden},
 		{"GET", "/api/v1/careless/scope?tenant_ids=t1,t2", "", http.StatusForbidden},
 		{"GET", "/api/v1/careless/scope?tenant_ids=t1&tenant_ids=t2", "", http.StatusForbidden},
+		{"GET", "/api/v1/careless/embedded?tenant_ids=t1", "", http.StatusOK},
+		{"GET", "/api/v1/careless/embedded?tenant_ids=t2", "", http.StatusForbidden},
 		{"GET", "/api/v1/careless/tenants/t1", "", http.StatusOK},
 		{"GET", "/api/v1/careless/tenants/t2", "", http.StatusForbidden},
 		{"POST", "/api/v1/careless/things", `{"name": "a"}`, http.StatusCreated},
@@ -162,6 +183,10 @@ func TestTypedRouteBinding(t *testing.T) {
 		{"GET", "/api/v1/careless/scope?tenant_ids=" + strings.Repeat("x", 65), "", "query.tenant_ids[0]"},
 		{"POST", "/api/v1/careless/things", `{"name": ""}`, "body.name"},
 		{"POST", "/api/v1/careless/things", `{"name": "a", "colour": "red"}`, "body.colour"},
+		{"POST", "/api/v1/careless/things", `{"tenant_id": "t1"}`, "body.name"},
+		{"POST", "/api/v1/careless/things", ``, "body"},
+		{"POST", "/api/v1/careless/things", `{"name": "a"`, "body"},
+		{"GET", "/api/v1/careless/embedded?tenant_ids=t1&limit=0", "", "query.limit"},
 	} {
 		req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
 		req.Header.Set("Content-Type", "application/json")
@@ -195,12 +220,16 @@ func TestTypedRouteDocumented(t *testing.T) {
 		if r.TenantInput != nil {
 			byPath[r.Method+" "+r.Path] = r.TenantInput.In + "." + r.TenantInput.Name
 		}
+		if r.Path == "/api/v1/careless/embedded" && !strings.Contains(string(r.OpenapiOperation), `"text/plain"`) {
+			t.Errorf("the operation's own answer is not declared: %s", r.OpenapiOperation)
+		}
 		if strings.Contains(string(r.OpenapiOperation), "$ref") {
 			t.Errorf("%s %s: operation refers to a component: %s", r.Method, r.Path, r.OpenapiOperation)
 		}
 	}
 	want := map[string]string{
 		"GET /api/v1/careless/scope":               "query.tenant_ids",
+		"GET /api/v1/careless/embedded":            "query.tenant_ids",
 		"GET /api/v1/careless/tenants/{tenant_id}": "path.tenant_id",
 		"POST /api/v1/careless/things":             "body.tenant_id",
 	}
@@ -244,6 +273,54 @@ func TestTypedRouteShapes(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(b)) != want {
 			t.Errorf("%s = %d %s, want %s", path, resp.StatusCode, b, want)
+		}
+	}
+}
+
+type viewIn struct {
+	Tenant   sdk.TenantID `query:"tenant_id"`
+	Location string       `query:"location" default:"eastus" pattern:"^[a-z0-9]+$"`
+	Kinds    []string     `query:"kind" enum:"vm,disk"`
+}
+
+// TestTypedViews: a view declared with sdk.View gets its parameters bound
+// — defaults, repeated lists — and a bad one is a 422 naming it before
+// the view renders; the host's tenant check still comes first.
+func TestTypedViews(t *testing.T) {
+	rendered := 0
+	render := func(w http.ResponseWriter, r *http.Request, in *viewIn) {
+		rendered++
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, "<p>"+string(in.Tenant)+"|"+in.Location+"|"+strings.Join(in.Kinds, "+")+"|"+r.URL.Path+"</p>")
+	}
+	factory := func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) {
+		return &sdk.Plugin{
+			Fragments: []sdk.Fragment{{Path: "/partials/typed-card", Title: "Card", Slot: "dashboard", Handler: sdk.View(render)}},
+			Pages:     []sdk.Page{{Path: "/typed", Title: "Typed", Handler: sdk.View(render)}},
+		}, nil
+	}
+	h := plugintest.New(t, sdk.Definition{Name: "typed", Version: "1"}, factory, plugintest.Options{Tenants: tenants})
+	bob := sdk.Principal{ID: "u2", Kind: "user", TenantIDs: []string{"t1"}}
+	for _, tc := range []struct {
+		target string
+		status int
+		want   string
+	}{
+		{"/typed", http.StatusOK, "<p>|eastus||/typed</p>"},
+		{"/partials/typed-card?tenant_id=t1&location=westeurope&kind=vm&kind=disk", http.StatusOK, "<p>t1|westeurope|vm+disk|/partials/typed-card</p>"},
+		{"/typed?kind=vm,disk", http.StatusOK, "<p>|eastus|vm+disk|/typed</p>"},
+		{"/typed?location=..%2Fx", http.StatusUnprocessableEntity, "query.location"},
+		{"/typed?kind=tape", http.StatusUnprocessableEntity, "query.kind"},
+		{"/typed?tenant_id=t2", http.StatusForbidden, protocol.MsgNoTenantAccess},
+	} {
+		before := rendered
+		resp := h.Do(httptest.NewRequest("GET", tc.target, nil), bob)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+			t.Errorf("%s = %d %s, want %d with %q", tc.target, resp.StatusCode, b, tc.status, tc.want)
+		}
+		if (rendered > before) != (tc.status == http.StatusOK) {
+			t.Errorf("%s: rendered %v", tc.target, rendered > before)
 		}
 	}
 }

@@ -192,7 +192,7 @@ func TestIdentityDatasetReadByAnotherPlugin(t *testing.T) {
 		TenantID  string `bun:"tenant_id"`
 		Resources int64  `bun:"resources"`
 	}
-	if err := h.db().NewSelect().Table("acme_evidence").Column("tenant_id", "resources").Order("tenant_id").Scan(context.Background(), &rows); err != nil {
+	if err := h.pluginDB("acme_evidence").NewSelect().Table("acme_evidence").Column("tenant_id", "resources").Order("tenant_id").Scan(context.Background(), &rows); err != nil {
 		t.Fatal(err)
 	}
 	// The start-up run of the evidence job may have read before the first

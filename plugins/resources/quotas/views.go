@@ -89,11 +89,10 @@ func healthIf(cond bool, h sdkui.Health) sdkui.Health {
 	return sdkui.OK
 }
 
-// pageIn is the resources page's parameters: the tenant picked, the
-// quotas' region and the inventory's, whose location filter is the same
-// parameter.
+// pageIn is the resources page's parameters: the quotas' region and the
+// inventory's, whose location filter is the same parameter. The tenant
+// picked is the host's to check and sdkui.Tenants' to read.
 type pageIn struct {
-	Tenant sdk.TenantID `query:"tenant_id"`
 	Location
 	inventory.PageQuery
 }

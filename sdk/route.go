@@ -44,6 +44,10 @@ type Op struct {
 	// code ("200"), for what the types cannot say: a body streamed as CSV,
 	// a second success status.
 	Responses map[string]*huma.Response
+	// RequestBody replaces the derived request body in the operation, for
+	// what the types cannot say: the fields of a form that a RawBody
+	// input reads.
+	RequestBody *huma.RequestBody
 }
 
 // TenantIDs is a route input naming the tenants a request acts on: a query
@@ -186,7 +190,7 @@ func Handle[I, O any](method, path string, op Op, h func(ctx context.Context, in
 		r.declErr = err
 		return r
 	}
-	r.tenant, r.TenantScoped, r.responses = tenant, tenant != nil, op.Responses
+	r.tenant, r.TenantScoped, r.responses, r.requestBody = tenant, tenant != nil, op.Responses, op.RequestBody
 	hop := huma.Operation{OperationID: op.ID, Method: method, Path: path, Summary: op.Summary, Description: op.Description,
 		Tags: op.Tags, DefaultStatus: op.Status, Errors: op.Errors}
 	call := func(ctx context.Context, in *I) (*O, error) {
@@ -448,6 +452,9 @@ func typedOperation(r Route) (op *huma.Operation, err error) {
 	}
 	for code, resp := range r.responses {
 		out.Responses[code] = resp
+	}
+	if r.requestBody != nil {
+		out.RequestBody = r.requestBody
 	}
 	return &out, nil
 }

@@ -50,6 +50,10 @@ type createIn struct {
 	}
 }
 
+type formIn struct {
+	RawBody []byte `contentType:"application/x-www-form-urlencoded"`
+}
+
 type created struct {
 	Tenant string `json:"tenant"`
 	Name   string `json:"name"`
@@ -88,6 +92,13 @@ func careless(ran *int) *sdk.Plugin {
 					return nil, errors.New("database password=hunter2 refused")
 				}
 				return &created{Tenant: string(in.Body.TenantID), Name: in.Body.Name}, nil
+			}),
+			sdk.Post("/api/v1/careless/form", sdk.Op{ID: "careless-form", RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
+				"application/x-www-form-urlencoded": {Schema: sdk.SchemaOf(struct {
+					Name string `json:"name"`
+				}{})}}}}, func(_ context.Context, in *formIn) (*created, error) {
+				*ran++
+				return &created{Name: string(in.RawBody)}, nil
 			}),
 		},
 		Fragments: []sdk.Fragment{{Path: "/partials/careless-card", Title: "Card", Slot: "dashboard", Handler: render}},
@@ -170,6 +181,12 @@ func TestTypedRouteBinding(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !slices.Equal(got.Tenants, alice.TenantIDs) || got.Limit != 5 {
 		t.Errorf("no parameters: %d %+v, want every tenant of alice and the default limit", resp.StatusCode, got)
 	}
+	form := httptest.NewRequest("POST", "/api/v1/careless/form", strings.NewReader("name=a+b"))
+	form.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp = h.Do(form, alice)
+	if got := decode[created](t, resp); resp.StatusCode != http.StatusOK || got.Name != "name=a+b" {
+		t.Errorf("a form the route reads as its raw body: %d %+v", resp.StatusCode, got)
+	}
 	resp = h.Do(httptest.NewRequest("GET", "/api/v1/careless/scope?tenant_ids=t2&tenant_ids=t1&limit=7", nil), alice)
 	if got := decode[scopeOut](t, resp); !slices.Equal(got.Tenants, []string{"t2", "t1"}) || got.Limit != 7 {
 		t.Errorf("repeated tenant_ids: %+v", got)
@@ -222,6 +239,9 @@ func TestTypedRouteDocumented(t *testing.T) {
 		}
 		if r.Path == "/api/v1/careless/embedded" && !strings.Contains(string(r.OpenapiOperation), `"text/plain"`) {
 			t.Errorf("the operation's own answer is not declared: %s", r.OpenapiOperation)
+		}
+		if r.Path == "/api/v1/careless/form" && !strings.Contains(string(r.OpenapiOperation), `"application/x-www-form-urlencoded":{"schema":{"additionalProperties":false,"properties":{"name"`) {
+			t.Errorf("the operation's own request body is not declared: %s", r.OpenapiOperation)
 		}
 		if strings.Contains(string(r.OpenapiOperation), "$ref") {
 			t.Errorf("%s %s: operation refers to a component: %s", r.Method, r.Path, r.OpenapiOperation)

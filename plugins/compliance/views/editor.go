@@ -294,8 +294,8 @@ func (e *RuleEditor) create(ctx context.Context, in *createIn) (*fragment, error
 }
 
 // addProblem puts each of a refusal's errors beside the form field it
-// names (body.<field>, a JSON Pointer below body.schema, or a member the
-// body binding found missing), or among the general ones.
+// names (body.<field>, or a JSON Pointer below body.schema), or among the
+// general ones.
 func (st *editorState) addProblem(p *sdk.Problem) {
 	if len(p.Errors) == 0 {
 		st.general = append(st.general, cmp.Or(p.Detail, p.Title))
@@ -304,10 +304,11 @@ func (st *editorState) addProblem(p *sdk.Problem) {
 	for _, d := range p.Errors {
 		loc, ok := strings.CutPrefix(d.Location, "body.")
 		msg := d.Message
-		// The binding names a missing member in its message, at body.
+		// The binding names a missing member at body.<member>, in huma's
+		// words; the form says it plainly.
 		var missing string
-		if n, _ := fmt.Sscanf(d.Message, validation.MsgExpectedRequiredProperty, &missing); d.Location == "body" && n == 1 {
-			loc, ok, msg = missing, true, "is required"
+		if n, _ := fmt.Sscanf(d.Message, validation.MsgExpectedRequiredProperty, &missing); n == 1 {
+			msg = "is required"
 		}
 		field, pointer, _ := strings.Cut(loc, "/")
 		if pointer != "" {

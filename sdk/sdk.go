@@ -79,12 +79,14 @@ type Route struct {
 	Handler   http.HandlerFunc
 
 	// A typed route (Handle) registers itself on huma instead of having
-	// Operation and Handler; tenant is its tenant input, declErr what was
-	// wrong with its input type.
-	register  func(huma.API)
-	tenant    *tenantField
-	responses map[string]*huma.Response
-	declErr   error
+	// Operation and Handler; tenant is its tenant input, responses and
+	// requestBody what its Op adds to the derived document, declErr what
+	// was wrong with its input type.
+	register    func(huma.API)
+	tenant      *tenantField
+	responses   map[string]*huma.Response
+	requestBody *huma.RequestBody
+	declErr     error
 }
 
 // Fragment is an HTML fragment the plugin renders for the host's pages.

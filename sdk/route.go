@@ -15,6 +15,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	humavalidation "github.com/danielgtaylor/huma/v2/validation"
 	"github.com/hashicorp/go-hclog"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
@@ -287,7 +288,29 @@ func apiConfig() huma.Config {
 			Components: &huma.Components{Schemas: huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)}},
 		Formats:       map[string]huma.Format{"application/json": huma.DefaultJSONFormat, "json": huma.DefaultJSONFormat},
 		DefaultFormat: "application/json",
+		Transformers:  []huma.Transformer{nameMissingMembers},
 	}
+}
+
+// missingMember is huma's message for a required member a body lacks,
+// around the member's name.
+var missingMember = strings.SplitN(humavalidation.MsgExpectedRequiredProperty, "%s", 2)
+
+// nameMissingMembers has a 422 for a required member the body lacks name
+// the member (body.name), as every other input problem names its field;
+// huma names the object that lacks it.
+func nameMissingMembers(_ huma.Context, _ string, v any) (any, error) {
+	m, ok := v.(*huma.ErrorModel)
+	if !ok || m.Status != http.StatusUnprocessableEntity {
+		return v, nil
+	}
+	for _, d := range m.Errors {
+		name, ok := strings.CutPrefix(d.Message, missingMember[0])
+		if name, ok2 := strings.CutSuffix(name, missingMember[1]); ok && ok2 && name != "" {
+			d.Location += "." + name
+		}
+	}
+	return v, nil
 }
 
 // muxAdapter serves huma's operations on a ServeMux. A list query

@@ -160,8 +160,8 @@ func TestTenantInputEnforcedBeforeTheHandler(t *testing.T) {
 
 // TestTypedRouteBinding: a typed route gets its declared default, the
 // caller's tenants when it names none, 422s naming the field for bad
-// parameters and bodies, its own problem's status, and a 500 that does not
-// repeat a plain error's text.
+// parameters and bodies (a missing member too), its own problem's status,
+// and a 500 that does not repeat a plain error's text.
 func TestTypedRouteBinding(t *testing.T) {
 	ran := 0
 	h := startCareless(t, &ran)
@@ -184,6 +184,7 @@ func TestTypedRouteBinding(t *testing.T) {
 		{"GET", "/api/v1/careless/scope?tenant_ids=" + strings.Repeat("x", 65), "", "query.tenant_ids[0]"},
 		{"POST", "/api/v1/careless/things", `{"name": ""}`, "body.name"},
 		{"POST", "/api/v1/careless/things", `{"name": "a", "colour": "red"}`, "body.colour"},
+		{"POST", "/api/v1/careless/things", `{"tenant_id": "t1"}`, "body.name"},
 		{"POST", "/api/v1/careless/things", ``, "body"},
 		{"POST", "/api/v1/careless/things", `{"name": "a"`, "body"},
 		{"GET", "/api/v1/careless/embedded?tenant_ids=t1&limit=0", "", "query.limit"},

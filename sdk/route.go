@@ -319,12 +319,7 @@ func nameMissingMembers(_ huma.Context, _ string, v any) (any, error) {
 type muxAdapter struct{ mux *http.ServeMux }
 
 func (a muxAdapter) Handle(op *huma.Operation, handler func(huma.Context)) {
-	var lists []string
-	for _, p := range op.Parameters {
-		if p.In == "query" && p.Schema != nil && p.Schema.Type == huma.TypeArray {
-			lists = append(lists, p.Name)
-		}
-	}
+	lists := listParams(op)
 	required := op.RequestBody != nil && op.RequestBody.Required
 	jsonBody := required && op.RequestBody.Content["application/json"] != nil
 	a.mux.HandleFunc(muxPattern(op.Method, op.Path), func(w http.ResponseWriter, r *http.Request) {
@@ -375,6 +370,17 @@ func readableBody(r *http.Request, limit int64, isJSON bool) (*http.Request, *Pr
 }
 
 func (a muxAdapter) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+// listParams names an operation's list query parameters.
+func listParams(op *huma.Operation) []string {
+	var lists []string
+	for _, p := range op.Parameters {
+		if p.In == "query" && p.Schema != nil && p.Schema.Type == huma.TypeArray {
+			lists = append(lists, p.Name)
+		}
+	}
+	return lists
+}
 
 // joinLists returns r with each repeated list parameter joined by commas.
 func joinLists(r *http.Request, lists []string) *http.Request {

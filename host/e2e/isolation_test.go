@@ -264,6 +264,7 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/dmarc/reports/stats",
 				"GET /api/v1/partner/evidence",
 				"POST /api/v1/partner/evidence",
+				"POST /partials/partner-evidence/{requirement_id}/review",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

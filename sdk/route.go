@@ -292,25 +292,26 @@ func apiConfig() huma.Config {
 	}
 }
 
-// missingMember is huma's message for a required member a body lacks,
-// around the member's name.
-var missingMember = strings.SplitN(humavalidation.MsgExpectedRequiredProperty, "%s", 2)
+// missingMember is huma's message for a required member an object lacks,
+// which it reports at the object's location.
+var missingMember = strings.Split(humavalidation.MsgExpectedRequiredProperty, "%s")
 
-// nameMissingMembers has a 422 for a required member the body lacks name
-// the member (body.name), as every other input problem names its field;
-// huma names the object that lacks it.
+// nameMissingMembers moves huma's report of a missing required member from
+// the object to the member (body.name, not body), as every other input
+// problem names its field.
 func nameMissingMembers(_ huma.Context, _ string, v any) (any, error) {
 	m, ok := v.(*huma.ErrorModel)
-	if !ok || m.Status != http.StatusUnprocessableEntity {
+	if !ok {
 		return v, nil
 	}
 	for _, d := range m.Errors {
-		name, ok := strings.CutPrefix(d.Message, missingMember[0])
-		if name, ok2 := strings.CutSuffix(name, missingMember[1]); ok && ok2 && name != "" {
+		rest, ok := strings.CutPrefix(d.Message, missingMember[0])
+		if name, ok2 := strings.CutSuffix(rest, missingMember[1]); ok && ok2 && d.Location != "" {
 			d.Location += "." + name
+			d.Value = nil
 		}
 	}
-	return v, nil
+	return m, nil
 }
 
 // muxAdapter serves huma's operations on a ServeMux. A list query

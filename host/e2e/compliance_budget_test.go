@@ -105,8 +105,10 @@ func testComplianceRuleOverBudget(t *testing.T, dialect string) {
 		"path.id", "evaluation budget: validating sa-deep visited more than 100000 schema objects")
 	invalid("dry run of the stored fan-out", send(http.MethodPost, fmt.Sprintf("/api/v1/compliance/rules/%d/evaluate", old.ID), nil),
 		"body.schema", "reference fan-out")
-	if d := time.Since(started); d > 4*time.Second {
-		t.Errorf("the two dry runs took %s, want under two seconds each", d)
+	// The step budget stops them, not the clock; BENCHMARKS.md has how
+	// long that takes. Only a hang reaches this.
+	if d := time.Since(started); d > 30*time.Second {
+		t.Errorf("the two dry runs took %s", d)
 	}
 
 	f := &fixture{h: h, admin: admin}

@@ -162,7 +162,7 @@ func testCostAnomalies(t *testing.T, dialect string) {
 	}
 	const bulk = "/api/v1/costs/anomalies/bulk-acknowledge"
 	expectInvalid(t, post(bulk, user, `{"anomaly_ids": []}`), "body.anomaly_ids")
-	expectInvalid(t, post(bulk, user, `{"anomaly_ids": ["x"]}`), "body.anomaly_ids")
+	expectInvalid(t, post(bulk, user, `{"anomaly_ids": ["x"]}`), "body.anomaly_ids[0]")
 
 	acknowledged := func() []int64 {
 		var ids []int64

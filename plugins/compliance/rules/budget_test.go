@@ -115,8 +115,10 @@ func TestStepBudget(t *testing.T) {
 			t.Errorf("error %v, want the step budget naming the record", err)
 		}
 		t.Logf("stopped after %s", time.Since(started))
-	case <-time.After(2 * time.Second):
-		t.Fatal("the evaluation ran past two seconds")
+	case <-time.After(30 * time.Second):
+		// The step budget stops it in well under a second on an idle
+		// machine (BENCHMARKS.md); only a hang takes this long.
+		t.Fatal("the step budget did not stop the evaluation")
 	}
 
 	// The budget is the record's: many records within it pass however

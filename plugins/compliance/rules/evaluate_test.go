@@ -394,7 +394,9 @@ func TestRuleOverBudgetFailsAlone(t *testing.T) {
 
 			started := time.Now()
 			ev, err := f.eval.EvaluateTenant(context.Background(), tenantA)
-			if d := time.Since(started); d > 2*time.Second {
+			// Stopped by steps, not by the clock: only a hang takes this
+			// long. BENCHMARKS.md has the time.
+			if d := time.Since(started); d > 30*time.Second {
 				t.Errorf("the evaluation took %s", d)
 			}
 			for _, want := range []string{fmt.Sprintf("rule %d %q", old.ID, "Fan-out of old"), "reference fan-out",
@@ -418,7 +420,7 @@ func TestRuleOverBudgetFailsAlone(t *testing.T) {
 			started = time.Now()
 			f.do(userA, http.MethodPost, ruleAt(deep.ID)+"/evaluate", nil).wantInvalid(t, "dry run of the deep rule", "path.id", "evaluation budget", "disk-deep")
 			f.do(userA, http.MethodPost, ruleAt(old.ID)+"/evaluate", nil).wantInvalid(t, "dry run of the stored fan-out", "body.schema", "reference fan-out")
-			if d := time.Since(started); d > 2*time.Second {
+			if d := time.Since(started); d > 30*time.Second {
 				t.Errorf("the dry runs took %s", d)
 			}
 		})

@@ -2,10 +2,9 @@ package anomalies
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,7 +70,8 @@ const MaxBulk = 500
 
 // BulkRequest is the bulk acknowledgement's body.
 type BulkRequest struct {
-	AnomalyIDs []int64 `json:"anomaly_ids" minItems:"1" maxItems:"500" doc:"The anomalies to acknowledge"`
+	// The maximum is the largest integer a JSON number holds exactly.
+	AnomalyIDs []int64 `json:"anomaly_ids" minItems:"1" maxItems:"500" minimum:"1" maximum:"9007199254740991" doc:"The anomalies to acknowledge"`
 }
 
 // BulkResult is the answer to a bulk acknowledgement.
@@ -101,104 +101,97 @@ func ptr[T any](v T) *T { return &v }
 
 const method = " Anomalies are found at each cost sync: a day of a tenant's service (in one currency) is anomalous when its cost exceeds the median of the same weekday in the four weeks before by more than 4 robust standard deviations (1.4826 × the median absolute deviation of those weeks' residuals from their weekday medians, at least 3 % of the expected cost), by at least 50.00 and by at least 25 %. Only rises are flagged; a restated day is judged again."
 
-var (
-	tenantIDsParam = &huma.Param{Name: "tenant_ids", In: "query", Description: "Only these tenants (default: every tenant the caller may see)",
-		Schema: &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString}}}
-	acknowledgedParam = &huma.Param{Name: "acknowledged", In: "query", Description: "Only acknowledged (true) or unacknowledged (false) anomalies",
-		Schema: &huma.Schema{Type: huma.TypeBoolean}}
-)
+// TenantsParam is the tenant input of the anomaly reads.
+type TenantsParam struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+}
 
-func intParam(name, desc string, lo, hi float64, def int) *huma.Param {
-	return &huma.Param{Name: name, In: "query", Description: desc, Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &lo, Maximum: &hi, Default: def}}
+// optionalBool is a boolean query parameter that may be absent, which a
+// bool cannot tell from false and huma takes no pointer parameters.
+type optionalBool struct{ value, set bool }
+
+// Schema documents the parameter as the boolean it is.
+func (optionalBool) Schema(huma.Registry) *huma.Schema { return &huma.Schema{Type: huma.TypeBoolean} }
+
+// Receiver is where huma parses the parameter.
+func (o *optionalBool) Receiver() reflect.Value { return reflect.ValueOf(&o.value).Elem() }
+
+// OnParamSet notes whether the request had the parameter.
+func (o *optionalBool) OnParamSet(set bool, _ any) { o.set = set }
+
+// ptr is the value, or nil when the request had none.
+func (o optionalBool) ptr() *bool {
+	if !o.set {
+		return nil
+	}
+	return &o.value
+}
+
+type listIn struct {
+	TenantsParam
+	Acknowledged optionalBool `query:"acknowledged" doc:"Only acknowledged (true) or unacknowledged (false) anomalies"`
+	Limit        int          `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size"`
+	Offset       int          `query:"offset" minimum:"0" default:"0"`
+	SortBy       string       `query:"sort_by" enum:"detected_at,date,impact,deviation,score,service" default:"detected_at" doc:"detected_at (when first flagged), date (of the cost), impact, deviation (percent), score or service"`
+	SortOrder    string       `query:"sort_order" enum:"asc,desc" default:"desc"`
+}
+
+type trendsIn struct {
+	Months int `query:"months" minimum:"1" maximum:"24" default:"6" doc:"How many months, the current one included"`
+	TenantsParam
+}
+
+type byServiceIn struct {
+	Limit int `query:"limit" minimum:"1" maximum:"50" default:"20" doc:"How many entries"`
+	TenantsParam
+}
+
+type topIn struct {
+	N            int          `query:"n" minimum:"1" maximum:"50" default:"10" doc:"How many anomalies"`
+	Acknowledged optionalBool `query:"acknowledged" doc:"Only acknowledged (true) or unacknowledged (false) anomalies"`
+	TenantsParam
+}
+
+type acknowledgeIn struct {
+	ID int64 `path:"anomaly_id" minimum:"1"`
+}
+
+type bulkIn struct {
+	Body BulkRequest
 }
 
 // Routes declares the anomaly routes, served by h.
 func (h *Handlers) Routes() []sdk.Route {
-	zero, one := 0.0, 1.0
 	tags := []string{"Costs"}
 	return []sdk.Route{
-		{Method: http.MethodGet, Path: "/api/v1/costs/anomalies", TenantScoped: true, Handler: h.list, Operation: &huma.Operation{
-			OperationID: "costs-anomalies", Tags: tags, Summary: "Cost anomalies, paginated",
-			Description: "The anomalies of the caller's tenants." + method,
-			Parameters: []*huma.Param{
-				acknowledgedParam, tenantIDsParam,
-				intParam("limit", "Page size", 1, 200, 50),
-				{Name: "offset", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &zero, Default: 0}},
-				{Name: "sort_by", In: "query", Description: "detected_at (when first flagged), date (of the cost), impact, deviation (percent), score or service",
-					Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"detected_at", "date", "impact", "deviation", "score", "service"}, Default: "detected_at"}},
-				{Name: "sort_order", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"asc", "desc"}, Default: "desc"}},
-			},
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("Anomalies", List{})},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/costs/anomalies/trends", TenantScoped: true, Handler: h.trends, Operation: &huma.Operation{
-			OperationID: "costs-anomalies-trends", Tags: tags, Summary: "Anomaly counts and impact by month",
-			Description: "Counts and summed impact per month of the cost's date, for the current month and the months before it, zero-filled; impact per currency." + method,
-			Parameters:  []*huma.Param{intParam("months", "How many months, the current one included", 1, 24, 6), tenantIDsParam},
-			Responses:   map[string]*huma.Response{"200": sdk.JSONResponse("Anomaly trend", Trends{})},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/costs/anomalies/by-service", TenantScoped: true, Handler: h.byService, Operation: &huma.Operation{
-			OperationID: "costs-anomalies-by-service", Tags: tags, Summary: "Anomalies grouped by service",
-			Description: "One entry per service and currency, most anomalies first, then largest total impact." + method,
-			Parameters:  []*huma.Param{intParam("limit", "How many entries", 1, 50, 20), tenantIDsParam},
-			Responses:   map[string]*huma.Response{"200": sdk.JSONResponse("Anomalies by service", ByService{})},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/costs/anomalies/top", TenantScoped: true, Handler: h.top, Operation: &huma.Operation{
-			OperationID: "costs-anomalies-top", Tags: tags, Summary: "The anomalies of largest impact",
-			Description: "Ranked by impact, each in its own currency." + method,
-			Parameters:  []*huma.Param{intParam("n", "How many anomalies", 1, 50, 10), acknowledgedParam, tenantIDsParam},
-			Responses:   map[string]*huma.Response{"200": sdk.JSONResponse("Top anomalies", Top{})},
-		}},
-		{Method: http.MethodPost, Path: "/api/v1/costs/anomalies/{anomaly_id}/acknowledge", TenantScoped: true, Handler: h.acknowledge, Operation: &huma.Operation{
-			OperationID: "costs-anomalies-acknowledge", Tags: tags, Summary: "Acknowledge an anomaly",
+		sdk.Get("/api/v1/costs/anomalies", sdk.Op{ID: "costs-anomalies", Tags: tags, Summary: "Cost anomalies, paginated",
+			Description: "The anomalies of the caller's tenants." + method}, h.list),
+		sdk.Get("/api/v1/costs/anomalies/trends", sdk.Op{ID: "costs-anomalies-trends", Tags: tags, Summary: "Anomaly counts and impact by month",
+			Description: "Counts and summed impact per month of the cost's date, for the current month and the months before it, zero-filled; impact per currency." + method}, h.trends),
+		sdk.Get("/api/v1/costs/anomalies/by-service", sdk.Op{ID: "costs-anomalies-by-service", Tags: tags, Summary: "Anomalies grouped by service",
+			Description: "One entry per service and currency, most anomalies first, then largest total impact." + method}, h.byService),
+		sdk.Get("/api/v1/costs/anomalies/top", sdk.Op{ID: "costs-anomalies-top", Tags: tags, Summary: "The anomalies of largest impact",
+			Description: "Ranked by impact, each in its own currency." + method}, h.top),
+		sdk.Post("/api/v1/costs/anomalies/{anomaly_id}/acknowledge", sdk.Op{ID: "costs-anomalies-acknowledge", Tags: tags, Summary: "Acknowledge an anomaly",
 			Description: "Idempotent: acknowledging an acknowledged anomaly answers 200 and keeps its first acknowledgement. Audited. An acknowledged anomaly is kept even when a restated day is no longer anomalous.",
-			Parameters: []*huma.Param{{Name: "anomaly_id", In: "path", Required: true,
-				Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &one}}},
-			Responses: map[string]*huma.Response{
-				"200": sdk.JSONResponse("Acknowledged", Acknowledgement{}),
-				"404": {Description: "No such anomaly, or one of a tenant the caller may not see"},
-			},
-		}},
-		{Method: http.MethodPost, Path: "/api/v1/costs/anomalies/bulk-acknowledge", TenantScoped: true, Handler: h.bulkAcknowledge, Operation: &huma.Operation{
-			OperationID: "costs-anomalies-bulk-acknowledge", Tags: tags, Summary: "Acknowledge anomalies in bulk",
+			Responses:   map[string]*huma.Response{"404": {Description: "No such anomaly, or one of a tenant the caller may not see"}}}, h.acknowledge),
+		sdk.Post("/api/v1/costs/anomalies/bulk-acknowledge", sdk.Op{ID: "costs-anomalies-bulk-acknowledge", Tags: tags, Summary: "Acknowledge anomalies in bulk",
 			Description: "All or none: when any id names no anomaly or one of a tenant the caller may not see, nothing is acknowledged and the answer is 404, naming those ids in its errors (location body.anomaly_ids, value the id) — the same answer for both, so ids cannot be probed. Otherwise every named anomaly is acknowledged in one transaction; ids already acknowledged keep their first acknowledgement and are counted apart. Audited per tenant.",
-			RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: sdk.SchemaOf(BulkRequest{})}}},
 			Responses: map[string]*huma.Response{
-				"200": sdk.JSONResponse("Acknowledged", BulkResult{}),
 				"404": {Description: "Some ids name no anomaly the caller may see; none was acknowledged"},
 				"422": {Description: "The body is not an object with 1 to 500 positive integer anomaly_ids"},
-			},
-		}},
+			}}, h.bulkAcknowledge),
 	}
 }
 
-func boolQuery(r *http.Request, name string) *bool {
-	v, err := strconv.ParseBool(r.URL.Query().Get(name))
+func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
+	q := ListQuery{TenantIDs: in.Tenants, Acknowledged: in.Acknowledged.ptr(), SortBy: in.SortBy,
+		Desc: in.SortOrder == "desc", Limit: in.Limit, Offset: in.Offset}
+	items, total, err := queries{h.DB}.list(ctx, q)
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	return &v
-}
-
-// intQuery reads a parameter the host has checked and the SDK defaulted.
-func intQuery(r *http.Request, name string) int {
-	n, _ := strconv.Atoi(r.URL.Query().Get(name))
-	return n
-}
-
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	q := ListQuery{TenantIDs: tenants, Acknowledged: boolQuery(r, "acknowledged"), SortBy: r.URL.Query().Get("sort_by"),
-		Desc: r.URL.Query().Get("sort_order") == "desc", Limit: intQuery(r, "limit"), Offset: intQuery(r, "offset")}
-	items, total, err := queries{h.DB}.list(r.Context(), q)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, List{Items: items, Total: total, Limit: q.Limit, Offset: q.Offset})
+	return &List{Items: items, Total: total, Limit: q.Limit, Offset: q.Offset}, nil
 }
 
 // monthsBack returns the months ending with t's as yyyymm, oldest first.
@@ -212,17 +205,11 @@ func monthsBack(t time.Time, n int) []int {
 	return out
 }
 
-func (h *Handlers) trends(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) trends(ctx context.Context, in *trendsIn) (*Trends, error) {
+	months := monthsBack(h.now(), in.Months)
+	rows, err := queries{h.DB}.byMonth(ctx, in.Tenants, months[0], months[len(months)-1])
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	months := monthsBack(h.now(), intQuery(r, "months"))
-	rows, err := queries{h.DB}.byMonth(r.Context(), tenants, months[0], months[len(months)-1])
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	out := Trends{Months: len(months), Currencies: []string{}, Items: make([]Month, len(months))}
 	index := map[int]*Month{}
@@ -253,70 +240,52 @@ func (h *Handlers) trends(w http.ResponseWriter, r *http.Request) {
 	if len(out.Currencies) == 1 {
 		out.Currency = out.Currencies[0]
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
-func (h *Handlers) byService(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) byService(ctx context.Context, in *byServiceIn) (*ByService, error) {
+	items, err := queries{h.DB}.byService(ctx, in.Tenants, in.Limit)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	items, err := queries{h.DB}.byService(r.Context(), tenants, intQuery(r, "limit"))
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, ByService{Items: items})
+	return &ByService{Items: items}, nil
 }
 
-func (h *Handlers) top(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) top(ctx context.Context, in *topIn) (*Top, error) {
+	items, err := queries{h.DB}.top(ctx, in.Tenants, in.Acknowledged.ptr(), in.N)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	items, err := queries{h.DB}.top(r.Context(), tenants, boolQuery(r, "acknowledged"), intQuery(r, "n"))
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, Top{Items: items})
+	return &Top{Items: items}, nil
 }
 
 const resourceType = "cost_anomaly"
 
-func (h *Handlers) acknowledge(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
+func (h *Handlers) acknowledge(ctx context.Context, in *acknowledgeIn) (*Acknowledgement, error) {
 	p := sdk.PrincipalFrom(ctx)
-	raw := r.PathValue("anomaly_id")
+	id, raw := in.ID, strconv.FormatInt(in.ID, 10)
 	var out Acknowledgement
-	id, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil {
-		err = errNotFound
-	} else {
-		at := h.now()
-		err = h.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			a, err := get(ctx, tx, id)
-			if err != nil {
+	at := h.now()
+	err := h.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		a, err := get(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		// Another tenant's anomaly is answered as a missing one, so ids
+		// cannot be probed.
+		if !p.CanSee(a.TenantID) {
+			return errNotFound
+		}
+		out.AlreadyAcknowledged = a.Acknowledged
+		if !a.Acknowledged {
+			if _, err := acknowledge(ctx, tx, []int64{id}, p.ID, at); err != nil {
 				return err
 			}
-			// Another tenant's anomaly is answered as a missing one, so
-			// ids cannot be probed.
-			if !p.CanSee(a.TenantID) {
-				return errNotFound
-			}
-			out.AlreadyAcknowledged = a.Acknowledged
-			if !a.Acknowledged {
-				if _, err := acknowledge(ctx, tx, []int64{id}, p.ID, at); err != nil {
-					return err
-				}
-				a.Acknowledged, a.AcknowledgedBy, a.AcknowledgedAt = true, &p.ID, &at
-			}
-			out.Anomaly = a
-			return nil
-		})
-	}
+			a.Acknowledged, a.AcknowledgedBy, a.AcknowledgedAt = true, &p.ID, &at
+		}
+		out.Anomaly = a
+		return nil
+	})
 	// The audit entry is written after the commit: the host writes it to
 	// the same database, which SQLite would not let it do while this
 	// transaction holds the write lock. Should it fail, the caller gets an
@@ -324,72 +293,35 @@ func (h *Handlers) acknowledge(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, errNotFound) {
 		if err := h.Host.Audit(ctx, sdk.AuditEntry{Action: "anomaly.acknowledge.failure", Status: "failure", ResourceType: resourceType, ResourceID: raw,
 			Details: map[string]any{"reason": "not found"}}); err != nil {
-			sdk.WriteError(w, err)
-			return
+			return nil, err
 		}
-		sdk.WriteError(w, sdk.NotFound("no anomaly "+raw))
-		return
+		return nil, sdk.NotFound("no anomaly " + raw)
 	}
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	if err := h.Host.Audit(ctx, sdk.AuditEntry{Action: "anomaly.acknowledge.success", Status: "success", TenantID: out.Anomaly.TenantID,
 		ResourceType: resourceType, ResourceID: raw, Details: map[string]any{
 			"already_acknowledged": out.AlreadyAcknowledged, "service": out.Anomaly.Service, "date": out.Anomaly.Day.String()}}); err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
-}
-
-// bulkIDs reads the bulk body's distinct ids in ascending order.
-func bulkIDs(r *http.Request) ([]int64, error) {
-	var body struct {
-		AnomalyIDs []any `json:"anomaly_ids"`
-	}
-	dec := json.NewDecoder(r.Body)
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		return nil, sdk.Invalid("body", "not a JSON object with anomaly_ids: %v", err)
-	}
-	if dec.More() {
-		return nil, sdk.Invalid("body", "more than one JSON value")
-	}
-	if len(body.AnomalyIDs) == 0 || len(body.AnomalyIDs) > MaxBulk {
-		return nil, sdk.Invalid("body.anomaly_ids", "must name 1 to %d anomalies, not %d", MaxBulk, len(body.AnomalyIDs))
-	}
-	ids := make([]int64, 0, len(body.AnomalyIDs))
-	for i, v := range body.AnomalyIDs {
-		n, ok := v.(json.Number)
-		id, err := n.Int64()
-		if !ok || err != nil || id < 1 {
-			return nil, sdk.Invalid("body.anomaly_ids", "item %d (%v) is not a positive integer", i, v)
-		}
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return slices.Compact(ids), nil
+	return &out, nil
 }
 
 // errRefused rolls back a bulk acknowledgement naming ids the caller may
 // not acknowledge.
 var errRefused = errors.New("refused")
 
-func (h *Handlers) bulkAcknowledge(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
+func (h *Handlers) bulkAcknowledge(ctx context.Context, in *bulkIn) (*BulkResult, error) {
 	p := sdk.PrincipalFrom(ctx)
-	ids, err := bulkIDs(r)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
+	ids := slices.Clone(in.Body.AnomalyIDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
 	at := h.now()
 	var refused []int64
 	var rows []Anomaly
 	var done int64
-	err = h.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := h.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		rows = nil
 		q := tx.NewSelect().Model(&rows).Column("id", "tenant_id", "acknowledged").Where("id IN (?)", bun.List(ids))
 		if err := forUpdate(q).Scan(ctx); err != nil {
@@ -408,16 +340,15 @@ func (h *Handlers) bulkAcknowledge(w http.ResponseWriter, r *http.Request) {
 		if len(refused) > 0 {
 			return errRefused
 		}
+		var err error
 		done, err = acknowledge(ctx, tx, ids, p.ID, at)
 		return err
 	})
 	if errors.Is(err, errRefused) {
-		h.refuse(w, r, ids, refused)
-		return
+		return nil, h.refuse(ctx, ids, refused)
 	}
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	// One audit entry per tenant, after the commit (see acknowledge).
 	type tally struct {
@@ -446,28 +377,26 @@ func (h *Handlers) bulkAcknowledge(w http.ResponseWriter, r *http.Request) {
 		slices.Sort(t.ids)
 		if err := h.Host.Audit(ctx, sdk.AuditEntry{Action: "anomaly.bulk_acknowledge.success", Status: "success", TenantID: tenant, ResourceType: resourceType,
 			Details: map[string]any{"anomaly_ids": t.ids, "acknowledged": t.acknowledged, "already_acknowledged": t.seen}}); err != nil {
-			sdk.WriteError(w, err)
-			return
+			return nil, err
 		}
 	}
-	sdk.WriteJSON(w, http.StatusOK, BulkResult{AnomalyIDs: ids, Acknowledged: done, AlreadyAcknowledged: int64(len(ids)) - done})
+	return &BulkResult{AnomalyIDs: ids, Acknowledged: done, AlreadyAcknowledged: int64(len(ids)) - done}, nil
 }
 
-// refuse answers a bulk acknowledgement that named ids the caller may not
-// acknowledge: 404 naming each, after auditing the refusal.
-func (h *Handlers) refuse(w http.ResponseWriter, r *http.Request, ids, refused []int64) {
+// refuse is the answer to a bulk acknowledgement that named ids the caller
+// may not acknowledge: 404 naming each, after auditing the refusal.
+func (h *Handlers) refuse(ctx context.Context, ids, refused []int64) error {
 	names := make([]string, len(refused))
 	for i, id := range refused {
 		names[i] = strconv.FormatInt(id, 10)
 	}
-	if err := h.Host.Audit(r.Context(), sdk.AuditEntry{Action: "anomaly.bulk_acknowledge.failure", Status: "failure", ResourceType: resourceType,
+	if err := h.Host.Audit(ctx, sdk.AuditEntry{Action: "anomaly.bulk_acknowledge.failure", Status: "failure", ResourceType: resourceType,
 		Details: map[string]any{"anomaly_ids": ids, "refused_ids": refused}}); err != nil {
-		sdk.WriteError(w, err)
-		return
+		return err
 	}
 	problem := sdk.NotFound("no anomalies " + strings.Join(names, ", ") + "; none of the anomalies named was acknowledged")
 	for _, id := range refused {
 		problem.Errors = append(problem.Errors, sdk.ErrorDetail{Location: "body.anomaly_ids", Message: "no anomaly " + strconv.FormatInt(id, 10), Value: id})
 	}
-	sdk.WriteError(w, problem)
+	return problem
 }

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"net/http"
 	"net/mail"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
@@ -26,8 +27,6 @@ const (
 	maxContactEmails = 50
 	maxEmailLen      = 254
 	maxContacts      = 10
-	maxNoteLen       = 1000
-	maxBodyBytes     = 64 << 10
 	defaultCurrency  = "USD"
 )
 
@@ -55,25 +54,95 @@ func mustDay(s string) ledger.Day {
 // be told from one that is null.
 type fields map[string]json.RawMessage
 
-// readObject reads a JSON object body of at most maxBodyBytes. An empty
-// body is an empty object when allowEmpty; "null" is one too.
-func readObject(r *http.Request, allowEmpty bool) (fields, error) {
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, maxBodyBytes)); err != nil {
-		return nil, sdk.Invalid("body", "the body is larger than %d bytes or unreadable", maxBodyBytes)
+// createBody is the body of POST /api/v1/budgets. huma checks it against
+// the schema its fields declare, and apply reads its members as sent.
+type createBody struct {
+	TenantID       sdk.TenantID       `json:"tenant_id" doc:"The tenant, one the caller may see"`
+	SubscriptionID *string            `json:"subscription_id,omitempty" required:"false" nullable:"true" doc:"A subscription of the tenant; omitted or null for a budget of the whole tenant"`
+	Name           string             `json:"name" minLength:"1" maxLength:"100" doc:"Unique in the tenant and scope, case-insensitively; a name holding markup (< or >) is refused"`
+	Amount         float64            `json:"amount" exclusiveMinimum:"0" maximum:"10000000000" doc:"Per period, at most two decimals"`
+	Currency       string             `json:"currency,omitempty" required:"false" pattern:"^[A-Z]{3}$" default:"USD" doc:"ISO 4217; only costs in this currency count"`
+	TimeGrain      string             `json:"time_grain" enum:"Monthly,Quarterly,Annually"`
+	StartDate      string             `json:"start_date" format:"date" doc:"The first day of a month, 2000-01-01 through 2099-12-01"`
+	EndDate        *string            `json:"end_date,omitempty" required:"false" nullable:"true" format:"date" doc:"After start_date; omitted or null for no end"`
+	Thresholds     []thresholdBody    `json:"thresholds" minItems:"1" maxItems:"5"`
+	Notifications  *notificationsBody `json:"notifications,omitempty" required:"false"`
+	members        fields
+}
+
+// UnmarshalJSON keeps the members as sent, for apply.
+func (b *createBody) UnmarshalJSON(raw []byte) error { return json.Unmarshal(raw, &b.members) }
+
+// thresholdBody is a threshold as a body gives it.
+type thresholdBody struct {
+	Percentage    int      `json:"percentage" minimum:"1" maximum:"1000" doc:"Percent of the amount, 1 to 1000"`
+	ContactEmails []string `json:"contact_emails" minItems:"1" maxItems:"50" doc:"Who is told when the threshold is reached"`
+	ThresholdType string   `json:"threshold_type,omitempty" required:"false" enum:"Actual,Forecasted" doc:"Actual compares the spend, Forecasted the forecast; Actual when omitted"`
+}
+
+// notificationsBody is the notification settings as a body gives them.
+type notificationsBody struct {
+	Enabled       *bool    `json:"enabled,omitempty" required:"false" doc:"Whether the provider sends the thresholds' e-mails; true when omitted"`
+	ContactRoles  []string `json:"contact_roles,omitempty" required:"false" maxItems:"10" enum:"Owner,Contributor,Reader" doc:"Roles on the subscription also told"`
+	ContactGroups []string `json:"contact_groups,omitempty" required:"false" maxItems:"10" doc:"Action group resource ids also told"`
+}
+
+// patchBody is the body of PATCH /api/v1/budgets/{budget_id}: the create
+// body's members, none required.
+type patchBody struct{ members fields }
+
+// Schema is the create body's schema without its required members.
+func (patchBody) Schema(huma.Registry) *huma.Schema {
+	s := sdk.SchemaOf(createBody{})
+	s.Required = nil
+	return s
+}
+
+// UnmarshalJSON keeps the members as sent, for apply.
+func (b *patchBody) UnmarshalJSON(raw []byte) error { return json.Unmarshal(raw, &b.members) }
+
+// ackFields are the members of an acknowledgement's body.
+type ackFields struct {
+	ResolutionNote *string `json:"resolution_note,omitempty" required:"false" nullable:"true" maxLength:"1000"`
+}
+
+// ackBody is an acknowledgement's optional body, which may be null.
+type ackBody struct{ ackFields }
+
+// Schema is ackFields' schema, null allowed.
+func (ackBody) Schema(huma.Registry) *huma.Schema {
+	s := sdk.SchemaOf(ackFields{})
+	s.Nullable = true
+	return s
+}
+
+type bulkBody struct {
+	AlertIDs       []int64 `json:"alert_ids" minItems:"1" maxItems:"500" maximum:"9007199254740991" doc:"Alerts to acknowledge; all or none are"`
+	ResolutionNote *string `json:"resolution_note,omitempty" required:"false" nullable:"true" maxLength:"1000"`
+}
+
+// syncBody is the optional body of a sync of all budgets, which may be
+// null; its tenants are the route's tenant input.
+type syncBody struct {
+	TenantIDs sdk.TenantIDs `json:"tenant_ids,omitempty"`
+}
+
+// Schema documents the body: tenant_ids, optional.
+func (syncBody) Schema(r huma.Registry) *huma.Schema {
+	ids := sdk.TenantIDs{}.Schema(r)
+	ids.Description = "Only these tenants; all the caller's when omitted"
+	return &huma.Schema{Type: huma.TypeObject, Nullable: true, AdditionalProperties: false, Properties: map[string]*huma.Schema{"tenant_ids": ids}}
+}
+
+// noteOf is a resolution note trimmed, nil when empty.
+func noteOf(s *string) *string {
+	if s == nil {
+		return nil
 	}
-	raw := bytes.TrimSpace(buf.Bytes())
-	if len(raw) == 0 || string(raw) == "null" {
-		if allowEmpty {
-			return fields{}, nil
-		}
-		return nil, sdk.Invalid("body", "a JSON object is required")
+	if t := strings.TrimSpace(*s); t != "" {
+		return &t
 	}
-	var f fields
-	if err := json.Unmarshal(raw, &f); err != nil || f == nil {
-		return nil, sdk.Invalid("body", "must be a JSON object")
-	}
-	return f, nil
+	return nil
 }
 
 // problems collects the invalid members of a body, with this package's
@@ -384,59 +453,4 @@ func apply(b *Budget, f fields, create bool) error {
 		}
 	}
 	return p.Err()
-}
-
-// ackNote reads an acknowledgement's optional resolution_note.
-func ackNote(f fields) (*string, error) {
-	var p problems
-	var note *string
-	for k, raw := range f {
-		if k != "resolution_note" {
-			p.Add("body."+k, "is not a field of an acknowledgement")
-			continue
-		}
-		if jsonbody.IsNull(raw) {
-			continue
-		}
-		if s, ok := p.String("body.resolution_note", raw); ok {
-			s = strings.TrimSpace(s)
-			if len([]rune(s)) > maxNoteLen {
-				p.Add("body.resolution_note", "must be at most %d characters", maxNoteLen)
-			} else if s != "" {
-				note = &s
-			}
-		}
-	}
-	return note, p.Err()
-}
-
-// maxBulk is how many alerts one bulk acknowledgement may name.
-const maxBulk = 500
-
-// bulkAck reads {"alert_ids": [...], "resolution_note": "..."}.
-func bulkAck(f fields) ([]int64, *string, error) {
-	var p problems
-	rest := fields{}
-	for k, v := range f {
-		if k != "alert_ids" {
-			rest[k] = v
-		}
-	}
-	var ids []int64
-	raw, ok := f["alert_ids"]
-	if !ok || jsonbody.IsNull(raw) {
-		p.Add("body.alert_ids", "is required")
-	} else if err := json.Unmarshal(raw, &ids); err != nil {
-		p.Add("body.alert_ids", "must be an array of alert ids (integers)")
-	} else if len(ids) < 1 || len(ids) > maxBulk {
-		p.Add("body.alert_ids", "must have 1 to %d ids", maxBulk)
-	}
-	note, err := ackNote(rest)
-	if err != nil {
-		p.AddErr("body", err)
-	}
-	if err := p.Err(); err != nil {
-		return nil, nil, err
-	}
-	return sortedUnique(ids), note, nil
 }

@@ -2,7 +2,6 @@ package budgets
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
-	"github.com/stewardhq/steward/sdk/jsonbody"
 )
 
 // Host is what the routes need of the host; *sdk.Host provides it.
@@ -35,67 +33,69 @@ type Handlers struct {
 
 const tag = "budgets"
 
-func float(v float64) *float64 { return &v }
-
-var (
-	tenantIDsParam = &huma.Param{Name: "tenant_ids", In: "query", Description: "Only these tenants (each must be one the caller may see); all the caller's when omitted",
-		Schema: &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString}}}
-	budgetIDParam = &huma.Param{Name: "budget_id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString, Format: "uuid"}}
-	offsetParam   = &huma.Param{Name: "offset", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(0), Default: 0}}
-	alertStatus   = &huma.Param{Name: "status", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{AlertPending, AlertAcknowledged, AlertResolved, AlertDismissed}}}
-	alertLimit    = &huma.Param{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1), Maximum: float(500), Default: 50}}
-	totalHeader   = map[string]*huma.Param{"X-Total-Count": {Description: "How many match in all, beyond this page", Schema: &huma.Schema{Type: huma.TypeInteger}}}
-)
-
-func jsonBody(description string, schema *huma.Schema, required bool) *huma.RequestBody {
-	return &huma.RequestBody{Description: description, Required: required, Content: map[string]*huma.MediaType{"application/json": {Schema: schema}}}
+// BudgetRef names a budget in the path.
+type BudgetRef struct {
+	ID string `path:"budget_id" format:"uuid"`
 }
 
-func withTotal(r *huma.Response) *huma.Response {
-	r.Headers = totalHeader
-	return r
+// AlertParams filter and page a list of alerts.
+type AlertParams struct {
+	Status string `query:"status" enum:"pending,acknowledged,resolved,dismissed"`
+	Limit  int    `query:"limit" minimum:"1" maximum:"500" default:"50"`
+	Offset int    `query:"offset" minimum:"0" default:"0"`
 }
 
-// createSchema documents the create body; the handler checks it (body.go).
-func createSchema() *huma.Schema {
-	s := sdk.SchemaOf(createBody{})
-	s.AdditionalProperties = false
-	return s
+type listIn struct {
+	Tenants         sdk.TenantIDs `query:"tenant_ids"`
+	SubscriptionIDs []string      `query:"subscription_ids"`
+	Status          string        `query:"status" enum:"active,warning,critical,exceeded"`
+	Limit           int           `query:"limit" minimum:"1" maximum:"1000" default:"100"`
+	Offset          int           `query:"offset" minimum:"0" default:"0"`
+	SortBy          string        `query:"sort_by" enum:"created_at,updated_at,name,amount,current_spend,utilization_percent,status" default:"created_at"`
+	SortOrder       string        `query:"sort_order" enum:"asc,desc" default:"desc"`
 }
 
-// createBody documents the body of POST /api/v1/budgets.
-type createBody struct {
-	TenantID       string         `json:"tenant_id" doc:"The tenant, one the caller may see"`
-	SubscriptionID *string        `json:"subscription_id,omitempty" required:"false" nullable:"true" doc:"A subscription of the tenant; omitted or null for a budget of the whole tenant"`
-	Name           string         `json:"name" minLength:"1" maxLength:"100" doc:"Unique in the tenant and scope, case-insensitively; a name holding markup (< or >) is refused"`
-	Amount         float64        `json:"amount" exclusiveMinimum:"0" maximum:"10000000000" doc:"Per period, at most two decimals"`
-	Currency       string         `json:"currency,omitempty" required:"false" pattern:"^[A-Z]{3}$" default:"USD" doc:"ISO 4217; only costs in this currency count"`
-	TimeGrain      string         `json:"time_grain" enum:"Monthly,Quarterly,Annually"`
-	StartDate      string         `json:"start_date" format:"date" doc:"The first day of a month, 2000-01-01 through 2099-12-01"`
-	EndDate        *string        `json:"end_date,omitempty" required:"false" nullable:"true" format:"date" doc:"After start_date; omitted or null for no end"`
-	Thresholds     []Threshold    `json:"thresholds" minItems:"1" maxItems:"5"`
-	Notifications  *Notifications `json:"notifications,omitempty" required:"false"`
+type summaryIn struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
 }
 
-// patchSchema documents the PATCH body: the create body's fields, none
-// required.
-func patchSchema() *huma.Schema {
-	s := createSchema()
-	s.Required = nil
-	return s
+type allAlertsIn struct {
+	Tenants    sdk.TenantIDs `query:"tenant_ids"`
+	AlertTypes []string      `query:"alert_types" enum:"threshold,forecast"`
+	AlertParams
 }
 
-type ackBody struct {
-	ResolutionNote *string `json:"resolution_note,omitempty" required:"false" nullable:"true" maxLength:"1000"`
+type budgetAlertsIn struct {
+	BudgetRef
+	AlertParams
 }
 
-type bulkBody struct {
-	AlertIDs       []int64 `json:"alert_ids" minItems:"1" maxItems:"500" doc:"Alerts to acknowledge; all or none are"`
-	ResolutionNote *string `json:"resolution_note,omitempty" required:"false" nullable:"true" maxLength:"1000"`
+type createIn struct {
+	Body createBody
 }
 
-type syncBody struct {
-	TenantIDs []string `json:"tenant_ids,omitempty" required:"false" doc:"Only these tenants; all the caller's when omitted"`
+type patchIn struct {
+	BudgetRef
+	Body patchBody
+}
+
+type ackIn struct {
+	ID   int64 `path:"alert_id" minimum:"1"`
+	Body *ackBody
+}
+
+type bulkIn struct {
+	Body bulkBody
+}
+
+type syncAllIn struct {
+	Body *syncBody
+}
+
+// page is one page of a list, with how many match in all.
+type page[T any] struct {
+	Total int `header:"X-Total-Count" doc:"How many match in all, beyond this page"`
+	Body  []T
 }
 
 // AckResult answers an acknowledgement.
@@ -127,118 +127,53 @@ func (h *Handlers) Routes() []sdk.Route {
 	budget404 := &huma.Response{Description: "No such budget, or it belongs to a tenant the caller may not see"}
 	invalid := &huma.Response{Description: "The body is invalid; errors name each bad field as body.<field>"}
 	unavailable := &huma.Response{Description: "The cloud provider failed or refused; nothing changed in Steward"}
+	tags := []string{tag}
+	type responses = map[string]*huma.Response
 	return []sdk.Route{
-		{Method: http.MethodGet, Path: "/api/v1/budgets", TenantScoped: true, Handler: h.list, Operation: &huma.Operation{
-			OperationID: "budgets-list", Tags: []string{tag}, Summary: "Budgets of the caller's tenants",
-			Description: "A JSON array, one page of it; X-Total-Count says how many match." + statusRule,
-			Parameters: []*huma.Param{tenantIDsParam,
-				{Name: "subscription_ids", In: "query", Schema: &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString}}},
-				{Name: "status", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{StatusActive, StatusWarning, StatusCritical, StatusExceeded}}},
-				{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1), Maximum: float(1000), Default: 100}},
-				offsetParam,
-				{Name: "sort_by", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: anySlice(SortKeys), Default: "created_at"}},
-				{Name: "sort_order", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"asc", "desc"}, Default: "desc"}},
-			},
-			Responses: map[string]*huma.Response{"200": withTotal(sdk.JSONResponse("Budgets", []View{}))},
-		}},
-		{Method: http.MethodPost, Path: "/api/v1/budgets", Handler: h.create, Operation: &huma.Operation{
-			OperationID: "budgets-create", Tags: []string{tag}, Summary: "Create a budget",
+		sdk.Get(budgetsPath, sdk.Op{ID: "budgets-list", Tags: tags, Summary: "Budgets of the caller's tenants",
+			Description: "A JSON array, one page of it; X-Total-Count says how many match." + statusRule}, h.list),
+		sdk.Post(budgetsPath, sdk.Op{ID: "budgets-create", Tags: tags, Summary: "Create a budget", Status: http.StatusCreated,
 			Description: "The caller must be able to see the tenant (403 otherwise). Thresholds: 1 to 5, each a whole percentage from 1 to 1000 " +
 				"with 1 to 50 e-mail addresses, unique per threshold type. The budget is evaluated at once." + statusRule,
-			RequestBody: jsonBody("The budget", createSchema(), true),
-			Responses: map[string]*huma.Response{"201": sdk.JSONResponse("The budget", Detail{}), "403": {Description: "The caller may not see the tenant"},
-				"409": {Description: "The tenant already has a budget of that name in that scope"}, "422": invalid},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/budgets/summary", TenantScoped: true, Handler: h.summary, Operation: &huma.Operation{
-			OperationID: "budgets-summary", Tags: []string{tag}, Summary: "Budgets by status and currency, alerts by status and type",
-			Parameters: []*huma.Param{tenantIDsParam},
-			Responses:  map[string]*huma.Response{"200": sdk.JSONResponse("Summary", Summary{})},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/budgets/alerts/all", TenantScoped: true, Handler: h.allAlerts, Operation: &huma.Operation{
-			OperationID: "budgets-alerts-all", Tags: []string{tag}, Summary: "Budget alerts across the caller's tenants, newest first",
-			Description: "A JSON array, one page of it; X-Total-Count says how many match.",
-			Parameters: []*huma.Param{tenantIDsParam,
-				{Name: "alert_types", In: "query", Schema: &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString, Enum: []any{AlertThreshold, AlertForecast}}}},
-				alertStatus, alertLimit, offsetParam},
-			Responses: map[string]*huma.Response{"200": withTotal(sdk.JSONResponse("Alerts", []AlertView{}))},
-		}},
-		{Method: http.MethodPost, Path: "/api/v1/budgets/alerts/bulk-acknowledge", Handler: h.bulkAcknowledge, Operation: &huma.Operation{
-			OperationID: "budgets-alerts-bulk-acknowledge", Tags: []string{tag}, Summary: "Acknowledge budget alerts, all or none",
+			Responses: responses{"409": {Description: "The tenant already has a budget of that name in that scope"}, "422": invalid}}, h.create),
+		sdk.Get(budgetsPath+"/summary", sdk.Op{ID: "budgets-summary", Tags: tags, Summary: "Budgets by status and currency, alerts by status and type"}, h.summary),
+		sdk.Get(budgetsPath+"/alerts/all", sdk.Op{ID: "budgets-alerts-all", Tags: tags, Summary: "Budget alerts across the caller's tenants, newest first",
+			Description: "A JSON array, one page of it; X-Total-Count says how many match."}, h.allAlerts),
+		sdk.Post(budgetsPath+"/alerts/bulk-acknowledge", sdk.Op{ID: "budgets-alerts-bulk-acknowledge", Tags: tags, Summary: "Acknowledge budget alerts, all or none",
 			Description: "If any id is not an alert the caller may see (404) or is resolved or dismissed (409), none is acknowledged and the problem names those ids. " +
 				"Alerts already acknowledged stay as they were.",
-			RequestBody: jsonBody("The alerts and an optional note", sdk.SchemaOf(bulkBody{}), true),
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("What changed", BulkAckResult{}), "404": {Description: "Some ids are not alerts the caller may see"},
-				"409": {Description: "Some alerts are resolved or dismissed"}, "422": invalid},
-		}},
-		{Method: http.MethodPost, Path: "/api/v1/budgets/alerts/{alert_id}/acknowledge", Handler: h.acknowledge, Operation: &huma.Operation{
-			OperationID: "budgets-alert-acknowledge", Tags: []string{tag}, Summary: "Acknowledge a budget alert",
+			Responses: responses{"404": {Description: "Some ids are not alerts the caller may see"}, "409": {Description: "Some alerts are resolved or dismissed"}, "422": invalid}},
+			h.bulkAcknowledge),
+		sdk.Post(budgetsPath+"/alerts/{alert_id}/acknowledge", sdk.Op{ID: "budgets-alert-acknowledge", Tags: tags, Summary: "Acknowledge a budget alert",
 			Description: "The body is optional (it may be empty or null). Acknowledging an acknowledged alert again changes nothing.",
-			Parameters:  []*huma.Param{{Name: "alert_id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1)}}},
-			RequestBody: jsonBody("An optional resolution note", sdk.SchemaOf(ackBody{}), false),
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("The alert", AckResult{}), "404": {Description: "No such alert, or of a tenant the caller may not see"},
-				"409": {Description: "The alert is resolved or dismissed"}, "422": invalid},
-		}},
-		{Method: http.MethodPost, Path: "/api/v1/budgets/sync/all", RateClass: sdk.RateSync, Handler: h.syncAll, Operation: &huma.Operation{
-			OperationID: "budgets-sync-all", Tags: []string{tag}, Summary: "Exchange the caller's tenants' budgets with the cloud provider",
+			Responses: responses{"404": {Description: "No such alert, or of a tenant the caller may not see"}, "409": {Description: "The alert is resolved or dismissed"},
+				"422": invalid}}, h.acknowledge),
+		sdk.Post(budgetsPath+"/sync/all", sdk.Op{ID: "budgets-sync-all", Tags: tags, RateClass: sdk.RateSync, Summary: "Exchange the caller's tenants' budgets with the cloud provider",
 			Description: "Pulls the provider budgets of every subscription of the tenants into Steward (source provider), removes those the provider no longer has, " +
 				"and pushes the tenants' Steward subscription budgets to the provider as steward-<id>. Budgets of a whole tenant stay in Steward. " +
 				"The body is optional. A subscription or budget that fails is counted and named in errors; the others sync.",
-			RequestBody: jsonBody("Optional parameters", sdk.SchemaOf(syncBody{}), false),
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("What the sync did", SyncResult{}), "403": {Description: "A named tenant is not one the caller may see"},
-				"422": invalid, "503": unavailable},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/budgets/{budget_id}", Handler: h.get, Operation: &huma.Operation{
-			OperationID: "budgets-get", Tags: []string{tag}, Summary: "A budget with its thresholds and recent alerts",
-			Parameters: []*huma.Param{budgetIDParam},
-			Responses:  map[string]*huma.Response{"200": sdk.JSONResponse("The budget", Detail{}), "404": budget404},
-		}},
-		{Method: http.MethodPatch, Path: "/api/v1/budgets/{budget_id}", Handler: h.patch, Operation: &huma.Operation{
-			OperationID: "budgets-update", Tags: []string{tag}, Summary: "Change a budget's given fields",
+			Responses: responses{"422": invalid, "503": unavailable}}, h.syncAll),
+		sdk.Get(budgetsPath+"/{budget_id}", sdk.Op{ID: "budgets-get", Tags: tags, Summary: "A budget with its thresholds and recent alerts",
+			Responses: responses{"404": budget404}}, h.get),
+		sdk.Patch(budgetsPath+"/{budget_id}", sdk.Op{ID: "budgets-update", Tags: tags, Summary: "Change a budget's given fields",
 			Description: "Only the fields present change; null clears end_date or notifications, and is refused for a required field. " +
 				"tenant_id and subscription_id cannot change. A budget pulled from the provider is the provider's and cannot be changed here (409). " +
 				"The budget is evaluated again at once.",
-			Parameters:  []*huma.Param{budgetIDParam},
-			RequestBody: jsonBody("The fields to change", patchSchema(), true),
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("The budget", Detail{}), "404": budget404,
-				"409": {Description: "The new name is taken in the tenant and scope, or the budget is the provider's"}, "422": invalid},
-		}},
-		{Method: http.MethodDelete, Path: "/api/v1/budgets/{budget_id}", Handler: h.delete, Operation: &huma.Operation{
-			OperationID: "budgets-delete", Tags: []string{tag}, Summary: "Delete a budget and its alerts",
+			Responses: responses{"404": budget404, "409": {Description: "The new name is taken in the tenant and scope, or the budget is the provider's"}, "422": invalid}},
+			h.patch),
+		sdk.Delete(budgetsPath+"/{budget_id}", sdk.Op{ID: "budgets-delete", Tags: tags, Summary: "Delete a budget and its alerts",
 			Description: "A budget exchanged with the provider is deleted there first; if that fails, nothing is deleted (503).",
-			Parameters:  []*huma.Param{budgetIDParam},
-			Responses:   map[string]*huma.Response{"204": {Description: "Deleted"}, "404": budget404, "503": unavailable},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/budgets/{budget_id}/alerts", Handler: h.budgetAlerts, Operation: &huma.Operation{
-			OperationID: "budgets-alerts", Tags: []string{tag}, Summary: "A budget's alerts, newest first",
-			Description: "A JSON array, one page of it; X-Total-Count says how many match.",
-			Parameters:  []*huma.Param{budgetIDParam, alertStatus, alertLimit, offsetParam},
-			Responses:   map[string]*huma.Response{"200": withTotal(sdk.JSONResponse("Alerts", []AlertView{})), "404": budget404},
-		}},
-		{Method: http.MethodPost, Path: "/api/v1/budgets/{budget_id}/sync", RateClass: sdk.RateSync, Handler: h.syncOne, Operation: &huma.Operation{
-			OperationID: "budgets-sync", Tags: []string{tag}, Summary: "Exchange one budget with the cloud provider",
+			Responses:   responses{"204": {Description: "Deleted"}, "404": budget404, "503": unavailable}}, h.delete),
+		sdk.Get(budgetsPath+"/{budget_id}/alerts", sdk.Op{ID: "budgets-alerts", Tags: tags, Summary: "A budget's alerts, newest first",
+			Description: "A JSON array, one page of it; X-Total-Count says how many match.", Responses: responses{"404": budget404}}, h.budgetAlerts),
+		sdk.Post(budgetsPath+"/{budget_id}/sync", sdk.Op{ID: "budgets-sync", Tags: tags, RateClass: sdk.RateSync, Summary: "Exchange one budget with the cloud provider",
 			Description: "A Steward budget of a subscription is pushed (written to the provider, which answers with its current spend and forecast); " +
 				"a provider budget is pulled (its definition, current spend and forecast read into Steward). A budget of a whole tenant has no provider counterpart (409).",
-			Parameters: []*huma.Param{budgetIDParam},
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("What the sync did", BudgetSyncResult{}), "404": budget404,
-				"409": {Description: "The budget is of a whole tenant"}, "503": unavailable},
-		}},
+			Responses: responses{"404": budget404, "409": {Description: "The budget is of a whole tenant"}, "503": unavailable}}, h.syncOne),
 	}
 }
 
-func anySlice(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
-}
-
-// intParam reads a declared integer parameter the host has checked and
-// defaulted.
-func intParam(r *http.Request, name string) int {
-	n, _ := strconv.Atoi(r.URL.Query().Get(name))
-	return n
-}
+const budgetsPath = "/api/v1/budgets"
 
 // audit records a change; a failure to record is logged, since the change
 // itself is made.
@@ -253,81 +188,63 @@ func (h *Handlers) audit(ctx context.Context, action, tenantID, resourceType, id
 	}
 }
 
-// writeError answers err; one that is not a problem is logged, since the
-// caller is told only that it was internal.
-func (h *Handlers) writeError(w http.ResponseWriter, err error) {
+// logged is err, logged when it is not a problem, since the caller is
+// told only that it was internal.
+func (h *Handlers) logged(err error) error {
 	var p *sdk.Problem
 	if !errors.As(err, &p) && h.Logger != nil {
 		h.Logger.Error("budget request failed", "error", err)
 	}
-	sdk.WriteError(w, err)
+	return err
 }
 
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) list(ctx context.Context, in *listIn) (*page[View], error) {
+	rows, total, err := h.Store.List(ctx, ListQuery{TenantIDs: in.Tenants, SubscriptionIDs: in.SubscriptionIDs,
+		Status: in.Status, SortBy: in.SortBy, Desc: in.SortOrder != "asc", Limit: in.Limit, Offset: in.Offset})
 	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	q := r.URL.Query()
-	rows, total, err := h.Store.List(r.Context(), ListQuery{TenantIDs: tenants, SubscriptionIDs: sdk.QueryList(r, "subscription_ids"),
-		Status: q.Get("status"), SortBy: q.Get("sort_by"), Desc: q.Get("sort_order") != "asc",
-		Limit: intParam(r, "limit"), Offset: intParam(r, "offset")})
-	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, h.logged(err)
 	}
 	out := make([]View, len(rows))
 	for i := range rows {
 		out[i] = viewOf(&rows[i])
 	}
-	w.Header().Set("X-Total-Count", strconv.Itoa(total))
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &page[View]{Total: total, Body: out}, nil
 }
 
-func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) summary(ctx context.Context, in *summaryIn) (*Summary, error) {
+	s, err := h.Store.Summary(ctx, in.Tenants)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, h.logged(err)
 	}
-	s, err := h.Store.Summary(r.Context(), tenants)
-	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, s)
+	return &s, nil
 }
 
-// find returns the budget of the path if the caller may see it, or
-// writes 404.
-func (h *Handlers) find(w http.ResponseWriter, r *http.Request) *Budget {
-	id := r.PathValue("budget_id")
-	b, err := h.Store.Get(r.Context(), id, sdk.PrincipalFrom(r.Context()).TenantIDs)
+// find returns the budget named if the caller may see it.
+func (h *Handlers) find(ctx context.Context, ref BudgetRef) (*Budget, error) {
+	b, err := h.Store.Get(ctx, ref.ID, sdk.PrincipalFrom(ctx).TenantIDs)
 	if err != nil {
-		h.writeError(w, err)
-		return nil
+		return nil, h.logged(err)
 	}
 	if b == nil {
-		h.writeError(w, sdk.NotFound("no budget "+id))
-		return nil
+		return nil, sdk.NotFound("no budget " + ref.ID)
 	}
-	return b
+	return b, nil
 }
 
-func (h *Handlers) writeDetail(w http.ResponseWriter, r *http.Request, status int, b *Budget) {
-	alerts, err := h.Store.Recent(r.Context(), b)
+func (h *Handlers) detail(ctx context.Context, b *Budget) (*Detail, error) {
+	alerts, err := h.Store.Recent(ctx, b)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, h.logged(err)
 	}
-	sdk.WriteJSON(w, status, Detail{View: viewOf(b), RecentAlerts: alertViews(alerts)})
+	return &Detail{View: viewOf(b), RecentAlerts: alertViews(alerts)}, nil
 }
 
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
-	if b := h.find(w, r); b != nil {
-		h.writeDetail(w, r, http.StatusOK, b)
+func (h *Handlers) get(ctx context.Context, in *BudgetRef) (*Detail, error) {
+	b, err := h.find(ctx, *in)
+	if err != nil {
+		return nil, err
 	}
+	return h.detail(ctx, b)
 }
 
 // checkSubscription refuses a subscription that is not known to be the
@@ -354,140 +271,108 @@ func (h *Handlers) checkSubscription(ctx context.Context, b *Budget) error {
 	return nil
 }
 
-func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
-	f, err := readObject(r, false)
-	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	p := sdk.PrincipalFrom(r.Context())
-	var tenantID string
-	if json.Unmarshal(f["tenant_id"], &tenantID) == nil && tenantID != "" && !p.CanSee(tenantID) {
-		h.writeError(w, sdk.Forbidden("no access to the tenant"))
-		return
-	}
+func (h *Handlers) create(ctx context.Context, in *createIn) (*Detail, error) {
+	p := sdk.PrincipalFrom(ctx)
 	now := h.Evaluator.now()
 	b := &Budget{ID: uuid.NewString(), Source: SourceSteward, Status: StatusActive, CreatedBy: p.ID, CreatedAt: now, UpdatedAt: now}
-	if err := apply(b, f, true); err != nil {
-		h.writeError(w, err)
-		return
+	if err := apply(b, in.Body.members, true); err != nil {
+		return nil, err
 	}
 	if b.TenantID == "" {
-		h.writeError(w, sdk.Invalid("body.tenant_id", "must not be empty"))
-		return
+		return nil, sdk.Invalid("body.tenant_id", "must not be empty")
 	}
-	if err := h.checkSubscription(r.Context(), b); err != nil {
-		h.writeError(w, err)
-		return
+	if err := h.checkSubscription(ctx, b); err != nil {
+		return nil, h.logged(err)
 	}
 	if b.SubscriptionID != "" {
 		b.ProviderName = providerName(b.ID)
 	}
 	b.PeriodStart = b.PeriodOn(ledger.DayOf(now)).Start
-	if err := h.Store.Create(r.Context(), b); err != nil {
-		h.writeStoreError(w, err)
-		return
+	if err := h.Store.Create(ctx, b); err != nil {
+		return nil, h.storeError(err)
 	}
-	if _, err := h.Evaluator.EvaluateBudget(r.Context(), b); err != nil {
-		h.writeError(w, err)
-		return
+	if _, err := h.Evaluator.EvaluateBudget(ctx, b); err != nil {
+		return nil, h.logged(err)
 	}
-	h.audit(r.Context(), "budget.create.success", b.TenantID, "budget", b.ID, map[string]any{"name": b.Name, "amount": b.Amount.String(), "currency": b.Currency})
-	h.writeDetail(w, r, http.StatusCreated, b)
+	h.audit(ctx, "budget.create.success", b.TenantID, "budget", b.ID, map[string]any{"name": b.Name, "amount": b.Amount.String(), "currency": b.Currency})
+	return h.detail(ctx, b)
 }
 
-func (h *Handlers) writeStoreError(w http.ResponseWriter, err error) {
+func (h *Handlers) storeError(err error) error {
 	if errors.Is(err, ErrDuplicate) {
-		err = sdk.Conflict(ErrDuplicate.Error())
+		return sdk.Conflict(ErrDuplicate.Error())
 	}
-	h.writeError(w, err)
+	return h.logged(err)
 }
 
-func (h *Handlers) patch(w http.ResponseWriter, r *http.Request) {
-	b := h.find(w, r)
-	if b == nil {
-		return
-	}
-	f, err := readObject(r, false)
+func (h *Handlers) patch(ctx context.Context, in *patchIn) (*Detail, error) {
+	b, err := h.find(ctx, in.BudgetRef)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
+	f := in.Body.members
 	if b.Source == SourceProvider {
-		h.writeError(w, sdk.Conflict("the budget was pulled from the provider, which owns it: change it there and sync"))
-		return
+		return nil, sdk.Conflict("the budget was pulled from the provider, which owns it: change it there and sync")
 	}
 	if err := apply(b, f, false); err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
 	b.UpdatedAt = h.Evaluator.now()
-	if err := h.Store.Update(r.Context(), b); err != nil {
-		h.writeStoreError(w, err)
-		return
+	if err := h.Store.Update(ctx, b); err != nil {
+		return nil, h.storeError(err)
 	}
-	if _, err := h.Evaluator.EvaluateBudget(r.Context(), b); err != nil {
-		h.writeError(w, err)
-		return
+	if _, err := h.Evaluator.EvaluateBudget(ctx, b); err != nil {
+		return nil, h.logged(err)
 	}
 	changed := make([]string, 0, len(f))
 	for k := range f {
 		changed = append(changed, k)
 	}
-	h.audit(r.Context(), "budget.update.success", b.TenantID, "budget", b.ID, map[string]any{"fields": changed})
-	h.writeDetail(w, r, http.StatusOK, b)
+	h.audit(ctx, "budget.update.success", b.TenantID, "budget", b.ID, map[string]any{"fields": changed})
+	return h.detail(ctx, b)
 }
 
-func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
-	b := h.find(w, r)
-	if b == nil {
-		return
-	}
-	if err := h.Syncer.DeleteRemote(r.Context(), b); err != nil {
-		h.writeError(w, sdk.Unavailable(fmt.Sprintf("the provider did not delete budget %s: %v", b.ProviderName, err)))
-		return
-	}
-	if err := h.Store.Delete(r.Context(), b.ID); err != nil {
-		h.writeError(w, err)
-		return
-	}
-	h.audit(r.Context(), "budget.delete.success", b.TenantID, "budget", b.ID, map[string]any{"name": b.Name})
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (h *Handlers) budgetAlerts(w http.ResponseWriter, r *http.Request) {
-	b := h.find(w, r)
-	if b == nil {
-		return
-	}
-	h.writeAlerts(w, r, AlertQuery{TenantIDs: []string{b.TenantID}, BudgetID: b.ID})
-}
-
-func (h *Handlers) allAlerts(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) delete(ctx context.Context, in *BudgetRef) (*sdk.Empty, error) {
+	b, err := h.find(ctx, *in)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	h.writeAlerts(w, r, AlertQuery{TenantIDs: tenants, Types: sdk.QueryList(r, "alert_types")})
+	if err := h.Syncer.DeleteRemote(ctx, b); err != nil {
+		return nil, sdk.Unavailable(fmt.Sprintf("the provider did not delete budget %s: %v", b.ProviderName, err))
+	}
+	if err := h.Store.Delete(ctx, b.ID); err != nil {
+		return nil, h.logged(err)
+	}
+	h.audit(ctx, "budget.delete.success", b.TenantID, "budget", b.ID, map[string]any{"name": b.Name})
+	return &sdk.Empty{}, nil
 }
 
-func (h *Handlers) writeAlerts(w http.ResponseWriter, r *http.Request, q AlertQuery) {
-	q.Status, q.Limit, q.Offset = r.URL.Query().Get("status"), intParam(r, "limit"), intParam(r, "offset")
-	rows, total, err := h.Store.Alerts(r.Context(), q)
+func (h *Handlers) budgetAlerts(ctx context.Context, in *budgetAlertsIn) (*page[AlertView], error) {
+	b, err := h.find(ctx, in.BudgetRef)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	w.Header().Set("X-Total-Count", strconv.Itoa(total))
-	sdk.WriteJSON(w, http.StatusOK, alertViews(rows))
+	return h.alerts(ctx, in.AlertParams, AlertQuery{TenantIDs: []string{b.TenantID}, BudgetID: b.ID})
+}
+
+func (h *Handlers) allAlerts(ctx context.Context, in *allAlertsIn) (*page[AlertView], error) {
+	return h.alerts(ctx, in.AlertParams, AlertQuery{TenantIDs: in.Tenants, Types: in.AlertTypes})
+}
+
+func (h *Handlers) alerts(ctx context.Context, p AlertParams, q AlertQuery) (*page[AlertView], error) {
+	q.Status, q.Limit, q.Offset = p.Status, p.Limit, p.Offset
+	rows, total, err := h.Store.Alerts(ctx, q)
+	if err != nil {
+		return nil, h.logged(err)
+	}
+	return &page[AlertView]{Total: total, Body: alertViews(rows)}, nil
 }
 
 // ackError turns a refused acknowledgement into its problem.
-func ackError(err error) error {
+func (h *Handlers) ackError(err error) error {
 	var ae *AckError
 	if !errors.As(err, &ae) {
-		return err
+		return h.logged(err)
 	}
 	if len(ae.Missing) > 0 {
 		return sdk.NotFound(ae.Error())
@@ -495,48 +380,30 @@ func ackError(err error) error {
 	return sdk.Conflict(ae.Error())
 }
 
-func (h *Handlers) acknowledge(w http.ResponseWriter, r *http.Request) {
-	id, _ := strconv.ParseInt(r.PathValue("alert_id"), 10, 64)
-	f, err := readObject(r, true)
-	if err != nil {
-		h.writeError(w, err)
-		return
+func (h *Handlers) acknowledge(ctx context.Context, in *ackIn) (*AckResult, error) {
+	var note *string
+	if in.Body != nil {
+		note = noteOf(in.Body.ResolutionNote)
 	}
-	note, err := ackNote(f)
+	p := sdk.PrincipalFrom(ctx)
+	rows, changed, err := h.Store.Acknowledge(ctx, []int64{in.ID}, p.TenantIDs, p.ID, note, h.Evaluator.now())
 	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	p := sdk.PrincipalFrom(r.Context())
-	rows, changed, err := h.Store.Acknowledge(r.Context(), []int64{id}, p.TenantIDs, p.ID, note, h.Evaluator.now())
-	if err != nil {
-		h.writeError(w, ackError(err))
-		return
+		return nil, h.ackError(err)
 	}
 	a := rows[0]
 	if len(changed) > 0 {
-		h.audit(r.Context(), "budget_alert.acknowledge.success", a.TenantID, "budget_alert", strconv.FormatInt(a.ID, 10),
+		h.audit(ctx, "budget_alert.acknowledge.success", a.TenantID, "budget_alert", strconv.FormatInt(a.ID, 10),
 			map[string]any{"budget_id": a.BudgetID, "resolution_note": note})
 	}
-	sdk.WriteJSON(w, http.StatusOK, AckResult{Success: true, Changed: len(changed) > 0, Alert: alertViewOf(a)})
+	return &AckResult{Success: true, Changed: len(changed) > 0, Alert: alertViewOf(a)}, nil
 }
 
-func (h *Handlers) bulkAcknowledge(w http.ResponseWriter, r *http.Request) {
-	f, err := readObject(r, false)
+func (h *Handlers) bulkAcknowledge(ctx context.Context, in *bulkIn) (*BulkAckResult, error) {
+	ids, note := sortedUnique(in.Body.AlertIDs), noteOf(in.Body.ResolutionNote)
+	p := sdk.PrincipalFrom(ctx)
+	rows, changed, err := h.Store.Acknowledge(ctx, ids, p.TenantIDs, p.ID, note, h.Evaluator.now())
 	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	ids, note, err := bulkAck(f)
-	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	p := sdk.PrincipalFrom(r.Context())
-	rows, changed, err := h.Store.Acknowledge(r.Context(), ids, p.TenantIDs, p.ID, note, h.Evaluator.now())
-	if err != nil {
-		h.writeError(w, ackError(err))
-		return
+		return nil, h.ackError(err)
 	}
 	// One entry per tenant whose alerts changed.
 	byTenant := map[string][]int64{}
@@ -548,9 +415,9 @@ func (h *Handlers) bulkAcknowledge(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for tenant, ids := range byTenant {
-		h.audit(r.Context(), "budget_alert.bulk_acknowledge.success", tenant, "budget_alert", "", map[string]any{"alert_ids": ids, "resolution_note": note})
+		h.audit(ctx, "budget_alert.bulk_acknowledge.success", tenant, "budget_alert", "", map[string]any{"alert_ids": ids, "resolution_note": note})
 	}
-	sdk.WriteJSON(w, http.StatusOK, BulkAckResult{Success: true, Acknowledged: len(changed), AlreadyAcknowledged: len(ids) - len(changed), Alerts: alertViews(rows)})
+	return &BulkAckResult{Success: true, Acknowledged: len(changed), AlreadyAcknowledged: len(ids) - len(changed), Alerts: alertViews(rows)}, nil
 }
 
 // syncFailed turns a cloud failure into a 503 naming it.
@@ -562,74 +429,45 @@ func syncFailed(err error) error {
 	return sdk.Unavailable("budget sync failed: " + err.Error())
 }
 
-func (h *Handlers) syncOne(w http.ResponseWriter, r *http.Request) {
-	b := h.find(w, r)
-	if b == nil {
-		return
+func (h *Handlers) syncOne(ctx context.Context, in *BudgetRef) (*BudgetSyncResult, error) {
+	b, err := h.find(ctx, *in)
+	if err != nil {
+		return nil, err
 	}
-	res, err := h.Syncer.SyncBudget(r.Context(), b)
+	res, err := h.Syncer.SyncBudget(ctx, b)
 	if errors.Is(err, ErrNoCounterpart) {
-		h.writeError(w, sdk.Conflict(err.Error()))
-		return
+		return nil, sdk.Conflict(err.Error())
 	}
 	if err != nil {
-		h.writeError(w, syncFailed(err))
-		return
+		return nil, syncFailed(err)
 	}
-	h.audit(r.Context(), "budget.sync.success", b.TenantID, "budget", b.ID, map[string]any{"action": res.Action, "provider_name": res.ProviderName})
-	sdk.WriteJSON(w, http.StatusOK, BudgetSyncResult{BudgetSync: res, Budget: viewOf(b)})
+	h.audit(ctx, "budget.sync.success", b.TenantID, "budget", b.ID, map[string]any{"action": res.Action, "provider_name": res.ProviderName})
+	return &BudgetSyncResult{BudgetSync: res, Budget: viewOf(b)}, nil
 }
 
-func (h *Handlers) syncAll(w http.ResponseWriter, r *http.Request) {
-	f, err := readObject(r, true)
-	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	p := sdk.PrincipalFrom(r.Context())
-	ids := p.TenantIDs
-	for k, raw := range f {
-		if k != "tenant_ids" {
-			h.writeError(w, sdk.Invalid("body."+k, "is not a sync parameter"))
-			return
-		}
-		if jsonbody.IsNull(raw) {
-			continue
-		}
-		var named []string
-		if err := json.Unmarshal(raw, &named); err != nil {
-			h.writeError(w, sdk.Invalid("body.tenant_ids", "must be an array of tenant ids"))
-			return
-		}
-		for _, id := range named {
-			if !p.CanSee(id) {
-				h.writeError(w, sdk.Forbidden("no access to a requested tenant"))
-				return
-			}
-		}
-		if len(named) > 0 {
-			ids = named
-		}
+func (h *Handlers) syncAll(ctx context.Context, in *syncAllIn) (*SyncResult, error) {
+	ids := sdk.PrincipalFrom(ctx).TenantIDs
+	if in.Body != nil && len(in.Body.TenantIDs) > 0 {
+		ids = in.Body.TenantIDs
 	}
 	var tenants []sdk.Tenant
 	if len(ids) > 0 {
-		if tenants, err = h.Host.Tenants(r.Context(), ids...); err != nil {
-			h.writeError(w, err)
-			return
+		var err error
+		if tenants, err = h.Host.Tenants(ctx, ids...); err != nil {
+			return nil, h.logged(err)
 		}
 	}
-	res, err := h.Syncer.SyncTenants(r.Context(), tenants)
+	res, err := h.Syncer.SyncTenants(ctx, tenants)
 	if err != nil {
-		h.writeError(w, syncFailed(err))
-		return
+		return nil, syncFailed(err)
 	}
 	outcome := "budget.sync_all.success"
 	if res.Failed > 0 {
 		outcome = "budget.sync_all.warning"
 	}
 	for _, t := range tenants {
-		h.audit(r.Context(), outcome, t.ID, "budget", "", map[string]any{
+		h.audit(ctx, outcome, t.ID, "budget", "", map[string]any{
 			"created": res.Created, "updated": res.Updated, "removed": res.Removed, "pushed": res.Pushed, "failed": res.Failed})
 	}
-	sdk.WriteJSON(w, http.StatusOK, res)
+	return &res, nil
 }

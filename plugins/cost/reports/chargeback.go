@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
@@ -100,65 +101,62 @@ func (s *Store) Reports(ctx context.Context, tenants []string, names map[string]
 }
 
 // chargebackRange reads the required start_date and end_date.
-func chargebackRange(r *http.Request) (Range, error) {
-	q := r.URL.Query()
-	start, err := ledger.ParseDay(q.Get("start_date"))
+func chargebackRange(p ChargebackParams) (Range, error) {
+	start, err := day("query.start_date", p.StartDate)
 	if err != nil {
-		return Range{}, sdk.Invalid("query.start_date", "expected a date YYYY-MM-DD")
+		return Range{}, err
 	}
-	end, err := ledger.ParseDay(q.Get("end_date"))
+	end, err := day("query.end_date", p.EndDate)
 	if err != nil {
-		return Range{}, sdk.Invalid("query.end_date", "expected a date YYYY-MM-DD")
+		return Range{}, err
 	}
 	return checkRange(start, end)
 }
 
-func (h *Handlers) chargebackTenant(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("tenant_id")
-	if !sdk.PrincipalFrom(r.Context()).CanSee(id) {
-		sdk.WriteError(w, sdk.Forbidden("no access to the requested tenant"))
-		return
-	}
-	rng, err := chargebackRange(r)
+func (h *Handlers) chargebackTenant(ctx context.Context, in *chargebackTenantIn) (*huma.StreamResponse, error) {
+	id := string(in.Tenant)
+	rng, err := chargebackRange(in.ChargebackParams)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	h.chargeback(w, r, []string{id}, rng, fmt.Sprintf("chargeback-%s-%s-%s.csv", id, rng.From, rng.To), true)
+	return h.chargeback(ctx, in.Format, []string{id}, rng, fmt.Sprintf("chargeback-%s-%s-%s.csv", id, rng.From, rng.To), true)
 }
 
-func (h *Handlers) chargebackAll(w http.ResponseWriter, r *http.Request) {
-	rng, err := chargebackRange(r)
+func (h *Handlers) chargebackAll(ctx context.Context, in *ChargebackParams) (*huma.StreamResponse, error) {
+	rng, err := chargebackRange(*in)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	tenants := sdk.PrincipalFrom(r.Context()).TenantIDs
-	h.chargeback(w, r, tenants, rng, fmt.Sprintf("chargeback-all-%s-%s.csv", rng.From, rng.To), false)
+	tenants := sdk.PrincipalFrom(ctx).TenantIDs
+	return h.chargeback(ctx, in.Format, tenants, rng, fmt.Sprintf("chargeback-all-%s-%s.csv", rng.From, rng.To), false)
 }
 
 // chargeback answers the reports of tenants over rng as JSON (one report,
-// or an array when many), or streams them as CSV under filename.
-func (h *Handlers) chargeback(w http.ResponseWriter, r *http.Request, tenants []string, rng Range, filename string, one bool) {
-	names, err := pluginenv.TenantNames(r.Context(), h.Host, tenants)
+// or an array when many), or streams them as CSV under filename. Both are
+// streams because the route answers either media type.
+func (h *Handlers) chargeback(ctx context.Context, format string, tenants []string, rng Range, filename string, one bool) (*huma.StreamResponse, error) {
+	names, err := pluginenv.TenantNames(ctx, h.Host, tenants)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	if r.URL.Query().Get("format") == "csv" {
-		h.streamCSV(w, r, tenants, names, rng, filename)
-		return
+	if format == "csv" {
+		return &huma.StreamResponse{Body: func(hc huma.Context) {
+			r, w := humago.Unwrap(hc)
+			h.streamCSV(w, r, tenants, names, rng, filename)
+		}}, nil
 	}
-	reports, err := h.Store.Reports(r.Context(), tenants, names, rng)
+	reports, err := h.Store.Reports(ctx, tenants, names, rng)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
+	var body any = reports
 	if one {
-		sdk.WriteJSON(w, http.StatusOK, reports[0])
-		return
+		body = reports[0]
 	}
-	sdk.WriteJSON(w, http.StatusOK, reports)
+	return &huma.StreamResponse{Body: func(hc huma.Context) {
+		_, w := humago.Unwrap(hc)
+		sdk.WriteJSON(w, http.StatusOK, body)
+	}}, nil
 }
 
 // streamCSV writes the rows as the database cursor yields them. A failure

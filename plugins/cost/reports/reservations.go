@@ -1,8 +1,8 @@
 package reports
 
 import (
+	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/stewardhq/steward/plugins/cost/ledger"
@@ -75,43 +75,39 @@ const (
 	reservationMonths = 12
 )
 
-func (h *Handlers) reservations(w http.ResponseWriter, r *http.Request) {
-	p := sdk.PrincipalFrom(r.Context())
-	id := r.URL.Query().Get("tenant_id")
-	switch {
-	case id == "" && len(p.TenantIDs) == 0:
-		sdk.WriteError(w, sdk.NotFound("the caller has no tenant"))
-		return
-	case id == "":
-		id = p.TenantIDs[0]
-	case !p.CanSee(id):
-		sdk.WriteError(w, sdk.Forbidden("no access to the requested tenant"))
-		return
+// reservationsOut is the reservations answer: Reservations, or
+// ReservationsUnavailable for a tenant without a billing account.
+type reservationsOut struct{ Body any }
+
+func (h *Handlers) reservations(ctx context.Context, in *reservationsIn) (*reservationsOut, error) {
+	id := string(in.Tenant)
+	if id == "" {
+		ids := sdk.PrincipalFrom(ctx).TenantIDs
+		if len(ids) == 0 {
+			return nil, sdk.NotFound("the caller has no tenant")
+		}
+		id = ids[0]
 	}
-	tenants, err := h.Host.Tenants(r.Context(), id)
+	tenants, err := h.Host.Tenants(ctx, id)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	if len(tenants) == 0 {
-		sdk.WriteError(w, sdk.NotFound("the tenant is not active"))
-		return
+		return nil, sdk.NotFound("the tenant is not active")
 	}
 	if tenants[0].BillingAccountID == "" {
-		sdk.WriteJSON(w, http.StatusOK, ReservationsUnavailable{TenantID: id, Reason: "billing_account_access_required", Setup: billingAccountSetup})
-		return
+		return &reservationsOut{ReservationsUnavailable{TenantID: id, Reason: "billing_account_access_required", Setup: billingAccountSetup}}, nil
 	}
-	grain := r.URL.Query().Get("grain")
+	grain := in.Grain
 	today := h.today()
 	rng := Range{From: today - reservationDays + 1, To: today}
 	if grain == GrainMonthly {
 		y, m, _ := today.Time().Date()
 		rng.From = ledger.DayOf(time.Date(y, m-reservationMonths+1, 1, 0, 0, 0, 0, time.UTC))
 	}
-	uses, err := h.Store.Reservations(r.Context(), id, rng, grain)
+	uses, err := h.Store.Reservations(ctx, id, rng, grain)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	out := Reservations{Available: true, TenantID: id, BillingAccountID: tenants[0].BillingAccountID, Grain: grain,
 		StartDate: rng.From, EndDate: rng.To, Items: make([]ReservationUsage, 0, len(uses))}
@@ -130,7 +126,7 @@ func (h *Handlers) reservations(w http.ResponseWriter, r *http.Request) {
 	}
 	out.Summary.Reservations = len(seen)
 	out.Summary.UtilizationPercent = utilisation(out.Summary.UsedHours, out.Summary.ReservedHours)
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &reservationsOut{out}, nil
 }
 
 func utilisation(used, reserved float64) float64 {

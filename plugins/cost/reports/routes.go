@@ -1,8 +1,6 @@
 package reports
 
 import (
-	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -31,105 +29,83 @@ func (h *Handlers) today() ledger.Day {
 
 const tag = "costs"
 
-func intParam(name string, lo, hi, def int, doc string) *huma.Param {
-	l, u := float64(lo), float64(hi)
-	return &huma.Param{Name: name, In: "query", Description: doc,
-		Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &l, Maximum: &u, Default: def}}
+// RangeParams are the tenants and the optional dates of a read over a
+// range of days; a route adds the count of days used without start_date.
+type RangeParams struct {
+	Tenants   sdk.TenantIDs `query:"tenant_ids"`
+	StartDate string        `query:"start_date" format:"date" doc:"First day (inclusive); the range may span at most 366 days"`
+	EndDate   string        `query:"end_date" format:"date" doc:"Last day (inclusive); today (UTC) when absent"`
 }
 
-func dateParam(name string, required bool, doc string) *huma.Param {
-	return &huma.Param{Name: name, In: "query", Required: required, Description: doc,
-		Schema: &huma.Schema{Type: huma.TypeString, Format: "date"}}
+// ChargebackParams are the required dates and the format of a chargeback
+// report.
+type ChargebackParams struct {
+	StartDate string `query:"start_date" required:"true" format:"date" doc:"First day (inclusive)"`
+	EndDate   string `query:"end_date" required:"true" format:"date" doc:"Last day (inclusive); at most 366 days after start_date"`
+	Format    string `query:"format" enum:"json,csv" default:"json"`
 }
 
-func tenantIDsParam() *huma.Param {
-	return &huma.Param{Name: "tenant_ids", In: "query",
-		Description: "Tenants to include (repeated or comma-separated); all the caller's tenants when absent. A tenant the caller may not see is a 403.",
-		Schema:      &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}}
+type summaryIn struct {
+	RangeParams
+	PeriodDays int `query:"period_days" minimum:"1" maximum:"365" default:"30" doc:"Days up to end_date, used when start_date is absent"`
 }
 
-func intPtr(n int) *int { return &n }
-
-func rangeParams(countName string, lo, hi int) []*huma.Param {
-	return []*huma.Param{
-		intParam(countName, lo, hi, 30, "Days up to end_date, used when start_date is absent"),
-		tenantIDsParam(),
-		dateParam("start_date", false, "First day (inclusive); the range may span at most 366 days"),
-		dateParam("end_date", false, "Last day (inclusive); today (UTC) when absent"),
-	}
+type byTenantIn struct {
+	PeriodDays int           `query:"period_days" minimum:"1" maximum:"365" default:"30" doc:"Days up to today"`
+	Tenants    sdk.TenantIDs `query:"tenant_ids"`
 }
 
-func formatParam() *huma.Param {
-	return &huma.Param{Name: "format", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"json", "csv"}, Default: "json"}}
+type trendsIn struct {
+	RangeParams
+	Days int `query:"days" minimum:"7" maximum:"365" default:"30" doc:"Days up to end_date, used when start_date is absent"`
+}
+
+type forecastIn struct {
+	Days    int           `query:"days" minimum:"7" maximum:"90" default:"30" doc:"Days to forecast after the history"`
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+}
+
+type reservationsIn struct {
+	Grain  string       `query:"grain" enum:"daily,monthly" default:"monthly"`
+	Tenant sdk.TenantID `query:"tenant_id" doc:"The tenant; the caller's first tenant when absent. A tenant the caller may not see is a 403."`
+}
+
+type chargebackTenantIn struct {
+	Tenant sdk.TenantID `path:"tenant_id"`
+	ChargebackParams
 }
 
 // Routes declares the read routes, served by h.
 func (h *Handlers) Routes() []sdk.Route {
-	get := http.MethodGet
+	tags := []string{tag}
 	return []sdk.Route{
-		{Method: get, Path: "/api/v1/costs/summary", TenantScoped: true, Handler: h.summary, Operation: &huma.Operation{
-			OperationID: "costs-summary", Tags: []string{tag}, Summary: "Cost summary across tenants",
+		sdk.Get("/api/v1/costs/summary", sdk.Op{ID: "costs-summary", Tags: tags, Summary: "Cost summary across tenants",
 			Description: "Total cost of the tenants over a range, with the daily average, the top ten services of each currency and the range of the same length before it. " +
-				"The range is start_date to end_date (inclusive), or the period_days days ending on end_date (today when absent). " + currencyRule,
-			Parameters: rangeParams("period_days", 1, 365),
-			Responses:  map[string]*huma.Response{"200": sdk.JSONResponse("Cost summary", Summary{})},
-		}},
-		{Method: get, Path: "/api/v1/costs/by-tenant", TenantScoped: true, Handler: h.byTenant, Operation: &huma.Operation{
-			OperationID: "costs-by-tenant", Tags: []string{tag}, Summary: "Cost per tenant",
+				"The range is start_date to end_date (inclusive), or the period_days days ending on end_date (today when absent). " + currencyRule}, h.summary),
+		sdk.Get("/api/v1/costs/by-tenant", sdk.Op{ID: "costs-by-tenant", Tags: tags, Summary: "Cost per tenant",
 			Description: "One record per tenant and currency over the period_days days ending today (UTC), costliest first within a currency; " +
-				"share_percent is the tenant's share of that currency's total. A tenant without costs in the period has one record with total 0 and currency null.",
-			Parameters: []*huma.Param{intParam("period_days", 1, 365, 30, "Days up to today"), tenantIDsParam()},
-			Responses:  map[string]*huma.Response{"200": sdk.JSONResponse("Cost per tenant", []TenantCost{})},
-		}},
-		{Method: get, Path: "/api/v1/costs/trends", TenantScoped: true, Handler: h.trends, Operation: &huma.Operation{
-			OperationID: "costs-trends", Tags: []string{tag}, Summary: "Daily cost",
+				"share_percent is the tenant's share of that currency's total. A tenant without costs in the period has one record with total 0 and currency null."}, h.byTenant),
+		sdk.Get("/api/v1/costs/trends", sdk.Op{ID: "costs-trends", Tags: tags, Summary: "Daily cost",
 			Description: "One record per day of the range and currency with costs in it; a day without costs in a currency reads 0. " +
 				"When the range has no costs at all, each day has one record with total 0 and currency null. " +
-				"The range is start_date to end_date (inclusive), or the `days` days ending on end_date (today when absent).",
-			Parameters: rangeParams("days", 7, 365),
-			Responses:  map[string]*huma.Response{"200": sdk.JSONResponse("Daily cost", []DayCost{})},
-		}},
-		{Method: get, Path: "/api/v1/costs/trends/forecast", TenantScoped: true, Handler: h.forecast, Operation: &huma.Operation{
-			OperationID: "costs-forecast", Tags: []string{tag}, Summary: "Cost forecast by linear projection",
-			Description: forecastDoc,
-			Parameters:  []*huma.Param{intParam("days", 7, 90, 30, "Days to forecast after the history"), tenantIDsParam()},
-			Responses:   map[string]*huma.Response{"200": sdk.JSONResponse("Forecast", Forecast{})},
-		}},
-		{Method: get, Path: "/api/v1/costs/reservations", TenantScoped: true, Handler: h.reservations, Operation: &huma.Operation{
-			OperationID: "costs-reservations", Tags: []string{tag}, Summary: "Reservation utilisation of a tenant",
+				"The range is start_date to end_date (inclusive), or the `days` days ending on end_date (today when absent)."}, h.trends),
+		sdk.Get("/api/v1/costs/trends/forecast", sdk.Op{ID: "costs-forecast", Tags: tags, Summary: "Cost forecast by linear projection",
+			Description: forecastDoc}, h.forecast),
+		sdk.Get("/api/v1/costs/reservations", sdk.Op{ID: "costs-reservations", Tags: tags, Summary: "Reservation utilisation of a tenant",
 			Description: "Utilisation of the reservations of the tenant's billing account, per reservation and day (the last 30 days) or month (the last 12 months, this one included). " +
 				"A tenant without a billing account answers available false, reason billing_account_access_required and the steps to set one up.",
-			Parameters: []*huma.Param{
-				{Name: "grain", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{GrainDaily, GrainMonthly}, Default: GrainMonthly}},
-				{Name: "tenant_id", In: "query", Description: "The tenant; the caller's first tenant when absent. A tenant the caller may not see is a 403.",
-					Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}},
-			},
 			Responses: map[string]*huma.Response{
 				"200": {Description: "Reservation utilisation, or why it is not available", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{
 					OneOf: []*huma.Schema{sdk.SchemaOf(Reservations{}), sdk.SchemaOf(ReservationsUnavailable{})}}}}},
 				"404": {Description: "The caller has no tenant, or the tenant is not active"},
-			},
-		}},
-		{Method: get, Path: "/api/v1/costs/chargeback/{tenant_id}", TenantScoped: true, Handler: h.chargebackTenant, Operation: &huma.Operation{
-			OperationID: "costs-chargeback-tenant", Tags: []string{tag}, Summary: "Chargeback report of one tenant",
+			}}, h.reservations),
+		sdk.Get("/api/v1/costs/chargeback/{tenant_id}", sdk.Op{ID: "costs-chargeback-tenant", Tags: tags, Summary: "Chargeback report of one tenant",
 			Description: chargebackDoc + ` The CSV's file name is chargeback-<tenant_id>-<start_date>-<end_date>.csv.`,
-			Parameters: []*huma.Param{
-				{Name: "tenant_id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}},
-				dateParam("start_date", true, "First day (inclusive)"), dateParam("end_date", true, "Last day (inclusive); at most 366 days after start_date"),
-				formatParam(),
-			},
-			Responses: map[string]*huma.Response{"200": chargebackResponse("The tenant's report", Report{})},
-		}},
-		{Method: get, Path: "/api/v1/costs/chargeback", TenantScoped: true, Handler: h.chargebackAll, Operation: &huma.Operation{
-			OperationID: "costs-chargeback", Tags: []string{tag}, Summary: "Chargeback reports of every tenant the caller may see",
+			Responses:   map[string]*huma.Response{"200": chargebackResponse("The tenant's report", Report{})}}, h.chargebackTenant),
+		sdk.Get("/api/v1/costs/chargeback", sdk.Op{ID: "costs-chargeback", Tags: tags, Summary: "Chargeback reports of every tenant the caller may see",
 			Description: chargebackDoc + ` An admin gets every tenant, another caller its own tenants; as JSON one report per tenant, tenants without costs included. ` +
 				`The CSV's file name is chargeback-all-<start_date>-<end_date>.csv.`,
-			Parameters: []*huma.Param{
-				dateParam("start_date", true, "First day (inclusive)"), dateParam("end_date", true, "Last day (inclusive); at most 366 days after start_date"),
-				formatParam(),
-			},
-			Responses: map[string]*huma.Response{"200": chargebackResponse("One report per tenant", []Report{})},
-		}},
+			Responses: map[string]*huma.Response{"200": chargebackResponse("One report per tenant", []Report{})}}, h.chargebackAll),
 	}
 }
 
@@ -137,30 +113,33 @@ const currencyRule = "Amounts are exact sums of cents in their currency, never c
 	"in several, both are null and totals lists each currency."
 
 // dateRange is the range a request names: start_date to end_date, or the
-// count days (the parameter countParam) ending on end_date, which defaults
-// to today.
-func (h *Handlers) dateRange(r *http.Request, countParam string) (Range, error) {
-	q := r.URL.Query()
+// count days ending on end_date, which defaults to today.
+func (h *Handlers) dateRange(p RangeParams, count int) (Range, error) {
 	end := h.today()
-	if v := q.Get("end_date"); v != "" {
-		d, err := ledger.ParseDay(v)
+	if p.EndDate != "" {
+		d, err := day("query.end_date", p.EndDate)
 		if err != nil {
-			return Range{}, sdk.Invalid("query.end_date", "expected a date YYYY-MM-DD")
+			return Range{}, err
 		}
 		end = d
 	}
-	if v := q.Get("start_date"); v != "" {
-		start, err := ledger.ParseDay(v)
+	if p.StartDate != "" {
+		start, err := day("query.start_date", p.StartDate)
 		if err != nil {
-			return Range{}, sdk.Invalid("query.start_date", "expected a date YYYY-MM-DD")
+			return Range{}, err
 		}
 		return checkRange(start, end)
 	}
-	n, err := strconv.Atoi(q.Get(countParam))
+	return checkRange(end-ledger.Day(count)+1, end)
+}
+
+// day reads a date parameter at location.
+func day(location, s string) (ledger.Day, error) {
+	d, err := ledger.ParseDay(s)
 	if err != nil {
-		return Range{}, sdk.Invalid("query."+countParam, "expected an integer")
+		return 0, sdk.Invalid(location, "expected a date YYYY-MM-DD")
 	}
-	return checkRange(end-ledger.Day(n)+1, end)
+	return d, nil
 }
 
 // checkRange refuses a range that ends before it starts or spans more

@@ -2,12 +2,9 @@ package reports
 
 import (
 	"context"
-	"net/http"
-	"strconv"
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
-	"github.com/stewardhq/steward/sdk"
 )
 
 // topServices is how many services of each currency a summary lists.
@@ -88,23 +85,16 @@ func (s *Store) Summary(ctx context.Context, tenants []string, r Range) (Summary
 	return out, nil
 }
 
-func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) summary(ctx context.Context, in *summaryIn) (*Summary, error) {
+	rng, err := h.dateRange(in.RangeParams, in.PeriodDays)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	rng, err := h.dateRange(r, "period_days")
+	out, err := h.Store.Summary(ctx, in.Tenants, rng)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	out, err := h.Store.Summary(r.Context(), tenants, rng)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
 // TenantCost is one tenant's cost in one currency.
@@ -117,24 +107,17 @@ type TenantCost struct {
 	SharePercent float64       `json:"share_percent" doc:"Share of the currency's total over the listed tenants, in percent"`
 }
 
-func (h *Handlers) byTenant(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	days, _ := strconv.Atoi(r.URL.Query().Get("period_days"))
+func (h *Handlers) byTenant(ctx context.Context, in *byTenantIn) (*[]TenantCost, error) {
+	tenants := in.Tenants
 	today := h.today()
-	rng := Range{From: today - ledger.Day(days) + 1, To: today}
-	totals, err := h.Store.ByTenant(r.Context(), tenants, rng)
+	rng := Range{From: today - ledger.Day(in.PeriodDays) + 1, To: today}
+	totals, err := h.Store.ByTenant(ctx, tenants, rng)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	names, err := pluginenv.TenantNames(r.Context(), h.Host, tenants)
+	names, err := pluginenv.TenantNames(ctx, h.Host, tenants)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	sum := map[string]ledger.Amount{}
 	for _, t := range totals {
@@ -152,5 +135,5 @@ func (h *Handlers) byTenant(w http.ResponseWriter, r *http.Request) {
 			out = append(out, TenantCost{TenantID: id, TenantName: names[id]})
 		}
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }

@@ -2,12 +2,9 @@ package reports
 
 import (
 	"context"
-	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/stewardhq/steward/plugins/cost/ledger"
-	"github.com/stewardhq/steward/sdk"
 )
 
 // DayCost is one day's cost in one currency.
@@ -57,23 +54,16 @@ func zeroFill(rows []DayTotal, r Range) ([]string, map[string][]ledger.Amount) {
 	return currencies, series
 }
 
-func (h *Handlers) trends(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) trends(ctx context.Context, in *trendsIn) (*[]DayCost, error) {
+	rng, err := h.dateRange(in.RangeParams, in.Days)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	rng, err := h.dateRange(r, "days")
+	out, err := h.Store.Trends(ctx, in.Tenants, rng)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	out, err := h.Store.Trends(r.Context(), tenants, rng)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
 // Forecast parameters, as the route documents them.
@@ -163,17 +153,10 @@ func (s *Store) Forecast(ctx context.Context, tenants []string, today ledger.Day
 	return out, nil
 }
 
-func (h *Handlers) forecast(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) forecast(ctx context.Context, in *forecastIn) (*Forecast, error) {
+	out, err := h.Store.Forecast(ctx, in.Tenants, h.today(), in.Days)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	days, _ := strconv.Atoi(r.URL.Query().Get("days"))
-	out, err := h.Store.Forecast(r.Context(), tenants, h.today(), days)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }

@@ -30,12 +30,17 @@ const (
 	apiPage = 500
 )
 
+// pageIn is the tenant the page is asked for, if one.
+type pageIn struct {
+	Tenant sdk.TenantID `query:"tenant_id"`
+}
+
 // page is the identity page over the tenants the request covers: MFA
 // coverage of every account and of the admins as gauges with the figures
 // per tenant, the daily MFA trend, and the hygiene lists — accounts
 // without MFA (admins first), privileged accounts, stale accounts,
 // guests, disabled accounts still holding roles and noncompliant devices.
-func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 	ctx := r.Context()
 	tenants := sdkui.Tenants(r)
 	counts, err := h.Store.Counts(ctx, tenants)
@@ -56,7 +61,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
-	l := lists{h: h, ctx: ctx, tenants: tenants, names: names, many: len(counts) > 1, scoped: r.URL.Query().Get("tenant_id") != ""}
+	l := lists{h: h, ctx: ctx, tenants: tenants, names: names, many: len(counts) > 1, scoped: in.Tenant != ""}
 	trend, err := h.trendChart(ctx, tenants)
 	if err != nil {
 		sdk.WriteError(w, err)

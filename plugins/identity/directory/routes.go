@@ -1,13 +1,10 @@
 package directory
 
 import (
+	"context"
 	"math"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/stewardhq/steward/sdk"
 )
@@ -32,7 +29,8 @@ func (h *Handlers) now() time.Time {
 const tag = "identity"
 
 // defaultStaleDays is how long without a sign-in makes an account stale
-// unless the caller says otherwise.
+// unless the caller says otherwise; the stale route's days parameter
+// defaults to it in its struct tag.
 const defaultStaleDays = 90
 
 // percent is part of whole in percent to two decimals; nil when whole is
@@ -201,118 +199,103 @@ type TrendDay struct {
 	AdminMFA    *float64 `json:"admin_mfa_percentage"`
 }
 
-func intPtr(n int) *int { return &n }
-
-func intParam(name string, lo, hi, def int, doc string) *huma.Param {
-	l, u := float64(lo), float64(hi)
-	return &huma.Param{Name: name, In: "query", Description: doc,
-		Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &l, Maximum: &u, Default: def}}
+// ListParams are a list's tenants, window and order; each list declares
+// its own sort_by.
+type ListParams struct {
+	Tenants   sdk.TenantIDs `query:"tenant_ids"`
+	Limit     int           `query:"limit" minimum:"1" maximum:"500" default:"50" doc:"Page size"`
+	Offset    int           `query:"offset" minimum:"0" maximum:"1000000" default:"0" doc:"Items to skip"`
+	SortOrder string        `query:"sort_order" enum:"asc,desc" default:"asc"`
 }
 
-func tenantIDsParam() *huma.Param {
-	return &huma.Param{Name: "tenant_ids", In: "query",
-		Description: "Tenants to include (repeated or comma-separated); all the caller's tenants when absent. A tenant the caller may not see is a 403.",
-		Schema:      &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}, MaxItems: intPtr(100)}}
+// page is the list's window, sorted by sortBy.
+func (l ListParams) page(sortBy string) Page {
+	return Page{TenantIDs: l.Tenants, SortBy: sortBy, Desc: l.SortOrder == "desc", Limit: l.Limit, Offset: l.Offset}
 }
 
-// listParams are a list's tenants, window and order.
-func listParams(sorts []any, extra ...*huma.Param) []*huma.Param {
-	return append([]*huma.Param{
-		tenantIDsParam(),
-		intParam("limit", 1, 500, 50, "Page size"),
-		intParam("offset", 0, 1_000_000, 0, "Items to skip"),
-		{Name: "sort_by", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: sorts, Default: sorts[0]}},
-		{Name: "sort_order", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"asc", "desc"}, Default: "asc"}},
-	}, extra...)
+type tenantsIn struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
 }
 
-func stringParam(name string, enum []any, doc string) *huma.Param {
-	return &huma.Param{Name: name, In: "query", Description: doc, Schema: &huma.Schema{Type: huma.TypeString, Enum: enum, MaxLength: intPtr(64)}}
+type withoutMFAIn struct {
+	ListParams
+	SortBy     string `query:"sort_by" enum:"display_name,last_sign_in,created_at" default:"display_name"`
+	AdminsOnly bool   `query:"admins_only" default:"false"`
+}
+
+type assignmentsIn struct {
+	ListParams
+	SortBy string `query:"sort_by" enum:"role_name,display_name,last_sign_in" default:"role_name"`
+}
+
+type staleIn struct {
+	ListParams
+	SortBy string `query:"sort_by" enum:"last_sign_in,display_name,created_at" default:"last_sign_in"`
+	Days   int    `query:"days" minimum:"1" maximum:"3650" default:"90" doc:"Days without a sign-in"`
+}
+
+type guestsIn struct {
+	ListParams
+	SortBy string `query:"sort_by" enum:"created_at,display_name,last_sign_in" default:"created_at"`
+}
+
+type reviewsIn struct {
+	ListParams
+	SortBy string `query:"sort_by" enum:"created_at,name,status" default:"created_at"`
+	Status string `query:"status" maxLength:"64" enum:"Initializing,NotStarted,Starting,InProgress,Completing,Completed,AutoReviewing,AutoReviewed,Applying,Applied" doc:"Only reviews of this status, as Graph names it"`
+}
+
+type devicesIn struct {
+	ListParams
+	SortBy          string `query:"sort_by" enum:"name,compliance_state,last_sync" default:"name"`
+	ComplianceState string `query:"compliance_state" maxLength:"64" enum:"compliant,noncompliant,unknown,inGracePeriod,conflict,error,configManager" doc:"Only devices in this state"`
+}
+
+type trendIn struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	Days    int           `query:"days" minimum:"7" maximum:"365" default:"30" doc:"Days up to today"`
 }
 
 // Routes declares the read routes, served by h.
 func (h *Handlers) Routes() []sdk.Route {
-	get := http.MethodGet
-	op := func(id, summary, doc string, params []*huma.Param, resp *huma.Response) *huma.Operation {
-		return &huma.Operation{OperationID: "identity-" + id, Tags: []string{tag}, Summary: summary, Description: doc,
-			Parameters: params, Responses: map[string]*huma.Response{"200": resp}}
+	op := func(id, summary, doc string) sdk.Op {
+		return sdk.Op{ID: "identity-" + id, Tags: []string{tag}, Summary: summary, Description: doc}
 	}
-	userSort := []any{"display_name", "last_sign_in", "created_at"}
 	return []sdk.Route{
-		{Method: get, Path: "/api/v1/identity/summary", TenantScoped: true, Handler: h.summary, Operation: op("summary",
-			"Identity posture per tenant",
+		sdk.Get("/api/v1/identity/summary", op("summary", "Identity posture per tenant",
 			"One record per tenant with a synced directory: users, guests, admins (directory role holders), MFA coverage of all accounts and of the admins in percent to two decimals, "+
-				"accounts without MFA, and managed devices' compliance.",
-			[]*huma.Param{tenantIDsParam()}, sdk.JSONResponse("Per-tenant summary", []TenantSummary{}))},
-		{Method: get, Path: "/api/v1/identity/users/without-mfa", TenantScoped: true, Handler: h.withoutMFA, Operation: op("users-without-mfa",
-			"Accounts without MFA, paginated", "Accounts with no MFA method registered; admins_only keeps the directory role holders.",
-			listParams(userSort, &huma.Param{Name: "admins_only", In: "query", Schema: &huma.Schema{Type: huma.TypeBoolean, Default: false}}),
-			sdk.JSONResponse("Accounts", UserList{}))},
-		{Method: get, Path: "/api/v1/identity/privileged", TenantScoped: true, Handler: h.privileged, Operation: op("privileged",
-			"Privileged role assignments, paginated", "One item per directory role and holder, with the holder's account state and MFA registration.",
-			listParams([]any{"role_name", "display_name", "last_sign_in"}), sdk.JSONResponse("Role assignments", AssignmentList{}))},
-		{Method: get, Path: "/api/v1/identity/disabled-with-roles", TenantScoped: true, Handler: h.disabledWithRoles, Operation: op("disabled-with-roles",
-			"Disabled accounts still holding roles, paginated", "Role assignments whose holder's account is disabled.",
-			listParams([]any{"role_name", "display_name", "last_sign_in"}), sdk.JSONResponse("Role assignments", AssignmentList{}))},
-		{Method: get, Path: "/api/v1/identity/stale", TenantScoped: true, Handler: h.stale, Operation: op("stale",
-			"Stale accounts, paginated",
-			"Enabled accounts that have not signed in for `days` days, and accounts older than that which never signed in. Disabled accounts are not listed.",
-			listParams([]any{"last_sign_in", "display_name", "created_at"}, intParam("days", 1, 3650, defaultStaleDays, "Days without a sign-in")),
-			sdk.JSONResponse("Accounts", UserList{}))},
-		{Method: get, Path: "/api/v1/identity/guests", TenantScoped: true, Handler: h.guests, Operation: op("guests",
-			"Guest accounts, paginated", "Guests with the inviting directory's domain, their own domain and their age in days.",
-			listParams([]any{"created_at", "display_name", "last_sign_in"}), sdk.JSONResponse("Guests", GuestList{}))},
-		{Method: get, Path: "/api/v1/identity/access-reviews", TenantScoped: true, Handler: h.reviews, Operation: op("access-reviews",
-			"Access reviews with their decisions, paginated", "Each review with its status, its decisions counted by outcome and listed.",
-			listParams([]any{"created_at", "name", "status"},
-				stringParam("status", []any{"Initializing", "NotStarted", "Starting", "InProgress", "Completing", "Completed", "AutoReviewing", "AutoReviewed", "Applying", "Applied"}, "Only reviews of this status, as Graph names it")),
-			sdk.JSONResponse("Access reviews", ReviewList{}))},
-		{Method: get, Path: "/api/v1/identity/devices", TenantScoped: true, Handler: h.devices, Operation: op("devices",
-			"Managed devices and their compliance, paginated", "Intune managed devices; compliance_state keeps one state.",
-			listParams([]any{"name", "compliance_state", "last_sync"},
-				stringParam("compliance_state", []any{"compliant", "noncompliant", "unknown", "inGracePeriod", "conflict", "error", "configManager"}, "Only devices in this state")),
-			sdk.JSONResponse("Devices", DeviceList{}))},
-		{Method: get, Path: "/api/v1/identity/mfa-trend", TenantScoped: true, Handler: h.trend, Operation: op("mfa-trend",
-			"Daily MFA coverage",
+				"accounts without MFA, and managed devices' compliance."), h.summary),
+		sdk.Get("/api/v1/identity/users/without-mfa", op("users-without-mfa", "Accounts without MFA, paginated",
+			"Accounts with no MFA method registered; admins_only keeps the directory role holders."), h.withoutMFA),
+		sdk.Get("/api/v1/identity/privileged", op("privileged", "Privileged role assignments, paginated",
+			"One item per directory role and holder, with the holder's account state and MFA registration."), h.privileged),
+		sdk.Get("/api/v1/identity/disabled-with-roles", op("disabled-with-roles", "Disabled accounts still holding roles, paginated",
+			"Role assignments whose holder's account is disabled."), h.disabledWithRoles),
+		sdk.Get("/api/v1/identity/stale", op("stale", "Stale accounts, paginated",
+			"Enabled accounts that have not signed in for `days` days, and accounts older than that which never signed in. Disabled accounts are not listed."), h.stale),
+		sdk.Get("/api/v1/identity/guests", op("guests", "Guest accounts, paginated",
+			"Guests with the inviting directory's domain, their own domain and their age in days."), h.guests),
+		sdk.Get("/api/v1/identity/access-reviews", op("access-reviews", "Access reviews with their decisions, paginated",
+			"Each review with its status, its decisions counted by outcome and listed."), h.reviews),
+		sdk.Get("/api/v1/identity/devices", op("devices", "Managed devices and their compliance, paginated",
+			"Intune managed devices; compliance_state keeps one state."), h.devices),
+		sdk.Get("/api/v1/identity/mfa-trend", op("mfa-trend", "Daily MFA coverage",
 			"The tenants' daily snapshots summed per day over the last `days` days (today included), oldest first; a day without any sync is absent, "+
-				"and tenants counts the tenants with a snapshot that day.",
-			[]*huma.Param{tenantIDsParam(), intParam("days", 7, 365, 30, "Days up to today")}, sdk.JSONResponse("Daily figures", []TrendDay{}))},
+				"and tenants counts the tenants with a snapshot that day."), h.trend),
 	}
 }
 
-// intQuery reads a parameter the host has checked and defaulted.
-func intQuery(r *http.Request, name string) int {
-	n, _ := strconv.Atoi(r.URL.Query().Get(name))
-	return n
-}
-
-func page(r *http.Request) (Page, error) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) summary(ctx context.Context, in *tenantsIn) (*[]TenantSummary, error) {
+	tenants := in.Tenants
+	counts, err := h.Store.Counts(ctx, tenants)
 	if err != nil {
-		return Page{}, err
-	}
-	q := r.URL.Query()
-	return Page{TenantIDs: tenants, SortBy: q.Get("sort_by"), Desc: q.Get("sort_order") == "desc",
-		Limit: intQuery(r, "limit"), Offset: intQuery(r, "offset")}, nil
-}
-
-func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	counts, err := h.Store.Counts(r.Context(), tenants)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	names := map[string]string{}
 	if len(counts) > 0 {
-		known, err := h.Host.Tenants(r.Context(), tenants...)
+		known, err := h.Host.Tenants(ctx, tenants...)
 		if err != nil {
-			sdk.WriteError(w, err)
-			return
+			return nil, err
 		}
 		for _, t := range known {
 			names[t.ID] = t.Name
@@ -325,7 +308,7 @@ func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
 			MFACoverage: percent(c.MFAUsers, c.TotalUsers), AdminMFA: percent(c.AdminMFAUsers, c.AdminUsers),
 			Devices: c.Devices, CompliantDevices: c.CompliantDevices, DeviceCompliance: percent(c.CompliantDevices, c.Devices), SyncedAt: c.SyncedAt.UTC()}
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -358,42 +341,31 @@ func (h *Handlers) userItem(u UserRow) UserItem {
 		CreatedAt: timePtr(u.Created), LastSignIn: timePtr(u.LastSignIn), DaysSinceSignIn: days(since, h.now())}
 }
 
-func (h *Handlers) users(w http.ResponseWriter, r *http.Request, f UserFilter) {
-	p, err := page(r)
+func (h *Handlers) users(ctx context.Context, p Page, f UserFilter) (*UserList, error) {
+	rows, total, err := h.Store.Users(ctx, p, f)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	rows, total, err := h.Store.Users(r.Context(), p, f)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	out := UserList{Items: make([]UserItem, len(rows)), Total: total, Limit: p.Limit, Offset: p.Offset}
 	for i, u := range rows {
 		out.Items[i] = h.userItem(u)
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
-func (h *Handlers) withoutMFA(w http.ResponseWriter, r *http.Request) {
-	h.users(w, r, UserFilter{WithoutMFA: true, AdminsOnly: r.URL.Query().Get("admins_only") == "true"})
+func (h *Handlers) withoutMFA(ctx context.Context, in *withoutMFAIn) (*UserList, error) {
+	return h.users(ctx, in.page(in.SortBy), UserFilter{WithoutMFA: true, AdminsOnly: in.AdminsOnly})
 }
 
-func (h *Handlers) stale(w http.ResponseWriter, r *http.Request) {
-	h.users(w, r, UserFilter{StaleBefore: h.now().AddDate(0, 0, -intQuery(r, "days"))})
+func (h *Handlers) stale(ctx context.Context, in *staleIn) (*UserList, error) {
+	return h.users(ctx, in.page(in.SortBy), UserFilter{StaleBefore: h.now().AddDate(0, 0, -in.Days)})
 }
 
-func (h *Handlers) guests(w http.ResponseWriter, r *http.Request) {
-	p, err := page(r)
+func (h *Handlers) guests(ctx context.Context, in *guestsIn) (*GuestList, error) {
+	p := in.page(in.SortBy)
+	rows, total, err := h.Store.Users(ctx, p, UserFilter{Guests: true})
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	rows, total, err := h.Store.Users(r.Context(), p, UserFilter{Guests: true})
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	out := GuestList{Items: make([]GuestItem, len(rows)), Total: total, Limit: p.Limit, Offset: p.Offset}
 	for i, u := range rows {
@@ -406,19 +378,14 @@ func (h *Handlers) guests(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Items[i] = g
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
-func (h *Handlers) assignments(w http.ResponseWriter, r *http.Request, disabledOnly bool) {
-	p, err := page(r)
+func (h *Handlers) assignments(ctx context.Context, in *assignmentsIn, disabledOnly bool) (*AssignmentList, error) {
+	p := in.page(in.SortBy)
+	rows, total, err := h.Store.Assignments(ctx, p, disabledOnly)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	rows, total, err := h.Store.Assignments(r.Context(), p, disabledOnly)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	out := AssignmentList{Items: make([]AssignmentItem, len(rows)), Total: total, Limit: p.Limit, Offset: p.Offset}
 	for i, a := range rows {
@@ -426,30 +393,26 @@ func (h *Handlers) assignments(w http.ResponseWriter, r *http.Request, disabledO
 			MemberID: a.MemberID, MemberType: a.MemberType, DisplayName: a.MemberName, UserPrincipalName: a.MemberUPN,
 			AccountEnabled: a.AccountEnabled, MFARegistered: a.MFARegistered, LastSignIn: timePtr(a.LastSignIn)}
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
-func (h *Handlers) privileged(w http.ResponseWriter, r *http.Request) { h.assignments(w, r, false) }
-
-func (h *Handlers) disabledWithRoles(w http.ResponseWriter, r *http.Request) {
-	h.assignments(w, r, true)
+func (h *Handlers) privileged(ctx context.Context, in *assignmentsIn) (*AssignmentList, error) {
+	return h.assignments(ctx, in, false)
 }
 
-func (h *Handlers) reviews(w http.ResponseWriter, r *http.Request) {
-	p, err := page(r)
+func (h *Handlers) disabledWithRoles(ctx context.Context, in *assignmentsIn) (*AssignmentList, error) {
+	return h.assignments(ctx, in, true)
+}
+
+func (h *Handlers) reviews(ctx context.Context, in *reviewsIn) (*ReviewList, error) {
+	p := in.page(in.SortBy)
+	rows, total, err := h.Store.Reviews(ctx, p, in.Status)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	rows, total, err := h.Store.Reviews(r.Context(), p, r.URL.Query().Get("status"))
+	decisions, err := h.Store.DecisionsOf(ctx, rows)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	decisions, err := h.Store.DecisionsOf(r.Context(), rows)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	byReview := map[[2]string][]DecisionItem{}
 	for _, d := range decisions {
@@ -467,19 +430,14 @@ func (h *Handlers) reviews(w http.ResponseWriter, r *http.Request) {
 		out.Items[i] = ReviewItem{TenantID: rv.TenantID, ReviewID: rv.ReviewID, Name: rv.Name, Status: rv.Status, CreatedAt: timePtr(rv.Created),
 			Total: rv.Decisions, Approved: rv.Approved, Denied: rv.Denied, NotReviewed: rv.NotReviewed, Decisions: ds}
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
-func (h *Handlers) devices(w http.ResponseWriter, r *http.Request) {
-	p, err := page(r)
+func (h *Handlers) devices(ctx context.Context, in *devicesIn) (*DeviceList, error) {
+	p := in.page(in.SortBy)
+	rows, total, err := h.Store.Devices(ctx, p, in.ComplianceState)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	rows, total, err := h.Store.Devices(r.Context(), p, r.URL.Query().Get("compliance_state"))
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	out := DeviceList{Items: make([]DeviceItem, len(rows)), Total: total, Limit: p.Limit, Offset: p.Offset}
 	for i, d := range rows {
@@ -487,25 +445,19 @@ func (h *Handlers) devices(w http.ResponseWriter, r *http.Request) {
 			OperatingSystem: d.OperatingSystem, OSVersion: d.OSVersion, ComplianceState: d.ComplianceState, IsEncrypted: d.IsEncrypted,
 			LastSync: timePtr(d.LastSync)}
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
-func (h *Handlers) trend(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) trend(ctx context.Context, in *trendIn) (*[]TrendDay, error) {
+	from := h.now().AddDate(0, 0, 1-in.Days).Format(time.DateOnly)
+	rows, err := h.Store.Trend(ctx, in.Tenants, from)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	from := h.now().AddDate(0, 0, 1-intQuery(r, "days")).Format(time.DateOnly)
-	rows, err := h.Store.Trend(r.Context(), tenants, from)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	out := make([]TrendDay, len(rows))
 	for i, d := range rows {
 		out[i] = TrendDay{Date: d.Day, Tenants: d.Tenants, TotalUsers: d.TotalUsers, MFAUsers: d.MFAUsers, AdminUsers: d.AdminUsers,
 			MFACoverage: percent(d.MFAUsers, d.TotalUsers), AdminMFA: percent(d.AdminMFAUsers, d.AdminUsers)}
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }

@@ -32,7 +32,7 @@ const (
 // navigation entry, served by h.
 func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
 	return []sdk.Fragment{{Path: StatsFragmentPath, Title: "Identity", Slot: "dashboard", RefreshSeconds: 600, Handler: h.statsFragment}},
-		[]sdk.Page{{Path: PagePath, Title: "Identity", Handler: h.page}},
+		[]sdk.Page{{Path: PagePath, Title: "Identity", Handler: sdk.View(h.page)}},
 		[]sdk.NavEntry{{Label: "Identity", Path: PagePath, Order: 40}}
 }
 

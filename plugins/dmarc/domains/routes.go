@@ -45,9 +45,6 @@ const (
 // Grades are the grades a check gives, best first.
 var Grades = []string{"A", "B", "C", "D", "F"}
 
-// Severities are the severities of findings and events, worst first.
-var Severities = []string{posture.SeverityCritical, posture.SeverityHigh, posture.SeverityMedium, posture.SeverityLow, posture.SeverityInfo}
-
 // FindingItem is a problem a check found.
 type FindingItem struct {
 	Code     string `json:"code"`

@@ -2,6 +2,7 @@ package plugintest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -170,8 +171,8 @@ func TestTenantInputEnforcedBeforeTheHandler(t *testing.T) {
 
 // TestTypedRouteBinding: a typed route gets its declared default, the
 // caller's tenants when it names none, 422s naming the field for bad
-// parameters and bodies, its own problem's status, and a 500 that does not
-// repeat a plain error's text.
+// parameters and bodies (a missing member too), its own problem's status,
+// and a 500 that does not repeat a plain error's text.
 func TestTypedRouteBinding(t *testing.T) {
 	ran := 0
 	h := startCareless(t, &ran)
@@ -294,6 +295,63 @@ func TestTypedRouteShapes(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(b)) != want {
 			t.Errorf("%s = %d %s, want %s", path, resp.StatusCode, b, want)
 		}
+	}
+}
+
+type rawIn struct {
+	Tenant      sdk.TenantID `query:"tenant_id"`
+	ContentType string       `header:"Content-Type"`
+	RawBody     []byte
+}
+
+type rawOut struct {
+	Tenant      string `json:"tenant"`
+	ContentType string `json:"content_type"`
+	Text        string `json:"text"`
+}
+
+// TestTypedRouteRawBody: a RawBody input gets the body as sent whatever
+// its media type, a missing one is a 422 naming body, the tenant input
+// beside it is enforced, and the document shows the request body the Op
+// declares instead of huma's octet stream.
+func TestTypedRouteRawBody(t *testing.T) {
+	doc := &huma.RequestBody{Description: "A CSV file", Required: true, Content: map[string]*huma.MediaType{
+		"text/csv": {Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}}}}
+	factory := func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) {
+		return &sdk.Plugin{Routes: []sdk.Route{sdk.Post("/api/v1/raw/files", sdk.Op{ID: "raw-files", RequestBody: doc},
+			func(_ context.Context, in *rawIn) (*rawOut, error) {
+				return &rawOut{Tenant: string(in.Tenant), ContentType: in.ContentType, Text: string(in.RawBody)}, nil
+			})}}, nil
+	}
+	h := plugintest.New(t, sdk.Definition{Name: "raw", Version: "1"}, factory, plugintest.Options{Tenants: tenants})
+	post := func(target, contentType, body string) *http.Response {
+		req := httptest.NewRequest("POST", target, strings.NewReader(body))
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		return h.Do(req, alice)
+	}
+	resp := post("/api/v1/raw/files?tenant_id=t1", "text/csv", "a,b\n1,2\n")
+	if got := decode[rawOut](t, resp); resp.StatusCode != http.StatusOK || got != (rawOut{"t1", "text/csv", "a,b\n1,2\n"}) {
+		t.Errorf("raw body: %d %+v", resp.StatusCode, got)
+	}
+	resp = post("/api/v1/raw/files", "", "")
+	if p := decode[sdk.Problem](t, resp); resp.StatusCode != http.StatusUnprocessableEntity || len(p.Errors) == 0 || p.Errors[0].Location != "body" {
+		t.Errorf("no body: %d %+v, want 422 at body", resp.StatusCode, p)
+	}
+	if resp := post("/api/v1/raw/files?tenant_id=t3", "text/csv", "a"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("another tenant: %d, want 403", resp.StatusCode)
+	}
+	routes := h.Describe().Routes
+	if len(routes) != 1 || routes[0].TenantInput == nil || routes[0].TenantInput.In != "query" {
+		t.Fatalf("routes %+v", routes)
+	}
+	var op huma.Operation
+	if err := json.Unmarshal(routes[0].OpenapiOperation, &op); err != nil {
+		t.Fatal(err)
+	}
+	if op.RequestBody == nil || op.RequestBody.Content["text/csv"] == nil || op.RequestBody.Content["application/octet-stream"] != nil {
+		t.Errorf("request body %+v, want the declared one", op.RequestBody)
 	}
 }
 

@@ -12,6 +12,8 @@
 #   drain_timeout = "30s"            # a reload's wait for the old process's work
 #   memory_limit  = "1GiB"           # resident memory past which it is restarted
 #   cloud_credential = false         # true hands it the host's cloud credential
+#   database_url  = "postgres://…"   # its own database instead of the one the host makes
+#                                    # for it; refused when its role can read host tables
 #   restart {
 #     max_crashes     = 5            # give up after this many crashes…
 #     window          = "5m"         # …within this window

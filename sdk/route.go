@@ -44,6 +44,11 @@ type Op struct {
 	// code ("200"), for what the types cannot say: a body streamed as CSV,
 	// a second success status.
 	Responses map[string]*huma.Response
+	// RequestBody replaces the derived request body in the document, for
+	// what the types cannot say: the media types and form fields a RawBody
+	// input accepts. The input is bound as its types say whatever this
+	// documents.
+	RequestBody *huma.RequestBody
 }
 
 // TenantIDs is a route input naming the tenants a request acts on: a query
@@ -186,7 +191,7 @@ func Handle[I, O any](method, path string, op Op, h func(ctx context.Context, in
 		r.declErr = err
 		return r
 	}
-	r.tenant, r.TenantScoped, r.responses = tenant, tenant != nil, op.Responses
+	r.tenant, r.TenantScoped, r.responses, r.requestBody = tenant, tenant != nil, op.Responses, op.RequestBody
 	hop := huma.Operation{OperationID: op.ID, Method: method, Path: path, Summary: op.Summary, Description: op.Description,
 		Tags: op.Tags, DefaultStatus: op.Status, Errors: op.Errors}
 	call := func(ctx context.Context, in *I) (*O, error) {
@@ -316,11 +321,12 @@ type muxAdapter struct{ mux *http.ServeMux }
 
 func (a muxAdapter) Handle(op *huma.Operation, handler func(huma.Context)) {
 	lists := listParams(op)
-	jsonBody := op.RequestBody != nil && op.RequestBody.Required && op.RequestBody.Content["application/json"] != nil
+	required := op.RequestBody != nil && op.RequestBody.Required
+	jsonBody := required && op.RequestBody.Content["application/json"] != nil
 	a.mux.HandleFunc(muxPattern(op.Method, op.Path), func(w http.ResponseWriter, r *http.Request) {
-		if jsonBody {
+		if required {
 			var p *Problem
-			if r, p = readableBody(r, op.MaxBodyBytes); p != nil {
+			if r, p = readableBody(r, op.MaxBodyBytes, jsonBody); p != nil {
 				WriteError(w, p)
 				return
 			}
@@ -330,14 +336,19 @@ func (a muxAdapter) Handle(op *huma.Operation, handler func(huma.Context)) {
 }
 
 // readableBody answers a 422 naming the body, as the contract has every
-// input problem, for a JSON body that is missing or is not JSON, which
-// huma would answer 400. A body over the limit goes on for huma to refuse.
-func readableBody(r *http.Request, limit int64) (*http.Request, *Problem) {
+// input problem, for a required body that is missing or a JSON body that
+// is not JSON, which huma would answer 400. A body over the limit goes on
+// for huma to refuse.
+func readableBody(r *http.Request, limit int64, isJSON bool) (*http.Request, *Problem) {
 	if limit <= 0 {
 		limit = 1 << 20
 	}
+	missing := "a body is required"
+	if isJSON {
+		missing = "a JSON body is required"
+	}
 	if r.Body == nil {
-		return r, Invalid("body", "a JSON body is required")
+		return r, Invalid("body", "%s", missing)
 	}
 	head, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
@@ -351,9 +362,9 @@ func readableBody(r *http.Request, limit int64) (*http.Request, *Problem) {
 	switch {
 	case int64(len(head)) > limit:
 		return &r2, nil
-	case len(bytes.TrimSpace(head)) == 0:
-		return r, Invalid("body", "a JSON body is required")
-	case !json.Valid(head):
+	case len(head) == 0 || isJSON && len(bytes.TrimSpace(head)) == 0:
+		return r, Invalid("body", "%s", missing)
+	case isJSON && !json.Valid(head):
 		return r, Invalid("body", "the body is not valid JSON")
 	}
 	return &r2, nil
@@ -448,6 +459,9 @@ func typedOperation(r Route) (op *huma.Operation, err error) {
 	}
 	for code, resp := range r.responses {
 		out.Responses[code] = resp
+	}
+	if r.requestBody != nil {
+		out.RequestBody = r.requestBody
 	}
 	return &out, nil
 }

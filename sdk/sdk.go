@@ -80,12 +80,13 @@ type Route struct {
 	Handler   http.HandlerFunc
 
 	// A typed route (Handle) registers itself on huma instead of having
-	// Operation and Handler; tenant is its tenant input, declErr what was
-	// wrong with its input type.
-	register  func(huma.API)
-	tenant    *tenantField
-	responses map[string]*huma.Response
-	declErr   error
+	// Operation and Handler; tenant is its tenant input, responses and
+	// requestBody its Op's, declErr what was wrong with its input type.
+	register    func(huma.API)
+	tenant      *tenantField
+	responses   map[string]*huma.Response
+	requestBody *huma.RequestBody
+	declErr     error
 }
 
 // Fragment is an HTML fragment the plugin renders for the host's pages.
@@ -162,6 +163,9 @@ type DatasetRequest struct {
 // Env is what the host hands the plugin when it configures it, beside the
 // decoded config block.
 type Env struct {
+	// DatabaseURL is the plugin's own database, which the host has
+	// migrated: a PostgreSQL schema only the plugin's role may use, or a
+	// SQLite file of its own. It holds a password: never log it.
 	DatabaseURL string
 	Environment string
 	DataDir     string

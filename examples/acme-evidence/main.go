@@ -34,7 +34,7 @@ func definition() sdk.Definition {
 }
 
 // evidence is a row of the plugin's own table. Tables are prefixed with the
-// plugin's name because plugins share the host's database.
+// plugin's name: a deployment may point several plugins at one database.
 type evidence struct {
 	bun.BaseModel `bun:"table:acme_evidence"`
 	ID            int64     `bun:"id,pk,autoincrement" json:"id"`

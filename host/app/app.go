@@ -34,6 +34,7 @@ import (
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
 	"github.com/stewardhq/steward/host/plugins"
+	"github.com/stewardhq/steward/host/pluginstore"
 	"github.com/stewardhq/steward/host/ratelimit"
 	"github.com/stewardhq/steward/host/redisconn"
 	"github.com/stewardhq/steward/host/server"
@@ -187,18 +188,22 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	stores, err := pluginstore.New(ctx, pluginstore.Options{DB: h.DB, URL: cfg.DatabaseURL, DataDir: cfg.DataDir, Secret: secret, Logger: logger.Named("plugins")})
+	if err != nil {
+		return nil, err
+	}
 	h.Plugins, err = plugins.New(decls, plugins.Options{
-		Logger: logger.Named("plugins"), DatabaseURL: cfg.DatabaseURL, Environment: cfg.Env, DataDir: cfg.DataDir,
+		Logger: logger.Named("plugins"), Environment: cfg.Env, DataDir: cfg.DataDir,
 		Cloud:    cloudJSON,
 		Backend:  &backend{tenants: ten, audit: aud, fresh: fresh},
 		Reserved: func(method, path string) bool { return srv != nil && srv.Reserved(method, path) },
-		Migrate: func(ctx context.Context, plugin string, files []*pluginv1.Migration) error {
+		Storage:  stores.Prepare,
+		Migrate: func(ctx context.Context, plugin, databaseURL string, files []*pluginv1.Migration) error {
 			fsys := fstest.MapFS{}
 			for _, f := range files {
 				fsys[f.Name] = &fstest.MapFile{Data: f.Content}
 			}
-			_, err := store.Migrate(ctx, h.DB, fsys, "plugin_"+plugin+"_migrations")
-			return err
+			return stores.Migrate(ctx, plugin, databaseURL, fsys)
 		},
 		OnChange: func(string) {
 			if srv != nil {

@@ -84,7 +84,7 @@ func testQuotasThroughTheSimulatedCloud(t *testing.T, dialect string) {
 		t.Fatalf("resources sync %+v", r)
 	}
 	// The plugin keeps its rows in the host's database, of this dialect.
-	if n, err := h.db().NewSelect().Table("resources_quota_usages").Count(context.Background()); err != nil || n != 7 {
+	if n, err := h.pluginDB("resources").NewSelect().Table("resources_quota_usages").Count(context.Background()); err != nil || n != 7 {
 		t.Fatalf("the plugin's table on %s holds %d rows (%v), want 7", dialect, n, err)
 	}
 	var list quotaList

@@ -96,7 +96,7 @@ func testComplianceRuleOverBudget(t *testing.T, dialect string) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	old := &rules.Rule{TenantID: brandA, Name: "Fan-out of an older version", Category: rules.CategoryResourceProperty, ResourceType: &storageType,
 		Severity: "High", Effect: rules.EffectAudit, Schema: string(fan), IsActive: true, CreatedBy: "older-version", CreatedAt: now, UpdatedAt: now}
-	if _, err := h.db().NewInsert().Model(old).Returning("id").Exec(context.Background()); err != nil {
+	if _, err := h.pluginDB("compliance").NewInsert().Model(old).Returning("id").Exec(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 

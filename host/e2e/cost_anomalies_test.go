@@ -57,7 +57,7 @@ func testCostAnomalies(t *testing.T, dialect string) {
 		t.Fatalf("the demo world's tenants are not registered: %v", idOf)
 	}
 	waitStartupSync(t, h, admin, "costs")
-	db := h.db()
+	db := h.pluginDB("cost")
 
 	// The simulator serves the demo world of its day.
 	w := world.Demo(stack.DemoSeed, time.Now().UTC())
@@ -96,7 +96,7 @@ func testCostAnomalies(t *testing.T, dialect string) {
 	}
 
 	u := tenancy.User{DirectoryTenantID: "contoso-directory", Subject: "oid-contoso-user", Email: "anomalies@contoso-retail.example", Name: "C user", Groups: []string{"grp-contoso-retail"}}
-	if err := tenancy.New(db).UpsertUser(ctx, &u); err != nil {
+	if err := tenancy.New(h.db()).UpsertUser(ctx, &u); err != nil {
 		t.Fatal(err)
 	}
 	user := h.tokenFor(u)

@@ -100,7 +100,7 @@ func testCostSync(t *testing.T, dialect string) {
 		}
 	}
 	ctx := context.Background()
-	db := h.db()
+	db := h.pluginDB("cost")
 	var sums []struct {
 		SubscriptionID string `bun:"subscription_id"`
 		Currency       string `bun:"currency"`
@@ -136,7 +136,7 @@ func testCostSync(t *testing.T, dialect string) {
 
 	// Only an admin triggers a sync.
 	u := tenancy.User{DirectoryTenantID: "brand-a-directory", Subject: "oid-a-user", Email: "a-user@brand-a.example", Name: "A user", Groups: []string{"grp-a"}}
-	if err := tenancy.New(db).UpsertUser(ctx, &u); err != nil {
+	if err := tenancy.New(h.db()).UpsertUser(ctx, &u); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.do(http.MethodPost, "/api/v1/sync/costs", h.tokenFor(u), nil); r.status != http.StatusForbidden {

@@ -119,7 +119,7 @@ func testDMARCThroughTheHost(t *testing.T, dialect string) {
 	if r := f.waitRun(t, f.trigger(t, "dmarc")); r.Status != "completed" || r.RecordsProcessed != 3 {
 		t.Fatalf("dmarc sync %+v, want 3 domains", r)
 	}
-	if n, err := h.db().NewSelect().Table("dmarc_domains").Count(context.Background()); err != nil || n != 3 {
+	if n, err := h.pluginDB("dmarc").NewSelect().Table("dmarc_domains").Count(context.Background()); err != nil || n != 3 {
 		t.Fatalf("the plugin's domains table on %s holds %d rows (%v), want 3", dialect, n, err)
 	}
 

@@ -69,9 +69,10 @@ func testExamplePlugin(t *testing.T, f *fixture) {
 	}
 	tokenB := h.tokenFor(userB)
 
-	// The host applied the example's migration before configuring it.
+	// The host applied the example's migration to its own database
+	// before configuring it.
 	var migrated int
-	if err := db.NewSelect().Table("plugin_acme_evidence_migrations").ColumnExpr("COUNT(*)").Scan(ctx, &migrated); err != nil || migrated != 1 {
+	if err := h.pluginDB("acme_evidence").NewSelect().Table("plugin_acme_evidence_migrations").ColumnExpr("COUNT(*)").Scan(ctx, &migrated); err != nil || migrated != 1 {
 		t.Fatalf("recorded migrations of acme_evidence: %d, %v", migrated, err)
 	}
 	var before evidenceBody
@@ -98,7 +99,7 @@ func testExamplePlugin(t *testing.T, f *fixture) {
 		TenantID  string `bun:"tenant_id"`
 		Resources int64  `bun:"resources"`
 	}
-	if err := db.NewSelect().Table("acme_evidence").Column("tenant_id", "resources").Order("tenant_id").Scan(ctx, &rows); err != nil {
+	if err := h.pluginDB("acme_evidence").NewSelect().Table("acme_evidence").Column("tenant_id", "resources").Order("tenant_id").Scan(ctx, &rows); err != nil {
 		t.Fatal(err)
 	}
 	if len(rows) != 2 || rows[0].Resources != 100 || rows[1].Resources != 100 {

@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/app"
 	"github.com/stewardhq/steward/host/auth"
+	"github.com/stewardhq/steward/host/pluginstore"
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/internal/logsink"
 )
@@ -133,6 +135,7 @@ func startHost(t testing.TB, o hostOpts) *host {
 		_ = cmd.Wait()
 		close(h.exited)
 	}()
+	dropPluginRolesAtEnd(t, o.databaseURL)
 	t.Cleanup(func() {
 		h.stop(syscall.SIGTERM)
 		if t.Failed() {
@@ -243,7 +246,7 @@ func (h *host) tenantIDs(t *testing.T, admin string) map[string]string {
 // login signs in with the development pair and returns the access token.
 func (h *host) login() string {
 	h.t.Helper()
-	form := url.Values{"username": {"admin@steward.local"}, "password": {"steward-dev"}}
+	form := neturl.Values{"username": {"admin@steward.local"}, "password": {"steward-dev"}}
 	r := h.do(http.MethodPost, "/api/v1/auth/login", "", strings.NewReader(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
 	if r.status != http.StatusOK {
 		h.t.Fatalf("login: %d %s", r.status, r.body)
@@ -269,6 +272,61 @@ func (h *host) db() *bun.DB {
 	}
 	h.t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// pluginDB opens a plugin's own database from the test, with the rights of
+// the test's database user: the plugin's file under the data directory on
+// SQLite, its schema on PostgreSQL.
+func (h *host) pluginDB(plugin string) *bun.DB {
+	h.t.Helper()
+	url := "sqlite://" + filepath.Join(h.dataDir, "plugins", plugin+".db")
+	if strings.HasPrefix(h.dbURL, "postgres") {
+		var database, schema string
+		if err := h.db().NewRaw("SELECT current_database(), current_schema()").Scan(context.Background(), &database, &schema); err != nil {
+			h.t.Fatal(err)
+		}
+		u, err := neturl.Parse(h.dbURL)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("search_path", pluginstore.Name(database, schema, plugin))
+		u.RawQuery = q.Encode()
+		url = u.String()
+	}
+	db, err := store.Open(context.Background(), url, store.Options{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// dropping holds the PostgreSQL databases whose plugin roles a test's
+// cleanup drops: the first host started on one drops them once every host
+// on it has stopped, since roles outlive the test's schema.
+var dropping sync.Map
+
+func dropPluginRolesAtEnd(t testing.TB, databaseURL string) {
+	if !strings.HasPrefix(databaseURL, "postgres") {
+		return
+	}
+	if _, loaded := dropping.LoadOrStore(databaseURL, true); loaded {
+		return
+	}
+	t.Cleanup(func() {
+		defer dropping.Delete(databaseURL)
+		ctx := context.Background()
+		db, err := store.Open(ctx, databaseURL, store.Options{MaxOpenConns: 1})
+		if err != nil {
+			t.Errorf("drop plugin roles: %v", err)
+			return
+		}
+		defer db.Close()
+		if err := pluginstore.Drop(ctx, db); err != nil {
+			t.Errorf("drop plugin roles: %v", err)
+		}
+	})
 }
 
 // tokenFor mints an access token for a user with the host's own secret, as

@@ -101,7 +101,7 @@ func testIdentityThroughTheHost(t *testing.T, dialect string) {
 	if r := f.waitRun(t, f.trigger(t, "identity")); r.Status != "completed" || r.RecordsProcessed == 0 {
 		t.Fatalf("identity sync %+v", r)
 	}
-	if n, err := h.db().NewSelect().Table("identity_users").Count(context.Background()); err != nil || n != 5 {
+	if n, err := h.pluginDB("identity").NewSelect().Table("identity_users").Count(context.Background()); err != nil || n != 5 {
 		t.Fatalf("the plugin's users table on %s holds %d rows (%v), want 5", dialect, n, err)
 	}
 
@@ -192,7 +192,7 @@ func TestIdentityDatasetReadByAnotherPlugin(t *testing.T) {
 		TenantID  string `bun:"tenant_id"`
 		Resources int64  `bun:"resources"`
 	}
-	if err := h.db().NewSelect().Table("acme_evidence").Column("tenant_id", "resources").Order("tenant_id").Scan(context.Background(), &rows); err != nil {
+	if err := h.pluginDB("acme_evidence").NewSelect().Table("acme_evidence").Column("tenant_id", "resources").Order("tenant_id").Scan(context.Background(), &rows); err != nil {
 		t.Fatal(err)
 	}
 	// The start-up run of the evidence job may have read before the first

@@ -24,6 +24,9 @@ type scopedOp struct {
 	// required holds a valid value of each other required query
 	// parameter, so that the call reaches the tenant check.
 	required url.Values
+	// admin marks an admins' operation, which refuses a standard user
+	// whatever tenant it names.
+	admin bool
 }
 
 // opParam is a parameter of an operation as the document declares it.
@@ -79,6 +82,7 @@ func (f *fixture) tenantScopedOps(t *testing.T) []scopedOp {
 			}
 			var op struct {
 				Scope      map[string]string `json:"x-steward-tenant-scoped"`
+				Admin      bool              `json:"x-steward-admin"`
 				Parameters []opParam         `json:"parameters"`
 			}
 			if err := json.Unmarshal(raw, &op); err != nil {
@@ -101,7 +105,7 @@ func (f *fixture) tenantScopedOps(t *testing.T) []scopedOp {
 						required.Set(p.Name, p.sample())
 					}
 				}
-				ops = append(ops, scopedOp{method: strings.ToUpper(method), path: path, in: in, name: name, required: required})
+				ops = append(ops, scopedOp{method: strings.ToUpper(method), path: path, in: in, name: name, required: required, admin: op.Admin})
 			}
 		}
 	}
@@ -160,7 +164,8 @@ func (f *fixture) call(o scopedOp, path string, tenantIDs ...string) response {
 
 // TestIsolationMatrix calls every tenant-scoped operation of the host and
 // of the domain plugins as the standard user of tenant A: naming tenant B
-// it must be refused without a trace of B; naming A it must be let through.
+// it must be refused without a trace of B; naming A it must be let through,
+// unless the operation is an admins', which refuses the user either way.
 func TestIsolationMatrix(t *testing.T) {
 	plugins := defaultPlugins() + resourcesPlugins() + costPlugins("") + identityPlugins("") + compliancePlugins("") + dmarcPlugins("") + partnerPlugins(examplePartnerCatalogue(t))
 	for _, dialect := range storetest.Dialects() {
@@ -191,6 +196,12 @@ func TestIsolationMatrix(t *testing.T) {
 								t.Errorf("naming %v: the answer carries %q: %s", ids, l, r.body)
 							}
 						}
+					}
+					if o.admin {
+						if r := f.call(o, o.url(a), a); r.status != http.StatusForbidden {
+							t.Errorf("an admins' operation naming the user's own tenant: %d %s, want 403", r.status, r.body)
+						}
+						return
 					}
 					// Naming its own tenant is served: a success, or for an
 					// object below the tenant that does not exist, 404, or
@@ -244,6 +255,8 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/compliance/rules",
 				"POST /api/v1/compliance/rules",
 				"GET /api/v1/dmarc/domains",
+				// An admins' operation: refused to the user either way.
+				"POST /api/v1/dmarc/domains",
 				"GET /api/v1/dmarc/events",
 				"GET /api/v1/dmarc/summary",
 				"GET /api/v1/dmarc/reports",
@@ -251,6 +264,7 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/dmarc/reports/stats",
 				"GET /api/v1/partner/evidence",
 				"POST /api/v1/partner/evidence",
+				"POST /partials/partner-evidence/{requirement_id}/review",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

@@ -251,7 +251,7 @@ func testPartnerThroughTheHost(t *testing.T, dialect string) {
 	if run := f.waitRun(t, f.trigger(t, "partner")); run.Status != "completed" {
 		t.Fatalf("second partner sync %+v", run)
 	}
-	if n, err := h.db().NewSelect().Table("partner_results").Count(context.Background()); err != nil || n != 14 {
+	if n, err := h.pluginDB("partner").NewSelect().Table("partner_results").Count(context.Background()); err != nil || n != 14 {
 		t.Fatalf("partner_results holds %d rows (%v) after two runs of the day, want 14", n, err)
 	}
 	// The health report judges exactly the domains the installed plugins

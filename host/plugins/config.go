@@ -51,6 +51,10 @@ type Decl struct {
 	// process may hold before the supervisor restarts it; 0 sets none.
 	MemoryLimit int64
 	Restart     RestartPolicy
+	// DatabaseURL, when set, is the plugin's database instead of the one
+	// the host provisions for it (see pluginstore): for a deployment whose
+	// database user may not create roles.
+	DatabaseURL string
 	// Config is the config {} block as JSON.
 	Config json.RawMessage
 	// Schedules override job default schedules, by job name.
@@ -89,6 +93,7 @@ type pluginSpec struct {
 	RequestTO    string       `hcl:"request_timeout,optional"`
 	DrainTO      string       `hcl:"drain_timeout,optional"`
 	MemoryLimit  string       `hcl:"memory_limit,optional"`
+	DatabaseURL  string       `hcl:"database_url,optional"`
 	Restart      *restartSpec `hcl:"restart,block"`
 	Config       *configSpec  `hcl:"config,block"`
 	Jobs         []jobSpec    `hcl:"job,block"`
@@ -172,7 +177,7 @@ func Parse(filename string, src []byte, baseDir string) ([]Decl, error) {
 }
 
 func (p pluginSpec) decl(baseDir string) (Decl, error) {
-	d := Decl{Name: p.Name, Binary: p.Binary, Enabled: true, SHA256: p.SHA256, DataPlane: p.DataPlane, CloudCredential: p.CloudCred,
+	d := Decl{Name: p.Name, Binary: p.Binary, Enabled: true, SHA256: p.SHA256, DataPlane: p.DataPlane, CloudCredential: p.CloudCred, DatabaseURL: p.DatabaseURL,
 		StartTimeout: 10 * time.Second, MaxResponseBytes: DefaultMaxResponseBytes, RequestTimeout: DefaultRequestTimeout,
 		DrainTimeout: DefaultDrainTimeout,
 		MemoryLimit:  DefaultMemoryLimit, Restart: DefaultRestart,
@@ -182,6 +187,10 @@ func (p pluginSpec) decl(baseDir string) (Decl, error) {
 	}
 	if d.Binary == "" {
 		return d, fmt.Errorf("binary is required")
+	}
+	if u := d.DatabaseURL; u != "" && !strings.HasPrefix(u, "sqlite://") && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		// The value itself may hold a password: the message leaves it out.
+		return d, fmt.Errorf("database_url must start with sqlite:// or postgres://")
 	}
 	if !filepath.IsAbs(d.Binary) && baseDir != "" {
 		d.Binary = filepath.Join(baseDir, d.Binary)

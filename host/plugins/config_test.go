@@ -38,6 +38,7 @@ func TestParse(t *testing.T) {
 	full.RequestTimeout = 2 * time.Minute
 	full.DrainTimeout = 90 * time.Second
 	full.MemoryLimit = 512 << 20
+	full.DatabaseURL = "postgres://full:secret@db:5432/steward?search_path=full"
 	full.Restart = RestartPolicy{MaxCrashes: 2, Window: time.Minute, BackoffInitial: time.Second, BackoffMax: 10 * time.Second}
 	full.Schedules = map[string]string{"sync": "@every 5m", "prune": "0 3 * * *"}
 	full.StaleAfter = map[string]time.Duration{"sync": 30 * time.Minute, "report": 48 * time.Hour}
@@ -89,6 +90,7 @@ plugin "full" {
   request_timeout = "2m"
   drain_timeout = "90s"
   memory_limit = "512MiB"
+  database_url = "postgres://full:secret@db:5432/steward?search_path=full"
   restart {
     max_crashes     = 2
     window          = "1m"
@@ -219,6 +221,11 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`plugin "a"`, `start_timeout: "soon" is not a positive duration`},
 		},
 		{
+			name: "database_url of an unknown kind",
+			src:  pluginBlock("a", `binary = "/a"`, `database_url = "mysql://a:hunter2@db/a"`),
+			want: []string{`plugin "a"`, `database_url must start with sqlite:// or postgres://`},
+		},
+		{
 			name: "zero start_timeout",
 			src:  pluginBlock("a", `binary = "/a"`, `start_timeout = "0s"`),
 			want: []string{`plugin "a"`, `start_timeout: "0s" is not a positive duration`},
@@ -332,6 +339,9 @@ func TestParseErrors(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("error %q quotes a password", err)
 			}
 		})
 	}

@@ -43,11 +43,17 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 	}
 }
 
+// sqliteStorage gives every plugin the same fresh SQLite file.
+func sqliteStorage(t *testing.T) func(context.Context, string, string) (string, error) {
+	url := "sqlite://" + filepath.Join(t.TempDir(), "plugin.db")
+	return func(context.Context, string, string) (string, error) { return url, nil }
+}
+
 // startOnSQLite starts a supervisor of decl on a fresh SQLite database,
 // stopped when the test ends.
 func startOnSQLite(t *testing.T, decl Decl) *Supervisor {
 	t.Helper()
-	sup, err := New([]Decl{decl}, Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db")})
+	sup, err := New([]Decl{decl}, Options{Storage: sqliteStorage(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -29,7 +28,7 @@ func reloadHost(t *testing.T, dataPlane string, reserved func(method, path strin
 	decl.RequestTimeout = DefaultRequestTimeout
 	decl.DrainTimeout = drainTimeout
 	sup, err := New([]Decl{decl}, Options{
-		DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db"), Reserved: reserved,
+		Storage: sqliteStorage(t), Reserved: reserved,
 	})
 	if err != nil {
 		t.Fatal(err)

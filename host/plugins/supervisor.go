@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"github.com/stewardhq/steward/host/pluginstore"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
@@ -59,16 +60,20 @@ func isPermanent(err error) bool {
 	var p *permanentError
 	var c *ConflictError
 	var cfg *ConfigError
-	return errors.As(err, &p) || errors.As(err, &c) || errors.As(err, &cfg)
+	return errors.As(err, &p) || errors.As(err, &c) || errors.As(err, &cfg) || errors.Is(err, pluginstore.ErrRefused)
 }
 
 // Options configure a Supervisor.
 type Options struct {
 	Logger      hclog.Logger
-	DatabaseURL string
 	Environment string
 	DataDir     string
 	Cloud       json.RawMessage
+	// Storage gives a plugin its own database before its process starts:
+	// the URL the plugin and its migrations use, from the database_url its
+	// block declares (empty when none). An error wrapping
+	// pluginstore.ErrRefused fails the plugin without a retry.
+	Storage func(ctx context.Context, plugin, declared string) (string, error)
 	// Backend serves the Host service's directory, audit and freshness calls.
 	Backend Backend
 	// Reserved reports whether the host itself serves a route, so a plugin
@@ -79,8 +84,12 @@ type Options struct {
 	// some (plugin is empty). The host refreshes its OpenAPI document and
 	// job specs.
 	OnChange func(plugin string)
-	// Migrate applies a plugin's migrations before it is configured.
-	Migrate    func(ctx context.Context, plugin string, files []*pluginv1.Migration) error
+	// Migrate applies a plugin's migrations to its database (Storage's
+	// URL) before it is configured. It runs under the start's context but
+	// not its start_timeout: a migration over a large table, or a plugin's
+	// tables moving out of the host's database, takes what it takes, and
+	// Stop still ends it.
+	Migrate    func(ctx context.Context, plugin, databaseURL string, files []*pluginv1.Migration) error
 	Registerer prometheus.Registerer
 }
 
@@ -439,6 +448,13 @@ func (i *Instance) spawn(ctx context.Context, d *Decl, described func(*pluginv1.
 	if err := verifyChecksum(d.Binary, d.SHA256); err != nil {
 		return nil, &permanentError{err}
 	}
+	var databaseURL string
+	if s.opts.Storage != nil {
+		var err error
+		if databaseURL, err = s.opts.Storage(ctx, i.name, d.DatabaseURL); err != nil {
+			return nil, err
+		}
+	}
 	exited := make(chan struct{})
 	var pid atomic.Int64
 	client := plugin.NewClient(&plugin.ClientConfig{
@@ -496,7 +512,7 @@ func (i *Instance) spawn(ctx context.Context, d *Decl, described func(*pluginv1.
 				return nil, fmt.Errorf("cloud settings: %w", err)
 			}
 			req := &pluginv1.ConfigureRequest{
-				DatabaseUrl: s.opts.DatabaseURL, Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
+				DatabaseUrl: databaseURL, Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
 			}
 			if d.DataPlane == "socket" && slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
 				// During a reload the old process still serves on its
@@ -514,8 +530,8 @@ func (i *Instance) spawn(ctx context.Context, d *Decl, described func(*pluginv1.
 		},
 	}
 	if s.opts.Migrate != nil {
-		startup.Migrate = func(ctx context.Context, files []*pluginv1.Migration) error {
-			return s.opts.Migrate(ctx, i.name, files)
+		startup.Migrate = func(_ context.Context, files []*pluginv1.Migration) error {
+			return s.opts.Migrate(ctx, i.name, databaseURL, files)
 		}
 	}
 	started, err := startup.Run(callCtx, pc)

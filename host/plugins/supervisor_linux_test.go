@@ -72,8 +72,8 @@ func TestStopDuringRestart(t *testing.T) {
 	var migrations atomic.Int32
 	restarting := make(chan struct{})
 	sup, err := New([]Decl{testDecl(bin, "socket")}, Options{
-		DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db"),
-		Migrate: func(ctx context.Context, _ string, _ []*pluginv1.Migration) error {
+		Storage: sqliteStorage(t),
+		Migrate: func(ctx context.Context, _, _ string, _ []*pluginv1.Migration) error {
 			if migrations.Add(1) == 1 {
 				return nil
 			}

@@ -1,9 +1,10 @@
 // Package jsonbody reads a JSON object request body member by member, so
 // that a handler can tell a member that is absent from one that is null,
 // refuse members it does not know, and answer every invalid member in one
-// 422 problem that names each (body.<member>). Text members come back as
-// plain text: markup, encoded or not, is removed, and control characters
-// are refused as the host refuses them in queries and forms.
+// 422 problem that names each (body.<member>). Text members, and with
+// Plain the text a typed route's body has decoded, come back as plain
+// text: markup, encoded or not, is removed, and control characters are
+// refused as the host refuses them in queries and forms.
 package jsonbody
 
 import (
@@ -146,6 +147,14 @@ func (p *Problems) Text(loc string, raw json.RawMessage, maxLen int, multiline b
 	if !ok {
 		return "", false
 	}
+	return p.Plain(loc, s, maxLen, multiline)
+}
+
+// Plain checks text that a typed route's body has already decoded as Text
+// checks a member: markup removed, trimmed, at most maxLen characters,
+// without control characters but line breaks and tabs in multi-line text.
+// ok is false when a problem was added.
+func (p *Problems) Plain(loc, s string, maxLen int, multiline bool) (string, bool) {
 	clean, ok := Sanitize(s)
 	switch {
 	case !ok:

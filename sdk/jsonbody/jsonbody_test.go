@@ -1,6 +1,7 @@
 package jsonbody
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -124,14 +125,24 @@ func TestText(t *testing.T) {
 		{`"` + strings.Repeat("é", 9) + `"`, false, strings.Repeat("é", 9), ""},
 		{`"&amp;lt;b&amp;gt;x"`, false, "x", ""},
 	} {
-		var p Problems
-		got, ok := p.Text("body.t", []byte(c.in), 9, c.multiline)
-		err := p.Err()
-		switch {
-		case c.problem == "" && (!ok || got != c.want || err != nil):
-			t.Errorf("%s: %q, %v, %v; want %q", c.in, got, ok, err, c.want)
-		case c.problem != "" && (ok || got != "" || err == nil || !strings.Contains(problemsOf(t, err)[0].Message, c.problem)):
-			t.Errorf("%s: %q, %v, %v; want a problem saying %q", c.in, got, ok, err, c.problem)
+		var decoded string
+		if err := json.Unmarshal([]byte(c.in), &decoded); err != nil {
+			t.Fatal(err)
+		}
+		// Plain checks the decoded string as Text checks the member.
+		for name, read := range map[string]func(*Problems) (string, bool){
+			"Text":  func(p *Problems) (string, bool) { return p.Text("body.t", []byte(c.in), 9, c.multiline) },
+			"Plain": func(p *Problems) (string, bool) { return p.Plain("body.t", decoded, 9, c.multiline) },
+		} {
+			var p Problems
+			got, ok := read(&p)
+			err := p.Err()
+			switch {
+			case c.problem == "" && (!ok || got != c.want || err != nil):
+				t.Errorf("%s %s: %q, %v, %v; want %q", name, c.in, got, ok, err, c.want)
+			case c.problem != "" && (ok || got != "" || err == nil || !strings.Contains(problemsOf(t, err)[0].Message, c.problem)):
+				t.Errorf("%s %s: %q, %v, %v; want a problem saying %q", name, c.in, got, ok, err, c.problem)
+			}
 		}
 	}
 }

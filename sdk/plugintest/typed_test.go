@@ -2,6 +2,7 @@ package plugintest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -50,6 +51,10 @@ type createIn struct {
 	}
 }
 
+type formIn struct {
+	RawBody []byte `contentType:"application/x-www-form-urlencoded"`
+}
+
 type created struct {
 	Tenant string `json:"tenant"`
 	Name   string `json:"name"`
@@ -88,6 +93,13 @@ func careless(ran *int) *sdk.Plugin {
 					return nil, errors.New("database password=hunter2 refused")
 				}
 				return &created{Tenant: string(in.Body.TenantID), Name: in.Body.Name}, nil
+			}),
+			sdk.Post("/api/v1/careless/form", sdk.Op{ID: "careless-form", RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
+				"application/x-www-form-urlencoded": {Schema: sdk.SchemaOf(struct {
+					Name string `json:"name"`
+				}{})}}}}, func(_ context.Context, in *formIn) (*created, error) {
+				*ran++
+				return &created{Name: string(in.RawBody)}, nil
 			}),
 		},
 		Fragments: []sdk.Fragment{{Path: "/partials/careless-card", Title: "Card", Slot: "dashboard", Handler: render}},
@@ -159,8 +171,8 @@ func TestTenantInputEnforcedBeforeTheHandler(t *testing.T) {
 
 // TestTypedRouteBinding: a typed route gets its declared default, the
 // caller's tenants when it names none, 422s naming the field for bad
-// parameters and bodies, its own problem's status, and a 500 that does not
-// repeat a plain error's text.
+// parameters and bodies (a missing member too), its own problem's status,
+// and a 500 that does not repeat a plain error's text.
 func TestTypedRouteBinding(t *testing.T) {
 	ran := 0
 	h := startCareless(t, &ran)
@@ -169,6 +181,12 @@ func TestTypedRouteBinding(t *testing.T) {
 	got := decode[scopeOut](t, resp)
 	if resp.StatusCode != http.StatusOK || !slices.Equal(got.Tenants, alice.TenantIDs) || got.Limit != 5 {
 		t.Errorf("no parameters: %d %+v, want every tenant of alice and the default limit", resp.StatusCode, got)
+	}
+	form := httptest.NewRequest("POST", "/api/v1/careless/form", strings.NewReader("name=a+b"))
+	form.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp = h.Do(form, alice)
+	if got := decode[created](t, resp); resp.StatusCode != http.StatusOK || got.Name != "name=a+b" {
+		t.Errorf("a form the route reads as its raw body: %d %+v", resp.StatusCode, got)
 	}
 	resp = h.Do(httptest.NewRequest("GET", "/api/v1/careless/scope?tenant_ids=t2&tenant_ids=t1&limit=7", nil), alice)
 	if got := decode[scopeOut](t, resp); !slices.Equal(got.Tenants, []string{"t2", "t1"}) || got.Limit != 7 {
@@ -223,6 +241,9 @@ func TestTypedRouteDocumented(t *testing.T) {
 		if r.Path == "/api/v1/careless/embedded" && !strings.Contains(string(r.OpenapiOperation), `"text/plain"`) {
 			t.Errorf("the operation's own answer is not declared: %s", r.OpenapiOperation)
 		}
+		if r.Path == "/api/v1/careless/form" && !strings.Contains(string(r.OpenapiOperation), `"application/x-www-form-urlencoded":{"schema":{"additionalProperties":false,"properties":{"name"`) {
+			t.Errorf("the operation's own request body is not declared: %s", r.OpenapiOperation)
+		}
 		if strings.Contains(string(r.OpenapiOperation), "$ref") {
 			t.Errorf("%s %s: operation refers to a component: %s", r.Method, r.Path, r.OpenapiOperation)
 		}
@@ -274,6 +295,63 @@ func TestTypedRouteShapes(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(b)) != want {
 			t.Errorf("%s = %d %s, want %s", path, resp.StatusCode, b, want)
 		}
+	}
+}
+
+type rawIn struct {
+	Tenant      sdk.TenantID `query:"tenant_id"`
+	ContentType string       `header:"Content-Type"`
+	RawBody     []byte
+}
+
+type rawOut struct {
+	Tenant      string `json:"tenant"`
+	ContentType string `json:"content_type"`
+	Text        string `json:"text"`
+}
+
+// TestTypedRouteRawBody: a RawBody input gets the body as sent whatever
+// its media type, a missing one is a 422 naming body, the tenant input
+// beside it is enforced, and the document shows the request body the Op
+// declares instead of huma's octet stream.
+func TestTypedRouteRawBody(t *testing.T) {
+	doc := &huma.RequestBody{Description: "A CSV file", Required: true, Content: map[string]*huma.MediaType{
+		"text/csv": {Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}}}}
+	factory := func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) {
+		return &sdk.Plugin{Routes: []sdk.Route{sdk.Post("/api/v1/raw/files", sdk.Op{ID: "raw-files", RequestBody: doc},
+			func(_ context.Context, in *rawIn) (*rawOut, error) {
+				return &rawOut{Tenant: string(in.Tenant), ContentType: in.ContentType, Text: string(in.RawBody)}, nil
+			})}}, nil
+	}
+	h := plugintest.New(t, sdk.Definition{Name: "raw", Version: "1"}, factory, plugintest.Options{Tenants: tenants})
+	post := func(target, contentType, body string) *http.Response {
+		req := httptest.NewRequest("POST", target, strings.NewReader(body))
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		return h.Do(req, alice)
+	}
+	resp := post("/api/v1/raw/files?tenant_id=t1", "text/csv", "a,b\n1,2\n")
+	if got := decode[rawOut](t, resp); resp.StatusCode != http.StatusOK || got != (rawOut{"t1", "text/csv", "a,b\n1,2\n"}) {
+		t.Errorf("raw body: %d %+v", resp.StatusCode, got)
+	}
+	resp = post("/api/v1/raw/files", "", "")
+	if p := decode[sdk.Problem](t, resp); resp.StatusCode != http.StatusUnprocessableEntity || len(p.Errors) == 0 || p.Errors[0].Location != "body" {
+		t.Errorf("no body: %d %+v, want 422 at body", resp.StatusCode, p)
+	}
+	if resp := post("/api/v1/raw/files?tenant_id=t3", "text/csv", "a"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("another tenant: %d, want 403", resp.StatusCode)
+	}
+	routes := h.Describe().Routes
+	if len(routes) != 1 || routes[0].TenantInput == nil || routes[0].TenantInput.In != "query" {
+		t.Fatalf("routes %+v", routes)
+	}
+	var op huma.Operation
+	if err := json.Unmarshal(routes[0].OpenapiOperation, &op); err != nil {
+		t.Fatal(err)
+	}
+	if op.RequestBody == nil || op.RequestBody.Content["text/csv"] == nil || op.RequestBody.Content["application/octet-stream"] != nil {
+		t.Errorf("request body %+v, want the declared one", op.RequestBody)
 	}
 }
 

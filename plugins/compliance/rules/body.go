@@ -7,147 +7,104 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/jsonbody"
 )
 
-// Bounds of a rule's fields, as the rule table gives them; a description
-// is text, bounded here.
+// Bounds of a rule's text fields, as the rule table gives them; a
+// description is text, bounded here. The body's schema declares them too.
 const (
-	maxNameLen         = 255
-	maxDescriptionLen  = 4000
-	maxResourceTypeLen = 255
-	// maxBodyBytes leaves room for a schema of MaxSchemaBytes sent with
-	// indentation, so that a schema too large is refused by its guard.
-	maxBodyBytes = 256 << 10
+	maxNameLen        = 255
+	maxDescriptionLen = 4000
 )
 
 // resourceTypeRE is an ARM resource type: a namespace and one or more
 // type names, e.g. Microsoft.Compute/disks.
 var resourceTypeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9.-]*(/[A-Za-z0-9][A-Za-z0-9.-]*)+$`)
 
-// problems collects the invalid members of a body, with this package's
-// readers of its members beside jsonbody's.
-type problems struct{ jsonbody.Problems }
-
-// oneOf reads a string member that must be one of values.
-func (p *problems) oneOf(loc string, raw json.RawMessage, values []string) string {
-	s, ok := p.String(loc, raw)
-	if ok && !slices.Contains(values, s) {
-		p.Add(loc, "must be one of %s", strings.Join(values, ", "))
-	}
-	return s
+// Definition is a rule's definition as a create or PUT body gives it.
+// The binding checks what the schema says and fills in the defaults; apply
+// checks the rest.
+type Definition struct {
+	RuleName        string     `json:"rule_name" maxLength:"255" doc:"Markup is removed before storing (encoded markup too); what remains must not be empty"`
+	RuleDescription *string    `json:"rule_description,omitempty" required:"false" nullable:"true" maxLength:"4000" doc:"Markup is removed before storing"`
+	Category        string     `json:"category" enum:"resource_property,compliance_score,mfa_coverage"`
+	ResourceType    *string    `json:"resource_type,omitempty" required:"false" nullable:"true" maxLength:"255" doc:"Required for resource_property (an ARM type such as Microsoft.Compute/disks), refused for the others"`
+	Severity        string     `json:"severity,omitempty" required:"false" enum:"Low,Medium,High,Critical" default:"Medium"`
+	Effect          string     `json:"effect,omitempty" required:"false" enum:"audit,disabled" default:"audit"`
+	Schema          ruleSchema `json:"schema" doc:"A JSON Schema (draft 2020-12): at most 64 KiB without whitespace, 10 levels of nesting, patterns of 500 characters, only local $ref, and at most 10,000 schema objects once every $ref and $dynamicRef is counted as the part it names (reference fan-out); format is not asserted. Each record's validation may visit at most 100,000 schema objects, and a rule's evaluation for a tenant may take 10 s"`
+	IsActive        *bool      `json:"is_active,omitempty" required:"false" default:"true"`
 }
 
-// ruleFields are the members a rule body may have.
-var ruleFields = []string{"tenant_id", "rule_name", "rule_description", "category", "resource_type", "severity", "effect", "schema", "is_active"}
+// ruleSchema is a rule's schema as the body sends it: a JSON object, kept
+// as sent for CompileSchema's guards and for storing.
+type ruleSchema json.RawMessage
 
-// serviceFields are members of a rule the service sets.
-var serviceFields = []string{"id", "created_by", "created_at", "updated_at", "evaluated_at", "subjects_evaluated", "violation_count"}
+// UnmarshalJSON keeps the member's JSON.
+func (s *ruleSchema) UnmarshalJSON(b []byte) error {
+	*s = slices.Clone(b)
+	return nil
+}
 
-// required are the members a body must have and may not set to null.
-var required = []string{"rule_name", "category", "schema"}
+// Schema documents the member as a JSON object.
+func (ruleSchema) Schema(huma.Registry) *huma.Schema { return &huma.Schema{Type: huma.TypeObject} }
 
-// apply checks a create or PUT body and sets the rule's definition from
-// it: PUT replaces the whole definition, so an optional member left out
-// takes its default (severity Medium, effect audit, is_active true, no
-// description). tenant_id is resolved by the caller before.
-func apply(r *Rule, f jsonbody.Object) error {
-	var p problems
-	for k := range f {
-		switch {
-		case slices.Contains(serviceFields, k):
-			p.Add("body."+k, "is set by the service; leave it out")
-		case !slices.Contains(ruleFields, k):
-			p.Add("body."+k, "is not a field of a rule")
+// apply checks a create or PUT body's definition beyond its schema and
+// sets the rule's definition from it: PUT replaces the whole definition,
+// so an optional member left out takes its default (severity Medium,
+// effect audit, is_active true, no description). The rule's tenant is
+// resolved by the caller before.
+func apply(r *Rule, d *Definition) error {
+	var p jsonbody.Problems
+	name, ok := p.Plain("body.rule_name", d.RuleName, maxNameLen, false)
+	if ok && name == "" {
+		p.Add("body.rule_name", "must not be empty once markup is removed")
+	}
+	r.Name, r.Description = name, nil
+	if d.RuleDescription != nil {
+		if s, ok := p.Plain("body.rule_description", *d.RuleDescription, maxDescriptionLen, true); ok && s != "" {
+			r.Description = &s
 		}
 	}
-	for _, k := range required {
-		if raw, ok := f[k]; !ok || jsonbody.IsNull(raw) {
-			p.Add("body."+k, "is required")
+	r.Category, r.ResourceType = d.Category, nil
+	if s := d.ResourceType; s != nil && *s != "" {
+		if !resourceTypeRE.MatchString(*s) {
+			p.Add("body.resource_type", "must be a resource type such as Microsoft.Compute/disks")
 		}
-	}
-	if raw, ok := f.Get("rule_name"); ok {
-		name, ok := p.Text("body.rule_name", raw, maxNameLen, false)
-		if ok && name == "" {
-			p.Add("body.rule_name", "must not be empty once markup is removed")
-		}
-		r.Name = name
-	}
-	r.Description = nil
-	if raw, ok := f.Get("rule_description"); ok {
-		if d, ok := p.Text("body.rule_description", raw, maxDescriptionLen, true); ok && d != "" {
-			r.Description = &d
-		}
-	}
-	if raw, ok := f.Get("category"); ok {
-		r.Category = p.oneOf("body.category", raw, Categories)
-	}
-	r.ResourceType = nil
-	if raw, ok := f.Get("resource_type"); ok {
-		if s, ok := p.String("body.resource_type", raw); ok && s != "" {
-			switch {
-			case len(s) > maxResourceTypeLen:
-				p.Add("body.resource_type", "must be at most %d characters", maxResourceTypeLen)
-			case !resourceTypeRE.MatchString(s):
-				p.Add("body.resource_type", "must be a resource type such as Microsoft.Compute/disks")
-			}
-			lower := strings.ToLower(s)
-			r.ResourceType = &lower
-		}
+		lower := strings.ToLower(*s)
+		r.ResourceType = &lower
 	}
 	switch {
 	case r.Category == CategoryResourceProperty && r.ResourceType == nil:
 		p.Add("body.resource_type", "is required for a resource_property rule")
-	case r.Category != CategoryResourceProperty && r.ResourceType != nil && slices.Contains(Categories, r.Category):
+	case r.Category != CategoryResourceProperty && r.ResourceType != nil:
 		p.Add("body.resource_type", "is only for resource_property rules")
 	}
-	r.Severity = DefaultSeverity
-	if raw, ok := f.Get("severity"); ok {
-		r.Severity = p.oneOf("body.severity", raw, Severities)
-	}
-	r.Effect = EffectAudit
-	if raw, ok := f.Get("effect"); ok {
-		r.Effect = p.oneOf("body.effect", raw, Effects)
-	}
-	r.IsActive = true
-	if raw, ok := f.Get("is_active"); ok {
-		if err := json.Unmarshal(raw, &r.IsActive); err != nil {
-			p.Add("body.is_active", "must be true or false")
-		}
-	}
-	if raw, ok := f.Get("schema"); ok {
-		if _, err := CompileSchema(raw); err != nil {
-			p.AddErr(schemaLoc, err)
-		} else {
-			var compact bytes.Buffer
-			_ = json.Compact(&compact, raw)
-			r.Schema = compact.String()
-		}
+	r.Severity, r.Effect, r.IsActive = d.Severity, d.Effect, *d.IsActive
+	if _, err := CompileSchema(d.Schema); err != nil {
+		p.AddErr(schemaLoc, err)
+	} else {
+		var compact bytes.Buffer
+		_ = json.Compact(&compact, d.Schema)
+		r.Schema = compact.String()
 	}
 	return p.Err()
 }
 
 // tenantOf resolves a new rule's tenant for the principal: the named one,
-// which the principal must be able to see (403), or, when none is named,
-// the principal's only tenant.
-func tenantOf(f jsonbody.Object, pr sdk.Principal) (string, error) {
-	raw, ok := f["tenant_id"]
-	if !ok || jsonbody.IsNull(raw) {
-		switch len(pr.TenantIDs) {
-		case 0:
-			return "", sdk.Forbidden("the caller may see no tenant to create a rule in")
-		case 1:
-			return pr.TenantIDs[0], nil
-		}
-		return "", sdk.Invalid("body.tenant_id", "is required: the caller may see %d tenants", len(pr.TenantIDs))
+// which the host has checked the principal may see, or, when none is
+// named, the principal's only tenant.
+func tenantOf(named sdk.TenantID, pr sdk.Principal) (string, error) {
+	if named != "" {
+		return string(named), nil
 	}
-	var id string
-	if err := json.Unmarshal(raw, &id); err != nil || id == "" {
-		return "", sdk.Invalid("body.tenant_id", "must be a tenant id")
+	switch len(pr.TenantIDs) {
+	case 0:
+		return "", sdk.Forbidden("the caller may see no tenant to create a rule in")
+	case 1:
+		return pr.TenantIDs[0], nil
 	}
-	if !pr.CanSee(id) {
-		return "", sdk.Forbidden("no access to the tenant")
-	}
-	return id, nil
+	return "", sdk.Invalid("body.tenant_id", "is required: the caller may see %d tenants", len(pr.TenantIDs))
 }

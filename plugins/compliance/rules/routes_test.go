@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/plugins/compliance/rules"
+	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -85,6 +87,26 @@ func TestRuleLifecycle(t *testing.T) {
 			t.Errorf("mfa rules %+v", list)
 		}
 		f.do(userA, http.MethodGet, rulesAt+"?category=cost", nil).wantInvalid(t, "unknown category", "query.category")
+		// is_active filters only when given.
+		mfa := func(active bool) map[string]any {
+			return diskRule("MFA", func(b map[string]any) {
+				b["category"], b["resource_type"], b["is_active"] = "mfa_coverage", nil, active
+				b["schema"] = map[string]any{}
+			})
+		}
+		f.do(userA, http.MethodPut, ruleAt(other.ID), mfa(false)).want(t, "deactivate", http.StatusOK)
+		for query, ids := range map[string][]int64{"?is_active=false": {other.ID}, "?is_active=true": {v.ID}, "": {v.ID, other.ID}} {
+			f.do(userA, http.MethodGet, rulesAt+query, nil).want(t, "list "+query, http.StatusOK).decode(t, &list)
+			var got []int64
+			for _, r := range list {
+				got = append(got, r.ID)
+			}
+			if !slices.Equal(got, ids) {
+				t.Errorf("list%s: %v, want %v", query, got, ids)
+			}
+		}
+		f.do(userA, http.MethodGet, rulesAt+"?is_active=maybe", nil).wantInvalid(t, "is_active not a boolean", "query.is_active")
+		f.do(userA, http.MethodPut, ruleAt(other.ID), mfa(true)).want(t, "reactivate", http.StatusOK)
 
 		// Soft delete: 204, then 404 on every route and not listed; the row stays.
 		f.clock.Advance(time.Minute)
@@ -111,7 +133,8 @@ func TestRuleLifecycle(t *testing.T) {
 
 		id := fmt.Sprint(v.ID)
 		want := []string{"compliance_rule.create.success " + id, "compliance_rule.update.success " + id, "compliance_rule.update.success " + id,
-			"compliance_rule.create.success " + fmt.Sprint(other.ID), "compliance_rule.delete.success " + id}
+			"compliance_rule.create.success " + fmt.Sprint(other.ID), "compliance_rule.update.success " + fmt.Sprint(other.ID),
+			"compliance_rule.update.success " + fmt.Sprint(other.ID), "compliance_rule.delete.success " + id}
 		var audited []string
 		for _, e := range f.h.AuditEntries() {
 			if e.TenantID != tenantA || e.ResourceType != "compliance_rule" {
@@ -158,6 +181,8 @@ func TestRuleTenantScope(t *testing.T) {
 		f.do(userB, http.MethodPost, rulesAt, diskRule("In A")).want(t, "B creates in A", http.StatusForbidden)
 		f.do(admin, http.MethodPost, rulesAt, diskRule("No tenant", func(b map[string]any) { delete(b, "tenant_id") })).
 			wantInvalid(t, "admin without tenant_id", "body.tenant_id", "required")
+		f.do(userA, http.MethodPost, rulesAt, diskRule("Empty tenant", func(b map[string]any) { b["tenant_id"] = "" })).
+			wantInvalid(t, "an empty tenant_id", "body.tenant_id")
 		b := f.create(admin, diskRule("Admin's in B", func(b map[string]any) { b["tenant_id"] = tenantB }))
 		if b.TenantID != tenantB || b.CreatedBy != admin.ID {
 			t.Errorf("admin's rule %+v", b)
@@ -194,8 +219,8 @@ func TestRuleValidation(t *testing.T) {
 			{"no schema", func(b map[string]any) { delete(b, "schema") }, "body.schema", []string{"required"}},
 			{"schema not an object", func(b map[string]any) { b["schema"] = []int{1} }, "body.schema", []string{"object"}},
 			{"schema invalid", func(b map[string]any) { b["schema"] = map[string]any{"type": 5} }, "body.schema", []string{"draft 2020-12"}},
-			{"unknown field", func(b map[string]any) { b["owner"] = "me" }, "body.owner", []string{"not a field"}},
-			{"service field", func(b map[string]any) { b["created_by"] = "me" }, "body.created_by", []string{"set by the service"}},
+			{"unknown field", func(b map[string]any) { b["owner"] = "me" }, "body.owner", []string{"unexpected property"}},
+			{"service field", func(b map[string]any) { b["created_by"] = "me" }, "body.created_by", []string{"unexpected property"}},
 		}
 		for _, c := range cases {
 			f.do(userA, http.MethodPost, rulesAt, diskRule("Rule", c.change)).wantInvalid(t, c.name, c.loc, c.words...)
@@ -282,37 +307,53 @@ func TestMarkupStripped(t *testing.T) {
 }
 
 // TestRoutesDeclared: the routes pass the SDK's checks, and each documents
-// its operation, its success and the errors a caller can get; the dry run
-// alone draws on the host's costly budget, which is its only rate limit.
+// its operation, its success, the errors its handler answers and its
+// tenant input; the dry run alone draws on the host's costly budget,
+// which is its only rate limit.
 func TestRoutesDeclared(t *testing.T) {
-	routes := (&rules.Handlers{}).Routes()
-	if err := (&sdk.Plugin{Routes: routes}).Validate(); err != nil {
+	if err := (&sdk.Plugin{Routes: (&rules.Handlers{}).Routes()}).Validate(); err != nil {
 		t.Fatal(err)
 	}
+	f := newFixture(t, "sqlite")
 	want := map[string][]string{
 		"GET " + rulesAt:                     {"200"},
 		"POST " + rulesAt:                    {"201", "403", "422"},
 		"GET " + rulesAt + "/{id}":           {"200", "404"},
 		"PUT " + rulesAt + "/{id}":           {"200", "404", "422"},
 		"DELETE " + rulesAt + "/{id}":        {"204", "404"},
-		"POST " + rulesAt + "/{id}/evaluate": {"200", "404", "429", "503"},
+		"POST " + rulesAt + "/{id}/evaluate": {"200", "404", "422", "429", "503"},
 	}
-	for _, r := range routes {
+	// The list and the create name tenants, which the host checks; the
+	// others act on a rule, whose tenant is the stored one.
+	tenants := map[string]string{"GET " + rulesAt: "query.tenant_ids", "POST " + rulesAt: "body.tenant_id"}
+	for _, r := range f.h.Describe().Routes {
 		key := r.Method + " " + r.Path
+		var op struct {
+			OperationID string                     `json:"operationId"`
+			Summary     string                     `json:"summary"`
+			Responses   map[string]json.RawMessage `json:"responses"`
+		}
 		statuses, ok := want[key]
-		if !ok || r.Operation == nil || r.Operation.OperationID == "" || r.Operation.Summary == "" {
-			t.Errorf("%s: undocumented or unexpected route", key)
+		if err := json.Unmarshal(r.OpenapiOperation, &op); !ok || err != nil || op.OperationID == "" || op.Summary == "" {
+			t.Errorf("%s: undocumented or unexpected route (%v)", key, err)
 			continue
 		}
-		wantClass := sdk.RateDefault
+		wantClass := pluginv1.RateClass_RATE_CLASS_DEFAULT
 		if strings.HasSuffix(key, "/evaluate") {
-			wantClass = sdk.RateCostly
+			wantClass = pluginv1.RateClass_RATE_CLASS_COSTLY
 		}
 		if r.RateClass != wantClass {
 			t.Errorf("%s: rate class %v, want %v", key, r.RateClass, wantClass)
 		}
+		tenant := ""
+		if in := r.GetTenantInput(); in != nil {
+			tenant = in.In + "." + in.Name
+		}
+		if tenant != tenants[key] {
+			t.Errorf("%s: tenant input %q, want %q", key, tenant, tenants[key])
+		}
 		for _, s := range statuses {
-			if r.Operation.Responses[s] == nil {
+			if op.Responses[s] == nil {
 				t.Errorf("%s: no %s response", key, s)
 			}
 		}

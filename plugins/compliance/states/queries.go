@@ -79,10 +79,8 @@ type findingRow struct {
 	LastEvaluatedUnix int64  `bun:"last_evaluated_unix"`
 }
 
-// SortKeys are the non-compliant list's sort_by values.
-var SortKeys = []string{"non_compliant_count", "policy_name", "severity", "category", "tenant_count", "last_evaluated_at"}
-
-// sortColumns maps each sort key to its column of findings.
+// sortColumns maps each sort key, a value of the non-compliant list's
+// sort_by, to its column of findings.
 var sortColumns = map[string]string{
 	"non_compliant_count": "non_compliant_count",
 	"policy_name":         "name",
@@ -97,7 +95,7 @@ type NonCompliantQuery struct {
 	TenantIDs []string
 	// Severity keeps findings of that severity; empty keeps all.
 	Severity string
-	// SortBy is one of SortKeys; ties are ordered by source and id.
+	// SortBy is a key of sortColumns; ties are ordered by source and id.
 	SortBy        string
 	Desc          bool
 	Limit, Offset int

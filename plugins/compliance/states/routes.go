@@ -2,15 +2,15 @@ package states
 
 import (
 	"cmp"
-	"net/http"
+	"context"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // StaleAfter is how old a tenant's last complete sync may be before the
@@ -43,33 +43,58 @@ func (h *Handlers) now() time.Time {
 	return time.Now().UTC()
 }
 
-const tag = "compliance"
+var tags = []string{"compliance"}
 
-func float(v float64) *float64 { return &v }
-
-var (
-	tenantIDsParam = &huma.Param{Name: "tenant_ids", In: "query",
-		Description: "Tenants to include (repeated or comma-separated); all the caller's tenants when absent. A tenant the caller may not see is a 403.",
-		Schema:      &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}}
-	tenantIDParam = &huma.Param{Name: "tenant_id", In: "query", Deprecated: true,
-		Description: "Deprecated: use tenant_ids. Still accepted, as one more tenant of tenant_ids; a response to a request naming it carries a Deprecation header. A tenant the caller may not see is a 403.",
-		Schema:      &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
-	limitParam  = &huma.Param{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1), Maximum: float(500), Default: 100}}
-	offsetParam = &huma.Param{Name: "offset", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(0), Default: 0}}
-)
-
-func intPtr(n int) *int { return &n }
-
-// pageHeaders are the headers of a page of a list that takes tenant_id.
-var pageHeaders = map[string]*huma.Param{
-	"X-Total-Count": {Description: "How many match in all, beyond this page", Schema: &huma.Schema{Type: huma.TypeInteger}},
-	"Deprecation":   {Description: "Present when the request named the deprecated tenant_id (RFC 9745)", Schema: &huma.Schema{Type: huma.TypeString}},
+// Tenants is the tenant input of a read: tenant_ids, which the host checks.
+type Tenants struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
 }
 
-func page(description string, v any) *huma.Response {
-	r := sdk.JSONResponse(description, v)
-	r.Headers = pageHeaders
-	return r
+// Scope is the tenant input of a list that still takes the deprecated
+// tenant_id beside tenant_ids, with the list's paging.
+type Scope struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	// TenantID is checked by Scope.tenants: a route declares one tenant
+	// input to the host, tenant_ids.
+	TenantID string `query:"tenant_id" maxLength:"64" deprecated:"true" doc:"Deprecated: use tenant_ids. Still accepted, as one more tenant of tenant_ids; a response to a request naming it carries a Deprecation header. A tenant the caller may not see is a 403."`
+	Limit    int    `query:"limit" minimum:"1" maximum:"500" default:"100"`
+	Offset   int    `query:"offset" minimum:"0" default:"0"`
+	// named is whether the request named tenant_ids, before the SDK fills
+	// an absent one with every tenant of the caller.
+	named bool
+}
+
+// Resolve notes whether the request named tenant_ids.
+func (s *Scope) Resolve(huma.Context) []error {
+	s.named = len(s.Tenants) > 0
+	return nil
+}
+
+// tenants are the tenants a list acts on — tenant_ids and the deprecated
+// tenant_id together, or all the caller's tenants when neither is given —
+// and the Deprecation header to answer with, set when tenant_id is named.
+func (s *Scope) tenants(ctx context.Context) ([]string, string, error) {
+	if s.TenantID == "" {
+		return s.Tenants, "", nil
+	}
+	if !sdk.PrincipalFrom(ctx).CanSee(s.TenantID) {
+		return nil, "", sdk.Forbidden(protocol.MsgNoTenantAccess)
+	}
+	if !s.named {
+		return []string{s.TenantID}, Deprecation, nil
+	}
+	if !slices.Contains(s.Tenants, s.TenantID) {
+		return append(slices.Clip(s.Tenants), s.TenantID), Deprecation, nil
+	}
+	return s.Tenants, Deprecation, nil
+}
+
+// Page is a page of a list that takes tenant_id: the JSON array and its
+// headers.
+type Page[T any] struct {
+	Total       int    `header:"X-Total-Count" doc:"How many match in all, beyond this page"`
+	Deprecation string `header:"Deprecation" doc:"Present when the request named the deprecated tenant_id (RFC 9745)"`
+	Body        []T
 }
 
 const definitions = " A resource is non-compliant when any of its policy states is NonCompliant, compliant when none is and one is Compliant or Exempt; " +
@@ -78,105 +103,30 @@ const definitions = " A resource is non-compliant when any of its policy states 
 
 // Routes declares the read routes, served by h.
 func (h *Handlers) Routes() []sdk.Route {
-	get := http.MethodGet
 	return []sdk.Route{
-		{Method: get, Path: "/api/v1/compliance/summary", TenantScoped: true, Handler: h.summary, Operation: &huma.Operation{
-			OperationID: "compliance-summary", Tags: []string{tag}, Summary: "Compliance summary across tenants",
+		sdk.Get("/api/v1/compliance/summary", sdk.Op{ID: "compliance-summary", Tags: tags, Summary: "Compliance summary across tenants",
 			Description: "The tenants' latest policy states summed up: resources and policies by compliance, the compliance percent, " +
-				"non-compliant findings by severity and by source (cloud policies; custom rules)." + definitions,
-			Parameters: []*huma.Param{tenantIDsParam},
-			Responses:  map[string]*huma.Response{"200": sdk.JSONResponse("Compliance summary", Summary{})},
-		}},
-		{Method: get, Path: "/api/v1/compliance/scores", TenantScoped: true, Handler: h.scores, Operation: &huma.Operation{
-			OperationID: "compliance-scores", Tags: []string{tag}, Summary: "Compliance score of each tenant",
+				"non-compliant findings by severity and by source (cloud policies; custom rules)." + definitions}, h.summary),
+		sdk.Get("/api/v1/compliance/scores", sdk.Op{ID: "compliance-scores", Tags: tags, Summary: "Compliance score of each tenant",
 			Description: "One record per tenant, by tenant name, from its latest snapshot (taken at each complete sync); a tenant never synced " +
-				"has null date and percent and zero counts. A JSON array, one page of it; X-Total-Count says how many tenants." + definitions,
-			Parameters: []*huma.Param{tenantIDParam, tenantIDsParam, limitParam, offsetParam},
-			Responses:  map[string]*huma.Response{"200": page("Compliance scores", []Score{})},
-		}},
-		{Method: get, Path: "/api/v1/compliance/non-compliant", TenantScoped: true, Handler: h.nonCompliant, Operation: &huma.Operation{
-			OperationID: "compliance-non-compliant", Tags: []string{tag}, Summary: "Non-compliant policies",
+				"has null date and percent and zero counts. A JSON array, one page of it; X-Total-Count says how many tenants." + definitions}, h.scores),
+		sdk.Get("/api/v1/compliance/non-compliant", sdk.Op{ID: "compliance-non-compliant", Tags: tags, Summary: "Non-compliant policies",
 			Description: "One record per non-compliant policy definition over the tenants (and, with source custom_rule, per violated custom rule), " +
-				"with its non-compliant resources. Sorted by sort_by, then by source and id. A JSON array, one page of it; X-Total-Count says how many match." + definitions,
-			Parameters: []*huma.Param{tenantIDParam, tenantIDsParam,
-				{Name: "severity", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{SeverityHigh, SeverityMedium, SeverityLow}}},
-				limitParam, offsetParam,
-				{Name: "sort_by", In: "query", Description: "non_compliant_count (resources), policy_name, severity (High above Low), category, tenant_count or last_evaluated_at",
-					Schema: &huma.Schema{Type: huma.TypeString, Enum: anySlice(SortKeys), Default: "non_compliant_count"}},
-				{Name: "sort_order", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"asc", "desc"}, Default: "desc"}},
-			},
-			Responses: map[string]*huma.Response{"200": page("Non-compliant policies", []PolicyStatus{})},
-		}},
-		{Method: get, Path: "/api/v1/compliance/trends", TenantScoped: true, Handler: h.trends, Operation: &huma.Operation{
-			OperationID: "compliance-trends", Tags: []string{tag}, Summary: "Daily compliance over time",
+				"with its non-compliant resources. Sorted by sort_by, then by source and id. A JSON array, one page of it; X-Total-Count says how many match." + definitions},
+			h.nonCompliant),
+		sdk.Get("/api/v1/compliance/trends", sdk.Op{ID: "compliance-trends", Tags: tags, Summary: "Daily compliance over time",
 			Description: "One record per day of the `days` days ending today (UTC), oldest first, summed over the tenants. " +
 				"A tenant's figures on a day are those of its latest snapshot on or before it: a day without a sync carries the last known state forward. " +
-				"A tenant counts from its first snapshot on (tenants_reporting); a day no tenant reports has zero counts and a null percent.",
-			Parameters: []*huma.Param{tenantIDsParam, {Name: "days", In: "query", Description: "Days up to today",
-				Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(7), Maximum: float(365), Default: 30}}},
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("Daily compliance", []TrendDay{})},
-		}},
-		{Method: get, Path: "/api/v1/compliance/status", TenantScoped: true, Handler: h.status, Operation: &huma.Operation{
-			OperationID: "compliance-status", Tags: []string{tag}, Summary: "Compliance sync status",
+				"A tenant counts from its first snapshot on (tenants_reporting); a day no tenant reports has zero counts and a null percent."}, h.trends),
+		sdk.Get("/api/v1/compliance/status", sdk.Op{ID: "compliance-status", Tags: tags, Summary: "Compliance sync status",
 			Description: "For each of the caller's tenants: its last complete sync (every subscription read; when it was marked fresh), " +
-				"whether that is older than 5 hours (stale) or missing, its synced subscriptions and stored policy states.",
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("Sync status", Status{})},
-		}},
+				"whether that is older than 5 hours (stale) or missing, its synced subscriptions and stored policy states."}, h.status),
 	}
 }
 
-func anySlice(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
-}
-
-// intQuery reads a parameter the host has checked and the SDK defaulted.
-func intQuery(r *http.Request, name string) int {
-	n, _ := strconv.Atoi(r.URL.Query().Get(name))
-	return n
-}
-
-// scope is the tenants a request acts on: tenant_ids and the deprecated
-// tenant_id together, each one the caller may see, or all the caller's
-// tenants when neither is given. Naming tenant_id sets the Deprecation
-// header.
-func scope(w http.ResponseWriter, r *http.Request) ([]string, error) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
-	if err != nil {
-		return nil, err
-	}
-	id := r.URL.Query().Get("tenant_id")
-	if id == "" {
-		return tenants, nil
-	}
-	w.Header().Set("Deprecation", Deprecation)
-	if !sdk.PrincipalFrom(r.Context()).CanSee(id) {
-		return nil, sdk.Forbidden("no access to a requested tenant")
-	}
-	if len(sdk.QueryList(r, "tenant_ids")) == 0 {
-		return []string{id}, nil
-	}
-	if !slices.Contains(tenants, id) {
-		tenants = append(tenants, id)
-	}
-	return tenants, nil
-}
-
-func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	out, err := h.Store.Summary(r.Context(), tenants, h.Findings)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+func (h *Handlers) summary(ctx context.Context, in *Tenants) (*Summary, error) {
+	out, err := h.Store.Summary(ctx, in.Tenants, h.Findings)
+	return &out, err
 }
 
 // Score is a tenant's compliance at its latest snapshot.
@@ -195,21 +145,18 @@ type Score struct {
 	SyncedAt                 *time.Time `json:"synced_at" doc:"When the snapshot was taken"`
 }
 
-func (h *Handlers) scores(w http.ResponseWriter, r *http.Request) {
-	tenants, err := scope(w, r)
+func (h *Handlers) scores(ctx context.Context, in *Scope) (*Page[Score], error) {
+	tenants, deprecation, err := in.tenants(ctx)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	snaps, err := h.Store.LatestSnapshots(r.Context(), tenants)
+	snaps, err := h.Store.LatestSnapshots(ctx, tenants)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	names, err := pluginenv.TenantNames(r.Context(), h.Host, tenants)
+	names, err := pluginenv.TenantNames(ctx, h.Host, tenants)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	byTenant := make(map[string]*Snapshot, len(snaps))
 	for i := range snaps {
@@ -230,43 +177,42 @@ func (h *Handlers) scores(w http.ResponseWriter, r *http.Request) {
 	slices.SortFunc(all, func(a, b Score) int {
 		return cmp.Or(cmp.Compare(a.TenantName, b.TenantName), cmp.Compare(a.TenantID, b.TenantID))
 	})
-	limit, offset := intQuery(r, "limit"), intQuery(r, "offset")
-	start := min(offset, len(all))
-	w.Header().Set("X-Total-Count", strconv.Itoa(len(all)))
-	sdk.WriteJSON(w, http.StatusOK, all[start:min(start+limit, len(all))])
+	start := min(in.Offset, len(all))
+	return &Page[Score]{Total: len(all), Deprecation: deprecation, Body: all[start:min(start+in.Limit, len(all))]}, nil
 }
 
-func (h *Handlers) nonCompliant(w http.ResponseWriter, r *http.Request) {
-	tenants, err := scope(w, r)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	q := r.URL.Query()
-	items, total, err := h.Store.NonCompliant(r.Context(), NonCompliantQuery{TenantIDs: tenants, Severity: q.Get("severity"),
-		SortBy: q.Get("sort_by"), Desc: q.Get("sort_order") != "asc", Limit: intQuery(r, "limit"), Offset: intQuery(r, "offset")}, h.Findings)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	w.Header().Set("X-Total-Count", strconv.Itoa(total))
-	sdk.WriteJSON(w, http.StatusOK, items)
+type nonCompliantIn struct {
+	Scope
+	Severity  string `query:"severity" enum:"High,Medium,Low"`
+	SortBy    string `query:"sort_by" enum:"non_compliant_count,policy_name,severity,category,tenant_count,last_evaluated_at" default:"non_compliant_count" doc:"non_compliant_count (resources), policy_name, severity (High above Low), category, tenant_count or last_evaluated_at"`
+	SortOrder string `query:"sort_order" enum:"asc,desc" default:"desc"`
 }
 
-func (h *Handlers) trends(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) nonCompliant(ctx context.Context, in *nonCompliantIn) (*Page[PolicyStatus], error) {
+	tenants, deprecation, err := in.tenants(ctx)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
+	items, total, err := h.Store.NonCompliant(ctx, NonCompliantQuery{TenantIDs: tenants, Severity: in.Severity,
+		SortBy: in.SortBy, Desc: in.SortOrder != "asc", Limit: in.Limit, Offset: in.Offset}, h.Findings)
+	if err != nil {
+		return nil, err
+	}
+	return &Page[PolicyStatus]{Total: total, Deprecation: deprecation, Body: items}, nil
+}
+
+type trendsIn struct {
+	Tenants
+	Days int `query:"days" minimum:"7" maximum:"365" default:"30" doc:"Days up to today"`
+}
+
+func (h *Handlers) trends(ctx context.Context, in *trendsIn) (*[]TrendDay, error) {
 	last := h.now().Truncate(24 * time.Hour)
-	first := last.AddDate(0, 0, 1-intQuery(r, "days"))
-	out, err := h.Store.Trend(r.Context(), tenants, first, last)
+	out, err := h.Store.Trend(ctx, in.Tenants.Tenants, last.AddDate(0, 0, 1-in.Days), last)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
 // Status is the compliance sync status of the caller's tenants.
@@ -295,22 +241,19 @@ type TenantStatus struct {
 	OverallCompliancePercent *float64   `json:"overall_compliance_percent"`
 }
 
-func (h *Handlers) status(w http.ResponseWriter, r *http.Request) {
-	tenants := sdk.PrincipalFrom(r.Context()).TenantIDs
-	snaps, err := h.Store.LatestSnapshots(r.Context(), tenants)
+func (h *Handlers) status(ctx context.Context, _ *sdk.Empty) (*Status, error) {
+	tenants := sdk.PrincipalFrom(ctx).TenantIDs
+	snaps, err := h.Store.LatestSnapshots(ctx, tenants)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	subs, err := h.Store.SubscriptionCounts(r.Context(), tenants)
+	subs, err := h.Store.SubscriptionCounts(ctx, tenants)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	names, err := pluginenv.TenantNames(r.Context(), h.Host, tenants)
+	names, err := pluginenv.TenantNames(ctx, h.Host, tenants)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	latest := make(map[string]*Snapshot, len(snaps))
 	for i := range snaps {
@@ -342,5 +285,5 @@ func (h *Handlers) status(w http.ResponseWriter, r *http.Request) {
 	slices.SortFunc(out.Tenants, func(a, b TenantStatus) int {
 		return cmp.Or(cmp.Compare(a.TenantName, b.TenantName), cmp.Compare(a.TenantID, b.TenantID))
 	})
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }

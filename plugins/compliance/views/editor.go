@@ -3,7 +3,9 @@ package views
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -12,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/validation"
 
 	"github.com/stewardhq/steward/plugins/compliance/rules"
 	"github.com/stewardhq/steward/sdk"
@@ -82,7 +85,7 @@ type RuleEditor struct {
 	Rules *rules.Handlers
 
 	once sync.Once
-	api  *http.ServeMux
+	api  http.Handler
 }
 
 // Section is the editor as a section of the compliance page.
@@ -90,40 +93,54 @@ func (e *RuleEditor) Section() Section {
 	return Section{Title: "Custom rules", Render: e.render}
 }
 
-// Routes are the editor's form routes.
-func (e *RuleEditor) Routes() []sdk.Route {
-	tenant := &huma.Param{Name: "tenant_id", In: "query", Required: true, Description: "The tenant whose rules the editor shows, one the caller may see",
-		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
+// EditorTenant is the tenant a form route acts on, which the host checks.
+type EditorTenant struct {
+	Tenant sdk.TenantID `query:"tenant_id" required:"true" doc:"The tenant whose rules the editor shows, one the caller may see"`
+}
+
+type createIn struct {
+	EditorTenant
+	// RawBody is the form, which huma does not bind.
+	RawBody []byte `contentType:"application/x-www-form-urlencoded"`
+}
+
+type ruleIn struct {
+	EditorTenant
 	// No minimum: an id no rule has is 404 once the tenant is admitted,
 	// so a caller outside the tenant is refused whatever id it names.
-	id := &huma.Param{Name: "id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeInteger}}
-	refused := &huma.Response{Description: "The caller may not see the tenant"}
-	form := sdk.SchemaOf(ruleForm{})
+	ID int64 `path:"id"`
+}
+
+// fragment is an answer of HTML that htmx swaps in.
+type fragment struct {
+	ContentType string `header:"Content-Type"`
+	Body        []byte
+}
+
+func htmlOf(h template.HTML) *fragment {
+	return &fragment{ContentType: "text/html; charset=utf-8", Body: []byte(h)}
+}
+
+// Routes are the editor's form routes.
+func (e *RuleEditor) Routes() []sdk.Route {
+	tags := []string{"compliance"}
+	notFound := &huma.Response{Description: "The tenant has no such rule"}
 	return []sdk.Route{
-		{Method: http.MethodPost, Path: RulesPath, TenantScoped: true, Handler: e.create, Operation: &huma.Operation{
-			OperationID: "compliance-rules-editor-create", Tags: []string{"compliance"}, Summary: "Create a custom rule from the compliance page's form",
+		sdk.Post(RulesPath, sdk.Op{ID: "compliance-rules-editor-create", Tags: tags, Summary: "Create a custom rule from the compliance page's form",
 			Description: "Creates the rule as POST /api/v1/compliance/rules does, in the tenant named, and answers the rule editor as HTML: " +
 				"with the new rule listed, or, when the rule is refused, with each error beside the field it names and the form as it was sent.",
-			Parameters: []*huma.Param{tenant},
 			RequestBody: &huma.RequestBody{Description: "The form", Required: true, Content: map[string]*huma.MediaType{
-				"application/x-www-form-urlencoded": {Schema: form}}},
-			Responses: map[string]*huma.Response{"200": htmlResponse("The rule editor"), "403": refused},
-		}},
-		{Method: http.MethodDelete, Path: rulePath, TenantScoped: true, Handler: e.delete, Operation: &huma.Operation{
-			OperationID: "compliance-rules-editor-delete", Tags: []string{"compliance"}, Summary: "Delete a custom rule from the compliance page",
+				"application/x-www-form-urlencoded": {Schema: sdk.SchemaOf(ruleForm{})}}},
+			Responses: map[string]*huma.Response{"200": htmlResponse("The rule editor")}}, e.create),
+		sdk.Delete(rulePath, sdk.Op{ID: "compliance-rules-editor-delete", Tags: tags, Summary: "Delete a custom rule from the compliance page",
 			Description: "Deletes the rule as DELETE /api/v1/compliance/rules/{id} does (a soft delete) and answers the rule editor as HTML. " +
 				"A rule the tenant does not have (or no longer has) is 404.",
-			Parameters: []*huma.Param{id, tenant},
-			Responses:  map[string]*huma.Response{"200": htmlResponse("The rule editor"), "403": refused, "404": {Description: "The tenant has no such rule"}},
-		}},
-		{Method: http.MethodPost, Path: dryRunPath, TenantScoped: true, RateClass: sdk.RateCostly, Handler: e.dryRun, Operation: &huma.Operation{
-			OperationID: "compliance-rules-editor-dry-run", Tags: []string{"compliance"}, Summary: "Dry-run a custom rule from the compliance page",
+			Status: http.StatusOK, Responses: map[string]*huma.Response{"200": htmlResponse("The rule editor"), "404": notFound}}, e.delete),
+		sdk.Post(dryRunPath, sdk.Op{ID: "compliance-rules-editor-dry-run", Tags: tags, RateClass: sdk.RateCostly, Summary: "Dry-run a custom rule from the compliance page",
 			Description: "Dry-runs the rule as POST /api/v1/compliance/rules/{id}/evaluate does, drawing on the same per-user budget of costly requests " +
 				"(STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE), and answers its result as HTML: how many violations, and the first " + strconv.Itoa(violationsShown) +
 				" with their subject, instance path and message. Data that could not be read is said in the HTML; too many dry runs are the host's 429 with Retry-After.",
-			Parameters: []*huma.Param{id, tenant},
-			Responses:  map[string]*huma.Response{"200": htmlResponse("The dry run's result"), "403": refused, "404": {Description: "The tenant has no such rule"}},
-		}},
+			Responses: map[string]*huma.Response{"200": htmlResponse("The dry run's result"), "404": notFound}}, e.dryRun),
 	}
 }
 
@@ -142,8 +159,6 @@ func htmlResponse(desc string) *huma.Response {
 	return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}
 }
 
-func intPtr(v int) *int { return &v }
-
 // render is the section on the page: the editor of the one tenant in
 // scope, or a word to pick one.
 func (e *RuleEditor) render(r *http.Request, tenants []string) (template.HTML, error) {
@@ -151,22 +166,9 @@ func (e *RuleEditor) render(r *http.Request, tenants []string) (template.HTML, e
 	case 0:
 		return sdkui.Empty("You may see no tenant, so there are no custom rules to show."), nil
 	case 1:
-		return e.editor(r, tenants[0], editorState{})
+		return e.editor(r.Context(), tenants[0], editorState{})
 	}
 	return sdkui.Empty("Custom rules belong to one tenant: pick a tenant with the tenant picker to see, try and edit its rules."), nil
-}
-
-// tenantOf is the tenant a form route acts on: the query's tenant_id,
-// which the caller must be able to see.
-func tenantOf(r *http.Request) (string, error) {
-	id := r.URL.Query().Get("tenant_id")
-	if id == "" {
-		return "", sdk.Invalid("query.tenant_id", "is required")
-	}
-	if !sdk.PrincipalFrom(r.Context()).CanSee(id) {
-		return "", sdk.Forbidden("you may not see that tenant")
-	}
-	return id, nil
 }
 
 // answer is a rules API route's answer.
@@ -200,18 +202,13 @@ func (a *answer) problem() *sdk.Problem {
 }
 
 // call serves a request of the rules' API in this process, as the caller
-// of r with only the tenant in scope, so that no route can reach another
-// of the caller's tenants.
-func (e *RuleEditor) call(r *http.Request, tenant, method, path string, body []byte) *answer {
-	e.once.Do(func() {
-		e.api = http.NewServeMux()
-		for _, rt := range e.Rules.Routes() {
-			e.api.HandleFunc(rt.Method+" "+rt.Path, rt.Handler)
-		}
-	})
-	info := sdk.Info(r.Context())
+// of ctx with only the tenant in scope, so that no route can reach
+// another of the caller's tenants.
+func (e *RuleEditor) call(ctx context.Context, tenant, method, path string, body []byte) *answer {
+	e.once.Do(func() { e.api = (&sdk.Plugin{Routes: e.Rules.Routes()}).HTTPHandler() })
+	info := sdk.Info(ctx)
 	info.Principal.TenantIDs = []string{tenant}
-	req, _ := http.NewRequestWithContext(sdk.WithRequestInfo(r.Context(), info), method, path, bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(sdk.WithRequestInfo(ctx, info), method, path, bytes.NewReader(body))
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -228,25 +225,13 @@ func apiPath(pattern string, id int64) string {
 	return strings.Replace(pattern, "{id}", strconv.FormatInt(id, 10), 1)
 }
 
-// ruleID is the path's rule id, which the host has checked is an
-// integer.
-func ruleID(r *http.Request) int64 {
-	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	return id
-}
-
-// owned writes 404 unless the tenant has the rule of the path.
-func (e *RuleEditor) owned(w http.ResponseWriter, r *http.Request, tenant string) bool {
-	id := ruleID(r)
-	rule, err := e.Rules.Store.Get(r.Context(), id, []string{tenant})
+// owned is a 404 unless the tenant has the rule.
+func (e *RuleEditor) owned(ctx context.Context, tenant string, id int64) error {
+	rule, err := e.Rules.Store.Get(ctx, id, []string{tenant})
 	if err == nil && rule == nil {
 		err = sdk.NotFound("no rule " + strconv.FormatInt(id, 10))
 	}
-	if err != nil {
-		sdk.WriteError(w, err)
-		return false
-	}
-	return true
+	return err
 }
 
 // editorState is what the editor shows beyond the rules: a notice of
@@ -262,28 +247,26 @@ type editorState struct {
 // create creates a rule from the form through the API's route and
 // answers the editor: the rule listed and the form empty, or the form as
 // it was sent with the route's errors beside their fields.
-func (e *RuleEditor) create(w http.ResponseWriter, r *http.Request) {
-	tenant, err := tenantOf(r)
+func (e *RuleEditor) create(ctx context.Context, in *createIn) (*fragment, error) {
+	tenant := string(in.Tenant)
+	if len(in.RawBody) > maxFormBytes {
+		return nil, sdk.Invalid("body", "must be a form of at most %d bytes", maxFormBytes)
+	}
+	form, err := url.ParseQuery(string(in.RawBody))
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, sdk.Invalid("body", "must be a form: %v", err)
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
-	if err := r.ParseForm(); err != nil {
-		sdk.WriteError(w, sdk.Invalid("body", "must be a form of at most %d bytes", maxFormBytes))
-		return
-	}
-	st := editorState{input: r.PostForm, errors: map[string][]string{}}
+	st := editorState{input: form, errors: map[string][]string{}}
 	body := map[string]any{"tenant_id": tenant}
 	for _, f := range []string{"rule_name", "rule_description", "category", "resource_type", "severity", "effect"} {
-		if v := strings.TrimSpace(r.PostForm.Get(f)); v != "" {
+		if v := strings.TrimSpace(form.Get(f)); v != "" {
 			body[f] = v
 		}
 	}
 	// A schema that is not JSON cannot travel in the API's body: the rule
 	// is checked without it, and the schema's error is the syntax error.
 	var syntax error
-	if s := strings.TrimSpace(r.PostForm.Get("schema")); s != "" {
+	if s := strings.TrimSpace(form.Get("schema")); s != "" {
 		var v json.RawMessage
 		if syntax = json.Unmarshal([]byte(s), &v); syntax == nil {
 			body["schema"] = v
@@ -291,10 +274,9 @@ func (e *RuleEditor) create(w http.ResponseWriter, r *http.Request) {
 	}
 	raw, err := json.Marshal(body)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	a := e.call(r, tenant, http.MethodPost, apiRules, raw)
+	a := e.call(ctx, tenant, http.MethodPost, apiRules, raw)
 	switch {
 	case a.status == http.StatusCreated:
 		var v rules.View
@@ -303,13 +285,12 @@ func (e *RuleEditor) create(w http.ResponseWriter, r *http.Request) {
 	case a.status < http.StatusInternalServerError:
 		st.addProblem(a.problem())
 	default:
-		sdk.WriteError(w, a.problem())
-		return
+		return nil, a.problem()
 	}
 	if syntax != nil {
 		st.errors["schema"] = []string{"must be JSON: " + syntax.Error()}
 	}
-	e.write(w, r, tenant, st)
+	return e.write(ctx, tenant, st)
 }
 
 // addProblem puts each of a refusal's errors beside the form field it
@@ -322,8 +303,14 @@ func (st *editorState) addProblem(p *sdk.Problem) {
 	}
 	for _, d := range p.Errors {
 		loc, ok := strings.CutPrefix(d.Location, "body.")
-		field, pointer, _ := strings.Cut(loc, "/")
 		msg := d.Message
+		// The binding names a missing member at body.<member>, in huma's
+		// words; the form says it plainly.
+		var missing string
+		if n, _ := fmt.Sscanf(d.Message, validation.MsgExpectedRequiredProperty, &missing); n == 1 {
+			msg = "is required"
+		}
+		field, pointer, _ := strings.Cut(loc, "/")
 		if pointer != "" {
 			msg = "at /" + pointer + ": " + msg
 		}
@@ -340,61 +327,47 @@ var editorFields = map[string]bool{"rule_name": true, "rule_description": true, 
 	"severity": true, "effect": true, "schema": true}
 
 // delete deletes the rule through the API's route and answers the editor.
-func (e *RuleEditor) delete(w http.ResponseWriter, r *http.Request) {
-	tenant, err := tenantOf(r)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+func (e *RuleEditor) delete(ctx context.Context, in *ruleIn) (*fragment, error) {
+	tenant := string(in.Tenant)
+	if err := e.owned(ctx, tenant, in.ID); err != nil {
+		return nil, err
 	}
-	if !e.owned(w, r, tenant) {
-		return
+	if a := e.call(ctx, tenant, http.MethodDelete, apiPath(apiRule, in.ID), nil); a.status != http.StatusNoContent {
+		return nil, a.problem()
 	}
-	a := e.call(r, tenant, http.MethodDelete, apiPath(apiRule, ruleID(r)), nil)
-	if a.status != http.StatusNoContent {
-		sdk.WriteError(w, a.problem())
-		return
-	}
-	e.write(w, r, tenant, editorState{notice: "Rule deleted."})
+	return e.write(ctx, tenant, editorState{notice: "Rule deleted."})
 }
 
 // write answers the editor.
-func (e *RuleEditor) write(w http.ResponseWriter, r *http.Request, tenant string, st editorState) {
-	html, err := e.editor(r, tenant, st)
+func (e *RuleEditor) write(ctx context.Context, tenant string, st editorState) (*fragment, error) {
+	html, err := e.editor(ctx, tenant, st)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	sdkui.WriteFragment(w, http.StatusOK, html)
+	return htmlOf(html), nil
 }
 
 // dryRun dry-runs the rule through the API's route and answers the
 // result, or why there is none. The host has already counted it against
 // the caller's costly budget (the route's rate class).
-func (e *RuleEditor) dryRun(w http.ResponseWriter, r *http.Request) {
-	tenant, err := tenantOf(r)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+func (e *RuleEditor) dryRun(ctx context.Context, in *ruleIn) (*fragment, error) {
+	tenant := string(in.Tenant)
+	if err := e.owned(ctx, tenant, in.ID); err != nil {
+		return nil, err
 	}
-	if !e.owned(w, r, tenant) {
-		return
-	}
-	a := e.call(r, tenant, http.MethodPost, apiPath(apiDryRun, ruleID(r)), nil)
+	a := e.call(ctx, tenant, http.MethodPost, apiPath(apiDryRun, in.ID), nil)
 	switch a.status {
 	case http.StatusOK:
 	case http.StatusServiceUnavailable:
-		sdkui.WriteFragment(w, http.StatusOK, sdkui.ErrorState("The rule's data could not be read (it comes from another plugin's dataset). Try again later."))
-		return
+		return htmlOf(sdkui.ErrorState("The rule's data could not be read (it comes from another plugin's dataset). Try again later.")), nil
 	default:
-		sdk.WriteError(w, a.problem())
-		return
+		return nil, a.problem()
 	}
 	var res rules.DryRun
 	if err := json.Unmarshal(a.body.Bytes(), &res); err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	sdkui.WriteFragment(w, http.StatusOK, dryRunResult(res))
+	return htmlOf(dryRunResult(res)), nil
 }
 
 // dryRunResult is a dry run's figures and its first violations.
@@ -503,11 +476,11 @@ func (st editorState) fields() []field {
 }
 
 // editor is the editor of the tenant's rules.
-func (e *RuleEditor) editor(r *http.Request, tenant string, st editorState) (template.HTML, error) {
-	list, total, err := e.Rules.Store.List(r.Context(), rules.ListQuery{TenantIDs: []string{tenant}, Limit: rulesShown})
+func (e *RuleEditor) editor(ctx context.Context, tenant string, st editorState) (template.HTML, error) {
+	list, total, err := e.Rules.Store.List(ctx, rules.ListQuery{TenantIDs: []string{tenant}, Limit: rulesShown})
 	if err == nil && total > rulesShown {
 		// The newest, so that a rule just created is among them.
-		list, total, err = e.Rules.Store.List(r.Context(), rules.ListQuery{TenantIDs: []string{tenant}, Limit: rulesShown, Offset: total - rulesShown})
+		list, total, err = e.Rules.Store.List(ctx, rules.ListQuery{TenantIDs: []string{tenant}, Limit: rulesShown, Offset: total - rulesShown})
 	}
 	if err != nil {
 		return "", err

@@ -231,17 +231,17 @@ func testEditorInvalid(t *testing.T, w *editorWorld) {
 		{"no name", "rule_name", "rule-name", "is required", func(f url.Values) { f.Del("rule_name") }},
 		{"markup for a name", "rule_name", "rule-name", "must not be empty once markup is removed", func(f url.Values) { f.Set("rule_name", "<b></b>") }},
 		{"a name with a line break", "rule_name", "rule-name", "control characters", func(f url.Values) { f.Set("rule_name", "two\nlines") }},
-		{"a long description", "rule_description", "rule-description", "at most 4000 characters", func(f url.Values) { f.Set("rule_description", long) }},
-		{"an unknown category", "category", "rule-category", "must be one of", func(f url.Values) { f.Set("category", "vibes") }},
+		{"a long description", "rule_description", "rule-description", "4000", func(f url.Values) { f.Set("rule_description", long) }},
+		{"an unknown category", "category", "rule-category", "expected value to be one of", func(f url.Values) { f.Set("category", "vibes") }},
 		{"no resource type", "resource_type", "rule-resource-type", "is required for a resource_property rule", func(f url.Values) { f.Del("resource_type") }},
 		{"a bad resource type", "resource_type", "rule-resource-type", "must be a resource type", func(f url.Values) { f.Set("resource_type", "disks") }},
 		{"a resource type for MFA", "resource_type", "rule-resource-type", "is only for resource_property rules",
 			func(f url.Values) { f.Set("category", rules.CategoryMFACoverage) }},
-		{"an unknown severity", "severity", "rule-severity", "must be one of", func(f url.Values) { f.Set("severity", "Huge") }},
-		{"an unknown effect", "effect", "rule-effect", "must be one of", func(f url.Values) { f.Set("effect", "deny") }},
+		{"an unknown severity", "severity", "rule-severity", "expected value to be one of", func(f url.Values) { f.Set("severity", "Huge") }},
+		{"an unknown effect", "effect", "rule-effect", "expected value to be one of", func(f url.Values) { f.Set("effect", "deny") }},
 		{"no schema", "schema", "rule-schema", "is required", func(f url.Values) { f.Del("schema") }},
 		{"a schema that is not JSON", "schema", "rule-schema", "must be JSON", func(f url.Values) { f.Set("schema", `{"type": "object"`) }},
-		{"a schema that is not an object", "schema", "rule-schema", "must be a JSON object", func(f url.Values) { f.Set("schema", `[1]`) }},
+		{"a schema that is not an object", "schema", "rule-schema", "expected object", func(f url.Values) { f.Set("schema", `[1]`) }},
 		{"a remote reference", "schema", "rule-schema", "remote reference", func(f url.Values) {
 			f.Set("schema", `{"properties": {"tags": {"$ref": "https://example.com/s.json"}}}`)
 		}},
@@ -283,7 +283,7 @@ func testEditorInvalid(t *testing.T, w *editorWorld) {
 		f.Set("severity", "Huge")
 	}))
 	contains(t, "two errors", html, `<p class="alert" id="rule-schema-error">must be JSON: unexpected end of JSON input</p>`,
-		`<p class="alert" id="rule-severity-error">must be one of Low, Medium, High, Critical</p>`)
+		`<p class="alert" id="rule-severity-error">expected value to be one of &#34;Low, Medium, High, Critical&#34;</p>`)
 	lacks(t, "two errors", html, "is required")
 }
 

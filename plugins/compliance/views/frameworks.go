@@ -1,6 +1,7 @@
 package views
 
 import (
+	"cmp"
 	"context"
 	"html/template"
 	"net/http"
@@ -22,10 +23,17 @@ const (
 	warningCoverage = 50.0
 )
 
+// viewIn is the parameters of the compliance page and of its framework
+// section: the tenant picked and the framework to show.
+type viewIn struct {
+	Tenant    sdk.TenantID `query:"tenant_id"`
+	Framework string       `query:"framework" maxLength:"64" doc:"The framework to show, the first when none is named"`
+}
+
 // frameworksFragment is the framework section on its own, which its
 // picker reloads.
-func (h *Handlers) frameworksFragment(w http.ResponseWriter, r *http.Request) {
-	section, err := h.frameworks(r.Context(), r, sdkui.Tenants(r))
+func (h *Handlers) frameworksFragment(w http.ResponseWriter, r *http.Request, in *viewIn) {
+	section, err := h.frameworks(r.Context(), in, sdkui.Tenants(r))
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -37,7 +45,7 @@ func (h *Handlers) frameworksFragment(w http.ResponseWriter, r *http.Request) {
 // tenants' policies, the framework picker, and the picked framework's
 // categories and controls — the one the request's framework names, else
 // the first. A framework not loaded is said so, beside the others.
-func (h *Handlers) frameworks(ctx context.Context, r *http.Request, tenants []string) (template.HTML, error) {
+func (h *Handlers) frameworks(ctx context.Context, in *viewIn, tenants []string) (template.HTML, error) {
 	all, err := h.Coverage.Frameworks(ctx, tenants)
 	if err != nil {
 		return "", err
@@ -51,12 +59,9 @@ func (h *Handlers) frameworks(ctx context.Context, r *http.Request, tenants []st
 		bars = append(bars, sdkui.Bar{Label: f.Name + " " + f.Version, Used: float64(c.ControlsWithCoverage), Limit: float64(f.TotalControls),
 			Unit: "controls covered", Health: coverageHealth(c.OverallCoveragePercent)})
 	}
-	picked := r.URL.Query().Get("framework")
-	if picked == "" {
-		picked = all[0].ID
-	}
+	picked := cmp.Or(in.Framework, all[0].ID)
 	v := frameworksView{Overview: sdkui.BarChart("Controls of each framework that the tenants' policies cover", bars),
-		Disclaimer: mapping.Disclaimer, Action: FrameworksPath, Page: PagePath, TenantID: r.URL.Query().Get("tenant_id")}
+		Disclaimer: mapping.Disclaimer, Action: FrameworksPath, Page: PagePath, TenantID: string(in.Tenant)}
 	for _, f := range all {
 		v.Options = append(v.Options, option{ID: f.ID, Name: f.Name + " " + f.Version, Selected: f.ID == picked})
 	}
@@ -68,7 +73,7 @@ func (h *Handlers) frameworks(ctx context.Context, r *http.Request, tenants []st
 	if err != nil {
 		return "", err
 	}
-	v.Body = detail(d, r)
+	v.Body = detail(d, string(in.Tenant))
 	return render("frameworks", v), nil
 }
 
@@ -92,8 +97,9 @@ type option struct {
 
 // detail is a framework's coverage: its categories as bars, then each
 // category with its controls, each control with its matched policies and
-// why they matched, and a link to the same as JSON.
-func detail(d *mapping.Detail, r *http.Request) template.HTML {
+// why they matched, and a link to the same as JSON, of the tenant picked
+// when one is.
+func detail(d *mapping.Detail, tenant string) template.HTML {
 	bars := make([]sdkui.Bar, 0, len(d.Categories))
 	categories := make([]categoryView, 0, len(d.Categories))
 	for _, c := range d.Categories {
@@ -112,8 +118,8 @@ func detail(d *mapping.Detail, r *http.Request) template.HTML {
 			Controls: controls})
 	}
 	q := url.Values{"include_policies": {"true"}, "explain": {"true"}}
-	if id := r.URL.Query().Get("tenant_id"); id != "" {
-		q.Set("tenant_ids", id)
+	if tenant != "" {
+		q.Set("tenant_ids", tenant)
 	}
 	return render("framework", struct {
 		Name, Summary, Href string

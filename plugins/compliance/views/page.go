@@ -33,7 +33,7 @@ const (
 // overall compliance and headline figures (each tenant's too when there
 // are several), the trend, the non-compliant policies, the framework
 // coverage, and the further sections.
-func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
+func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *viewIn) {
 	ctx := r.Context()
 	tenants := sdkui.Tenants(r)
 	s, err := h.States.Summary(ctx, tenants, h.Findings)
@@ -55,12 +55,12 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 			sdk.WriteError(w, err)
 			return
 		}
-		list, err := h.nonCompliant(ctx, r, tenants)
+		list, err := h.nonCompliant(ctx, string(in.Tenant), tenants)
 		if err != nil {
 			sdk.WriteError(w, err)
 			return
 		}
-		coverage, err := h.frameworks(ctx, r, tenants)
+		coverage, err := h.frameworks(ctx, in, tenants)
 		if err != nil {
 			sdk.WriteError(w, err)
 			return
@@ -179,7 +179,7 @@ func (h *Handlers) trend(ctx context.Context, tenants []string) (template.HTML, 
 // nonCompliant is the non-compliant policies (and violated custom rules)
 // with the most non-compliant resources, their severity, and a link to
 // the whole list on the API.
-func (h *Handlers) nonCompliant(ctx context.Context, r *http.Request, tenants []string) (template.HTML, error) {
+func (h *Handlers) nonCompliant(ctx context.Context, tenant string, tenants []string) (template.HTML, error) {
 	items, total, err := h.States.NonCompliant(ctx, states.NonCompliantQuery{TenantIDs: tenants, SortBy: "non_compliant_count", Desc: true,
 		Limit: nonCompliantShown}, h.Findings)
 	if err != nil {
@@ -210,8 +210,8 @@ func (h *Handlers) nonCompliant(ctx context.Context, r *http.Request, tenants []
 		columns = append(columns, "Tenants")
 	}
 	q := url.Values{"limit": {strconv.Itoa(apiPage)}, "sort_by": {"non_compliant_count"}}
-	if id := r.URL.Query().Get("tenant_id"); id != "" {
-		q.Set("tenant_ids", id)
+	if tenant != "" {
+		q.Set("tenant_ids", tenant)
 	}
 	return stack(
 		sdkui.Table(append(columns, "Last evaluated"), rows, "Non-compliant policies, most non-compliant resources first"),

@@ -91,9 +91,9 @@ type Handlers struct {
 func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
 	return []sdk.Fragment{
 			{Path: GaugePath, Title: "Compliance", Slot: "dashboard", RefreshSeconds: GaugeRefreshSeconds, Handler: h.gauge},
-			{Path: FrameworksPath, Title: "Framework coverage", Slot: "compliance", Handler: h.frameworksFragment},
+			{Path: FrameworksPath, Title: "Framework coverage", Slot: "compliance", Handler: sdk.View(h.frameworksFragment)},
 		},
-		[]sdk.Page{{Path: PagePath, Title: "Compliance", Handler: h.page}},
+		[]sdk.Page{{Path: PagePath, Title: "Compliance", Handler: sdk.View(h.page)}},
 		[]sdk.NavEntry{{Label: "Compliance", Path: PagePath, Order: 25}}
 }
 

@@ -285,7 +285,8 @@ func testRefused(t *testing.T, w *world) {
 // picker; the framework section of NIST CSF, reloaded by the picker,
 // shows Alpha's two policies on their controls, each with why it maps,
 // and nothing of Beta's, whose policy the admin sees on its control; a
-// framework that does not exist is said so.
+// framework that does not exist is said so, one longer than any id is a
+// 422.
 func testFrameworks(t *testing.T, w *world) {
 	page := w.html(t, views.PagePath, userA)
 	contains(t, "Alpha's page", page, `id="compliance-frameworks"`, `<option value="cis_azure" selected>`, `<option value="nist_csf">`,
@@ -320,5 +321,12 @@ func testFrameworks(t *testing.T, w *world) {
 		unknown := w.html(t, path, userA)
 		contains(t, path, unknown, "There is no framework &#34;&lt;b&gt;nope&#34;. Pick one of the frameworks above.", `<option value="soc2">`)
 		lacks(t, path, unknown, "<b>nope", " selected>")
+	}
+	// A framework id no framework could have is refused by the view's
+	// binding, naming the parameter.
+	for _, path := range []string{views.FrameworksPath, views.PagePath} {
+		if status, body := w.get(t, path+"?framework="+strings.Repeat("f", 65), userA); status != http.StatusUnprocessableEntity || !strings.Contains(body, "query.framework") {
+			t.Errorf("%s with a 65-character framework: %d %s", path, status, body)
+		}
 	}
 }

@@ -1,25 +1,18 @@
 package domains
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"maps"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 
 	"golang.org/x/net/idna"
 
-	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/jsonbody"
 )
 
 // Bounds of the admin's input.
 const (
-	// maxBodyBytes is far above any valid body.
-	maxBodyBytes = 16 << 10
 	// MaxSelectors is how many selectors of its own a domain may have.
 	MaxSelectors = 10
 	// maxSelectorLen bounds a selector; DNS bounds its name at 253 with
@@ -72,16 +65,7 @@ var selectorRE = regexp.MustCompile(`^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9
 
 // normalizeSelectors checks a list of selectors, lower-cased, repeats
 // dropped, and reports each bad one at loc[i].
-func normalizeSelectors(loc string, raw json.RawMessage, p *problems) []string {
-	var list []string
-	if err := json.Unmarshal(raw, &list); err != nil {
-		p.Add(loc, "must be an array of strings")
-		return nil
-	}
-	if len(list) > MaxSelectors {
-		p.Add(loc, "must have at most %d selectors", MaxSelectors)
-		return nil
-	}
+func normalizeSelectors(loc string, list []string, p *jsonbody.Problems) []string {
 	out := []string{}
 	for i, s := range list {
 		s, err := NormalizeSelector(s)
@@ -108,45 +92,4 @@ func NormalizeSelector(s string) (string, error) {
 		return "", fmt.Errorf("must be a selector such as selector1: letters, digits, hyphens, underscores and dots")
 	}
 	return s, nil
-}
-
-// fields is a JSON object body by member.
-type fields map[string]json.RawMessage
-
-// readObject reads a JSON object body of at most maxBodyBytes whose
-// members are among allowed.
-func readObject(r *http.Request, allowed ...string) (fields, *problems, error) {
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(http.MaxBytesReader(nil, r.Body, maxBodyBytes)); err != nil {
-		return nil, nil, sdk.Invalid("body", "size: the body is larger than %d bytes or unreadable", maxBodyBytes)
-	}
-	var f fields
-	if err := json.Unmarshal(buf.Bytes(), &f); err != nil || f == nil {
-		return nil, nil, sdk.Invalid("body", "must be a JSON object")
-	}
-	p := &problems{}
-	for _, k := range slices.Sorted(maps.Keys(f)) {
-		if !slices.Contains(allowed, k) {
-			p.Add("body."+k, "is not a field; the fields are %s", strings.Join(allowed, ", "))
-		}
-	}
-	return f, p, nil
-}
-
-// problems collects the invalid members of a body, with this package's
-// readers of its members beside jsonbody's.
-type problems struct{ jsonbody.Problems }
-
-// str reads a required string member.
-func (p *problems) str(f fields, name string) string {
-	raw, ok := f[name]
-	if !ok || string(bytes.TrimSpace(raw)) == "null" {
-		p.Add("body."+name, "is required")
-		return ""
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		p.Add("body."+name, "must be a string")
-	}
-	return s
 }

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"reflect"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -15,6 +15,7 @@ import (
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/dmarc/posture"
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/jsonbody"
 )
 
 // Handlers serves the posture reads and the admins' domain writes.
@@ -43,9 +44,6 @@ const (
 
 // Grades are the grades a check gives, best first.
 var Grades = []string{"A", "B", "C", "D", "F"}
-
-// Severities are the severities of findings and events, worst first.
-var Severities = []string{posture.SeverityCritical, posture.SeverityHigh, posture.SeverityMedium, posture.SeverityLow, posture.SeverityInfo}
 
 // FindingItem is a problem a check found.
 type FindingItem struct {
@@ -155,8 +153,6 @@ type Summary struct {
 	Tenants []TenantFiguresItem `json:"tenants" doc:"Each tenant with domains, by id"`
 }
 
-func intPtr(n int) *int { return &n }
-
 func float(v float64) *float64 { return &v }
 
 // percent is part of whole in percent to two decimals; nil when whole is
@@ -168,126 +164,114 @@ func percent(part, whole int64) *float64 {
 	return float(math.Round(float64(part)*10000/float64(whole)) / 100)
 }
 
-func intParam(name string, lo, hi float64, def any, doc string) *huma.Param {
-	s := &huma.Schema{Type: huma.TypeInteger, Minimum: float(lo), Maximum: float(hi)}
-	if def != nil {
-		s.Default = def
+// Page is a list's page. The bounds in the tags are the API's: keep
+// them in step with the store's.
+type Page struct {
+	Limit  int `query:"limit" minimum:"1" maximum:"500" default:"50" doc:"Page size"`
+	Offset int `query:"offset" minimum:"0" maximum:"2147483647" default:"0" doc:"Items to skip"`
+}
+
+// optionalInt is an integer query parameter a request may leave out.
+type optionalInt struct {
+	Value int
+	Set   bool
+}
+
+// Receiver is where huma parses the parameter.
+func (o *optionalInt) Receiver() reflect.Value { return reflect.ValueOf(o).Elem().Field(0) }
+
+// OnParamSet records whether the request gave the parameter.
+func (o *optionalInt) OnParamSet(isSet bool, _ any) { o.Set = isSet }
+
+// Schema documents the parameter as the integer it is.
+func (optionalInt) Schema(huma.Registry) *huma.Schema { return &huma.Schema{Type: huma.TypeInteger} }
+
+func (o optionalInt) ptr() *int {
+	if !o.Set {
+		return nil
 	}
-	return &huma.Param{Name: name, In: "query", Description: doc, Schema: s}
+	return &o.Value
 }
 
-func tenantIDsParam() *huma.Param {
-	return &huma.Param{Name: "tenant_ids", In: "query",
-		Description: "Tenants to include (repeated or comma-separated); all the caller's tenants when absent. A tenant the caller may not see is a 403.",
-		Schema:      &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}}
+type listIn struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	Page
+	SortBy    string      `query:"sort_by" enum:"score,domain,checked_at" default:"score" doc:"Order; domains not checked yet come last"`
+	SortOrder string      `query:"sort_order" enum:"asc,desc" default:"asc"`
+	Grade     string      `query:"grade" enum:"A,B,C,D,F" doc:"Only domains of this grade"`
+	MinScore  optionalInt `query:"min_score" minimum:"0" maximum:"100" doc:"Only domains scoring at least this"`
+	MaxScore  optionalInt `query:"max_score" minimum:"0" maximum:"100" doc:"Only domains scoring at most this; not below min_score"`
+	Problem   string      `query:"problem" maxLength:"64" pattern:"^[a-z0-9_.-]+$" doc:"Only domains whose latest check found a problem of this code, e.g. dmarc_policy_none"`
+	Source    string      `query:"source" enum:"graph,admin" doc:"Only the directory's domains, or only those admins added"`
 }
 
-func enumParam(name string, values []string, def string, doc string) *huma.Param {
-	enum := make([]any, len(values))
-	for i, v := range values {
-		enum[i] = v
+// DomainPath names a domain by its id in the path; a domain of a tenant
+// the caller may not see is 404.
+type DomainPath struct {
+	DomainID string `path:"domain_id" maxLength:"64" doc:"The domain's id"`
+}
+
+type historyIn struct {
+	DomainPath
+	Days int `query:"days" minimum:"1" maximum:"730" default:"90" doc:"Days up to now"`
+}
+
+type eventsIn struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	Page
+	DomainID string `query:"domain_id" maxLength:"64" doc:"Only this domain's"`
+	Severity string `query:"severity" enum:"critical,high,medium,low,info" doc:"Only events of this severity"`
+	Days     int    `query:"days" minimum:"1" maximum:"3650" default:"90" doc:"Days up to now"`
+}
+
+type summaryIn struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+}
+
+// The bodies' bounds are MaxSelectors, maxSelectorLen and maxDomainInput.
+type addIn struct {
+	Body struct {
+		TenantID  sdk.TenantID `json:"tenant_id" doc:"The tenant the domain belongs to"`
+		Domain    string       `json:"domain" maxLength:"253" doc:"e.g. mail.example.com"`
+		Selectors []string     `json:"dkim_selectors,omitempty" maxItems:"10" maxLength:"63" doc:"DKIM selectors, e.g. s1 or google"`
 	}
-	s := &huma.Schema{Type: huma.TypeString, Enum: enum}
-	if def != "" {
-		s.Default = def
+}
+
+type selectorsIn struct {
+	DomainPath
+	Body struct {
+		Selectors []string `json:"dkim_selectors" maxItems:"10" maxLength:"63" doc:"DKIM selectors, e.g. s1 or google"`
 	}
-	return &huma.Param{Name: name, In: "query", Description: doc, Schema: s}
-}
-
-func pageParams() []*huma.Param {
-	return []*huma.Param{intParam("limit", 1, 500, 50, "Page size"), intParam("offset", 0, math.MaxInt32, 0, "Items to skip")}
-}
-
-var domainIDParam = &huma.Param{Name: "domain_id", In: "path", Required: true, Description: "The domain's id",
-	Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
-
-func body(desc string, props map[string]*huma.Schema, required ...string) *huma.RequestBody {
-	return &huma.RequestBody{Description: desc, Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{
-		Type: huma.TypeObject, Properties: props, Required: required, AdditionalProperties: false}}}}
-}
-
-func selectorsSchema() *huma.Schema {
-	return &huma.Schema{Type: huma.TypeArray, MaxItems: intPtr(MaxSelectors), Description: "DKIM selectors, e.g. s1 or google",
-		Items: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(maxSelectorLen)}}
 }
 
 // Routes declares the routes, served by h.
 func (h *Handlers) Routes() []sdk.Route {
-	op := func(id, summary, doc string, params []*huma.Param, responses map[string]*huma.Response) *huma.Operation {
-		return &huma.Operation{OperationID: "dmarc-" + id, Tags: []string{tag}, Summary: summary, Description: doc, Parameters: params, Responses: responses}
+	op := func(id, summary, doc string, errs ...int) sdk.Op {
+		return sdk.Op{ID: "dmarc-" + id, Tags: []string{tag}, Summary: summary, Description: doc, Errors: errs}
 	}
-	notFound := &huma.Response{Description: "No such domain, or one of a tenant the caller may not see"}
-	invalid := &huma.Response{Description: "The body is invalid; errors name each bad field as body.<field>"}
-	listParams := append([]*huma.Param{tenantIDsParam()}, pageParams()...)
-	listParams = append(listParams,
-		enumParam("sort_by", []string{"score", "domain", "checked_at"}, "score", "Order; domains not checked yet come last"),
-		enumParam("sort_order", []string{"asc", "desc"}, "asc", ""),
-		enumParam("grade", Grades, "", "Only domains of this grade"),
-		intParam("min_score", 0, 100, nil, "Only domains scoring at least this"),
-		intParam("max_score", 0, 100, nil, "Only domains scoring at most this; not below min_score"),
-		&huma.Param{Name: "problem", In: "query", Description: "Only domains whose latest check found a problem of this code, e.g. dmarc_policy_none",
-			Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64), Pattern: "^[a-z0-9_.-]+$"}},
-		enumParam("source", []string{SourceGraph, SourceAdmin}, "", "Only the directory's domains, or only those admins added"))
+	admin := func(o sdk.Op, status int) sdk.Op { o.Auth, o.Status = sdk.AuthAdmin, status; return o }
 	return []sdk.Route{
-		{Method: http.MethodGet, Path: domainsAPI, TenantScoped: true, Handler: h.list, Operation: op("domains",
-			"Domains with their mail-authentication posture, paginated",
+		sdk.Get(domainsAPI, op("domains", "Domains with their mail-authentication posture, paginated",
 			"Each watched domain with its latest check: score, grade, DMARC policy, SPF lookups, DKIM keys present and findings. "+
-				"A lookup DNS failed to answer is named in dns_error and never read as a missing record: its part keeps what was last known.",
-			listParams, map[string]*huma.Response{"200": sdk.JSONResponse("Domains", DomainList{})})},
-		{Method: http.MethodGet, Path: domainsAPI + "/{domain_id}", Handler: h.detail, Operation: op("domain",
-			"One domain's posture with its findings and records", "",
-			[]*huma.Param{domainIDParam}, map[string]*huma.Response{"200": sdk.JSONResponse("The domain", DomainDetail{}), "404": notFound})},
-		{Method: http.MethodGet, Path: domainsAPI + "/{domain_id}/history", Handler: h.history, Operation: op("domain-history",
-			"One domain's posture over time", "Every check of the last `days` days, oldest first, each with the lookups DNS failed to answer.",
-			[]*huma.Param{domainIDParam, intParam("days", 1, 730, 90, "Days up to now")},
-			map[string]*huma.Response{"200": sdk.JSONResponse("The checks", History{}), "404": notFound})},
-		{Method: http.MethodGet, Path: "/api/v1/dmarc/events", TenantScoped: true, Handler: h.events, Operation: op("events",
-			"Posture weakenings, newest first, paginated",
+				"A lookup DNS failed to answer is named in dns_error and never read as a missing record: its part keeps what was last known."), h.list),
+		sdk.Get(domainsAPI+"/{domain_id}", op("domain", "One domain's posture with its findings and records", "", http.StatusNotFound), h.detail),
+		sdk.Get(domainsAPI+"/{domain_id}/history", op("domain-history", "One domain's posture over time",
+			"Every check of the last `days` days, oldest first, each with the lookups DNS failed to answer.", http.StatusNotFound), h.history),
+		sdk.Get("/api/v1/dmarc/events", op("events", "Posture weakenings, newest first, paginated",
 			"What a check found weaker than the check before: a policy relaxed, a DKIM key removed, SPF over its lookup limit and the like. "+
-				"Each raised a sync alert when found.",
-			append(append([]*huma.Param{tenantIDsParam()}, pageParams()...),
-				&huma.Param{Name: "domain_id", In: "query", Description: "Only this domain's", Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}},
-				enumParam("severity", Severities, "", "Only events of this severity"),
-				intParam("days", 1, 3650, 90, "Days up to now")),
-			map[string]*huma.Response{"200": sdk.JSONResponse("Events", EventList{})})},
-		{Method: http.MethodGet, Path: "/api/v1/dmarc/summary", TenantScoped: true, Handler: h.summary, Operation: op("summary",
-			"Mail-authentication posture across the tenants",
-			"Domains, checked domains by grade, the average score, domains at p=reject and DKIM coverage, over all the tenants asked for and per tenant.",
-			[]*huma.Param{tenantIDsParam()}, map[string]*huma.Response{"200": sdk.JSONResponse("Summary", Summary{})})},
-		{Method: http.MethodPost, Path: domainsAPI, Auth: sdk.AuthAdmin, Handler: h.add, Operation: &huma.Operation{
-			OperationID: "dmarc-domain-add", Tags: []string{tag}, Summary: "Watch a domain the directory does not list",
-			Description: "The domain is checked from the next posture sync on. A Unicode name is stored in its A-label (xn--) form.",
-			RequestBody: body("The domain", map[string]*huma.Schema{
-				"tenant_id":      {Type: huma.TypeString, MaxLength: intPtr(64), Description: "The tenant the domain belongs to"},
-				"domain":         {Type: huma.TypeString, MaxLength: intPtr(maxDomainInput), Description: "e.g. mail.example.com"},
-				"dkim_selectors": selectorsSchema(),
-			}, "tenant_id", "domain"),
-			Responses: map[string]*huma.Response{"201": sdk.JSONResponse("The domain", DomainItem{}),
-				"409": {Description: "The domain is watched already, for this tenant or another"}, "422": invalid}}},
-		{Method: http.MethodDelete, Path: domainsAPI + "/{domain_id}", Auth: sdk.AuthAdmin, Handler: h.delete, Operation: &huma.Operation{
-			OperationID: "dmarc-domain-delete", Tags: []string{tag}, Summary: "Stop watching a domain an admin added",
-			Description: "Its history goes with it; its events stay. A verified domain of the directory cannot be deleted: it follows the directory.",
-			Parameters:  []*huma.Param{domainIDParam},
-			Responses: map[string]*huma.Response{"204": {Description: "Deleted"}, "404": notFound,
-				"409": {Description: "The domain is a verified domain of the tenant's directory"}}}},
-		{Method: http.MethodPut, Path: domainsAPI + "/{domain_id}/selectors", Auth: sdk.AuthAdmin, Handler: h.setSelectors, Operation: &huma.Operation{
-			OperationID: "dmarc-domain-selectors", Tags: []string{tag}, Summary: "Set a domain's own DKIM selectors",
-			Description: "They replace the domain's own selectors and are checked besides the configured ones from the next posture sync on.",
-			Parameters:  []*huma.Param{domainIDParam},
-			RequestBody: body("The selectors", map[string]*huma.Schema{"dkim_selectors": selectorsSchema()}, "dkim_selectors"),
-			Responses:   map[string]*huma.Response{"200": sdk.JSONResponse("The domain", DomainItem{}), "404": notFound, "422": invalid}}},
+				"Each raised a sync alert when found."), h.events),
+		sdk.Get("/api/v1/dmarc/summary", op("summary", "Mail-authentication posture across the tenants",
+			"Domains, checked domains by grade, the average score, domains at p=reject and DKIM coverage, over all the tenants asked for and per tenant."), h.summary),
+		sdk.Post(domainsAPI, admin(op("domain-add", "Watch a domain the directory does not list",
+			"The domain is checked from the next posture sync on. A Unicode name is stored in its A-label (xn--) form. "+
+				"A domain watched already, for this tenant or another, is 409.", http.StatusConflict), http.StatusCreated), h.add),
+		sdk.Delete(domainsAPI+"/{domain_id}", admin(op("domain-delete", "Stop watching a domain an admin added",
+			"Its history goes with it; its events stay. A verified domain of the directory cannot be deleted (409): it follows the directory.",
+			http.StatusNotFound, http.StatusConflict), 0), h.delete),
+		sdk.Put(domainsAPI+"/{domain_id}/selectors", admin(op("domain-selectors", "Set a domain's own DKIM selectors",
+			"They replace the domain's own selectors and are checked besides the configured ones from the next posture sync on.",
+			http.StatusNotFound), 0), h.setSelectors),
 	}
-}
-
-// intQuery reads an integer parameter the host has checked; ok is false
-// when it is absent.
-func intQuery(r *http.Request, name string) (int, bool) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return 0, false
-	}
-	n, err := strconv.Atoi(v)
-	return n, err == nil
 }
 
 // names maps tenant ids to their names.
@@ -315,41 +299,14 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-// filter reads a list's filter from a request the host has checked.
-func filter(r *http.Request) (Filter, error) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
-	if err != nil {
-		return Filter{}, err
-	}
-	q := r.URL.Query()
-	f := Filter{TenantIDs: tenants, Grade: q.Get("grade"), Problem: q.Get("problem"), Source: q.Get("source"),
-		SortBy: q.Get("sort_by"), Desc: q.Get("sort_order") == "desc"}
-	f.Limit, _ = intQuery(r, "limit")
-	f.Offset, _ = intQuery(r, "offset")
-	if n, ok := intQuery(r, "min_score"); ok {
-		f.MinScore = &n
-	}
-	if n, ok := intQuery(r, "max_score"); ok {
-		f.MaxScore = &n
-	}
+func (h *Handlers) list(ctx context.Context, in *listIn) (*DomainList, error) {
+	f := Filter{TenantIDs: in.Tenants, Grade: in.Grade, Problem: in.Problem, Source: in.Source, SortBy: in.SortBy, Desc: in.SortOrder == "desc",
+		MinScore: in.MinScore.ptr(), MaxScore: in.MaxScore.ptr(), Limit: in.Limit, Offset: in.Offset}
 	if f.MinScore != nil && f.MaxScore != nil && *f.MinScore > *f.MaxScore {
-		return Filter{}, sdk.Invalid("query.max_score", "must not be below min_score (%d)", *f.MinScore)
+		return nil, sdk.Invalid("query.max_score", "must not be below min_score (%d)", *f.MinScore)
 	}
-	return f, nil
-}
-
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
-	f, err := filter(r)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	out, err := h.domainPage(r.Context(), f)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	out, err := h.domainPage(ctx, f)
+	return &out, err
 }
 
 // domainPage is a page of domains with their findings and tenants' names.
@@ -379,16 +336,12 @@ func (h *Handlers) domainPage(ctx context.Context, f Filter) (DomainList, error)
 
 // find reads the domain the path names among the caller's tenants, or
 // answers 404.
-func (h *Handlers) find(w http.ResponseWriter, r *http.Request) *Domain {
-	d, err := h.Store.Get(r.Context(), r.PathValue("domain_id"), sdk.PrincipalFrom(r.Context()).TenantIDs)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return nil
+func (h *Handlers) find(ctx context.Context, in DomainPath) (*Domain, error) {
+	d, err := h.Store.Get(ctx, in.DomainID, sdk.PrincipalFrom(ctx).TenantIDs)
+	if err == nil && d == nil {
+		err = sdk.NotFound("no such domain")
 	}
-	if d == nil {
-		sdk.WriteError(w, sdk.NotFound("no such domain"))
-	}
-	return d
+	return d, err
 }
 
 // itemOf is one domain as the API shows it, with its findings and its
@@ -405,71 +358,57 @@ func (h *Handlers) itemOf(ctx context.Context, d *Domain) (DomainItem, error) {
 	return item(*d, names[d.TenantID], findings[d.ID]), nil
 }
 
-func (h *Handlers) detail(w http.ResponseWriter, r *http.Request) {
-	d := h.find(w, r)
-	if d == nil {
-		return
-	}
-	it, err := h.itemOf(r.Context(), d)
+func (h *Handlers) detail(ctx context.Context, in *DomainPath) (*DomainDetail, error) {
+	d, err := h.find(ctx, *in)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	out := DomainDetail{DomainItem: it, CheckedSelectors: checkedSelectors(h.Selectors, *d)}
+	it, err := h.itemOf(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	out := &DomainDetail{DomainItem: it, CheckedSelectors: checkedSelectors(h.Selectors, *d)}
 	if d.Result != nil {
 		var res posture.Result
 		if err := json.Unmarshal([]byte(*d.Result), &res); err != nil {
-			sdk.WriteError(w, err)
-			return
+			return nil, err
 		}
 		out.Posture = &res
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
-func (h *Handlers) history(w http.ResponseWriter, r *http.Request) {
-	d := h.find(w, r)
-	if d == nil {
-		return
-	}
-	days, _ := intQuery(r, "days")
-	from := h.now().AddDate(0, 0, -days)
-	rows, err := h.Store.History(r.Context(), d.ID, from)
+func (h *Handlers) history(ctx context.Context, in *historyIn) (*History, error) {
+	d, err := h.find(ctx, in.DomainPath)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	out := History{DomainID: d.ID, Domain: d.Domain, From: from, Points: make([]HistoryPoint, len(rows))}
+	from := h.now().AddDate(0, 0, -in.Days)
+	rows, err := h.Store.History(ctx, d.ID, from)
+	if err != nil {
+		return nil, err
+	}
+	out := &History{DomainID: d.ID, Domain: d.Domain, From: from, Points: make([]HistoryPoint, len(rows))}
 	for i, p := range rows {
 		out.Points[i] = HistoryPoint{CheckedAt: p.CheckedAt.UTC(), Score: p.Score, Grade: p.Grade, DMARCPolicy: p.DMARCPolicy,
 			SPFLookups: p.SPFLookups, DKIMPresent: p.DKIMPresent, DNSError: p.DNSError}
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
-func (h *Handlers) events(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) events(ctx context.Context, in *eventsIn) (*EventList, error) {
+	f := EventFilter{TenantIDs: in.Tenants, DomainID: in.DomainID, Severity: in.Severity, Since: h.now().AddDate(0, 0, -in.Days),
+		Limit: in.Limit, Offset: in.Offset}
+	rows, total, err := h.Store.Events(ctx, f)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	q := r.URL.Query()
-	f := EventFilter{TenantIDs: tenants, DomainID: q.Get("domain_id"), Severity: q.Get("severity")}
-	f.Limit, _ = intQuery(r, "limit")
-	f.Offset, _ = intQuery(r, "offset")
-	days, _ := intQuery(r, "days")
-	f.Since = h.now().AddDate(0, 0, -days)
-	rows, total, err := h.Store.Events(r.Context(), f)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	out := EventList{Items: make([]EventItem, len(rows)), Total: total, Limit: f.Limit, Offset: f.Offset}
+	out := &EventList{Items: make([]EventItem, len(rows)), Total: total, Limit: f.Limit, Offset: f.Offset}
 	for i, e := range rows {
 		out.Items[i] = EventItem{ID: e.ID, TenantID: e.TenantID, DomainID: e.DomainID, Domain: e.Domain, Code: e.Code, Severity: e.Severity,
 			Message: e.Message, OccurredAt: e.OccurredAt.UTC()}
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // figuresOver adds up tenants' figures.
@@ -520,18 +459,9 @@ func (h *Handlers) summaryOf(ctx context.Context, tenants []string) (Summary, er
 	return out, nil
 }
 
-func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	out, err := h.summaryOf(r.Context(), tenants)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+func (h *Handlers) summary(ctx context.Context, in *summaryIn) (*Summary, error) {
+	out, err := h.summaryOf(ctx, in.Tenants)
+	return &out, err
 }
 
 // checkedSelectors are the selectors a check of d asks for: the
@@ -551,104 +481,68 @@ func (h *Handlers) audit(ctx context.Context, action string, d *Domain, details 
 		ResourceID: d.ID, Details: details})
 }
 
-func (h *Handlers) add(w http.ResponseWriter, r *http.Request) {
-	f, p, err := readObject(r, "tenant_id", "domain", "dkim_selectors")
+func (h *Handlers) add(ctx context.Context, in *addIn) (*DomainItem, error) {
+	var p jsonbody.Problems
+	if in.Body.TenantID == "" {
+		p.Add("body.tenant_id", "is required")
+	}
+	domain, err := NormalizeDomain(in.Body.Domain)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		p.Add("body.domain", "%v", err)
 	}
-	tenantID := p.str(f, "tenant_id")
-	if tenantID != "" && !sdk.PrincipalFrom(r.Context()).CanSee(tenantID) {
-		p.Add("body.tenant_id", "is not a tenant")
-	}
-	name := p.str(f, "domain")
-	var domain string
-	if name != "" {
-		if domain, err = NormalizeDomain(name); err != nil {
-			p.Add("body.domain", "%v", err)
-		}
-	}
-	selectors := []string{}
-	if raw, ok := f["dkim_selectors"]; ok {
-		selectors = normalizeSelectors("body.dkim_selectors", raw, p)
-	}
+	selectors := normalizeSelectors("body.dkim_selectors", in.Body.Selectors, &p)
 	if err := p.Err(); err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	d := &Domain{TenantID: tenantID, Domain: domain, Selectors: joinSelectors(selectors), CreatedBy: sdk.PrincipalFrom(r.Context()).ID, CreatedAt: h.now()}
-	if err := h.Store.Add(r.Context(), d); err != nil {
+	d := &Domain{TenantID: string(in.Body.TenantID), Domain: domain, Selectors: joinSelectors(selectors), CreatedBy: sdk.PrincipalFrom(ctx).ID, CreatedAt: h.now()}
+	if err := h.Store.Add(ctx, d); err != nil {
 		if errors.Is(err, ErrDuplicate) {
 			err = sdk.Conflict(domain + ": " + err.Error())
 		}
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	h.audit(r.Context(), "dmarc_domain.create.success", d, map[string]any{"domain": d.Domain, "dkim_selectors": selectors})
-	it, err := h.itemOf(r.Context(), d)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusCreated, it)
+	h.audit(ctx, "dmarc_domain.create.success", d, map[string]any{"domain": d.Domain, "dkim_selectors": selectors})
+	it, err := h.itemOf(ctx, d)
+	return &it, err
 }
 
-func (h *Handlers) delete(w http.ResponseWriter, r *http.Request) {
-	d := h.find(w, r)
-	if d == nil {
-		return
+func (h *Handlers) delete(ctx context.Context, in *DomainPath) (*sdk.Empty, error) {
+	d, err := h.find(ctx, *in)
+	if err != nil {
+		return nil, err
 	}
-	deleted, err := h.Store.Delete(r.Context(), d)
+	deleted, err := h.Store.Delete(ctx, d)
 	switch {
 	case errors.Is(err, ErrFromGraph):
-		sdk.WriteError(w, sdk.Conflict(d.Domain+": "+err.Error()+"; it is watched while the directory lists it"))
-		return
+		return nil, sdk.Conflict(d.Domain + ": " + err.Error() + "; it is watched while the directory lists it")
 	case err != nil:
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	case !deleted:
-		sdk.WriteError(w, sdk.NotFound("no such domain"))
-		return
+		return nil, sdk.NotFound("no such domain")
 	}
-	h.audit(r.Context(), "dmarc_domain.delete.success", d, map[string]any{"domain": d.Domain})
-	w.WriteHeader(http.StatusNoContent)
+	h.audit(ctx, "dmarc_domain.delete.success", d, map[string]any{"domain": d.Domain})
+	return &sdk.Empty{}, nil
 }
 
-func (h *Handlers) setSelectors(w http.ResponseWriter, r *http.Request) {
-	d := h.find(w, r)
-	if d == nil {
-		return
-	}
-	f, p, err := readObject(r, "dkim_selectors")
+func (h *Handlers) setSelectors(ctx context.Context, in *selectorsIn) (*DomainItem, error) {
+	d, err := h.find(ctx, in.DomainPath)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	var selectors []string
-	if raw, ok := f["dkim_selectors"]; ok {
-		selectors = normalizeSelectors("body.dkim_selectors", raw, p)
-	} else {
-		p.Add("body.dkim_selectors", "is required")
-	}
+	var p jsonbody.Problems
+	selectors := normalizeSelectors("body.dkim_selectors", in.Body.Selectors, &p)
 	if err := p.Err(); err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	found, err := h.Store.SetSelectors(r.Context(), d.ID, selectors)
+	found, err := h.Store.SetSelectors(ctx, d.ID, selectors)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	if !found {
-		sdk.WriteError(w, sdk.NotFound("no such domain"))
-		return
+		return nil, sdk.NotFound("no such domain")
 	}
 	d.Selectors = joinSelectors(selectors)
-	h.audit(r.Context(), "dmarc_domain.selectors.success", d, map[string]any{"domain": d.Domain, "dkim_selectors": selectors})
-	it, err := h.itemOf(r.Context(), d)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, it)
+	h.audit(ctx, "dmarc_domain.selectors.success", d, map[string]any{"domain": d.Domain, "dkim_selectors": selectors})
+	it, err := h.itemOf(ctx, d)
+	return &it, err
 }

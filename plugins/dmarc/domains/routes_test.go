@@ -205,7 +205,7 @@ func TestBounds(t *testing.T) {
 		for body, loc := range map[string]string{
 			`{"domain": "x.example"}`:                                                                              "body.tenant_id",
 			`{"tenant_id": "` + contoso.ID + `"}`:                                                                  "body.domain",
-			`{"tenant_id": "t-nobody", "domain": "x.example"}`:                                                     "body.tenant_id",
+			`{"tenant_id": "", "domain": "x.example"}`:                                                             "body.tenant_id",
 			`{"tenant_id": "` + contoso.ID + `", "domain": 7}`:                                                     "body.domain",
 			`{"tenant_id": "` + contoso.ID + `", "domain": "localhost"}`:                                           "body.domain",
 			`{"tenant_id": "` + contoso.ID + `", "domain": "192.0.2.1"}`:                                           "body.domain",
@@ -219,12 +219,18 @@ func TestBounds(t *testing.T) {
 			`{"tenant_id": "` + contoso.ID + `", "domain": "x.example", "dkim_selectors": "s1"}`:                   "body.dkim_selectors",
 			`{"tenant_id": "` + contoso.ID + `", "domain": "x.example", "source": "graph"}`:                        "body.source",
 			`[]`: "body",
-			`{"tenant_id": "` + contoso.ID + `", "domain": "x.example", "pad": "` + strings.Repeat("x", 17<<10) + `"}`: "body",
+			`{"tenant_id": "` + contoso.ID + `", "domain": "x.example", "pad": "x"}`: "body.pad",
 		} {
 			code, resp := f.call(t, http.MethodPost, "/api/v1/dmarc/domains", body, admin)
 			if code != http.StatusUnprocessableEntity || !hasLocation(problemOf(t, resp), loc) {
 				t.Errorf("POST %.120s: %d %s, want 422 at %s", body, code, resp, loc)
 			}
+		}
+		// A tenant that is none of the caller's, an admin's included, is
+		// refused before the handler.
+		if code, resp := f.call(t, http.MethodPost, "/api/v1/dmarc/domains", `{"tenant_id": "t-nobody", "domain": "x.example"}`, admin); code != http.StatusForbidden ||
+			problemOf(t, resp).Detail != "no access to the requested tenant" {
+			t.Errorf("POST for no tenant: %d %s, want 403", code, resp)
 		}
 		for body, loc := range map[string]string{
 			`{}`:                               "body.dkim_selectors",

@@ -242,7 +242,7 @@ type view struct {
 
 func viewOf(r *http.Request) view {
 	tenants := sdkui.Tenants(r)
-	return view{tenants: tenants, many: len(tenants) > 1, scoped: r.URL.Query().Get("tenant_id") != ""}
+	return view{tenants: tenants, many: len(tenants) > 1, scoped: sdk.ViewTenant(r) != ""}
 }
 
 // link is an API path with the page's tenant, when it is scoped, and the

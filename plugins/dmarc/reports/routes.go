@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // TenantOf names the tenant a domain belongs to; ok is false for a domain
@@ -159,158 +162,143 @@ func itemOf(r Rate) StatsItem {
 	return StatsItem{Key: r.Key, Messages: r.Messages, Passed: r.Passed, Failed: r.Failed(), PassPercent: r.PassPercent()}
 }
 
-func float(v float64) *float64 { return &v }
-func intPtr(n int) *int        { return &n }
-
-func tenantIDsParam() *huma.Param {
-	return &huma.Param{Name: "tenant_ids", In: "query",
-		Description: "Tenants to include (repeated or comma-separated); all the caller's when absent. A tenant the caller may not see is a 403.",
-		Schema:      &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}}
+// Scope is the tenants and the policy domain a read covers.
+type Scope struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	Domain  string        `query:"domain" maxLength:"253" doc:"Only reports about this policy domain"`
 }
 
-func domainParam() *huma.Param {
-	return &huma.Param{Name: "domain", In: "query", Description: "Only reports about this policy domain",
-		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(253)}}
+type uploadIn struct {
+	Tenant      sdk.TenantID `query:"tenant_id" doc:"The tenant the report is for; may be left out by a caller who sees exactly one tenant, or given as a form field"`
+	ContentType string       `header:"Content-Type" doc:"The body's media type: one of the request body's"`
+	RawBody     []byte
 }
 
-func dateParam(name, doc string) *huma.Param {
-	return &huma.Param{Name: name, In: "query", Description: doc, Schema: &huma.Schema{Type: huma.TypeString, Format: "date"}}
+// uploadOut is stored (201) or a duplicate (200).
+type uploadOut struct {
+	Status int
+	Body   UploadResult
 }
 
-func problem(doc string) *huma.Response { return &huma.Response{Description: doc} }
+type listIn struct {
+	Scope
+	OrgName   string    `query:"org_name" maxLength:"255" doc:"Only reports of this reporting organisation (exact)"`
+	From      time.Time `query:"from" timeFormat:"2006-01-02" doc:"Reports ending on or after this day"`
+	To        time.Time `query:"to" timeFormat:"2006-01-02" doc:"Reports beginning on or before this day"`
+	Limit     int       `query:"limit" minimum:"1" maximum:"500" default:"50"`
+	Offset    int       `query:"offset" minimum:"0" maximum:"1000000" default:"0"`
+	SortBy    string    `query:"sort_by" enum:"date_begin,received_at,org_name,domain,messages" default:"date_begin"`
+	SortOrder string    `query:"sort_order" enum:"asc,desc" default:"desc"`
+}
 
-// Routes declares the report routes.
-func (h *Handlers) Routes() []sdk.Route {
-	get := http.MethodGet
+// statsIn's from defaults to defaultDays-1 days before to.
+type statsIn struct {
+	Scope
+	GroupBy string    `query:"group_by" enum:"day,source_ip,header_from,alignment,disposition" default:"day"`
+	From    time.Time `query:"from" timeFormat:"2006-01-02" doc:"First day; default 29 days before to"`
+	To      time.Time `query:"to" timeFormat:"2006-01-02" doc:"Last day; default today (UTC)"`
+	Limit   int       `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"Groups listed"`
+}
+
+type filesIn struct {
+	Limit int `query:"limit" minimum:"1" maximum:"1000" default:"100"`
+}
+
+type getIn struct {
+	ID int64 `path:"id" minimum:"1"`
+}
+
+// uploadTypes are the media types an upload's body may have besides
+// multipart/form-data; the content tells the three formats apart.
+var uploadTypes = []string{"application/xml", "text/xml", "application/gzip", "application/x-gzip", "application/zip", "application/octet-stream"}
+
+// uploadBody documents an upload's body.
+func uploadBody() *huma.RequestBody {
 	media := func(desc string) *huma.MediaType {
 		return &huma.MediaType{Schema: &huma.Schema{Type: huma.TypeString, Format: "binary", Description: desc}}
 	}
+	tenant := sdk.TenantID("").Schema(nil)
+	tenant.Description = "The tenant, instead of the query parameter"
 	multipart := &huma.Schema{Type: huma.TypeObject, Required: []string{"file"}, Properties: map[string]*huma.Schema{
-		"file":      {Type: huma.TypeString, Format: "binary", Description: "The report: XML, gzip or zip"},
-		"tenant_id": {Type: huma.TypeString, MaxLength: intPtr(64), Description: "The tenant, instead of the query parameter"},
-	}}
-	bad := problem("The file is not an acceptable report: errors name body (or body.file) and the message names the element at fault " +
-		"(feedback/record[3]/row/source_ip); an archive of several files, a nested archive, any DTD, or a report whose policy domain is not the tenant's; " +
-		"a Content-Type other than those accepted (location header.Content-Type); a missing tenant_id for a caller of several tenants")
-	return []sdk.Route{
-		{Method: http.MethodPost, Path: reportsPath, TenantScoped: true, Handler: h.upload, Operation: &huma.Operation{
-			OperationID: "dmarc-reports-upload", Tags: []string{tag}, Summary: "Upload a DMARC aggregate report",
-			Description: "Any user of the tenant may upload its reports (as they arrive in the tenant's rua mailbox). The body is the file itself, " +
-				"plain XML, gzip (.xml.gz) or zip with one .xml member, told apart by its content rather than its name or type; or a multipart form with the file in `file`. " +
-				"Limits: " + fmt.Sprintf("%d MiB as sent (the host's request limit may be lower), %d MiB expanded, expansion at most %d times, %d records, nesting %d deep. ",
-				DefaultLimits.MaxCompressed>>20, DefaultLimits.MaxDecompressed>>20, DefaultLimits.MaxRatio, DefaultLimits.MaxRecords, DefaultLimits.MaxDepth) +
-				"The report's policy_published domain must be one of the tenant's domains. A report the tenant already has (same org_name and report_id) " +
-				"answers 200 with status duplicate and is not stored again; a new one answers 201.",
-			Parameters: []*huma.Param{{Name: "tenant_id", In: "query",
-				Description: "The tenant the report is for; may be left out by a caller who sees exactly one tenant, or given as a form field",
-				Schema:      &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}},
-			RequestBody: &huma.RequestBody{Required: true, Description: "The report file", Content: map[string]*huma.MediaType{
-				"application/xml": media("XML"), "text/xml": media("XML"), "application/gzip": media("gzip"), "application/zip": media("zip"),
-				"application/octet-stream": media("any of the three"), "multipart/form-data": {Schema: multipart}}},
-			Responses: map[string]*huma.Response{
-				"201": sdk.JSONResponse("Stored", UploadResult{}), "200": sdk.JSONResponse("A duplicate, not stored again", UploadResult{}),
-				"403": problem("The caller may not see the tenant named"),
-				"413": problem("The file, or what it expands to, is over a limit; the detail names it"),
-				"422": bad},
-		}},
-		{Method: get, Path: reportsPath, TenantScoped: true, Handler: h.list, Operation: &huma.Operation{
-			OperationID: "dmarc-reports-list", Tags: []string{tag}, Summary: "DMARC aggregate reports of the caller's tenants",
-			Description: "A page of reports with their totals. from and to select reports whose date range meets those days.",
-			Parameters: []*huma.Param{tenantIDsParam(), domainParam(),
-				{Name: "org_name", In: "query", Description: "Only reports of this reporting organisation (exact)", Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(255)}},
-				dateParam("from", "Reports ending on or after this day"), dateParam("to", "Reports beginning on or before this day"),
-				{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1), Maximum: float(500), Default: 50}},
-				{Name: "offset", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(0), Maximum: float(1_000_000), Default: 0}},
-				{Name: "sort_by", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"date_begin", "received_at", "org_name", "domain", "messages"}, Default: "date_begin"}},
-				{Name: "sort_order", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"asc", "desc"}, Default: "desc"}},
-			},
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("Reports", List{}), "422": problem("to is before from")},
-		}},
-		{Method: get, Path: reportsPath + "/stats", TenantScoped: true, Handler: h.stats, Operation: &huma.Operation{
-			OperationID: "dmarc-reports-stats", Tags: []string{tag}, Summary: "DMARC pass and fail rates, grouped",
-			Description: "Messages of the reports' records that passed DMARC (aligned DKIM or aligned SPF passed, as the receiver evaluated them) and failed, " +
-				"grouped by day (the day each report begins, UTC, in day order), source IP, header_from domain, alignment (which aligned mechanisms passed) or " +
-				"disposition, the others with the most failed messages first. Records count on the day their report begins.",
-			Parameters: []*huma.Param{tenantIDsParam(), domainParam(),
-				{Name: "group_by", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"day", "source_ip", "header_from", "alignment", "disposition"}, Default: "day"}},
-				dateParam("from", fmt.Sprintf("First day; default %d days before to", defaultDays-1)), dateParam("to", "Last day; default today (UTC)"),
-				{Name: "limit", In: "query", Description: "Groups listed", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1), Maximum: float(1000), Default: 100}},
-			},
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("Rates", StatsView{}),
-				"422": problem(fmt.Sprintf("to is before from, or the range is longer than %d days", maxStatsDays))},
-		}},
-		{Method: get, Path: reportsPath + "/files", Auth: sdk.AuthAdmin, Handler: h.files, Operation: &huma.Operation{
-			OperationID: "dmarc-reports-files", Tags: []string{tag}, Summary: "Files the folder ingest has read",
-			Description: "Admins only: every file of reports_dir the ingest has read, by content (SHA-256), newest first, with what became of it: " +
-				"stored, duplicate (the tenant had the report already), failed (with the reason; not read again) or unmatched (its domain is no tenant's; read again on each run).",
-			Parameters: []*huma.Param{{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1), Maximum: float(1000), Default: 100}}},
-			Responses:  map[string]*huma.Response{"200": sdk.JSONResponse("Files", []FileView{})},
-		}},
-		{Method: get, Path: reportsPath + "/{id}", Handler: h.get, Operation: &huma.Operation{
-			OperationID: "dmarc-reports-get", Tags: []string{tag}, Summary: "A DMARC aggregate report with its records",
-			Parameters: []*huma.Param{{Name: "id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1)}}},
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("The report", Detail{}),
-				"404": problem("No such report, or it is a tenant's the caller may not see")},
-		}},
-	}
+		"file": {Type: huma.TypeString, Format: "binary", Description: "The report: XML, gzip or zip"}, "tenant_id": tenant}}
+	return &huma.RequestBody{Required: true, Description: "The report file", Content: map[string]*huma.MediaType{
+		"application/xml": media("XML"), "text/xml": media("XML"), "application/gzip": media("gzip"), "application/zip": media("zip"),
+		"application/octet-stream": media("any of the three"), "multipart/form-data": {Schema: multipart}}}
 }
 
-func (h *Handlers) writeError(w http.ResponseWriter, err error) {
-	var p *sdk.Problem
-	if !errors.As(err, &p) && h.Logger != nil {
-		h.Logger.Error("dmarc report request failed", "error", err)
+// Routes declares the report routes.
+func (h *Handlers) Routes() []sdk.Route {
+	op := func(id, summary, doc string) sdk.Op {
+		return sdk.Op{ID: "dmarc-reports-" + id, Tags: []string{tag}, Summary: summary, Description: doc}
 	}
-	sdk.WriteError(w, err)
+	upload := op("upload", "Upload a DMARC aggregate report",
+		"Any user of the tenant may upload its reports (as they arrive in the tenant's rua mailbox). The body is the file itself, "+
+			"plain XML, gzip (.xml.gz) or zip with one .xml member, told apart by its content rather than its name or type; or a multipart form with the file in `file`. "+
+			"Limits: "+fmt.Sprintf("%d MiB as sent (the host's request limit may be lower), %d MiB expanded, expansion at most %d times, %d records, nesting %d deep. ",
+			DefaultLimits.MaxCompressed>>20, DefaultLimits.MaxDecompressed>>20, DefaultLimits.MaxRatio, DefaultLimits.MaxRecords, DefaultLimits.MaxDepth)+
+			"The report's policy_published domain must be one of the tenant's domains. A report the tenant already has (same org_name and report_id) "+
+			"answers 200 with status duplicate and is not stored again; a new one answers 201. "+
+			"Refused: a file that is not an acceptable report (422 naming body, or body.file, with the element at fault, e.g. feedback/record[3]/row/source_ip): "+
+			"an archive of several files, a nested archive, any DTD, a report whose policy domain is not the tenant's; "+
+			"a Content-Type other than those accepted (header.Content-Type); a missing tenant_id for a caller of several tenants; "+
+			"a file, or what it expands to, over a limit (413, the detail names it).")
+	upload.Status, upload.RequestBody = http.StatusCreated, uploadBody()
+	upload.Responses = map[string]*huma.Response{"201": sdk.JSONResponse("Stored", UploadResult{}),
+		"200": sdk.JSONResponse("A duplicate, not stored again", UploadResult{})}
+	stats := op("stats", "DMARC pass and fail rates, grouped",
+		"Messages of the reports' records that passed DMARC (aligned DKIM or aligned SPF passed, as the receiver evaluated them) and failed, "+
+			"grouped by day (the day each report begins, UTC, in day order), source IP, header_from domain, alignment (which aligned mechanisms passed) or "+
+			"disposition, the others with the most failed messages first. Records count on the day their report begins. "+
+			fmt.Sprintf("A range with to before from, or longer than %d days, is 422.", maxStatsDays))
+	get := op("get", "A DMARC aggregate report with its records", "A report of a tenant the caller may not see is 404.")
+	get.Errors = []int{http.StatusNotFound}
+	files := op("files", "Files the folder ingest has read",
+		"Admins only: every file of reports_dir the ingest has read, by content (SHA-256), newest first, with what became of it: "+
+			"stored, duplicate (the tenant had the report already), failed (with the reason; not read again) or unmatched (its domain is no tenant's; read again on each run).")
+	files.Auth = sdk.AuthAdmin
+	return []sdk.Route{
+		sdk.Post(reportsPath, upload, h.upload),
+		sdk.Get(reportsPath, op("list", "DMARC aggregate reports of the caller's tenants",
+			"A page of reports with their totals. from and to select reports whose date range meets those days; to before from is 422."), h.list),
+		sdk.Get(reportsPath+"/stats", stats, h.stats),
+		sdk.Get(reportsPath+"/files", files, h.files),
+		sdk.Get(reportsPath+"/{id}", get, h.get),
+	}
 }
 
 func tooLargeProblem(detail string) *sdk.Problem {
 	return &sdk.Problem{Title: http.StatusText(http.StatusRequestEntityTooLarge), Status: http.StatusRequestEntityTooLarge, Detail: detail}
 }
 
-// uploadTenant is the tenant an upload is for: the one named, which the
-// caller must see, or the caller's only one.
+// uploadTenant is the tenant an upload is for: the one named, or the
+// caller's only one.
 func uploadTenant(p sdk.Principal, named, location string) (string, error) {
-	if named == "" {
-		if len(p.TenantIDs) == 1 {
-			return p.TenantIDs[0], nil
-		}
-		return "", sdk.Invalid(location, "is required: name the tenant the report is for")
+	switch {
+	case named != "":
+		return named, nil
+	case len(p.TenantIDs) == 1:
+		return p.TenantIDs[0], nil
 	}
-	if !p.CanSee(named) {
-		return "", sdk.Forbidden("no access to the tenant named")
-	}
-	return named, nil
+	return "", sdk.Invalid(location, "is required: name the tenant the report is for")
 }
 
-// readUpload reads the file of an upload and the tenant it names.
-func (h *Handlers) readUpload(r *http.Request) (file []byte, name, tenantID, location string, err error) {
-	p := sdk.PrincipalFrom(r.Context())
-	limit := h.Limits.withDefaults().MaxCompressed
-	// A tenant named in the query is checked before anything of the body.
-	if named := r.URL.Query().Get("tenant_id"); named != "" && !p.CanSee(named) {
-		return nil, "", "", "", sdk.Forbidden("no access to the tenant named")
-	}
-	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	switch ct {
-	case "application/xml", "text/xml", "application/gzip", "application/x-gzip", "application/zip", "application/octet-stream":
-		if tenantID, err = uploadTenant(p, r.URL.Query().Get("tenant_id"), "query.tenant_id"); err != nil {
-			return nil, "", "", "", err
-		}
-		file, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
-		return file, "", tenantID, "body", err
-	case "multipart/form-data":
-		if params["boundary"] == "" {
-			return nil, "", "", "", sdk.Invalid("header.Content-Type", "multipart/form-data needs a boundary")
-		}
-	default:
+// readUpload reads the file of an upload and the tenant it names. A
+// tenant named in the query the host has checked; one named in a form
+// field is checked here.
+func readUpload(ctx context.Context, in *uploadIn) (file []byte, name, tenantID, location string, err error) {
+	p := sdk.PrincipalFrom(ctx)
+	ct, params, _ := mime.ParseMediaType(in.ContentType)
+	switch {
+	case slices.Contains(uploadTypes, ct):
+		tenantID, err = uploadTenant(p, string(in.Tenant), "query.tenant_id")
+		return in.RawBody, "", tenantID, "body", err
+	case ct != "multipart/form-data":
 		return nil, "", "", "", sdk.Invalid("header.Content-Type", "is %q; send the file as application/xml, application/gzip, application/zip or application/octet-stream, or in the file field of multipart/form-data", clip(ct))
+	case params["boundary"] == "":
+		return nil, "", "", "", sdk.Invalid("header.Content-Type", "multipart/form-data needs a boundary")
 	}
-	mr, err := r.MultipartReader()
-	if err != nil {
-		return nil, "", "", "", sdk.Invalid("body", "the multipart form is malformed: %v", err)
-	}
-	named := r.URL.Query().Get("tenant_id")
-	seen := false
+	mr := multipart.NewReader(bytes.NewReader(in.RawBody), params["boundary"])
+	named, seen := string(in.Tenant), false
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -325,14 +313,16 @@ func (h *Handlers) readUpload(r *http.Request) (file []byte, name, tenantID, loc
 			if len(v) > 64 {
 				return nil, "", "", "", sdk.Invalid("body.tenant_id", "is longer than 64 characters")
 			}
-			named = strings.TrimSpace(string(v))
+			if named = strings.TrimSpace(string(v)); named != "" && !p.CanSee(named) {
+				return nil, "", "", "", sdk.Forbidden(protocol.MsgNoTenantAccess)
+			}
 		case "file":
 			if seen {
 				return nil, "", "", "", sdk.Invalid("body.file", "is given twice; upload one report at a time")
 			}
 			seen = true
 			name = clip(part.FileName())
-			if file, err = io.ReadAll(io.LimitReader(part, limit+1)); err != nil {
+			if file, err = io.ReadAll(part); err != nil {
 				return nil, "", "", "", sdk.Invalid("body", "the multipart form is malformed: %v", err)
 			}
 		}
@@ -346,113 +336,71 @@ func (h *Handlers) readUpload(r *http.Request) (file []byte, name, tenantID, loc
 	return file, name, tenantID, "body.file", nil
 }
 
-func (h *Handlers) upload(w http.ResponseWriter, r *http.Request) {
-	file, name, tenantID, location, err := h.readUpload(r)
+func (h *Handlers) upload(ctx context.Context, in *uploadIn) (*uploadOut, error) {
+	file, name, tenantID, location, err := readUpload(ctx, in)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
 	rep, err := Parse(bytes.NewReader(file), h.Limits)
 	var pe *ParseError
-	if errors.As(err, &pe) {
-		if pe.TooLarge {
-			h.writeError(w, tooLargeProblem(pe.Error()))
-		} else {
-			h.writeError(w, sdk.Invalid(location, "%s", pe.Error()))
-		}
-		return
+	switch {
+	case errors.As(err, &pe) && pe.TooLarge:
+		return nil, tooLargeProblem(pe.Error())
+	case errors.As(err, &pe):
+		return nil, sdk.Invalid(location, "%s", pe.Error())
+	case err != nil:
+		return nil, err
 	}
+	owner, ok, err := h.TenantOf(ctx, rep.Domain)
 	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	owner, ok, err := h.TenantOf(r.Context(), rep.Domain)
-	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
 	if !ok || owner != tenantID {
-		h.writeError(w, sdk.Invalid(location, "the report is about %s, which is not a domain of the tenant", rep.Domain))
-		return
+		return nil, sdk.Invalid(location, "the report is about %s, which is not a domain of the tenant", rep.Domain)
 	}
 	sum := sha256.Sum256(file)
-	stored, dup, err := h.Store.Insert(r.Context(), rep, Meta{TenantID: tenantID, Source: SourceUpload, FileName: name, SHA256: hex.EncodeToString(sum[:]), ReceivedAt: h.now()})
+	stored, dup, err := h.Store.Insert(ctx, rep, Meta{TenantID: tenantID, Source: SourceUpload, FileName: name, SHA256: hex.EncodeToString(sum[:]), ReceivedAt: h.now()})
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
 	if dup {
-		sdk.WriteJSON(w, http.StatusOK, UploadResult{Status: "duplicate", Report: summaryOf(stored)})
-		return
+		return &uploadOut{Status: http.StatusOK, Body: UploadResult{Status: "duplicate", Report: summaryOf(stored)}}, nil
 	}
 	if h.Audit != nil {
-		err := h.Audit.Audit(r.Context(), sdk.AuditEntry{Action: "dmarc_report.upload.success", Status: "success", TenantID: tenantID,
+		err := h.Audit.Audit(ctx, sdk.AuditEntry{Action: "dmarc_report.upload.success", Status: "success", TenantID: tenantID,
 			ResourceType: "dmarc_report", ResourceID: strconv.FormatInt(stored.ID, 10),
 			Details: map[string]any{"org_name": rep.OrgName, "report_id": rep.ReportID, "domain": rep.Domain, "records": len(rep.Records)}})
 		if err != nil && h.Logger != nil {
 			h.Logger.Error("audit entry not recorded", "report", stored.ID, "error", err)
 		}
 	}
-	sdk.WriteJSON(w, http.StatusCreated, UploadResult{Status: "stored", Report: summaryOf(stored)})
+	return &uploadOut{Status: http.StatusCreated, Body: UploadResult{Status: "stored", Report: summaryOf(stored)}}, nil
 }
 
-// day reads a date parameter; zero when absent.
-func day(r *http.Request, name string) (time.Time, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return time.Time{}, nil
+func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
+	if !in.From.IsZero() && !in.To.IsZero() && in.To.Before(in.From) {
+		return nil, sdk.Invalid("query.to", "is before from")
 	}
-	t, err := time.Parse(time.DateOnly, v)
+	f := ReportFilter{TenantIDs: in.Tenants, Domain: strings.ToLower(in.Domain), OrgName: in.OrgName, SortBy: in.SortBy, Desc: in.SortOrder != "asc",
+		From: in.From, To: in.To, Limit: in.Limit, Offset: in.Offset}
+	rows, total, err := h.Store.List(ctx, f)
 	if err != nil {
-		return time.Time{}, sdk.Invalid("query."+name, "is %q, not a date (YYYY-MM-DD)", clip(v))
+		return nil, err
 	}
-	return t, nil
-}
-
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
-	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	q := r.URL.Query()
-	f := ReportFilter{TenantIDs: tenants, Domain: strings.ToLower(q.Get("domain")), OrgName: q.Get("org_name"), SortBy: q.Get("sort_by"), Desc: q.Get("sort_order") != "asc"}
-	f.Limit, _ = strconv.Atoi(q.Get("limit"))
-	f.Offset, _ = strconv.Atoi(q.Get("offset"))
-	if f.From, err = day(r, "from"); err == nil {
-		f.To, err = day(r, "to")
-	}
-	if err == nil && !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
-		err = sdk.Invalid("query.to", "is before from")
-	}
-	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	rows, total, err := h.Store.List(r.Context(), f)
-	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	out := List{Items: make([]Summary, len(rows)), Total: total, Limit: f.Limit, Offset: f.Offset}
+	out := &List{Items: make([]Summary, len(rows)), Total: total, Limit: f.Limit, Offset: f.Offset}
 	for i := range rows {
 		out.Items[i] = summaryOf(&rows[i])
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // statsRange is the statistics' days: from and to as given or by
 // default, to not before from, at most maxStatsDays days.
-func (h *Handlers) statsRange(r *http.Request) (from, to time.Time, err error) {
-	if to, err = day(r, "to"); err != nil {
-		return
-	}
+func (h *Handlers) statsRange(in *statsIn) (from, to time.Time, err error) {
+	from, to = in.From, in.To
 	if to.IsZero() {
 		n := h.now()
 		to = time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, time.UTC)
-	}
-	if from, err = day(r, "from"); err != nil {
-		return
 	}
 	if from.IsZero() {
 		from = to.AddDate(0, 0, -(defaultDays - 1))
@@ -466,31 +414,21 @@ func (h *Handlers) statsRange(r *http.Request) (from, to time.Time, err error) {
 	return
 }
 
-func (h *Handlers) stats(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) stats(ctx context.Context, in *statsIn) (*StatsView, error) {
+	from, to, err := h.statsRange(in)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	from, to, err := h.statsRange(r)
+	st, err := h.Store.Stats(ctx, StatsFilter{TenantIDs: in.Tenants, Domain: strings.ToLower(in.Domain), From: from, To: to}, in.GroupBy, in.Limit)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	q := r.URL.Query()
-	groupBy := q.Get("group_by")
-	limit, _ := strconv.Atoi(q.Get("limit"))
-	st, err := h.Store.Stats(r.Context(), StatsFilter{TenantIDs: tenants, Domain: strings.ToLower(q.Get("domain")), From: from, To: to}, groupBy, limit)
-	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	out := StatsView{GroupBy: groupBy, From: from.Format(time.DateOnly), To: to.Format(time.DateOnly), Messages: st.Total.Messages,
+	out := &StatsView{GroupBy: in.GroupBy, From: from.Format(time.DateOnly), To: to.Format(time.DateOnly), Messages: st.Total.Messages,
 		Passed: st.Total.Passed, Failed: st.Total.Failed(), PassPercent: st.Total.PassPercent(), Groups: st.Groups, Items: make([]StatsItem, len(st.Items))}
 	for i, it := range st.Items {
 		out.Items[i] = itemOf(it)
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // FileView is a folder file the ingest read.
@@ -503,43 +441,37 @@ type FileView struct {
 	ProcessedAt time.Time `json:"processed_at"`
 }
 
-func (h *Handlers) files(w http.ResponseWriter, r *http.Request) {
-	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	files, err := h.Store.Files(r.Context(), limit)
+func (h *Handlers) files(ctx context.Context, in *filesIn) (*[]FileView, error) {
+	files, err := h.Store.Files(ctx, in.Limit)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
 	out := make([]FileView, len(files))
 	for i, f := range files {
 		out[i] = FileView{SHA256: f.SHA256, FileName: f.FileName, Status: f.Status, Reason: f.Reason, ReportID: f.ReportPK, ProcessedAt: f.ProcessedAt.UTC()}
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
-	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	rep, recs, err := h.Store.Get(r.Context(), sdk.PrincipalFrom(r.Context()).TenantIDs, id)
+func (h *Handlers) get(ctx context.Context, in *getIn) (*Detail, error) {
+	rep, recs, err := h.Store.Get(ctx, sdk.PrincipalFrom(ctx).TenantIDs, in.ID)
 	if errors.Is(err, ErrNotFound) {
-		err = sdk.NotFound("no report " + strconv.FormatInt(id, 10))
+		err = sdk.NotFound("no report " + strconv.FormatInt(in.ID, 10))
 	}
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	out := Detail{Summary: summaryOf(rep), Records: make([]RecordView, len(recs))}
+	out := &Detail{Summary: summaryOf(rep), Records: make([]RecordView, len(recs))}
 	for i, rec := range recs {
 		v := RecordView{SourceIP: rec.SourceIP, Count: rec.Count, Disposition: rec.Disposition, DKIM: rec.DKIM, SPF: rec.SPF, Pass: rec.Pass,
 			Alignment: rec.Alignment, HeaderFrom: rec.HeaderFrom, EnvelopeFrom: rec.EnvelopeFrom, AuthDKIM: []DKIMAuth{}, AuthSPF: []SPFAuth{}}
 		if err := json.Unmarshal([]byte(rec.AuthDKIM), &v.AuthDKIM); err != nil {
-			h.writeError(w, err)
-			return
+			return nil, err
 		}
 		if err := json.Unmarshal([]byte(rec.AuthSPF), &v.AuthSPF); err != nil {
-			h.writeError(w, err)
-			return
+			return nil, err
 		}
 		out.Records[i] = v
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return out, nil
 }

@@ -188,6 +188,7 @@ func TestUploadRefusals(t *testing.T) {
 		badIPCT, badIPBody := onlyFile(bytes.Replace(google, []byte("40.107.22.91"), []byte("not-an-ip"), 1))
 		foreignCT, foreignBody := form(t, map[string]string{"tenant_id": tenantFabrikam}, "r.xml", google)
 		longCT, longBody := form(t, map[string]string{"tenant_id": strings.Repeat("x", 65)}, "r.xml", google)
+		emptyTenantCT, emptyTenantBody := form(t, map[string]string{"tenant_id": " "}, "r.xml", google)
 		for _, c := range []struct {
 			name     string
 			who      sdk.Principal
@@ -206,6 +207,8 @@ func TestUploadRefusals(t *testing.T) {
 			{"json", userContoso, "", "application/json", []byte(`{}`), 422, "header.Content-Type", "application/json"},
 			{"json for a foreign tenant", userContoso, "?tenant_id=" + tenantFabrikam, "application/json", []byte(`{}`), 403, "", "no access"},
 			{"no content type", userContoso, "", "", google, 422, "header.Content-Type", ""},
+			{"no body", userContoso, "", "application/xml", nil, 422, "body", "is required"},
+			{"empty tenant in a form, several seen", admin, "", emptyTenantCT, emptyTenantBody, 422, "body.tenant_id", "is required"},
 			{"too large", userContoso, "", "application/xml", append(bytes.Repeat([]byte(" "), 64<<10), google...), 413, "", "larger than 65536 bytes"},
 			{"expands too far", userContoso, "", "application/gzip", gz(t, append(google, bytes.Repeat([]byte(" "), 256<<10)...)), 413, "", "expands more than 100 times"},
 			{"billion laughs", userContoso, "", "application/xml", []byte(billionLaughs), 422, "body", "document type declaration"},

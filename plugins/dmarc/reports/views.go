@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"errors"
 	"html/template"
 	"math"
 	"net/http"
@@ -29,6 +30,16 @@ func (h *Handlers) Fragments(slot string) []sdk.Fragment {
 		{Path: RatesFragmentPath, Title: "DMARC pass rate (aggregate reports)", Slot: slot, RefreshSeconds: 900, Handler: h.ratesFragment},
 		{Path: SourcesFragmentPath, Title: "Sources failing DMARC", Slot: slot, RefreshSeconds: 900, Handler: h.sourcesFragment},
 	}
+}
+
+// writeError answers a view's failure; one that is not a problem is
+// logged, since the caller is told only that it was internal.
+func (h *Handlers) writeError(w http.ResponseWriter, err error) {
+	var p *sdk.Problem
+	if !errors.As(err, &p) && h.Logger != nil {
+		h.Logger.Error("dmarc report request failed", "error", err)
+	}
+	sdk.WriteError(w, err)
 }
 
 // window is the sections' days: the last viewDays to today.

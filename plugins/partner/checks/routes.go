@@ -2,13 +2,10 @@ package checks
 
 import (
 	"cmp"
-	"net/http"
+	"context"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/partner/catalogue"
@@ -116,149 +113,95 @@ type TrendPoint struct {
 	DaysLeft       int     `json:"days_left" doc:"Days to the deadline on the day"`
 }
 
-func intPtr(n int) *int { return &n }
-
-func intParam(name string, lo, hi, def int, doc string) *huma.Param {
-	l, u := float64(lo), float64(hi)
-	return &huma.Param{Name: name, In: "query", Description: doc,
-		Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &l, Maximum: &u, Default: def}}
+// Order is a list's page and order; each route's own sort_by names what
+// it sorts by.
+type Order struct {
+	Limit     int    `query:"limit" minimum:"1" maximum:"500" default:"50" doc:"Page size"`
+	Offset    int    `query:"offset" minimum:"0" default:"0"`
+	SortOrder string `query:"sort_order" enum:"asc,desc" default:"asc"`
 }
 
-func tenantIDsParam() *huma.Param {
-	return &huma.Param{Name: "tenant_ids", In: "query",
-		Description: "Tenants to include (repeated or comma-separated); all the caller's tenants when absent. A tenant the caller may not see is a 403.",
-		Schema:      &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}}
+func (o Order) window(sortBy string) Window {
+	return Window{Limit: o.Limit, Offset: o.Offset, SortBy: sortBy, Desc: o.SortOrder == "desc"}
 }
 
-func enumParam(name string, values []string, def, doc string) *huma.Param {
-	enum := make([]any, len(values))
-	for i, v := range values {
-		enum[i] = v
-	}
-	s := &huma.Schema{Type: huma.TypeString, Enum: enum}
-	if def != "" {
-		s.Default = def
-	}
-	return &huma.Param{Name: name, In: "query", Description: doc, Schema: s}
+// The sort_by enums are the keys of SnapshotSorts and ResultSorts.
+type programmeIn struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	Order
+	SortBy string `query:"sort_by" enum:"checked_at,critical_gaps,gaps,maturity" default:"maturity" doc:"Order of the list"`
 }
 
-// window are a list's page and order parameters.
-func window(sorts []string, def string) []*huma.Param {
-	zero := 0.0
-	return []*huma.Param{
-		intParam("limit", 1, 500, 50, "Page size"),
-		{Name: "offset", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &zero, Default: 0}},
-		enumParam("sort_by", sorts, def, "Order of the list"),
-		enumParam("sort_order", []string{"asc", "desc"}, "asc", ""),
-	}
+// Requirement narrows a list to a priority and a category.
+type Requirement struct {
+	Priority string `query:"priority" enum:"critical,high,medium,low" doc:"Only requirements of this priority"`
+	Category string `query:"category" maxLength:"64" doc:"Only requirements of this category"`
 }
 
-func priorityNames() []string {
-	out := make([]string, len(catalogue.Priorities))
-	for i, p := range catalogue.Priorities {
-		out[i] = string(p)
-	}
-	return out
+type requirementsIn struct {
+	Requirement
+	Order
+	SortBy string `query:"sort_by" enum:"priority,id,category" default:"priority" doc:"Order of the list"`
 }
 
-func sortedKeys(m map[string]string) []string {
-	return slices.Sorted(func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+type resultsIn struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	Status  string        `query:"status" enum:"not_met,unknown,awaiting_evidence,met" doc:"Only requirements of this status"`
+	Requirement
+	GapsOnly bool `query:"gaps_only" default:"false" doc:"Only requirements not met"`
+	Order
+	SortBy string `query:"sort_by" enum:"category,priority,requirement_id,status,value" default:"priority" doc:"Order of the list"`
+}
+
+type trendIn struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	Days    int           `query:"days" minimum:"1" maximum:"365" default:"30" doc:"Days up to today"`
 }
 
 // Routes declares the read routes, served by h.
 func (h *Handlers) Routes() []sdk.Route {
-	get := http.MethodGet
-	errs := map[string]*huma.Response{
-		"403": {Description: "A tenant named in tenant_ids is not the caller's"},
-		"422": {Description: "A parameter is out of its bounds or not one of its values; errors name it as query.<name>"},
+	op := func(id, summary, doc string) sdk.Op {
+		return sdk.Op{ID: "partner-" + id, Tags: []string{tag}, Summary: summary, Description: doc}
 	}
-	op := func(id, summary, doc string, params []*huma.Param, resp *huma.Response) *huma.Operation {
-		responses := map[string]*huma.Response{"200": resp}
-		for k, v := range errs {
-			responses[k] = v
-		}
-		return &huma.Operation{OperationID: "partner-" + id, Tags: []string{tag}, Summary: summary, Description: doc,
-			Parameters: params, Responses: responses}
-	}
-	category := &huma.Param{Name: "category", In: "query", Description: "Only requirements of this category",
-		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
-	priority := enumParam("priority", priorityNames(), "", "Only requirements of this priority")
 	maturityDoc := " Maturity is the priority-weighted share of the requirements met on 0 to 5 (critical weighs 4, high 3, medium 2, low 1); " +
 		"a requirement is met when its automatic check reaches its target or, without a check, its evidence is accepted."
 	return []sdk.Route{
-		{Method: get, Path: "/api/v1/partner/programme", TenantScoped: true, Handler: h.programme, Operation: op("programme",
-			"The partner programme and each tenant's maturity",
-			"The partner, its deadline with the days left, the target maturity, and a page of the tenants' latest assessments with their gaps."+maturityDoc,
-			append([]*huma.Param{tenantIDsParam()}, window(sortedKeys(SnapshotSorts), "maturity")...), sdk.JSONResponse("The programme", Programme{}))},
-		{Method: get, Path: "/api/v1/partner/requirements", Handler: h.requirements, Operation: &huma.Operation{
-			OperationID: "partner-requirements", Tags: []string{tag}, Summary: "The requirements catalogue, paginated",
-			Description: "The partner's requirements with their priority, the evidence expected and the automatic check, if any; sorted by priority (then id) by default.",
-			Parameters:  append([]*huma.Param{priority, category}, window([]string{"priority", "id", "category"}, "priority")...),
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("Requirements", RequirementList{}),
-				"422": errs["422"]}}},
-		{Method: get, Path: "/api/v1/partner/results", TenantScoped: true, Handler: h.results, Operation: op("results",
-			"Each tenant's requirements with their status, paginated",
+		sdk.Get("/api/v1/partner/programme", op("programme", "The partner programme and each tenant's maturity",
+			"The partner, its deadline with the days left, the target maturity, and a page of the tenants' latest assessments with their gaps."+maturityDoc), h.programme),
+		sdk.Get("/api/v1/partner/requirements", op("requirements", "The requirements catalogue, paginated",
+			"The partner's requirements with their priority, the evidence expected and the automatic check, if any; sorted by priority (then id) by default."), h.requirements),
+		sdk.Get("/api/v1/partner/results", op("results", "Each tenant's requirements with their status, paginated",
 			"The requirements as each tenant's latest assessment found them: status (met, not_met, unknown, awaiting_evidence), the check's value "+
-				"and target, the reason an unknown check has no value. gaps_only keeps the requirements not met; the default order is by priority.",
-			append([]*huma.Param{tenantIDsParam(), enumParam("status", Statuses, "", "Only requirements of this status"), priority, category,
-				{Name: "gaps_only", In: "query", Description: "Only requirements not met", Schema: &huma.Schema{Type: huma.TypeBoolean, Default: false}}},
-				window(sortedKeys(ResultSorts), "priority")...),
-			sdk.JSONResponse("Results", ResultList{}))},
-		{Method: get, Path: "/api/v1/partner/maturity-trend", TenantScoped: true, Handler: h.trend, Operation: op("maturity-trend",
-			"Each tenant's daily maturity",
-			"One point per tenant and day with an assessment over the last `days` days (today included), oldest first."+maturityDoc,
-			[]*huma.Param{tenantIDsParam(), intParam("days", 1, 365, 30, "Days up to today")}, sdk.JSONResponse("Daily maturity", []TrendPoint{}))},
+				"and target, the reason an unknown check has no value. gaps_only keeps the requirements not met; the default order is by priority."), h.results),
+		sdk.Get("/api/v1/partner/maturity-trend", op("maturity-trend", "Each tenant's daily maturity",
+			"One point per tenant and day with an assessment over the last `days` days (today included), oldest first."+maturityDoc), h.trend),
 	}
 }
 
-// intQuery reads a parameter the host has checked and defaulted.
-func intQuery(r *http.Request, name string) int {
-	n, _ := strconv.Atoi(r.URL.Query().Get(name))
-	return n
-}
-
-func windowOf(r *http.Request) Window {
-	q := r.URL.Query()
-	return Window{Limit: intQuery(r, "limit"), Offset: intQuery(r, "offset"), SortBy: q.Get("sort_by"), Desc: q.Get("sort_order") == "desc"}
-}
-
-func (h *Handlers) programme(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) programme(ctx context.Context, in *programmeIn) (*Programme, error) {
+	win := in.window(in.SortBy)
+	snaps, total, err := h.Store.Latest(ctx, in.Tenants, win)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	win := windowOf(r)
-	snaps, total, err := h.Store.Latest(r.Context(), tenants, win)
+	items, err := h.maturities(ctx, snaps)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	items, err := h.maturities(r, snaps)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	p := h.Catalogue.Programme
-	sdk.WriteJSON(w, http.StatusOK, Programme{Partner: p.Partner, Description: p.Description, Deadline: p.Deadline.Format(time.DateOnly),
+	return &Programme{Partner: p.Partner, Description: p.Description, Deadline: p.Deadline.Format(time.DateOnly),
 		DaysLeft: DaysLeft(p.Deadline, h.now()), TargetMaturity: p.TargetMaturity, MaxMaturity: catalogue.MaxMaturity,
-		Requirements: len(h.Catalogue.Requirements), Items: items, Total: total, Limit: win.Limit, Offset: win.Offset})
+		Requirements: len(h.Catalogue.Requirements), Items: items, Total: total, Limit: win.Limit, Offset: win.Offset}, nil
 }
 
 // maturities are the snapshots with their tenants' names, measured
 // against the programme's target as it stands now.
-func (h *Handlers) maturities(r *http.Request, snaps []Snapshot) ([]TenantMaturity, error) {
+func (h *Handlers) maturities(ctx context.Context, snaps []Snapshot) ([]TenantMaturity, error) {
 	ids := make([]string, len(snaps))
 	for i, s := range snaps {
 		ids[i] = s.TenantID
 	}
-	names, err := pluginenv.TenantNames(r.Context(), h.Host, ids)
+	names, err := pluginenv.TenantNames(ctx, h.Host, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -271,12 +214,11 @@ func (h *Handlers) maturities(r *http.Request, snaps []Snapshot) ([]TenantMaturi
 	return out, nil
 }
 
-func (h *Handlers) requirements(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	win := windowOf(r)
+func (h *Handlers) requirements(_ context.Context, in *requirementsIn) (*RequirementList, error) {
+	win := in.window(in.SortBy)
 	items := []catalogue.Requirement{}
 	for _, req := range h.Catalogue.Requirements {
-		if (q.Get("priority") == "" || string(req.Priority) == q.Get("priority")) && (q.Get("category") == "" || req.Category == q.Get("category")) {
+		if (in.Priority == "" || string(req.Priority) == in.Priority) && (in.Category == "" || req.Category == in.Category) {
 			items = append(items, req)
 		}
 	}
@@ -297,26 +239,20 @@ func (h *Handlers) requirements(w http.ResponseWriter, r *http.Request) {
 	})
 	total := len(items)
 	items = items[min(win.Offset, total):min(win.Offset+win.Limit, total)]
-	sdk.WriteJSON(w, http.StatusOK, RequirementList{Items: items, Total: total, Limit: win.Limit, Offset: win.Offset})
+	return &RequirementList{Items: items, Total: total, Limit: win.Limit, Offset: win.Offset}, nil
 }
 
-// resultFilter reads the results route's filters: the caller's tenants the
-// request names, the status (gaps_only keeps the statuses but met), the
-// priority and the category.
-func (h *Handlers) resultFilter(r *http.Request) (ResultFilter, error) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
-	if err != nil {
-		return ResultFilter{}, err
-	}
-	q := r.URL.Query()
-	f := ResultFilter{Tenants: tenants, Priority: q.Get("priority"), Category: q.Get("category")}
+// resultFilter is the results route's filter: the tenants, the status
+// (gaps_only keeps the statuses but met), the priority and the category.
+func (h *Handlers) resultFilter(in *resultsIn) ResultFilter {
+	f := ResultFilter{Tenants: in.Tenants, Priority: in.Priority, Category: in.Category}
 	for _, req := range h.Catalogue.Requirements {
 		f.Requirements = append(f.Requirements, req.ID)
 	}
-	if s := q.Get("status"); s != "" {
-		f.Statuses = []string{s}
+	if in.Status != "" {
+		f.Statuses = []string{in.Status}
 	}
-	if gaps, _ := strconv.ParseBool(q.Get("gaps_only")); gaps {
+	if in.GapsOnly {
 		if len(f.Statuses) == 0 {
 			f.Statuses = Statuses
 		}
@@ -326,22 +262,16 @@ func (h *Handlers) resultFilter(r *http.Request) (ResultFilter, error) {
 			f.Requirements = nil
 		}
 	}
-	return f, nil
+	return f
 }
 
-func (h *Handlers) results(w http.ResponseWriter, r *http.Request) {
-	f, err := h.resultFilter(r)
+func (h *Handlers) results(ctx context.Context, in *resultsIn) (*ResultList, error) {
+	win := in.window(in.SortBy)
+	rows, total, err := h.Store.Results(ctx, h.resultFilter(in), win)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	win := windowOf(r)
-	rows, total, err := h.Store.Results(r.Context(), f, win)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, ResultList{Items: h.Items(rows), Total: total, Limit: win.Limit, Offset: win.Offset})
+	return &ResultList{Items: h.Items(rows), Total: total, Limit: win.Limit, Offset: win.Offset}, nil
 }
 
 // Items are result rows with their requirements' titles and expected
@@ -357,31 +287,24 @@ func (h *Handlers) Items(rows []ResultRow) []ResultItem {
 	return out
 }
 
-func (h *Handlers) trend(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) trend(ctx context.Context, in *trendIn) (*[]TrendPoint, error) {
+	from := h.now().AddDate(0, 0, 1-in.Days).Format(time.DateOnly)
+	snaps, err := h.Store.Trend(ctx, in.Tenants, from)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	from := h.now().AddDate(0, 0, 1-intQuery(r, "days")).Format(time.DateOnly)
-	snaps, err := h.Store.Trend(r.Context(), tenants, from)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	ids := make([]string, len(snaps))
 	for i, s := range snaps {
 		ids[i] = s.TenantID
 	}
-	names, err := pluginenv.TenantNames(r.Context(), h.Host, ids)
+	names, err := pluginenv.TenantNames(ctx, h.Host, ids)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	out := make([]TrendPoint, len(snaps))
 	for i, s := range snaps {
 		out[i] = TrendPoint{Date: s.Day, TenantID: s.TenantID, TenantName: names[s.TenantID], Maturity: s.Maturity, TargetMaturity: s.TargetMaturity,
 			Met: s.Met, Gaps: s.Gaps, DaysLeft: s.DaysLeft}
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }

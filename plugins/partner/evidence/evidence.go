@@ -74,9 +74,6 @@ var editTransitions = map[string][]string{
 // lifecycle order.
 func Moves(status string) []string { return slices.Clone(editTransitions[status]) }
 
-// editableStatuses are the statuses a PATCH may set.
-var editableStatuses = []string{StatusNotStarted, StatusInProgress, StatusSubmitted}
-
 // canEdit reports whether a PATCH may move evidence from one status to
 // another.
 func canEdit(from, to string) bool { return slices.Contains(editTransitions[from], to) }

@@ -120,53 +120,55 @@ type uploadDoc struct {
 	File string `json:"file" format:"binary" doc:"The file; its name's extension must be one the store accepts and its content must be of that type"`
 }
 
-var fileParam = &huma.Param{Name: "file_id", In: "path", Required: true, Description: "The file's id", Schema: &huma.Schema{Type: huma.TypeString, Format: "uuid"}}
+type uploadIn struct {
+	EvidencePath
+	ContentType string `header:"Content-Type" doc:"multipart/form-data with its boundary"`
+	RawBody     []byte
+}
 
-func (h *Handlers) fileRoutes(notFound *huma.Response) []sdk.Route {
-	fileNotFound := &huma.Response{Description: "No such evidence or file, or the evidence belongs to a tenant the caller may not see"}
-	download := map[string]*huma.MediaType{}
-	for _, t := range servedTypes() {
-		download[t] = &huma.MediaType{}
+// uploaded is a stored file and where it is.
+type uploaded struct {
+	Location string `header:"Location"`
+	Body     FileView
+}
+
+// FilePath names a file of evidence.
+type FilePath struct {
+	EvidencePath
+	FileID string `path:"file_id" format:"uuid" doc:"The file's id"`
+}
+
+func (h *Handlers) fileRoutes() []sdk.Route {
+	op := func(id, summary, doc string, errs ...int) sdk.Op {
+		return sdk.Op{ID: "partner-evidence-file-" + id, Tags: []string{tag}, Summary: summary, Description: doc, Errors: errs}
 	}
-	uploadSchema := sdk.SchemaOf(uploadDoc{})
+	upload := op("upload", "Upload a file as evidence",
+		"A multipart/form-data body with one part, file. The name's extension must be one of "+strings.Join(Extensions(), ", ")+
+			" and the content must be of that type (it is detected from the content, not taken from the name or the part's Content-Type): "+
+			"a mismatch is a 422 and nothing is stored. A file is at most the plugin's max_file_bytes (5 MiB unless configured; 413 beyond, "+
+			"naming body.file). The name is kept, sanitised, only for the download; the content is stored under a generated id. "+
+			"Evidence keeps at most 50 files, and none can be added while it is submitted or accepted (409). A body that is not "+
+			"multipart/form-data is a 415.", http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
+	upload.Status = http.StatusCreated
+	upload.RequestBody = &huma.RequestBody{Description: "The file", Required: true, Content: map[string]*huma.MediaType{
+		"multipart/form-data": {Schema: sdk.SchemaOf(uploadDoc{})}}}
+	download := op("download", "Download a file of evidence",
+		"The content as an attachment, with the type it was checked to be, X-Content-Type-Options: nosniff and the file's SHA-256 as ETag.",
+		http.StatusNotFound)
+	content := map[string]*huma.MediaType{}
+	for _, t := range servedTypes() {
+		content[t] = &huma.MediaType{}
+	}
+	download.Responses = map[string]*huma.Response{"200": {Description: "The file", Content: content, Headers: map[string]*huma.Param{
+		"Content-Disposition": {Description: "attachment, with the sanitised name as filename (ASCII) and filename* (UTF-8)", Schema: &huma.Schema{Type: huma.TypeString}},
+		"ETag":                {Description: "The content's SHA-256, quoted", Schema: &huma.Schema{Type: huma.TypeString}},
+	}}}
 	return []sdk.Route{
-		{Method: http.MethodPost, Path: evidencePath + "/{id}/files", Handler: h.upload, Operation: &huma.Operation{
-			OperationID: "partner-evidence-file-upload", Tags: []string{tag}, Summary: "Upload a file as evidence",
-			Description: "A multipart/form-data body with one part, file. The name's extension must be one of " + strings.Join(Extensions(), ", ") +
-				" and the content must be of that type (it is detected from the content, not taken from the name or the part's Content-Type): " +
-				"a mismatch is a 422 and nothing is stored. A file is at most the plugin's max_file_bytes (5 MiB unless configured; 413 beyond, " +
-				"naming body.file). The name is kept, sanitised, only for the download; the content is stored under a generated id. " +
-				"Evidence keeps at most 50 files, and none can be added while it is submitted or accepted (409).",
-			Parameters: []*huma.Param{idParam},
-			RequestBody: &huma.RequestBody{Description: "The file", Required: true, Content: map[string]*huma.MediaType{
-				"multipart/form-data": {Schema: uploadSchema}}},
-			Responses: map[string]*huma.Response{"201": sdk.JSONResponse("The file", FileView{}), "404": notFound,
-				"409": {Description: "The evidence is submitted or accepted, so its files are frozen"},
-				"413": {Description: "The file is larger than max_file_bytes; errors name body.file"},
-				"415": {Description: "The body is not multipart/form-data"},
-				"422": {Description: "No file part, another part, a name without an accepted extension, an empty file, a content that is not of the name's type, or the evidence has 50 files"}},
-		}},
-		{Method: http.MethodGet, Path: evidencePath + "/{id}/files", Handler: h.files, Operation: &huma.Operation{
-			OperationID: "partner-evidence-file-list", Tags: []string{tag}, Summary: "The files of evidence",
-			Description: "A JSON array, oldest first (at most 50).",
-			Parameters:  []*huma.Param{idParam},
-			Responses:   map[string]*huma.Response{"200": sdk.JSONResponse("Files", []FileView{}), "404": notFound},
-		}},
-		{Method: http.MethodGet, Path: evidencePath + "/{id}/files/{file_id}", Handler: h.download, Operation: &huma.Operation{
-			OperationID: "partner-evidence-file-download", Tags: []string{tag}, Summary: "Download a file of evidence",
-			Description: "The content as an attachment, with the type it was checked to be, X-Content-Type-Options: nosniff and the file's SHA-256 as ETag.",
-			Parameters:  []*huma.Param{idParam, fileParam},
-			Responses: map[string]*huma.Response{"200": {Description: "The file", Content: download, Headers: map[string]*huma.Param{
-				"Content-Disposition": {Description: "attachment, with the sanitised name as filename (ASCII) and filename* (UTF-8)", Schema: &huma.Schema{Type: huma.TypeString}},
-				"ETag":                {Description: "The content's SHA-256, quoted", Schema: &huma.Schema{Type: huma.TypeString}},
-			}}, "404": fileNotFound},
-		}},
-		{Method: http.MethodDelete, Path: evidencePath + "/{id}/files/{file_id}", Handler: h.deleteFile, Operation: &huma.Operation{
-			OperationID: "partner-evidence-file-delete", Tags: []string{tag}, Summary: "Delete a file of evidence",
-			Parameters: []*huma.Param{idParam, fileParam},
-			Responses: map[string]*huma.Response{"204": {Description: "Deleted"}, "404": fileNotFound,
-				"409": {Description: "The evidence is submitted or accepted, so its files are frozen"}},
-		}},
+		sdk.Post(evidencePath+"/{id}/files", upload, h.upload),
+		sdk.Get(evidencePath+"/{id}/files", op("list", "The files of evidence", "A JSON array, oldest first (at most 50).", http.StatusNotFound), h.files),
+		sdk.Get(evidencePath+"/{id}/files/{file_id}", download, h.download),
+		sdk.Delete(evidencePath+"/{id}/files/{file_id}", op("delete", "Delete a file of evidence",
+			"None can be deleted while the evidence is submitted or accepted (409).", http.StatusNotFound, http.StatusConflict), h.deleteFile),
 	}
 }
 
@@ -214,61 +216,54 @@ func tooLarge(limit int64) *sdk.Problem {
 	return p
 }
 
-// upload streams the body's file part to the blob store: its first bytes
+// upload writes the body's file part to the blob store: its first bytes
 // are checked against the name's type before anything is written, the
 // rest is copied through a cap, and the record is added once the blob is
 // whole. A failure after the blob is written removes it.
-func (h *Handlers) upload(w http.ResponseWriter, r *http.Request) {
-	e := h.find(w, r)
-	if e == nil {
-		return
+func (h *Handlers) upload(ctx context.Context, in *uploadIn) (*uploaded, error) {
+	e, err := h.find(ctx, in.EvidencePath)
+	if err != nil {
+		return nil, err
 	}
 	if frozen(e.Status) {
-		h.writeError(w, sdk.Conflict("evidence that is "+e.Status+" keeps its files; move it to in_progress first"))
-		return
+		return nil, sdk.Conflict("evidence that is " + e.Status + " keeps its files; move it to in_progress first")
 	}
-	mr, err := r.MultipartReader()
-	if err != nil {
-		h.writeError(w, unsupported("the body must be multipart/form-data with a file part"))
-		return
+	ct, params, _ := mime.ParseMediaType(in.ContentType)
+	if ct != "multipart/form-data" || params["boundary"] == "" {
+		return nil, unsupported("the body must be multipart/form-data with a file part")
 	}
+	mr := multipart.NewReader(bytes.NewReader(in.RawBody), params["boundary"])
 	part, err := mr.NextPart()
 	switch {
 	case errors.Is(err, io.EOF):
-		h.writeError(w, sdk.Invalid("body.file", "is required"))
-		return
+		return nil, sdk.Invalid("body.file", "is required")
 	case err != nil:
-		h.writeError(w, sdk.Invalid("body", "must be a well-formed multipart/form-data body"))
-		return
+		return nil, sdk.Invalid("body", "must be a well-formed multipart/form-data body")
 	case part.FormName() != "file":
-		h.writeError(w, sdk.Invalid("body."+printable(part.FormName()), "is not a field of an upload; send the file part alone"))
-		return
+		return nil, sdk.Invalid("body."+printable(part.FormName()), "is not a field of an upload; send the file part alone")
 	}
 	name, kind, err := checkName(part)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
 	head := make([]byte, sniffBytes)
 	n, err := io.ReadFull(part, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		h.writeError(w, sdk.Invalid("body", "must be a well-formed multipart/form-data body"))
-		return
+		return nil, sdk.Invalid("body", "must be a well-formed multipart/form-data body")
 	}
 	head = head[:n]
 	served, refused := checkContent(head, kind, name)
 	if refused != nil {
 		// A refused content is audited: a file that is not what it says
 		// may be an attempt to plant one.
-		h.audit(r.Context(), "partner_evidence.file_upload.failure", "failure", e.TenantID, auditFile, "",
+		h.audit(ctx, "partner_evidence.file_upload.failure", "failure", e.TenantID, auditFile, "",
 			map[string]any{"evidence_id": e.ID, "file_name": name, "reason": refused.Errors[0].Message})
-		h.writeError(w, refused)
-		return
+		return nil, refused
 	}
 	limit := h.maxFileBytes()
 	f := &File{ID: uuid.NewString(), EvidenceID: e.ID, TenantID: e.TenantID, FileName: name, ContentType: served,
-		UploadedBy: sdk.PrincipalFrom(r.Context()).ID, UploadedAt: h.now()}
-	f.SizeBytes, f.SHA256, err = h.Blobs.Put(r.Context(), f.ID, &capped{r: io.MultiReader(bytes.NewReader(head), part), left: limit})
+		UploadedBy: sdk.PrincipalFrom(ctx).ID, UploadedAt: h.now()}
+	f.SizeBytes, f.SHA256, err = h.Blobs.Put(ctx, f.ID, &capped{r: io.MultiReader(bytes.NewReader(head), part), left: limit})
 	if err != nil {
 		switch {
 		case errors.Is(err, errTooLarge):
@@ -278,21 +273,18 @@ func (h *Handlers) upload(w http.ResponseWriter, r *http.Request) {
 		case !errors.Is(err, context.Canceled):
 			err = fmt.Errorf("store file: %w", err)
 		}
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	if err := h.finishUpload(r.Context(), mr, f); err != nil {
-		if derr := h.Blobs.Delete(context.WithoutCancel(r.Context()), f.ID); derr != nil && h.Logger != nil {
+	if err := h.finishUpload(ctx, mr, f); err != nil {
+		if derr := h.Blobs.Delete(context.WithoutCancel(ctx), f.ID); derr != nil && h.Logger != nil {
 			h.Logger.Error("uploaded blob not removed", "file_id", f.ID, "error", derr)
 		}
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	h.audit(r.Context(), "partner_evidence.file_upload.success", "success", e.TenantID, auditFile, f.ID,
+	h.audit(ctx, "partner_evidence.file_upload.success", "success", e.TenantID, auditFile, f.ID,
 		map[string]any{"evidence_id": e.ID, "requirement_id": e.RequirementID, "file_name": f.FileName, "content_type": f.ContentType,
 			"size_bytes": f.SizeBytes, "sha256": f.SHA256})
-	w.Header().Set("Location", evidencePath+"/"+e.ID+"/files/"+f.ID)
-	sdk.WriteJSON(w, http.StatusCreated, fileViewOf(f))
+	return &uploaded{Location: evidencePath + "/" + e.ID + "/files/" + f.ID, Body: fileViewOf(f)}, nil
 }
 
 // finishUpload refuses a body with parts after the file, then records the
@@ -421,90 +413,83 @@ func contentDisposition(name string) string {
 }
 
 // findFile returns the file of the path under the caller's evidence, or
-// writes 404.
-func (h *Handlers) findFile(w http.ResponseWriter, r *http.Request) (*Evidence, *File) {
-	e := h.find(w, r)
-	if e == nil {
-		return nil, nil
-	}
-	f, err := h.Store.File(r.Context(), e.ID, r.PathValue("file_id"))
+// a 404.
+func (h *Handlers) findFile(ctx context.Context, in FilePath) (*Evidence, *File, error) {
+	e, err := h.find(ctx, in.EvidencePath)
 	if err != nil {
-		h.writeError(w, err)
-		return nil, nil
+		return nil, nil, err
 	}
-	if f == nil {
-		h.writeError(w, sdk.NotFound("no file "+r.PathValue("file_id")+" of evidence "+e.ID))
-		return nil, nil
+	f, err := h.Store.File(ctx, e.ID, in.FileID)
+	if err == nil && f == nil {
+		err = sdk.NotFound("no file " + in.FileID + " of evidence " + e.ID)
 	}
-	return e, f
+	return e, f, err
 }
 
-func (h *Handlers) files(w http.ResponseWriter, r *http.Request) {
-	e := h.find(w, r)
-	if e == nil {
-		return
-	}
-	files, err := h.Store.Files(r.Context(), e.ID)
+func (h *Handlers) files(ctx context.Context, in *EvidencePath) (*[]FileView, error) {
+	e, err := h.find(ctx, *in)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
+	}
+	files, err := h.Store.Files(ctx, e.ID)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]FileView, len(files))
 	for i := range files {
 		out[i] = fileViewOf(&files[i])
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
-func (h *Handlers) download(w http.ResponseWriter, r *http.Request) {
-	_, f := h.findFile(w, r)
-	if f == nil {
-		return
+// download streams the file's blob, opened before the answer starts so a
+// missing one is a 500 rather than a cut-off body.
+func (h *Handlers) download(ctx context.Context, in *FilePath) (*huma.StreamResponse, error) {
+	_, f, err := h.findFile(ctx, *in)
+	if err != nil {
+		return nil, err
 	}
-	blob, err := h.Blobs.Open(r.Context(), f.ID)
+	blob, err := h.Blobs.Open(ctx, f.ID)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("blob of file %s is missing: %w", f.ID, err)
 		}
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	defer blob.Close()
-	hd := w.Header()
-	hd.Set("Content-Type", f.ContentType)
-	hd.Set("Content-Length", strconv.FormatInt(f.SizeBytes, 10))
-	hd.Set("Content-Disposition", contentDisposition(f.FileName))
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Cache-Control", "private, no-store")
-	hd.Set("ETag", `"`+f.SHA256+`"`)
-	w.WriteHeader(http.StatusOK)
-	if _, err := io.Copy(w, blob); err != nil && h.Logger != nil {
-		h.Logger.Warn("file download cut short", "file_id", f.ID, "error", err)
-	}
+	return &huma.StreamResponse{Body: func(hc huma.Context) {
+		defer blob.Close()
+		hc.SetHeader("Content-Type", f.ContentType)
+		hc.SetHeader("Content-Length", strconv.FormatInt(f.SizeBytes, 10))
+		hc.SetHeader("Content-Disposition", contentDisposition(f.FileName))
+		hc.SetHeader("X-Content-Type-Options", "nosniff")
+		hc.SetHeader("Cache-Control", "private, no-store")
+		hc.SetHeader("ETag", `"`+f.SHA256+`"`)
+		if _, err := io.Copy(hc.BodyWriter(), blob); err != nil && h.Logger != nil {
+			h.Logger.Warn("file download cut short", "file_id", f.ID, "error", err)
+		}
+	}}, nil
 }
 
-func (h *Handlers) deleteFile(w http.ResponseWriter, r *http.Request) {
-	e, f := h.findFile(w, r)
-	if f == nil {
-		return
+func (h *Handlers) deleteFile(ctx context.Context, in *FilePath) (*sdk.Empty, error) {
+	e, f, err := h.findFile(ctx, *in)
+	if err != nil {
+		return nil, err
 	}
 	if frozen(e.Status) {
-		h.writeError(w, sdk.Conflict("evidence that is "+e.Status+" keeps its files; move it to in_progress first"))
-		return
+		return nil, sdk.Conflict("evidence that is " + e.Status + " keeps its files; move it to in_progress first")
 	}
-	if err := h.Store.DeleteFile(r.Context(), f, sdk.PrincipalFrom(r.Context()).ID, h.now()); err != nil {
+	if err := h.Store.DeleteFile(ctx, f, sdk.PrincipalFrom(ctx).ID, h.now()); err != nil {
 		if errors.Is(err, ErrChanged) {
 			err = sdk.Conflict("the evidence was submitted meanwhile, or the file is gone")
 		}
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
 	// The record is gone, so the file is; a blob left behind is only
 	// space, and is logged.
-	if err := h.Blobs.Delete(context.WithoutCancel(r.Context()), f.ID); err != nil && h.Logger != nil {
+	if err := h.Blobs.Delete(context.WithoutCancel(ctx), f.ID); err != nil && h.Logger != nil {
 		h.Logger.Error("deleted file's blob not removed", "file_id", f.ID, "error", err)
 	}
-	h.audit(r.Context(), "partner_evidence.file_delete.success", "success", e.TenantID, auditFile, f.ID,
+	h.audit(ctx, "partner_evidence.file_delete.success", "success", e.TenantID, auditFile, f.ID,
 		map[string]any{"evidence_id": e.ID, "requirement_id": e.RequirementID, "file_name": f.FileName, "sha256": f.SHA256})
-	w.WriteHeader(http.StatusNoContent)
+	return &sdk.Empty{}, nil
 }

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
-	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stewardhq/steward/sdk"
-	"github.com/stewardhq/steward/sdk/jsonbody"
 )
 
 // Host is what the routes and the expiry job need of the host; *sdk.Host
@@ -99,119 +96,79 @@ type List struct {
 	Offset int    `json:"offset"`
 }
 
-// createBody documents a create body; the handler checks it (body.go).
-type createBody struct {
-	TenantID      string   `json:"tenant_id,omitempty" required:"false" doc:"The tenant, one the caller may see; may be left out by a caller who sees exactly one tenant"`
-	RequirementID string   `json:"requirement_id" maxLength:"100" doc:"A requirement of the partner's catalogue; a tenant has one record per requirement (409 for a second)"`
-	Status        string   `json:"status,omitempty" required:"false" enum:"not_started,in_progress" default:"not_started"`
-	Owner         *string  `json:"owner,omitempty" required:"false" nullable:"true" maxLength:"255" doc:"Markup is removed before storing"`
-	DueDate       *string  `json:"due_date,omitempty" required:"false" nullable:"true" format:"date"`
-	Notes         *string  `json:"notes,omitempty" required:"false" nullable:"true" maxLength:"4000" doc:"Markup is removed before storing"`
-	Links         []string `json:"links,omitempty" required:"false" nullable:"true" maxItems:"20" doc:"Absolute http or https URLs of at most 2048 characters, without credentials, each once"`
-	ExpiresAt     *string  `json:"expires_at,omitempty" required:"false" nullable:"true" format:"date-time" doc:"When the evidence lapses once accepted"`
+// EvidencePath names evidence by its id in the path; evidence of a tenant
+// the caller may not see is 404.
+type EvidencePath struct {
+	ID string `path:"id" format:"uuid" doc:"The evidence's id"`
 }
 
-// patchBody documents a PATCH body.
-type patchBody struct {
-	Status    string   `json:"status,omitempty" required:"false" enum:"not_started,in_progress,submitted" doc:"A move the lifecycle allows from the current status (409 otherwise)"`
-	Owner     *string  `json:"owner,omitempty" required:"false" nullable:"true" maxLength:"255" doc:"null clears it"`
-	DueDate   *string  `json:"due_date,omitempty" required:"false" nullable:"true" format:"date" doc:"null clears it"`
-	Notes     *string  `json:"notes,omitempty" required:"false" nullable:"true" maxLength:"4000" doc:"null clears it"`
-	Links     []string `json:"links,omitempty" required:"false" nullable:"true" maxItems:"20" doc:"Replaces the links; null clears them"`
-	ExpiresAt *string  `json:"expires_at,omitempty" required:"false" nullable:"true" format:"date-time" doc:"null clears it"`
+// The list's enums are Statuses and SortKeys.
+type listIn struct {
+	Tenants        sdk.TenantIDs `query:"tenant_ids" doc:"Only these tenants (each must be one the caller may see); all the caller's when omitted"`
+	RequirementIDs []string      `query:"requirement_id" maxItems:"100" maxLength:"100" doc:"Only these requirements"`
+	Statuses       []string      `query:"status" maxItems:"6" enum:"not_started,in_progress,submitted,accepted,rejected,expired" doc:"Only these statuses"`
+	SortBy         string        `query:"sort_by" enum:"updated_at,created_at,due_date,requirement_id,status" default:"updated_at" doc:"Records without a due date come last either way"`
+	SortOrder      string        `query:"sort_order" enum:"asc,desc" default:"desc"`
+	Limit          int           `query:"limit" minimum:"1" maximum:"500" default:"100"`
+	Offset         int           `query:"offset" minimum:"0" maximum:"1000000" default:"0"`
 }
 
-// reviewDoc documents a review body.
-type reviewDoc struct {
-	Decision     string `json:"decision" enum:"accepted,rejected"`
-	Reason       string `json:"reason" minLength:"1" maxLength:"2000" doc:"Why; required for either decision. Markup is removed before storing"`
-	ValidityDays int    `json:"validity_days,omitempty" required:"false" minimum:"1" maximum:"3650" doc:"Only with accepted: the evidence expires this many days after the review, replacing its expires_at"`
-}
-
-func closed(v any) *huma.Schema {
-	s := sdk.SchemaOf(v)
-	s.AdditionalProperties = false
-	return s
-}
-
-func jsonBody(desc string, v any) *huma.RequestBody {
-	return &huma.RequestBody{Description: desc, Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: closed(v)}}}
-}
-
-func float(v float64) *float64 { return &v }
-
-func anySlice(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
+type createIn struct {
+	Body struct {
+		TenantID      sdk.TenantID `json:"tenant_id,omitempty" doc:"The tenant, one the caller may see; may be left out by a caller who sees exactly one tenant"`
+		RequirementID string       `json:"requirement_id" maxLength:"100" doc:"A requirement of the partner's catalogue; a tenant has one record per requirement (409 for a second)"`
+		Status        string       `json:"status,omitempty" enum:"not_started,in_progress" default:"not_started"`
+		Content
 	}
-	return out
 }
 
-var idParam = &huma.Param{Name: "id", In: "path", Required: true, Description: "The evidence's id", Schema: &huma.Schema{Type: huma.TypeString, Format: "uuid"}}
+type patchIn struct {
+	EvidencePath
+	Body struct {
+		TenantID      string `json:"tenant_id,omitempty" doc:"The evidence's tenant, which cannot be changed"`
+		RequirementID string `json:"requirement_id,omitempty" doc:"The evidence's requirement, which cannot be changed"`
+		Status        string `json:"status,omitempty" enum:"not_started,in_progress,submitted" doc:"A move the lifecycle allows from the current status (409 otherwise)"`
+		Content
+	}
+}
+
+type reviewIn struct {
+	EvidencePath
+	Body struct {
+		Decision     string `json:"decision" enum:"accepted,rejected"`
+		Reason       string `json:"reason" minLength:"1" maxLength:"2000" doc:"Why; required for either decision. Markup is removed before storing"`
+		ValidityDays int    `json:"validity_days,omitempty" minimum:"1" maximum:"3650" doc:"Only with accepted: the evidence expires this many days after the review, replacing its expires_at"`
+	}
+}
 
 // Routes declares the evidence routes.
 func (h *Handlers) Routes() []sdk.Route {
-	notFound := &huma.Response{Description: "No such evidence, or it belongs to a tenant the caller may not see"}
-	invalid := &huma.Response{Description: "The body is invalid; errors name each bad member as body.<member> (body.links[<i>] for a link)"}
+	op := func(id, summary, doc string, errs ...int) sdk.Op {
+		return sdk.Op{ID: "partner-evidence-" + id, Tags: []string{tag}, Summary: summary, Description: doc, Errors: errs}
+	}
+	create := op("create", "Start evidence for a requirement",
+		"Creates a tenant's record for a requirement of the partner's catalogue, not_started or in_progress. "+
+			"A caller who sees no tenant is refused (403); a second record for the requirement is a 409.", http.StatusConflict)
+	create.Status = http.StatusCreated
+	review := op("review", "Accept or reject submitted evidence (admin)",
+		"Only submitted evidence is reviewed (409 otherwise). The reason is kept with the evidence and in the audit log. Accepted evidence "+
+			"with an expires_at (set here with validity_days, or before) is marked expired by the daily expiry once that time has passed.",
+		http.StatusNotFound, http.StatusConflict)
+	review.Auth = sdk.AuthAdmin
 	return append([]sdk.Route{
-		{Method: http.MethodGet, Path: evidencePath, TenantScoped: true, Handler: h.list, Operation: &huma.Operation{
-			OperationID: "partner-evidence-list", Tags: []string{tag}, Summary: "Evidence of the caller's tenants",
-			Description: "A page of evidence records, without their files; file_count says how many each has.",
-			Parameters: []*huma.Param{
-				{Name: "tenant_ids", In: "query", Description: "Only these tenants (each must be one the caller may see); all the caller's when omitted",
-					Schema: &huma.Schema{Type: huma.TypeArray, MaxItems: intp(100), Items: &huma.Schema{Type: huma.TypeString}}},
-				{Name: "requirement_id", In: "query", Description: "Only these requirements",
-					Schema: &huma.Schema{Type: huma.TypeArray, MaxItems: intp(100), Items: &huma.Schema{Type: huma.TypeString, MaxLength: intp(maxRequirementID)}}},
-				{Name: "status", In: "query", Description: "Only these statuses",
-					Schema: &huma.Schema{Type: huma.TypeArray, MaxItems: intp(len(Statuses)), Items: &huma.Schema{Type: huma.TypeString, Enum: anySlice(Statuses)}}},
-				{Name: "sort_by", In: "query", Description: "Records without a due date come last either way",
-					Schema: &huma.Schema{Type: huma.TypeString, Enum: anySlice(SortKeys), Default: "updated_at"}},
-				{Name: "sort_order", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"asc", "desc"}, Default: "desc"}},
-				{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1), Maximum: float(500), Default: 100}},
-				{Name: "offset", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(0), Maximum: float(1e6), Default: 0}},
-			},
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("Evidence", List{}),
-				"403": {Description: "A tenant named is one the caller may not see"}},
-		}},
-		{Method: http.MethodPost, Path: evidencePath, TenantScoped: true, Handler: h.create, Operation: &huma.Operation{
-			OperationID: "partner-evidence-create", Tags: []string{tag}, Summary: "Start evidence for a requirement",
-			Description: "Creates a tenant's record for a requirement of the partner's catalogue, not_started or in_progress.",
-			RequestBody: jsonBody("The evidence", createBody{}),
-			Responses: map[string]*huma.Response{"201": sdk.JSONResponse("The evidence", View{}),
-				"403": {Description: "The caller may not see the tenant named, or sees none"},
-				"409": {Description: "The tenant has evidence for the requirement already"}, "422": invalid},
-		}},
-		{Method: http.MethodGet, Path: evidencePath + "/{id}", Handler: h.get, Operation: &huma.Operation{
-			OperationID: "partner-evidence-get", Tags: []string{tag}, Summary: "One evidence record with its files",
-			Parameters: []*huma.Param{idParam},
-			Responses:  map[string]*huma.Response{"200": sdk.JSONResponse("The evidence", Detail{}), "404": notFound},
-		}},
-		{Method: http.MethodPatch, Path: evidencePath + "/{id}", Handler: h.patch, Operation: &huma.Operation{
-			OperationID: "partner-evidence-update", Tags: []string{tag}, Summary: "Change evidence or move it along its lifecycle",
-			Description: "Members present change, null clears an optional one, members left out keep their value. status moves the record: " +
-				"not_started -> in_progress; in_progress -> submitted or not_started; submitted, rejected or expired -> in_progress. " +
-				"accepted and rejected are set by a review, expired by the daily expiry (422). While the evidence is submitted or accepted " +
-				"its content is frozen: a change is a 409 unless the same PATCH moves it to in_progress.",
-			Parameters:  []*huma.Param{idParam},
-			RequestBody: jsonBody("The changes", patchBody{}),
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("The evidence", View{}), "404": notFound,
-				"409": {Description: "The lifecycle has no such move from the current status, the evidence is frozen for review, or it changed meanwhile"},
-				"422": invalid},
-		}},
-		{Method: http.MethodPost, Path: evidencePath + "/{id}/review", Auth: sdk.AuthAdmin, Handler: h.review, Operation: &huma.Operation{
-			OperationID: "partner-evidence-review", Tags: []string{tag}, Summary: "Accept or reject submitted evidence (admin)",
-			Description: "Only submitted evidence is reviewed. The reason is kept with the evidence and in the audit log. Accepted evidence " +
-				"with an expires_at (set here with validity_days, or before) is marked expired by the daily expiry once that time has passed.",
-			Parameters:  []*huma.Param{idParam},
-			RequestBody: jsonBody("The decision", reviewDoc{}),
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("The evidence", View{}), "404": notFound,
-				"409": {Description: "The evidence is not submitted"}, "422": invalid},
-		}},
-	}, h.fileRoutes(notFound)...)
+		sdk.Get(evidencePath, op("list", "Evidence of the caller's tenants",
+			"A page of evidence records, without their files; file_count says how many each has."), h.list),
+		sdk.Post(evidencePath, create, h.create),
+		sdk.Get(evidencePath+"/{id}", op("get", "One evidence record with its files", "", http.StatusNotFound), h.get),
+		sdk.Patch(evidencePath+"/{id}", op("update", "Change evidence or move it along its lifecycle",
+			"Members present change, null clears an optional one, members left out keep their value. status moves the record: "+
+				"not_started -> in_progress; in_progress -> submitted or not_started; submitted, rejected or expired -> in_progress. "+
+				"accepted and rejected are set by a review, expired by the daily expiry (422). While the evidence is submitted or accepted "+
+				"its content is frozen: a change is a 409 unless the same PATCH moves it to in_progress. A move the lifecycle lacks, "+
+				"or evidence that changed meanwhile, is a 409 too.", http.StatusNotFound, http.StatusConflict), h.patch),
+		sdk.Post(evidencePath+"/{id}/review", review, h.review),
+	}, h.fileRoutes()...)
 }
-
-func intp(v int) *int { return &v }
 
 // audit records a change; a failure to record is logged, since the change
 // itself is made.
@@ -223,204 +180,153 @@ func (h *Handlers) audit(ctx context.Context, action, status, tenantID, resource
 	}
 }
 
-// writeError answers err; one that is not a problem is logged, since the
-// caller is told only that it was internal.
-func (h *Handlers) writeError(w http.ResponseWriter, err error) {
-	var p *sdk.Problem
-	if !errors.As(err, &p) && h.Logger != nil {
-		h.Logger.Error("partner evidence request failed", "error", err)
-	}
-	sdk.WriteError(w, err)
-}
-
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
+	lq := ListQuery{TenantIDs: in.Tenants, RequirementIDs: in.RequirementIDs, Statuses: in.Statuses, SortBy: in.SortBy, Desc: in.SortOrder == "desc",
+		Limit: in.Limit, Offset: in.Offset}
+	rows, total, err := h.Store.List(ctx, lq)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	q := r.URL.Query()
-	lq := ListQuery{TenantIDs: tenants, RequirementIDs: sdk.QueryList(r, "requirement_id"), Statuses: sdk.QueryList(r, "status"),
-		SortBy: q.Get("sort_by"), Desc: q.Get("sort_order") == "desc"}
-	lq.Limit, _ = strconv.Atoi(q.Get("limit"))
-	lq.Offset, _ = strconv.Atoi(q.Get("offset"))
-	rows, total, err := h.Store.List(r.Context(), lq)
-	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	out := List{Items: make([]View, len(rows)), Total: total, Limit: lq.Limit, Offset: lq.Offset}
+	out := &List{Items: make([]View, len(rows)), Total: total, Limit: lq.Limit, Offset: lq.Offset}
 	for i := range rows {
 		out.Items[i] = viewOf(&rows[i])
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
-// find returns the evidence of the path if the caller may see it, or
-// writes 404: evidence of another tenant is not confirmed to exist.
-func (h *Handlers) find(w http.ResponseWriter, r *http.Request) *Evidence {
-	id := r.PathValue("id")
-	e, err := h.Store.Get(r.Context(), id, sdk.PrincipalFrom(r.Context()).TenantIDs)
-	if err != nil {
-		h.writeError(w, err)
-		return nil
+// find returns the evidence of the path if the caller may see it, or a
+// 404: evidence of another tenant is not confirmed to exist.
+func (h *Handlers) find(ctx context.Context, in EvidencePath) (*Evidence, error) {
+	e, err := h.Store.Get(ctx, in.ID, sdk.PrincipalFrom(ctx).TenantIDs)
+	if err == nil && e == nil {
+		err = sdk.NotFound("no evidence " + in.ID)
 	}
-	if e == nil {
-		h.writeError(w, sdk.NotFound("no evidence "+id))
-		return nil
-	}
-	return e
+	return e, err
 }
 
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
-	e := h.find(w, r)
-	if e == nil {
-		return
-	}
-	files, err := h.Store.Files(r.Context(), e.ID)
+func (h *Handlers) get(ctx context.Context, in *EvidencePath) (*Detail, error) {
+	e, err := h.find(ctx, *in)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	out := Detail{View: viewOf(e), Files: make([]FileView, len(files))}
+	files, err := h.Store.Files(ctx, e.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &Detail{View: viewOf(e), Files: make([]FileView, len(files))}
 	for i := range files {
 		out.Files[i] = fileViewOf(&files[i])
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
-func (h *Handlers) create(w http.ResponseWriter, r *http.Request) {
-	f, err := jsonbody.Read(r, maxBodyBytes)
+func (h *Handlers) create(ctx context.Context, in *createIn) (*View, error) {
+	p := sdk.PrincipalFrom(ctx)
+	tenantID, err := tenantOf(in.Body.TenantID, p)
 	if err != nil {
-		h.writeError(w, err)
-		return
-	}
-	p := sdk.PrincipalFrom(r.Context())
-	tenantID, err := tenantOf(f, p)
-	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
 	var probs problems
-	probs.Members(f, append([]string{"tenant_id", "requirement_id"}, editFields...), serviceFields)
 	now := h.now()
-	e := &Evidence{ID: uuid.NewString(), TenantID: tenantID, Status: StatusNotStarted, Links: []string{},
+	e := &Evidence{ID: uuid.NewString(), TenantID: tenantID, Status: in.Body.Status, Links: []string{},
 		CreatedBy: p.ID, UpdatedBy: p.ID, CreatedAt: now, UpdatedAt: now}
-	e.RequirementID = probs.requirement(f, h.Requirement)
-	if s, ok := probs.status(f, []string{StatusNotStarted, StatusInProgress}); ok {
-		e.Status = s
-	}
-	probs.applyContent(e, f)
+	e.RequirementID = probs.requirement(in.Body.RequirementID, h.Requirement)
+	probs.apply(e, in.Body.Content)
 	if err := probs.Err(); err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	if err := h.Store.Create(r.Context(), e); err != nil {
+	if err := h.Store.Create(ctx, e); err != nil {
 		if errors.Is(err, ErrExists) {
 			err = sdk.Conflict("the tenant has evidence for requirement " + e.RequirementID + " already; change that record")
 		}
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	h.audit(r.Context(), "partner_evidence.create.success", "success", e.TenantID, auditType, e.ID,
+	h.audit(ctx, "partner_evidence.create.success", "success", e.TenantID, auditType, e.ID,
 		map[string]any{"requirement_id": e.RequirementID, "status": e.Status})
-	sdk.WriteJSON(w, http.StatusCreated, viewOf(e))
+	return ptr(viewOf(e)), nil
 }
 
-func (h *Handlers) patch(w http.ResponseWriter, r *http.Request) {
-	e := h.find(w, r)
-	if e == nil {
-		return
-	}
-	f, err := jsonbody.Read(r, maxBodyBytes)
+func ptr[T any](v T) *T { return &v }
+
+func (h *Handlers) patch(ctx context.Context, in *patchIn) (*View, error) {
+	e, err := h.find(ctx, in.EvidencePath)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
 	var probs problems
-	probs.Members(f, append([]string{"tenant_id", "requirement_id"}, editFields...), serviceFields)
-	for _, fixed := range [][2]string{{"tenant_id", e.TenantID}, {"requirement_id", e.RequirementID}} {
-		if raw, ok := f[fixed[0]]; ok {
-			if s, ok := probs.String("body."+fixed[0], raw); ok && s != fixed[1] {
-				probs.Add("body."+fixed[0], "cannot be changed; start evidence for the other one instead")
-			}
+	for _, fixed := range [][3]string{{"tenant_id", in.Body.TenantID, e.TenantID}, {"requirement_id", in.Body.RequirementID, e.RequirementID}} {
+		if fixed[1] != "" && fixed[1] != fixed[2] {
+			probs.Add("body."+fixed[0], "cannot be changed; start evidence for the other one instead")
 		}
 	}
 	before := *e
-	to, moved := probs.status(f, editableStatuses)
-	probs.applyContent(e, f)
+	probs.apply(e, in.Body.Content)
 	if err := probs.Err(); err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	if moved && to != before.Status {
+	if to := in.Body.Status; to != "" && to != before.Status {
 		if !canEdit(before.Status, to) {
-			h.writeError(w, sdk.Conflict("evidence that is "+before.Status+" cannot be moved to "+to))
-			return
+			return nil, sdk.Conflict("evidence that is " + before.Status + " cannot be moved to " + to)
 		}
 		e.Status = to
 	}
 	if contentChanged(&before, e) && frozen(e.Status) {
-		h.writeError(w, sdk.Conflict("evidence that is "+e.Status+" cannot be changed; move it to in_progress first"))
-		return
+		return nil, sdk.Conflict("evidence that is " + e.Status + " cannot be changed; move it to in_progress first")
 	}
-	e.UpdatedBy, e.UpdatedAt = sdk.PrincipalFrom(r.Context()).ID, h.now()
-	if err := h.Store.Update(r.Context(), e, before.Status); err != nil {
+	e.UpdatedBy, e.UpdatedAt = sdk.PrincipalFrom(ctx).ID, h.now()
+	if err := h.Store.Update(ctx, e, before.Status); err != nil {
 		if errors.Is(err, ErrChanged) {
 			err = sdk.Conflict("the evidence changed meanwhile; read it again")
 		}
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
 	details := map[string]any{"requirement_id": e.RequirementID, "status": e.Status}
 	if e.Status != before.Status {
 		details["from_status"] = before.Status
 	}
-	h.audit(r.Context(), "partner_evidence.update.success", "success", e.TenantID, auditType, e.ID, details)
-	sdk.WriteJSON(w, http.StatusOK, viewOf(e))
+	h.audit(ctx, "partner_evidence.update.success", "success", e.TenantID, auditType, e.ID, details)
+	return ptr(viewOf(e)), nil
 }
 
-func (h *Handlers) review(w http.ResponseWriter, r *http.Request) {
-	e := h.find(w, r)
-	if e == nil {
-		return
-	}
-	f, err := jsonbody.Read(r, maxBodyBytes)
+func (h *Handlers) review(ctx context.Context, in *reviewIn) (*View, error) {
+	e, err := h.find(ctx, in.EvidencePath)
 	if err != nil {
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	rv, err := readReview(f)
-	if err != nil {
-		h.writeError(w, err)
-		return
+	var probs problems
+	reason := probs.text("body.reason", &in.Body.Reason, true)
+	if reason == nil && probs.Len() == 0 {
+		probs.Add("body.reason", "must not be empty")
+	}
+	if in.Body.ValidityDays > 0 && in.Body.Decision == DecisionRejected {
+		probs.Add("body.validity_days", "is only for an acceptance")
+	}
+	if err := probs.Err(); err != nil {
+		return nil, err
 	}
 	if e.Status != StatusSubmitted {
-		h.writeError(w, sdk.Conflict("only submitted evidence is reviewed; this is "+e.Status))
-		return
+		return nil, sdk.Conflict("only submitted evidence is reviewed; this is " + e.Status)
 	}
 	now := h.now()
-	if rv.validityDays > 0 {
-		at := now.AddDate(0, 0, rv.validityDays)
+	if in.Body.ValidityDays > 0 {
+		at := now.AddDate(0, 0, in.Body.ValidityDays)
 		e.ExpiresAt = &at
 	}
-	if rv.decision == DecisionAccepted && e.ExpiresAt != nil && !e.ExpiresAt.After(now) {
-		h.writeError(w, sdk.Invalid("body.validity_days", "is required: the evidence's expires_at has passed"))
-		return
+	if in.Body.Decision == DecisionAccepted && e.ExpiresAt != nil && !e.ExpiresAt.After(now) {
+		return nil, sdk.Invalid("body.validity_days", "is required: the evidence's expires_at has passed")
 	}
-	by := sdk.PrincipalFrom(r.Context()).ID
-	e.Status, e.ReviewReason, e.ReviewedBy, e.ReviewedAt, e.UpdatedBy, e.UpdatedAt = rv.decision, &rv.reason, &by, &now, by, now
-	if err := h.Store.Review(r.Context(), e); err != nil {
+	by := sdk.PrincipalFrom(ctx).ID
+	e.Status, e.ReviewReason, e.ReviewedBy, e.ReviewedAt, e.UpdatedBy, e.UpdatedAt = in.Body.Decision, reason, &by, &now, by, now
+	if err := h.Store.Review(ctx, e); err != nil {
 		if errors.Is(err, ErrChanged) {
 			err = sdk.Conflict("the evidence is no longer submitted")
 		}
-		h.writeError(w, err)
-		return
+		return nil, err
 	}
-	details := map[string]any{"requirement_id": e.RequirementID, "decision": rv.decision, "reason": rv.reason}
+	details := map[string]any{"requirement_id": e.RequirementID, "decision": in.Body.Decision, "reason": *reason}
 	if e.ExpiresAt != nil {
 		details["expires_at"] = e.ExpiresAt.Format(time.RFC3339)
 	}
-	h.audit(r.Context(), "partner_evidence.review.success", "success", e.TenantID, auditType, e.ID, details)
-	sdk.WriteJSON(w, http.StatusOK, viewOf(e))
+	h.audit(ctx, "partner_evidence.review.success", "success", e.TenantID, auditType, e.ID, details)
+	return ptr(viewOf(e)), nil
 }

@@ -81,8 +81,8 @@ func TestEvidenceLifecycle(t *testing.T) {
 }
 
 // TestTransitions: every move the lifecycle lacks is a 409 naming both
-// statuses, a status set by a review or the schedule is a 422, and
-// evidence under review keeps its content.
+// statuses, a status a PATCH may not set (one a review or the schedule
+// sets) is a 422, and evidence under review keeps its content.
 func TestTransitions(t *testing.T) {
 	eachDialect(t, func(t *testing.T, f *fixture) {
 		v := f.create(userA, tenantA, "SEC-01")
@@ -92,11 +92,15 @@ func TestTransitions(t *testing.T) {
 		if !strings.Contains(string(r.body), "not_started cannot be moved to submitted") {
 			t.Errorf("409 does not name the move: %s", r.body)
 		}
-		for _, s := range []string{"accepted", "rejected", "expired"} {
-			f.do(userA, http.MethodPatch, at, map[string]any{"status": s}).wantInvalid(t, "PATCH to "+s, "body.status", s)
+		for _, s := range []string{"accepted", "rejected", "expired", "done"} {
+			f.do(userA, http.MethodPatch, at, map[string]any{"status": s}).wantInvalid(t, "PATCH to "+s, "body.status", "one of \"not_started, in_progress, submitted\"")
 		}
-		f.do(userA, http.MethodPatch, at, map[string]any{"status": "done"}).wantInvalid(t, "unknown status", "body.status", "must be one of")
-		f.do(userA, http.MethodPatch, at, map[string]any{"status": nil}).wantInvalid(t, "null status", "body.status", "must be one of")
+		// A null member that is not nullable is left out, as huma binds it.
+		var same evidence.View
+		f.do(userA, http.MethodPatch, at, map[string]any{"status": nil}).want(t, "null status", http.StatusOK).decode(t, &same)
+		if same.Status != "not_started" {
+			t.Errorf("a null status moved the evidence to %s", same.Status)
+		}
 
 		v = f.patch(userA, v.ID, map[string]any{"status": "in_progress"})
 		v = f.patch(userA, v.ID, map[string]any{"status": "not_started"})
@@ -159,15 +163,15 @@ func TestReviewBody(t *testing.T) {
 			{"no reason", map[string]any{"decision": "accepted"}, "body.reason", "required"},
 			{"empty reason", map[string]any{"decision": "rejected", "reason": "  "}, "body.reason", "must not be empty"},
 			{"markup only", map[string]any{"decision": "rejected", "reason": "<b></b>"}, "body.reason", "must not be empty"},
-			{"long reason", map[string]any{"decision": "rejected", "reason": strings.Repeat("x", 2001)}, "body.reason", "at most 2000"},
+			{"long reason", map[string]any{"decision": "rejected", "reason": strings.Repeat("x", 2001)}, "body.reason", "<= 2000"},
 			{"no decision", map[string]any{"reason": "x"}, "body.decision", "required"},
-			{"bad decision", map[string]any{"decision": "maybe", "reason": "x"}, "body.decision", "accepted or rejected"},
-			{"validity zero", map[string]any{"decision": "accepted", "reason": "x", "validity_days": 0}, "body.validity_days", "between 1 and 3650"},
-			{"validity long", map[string]any{"decision": "accepted", "reason": "x", "validity_days": 3651}, "body.validity_days", "between 1 and 3650"},
-			{"validity text", map[string]any{"decision": "accepted", "reason": "x", "validity_days": "30"}, "body.validity_days", "whole number"},
+			{"bad decision", map[string]any{"decision": "maybe", "reason": "x"}, "body.decision", "accepted, rejected"},
+			{"validity zero", map[string]any{"decision": "accepted", "reason": "x", "validity_days": 0}, "body.validity_days", ">= 1"},
+			{"validity long", map[string]any{"decision": "accepted", "reason": "x", "validity_days": 3651}, "body.validity_days", "<= 3650"},
+			{"validity text", map[string]any{"decision": "accepted", "reason": "x", "validity_days": "30"}, "body.validity_days", "expected integer"},
 			{"validity rejected", map[string]any{"decision": "rejected", "reason": "x", "validity_days": 30}, "body.validity_days", "only for an acceptance"},
-			{"extra", map[string]any{"decision": "rejected", "reason": "x", "status": "accepted"}, "body.status", "not a field"},
-			{"not an object", `["accepted"]`, "body", "JSON object"},
+			{"extra", map[string]any{"decision": "rejected", "reason": "x", "status": "accepted"}, "body.status", "unexpected property"},
+			{"not an object", `["accepted"]`, "body", "expected object"},
 		} {
 			f.do(admin, http.MethodPost, at, c.body).wantInvalid(t, c.name, c.loc, c.msg)
 		}
@@ -211,19 +215,19 @@ func TestCreateBody(t *testing.T) {
 		}{
 			{"no requirement", map[string]any{"tenant_id": tenantA}, "body.requirement_id", "required"},
 			{"unknown requirement", base(map[string]any{"requirement_id": "NOPE-9"}), "body.requirement_id", "not a requirement"},
-			{"long requirement", base(map[string]any{"requirement_id": strings.Repeat("R", 101)}), "body.requirement_id", "at most 100"},
-			{"requirement number", base(map[string]any{"requirement_id": 7}), "body.requirement_id", "must be a string"},
-			{"submitted at once", base(map[string]any{"status": "submitted"}), "body.status", "must be one of not_started, in_progress"},
-			{"accepted at once", base(map[string]any{"status": "accepted"}), "body.status", "review"},
-			{"long owner", base(map[string]any{"owner": strings.Repeat("o", 256)}), "body.owner", "at most 255"},
+			{"long requirement", base(map[string]any{"requirement_id": strings.Repeat("R", 101)}), "body.requirement_id", "<= 100"},
+			{"requirement number", base(map[string]any{"requirement_id": 7}), "body.requirement_id", "expected string"},
+			{"submitted at once", base(map[string]any{"status": "submitted"}), "body.status", "one of \"not_started, in_progress\""},
+			{"accepted at once", base(map[string]any{"status": "accepted"}), "body.status", "one of \"not_started, in_progress\""},
+			{"long owner", base(map[string]any{"owner": strings.Repeat("o", 256)}), "body.owner", "<= 255"},
 			{"owner with a tab", base(map[string]any{"owner": "a\tb"}), "body.owner", "control characters"},
-			{"long notes", base(map[string]any{"notes": strings.Repeat("n", 4001)}), "body.notes", "at most 4000"},
-			{"bad due date", base(map[string]any{"due_date": "31/12/2026"}), "body.due_date", "YYYY-MM-DD"},
-			{"impossible due date", base(map[string]any{"due_date": "2026-02-30"}), "body.due_date", "YYYY-MM-DD"},
+			{"long notes", base(map[string]any{"notes": strings.Repeat("n", 4001)}), "body.notes", "<= 4000"},
+			{"bad due date", base(map[string]any{"due_date": "31/12/2026"}), "body.due_date", "date"},
+			{"impossible due date", base(map[string]any{"due_date": "2026-02-30"}), "body.due_date", "date"},
 			{"bad expiry", base(map[string]any{"expires_at": "tomorrow"}), "body.expires_at", "RFC 3339"},
 			{"links not a list", base(map[string]any{"links": "https://a.example"}), "body.links", "array"},
-			{"too many links", base(map[string]any{"links": links(21)}), "body.links", "at most 20"},
-			{"link not a string", base(map[string]any{"links": []any{1}}), "body.links[0]", "must be a string"},
+			{"too many links", base(map[string]any{"links": links(21)}), "body.links", "<= 20"},
+			{"link not a string", base(map[string]any{"links": []any{1}}), "body.links[0]", "expected string"},
 			{"relative link", base(map[string]any{"links": []string{"/docs/x"}}), "body.links[0]", "absolute"},
 			{"javascript link", base(map[string]any{"links": []string{"https://ok.example", "javascript:alert(1)"}}), "body.links[1]", "http or https"},
 			{"file link", base(map[string]any{"links": []string{"file:///etc/passwd"}}), "body.links[0]", "http or https"},
@@ -231,17 +235,17 @@ func TestCreateBody(t *testing.T) {
 			{"link without host", base(map[string]any{"links": []string{"https:///x"}}), "body.links[0]", "host"},
 			{"link with password", base(map[string]any{"links": []string{"https://u:p@docs.example/"}}), "body.links[0]", "password"},
 			{"link with space", base(map[string]any{"links": []string{"https://docs.example/a b"}}), "body.links[0]", "without spaces"},
-			{"long link", base(map[string]any{"links": []string{"https://docs.example/" + strings.Repeat("a", 2030)}}), "body.links[0]", "at most 2048"},
+			{"long link", base(map[string]any{"links": []string{"https://docs.example/" + strings.Repeat("a", 2030)}}), "body.links[0]", "<= 2048"},
 			{"repeated link", base(map[string]any{"links": []string{"https://a.example/", "https://a.example/"}}), "body.links[1]", "repeats body.links[0]"},
-			{"service field", base(map[string]any{"created_by": "me"}), "body.created_by", "set by the service"},
-			{"unknown field", base(map[string]any{"colour": "red"}), "body.colour", "not a field"},
-			{"not an object", `"SEC-01"`, "body", "JSON object"},
-			{"bad tenant", base(map[string]any{"tenant_id": 5}), "body.tenant_id", "tenant id"},
+			{"service field", base(map[string]any{"created_by": "me"}), "body.created_by", "unexpected property"},
+			{"unknown field", base(map[string]any{"colour": "red"}), "body.colour", "unexpected property"},
+			{"not an object", `"SEC-01"`, "body", "expected object"},
+			{"bad tenant", base(map[string]any{"tenant_id": 5}), "body.tenant_id", "expected string"},
 		} {
 			f.do(userA, http.MethodPost, evidenceAt, c.body).wantInvalid(t, c.name, c.loc, c.msg)
 		}
-		f.do(userA, http.MethodPost, evidenceAt, `{"requirement_id":"SEC-01","notes":"`+strings.Repeat("x", 70<<10)+`"}`).
-			wantInvalid(t, "body over 64 KiB", "body", "larger than")
+		f.do(userA, http.MethodPost, evidenceAt, `{"requirement_id":"SEC-01","notes":"`+strings.Repeat("x", 1<<20)+`"}`).
+			want(t, "body over 1 MiB", http.StatusRequestEntityTooLarge)
 		// An admin who sees two tenants names one.
 		f.do(admin, http.MethodPost, evidenceAt, map[string]any{"requirement_id": "SEC-01"}).wantInvalid(t, "admin without tenant", "body.tenant_id", "2 tenants")
 		var list evidence.List
@@ -273,7 +277,7 @@ func TestPatchBody(t *testing.T) {
 		f.do(userA, http.MethodPatch, at, map[string]any{"requirement_id": "SEC-02"}).wantInvalid(t, "move requirement", "body.requirement_id", "cannot be changed")
 		f.do(userA, http.MethodPatch, at, map[string]any{"links": []string{"mailto:a@b.example"}}).wantInvalid(t, "mail link", "body.links[0]", "http or https")
 		f.do(userA, http.MethodPatch, at, map[string]any{"due_date": 20261231}).wantInvalid(t, "due date number", "body.due_date", "string")
-		f.do(userA, http.MethodPatch, at, map[string]any{"id": "x"}).wantInvalid(t, "id", "body.id", "set by the service")
+		f.do(userA, http.MethodPatch, at, map[string]any{"id": "x"}).wantInvalid(t, "id", "body.id", "unexpected property")
 		got := f.patch(userA, v.ID, map[string]any{"tenant_id": tenantA, "requirement_id": "SEC-01", "notes": "<script>alert(1)</script>checked"})
 		if *got.Owner != "Ada" || len(got.Links) != 1 || *got.Notes != "checked" || got.UpdatedAt.Equal(v.UpdatedAt) {
 			t.Errorf("after a PATCH of notes: %+v", got)

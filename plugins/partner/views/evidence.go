@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"html/template"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -52,6 +51,41 @@ var evidenceHealth = map[string]sdkui.Health{evidence.StatusNotStarted: sdkui.Un
 	evidence.StatusSubmitted: sdkui.Warning, evidence.StatusAccepted: sdkui.OK, evidence.StatusRejected: sdkui.Critical,
 	evidence.StatusExpired: sdkui.Critical}
 
+// Target is what a form route acts on: the tenant its query names, which
+// the host has checked the caller may see, and the requirement of its
+// path (404 unless the catalogue has it).
+type Target struct {
+	Tenant      sdk.TenantID `query:"tenant_id" required:"true" doc:"The tenant whose evidence the form changes, one the caller may see"`
+	Requirement string       `path:"requirement_id" maxLength:"100" doc:"A requirement of the partner's catalogue"`
+}
+
+// formIn is a form route's input: its target and its form body, read as
+// sent and parsed here.
+type formIn struct {
+	Target
+	RawBody []byte
+}
+
+type fileIn struct {
+	Target
+	ContentType string `header:"Content-Type" doc:"multipart/form-data with its boundary"`
+	RawBody     []byte
+}
+
+type deleteFileIn struct {
+	Target
+	// No uuid format: an id no file has is 404 once the tenant is
+	// admitted, so a caller outside the tenant is refused whatever id it
+	// names, as the compliance rule editor's routes are.
+	FileID string `path:"file_id" maxLength:"64" doc:"The file's id"`
+}
+
+// panelHTML is a form route's answer: the requirement's evidence panel.
+type panelHTML struct {
+	ContentType string `header:"Content-Type"`
+	Body        []byte
+}
+
 // EvidenceRoutes are the form routes of the evidence panel on each
 // requirement of the page. Like the compliance rule editor's, their
 // requests carry the session's CSRF token as every htmx request of the
@@ -61,51 +95,31 @@ var evidenceHealth = map[string]sdkui.Health{evidence.StatusNotStarted: sdkui.Un
 // refusal too, with each error beside the field it names, since htmx swaps
 // no error answer).
 func (h *Handlers) EvidenceRoutes() []sdk.Route {
-	tenant := &huma.Param{Name: "tenant_id", In: "query", Required: true, Description: "The tenant whose evidence the form changes, one the caller may see",
-		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
-	req := &huma.Param{Name: "requirement_id", In: "path", Required: true, Description: "A requirement of the partner's catalogue",
-		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(100)}}
-	// No uuid format: an id no file has is 404 once the tenant is
-	// admitted, so a caller outside the tenant is refused whatever id it
-	// names, as the compliance rule editor's routes are.
-	file := &huma.Param{Name: "file_id", In: "path", Required: true, Description: "The file's id",
-		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
-	panel := &huma.Response{Description: "The requirement's evidence panel, with each error of a refusal beside its field",
-		Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}
+	panel := map[string]*huma.Response{"200": {Description: "The requirement's evidence panel, with each error of a refusal beside its field",
+		Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}}
 	form := func(v any) *huma.RequestBody {
 		return &huma.RequestBody{Description: "The form", Required: true, Content: map[string]*huma.MediaType{
 			"application/x-www-form-urlencoded": {Schema: sdk.SchemaOf(v)}}}
 	}
-	refused := &huma.Response{Description: "The caller may not see the tenant"}
-	missing := &huma.Response{Description: "No such requirement, or the tenant has no evidence (or file) for it"}
-	op := func(id, summary, desc string, params ...*huma.Param) *huma.Operation {
-		return &huma.Operation{OperationID: "partner-evidence-form-" + id, Tags: []string{"partner-evidence"}, Summary: summary, Description: desc,
-			Parameters: append(params, tenant), Responses: map[string]*huma.Response{"200": panel, "403": refused, "404": missing}}
+	op := func(id, summary, desc string, body *huma.RequestBody) sdk.Op {
+		return sdk.Op{ID: "partner-evidence-form-" + id, Tags: []string{"partner-evidence"}, Summary: summary, Description: desc,
+			Errors: []int{http.StatusNotFound}, Responses: panel, RequestBody: body}
 	}
-	withBody := func(o *huma.Operation, b *huma.RequestBody) *huma.Operation { o.RequestBody = b; return o }
-	upload := &huma.RequestBody{Description: "The file, one part", Required: true, Content: map[string]*huma.MediaType{
-		"multipart/form-data": {Schema: sdk.SchemaOf(uploadForm{})}}}
+	review := op("review", "Accept or reject submitted evidence from the partner page (admin)", "As POST "+apiEvidence+"/{id}/review does.", form(reviewForm{}))
+	review.Auth = sdk.AuthAdmin
 	return []sdk.Route{
-		{Method: http.MethodPost, Path: EvidencePath, TenantScoped: true, Handler: h.startEvidence, Operation: withBody(op("start",
-			"Start evidence from the partner page", "Creates the tenant's evidence for the requirement, in_progress, as POST "+apiEvidence+" does.", req),
-			form(startForm{}))},
-		{Method: http.MethodPost, Path: evidenceEdit, TenantScoped: true, Handler: h.editEvidence, Operation: withBody(op("edit",
-			"Change evidence's owner, due date and notes from the partner page", "As PATCH "+apiEvidence+"/{id} does; an empty field clears it.", req),
-			form(editForm{}))},
-		{Method: http.MethodPost, Path: evidenceStatus, TenantScoped: true, Handler: h.moveEvidence, Operation: withBody(op("status",
-			"Move evidence along its lifecycle from the partner page", "As PATCH "+apiEvidence+"/{id} with a status does: submit it for review, withdraw or rework it.", req),
-			form(statusForm{}))},
-		// Admins only, so not marked tenant-scoped (a tenant's standard
-		// user may not call it for its own tenant either); the tenant is
-		// still checked like the others'.
-		{Method: http.MethodPost, Path: evidenceReview, Auth: sdk.AuthAdmin, Handler: h.reviewEvidence, Operation: withBody(op("review",
-			"Accept or reject submitted evidence from the partner page (admin)", "As POST "+apiEvidence+"/{id}/review does.", req),
-			form(reviewForm{}))},
-		{Method: http.MethodPost, Path: evidenceFiles, TenantScoped: true, Handler: h.uploadEvidence, Operation: withBody(op("upload",
-			"Upload a file of evidence from the partner page", "Streams the file to POST "+apiEvidence+"/{id}/files, under its types and size limit.", req),
-			upload)},
-		{Method: http.MethodDelete, Path: evidenceFile, TenantScoped: true, Handler: h.deleteEvidenceFile, Operation: op("delete-file",
-			"Delete a file of evidence from the partner page", "As DELETE "+apiEvidence+"/{id}/files/{file_id} does.", req, file)},
+		sdk.Post(EvidencePath, op("start", "Start evidence from the partner page",
+			"Creates the tenant's evidence for the requirement, in_progress, as POST "+apiEvidence+" does.", form(startForm{})), h.startEvidence),
+		sdk.Post(evidenceEdit, op("edit", "Change evidence's owner, due date and notes from the partner page",
+			"As PATCH "+apiEvidence+"/{id} does; an empty field clears it.", form(editForm{})), h.editEvidence),
+		sdk.Post(evidenceStatus, op("status", "Move evidence along its lifecycle from the partner page",
+			"As PATCH "+apiEvidence+"/{id} with a status does: submit it for review, withdraw or rework it.", form(statusForm{})), h.moveEvidence),
+		sdk.Post(evidenceReview, review, h.reviewEvidence),
+		sdk.Post(evidenceFiles, op("upload", "Upload a file of evidence from the partner page",
+			"Passes the file to POST "+apiEvidence+"/{id}/files, under its types and size limit.", &huma.RequestBody{Description: "The file, one part",
+				Required: true, Content: map[string]*huma.MediaType{"multipart/form-data": {Schema: sdk.SchemaOf(uploadForm{})}}}), h.uploadEvidence),
+		sdk.Delete(evidenceFile, op("delete-file", "Delete a file of evidence from the partner page",
+			"As DELETE "+apiEvidence+"/{id}/files/{file_id} does.", nil), h.deleteEvidenceFile),
 	}
 }
 
@@ -134,8 +148,6 @@ type reviewForm struct {
 type uploadForm struct {
 	File string `json:"file" format:"binary"`
 }
-
-func intPtr(v int) *int { return &v }
 
 // panelState is what a panel shows beyond the evidence: a notice of what
 // was done, and the form as sent with its errors.
@@ -194,17 +206,12 @@ func (a *answer) problem() *sdk.Problem {
 }
 
 // call serves a request of the evidence API in this process, as the
-// caller of r with only the tenant in scope.
-func (h *Handlers) call(r *http.Request, tenant, method, path, contentType string, body io.Reader) *answer {
-	h.once.Do(func() {
-		h.api = http.NewServeMux()
-		for _, rt := range h.Evidence.Routes() {
-			h.api.HandleFunc(rt.Method+" "+rt.Path, rt.Handler)
-		}
-	})
-	info := sdk.Info(r.Context())
+// caller of ctx with only the tenant in scope.
+func (h *Handlers) call(ctx context.Context, tenant, method, path, contentType string, body []byte) *answer {
+	h.once.Do(func() { h.api = (&sdk.Plugin{Routes: h.Evidence.Routes()}).HTTPHandler() })
+	info := sdk.Info(ctx)
 	info.Principal.TenantIDs = []string{tenant}
-	req, _ := http.NewRequestWithContext(sdk.WithRequestInfo(r.Context(), info), method, path, body)
+	req, _ := http.NewRequestWithContext(sdk.WithRequestInfo(ctx, info), method, path, bytes.NewReader(body))
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
@@ -217,27 +224,18 @@ func (h *Handlers) call(r *http.Request, tenant, method, path, contentType strin
 }
 
 // callJSON serves an API request with a JSON body.
-func (h *Handlers) callJSON(r *http.Request, tenant, method, path string, body map[string]any) *answer {
+func (h *Handlers) callJSON(ctx context.Context, tenant, method, path string, body map[string]any) *answer {
 	raw, _ := json.Marshal(body)
-	return h.call(r, tenant, method, path, "application/json", bytes.NewReader(raw))
+	return h.call(ctx, tenant, method, path, "application/json", raw)
 }
 
-// target is the tenant and requirement a form route acts on: the tenant
-// must be one the caller sees (403), the requirement one of the
-// catalogue's (404).
-func (h *Handlers) target(r *http.Request) (string, string, error) {
-	tenant := r.URL.Query().Get("tenant_id")
-	if tenant == "" {
-		return "", "", sdk.Invalid("query.tenant_id", "is required")
+// requirement is the target's requirement, or a 404 when the catalogue
+// has none of that id.
+func (h *Handlers) requirement(t Target) (string, string, error) {
+	if _, ok := h.Catalogue.Requirement(t.Requirement); !ok {
+		return "", "", sdk.NotFound("no requirement " + t.Requirement)
 	}
-	if !sdk.PrincipalFrom(r.Context()).CanSee(tenant) {
-		return "", "", sdk.Forbidden("you may not see that tenant")
-	}
-	req := r.PathValue("requirement_id")
-	if _, ok := h.Catalogue.Requirement(req); !ok {
-		return "", "", sdk.NotFound("no requirement " + req)
-	}
-	return tenant, req, nil
+	return string(t.Tenant), t.Requirement, nil
 }
 
 // record is the tenant's evidence for the requirement, or nil.
@@ -250,12 +248,12 @@ func (h *Handlers) record(ctx context.Context, tenant, req string) (*evidence.Ev
 }
 
 // existing is the target's evidence, or an error: 404 without one.
-func (h *Handlers) existing(r *http.Request) (string, *evidence.Evidence, error) {
-	tenant, req, err := h.target(r)
+func (h *Handlers) existing(ctx context.Context, t Target) (string, *evidence.Evidence, error) {
+	tenant, req, err := h.requirement(t)
 	if err != nil {
 		return "", nil, err
 	}
-	e, err := h.record(r.Context(), tenant, req)
+	e, err := h.record(ctx, tenant, req)
 	if err == nil && e == nil {
 		err = sdk.NotFound("the tenant has no evidence for " + req)
 	}
@@ -263,18 +261,21 @@ func (h *Handlers) existing(r *http.Request) (string, *evidence.Evidence, error)
 }
 
 // form parses a urlencoded form of at most maxEvidenceForm bytes.
-func form(w http.ResponseWriter, r *http.Request) (url.Values, error) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxEvidenceForm)
-	if err := r.ParseForm(); err != nil {
+func form(raw []byte) (url.Values, error) {
+	if len(raw) > maxEvidenceForm {
 		return nil, sdk.Invalid("body", "must be a form of at most %d bytes", maxEvidenceForm)
 	}
-	return r.PostForm, nil
+	v, err := url.ParseQuery(string(raw))
+	if err != nil {
+		return nil, sdk.Invalid("body", "must be a form of at most %d bytes", maxEvidenceForm)
+	}
+	return v, nil
 }
 
 // finish answers the panel after an API call: done's notice when the call
 // succeeded with want, the form's errors beside their fields when it was
 // refused.
-func (h *Handlers) finish(w http.ResponseWriter, r *http.Request, tenant, req string, a *answer, want int, done string, input url.Values) {
+func (h *Handlers) finish(ctx context.Context, tenant, req string, a *answer, want int, done string, input url.Values) (*panelHTML, error) {
 	st := panelState{input: input}
 	switch {
 	case a.status == want:
@@ -282,20 +283,17 @@ func (h *Handlers) finish(w http.ResponseWriter, r *http.Request, tenant, req st
 	case a.status < http.StatusInternalServerError && a.status != http.StatusNotFound && a.status != http.StatusForbidden:
 		st.addProblem(a.problem())
 	default:
-		sdk.WriteError(w, a.problem())
-		return
+		return nil, a.problem()
 	}
-	e, err := h.record(r.Context(), tenant, req)
+	e, err := h.record(ctx, tenant, req)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	html, err := h.panel(r.Context(), tenant, req, e, nil, st, true)
+	html, err := h.panel(ctx, tenant, req, e, nil, st, true)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	sdkui.WriteFragment(w, http.StatusOK, html)
+	return &panelHTML{ContentType: "text/html; charset=utf-8", Body: []byte(html)}, nil
 }
 
 // textOrNull is a form field as a JSON member: null when empty.
@@ -306,70 +304,62 @@ func textOrNull(v url.Values, name string) any {
 	return nil
 }
 
-func (h *Handlers) startEvidence(w http.ResponseWriter, r *http.Request) {
-	tenant, req, err := h.target(r)
+func (h *Handlers) startEvidence(ctx context.Context, in *formIn) (*panelHTML, error) {
+	tenant, req, err := h.requirement(in.Target)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	in, err := form(w, r)
+	f, err := form(in.RawBody)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	body := map[string]any{"tenant_id": tenant, "requirement_id": req, "status": evidence.StatusInProgress}
-	for _, f := range []string{"owner", "due_date"} {
-		if v := textOrNull(in, f); v != nil {
-			body[f] = v
+	for _, name := range []string{"owner", "due_date"} {
+		if v := textOrNull(f, name); v != nil {
+			body[name] = v
 		}
 	}
-	h.finish(w, r, tenant, req, h.callJSON(r, tenant, http.MethodPost, apiEvidence, body), http.StatusCreated, "Evidence started.", in)
+	return h.finish(ctx, tenant, req, h.callJSON(ctx, tenant, http.MethodPost, apiEvidence, body), http.StatusCreated, "Evidence started.", f)
 }
 
-func (h *Handlers) editEvidence(w http.ResponseWriter, r *http.Request) {
-	tenant, e, err := h.existing(r)
+func (h *Handlers) editEvidence(ctx context.Context, in *formIn) (*panelHTML, error) {
+	tenant, e, err := h.existing(ctx, in.Target)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	in, err := form(w, r)
+	f, err := form(in.RawBody)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	body := map[string]any{"owner": textOrNull(in, "owner"), "due_date": textOrNull(in, "due_date"), "notes": textOrNull(in, "notes")}
-	h.finish(w, r, tenant, e.RequirementID, h.callJSON(r, tenant, http.MethodPatch, apiEvidence+"/"+e.ID, body), http.StatusOK, "Evidence saved.", in)
+	body := map[string]any{"owner": textOrNull(f, "owner"), "due_date": textOrNull(f, "due_date"), "notes": textOrNull(f, "notes")}
+	return h.finish(ctx, tenant, e.RequirementID, h.callJSON(ctx, tenant, http.MethodPatch, apiEvidence+"/"+e.ID, body), http.StatusOK, "Evidence saved.", f)
 }
 
-func (h *Handlers) moveEvidence(w http.ResponseWriter, r *http.Request) {
-	tenant, e, err := h.existing(r)
+func (h *Handlers) moveEvidence(ctx context.Context, in *formIn) (*panelHTML, error) {
+	tenant, e, err := h.existing(ctx, in.Target)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	in, err := form(w, r)
+	f, err := form(in.RawBody)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	to := in.Get("status")
-	a := h.callJSON(r, tenant, http.MethodPatch, apiEvidence+"/"+e.ID, map[string]any{"status": to})
-	h.finish(w, r, tenant, e.RequirementID, a, http.StatusOK, "Evidence is "+strings.ReplaceAll(to, "_", " ")+".", nil)
+	to := f.Get("status")
+	a := h.callJSON(ctx, tenant, http.MethodPatch, apiEvidence+"/"+e.ID, map[string]any{"status": to})
+	return h.finish(ctx, tenant, e.RequirementID, a, http.StatusOK, "Evidence is "+strings.ReplaceAll(to, "_", " ")+".", nil)
 }
 
-func (h *Handlers) reviewEvidence(w http.ResponseWriter, r *http.Request) {
-	tenant, e, err := h.existing(r)
+func (h *Handlers) reviewEvidence(ctx context.Context, in *formIn) (*panelHTML, error) {
+	tenant, e, err := h.existing(ctx, in.Target)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	in, err := form(w, r)
+	f, err := form(in.RawBody)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	body := map[string]any{"decision": in.Get("decision"), "reason": in.Get("reason")}
-	if s := strings.TrimSpace(in.Get("validity_days")); s != "" {
+	body := map[string]any{"decision": f.Get("decision"), "reason": f.Get("reason")}
+	if s := strings.TrimSpace(f.Get("validity_days")); s != "" {
 		// A number travels as one; anything else as the text it is, which
 		// the API names as not a whole number of days.
 		if n, err := strconv.Atoi(s); err == nil {
@@ -378,30 +368,28 @@ func (h *Handlers) reviewEvidence(w http.ResponseWriter, r *http.Request) {
 			body["validity_days"] = s
 		}
 	}
-	a := h.callJSON(r, tenant, http.MethodPost, apiEvidence+"/"+e.ID+"/review", body)
-	h.finish(w, r, tenant, e.RequirementID, a, http.StatusOK, "Review recorded.", in)
+	a := h.callJSON(ctx, tenant, http.MethodPost, apiEvidence+"/"+e.ID+"/review", body)
+	return h.finish(ctx, tenant, e.RequirementID, a, http.StatusOK, "Review recorded.", f)
 }
 
-// uploadEvidence streams the request's multipart body to the API's upload
-// as it comes, so the file meets the API's type checks and size limit.
-func (h *Handlers) uploadEvidence(w http.ResponseWriter, r *http.Request) {
-	tenant, e, err := h.existing(r)
+// uploadEvidence passes the request's multipart body to the API's upload,
+// so the file meets the API's type checks and size limit.
+func (h *Handlers) uploadEvidence(ctx context.Context, in *fileIn) (*panelHTML, error) {
+	tenant, e, err := h.existing(ctx, in.Target)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	a := h.call(r, tenant, http.MethodPost, apiEvidence+"/"+e.ID+"/files", r.Header.Get("Content-Type"), r.Body)
-	h.finish(w, r, tenant, e.RequirementID, a, http.StatusCreated, "File uploaded.", nil)
+	a := h.call(ctx, tenant, http.MethodPost, apiEvidence+"/"+e.ID+"/files", in.ContentType, in.RawBody)
+	return h.finish(ctx, tenant, e.RequirementID, a, http.StatusCreated, "File uploaded.", nil)
 }
 
-func (h *Handlers) deleteEvidenceFile(w http.ResponseWriter, r *http.Request) {
-	tenant, e, err := h.existing(r)
+func (h *Handlers) deleteEvidenceFile(ctx context.Context, in *deleteFileIn) (*panelHTML, error) {
+	tenant, e, err := h.existing(ctx, in.Target)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	a := h.call(r, tenant, http.MethodDelete, apiEvidence+"/"+e.ID+"/files/"+r.PathValue("file_id"), "", nil)
-	h.finish(w, r, tenant, e.RequirementID, a, http.StatusNoContent, "File deleted.", nil)
+	a := h.call(ctx, tenant, http.MethodDelete, apiEvidence+"/"+e.ID+"/files/"+in.FileID, "", nil)
+	return h.finish(ctx, tenant, e.RequirementID, a, http.StatusNoContent, "File deleted.", nil)
 }
 
 // field is one field of a panel's form.

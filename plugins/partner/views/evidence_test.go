@@ -164,7 +164,13 @@ func TestEvidencePanel(t *testing.T) {
 
 			// Another tenant: the fabrikam user is refused contoso's
 			// tenant, and contoso's file under its own evidence is 404.
-			f.ok(t, admin, formAt("IR-01", fabrikam.ID, ""), url.Values{})
+			// The start form as a browser sends it, its fields empty; a
+			// body of no fields at all is not a form.
+			blank := url.Values{"owner": {""}, "due_date": {""}}
+			if code, body := f.post(t, admin, formAt("IR-01", fabrikam.ID, ""), url.Values{}); code != http.StatusUnprocessableEntity || !strings.Contains(body, `"location":"body"`) {
+				t.Errorf("an empty form: %d %s, want 422 naming body", code, body)
+			}
+			f.ok(t, admin, formAt("IR-01", fabrikam.ID, ""), blank)
 			for _, tail := range []string{"", "/edit", "/status", "/files"} {
 				if code, body := f.post(t, fabrikamer, formAt("IR-01", contoso.ID, tail), url.Values{"status": {"submitted"}}); code != http.StatusForbidden {
 					t.Errorf("fabrikam's user posting %s to contoso: %d %s", tail, code, body)
@@ -179,7 +185,7 @@ func TestEvidencePanel(t *testing.T) {
 			if code, _ := f.post(t, contosoer, formAt("DP-01", contoso.ID, "/edit"), url.Values{"owner": {"x"}}); code != http.StatusNotFound {
 				t.Errorf("editing evidence not started: %d", code)
 			}
-			if code, _ := f.post(t, contosoer, formAt("NOPE-9", contoso.ID, ""), url.Values{}); code != http.StatusNotFound {
+			if code, _ := f.post(t, contosoer, formAt("NOPE-9", contoso.ID, ""), blank); code != http.StatusNotFound {
 				t.Errorf("a requirement not in the catalogue: %d", code)
 			}
 			if files, _ = f.evidence.Files(context.Background(), rec.ID); len(files) != 1 {

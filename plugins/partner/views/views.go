@@ -61,7 +61,7 @@ type Handlers struct {
 	Now func() time.Time
 
 	once sync.Once
-	api  *http.ServeMux
+	api  http.Handler
 }
 
 func (h *Handlers) now() time.Time {

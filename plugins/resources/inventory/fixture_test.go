@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -216,3 +219,24 @@ func (f *fixture) stored(tb testing.TB, tenants ...string) []inventory.Resource 
 
 // allTenants are both tenants' ids.
 var allTenants = []string{contoso.ID, fabrikam.ID}
+
+// section renders the inventory's part of the resources page for target,
+// its parameters bound by the SDK's view binding as the page binds them;
+// a parameter the binding refuses comes back as its problem.
+func section(h *inventory.Handlers, target string, tenants ...string) (string, error) {
+	var html template.HTML
+	var err error
+	view := sdk.View(func(_ http.ResponseWriter, r *http.Request, in *inventory.PageQuery) {
+		html, err = h.Section(r, tenants, in, "/resources")
+	})
+	rec := httptest.NewRecorder()
+	view(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	if rec.Code != http.StatusOK {
+		var p sdk.Problem
+		if jerr := json.Unmarshal(rec.Body.Bytes(), &p); jerr != nil {
+			return "", jerr
+		}
+		return "", &p
+	}
+	return string(html), err
+}

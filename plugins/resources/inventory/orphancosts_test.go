@@ -69,8 +69,8 @@ func TestOrphanCosts(t *testing.T) {
 			}
 
 			h := &inventory.Handlers{Store: f.store, Host: f.host}
-			html, err := h.Section(httptest.NewRequest(http.MethodGet, "/resources", nil), []string{contoso.ID}, "/resources")
-			if err != nil || !strings.Contains(string(html), "37.50 USD") || !strings.Contains(string(html), "Est. monthly cost") {
+			html, err := section(h, "/resources", contoso.ID)
+			if err != nil || !strings.Contains(html, "37.50 USD") || !strings.Contains(html, "Est. monthly cost") {
 				t.Fatalf("section (%v): %s", err, html)
 			}
 		})

@@ -1,11 +1,9 @@
 package inventory
 
 import (
+	"context"
 	"encoding/json"
 	"math"
-	"net/http"
-	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -123,16 +121,6 @@ type Orphans struct {
 	ByKind map[string]int64 `json:"by_kind" doc:"How many orphans of each kind, whatever the kind filter"`
 }
 
-func float(v float64) *float64 { return &v }
-
-func anySlice(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
-}
-
 // percent is part of whole in percent to two decimals, 100 of nothing.
 func percent(part, whole int64) float64 {
 	if whole == 0 {
@@ -141,202 +129,144 @@ func percent(part, whole int64) float64 {
 	return math.Round(float64(part)*10000/float64(whole)) / 100
 }
 
-// Bounds of the inventory's filters: declared on its route, where the
-// host applies them, and applied by the resources page, whose query the
-// host does not check.
-const (
-	maxTypeLen     = 200
-	maxLocationLen = 64
-	maxGroupLen    = 90
-	maxTagKeyLen   = 512
-	maxTagValueLen = 256
-	maxTextLen     = 200
-	maxOffset      = 1_000_000
-	// locationForm is a location's form, such as eastus.
-	locationForm = "^[a-z0-9]+$"
-)
-
-// filterQuery reads the inventory's filters from a query, for the
-// tenants.
-func filterQuery(q url.Values, tenants []string) ListQuery {
-	return ListQuery{TenantIDs: tenants, Type: q.Get("type"), Location: q.Get("location"), ResourceGroup: q.Get("resource_group"),
-		TagKey: q.Get("tag_key"), TagValue: q.Get("tag_value"), Text: q.Get("q")}
+// Filters are the inventory's filters, declared once for the inventory
+// route, where the host applies their bounds, and the resources page,
+// whose view binds them the same way.
+type Filters struct {
+	Type          string `query:"type" minLength:"1" maxLength:"200" doc:"Resource type, e.g. microsoft.compute/disks (case ignored)"`
+	Location      string `query:"location" pattern:"^[a-z0-9]+$" maxLength:"64"`
+	ResourceGroup string `query:"resource_group" minLength:"1" maxLength:"90" doc:"Case ignored"`
+	TagKey        string `query:"tag_key" minLength:"1" maxLength:"512"`
+	TagValue      string `query:"tag_value" minLength:"1" maxLength:"256" doc:"With tag_key: only resources whose tag has this value"`
+	Text          string `query:"q" minLength:"1" maxLength:"200" doc:"Text found in the name or ARM id, case ignored"`
 }
 
-// checkTag refuses a tag value without the key it is the value of.
-func (q ListQuery) checkTag() error {
-	if q.TagValue != "" && q.TagKey == "" {
-		return sdk.Invalid("query.tag_value", "needs tag_key")
+// query is the filters' query of the tenants; a tag value without the key
+// it is the value of is refused.
+func (f *Filters) query(tenants []string) (ListQuery, error) {
+	if f.TagValue != "" && f.TagKey == "" {
+		return ListQuery{}, sdk.Invalid("query.tag_value", "needs tag_key")
 	}
-	return nil
+	return ListQuery{TenantIDs: tenants, Type: f.Type, Location: f.Location, ResourceGroup: f.ResourceGroup,
+		TagKey: f.TagKey, TagValue: f.TagValue, Text: f.Text}, nil
 }
 
-var (
-	tenantIDsParam = &huma.Param{Name: "tenant_ids", In: "query", Description: "Only these tenants (each must be one the caller may see); all the caller's when omitted",
-		Schema: &huma.Schema{Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}, MaxItems: intPtr(100)}}
-	limitParam  = &huma.Param{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(1), Maximum: float(500), Default: 100}}
-	offsetParam = &huma.Param{Name: "offset", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: float(0), Maximum: float(maxOffset), Default: 0}}
-	textSchema  = func(max int) *huma.Schema {
-		return &huma.Schema{Type: huma.TypeString, MinLength: intPtr(1), MaxLength: intPtr(max)}
-	}
-)
+// Paging pages a list.
+type Paging struct {
+	Limit  int64 `query:"limit" minimum:"1" maximum:"500" default:"100"`
+	Offset int64 `query:"offset" minimum:"0" maximum:"1000000" default:"0"`
+}
 
-func intPtr(n int) *int { return &n }
+// Tenants is the tenant input of a read: tenant_ids, which the host checks.
+type Tenants struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+}
 
-const tag = "resources"
+type listIn struct {
+	Tenants
+	Filters
+	SortBy    string `query:"sort_by" enum:"name,type,location,resource_group,first_seen,last_seen,changed_at" default:"name"`
+	SortOrder string `query:"sort_order" enum:"asc,desc" default:"asc"`
+	Paging
+}
+
+type getIn struct {
+	ID string `path:"resource_id" pattern:"^[0-9a-f]{32}$" doc:"Steward's id of the resource (the inventory's id), not the ARM id"`
+}
+
+type orphansIn struct {
+	Tenants
+	Kind string `query:"kind" enum:"unattached_disk,unused_public_ip,unused_nic,empty_resource_group"`
+	Paging
+}
+
+type eventsIn struct {
+	Tenants
+	Kind  string    `query:"kind" enum:"created,changed,deleted"`
+	Since time.Time `query:"since" doc:"Only events at or after this time"`
+	Paging
+}
+
+var tags = []string{"resources"}
 
 // Routes declares the inventory routes, served by h.
 func (h *Handlers) Routes() []sdk.Route {
 	return []sdk.Route{
-		{Method: http.MethodGet, Path: "/api/v1/resources/inventory", TenantScoped: true, Handler: h.list, Operation: &huma.Operation{
-			OperationID: "resources-inventory", Tags: []string{tag}, Summary: "Resource inventory",
-			Description: "The resources of the caller's tenants as last synced from Resource Graph, filtered and sorted, one page of them.",
-			Parameters: []*huma.Param{tenantIDsParam,
-				{Name: "type", In: "query", Description: "Resource type, e.g. microsoft.compute/disks (case ignored)", Schema: textSchema(maxTypeLen)},
-				{Name: "location", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Pattern: locationForm, MaxLength: intPtr(maxLocationLen)}},
-				{Name: "resource_group", In: "query", Description: "Case ignored", Schema: textSchema(maxGroupLen)},
-				{Name: "tag_key", In: "query", Schema: textSchema(maxTagKeyLen)},
-				{Name: "tag_value", In: "query", Description: "With tag_key: only resources whose tag has this value", Schema: textSchema(maxTagValueLen)},
-				{Name: "q", In: "query", Description: "Text found in the name or ARM id, case ignored", Schema: textSchema(maxTextLen)},
-				{Name: "sort_by", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: anySlice(SortKeys), Default: "name"}},
-				{Name: "sort_order", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"asc", "desc"}, Default: "asc"}},
-				limitParam, offsetParam,
-			},
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("Resources", Page[View]{})},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/resources/inventory/counts", TenantScoped: true, Handler: h.counts, Operation: &huma.Operation{
-			OperationID: "resources-inventory-counts", Tags: []string{tag}, Summary: "Resources counted by type and by location",
-			Parameters: []*huma.Param{tenantIDsParam},
-			Responses:  map[string]*huma.Response{"200": sdk.JSONResponse("Counts", Counts{})},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/resources/inventory/{resource_id}", TenantScoped: true, Handler: h.get, Operation: &huma.Operation{
-			OperationID: "resources-inventory-get", Tags: []string{tag}, Summary: "One resource with its lifecycle history",
-			Parameters: []*huma.Param{{Name: "resource_id", In: "path", Required: true, Description: "Steward's id of the resource (the inventory's id), not the ARM id",
-				Schema: &huma.Schema{Type: huma.TypeString, Pattern: "^[0-9a-f]{32}$"}}},
-			Responses: map[string]*huma.Response{
-				"200": sdk.JSONResponse("The resource", Detail{}),
-				"404": {Description: "No such resource in the inventory, or it belongs to a tenant the caller may not see"},
-			},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/resources/tags/coverage", TenantScoped: true, Handler: h.coverage, Operation: &huma.Operation{
-			OperationID: "resources-tags-coverage", Tags: []string{tag}, Summary: "Coverage of the required tags",
-			Description: "How many resources carry each tag of the plugin's required_tags, and all of them.",
-			Parameters:  []*huma.Param{tenantIDsParam},
-			Responses:   map[string]*huma.Response{"200": sdk.JSONResponse("Tag coverage", Coverage{})},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/resources/orphans", TenantScoped: true, Handler: h.orphans, Operation: &huma.Operation{
-			OperationID: "resources-orphans", Tags: []string{tag}, Summary: "Orphaned resources",
+		sdk.Get("/api/v1/resources/inventory", sdk.Op{ID: "resources-inventory", Tags: tags, Summary: "Resource inventory",
+			Description: "The resources of the caller's tenants as last synced from Resource Graph, filtered and sorted, one page of them."}, h.list),
+		sdk.Get("/api/v1/resources/inventory/counts", sdk.Op{ID: "resources-inventory-counts", Tags: tags, Summary: "Resources counted by type and by location"}, h.counts),
+		sdk.Get("/api/v1/resources/inventory/{resource_id}", sdk.Op{ID: "resources-inventory-get", Tags: tags, Summary: "One resource with its lifecycle history",
+			Responses: map[string]*huma.Response{"404": {Description: "No such resource in the inventory, or it belongs to a tenant the caller may not see"}}}, h.get),
+		sdk.Get("/api/v1/resources/tags/coverage", sdk.Op{ID: "resources-tags-coverage", Tags: tags, Summary: "Coverage of the required tags",
+			Description: "How many resources carry each tag of the plugin's required_tags, and all of them."}, h.coverage),
+		sdk.Get("/api/v1/resources/orphans", sdk.Op{ID: "resources-orphans", Tags: tags, Summary: "Orphaned resources",
 			Description: "Unattached managed disks, public IP addresses bound to no IP configuration, network interfaces attached to no VM, and resource groups (when Resource Graph lists them) holding nothing, read from the synced properties, " +
-				"each with its estimated monthly cost where the cost plugin's resource_costs dataset has it.",
-			Parameters: []*huma.Param{tenantIDsParam,
-				{Name: "kind", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: anySlice(OrphanKinds)}},
-				limitParam, offsetParam},
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("Orphans", Orphans{})},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/resources/events", TenantScoped: true, Handler: h.events, Operation: &huma.Operation{
-			OperationID: "resources-events", Tags: []string{tag}, Summary: "Lifecycle events",
-			Description: "What each inventory sync found created, changed or deleted since the one before, newest first.",
-			Parameters: []*huma.Param{tenantIDsParam,
-				{Name: "kind", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{EventCreated, EventChanged, EventDeleted}}},
-				{Name: "since", In: "query", Description: "Only events at or after this time", Schema: &huma.Schema{Type: huma.TypeString, Format: "date-time"}},
-				limitParam, offsetParam},
-			Responses: map[string]*huma.Response{"200": sdk.JSONResponse("Events", Page[EventView]{})},
-		}},
+				"each with its estimated monthly cost where the cost plugin's resource_costs dataset has it."}, h.orphans),
+		sdk.Get("/api/v1/resources/events", sdk.Op{ID: "resources-events", Tags: tags, Summary: "Lifecycle events",
+			Description: "What each inventory sync found created, changed or deleted since the one before, newest first."}, h.events),
 	}
 }
 
-// intParam reads a declared integer parameter the host has checked and
-// defaulted.
-func intParam(r *http.Request, name string) int64 {
-	n, _ := strconv.ParseInt(r.URL.Query().Get(name), 10, 64)
-	return n
-}
-
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) list(ctx context.Context, in *listIn) (*Page[View], error) {
+	lq, err := in.Filters.query(in.Tenants.Tenants)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	q := r.URL.Query()
-	lq := filterQuery(q, tenants)
-	lq.SortBy, lq.Desc, lq.Limit, lq.Offset = q.Get("sort_by"), q.Get("sort_order") == "desc", intParam(r, "limit"), intParam(r, "offset")
-	if err := lq.checkTag(); err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	rows, total, err := h.Store.List(r.Context(), lq)
+	lq.SortBy, lq.Desc, lq.Limit, lq.Offset = in.SortBy, in.SortOrder == "desc", in.Limit, in.Offset
+	rows, total, err := h.Store.List(ctx, lq)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	items := make([]View, len(rows))
 	for i := range rows {
 		items[i] = viewOf(&rows[i])
 	}
-	sdk.WriteJSON(w, http.StatusOK, Page[View]{Items: items, Total: total, Limit: lq.Limit, Offset: lq.Offset})
+	return &Page[View]{Items: items, Total: total, Limit: lq.Limit, Offset: lq.Offset}, nil
 }
 
-func (h *Handlers) get(w http.ResponseWriter, r *http.Request) {
-	p := sdk.PrincipalFrom(r.Context())
-	res, err := h.Store.Get(r.Context(), r.PathValue("resource_id"))
+func (h *Handlers) get(ctx context.Context, in *getIn) (*Detail, error) {
+	res, err := h.Store.Get(ctx, in.ID)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	// A resource of a tenant the caller may not see is answered exactly
 	// like an unknown one.
-	if res == nil || !p.CanSee(res.TenantID) {
-		sdk.WriteError(w, sdk.NotFound("no resource "+r.PathValue("resource_id")+" in the inventory"))
-		return
+	if res == nil || !sdk.PrincipalFrom(ctx).CanSee(res.TenantID) {
+		return nil, sdk.NotFound("no resource " + in.ID + " in the inventory")
 	}
-	history, err := h.Store.History(r.Context(), res.UID)
+	history, err := h.Store.History(ctx, res.UID)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	props := map[string]any{}
 	_ = json.Unmarshal([]byte(res.Properties), &props)
-	sdk.WriteJSON(w, http.StatusOK, Detail{View: viewOf(res), Properties: props, History: eventViews(history)})
+	return &Detail{View: viewOf(res), Properties: props, History: eventViews(history)}, nil
 }
 
-func (h *Handlers) counts(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) counts(ctx context.Context, in *Tenants) (*Counts, error) {
+	byType, err := h.Store.CountBy(ctx, in.Tenants, "type")
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	byType, err := h.Store.CountBy(r.Context(), tenants, "type")
+	byLocation, err := h.Store.CountBy(ctx, in.Tenants, "location")
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	byLocation, err := h.Store.CountBy(r.Context(), tenants, "location")
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	out := Counts{ByType: byType, ByLocation: byLocation}
 	for _, c := range byType {
 		out.Total += c.Count
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
-func (h *Handlers) coverage(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
+func (h *Handlers) coverage(ctx context.Context, in *Tenants) (*Coverage, error) {
 	required := h.RequiredTags
 	if required == nil {
 		required = []string{}
 	}
-	c, err := h.Store.Coverage(r.Context(), tenants, required)
+	c, err := h.Store.Coverage(ctx, in.Tenants, required)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	out := Coverage{RequiredTags: required, TotalResources: c.Total, FullyTagged: c.AllTagged, Tags: make([]TagStat, len(required))}
 	if len(required) == 0 {
@@ -347,55 +277,36 @@ func (h *Handlers) coverage(w http.ResponseWriter, r *http.Request) {
 		n := c.TaggedWith[k]
 		out.Tags[i] = TagStat{Key: k, Tagged: n, Missing: c.Total - n, CoveragePercent: percent(n, c.Total)}
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
-func (h *Handlers) orphans(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) orphans(ctx context.Context, in *orphansIn) (*Orphans, error) {
+	tenants := in.Tenants.Tenants
+	rows, byKind, err := h.Store.Orphans(ctx, tenants, in.Kind, in.Limit, in.Offset)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	limit, offset, kind := intParam(r, "limit"), intParam(r, "offset"), r.URL.Query().Get("kind")
-	rows, byKind, err := h.Store.Orphans(r.Context(), tenants, kind, limit, offset)
+	costs, err := h.monthlyCosts(ctx, tenants, rows)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	costs, err := h.monthlyCosts(r.Context(), tenants, rows)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	out := Orphans{Page: Page[OrphanView]{Items: make([]OrphanView, len(rows)), Limit: limit, Offset: offset}, ByKind: byKind}
+	out := Orphans{Page: Page[OrphanView]{Items: make([]OrphanView, len(rows)), Limit: in.Limit, Offset: in.Offset}, ByKind: byKind}
 	for i := range rows {
 		out.Items[i] = OrphanView{Kind: rows[i].Kind, View: viewOf(&rows[i].Resource), EstimatedMonthlyCost: costOf(costs, &rows[i])}
 	}
 	for k, n := range byKind {
-		if kind == "" || k == kind {
+		if in.Kind == "" || k == in.Kind {
 			out.Total += n
 		}
 	}
-	sdk.WriteJSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
-func (h *Handlers) events(w http.ResponseWriter, r *http.Request) {
-	tenants, err := sdk.TenantScope(r, "tenant_ids")
+func (h *Handlers) events(ctx context.Context, in *eventsIn) (*Page[EventView], error) {
+	q := EventQuery{TenantIDs: in.Tenants.Tenants, Kind: in.Kind, Since: in.Since, Limit: in.Limit, Offset: in.Offset}
+	events, total, err := h.Store.EventFeed(ctx, q)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
-	q := EventQuery{TenantIDs: tenants, Kind: r.URL.Query().Get("kind"), Limit: intParam(r, "limit"), Offset: intParam(r, "offset")}
-	if v := r.URL.Query().Get("since"); v != "" {
-		if q.Since, err = time.Parse(time.RFC3339, v); err != nil {
-			sdk.WriteError(w, sdk.Invalid("query.since", "must be an RFC 3339 date-time"))
-			return
-		}
-	}
-	events, total, err := h.Store.EventFeed(r.Context(), q)
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdk.WriteJSON(w, http.StatusOK, Page[EventView]{Items: eventViews(events), Total: total, Limit: q.Limit, Offset: q.Offset})
+	return &Page[EventView]{Items: eventViews(events), Total: total, Limit: q.Limit, Offset: q.Offset}, nil
 }

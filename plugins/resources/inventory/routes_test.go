@@ -319,10 +319,7 @@ func TestSection(t *testing.T) {
 	f := start(t, storetest.Dialects()[0], inventoryWorld())
 	f.mustRun(t)
 	h := &inventory.Handlers{Store: f.store, RequiredTags: requiredTags}
-	render := func(target string, tenants ...string) (string, error) {
-		html, err := h.Section(httptest.NewRequest(http.MethodGet, target, nil), tenants, "/resources")
-		return string(html), err
-	}
+	render := func(target string, tenants ...string) (string, error) { return section(h, target, tenants...) }
 	page, err := render("/resources?q=%3Cdisk", contoso.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -410,14 +407,12 @@ func TestSectionPages(t *testing.T) {
 	f := start(t, storetest.Dialects()[0], w)
 	f.mustRun(t)
 	h := &inventory.Handlers{Store: f.store, RequiredTags: requiredTags}
-	html, err := h.Section(httptest.NewRequest(http.MethodGet, "/resources?resource_group=rg-many", nil), []string{contoso.ID}, "/resources")
-	page := string(html)
+	page, err := section(h, "/resources?resource_group=rg-many", contoso.ID)
 	if err != nil || !strings.Contains(page, "50 of 55 resources") || !strings.Contains(page, `href="/resources?offset=50&amp;resource_group=rg-many">Next 50`) ||
 		strings.Contains(page, "Previous") || strings.Contains(page, "many-50") {
 		t.Fatalf("first page (%v): %s", err, page)
 	}
-	html, err = h.Section(httptest.NewRequest(http.MethodGet, "/resources?resource_group=rg-many&offset=50", nil), []string{contoso.ID}, "/resources")
-	page = string(html)
+	page, err = section(h, "/resources?resource_group=rg-many&offset=50", contoso.ID)
 	if err != nil || !strings.Contains(page, "51 to 55 of 55 resources") || !strings.Contains(page, "many-54") || strings.Contains(page, "many-49") ||
 		!strings.Contains(page, `href="/resources?resource_group=rg-many">Previous 50`) || strings.Contains(page, "Next 50") {
 		t.Fatalf("last page (%v): %s", err, page)

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 
 	"github.com/stewardhq/steward/sdk"
@@ -16,9 +15,6 @@ import (
 
 // pageRows is how many resources and orphans the resources page lists.
 const pageRows = 50
-
-// locationPattern is a location's form, as the inventory route declares it.
-var locationPattern = regexp.MustCompile(locationForm)
 
 // filters is the page's inventory filter form, on the host's CSS classes
 // (no script, no style attribute: the host's Content-Security-Policy
@@ -42,35 +38,16 @@ var filters = template.Must(template.New("filters").Parse(`<form class="stack" m
 </nav>
 {{- end}}`))
 
-// pageQuery reads the page's filters and offset, bounded as the inventory
-// route bounds them.
-func pageQuery(q url.Values, tenants []string) (ListQuery, error) {
-	lq := filterQuery(q, tenants)
-	lq.SortBy, lq.Limit = "name", pageRows
-	for _, f := range []struct {
-		field, value string
-		max          int
-	}{{"query.type", lq.Type, maxTypeLen}, {"query.location", lq.Location, maxLocationLen}, {"query.resource_group", lq.ResourceGroup, maxGroupLen},
-		{"query.tag_key", lq.TagKey, maxTagKeyLen}, {"query.tag_value", lq.TagValue, maxTagValueLen}, {"query.q", lq.Text, maxTextLen}} {
-		if len(f.value) > f.max {
-			return lq, sdk.Invalid(f.field, "at most %d characters", f.max)
-		}
-	}
-	if lq.Location != "" && !locationPattern.MatchString(lq.Location) {
-		return lq, sdk.Invalid("query.location", "lower-case letters and digits, such as eastus")
-	}
-	if err := lq.checkTag(); err != nil {
-		return lq, err
-	}
-	if o := q.Get("offset"); o != "" {
-		n, err := strconv.ParseInt(o, 10, 64)
-		if err != nil || n < 0 || n > maxOffset {
-			return lq, sdk.Invalid("query.offset", "a whole number from 0 to %d", maxOffset)
-		}
-		lq.Offset = n
-	}
-	return lq, nil
+// PageQuery is what the resources page asks of the inventory, bound as
+// the inventory route binds it: its filters and the offset of its page.
+type PageQuery struct {
+	Filters
+	Offset int64 `query:"offset" minimum:"0" maximum:"1000000" default:"0"`
 }
+
+// maxOffset is the largest offset of a page, as PageQuery and Paging
+// bound it.
+const maxOffset = 1_000_000
 
 // pageLink is the page's path with its query, at another offset.
 func pageLink(action string, q url.Values, offset int64) string {
@@ -89,14 +66,17 @@ func pageLink(action string, q url.Values, offset int64) string {
 // Section is the inventory's part of the resources page for the tenants:
 // figures (resources, orphans, tag coverage), the inventory filtered by
 // the page's type, location, resource_group, tag_key, tag_value and q
-// parameters, a page of pageRows at its offset, and the orphans. action is
-// the page's path, which the filter form and the page links lead to.
-func (h *Handlers) Section(r *http.Request, tenants []string, action string) (template.HTML, error) {
-	q := r.URL.Query()
-	lq, err := pageQuery(q, tenants)
+// parameters (in), a page of pageRows at its offset, and the orphans.
+// action is the page's path, which the filter form and the page links
+// lead to.
+func (h *Handlers) Section(r *http.Request, tenants []string, in *PageQuery, action string) (template.HTML, error) {
+	lq, err := in.query(tenants)
 	if err != nil {
 		return "", err
 	}
+	lq.SortBy, lq.Limit, lq.Offset = "name", pageRows, in.Offset
+	// The page links keep the request's query, at another offset.
+	q := r.URL.Query()
 	rows, total, err := h.Store.List(r.Context(), lq)
 	if err != nil {
 		return "", err
@@ -117,7 +97,7 @@ func (h *Handlers) Section(r *http.Request, tenants []string, action string) (te
 		Action, Tenant, Prev, Next string
 		Q                          ListQuery
 		Rows                       int
-	}{Action: action, Tenant: q.Get("tenant_id"), Q: lq, Rows: pageRows}
+	}{Action: action, Tenant: sdk.ViewTenant(r), Q: lq, Rows: pageRows}
 	if lq.Offset > 0 {
 		form.Prev = pageLink(action, q, max(lq.Offset-pageRows, 0))
 	}

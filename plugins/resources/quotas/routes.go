@@ -1,6 +1,7 @@
 package quotas
 
 import (
+	"context"
 	"html/template"
 	"net/http"
 	"sort"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/plugins/resources/inventory"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -75,68 +77,59 @@ func entryOf(u Usage) Entry {
 // none, and the first region synced unless the plugin is configured.
 const DefaultLocation = "eastus"
 
-var locSchema = &huma.Schema{Type: huma.TypeString, Default: DefaultLocation, Pattern: locPattern.String(), Description: "Azure region"}
+// Location is the region a quota route or the resources page shows,
+// DefaultLocation unless the caller names one.
+type Location struct {
+	Location string `query:"location" default:"eastus" pattern:"^[a-z0-9]{2,40}$" doc:"Azure region"`
+}
+
+type listIn struct {
+	SubscriptionID string `query:"subscription_id" maxLength:"64"`
+	Location
+	Provider string `query:"provider" enum:"compute,network" default:"compute"`
+}
 
 // Routes declares the quota routes, served by h.
 func (h *Handlers) Routes() []sdk.Route {
+	tags := []string{"resources"}
 	return []sdk.Route{
-		{Method: http.MethodGet, Path: "/api/v1/resources/quotas", TenantScoped: true, Handler: h.list, Operation: &huma.Operation{
-			OperationID: "resources-quotas", Tags: []string{"resources"}, Summary: "Quota usage, limits and health",
+		sdk.Get("/api/v1/resources/quotas", sdk.Op{ID: "resources-quotas", Tags: tags, Summary: "Quota usage, limits and health",
 			Description: "Compute or network quotas of the subscriptions the caller may see, in one region. Health is ok below 75 % of the limit, warning from 75 %, critical from 90 %.",
-			Parameters: []*huma.Param{
-				{Name: "subscription_id", In: "query", Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}},
-				{Name: "location", In: "query", Schema: locSchema},
-				{Name: "provider", In: "query", Schema: &huma.Schema{Type: huma.TypeString, Enum: []any{"compute", "network"}, Default: "compute"}},
-			},
-			Responses: map[string]*huma.Response{
-				"200": sdk.JSONResponse("Quotas", List{}),
-				"404": {Description: "No quota data for the subscription, or it belongs to a tenant the caller may not see"},
-			},
-		}},
-		{Method: http.MethodGet, Path: "/api/v1/resources/quotas/summary", TenantScoped: true, Handler: h.summary, Operation: &huma.Operation{
-			OperationID: "resources-quotas-summary", Tags: []string{"resources"}, Summary: "Quota health across managed subscriptions",
-			Parameters: []*huma.Param{{Name: "location", In: "query", Schema: locSchema}},
-			Responses:  map[string]*huma.Response{"200": sdk.JSONResponse("Quota health", Summary{})},
-		}},
+			Responses:   map[string]*huma.Response{"404": {Description: "No quota data for the subscription, or it belongs to a tenant the caller may not see"}}}, h.list),
+		sdk.Get("/api/v1/resources/quotas/summary", sdk.Op{ID: "resources-quotas-summary", Tags: tags, Summary: "Quota health across managed subscriptions"}, h.summary),
 	}
 }
-
-func intPtr(n int) *int { return &n }
 
 // Handlers serves the quota routes from the store.
 type Handlers struct {
 	Store *Store
 	// Inventory renders the inventory's section of the resources page for
-	// the tenants, its filter form submitting to action; nil leaves the
-	// page to the quotas.
-	Inventory func(r *http.Request, tenants []string, action string) (template.HTML, error)
+	// the tenants and the page's inventory parameters, its filter form
+	// submitting to action; nil leaves the page to the quotas.
+	Inventory func(r *http.Request, tenants []string, in *inventory.PageQuery, action string) (template.HTML, error)
 	// InventoryStats renders the inventory's figures for the tenants, which
 	// the dashboard's card shows above the quotas; nil leaves the card to
 	// the quotas.
 	InventoryStats func(r *http.Request, tenants []string) (template.HTML, error)
 }
 
-func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
-	p := sdk.PrincipalFrom(r.Context())
-	q := Query{TenantIDs: p.TenantIDs, Location: r.URL.Query().Get("location"), Provider: r.URL.Query().Get("provider"),
-		SubscriptionID: r.URL.Query().Get("subscription_id")}
+func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
+	p := sdk.PrincipalFrom(ctx)
+	q := Query{TenantIDs: p.TenantIDs, Location: in.Location.Location, Provider: in.Provider, SubscriptionID: in.SubscriptionID}
 	if q.SubscriptionID != "" {
-		tenant, err := h.Store.TenantOf(r.Context(), q.SubscriptionID)
+		tenant, err := h.Store.TenantOf(ctx, q.SubscriptionID)
 		if err != nil {
-			sdk.WriteError(w, err)
-			return
+			return nil, err
 		}
 		// A subscription of a tenant the caller may not see is answered
 		// exactly like an unknown one, so ids cannot be probed.
 		if tenant == "" || !p.CanSee(tenant) {
-			sdk.WriteError(w, sdk.NotFound("no quota data for subscription "+q.SubscriptionID))
-			return
+			return nil, sdk.NotFound("no quota data for subscription " + q.SubscriptionID)
 		}
 	}
-	usages, err := h.Store.List(r.Context(), q)
+	usages, err := h.Store.List(ctx, q)
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	items := make([]Entry, 0, len(usages))
 	var counts Counts
@@ -145,16 +138,13 @@ func (h *Handlers) list(w http.ResponseWriter, r *http.Request) {
 		counts.add(e.Health)
 		items = append(items, e)
 	}
-	sdk.WriteJSON(w, http.StatusOK, List{Location: q.Location, Provider: q.Provider, SubscriptionID: q.SubscriptionID, Items: items, Summary: counts})
+	return &List{Location: q.Location, Provider: q.Provider, SubscriptionID: q.SubscriptionID, Items: items, Summary: counts}, nil
 }
 
-func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
-	p := sdk.PrincipalFrom(r.Context())
-	loc := r.URL.Query().Get("location")
-	usages, err := h.Store.List(r.Context(), Query{TenantIDs: p.TenantIDs, Location: loc})
+func (h *Handlers) summary(ctx context.Context, in *Location) (*Summary, error) {
+	usages, err := h.Store.List(ctx, Query{TenantIDs: sdk.PrincipalFrom(ctx).TenantIDs, Location: in.Location})
 	if err != nil {
-		sdk.WriteError(w, err)
-		return
+		return nil, err
 	}
 	var all Counts
 	byProvider := map[string]*Counts{"compute": {}, "network": {}}
@@ -178,5 +168,5 @@ func (h *Handlers) summary(w http.ResponseWriter, r *http.Request) {
 	case all.Warning > 0:
 		overall = HealthWarning
 	}
-	sdk.WriteJSON(w, http.StatusOK, Summary{Location: loc, Subscriptions: len(subs), Health: overall, Counts: all, ByProvider: byProvider, MostUsed: top})
+	return &Summary{Location: in.Location, Subscriptions: len(subs), Health: overall, Counts: all, ByProvider: byProvider, MostUsed: top}, nil
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"regexp"
 	"sort"
 
+	"github.com/stewardhq/steward/plugins/resources/inventory"
 	"github.com/stewardhq/steward/sdk"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
@@ -17,9 +17,6 @@ const (
 	PagePath          = "/resources"
 )
 
-// locPattern is what a region name looks like, as the quota routes declare.
-var locPattern = regexp.MustCompile(`^[a-z0-9]{2,40}$`)
-
 // mostUsedShown is how many quotas the dashboard's card draws as bars.
 const mostUsedShown = 5
 
@@ -27,7 +24,7 @@ const mostUsedShown = 5
 // its navigation entry, served by h.
 func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
 	return []sdk.Fragment{{Path: StatsFragmentPath, Title: "Resources", Slot: "dashboard", RefreshSeconds: 300, Handler: h.statsFragment}},
-		[]sdk.Page{{Path: PagePath, Title: "Resources", Handler: h.page}},
+		[]sdk.Page{{Path: PagePath, Title: "Resources", Handler: sdk.View(h.page)}},
 		[]sdk.NavEntry{{Label: "Resources", Path: PagePath, Order: 30}}
 }
 
@@ -92,21 +89,22 @@ func healthIf(cond bool, h sdkui.Health) sdkui.Health {
 	return sdkui.OK
 }
 
+// pageIn is the resources page's parameters: the quotas' region and the
+// inventory's, whose location filter is the same parameter. The tenant
+// picked is the host's to check and sdkui.Tenants' to read.
+type pageIn struct {
+	Location
+	inventory.PageQuery
+}
+
 // page shows every quota of the region, by subscription and provider, as
 // bars coloured by health, after the Inventory section when the plugin
 // has one.
-func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
-	loc := r.URL.Query().Get("location")
-	if loc == "" {
-		loc = DefaultLocation
-	}
-	if !locPattern.MatchString(loc) {
-		sdk.WriteError(w, sdk.Invalid("query.location", "must be an Azure region name"))
-		return
-	}
+func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
+	loc := in.Location.Location
 	var parts []template.HTML
 	if h.Inventory != nil {
-		section, err := h.Inventory(r, sdkui.Tenants(r), PagePath)
+		section, err := h.Inventory(r, sdkui.Tenants(r), &in.PageQuery, PagePath)
 		if err != nil {
 			sdk.WriteError(w, err)
 			return

@@ -87,4 +87,10 @@ func TestQuotaViews(t *testing.T) {
 	if code, body := view(t, h, PagePath+"?location=..%2Fx", "t-a"); code != http.StatusUnprocessableEntity || !strings.Contains(body, "query.location") {
 		t.Errorf("page for a malformed region: %d %s", code, body)
 	}
+	// The inventory's filters are the page's parameters too, bound before it renders.
+	for query, field := range map[string]string{"tag_key=" + strings.Repeat("k", 513): "query.tag_key", "offset=-1": "query.offset"} {
+		if code, body := view(t, h, PagePath+"?"+query, "t-a"); code != http.StatusUnprocessableEntity || !strings.Contains(body, field) {
+			t.Errorf("page with %.20s: %d %s", query, code, body)
+		}
+	}
 }

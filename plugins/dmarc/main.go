@@ -84,8 +84,8 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		// fragments of its slot in this order: the posture's, then the
 		// aggregate reports'.
 		Fragments: append(handlers.Fragments(), reportHandlers.Fragments(domains.PageSlot)...),
-		Pages:     []sdk.Page{domains.Page},
-		Nav:       []sdk.NavEntry{{Label: "E-mail security", Path: domains.Page.Path, Order: 60}},
+		Pages:     []sdk.Page{domains.DMARCPage},
+		Nav:       []sdk.NavEntry{{Label: "E-mail security", Path: domains.DMARCPage.Path, Order: 60}},
 		Datasets:  []sdk.Dataset{handlers.Dataset()},
 		Jobs: []sdk.Job{{Name: "dmarc", JobType: domains.DataDomain, DataDomain: domains.DataDomain, Schedule: "@every 6h", Run: syncer.Run},
 			ingest.Job()},

@@ -26,7 +26,7 @@ const (
 	DomainsFragmentPath = "/partials/dmarc-domains"
 	// EventsFragmentPath is the DMARC page's recent weakenings.
 	EventsFragmentPath = "/partials/dmarc-events"
-	// PageSlot is the slot of the DMARC page (Page), which
+	// PageSlot is the slot of the DMARC page (DMARCPage), which
 	// shows its fragments in the order the plugin declares them, with
 	// the page's tenant.
 	PageSlot = "dmarc"
@@ -50,9 +50,9 @@ const (
 // noData is the empty state before the first posture sync.
 const noData = "No mail domains checked yet. They arrive with the next DMARC posture sync."
 
-// Page is the DMARC page: the host lays it out from the fragments of
+// DMARCPage is the DMARC page: the host lays it out from the fragments of
 // PageSlot, under what the page is for.
-var Page = sdk.Page{Path: "/dmarc", Title: "E-mail security", Slot: PageSlot,
+var DMARCPage = sdk.Page{Path: "/dmarc", Title: "E-mail security", Slot: PageSlot,
 	Description: "DMARC, SPF and DKIM tell receiving mail servers which servers may send mail for your tenants' domains and what to do with mail that fails those checks. Weak or missing records let others send mail in your name."}
 
 // Fragments are the dashboard's card and, in the DMARC page's

@@ -23,7 +23,10 @@
 #   config { key = "value" }         # the plugin's settings, checked against its schema:
 #                                    # an unknown or mistyped key stops the host, naming
 #                                    # plugins.hcl:LINE,COL and the key
-#   job "sync" { schedule = "@every 1h" }  # override a job's schedule
+#   job "sync" {                     # override a job's…
+#     schedule    = "@every 1h"      # …schedule
+#     stale_after = "3h"             # …and how old its data may grow before a tenant is stale
+#   }
 # }
 
 # Resources: quota usage and health; the inventory of every resource with

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -35,10 +36,11 @@ func validPlugin() *sdk.Plugin {
 			{Method: "GET", Path: "/api/v1/demo/files/{name...}", Handler: ok, Operation: &huma.Operation{Parameters: []*huma.Param{pathParam("name")}}},
 		},
 		Fragments: []sdk.Fragment{{Path: "/fragments/demo/summary", Handler: ok}},
-		Pages:     []sdk.Page{{Path: "/demo", Handler: ok}},
+		Pages:     []sdk.Page{{Path: "/demo", Handler: ok}, {Path: "/demo/board", Title: "Board", Slot: "demo", Description: "Laid out by the host"}},
 		Nav:       []sdk.NavEntry{{Label: "Demo", Path: "/demo"}},
-		Jobs:      []sdk.Job{{Name: "sync", JobType: "demo", Schedule: "@every 1h", Run: runJob}, {Name: "nightly", JobType: "demo", Schedule: "0 3 * * *", Run: runJob}},
-		Datasets:  []sdk.Dataset{{Name: "demo.items", Schema: []byte(`{"type":"object"}`), Read: readNothing}},
+		Jobs: []sdk.Job{{Name: "sync", JobType: "demo", DataDomain: "demo", Schedule: "@every 1h", StaleAfter: 3 * time.Hour, TriggerPath: "/api/v1/demo/sync", Run: runJob},
+			{Name: "nightly", JobType: "demo", Schedule: "0 3 * * *", Run: runJob}},
+		Datasets: []sdk.Dataset{{Name: "demo.items", Schema: []byte(`{"type":"object"}`), Read: readNothing}},
 	}
 }
 
@@ -54,6 +56,21 @@ func TestValidate(t *testing.T) {
 		change func(p *sdk.Plugin)
 		want   []string
 	}{
+		{"a page with a slot and a handler", func(p *sdk.Plugin) { p.Pages[1].Handler = ok },
+			[]string{"page /demo/board: a page with a Slot is laid out by the host and has no Handler"}},
+		{"a page with neither", func(p *sdk.Plugin) { p.Pages[1].Slot = "" }, []string{"page /demo/board: Handler is nil"}},
+		{"staleness without a domain", func(p *sdk.Plugin) { p.Jobs[1].StaleAfter = time.Hour },
+			[]string{`job "nightly": StaleAfter needs a DataDomain and may not be negative`}},
+		{"negative staleness", func(p *sdk.Plugin) { p.Jobs[0].StaleAfter = -time.Hour },
+			[]string{`job "sync": StaleAfter needs a DataDomain and may not be negative`}},
+		{"trigger path outside the API", func(p *sdk.Plugin) { p.Jobs[0].TriggerPath = "/sync" },
+			[]string{`job "sync": TriggerPath "/sync" is not a fixed path under /api/`}},
+		{"trigger path with a parameter", func(p *sdk.Plugin) { p.Jobs[0].TriggerPath = "/api/v1/demo/{what}/sync" },
+			[]string{`job "sync": TriggerPath "/api/v1/demo/{what}/sync" is not a fixed path under /api/`}},
+		{"trigger path on a route", func(p *sdk.Plugin) { p.Jobs[0].TriggerPath = "/api/v1/demo/items" },
+			[]string{`job "sync": TriggerPath /api/v1/demo/items overlaps route POST /api/v1/demo/items`}},
+		{"two jobs on one trigger path", func(p *sdk.Plugin) { p.Jobs[1].TriggerPath = "/api/v1/demo/sync" },
+			[]string{`job "nightly": TriggerPath /api/v1/demo/sync is another job's`}},
 		{"duplicate route", func(p *sdk.Plugin) {
 			p.Routes = append(p.Routes, sdk.Route{Method: "GET", Path: "/api/v1/demo/items", Handler: ok})
 		},

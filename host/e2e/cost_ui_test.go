@@ -106,7 +106,7 @@ func testCostUI(t *testing.T, dialect string) {
 		}
 	}
 	// The layout around the page, and the dashboard with the card in its
-	// slot instead of the host's placeholder.
+	// slot.
 	layout := h.do(http.MethodGet, "/costs", f.tokenA, nil, "Accept", "text/html")
 	expectHTML(t, "A's cost page layout", layout)
 	for _, want := range []string{`href="/costs"`, `hx-get="/costs"`} {

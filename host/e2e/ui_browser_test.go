@@ -213,8 +213,7 @@ func TestUIInBrowser(t *testing.T) {
 	tab.Eval(`(() => { document.querySelector("#compliance-framework").value = "nist_csf"; return true })()`, &picked)
 	tab.Click(`#compliance-frameworks button[type="submit"]`)
 	tab.WaitText("#compliance-frameworks h3", func(s string) bool { return strings.Contains(s, "NIST Cybersecurity Framework") })
-	// The dashboard places the gauge in its slot instead of the host's
-	// placeholder.
+	// The dashboard places the gauge in its slot.
 	gauge := `[hx-get^="/partials/compliance-gauge"]`
 	tab.Open("/dashboard", gauge)
 	tab.Settle()

@@ -25,7 +25,7 @@ func newPromMetrics(reg prometheus.Registerer, log hclog.Logger) promMetrics {
 			Name: "steward_job_duration_seconds",
 			Help: "Execution time of finished sync job runs.",
 			// Syncs range from seconds for small tenants to hours for a
-			// full cost export.
+			// full export of a large one.
 			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200},
 		}, []string{"job_type"}),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{

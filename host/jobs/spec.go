@@ -14,8 +14,7 @@ type Spec struct {
 	Plugin string `json:"plugin"`
 	Name   string `json:"name"`
 	// JobType is the word operators trigger and filter by: a data domain
-	// (costs, compliance, resources, identity, partner) or a plugin's own
-	// word such as dmarc. It defaults to DataDomain.
+	// or a word of the plugin's own. It defaults to DataDomain.
 	JobType    string `json:"job_type"`
 	DataDomain string `json:"data_domain,omitempty"`
 	// Schedule is a standard five-field cron expression or a descriptor

@@ -1,7 +1,7 @@
 // Package pages serves Steward's web pages: sign-in and sign-out for a
-// browser, the dashboard, the sync dashboard, the DMARC frame, the design
-// system, plugins' pages inside the host's layout, and the host's own
-// fragments. Pages are rendered by ui; fragments are loaded by htmx into a
+// browser, the dashboard, the sync dashboard, the design system, plugins'
+// pages inside the host's layout (or laid out by the host from a slot's
+// fragments), and the host's own fragments. Pages are rendered by ui; fragments are loaded by htmx into a
 // page's slots, each from its own route, so one plugin that is down leaves
 // one slot unavailable and never the page.
 //

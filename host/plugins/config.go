@@ -366,7 +366,7 @@ func (c *configSource) pos(ptr string) (hcl.Pos, bool) {
 
 // ConfigError is a plugin's config {} block that the schema the plugin
 // describes refuses. Each line names a problem as
-// `plugins.hcl:LINE,COL: plugin "cost" config.KEY: message`, at the key
+// `plugins.hcl:LINE,COL: plugin "acme" config.KEY: message`, at the key
 // (a missing key: at the block that lacks it), in the order of the file.
 // The plugin is not started; a reload leaves the running process serving
 // with the config it has.

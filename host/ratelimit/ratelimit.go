@@ -57,7 +57,7 @@ func (c Class) String() string {
 const (
 	DefaultPerMinute     = 100
 	DefaultAuthPerMinute = 10
-	// DefaultCostlyPerMinute is the compliance dry run's sustained rate
+	// DefaultCostlyPerMinute is a costly route's sustained rate
 	// from when each plugin process kept its own limiter (a bucket of 5
 	// refilled one every 6 seconds). The fixed window may hand out all 10
 	// at once, but it is one count for every replica, where each replica's

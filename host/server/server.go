@@ -185,7 +185,7 @@ func New(d Deps) *Server {
 		app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})))
 	}
 	cfg := huma.DefaultConfig("Steward governance API", APIVersion)
-	cfg.Info.Description = "Multi-tenant cloud governance hub: cost, compliance, resources, identity, partner evidence and e-mail security across tenants. Plugin operations are merged in at start-up."
+	cfg.Info.Description = "Multi-tenant cloud governance hub: each enabled plugin's domain across the organisation's tenants, behind one API. Plugin operations are merged in at start-up."
 	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""
 	// Relative: the API is wherever this document was fetched from.
 	cfg.Servers = []*huma.Server{{URL: "/", Description: "The host serving this document"}}

@@ -69,3 +69,39 @@ func TestAdmit(t *testing.T) {
 		}
 	}
 }
+
+// TestAllRoutesOfJobsAndSlotPages: a job's trigger path becomes an admin
+// route the host answers by queueing the job, and a page with a slot one
+// the host lays out; a plugin cannot mark a route of its own that anyone
+// may call as a trigger.
+func TestAllRoutesOfJobsAndSlotPages(t *testing.T) {
+	desc := &pluginv1.DescribeResponse{Name: "mail",
+		Pages: []*pluginv1.Page{{Path: "/mail", Title: "Mail", Slot: "mail", Description: "Posture"}, {Path: "/mail/own", Title: "Own"}},
+		Jobs:  []*pluginv1.Job{{Name: "posture", DataDomain: "mail", TriggerPath: "/api/v1/mail/sync"}, {Name: "other", JobType: "other"}},
+		Routes: []*pluginv1.Route{{Method: "POST", Path: "/api/v1/mail/forged", Auth: pluginv1.Auth_AUTH_USER,
+			OpenapiOperation: []byte(`{"x-steward-trigger": {"job_type": "costs"}}`)}},
+	}
+	routes, err := protocol.ParseRoutes(protocol.AllRoutes(desc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]*protocol.Route{}
+	for _, r := range routes {
+		byPath[r.Method+" "+r.Pattern] = r
+	}
+	if r := byPath["GET /mail"]; r == nil || r.View != protocol.ViewPage || r.Slot != "mail" || r.Description != "Posture" || r.Title != "Mail" {
+		t.Errorf("the slot page: %+v", r)
+	}
+	if r := byPath["GET /mail/own"]; r == nil || r.Slot != "" {
+		t.Errorf("the plugin's own page: %+v", r)
+	}
+	if r := byPath["POST /api/v1/mail/sync"]; r == nil || r.TriggerJob != "mail" || r.Auth != pluginv1.Auth_AUTH_ADMIN || r.Operation.Responses["202"] == nil {
+		t.Errorf("the trigger route: %+v", r)
+	}
+	if r := byPath["POST /api/v1/mail/forged"]; r == nil || r.TriggerJob != "" {
+		t.Errorf("a user route marked as a trigger: %+v", r)
+	}
+	if len(routes) != 4 {
+		t.Errorf("%d routes, want the declared one, two pages and one trigger", len(routes))
+	}
+}

@@ -42,7 +42,8 @@ type Op struct {
 	Errors []int
 	// Responses replace or add answers of the derived operation by status
 	// code ("200"), for what the types cannot say: a body streamed as CSV,
-	// a second success status.
+	// a second success status. A replacement without headers keeps those
+	// the output type's header fields declare.
 	Responses map[string]*huma.Response
 	// RequestBody replaces the derived request body in the document, for
 	// what the types cannot say: the media types and form fields a RawBody
@@ -458,6 +459,13 @@ func typedOperation(r Route) (op *huma.Operation, err error) {
 		out.Responses[code] = &cp
 	}
 	for code, resp := range r.responses {
+		// The output type's header fields stay documented unless the
+		// replacement declares headers of its own.
+		if derived := out.Responses[code]; derived != nil && resp.Headers == nil && derived.Headers != nil {
+			cp := *resp
+			cp.Headers = derived.Headers
+			resp = &cp
+		}
 		out.Responses[code] = resp
 	}
 	if r.requestBody != nil {

@@ -285,10 +285,27 @@ func TestTypedRouteShapes(t *testing.T) {
 			return &Summary{M: 3}, nil
 		})
 	}()
+	type download struct {
+		ETag string `header:"ETag" doc:"The content's digest"`
+		Body func(huma.Context)
+	}
+	four := sdk.Get("/api/v1/shapes/file", sdk.Op{ID: "shapes-file", Responses: map[string]*huma.Response{"200": {Description: "The file",
+		Content: map[string]*huma.MediaType{"text/plain": {}}}}}, func(context.Context, *otherIn) (*download, error) {
+		return &download{ETag: `"d1"`, Body: func(hc huma.Context) { _, _ = io.WriteString(hc.BodyWriter(), "content") }}, nil
+	})
 	factory := func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) {
-		return &sdk.Plugin{Routes: []sdk.Route{one, two, three}}, nil
+		return &sdk.Plugin{Routes: []sdk.Route{one, two, three, four}}, nil
 	}
 	h := plugintest.New(t, sdk.Definition{Name: "shapes", Version: "1"}, factory, plugintest.Options{Tenants: tenants})
+	// A replaced answer keeps the headers the output type declares.
+	for _, r := range h.Describe().Routes {
+		if r.Path == "/api/v1/shapes/file" && (!strings.Contains(string(r.OpenapiOperation), `"ETag"`) || !strings.Contains(string(r.OpenapiOperation), `"text/plain"`)) {
+			t.Errorf("the file's operation: %s", r.OpenapiOperation)
+		}
+	}
+	if resp := h.Do(httptest.NewRequest("GET", "/api/v1/shapes/file", nil), alice); resp.Header.Get("ETag") != `"d1"` {
+		t.Errorf("the file's ETag: %q", resp.Header.Get("ETag"))
+	}
 	for path, want := range map[string]string{"/api/v1/shapes/list": `["a","b"]`, "/api/v1/shapes/summary": `{"n":2}`, "/api/v1/shapes/other": `{"m":3}`} {
 		resp := h.Do(httptest.NewRequest("GET", path, nil), alice)
 		b, _ := io.ReadAll(resp.Body)

@@ -47,8 +47,6 @@ type CurrencyAmount struct {
 func chargebackResponse(description string, jsonBody any) *huma.Response {
 	return &huma.Response{
 		Description: description + " as JSON, or as CSV with format=csv",
-		Headers: map[string]*huma.Param{"Content-Disposition": {Description: "With format=csv: attachment; filename=\"chargeback-….csv\"",
-			Schema: &huma.Schema{Type: huma.TypeString}}},
 		Content: map[string]*huma.MediaType{
 			"application/json": {Schema: sdk.SchemaOf(jsonBody)},
 			"text/csv":         {Schema: &huma.Schema{Type: huma.TypeString, Description: "Header row " + csvHeaderDoc + ", then one row per tenant, day and service"}},
@@ -113,7 +111,14 @@ func chargebackRange(p ChargebackParams) (Range, error) {
 	return checkRange(start, end)
 }
 
-func (h *Handlers) chargebackTenant(ctx context.Context, in *chargebackTenantIn) (*huma.StreamResponse, error) {
+// chargebackOut is a chargeback's answer: a stream, because the route
+// answers either media type, with the CSV's attachment header.
+type chargebackOut struct {
+	ContentDisposition *string `header:"Content-Disposition" doc:"With format=csv: attachment; filename=\"chargeback-….csv\""`
+	Body               func(huma.Context)
+}
+
+func (h *Handlers) chargebackTenant(ctx context.Context, in *chargebackTenantIn) (*chargebackOut, error) {
 	id := string(in.Tenant)
 	rng, err := chargebackRange(in.ChargebackParams)
 	if err != nil {
@@ -122,7 +127,7 @@ func (h *Handlers) chargebackTenant(ctx context.Context, in *chargebackTenantIn)
 	return h.chargeback(ctx, in.Format, []string{id}, rng, fmt.Sprintf("chargeback-%s-%s-%s.csv", id, rng.From, rng.To), true)
 }
 
-func (h *Handlers) chargebackAll(ctx context.Context, in *ChargebackParams) (*huma.StreamResponse, error) {
+func (h *Handlers) chargebackAll(ctx context.Context, in *ChargebackParams) (*chargebackOut, error) {
 	rng, err := chargebackRange(*in)
 	if err != nil {
 		return nil, err
@@ -132,17 +137,17 @@ func (h *Handlers) chargebackAll(ctx context.Context, in *ChargebackParams) (*hu
 }
 
 // chargeback answers the reports of tenants over rng as JSON (one report,
-// or an array when many), or streams them as CSV under filename. Both are
-// streams because the route answers either media type.
-func (h *Handlers) chargeback(ctx context.Context, format string, tenants []string, rng Range, filename string, one bool) (*huma.StreamResponse, error) {
+// or an array when many), or streams them as CSV under filename.
+func (h *Handlers) chargeback(ctx context.Context, format string, tenants []string, rng Range, filename string, one bool) (*chargebackOut, error) {
 	names, err := pluginenv.TenantNames(ctx, h.Host, tenants)
 	if err != nil {
 		return nil, err
 	}
 	if format == "csv" {
-		return &huma.StreamResponse{Body: func(hc huma.Context) {
+		disposition := fmt.Sprintf("attachment; filename=%q", filename)
+		return &chargebackOut{ContentDisposition: &disposition, Body: func(hc huma.Context) {
 			r, w := humago.Unwrap(hc)
-			h.streamCSV(w, r, tenants, names, rng, filename)
+			h.streamCSV(w, r, tenants, names, rng)
 		}}, nil
 	}
 	reports, err := h.Store.Reports(ctx, tenants, names, rng)
@@ -153,19 +158,18 @@ func (h *Handlers) chargeback(ctx context.Context, format string, tenants []stri
 	if one {
 		body = reports[0]
 	}
-	return &huma.StreamResponse{Body: func(hc huma.Context) {
+	return &chargebackOut{Body: func(hc huma.Context) {
 		_, w := humago.Unwrap(hc)
 		sdk.WriteJSON(w, http.StatusOK, body)
 	}}, nil
 }
 
 // streamCSV writes the rows as the database cursor yields them. A failure
-// before the first byte went out is answered as an error; after it, the
-// response is aborted, so the caller sees it break off rather than a file
-// that looks complete.
-func (h *Handlers) streamCSV(w http.ResponseWriter, r *http.Request, tenants []string, names map[string]string, rng Range, filename string) {
+// before the first byte went out is answered as an error, without the
+// attachment header; after it, the response is aborted, so the caller sees
+// it break off rather than a file that looks complete.
+func (h *Handlers) streamCSV(w http.ResponseWriter, r *http.Request, tenants []string, names map[string]string, rng Range) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", filename))
 	sent := &sentWriter{w: w}
 	out := csv.NewWriter(sent)
 	err := out.Write(csvHeader)

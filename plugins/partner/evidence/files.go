@@ -159,10 +159,7 @@ func (h *Handlers) fileRoutes() []sdk.Route {
 	for _, t := range servedTypes() {
 		content[t] = &huma.MediaType{}
 	}
-	download.Responses = map[string]*huma.Response{"200": {Description: "The file", Content: content, Headers: map[string]*huma.Param{
-		"Content-Disposition": {Description: "attachment, with the sanitised name as filename (ASCII) and filename* (UTF-8)", Schema: &huma.Schema{Type: huma.TypeString}},
-		"ETag":                {Description: "The content's SHA-256, quoted", Schema: &huma.Schema{Type: huma.TypeString}},
-	}}}
+	download.Responses = map[string]*huma.Response{"200": {Description: "The file", Content: content}}
 	return []sdk.Route{
 		sdk.Post(evidencePath+"/{id}/files", upload, h.upload),
 		sdk.Get(evidencePath+"/{id}/files", op("list", "The files of evidence", "A JSON array, oldest first (at most 50).", http.StatusNotFound), h.files),
@@ -444,7 +441,14 @@ func (h *Handlers) files(ctx context.Context, in *EvidencePath) (*[]FileView, er
 
 // download streams the file's blob, opened before the answer starts so a
 // missing one is a 500 rather than a cut-off body.
-func (h *Handlers) download(ctx context.Context, in *FilePath) (*huma.StreamResponse, error) {
+// downloadOut is a file's download: its headers, then its content.
+type downloadOut struct {
+	ContentDisposition string `header:"Content-Disposition" doc:"attachment, with the sanitised name as filename (ASCII) and filename* (UTF-8)"`
+	ETag               string `header:"ETag" doc:"The content's SHA-256, quoted"`
+	Body               func(huma.Context)
+}
+
+func (h *Handlers) download(ctx context.Context, in *FilePath) (*downloadOut, error) {
 	_, f, err := h.findFile(ctx, *in)
 	if err != nil {
 		return nil, err
@@ -456,14 +460,12 @@ func (h *Handlers) download(ctx context.Context, in *FilePath) (*huma.StreamResp
 		}
 		return nil, err
 	}
-	return &huma.StreamResponse{Body: func(hc huma.Context) {
+	return &downloadOut{ContentDisposition: contentDisposition(f.FileName), ETag: `"` + f.SHA256 + `"`, Body: func(hc huma.Context) {
 		defer blob.Close()
 		hc.SetHeader("Content-Type", f.ContentType)
 		hc.SetHeader("Content-Length", strconv.FormatInt(f.SizeBytes, 10))
-		hc.SetHeader("Content-Disposition", contentDisposition(f.FileName))
 		hc.SetHeader("X-Content-Type-Options", "nosniff")
 		hc.SetHeader("Cache-Control", "private, no-store")
-		hc.SetHeader("ETag", `"`+f.SHA256+`"`)
 		if _, err := io.Copy(hc.BodyWriter(), blob); err != nil && h.Logger != nil {
 			h.Logger.Warn("file download cut short", "file_id", f.ID, "error", err)
 		}

@@ -84,6 +84,9 @@ type plugin struct {
 // Config is the plugin's config {} block.
 type Config struct {
 	HoldJobSeconds float64 `json:"hold_job_seconds" minimum:"0" doc:"How long the hold job runs, in seconds"`
+	// Mirror lets a test make the plugin claim a route that is not its
+	// own, which the host must refuse.
+	Mirror string `json:"mirror,omitempty" doc:"A further path at which whoami answers"`
 }
 
 // Defaults are the settings of a block that gives none.
@@ -103,7 +106,7 @@ func New(ctx context.Context, cfg Config, env *sdk.Env) (*sdk.Plugin, error) {
 	}
 	p := &plugin{db: db, host: env.Host, cloudCredential: hasCloudCredential(env.Cloud), hostCapabilities: env.HostCapabilities,
 		holdFor: time.Duration(cfg.HoldJobSeconds * float64(time.Second))}
-	return &sdk.Plugin{
+	plugin := &sdk.Plugin{
 		Routes: []sdk.Route{
 			{Method: "GET", Path: "/api/v1/testplugin/ping", Auth: sdk.AuthNone, Handler: ping, Operation: op("testplugin-ping", "Trivial handler for latency measurements",
 				responses{"200": content("text/plain")})},
@@ -138,7 +141,11 @@ func New(ctx context.Context, cfg Config, env *sdk.Env) (*sdk.Plugin, error) {
 		Fragments: []sdk.Fragment{{Path: "/partials/testplugin-items", Title: "Items", Slot: "dashboard", RefreshSeconds: 30, Handler: p.itemsFragment}},
 		Pages:     []sdk.Page{{Path: "/testplugin", Title: "Test plugin", Handler: p.itemsFragment}},
 		Nav:       []sdk.NavEntry{{Label: "Test plugin", Path: "/testplugin", Order: 90}},
-	}, nil
+	}
+	if cfg.Mirror != "" {
+		plugin.Routes = append(plugin.Routes, sdk.Get(cfg.Mirror, sdk.Op{ID: "testplugin-mirror", Summary: "whoami, at the configured path", Tags: tags}, p.whoami))
+	}
+	return plugin, nil
 }
 
 type responses = map[string]*huma.Response

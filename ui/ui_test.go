@@ -35,7 +35,7 @@ func samplePage() PageData {
 		},
 		Slots: []Slot{
 			{Title: "Quotas", Path: "/fragments/quotas", RefreshSeconds: 30},
-			{Title: "Evidence", Path: "/fragments/acme/evidence?limit=5"},
+			{Title: "Findings", Path: "/fragments/acme/findings?limit=5"},
 		},
 		CSRFToken: "tok-123", BrandColor: "#0a66c2",
 	}
@@ -113,7 +113,7 @@ func TestSlotsLoadTheirFragmentsWithTheTenant(t *testing.T) {
 	_, page := render(t, func(w http.ResponseWriter) error { return testUI(t, "").Page(w, samplePage()) })
 	mustContain(t, page,
 		`hx-get="/fragments/quotas?tenant_id=t&#43;2" hx-trigger="load, every 30s, retry" hx-indicator="#slot-1-indicator"`,
-		`hx-get="/fragments/acme/evidence?limit=5&amp;tenant_id=t&#43;2" hx-trigger="load, retry"`,
+		`hx-get="/fragments/acme/findings?limit=5&amp;tenant_id=t&#43;2" hx-trigger="load, retry"`,
 		`aria-labelledby="slot-1-title"`, `<h2 class="slot-title" id="slot-1-title">Quotas</h2>`,
 		`class="loading" role="status"><span class="visually-hidden">Loading Quotas</span>`,
 		`<div class="card-body slot-status" hidden><div class="error-state" role="status">`, `Quotas is unavailable.`, `Retrying…`,

@@ -3,7 +3,6 @@ module github.com/acme/steward-evidence
 go 1.26.8
 
 require (
-	github.com/danielgtaylor/huma/v2 v2.37.2
 	github.com/stewardhq/steward v0.0.0
 	github.com/uptrace/bun v1.3.0
 )
@@ -11,6 +10,7 @@ require (
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/danielgtaylor/huma/v2 v2.37.2 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/fatih/color v1.18.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect

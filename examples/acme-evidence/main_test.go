@@ -50,6 +50,20 @@ func options(t *testing.T) plugintest.Options {
 
 func TestEvidence(t *testing.T) {
 	h := plugintest.New(t, definition(), newPlugin, options(t))
+	list := func(query string, who sdk.Principal) (int, string, evidenceList) {
+		resp := h.Do(httptest.NewRequest("GET", "/api/v1/acme/evidence"+query, nil), who)
+		raw, _ := io.ReadAll(resp.Body)
+		var body evidenceList
+		if resp.StatusCode == http.StatusOK {
+			if err := json.Unmarshal(raw, &body); err != nil {
+				t.Fatalf("list%s: %v", query, err)
+			}
+		}
+		return resp.StatusCode, string(raw), body
+	}
+	if status, raw, _ := list("", alice); status != http.StatusOK || !strings.Contains(raw, `"items":[]`) {
+		t.Errorf("list before the first run = %d %s, want no evidence", status, raw)
+	}
 
 	n, progress, err := h.RunJob(context.Background(), "collect")
 	if err != nil || n != 2 || len(progress) != 2 {
@@ -59,17 +73,39 @@ func TestEvidence(t *testing.T) {
 		t.Errorf("fresh marks = %+v", marks)
 	}
 
-	resp := h.Do(httptest.NewRequest("GET", "/api/v1/acme/evidence", nil), alice)
-	var body evidenceList
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || len(body.Items) != 1 ||
-		body.Items[0].TenantID != "t1" || body.Items[0].Resources != 2 {
-		t.Errorf("list = %d %+v (%v), want Alpha's 2 resources", resp.StatusCode, body, err)
+	// No tenant_ids is every tenant the caller may see: Alice sees Alpha's.
+	if status, _, body := list("", alice); status != http.StatusOK || len(body.Items) != 1 ||
+		body.Items[0].TenantID != "t1" || body.Items[0].Resources != 2 || body.Items[0].Control != "inventory-complete" {
+		t.Errorf("list = %d %+v, want Alpha's 2 resources", status, body)
 	}
-	if resp := h.Do(httptest.NewRequest("GET", "/api/v1/acme/evidence?tenant_ids=t2", nil), alice); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("another tenant's evidence: %d, want 403", resp.StatusCode)
+	if status, _, body := list("", sdk.Principal{ID: "u2", Kind: "user"}); status != http.StatusOK || len(body.Items) != 0 {
+		t.Errorf("list of a user without tenants = %d %+v, want none", status, body)
 	}
-	if resp := h.Do(httptest.NewRequest("GET", "/api/v1/acme/evidence", nil), sdk.Principal{}); resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("anonymous list: %d, want 401", resp.StatusCode)
+	if _, _, err := h.RunJob(context.Background(), "collect"); err != nil {
+		t.Fatal(err)
+	}
+	admin := sdk.Principal{ID: "u0", Kind: "user", IsAdmin: true, TenantIDs: []string{"t1", "t2"}}
+	if status, _, body := list("?limit=3", admin); status != http.StatusOK || len(body.Items) != 3 || body.Items[0].TenantID != "t2" {
+		t.Errorf("admin's newest 3 = %d %+v, want Beta's second run first", status, body)
+	}
+	if status, _, body := list("?tenant_ids=t2", admin); status != http.StatusOK || len(body.Items) != 2 || body.Items[1].TenantID != "t2" {
+		t.Errorf("admin's list of Beta = %d %+v, want its 2 runs", status, body)
+	}
+
+	for query, want := range map[string]struct {
+		status int
+		names  string
+	}{
+		"?tenant_ids=t2": {http.StatusForbidden, "no access to the requested tenant"},
+		"?limit=0":       {http.StatusUnprocessableEntity, `"query.limit"`},
+		"?limit=201":     {http.StatusUnprocessableEntity, `"query.limit"`},
+	} {
+		if status, raw, _ := list(query, alice); status != want.status || !strings.Contains(raw, want.names) {
+			t.Errorf("list%s = %d %s, want %d naming %s", query, status, raw, want.status, want.names)
+		}
+	}
+	if status, _, _ := list("", sdk.Principal{}); status != http.StatusUnauthorized {
+		t.Errorf("anonymous list: %d, want 401", status)
 	}
 }
 
@@ -87,38 +123,5 @@ func TestConfigSchema(t *testing.T) {
 		if err != nil || len(problems) != 1 || problems[0].Key+": "+problems[0].Message != want {
 			t.Errorf("%s: %+v, %v; want %q", block, problems, err, want)
 		}
-	}
-}
-
-// The fragment is a route of the host like any other: plugintest sends it
-// the signed-in caller and refuses a tenant the caller may not see.
-func TestSummary(t *testing.T) {
-	h := plugintest.New(t, definition(), newPlugin, options(t))
-	summary := func(who sdk.Principal) string {
-		resp := h.Do(httptest.NewRequest("GET", "/fragments/acme/evidence", nil), who)
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
-			t.Fatalf("summary: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
-		}
-		return string(b)
-	}
-
-	if got := summary(alice); !strings.Contains(got, "No evidence collected yet.") {
-		t.Errorf("summary before the first run:\n%s", got)
-	}
-	for range 2 {
-		if _, _, err := h.RunJob(context.Background(), "collect"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got := summary(alice)
-	if strings.Count(got, "<li>") != 1 || !strings.Contains(got, "Alpha: 2 resources") || strings.Contains(got, "Beta") {
-		t.Errorf("Alice's summary after two runs:\n%s", got)
-	}
-	if got := summary(sdk.Principal{ID: "u2", Kind: "user"}); strings.Contains(got, "Alpha") || strings.Contains(got, "Beta") {
-		t.Errorf("summary of a user without tenants:\n%s", got)
-	}
-	if resp := h.Do(httptest.NewRequest("GET", "/fragments/acme/evidence?tenant_id=t2", nil), alice); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("Alice asks for tenant t2's summary: %d", resp.StatusCode)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stewardhq/steward/core/store/storetest"
@@ -31,8 +30,8 @@ func buildExample(t *testing.T) string {
 }
 
 // TestExamplePlugin serves the out-of-tree example beside the test plugin,
-// whose items are the inventory the example's job reads, and uses each of
-// its parts through the host's API, its dashboard fragment included.
+// whose items are the inventory the example's job reads, and uses its route
+// and its job through the host's API.
 func TestExamplePlugin(t *testing.T) {
 	bin := buildExample(t)
 	hcl := defaultPlugins() + fmt.Sprintf(`
@@ -131,19 +130,6 @@ func testExamplePlugin(t *testing.T, f *fixture) {
 	expectInvalid(t, h.get("/api/v1/acme/evidence?limit=201", f.tokenA), "query.limit")
 	if r := h.get("/api/v1/acme/evidence", ""); r.status != http.StatusUnauthorized {
 		t.Errorf("anonymous list: %d", r.status)
-	}
-
-	// The dashboard fragment is a tenant-scoped HTML route of the host.
-	frag := h.get("/fragments/acme/evidence", f.tokenA)
-	if frag.status != http.StatusOK || !strings.HasPrefix(frag.header.Get("Content-Type"), "text/html") ||
-		!strings.Contains(string(frag.body), f.tenantA.Name) || strings.Contains(string(frag.body), f.tenantB.Name) {
-		t.Errorf("user of tenant A's fragment: %d %s %s", frag.status, frag.header.Get("Content-Type"), frag.body)
-	}
-	if r := h.get("/fragments/acme/evidence?tenant_id="+f.tenantB.ID, f.tokenA); r.status != http.StatusForbidden || strings.Contains(string(r.body), f.tenantB.Name) {
-		t.Errorf("user of tenant A asks for tenant B's fragment: %d %s", r.status, r.body)
-	}
-	if r := h.get("/fragments/acme/evidence", ""); r.status != http.StatusUnauthorized {
-		t.Errorf("anonymous fragment: %d", r.status)
 	}
 
 	// The job marked each tenant fresh, and the brand's domain is judged

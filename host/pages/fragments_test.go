@@ -284,12 +284,12 @@ func TestDashboardSlots(t *testing.T) {
 		{Plugin: "dmarc", Path: "/partials/dmarc-domains", Title: "Domains", Slot: "dmarc"},
 		{Plugin: "costs", Path: "/partials/cost-summary-card", Title: "Costs this month", Slot: "dashboard", RefreshSeconds: 600},
 		{Plugin: "compliance", Path: "/partials/compliance-gauge", Title: "Compliance", Slot: "compliance"},
-		{Plugin: "acme", Path: "/fragments/acme/evidence", Slot: "dashboard"},
+		{Plugin: "acme", Path: "/fragments/acme/findings", Slot: "dashboard"},
 	}}
 	want := append(append([]ui.Slot{}, host...),
 		ui.Slot{Title: "Items", Path: "/partials/testplugin-items", RefreshSeconds: 45},
 		ui.Slot{Title: "Costs this month", Path: "/partials/cost-summary-card", RefreshSeconds: 600},
-		ui.Slot{Title: "acme", Path: "/fragments/acme/evidence"},
+		ui.Slot{Title: "acme", Path: "/fragments/acme/findings"},
 	)
 	equal("with plugins", DashboardSlots(v), want)
 }

@@ -66,7 +66,7 @@ type budgetAlert struct {
 func addCost(t *testing.T, h *host, tenantID, sub string, day time.Time, cents int64) {
 	t.Helper()
 	ctx := context.Background()
-	l := &ledger.Store{DB: h.db()}
+	l := &ledger.Store{DB: h.pluginDB("cost")}
 	d := ledger.DayOf(day)
 	if err := l.Upsert(ctx, []ledger.Cost{{SubscriptionID: sub, Day: d, Service: "VM", ResourceGroup: "rg", Currency: "USD", TenantID: tenantID, Cost: ledger.Amount(cents)}}); err != nil {
 		t.Fatal(err)

@@ -78,7 +78,7 @@ func testCostReads(t *testing.T, dialect string) {
 	// Costs from 40 days before the first of last month up to today,
 	// today being the plugin's today too (UTC).
 	ctx := context.Background()
-	db := h.db()
+	db := h.pluginDB("cost")
 	today := ledger.DayOf(time.Now())
 	y, m, _ := today.Time().Date()
 	monthStart := ledger.DayOf(time.Date(y, m-1, 1, 0, 0, 0, 0, time.UTC))
@@ -127,7 +127,7 @@ func testCostReads(t *testing.T, dialect string) {
 
 	// A standard user of Brand A.
 	u := tenancy.User{DirectoryTenantID: "brand-a-directory", Subject: "oid-cost-a", Email: "cost-a@brand-a.example", Name: "A user", Groups: []string{"grp-a"}}
-	if err := tenancy.New(db).UpsertUser(ctx, &u); err != nil {
+	if err := tenancy.New(h.db()).UpsertUser(ctx, &u); err != nil {
 		t.Fatal(err)
 	}
 	tokA := h.tokenFor(u)

@@ -46,7 +46,7 @@ func testCostUI(t *testing.T, dialect string) {
 	// Sixty days of costs up to today: Brand A's 100.00 a day, 900.00
 	// yesterday, which the detector flags; Brand B's 70.00 a day.
 	ctx := context.Background()
-	db := h.db()
+	db := h.pluginDB("cost")
 	today := ledger.DayOf(time.Now())
 	from := today - 60
 	var rows []ledger.Cost

@@ -115,9 +115,11 @@ func startHost(plane, bin string) (_ *benchHost, err error) {
 	}
 
 	// The very handler the plugin process serves, with its own store pool
-	// on the same database, as the plugin has.
-	// A block without config {} gives the plugin its defaults.
-	p, err := testplugin.New(ctx, testplugin.Config{}.Defaults(), &sdk.Env{DatabaseURL: dbURL, Environment: cfg.Env, DataDir: dir})
+	// on the plugin's own database (the file the host gives the plugin),
+	// as the plugin has. A block without config {} gives the plugin its
+	// defaults.
+	pluginDB := "sqlite://" + filepath.Join(dir, "plugins", "testplugin.db")
+	p, err := testplugin.New(ctx, testplugin.Config{}.Defaults(), &sdk.Env{DatabaseURL: pluginDB, Environment: cfg.Env, DataDir: dir})
 	if err != nil {
 		return nil, fmt.Errorf("configure in-host plugin: %w", err)
 	}

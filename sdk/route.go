@@ -299,7 +299,8 @@ var missingMember = strings.Split(humavalidation.MsgExpectedRequiredProperty, "%
 
 // nameMissingMembers moves huma's report of a missing required member from
 // the object to the member (body.name, not body), as every other input
-// problem names its field.
+// problem names its field, and drops a value the host would not repeat
+// either (protocol.Echoable): a whole object or list, a credential.
 func nameMissingMembers(_ huma.Context, _ string, v any) (any, error) {
 	m, ok := v.(*huma.ErrorModel)
 	if !ok {
@@ -309,6 +310,9 @@ func nameMissingMembers(_ huma.Context, _ string, v any) (any, error) {
 		rest, ok := strings.CutPrefix(d.Message, missingMember[0])
 		if name, ok2 := strings.CutSuffix(rest, missingMember[1]); ok && ok2 && d.Location != "" {
 			d.Location += "." + name
+			d.Value = nil
+		}
+		if !protocol.Echoable(d.Location, d.Value) {
 			d.Value = nil
 		}
 	}

@@ -3,8 +3,6 @@ package server
 import (
 	"errors"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
@@ -51,7 +49,7 @@ func init() {
 	huma.NewErrorWithContext = func(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
 		if status < http.StatusInternalServerError || ctx == nil {
 			for _, e := range errs {
-				if d, ok := e.(*huma.ErrorDetail); ok && !echoable(d) {
+				if d, ok := e.(*huma.ErrorDetail); ok && !protocol.Echoable(d.Location, d.Value) {
 					d.Value = nil
 				}
 			}
@@ -73,18 +71,3 @@ func init() {
 	}
 }
 
-// secretFields are the last segments of locations whose values a 422 must
-// not repeat.
-var secretFields = []string{"password", "secret", "client_secret", "token", "refresh_token", "access_token", "code", "code_verifier", "client_assertion"}
-
-func echoable(d *huma.ErrorDetail) bool {
-	switch d.Value.(type) {
-	case map[string]any, []any:
-		return false
-	}
-	loc := d.Location
-	if i := strings.LastIndexByte(loc, '.'); i >= 0 {
-		loc = loc[i+1:]
-	}
-	return !slices.Contains(secretFields, strings.ToLower(loc))
-}

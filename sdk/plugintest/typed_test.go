@@ -215,11 +215,20 @@ func TestTypedRouteBinding(t *testing.T) {
 		}
 	}
 
+	// A refusal never repeats the whole body, whose other members may be
+	// secrets.
+	req := httptest.NewRequest("POST", "/api/v1/careless/things", strings.NewReader(`{"name": "a", "colour": "red", "note": "hunter2"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp = h.Do(req, alice)
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusUnprocessableEntity || strings.Contains(string(b), "hunter2") {
+		t.Errorf("unexpected member: %d %s", resp.StatusCode, b)
+	}
+
 	resp = h.Do(httptest.NewRequest("GET", "/api/v1/careless/tenants/t3", nil), admin)
 	if p := decode[sdk.Problem](t, resp); resp.StatusCode != http.StatusNotFound || p.Detail != "no such tenant" {
 		t.Errorf("own problem: %d %+v", resp.StatusCode, p)
 	}
-	req := httptest.NewRequest("POST", "/api/v1/careless/things", strings.NewReader(`{"name": "boom"}`))
+	req = httptest.NewRequest("POST", "/api/v1/careless/things", strings.NewReader(`{"name": "boom"}`))
 	req.Header.Set("Content-Type", "application/json")
 	resp = h.Do(req, alice)
 	b, _ := io.ReadAll(resp.Body)

@@ -1,0 +1,26 @@
+package protocol
+
+import (
+	"slices"
+	"strings"
+)
+
+// secretFields are the last segments of locations whose values a 422 must
+// not repeat.
+var secretFields = []string{"password", "secret", "client_secret", "token", "refresh_token", "access_token", "code", "code_verifier", "client_assertion"}
+
+// Echoable reports whether a 422 may repeat the value found at location:
+// never a whole object or list (huma reports an unexpected property with
+// the entire body as its value, a password included), nor the value of a
+// field named like a credential. The host's refusals and a typed route's
+// follow it alike.
+func Echoable(location string, value any) bool {
+	switch value.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	if i := strings.LastIndexByte(location, '.'); i >= 0 {
+		location = location[i+1:]
+	}
+	return !slices.Contains(secretFields, strings.ToLower(location))
+}

@@ -70,4 +70,3 @@ func init() {
 		return huma.NewError(status, msg)
 	}
 }
-

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"reflect"
 	"strconv"
 	"time"
 
@@ -90,26 +89,12 @@ type RuleID struct {
 }
 
 type listIn struct {
-	Tenants  sdk.TenantIDs `query:"tenant_ids"`
-	Category string        `query:"category" enum:"resource_property,compliance_score,mfa_coverage"`
-	IsActive optionalBool  `query:"is_active"`
-	Limit    int           `query:"limit" minimum:"1" maximum:"500" default:"100"`
-	Offset   int           `query:"offset" minimum:"0" default:"0"`
+	Tenants  sdk.TenantIDs      `query:"tenant_ids"`
+	Category string             `query:"category" enum:"resource_property,compliance_score,mfa_coverage"`
+	IsActive sdk.Optional[bool] `query:"is_active"`
+	Limit    int                `query:"limit" minimum:"1" maximum:"500" default:"100"`
+	Offset   int                `query:"offset" minimum:"0" default:"0"`
 }
-
-// optionalBool is a boolean query parameter that may be left out.
-type optionalBool struct {
-	Value, Set bool
-}
-
-// Receiver is where the binding parses the parameter.
-func (o *optionalBool) Receiver() reflect.Value { return reflect.ValueOf(o).Elem().Field(0) }
-
-// OnParamSet notes whether the request gave the parameter.
-func (o *optionalBool) OnParamSet(set bool, _ any) { o.Set = set }
-
-// Schema documents the parameter as the boolean it is.
-func (optionalBool) Schema(huma.Registry) *huma.Schema { return &huma.Schema{Type: huma.TypeBoolean} }
 
 // rulePage is a page of rules: the JSON array and its total.
 type rulePage struct {
@@ -189,7 +174,7 @@ func (h *Handlers) now() time.Time {
 func (h *Handlers) list(ctx context.Context, in *listIn) (*rulePage, error) {
 	lq := ListQuery{TenantIDs: in.Tenants, Category: in.Category, Limit: in.Limit, Offset: in.Offset}
 	if in.IsActive.Set {
-		lq.Active = &in.IsActive.Value
+		lq.Active = in.IsActive.Ptr()
 	}
 	rows, total, err := h.Store.List(ctx, lq)
 	if err != nil {

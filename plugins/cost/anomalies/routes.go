@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,34 +105,13 @@ type TenantsParam struct {
 	Tenants sdk.TenantIDs `query:"tenant_ids"`
 }
 
-// optionalBool is a boolean query parameter that may be absent, which a
-// bool cannot tell from false and huma takes no pointer parameters.
-type optionalBool struct{ value, set bool }
-
-// Schema documents the parameter as the boolean it is.
-func (optionalBool) Schema(huma.Registry) *huma.Schema { return &huma.Schema{Type: huma.TypeBoolean} }
-
-// Receiver is where huma parses the parameter.
-func (o *optionalBool) Receiver() reflect.Value { return reflect.ValueOf(&o.value).Elem() }
-
-// OnParamSet notes whether the request had the parameter.
-func (o *optionalBool) OnParamSet(set bool, _ any) { o.set = set }
-
-// ptr is the value, or nil when the request had none.
-func (o optionalBool) ptr() *bool {
-	if !o.set {
-		return nil
-	}
-	return &o.value
-}
-
 type listIn struct {
 	TenantsParam
-	Acknowledged optionalBool `query:"acknowledged" doc:"Only acknowledged (true) or unacknowledged (false) anomalies"`
-	Limit        int          `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size"`
-	Offset       int          `query:"offset" minimum:"0" default:"0"`
-	SortBy       string       `query:"sort_by" enum:"detected_at,date,impact,deviation,score,service" default:"detected_at" doc:"detected_at (when first flagged), date (of the cost), impact, deviation (percent), score or service"`
-	SortOrder    string       `query:"sort_order" enum:"asc,desc" default:"desc"`
+	Acknowledged sdk.Optional[bool] `query:"acknowledged" doc:"Only acknowledged (true) or unacknowledged (false) anomalies"`
+	Limit        int                `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Page size"`
+	Offset       int                `query:"offset" minimum:"0" default:"0"`
+	SortBy       string             `query:"sort_by" enum:"detected_at,date,impact,deviation,score,service" default:"detected_at" doc:"detected_at (when first flagged), date (of the cost), impact, deviation (percent), score or service"`
+	SortOrder    string             `query:"sort_order" enum:"asc,desc" default:"desc"`
 }
 
 type trendsIn struct {
@@ -147,8 +125,8 @@ type byServiceIn struct {
 }
 
 type topIn struct {
-	N            int          `query:"n" minimum:"1" maximum:"50" default:"10" doc:"How many anomalies"`
-	Acknowledged optionalBool `query:"acknowledged" doc:"Only acknowledged (true) or unacknowledged (false) anomalies"`
+	N            int                `query:"n" minimum:"1" maximum:"50" default:"10" doc:"How many anomalies"`
+	Acknowledged sdk.Optional[bool] `query:"acknowledged" doc:"Only acknowledged (true) or unacknowledged (false) anomalies"`
 	TenantsParam
 }
 
@@ -185,7 +163,7 @@ func (h *Handlers) Routes() []sdk.Route {
 }
 
 func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
-	q := ListQuery{TenantIDs: in.Tenants, Acknowledged: in.Acknowledged.ptr(), SortBy: in.SortBy,
+	q := ListQuery{TenantIDs: in.Tenants, Acknowledged: in.Acknowledged.Ptr(), SortBy: in.SortBy,
 		Desc: in.SortOrder == "desc", Limit: in.Limit, Offset: in.Offset}
 	items, total, err := queries{h.DB}.list(ctx, q)
 	if err != nil {
@@ -252,7 +230,7 @@ func (h *Handlers) byService(ctx context.Context, in *byServiceIn) (*ByService, 
 }
 
 func (h *Handlers) top(ctx context.Context, in *topIn) (*Top, error) {
-	items, err := queries{h.DB}.top(ctx, in.Tenants, in.Acknowledged.ptr(), in.N)
+	items, err := queries{h.DB}.top(ctx, in.Tenants, in.Acknowledged.Ptr(), in.N)
 	if err != nil {
 		return nil, err
 	}

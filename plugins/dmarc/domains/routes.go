@@ -6,11 +6,8 @@ import (
 	"errors"
 	"math"
 	"net/http"
-	"reflect"
 	"slices"
 	"time"
-
-	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/dmarc/posture"
@@ -171,38 +168,16 @@ type Page struct {
 	Offset int `query:"offset" minimum:"0" maximum:"2147483647" default:"0" doc:"Items to skip"`
 }
 
-// optionalInt is an integer query parameter a request may leave out.
-type optionalInt struct {
-	Value int
-	Set   bool
-}
-
-// Receiver is where huma parses the parameter.
-func (o *optionalInt) Receiver() reflect.Value { return reflect.ValueOf(o).Elem().Field(0) }
-
-// OnParamSet records whether the request gave the parameter.
-func (o *optionalInt) OnParamSet(isSet bool, _ any) { o.Set = isSet }
-
-// Schema documents the parameter as the integer it is.
-func (optionalInt) Schema(huma.Registry) *huma.Schema { return &huma.Schema{Type: huma.TypeInteger} }
-
-func (o optionalInt) ptr() *int {
-	if !o.Set {
-		return nil
-	}
-	return &o.Value
-}
-
 type listIn struct {
 	Tenants sdk.TenantIDs `query:"tenant_ids"`
 	Page
-	SortBy    string      `query:"sort_by" enum:"score,domain,checked_at" default:"score" doc:"Order; domains not checked yet come last"`
-	SortOrder string      `query:"sort_order" enum:"asc,desc" default:"asc"`
-	Grade     string      `query:"grade" enum:"A,B,C,D,F" doc:"Only domains of this grade"`
-	MinScore  optionalInt `query:"min_score" minimum:"0" maximum:"100" doc:"Only domains scoring at least this"`
-	MaxScore  optionalInt `query:"max_score" minimum:"0" maximum:"100" doc:"Only domains scoring at most this; not below min_score"`
-	Problem   string      `query:"problem" maxLength:"64" pattern:"^[a-z0-9_.-]+$" doc:"Only domains whose latest check found a problem of this code, e.g. dmarc_policy_none"`
-	Source    string      `query:"source" enum:"graph,admin" doc:"Only the directory's domains, or only those admins added"`
+	SortBy    string            `query:"sort_by" enum:"score,domain,checked_at" default:"score" doc:"Order; domains not checked yet come last"`
+	SortOrder string            `query:"sort_order" enum:"asc,desc" default:"asc"`
+	Grade     string            `query:"grade" enum:"A,B,C,D,F" doc:"Only domains of this grade"`
+	MinScore  sdk.Optional[int] `query:"min_score" minimum:"0" maximum:"100" doc:"Only domains scoring at least this"`
+	MaxScore  sdk.Optional[int] `query:"max_score" minimum:"0" maximum:"100" doc:"Only domains scoring at most this; not below min_score"`
+	Problem   string            `query:"problem" maxLength:"64" pattern:"^[a-z0-9_.-]+$" doc:"Only domains whose latest check found a problem of this code, e.g. dmarc_policy_none"`
+	Source    string            `query:"source" enum:"graph,admin" doc:"Only the directory's domains, or only those admins added"`
 }
 
 // DomainPath names a domain by its id in the path; a domain of a tenant
@@ -301,7 +276,7 @@ func timePtr(t time.Time) *time.Time {
 
 func (h *Handlers) list(ctx context.Context, in *listIn) (*DomainList, error) {
 	f := Filter{TenantIDs: in.Tenants, Grade: in.Grade, Problem: in.Problem, Source: in.Source, SortBy: in.SortBy, Desc: in.SortOrder == "desc",
-		MinScore: in.MinScore.ptr(), MaxScore: in.MaxScore.ptr(), Limit: in.Limit, Offset: in.Offset}
+		MinScore: in.MinScore.Ptr(), MaxScore: in.MaxScore.Ptr(), Limit: in.Limit, Offset: in.Offset}
 	if f.MinScore != nil && f.MaxScore != nil && *f.MinScore > *f.MaxScore {
 		return nil, sdk.Invalid("query.max_score", "must not be below min_score (%d)", *f.MinScore)
 	}

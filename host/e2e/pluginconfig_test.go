@@ -34,7 +34,7 @@ func TestConfigKeyStopsTheHost(t *testing.T) {
 		want  string
 	}{
 		{"unknown key", []string{"hold_job_seconds = 1", "hold_job_secs    = 2"},
-			`plugins.hcl:5,5: plugin "testplugin" config.hold_job_secs: unknown key; the keys are hold_job_seconds`},
+			`plugins.hcl:5,5: plugin "testplugin" config.hold_job_secs: unknown key; the keys are hold_job_seconds, mirror`},
 		{"mistyped value", []string{`hold_job_seconds = "long"`},
 			`plugins.hcl:4,5: plugin "testplugin" config.hold_job_seconds: expected number, but got string`},
 	} {
@@ -81,7 +81,7 @@ func TestReloadRefusesAConfigKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitFor("plugins.hcl applied", 30*time.Second, func() bool { return strings.Contains(h.logs.String(), "plugins.hcl applied") })
-	const want = `plugins.hcl:5,5: plugin "testplugin" config.hold_job_secs: unknown key; the keys are hold_job_seconds`
+	const want = `plugins.hcl:5,5: plugin "testplugin" config.hold_job_secs: unknown key; the keys are hold_job_seconds, mirror`
 	if logged := strconv.Quote(want); !strings.Contains(h.logs.String(), logged[1:len(logged)-1]) {
 		t.Errorf("the log does not say %s", logged)
 	}

@@ -17,7 +17,7 @@ ELEMENTS  := host/server/apidocs/web-components.min.js
 # htmx, which the web UI (ui/) embeds and serves from its own origin.
 HTMX      := ui/static/vendor/htmx.min.js
 
-.PHONY: build run test test-race bench lint proto clean
+.PHONY: build run test test-race bench lint proto clean screenshots
 
 build: $(ELEMENTS) $(HTMX)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/steward ./host/cmd/steward
@@ -64,6 +64,12 @@ $(REDOCLY): tools/openapilint/package.json tools/openapilint/package-lock.json
 $(AXE): tools/axe/package.json tools/axe/package-lock.json
 	cd tools/axe && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
+
+# The README's screenshots: the browser tests, writing each page in light
+# and dark mode to docs/screenshots/ (make test writes them to a folder of
+# its own).
+screenshots: build $(AXE)
+	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) STEWARD_TEST_AXE=$(CURDIR)/$(AXE) STEWARD_TEST_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run 'TestUIInBrowser' ./host/e2e/
 
 # The packages that run goroutines of their own (caches, revocations,
 # scheduler, supervisor, rate limits, the Redis connection's outage state,

@@ -17,9 +17,16 @@ import (
 	"github.com/stewardhq/steward/internal/browsertest"
 )
 
-// screenshots is where the browser tests leave a picture of each page,
-// which the README shows.
-const screenshots = "../../docs/screenshots"
+// screenshots is where the browser tests leave a picture of each page:
+// docs/screenshots, which the README shows, under `make screenshots`
+// (STEWARD_TEST_SCREENSHOTS), and otherwise a folder of the test's own, so
+// that `make test` leaves the tracked pictures alone.
+func screenshots(t *testing.T) string {
+	if dir := os.Getenv("STEWARD_TEST_SCREENSHOTS"); dir != "" {
+		return dir
+	}
+	return t.TempDir()
+}
 
 var idpOriginRE = regexp.MustCompile(`identity_provider=(https://127\.0\.0\.1:\d+)`)
 
@@ -270,7 +277,7 @@ func TestUIInBrowser(t *testing.T) {
 			for _, v := range tab.Axe() {
 				t.Errorf("%s (%s): %s", page.path, scheme, v)
 			}
-			tab.Screenshot(screenshots, page.name+"-"+scheme)
+			tab.Screenshot(screenshots(t), page.name+"-"+scheme)
 		}
 	}
 	if p := tab.Problems(); len(p) > 0 {
@@ -284,7 +291,7 @@ func TestUIInBrowser(t *testing.T) {
 		for _, v := range login.Axe() {
 			t.Errorf("/login (%s): %s", scheme, v)
 		}
-		login.Screenshot(screenshots, "login-"+scheme)
+		login.Screenshot(screenshots(t), "login-"+scheme)
 	}
 
 	// A standard user of Contoso sees Contoso only, on every page.
@@ -335,5 +342,5 @@ func TestUIInBrowser(t *testing.T) {
 	if !strings.Contains(down, "Resources") {
 		t.Errorf("the unavailable slot says %q", down)
 	}
-	tab.Screenshot(screenshots, "dashboard-plugin-down")
+	tab.Screenshot(screenshots(t), "dashboard-plugin-down")
 }

@@ -73,18 +73,14 @@ func SyncDashboardBody(jobTypes []string, admin bool) (template.HTML, []ui.Slot)
 }
 
 // SlotBody is the content and slots of a page a plugin declares with a
-// Slot: its description, then the fragments plugins declare for the slot,
-// or an empty state while none does.
-func SlotBody(v plugins.Views, slot, description string) (template.HTML, []ui.Slot) {
-	var lead template.HTML
-	if description != "" {
-		lead = execFragment("paragraph", description)
-	}
+// Slot (its description is the layout's lead): the fragments plugins
+// declare for the slot, or an empty state while none does.
+func SlotBody(v plugins.Views, slot string) (template.HTML, []ui.Slot) {
 	fragments := v.InSlot(slot)
 	if len(fragments) == 0 {
-		return sdkui.Join(lead, sdkui.Empty("Nothing to show yet: no enabled plugin serves this page's sections.")), nil
+		return sdkui.Empty("Nothing to show yet: no enabled plugin serves this page's sections."), nil
 	}
-	return lead, pluginSlots(fragments)
+	return "", pluginSlots(fragments)
 }
 
 // pluginSlots places plugins' fragments, each under its title or, without

@@ -112,8 +112,7 @@ func everyOutput() map[string]template.HTML {
 		out["sync dashboard, admin "+map[bool]string{true: "yes", false: "no"}[admin]] = body
 	}
 	out["sync dashboard, no job types"], _ = SyncDashboardBody(nil, true)
-	out["slot page, no fragments"], _ = SlotBody(plugins.Views{}, "mail", "About <mail>")
-	out["slot page, fragments"], _ = SlotBody(plugins.Views{Fragments: []plugins.Fragment{{Plugin: "mail", Path: "/partials/mail-domains", Title: "Domains", Slot: "mail"}}}, "mail", "About")
+	out["slot page, no fragments"], _ = SlotBody(plugins.Views{}, "mail")
 	return out
 }
 
@@ -331,11 +330,11 @@ func TestSyncDashboardBody(t *testing.T) {
 	lacks(t, "sync dashboard without jobs", none, "<button")
 }
 
-// TestSlotBody: a plugin's page with a Slot shows its description, then
-// the fragments of that slot in order, or an empty state without any.
+// TestSlotBody: a plugin's page with a Slot shows the fragments of that
+// slot in order, or an empty state without any.
 func TestSlotBody(t *testing.T) {
-	body, slots := SlotBody(plugins.Views{Fragments: []plugins.Fragment{{Plugin: "testplugin", Path: "/partials/testplugin-items", Slot: "dashboard"}}}, "mail", "Mail <posture>")
-	contains(t, "slot page without fragments", body, "Mail &lt;posture&gt;", `class="empty"`)
+	body, slots := SlotBody(plugins.Views{Fragments: []plugins.Fragment{{Plugin: "testplugin", Path: "/partials/testplugin-items", Slot: "dashboard"}}}, "mail")
+	contains(t, "slot page without fragments", body, `class="empty"`)
 	if len(slots) != 0 {
 		t.Errorf("slot page without fragments has slots %v", slotPaths(slots))
 	}
@@ -345,9 +344,10 @@ func TestSlotBody(t *testing.T) {
 		{Plugin: "testplugin", Path: "/partials/testplugin-items", Slot: "dashboard"},
 		{Plugin: "mail", Path: "/partials/mail-reports", Title: "Aggregate reports", Slot: "mail"},
 	}}
-	body, slots = SlotBody(v, "mail", "Mail posture")
-	contains(t, "slot page with fragments", body, "Mail posture")
-	lacks(t, "slot page with fragments", body, `class="empty"`)
+	body, slots = SlotBody(v, "mail")
+	if body != "" {
+		t.Errorf("slot page with fragments has content of its own: %s", body)
+	}
 	want := []ui.Slot{{Title: "Domains", Path: "/partials/mail-domains", RefreshSeconds: 900}, {Title: "Aggregate reports", Path: "/partials/mail-reports"}}
 	if len(slots) != 2 || slots[0] != want[0] || slots[1] != want[1] {
 		t.Errorf("slot page's slots = %+v, want %+v", slots, want)
@@ -366,7 +366,7 @@ func TestSlotsCarryTheSelectedTenant(t *testing.T) {
 		{Plugin: "mail", Path: "/partials/mail-domains", Title: "Domains", Slot: "mail"},
 	}}
 	content, syncSlots := SyncDashboardBody([]string{"costs"}, true)
-	mailContent, mailSlots := SlotBody(v, "mail", "Mail posture")
+	mailContent, mailSlots := SlotBody(v, "mail")
 	for name, d := range map[string]ui.PageData{
 		"dashboard":      {Slots: DashboardSlots(v)},
 		"sync dashboard": {Content: content, Slots: syncSlots},

@@ -131,7 +131,7 @@ func (p *Pages) syncDashboard(c *fiber.Ctx, caller Caller) error {
 func (p *Pages) SlotPage(c *fiber.Ctx, caller Caller, title, description, slot string) error {
 	return p.show(c, caller, title, func(d *ui.PageData) {
 		d.Description = description
-		d.Content, d.Slots = SlotBody(p.d.Plugins.Views(), slot, description)
+		d.Content, d.Slots = SlotBody(p.d.Plugins.Views(), slot)
 	})
 }
 

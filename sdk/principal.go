@@ -2,9 +2,7 @@ package sdk
 
 import (
 	"context"
-	"net/http"
 	"slices"
-	"strings"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 )
@@ -69,39 +67,3 @@ func Info(ctx context.Context) RequestInfo {
 
 // PrincipalFrom returns the verified caller of a request.
 func PrincipalFrom(ctx context.Context) Principal { return Info(ctx).Principal }
-
-// noTenantAccess refuses a tenant without repeating its id, so a refusal
-// never carries a tenant's identifiers.
-const noTenantAccess = "no access to a requested tenant"
-
-// TenantScope returns the tenant ids a request acts on: the requested ids
-// (query parameter "tenant_ids", repeated or comma-separated), each of which
-// the caller must be allowed to see, or all the caller's tenants when none
-// are requested. A requested tenant outside the scope is a 403.
-func TenantScope(r *http.Request, param string) ([]string, error) {
-	p := PrincipalFrom(r.Context())
-	requested := QueryList(r, param)
-	if len(requested) == 0 {
-		return p.TenantIDs, nil
-	}
-	for _, id := range requested {
-		if !p.CanSee(id) {
-			return nil, Forbidden(noTenantAccess)
-		}
-	}
-	return requested, nil
-}
-
-// QueryList reads a list parameter given repeated (?a=1&a=2) or
-// comma-separated (?a=1,2). Empty items are dropped.
-func QueryList(r *http.Request, name string) []string {
-	var out []string
-	for _, v := range r.URL.Query()[name] {
-		for item := range strings.SplitSeq(v, ",") {
-			if item = strings.TrimSpace(item); item != "" {
-				out = append(out, item)
-			}
-		}
-	}
-	return out
-}

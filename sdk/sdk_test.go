@@ -6,52 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stewardhq/steward/sdk"
 )
-
-func requestAs(p sdk.Principal, target string) *http.Request {
-	r := httptest.NewRequest("GET", target, nil)
-	return r.WithContext(sdk.WithRequestInfo(r.Context(), sdk.RequestInfo{Principal: p}))
-}
-
-func TestTenantScope(t *testing.T) {
-	p := sdk.Principal{ID: "u1", TenantIDs: []string{"t1", "t2", "t3"}}
-	for _, tc := range []struct {
-		query string
-		want  []string
-	}{
-		{"", []string{"t1", "t2", "t3"}},
-		{"?tenant_ids=", []string{"t1", "t2", "t3"}},
-		{"?tenant_ids=t2", []string{"t2"}},
-		{"?tenant_ids=t3,t1", []string{"t3", "t1"}},
-		{"?tenant_ids=t3&tenant_ids=t1", []string{"t3", "t1"}},
-		{"?tenant_ids=t1,%20t2,,&tenant_ids=t3", []string{"t1", "t2", "t3"}},
-		{"?other=t9", []string{"t1", "t2", "t3"}},
-	} {
-		got, err := sdk.TenantScope(requestAs(p, "/x"+tc.query), "tenant_ids")
-		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("%q: %v, %v; want %v", tc.query, got, err, tc.want)
-		}
-	}
-	for _, query := range []string{"?tenant_ids=t9", "?tenant_ids=t1,t9", "?tenant_ids=t1&tenant_ids=t9"} {
-		_, err := sdk.TenantScope(requestAs(p, "/x"+query), "tenant_ids")
-		var prob *sdk.Problem
-		if !errors.As(err, &prob) || prob.Status != http.StatusForbidden || strings.Contains(prob.Detail, "t9") {
-			t.Errorf("%q: %v, want a 403 problem that does not repeat t9", query, err)
-		}
-	}
-	got, err := sdk.TenantScope(requestAs(sdk.Principal{ID: "u2"}, "/x"), "tenant_ids")
-	if err != nil || len(got) != 0 {
-		t.Errorf("principal without tenants: %v, %v; want none", got, err)
-	}
-	if _, err := sdk.TenantScope(requestAs(sdk.Principal{}, "/x?tenant_ids=t1"), "tenant_ids"); err == nil {
-		t.Error("an anonymous caller got a tenant")
-	}
-}
 
 func TestWriteError(t *testing.T) {
 	for _, tc := range []struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
+	"github.com/stewardhq/steward/sdk/protocol"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
 
@@ -70,7 +71,7 @@ func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 	}
 	if id := c.Query("tenant_id"); id != "" {
 		if !caller.CanSee(id) {
-			return p.d.Problem(c, http.StatusForbidden, "you may not see that tenant")
+			return p.d.Problem(c, http.StatusForbidden, protocol.MsgNoTenantAccess)
 		}
 		ids = []string{id}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
+	"github.com/stewardhq/steward/sdk/protocol"
 	"github.com/stewardhq/steward/ui"
 )
 
@@ -82,7 +83,7 @@ func (p *Pages) page(c *fiber.Ctx, caller Caller, title string) (ui.PageData, er
 	if id := c.Query("tenant_id"); id != "" {
 		// The picker's tenants are those the caller may see.
 		if !slices.ContainsFunc(d.Tenants, func(t ui.Tenant) bool { return t.ID == id }) {
-			return d, fiber.NewError(http.StatusForbidden, "you may not see that tenant")
+			return d, fiber.NewError(http.StatusForbidden, protocol.MsgNoTenantAccess)
 		}
 		d.TenantID = id
 	}

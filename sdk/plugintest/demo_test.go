@@ -66,12 +66,7 @@ func (d *demo) build(_ context.Context, cfg demoConfig, env *sdk.Env) (*sdk.Plug
 				sdk.WriteJSON(w, http.StatusOK, map[string]string{"tenant_id": r.PathValue("tenant_id"), "route": sdk.Info(r.Context()).Route})
 			}, Operation: &huma.Operation{Parameters: []*huma.Param{{Name: "tenant_id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString}}}}},
 			{Method: "GET", Path: "/api/v1/demo/items", TenantScoped: true, Handler: func(w http.ResponseWriter, r *http.Request) {
-				tenants, err := sdk.TenantScope(r, "tenant_ids")
-				if err != nil {
-					sdk.WriteError(w, err)
-					return
-				}
-				sdk.WriteJSON(w, http.StatusOK, map[string]any{"tenants": tenants})
+				sdk.WriteJSON(w, http.StatusOK, map[string]any{"tenants": sdk.PrincipalFrom(r.Context()).TenantIDs})
 			}, Operation: &huma.Operation{
 				OperationID: "demo-items", Summary: "Items of the caller's tenants",
 				Parameters: []*huma.Param{{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: &limitMin, Maximum: &limitMax}}},

@@ -407,36 +407,6 @@ func TestEarlyAnswerToLargeBody(t *testing.T) {
 	}
 }
 
-func TestTenantScopeThroughHandler(t *testing.T) {
-	h, _ := startDemo(t, plugintest.Options{})
-	for _, tc := range []struct {
-		query  string
-		status int
-		want   []string
-	}{
-		{"", http.StatusOK, []string{"t1", "t2"}},
-		{"?tenant_ids=t2", http.StatusOK, []string{"t2"}},
-		{"?tenant_ids=t1,t2", http.StatusOK, []string{"t1", "t2"}},
-		{"?tenant_ids=t2&tenant_ids=t1", http.StatusOK, []string{"t2", "t1"}},
-		{"?tenant_ids=t1,t3", http.StatusForbidden, nil},
-	} {
-		resp := h.Do(httptest.NewRequest("GET", "/api/v1/demo/items"+tc.query, nil), alice)
-		if resp.StatusCode != tc.status {
-			t.Errorf("%q: status %d, want %d", tc.query, resp.StatusCode, tc.status)
-			continue
-		}
-		if tc.status != http.StatusOK {
-			if p := decode[sdk.Problem](t, resp); p.Status != tc.status || strings.Contains(p.Detail, "t3") {
-				t.Errorf("%q: problem %+v", tc.query, p)
-			}
-			continue
-		}
-		if got := decode[map[string][]string](t, resp)["tenants"]; !slices.Equal(got, tc.want) {
-			t.Errorf("%q: tenants %v, want %v", tc.query, got, tc.want)
-		}
-	}
-}
-
 func TestWriteErrorThroughHandler(t *testing.T) {
 	h, _ := startDemo(t, plugintest.Options{})
 	resp := h.Do(httptest.NewRequest("GET", "/api/v1/demo/conflict", nil), alice)

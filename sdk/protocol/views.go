@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -53,19 +54,12 @@ func AllRoutes(desc *pluginv1.DescribeResponse) []*pluginv1.Route {
 	return out
 }
 
-// JobTypeOf is the job type a job is triggered by: its own, or else its
-// data domain, as the host's scheduler reads it.
-func JobTypeOf(j *pluginv1.Job) string {
-	if j.JobType != "" {
-		return j.JobType
-	}
-	return j.DataDomain
-}
-
 // triggerRoute is the POST route of a job's trigger path: admin only, and
 // answered by the host as its own sync route answers the job's type.
 func triggerRoute(plugin string, j *pluginv1.Job) *pluginv1.Route {
-	jobType := JobTypeOf(j)
+	// A job without a type of its own is triggered by its data domain,
+	// as the host's scheduler reads it.
+	jobType := cmp.Or(j.JobType, j.DataDomain)
 	str := map[string]any{"type": "string"}
 	op := map[string]any{
 		"operationId": plugin + "-trigger-" + slug(j.TriggerPath),

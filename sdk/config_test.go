@@ -139,7 +139,10 @@ func TestBindRefusesMistakes(t *testing.T) {
 		want    []string
 	}{
 		{"no name, bad migrations", Definition{Migrations: fstest.MapFS{"items.up.sql": {}, "sub/0002_x.up.sql": {}}}, demoFactory,
-			[]string{"definition: Name is empty", "migration items.up.sql: name must", "migration sub/0002_x.up.sql: must be at the top"}},
+			[]string{"definition: Name is empty", "migration items.up.sql: name must",
+				"migration sub/0002_x.up.sql: not in . with the first one; keep the migrations in one folder"}},
+		{"migrations in two folders", Definition{Name: "x", Migrations: fstest.MapFS{"migrations/0001_a.up.sql": {}, "old/0002_b.up.sql": {}}}, demoFactory,
+			[]string{"migration old/0002_b.up.sql: not in migrations with the first one"}},
 		{"a default tag", Definition{Name: "x"}, func(context.Context, tagged, *Env) (*Plugin, error) { return nil, nil },
 			[]string{"config type sdk.tagged: days: a default tag is not applied"}},
 		{"not a struct", Definition{Name: "x"}, func(context.Context, []string, *Env) (*Plugin, error) { return nil, nil },

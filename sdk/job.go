@@ -1,9 +1,12 @@
 package sdk
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -31,6 +34,36 @@ func (r *JobRun) Progress(done, total int64, message string) {
 	_ = r.send(&pluginv1.JobEvent{Event: &pluginv1.JobEvent_Progress{
 		Progress: &pluginv1.JobProgress{Done: done, Total: total, Message: message},
 	}})
+}
+
+// eachTenant runs job's EachTenant for each active tenant of run in turn
+// (see Job.EachTenant).
+func eachTenant(ctx context.Context, host *Host, job *Job, run *JobRun) (int64, error) {
+	if host == nil {
+		return 0, errors.New("no host to list the tenants from")
+	}
+	tenants, err := host.Tenants(ctx, run.TenantIDs...)
+	if err != nil {
+		return 0, fmt.Errorf("tenant directory: %w", err)
+	}
+	var records int64
+	var failed []error
+	for i, t := range tenants {
+		if err := ctx.Err(); err != nil {
+			return records, errors.Join(append(failed, err)...)
+		}
+		start := time.Now()
+		n, err := job.EachTenant(ctx, run, t)
+		records += n
+		if err == nil && job.DataDomain != "" {
+			err = host.MarkFresh(ctx, t.ID, job.DataDomain, start)
+		}
+		if err != nil {
+			failed = append(failed, fmt.Errorf("tenant %s (%s): %w", t.Name, t.ID, err))
+		}
+		run.Progress(int64(i+1), int64(len(tenants)), t.Name)
+	}
+	return records, errors.Join(failed...)
 }
 
 // Alert severities, mildest first.

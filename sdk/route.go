@@ -31,9 +31,11 @@ type Op struct {
 	ID          string
 	Summary     string
 	Description string
-	Tags        []string
-	Auth        Auth
-	RateClass   RateClass
+	// Tags group the operation in the document; the host tags an operation
+	// without any with the plugin's name.
+	Tags      []string
+	Auth      Auth
+	RateClass RateClass
 	// Status is the status of a successful answer; 200 when zero (204 for
 	// an output type without a body).
 	Status int
@@ -50,6 +52,22 @@ type Op struct {
 	// input accepts. The input is bound as its types say whatever this
 	// documents.
 	RequestBody *huma.RequestBody
+}
+
+// Items is the answer of a list route: {"items": [...]}, an empty list
+// rather than null when there is none.
+type Items[T any] struct {
+	Items []T `json:"items"`
+}
+
+// MarshalJSON writes no items as [].
+func (l Items[T]) MarshalJSON() ([]byte, error) {
+	if l.Items == nil {
+		l.Items = []T{}
+	}
+	return json.Marshal(struct {
+		Items []T `json:"items"`
+	}{l.Items})
 }
 
 // TenantIDs is a route input naming the tenants a request acts on: a query

@@ -1,8 +1,9 @@
 // Package sdk is what a Steward plugin imports. A plugin is a binary whose
 // main calls Serve with its Definition (name, version, migrations) and a
-// factory that builds its Plugin — plain net/http handlers, job functions
-// and datasets — from its decoded config block. The host authenticates every caller, checks
-// the route's auth requirement, rate limit and declared parameters, and then
+// factory that builds its Plugin — typed routes, pages, jobs and datasets —
+// from its decoded config block and its Env, which holds its own database.
+// The host authenticates every caller, checks the route's auth
+// requirement, rate limit, declared parameters and tenant input, and then
 // hands the request to the plugin with the verified principal in its
 // context; a plugin never sees a caller's credentials.
 //
@@ -20,6 +21,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/uptrace/bun"
 )
 
 // Version is the SDK's version, reported to the host in Describe.
@@ -133,14 +135,23 @@ type Job struct {
 	Schedule string
 	// StaleAfter is how old a tenant's last sync of DataDomain may be before
 	// the tenant counts as stale; zero leaves it to the host, which allows
-	// twice the schedule's gap. The deployment may override it
-	// (STEWARD_FRESHNESS_<DOMAIN>).
+	// twice the schedule's gap. The deployment may override it in the
+	// job's block of plugins.hcl (stale_after).
 	StaleAfter time.Duration
 	// TriggerPath is a further POST path, besides the host's
 	// /api/v1/sync/{job_type}, on which an admin triggers the job with the
 	// same answer: an alias an interface names, such as /api/v1/partner/sync.
 	TriggerPath string
-	Run         func(ctx context.Context, run *JobRun) (recordsProcessed int64, err error)
+	// Run does the job's work. A job sets Run or EachTenant, not both.
+	Run func(ctx context.Context, run *JobRun) (recordsProcessed int64, err error)
+	// EachTenant, instead of Run, lets the SDK walk the run's tenants: it
+	// lists the run's active tenants from the host and calls EachTenant
+	// for each in turn, reports the run's progress tenant by tenant, and
+	// marks DataDomain fresh, as of the tenant's start, for each tenant
+	// that succeeds. A tenant that fails does not stop the others: the run
+	// fails, naming each tenant that failed and why, and its records are
+	// the sum of every tenant's.
+	EachTenant func(ctx context.Context, run *JobRun, t Tenant) (records int64, err error)
 }
 
 // Dataset is data the plugin publishes for other plugins, which read it
@@ -163,9 +174,14 @@ type DatasetRequest struct {
 // Env is what the host hands the plugin when it configures it, beside the
 // decoded config block.
 type Env struct {
-	// DatabaseURL is the plugin's own database, which the host has
-	// migrated: a PostgreSQL schema only the plugin's role may use, or a
-	// SQLite file of its own. It holds a password: never log it.
+	// DB is the plugin's own database, which the host has migrated — a
+	// PostgreSQL schema only the plugin's role may use, or a SQLite file
+	// of its own — opened by the SDK with core/store's pool settings; nil
+	// when the host gives the plugin none. The SDK keeps it open for the
+	// plugin's life: the plugin never closes it.
+	DB *bun.DB
+	// DatabaseURL is DB's address, for what must open a connection of its
+	// own. It holds a password: never log it.
 	DatabaseURL string
 	Environment string
 	DataDir     string
@@ -198,8 +214,9 @@ type Definition struct {
 	// letters, digits and underscores.
 	Name    string
 	Version string
-	// Migrations are the plugin's SQL migration files, which the host
-	// applies before it configures the plugin.
+	// Migrations hold the plugin's SQL migration files, which the host
+	// applies before it configures the plugin: every .sql file in it, by
+	// its base name, so an embed.FS of migrations/*.sql serves as it is.
 	Migrations fs.FS
 }
 

@@ -17,9 +17,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/uptrace/bun"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/stewardhq/steward/core/store"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk/internal/dataplane"
 	"github.com/stewardhq/steward/sdk/internal/serving"
@@ -92,6 +94,8 @@ type server struct {
 
 	mu      sync.Mutex
 	broker  *plugin.GRPCBroker
+	db      *bun.DB
+	dbURL   string
 	p       *Plugin
 	handler http.Handler
 	host    *Host
@@ -203,7 +207,12 @@ func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 	if len(problems) > 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "configure %s: %v", name, &protocol.ConfigError{Problems: problems})
 	}
+	db, err := s.database(ctx, req.DatabaseUrl)
+	if err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "configure %s: %v", name, err)
+	}
 	env := &Env{
+		DB:               db,
 		DatabaseURL:      req.DatabaseUrl,
 		Environment:      req.Environment,
 		DataDir:          req.DataDir,
@@ -245,6 +254,28 @@ func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 		}
 	}
 	return resp, nil
+}
+
+// database opens the plugin's database at url, or keeps the one open
+// when a new configuration names the same; nil when url is empty.
+func (s *server) database(ctx context.Context, url string) (*bun.DB, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db != nil && s.dbURL == url {
+		return s.db, nil
+	}
+	var db *bun.DB
+	if url != "" {
+		var err error
+		if db, err = store.Open(ctx, url, store.Options{}); err != nil {
+			return nil, err
+		}
+	}
+	if s.db != nil {
+		_ = s.db.Close()
+	}
+	s.db, s.dbURL = db, url
+	return db, nil
 }
 
 func (s *server) listenSocket(path, token string, handler http.Handler) error {
@@ -322,7 +353,15 @@ func (s *server) RunJob(req *pluginv1.RunJobRequest, stream pluginv1.Plugin_RunJ
 		return status.Errorf(codes.NotFound, "no job %q", req.Job)
 	}
 	run := &JobRun{ID: req.RunId, TenantIDs: req.TenantIds, Params: req.Params, Logger: s.logger.With("job", req.Job, "run_id", req.RunId), stream: stream}
-	n, err := job.Run(stream.Context(), run)
+	var n int64
+	if job.EachTenant != nil {
+		s.mu.Lock()
+		host := s.host
+		s.mu.Unlock()
+		n, err = eachTenant(stream.Context(), host, job, run)
+	} else {
+		n, err = job.Run(stream.Context(), run)
+	}
 	if err != nil {
 		return status.Error(codes.Unknown, err.Error())
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -212,8 +213,8 @@ func (v *validation) jobs(jobs []Job, routes []Route) {
 		if j.JobType == "" {
 			v.add("%s: JobType is empty", name)
 		}
-		if j.Run == nil {
-			v.add("%s: Run is nil", name)
+		if (j.Run == nil) == (j.EachTenant == nil) {
+			v.add("%s: set one of Run and EachTenant", name)
 		}
 		if j.Schedule != "" {
 			if _, err := cron.ParseStandard(j.Schedule); err != nil {
@@ -263,14 +264,18 @@ func (v *validation) migrations(fsys fs.FS) {
 	if fsys == nil {
 		return
 	}
-	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".sql") {
+	folder := ""
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".sql") {
 			return err
 		}
-		if path != d.Name() {
-			v.add("migration %s: must be at the top of Migrations", path)
+		if folder == "" {
+			folder = path.Dir(p)
+		}
+		if path.Dir(p) != folder {
+			v.add("migration %s: not in %s with the first one; keep the migrations in one folder", p, folder)
 		} else if !migrationName.MatchString(d.Name()) {
-			v.add("migration %s: name must look like 0001_name.up.sql or 0001_name.postgres.down.sql", path)
+			v.add("migration %s: name must look like 0001_name.up.sql or 0001_name.postgres.down.sql", p)
 		}
 		return nil
 	})

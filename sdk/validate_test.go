@@ -112,7 +112,10 @@ func TestValidate(t *testing.T) {
 		{"nav", func(p *sdk.Plugin) { p.Nav[0] = sdk.NavEntry{Path: "demo"} }, []string{`nav entry "demo": Label is empty`, `path "demo" must start with /`}},
 		{"job without name", func(p *sdk.Plugin) { p.Jobs[0].Name = "" }, []string{"job: Name is empty"}},
 		{"job without type", func(p *sdk.Plugin) { p.Jobs[0].JobType = "" }, []string{`job "sync": JobType is empty`}},
-		{"job without run", func(p *sdk.Plugin) { p.Jobs[0].Run = nil }, []string{`job "sync": Run is nil`}},
+		{"job without run", func(p *sdk.Plugin) { p.Jobs[0].Run = nil }, []string{`job "sync": set one of Run and EachTenant`}},
+		{"job with both runs", func(p *sdk.Plugin) {
+			p.Jobs[0].EachTenant = func(context.Context, *sdk.JobRun, sdk.Tenant) (int64, error) { return 0, nil }
+		}, []string{`job "sync": set one of Run and EachTenant`}},
 		{"job twice", func(p *sdk.Plugin) { p.Jobs[1].Name = "sync" }, []string{`job "sync": declared twice`}},
 		{"bad schedule", func(p *sdk.Plugin) { p.Jobs[0].Schedule = "hourly" }, []string{`job "sync": schedule "hourly"`}},
 		{"dataset twice", func(p *sdk.Plugin) { p.Datasets = append(p.Datasets, p.Datasets[0]) }, []string{`dataset "demo.items": declared twice`}},

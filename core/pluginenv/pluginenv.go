@@ -9,20 +9,23 @@ package pluginenv
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/uptrace/bun"
 
 	"github.com/stewardhq/steward/core/cloud"
-	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/sdk"
 )
 
-// Open builds the cloud clients from the host's cloud settings and opens
-// the plugin's database. The plugin's config block reaches its factory
-// already decoded (see sdk.Serve).
-func Open(ctx context.Context, env *sdk.Env) (*cloud.Clients, *bun.DB, error) {
+// Open builds the cloud clients from the host's cloud settings and returns
+// them with the plugin's database, which the SDK opened. The plugin's
+// config block reaches its factory already decoded (see sdk.Serve).
+func Open(env *sdk.Env) (*cloud.Clients, *bun.DB, error) {
+	if env.DB == nil {
+		return nil, nil, errors.New("the host gave the plugin no database")
+	}
 	var cc cloud.Config
 	if err := json.Unmarshal(env.Cloud, &cc); err != nil {
 		return nil, nil, fmt.Errorf("cloud settings: %w", err)
@@ -31,11 +34,7 @@ func Open(ctx context.Context, env *sdk.Env) (*cloud.Clients, *bun.DB, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
-	if err != nil {
-		return nil, nil, err
-	}
-	return clients, db, nil
+	return clients, env.DB, nil
 }
 
 // Subscriptions is how the cloud lists subscriptions;

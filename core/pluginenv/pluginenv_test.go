@@ -10,6 +10,7 @@ import (
 
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/pluginenv"
+	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -19,25 +20,25 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "p.db")
-	clients, db, err := pluginenv.Open(ctx, &sdk.Env{Cloud: settings, DatabaseURL: dbURL})
+	db, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "p.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if clients == nil {
-		t.Error("no cloud clients")
+	defer db.Close()
+	clients, got, err := pluginenv.Open(&sdk.Env{Cloud: settings, DB: db})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := db.PingContext(ctx); err != nil {
-		t.Errorf("database: %v", err)
+	if clients == nil || got != db {
+		t.Errorf("Open = %v, %v; want cloud clients and the SDK's database", clients, got)
 	}
-	_ = db.Close()
 
-	for name, env := range map[string]sdk.Env{
-		"cloud settings": {Cloud: json.RawMessage(`[]`), DatabaseURL: dbURL},
-		"database":       {Cloud: settings, DatabaseURL: "mysql://nowhere"},
+	for want, env := range map[string]sdk.Env{
+		"cloud settings":                       {Cloud: json.RawMessage(`[]`), DB: db},
+		"the host gave the plugin no database": {Cloud: settings},
 	} {
-		if _, _, err := pluginenv.Open(ctx, &env); err == nil || name != "database" && !strings.HasPrefix(err.Error(), name) {
-			t.Errorf("bad %s: %v", name, err)
+		if _, _, err := pluginenv.Open(&env); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Open: %v, want %q", err, want)
 		}
 	}
 }

@@ -6,25 +6,17 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"fmt"
-	"io/fs"
 	"time"
 
-	"github.com/uptrace/bun"
-
-	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/sdk"
+	"github.com/uptrace/bun"
 )
 
 //go:embed migrations/*.sql
-var migrationFiles embed.FS
+var migrations embed.FS
+var definition = sdk.Definition{Name: "acme_evidence", Version: "1.0.0", Migrations: migrations}
 
-func main() { sdk.Serve(definition(), newPlugin) }
-
-func definition() sdk.Definition {
-	migrations, _ := fs.Sub(migrationFiles, "migrations")
-	return sdk.Definition{Name: "acme_evidence", Version: "1.0.0", Migrations: migrations}
-}
+func main() { sdk.Serve(definition, newPlugin) }
 
 // config is the config {} block; the host refuses a block this type does not fit.
 type config struct {
@@ -40,53 +32,28 @@ type evidence struct {
 	CollectedAt   time.Time `json:"collected_at"`
 }
 
-type evidenceList struct {
-	Items []evidence `json:"items"`
-}
-
-// listIn is the route's query, which the host checks before the handler runs.
-type listIn struct {
+type listIn struct { // the route's query, checked by the host before list runs
 	Tenants sdk.TenantIDs `query:"tenant_ids"` // empty: every tenant the caller may see
-	Limit   int           `query:"limit" minimum:"1" maximum:"200" default:"50"`
+	Limit   int64         `query:"limit" minimum:"1" maximum:"200" default:"50"`
 }
 
-func newPlugin(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
-	db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
-	if err != nil {
-		return nil, err
+func newPlugin(_ context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
+	list := func(ctx context.Context, in *listIn) (*sdk.Items[evidence], error) {
+		out := &sdk.Items[evidence]{}
+		return out, env.DB.NewSelect().Model(&out.Items).Where("tenant_id IN (?)", bun.List(in.Tenants)).OrderExpr("id DESC").Limit(in.Limit).Scan(ctx)
 	}
-	list := func(ctx context.Context, in *listIn) (*evidenceList, error) {
-		out := &evidenceList{Items: []evidence{}}
-		err := db.NewSelect().Model(&out.Items).Where("tenant_id IN (?)", bun.List(in.Tenants)).
-			OrderExpr("id DESC").Limit(int64(in.Limit)).Scan(ctx)
-		return out, err
-	}
-	// collect stores each active tenant's resource count and marks the tenant fresh.
-	collect := func(ctx context.Context, run *sdk.JobRun) (int64, error) {
-		tenants, err := env.Host.Tenants(ctx, run.TenantIDs...)
-		if err != nil {
+	// collect records a tenant's resource count; the SDK walks the tenants and marks each fresh.
+	collect := func(ctx context.Context, _ *sdk.JobRun, t sdk.Tenant) (int64, error) {
+		e := evidence{TenantID: t.ID, Control: "inventory-complete", CollectedAt: time.Now().UTC()}
+		count := func(json.RawMessage) error { e.Resources++; return nil }
+		if err := env.Host.ReadDataset(ctx, cfg.Inventory, []string{t.ID}, nil, count); err != nil {
 			return 0, err
 		}
-		for i, t := range tenants {
-			e := evidence{TenantID: t.ID, Control: "inventory-complete", CollectedAt: time.Now().UTC()}
-			count := func(json.RawMessage) error { e.Resources++; return nil }
-			// The host relays only the records of the tenant asked for.
-			if err := env.Host.ReadDataset(ctx, cfg.Inventory, []string{t.ID}, nil, count); err != nil {
-				return int64(i), fmt.Errorf("read %s: %w", cfg.Inventory, err)
-			}
-			if _, err := db.NewInsert().Model(&e).Exec(ctx); err != nil {
-				return int64(i), err
-			}
-			if err := env.Host.MarkFresh(ctx, t.ID, "acme_evidence", e.CollectedAt); err != nil {
-				return int64(i), err
-			}
-			run.Progress(int64(i+1), int64(len(tenants)), t.Name)
-		}
-		return int64(len(tenants)), nil
+		_, err := env.DB.NewInsert().Model(&e).Exec(ctx)
+		return 1, err
 	}
 	return &sdk.Plugin{
-		Routes: []sdk.Route{sdk.Get("/api/v1/acme/evidence",
-			sdk.Op{ID: "acme-evidence-list", Summary: "Evidence of the caller's tenants, newest first", Tags: []string{"acme"}}, list)},
-		Jobs: []sdk.Job{{Name: "collect", JobType: "acme-evidence", DataDomain: "acme_evidence", Schedule: "@every 6h", Run: collect}},
+		Routes: []sdk.Route{sdk.Get("/api/v1/acme/evidence", sdk.Op{ID: "acme-evidence-list", Summary: "Evidence, newest first"}, list)},
+		Jobs:   []sdk.Job{{Name: "collect", JobType: "acme-evidence", DataDomain: "acme_evidence", Schedule: "@every 6h", EachTenant: collect}},
 	}, nil
 }

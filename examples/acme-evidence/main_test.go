@@ -49,11 +49,11 @@ func options(t *testing.T) plugintest.Options {
 }
 
 func TestEvidence(t *testing.T) {
-	h := plugintest.New(t, definition(), newPlugin, options(t))
-	list := func(query string, who sdk.Principal) (int, string, evidenceList) {
+	h := plugintest.New(t, definition, newPlugin, options(t))
+	list := func(query string, who sdk.Principal) (int, string, sdk.Items[evidence]) {
 		resp := h.Do(httptest.NewRequest("GET", "/api/v1/acme/evidence"+query, nil), who)
 		raw, _ := io.ReadAll(resp.Body)
-		var body evidenceList
+		var body sdk.Items[evidence]
 		if resp.StatusCode == http.StatusOK {
 			if err := json.Unmarshal(raw, &body); err != nil {
 				t.Fatalf("list%s: %v", query, err)
@@ -113,7 +113,7 @@ func TestEvidence(t *testing.T) {
 // the harness does: a block without inventory, or with a key config does
 // not have, never reaches newPlugin.
 func TestConfigSchema(t *testing.T) {
-	schema := plugintest.New(t, definition(), newPlugin, options(t)).Describe().ConfigSchema
+	schema := plugintest.New(t, definition, newPlugin, options(t)).Describe().ConfigSchema
 	for block, want := range map[string]string{
 		`{}`:                                "inventory: is required",
 		`{"inventory":""}`:                  "inventory: length must be >= 1, but got 0",

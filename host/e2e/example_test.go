@@ -74,6 +74,17 @@ func testExamplePlugin(t *testing.T, f *fixture) {
 	if err := h.pluginDB("acme_evidence").NewSelect().Table("plugin_acme_evidence_migrations").ColumnExpr("COUNT(*)").Scan(ctx, &migrated); err != nil || migrated != 1 {
 		t.Fatalf("recorded migrations of acme_evidence: %d, %v", migrated, err)
 	}
+	// The example tags its route with nothing; the host tags it with the
+	// plugin's name.
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Tags []string `json:"tags"`
+		} `json:"paths"`
+	}
+	h.get("/openapi.json", "").json(t, &doc)
+	if tags := doc.Paths["/api/v1/acme/evidence"]["get"].Tags; len(tags) != 1 || tags[0] != "acme_evidence" {
+		t.Errorf("tags of the example's route = %q, want the plugin's name", tags)
+	}
 	var before evidenceBody
 	h.get("/api/v1/acme/evidence", f.admin).json(t, &before)
 	if len(before.Items) != 0 {

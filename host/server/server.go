@@ -290,6 +290,9 @@ func (s *Server) rebuildOpenAPI() {
 				continue
 			}
 			op := *r.Operation
+			if len(op.Tags) == 0 {
+				op.Tags = []string{r.Plugin}
+			}
 			authenticated := r.Auth != pluginAuthNone
 			if authenticated {
 				op.Security = api.BearerOrKey()

@@ -60,7 +60,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	clients, db, err := pluginenv.Open(ctx, env)
+	clients, db, err := pluginenv.Open(env)
 	if err != nil {
 		return nil, err
 	}

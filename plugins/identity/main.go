@@ -23,7 +23,7 @@ func main() { sdk.Serve(definition, New) }
 
 // New builds the plugin from its config.
 func New(ctx context.Context, _ config, env *sdk.Env) (*sdk.Plugin, error) {
-	clients, db, err := pluginenv.Open(ctx, env)
+	clients, db, err := pluginenv.Open(env)
 	if err != nil {
 		return nil, err
 	}

@@ -66,12 +66,8 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
-	if err != nil {
-		return nil, err
-	}
-	st := &checks.Store{DB: db}
-	evStore := &evidence.Store{DB: db}
+	st := &checks.Store{DB: env.DB}
+	evStore := &evidence.Store{DB: env.DB}
 	ev := &evidence.Handlers{Store: evStore, Blobs: blobs, Host: env.Host, Logger: env.Logger, MaxFileBytes: cfg.MaxFileBytes,
 		Requirement: func(id string) bool { _, ok := cat.Requirement(id); return ok }}
 	runner := &checks.Runner{Catalogue: cat, Store: st, Host: env.Host, Datasets: env.Host, Evidence: evStore.Statuses}

@@ -152,6 +152,12 @@ func (d *demo) build(_ context.Context, cfg demoConfig, env *sdk.Env) (*sdk.Plug
 				}
 				return 1, nil
 			}},
+			{Name: "each", JobType: "demo", DataDomain: "evidence", EachTenant: func(_ context.Context, _ *sdk.JobRun, t sdk.Tenant) (int64, error) {
+				if t.ID == "t1" {
+					return 2, errors.New("export refused")
+				}
+				return 5, nil
+			}},
 			d.reader("import", "other.controls", []string{"t1"}),
 			d.reader("import-all", "other.controls", nil),
 			d.reader("reread", "demo.records", []string{"t2"}),

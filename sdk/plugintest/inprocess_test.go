@@ -123,7 +123,7 @@ func TestDescribe(t *testing.T) {
 		op.Parameters[0].Schema.Minimum != 1 || op.Parameters[0].Schema.Maximum != 500 {
 		t.Errorf("operation = %+v", op)
 	}
-	if len(desc.Jobs) != 8 || desc.Jobs[0].Name != "sync" || desc.Jobs[0].JobType != "demo" || desc.Jobs[0].DataDomain != "evidence" || desc.Jobs[0].DefaultSchedule != "@every 1h" {
+	if len(desc.Jobs) != 9 || desc.Jobs[0].Name != "sync" || desc.Jobs[0].JobType != "demo" || desc.Jobs[0].DataDomain != "evidence" || desc.Jobs[0].DefaultSchedule != "@every 1h" {
 		t.Errorf("jobs = %v", desc.Jobs)
 	}
 	if len(desc.Datasets) != 2 || desc.Datasets[0].Name != "demo.records" || string(desc.Datasets[0].Schema) != `{"type":"object"}` {
@@ -469,6 +469,29 @@ func TestJobs(t *testing.T) {
 	wantAlerts := []plugintest.Alert{{Severity: "critical", Title: "DKIM key removed: brand-a.example", Message: "selector1 no longer publishes a key"}}
 	if got := h.Alerts(); !slices.Equal(got, wantAlerts) {
 		t.Errorf("alerts = %v, want %v", got, wantAlerts)
+	}
+}
+
+// A job of EachTenant runs every active tenant even when one fails, marks
+// fresh only those that succeeded, and fails naming the tenant that did not.
+func TestEachTenant(t *testing.T) {
+	h, _ := startDemo(t, plugintest.Options{})
+	start := time.Now()
+	n, progress, err := h.RunJob(context.Background(), "each")
+	if st := status.Convert(err); err == nil || st.Message() != "tenant Alpha (t1): export refused" {
+		t.Errorf("run error = %v, want Alpha's failure named", err)
+	}
+	if n != 0 {
+		t.Errorf("a failed run reported %d records", n)
+	}
+	want := []plugintest.Progress{{Done: 1, Total: 2, Message: "Alpha"}, {Done: 2, Total: 2, Message: "Beta"}}
+	if !slices.Equal(progress, want) {
+		t.Errorf("progress = %v, want %v", progress, want)
+	}
+	marks := h.FreshMarks()
+	if len(marks) != 1 || marks[0].TenantID != "t2" || marks[0].Domain != "evidence" ||
+		marks[0].SyncedAt.Before(start.Truncate(time.Millisecond)) || marks[0].SyncedAt.After(time.Now()) {
+		t.Errorf("fresh marks = %v, want Beta's alone, as of its run", marks)
 	}
 }
 

@@ -20,7 +20,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/uptrace/bun"
 
-	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -100,11 +99,7 @@ func Definition() sdk.Definition {
 
 // New builds the plugin from its config: the factory sdk.Serve runs.
 func New(ctx context.Context, cfg Config, env *sdk.Env) (*sdk.Plugin, error) {
-	db, err := store.Open(ctx, env.DatabaseURL, store.Options{})
-	if err != nil {
-		return nil, err
-	}
-	p := &plugin{db: db, host: env.Host, cloudCredential: hasCloudCredential(env.Cloud), hostCapabilities: env.HostCapabilities,
+	p := &plugin{db: env.DB, host: env.Host, cloudCredential: hasCloudCredential(env.Cloud), hostCapabilities: env.HostCapabilities,
 		holdFor: time.Duration(cfg.HoldJobSeconds * float64(time.Second))}
 	plugin := &sdk.Plugin{
 		Routes: []sdk.Route{

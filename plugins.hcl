@@ -143,7 +143,7 @@ plugin "partner" {
     # here instead (programme = {…}, requirements = [{…}, …]). The example
     # is a demonstration: point this at the partner's own catalogue.
     catalogue_file = "plugins/partner/catalogue.example.hcl"
-    # evidence_dir   = "/var/lib/steward/partner-evidence"  # default: partner-evidence under the data directory
+    # evidence_dir   = "/var/lib/steward/partner-evidence"  # default: evidence in the plugin's folder, plugins/partner, of the data directory
     # max_file_bytes = 5242880                              # largest evidence file; below STEWARD_MAX_BODY_BYTES
   }
   # The assessment reads the identity and compliance syncs' figures;

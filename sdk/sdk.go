@@ -184,7 +184,10 @@ type Env struct {
 	// own. It holds a password: never log it.
 	DatabaseURL string
 	Environment string
-	DataDir     string
+	// DataDir is a folder of the plugin's own for its files, which the
+	// host creates readable by its user alone; empty when the host keeps
+	// no data directory.
+	DataDir string
 	// Cloud holds the cloud endpoint and credential settings, as JSON.
 	Cloud json.RawMessage
 	// HostCapabilities name the optional behaviour the host offers (the

@@ -124,8 +124,14 @@ func testPartnerEvidence(t *testing.T, dialect string) {
 	if file.SHA256 != hex.EncodeToString(digest[:]) || file.SizeBytes != int64(len(pdf)) || file.FileName != "access-review-Q3.pdf" || file.ContentType != "application/pdf" {
 		t.Errorf("uploaded %+v", file)
 	}
-	if blob, err := os.ReadFile(filepath.Join(h.dataDir, "partner-evidence", file.ID[:2], file.ID)); err != nil || !bytes.Equal(blob, pdf) {
-		t.Errorf("the blob under the data directory: %v", err)
+	// The blob is in the plugin's own folder of the data directory, which
+	// only the host's user may enter.
+	own := filepath.Join(h.dataDir, "plugins", "partner")
+	if blob, err := os.ReadFile(filepath.Join(own, "evidence", file.ID[:2], file.ID)); err != nil || !bytes.Equal(blob, pdf) {
+		t.Errorf("the blob in the plugin's data directory: %v", err)
+	}
+	if st, err := os.Stat(own); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("the plugin's data directory: %v, %v", st.Mode(), err)
 	}
 	r := want("mislabelled", upload(tokA, ev.ID, "report.pdf", []byte("<html><script>alert(1)</script></html>")), http.StatusUnprocessableEntity)
 	if !strings.Contains(string(r.body), `"location":"body.file"`) {

@@ -67,8 +67,10 @@ func isPermanent(err error) bool {
 type Options struct {
 	Logger      hclog.Logger
 	Environment string
-	DataDir     string
-	Cloud       json.RawMessage
+	// DataDir is the host's data directory; each plugin is handed a
+	// folder of its own in it, plugins/<name> (0700), never the host's.
+	DataDir string
+	Cloud   json.RawMessage
 	// Storage gives a plugin its own database before its process starts:
 	// the URL the plugin and its migrations use, from the database_url its
 	// block declares (empty when none). An error wrapping
@@ -511,8 +513,12 @@ func (i *Instance) spawn(ctx context.Context, d *Decl, described func(*pluginv1.
 			if err != nil {
 				return nil, fmt.Errorf("cloud settings: %w", err)
 			}
+			dataDir, err := s.pluginDataDir(i.name)
+			if err != nil {
+				return nil, err
+			}
 			req := &pluginv1.ConfigureRequest{
-				DatabaseUrl: databaseURL, Environment: s.opts.Environment, DataDir: s.opts.DataDir, Cloud: cloudSettings,
+				DatabaseUrl: databaseURL, Environment: s.opts.Environment, DataDir: dataDir, Cloud: cloudSettings,
 			}
 			if d.DataPlane == "socket" && slices.Contains(desc.Capabilities, protocol.CapabilityHTTPSocket) {
 				// During a reload the old process still serves on its
@@ -654,6 +660,24 @@ func (i *Instance) watch(client *plugin.Client, exited chan struct{}) {
 	}
 	i.log.Error("plugin crashed", "error", err)
 	i.sup.scheduleRestart(i, err)
+}
+
+// pluginDataDir makes the plugin's own folder in the host's data
+// directory, plugins/<name>, readable by the host's user alone: a plugin
+// is handed that, never the data directory holding the host's database
+// and secrets. Empty when the host has no data directory.
+func (s *Supervisor) pluginDataDir(name string) (string, error) {
+	if s.opts.DataDir == "" {
+		return "", nil
+	}
+	dir, err := filepath.Abs(filepath.Join(s.opts.DataDir, "plugins", name))
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("data directory of plugin %s: %w", name, err)
+	}
+	return dir, nil
 }
 
 // scheduleRestart restarts a plugin with exponential backoff, or gives up

@@ -6,18 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // Host is the plugin's view of the host: the tenant directory, the audit log,
 // freshness marks and the datasets other plugins publish.
 type Host struct {
 	client pluginv1.HostClient
+	// failures is whether the host records failed syncs (MarkFailed).
+	failures bool
 }
 
 // Tenant is an entry of the host's tenant directory.
@@ -83,6 +87,28 @@ func (h *Host) Audit(ctx context.Context, e AuditEntry) error {
 // MarkFresh records that a tenant's data domain was synced at a time.
 func (h *Host) MarkFresh(ctx context.Context, tenantID, domain string, at time.Time) error {
 	_, err := h.client.MarkFresh(ctx, &pluginv1.MarkFreshRequest{TenantId: tenantID, Domain: domain, SyncedAtUnixMs: at.UnixMilli()})
+	return err
+}
+
+// MarkFailed records that a sync of a tenant's data domain, started at at,
+// failed, and why: the host keeps the reason beside the domain's last
+// success, which stays as it was, and shows it with the tenant's
+// freshness until a later success. Say what an operator should do where
+// the plugin knows it ("grant admin consent in the tenant's directory").
+// The reason is cut to protocol.MaxFailure bytes. A host too old to record
+// failures is not told (a run's error still reaches it).
+func (h *Host) MarkFailed(ctx context.Context, tenantID, domain string, at time.Time, reason string) error {
+	if !h.failures {
+		return nil
+	}
+	reason = strings.ToValidUTF8(reason, "")
+	if len(reason) > protocol.MaxFailure {
+		reason = strings.ToValidUTF8(reason[:protocol.MaxFailure], "")
+	}
+	if reason == "" {
+		reason = "failed"
+	}
+	_, err := h.client.MarkFresh(ctx, &pluginv1.MarkFreshRequest{TenantId: tenantID, Domain: domain, SyncedAtUnixMs: at.UnixMilli(), Failure: reason})
 	return err
 }
 

@@ -55,8 +55,12 @@ func eachTenant(ctx context.Context, host *Host, job *Job, run *JobRun) (int64, 
 		start := time.Now()
 		n, err := job.EachTenant(ctx, run, t)
 		records += n
-		if err == nil && job.DataDomain != "" {
-			err = host.MarkFresh(ctx, t.ID, job.DataDomain, start)
+		if job.DataDomain != "" {
+			if err == nil {
+				err = host.MarkFresh(ctx, t.ID, job.DataDomain, start)
+			} else if markErr := host.MarkFailed(ctx, t.ID, job.DataDomain, start, err.Error()); markErr != nil {
+				err = errors.Join(err, markErr)
+			}
 		}
 		if err != nil {
 			failed = append(failed, fmt.Errorf("tenant %s (%s): %w", t.Name, t.ID, err))

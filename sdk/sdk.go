@@ -148,9 +148,10 @@ type Job struct {
 	// lists the run's active tenants from the host and calls EachTenant
 	// for each in turn, reports the run's progress tenant by tenant, and
 	// marks DataDomain fresh, as of the tenant's start, for each tenant
-	// that succeeds. A tenant that fails does not stop the others: the run
-	// fails, naming each tenant that failed and why, and its records are
-	// the sum of every tenant's.
+	// that succeeds, or failed with the error's text (Host.MarkFailed) for
+	// each that does not. A tenant that fails does not stop the others:
+	// the run fails, naming each tenant that failed and why, and its
+	// records are the sum of every tenant's.
 	EachTenant func(ctx context.Context, run *JobRun, t Tenant) (records int64, err error)
 }
 

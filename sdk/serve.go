@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -226,7 +227,7 @@ func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 		if err != nil {
 			return nil, status.Errorf(codes.Unavailable, "dial host service: %v", err)
 		}
-		env.Host = &Host{client: pluginv1.NewHostClient(conn)}
+		env.Host = &Host{client: pluginv1.NewHostClient(conn), failures: slices.Contains(req.HostCapabilities, protocol.HostCapabilitySyncFailures)}
 	}
 	p, err := s.b.build(ctx, req.Config, env)
 	if err != nil {

@@ -70,7 +70,10 @@ func (b *backend) AppendAudit(ctx context.Context, plugin string, req *pluginv1.
 	return err
 }
 
-func (b *backend) MarkFresh(ctx context.Context, tenantID, domain string, at time.Time) error {
+func (b *backend) MarkFresh(ctx context.Context, tenantID, domain string, at time.Time, failure string) error {
+	if failure != "" {
+		return b.fresh.Fail(ctx, tenantID, domain, at, failure)
+	}
 	return b.fresh.Mark(ctx, tenantID, domain, at)
 }
 

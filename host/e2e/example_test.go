@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stewardhq/steward/core/store/storetest"
@@ -151,5 +152,50 @@ func testExamplePlugin(t *testing.T, f *fixture) {
 		if got := fresh[tenant]; len(got) != 2 || got["acme_evidence"] == nil || got["stale"] != false {
 			t.Errorf("freshness of %s: %v, want acme_evidence marked and nothing else judged", tenant, got)
 		}
+	}
+}
+
+// TestExamplePluginFailure: a job that cannot do its work for a tenant
+// (the example reading a dataset no plugin publishes) fails the run naming
+// each tenant, and the host keeps each tenant's reason: an admin reads it
+// in /api/v1/health/data, a tenant's user reads only that it is stale.
+func TestExamplePluginFailure(t *testing.T) {
+	bin := buildExample(t)
+	hcl := defaultPlugins() + fmt.Sprintf(`
+plugin "acme_evidence" {
+  binary = %q
+  config {
+    inventory = "nobody.items"
+  }
+}
+`, bin)
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			f := newFixtureOn(t, dialect, hostOpts{pluginsHCL: hcl})
+			h := f.h
+			run := f.waitRun(t, f.trigger(t, "acme-evidence"))
+			if run.Status != "failed" || run.ErrorMessage == nil ||
+				!strings.Contains(*run.ErrorMessage, "tenant "+f.tenantA.Name+" ("+f.tenantA.ID+"): dataset nobody.items") ||
+				!strings.Contains(*run.ErrorMessage, "tenant "+f.tenantB.Name) {
+				t.Fatalf("run = %+v, want it failed naming both tenants", run)
+			}
+			var fresh map[string]struct {
+				Stale    bool              `json:"stale"`
+				Problems map[string]string `json:"problems"`
+			}
+			h.get("/api/v1/health/data", f.admin).json(t, &fresh)
+			for _, tenant := range []string{f.tenantA.Name, f.tenantB.Name} {
+				got := fresh[tenant]
+				if p := got.Problems["acme_evidence"]; !got.Stale || !strings.HasPrefix(p, "never synced; the last sync failed at ") ||
+					!strings.Contains(p, "dataset nobody.items: dataset unavailable") {
+					t.Errorf("%s for an admin: %+v, want stale with the failure's reason", tenant, got)
+				}
+			}
+			fresh = nil
+			h.get("/api/v1/health/data", f.tokenA).json(t, &fresh)
+			if got := fresh[f.tenantA.Name]; len(fresh) != 1 || !got.Stale || got.Problems != nil {
+				t.Errorf("health/data for a tenant's user: %+v, want its tenant stale without the reasons", fresh)
+			}
+		})
 	}
 }

@@ -8,13 +8,18 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 )
 
-// staleKey is the JSON member that carries the verdict beside the domains.
-const staleKey = "stale"
+// staleKey is the JSON member that carries the verdict beside the domains,
+// and problemsKey the one that says, to an admin, why.
+const (
+	staleKey    = "stale"
+	problemsKey = "problems"
+)
 
 // Tenant names a tenant to report on: ID matches data_freshness.tenant_id,
 // Key is the name the report is keyed by.
@@ -31,12 +36,19 @@ type DomainFreshness struct {
 }
 
 // TenantFreshness is the report for one tenant. It marshals to an object
-// with one member per domain, holding the last sync time or null, and a
-// "stale" member.
+// with one member per domain, holding the last sync time or null, a
+// "stale" member, and a "problems" member when Problems has any.
 type TenantFreshness struct {
 	// Domains follows the order of the domains asked for.
 	Domains []DomainFreshness
 	Stale   bool
+	// Problems says, by domain, why a domain is stale or that its last
+	// sync failed: a domain that never synced, synced longer ago than its
+	// threshold, or whose latest sync failed after its last success (a
+	// failure alone leaves the domain fresh while its data is within the
+	// threshold). Map fills it; a report for a caller who may not read the
+	// reasons clears it.
+	Problems map[string]string
 }
 
 // SyncedAt returns the last sync of domain, or nil.
@@ -67,8 +79,16 @@ func (t TenantFreshness) MarshalJSON() ([]byte, error) {
 		b = append(b, ',')
 	}
 	b = append(b, `"`+staleKey+`":`...)
-	b = fmt.Appendf(b, "%t}", t.Stale)
-	return b, nil
+	b = fmt.Appendf(b, "%t", t.Stale)
+	if len(t.Problems) > 0 {
+		problems, err := json.Marshal(t.Problems)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"`+problemsKey+`":`...)
+		b = append(b, problems...)
+	}
+	return append(b, '}'), nil
 }
 
 // Store reads and writes the data_freshness table.
@@ -107,6 +127,40 @@ func (s *Store) Mark(ctx context.Context, tenantID, domain string, at time.Time)
 	return nil
 }
 
+type failure struct {
+	bun.BaseModel `bun:"table:data_sync_failures,alias:sf"`
+
+	TenantID string    `bun:"tenant_id,pk"`
+	Domain   string    `bun:"domain,pk"`
+	FailedAt time.Time `bun:"failed_at,notnull"`
+	Reason   string    `bun:"reason,notnull"`
+}
+
+// maxReason bounds a stored reason; a longer one is cut.
+const maxReason = 2000
+
+// Fail records that a sync of tenantID's domain failed at at, for reason.
+// Only the latest failure is kept; it counts (Map) while it is later than
+// the domain's last success.
+func (s *Store) Fail(ctx context.Context, tenantID, domain string, at time.Time, reason string) error {
+	if tenantID == "" || domain == "" || reason == "" {
+		return fmt.Errorf("freshness: tenant id, domain and reason are required")
+	}
+	if len(reason) > maxReason {
+		reason = strings.ToValidUTF8(reason[:maxReason], "") + "…"
+	}
+	f := failure{TenantID: tenantID, Domain: domain, FailedAt: at.UTC(), Reason: reason}
+	_, err := s.db.NewInsert().Model(&f).
+		On("CONFLICT (tenant_id, domain) DO UPDATE").
+		Set("failed_at = EXCLUDED.failed_at, reason = EXCLUDED.reason").
+		Where("EXCLUDED.failed_at >= sf.failed_at").
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("freshness: record the failed sync of %s of tenant %s: %w", domain, tenantID, err)
+	}
+	return nil
+}
+
 // Map reports, for each tenant keyed by its Key, the last sync of every
 // domain and whether the tenant is stale: a tenant is stale when any domain
 // never synced or last synced longer ago than the domain's threshold.
@@ -115,8 +169,8 @@ func (s *Store) Mark(ctx context.Context, tenantID, domain string, at time.Time)
 // unique, or later tenants replace earlier ones in the map.
 func (s *Store) Map(ctx context.Context, tenants []Tenant, domains []string, thresholds map[string]time.Duration, now time.Time) (map[string]TenantFreshness, error) {
 	for _, d := range domains {
-		if d == staleKey {
-			return nil, fmt.Errorf("freshness: %q cannot be a domain name", staleKey)
+		if d == staleKey || d == problemsKey {
+			return nil, fmt.Errorf("freshness: %q cannot be a domain name", d)
 		}
 		if _, ok := thresholds[d]; !ok {
 			return nil, fmt.Errorf("freshness: no staleness threshold for domain %q", d)
@@ -128,6 +182,7 @@ func (s *Store) Map(ctx context.Context, tenants []Tenant, domains []string, thr
 	}
 
 	synced := map[[2]string]time.Time{}
+	failed := map[[2]string]failure{}
 	if len(domains) > 0 {
 		ids := make([]string, len(tenants))
 		for i, t := range tenants {
@@ -144,20 +199,43 @@ func (s *Store) Map(ctx context.Context, tenants []Tenant, domains []string, thr
 		for _, r := range rows {
 			synced[[2]string{r.TenantID, r.Domain}] = r.SyncedAt
 		}
+		var failures []failure
+		err = s.db.NewSelect().Model(&failures).
+			Where("tenant_id IN (?)", bun.List(ids)).
+			Where("domain IN (?)", bun.List(domains)).
+			Scan(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("freshness: load failures: %w", err)
+		}
+		for _, f := range failures {
+			failed[[2]string{f.TenantID, f.Domain}] = f
+		}
 	}
 
 	for _, t := range tenants {
 		tf := TenantFreshness{Domains: make([]DomainFreshness, 0, len(domains))}
 		for _, d := range domains {
 			df := DomainFreshness{Domain: d}
-			if at, ok := synced[[2]string{t.ID, d}]; ok {
+			problem := ""
+			at, ok := synced[[2]string{t.ID, d}]
+			switch {
+			case !ok:
+				tf.Stale, problem = true, "never synced"
+			case now.Sub(at) > thresholds[d]:
+				tf.Stale, problem = true, fmt.Sprintf("last synced %s, longer ago than %s", at.UTC().Format(time.RFC3339), thresholds[d])
+			}
+			if ok {
 				at = at.UTC()
 				df.SyncedAt = &at
-				if now.Sub(at) > thresholds[d] {
-					tf.Stale = true
+			}
+			if f, failedSince := failed[[2]string{t.ID, d}]; failedSince && (!ok || f.FailedAt.After(at)) {
+				problem = strings.TrimPrefix(problem+"; ", "; ") + fmt.Sprintf("the last sync failed at %s: %s", f.FailedAt.UTC().Format(time.RFC3339), f.Reason)
+			}
+			if problem != "" {
+				if tf.Problems == nil {
+					tf.Problems = map[string]string{}
 				}
-			} else {
-				tf.Stale = true
+				tf.Problems[d] = problem
 			}
 			tf.Domains = append(tf.Domains, df)
 		}

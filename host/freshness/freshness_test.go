@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -125,6 +126,57 @@ func TestMapStaleRules(t *testing.T) {
 	})
 }
 
+// A failed sync says why in Problems: a tenant never reached is stale with
+// the failure's reason; one whose latest sync failed after a success stays
+// fresh while its data is within the threshold, with the reason; a success
+// after the failure clears it; only the latest failure is kept.
+func TestMapFailures(t *testing.T) {
+	tenants := []Tenant{{ID: "t-unreached", Key: "Northwind"}, {ID: "t-withdrawn", Key: "Contoso"}, {ID: "t-recovered", Key: "Fabrikam"}}
+	eachDialect(t, []string{"t-unreached", "t-withdrawn", "t-recovered"}, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		fail := func(id string, age time.Duration, reason string) {
+			t.Helper()
+			if err := s.Fail(ctx, id, "costs", now.Add(-age), reason); err != nil {
+				t.Fatalf("Fail(%s): %v", id, err)
+			}
+		}
+		fail("t-unreached", 2*time.Minute, "an older reason")
+		fail("t-unreached", time.Minute, "no subscription of its directory is visible: delegate it or grant consent")
+		fail("t-unreached", 5*time.Minute, "an even older failure, reported late")
+		for _, id := range []string{"t-withdrawn", "t-recovered"} {
+			mark(t, s, id, "costs", time.Hour)
+		}
+		fail("t-withdrawn", 10*time.Minute, "consent withdrawn (AADSTS65001)")
+		fail("t-recovered", 2*time.Hour, "ARM answered 503")
+
+		got, err := s.Map(ctx, tenants, []string{"costs"}, standard, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := got["Northwind"]; !f.Stale || f.Problems["costs"] != "never synced; the last sync failed at 2025-03-01T11:59:00Z: no subscription of its directory is visible: delegate it or grant consent" {
+			t.Errorf("unreached tenant = %+v", f)
+		}
+		if f := got["Contoso"]; f.Stale || f.Problems["costs"] != "the last sync failed at 2025-03-01T11:50:00Z: consent withdrawn (AADSTS65001)" {
+			t.Errorf("tenant whose consent was withdrawn = %+v", f)
+		}
+		if f := got["Fabrikam"]; f.Stale || f.Problems != nil {
+			t.Errorf("tenant that synced after its failure = %+v", f)
+		}
+		if err := s.Fail(ctx, "t-withdrawn", "costs", now, ""); err == nil {
+			t.Error("Fail without a reason succeeded")
+		}
+		if err := s.Fail(ctx, "no-such-tenant", "costs", now, "x"); err == nil {
+			t.Error("Fail for an unknown tenant succeeded")
+		}
+		long := strings.Repeat("é", 3000)
+		fail("t-withdrawn", 0, long)
+		got, err = s.Map(ctx, tenants, []string{"costs"}, standard, now)
+		if p := got["Contoso"].Problems["costs"]; err != nil || len(p) > 2100 || !strings.HasSuffix(p, "…") || !utf8.ValidString(p) {
+			t.Errorf("a long reason is kept as %d bytes (%v)", len(p), err)
+		}
+	})
+}
+
 func TestMapCustomThresholds(t *testing.T) {
 	eachDialect(t, []string{"t1"}, func(t *testing.T, s *Store) {
 		mark(t, s, "t1", "dmarc", 3*time.Hour)
@@ -229,6 +281,10 @@ func TestJSONShape(t *testing.T) {
 	want := `{"Contoso":{"costs":"2025-03-01T10:30:00Z","compliance":null,"resources":null,"stale":true}}`
 	if string(b) != want {
 		t.Errorf("JSON = %s\nwant   %s", b, want)
+	}
+	withProblems, err := json.Marshal(TenantFreshness{Stale: true, Problems: map[string]string{"costs": "never synced"}})
+	if err != nil || string(withProblems) != `{"stale":true,"problems":{"costs":"never synced"}}` {
+		t.Errorf("JSON with problems = %s, %v", withProblems, err)
 	}
 	empty, err := json.Marshal(TenantFreshness{})
 	if err != nil || string(empty) != `{"stale":false}` {

@@ -17,7 +17,9 @@ type Backend interface {
 	ListTenants(ctx context.Context, ids []string, includeInactive bool) ([]*pluginv1.Tenant, error)
 	// AppendAudit records an entry a plugin reports.
 	AppendAudit(ctx context.Context, plugin string, req *pluginv1.AppendAuditRequest) error
-	MarkFresh(ctx context.Context, tenantID, domain string, at time.Time) error
+	// MarkFresh records a successful sync of a tenant's data domain, or,
+	// with a failure, a sync of it that failed and why.
+	MarkFresh(ctx context.Context, tenantID, domain string, at time.Time, failure string) error
 }
 
 // ErrInvalid marks a Backend error caused by the plugin's request.
@@ -68,7 +70,7 @@ func (h *hostService) MarkFresh(ctx context.Context, req *pluginv1.MarkFreshRequ
 	if err := protocol.CheckMarkFresh(req); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	if err := b.MarkFresh(ctx, req.TenantId, req.Domain, time.UnixMilli(req.SyncedAtUnixMs).UTC()); err != nil {
+	if err := b.MarkFresh(ctx, req.TenantId, req.Domain, time.UnixMilli(req.SyncedAtUnixMs).UTC(), req.Failure); err != nil {
 		return nil, grpcError(err)
 	}
 	return &pluginv1.MarkFreshResponse{}, nil

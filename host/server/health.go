@@ -159,8 +159,11 @@ func (r freshnessReport) MarshalJSON() ([]byte, error) {
 func (freshnessReport) Schema(reg huma.Registry) *huma.Schema {
 	counts := reg.Schema(reflect.TypeFor[freshnessCounts](), true, "FreshnessCounts")
 	tenant := &huma.Schema{Type: huma.TypeObject,
-		Description:          "One tenant's freshness: each data domain's last sync (null when it never synced), and whether the tenant is stale.",
-		Properties:           map[string]*huma.Schema{"stale": {Type: huma.TypeBoolean}},
+		Description: "One tenant's freshness: each data domain's last sync (null when it never synced), whether the tenant is stale, and, for an admin, " +
+			"why: problems names each domain that never synced, synced longer ago than its threshold, or whose latest sync failed after its last success, with the reason.",
+		Properties: map[string]*huma.Schema{"stale": {Type: huma.TypeBoolean},
+			"problems": {Type: huma.TypeObject, Description: "Admins only, when any: by data domain, why it is stale or that its last sync failed and why.",
+				AdditionalProperties: &huma.Schema{Type: huma.TypeString}}},
 		Required:             []string{"stale"},
 		AdditionalProperties: &huma.Schema{Type: huma.TypeString, Format: "date-time", Nullable: true}}
 	return &huma.Schema{OneOf: []*huma.Schema{
@@ -217,14 +220,22 @@ func (s *Server) registerHealth() {
 		Responses: s.unhealthyResponse(detailedBody{})},
 		func(ctx context.Context, _ *struct{}) (*detailed, error) { return s.detailed(ctx), nil })
 	api.Register(s.API, huma.Operation{OperationID: "api-health-data", Method: http.MethodGet, Path: "/api/v1/health/data", Summary: "Data freshness by tenant",
-		Description: "For a signed-in caller, the data freshness map of its tenants keyed by tenant name; for an anonymous caller, only the counts of fresh and stale tenants. A tenant is stale when any data domain's last sync is older than its threshold or missing.",
+		Description: "For a signed-in caller, the data freshness map of its tenants keyed by tenant name; for an anonymous caller, only the counts of fresh and stale tenants. A tenant is stale when any data domain's last sync is older than its threshold or missing; an admin is also told why, and of failed syncs, in each tenant's problems.",
 		Tags:        []string{"health"}, Metadata: none},
 		func(ctx context.Context, _ *struct{}) (*dataHealth, error) {
 			m, err := s.freshnessMap(ctx)
 			if err != nil {
 				return nil, err
 			}
-			if api.PrincipalFrom(ctx) != nil {
+			if p := api.PrincipalFrom(ctx); p != nil {
+				// Why a domain is stale may name subscriptions and
+				// directories: the reasons are an admin's.
+				if !p.IsAdmin {
+					for k, f := range m {
+						f.Problems = nil
+						m[k] = f
+					}
+				}
 				return &dataHealth{Body: freshnessReport{tenants: m}}, nil
 			}
 			counts := &freshnessCounts{}

@@ -35,6 +35,8 @@ type FreshMark struct {
 	TenantID string
 	Domain   string
 	SyncedAt time.Time
+	// Failure is set when the plugin reported that the sync failed, and why.
+	Failure string
 }
 
 // datasetBatch is how many records go in one chunk of a dataset stream, as
@@ -119,7 +121,7 @@ func (h *hostService) MarkFresh(_ context.Context, req *pluginv1.MarkFreshReques
 	if err := protocol.CheckMarkFresh(req); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	m := FreshMark{TenantID: req.TenantId, Domain: req.Domain, SyncedAt: time.UnixMilli(req.SyncedAtUnixMs).UTC()}
+	m := FreshMark{TenantID: req.TenantId, Domain: req.Domain, SyncedAt: time.UnixMilli(req.SyncedAtUnixMs).UTC(), Failure: req.Failure}
 	h.mu.Lock()
 	h.fresh = append(h.fresh, m)
 	h.mu.Unlock()

@@ -473,7 +473,8 @@ func TestJobs(t *testing.T) {
 }
 
 // A job of EachTenant runs every active tenant even when one fails, marks
-// fresh only those that succeeded, and fails naming the tenant that did not.
+// fresh those that succeeded and failed, with the reason, those that did
+// not, and fails naming the tenant that did not.
 func TestEachTenant(t *testing.T) {
 	h, _ := startDemo(t, plugintest.Options{})
 	start := time.Now()
@@ -488,10 +489,16 @@ func TestEachTenant(t *testing.T) {
 	if !slices.Equal(progress, want) {
 		t.Errorf("progress = %v, want %v", progress, want)
 	}
+	// Alpha's failure is reported with its reason, Beta's success as a mark.
 	marks := h.FreshMarks()
-	if len(marks) != 1 || marks[0].TenantID != "t2" || marks[0].Domain != "evidence" ||
-		marks[0].SyncedAt.Before(start.Truncate(time.Millisecond)) || marks[0].SyncedAt.After(time.Now()) {
-		t.Errorf("fresh marks = %v, want Beta's alone, as of its run", marks)
+	if len(marks) != 2 || marks[0].TenantID != "t1" || marks[0].Failure != "export refused" ||
+		marks[1].TenantID != "t2" || marks[1].Domain != "evidence" || marks[1].Failure != "" {
+		t.Fatalf("fresh marks = %+v, want Alpha's failure, then Beta's success", marks)
+	}
+	for _, m := range marks {
+		if m.SyncedAt.Before(start.Truncate(time.Millisecond)) || m.SyncedAt.After(time.Now()) {
+			t.Errorf("mark %+v is not as of the tenant's run", m)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"unicode/utf8"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 )
@@ -36,13 +37,20 @@ func CheckAuditStatus(status string) error {
 }
 
 // CheckMarkFresh reports what is wrong with a freshness mark, nil when the
-// host records it: a mark names its tenant and its domain.
+// host records it: a mark names its tenant and its domain, and a failure's
+// reason is valid UTF-8 of at most MaxFailure bytes.
 func CheckMarkFresh(req *pluginv1.MarkFreshRequest) error {
 	if req.TenantId == "" || req.Domain == "" {
 		return errors.New("tenant_id and domain are required")
 	}
+	if len(req.Failure) > MaxFailure || !utf8.ValidString(req.Failure) {
+		return fmt.Errorf("failure must be valid UTF-8 of at most %d bytes", MaxFailure)
+	}
 	return nil
 }
+
+// MaxFailure bounds the reason of a failed sync a plugin reports.
+const MaxFailure = 4000
 
 // AuditDetails decodes an audit entry's details, which must be a JSON
 // object when present; none is an empty object. The host's audit log and

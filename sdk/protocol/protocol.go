@@ -129,11 +129,14 @@ const (
 	// HostCapabilityIsolatedEnv: the plugin's environment holds none of the
 	// host's settings; what it needs arrives in Configure.
 	HostCapabilityIsolatedEnv = "env.isolated"
+	// HostCapabilitySyncFailures: MarkFresh records a failure (its failure
+	// field) rather than taking it for a success.
+	HostCapabilitySyncFailures = "freshness.failures"
 )
 
 // HostCapabilities are the capabilities of this version's host.
 func HostCapabilities() []string {
-	return []string{HostCapabilityDatasets, HostCapabilityRequestTimeout, HostCapabilityMemoryLimit, HostCapabilityIsolatedEnv}
+	return []string{HostCapabilityDatasets, HostCapabilityRequestTimeout, HostCapabilityMemoryLimit, HostCapabilityIsolatedEnv, HostCapabilitySyncFailures}
 }
 
 // RelayDataset streams a published dataset from the plugin that owns it to

@@ -362,10 +362,16 @@ type MarkFreshRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	TenantId string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
 	Domain   string                 `protobuf:"bytes,2,opt,name=domain,proto3" json:"domain,omitempty"`
-	// synced_at_unix_ms is when the data was synced.
+	// synced_at_unix_ms is when the data was synced, or, with failure,
+	// when the sync that failed started.
 	SyncedAtUnixMs int64 `protobuf:"varint,3,opt,name=synced_at_unix_ms,json=syncedAtUnixMs,proto3" json:"synced_at_unix_ms,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// failure, when set, says the sync of the domain failed for the tenant,
+	// and why (at most 4,000 bytes): the host records it beside the
+	// domain's last success, which stays as it was. Sent only to a host
+	// with the freshness.failures capability.
+	Failure       string `protobuf:"bytes,4,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MarkFreshRequest) Reset() {
@@ -417,6 +423,13 @@ func (x *MarkFreshRequest) GetSyncedAtUnixMs() int64 {
 		return x.SyncedAtUnixMs
 	}
 	return 0
+}
+
+func (x *MarkFreshRequest) GetFailure() string {
+	if x != nil {
+		return x.Failure
+	}
+	return ""
 }
 
 type MarkFreshResponse struct {
@@ -485,11 +498,12 @@ const file_steward_plugin_v1_host_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\a \x01(\tR\trequestId\x12\x18\n" +
 	"\adetails\x18\b \x01(\fR\adetails\"\x15\n" +
-	"\x13AppendAuditResponse\"r\n" +
+	"\x13AppendAuditResponse\"\x8c\x01\n" +
 	"\x10MarkFreshRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x16\n" +
 	"\x06domain\x18\x02 \x01(\tR\x06domain\x12)\n" +
-	"\x11synced_at_unix_ms\x18\x03 \x01(\x03R\x0esyncedAtUnixMs\"\x13\n" +
+	"\x11synced_at_unix_ms\x18\x03 \x01(\x03R\x0esyncedAtUnixMs\x12\x18\n" +
+	"\afailure\x18\x04 \x01(\tR\afailure\"\x13\n" +
 	"\x11MarkFreshResponse2\xf3\x02\n" +
 	"\x04Host\x12\\\n" +
 	"\vListTenants\x12%.steward.plugin.v1.ListTenantsRequest\x1a&.steward.plugin.v1.ListTenantsResponse\x12\\\n" +

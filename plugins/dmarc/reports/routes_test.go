@@ -148,7 +148,8 @@ func TestUpload(t *testing.T) {
 		var up UploadResult
 		a.decode(t, &up)
 		if a.status != http.StatusCreated || up.Status != "stored" || up.Report.TenantID != tenantContoso || up.Report.Messages != 520 ||
-			up.Report.Failed != 20 || *up.Report.PassPercent != 96.15 || up.Report.Source != SourceUpload || len(up.Report.SHA256) != 64 {
+			up.Report.Failed != 20 || *up.Report.PassPercent != 96.15 || up.Report.Source != SourceUpload || len(up.Report.SHA256) != 64 ||
+			up.Warnings == nil || len(up.Warnings) != 0 {
 			t.Fatalf("upload: %d %s", a.status, a.body)
 		}
 		if entries := f.h.AuditEntries(); len(entries) != 1 || entries[0].Action != "dmarc_report.upload.success" || entries[0].TenantID != tenantContoso {
@@ -158,7 +159,7 @@ func TestUpload(t *testing.T) {
 		a = f.do(t, admin, "POST", reportsPath+"?tenant_id="+tenantContoso, "application/zip", zipOf(t, "r.xml", google))
 		var dup UploadResult
 		a.decode(t, &dup)
-		if a.status != http.StatusOK || dup.Status != "duplicate" || dup.Report.ID != up.Report.ID {
+		if a.status != http.StatusOK || dup.Status != "duplicate" || dup.Report.ID != up.Report.ID || dup.Warnings == nil || len(dup.Warnings) != 0 {
 			t.Errorf("duplicate upload: %d %s", a.status, a.body)
 		}
 		if n, _ := f.store.DB.NewSelect().TableExpr("dmarc_report_records").Count(context.Background()); n != 4 {

@@ -224,10 +224,16 @@ func (in *Ingest) file(ctx context.Context, logger hclog.Logger, info fs.FileInf
 			return "", err
 		}
 		record.Status, record.ReportPK = FileStored, &stored.ID
+		reasons := rep.Warnings
 		if dup {
-			record.Status, record.Reason = FileDuplicate, fmt.Sprintf("report %s of %s is stored already", rep.ReportID, rep.OrgName)
+			record.Status = FileDuplicate
+			reasons = append([]string{fmt.Sprintf("report %s of %s is stored already", rep.ReportID, rep.OrgName)}, reasons...)
 		} else {
 			tenants[owner] = true
+		}
+		record.Reason = strings.Join(reasons, "; ")
+		if len(rep.Warnings) > 0 {
+			logger.Warn("report file accepted with warnings", "file", name, "warnings", rep.Warnings)
 		}
 	}
 	_, err = in.Store.DB.NewInsert().Model(record).

@@ -121,3 +121,59 @@ func TestIngestWithoutFolder(t *testing.T) {
 		t.Errorf("a missing folder: %v", err)
 	}
 }
+
+// TestIngestAsUploads: the folder accepts and refuses what an upload
+// does. A report without org_name or over a long range is stored, the
+// warnings in its reason; one whose dates cannot be real fails, the
+// reason writing them as dates.
+func TestIngestAsUploads(t *testing.T) {
+	each(t, func(t *testing.T, st *Store) {
+		ctx := context.Background()
+		dir := t.TempDir()
+		noOrg := withoutOrgName(t)
+		long := strings.Replace(noOrg, "<begin>1795132800</begin>", "<begin>1790812800</begin>", 1)
+		write(t, dir, "a-no-org-long.xml", []byte(long))
+		write(t, dir, "b-no-org-long-again.xml.gz", gz(t, []byte(long)))
+		write(t, dir, "c-ahead.xml", []byte(strings.Replace(noOrg, "<end>1795219199</end>", "<end>4102531199</end>", 1)))
+		write(t, dir, "d-epoch.xml", []byte(strings.Replace(noOrg, "<begin>1795132800</begin>", "<begin>0</begin>", 1)))
+		in := &Ingest{Store: st, Dir: dir, TenantOf: tenantOf}
+		res, err := in.Run(ctx, nil, nil)
+		if err != nil || res.Files != 4 || res.Stored != 1 || res.Duplicates != 1 || res.Failed != 2 {
+			t.Fatalf("run %+v: %v", res, err)
+		}
+		files, err := st.Files(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]ProcessedFile{}
+		for _, f := range files {
+			byName[f.FileName] = f
+			// The report id is digits too.
+			if epochLike.MatchString(strings.ReplaceAll(f.Reason, "5871604411926393155", "")) {
+				t.Errorf("%s: %q writes a date as seconds", f.FileName, f.Reason)
+			}
+		}
+		orgWarning := "feedback/report_metadata/org_name: is empty or missing; the reporter is recorded as reports.example.net"
+		longWarning := "feedback/report_metadata/date_range: spans more than 31 days, from 2026-10-01T00:00:00Z to 2026-11-20T23:59:59Z"
+		if f := byName["a-no-org-long.xml"]; f.Status != FileStored || f.ReportPK == nil ||
+			!strings.HasPrefix(f.Reason, orgWarning) || !strings.Contains(f.Reason, "; "+longWarning) {
+			t.Errorf("the stored file %+v", f)
+		}
+		if f := byName["b-no-org-long-again.xml.gz"]; f.Status != FileDuplicate ||
+			!strings.HasPrefix(f.Reason, "report 5871604411926393155 of reports.example.net is stored already; "+orgWarning) || !strings.Contains(f.Reason, longWarning) {
+			t.Errorf("the duplicate %+v", f)
+		}
+		if f := byName["c-ahead.xml"]; f.Status != FileFailed || f.ReportPK != nil ||
+			!strings.Contains(f.Reason, "date_range/end: is 2100-01-01T23:59:59Z, more than a day after now (") {
+			t.Errorf("the file ending years ahead %+v", f)
+		}
+		if f := byName["d-epoch.xml"]; f.Status != FileFailed || !strings.Contains(f.Reason, "date_range/begin: is 1970-01-01T00:00:00Z, before 2012-01-01") {
+			t.Errorf("the file of 1970 %+v", f)
+		}
+		list, total, err := st.List(ctx, ReportFilter{TenantIDs: []string{tenantContoso}, Limit: 10})
+		if err != nil || total != 1 || list[0].OrgName != "reports.example.net" || list[0].Source != SourceFolder ||
+			!list[0].Begin.Equal(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("stored %d reports %+v: %v", total, list, err)
+		}
+	})
+}

@@ -88,6 +88,8 @@ func invalid(path, format string, args ...any) error {
 // Report is a parsed and validated aggregate report (RFC 7489 appendix C).
 // Strings of enumerations are lower case.
 type Report struct {
+	// OrgName is the reporter: the report's org_name, or when it leaves
+	// that out the domain of its email, else Unknown.
 	OrgName  string
 	Email    string
 	ReportID string
@@ -100,7 +102,14 @@ type Report struct {
 	SP       string
 	Pct      int
 	Records  []Record
+	// Warnings name what the report was accepted despite, each as a
+	// ParseError reads: the element, then what is out of the ordinary.
+	Warnings []string
 }
+
+// Unknown is the reporter of a report that names neither its
+// organisation nor an email address with a domain.
+const Unknown = "unknown"
 
 // Record is one row of a report: messages from one source with one
 // outcome.
@@ -418,7 +427,9 @@ const (
 	maxText       = 255
 	maxEmail      = 320
 	maxReportSpan = 31 * 24 * time.Hour
-	maxCount      = 1 << 40
+	// maxSkew is how far ahead of ours a reporter's clock may be.
+	maxSkew  = 24 * time.Hour
+	maxCount = 1 << 40
 )
 
 var (
@@ -432,8 +443,15 @@ var (
 )
 
 // v collects the first validation failure, so each check reads as one
-// line.
-type v struct{ err error }
+// line, and the warnings.
+type v struct {
+	err      error
+	warnings []string
+}
+
+func (c *v) warn(path, format string, args ...any) {
+	c.warnings = append(c.warnings, invalid(path, format, args...).Error())
+}
 
 func (c *v) text(path, s string, required bool, max int) string {
 	s = strings.TrimSpace(s)
@@ -486,6 +504,55 @@ func (c *v) integer(path, s string, lo, hi int64) int64 {
 	return n
 }
 
+// A report's dates are written in messages as dates, never as the
+// seconds the report holds; minDate and maxDate bound the seconds that
+// RFC 3339 writes (the years 1 to 9999).
+var (
+	minDate = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	maxDate = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Unix()
+)
+
+// date reads a report date, seconds since 1970 UTC, refusing one that
+// cannot be real: before DMARC was published, or more than maxSkew after
+// now.
+func (c *v) date(path, s string, now time.Time) time.Time {
+	s = strings.TrimSpace(s)
+	if c.err != nil {
+		return time.Time{}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		c.err = invalid(path, "is %q, not an integer (seconds since 1970-01-01T00:00:00Z)", clip(s))
+		return time.Time{}
+	}
+	if n < minDate || n > maxDate {
+		c.err = invalid(path, "is not a date of the years 1 to 9999; a report's dates lie between %s and now", earliest.Format(time.DateOnly))
+		return time.Time{}
+	}
+	t := time.Unix(n, 0).UTC()
+	switch {
+	case t.Before(earliest):
+		c.err = invalid(path, "is %s, before %s: DMARC was published in 2012", t.Format(time.RFC3339), earliest.Format(time.DateOnly))
+	case t.After(now.Add(maxSkew)):
+		c.err = invalid(path, "is %s, more than a day after now (%s)", t.Format(time.RFC3339), now.Format(time.RFC3339))
+	}
+	return t
+}
+
+// reporterOf is the reporter named by a report's email: the domain after
+// its last @ (an address in angle brackets too), else Unknown.
+func reporterOf(email string) string {
+	i := strings.LastIndexByte(email, '@')
+	if i < 0 {
+		return Unknown
+	}
+	d := strings.ToLower(strings.TrimSuffix(strings.TrimRight(email[i+1:], "> "), "."))
+	if len(d) > 253 || !validDomain(d) {
+		return Unknown
+	}
+	return d
+}
+
 // clip keeps an echoed value short.
 func clip(s string) string {
 	if len(s) > 64 {
@@ -519,21 +586,33 @@ func (f *feedbackXML) validate() (*Report, error) {
 	c := &v{}
 	m, p := &f.Metadata, &f.Policy
 	rep := &Report{
-		OrgName:  c.text("feedback/report_metadata/org_name", m.OrgName, true, maxText),
+		OrgName:  c.text("feedback/report_metadata/org_name", m.OrgName, false, maxText),
 		Email:    c.text("feedback/report_metadata/email", m.Email, false, maxEmail),
 		ReportID: c.text("feedback/report_metadata/report_id", m.ReportID, true, maxText),
 	}
-	begin := c.integer("feedback/report_metadata/date_range/begin", m.DateRange.Begin, earliest.Unix(), 1<<40)
-	end := c.integer("feedback/report_metadata/date_range/end", m.DateRange.End, earliest.Unix(), 1<<40)
-	rep.Begin, rep.End = time.Unix(begin, 0).UTC(), time.Unix(end, 0).UTC()
+	if c.err == nil && rep.OrgName == "" {
+		rep.OrgName = reporterOf(rep.Email)
+		if rep.OrgName == Unknown {
+			c.warn("feedback/report_metadata/org_name", "is empty or missing, and report_metadata/email names no domain; the reporter is recorded as %s", Unknown)
+		} else {
+			c.warn("feedback/report_metadata/org_name", "is empty or missing; the reporter is recorded as %s, the domain of report_metadata/email", rep.OrgName)
+		}
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	rep.Begin = c.date("feedback/report_metadata/date_range/begin", m.DateRange.Begin, now)
+	rep.End = c.date("feedback/report_metadata/date_range/end", m.DateRange.End, now)
 	if c.err == nil {
 		switch {
-		case end < begin:
+		case rep.End.Before(rep.Begin):
 			c.err = invalid("feedback/report_metadata/date_range", "ends (%s) before it begins (%s)", rep.End.Format(time.RFC3339), rep.Begin.Format(time.RFC3339))
-		case rep.End.Sub(rep.Begin) > maxReportSpan:
-			c.err = invalid("feedback/report_metadata/date_range", "spans more than 31 days")
-		case rep.Begin.After(time.Now().Add(24 * time.Hour)):
-			c.err = invalid("feedback/report_metadata/date_range/begin", "is in the future (%s)", rep.Begin.Format(time.RFC3339))
+		case rep.Begin.After(now):
+			c.warn("feedback/report_metadata/date_range/begin", "is %s, after now (%s): the reporter's clock may be ahead", rep.Begin.Format(time.RFC3339), now.Format(time.RFC3339))
+		case rep.End.After(now):
+			c.warn("feedback/report_metadata/date_range/end", "is %s, after now (%s): the reporter's clock may be ahead", rep.End.Format(time.RFC3339), now.Format(time.RFC3339))
+		}
+		if rep.End.Sub(rep.Begin) > maxReportSpan {
+			c.warn("feedback/report_metadata/date_range", "spans more than 31 days, from %s to %s; its messages count on the day it begins, %s",
+				rep.Begin.Format(time.RFC3339), rep.End.Format(time.RFC3339), rep.Begin.Format(time.DateOnly))
 		}
 	}
 	rep.Domain = c.domain("feedback/policy_published/domain", p.Domain, true)
@@ -567,6 +646,7 @@ func (f *feedbackXML) validate() (*Report, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
+	rep.Warnings = c.warnings
 	return rep, nil
 }
 

@@ -10,7 +10,9 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,8 +72,8 @@ func TestParseGoogleReport(t *testing.T) {
 		!rep.Begin.Equal(time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)) || !rep.End.Equal(time.Date(2026, 11, 20, 23, 59, 59, 0, time.UTC)) {
 		t.Errorf("report %+v", rep)
 	}
-	if len(rep.Records) != 4 {
-		t.Fatalf("%d records, want 4", len(rep.Records))
+	if len(rep.Records) != 4 || len(rep.Warnings) != 0 {
+		t.Fatalf("%d records, want 4; warnings %q", len(rep.Records), rep.Warnings)
 	}
 	r := rep.Records[1]
 	if r.SourceIP != "2a01:111:f400:7e1b::50b" || r.Count != 88 || r.Disposition != "none" || r.DKIM != "pass" || r.SPF != "fail" ||
@@ -178,12 +180,8 @@ func TestParseRefusesBadDocuments(t *testing.T) {
 		{"two roots", "more than one root", []byte(`<feedback></feedback><feedback></feedback>`)},
 		{"too deep", "deeper than 16", []byte(deep)},
 		{"unclosed tag", "malformed", replace("<count>412</count>", "<count>412")},
-		{"no org", "org_name: is required", replace("<org_name>google.com</org_name>", "<org_name> </org_name>")},
 		{"no report id", "report_id: is required", replace("<report_id>5871604411926393155</report_id>", "")},
 		{"bad begin", "date_range/begin: is \"yesterday\", not an integer", replace("<begin>1795132800</begin>", "<begin>yesterday</begin>")},
-		{"ends before", "ends (", replace("<end>1795219199</end>", "<end>1795132000</end>")},
-		{"too long", "spans more than 31 days", replace("<end>1795219199</end>", "<end>1799219199</end>")},
-		{"future", "is in the future", []byte(strings.Replace(string(replace("<begin>1795132800</begin>", "<begin>4102444800</begin>")), "<end>1795219199</end>", "<end>4102531199</end>", 1))},
 		{"bad domain", "policy_published/domain: is \"not a domain\"", replace("<domain>contoso-retail.example</domain>\n    <adkim>", "<domain>not a domain</domain>\n    <adkim>")},
 		{"bad policy", "policy_published/p: is \"block\"", replace("<p>reject</p>", "<p>block</p>")},
 		{"bad pct", "pct: is 150, outside 0 to 100", replace("<pct>100</pct>", "<pct>150</pct>")},
@@ -198,6 +196,142 @@ func TestParseRefusesBadDocuments(t *testing.T) {
 	} {
 		_, err := parseBytes(c.body)
 		wantRefused(t, c.name, err, false, c.want)
+	}
+}
+
+// TestParseWithoutOrgName: a report that leaves org_name out or empty is
+// accepted, the reporter taken from the domain of its email, else
+// recorded as unknown, with a warning saying so.
+func TestParseWithoutOrgName(t *testing.T) {
+	doc := string(sample(t, "google-contoso-retail.xml"))
+	const org, email = "<org_name>google.com</org_name>", "<email>noreply-dmarc-support@google.com</email>"
+	with := func(orgElem, emailElem string) []byte {
+		return []byte(strings.Replace(strings.Replace(doc, org, orgElem, 1), email, emailElem, 1))
+	}
+	for _, c := range []struct {
+		name, reporter, warning string
+		body                    []byte
+	}{
+		{"no org_name element", "google.com", "recorded as google.com, the domain of report_metadata/email", with("", email)},
+		{"empty org_name", "example.net", "recorded as example.net", with("<org_name></org_name>", "<email>noreply-dmarc@example.net</email>")},
+		{"blank org_name, a named address", "reports.example.net", "recorded as reports.example.net",
+			with("<org_name>  </org_name>", "<email>DMARC Reports &lt;dmarc@Reports.Example.NET.&gt;</email>")},
+		{"no org_name, no email", Unknown, "email names no domain; the reporter is recorded as unknown", with("", "")},
+		{"empty org_name and email", Unknown, "recorded as unknown", with("<org_name/>", "<email></email>")},
+		{"an email without a domain", Unknown, "recorded as unknown", with("", "<email>postmaster</email>")},
+		{"an email of a single label", Unknown, "recorded as unknown", with("", "<email>dmarc@localhost</email>")},
+	} {
+		rep, err := parseBytes(c.body)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if rep.OrgName != c.reporter || rep.ReportID != "5871604411926393155" || len(rep.Records) != 4 {
+			t.Errorf("%s: reporter %q, report %q, %d records; want reporter %q", c.name, rep.OrgName, rep.ReportID, len(rep.Records), c.reporter)
+		}
+		if len(rep.Warnings) != 1 || !strings.HasPrefix(rep.Warnings[0], "feedback/report_metadata/org_name: is empty or missing") ||
+			!strings.Contains(rep.Warnings[0], c.warning) {
+			t.Errorf("%s: warnings %q, want one saying %q", c.name, rep.Warnings, c.warning)
+		}
+	}
+	// Still refused: an org_name or email that is not text.
+	_, err := parseBytes(with("<org_name>goo&#x9;gle</org_name>", email))
+	wantRefused(t, "control characters", err, false, "org_name: holds control characters")
+	_, err = parseBytes(with("", "<email>a&#x9;@google.com</email>"))
+	wantRefused(t, "control characters in the email", err, false, "email: holds control characters")
+}
+
+// epochLike is a run of digits as long as seconds since 1970 are: a
+// message about a date writes the date instead.
+var epochLike = regexp.MustCompile(`\d{5,}`)
+
+// TestParseDateRanges: a range longer than 31 days, or reaching up to a
+// day past now, is accepted with a warning; one ending before it begins,
+// or with a date before 2012 or more than a day ahead, is refused. Every
+// message writes the dates as dates.
+func TestParseDateRanges(t *testing.T) {
+	doc := string(sample(t, "google-contoso-retail.xml"))
+	const begin0, end0 = "<begin>1795132800</begin>", "<end>1795219199</end>"
+	with := func(begin, end string) []byte {
+		return []byte(strings.Replace(strings.Replace(doc, begin0, "<begin>"+begin+"</begin>", 1), end0, "<end>"+end+"</end>", 1))
+	}
+	at := func(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
+	day := func(s string) time.Time {
+		d, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	soon, later := now.Add(2*time.Hour), now.Add(14*time.Hour)
+
+	for _, c := range []struct {
+		name       string
+		begin, end time.Time
+		warnings   []string
+	}{
+		{"a day", day("2026-11-20T00:00:00Z"), day("2026-11-20T23:59:59Z"), nil},
+		{"31 days", day("2026-10-01T00:00:00Z"), day("2026-11-01T00:00:00Z"), nil},
+		{"more than 31 days", day("2026-10-01T00:00:00Z"), day("2026-11-01T00:00:01Z"),
+			[]string{"feedback/report_metadata/date_range: spans more than 31 days, from 2026-10-01T00:00:00Z to 2026-11-01T00:00:01Z; its messages count on the day it begins, 2026-10-01"}},
+		{"a year", day("2025-01-01T00:00:00Z"), day("2025-12-31T23:59:59Z"), []string{"spans more than 31 days, from 2025-01-01T00:00:00Z to 2025-12-31T23:59:59Z"}},
+		{"beginning a little ahead", soon, later,
+			[]string{"feedback/report_metadata/date_range/begin: is " + soon.Format(time.RFC3339) + ", after now (", "): the reporter's clock may be ahead"}},
+		{"ending a little ahead", now.Add(-10 * time.Hour), later, []string{"feedback/report_metadata/date_range/end: is " + later.Format(time.RFC3339) + ", after now"}},
+		{"long and ahead", now.Add(-40 * 24 * time.Hour), later, []string{"date_range/end: is " + later.Format(time.RFC3339), "date_range: spans more than 31 days"}},
+	} {
+		rep, err := parseBytes(with(at(c.begin), at(c.end)))
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if !rep.Begin.Equal(c.begin) || !rep.End.Equal(c.end) {
+			t.Errorf("%s: %s to %s", c.name, rep.Begin, rep.End)
+		}
+		all := strings.Join(rep.Warnings, "\n")
+		if (len(rep.Warnings) == 0) != (len(c.warnings) == 0) || epochLike.MatchString(all) {
+			t.Errorf("%s: warnings %q, want %q", c.name, rep.Warnings, c.warnings)
+		}
+		for _, w := range c.warnings {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s: warnings %q, want them to say %q", c.name, rep.Warnings, w)
+			}
+		}
+	}
+
+	for _, c := range []struct {
+		name, begin, end string
+		want             []string
+	}{
+		{"not a number", "yesterday", at(now), []string{`date_range/begin: is "yesterday", not an integer`}},
+		{"ends before it begins", "1795132800", "1795132000",
+			[]string{"feedback/report_metadata/date_range: ends (2026-11-19T23:46:40Z) before it begins (2026-11-20T00:00:00Z)"}},
+		{"the epoch", "0", "1795219199", []string{"date_range/begin: is 1970-01-01T00:00:00Z, before 2012-01-01: DMARC was published in 2012"}},
+		{"before 1970", "-86400", "1795219199", []string{"date_range/begin: is 1969-12-31T00:00:00Z, before 2012-01-01"}},
+		{"in milliseconds", "1795132800", "1795219199000", []string{"date_range/end: is not a date of the years 1 to 9999"}},
+		{"far before", strconv.FormatInt(-1<<40, 10), "1795219199", []string{"date_range/begin: is not a date of the years 1 to 9999"}},
+		{"2011", at(day("2011-12-31T23:59:59Z")), at(day("2012-01-01T00:00:00Z")), []string{"date_range/begin: is 2011-12-31T23:59:59Z, before 2012-01-01"}},
+		{"beginning two days ahead", at(now.Add(48 * time.Hour)), at(now.Add(72 * time.Hour)),
+			[]string{"date_range/begin: is " + now.Add(48*time.Hour).Format(time.RFC3339) + ", more than a day after now (" + now.Format(time.RFC3339)[:13]}},
+		{"ending years ahead", "1795132800", "4102531199", []string{"date_range/end: is 2100-01-01T23:59:59Z, more than a day after now"}},
+		{"both years ahead", "4102444800", "4102531199", []string{"date_range/begin: is 2100-01-01T00:00:00Z, more than a day after now"}},
+	} {
+		_, err := parseBytes(with(c.begin, c.end))
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			t.Errorf("%s: error %v, want a ParseError", c.name, err)
+			continue
+		}
+		msg := pe.Error()
+		for _, w := range c.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: %q, want it to say %q", c.name, msg, w)
+			}
+		}
+		if epochLike.MatchString(msg) || strings.Contains(msg, " "+c.begin) || strings.Contains(msg, " "+c.end) {
+			t.Errorf("%s: %q writes a date as seconds", c.name, msg)
+		}
 	}
 }
 

@@ -66,9 +66,9 @@ const (
 type Summary struct {
 	ID          int64     `json:"id"`
 	TenantID    string    `json:"tenant_id"`
-	OrgName     string    `json:"org_name" doc:"The reporting organisation (the receiver), as its report names itself"`
+	OrgName     string    `json:"org_name" doc:"The reporting organisation (the receiver), as its report names itself in report_metadata/org_name; for a report that leaves org_name out or empty, the domain of its report_metadata/email (noreply-dmarc@example.net: example.net), else unknown"`
 	Email       string    `json:"email"`
-	ReportID    string    `json:"report_id" doc:"The organisation's id of the report; with org_name it identifies the report within a tenant"`
+	ReportID    string    `json:"report_id" doc:"The organisation's id of the report; with org_name as recorded it identifies the report within a tenant (so two reports recorded as of unknown are told apart by report_id alone)"`
 	Domain      string    `json:"domain" doc:"The domain whose published policy the report is about"`
 	DateBegin   time.Time `json:"date_begin"`
 	DateEnd     time.Time `json:"date_end"`
@@ -132,8 +132,9 @@ type List struct {
 
 // UploadResult answers an upload.
 type UploadResult struct {
-	Status string  `json:"status" enum:"stored,duplicate" doc:"stored: the report is new; duplicate: the tenant already has a report of that org_name and report_id, and nothing was written"`
-	Report Summary `json:"report" doc:"The stored report; for a duplicate, the one stored before"`
+	Status   string   `json:"status" enum:"stored,duplicate" doc:"stored: the report is new; duplicate: the tenant already has a report of that org_name and report_id, and nothing was written"`
+	Report   Summary  `json:"report" doc:"The stored report; for a duplicate, the one stored before"`
+	Warnings []string `json:"warnings" doc:"What the uploaded report was accepted despite, each naming the element: an empty or missing org_name (and the reporter recorded instead), a date range longer than 31 days (its messages count on the day it begins), a date up to a day after now (the reporter's clock ahead). Empty for an ordinary report"`
 }
 
 // StatsItem is one group's figures.
@@ -238,8 +239,12 @@ func (h *Handlers) Routes() []sdk.Route {
 			DefaultLimits.MaxCompressed>>20, DefaultLimits.MaxDecompressed>>20, DefaultLimits.MaxRatio, DefaultLimits.MaxRecords, DefaultLimits.MaxDepth)+
 			"The report's policy_published domain must be one of the tenant's domains. A report the tenant already has (same org_name and report_id) "+
 			"answers 200 with status duplicate and is not stored again; a new one answers 201. "+
+			"A report with an empty or missing org_name is accepted: its reporter is recorded as the domain of its report_metadata/email "+
+			"(noreply-dmarc@example.net: example.net), else as unknown, and that stands for org_name in telling duplicates apart. "+
+			"Accepted with a warning in warnings: such a report, a date range longer than 31 days, a date up to a day after now. "+
 			"Refused: a file that is not an acceptable report (422 naming body, or body.file, with the element at fault, e.g. feedback/record[3]/row/source_ip): "+
-			"an archive of several files, a nested archive, any DTD, a report whose policy domain is not the tenant's; "+
+			"an archive of several files, a nested archive, any DTD, a report whose policy domain is not the tenant's, "+
+			"a date range ending before it begins or with a date before 2012 or more than a day after now (the message writes the dates in RFC 3339); "+
 			"a Content-Type other than those accepted (header.Content-Type); a missing tenant_id for a caller of several tenants; "+
 			"a file, or what it expands to, over a limit (413, the detail names it).")
 	upload.Status, upload.RequestBody = http.StatusCreated, uploadBody()
@@ -254,7 +259,8 @@ func (h *Handlers) Routes() []sdk.Route {
 	get.Errors = []int{http.StatusNotFound}
 	files := op("files", "Files the folder ingest has read",
 		"Admins only: every file of reports_dir the ingest has read, by content (SHA-256), newest first, with what became of it: "+
-			"stored, duplicate (the tenant had the report already), failed (with the reason; not read again) or unmatched (its domain is no tenant's; read again on each run).")
+			"stored, duplicate (the tenant had the report already), failed (with the reason; not read again) or unmatched (its domain is no tenant's; read again on each run). "+
+			"A stored or duplicate file's reason also lists the warnings an upload of it would answer with.")
 	files.Auth = sdk.AuthAdmin
 	return []sdk.Route{
 		sdk.Post(reportsPath, upload, h.upload),
@@ -363,8 +369,9 @@ func (h *Handlers) upload(ctx context.Context, in *uploadIn) (*uploadOut, error)
 	if err != nil {
 		return nil, err
 	}
+	warnings := nonNil(rep.Warnings)
 	if dup {
-		return &uploadOut{Status: http.StatusOK, Body: UploadResult{Status: "duplicate", Report: summaryOf(stored)}}, nil
+		return &uploadOut{Status: http.StatusOK, Body: UploadResult{Status: "duplicate", Report: summaryOf(stored), Warnings: warnings}}, nil
 	}
 	if h.Audit != nil {
 		err := h.Audit.Audit(ctx, sdk.AuditEntry{Action: "dmarc_report.upload.success", Status: "success", TenantID: tenantID,
@@ -374,7 +381,7 @@ func (h *Handlers) upload(ctx context.Context, in *uploadIn) (*uploadOut, error)
 			h.Logger.Error("audit entry not recorded", "report", stored.ID, "error", err)
 		}
 	}
-	return &uploadOut{Status: http.StatusCreated, Body: UploadResult{Status: "stored", Report: summaryOf(stored)}}, nil
+	return &uploadOut{Status: http.StatusCreated, Body: UploadResult{Status: "stored", Report: summaryOf(stored), Warnings: warnings}}, nil
 }
 
 func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
@@ -436,7 +443,7 @@ type FileView struct {
 	SHA256      string    `json:"sha256"`
 	FileName    string    `json:"file_name"`
 	Status      string    `json:"status" enum:"stored,duplicate,failed,unmatched"`
-	Reason      string    `json:"reason" doc:"Why the file was refused, left unmatched or was a duplicate; empty when stored"`
+	Reason      string    `json:"reason" doc:"Why the file was refused, left unmatched or was a duplicate, followed for a stored or duplicate file by the warnings an upload of it would answer with, separated by semicolons; empty for a report stored without warnings"`
 	ReportID    *int64    `json:"report_id" doc:"The stored report's id (the duplicate's original), else null"`
 	ProcessedAt time.Time `json:"processed_at"`
 }

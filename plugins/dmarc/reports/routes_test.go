@@ -148,7 +148,8 @@ func TestUpload(t *testing.T) {
 		var up UploadResult
 		a.decode(t, &up)
 		if a.status != http.StatusCreated || up.Status != "stored" || up.Report.TenantID != tenantContoso || up.Report.Messages != 520 ||
-			up.Report.Failed != 20 || *up.Report.PassPercent != 96.15 || up.Report.Source != SourceUpload || len(up.Report.SHA256) != 64 {
+			up.Report.Failed != 20 || *up.Report.PassPercent != 96.15 || up.Report.Source != SourceUpload || len(up.Report.SHA256) != 64 ||
+			up.Warnings == nil || len(up.Warnings) != 0 {
 			t.Fatalf("upload: %d %s", a.status, a.body)
 		}
 		if entries := f.h.AuditEntries(); len(entries) != 1 || entries[0].Action != "dmarc_report.upload.success" || entries[0].TenantID != tenantContoso {
@@ -158,7 +159,7 @@ func TestUpload(t *testing.T) {
 		a = f.do(t, admin, "POST", reportsPath+"?tenant_id="+tenantContoso, "application/zip", zipOf(t, "r.xml", google))
 		var dup UploadResult
 		a.decode(t, &dup)
-		if a.status != http.StatusOK || dup.Status != "duplicate" || dup.Report.ID != up.Report.ID {
+		if a.status != http.StatusOK || dup.Status != "duplicate" || dup.Report.ID != up.Report.ID || dup.Warnings == nil || len(dup.Warnings) != 0 {
 			t.Errorf("duplicate upload: %d %s", a.status, a.body)
 		}
 		if n, _ := f.store.DB.NewSelect().TableExpr("dmarc_report_records").Count(context.Background()); n != 4 {
@@ -338,4 +339,111 @@ func TestReadRouteBounds(t *testing.T) {
 	if a := f.do(t, userContoso, "GET", reportsPath+"/files", "", nil); a.status != http.StatusForbidden {
 		t.Errorf("a user reads the ingest's files: %d", a.status)
 	}
+}
+
+// withoutOrgName is the Google sample as some reporters send it: no
+// org_name, and an email of another domain than the sample's.
+func withoutOrgName(t *testing.T) string {
+	t.Helper()
+	doc := string(sample(t, "google-contoso-retail.xml"))
+	for old, new := range map[string]string{
+		"<org_name>google.com</org_name>":                 "",
+		"<email>noreply-dmarc-support@google.com</email>": "<email>noreply-dmarc@reports.example.net</email>",
+	} {
+		if !strings.Contains(doc, old) {
+			t.Fatalf("sample lacks %q", old)
+		}
+		doc = strings.Replace(doc, old, new, 1)
+	}
+	return doc
+}
+
+// TestUploadWithoutOrgName: a report without org_name is stored with the
+// reporter taken from its email, else unknown, and a warning saying so;
+// the reporter and report id still tell duplicates apart.
+func TestUploadWithoutOrgName(t *testing.T) {
+	eachFixture(t, func(t *testing.T, f *fixture) {
+		noOrg := withoutOrgName(t)
+		upload := func(name, ct string, body []byte, status int, result, reporter string) UploadResult {
+			t.Helper()
+			a := f.do(t, userContoso, "POST", reportsPath, ct, body)
+			var up UploadResult
+			a.decode(t, &up)
+			if a.status != status || up.Status != result || up.Report.OrgName != reporter || up.Report.ReportID == "" ||
+				len(up.Warnings) != 1 || !strings.HasPrefix(up.Warnings[0], "feedback/report_metadata/org_name: is empty or missing") ||
+				!strings.Contains(up.Warnings[0], "recorded as "+reporter) {
+				t.Errorf("%s: %d %s, want %d %s by %s with a warning", name, a.status, a.body, status, result, reporter)
+			}
+			return up
+		}
+		first := upload("no org_name", "application/xml", []byte(noOrg), http.StatusCreated, "stored", "reports.example.net")
+		if first.Report.Email != "noreply-dmarc@reports.example.net" || first.Report.RecordCount != 4 {
+			t.Errorf("stored %+v", first.Report)
+		}
+		var list List
+		f.do(t, userContoso, "GET", reportsPath+"?org_name=reports.example.net", "", nil).decode(t, &list)
+		if list.Total != 1 || list.Items[0].ID != first.Report.ID || list.Items[0].OrgName != "reports.example.net" {
+			t.Errorf("listed by its reporter %+v", list)
+		}
+		again := upload("no org_name again, gzipped", "application/gzip", gz(t, []byte(noOrg)), http.StatusOK, "duplicate", "reports.example.net")
+		if again.Report.ID != first.Report.ID {
+			t.Errorf("the duplicate names report %d, want %d", again.Report.ID, first.Report.ID)
+		}
+		otherID := strings.Replace(noOrg, "<report_id>5871604411926393155</report_id>", "<report_id>5871604411926393156</report_id>", 1)
+		upload("no org_name, another report id", "application/xml", []byte(otherID), http.StatusCreated, "stored", "reports.example.net")
+
+		anon := strings.Replace(noOrg, "<email>noreply-dmarc@reports.example.net</email>", "", 1)
+		anonFirst := upload("neither org_name nor email", "application/xml", []byte(anon), http.StatusCreated, "stored", Unknown)
+		if anonFirst.Report.ID == first.Report.ID || anonFirst.Report.Email != "" {
+			t.Errorf("the report of no reporter %+v", anonFirst.Report)
+		}
+		upload("neither, again", "application/xml", []byte(anon), http.StatusOK, "duplicate", Unknown)
+		upload("neither, another report id", "application/xml",
+			[]byte(strings.Replace(anon, "<report_id>5871604411926393155</report_id>", "<report_id>other-1</report_id>", 1)), http.StatusCreated, "stored", Unknown)
+
+		f.do(t, userContoso, "GET", reportsPath+"?sort_by=org_name&sort_order=asc", "", nil).decode(t, &list)
+		if list.Total != 4 || list.Items[0].OrgName != "reports.example.net" || list.Items[3].OrgName != Unknown {
+			t.Errorf("Contoso's reports %+v", list)
+		}
+		if entries := f.h.AuditEntries(); len(entries) != 4 {
+			t.Errorf("%d audit entries, want one per stored report", len(entries))
+		}
+	})
+}
+
+// TestUploadDateRanges: a long date range is stored with a warning; a
+// range that cannot be real is refused, its dates written as dates.
+func TestUploadDateRanges(t *testing.T) {
+	eachFixture(t, func(t *testing.T, f *fixture) {
+		google := string(sample(t, "google-contoso-retail.xml"))
+		ranged := func(begin, end string) []byte {
+			return []byte(strings.Replace(strings.Replace(google, "<begin>1795132800</begin>", "<begin>"+begin+"</begin>", 1), "<end>1795219199</end>", "<end>"+end+"</end>", 1))
+		}
+		// 1 October to 20 November 2026.
+		a := f.do(t, userContoso, "POST", reportsPath, "application/xml", ranged("1790812800", "1795219199"))
+		var up UploadResult
+		a.decode(t, &up)
+		if a.status != http.StatusCreated || up.Status != "stored" || !up.Report.DateBegin.Equal(time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)) ||
+			len(up.Warnings) != 1 || !strings.Contains(up.Warnings[0], "date_range: spans more than 31 days, from 2026-10-01T00:00:00Z to 2026-11-20T23:59:59Z") {
+			t.Errorf("a long range: %d %s", a.status, a.body)
+		}
+		for _, c := range []struct{ name, begin, end, msg string }{
+			{"years ahead", "4102444800", "4102531199", "date_range/begin: is 2100-01-01T00:00:00Z, more than a day after now ("},
+			{"ending years ahead", "1795132800", "4102531199", "date_range/end: is 2100-01-01T23:59:59Z, more than a day after now ("},
+			{"ending before it begins", "1795132800", "1795046400", "date_range: ends (2026-11-19T00:00:00Z) before it begins (2026-11-20T00:00:00Z)"},
+			{"the epoch", "0", "86399", "date_range/begin: is 1970-01-01T00:00:00Z, before 2012-01-01"},
+			{"milliseconds", "1795132800000", "1795219199000", "date_range/begin: is not a date of the years 1 to 9999"},
+		} {
+			a := f.do(t, userContoso, "POST", reportsPath, "application/xml", ranged(c.begin, c.end))
+			a.problem(t, c.name, http.StatusUnprocessableEntity, "body", c.msg)
+			var p sdk.Problem
+			a.decode(t, &p)
+			if msg := p.Error() + errorsText(p); epochLike.MatchString(msg) {
+				t.Errorf("%s: %q writes a date as seconds", c.name, msg)
+			}
+		}
+		if n, _ := f.store.DB.NewSelect().TableExpr("dmarc_reports").Count(context.Background()); n != 1 {
+			t.Errorf("%d reports stored, want the long range's only", n)
+		}
+	})
 }

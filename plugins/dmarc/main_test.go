@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +101,59 @@ func TestConfigCheck(t *testing.T) {
 		if err := bad.check(); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestReportsFreshness: the reports' job keeps the dmarc_reports domain
+// only when a folder is configured, and a run that read it marks every
+// active tenant fresh; without a folder no tenant is judged on reports.
+func TestReportsFreshness(t *testing.T) {
+	tenants := []sdk.Tenant{{ID: "t1", Name: "Contoso", IsActive: true}, {ID: "t2", Name: "Fabrikam", IsActive: true}}
+	settings, err := json.Marshal(cloud.Config{Provider: cloud.ProviderAzure, TenantID: "t", ClientID: "c", ClientSecret: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(t *testing.T, config string) *plugintest.Harness {
+		dbURL := "sqlite://" + filepath.Join(t.TempDir(), "dmarc.db")
+		return plugintest.New(t, definition, New, plugintest.Options{DatabaseURL: dbURL, Cloud: settings, Config: json.RawMessage(config), Tenants: tenants,
+			Migrate: func(ctx context.Context, migrations fs.FS) error {
+				db, err := store.Open(ctx, dbURL, store.Options{})
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				_, err = store.Migrate(ctx, db, migrations, "plugin_dmarc_migrations")
+				return err
+			}})
+	}
+	domainOf := func(h *plugintest.Harness) string {
+		for _, j := range h.Describe().Jobs {
+			if j.Name == "dmarc_reports" {
+				return j.DataDomain
+			}
+		}
+		t.Fatal("no dmarc_reports job")
+		return ""
+	}
+
+	without := start(t, `{}`)
+	if d := domainOf(without); d != "" {
+		t.Errorf("without reports_dir the job keeps domain %q", d)
+	}
+	if _, _, err := without.RunJob(context.Background(), "dmarc_reports"); err != nil || len(without.FreshMarks()) != 0 {
+		t.Errorf("a run without a folder: %v, marks %+v", err, without.FreshMarks())
+	}
+
+	with := start(t, `{"reports_dir": `+strconv.Quote(t.TempDir())+`}`)
+	if d := domainOf(with); d != "dmarc_reports" {
+		t.Errorf("with reports_dir the job keeps domain %q", d)
+	}
+	before := time.Now().Add(-time.Second)
+	if _, _, err := with.RunJob(context.Background(), "dmarc_reports"); err != nil {
+		t.Fatal(err)
+	}
+	marks := with.FreshMarks()
+	if len(marks) != 2 || marks[0].TenantID != "t1" || marks[1].TenantID != "t2" || marks[0].Domain != "dmarc_reports" || marks[0].SyncedAt.Before(before) {
+		t.Errorf("marks after reading the folder: %+v, want both tenants fresh", marks)
 	}
 }

@@ -86,16 +86,36 @@ func (in *Ingest) now() time.Time {
 	return time.Now().UTC()
 }
 
-// Job is the scheduled ingest, every 15 minutes.
-func (in *Ingest) Job() sdk.Job {
-	return sdk.Job{Name: "dmarc_reports", JobType: JobType, DataDomain: JobType, Schedule: "@every 15m",
+// Job is the scheduled ingest, every 15 minutes. With a folder it keeps
+// the dmarc_reports domain current: a run that read the folder marks every
+// active tenant fresh as of its start, since each tenant's reports in it
+// are then stored. Without one the job keeps no domain, so no tenant is
+// judged on reports nothing collects (uploads come when they come).
+func (in *Ingest) Job(host *sdk.Host) sdk.Job {
+	job := sdk.Job{Name: "dmarc_reports", JobType: JobType, Schedule: "@every 15m",
 		Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) {
+			start := in.now()
 			res, err := in.Run(ctx, run.Logger, run.Progress)
 			if err != nil {
 				return 0, err
 			}
+			if in.Dir != "" {
+				tenants, err := host.Tenants(ctx, run.TenantIDs...)
+				if err != nil {
+					return 0, fmt.Errorf("tenant directory: %w", err)
+				}
+				for _, t := range tenants {
+					if err := host.MarkFresh(ctx, t.ID, JobType, start); err != nil {
+						return 0, err
+					}
+				}
+			}
 			return int64(res.Stored), nil
 		}}
+	if in.Dir != "" {
+		job.DataDomain = JobType
+	}
+	return job
 }
 
 // Run ingests the folder's new files, reporting progress after each.

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/plugintest"
 	"github.com/stewardhq/steward/sdk/protocol"
@@ -19,14 +17,13 @@ import (
 
 var alice = sdk.Principal{ID: "u1", Email: "alice@acme.example", Kind: "user", TenantIDs: []string{"t1"}}
 
-// options give the plugin a fresh SQLite database, migrated the way the
-// host migrates it, a directory of two tenants and an inventory of three
-// resources, two of them Alpha's.
+// options give the plugin a fresh SQLite database, which the harness
+// migrates as the host does, a directory of two tenants and an inventory
+// of three resources, two of them Alpha's.
 func options(t *testing.T) plugintest.Options {
-	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "steward.db")
 	return plugintest.Options{
 		Config:      json.RawMessage(`{"inventory":"testplugin.items"}`),
-		DatabaseURL: dbURL,
+		DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "steward.db"),
 		Tenants: []sdk.Tenant{
 			{ID: "t1", Name: "Alpha", IsActive: true},
 			{ID: "t2", Name: "Beta", IsActive: true},
@@ -36,15 +33,6 @@ func options(t *testing.T) plugintest.Options {
 			json.RawMessage(`{"tenant_id":"t1","name":"disk-1"}`),
 			json.RawMessage(`{"tenant_id":"t2","name":"vm-2"}`),
 		}},
-		Migrate: func(ctx context.Context, migrations fs.FS) error {
-			db, err := store.Open(ctx, dbURL, store.Options{})
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			_, err = store.Migrate(ctx, db, migrations, "plugin_acme_evidence_migrations")
-			return err
-		},
 	}
 }
 

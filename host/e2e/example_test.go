@@ -30,19 +30,17 @@ func buildExample(t *testing.T) string {
 	return bin
 }
 
+// exampleHCL is the default plugins and the example, built, reading the
+// inventory dataset named.
+func exampleHCL(t *testing.T, inventory string) string {
+	return defaultPlugins() + fmt.Sprintf("plugin \"acme_evidence\" {\n  binary = %q\n  config {\n    inventory = %q\n  }\n}\n", buildExample(t), inventory)
+}
+
 // TestExamplePlugin serves the out-of-tree example beside the test plugin,
 // whose items are the inventory the example's job reads, and uses its route
 // and its job through the host's API.
 func TestExamplePlugin(t *testing.T) {
-	bin := buildExample(t)
-	hcl := defaultPlugins() + fmt.Sprintf(`
-plugin "acme_evidence" {
-  binary = %q
-  config {
-    inventory = "testplugin.items"
-  }
-}
-`, bin)
+	hcl := exampleHCL(t, "testplugin.items")
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
 			f := newFixtureOn(t, dialect, hostOpts{pluginsHCL: hcl})
@@ -160,15 +158,7 @@ func testExamplePlugin(t *testing.T, f *fixture) {
 // each tenant, and the host keeps each tenant's reason: an admin reads it
 // in /api/v1/health/data, a tenant's user reads only that it is stale.
 func TestExamplePluginFailure(t *testing.T) {
-	bin := buildExample(t)
-	hcl := defaultPlugins() + fmt.Sprintf(`
-plugin "acme_evidence" {
-  binary = %q
-  config {
-    inventory = "nobody.items"
-  }
-}
-`, bin)
+	hcl := exampleHCL(t, "nobody.items")
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
 			f := newFixtureOn(t, dialect, hostOpts{pluginsHCL: hcl})

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -114,17 +113,8 @@ func TestReportsFreshness(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := func(t *testing.T, config string) *plugintest.Harness {
-		dbURL := "sqlite://" + filepath.Join(t.TempDir(), "dmarc.db")
-		return plugintest.New(t, definition, New, plugintest.Options{DatabaseURL: dbURL, Cloud: settings, Config: json.RawMessage(config), Tenants: tenants,
-			Migrate: func(ctx context.Context, migrations fs.FS) error {
-				db, err := store.Open(ctx, dbURL, store.Options{})
-				if err != nil {
-					return err
-				}
-				defer db.Close()
-				_, err = store.Migrate(ctx, db, migrations, "plugin_dmarc_migrations")
-				return err
-			}})
+		return plugintest.New(t, definition, New, plugintest.Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "dmarc.db"),
+			Cloud: settings, Config: json.RawMessage(config), Tenants: tenants})
 	}
 	domainOf := func(h *plugintest.Harness) string {
 		for _, j := range h.Describe().Jobs {

@@ -40,6 +40,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stewardhq/steward/core/store"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/protocol"
@@ -68,7 +69,8 @@ type Options struct {
 	// Migrate, when set, receives the plugin's migration files after
 	// Describe and before Configure, which is when the host applies them;
 	// a returned error fails the test. The files are named as the plugin
-	// declared them, so store.Migrate can apply them unchanged.
+	// declared them, so store.Migrate can apply them unchanged. Left nil
+	// with a DatabaseURL, the harness applies them to it as the host does.
 	Migrate func(ctx context.Context, migrations fs.FS) error
 
 	// Tenants is the tenant directory the Host service serves. As on the
@@ -185,13 +187,19 @@ func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath strin
 			return req, nil
 		},
 	}
-	if opts.Migrate != nil {
+	migrate := opts.Migrate
+	if migrate == nil && opts.DatabaseURL != "" {
+		migrate = func(ctx context.Context, migrations fs.FS) error {
+			return migrateAsTheHost(ctx, opts.DatabaseURL, h.desc.GetName(), migrations)
+		}
+	}
+	if migrate != nil {
 		startup.Migrate = func(ctx context.Context, files []*pluginv1.Migration) error {
 			fsys := fstest.MapFS{}
 			for _, m := range files {
 				fsys[m.Name] = &fstest.MapFile{Data: m.Content}
 			}
-			return opts.Migrate(ctx, fsys)
+			return migrate(ctx, fsys)
 		}
 	}
 	started, err := startup.Run(ctx, pc)
@@ -206,6 +214,18 @@ func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath strin
 		t.Cleanup(h.socket.CloseIdleConnections)
 	}
 	return h, nil
+}
+
+// migrateAsTheHost applies a plugin's migrations to the database at url
+// as the host does, recording them in plugin_<name>_migrations.
+func migrateAsTheHost(ctx context.Context, url, name string, migrations fs.FS) error {
+	db, err := store.Open(ctx, url, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = store.Migrate(ctx, db, migrations, "plugin_"+name+"_migrations")
+	return err
 }
 
 func randomToken() string {

@@ -261,9 +261,16 @@ func TestStartFailures(t *testing.T) {
 	}
 	bin := testpluginBinary(t)
 	if msg := fatalOf(t, func(tb testing.TB) {
-		plugintest.Start(tb, bin, plugintest.Options{DatabaseURL: "nosuchscheme://x"})
+		plugintest.Start(tb, bin, plugintest.Options{DatabaseURL: "nosuchscheme://x", Migrate: func(context.Context, fs.FS) error { return nil }})
 	}); !strings.Contains(msg, "configure") || !strings.Contains(msg, "unsupported database scheme") {
 		t.Errorf("a failing Configure reported %q", msg)
+	}
+	// Without a Migrate of the test's, the harness migrates as the host
+	// does, and says so when it cannot.
+	if msg := fatalOf(t, func(tb testing.TB) {
+		plugintest.Start(tb, bin, plugintest.Options{DatabaseURL: "nosuchscheme://x"})
+	}); !strings.Contains(msg, "migrations: store: unsupported database scheme") {
+		t.Errorf("a database the harness cannot migrate reported %q", msg)
 	}
 }
 

@@ -142,6 +142,12 @@ type Job struct {
 	// /api/v1/sync/{job_type}, on which an admin triggers the job with the
 	// same answer: an alias an interface names, such as /api/v1/partner/sync.
 	TriggerPath string
+	// Reads names the datasets the job reads (Host.ReadDataset). The host
+	// runs the job again each time the jobs that keep their publishers'
+	// data domains have finished — once none of them is queued or running
+	// — and, at start-up, after them rather than beside them, so the job
+	// never reads a dataset before its first sync by accident.
+	Reads []string
 	// Run does the job's work. A job sets Run or EachTenant, not both.
 	Run func(ctx context.Context, run *JobRun) (recordsProcessed int64, err error)
 	// EachTenant, instead of Run, lets the SDK walk the run's tenants: it

@@ -291,6 +291,10 @@ func (h *Host) refreshJobs() {
 		if desc == nil {
 			continue
 		}
+		var published []string
+		for _, d := range desc.Datasets {
+			published = append(published, d.Name)
+		}
 		for _, j := range desc.Jobs {
 			sched := j.DefaultSchedule
 			if o, ok := inst.Decl().Schedules[j.Name]; ok {
@@ -300,7 +304,13 @@ func (h *Host) refreshJobs() {
 			if o, ok := inst.Decl().StaleAfter[j.Name]; ok {
 				stale = o
 			}
-			specs = append(specs, jobs.Spec{Plugin: name, Name: j.Name, JobType: j.JobType, DataDomain: j.DataDomain, Schedule: sched, StaleAfter: stale})
+			spec := jobs.Spec{Plugin: name, Name: j.Name, JobType: j.JobType, DataDomain: j.DataDomain, Schedule: sched, StaleAfter: stale, Reads: j.Reads}
+			// A job that keeps its plugin's data domain keeps what its
+			// plugin publishes.
+			if j.DataDomain != "" {
+				spec.Produces = published
+			}
+			specs = append(specs, spec)
 		}
 	}
 	if err := h.Jobs.SetSpecs(specs); err != nil {
@@ -337,23 +347,11 @@ func (h *Host) Close() {
 }
 
 // firstSync queues one run of every job that keeps a data domain current,
-// so a development host shows data right after start-up.
+// so a development host shows data right after start-up; the jobs that
+// read others' datasets follow their producers (jobs.Scheduler.FirstSync).
 func (h *Host) firstSync(ctx context.Context) {
-	types := map[string]bool{}
-	for _, name := range h.Plugins.Names() {
-		inst, _ := h.Plugins.Instance(name)
-		if desc := inst.Description(); desc != nil {
-			for _, j := range desc.Jobs {
-				if j.DataDomain != "" {
-					types[j.JobType] = true
-				}
-			}
-		}
-	}
-	for jt := range types {
-		if _, err := h.Jobs.Trigger(ctx, jt, "system"); err != nil {
-			h.Logger.Warn("first sync not queued", "job_type", jt, "error", err)
-		}
+	if _, err := h.Jobs.FirstSync(ctx, "system"); err != nil {
+		h.Logger.Warn("first sync not queued", "error", err)
 	}
 }
 

@@ -114,11 +114,14 @@ type Scheduler struct {
 	// runs counts launched runs that have not finished their bookkeeping.
 	runs sync.WaitGroup
 
-	mu       sync.Mutex
-	jobs     []*job
-	started  bool
-	stopped  bool
-	loopDone chan struct{}
+	mu   sync.Mutex
+	jobs []*job
+	// producers are, by job key, the keys of the jobs producing what the
+	// job reads; replaced whole by SetSpecs.
+	producers map[string][]string
+	started   bool
+	stopped   bool
+	loopDone  chan struct{}
 	// stopAfter detaches runCtx from Start's context.
 	stopAfter func() bool
 	// inflight holds this replica's unfinished runs, which it knows to be
@@ -211,6 +214,7 @@ func (s *Scheduler) SetSpecs(specs []Spec) error {
 		}
 	}
 	s.jobs = compiled
+	s.producers = s.producersOf(compiled)
 	return nil
 }
 
@@ -292,7 +296,7 @@ func (s *Scheduler) retrySlot(spec Spec, slot time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, j := range s.jobs {
-		if j.spec == spec && slot.Before(j.next) {
+		if j.spec.Key() == spec.Key() && j.spec.Schedule == spec.Schedule && slot.Before(j.next) {
 			j.next = slot
 		}
 	}
@@ -384,7 +388,14 @@ func (s *Scheduler) Trigger(ctx context.Context, jobType, triggeredBy string) ([
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("%w %q", ErrUnknownJobType, jobType)
 	}
+	return s.queue(ctx, specs, triggeredBy)
+}
 
+// queue records a manual run of each spec and launches them.
+func (s *Scheduler) queue(ctx context.Context, specs []Spec, triggeredBy string) ([]Run, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
 	runs := make([]Run, len(specs))
 	ids := make([]string, len(specs))
 	for i, spec := range specs {
@@ -398,7 +409,7 @@ func (s *Scheduler) Trigger(ctx context.Context, jobType, triggeredBy string) ([
 		for _, r := range runs {
 			s.release(r.ID)
 		}
-		return nil, fmt.Errorf("jobs: queue %s runs: %w", jobType, err)
+		return nil, fmt.Errorf("jobs: queue %s runs: %w", specs[0].JobType, err)
 	}
 	for _, r := range runs {
 		s.log.Info("queued manual run", "job", r.JobKey, "run_id", r.ID, "triggered_by", triggeredBy)
@@ -620,6 +631,9 @@ func (s *Scheduler) finish(run *Run, records int64, progress Progress, runErr er
 	} else {
 		s.log.Info("run completed", "job", run.JobKey, "run_id", run.ID, "records", records)
 	}
+	// Even a failed run may have synced some tenants: the readers of its
+	// data read them.
+	s.runDependents(ctx, run.JobKey)
 }
 
 // alertWriter records the alerts a run raises, up to maxRunAlerts; close

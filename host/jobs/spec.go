@@ -25,6 +25,11 @@ type Spec struct {
 	// the tenant counts as stale: the plugin's declaration or plugins.hcl's
 	// override; zero leaves it to the schedule (see DataDomains).
 	StaleAfter time.Duration `json:"-"`
+	// Reads are the datasets the job reads, and Produces those its runs
+	// keep current (its plugin's, for a job that keeps a data domain): a
+	// job runs after the jobs producing what it reads (see FirstSync).
+	Reads    []string `json:"-"`
+	Produces []string `json:"-"`
 }
 
 // Key identifies a job across plugins; it is stored with every run.

@@ -82,7 +82,8 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		// The identity and compliance plugins sync every 6 and 4 hours;
 		// the assessment follows a little behind.
 		// The interface names POST /api/v1/partner/sync for this job.
-		Jobs: []sdk.Job{{Name: "partner", JobType: checks.Domain, DataDomain: checks.Domain, Schedule: "@every 6h", TriggerPath: "/api/v1/partner/sync", Run: runner.Run},
+		Jobs: []sdk.Job{{Name: "partner", JobType: checks.Domain, DataDomain: checks.Domain, Schedule: "@every 6h", TriggerPath: "/api/v1/partner/sync",
+			Reads: []string{checks.IdentityDataset, checks.ComplianceDataset, checks.FrameworksDataset}, Run: runner.Run},
 			ev.ExpiryJob()},
 	}, nil
 }

@@ -705,7 +705,11 @@ type Job struct {
 	// trigger_path is a further POST path, besides the host's sync route,
 	// that triggers the job with the sync route's answer: an alias an
 	// interface names, such as /api/v1/partner/sync.
-	TriggerPath   string `protobuf:"bytes,6,opt,name=trigger_path,json=triggerPath,proto3" json:"trigger_path,omitempty"`
+	TriggerPath string `protobuf:"bytes,6,opt,name=trigger_path,json=triggerPath,proto3" json:"trigger_path,omitempty"`
+	// reads are the datasets the job reads: the host runs it after the jobs
+	// that keep the publishing plugins' data domains, once none of them is
+	// queued or running, rather than beside them.
+	Reads         []string `protobuf:"bytes,7,rep,name=reads,proto3" json:"reads,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -780,6 +784,13 @@ func (x *Job) GetTriggerPath() string {
 		return x.TriggerPath
 	}
 	return ""
+}
+
+func (x *Job) GetReads() []string {
+	if x != nil {
+		return x.Reads
+	}
+	return nil
 }
 
 type Dataset struct {
@@ -2306,7 +2317,7 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bNavEntry\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
-	"\x05order\x18\x03 \x01(\x05R\x05order\"\xd3\x01\n" +
+	"\x05order\x18\x03 \x01(\x05R\x05order\"\xe9\x01\n" +
 	"\x03Job\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\bjob_type\x18\x02 \x01(\tR\ajobType\x12\x1f\n" +
@@ -2314,7 +2325,8 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"dataDomain\x12)\n" +
 	"\x10default_schedule\x18\x04 \x01(\tR\x0fdefaultSchedule\x12.\n" +
 	"\x13stale_after_seconds\x18\x05 \x01(\x03R\x11staleAfterSeconds\x12!\n" +
-	"\ftrigger_path\x18\x06 \x01(\tR\vtriggerPath\"W\n" +
+	"\ftrigger_path\x18\x06 \x01(\tR\vtriggerPath\x12\x14\n" +
+	"\x05reads\x18\a \x03(\tR\x05reads\"W\n" +
 	"\aDataset\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x16\n" +

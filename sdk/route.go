@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -75,120 +74,13 @@ func (l Items[T]) MarshalJSON() ([]byte, error) {
 // member of the JSON body. The host refuses a request naming a tenant its
 // caller may not see with a 403 before the plugin sees it. Left empty by
 // the caller, the handler receives every tenant the caller may see.
-type TenantIDs []string
-
-// Schema documents the parameter: at most 100 tenant ids.
-func (TenantIDs) Schema(huma.Registry) *huma.Schema {
-	maxLen, maxItems := 64, 100
-	return &huma.Schema{Type: huma.TypeArray, MaxItems: &maxItems,
-		Description: "Tenants to include (repeated or comma-separated); all the caller's tenants when absent. A tenant the caller may not see is a 403.",
-		Items:       &huma.Schema{Type: huma.TypeString, MaxLength: &maxLen}}
-}
+type TenantIDs = protocol.TenantIDs
 
 // TenantID is a route input naming one tenant: a query or path parameter,
 // or a member of the JSON body. The host refuses a request naming a tenant
 // its caller may not see with a 403 before the plugin sees it. Empty when
 // the caller named none (a path parameter is never empty).
-type TenantID string
-
-// Schema documents the parameter.
-func (TenantID) Schema(huma.Registry) *huma.Schema {
-	maxLen := 64
-	return &huma.Schema{Type: huma.TypeString, MaxLength: &maxLen,
-		Description: "A tenant the caller may see; naming another is a 403."}
-}
-
-var (
-	tenantIDsType = reflect.TypeFor[TenantIDs]()
-	tenantIDType  = reflect.TypeFor[TenantID]()
-)
-
-// tenantField is where a typed route's input holds its tenant input.
-type tenantField struct {
-	protocol.Tenant
-	// index is the field's index path in the input struct; fill is set
-	// when it is a TenantIDs query or body member that an omitted value
-	// fills with the caller's tenants.
-	index []int
-	fill  bool
-}
-
-// findTenant finds the one TenantID or TenantIDs field of an input type:
-// a query or path parameter, or a member of its Body struct.
-func findTenant(t reflect.Type) (*tenantField, error) {
-	if t.Kind() != reflect.Struct {
-		return nil, nil
-	}
-	found, err := tenantFields(t, nil)
-	if err != nil {
-		return nil, err
-	}
-	switch len(found) {
-	case 0:
-		return nil, nil
-	case 1:
-		return found[0], nil
-	}
-	return nil, fmt.Errorf("%d tenant inputs; a route takes one", len(found))
-}
-
-// tenantFields collects the tenant inputs of an input struct, entering the
-// structs it embeds as huma does; prefix is the index path to t.
-func tenantFields(t reflect.Type, prefix []int) ([]*tenantField, error) {
-	var found []*tenantField
-	for f := range t.Fields() {
-		f.Index = append(slices.Clone(prefix), f.Index...)
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			inner, err := tenantFields(f.Type, f.Index)
-			if err != nil {
-				return nil, err
-			}
-			found = append(found, inner...)
-			continue
-		}
-		if f.Type != tenantIDsType && f.Type != tenantIDType {
-			if f.Name == "Body" {
-				body := f.Type
-				if body.Kind() == reflect.Pointer {
-					body = body.Elem()
-				}
-				if body.Kind() != reflect.Struct {
-					continue
-				}
-				for bf := range body.Fields() {
-					if bf.Type != tenantIDsType && bf.Type != tenantIDType {
-						continue
-					}
-					name, _, _ := strings.Cut(bf.Tag.Get("json"), ",")
-					if name == "" || name == "-" {
-						return nil, fmt.Errorf("body field %s: a tenant input needs a json name", bf.Name)
-					}
-					found = append(found, &tenantField{Tenant: protocol.Tenant{In: protocol.TenantInBody, Name: name},
-						index: append(f.Index, bf.Index...), fill: bf.Type == tenantIDsType && f.Type.Kind() == reflect.Struct})
-				}
-			}
-			continue
-		}
-		tf := &tenantField{index: f.Index, fill: f.Type == tenantIDsType}
-		switch {
-		case f.Tag.Get("query") != "":
-			tf.In = protocol.TenantInQuery
-			tf.Name, _, _ = strings.Cut(f.Tag.Get("query"), ",")
-		case f.Tag.Get("path") != "":
-			tf.In, tf.Name, tf.fill = protocol.TenantInPath, f.Tag.Get("path"), false
-		default:
-			return nil, fmt.Errorf("field %s: a tenant input is a query or path parameter or a body member", f.Name)
-		}
-		found = append(found, tf)
-	}
-	return found, nil
-}
-
-// bodyOutput is the huma output of a handler whose output type is the
-// response body itself.
-type bodyOutput[O any] struct {
-	Body *O
-}
+type TenantID = protocol.TenantID
 
 // Handle declares a route served by a typed handler, on huma's input
 // binding: I's fields tagged `query`, `path` or `header` are the
@@ -205,7 +97,7 @@ type bodyOutput[O any] struct {
 // that does not repeat the error's text.
 func Handle[I, O any](method, path string, op Op, h func(ctx context.Context, in *I) (*O, error)) Route {
 	r := Route{Method: method, Path: path, Auth: op.Auth, RateClass: op.RateClass}
-	tenant, err := findTenant(reflect.TypeFor[I]())
+	tenant, err := protocol.FindTenant(reflect.TypeFor[I]())
 	if err != nil {
 		r.declErr = err
 		return r
@@ -214,11 +106,8 @@ func Handle[I, O any](method, path string, op Op, h func(ctx context.Context, in
 	hop := huma.Operation{OperationID: op.ID, Method: method, Path: path, Summary: op.Summary, Description: op.Description,
 		Tags: op.Tags, DefaultStatus: op.Status, Errors: op.Errors}
 	call := func(ctx context.Context, in *I) (*O, error) {
-		if tenant != nil && tenant.fill {
-			v := reflect.ValueOf(in).Elem().FieldByIndex(tenant.index)
-			if v.Len() == 0 {
-				v.Set(reflect.ValueOf(TenantIDs(PrincipalFrom(ctx).TenantIDs)))
-			}
+		if tenant != nil {
+			tenant.FillEmpty(in, PrincipalFrom(ctx).TenantIDs)
 		}
 		out, err := h(ctx, in)
 		if err != nil {
@@ -231,42 +120,8 @@ func Handle[I, O any](method, path string, op Op, h func(ctx context.Context, in
 		}
 		return out, nil
 	}
-	ot := reflect.TypeFor[O]()
-	if ot == reflect.TypeFor[Empty]() {
-		r.register = func(api huma.API) {
-			huma.Register(api, hop, func(ctx context.Context, in *I) (*struct{}, error) {
-				if _, err := call(ctx, in); err != nil {
-					return nil, err
-				}
-				return &struct{}{}, nil
-			})
-		}
-		return r
-	}
-	if hasBody(ot) {
-		r.register = func(api huma.API) { huma.Register(api, hop, call) }
-		return r
-	}
-	r.register = func(api huma.API) {
-		huma.Register(api, hop, func(ctx context.Context, in *I) (*bodyOutput[O], error) {
-			out, err := call(ctx, in)
-			if err != nil {
-				return nil, err
-			}
-			return &bodyOutput[O]{Body: out}, nil
-		})
-	}
+	r.register = func(api huma.API) { protocol.RegisterTyped(api, hop, call) }
 	return r
-}
-
-// hasBody reports whether an output type is huma's output struct: a
-// struct with a Body field.
-func hasBody(t reflect.Type) bool {
-	if t.Kind() != reflect.Struct {
-		return false
-	}
-	_, ok := t.FieldByName("Body")
-	return ok
 }
 
 // Get declares a GET route; see Handle.
@@ -296,7 +151,7 @@ func Delete[I, O any](path string, op Op, h func(ctx context.Context, in *I) (*O
 
 // Empty is the input of a route that takes none, or the output of one
 // that answers without a body (204 unless Op.Status says otherwise).
-type Empty struct{}
+type Empty = protocol.Empty
 
 // apiConfig is huma's configuration for a plugin's typed routes: JSON
 // only, and none of huma's additions to the documents (no $schema links),

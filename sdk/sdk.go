@@ -22,6 +22,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // Version is the SDK's version, reported to the host in Describe.
@@ -85,7 +87,7 @@ type Route struct {
 	// Operation and Handler; tenant is its tenant input, responses and
 	// requestBody its Op's, declErr what was wrong with its input type.
 	register    func(huma.API)
-	tenant      *tenantField
+	tenant      *protocol.TenantField
 	responses   map[string]*huma.Response
 	requestBody *huma.RequestBody
 	declErr     error

@@ -2,9 +2,9 @@
 // with: the principal a request acts for and the request's audit details,
 // as the server's middleware puts them into a handler's context; the
 // operation metadata the server enforces (who may call, which parameter
-// names a tenant); and [Register], which adds an operation with every
-// status the host answers around its handler, so /openapi.json says what
-// the server does.
+// names a tenant); and [Handle], which adds an operation declared as a
+// plugin's typed route is, with every status the host answers around its
+// handler, so /openapi.json says what the server does.
 //
 // The server (host/server) routes, authenticates and maps errors; each
 // domain (auth, tenancy, audit, onboarding, jobs, apikeys, plugins) keeps
@@ -78,8 +78,8 @@ func WithCaller(ctx context.Context, p *Principal, m Meta) context.Context {
 }
 
 // PrincipalFrom is the principal of the request a handler serves; nil when
-// the caller is anonymous, which only an operation registered with
-// [Anonymous] sees.
+// the caller is anonymous, which only an operation declared with
+// sdk.AuthNone sees.
 func PrincipalFrom(ctx context.Context) *Principal {
 	p, _ := ctx.Value(principalKey{}).(*Principal)
 	return p

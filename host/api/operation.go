@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
@@ -23,75 +25,118 @@ const (
 	AuthAdmin = "admin"
 )
 
-// Anonymous is the metadata of an operation anyone may call; its handler
-// sees a nil principal for an anonymous caller.
-func Anonymous() map[string]any { return map[string]any{MetaAuth: AuthNone} }
-
-// AdminOnly is the metadata of an operation only an admin may call.
-func AdminOnly() map[string]any { return map[string]any{MetaAuth: AuthAdmin} }
-
 // ExtTenantScoped marks, in /openapi.json, an operation that acts on one
 // tenant's data on behalf of a caller limited to its tenant scope, and says
 // which parameter names the tenant ({"path": "tenant_id"}, {"query":
 // "tenant_ids"}, ..., or {"body": "tenant_id"}, a property of the JSON
 // request body). The isolation tests are generated from it, so a new
-// operation is checked as soon as it carries the mark. Admin-only
-// operations are not marked: the admin role, not the tenant scope, guards
-// them, so a standard user is refused whichever tenant it names.
+// operation is checked as soon as it carries the mark, which Handle adds to
+// every operation with a tenant input. Admin-only operations take none
+// and are not marked: the admin role, not the tenant scope, guards them,
+// so a standard user is refused whichever tenant it names.
 const ExtTenantScoped = "x-steward-tenant-scoped"
 
 // ExtAdmin marks an operation only an admin may call, so tests can walk
 // every such operation as a standard user.
 const ExtAdmin = "x-steward-admin"
 
-// ErrNoTenantAccess refuses a tenant outside the caller's scope without
-// repeating the id, so no refusal ever carries a tenant's identifiers.
-const ErrNoTenantAccess = "no access to the requested tenant"
-
-// TenantScoped is the extension for an operation naming its tenant in the
-// parameter name, located in ("path" or "query").
-func TenantScoped(in, name string) map[string]any {
-	return map[string]any{ExtTenantScoped: map[string]string{in: name}}
-}
-
-// Register adds a host operation: huma validates its input against the
-// declaration and the same declaration documents it, with every status the
-// host's middleware and validation may answer it with (see DefaultErrors).
-func Register[I, O any](api huma.API, op huma.Operation, h func(context.Context, *I) (*O, error)) {
-	if op.Metadata == nil {
-		op.Metadata = map[string]any{}
+// Handle adds a host operation served by a typed handler, the idiom of a
+// plugin's typed routes (see sdk.Handle): huma binds and validates I's
+// parameters and Body, and the same types document the operation, with
+// every status the host's middleware and validation may answer it with
+// (see DefaultErrors). O is the response body, unless it is a struct with a
+// Body field (huma's output struct, whose other fields tagged `header` are
+// response headers), or sdk.Empty for an answer without a body.
+//
+// op.Auth says who may call it, which the server enforces before the
+// handler runs. A TenantID or TenantIDs field of I (a query or path
+// parameter, or a member of Body) is the operation's tenant input: a
+// request naming a tenant its caller may not see is a 403 before the
+// handler runs, an empty TenantIDs reaches the handler as every tenant the
+// caller may see, and the operation carries ExtTenantScoped. A host
+// operation's rate budget follows its path (host/server), so op.RateClass
+// must be left at its default. A declaration the types contradict panics:
+// it is a programming error, found as the host starts.
+func Handle[I, O any](a huma.API, method, path string, op sdk.Op, h func(context.Context, *I) (*O, error)) {
+	if op.RateClass != sdk.RateDefault {
+		panic(fmt.Sprintf("%s %s: a host operation's rate class follows its path; Op.RateClass is a plugin route's", method, path))
 	}
-	if _, ok := op.Metadata[MetaAuth]; !ok {
-		op.Metadata[MetaAuth] = AuthUser
+	tenant, err := protocol.FindTenant(reflect.TypeFor[I]())
+	if err != nil {
+		panic(fmt.Sprintf("%s %s: %v", method, path, err))
 	}
-	authenticated := op.Metadata[MetaAuth] != AuthNone
-	if authenticated {
-		op.Security = BearerOrKey()
-	} else {
-		op.Security = []map[string][]string{}
+	hop := huma.Operation{OperationID: op.ID, Method: method, Path: path, Summary: op.Summary, Description: op.Description,
+		Tags: op.Tags, DefaultStatus: op.Status, Errors: slices.Clone(op.Errors), Responses: op.Responses,
+		Metadata: map[string]any{MetaAuth: AuthUser}, Security: BearerOrKey(), Extensions: map[string]any{}}
+	switch op.Auth {
+	case sdk.AuthNone:
+		hop.Metadata[MetaAuth], hop.Security = AuthNone, []map[string][]string{}
+	case sdk.AuthAdmin:
+		hop.Metadata[MetaAuth], hop.Extensions[ExtAdmin] = AuthAdmin, true
 	}
-	if op.Metadata[MetaAuth] == AuthAdmin {
-		if op.Extensions == nil {
-			op.Extensions = map[string]any{}
+	call := h
+	if tenant != nil {
+		hop.Extensions[ExtTenantScoped] = map[string]string{tenant.In: tenant.Name}
+		call = func(ctx context.Context, in *I) (*O, error) {
+			p := PrincipalFrom(ctx)
+			for _, id := range tenant.Named(in) {
+				if p == nil || !p.CanSeeTenant(id) {
+					return nil, huma.Error403Forbidden(protocol.MsgNoTenantAccess)
+				}
+			}
+			if p != nil {
+				tenant.FillEmpty(in, p.TenantIDs)
+			}
+			return h(ctx, in)
 		}
-		op.Extensions[ExtAdmin] = true
+	}
+	if len(hop.Extensions) == 0 {
+		hop.Extensions = nil
 	}
 	params, body := inputShape(reflect.TypeFor[I]())
-	for _, code := range DefaultErrors(authenticated, params, body) {
+	for _, code := range DefaultErrors(op.Auth != sdk.AuthNone, params, body) {
 		// A status the operation documents itself, with its own body,
 		// keeps that body: huma would replace it with the problem schema.
-		if _, own := op.Responses[strconv.Itoa(code)]; !own && !slices.Contains(op.Errors, code) {
-			op.Errors = append(op.Errors, code)
+		if _, own := op.Responses[strconv.Itoa(code)]; !own && !slices.Contains(hop.Errors, code) {
+			hop.Errors = append(hop.Errors, code)
 		}
 	}
 	own := maps.Clone(op.Responses)
-	huma.Register(api, op, h)
+	protocol.RegisterTyped(a, hop, call)
 	// huma declares 422 and 500 for every operation with input, replacing
 	// a body the operation declared for them itself.
-	registered := *protocol.OperationSlot(api.OpenAPI().Paths[op.Path], op.Method)
+	registered := *protocol.OperationSlot(a.OpenAPI().Paths[path], method)
 	for code, r := range own {
 		registered.Responses[code] = r
 	}
+	if op.RequestBody != nil {
+		registered.RequestBody = op.RequestBody
+	}
+}
+
+// Get adds a GET operation; see Handle.
+func Get[I, O any](a huma.API, path string, op sdk.Op, h func(context.Context, *I) (*O, error)) {
+	Handle(a, http.MethodGet, path, op, h)
+}
+
+// Post adds a POST operation; see Handle.
+func Post[I, O any](a huma.API, path string, op sdk.Op, h func(context.Context, *I) (*O, error)) {
+	Handle(a, http.MethodPost, path, op, h)
+}
+
+// Put adds a PUT operation; see Handle.
+func Put[I, O any](a huma.API, path string, op sdk.Op, h func(context.Context, *I) (*O, error)) {
+	Handle(a, http.MethodPut, path, op, h)
+}
+
+// Patch adds a PATCH operation; see Handle.
+func Patch[I, O any](a huma.API, path string, op sdk.Op, h func(context.Context, *I) (*O, error)) {
+	Handle(a, http.MethodPatch, path, op, h)
+}
+
+// Delete adds a DELETE operation; see Handle.
+func Delete[I, O any](a huma.API, path string, op sdk.Op, h func(context.Context, *I) (*O, error)) {
+	Handle(a, http.MethodDelete, path, op, h)
 }
 
 // BearerOrKey is the security requirement of an authenticated operation:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/sdk"
 )
 
 type apiKeyCreateInput struct {
@@ -35,12 +36,11 @@ type Routes struct {
 
 // Register adds the API key operations to a.
 func (r Routes) Register(a huma.API) {
-	admin := api.AdminOnly()
-	api.Register(a, huma.Operation{OperationID: "api-keys-create", Method: http.MethodPost, Path: "/api/v1/api-keys", Tags: []string{"api-keys"},
-		Summary:       "Create an API key",
-		Description:   "The response carries the key as stw_<id>_<secret>, once: only a hash of the secret is stored. Send it in the X-API-Key header; the key acts with its role and tenant scope, and its audit entries name the actor apikey:<id>.",
-		DefaultStatus: http.StatusCreated, Metadata: admin},
-		func(ctx context.Context, in *apiKeyCreateInput) (*struct{ Body createdAPIKey }, error) {
+	api.Post(a, "/api/v1/api-keys", sdk.Op{ID: "api-keys-create", Tags: []string{"api-keys"},
+		Summary:     "Create an API key",
+		Description: "The response carries the key as stw_<id>_<secret>, once: only a hash of the secret is stored. Send it in the X-API-Key header; the key acts with its role and tenant scope, and its audit entries name the actor apikey:<id>.",
+		Status:      http.StatusCreated, Auth: sdk.AuthAdmin},
+		func(ctx context.Context, in *apiKeyCreateInput) (*createdAPIKey, error) {
 			k, secret, err := r.Store.Create(ctx, NewKey{
 				Name: in.Body.Name, Role: in.Body.Role, TenantIDs: in.Body.TenantIDs, CreatedBy: api.PrincipalFrom(ctx).ActorID(), ExpiresAt: in.Body.ExpiresAt,
 			})
@@ -53,20 +53,20 @@ func (r Routes) Register(a huma.API) {
 			}
 			r.Audit.Record(ctx, audit.Entry{Action: "apikey.create.success", Status: audit.StatusSuccess, ResourceType: "api_key", ResourceID: k.ID,
 				Details: map[string]any{"name": k.Name, "role": k.Role, "tenant_ids": k.TenantIDs, "expires_at": k.ExpiresAt}})
-			return &struct{ Body createdAPIKey }{createdAPIKey{Key: k, Secret: secret}}, nil
+			return &createdAPIKey{Key: k, Secret: secret}, nil
 		})
-	api.Register(a, huma.Operation{OperationID: "api-keys-list", Method: http.MethodGet, Path: "/api/v1/api-keys", Tags: []string{"api-keys"},
-		Summary: "API keys, newest first", Description: "Revoked and expired keys are listed too. Neither the key nor its hash is ever shown.", Metadata: admin},
-		func(ctx context.Context, _ *struct{}) (*struct{ Body []Key }, error) {
+	api.Get(a, "/api/v1/api-keys", sdk.Op{ID: "api-keys-list", Tags: []string{"api-keys"},
+		Summary: "API keys, newest first", Description: "Revoked and expired keys are listed too. Neither the key nor its hash is ever shown.", Auth: sdk.AuthAdmin},
+		func(ctx context.Context, _ *struct{}) (*[]Key, error) {
 			keys, err := r.Store.List(ctx)
-			return &struct{ Body []Key }{keys}, err
+			return &keys, err
 		})
-	api.Register(a, huma.Operation{OperationID: "api-keys-revoke", Method: http.MethodDelete, Path: "/api/v1/api-keys/{key_id}", Tags: []string{"api-keys"},
+	api.Delete(a, "/api/v1/api-keys/{key_id}", sdk.Op{ID: "api-keys-revoke", Tags: []string{"api-keys"},
 		Summary: "Revoke an API key", Description: "The key is refused from the next request on. Revoking a revoked key changes nothing.",
-		DefaultStatus: http.StatusNoContent, Metadata: admin, Errors: []int{http.StatusNotFound}},
+		Auth: sdk.AuthAdmin, Errors: []int{http.StatusNotFound}},
 		func(ctx context.Context, in *struct {
 			KeyID string `path:"key_id" maxLength:"64"`
-		}) (*struct{}, error) {
+		}) (*sdk.Empty, error) {
 			err := r.Store.Revoke(ctx, in.KeyID)
 			if errors.Is(err, ErrNotFound) {
 				return nil, huma.Error404NotFound("no API key with that id")
@@ -75,6 +75,6 @@ func (r Routes) Register(a huma.API) {
 				return nil, err
 			}
 			r.Audit.Record(ctx, audit.Entry{Action: "apikey.revoke.success", Status: audit.StatusSuccess, ResourceType: "api_key", ResourceID: in.KeyID})
-			return &struct{}{}, nil
+			return &sdk.Empty{}, nil
 		})
 }

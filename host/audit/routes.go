@@ -2,26 +2,26 @@ package audit
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/stewardhq/steward/host/api"
+	"github.com/stewardhq/steward/sdk"
 )
 
 type auditListInput struct {
-	ActorID      string    `query:"actor_id"`
-	ActorEmail   string    `query:"actor_email"`
-	Action       string    `query:"action" doc:"Exact match"`
-	ActionPrefix string    `query:"action_prefix" doc:"Prefix match, e.g. auth."`
-	TenantID     string    `query:"tenant_id"`
-	ResourceType string    `query:"resource_type"`
-	Status       string    `query:"status" enum:"success,failure,warning"`
-	Since        time.Time `query:"since" format:"date-time"`
-	Until        time.Time `query:"until" format:"date-time"`
-	Limit        int       `query:"limit" minimum:"1" maximum:"500" default:"100"`
-	Offset       int       `query:"offset" minimum:"0" default:"0"`
+	ActorID      string       `query:"actor_id"`
+	ActorEmail   string       `query:"actor_email"`
+	Action       string       `query:"action" doc:"Exact match"`
+	ActionPrefix string       `query:"action_prefix" doc:"Prefix match, e.g. auth."`
+	TenantID     sdk.TenantID `query:"tenant_id"`
+	ResourceType string       `query:"resource_type"`
+	Status       string       `query:"status" enum:"success,failure,warning"`
+	Since        time.Time    `query:"since" format:"date-time"`
+	Until        time.Time    `query:"until" format:"date-time"`
+	Limit        int          `query:"limit" minimum:"1" maximum:"500" default:"100"`
+	Offset       int          `query:"offset" minimum:"0" default:"0"`
 }
 
 type auditPage struct {
@@ -32,8 +32,8 @@ type auditPage struct {
 }
 
 type auditSummaryInput struct {
-	TenantID string    `query:"tenant_id"`
-	Since    time.Time `query:"since" format:"date-time"`
+	TenantID sdk.TenantID `query:"tenant_id"`
+	Since    time.Time    `query:"since" format:"date-time"`
 }
 
 type auditSummary struct {
@@ -57,22 +57,19 @@ type Routes struct {
 
 // Register adds the audit log's operations to a.
 func (r Routes) Register(a huma.API) {
-	api.Register(a, huma.Operation{OperationID: "audit-logs", Method: http.MethodGet, Path: "/api/v1/audit-logs", Tags: []string{"audit"},
+	api.Get(a, "/api/v1/audit-logs", sdk.Op{ID: "audit-logs", Tags: []string{"audit"},
 		Summary:     "Audit log entries, newest first",
-		Description: "Admins see every entry; a standard user sees only entries whose actor_id is its own.", Extensions: api.TenantScoped("query", "tenant_id")},
-		func(ctx context.Context, in *auditListInput) (*struct{ Body auditPage }, error) {
+		Description: "Admins see every entry; a standard user sees only entries whose actor_id is its own."},
+		func(ctx context.Context, in *auditListInput) (*auditPage, error) {
 			p := api.PrincipalFrom(ctx)
 			f := Filter{ActorID: in.ActorID, ActorEmail: in.ActorEmail, Action: in.Action, ActionPrefix: in.ActionPrefix,
-				TenantID: in.TenantID, ResourceType: in.ResourceType, Status: in.Status, Since: timePtr(in.Since), Until: timePtr(in.Until),
+				TenantID: string(in.TenantID), ResourceType: in.ResourceType, Status: in.Status, Since: timePtr(in.Since), Until: timePtr(in.Until),
 				Limit: in.Limit, Offset: in.Offset}
 			if !p.IsAdmin {
 				if in.ActorID != "" && in.ActorID != p.ID {
 					return nil, huma.Error403Forbidden("standard users may read only their own audit entries")
 				}
 				f.ActorID = p.ID
-			}
-			if in.TenantID != "" && !p.CanSeeTenant(in.TenantID) {
-				return nil, huma.Error403Forbidden(api.ErrNoTenantAccess)
 			}
 			items, total, err := r.Store.List(ctx, f)
 			if err != nil {
@@ -81,18 +78,15 @@ func (r Routes) Register(a huma.API) {
 			if items == nil {
 				items = []Entry{}
 			}
-			return &struct{ Body auditPage }{auditPage{Items: items, Total: total, Limit: in.Limit, Offset: in.Offset}}, nil
+			return &auditPage{Items: items, Total: total, Limit: in.Limit, Offset: in.Offset}, nil
 		})
-	api.Register(a, huma.Operation{OperationID: "audit-logs-summary", Method: http.MethodGet, Path: "/api/v1/audit-logs/summary", Tags: []string{"audit"},
-		Summary: "Audit entry counts by action category", Extensions: api.TenantScoped("query", "tenant_id")},
-		func(ctx context.Context, in *auditSummaryInput) (*struct{ Body auditSummary }, error) {
+	api.Get(a, "/api/v1/audit-logs/summary", sdk.Op{ID: "audit-logs-summary", Tags: []string{"audit"},
+		Summary: "Audit entry counts by action category"},
+		func(ctx context.Context, in *auditSummaryInput) (*auditSummary, error) {
 			p := api.PrincipalFrom(ctx)
 			f := SummaryFilter{Since: timePtr(in.Since)}
 			if in.TenantID != "" {
-				if !p.CanSeeTenant(in.TenantID) {
-					return nil, huma.Error403Forbidden(api.ErrNoTenantAccess)
-				}
-				f.TenantIDs = []string{in.TenantID}
+				f.TenantIDs = []string{string(in.TenantID)}
 			}
 			if !p.IsAdmin {
 				f.ActorID = p.ID
@@ -103,11 +97,12 @@ func (r Routes) Register(a huma.API) {
 			}
 			out := auditSummary{Since: f.Since, ByCategory: counts}
 			if in.TenantID != "" {
-				out.TenantID = &in.TenantID
+				id := string(in.TenantID)
+				out.TenantID = &id
 			}
 			for _, n := range counts {
 				out.Total += n
 			}
-			return &struct{ Body auditSummary }{out}, nil
+			return &out, nil
 		})
 }

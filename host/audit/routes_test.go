@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/app/apptest"
 	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 type page struct {
@@ -95,7 +95,7 @@ func TestAuditRoutes(t *testing.T) {
 			t.Errorf("another actor's entries: %s", a.Body)
 		}
 		a = h.Do(http.MethodGet, "/api/v1/audit-logs?tenant_id="+other.ID, user, "", "")
-		if a.Expect(t, "another tenant's entries", http.StatusForbidden) && (a.Problem(t).Detail != api.ErrNoTenantAccess || strings.Contains(string(a.Body), other.ID)) {
+		if a.Expect(t, "another tenant's entries", http.StatusForbidden) && (a.Problem(t).Detail != protocol.MsgNoTenantAccess || strings.Contains(string(a.Body), other.ID)) {
 			t.Errorf("another tenant's entries: %s", a.Body)
 		}
 	})
@@ -126,7 +126,7 @@ func TestAuditRoutes(t *testing.T) {
 			}
 		}
 		a = h.Do(http.MethodGet, "/api/v1/audit-logs/summary?tenant_id="+other.ID, user, "", "")
-		if a.Expect(t, "user summary of another tenant", http.StatusForbidden) && a.Problem(t).Detail != api.ErrNoTenantAccess {
+		if a.Expect(t, "user summary of another tenant", http.StatusForbidden) && a.Problem(t).Detail != protocol.MsgNoTenantAccess {
 			t.Errorf("user summary of another tenant: %s", a.Body)
 		}
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/stewardhq/steward/host/oidc"
 	"github.com/stewardhq/steward/host/redisconn"
 	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/sdk"
 )
 
 // idpStateTTL is how long a started sign-in can be finished: as long as the
@@ -57,16 +58,13 @@ type pendingSignIn struct {
 }
 
 func (r Routes) registerIdP(a huma.API) {
-	none := api.Anonymous()
-	api.Register(a, huma.Operation{
-		OperationID: "auth-idp-login", Method: http.MethodGet, Path: "/api/v1/auth/idp/login", Tags: []string{"auth"}, Metadata: none,
+	api.Get(a, "/api/v1/auth/idp/login", sdk.Op{ID: "auth-idp-login", Tags: []string{"auth"}, Auth: sdk.AuthNone,
 		Summary: "Start a sign-in with the identity provider",
 		Description: "Answers the identity provider's authorization URL (authorization code flow with PKCE S256 and a nonce) with its state and PKCE parameters. " +
 			"After the provider redirects back with code and state, POST them with code_verifier to /api/v1/auth/idp/callback within 10 minutes.",
 		Errors: []int{http.StatusBadRequest, http.StatusBadGateway, http.StatusServiceUnavailable},
 	}, r.idpLogin)
-	api.Register(a, huma.Operation{
-		OperationID: "auth-idp-callback", Method: http.MethodPost, Path: "/api/v1/auth/idp/callback", Tags: []string{"auth"}, Metadata: none,
+	api.Post(a, "/api/v1/auth/idp/callback", sdk.Op{ID: "auth-idp-callback", Tags: []string{"auth"}, Auth: sdk.AuthNone,
 		Summary: "Finish a sign-in with the identity provider",
 		Description: "Redeems the authorization code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce) and answers Steward's own tokens. " +
 			"The user is the ID token's directory and object id (tid, oid), never its e-mail address. " +

@@ -15,6 +15,7 @@ import (
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/oidc"
 	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/sdk"
 )
 
 // AdminRole is the identity provider app role that makes an admin.
@@ -82,15 +83,13 @@ func (r Routes) Register(a huma.API) {
 }
 
 func (r Routes) registerSession(a huma.API) {
-	none := api.Anonymous()
-	api.Register(a, huma.Operation{
-		OperationID: "auth-login", Method: http.MethodPost, Path: "/api/v1/auth/login", Tags: []string{"auth"}, Metadata: none,
+	api.Post(a, "/api/v1/auth/login", sdk.Op{ID: "auth-login", Tags: []string{"auth"}, Auth: sdk.AuthNone,
 		Summary:     "Sign in with the development credential pair",
 		Description: "OAuth2 password form (application/x-www-form-urlencoded: username, password; grant_type, when sent, must be password; scope, client_id and client_secret are accepted and ignored). Accepted only when STEWARD_ENV=development; refused with 403 in staging and production.",
 		Errors:      []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity},
 	}, r.login)
-	api.Register(a, huma.Operation{OperationID: "auth-me", Method: http.MethodGet, Path: "/api/v1/auth/me", Summary: "The signed-in user and its tenants", Tags: []string{"auth"}},
-		func(ctx context.Context, _ *struct{}) (*struct{ Body userInfo }, error) {
+	api.Get(a, "/api/v1/auth/me", sdk.Op{ID: "auth-me", Summary: "The signed-in user and its tenants", Tags: []string{"auth"}},
+		func(ctx context.Context, _ *struct{}) (*userInfo, error) {
 			p := api.PrincipalFrom(ctx)
 			info := userInfo{ID: p.ID, Email: p.Email, Name: p.Name, Roles: p.Roles, IsAdmin: p.IsAdmin, Tenants: []tenantRef{}}
 			if info.Roles == nil {
@@ -105,15 +104,15 @@ func (r Routes) registerSession(a huma.API) {
 					info.Tenants = append(info.Tenants, tenantRef{ID: t.ID, Name: t.Name})
 				}
 			}
-			return &struct{ Body userInfo }{info}, nil
+			return &info, nil
 		})
-	api.Register(a, huma.Operation{OperationID: "auth-health", Method: http.MethodGet, Path: "/api/v1/auth/health", Summary: "Auth components", Tags: []string{"auth"}, Metadata: none},
-		func(ctx context.Context, _ *struct{}) (*struct{ Body map[string]any }, error) {
-			return &struct{ Body map[string]any }{map[string]any{
+	api.Get(a, "/api/v1/auth/health", sdk.Op{ID: "auth-health", Summary: "Auth components", Tags: []string{"auth"}, Auth: sdk.AuthNone},
+		func(ctx context.Context, _ *struct{}) (*map[string]any, error) {
+			return &map[string]any{
 				"status":            "healthy",
 				"jwt_configured":    r.Issuer != nil,
 				"dev_login_enabled": r.Config.DevLoginEnabled(),
-			}}, nil
+			}, nil
 		})
 }
 

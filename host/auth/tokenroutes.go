@@ -11,6 +11,7 @@ import (
 	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/sdk"
 )
 
 type refreshInput struct {
@@ -50,17 +51,14 @@ type logoutResponse struct {
 // registerTokens adds refresh, the token grant and logout, on the
 // revocation list shared by every replica (see Routes.Tokens).
 func (r Routes) registerTokens(a huma.API) {
-	none := api.Anonymous()
-	api.Register(a, huma.Operation{
-		OperationID: "auth-refresh", Method: http.MethodPost, Path: "/api/v1/auth/refresh", Tags: []string{"auth"}, Metadata: none,
+	api.Post(a, "/api/v1/auth/refresh", sdk.Op{ID: "auth-refresh", Tags: []string{"auth"}, Auth: sdk.AuthNone,
 		Summary:     "Exchange a refresh token for a new token pair",
 		Description: "Refresh tokens are single use: the presented one is spent and a new pair returned. Presenting a spent refresh token again revokes every token descended from the same sign-in and answers 401.",
 		Errors:      []int{http.StatusUnauthorized, http.StatusUnprocessableEntity},
 	}, func(ctx context.Context, in *refreshInput) (*struct{ Body tokenResponse }, error) {
 		return r.refresh(ctx, in.Body.RefreshToken)
 	})
-	api.Register(a, huma.Operation{
-		OperationID: "auth-token", Method: http.MethodPost, Path: "/api/v1/auth/token", Tags: []string{"auth"}, Metadata: none,
+	api.Post(a, "/api/v1/auth/token", sdk.Op{ID: "auth-token", Tags: []string{"auth"}, Auth: sdk.AuthNone,
 		Summary: "OAuth2 token endpoint",
 		Description: "Form (application/x-www-form-urlencoded). grant_type refresh_token requires refresh_token and behaves as POST /api/v1/auth/refresh. " +
 			"grant_type authorization_code requires code, code_verifier and state and behaves as POST /api/v1/auth/idp/callback. " +
@@ -87,8 +85,7 @@ func (r Routes) registerTokens(a huma.API) {
 		}
 		return r.refresh(ctx, in.Body.RefreshToken)
 	})
-	api.Register(a, huma.Operation{
-		OperationID: "auth-logout", Method: http.MethodPost, Path: "/api/v1/auth/logout", Tags: []string{"auth"},
+	api.Post(a, "/api/v1/auth/logout", sdk.Op{ID: "auth-logout", Tags: []string{"auth"},
 		Summary:     "Sign out",
 		Description: "Revokes the presented access token until its expiry and every refresh token of its sign-in, on every replica.",
 		Errors:      []int{http.StatusBadRequest},

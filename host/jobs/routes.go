@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/core/cache"
 	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/sdk"
 )
 
 type syncAccepted struct {
@@ -53,44 +54,43 @@ type Routes struct {
 
 // Register adds the sync operations to a.
 func (r Routes) Register(a huma.API) {
-	admin := api.AdminOnly()
-	api.Register(a, huma.Operation{OperationID: "sync-status", Method: http.MethodGet, Path: "/api/v1/sync/status", Tags: []string{"sync"}, Summary: "Registered sync jobs and their state",
+	api.Get(a, "/api/v1/sync/status", sdk.Op{ID: "sync-status", Tags: []string{"sync"}, Summary: "Registered sync jobs and their state",
 		Description: redactionNote},
-		func(ctx context.Context, _ *struct{}) (*struct{ Body StatusResponse }, error) {
+		func(ctx context.Context, _ *struct{}) (*StatusResponse, error) {
 			st, err := r.Scheduler.Status(ctx)
 			if !api.PrincipalFrom(ctx).IsAdmin {
 				st = st.Redacted()
 			}
-			return &struct{ Body StatusResponse }{st}, err
+			return &st, err
 		})
-	api.Register(a, huma.Operation{OperationID: "sync-history", Method: http.MethodGet, Path: "/api/v1/sync/history", Tags: []string{"sync"}, Summary: "Sync runs, newest first",
+	api.Get(a, "/api/v1/sync/history", sdk.Op{ID: "sync-history", Tags: []string{"sync"}, Summary: "Sync runs, newest first",
 		Description: redactionNote},
 		func(ctx context.Context, in *struct {
 			Limit int `query:"limit" minimum:"1" maximum:"500" default:"50"`
-		}) (*struct{ Body HistoryResponse }, error) {
+		}) (*HistoryResponse, error) {
 			h, err := r.Scheduler.History(ctx, in.Limit)
 			if !api.PrincipalFrom(ctx).IsAdmin {
 				h = h.Redacted()
 			}
-			return &struct{ Body HistoryResponse }{h}, err
+			return &h, err
 		})
-	api.Register(a, huma.Operation{OperationID: "sync-metrics", Method: http.MethodGet, Path: "/api/v1/sync/metrics", Tags: []string{"sync"}, Summary: "Sync performance by job type"},
-		func(ctx context.Context, _ *struct{}) (*struct{ Body MetricsResponse }, error) {
+	api.Get(a, "/api/v1/sync/metrics", sdk.Op{ID: "sync-metrics", Tags: []string{"sync"}, Summary: "Sync performance by job type"},
+		func(ctx context.Context, _ *struct{}) (*MetricsResponse, error) {
 			m, err := r.Scheduler.Metrics(ctx, r.StartedAt.AddDate(0, 0, -30))
-			return &struct{ Body MetricsResponse }{m}, err
+			return &m, err
 		})
-	api.Register(a, huma.Operation{OperationID: "sync-alerts", Method: http.MethodGet, Path: "/api/v1/sync/alerts", Tags: []string{"sync"}, Summary: "Sync alerts, unresolved first",
+	api.Get(a, "/api/v1/sync/alerts", sdk.Op{ID: "sync-alerts", Tags: []string{"sync"}, Summary: "Sync alerts, unresolved first",
 		Description: redactionNote},
-		func(ctx context.Context, _ *struct{}) (*struct{ Body AlertsResponse }, error) {
+		func(ctx context.Context, _ *struct{}) (*AlertsResponse, error) {
 			a, err := r.Scheduler.Alerts(ctx, 200)
 			if !api.PrincipalFrom(ctx).IsAdmin {
 				a = a.Redacted()
 			}
-			return &struct{ Body AlertsResponse }{a}, err
+			return &a, err
 		})
-	api.Register(a, huma.Operation{OperationID: "sync-alert-resolve", Method: http.MethodPost, Path: "/api/v1/sync/alerts/{alert_id}/resolve", Tags: []string{"sync"},
-		Summary: "Resolve a sync alert", Metadata: admin, Errors: []int{http.StatusNotFound, http.StatusConflict}},
-		func(ctx context.Context, in *resolveInput) (*struct{ Body Alert }, error) {
+	api.Post(a, "/api/v1/sync/alerts/{alert_id}/resolve", sdk.Op{ID: "sync-alert-resolve", Tags: []string{"sync"},
+		Summary: "Resolve a sync alert", Auth: sdk.AuthAdmin, Errors: []int{http.StatusNotFound, http.StatusConflict}},
+		func(ctx context.Context, in *resolveInput) (*Alert, error) {
 			a, err := r.Scheduler.ResolveAlert(ctx, in.AlertID, in.Body.ResolvedBy, in.Body.ResolutionNotes)
 			switch {
 			case errors.Is(err, ErrNotFound):
@@ -101,12 +101,12 @@ func (r Routes) Register(a huma.API) {
 				return nil, err
 			}
 			r.Audit.Record(ctx, audit.Entry{Action: "sync.alert_resolve.success", Status: audit.StatusSuccess, ResourceType: "sync_alert", ResourceID: strconv.FormatInt(in.AlertID, 10)})
-			return &struct{ Body Alert }{a}, nil
+			return &a, nil
 		})
-	api.Register(a, huma.Operation{OperationID: "sync-trigger", Method: http.MethodPost, Path: "/api/v1/sync/{job_type}", Tags: []string{"sync"},
-		Summary:       "Trigger a manual sync",
-		Description:   "job_type is a job type an enabled plugin declares (GET /api/v1/sync/status lists them). Answers 202 at once; follow the run in /api/v1/sync/history.",
-		DefaultStatus: http.StatusAccepted, Metadata: admin, Errors: []int{http.StatusNotFound}},
+	api.Post(a, "/api/v1/sync/{job_type}", sdk.Op{ID: "sync-trigger", Tags: []string{"sync"},
+		Summary:     "Trigger a manual sync",
+		Description: "job_type is a job type an enabled plugin declares (GET /api/v1/sync/status lists them). Answers 202 at once; follow the run in /api/v1/sync/history.",
+		Status:      http.StatusAccepted, Auth: sdk.AuthAdmin, Errors: []int{http.StatusNotFound}},
 		func(ctx context.Context, in *struct {
 			JobType string `path:"job_type" pattern:"^[a-z][a-z0-9_-]{0,39}$"`
 		}) (*syncAccepted, error) {
@@ -116,14 +116,14 @@ func (r Routes) Register(a huma.API) {
 			}
 			return &syncAccepted{Status: http.StatusAccepted, Body: *body}, nil
 		})
-	api.Register(a, huma.Operation{OperationID: "preflight-clear-cache", Method: http.MethodPost, Path: "/api/v1/preflight/clear-cache", Tags: []string{"sync"},
-		Summary: "Clear the preflight cache", Metadata: admin},
-		func(ctx context.Context, _ *struct{}) (*struct{ Body map[string]any }, error) {
+	api.Post(a, "/api/v1/preflight/clear-cache", sdk.Op{ID: "preflight-clear-cache", Tags: []string{"sync"},
+		Summary: "Clear the preflight cache", Auth: sdk.AuthAdmin},
+		func(ctx context.Context, _ *struct{}) (*map[string]any, error) {
 			if err := r.Cache.DeletePrefix(ctx, "preflight:"); err != nil {
 				return nil, err
 			}
 			r.Audit.Record(ctx, audit.Entry{Action: "cache.clear.success", Status: audit.StatusSuccess, ResourceType: "cache", ResourceID: "preflight"})
-			return &struct{ Body map[string]any }{map[string]any{"success": true, "message": "preflight cache cleared"}}, nil
+			return &map[string]any{"success": true, "message": "preflight cache cleared"}, nil
 		})
 }
 

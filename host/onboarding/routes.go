@@ -17,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/sdk"
 )
 
 var errNoSuchTenant = huma.Error404NotFound("no tenant with that id")
@@ -135,17 +136,16 @@ func (r Routes) Register(a huma.API) {
 		c = r.Cloud
 	}
 	v := &Verifier{Cloud: c, Tenants: r.Tenancy, ManagingTenantID: r.ManagingTenantID}
-	none := api.Anonymous()
 	tags := []string{"onboarding"}
 
-	api.Register(a, huma.Operation{OperationID: "onboarding-page", Method: http.MethodGet, Path: "/onboarding/", Tags: tags, Metadata: none,
+	api.Get(a, "/onboarding/", sdk.Op{ID: "onboarding-page", Tags: tags, Auth: sdk.AuthNone,
 		Responses: api.HTMLResponses(a, http.StatusOK),
 		Summary:   "Onboarding landing page", Description: "How to delegate a subscription to Steward through Azure Lighthouse, with the forms that generate the template and verify the delegation."},
 		func(context.Context, *struct{}) (*htmlPage, error) {
 			return renderPage(http.StatusOK, "landing", pageData{})
 		})
 
-	api.Register(a, huma.Operation{OperationID: "onboarding-generate-template", Method: http.MethodPost, Path: "/onboarding/generate-template", Tags: tags, Metadata: none,
+	api.Post(a, "/onboarding/generate-template", sdk.Op{ID: "onboarding-generate-template", Tags: tags, Auth: sdk.AuthNone,
 		Responses:   api.HTMLResponses(a, http.StatusOK, http.StatusUnprocessableEntity),
 		Summary:     "Deployment template and instructions, as a page",
 		Description: "Optional form field org_name (at most 100 characters, no control characters). An invalid name answers 422 with the page showing why."},
@@ -166,7 +166,7 @@ func (r Routes) Register(a huma.API) {
 			return renderPage(http.StatusOK, "template", pageData{OrgName: org, Template: string(b), ManagingTenantID: r.ManagingTenantID})
 		})
 
-	api.Register(a, huma.Operation{OperationID: "onboarding-template", Method: http.MethodGet, Path: "/onboarding/api/template", Tags: tags, Metadata: none,
+	api.Get(a, "/onboarding/api/template", sdk.Op{ID: "onboarding-template", Tags: tags, Auth: sdk.AuthNone,
 		Summary:     "Deployment template",
 		Description: "The Azure Lighthouse subscription deployment template: a registration definition granting Steward's managing tenant Reader, Cost Management Reader and Security Reader, and its assignment.",
 		Responses: map[string]*huma.Response{"200": {Description: "OK", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: huma.TypeObject,
@@ -188,7 +188,7 @@ func (r Routes) Register(a huma.API) {
 			return &rawJSON{ContentType: "application/json", Body: b}, nil
 		})
 
-	api.Register(a, huma.Operation{OperationID: "onboarding-verify-page", Method: http.MethodPost, Path: "/onboarding/verify", Tags: tags, Metadata: none,
+	api.Post(a, "/onboarding/verify", sdk.Op{ID: "onboarding-verify-page", Tags: tags, Auth: sdk.AuthNone,
 		Responses: api.HTMLResponses(a, http.StatusOK, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusServiceUnavailable),
 		Summary:   "Verify a delegation and create the tenant, as a page",
 		Description: "Same checks and outcomes as POST /onboarding/api/verify, shown as a page: 200 when the tenant was created, 409 when its directory tenant is already managed, " +
@@ -214,15 +214,15 @@ func (r Routes) Register(a huma.API) {
 			return renderPage(status, "result", pageData{Result: &res, Form: form})
 		})
 
-	api.Register(a, huma.Operation{OperationID: "onboarding-verify", Method: http.MethodPost, Path: "/onboarding/api/verify", Tags: tags, Metadata: none,
+	api.Post(a, "/onboarding/api/verify", sdk.Op{ID: "onboarding-verify", Tags: tags, Auth: sdk.AuthNone,
 		Summary: "Verify a delegation and create the tenant",
 		Description: "Form fields tenant_name, tenant_id (the customer's cloud directory tenant id), subscription_id and optional description. Checks through the cloud that Steward's managing tenant reaches " +
 			"the subscription by delegation and that it belongs to that directory tenant, then creates the tenant with use_delegation true (201). A failed check answers 422 and a directory tenant " +
 			"already managed 409, each with the checks and the reason and with nothing created; 503 when the cloud could not be asked. Invalid input is a 422 problem naming the field. " +
 			"Only an admin is shown the checks and the reason of a verification that created nothing: any other caller gets 422 with one generic reason for every failed check and for an already managed tenant, " +
 			"so the route tells no one which directory owns a subscription or whether it is delegated. Anonymous verifications draw on the sign-in rate limit.",
-		DefaultStatus: http.StatusCreated,
-		Responses:     verifyResponses(a)},
+		Status:    http.StatusCreated,
+		Responses: verifyResponses(a)},
 		func(ctx context.Context, in *verifyAPIInput) (*verifyAPIOutput, error) {
 			req, errs := verifyFields(in.Body).request().Clean()
 			if len(errs) > 0 {
@@ -244,14 +244,14 @@ func (r Routes) Register(a huma.API) {
 			return &verifyAPIOutput{Status: verifyStatus(res.Outcome), Body: out}, nil
 		})
 
-	api.Register(a, huma.Operation{OperationID: "onboarding-status", Method: http.MethodGet, Path: "/onboarding/status/{tenant_id}", Tags: tags, Metadata: none,
+	api.Get(a, "/onboarding/status/{tenant_id}", sdk.Op{ID: "onboarding-status", Tags: tags, Auth: sdk.AuthNone,
 		Summary: "A tenant's onboarding status",
 		Description: "The tenant record and a live check that its subscription is still reachable by delegation, for a signed-in caller who may see the tenant. " +
 			"Any other caller, anonymous included, gets the 404 of an unknown tenant.",
 		Errors: []int{http.StatusNotFound}},
 		func(ctx context.Context, in *struct {
 			TenantID string `path:"tenant_id" format:"uuid" doc:"Internal tenant id, not the cloud directory tenant id"`
-		}) (*struct{ Body onboardingStatus }, error) {
+		}) (*onboardingStatus, error) {
 			// A tenant the caller may not see answers as an unknown one,
 			// before any lookup, so the answer tells nothing of whether the
 			// id exists and an anonymous request never reaches the cloud.
@@ -266,10 +266,10 @@ func (r Routes) Register(a huma.API) {
 			if err != nil {
 				return nil, err
 			}
-			return &struct{ Body onboardingStatus }{onboardingStatus{
+			return &onboardingStatus{
 				TenantID: t.ID, Name: t.Name, DirectoryTenantID: t.DirectoryTenantID, SubscriptionID: t.SubscriptionID,
 				UseDelegation: t.UseDelegation, IsActive: t.IsActive, CreatedAt: t.CreatedAt, Delegation: r.delegationOf(ctx, t),
-			}}, nil
+			}, nil
 		})
 }
 

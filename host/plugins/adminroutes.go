@@ -9,6 +9,7 @@ import (
 
 	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/sdk"
 )
 
 // AdminRoutes serve the plugins to admins: their state, and upgrades in place.
@@ -20,16 +21,16 @@ type AdminRoutes struct {
 
 // Register adds the plugin operations to a.
 func (r AdminRoutes) Register(a huma.API) {
-	api.Register(a, huma.Operation{OperationID: "plugins-list", Method: http.MethodGet, Path: "/api/v1/plugins", Tags: []string{"plugins"},
-		Summary: "Declared plugins and their state", Metadata: api.AdminOnly()},
-		func(ctx context.Context, _ *struct{}) (*struct{ Body []Status }, error) {
+	api.Get(a, "/api/v1/plugins", sdk.Op{ID: "plugins-list", Tags: []string{"plugins"},
+		Summary: "Declared plugins and their state", Auth: sdk.AuthAdmin},
+		func(ctx context.Context, _ *struct{}) (*[]Status, error) {
 			out := []Status{}
 			if r.Supervisor != nil {
 				out = r.Supervisor.Statuses()
 			}
-			return &struct{ Body []Status }{out}, nil
+			return &out, nil
 		})
-	api.Register(a, huma.Operation{OperationID: "plugins-reload", Method: http.MethodPost, Path: "/api/v1/plugins/{name}/reload", Tags: []string{"plugins"},
+	api.Post(a, "/api/v1/plugins/{name}/reload", sdk.Op{ID: "plugins-reload", Tags: []string{"plugins"},
 		Summary: "Upgrade a plugin in place",
 		Description: "Starts the binary plugins.hcl declares for the plugin beside the running process (its sha256 verified again when declared), " +
 			"describes, migrates and configures it, swaps the plugin's routes to it in one step, then lets the old process finish its requests, " +
@@ -37,10 +38,10 @@ func (r AdminRoutes) Register(a huma.API) {
 			"A plugin the host gave up on (state failed) is started afresh, with no old process to drain. " +
 			"409: the plugin is starting, restarting, stopped or disabled, or the new binary fails its checksum, speaks another protocol or plugin name, describes a config schema its config block does not meet (the answer names plugins.hcl's line and the key), or declares a route another plugin or the host serves. " +
 			"502: the new binary failed to start, describe, migrate or configure. In both cases the old process goes on serving and the detail says why.",
-		Metadata: api.AdminOnly(), Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusBadGateway}},
+		Auth: sdk.AuthAdmin, Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusBadGateway}},
 		func(ctx context.Context, in *struct {
 			Name string `path:"name" maxLength:"100"`
-		}) (*struct{ Body Reloaded }, error) {
+		}) (*Reloaded, error) {
 			if r.Supervisor == nil {
 				return nil, huma.Error404NotFound("no plugin named " + in.Name)
 			}
@@ -61,6 +62,6 @@ func (r AdminRoutes) Register(a huma.API) {
 			}
 			r.Audit.Record(ctx, audit.Entry{Action: "plugin.reload.success", Status: audit.StatusSuccess, ResourceType: "plugin", ResourceID: in.Name,
 				Details: map[string]any{"old_version": res.OldVersion, "new_version": res.NewVersion, "duration_ms": res.Duration.Milliseconds()}})
-			return &struct{ Body Reloaded }{res}, nil
+			return &res, nil
 		})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/plugins"
+	"github.com/stewardhq/steward/sdk"
 )
 
 // Health states.
@@ -192,17 +193,16 @@ func httpStatus(status string) int {
 }
 
 func (s *Server) registerHealth() {
-	none := api.Anonymous()
-	api.Register(s.API, huma.Operation{OperationID: "health", Method: http.MethodGet, Path: "/health", Summary: "Liveness", Tags: []string{"health"}, Metadata: none},
+	api.Get(s.API, "/health", sdk.Op{ID: "health", Summary: "Liveness", Tags: []string{"health"}, Auth: sdk.AuthNone},
 		func(ctx context.Context, _ *struct{}) (*simpleHealth, error) {
 			out := &simpleHealth{}
 			out.Body.Status = healthy
 			return out, nil
 		})
-	api.Register(s.API, huma.Operation{OperationID: "health-detailed", Method: http.MethodGet, Path: "/health/detailed", Summary: "Component health", Tags: []string{"health"}, Metadata: none,
+	api.Get(s.API, "/health/detailed", sdk.Op{ID: "health-detailed", Summary: "Component health", Tags: []string{"health"}, Auth: sdk.AuthNone,
 		Responses: s.unhealthyResponse(detailedBody{})},
 		func(ctx context.Context, _ *struct{}) (*detailed, error) { return s.detailed(ctx), nil })
-	api.Register(s.API, huma.Operation{OperationID: "api-health", Method: http.MethodGet, Path: "/api/v1/health", Summary: "API health; more detail when authenticated", Tags: []string{"health"}, Metadata: none,
+	api.Get(s.API, "/api/v1/health", sdk.Op{ID: "api-health", Summary: "API health; more detail when authenticated", Tags: []string{"health"}, Auth: sdk.AuthNone,
 		Responses: s.unhealthyResponse(apiHealthBody{})},
 		func(ctx context.Context, _ *struct{}) (*apiHealth, error) {
 			r := s.check(ctx)
@@ -216,12 +216,12 @@ func (s *Server) registerHealth() {
 			}
 			return out, nil
 		})
-	api.Register(s.API, huma.Operation{OperationID: "api-health-detailed", Method: http.MethodGet, Path: "/api/v1/health/detailed", Summary: "Per-component metrics; redacted without authentication", Tags: []string{"health"}, Metadata: none,
+	api.Get(s.API, "/api/v1/health/detailed", sdk.Op{ID: "api-health-detailed", Summary: "Per-component metrics; redacted without authentication", Tags: []string{"health"}, Auth: sdk.AuthNone,
 		Responses: s.unhealthyResponse(detailedBody{})},
 		func(ctx context.Context, _ *struct{}) (*detailed, error) { return s.detailed(ctx), nil })
-	api.Register(s.API, huma.Operation{OperationID: "api-health-data", Method: http.MethodGet, Path: "/api/v1/health/data", Summary: "Data freshness by tenant",
+	api.Get(s.API, "/api/v1/health/data", sdk.Op{ID: "api-health-data", Summary: "Data freshness by tenant",
 		Description: "For a signed-in caller, the data freshness map of its tenants keyed by tenant name; for an anonymous caller, only the counts of fresh and stale tenants. A tenant is stale when any data domain's last sync is older than its threshold or missing; an admin is also told why, and of failed syncs, in each tenant's problems.",
-		Tags:        []string{"health"}, Metadata: none},
+		Tags:        []string{"health"}, Auth: sdk.AuthNone},
 		func(ctx context.Context, _ *struct{}) (*dataHealth, error) {
 			m, err := s.freshnessMap(ctx)
 			if err != nil {
@@ -248,7 +248,7 @@ func (s *Server) registerHealth() {
 			}
 			return &dataHealth{Body: freshnessReport{counts: counts}}, nil
 		})
-	api.Register(s.API, huma.Operation{OperationID: "api-status", Method: http.MethodGet, Path: "/api/v1/status", Summary: "Service status summary", Tags: []string{"health"}, Metadata: none},
+	api.Get(s.API, "/api/v1/status", sdk.Op{ID: "api-status", Summary: "Service status summary", Tags: []string{"health"}, Auth: sdk.AuthNone},
 		func(ctx context.Context, _ *struct{}) (*struct{ Body statusBody }, error) {
 			r := s.check(ctx)
 			out := &struct{ Body statusBody }{}

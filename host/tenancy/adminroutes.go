@@ -14,6 +14,7 @@ import (
 
 	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
+	"github.com/stewardhq/steward/sdk"
 )
 
 // markupRE matches tags; names and descriptions are shown in pages and
@@ -137,11 +138,10 @@ func cleanName(raw string) (string, error) {
 }
 
 func (r Routes) registerAdmin(a huma.API) {
-	admin := api.AdminOnly()
-	api.Register(a, huma.Operation{OperationID: "tenants-create", Method: http.MethodPost, Path: "/api/v1/tenants", Tags: []string{"tenants"},
-		Summary: "Add a tenant", DefaultStatus: http.StatusCreated, Metadata: admin, Errors: []int{http.StatusConflict},
+	api.Post(a, "/api/v1/tenants", sdk.Op{ID: "tenants-create", Tags: []string{"tenants"},
+		Summary: "Add a tenant", Status: http.StatusCreated, Auth: sdk.AuthAdmin, Errors: []int{http.StatusConflict},
 		Description: "A directory id already managed is a 409. Directory and subscription ids are stored lower-cased."},
-		func(ctx context.Context, in *tenantCreateInput) (*struct{ Body Tenant }, error) {
+		func(ctx context.Context, in *tenantCreateInput) (*Tenant, error) {
 			b := &in.Body
 			name, err := cleanName(b.Name)
 			if err != nil {
@@ -176,11 +176,11 @@ func (r Routes) registerAdmin(a huma.API) {
 			}
 			r.Audit.Record(ctx, audit.Entry{Action: "tenant.create.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
 				Details: map[string]any{"name": t.Name, "directory_tenant_id": t.DirectoryTenantID, "subscription_id": t.SubscriptionID}})
-			return &struct{ Body Tenant }{t}, nil
+			return &t, nil
 		})
-	api.Register(a, huma.Operation{OperationID: "tenants-update", Method: http.MethodPatch, Path: "/api/v1/tenants/{tenant_id}", Tags: []string{"tenants"},
-		Summary: "Change a tenant", Description: "Only the fields given change.", Metadata: admin, Errors: []int{http.StatusNotFound, http.StatusConflict}},
-		func(ctx context.Context, in *tenantUpdateInput) (*struct{ Body Tenant }, error) {
+	api.Patch(a, "/api/v1/tenants/{tenant_id}", sdk.Op{ID: "tenants-update", Tags: []string{"tenants"},
+		Summary: "Change a tenant", Description: "Only the fields given change.", Auth: sdk.AuthAdmin, Errors: []int{http.StatusNotFound, http.StatusConflict}},
+		func(ctx context.Context, in *tenantUpdateInput) (*Tenant, error) {
 			b := &in.Body
 			p := TenantPatch{IsActive: b.IsActive}
 			if b.Name != nil {
@@ -217,12 +217,12 @@ func (r Routes) registerAdmin(a huma.API) {
 			}
 			r.Audit.Record(ctx, audit.Entry{Action: "tenant.update.success", Status: audit.StatusSuccess, TenantID: &t.ID, ResourceType: "tenant", ResourceID: t.ID,
 				Details: map[string]any{"fields": b.changed()}})
-			return &struct{ Body Tenant }{t}, nil
+			return &t, nil
 		})
-	api.Register(a, huma.Operation{OperationID: "tenants-deactivate", Method: http.MethodDelete, Path: "/api/v1/tenants/{tenant_id}", Tags: []string{"tenants"},
-		Summary: "Deactivate a tenant", Metadata: admin, DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
+	api.Delete(a, "/api/v1/tenants/{tenant_id}", sdk.Op{ID: "tenants-deactivate", Tags: []string{"tenants"},
+		Summary: "Deactivate a tenant", Auth: sdk.AuthAdmin, Errors: []int{http.StatusNotFound},
 		Description: "The tenant leaves every scope and list at once; its record, data and assignments are kept, admins can still read it, and PATCH is_active=true brings it back."},
-		func(ctx context.Context, in *tenantPathInput) (*struct{}, error) {
+		func(ctx context.Context, in *tenantPathInput) (*sdk.Empty, error) {
 			err := r.Store.DeactivateTenant(ctx, in.TenantID)
 			if errors.Is(err, ErrNotFound) {
 				return nil, huma.Error404NotFound("no tenant with that id")
@@ -233,9 +233,9 @@ func (r Routes) registerAdmin(a huma.API) {
 			r.Audit.Record(ctx, audit.Entry{Action: "tenant.deactivate.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "tenant", ResourceID: in.TenantID})
 			return nil, nil
 		})
-	api.Register(a, huma.Operation{OperationID: "tenant-members-list", Method: http.MethodGet, Path: "/api/v1/tenants/{tenant_id}/members", Tags: []string{"tenants"},
-		Summary: "Who may see a tenant", Metadata: admin, Errors: []int{http.StatusNotFound}},
-		func(ctx context.Context, in *tenantPathInput) (*struct{ Body tenantMembers }, error) {
+	api.Get(a, "/api/v1/tenants/{tenant_id}/members", sdk.Op{ID: "tenant-members-list", Tags: []string{"tenants"},
+		Summary: "Who may see a tenant", Auth: sdk.AuthAdmin, Errors: []int{http.StatusNotFound}},
+		func(ctx context.Context, in *tenantPathInput) (*tenantMembers, error) {
 			t, err := r.tenantForAdmin(ctx, in.TenantID)
 			if err != nil {
 				return nil, err
@@ -248,12 +248,12 @@ func (r Routes) registerAdmin(a huma.API) {
 			if groups == nil {
 				groups = []string{}
 			}
-			return &struct{ Body tenantMembers }{tenantMembers{TenantID: t.ID, AccessGroups: groups, Members: members}}, nil
+			return &tenantMembers{TenantID: t.ID, AccessGroups: groups, Members: members}, nil
 		})
-	api.Register(a, huma.Operation{OperationID: "tenant-members-add", Method: http.MethodPut, Path: "/api/v1/tenants/{tenant_id}/members/{user_id}", Tags: []string{"tenants"},
+	api.Put(a, "/api/v1/tenants/{tenant_id}/members/{user_id}", sdk.Op{ID: "tenant-members-add", Tags: []string{"tenants"},
 		Summary: "Assign a user to a tenant", Description: "Assigning a user already assigned changes nothing and answers the same.",
-		Metadata: admin, Errors: []int{http.StatusNotFound}},
-		func(ctx context.Context, in *tenantMemberInput) (*struct{ Body Member }, error) {
+		Auth: sdk.AuthAdmin, Errors: []int{http.StatusNotFound}},
+		func(ctx context.Context, in *tenantMemberInput) (*Member, error) {
 			if _, err := r.tenantForAdmin(ctx, in.TenantID); err != nil {
 				return nil, err
 			}
@@ -264,7 +264,7 @@ func (r Routes) registerAdmin(a huma.API) {
 			}
 			m, err := r.Store.Member(ctx, in.TenantID, in.UserID)
 			if err == nil {
-				return &struct{ Body Member }{m}, nil
+				return &m, nil
 			}
 			if !errors.Is(err, ErrNotFound) {
 				return nil, err
@@ -278,12 +278,12 @@ func (r Routes) registerAdmin(a huma.API) {
 			// Only a change is audited: a repeated assignment did nothing.
 			r.Audit.Record(ctx, audit.Entry{Action: "tenant.member_add.success", Status: audit.StatusSuccess, TenantID: &in.TenantID, ResourceType: "user", ResourceID: in.UserID,
 				Details: map[string]any{"email": m.Email}})
-			return &struct{ Body Member }{m}, nil
+			return &m, nil
 		})
-	api.Register(a, huma.Operation{OperationID: "tenant-members-remove", Method: http.MethodDelete, Path: "/api/v1/tenants/{tenant_id}/members/{user_id}", Tags: []string{"tenants"},
-		Summary: "Withdraw a user's assignment to a tenant", DefaultStatus: http.StatusNoContent, Metadata: admin, Errors: []int{http.StatusNotFound},
+	api.Delete(a, "/api/v1/tenants/{tenant_id}/members/{user_id}", sdk.Op{ID: "tenant-members-remove", Tags: []string{"tenants"},
+		Summary: "Withdraw a user's assignment to a tenant", Auth: sdk.AuthAdmin, Errors: []int{http.StatusNotFound},
 		Description: "Access through the tenant's access groups is unaffected. A user not assigned is a 404."},
-		func(ctx context.Context, in *tenantMemberInput) (*struct{}, error) {
+		func(ctx context.Context, in *tenantMemberInput) (*sdk.Empty, error) {
 			err := r.Store.RemoveMember(ctx, in.TenantID, in.UserID)
 			if errors.Is(err, ErrNotFound) {
 				return nil, huma.Error404NotFound("that user is not assigned to that tenant")

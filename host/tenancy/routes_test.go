@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/app/apptest"
 	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 const (
@@ -41,7 +41,7 @@ func TestTenantRoutes(t *testing.T) {
 	// refused answers 403 naming no tenant.
 	refused := func(t *testing.T, what string, a apptest.Answer) {
 		t.Helper()
-		if a.Expect(t, what, http.StatusForbidden) && (a.Problem(t).Detail != api.ErrNoTenantAccess || strings.Contains(string(a.Body), other.ID) || strings.Contains(string(a.Body), "Other")) {
+		if a.Expect(t, what, http.StatusForbidden) && (a.Problem(t).Detail != protocol.MsgNoTenantAccess || strings.Contains(string(a.Body), other.ID) || strings.Contains(string(a.Body), "Other")) {
 			t.Errorf("%s: %s", what, a.Body)
 		}
 	}

@@ -55,7 +55,7 @@ func budgetScope(subscriptionID string) string { return "subscriptions/" + subsc
 
 // Budgets calls fn for each budget of a subscription. An error from fn
 // stops the listing and is returned as is.
-func (c *Clients) Budgets(ctx context.Context, subscriptionID string, fn func(Budget) error) error {
+func (c *ResourceManager) Budgets(ctx context.Context, subscriptionID string, fn func(Budget) error) error {
 	return walk(ctx, c.budgets.NewListPager(budgetScope(subscriptionID), nil),
 		func(p armconsumption.BudgetsClientListResponse) []*armconsumption.Budget { return p.Value },
 		func(b *armconsumption.Budget) error { return fn(budgetOf(b)) },
@@ -63,7 +63,7 @@ func (c *Clients) Budgets(ctx context.Context, subscriptionID string, fn func(Bu
 }
 
 // Budget gets one budget; an unknown name is ErrNotFound.
-func (c *Clients) Budget(ctx context.Context, subscriptionID, name string) (Budget, error) {
+func (c *ResourceManager) Budget(ctx context.Context, subscriptionID, name string) (Budget, error) {
 	resp, err := c.budgets.Get(ctx, budgetScope(subscriptionID), name, nil)
 	if err != nil {
 		return Budget{}, wrap("get budget "+name+" of subscription "+subscriptionID, err)
@@ -73,7 +73,7 @@ func (c *Clients) Budget(ctx context.Context, subscriptionID, name string) (Budg
 
 // SetBudget creates the budget b.Name or replaces it, and returns it as
 // stored, with its new ETag and current spend.
-func (c *Clients) SetBudget(ctx context.Context, subscriptionID string, b Budget) (Budget, error) {
+func (c *ResourceManager) SetBudget(ctx context.Context, subscriptionID string, b Budget) (Budget, error) {
 	props := &armconsumption.BudgetProperties{
 		Amount:     to.Ptr(b.Amount),
 		Category:   to.Ptr(armconsumption.CategoryTypeCost),
@@ -112,7 +112,7 @@ func (c *Clients) SetBudget(ctx context.Context, subscriptionID string, b Budget
 }
 
 // DeleteBudget deletes a budget; an unknown name is ErrNotFound.
-func (c *Clients) DeleteBudget(ctx context.Context, subscriptionID, name string) error {
+func (c *ResourceManager) DeleteBudget(ctx context.Context, subscriptionID, name string) error {
 	if _, err := c.budgets.Delete(ctx, budgetScope(subscriptionID), name, nil); err != nil {
 		return wrap("delete budget "+name+" of subscription "+subscriptionID, err)
 	}

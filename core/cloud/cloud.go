@@ -3,8 +3,11 @@
 //
 // Every client is a real Azure SDK for Go client. They share one cloud
 // configuration (authority and Resource Manager endpoint), one HTTP
-// transport, one credential and one retry policy, so pointing Steward at
-// the simulated cloud only changes the endpoints and the trusted CA. The
+// transport and one retry policy, so pointing Steward at the simulated
+// cloud only changes the endpoints and the trusted CA. The managing
+// credential reads Steward's own directory and the tenants delegated to
+// it through Azure Lighthouse; a tenant that is not delegated is read with
+// the same application's credential in its own directory (Access). The
 // wrappers call a function per record instead of returning slices: a
 // tenant-year of daily costs is hundreds of thousands of rows and must not
 // be held in memory at once.
@@ -15,6 +18,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -147,9 +151,32 @@ const userAgent = "steward"
 // Clients are the Azure clients built from one Config. They are safe for
 // concurrent use.
 type Clients struct {
-	endpoints Endpoints
-	cred      azcore.TokenCredential
-	armOpts   *arm.ClientOptions
+	// ResourceManager is the managing credential's: it reaches Steward's
+	// own directory and, through Azure Lighthouse, the tenants delegated
+	// to it. Access hands out the clients that read one customer tenant.
+	*ResourceManager
+	endpoints   Endpoints
+	assignments *armmanagedservices.RegistrationAssignmentsClient
+	// creds holds the credential of each directory tenant Steward
+	// authenticates in; the Graph clients and the direct tenants'
+	// Resource Manager clients share them.
+	creds *credentials
+	// graph holds the per-tenant Graph clients; see Graph.
+	graph *graphClients
+
+	mu sync.Mutex
+	// directories are the Resource Manager clients of the directories
+	// read with their own credential, by lower-cased tenant id.
+	directories map[string]*ResourceManager
+}
+
+// ResourceManager is the Azure Resource Manager clients of one credential:
+// the managing directory's, or a customer directory's that Steward reads
+// directly. Its methods wrap the calls Steward makes. It is safe for
+// concurrent use.
+type ResourceManager struct {
+	cred    azcore.TokenCredential
+	armOpts *arm.ClientOptions
 
 	subscriptions *armsubscriptions.Client
 	query         *armcostmanagement.QueryClient
@@ -157,12 +184,12 @@ type Clients struct {
 	policyStates  *armpolicyinsights.PolicyStatesClient
 	resourceGraph *armresourcegraph.Client
 	budgets       *armconsumption.BudgetsClient
-	assignments   *armmanagedservices.RegistrationAssignmentsClient
 	// raw sends requests the SDK has no method for, through the same
 	// pipeline (credential, retry, transport) as the typed clients.
 	raw *arm.Client
-	// graph holds the per-tenant Graph clients; see Graph.
-	graph *graphClients
+	// usages holds the usage clients, which the SDK binds to one
+	// subscription, by provider and subscription; see Usages.
+	usages sync.Map
 }
 
 // New builds the clients: one cloud configuration, one HTTP transport, one
@@ -199,41 +226,78 @@ func New(cfg Config) (*Clients, error) {
 		},
 		Telemetry: policy.TelemetryOptions{ApplicationID: userAgent},
 	}
-	cred, err := newCredential(cfg, base, ep.Authority != PublicAuthority)
+	creds, err := newCredentials(cfg, base, ep.Authority != PublicAuthority)
 	if err != nil {
 		return nil, err
 	}
 	// Steward only reads; automatic resource provider registration would
 	// need write access and must not happen behind an operator's back.
 	armOpts := &arm.ClientOptions{ClientOptions: base, DisableRPRegistration: true}
-
-	c := &Clients{endpoints: ep, cred: cred, armOpts: armOpts}
-	c.graph = newGraphClients(cfg, base, ep)
-	if c.subscriptions, err = armsubscriptions.NewClient(cred, armOpts); err != nil {
+	managing, err := newResourceManager(creds.managing, armOpts)
+	if err != nil {
 		return nil, err
 	}
-	if c.query, err = armcostmanagement.NewQueryClient(cred, armOpts); err != nil {
-		return nil, err
-	}
-	if c.reservations, err = armconsumption.NewReservationsSummariesClient(cred, armOpts); err != nil {
-		return nil, err
-	}
-	if c.policyStates, err = armpolicyinsights.NewPolicyStatesClient(cred, armOpts); err != nil {
-		return nil, err
-	}
-	if c.resourceGraph, err = armresourcegraph.NewClient(cred, armOpts); err != nil {
-		return nil, err
-	}
-	if c.budgets, err = armconsumption.NewBudgetsClient(cred, armOpts); err != nil {
-		return nil, err
-	}
-	if c.assignments, err = armmanagedservices.NewRegistrationAssignmentsClient(cred, armOpts); err != nil {
-		return nil, err
-	}
-	if c.raw, err = arm.NewClient("steward-cloud", "v1.0.0", cred, armOpts); err != nil {
+	c := &Clients{ResourceManager: managing, endpoints: ep, creds: creds, directories: map[string]*ResourceManager{}}
+	c.graph = newGraphClients(cfg, base, ep, creds)
+	if c.assignments, err = armmanagedservices.NewRegistrationAssignmentsClient(creds.managing, armOpts); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// newResourceManager builds the Resource Manager clients of a credential
+// on the shared client options.
+func newResourceManager(cred azcore.TokenCredential, armOpts *arm.ClientOptions) (*ResourceManager, error) {
+	rm := &ResourceManager{cred: cred, armOpts: armOpts}
+	var err error
+	if rm.subscriptions, err = armsubscriptions.NewClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if rm.query, err = armcostmanagement.NewQueryClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if rm.reservations, err = armconsumption.NewReservationsSummariesClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if rm.policyStates, err = armpolicyinsights.NewPolicyStatesClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if rm.resourceGraph, err = armresourcegraph.NewClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if rm.budgets, err = armconsumption.NewBudgetsClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if rm.raw, err = arm.NewClient("steward-cloud", "v1.0.0", cred, armOpts); err != nil {
+		return nil, err
+	}
+	return rm, nil
+}
+
+// directory is the Resource Manager clients of a directory tenant's own
+// credential, built on first use and kept, so its credential caches its
+// tokens across calls; the managing directory's are the managing
+// clients.
+func (c *Clients) directory(tenantID string) (*ResourceManager, error) {
+	if strings.EqualFold(tenantID, c.creds.managingTenant) {
+		return c.ResourceManager, nil
+	}
+	key := strings.ToLower(tenantID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rm, ok := c.directories[key]; ok {
+		return rm, nil
+	}
+	cred, err := c.creds.in(tenantID)
+	if err != nil {
+		return nil, err
+	}
+	rm, err := newResourceManager(cred, c.ResourceManager.armOpts)
+	if err != nil {
+		return nil, err
+	}
+	c.directories[key] = rm
+	return rm, nil
 }
 
 // Endpoints are the endpoints the clients use, defaults filled in.

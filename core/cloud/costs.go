@@ -39,7 +39,7 @@ const (
 // (both included). Cost Management caps a query at one year, so longer
 // ranges are queried a year at a time. Rows are streamed a page at a time;
 // an error from fn stops the query and is returned as is.
-func (c *Clients) DailyCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(CostRow) error) error {
+func (c *ResourceManager) DailyCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(CostRow) error) error {
 	if subscriptionID == "" {
 		return errors.New("cloud: daily costs: no subscription id")
 	}
@@ -61,7 +61,7 @@ func (c *Clients) DailyCosts(ctx context.Context, subscriptionID string, from, t
 }
 
 // costWindow queries the days start..end (at most a year).
-func (c *Clients) costWindow(ctx context.Context, subscriptionID string, start, end time.Time, fn func(CostRow) error) error {
+func (c *ResourceManager) costWindow(ctx context.Context, subscriptionID string, start, end time.Time, fn func(CostRow) error) error {
 	def := costQuery(start, end, armcostmanagement.GranularityTypeDaily, colService, colResourceGroup)
 	return c.queryCosts(ctx, subscriptionID, def, func(props *armcostmanagement.QueryProperties) error {
 		return emitCostRows(props, fn)
@@ -98,7 +98,7 @@ func costQuery(start, end time.Time, granularity armcostmanagement.GranularityTy
 // the pages after the first are fetched by posting the same query to
 // properties.nextLink through the same pipeline, as the Cost Management
 // API asks.
-func (c *Clients) queryCosts(ctx context.Context, subscriptionID string, def armcostmanagement.QueryDefinition, page func(*armcostmanagement.QueryProperties) error) error {
+func (c *ResourceManager) queryCosts(ctx context.Context, subscriptionID string, def armcostmanagement.QueryDefinition, page func(*armcostmanagement.QueryProperties) error) error {
 	op := "query costs of subscription " + subscriptionID
 	resp, err := c.query.Usage(ctx, "subscriptions/"+subscriptionID, def, nil)
 	if err != nil {
@@ -120,7 +120,7 @@ func (c *Clients) queryCosts(ctx context.Context, subscriptionID string, def arm
 	return nil
 }
 
-func (c *Clients) nextCostPage(ctx context.Context, nextLink string, def armcostmanagement.QueryDefinition) (*armcostmanagement.QueryProperties, error) {
+func (c *ResourceManager) nextCostPage(ctx context.Context, nextLink string, def armcostmanagement.QueryDefinition) (*armcostmanagement.QueryProperties, error) {
 	req, err := runtime.NewRequest(ctx, http.MethodPost, nextLink)
 	if err != nil {
 		return nil, err
@@ -244,7 +244,7 @@ const colResourceID = "ResourceId"
 // most a year): one query without granularity grouped by ResourceId, read
 // a page at a time. An error from fn stops the query and is returned as
 // is.
-func (c *Clients) ResourceCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(ResourceCost) error) error {
+func (c *ResourceManager) ResourceCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(ResourceCost) error) error {
 	if subscriptionID == "" {
 		return errors.New("cloud: resource costs: no subscription id")
 	}

@@ -1,14 +1,72 @@
 package cloud
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 )
+
+// credentials are the application's credentials, one per directory tenant
+// it authenticates in: the managing tenant's, and each customer
+// directory's that Steward reads with its own token (Graph always,
+// Resource Manager for the tenants not delegated through Lighthouse). A
+// multi-tenant application consented in a customer's directory gets
+// tokens there with the same secret, certificate or federated token.
+type credentials struct {
+	cfg                      Config
+	opts                     policy.ClientOptions
+	disableInstanceDiscovery bool
+	managingTenant           string
+	managing                 azcore.TokenCredential
+
+	mu       sync.Mutex
+	byTenant map[string]azcore.TokenCredential
+}
+
+// newCredentials builds the managing tenant's credential; the others are
+// built on first use.
+func newCredentials(cfg Config, opts policy.ClientOptions, disableInstanceDiscovery bool) (*credentials, error) {
+	managing, err := newCredential(cfg, opts, disableInstanceDiscovery)
+	if err != nil {
+		return nil, err
+	}
+	return &credentials{cfg: cfg, opts: opts, disableInstanceDiscovery: disableInstanceDiscovery,
+		managingTenant: cfg.TenantID, managing: managing, byTenant: map[string]azcore.TokenCredential{}}, nil
+}
+
+// in is the credential in a directory tenant: the managing one in the
+// managing tenant, otherwise the configured kind with that tenant id,
+// built on first use and kept so that it caches its tokens across calls.
+func (c *credentials) in(tenantID string) (azcore.TokenCredential, error) {
+	switch {
+	case tenantID == "":
+		return nil, errors.New("no tenant id")
+	case strings.EqualFold(tenantID, c.managingTenant):
+		return c.managing, nil
+	case c.cfg.Credential == CredentialManagedIdentity:
+		return nil, fmt.Errorf("a managed identity gets tokens in its own tenant only, not in %s", tenantID)
+	}
+	key := strings.ToLower(tenantID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cred, ok := c.byTenant[key]; ok {
+		return cred, nil
+	}
+	cfg := c.cfg
+	cfg.TenantID = tenantID
+	cred, err := newCredential(cfg, c.opts, c.disableInstanceDiscovery)
+	if err != nil {
+		return nil, err
+	}
+	c.byTenant[key] = cred
+	return cred, nil
+}
 
 // newCredential builds the configured credential on the shared client
 // options, so token requests use the same transport, CA and retries as

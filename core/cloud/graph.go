@@ -32,34 +32,28 @@ const (
 const usersPageSize = "120"
 
 // graphClients builds a Graph client per customer tenant on first use and
-// keeps it, so each tenant's credential caches its tokens across calls.
+// keeps it, each on its tenant's credential.
 type graphClients struct {
-	cfg                      Config
-	opts                     policy.ClientOptions
-	endpoint                 string
-	audience                 string
-	disableInstanceDiscovery bool
+	opts     policy.ClientOptions
+	creds    *credentials
+	endpoint string
+	audience string
 
 	mu      sync.Mutex
 	tenants map[string]*GraphClient
 }
 
 // newGraphClients keeps what Graph clients are built from: the shared
-// client options (transport, retries, telemetry) and the credential
-// configuration, which each tenant's credential reuses with its own
-// tenant id.
-func newGraphClients(cfg Config, opts policy.ClientOptions, ep Endpoints) *graphClients {
+// client options (transport, retries, telemetry) and the credentials of
+// the tenants.
+func newGraphClients(cfg Config, opts policy.ClientOptions, ep Endpoints, creds *credentials) *graphClients {
 	audience := GraphAudience
 	if cfg.Provider == ProviderAzure && ep.Graph != PublicGraph {
 		// A national cloud's Graph (graph.microsoft.us, …) accepts tokens
 		// for its own URL only.
 		audience = ep.Graph
 	}
-	return &graphClients{
-		cfg: cfg, opts: opts, endpoint: ep.Graph, audience: audience,
-		disableInstanceDiscovery: ep.Authority != PublicAuthority,
-		tenants:                  map[string]*GraphClient{},
-	}
+	return &graphClients{opts: opts, creds: creds, endpoint: ep.Graph, audience: audience, tenants: map[string]*GraphClient{}}
 }
 
 // GraphClient reads one customer tenant's directory through Microsoft
@@ -101,22 +95,13 @@ func (c *Clients) Graph(tenantID string) *GraphClient {
 
 func (g *graphClients) build(tenantID string) *GraphClient {
 	gc := &GraphClient{tenantID: tenantID, endpoint: g.endpoint}
-	switch {
-	case tenantID == "":
-		gc.err = errors.New("cloud: graph: no tenant id")
-	case g.endpoint == "":
+	if g.endpoint == "" {
 		gc.err = errors.New("cloud: graph: no Microsoft Graph endpoint is configured")
-	case g.cfg.Credential == CredentialManagedIdentity && !strings.EqualFold(tenantID, g.cfg.TenantID):
-		gc.err = fmt.Errorf("cloud: graph: a managed identity gets tokens in its own tenant only, not in %s", tenantID)
-	}
-	if gc.err != nil {
 		return gc
 	}
-	cfg := g.cfg
-	cfg.TenantID = tenantID
-	cred, err := newCredential(cfg, g.opts, g.disableInstanceDiscovery)
+	cred, err := g.creds.in(tenantID)
 	if err != nil {
-		gc.err = err
+		gc.err = fmt.Errorf("cloud: graph: %w", err)
 		return gc
 	}
 	// The token policy runs on every try, as in the Azure clients, so a

@@ -64,7 +64,7 @@ const (
 // again with the $skiptoken of @odata.nextLink, and refuses the GET the
 // SDK's pager sends to that link. So each page is the first page of a
 // fresh pager, given the previous page's $skiptoken.
-func (c *Clients) PolicyStates(ctx context.Context, subscriptionID, filter string, fn func(PolicyState) error) error {
+func (c *ResourceManager) PolicyStates(ctx context.Context, subscriptionID, filter string, fn func(PolicyState) error) error {
 	op := "query policy states of subscription " + subscriptionID
 	opts := &armpolicyinsights.PolicyStatesClientListQueryResultsForSubscriptionOptions{}
 	if filter != "" {
@@ -162,7 +162,7 @@ type PolicyGroupSummary struct {
 }
 
 // PolicySummary summarises the latest policy states of a subscription.
-func (c *Clients) PolicySummary(ctx context.Context, subscriptionID string) (PolicySummary, error) {
+func (c *ResourceManager) PolicySummary(ctx context.Context, subscriptionID string) (PolicySummary, error) {
 	resp, err := c.policyStates.SummarizeForSubscription(ctx, armpolicyinsights.PolicyStatesSummaryResourceTypeLatest, subscriptionID, nil)
 	if err != nil {
 		return PolicySummary{}, wrap("summarize policy states of subscription "+subscriptionID, err)

@@ -38,7 +38,7 @@ const (
 // access gets an error
 // matching ErrBillingAccessRequired. An error from fn stops the listing and
 // is returned as is.
-func (c *Clients) ReservationSummaries(ctx context.Context, billingAccountID, grain string, from, to time.Time, fn func(ReservationSummary) error) error {
+func (c *ResourceManager) ReservationSummaries(ctx context.Context, billingAccountID, grain string, from, to time.Time, fn func(ReservationSummary) error) error {
 	var g armconsumption.Datagrain
 	switch grain {
 	case GrainDaily:

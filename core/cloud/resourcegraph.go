@@ -43,7 +43,7 @@ const graphPageSize = 1000
 // type) in the subscriptions, or in every subscription the credential
 // reaches when none are named. Pages are streamed, following $skipToken;
 // an error from fn stops the listing and is returned as is.
-func (c *Clients) Resources(ctx context.Context, subscriptionIDs []string, resourceType string, fn func(Resource) error) error {
+func (c *ResourceManager) Resources(ctx context.Context, subscriptionIDs []string, resourceType string, fn func(Resource) error) error {
 	query := "Resources"
 	if resourceType != "" {
 		// Types are provider/type paths; a quote or backslash could end
@@ -62,7 +62,7 @@ func (c *Clients) Resources(ctx context.Context, subscriptionIDs []string, resou
 // table, keeping its columns. Pages are streamed, following $skipToken;
 // an error from fn stops the listing and is returned as is. A query the
 // service refuses is ErrInvalidQuery.
-func (c *Clients) QueryResources(ctx context.Context, subscriptionIDs []string, query string, fn func(Resource) error) error {
+func (c *ResourceManager) QueryResources(ctx context.Context, subscriptionIDs []string, query string, fn func(Resource) error) error {
 	op := "query resources (" + query + ")"
 	req := armresourcegraph.QueryRequest{
 		Query: &query,

@@ -18,7 +18,7 @@ type Subscription struct {
 
 // Subscriptions calls fn for each subscription the credential can see,
 // page by page. An error from fn stops the listing and is returned as is.
-func (c *Clients) Subscriptions(ctx context.Context, fn func(Subscription) error) error {
+func (c *ResourceManager) Subscriptions(ctx context.Context, fn func(Subscription) error) error {
 	return walk(ctx, c.subscriptions.NewListPager(nil),
 		func(p armsubscriptions.ClientListResponse) []*armsubscriptions.Subscription { return p.Value },
 		func(s *armsubscriptions.Subscription) error { return fn(subscriptionOf(s)) },
@@ -26,7 +26,7 @@ func (c *Clients) Subscriptions(ctx context.Context, fn func(Subscription) error
 }
 
 // Subscription gets one subscription; an unknown id is ErrNotFound.
-func (c *Clients) Subscription(ctx context.Context, id string) (Subscription, error) {
+func (c *ResourceManager) Subscription(ctx context.Context, id string) (Subscription, error) {
 	resp, err := c.subscriptions.Get(ctx, id, nil)
 	if err != nil {
 		return Subscription{}, wrap("get subscription "+id, err)

@@ -3,6 +3,10 @@ package cloud
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
@@ -29,11 +33,11 @@ const (
 // Usages calls fn for each quota usage of a resource provider (UsageCompute
 // or UsageNetwork) in a subscription's region, page by page. An error from
 // fn stops the listing and is returned as is.
-func (c *Clients) Usages(ctx context.Context, subscriptionID, location, provider string, fn func(Usage) error) error {
+func (c *ResourceManager) Usages(ctx context.Context, subscriptionID, location, provider string, fn func(Usage) error) error {
 	op := fmt.Sprintf("list %s usages of subscription %s in %s", provider, subscriptionID, location)
 	switch provider {
 	case UsageCompute:
-		client, err := armcompute.NewUsageClient(subscriptionID, c.cred, c.armOpts)
+		client, err := usageClient(c, provider, subscriptionID, armcompute.NewUsageClient)
 		if err != nil {
 			return wrap(op, err)
 		}
@@ -47,7 +51,7 @@ func (c *Clients) Usages(ctx context.Context, subscriptionID, location, provider
 				return fn(out)
 			}, failAs(op))
 	case UsageNetwork:
-		client, err := armnetwork.NewUsagesClient(subscriptionID, c.cred, c.armOpts)
+		client, err := usageClient(c, provider, subscriptionID, armnetwork.NewUsagesClient)
 		if err != nil {
 			return wrap(op, err)
 		}
@@ -63,4 +67,21 @@ func (c *Clients) Usages(ctx context.Context, subscriptionID, location, provider
 	default:
 		return fmt.Errorf("cloud: usages: provider must be %q or %q, not %q", UsageCompute, UsageNetwork, provider)
 	}
+}
+
+// usageClient is the provider's usage client of a subscription, built on
+// first use with newClient and kept: the SDK binds these clients to one
+// subscription, and every sync reads the same ones again.
+func usageClient[T any](c *ResourceManager, provider, subscriptionID string,
+	newClient func(string, azcore.TokenCredential, *arm.ClientOptions) (*T, error)) (*T, error) {
+	key := provider + "/" + strings.ToLower(subscriptionID)
+	if client, ok := c.usages.Load(key); ok {
+		return client.(*T), nil
+	}
+	client, err := newClient(subscriptionID, c.cred, c.armOpts)
+	if err != nil {
+		return nil, err
+	}
+	stored, _ := c.usages.LoadOrStore(key, client)
+	return stored.(*T), nil
 }

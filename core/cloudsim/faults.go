@@ -21,6 +21,9 @@ type Fault struct {
 	RetryAfter time.Duration `json:"retry_after"`
 	// Times bounds how many requests the fault hits; 0 means all of them.
 	Times int `json:"times"`
+	// Skip lets that many matching requests through before the fault
+	// hits, so a listing fails after its first pages.
+	Skip int `json:"skip"`
 	// TruncatePages drops the nextLink of paged answers, as a provider
 	// that cuts a listing short does.
 	TruncatePages bool `json:"truncate_pages"`
@@ -40,6 +43,7 @@ type rule struct {
 	prefix string
 	fault  Fault
 	left   int
+	skip   int
 }
 
 func newFaults() *Faults { return &Faults{hits: map[string]int{}} }
@@ -55,7 +59,7 @@ func (f *Faults) Set(svc Service, prefix string, fault Fault) {
 			break
 		}
 	}
-	f.rules = append(f.rules, &rule{svc: svc, prefix: prefix, fault: fault, left: fault.Times})
+	f.rules = append(f.rules, &rule{svc: svc, prefix: prefix, fault: fault, left: fault.Times, skip: fault.Skip})
 }
 
 // Clear removes every fault.
@@ -88,6 +92,10 @@ func (f *Faults) take(svc Service, path string) (Fault, bool) {
 	f.hits[string(svc)+" "+path]++
 	for _, r := range f.rules {
 		if r.svc != svc || !strings.HasPrefix(path, r.prefix) {
+			continue
+		}
+		if r.skip > 0 {
+			r.skip--
 			continue
 		}
 		if r.fault.Times > 0 {

@@ -97,6 +97,12 @@ func TestFaults(t *testing.T) {
 	if resp, _ := get(t, s, s.URLs[ARM]+"/items"); resp.StatusCode != 200 {
 		t.Fatalf("after the fault's times: %d", resp.StatusCode)
 	}
+	s.Faults.Set(ARM, "/items", Fault{Status: 503, Skip: 1, Times: 1})
+	for i, want := range []int{200, 503, 200} {
+		if resp, _ := get(t, s, s.URLs[ARM]+"/items"); resp.StatusCode != want {
+			t.Fatalf("request %d with one skipped: %d, want %d", i, resp.StatusCode, want)
+		}
+	}
 	s.Faults.Set(ARM, "/items", Fault{TruncatePages: true})
 	if _, p := get(t, s, s.URLs[ARM]+"/items"); len(p.Value) != 100 || p.NextLink != "" {
 		t.Fatalf("truncated page %d items next=%q", len(p.Value), p.NextLink)

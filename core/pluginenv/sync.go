@@ -5,60 +5,83 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/sdk"
 )
 
-// TenantWork is one tenant's part of a sync run: the tenant and the
-// subscriptions its directory reports.
-type TenantWork struct {
-	Tenant        sdk.Tenant
-	Subscriptions []string
+// Resolver resolves how tenants are read; *cloud.Clients is one (see
+// cloud.Clients.Access).
+type Resolver interface {
+	Access(ctx context.Context, tenants []cloud.Tenant) []cloud.TenantAccess
 }
 
+// TenantWork is one tenant's part of a sync run: the tenant, the Resource
+// Manager clients that read it and its subscriptions, or why it cannot be
+// read.
+type TenantWork struct {
+	Tenant sdk.Tenant
+	// Cloud reads the tenant: the managing credential's clients for a
+	// delegated tenant, its own directory's otherwise. Nil when Err is set.
+	Cloud         *cloud.ResourceManager
+	Subscriptions []string
+	// Err is why the tenant cannot be read; it names the tenant and, when
+	// Steward lacks access to it, the fix.
+	Err error
+
+	access cloud.Tenant
+}
+
+// Failed names the tenant in err, a failure to sync it, and says how to
+// grant Steward access when err shows it lacks some (a refused token, a
+// 403); see cloud.Tenant.Failed.
+func (tw TenantWork) Failed(err error) error { return tw.access.Failed(err) }
+
 // Plan lists the active tenants of tenantIDs (every active tenant when
-// empty), in the host's order, each with the subscriptions the cloud
-// reports in its directory (TenantSubscriptions). A tenant none of whose
-// subscriptions is visible is listed with none.
-func Plan(ctx context.Context, host *sdk.Host, list Subscriptions, tenantIDs []string) ([]TenantWork, error) {
+// empty), in the host's order, each resolved by Resolve.
+func Plan(ctx context.Context, host *sdk.Host, r Resolver, tenantIDs []string) ([]TenantWork, error) {
 	tenants, err := host.Tenants(ctx, tenantIDs...)
 	if err != nil {
 		return nil, fmt.Errorf("tenant directory: %w", err)
 	}
-	var work []TenantWork
+	var active []sdk.Tenant
 	for _, t := range tenants {
 		if t.IsActive {
-			work = append(work, TenantWork{Tenant: t})
+			active = append(active, t)
 		}
 	}
-	active := make([]sdk.Tenant, len(work))
-	for i, tw := range work {
-		active[i] = tw.Tenant
-	}
-	err = TenantSubscriptions(ctx, list, active, func(i int, sub string) {
-		work[i].Subscriptions = append(work[i].Subscriptions, sub)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return work, nil
+	return Resolve(ctx, r, active), nil
 }
 
-// SyncTenants calls sync for each tenant of work, in order, and joins the
-// errors, each named by its tenant; a failing tenant does not stop the
-// others. A tenant without subscriptions — not delegated yet, or
-// delegated to another tenant, which onboarding reports — is skipped with
-// a warning on run's logger: its data stays as it was.
-func SyncTenants(run *sdk.JobRun, work []TenantWork, sync func(TenantWork) error) error {
+// Resolve resolves the tenants, in order: each with the clients that read
+// it and its subscriptions, through delegation or its own directory as it
+// is registered (use_delegation), or with the error that keeps it from
+// being read.
+func Resolve(ctx context.Context, r Resolver, tenants []sdk.Tenant) []TenantWork {
+	refs := make([]cloud.Tenant, len(tenants))
+	for i, t := range tenants {
+		refs[i] = cloud.Tenant{ID: t.ID, Name: t.Name, DirectoryTenantID: t.DirectoryTenantID, SubscriptionID: t.SubscriptionID,
+			Delegated: t.UseDelegation}
+	}
+	work := make([]TenantWork, len(tenants))
+	for i, a := range r.Access(ctx, refs) {
+		work[i] = TenantWork{Tenant: tenants[i], Cloud: a.ResourceManager, Subscriptions: a.Subscriptions, Err: a.Err, access: refs[i]}
+	}
+	return work
+}
+
+// SyncTenants calls sync for each tenant of work that can be read, in
+// order, and joins the errors, each naming its tenant: a tenant that cannot
+// be read is its Err, never skipped in silence, and a failing tenant does
+// not stop the others.
+func SyncTenants(work []TenantWork, sync func(TenantWork) error) error {
 	var failures []error
 	for _, tw := range work {
-		if len(tw.Subscriptions) == 0 {
-			if run.Logger != nil {
-				run.Logger.Warn("tenant skipped: none of its subscriptions is visible", "tenant", tw.Tenant.Name, "tenant_id", tw.Tenant.ID)
-			}
+		if tw.Err != nil {
+			failures = append(failures, tw.Err)
 			continue
 		}
 		if err := sync(tw); err != nil {
-			failures = append(failures, fmt.Errorf("tenant %s (%s): %w", tw.Tenant.Name, tw.Tenant.ID, err))
+			failures = append(failures, tw.Failed(err))
 		}
 	}
 	return errors.Join(failures...)

@@ -14,28 +14,39 @@ import (
 	"github.com/stewardhq/steward/sdk/plugintest"
 )
 
-// directory is the tenant directory the tests' host serves: a and b with
-// subscriptions, c with none visible, d inactive.
+// directory is the tenant directory the tests' host serves: a and b (the
+// one delegated) with subscriptions, c with none visible, d inactive.
 var directory = []sdk.Tenant{
 	{ID: "a", Name: "Alpha", DirectoryTenantID: "dir-a", IsActive: true},
-	{ID: "b", Name: "Beta", DirectoryTenantID: "dir-b", IsActive: true},
+	{ID: "b", Name: "Beta", DirectoryTenantID: "dir-b", SubscriptionID: "sub-b", UseDelegation: true, IsActive: true},
 	{ID: "c", Name: "Gamma", DirectoryTenantID: "dir-c", IsActive: true},
 	{ID: "d", Name: "Delta", DirectoryTenantID: "dir-d"},
 }
 
-// listing is the cloud's subscriptions of the directory.
-func listing(_ context.Context, fn func(cloud.Subscription) error) error {
-	for _, s := range []cloud.Subscription{
-		{ID: "s1", TenantID: "dir-b", State: "Enabled"},
-		{ID: "s2", TenantID: "dir-a", State: "Enabled"},
-		{ID: "s3", TenantID: "dir-d", State: "Enabled"},
-		{ID: "s4", TenantID: "dir-a", State: "Enabled"},
-	} {
-		if err := fn(s); err != nil {
-			return err
+// resolver is a cloud whose directories list these subscriptions; a
+// tenant of another directory cannot be read. It records the tenants it
+// was asked to resolve.
+type resolver struct {
+	subs  map[string][]string
+	asked []cloud.Tenant
+}
+
+func (r *resolver) Access(_ context.Context, tenants []cloud.Tenant) []cloud.TenantAccess {
+	r.asked = append(r.asked, tenants...)
+	out := make([]cloud.TenantAccess, len(tenants))
+	for i, t := range tenants {
+		out[i].Tenant = t
+		if subs, ok := r.subs[t.DirectoryTenantID]; ok {
+			out[i].Subscriptions = subs
+		} else {
+			out[i].Err = t.Failed(errors.New("no subscription visible"))
 		}
 	}
-	return nil
+	return out
+}
+
+func newResolver() *resolver {
+	return &resolver{subs: map[string][]string{"dir-a": {"s2", "s4"}, "dir-b": {"s1"}, "dir-d": {"s3"}}}
 }
 
 // serve starts a plugin with the given jobs against a host serving the
@@ -50,27 +61,32 @@ func serve(t *testing.T, jobs ...sdk.Job) (*plugintest.Harness, *sdk.Host) {
 	return h, host
 }
 
-// planned renders a plan as tenant:subscriptions pairs.
+// planned renders a plan as tenant:subscriptions pairs, or tenant!error.
 func planned(work []pluginenv.TenantWork) string {
 	var parts []string
 	for _, tw := range work {
+		if tw.Err != nil {
+			parts = append(parts, tw.Tenant.ID+"!"+tw.Err.Error())
+			continue
+		}
 		parts = append(parts, tw.Tenant.ID+":"+strings.Join(tw.Subscriptions, ","))
 	}
 	return strings.Join(parts, " ")
 }
 
 // TestPlan: the plan holds the active tenants asked for, in the host's
-// order, each with the subscriptions of its directory (none for a tenant
-// whose directory reports none); a failed listing fails it.
+// order, each resolved as registered (its directory, registered
+// subscription and use of delegation), or with the error naming it.
 func TestPlan(t *testing.T) {
 	ctx := context.Background()
 	_, host := serve(t)
-	for ids, want := range map[string]string{"": "a:s2,s4 b:s1 c:", "c,a": "a:s2,s4 c:", "d": "", "b,d": "b:s1"} {
+	cErr := "c!tenant Gamma (c): no subscription visible"
+	for ids, want := range map[string]string{"": "a:s2,s4 b:s1 " + cErr, "c,a": "a:s2,s4 " + cErr, "d": "", "b,d": "b:s1"} {
 		var tenantIDs []string
 		if ids != "" {
 			tenantIDs = strings.Split(ids, ",")
 		}
-		work, err := pluginenv.Plan(ctx, host, listing, tenantIDs)
+		work, err := pluginenv.Plan(ctx, host, newResolver(), tenantIDs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,16 +94,19 @@ func TestPlan(t *testing.T) {
 			t.Errorf("plan of %q: %q, want %q", ids, got, want)
 		}
 	}
-	failing := func(context.Context, func(cloud.Subscription) error) error { return errors.New("throttled") }
-	if _, err := pluginenv.Plan(ctx, host, failing, nil); err == nil || !strings.Contains(err.Error(), "list subscriptions: throttled") {
-		t.Errorf("failed listing: %v", err)
+	r := newResolver()
+	if _, err := pluginenv.Plan(ctx, host, r, []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []cloud.Tenant{{ID: "b", Name: "Beta", DirectoryTenantID: "dir-b", SubscriptionID: "sub-b", Delegated: true}}; !slices.Equal(r.asked, want) {
+		t.Errorf("resolved %+v, want %+v", r.asked, want)
 	}
 }
 
-// TestSyncTenants: each tenant with subscriptions is synced in order, one
-// without is skipped, a failing tenant does not stop the next and the run
-// fails naming it; Progress reports each step against the total and
-// counts the records.
+// TestSyncTenants: each tenant that can be read is synced in order; one
+// that cannot fails the run naming it, as does a failing tenant, which
+// does not stop the next; a refusal (403) says how to grant access.
+// Progress reports each step against the total and counts the records.
 func TestSyncTenants(t *testing.T) {
 	var (
 		h      *plugintest.Harness
@@ -96,7 +115,7 @@ func TestSyncTenants(t *testing.T) {
 		deny   = "s2"
 	)
 	h, host = serve(t, sdk.Job{Name: "sync", JobType: "demo", Run: func(ctx context.Context, run *sdk.JobRun) (int64, error) {
-		work, err := pluginenv.Plan(ctx, host, listing, run.TenantIDs)
+		work, err := pluginenv.Plan(ctx, host, newResolver(), run.TenantIDs)
 		if err != nil {
 			return 0, err
 		}
@@ -104,9 +123,12 @@ func TestSyncTenants(t *testing.T) {
 		for _, tw := range work {
 			p.Total += int64(len(tw.Subscriptions))
 		}
-		err = pluginenv.SyncTenants(run, work, func(tw pluginenv.TenantWork) error {
+		err = pluginenv.SyncTenants(work, func(tw pluginenv.TenantWork) error {
 			synced = append(synced, tw.Tenant.ID)
 			for _, sub := range tw.Subscriptions {
+				if sub == "s1" && deny == "forbidden" {
+					return fmt.Errorf("subscription %s: %w", sub, cloud.ErrForbidden)
+				}
 				if sub == deny {
 					p.Step("subscription " + sub + ": failed")
 					return fmt.Errorf("subscription %s: denied", sub)
@@ -121,8 +143,9 @@ func TestSyncTenants(t *testing.T) {
 	}})
 
 	_, progress, err := h.RunJob(context.Background(), "sync")
-	if err == nil || !strings.Contains(err.Error(), "tenant Alpha (a): subscription s2: denied") || strings.Contains(err.Error(), "Beta") {
-		t.Errorf("run error %v, want tenant a's failure only", err)
+	if err == nil || !strings.Contains(err.Error(), "tenant Alpha (a): subscription s2: denied") || strings.Contains(err.Error(), "Beta") ||
+		!strings.Contains(err.Error(), "tenant Gamma (c): no subscription visible") {
+		t.Errorf("run error %v, want tenant a's failure and c's", err)
 	}
 	if !slices.Equal(synced, []string{"a", "b"}) {
 		t.Errorf("synced %v, want a then b", synced)
@@ -133,10 +156,16 @@ func TestSyncTenants(t *testing.T) {
 		t.Errorf("progress %+v, want %+v", progress, want)
 	}
 
+	deny, synced = "forbidden", nil
+	_, _, err = h.RunJob(context.Background(), "sync")
+	if err == nil || !strings.Contains(err.Error(), "tenant Beta (b): subscription s1: access denied: delegate its subscriptions to Steward's managing tenant through Azure Lighthouse") {
+		t.Errorf("a refusal: %v", err)
+	}
+
 	deny, synced = "", nil
-	n, progress, err := h.RunJob(context.Background(), "sync")
-	if err != nil || n != 30 || !slices.Equal(synced, []string{"a", "b"}) {
-		t.Errorf("second run: %d records, synced %v, error %v; want 30 records of a and b", n, synced, err)
+	_, progress, err = h.RunJob(context.Background(), "sync")
+	if err == nil || !strings.HasSuffix(err.Error(), "= tenant Gamma (c): no subscription visible") || !slices.Equal(synced, []string{"a", "b"}) {
+		t.Errorf("third run: synced %v, error %v; want a and b synced and c's failure only", synced, err)
 	}
 	if last := progress[len(progress)-1]; last.Done != 3 || last.Total != 3 {
 		t.Errorf("last progress %+v, want 3 of 3", last)

@@ -32,8 +32,8 @@ type anomalyList struct {
 }
 
 // TestCostAnomalies: the demo world's costs, synced by the cost plugin at
-// start-up (a year's backfill, each tenant judged by the detector as its
-// costs are written), are served by the anomaly routes, scoped per tenant,
+// start-up for every tenant, the one not delegated too (a year's backfill,
+// each tenant judged by the detector as its costs are written), are served by the anomaly routes, scoped per tenant,
 // with the flagged days being the injected spikes; acknowledging is
 // tenant-checked, idempotent and audited, and a bulk request naming
 // another tenant's anomaly acknowledges none.
@@ -57,6 +57,15 @@ func testCostAnomalies(t *testing.T, dialect string) {
 		t.Fatalf("the demo world's tenants are not registered: %v", idOf)
 	}
 	waitStartupSync(t, h, admin, "costs")
+	// Every tenant's costs arrived, Northwind Travel's too, which is not
+	// delegated and is read in its own directory.
+	var fresh map[string]map[string]any
+	h.get("/api/v1/health/data", admin).json(t, &fresh)
+	for _, tn := range world.Demo(stack.DemoSeed, time.Now().UTC()).Tenants {
+		if fresh[tn.Name]["costs"] == nil {
+			t.Errorf("%s's costs are not fresh after the start-up sync: %v", tn.Name, fresh[tn.Name])
+		}
+	}
 	db := h.pluginDB("cost")
 
 	// The simulator serves the demo world of its day.

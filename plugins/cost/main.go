@@ -46,7 +46,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	costs := &ledger.Store{DB: db}
 	budgetStore := budgets.NewStore(db)
 	evaluator := &budgets.Evaluator{Store: budgetStore}
-	budgetSync := &budgets.Syncer{Store: budgetStore, Cloud: clients, Evaluator: evaluator}
+	budgetSync := &budgets.Syncer{Store: budgetStore, Cloud: clients, Host: env.Host, Evaluator: evaluator}
 	reads := &reports.Handlers{Store: &reports.Store{DB: db}, Host: env.Host}
 	anomalyRoutes := &anomalies.Handlers{DB: db, Host: env.Host}
 	budgetRoutes := &budgets.Handlers{Store: budgetStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger, Syncer: budgetSync}
@@ -81,6 +81,10 @@ func budgetHook(s *budgets.Syncer) ingest.Hook {
 		}
 		failures := make([]error, 0, len(res.Errors))
 		for _, e := range res.Errors {
+			if e.SubscriptionID == "" {
+				failures = append(failures, fmt.Errorf("budgets: %s", e.Message))
+				continue
+			}
 			failures = append(failures, fmt.Errorf("budgets of subscription %s: %s", e.SubscriptionID, e.Message))
 		}
 		return errors.Join(failures...)

@@ -95,10 +95,13 @@ func usageDateRange(r *http.Request) (from, to string, err error) {
 	return from, to, nil
 }
 
-func (srv *server) hasBillingAccount(id string) bool {
+// reachesBillingAccount reports whether a caller of directory tenant tid
+// may read the billing account id: one of a tenant whose subscriptions
+// it reaches.
+func (srv *server) reachesBillingAccount(tid, id string) bool {
 	for _, t := range srv.sim.World().Tenants {
 		if t.BillingAccountID != nil && strings.EqualFold(*t.BillingAccountID, id) {
-			return true
+			return srv.reaches(tid, t)
 		}
 	}
 	return false
@@ -114,7 +117,7 @@ func utilization(used, reserved float64) float64 {
 func (srv *server) reservationSummaries(w http.ResponseWriter, r *http.Request, c idp.Claims) {
 	account := r.PathValue("billingAccountId")
 	scope := "/providers/Microsoft.Billing/billingAccounts/" + account
-	if !srv.hasBillingAccount(account) {
+	if !srv.reachesBillingAccount(c.TenantID, account) {
 		cloudsim.WriteError(w, http.StatusForbidden, "AuthorizationFailed", fmt.Sprintf(
 			"The client '%s' with object id '%s' does not have authorization to perform action 'Microsoft.Consumption/reservationSummaries/read' over scope '%s' or the scope is invalid.",
 			c.ObjectID, c.ObjectID, scope))

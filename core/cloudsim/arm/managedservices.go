@@ -21,9 +21,14 @@ import (
 // assignment of it. The managing tenant's own subscriptions need none.
 //
 // Resource Manager lets a token reach the subscriptions of its own tenant,
-// and a managing tenant's token those of the delegated tenants as well.
-// Any other subscription answers 403 AuthorizationFailed on every
-// subscription-scoped route and is left out of listings. Which principal
+// and a managing tenant's token those of the delegated tenants as well:
+// a tenant that is not delegated is read only with a token of its own
+// directory, issued to the application it consented to. Any other
+// subscription answers 403 AuthorizationFailed on every
+// subscription-scoped route and is left out of listings, and so does
+// every subscription for a token of a directory that withdrew its
+// consent (world.Tenant.Consented). A billing account is reached as its
+// tenant's subscriptions are. Which principal
 // of the managing tenant holds the roles is not checked.
 
 // The built-in roles a Steward delegation grants.
@@ -58,8 +63,13 @@ func (srv *server) managed(t world.Tenant) bool {
 }
 
 // reaches reports whether a caller of directory tenant tid may use the
-// subscriptions of tenant t.
+// subscriptions of tenant t. A directory that withdrew its consent to the
+// application has no service principal left to hold roles, so a token it
+// issued before reaches nothing.
 func (srv *server) reaches(tid string, t world.Tenant) bool {
+	if !srv.sim.World().Consents(tid) {
+		return false
+	}
 	return strings.EqualFold(t.DirectoryTenantID, tid) || srv.managed(t) && strings.EqualFold(tid, srv.managingTenant())
 }
 

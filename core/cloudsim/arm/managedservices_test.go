@@ -2,6 +2,7 @@ package arm_test
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,5 +135,65 @@ func TestRegistrationDefinitionsAndAssignments(t *testing.T) {
 		if _, body := e.do("GET", "/subscriptions/"+subA+"/providers/Microsoft.ManagedServices/"+kind+"?api-version=2022-01-01-preview", nil); len(body["value"].([]any)) != 0 {
 			t.Fatalf("own subscription's %s: %v", kind, body)
 		}
+	}
+}
+
+// TestDirectoryTokens: a tenant that is not delegated is read with a token
+// of its own directory: that token lists its directory's subscriptions
+// only, reads their data and its billing account, and is refused (403,
+// AuthorizationFailed) another directory's subscription and billing
+// account, as the managing tenant's token is refused its subscriptions.
+// Once the directory withdraws its consent, it issues the application no
+// token and a token it issued before reaches nothing.
+func TestDirectoryTokens(t *testing.T) {
+	w := lighthouseWorld()
+	northwindBilling := "87654321"
+	w.Tenants[2].BillingAccountID = &northwindBilling
+	w.Reservations = append(w.Reservations, world.Reservation{BillingAccountID: northwindBilling, ReservationID: "res-n", SKU: "Standard_B2s",
+		Date: "2026-10-01", ReservedHours: 24, UsedHours: 12})
+	w.Tenants = append(w.Tenants, world.Tenant{Name: "Tailspin", DirectoryTenantID: "44444444-4444-4444-8444-444444444444",
+		Subscriptions: []world.Subscription{{ID: "00000000-0000-4000-8000-0000000000ff", Name: "Tailspin Production"}}})
+	e := startWorld(t, w)
+	own := e.tokenIn(independentTenant)
+	usages := "/subscriptions/" + subIndependent + "/providers/Microsoft.Compute/locations/westeurope/usages?" + apiVersion
+	if resp, body := e.doWith(own, "GET", usages, nil); resp.StatusCode != 200 || len(body["value"].([]any)) != 1 {
+		t.Errorf("own subscription's usages: %d %v", resp.StatusCode, body)
+	}
+	if resp, body := e.doWith(own, "GET", summariesPath(northwindBilling, "grain=monthly"), nil); resp.StatusCode != 200 || len(body["value"].([]any)) != 1 {
+		t.Errorf("own billing account: %d %v", resp.StatusCode, body)
+	}
+	for _, c := range []struct{ name, token, path string }{
+		{"another directory's subscription", own, "/subscriptions/00000000-0000-4000-8000-0000000000ff?" + apiVersion},
+		{"the managing tenant's subscription", own, "/subscriptions/" + subA + "/providers/Microsoft.Compute/locations/westeurope/usages?" + apiVersion},
+		{"the managing tenant's billing account", own, summariesPath(billingAccount, "grain=monthly")},
+		{"the managing token on a billing account not delegated", e.token, summariesPath(northwindBilling, "grain=monthly")},
+	} {
+		resp, body := e.doWith(c.token, "GET", c.path, nil)
+		msg, _ := body["error"].(map[string]any)["message"].(string)
+		if resp.StatusCode != 403 || errorCode(body) != "AuthorizationFailed" || !strings.Contains(msg, "does not have authorization") {
+			t.Errorf("%s: %d %v, want 403 AuthorizationFailed", c.name, resp.StatusCode, body)
+		}
+	}
+
+	withdrawn := *w
+	withdrawn.Tenants = slices.Clone(w.Tenants)
+	no := false
+	withdrawn.Tenants[2].Consented = &no
+	e.sim.SetWorld(&withdrawn)
+	if _, body := e.doWith(own, "GET", "/subscriptions?"+apiVersion, nil); len(body["value"].([]any)) != 0 {
+		t.Errorf("a withdrawn directory's token lists %v", body)
+	}
+	if resp, body := e.doWith(own, "GET", usages, nil); resp.StatusCode != 403 || errorCode(body) != "AuthorizationFailed" {
+		t.Errorf("a withdrawn directory's token on its subscription: %d %v", resp.StatusCode, body)
+	}
+	status, body := simtest.PostToken(t, e.sim, independentTenant, url.Values{"grant_type": {"client_credentials"}, "client_id": {simtest.ClientID},
+		"client_secret": {simtest.ClientSecret}, "scope": {arm.Audience + "/.default"}})
+	if desc, _ := body["error_description"].(string); status != 400 || body["error"] != "unauthorized_client" || !strings.HasPrefix(desc, "AADSTS700016: ") {
+		t.Errorf("token request in a withdrawn directory: %d %v", status, body)
+	}
+	// Delegation does not depend on the delegating directory's consent.
+	withdrawn.Tenants[1].Consented = &no
+	if resp, _ := e.do("GET", "/subscriptions/"+subDelegated+"/providers/Microsoft.Compute/locations/westeurope/usages?"+apiVersion, nil); resp.StatusCode != 200 {
+		t.Errorf("a delegated subscription without consent in its directory: %d", resp.StatusCode)
 	}
 }

@@ -10,7 +10,8 @@
 // Every route authenticates the bearer token for Graph's audience, and the
 // token's tenant (tid) is the directory it reads: a token of one tenant
 // never sees another's users, as Steward holds one token per customer
-// tenant. Permissions (User.Read.All and the like, licences for sign-in
+// tenant. A directory that withdrew its consent to the application
+// (world.Tenant.Consented) answers its tokens 403. Permissions (User.Read.All and the like, licences for sign-in
 // activity and Intune) are not modelled: a valid token reads its whole
 // directory.
 //
@@ -151,6 +152,12 @@ func (srv *server) handle(pattern string, h func(*call)) {
 		t, ok := tenantOf(c.world, claims.TenantID)
 		if !ok {
 			c.unauthorized(fmt.Errorf("%w: tenant %q has no directory here", idp.ErrInvalidToken, claims.TenantID))
+			return
+		}
+		if !t.HasConsent() {
+			// The directory withdrew its consent: the application's service
+			// principal is gone, with the permissions granted to it.
+			c.error(http.StatusForbidden, "Authorization_RequestDenied", "Insufficient privileges to complete the operation.")
 			return
 		}
 		c.tenant = t

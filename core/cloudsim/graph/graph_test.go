@@ -463,3 +463,27 @@ func TestReplacedWorld(t *testing.T) {
 		t.Fatalf("filtered members after the world was replaced: %v", filtered)
 	}
 }
+
+// TestConsentWithdrawn: a directory that withdraws its consent to the
+// application refuses a token it issued before (403, Graph's
+// Authorization_RequestDenied) and issues none after; another directory
+// is unaffected.
+func TestConsentWithdrawn(t *testing.T) {
+	e := start(t)
+	w := testWorld()
+	w.Tenants[1].Consented = ptr(false)
+	e.sim.SetWorld(w)
+	resp, body := e.get(e.tokens[tenantB], "/v1.0/users")
+	if code, msg, _ := graphError(body); resp.StatusCode != 403 || code != "Authorization_RequestDenied" || msg != "Insufficient privileges to complete the operation." {
+		t.Errorf("withdrawn directory's token: %d %v", resp.StatusCode, body)
+	}
+	status, body := simtest.PostToken(t, e.sim, tenantB, url.Values{"grant_type": {"client_credentials"}, "client_id": {simtest.ClientID},
+		"client_secret": {simtest.ClientSecret}, "scope": {graph.Audience + "/.default"}})
+	if desc, _ := body["error_description"].(string); status != 400 || body["error"] != "unauthorized_client" || !strings.HasPrefix(desc, "AADSTS700016: ") ||
+		!strings.Contains(desc, "consented") || !strings.Contains(desc, tenantB) {
+		t.Errorf("token request in the withdrawn directory: %d %v", status, body)
+	}
+	if users, _ := e.all(tenantA, "/v1.0/users"); len(users) != 5 {
+		t.Errorf("the consenting directory lists %d users, want 5", len(users))
+	}
+}

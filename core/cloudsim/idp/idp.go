@@ -16,7 +16,10 @@
 // credentials grant the Azure SDK's secret, certificate and workload
 // identity credentials use: clients authenticate with a secret or with a
 // client assertion (RFC 7523), a JWT signed with one of their certificates
-// or a federated token from another identity provider. Sign-in has no
+// or a federated token from another identity provider. A directory that has
+// not consented to the application (world.Tenant.Consented) refuses it the
+// client credentials grant, as Entra ID refuses an application without a
+// service principal there. Sign-in has no
 // passwords: the user is chosen by login_hint or on a page listing the
 // world's users. Clients built on MSAL (the Azure SDK's credentials) must
 // disable instance discovery, which would otherwise ask the public cloud

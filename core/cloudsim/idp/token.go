@@ -296,6 +296,13 @@ func (p *Provider) clientCredentialsGrant(r *http.Request, t tenant) (tokenRespo
 		return tokenResponse{}, newError(http.StatusBadRequest, "invalid_request", 9002313,
 			"Invalid request. The client credentials grant needs a directory tenant, not '%s'.", t.id)
 	}
+	if !p.sim.World().Consents(t.id) {
+		// A multi-tenant application has a service principal only in the
+		// directories that consented to it; Entra ID answers a token
+		// request in any other as for an application it does not know.
+		return tokenResponse{}, newError(http.StatusBadRequest, "unauthorized_client", 700016,
+			"Application with identifier '%s' was not found in the directory '%s'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.", clientID, t.id)
+	}
 	raw := r.PostFormValue("scope")
 	sc, oe := parseScope(raw)
 	if oe != nil {

@@ -125,3 +125,19 @@ func TestUserAddresses(t *testing.T) {
 		t.Fatalf("one address twice in a directory: %v", err)
 	}
 }
+
+// TestConsent: a tenant has consented unless its "consented" is false; a
+// directory the world does not hold has not.
+func TestConsent(t *testing.T) {
+	w, err := Parse([]byte(`{"tenants": [{"name": "A", "directory_tenant_id": "dir-a", "subscriptions": [{"id": "sub-a", "name": "A"}]},
+		{"name": "B", "directory_tenant_id": "dir-b", "subscriptions": [{"id": "sub-b", "name": "B"}], "consented": false},
+		{"name": "C", "directory_tenant_id": "dir-c", "subscriptions": [{"id": "sub-c", "name": "C"}], "consented": true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]bool{"DIR-A": true, "dir-b": false, "dir-c": true, "dir-x": false} {
+		if got := w.Consents(dir); got != want {
+			t.Errorf("Consents(%s) = %v, want %v", dir, got, want)
+		}
+	}
+}

@@ -2,7 +2,14 @@
 // policy states, resources, quotas, reservations, access reviews and DNS
 // records it serves. A world comes from a JSON world file or from the
 // deterministic built-in demo generator. Dates are YYYY-MM-DD.
+//
+// Beyond the fields the contract names, a tenant may carry "consented":
+// false, for a directory where Steward's application has no (or no
+// longer) admin consent; see Tenant.Consented. Worlds without it behave
+// as before.
 package world
+
+import "strings"
 
 // World is the whole simulated estate. Every list is optional; fields
 // beyond these are allowed in a file and ignored.
@@ -27,6 +34,34 @@ type Tenant struct {
 	AccessGroups      []string       `json:"access_groups"`
 	Delegated         bool           `json:"delegated"`
 	Domains           []string       `json:"domains"`
+	// Consented is whether Steward's multi-tenant application has admin
+	// consent in the tenant's directory; absent means it has. A tenant
+	// registered without delegation is read with the application's own
+	// tokens of its directory, which need that consent: without it the
+	// identity provider refuses the application a token there (as Entra
+	// ID refuses an application with no service principal in the
+	// directory), and a token issued before consent was withdrawn reads
+	// nothing (Resource Manager lists none of the directory's
+	// subscriptions and refuses each one; Graph refuses the directory).
+	// Lighthouse delegation does not depend on it: the managing tenant's
+	// token reaches a delegated tenant's subscriptions either way.
+	Consented *bool `json:"consented,omitempty"`
+}
+
+// HasConsent reports whether Steward's application has admin consent in
+// the tenant's directory (see Consented).
+func (t Tenant) HasConsent() bool { return t.Consented == nil || *t.Consented }
+
+// Consents reports whether the directory is a tenant of the world in whose
+// directory Steward's application has admin consent. Case does not
+// matter, as for directory tenant ids everywhere.
+func (w *World) Consents(directoryTenantID string) bool {
+	for _, t := range w.Tenants {
+		if strings.EqualFold(t.DirectoryTenantID, directoryTenantID) {
+			return t.HasConsent()
+		}
+	}
+	return false
 }
 
 // Subscription is an Azure subscription of a tenant.

@@ -12,13 +12,6 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
-// Cloud is what the sync reads; *cloud.Clients provides it.
-type Cloud interface {
-	Subscriptions(ctx context.Context, fn func(cloud.Subscription) error) error
-	PolicyStates(ctx context.Context, subscriptionID, filter string, fn func(cloud.PolicyState) error) error
-	PolicySummary(ctx context.Context, subscriptionID string) (cloud.PolicySummary, error)
-}
-
 // Hook runs for a tenant after all its states were stored and its
 // snapshot taken — the custom rules' evaluation runs here. An error fails
 // the run, naming the tenant, which is then not marked fresh; the states
@@ -31,7 +24,9 @@ const progressRows = 5000
 
 // Syncer runs the compliance job.
 type Syncer struct {
-	Cloud Cloud
+	// Cloud resolves each tenant's clients and subscriptions;
+	// *cloud.Clients is one.
+	Cloud pluginenv.Resolver
 	Store *Store
 	Host  *sdk.Host
 	// AfterTenant run in order for each tenant whose states were all
@@ -49,15 +44,16 @@ type Syncer struct {
 }
 
 // Run syncs every active tenant, or those of run.TenantIDs: each
-// subscription's latest policy states replace those stored for it. A
-// tenant none of whose subscriptions the credential sees is skipped. A
-// failing subscription changes nothing of its stored states and does not
+// subscription's latest policy states replace those stored for it. Each
+// tenant is read as registered, through delegation or in its own
+// directory; one Steward cannot read fails the run, naming it and the
+// fix. A failing subscription changes nothing of its stored states and does not
 // stop the others; its tenant then gets no snapshot, no hooks and no
 // freshness mark, and the run fails naming each failure, which raises the
 // host's sync alert. A listing is checked against the subscription's
 // policy summary (Target.Resources), so one cut short fails too.
 func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
-	work, err := pluginenv.Plan(ctx, s.Host, s.Cloud.Subscriptions, run.TenantIDs)
+	work, err := pluginenv.Plan(ctx, s.Host, s.Cloud, run.TenantIDs)
 	if err != nil {
 		return 0, err
 	}
@@ -65,7 +61,7 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	for _, tw := range work {
 		p.Total += int64(len(tw.Subscriptions))
 	}
-	err = pluginenv.SyncTenants(run, work, func(tw pluginenv.TenantWork) error {
+	err = pluginenv.SyncTenants(work, func(tw pluginenv.TenantWork) error {
 		l, _ := s.tenants.LoadOrStore(tw.Tenant.ID, &sync.Mutex{})
 		l.(*sync.Mutex).Lock()
 		defer l.(*sync.Mutex).Unlock()
@@ -80,7 +76,7 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 func (s *Syncer) syncTenant(ctx context.Context, tw pluginenv.TenantWork, p *pluginenv.Progress) error {
 	var failures []error
 	for _, sub := range tw.Subscriptions {
-		if err := s.syncSubscription(ctx, tw.Tenant, sub, p); err != nil {
+		if err := s.syncSubscription(ctx, tw, sub, p); err != nil {
 			failures = append(failures, fmt.Errorf("subscription %s: %w", sub, err))
 		}
 	}
@@ -108,11 +104,12 @@ func (s *Syncer) syncTenant(ctx context.Context, tw pluginenv.TenantWork, p *plu
 	return nil
 }
 
-func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, sub string, p *pluginenv.Progress) error {
+func (s *Syncer) syncSubscription(ctx context.Context, tw pluginenv.TenantWork, sub string, p *pluginenv.Progress) error {
+	tenant := tw.Tenant
 	label := fmt.Sprintf("tenant %s subscription %s", tenant.Name, sub)
 	// The summary counts the subscription's resources, against which
 	// Replace checks that the listing was not cut short.
-	summary, err := s.Cloud.PolicySummary(ctx, sub)
+	summary, err := tw.Cloud.PolicySummary(ctx, sub)
 	if err != nil {
 		p.Step(label + ": failed")
 		return err
@@ -124,7 +121,7 @@ func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, sub st
 	target := Target{TenantID: tenant.ID, SubscriptionID: sub, SyncedAt: s.now(), Resources: resources}
 	written, err := s.Store.Replace(ctx, target, func(emit func(State) error) error {
 		var n int64
-		return s.Cloud.PolicyStates(ctx, sub, "", func(c cloud.PolicyState) error {
+		return tw.Cloud.PolicyStates(ctx, sub, "", func(c cloud.PolicyState) error {
 			n++
 			if n%progressRows == 0 {
 				p.Report(fmt.Sprintf("%s: %d states", label, n))

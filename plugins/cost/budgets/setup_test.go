@@ -93,7 +93,7 @@ func newFixture(t *testing.T, dialect string) *fixture {
 	handlers := &budgets.Handlers{}
 	plugin := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
 		*handlers = budgets.Handlers{Store: st, Evaluator: f.eval, Host: env.Host, Logger: env.Logger,
-			Syncer: &budgets.Syncer{Store: st, Cloud: clients, Evaluator: f.eval}}
+			Syncer: &budgets.Syncer{Store: st, Cloud: clients, Host: env.Host, Evaluator: f.eval}}
 		return &sdk.Plugin{Routes: handlers.Routes()}, nil
 	}
 	f.h = plugintest.New(t, sdk.Definition{Name: "cost"}, plugin, plugintest.Options{Tenants: []sdk.Tenant{

@@ -18,15 +18,6 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
-// Cloud is the provider's budgets API; *cloud.Clients provides it.
-type Cloud interface {
-	Subscriptions(ctx context.Context, fn func(cloud.Subscription) error) error
-	Budgets(ctx context.Context, subscriptionID string, fn func(cloud.Budget) error) error
-	Budget(ctx context.Context, subscriptionID, name string) (cloud.Budget, error)
-	SetBudget(ctx context.Context, subscriptionID string, b cloud.Budget) (cloud.Budget, error)
-	DeleteBudget(ctx context.Context, subscriptionID, name string) error
-}
-
 // Syncer exchanges budgets with the provider, where budgets live per
 // subscription. A budget of a whole tenant has no provider counterpart and
 // is never pushed. A Steward budget of a subscription is pushed under the
@@ -34,9 +25,25 @@ type Cloud interface {
 // owns it); a provider budget under any other name is pulled in as a
 // budget of source "provider", which the provider owns.
 type Syncer struct {
-	Store     *Store
-	Cloud     Cloud
+	Store *Store
+	// Cloud resolves the clients that reach a tenant's subscriptions, where
+	// its provider budgets live; *cloud.Clients is one.
+	Cloud pluginenv.Resolver
+	// Host lists the tenant of a budget synced on its own.
+	Host      *sdk.Host
 	Evaluator *Evaluator
+}
+
+// tenantCloud is the clients that reach a tenant's subscriptions.
+func (s *Syncer) tenantCloud(ctx context.Context, tenantID string) (*cloud.ResourceManager, error) {
+	work, err := pluginenv.Plan(ctx, s.Host, s.Cloud, []string{tenantID})
+	switch {
+	case err != nil:
+		return nil, err
+	case len(work) == 0:
+		return nil, fmt.Errorf("tenant %s is not active", tenantID)
+	}
+	return work[0].Cloud, work[0].Err
 }
 
 // providerName is the name a Steward budget has at the provider.
@@ -163,16 +170,25 @@ func (s *Syncer) SyncBudget(ctx context.Context, b *Budget) (BudgetSync, error) 
 	if b.SubscriptionID == "" {
 		return BudgetSync{}, ErrNoCounterpart
 	}
+	rm, err := s.tenantCloud(ctx, b.TenantID)
+	if err != nil {
+		return BudgetSync{}, err
+	}
+	return s.syncBudget(ctx, rm, b)
+}
+
+// syncBudget is SyncBudget with the clients of the budget's tenant.
+func (s *Syncer) syncBudget(ctx context.Context, rm *cloud.ResourceManager, b *Budget) (BudgetSync, error) {
 	now := s.Evaluator.now()
 	out := BudgetSync{ProviderName: b.ProviderName, SyncedAt: now}
 	var cb cloud.Budget
 	var err error
 	if b.Source == SourceSteward {
-		cb, err = s.Cloud.SetBudget(ctx, b.SubscriptionID, toCloud(b))
+		cb, err = rm.SetBudget(ctx, b.SubscriptionID, toCloud(b))
 		out.Action = "pushed"
 		b.ProviderETag = cb.ETag
 	} else {
-		cb, err = s.Cloud.Budget(ctx, b.SubscriptionID, b.ProviderName)
+		cb, err = rm.Budget(ctx, b.SubscriptionID, b.ProviderName)
 		out.Action = "pulled"
 		if errors.Is(err, cloud.ErrNotFound) {
 			out.Action = "missing"
@@ -222,31 +238,30 @@ func (r *SyncResult) fail(tenantID, subID, budgetID string, err error) {
 }
 
 // SyncTenants pulls the provider budgets of the tenants' subscriptions into
-// Steward and pushes their Steward subscription budgets to the provider. A
-// subscription or budget that fails does not stop the others; the result
-// names each failure. Listing the subscriptions failing fails the sync.
+// Steward and pushes their Steward subscription budgets to the provider,
+// each tenant read as registered (pluginenv.Resolve). A tenant that cannot
+// be read, a subscription or a budget that fails does not stop the others;
+// the result names each failure.
 func (s *Syncer) SyncTenants(ctx context.Context, tenants []sdk.Tenant) (SyncResult, error) {
 	now := s.Evaluator.now()
 	res := SyncResult{Tenants: len(tenants), Errors: []SyncError{}, SyncedAt: now}
-	subs := map[string][]string{}
-	err := pluginenv.TenantSubscriptions(ctx, s.Cloud.Subscriptions, tenants, func(i int, sub string) {
-		subs[tenants[i].ID] = append(subs[tenants[i].ID], sub)
-	})
-	if err != nil {
-		return res, err
-	}
-	for _, t := range tenants {
+	for _, tw := range pluginenv.Resolve(ctx, s.Cloud, tenants) {
+		t := tw.Tenant
+		if tw.Err != nil {
+			res.fail(t.ID, "", "", tw.Err)
+			continue
+		}
 		own, err := s.Store.TenantBudgets(ctx, t.ID)
 		if err != nil {
 			return res, err
 		}
-		for _, sub := range subs[t.ID] {
+		for _, sub := range tw.Subscriptions {
 			res.Subscriptions++
-			s.syncSubscription(ctx, t.ID, sub, &res)
+			s.syncSubscription(ctx, tw.Cloud, t.ID, sub, &res)
 		}
 		for i := range own {
 			b := &own[i]
-			if b.Source == SourceSteward && b.SubscriptionID != "" && !slices.ContainsFunc(subs[t.ID], func(s string) bool { return strings.EqualFold(s, b.SubscriptionID) }) {
+			if b.Source == SourceSteward && b.SubscriptionID != "" && !slices.ContainsFunc(tw.Subscriptions, func(s string) bool { return strings.EqualFold(s, b.SubscriptionID) }) {
 				res.fail(t.ID, b.SubscriptionID, b.ID, errors.New("the provider reports no such subscription of the tenant; the budget was not pushed"))
 			}
 		}
@@ -256,14 +271,14 @@ func (s *Syncer) SyncTenants(ctx context.Context, tenants []sdk.Tenant) (SyncRes
 
 // syncSubscription pulls one subscription's provider budgets and pushes
 // its Steward budgets.
-func (s *Syncer) syncSubscription(ctx context.Context, tenantID, subID string, res *SyncResult) {
+func (s *Syncer) syncSubscription(ctx context.Context, rm *cloud.ResourceManager, tenantID, subID string, res *SyncResult) {
 	local, err := s.Store.ProviderBudgets(ctx, tenantID, subID)
 	if err != nil {
 		res.fail(tenantID, subID, "", err)
 		return
 	}
 	var remote []cloud.Budget
-	if err := s.Cloud.Budgets(ctx, subID, func(b cloud.Budget) error { remote = append(remote, b); return nil }); err != nil {
+	if err := rm.Budgets(ctx, subID, func(b cloud.Budget) error { remote = append(remote, b); return nil }); err != nil {
 		res.fail(tenantID, subID, "", err)
 		return
 	}
@@ -313,7 +328,7 @@ func (s *Syncer) syncSubscription(ctx context.Context, tenantID, subID string, r
 			}
 			res.Removed++
 		case b.Source == SourceSteward:
-			if _, err := s.SyncBudget(ctx, b); err != nil {
+			if _, err := s.syncBudget(ctx, rm, b); err != nil {
 				res.fail(tenantID, subID, b.ID, err)
 				continue
 			}
@@ -328,7 +343,11 @@ func (s *Syncer) DeleteRemote(ctx context.Context, b *Budget) error {
 	if b.SubscriptionID == "" || b.SyncedAt == nil {
 		return nil
 	}
-	err := s.Cloud.DeleteBudget(ctx, b.SubscriptionID, b.ProviderName)
+	rm, err := s.tenantCloud(ctx, b.TenantID)
+	if err != nil {
+		return err
+	}
+	err = rm.DeleteBudget(ctx, b.SubscriptionID, b.ProviderName)
 	if errors.Is(err, cloud.ErrNotFound) {
 		return nil
 	}

@@ -37,14 +37,6 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
-// Cloud is what the sync reads; *cloud.Clients provides it.
-type Cloud interface {
-	Subscriptions(ctx context.Context, fn func(cloud.Subscription) error) error
-	DailyCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(cloud.CostRow) error) error
-	ResourceCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(cloud.ResourceCost) error) error
-	ReservationSummaries(ctx context.Context, billingAccountID, grain string, from, to time.Time, fn func(cloud.ReservationSummary) error) error
-}
-
 // Hook runs for a tenant after its costs for the days from through to
 // were written and rolled up. An error fails the run, naming the tenant;
 // the costs written stay.
@@ -68,7 +60,9 @@ const progressRows = 5000
 
 // Syncer runs the costs job.
 type Syncer struct {
-	Cloud  Cloud
+	// Cloud resolves each tenant's clients and subscriptions;
+	// *cloud.Clients is one.
+	Cloud  pluginenv.Resolver
 	Ledger *ledger.Store
 	Host   *sdk.Host
 	// BackfillDays is how many days, ending today, a subscription's first
@@ -88,8 +82,9 @@ type Syncer struct {
 	mu sync.Mutex
 }
 
-// Run syncs every active tenant, or those of run.TenantIDs; a tenant none
-// of whose subscriptions the credential sees is skipped. A failing
+// Run syncs every active tenant, or those of run.TenantIDs, each read as
+// registered: through delegation or in its own directory. A tenant Steward
+// cannot read fails the run, naming it and the fix. A failing
 // subscription or tenant does not stop the others: the run then fails
 // naming each failure, which raises the host's sync alert, while the
 // previous data of what failed stays and the rest is current. A tenant is
@@ -97,7 +92,7 @@ type Syncer struct {
 func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	work, err := pluginenv.Plan(ctx, s.Host, s.Cloud.Subscriptions, run.TenantIDs)
+	work, err := pluginenv.Plan(ctx, s.Host, s.Cloud, run.TenantIDs)
 	if err != nil {
 		return 0, err
 	}
@@ -112,13 +107,13 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	p := &pluginenv.Progress{Run: run}
 	for _, tw := range work {
 		p.Total += int64(len(tw.Subscriptions))
-		if tw.Tenant.BillingAccountID != "" && len(tw.Subscriptions) > 0 {
+		if tw.Tenant.BillingAccountID != "" && tw.Err == nil {
 			p.Total++
 		}
 	}
-	// A tenant without subscriptions is skipped: its costs stay as they
-	// were and are not marked fresh.
-	err = pluginenv.SyncTenants(run, work, func(tw pluginenv.TenantWork) error {
+	// A tenant that cannot be read keeps its costs as they were and is not
+	// marked fresh.
+	err = pluginenv.SyncTenants(work, func(tw pluginenv.TenantWork) error {
 		if err := s.syncTenant(ctx, tw, states, periods, p); err != nil {
 			return err
 		}
@@ -142,11 +137,11 @@ func (s *Syncer) syncTenant(ctx context.Context, tw pluginenv.TenantWork, states
 			from = w.From
 		}
 		to = max(to, w.To)
-		if err := s.syncSubscription(ctx, tw.Tenant, w, p); err != nil {
+		if err := s.syncSubscription(ctx, tw, w, p); err != nil {
 			failures = append(failures, fmt.Errorf("subscription %s: %w", sub, err))
 			continue
 		}
-		if err := s.syncResourceCosts(ctx, tw.Tenant, sub, today, periods[sub], p); err != nil {
+		if err := s.syncResourceCosts(ctx, tw, sub, today, periods[sub], p); err != nil {
 			failures = append(failures, fmt.Errorf("subscription %s: resource costs: %w", sub, err))
 		}
 	}
@@ -159,7 +154,7 @@ func (s *Syncer) syncTenant(ctx context.Context, tw pluginenv.TenantWork, states
 		}
 	}
 	if tw.Tenant.BillingAccountID != "" {
-		if err := s.syncReservations(ctx, tw.Tenant, today, p); err != nil {
+		if err := s.syncReservations(ctx, tw, today, p); err != nil {
 			failures = append(failures, fmt.Errorf("reservations of billing account %s: %w", tw.Tenant.BillingAccountID, err))
 		}
 	}
@@ -185,11 +180,11 @@ func (s *Syncer) window(tenantID, sub string, today ledger.Day, states map[strin
 	return ledger.Window{TenantID: tenantID, SubscriptionID: sub, From: from, To: today}
 }
 
-func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, w ledger.Window, p *pluginenv.Progress) error {
-	label := fmt.Sprintf("tenant %s subscription %s %s..%s", tenant.Name, w.SubscriptionID, w.From, w.To)
+func (s *Syncer) syncSubscription(ctx context.Context, tw pluginenv.TenantWork, w ledger.Window, p *pluginenv.Progress) error {
+	label := fmt.Sprintf("tenant %s subscription %s %s..%s", tw.Tenant.Name, w.SubscriptionID, w.From, w.To)
 	written, err := s.Ledger.Replace(ctx, w, s.now(), func(emit func(ledger.Cost) error) error {
 		var n int64
-		return s.Cloud.DailyCosts(ctx, w.SubscriptionID, w.From.Time(), w.To.Time(), func(r cloud.CostRow) error {
+		return tw.Cloud.DailyCosts(ctx, w.SubscriptionID, w.From.Time(), w.To.Time(), func(r cloud.CostRow) error {
 			n++
 			if n%progressRows == 0 {
 				p.Report(fmt.Sprintf("%s: %d rows", label, n))
@@ -210,13 +205,14 @@ func (s *Syncer) syncSubscription(ctx context.Context, tenant sdk.Tenant, w ledg
 // syncResourceCosts replaces a subscription's cost per resource over the
 // ResourceCostDays ending yesterday, unless the ledger already holds that
 // period for the same tenant.
-func (s *Syncer) syncResourceCosts(ctx context.Context, tenant sdk.Tenant, sub string, today ledger.Day, held ledger.ResourcePeriod, p *pluginenv.Progress) error {
+func (s *Syncer) syncResourceCosts(ctx context.Context, tw pluginenv.TenantWork, sub string, today ledger.Day, held ledger.ResourcePeriod, p *pluginenv.Progress) error {
+	tenant := tw.Tenant
 	period := ledger.ResourcePeriod{SubscriptionID: sub, TenantID: tenant.ID, From: today - ResourceCostDays, To: today - 1, SyncedAt: s.now()}
 	if held.From == period.From && held.To == period.To && held.TenantID == tenant.ID {
 		return nil
 	}
 	var rows []ledger.ResourceCost
-	err := s.Cloud.ResourceCosts(ctx, sub, period.From.Time(), period.To.Time(), func(r cloud.ResourceCost) error {
+	err := tw.Cloud.ResourceCosts(ctx, sub, period.From.Time(), period.To.Time(), func(r cloud.ResourceCost) error {
 		rows = append(rows, ledger.ResourceCost{ResourceID: r.ResourceID, Currency: r.Currency, Cost: ledger.AmountOf(r.Cost)})
 		return nil
 	})
@@ -234,7 +230,8 @@ func (s *Syncer) syncResourceCosts(ctx context.Context, tenant sdk.Tenant, sub s
 // syncReservations reads a billing account's daily reservation
 // utilisation from RestateDays before the last day stored, or over the
 // last ReservationDays on the first sync, and upserts it.
-func (s *Syncer) syncReservations(ctx context.Context, tenant sdk.Tenant, today ledger.Day, p *pluginenv.Progress) error {
+func (s *Syncer) syncReservations(ctx context.Context, tw pluginenv.TenantWork, today ledger.Day, p *pluginenv.Progress) error {
+	tenant := tw.Tenant
 	restate := s.RestateDays
 	if restate <= 0 {
 		restate = DefaultRestateDays
@@ -249,7 +246,7 @@ func (s *Syncer) syncReservations(ctx context.Context, tenant sdk.Tenant, today 
 	}
 	now := s.now().UTC()
 	var rows []ledger.Reservation
-	err = s.Cloud.ReservationSummaries(ctx, tenant.BillingAccountID, cloud.GrainDaily, from.Time(), today.Time(), func(r cloud.ReservationSummary) error {
+	err = tw.Cloud.ReservationSummaries(ctx, tenant.BillingAccountID, cloud.GrainDaily, from.Time(), today.Time(), func(r cloud.ReservationSummary) error {
 		rows = append(rows, ledger.Reservation{TenantID: tenant.ID, ReservationID: r.ReservationID, Day: ledger.DayOf(r.UsageDate),
 			ReservationOrderID: r.ReservationOrderID, SKU: r.SKUName, ReservedHours: r.ReservedHours, UsedHours: r.UsedHours,
 			MinUtilization: r.MinUtilization, AvgUtilization: r.AvgUtilization, MaxUtilization: r.MaxUtilization, SyncedAt: now})

@@ -160,28 +160,6 @@ func (f *fixture) checkReservations(t *testing.T, w *world.World, from, to ledge
 	}
 }
 
-// faultMidway is the real cloud client, except that once the first row
-// of a subscription's costs has arrived it injects a fault on the
-// simulator for that subscription's query, so the following pages fail
-// after the first was streamed into the ledger's stage.
-type faultMidway struct {
-	*cloud.Clients
-	sim   *cloudsim.Sim
-	sub   string
-	fault cloudsim.Fault
-}
-
-func (c faultMidway) DailyCosts(ctx context.Context, sub string, from, to time.Time, fn func(cloud.CostRow) error) error {
-	injected := false
-	return c.Clients.DailyCosts(ctx, sub, from, to, func(r cloud.CostRow) error {
-		if sub == c.sub && !injected {
-			c.sim.Faults.Set(cloudsim.ARM, costPath(sub), c.fault)
-			injected = true
-		}
-		return fn(r)
-	})
-}
-
 // TestCloudFailureKeepsPreviousData: a subscription whose cost query is
 // throttled past the retries after its first page fails the run with
 // the reason, naming the subscription; its previous costs, rollups and
@@ -209,7 +187,9 @@ func TestCloudFailureKeepsPreviousData(t *testing.T) {
 			})
 			f.sim.SetWorld(restated)
 			f.nextDay(t)
-			f.syncer.Cloud = faultMidway{Clients: f.clients, sim: f.sim, sub: subC2, fault: cloudsim.Fault{Status: 429}}
+			// The first page of the subscription's costs arrives, the
+			// following are throttled.
+			f.sim.Faults.Set(cloudsim.ARM, costPath(subC2), cloudsim.Fault{Status: 429, Skip: 1})
 			marks := len(f.harness.FreshMarks())
 			queries := f.costQueries(subC2)
 			_, _, err := f.run(t)
@@ -249,7 +229,6 @@ func TestCloudFailureKeepsPreviousData(t *testing.T) {
 			}
 
 			f.sim.Faults.Clear()
-			f.syncer.Cloud = f.clients
 			f.mustRun(t)
 			sameCosts(t, f.stored(t), worldCosts(restated, today-backfillDays+1, today+1, allSubs...))
 			if fresh := f.freshTenants(marks); !slices.Equal(fresh, []string{fabrikam.ID, contoso.ID, fabrikam.ID}) {
@@ -263,7 +242,8 @@ func TestCloudFailureKeepsPreviousData(t *testing.T) {
 // that fails fails the run naming the tenant and keeps its costs, which
 // are then not marked fresh; a tenant without a billing account syncs
 // no reservations and is no failure; a tenant whose subscriptions
-// Steward cannot see is skipped, not marked fresh.
+// Steward cannot see fails the run, naming it and the fix, and is not
+// marked fresh.
 func TestTenantsAndHooks(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
@@ -308,13 +288,15 @@ func TestTenantsAndHooks(t *testing.T) {
 			}
 
 			// Fabrikam's delegation is gone: Steward no longer sees its
-			// subscription, so it is skipped and not marked fresh.
+			// subscription, so the run fails naming it, and it is not
+			// marked fresh.
 			gone := *w
 			gone.Tenants = slices.Clone(w.Tenants)
 			gone.Tenants[1].Delegated = false
 			f.sim.SetWorld(&gone)
 			f.syncer.AfterTenant = nil
-			if _, err := f.syncer.Run(ctx, &sdk.JobRun{}); err != nil {
+			_, err = f.syncer.Run(ctx, &sdk.JobRun{})
+			if err == nil || !errors.Is(err, cloud.ErrNoAccess) || !strings.HasPrefix(err.Error(), "tenant Fabrikam (t-fabrikam): no subscription of directory "+fabrikamDir+" is visible to Steward: delegate") {
 				t.Fatalf("a tenant without visible subscriptions: %v", err)
 			}
 			if fresh := f.freshTenants(2); !slices.Equal(fresh, []string{contoso.ID}) {

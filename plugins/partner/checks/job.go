@@ -54,8 +54,9 @@ func (r *Runner) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	// Unlike the cloud syncs (pluginenv.SyncTenants), every active tenant
-	// is assessed, whether or not its subscriptions are visible: the
+	// Unlike the cloud syncs (pluginenv.SyncTenants), which fail a tenant
+	// Steward cannot read, every active tenant is assessed, whether or not
+	// its subscriptions are visible: the
 	// requirements are about the tenant, and a tenant without data gets
 	// unknown checks, which are gaps.
 	var failures []error

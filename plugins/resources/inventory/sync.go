@@ -13,50 +13,52 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
-// Cloud is what the sync reads; *cloud.Clients provides it.
-type Cloud interface {
-	Subscriptions(ctx context.Context, fn func(cloud.Subscription) error) error
-	Resources(ctx context.Context, subscriptionIDs []string, resourceType string, fn func(cloud.Resource) error) error
-}
-
 // Syncer copies every resource of the tenants' subscriptions from
 // Resource Graph into the store.
 type Syncer struct {
-	Cloud Cloud
+	// Cloud resolves each tenant's clients and subscriptions;
+	// *cloud.Clients is one.
+	Cloud pluginenv.Resolver
 	Store *Store
 	Host  *sdk.Host
 	Now   func() time.Time
 }
 
-// Run syncs every enabled subscription of every active tenant, one
-// subscription at a time. A subscription whose listing fails keeps its
-// previous inventory and does not stop the others; the run then fails
-// naming it, and its tenant is not marked fresh.
+// Run syncs every enabled subscription of every active tenant, or of those
+// of run.TenantIDs, one subscription at a time, each tenant read as
+// registered: through delegation or in its own directory. A tenant Steward
+// cannot read fails the run, naming it and the fix. A subscription whose
+// listing fails keeps its previous inventory and does not stop the
+// others; the run then fails naming it, and its tenant is not marked
+// fresh.
 func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
-	tenants, err := s.Host.Tenants(ctx, run.TenantIDs...)
-	if err != nil {
-		return 0, fmt.Errorf("tenant directory: %w", err)
-	}
-	var targets []Scope
-	err = pluginenv.TenantSubscriptions(ctx, s.Cloud.Subscriptions, tenants, func(i int, sub string) {
-		targets = append(targets, Scope{TenantID: tenants[i].ID, SubscriptionID: sub})
-	})
+	work, err := pluginenv.Plan(ctx, s.Host, s.Cloud, run.TenantIDs)
 	if err != nil {
 		return 0, err
 	}
-	var records int64
-	var failures []error
-	failed := map[string]bool{}
-	for i, sc := range targets {
-		w, err := s.syncOne(ctx, sc)
-		records += w.Rows
-		if err != nil {
-			failures = append(failures, fmt.Errorf("subscription %s: %w", sc.SubscriptionID, err))
-			failed[sc.TenantID] = true
-		}
-		run.Progress(int64(i+1), int64(len(targets)), fmt.Sprintf("subscription %s: %d resources, %d created, %d changed, %d deleted",
-			sc.SubscriptionID, w.Rows, w.Created, w.Changed, w.Deleted))
+	var total, done int64
+	for _, tw := range work {
+		total += int64(len(tw.Subscriptions))
 	}
+	var records int64
+	var synced []string
+	failures := []error{pluginenv.SyncTenants(work, func(tw pluginenv.TenantWork) error {
+		var failed []error
+		for _, sub := range tw.Subscriptions {
+			w, err := s.syncOne(ctx, tw.Cloud, Scope{TenantID: tw.Tenant.ID, SubscriptionID: sub})
+			records += w.Rows
+			if err != nil {
+				failed = append(failed, fmt.Errorf("subscription %s: %w", sub, err))
+			}
+			done++
+			run.Progress(done, total, fmt.Sprintf("subscription %s: %d resources, %d created, %d changed, %d deleted",
+				sub, w.Rows, w.Created, w.Changed, w.Deleted))
+		}
+		if len(failed) == 0 {
+			synced = append(synced, tw.Tenant.ID)
+		}
+		return errors.Join(failed...)
+	})}
 	// A sync rewrites every listed row (its last seen); until the database
 	// has vacuumed and counted them, a filtered page visits the table for
 	// each match. Do it now rather than at autovacuum's next round.
@@ -66,14 +68,9 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 		}
 	}
 	now := s.now()
-	marked := map[string]bool{}
-	for _, sc := range targets {
-		if failed[sc.TenantID] || marked[sc.TenantID] {
-			continue
-		}
-		marked[sc.TenantID] = true
-		if err := s.Host.MarkFresh(ctx, sc.TenantID, "resources", now); err != nil {
-			failures = append(failures, fmt.Errorf("mark %s fresh: %w", sc.TenantID, err))
+	for _, id := range synced {
+		if err := s.Host.MarkFresh(ctx, id, "resources", now); err != nil {
+			failures = append(failures, fmt.Errorf("mark %s fresh: %w", id, err))
 		}
 	}
 	return records, errors.Join(failures...)
@@ -86,9 +83,9 @@ func (s *Syncer) now() time.Time {
 	return time.Now()
 }
 
-func (s *Syncer) syncOne(ctx context.Context, sc Scope) (Written, error) {
+func (s *Syncer) syncOne(ctx context.Context, rm *cloud.ResourceManager, sc Scope) (Written, error) {
 	return s.Store.Replace(ctx, sc, s.now(), func(emit func(Listed) error) error {
-		return s.Cloud.Resources(ctx, []string{sc.SubscriptionID}, "", func(r cloud.Resource) error {
+		return rm.Resources(ctx, []string{sc.SubscriptionID}, "", func(r cloud.Resource) error {
 			l, err := listed(r)
 			if err != nil {
 				return err

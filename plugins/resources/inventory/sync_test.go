@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/core/cloudsim/world"
 	"github.com/stewardhq/steward/core/store"
@@ -172,26 +171,6 @@ func TestSyncLifecycle(t *testing.T) {
 	}
 }
 
-// faultMidway injects a fault on Resource Graph once the first row of a
-// subscription has been read, so the listing fails on its second page.
-type faultMidway struct {
-	*cloud.Clients
-	sim   *cloudsim.Sim
-	sub   string
-	fault cloudsim.Fault
-}
-
-func (c faultMidway) Resources(ctx context.Context, subs []string, typ string, fn func(cloud.Resource) error) error {
-	injected := false
-	return c.Clients.Resources(ctx, subs, typ, func(r cloud.Resource) error {
-		if subs[0] == c.sub && !injected {
-			c.sim.Faults.Set(cloudsim.ARM, "/providers/Microsoft.ResourceGraph", c.fault)
-			injected = true
-		}
-		return fn(r)
-	})
-}
-
 func TestSyncFailureKeepsPreviousData(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
@@ -214,7 +193,9 @@ func TestSyncFailureKeepsPreviousData(t *testing.T) {
 			// and Fabrikam's VM; the listing of that subscription fails on its
 			// second page, all three tries of it.
 			f.sim.SetWorld(withResources(w, append([]world.Resource{}, w.Resources[7:]...)))
-			f.syncer.Cloud = faultMidway{Clients: f.clients, sim: f.sim, sub: subC2, fault: cloudsim.Fault{Status: 500, Times: 3}}
+			// Resource Graph answers Contoso's first subscription and the
+			// first page of its second, then fails three times.
+			f.sim.Faults.Set(cloudsim.ARM, "/providers/Microsoft.ResourceGraph", cloudsim.Fault{Status: 500, Skip: 2, Times: 3})
 			f.clock.Advance(10 * time.Minute)
 			_, err := f.run(t)
 			if err == nil || !strings.Contains(err.Error(), "subscription "+subC2) || strings.Contains(err.Error(), subF1) {

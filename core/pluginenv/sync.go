@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/sdk"
@@ -72,16 +73,27 @@ func Resolve(ctx context.Context, r Resolver, tenants []sdk.Tenant) []TenantWork
 // SyncTenants calls sync for each tenant of work that can be read, in
 // order, and joins the errors, each naming its tenant: a tenant that cannot
 // be read is its Err, never skipped in silence, and a failing tenant does
-// not stop the others.
-func SyncTenants(work []TenantWork, sync func(TenantWork) error) error {
+// not stop the others. Each failure is also reported to host as the
+// tenant's failed sync of domain (sdk.Host.MarkFailed), so its freshness
+// says why; host may be nil.
+func SyncTenants(ctx context.Context, host *sdk.Host, domain string, work []TenantWork, sync func(TenantWork) error) error {
 	var failures []error
 	for _, tw := range work {
-		if tw.Err != nil {
-			failures = append(failures, tw.Err)
+		start := time.Now()
+		err := tw.Err
+		if err == nil {
+			if err = sync(tw); err != nil {
+				err = tw.Failed(err)
+			}
+		}
+		if err == nil {
 			continue
 		}
-		if err := sync(tw); err != nil {
-			failures = append(failures, tw.Failed(err))
+		failures = append(failures, err)
+		if host != nil {
+			if markErr := host.MarkFailed(ctx, tw.Tenant.ID, domain, start, err.Error()); markErr != nil {
+				failures = append(failures, fmt.Errorf("record the failed sync of tenant %s: %w", tw.Tenant.Name, markErr))
+			}
 		}
 	}
 	return errors.Join(failures...)

@@ -123,7 +123,7 @@ func TestSyncTenants(t *testing.T) {
 		for _, tw := range work {
 			p.Total += int64(len(tw.Subscriptions))
 		}
-		err = pluginenv.SyncTenants(work, func(tw pluginenv.TenantWork) error {
+		err = pluginenv.SyncTenants(context.Background(), nil, "costs", work, func(tw pluginenv.TenantWork) error {
 			synced = append(synced, tw.Tenant.ID)
 			for _, sub := range tw.Subscriptions {
 				if sub == "s1" && deny == "forbidden" {

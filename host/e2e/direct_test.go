@@ -231,4 +231,31 @@ func TestDirectTenantWithoutConsent(t *testing.T) {
 	if fresh["Brand B"]["costs"] == nil || fresh[directBrand]["costs"] != nil {
 		t.Errorf("freshness %v, want Brand B's costs only", fresh)
 	}
+	// The admin is told why, domain by domain; the failed runs raised
+	// alerts naming the tenant.
+	problems, _ := fresh[directBrand]["problems"].(map[string]any)
+	for _, domain := range []string{"costs", "compliance", "resources"} {
+		if p, _ := problems[domain].(string); fresh[directBrand]["stale"] != true || !strings.HasPrefix(p, "never synced; the last sync failed at ") ||
+			!strings.Contains(p, "grant Steward's application admin consent") {
+			t.Errorf("%s's %s problem = %q, want the failure and its fix", directBrand, domain, p)
+		}
+	}
+	if _, ok := fresh["Brand B"]["problems"]; ok {
+		t.Errorf("Brand B has problems: %v", fresh["Brand B"])
+	}
+	var alerts struct {
+		Alerts []struct {
+			Message string `json:"message"`
+		} `json:"alerts"`
+	}
+	f.h.get("/api/v1/sync/alerts", f.admin).json(t, &alerts)
+	named := 0
+	for _, a := range alerts.Alerts {
+		if strings.Contains(a.Message, "tenant "+directBrand) {
+			named++
+		}
+	}
+	if named < len(runs) {
+		t.Errorf("%d alerts name %s, want one per failed run (%d): %+v", named, directBrand, len(runs), alerts.Alerts)
+	}
 }

@@ -61,7 +61,7 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	for _, tw := range work {
 		p.Total += int64(len(tw.Subscriptions))
 	}
-	err = pluginenv.SyncTenants(work, func(tw pluginenv.TenantWork) error {
+	err = pluginenv.SyncTenants(ctx, s.Host, Domain, work, func(tw pluginenv.TenantWork) error {
 		l, _ := s.tenants.LoadOrStore(tw.Tenant.ID, &sync.Mutex{})
 		l.(*sync.Mutex).Lock()
 		defer l.(*sync.Mutex).Unlock()

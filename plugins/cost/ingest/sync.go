@@ -113,7 +113,7 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	}
 	// A tenant that cannot be read keeps its costs as they were and is not
 	// marked fresh.
-	err = pluginenv.SyncTenants(work, func(tw pluginenv.TenantWork) error {
+	err = pluginenv.SyncTenants(ctx, s.Host, "costs", work, func(tw pluginenv.TenantWork) error {
 		if err := s.syncTenant(ctx, tw, states, periods, p); err != nil {
 			return err
 		}

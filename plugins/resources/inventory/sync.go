@@ -42,7 +42,7 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	}
 	var records int64
 	var synced []string
-	failures := []error{pluginenv.SyncTenants(work, func(tw pluginenv.TenantWork) error {
+	failures := []error{pluginenv.SyncTenants(ctx, s.Host, "resources", work, func(tw pluginenv.TenantWork) error {
 		var failed []error
 		for _, sub := range tw.Subscriptions {
 			w, err := s.syncOne(ctx, tw.Cloud, Scope{TenantID: tw.Tenant.ID, SubscriptionID: sub})

@@ -38,7 +38,7 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	}
 	var records int64
 	var synced []string
-	failures := []error{pluginenv.SyncTenants(work, func(tw pluginenv.TenantWork) error {
+	failures := []error{pluginenv.SyncTenants(ctx, s.Host, "resources", work, func(tw pluginenv.TenantWork) error {
 		var failed []error
 		for _, sub := range tw.Subscriptions {
 			for _, loc := range s.Locations {

@@ -193,10 +193,12 @@ func (f *fixture) mustRun(tb testing.TB) int64 {
 	return n
 }
 
+// freshTenants lists the tenants marked fresh, not failed, from the mark
+// at index from on.
 func (f *fixture) freshTenants(from int) []string {
 	var out []string
 	for _, m := range f.harness.FreshMarks()[from:] {
-		if m.Domain == states.Domain {
+		if m.Domain == states.Domain && m.Failure == "" {
 			out = append(out, m.TenantID)
 		}
 	}

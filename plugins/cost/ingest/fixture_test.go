@@ -309,10 +309,15 @@ func sumByTenant(rows map[key]ledger.Amount) map[string]ledger.Amount {
 
 // freshTenants lists the tenants marked fresh for costs, in order, from
 // the mark at index from on.
-func (f *fixture) freshTenants(from int) []string {
+func (f *fixture) freshTenants(from int) []string { return f.costMarks(from, false) }
+
+// failedTenants lists the tenants whose costs sync was reported failed.
+func (f *fixture) failedTenants(from int) []string { return f.costMarks(from, true) }
+
+func (f *fixture) costMarks(from int, failed bool) []string {
 	var out []string
 	for _, m := range f.harness.FreshMarks()[from:] {
-		if m.Domain == "costs" {
+		if m.Domain == "costs" && (m.Failure != "") == failed {
 			out = append(out, m.TenantID)
 		}
 	}

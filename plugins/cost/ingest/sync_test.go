@@ -227,6 +227,9 @@ func TestCloudFailureKeepsPreviousData(t *testing.T) {
 			if fresh := f.freshTenants(marks); !slices.Equal(fresh, []string{fabrikam.ID}) {
 				t.Fatalf("fresh after the failure: %v, want Fabrikam only", fresh)
 			}
+			if failed := f.failedTenants(marks); !slices.Equal(failed, []string{contoso.ID}) {
+				t.Errorf("failed after the failure: %v, want Contoso's reported", failed)
+			}
 
 			f.sim.Faults.Clear()
 			f.mustRun(t)
@@ -295,11 +298,12 @@ func TestTenantsAndHooks(t *testing.T) {
 			gone.Tenants[1].Delegated = false
 			f.sim.SetWorld(&gone)
 			f.syncer.AfterTenant = nil
+			before := len(f.harness.FreshMarks())
 			_, err = f.syncer.Run(ctx, &sdk.JobRun{})
 			if err == nil || !errors.Is(err, cloud.ErrNoAccess) || !strings.HasPrefix(err.Error(), "tenant Fabrikam (t-fabrikam): no subscription of directory "+fabrikamDir+" is visible to Steward: delegate") {
 				t.Fatalf("a tenant without visible subscriptions: %v", err)
 			}
-			if fresh := f.freshTenants(2); !slices.Equal(fresh, []string{contoso.ID}) {
+			if fresh := f.freshTenants(before); !slices.Equal(fresh, []string{contoso.ID}) {
 				t.Fatalf("with Fabrikam's subscription out of sight %v are fresh, want Contoso only", fresh)
 			}
 		})

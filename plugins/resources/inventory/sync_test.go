@@ -222,8 +222,9 @@ func TestSyncFailureKeepsPreviousData(t *testing.T) {
 				}
 			}
 			newMarks := f.harness.FreshMarks()[marks:]
-			if len(newMarks) != 1 || newMarks[0].TenantID != fabrikam.ID {
-				t.Fatalf("fresh marks of the failed run %+v, want Fabrikam's only", newMarks)
+			if len(newMarks) != 2 || newMarks[0].TenantID != contoso.ID || !strings.Contains(newMarks[0].Failure, "500 Internal Server Error") ||
+				newMarks[1].TenantID != fabrikam.ID || newMarks[1].Failure != "" {
+				t.Fatalf("fresh marks of the failed run %+v, want Contoso's failure and Fabrikam's success", newMarks)
 			}
 		})
 	}

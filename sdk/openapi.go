@@ -1,6 +1,8 @@
 package sdk
 
 import (
+	"context"
+	"encoding/json"
 	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -14,6 +16,22 @@ import (
 func SchemaOf(v any) *huma.Schema {
 	reg := huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)
 	return inline(reg, reg.Schema(reflect.TypeOf(v), false, ""), nil)
+}
+
+// DatasetOf declares a dataset whose records are R's: its Schema is R's
+// as SchemaOf derives it — json names, `doc`, `format` and the other tags,
+// a member required unless its json tag says omitempty, null only where a
+// field says `nullable:"true"`, and no member beyond R's — and read emits
+// R values.
+func DatasetOf[R any](name, description string, read func(ctx context.Context, req DatasetRequest, emit func(R) error) error) Dataset {
+	schema, err := json.Marshal(SchemaOf(*new(R)))
+	if err != nil {
+		panic("sdk.DatasetOf: " + err.Error())
+	}
+	return Dataset{Name: name, Description: description, Schema: schema,
+		Read: func(ctx context.Context, req DatasetRequest, emit func(any) error) error {
+			return read(ctx, req, func(r R) error { return emit(r) })
+		}}
 }
 
 // JSONResponse documents a JSON response whose body has v's shape.

@@ -69,6 +69,18 @@ func (h Health) Label() string {
 	return "Unknown"
 }
 
+// AtLeast is the Health of a figure where more is better: OK from ok,
+// Warning from warning, Critical below.
+func AtLeast(v, ok, warning float64) Health {
+	switch {
+	case v >= ok:
+		return OK
+	case v >= warning:
+		return Warning
+	}
+	return Critical
+}
+
 // UsageHealth is the Health of a quota used to percent: Critical from 90,
 // Warning from 75, OK below.
 func UsageHealth(percent float64) Health {

@@ -82,6 +82,14 @@ func TestUsageHealth(t *testing.T) {
 	}
 }
 
+func TestAtLeast(t *testing.T) {
+	for v, want := range map[float64]ui.Health{100: ui.OK, 95: ui.OK, 94.9: ui.Warning, 80: ui.Warning, 79.9: ui.Critical, 0: ui.Critical} {
+		if got := ui.AtLeast(v, 95, 80); got != want {
+			t.Errorf("AtLeast(%v, 95, 80) = %s, want %s", v, got, want)
+		}
+	}
+}
+
 func TestTableWithoutRowsShowsEmptyState(t *testing.T) {
 	out := string(ui.Table([]string{"A", "B", "C"}, nil, "Findings"))
 	for _, want := range []string{`<th scope="col">A</th>`, `<tr class="table-empty"><td colspan="3">`, `class="empty"`, "Nothing to show yet."} {

@@ -2,7 +2,6 @@ package coverage
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
@@ -16,52 +15,26 @@ const DatasetName = "compliance_frameworks"
 // Record is one record of the compliance_frameworks dataset: a framework's
 // coverage by one tenant's policy states at its latest compliance sync.
 type Record struct {
-	TenantID      string `json:"tenant_id"`
-	FrameworkID   string `json:"framework_id"`
-	FrameworkName string `json:"framework_name"`
-	// Date is the day (UTC) of the tenant's latest compliance snapshot.
-	Date                 string   `json:"date"`
+	TenantID             string   `json:"tenant_id" doc:"Internal tenant id"`
+	FrameworkID          string   `json:"framework_id" doc:"The framework's id, as the framework list gives it (soc2, nist_csf, …)"`
+	FrameworkName        string   `json:"framework_name"`
+	Date                 string   `json:"date" format:"date" doc:"Day (UTC) of the tenant's latest compliance snapshot"`
 	TotalControls        int      `json:"total_controls"`
-	CoveredControls      int      `json:"controls_with_coverage"`
-	CompliantControls    int      `json:"compliant_controls"`
-	PartialControls      int      `json:"partial_controls"`
-	NonCompliantControls int      `json:"non_compliant_controls"`
-	NotEvaluatedControls int      `json:"not_evaluated_controls"`
-	CoveragePercent      float64  `json:"coverage_percent"`
-	CompliancePercent    *float64 `json:"compliance_percent"`
+	CoveredControls      int      `json:"controls_with_coverage" doc:"Controls a policy definition of the tenant maps to"`
+	CompliantControls    int      `json:"compliant_controls" doc:"Covered controls whose mapped policies are all compliant (status covered)"`
+	PartialControls      int      `json:"partial_controls" doc:"Controls with compliant and non-compliant mapped policies"`
+	NonCompliantControls int      `json:"non_compliant_controls" doc:"Controls whose evaluated mapped policies are all non-compliant"`
+	NotEvaluatedControls int      `json:"not_evaluated_controls" doc:"Covered controls none of whose policies evaluated a resource"`
+	CoveragePercent      float64  `json:"coverage_percent" doc:"controls_with_coverage of total_controls, percent to one decimal"`
+	CompliancePercent    *float64 `json:"compliance_percent" nullable:"true" doc:"compliant_controls of the compliant, partial and non-compliant controls, percent to one decimal; null when none is"`
 }
-
-const datasetSchema = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "title": "A regulatory framework's coverage by one tenant's policy states at its latest compliance sync",
-  "type": "object",
-  "properties": {
-    "tenant_id": {"type": "string", "description": "Internal tenant id"},
-    "framework_id": {"type": "string", "description": "The framework's id, as the framework list gives it (soc2, nist_csf, …)"},
-    "framework_name": {"type": "string"},
-    "date": {"type": "string", "format": "date", "description": "Day (UTC) of the tenant's latest compliance snapshot"},
-    "total_controls": {"type": "integer"},
-    "controls_with_coverage": {"type": "integer", "description": "Controls a policy definition of the tenant maps to"},
-    "compliant_controls": {"type": "integer", "description": "Covered controls whose mapped policies are all compliant (status covered)"},
-    "partial_controls": {"type": "integer", "description": "Controls with compliant and non-compliant mapped policies"},
-    "non_compliant_controls": {"type": "integer", "description": "Controls whose evaluated mapped policies are all non-compliant"},
-    "not_evaluated_controls": {"type": "integer", "description": "Covered controls none of whose policies evaluated a resource"},
-    "coverage_percent": {"type": "number", "description": "controls_with_coverage of total_controls, percent to one decimal"},
-    "compliance_percent": {"type": ["number", "null"], "description": "compliant_controls of the compliant, partial and non-compliant controls, percent to one decimal; null when none is"}
-  },
-  "required": ["tenant_id", "framework_id", "date", "total_controls", "controls_with_coverage", "coverage_percent", "compliance_percent"],
-  "additionalProperties": false
-}`
 
 // Dataset publishes, for each tenant of the request that has synced, one
 // record per loaded framework (only the framework the framework_id
 // parameter names, when it is given), ordered by tenant and framework.
 func (s *Service) Dataset() sdk.Dataset {
-	return sdk.Dataset{
-		Name:        DatasetName,
-		Description: "Each tenant's coverage of each regulatory framework by its policies: controls covered, compliant, partial and non-compliant, in percent.",
-		Schema:      json.RawMessage(datasetSchema),
-		Read: func(ctx context.Context, req sdk.DatasetRequest, emit func(any) error) error {
+	return sdk.DatasetOf(DatasetName, "Each tenant's coverage of each regulatory framework by its policies: controls covered, compliant, partial and non-compliant, in percent.",
+		func(ctx context.Context, req sdk.DatasetRequest, emit func(Record) error) error {
 			snaps, err := s.Store.LatestSnapshots(ctx, req.TenantIDs)
 			if err != nil {
 				return err
@@ -82,8 +55,7 @@ func (s *Service) Dataset() sdk.Dataset {
 				}
 			}
 			return nil
-		},
-	}
+		})
 }
 
 // recordOf counts a framework's controls by status.

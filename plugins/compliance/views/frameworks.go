@@ -57,7 +57,7 @@ func (h *Handlers) frameworks(ctx context.Context, in *viewIn, tenants []string)
 	for _, f := range all {
 		c := f.CoverageSummary
 		bars = append(bars, sdkui.Bar{Label: f.Name + " " + f.Version, Used: float64(c.ControlsWithCoverage), Limit: float64(f.TotalControls),
-			Unit: "controls covered", Health: coverageHealth(c.OverallCoveragePercent)})
+			Unit: "controls covered", Health: sdkui.AtLeast(c.OverallCoveragePercent, healthyCoverage, warningCoverage)})
 	}
 	picked := cmp.Or(in.Framework, all[0].ID)
 	v := frameworksView{Overview: sdkui.BarChart("Controls of each framework that the tenants' policies cover", bars),
@@ -112,7 +112,7 @@ func detail(d *mapping.Detail, tenant string) template.HTML {
 			controls = append(controls, control(ctl))
 		}
 		bars = append(bars, sdkui.Bar{Label: c.Name + " (" + c.ID + ")", Used: float64(covered), Limit: float64(len(c.Controls)),
-			Unit: "controls covered", Health: coverageHealth(c.CoveragePercent)})
+			Unit: "controls covered", Health: sdkui.AtLeast(c.CoveragePercent, healthyCoverage, warningCoverage)})
 		categories = append(categories, categoryView{Name: c.Name, ID: c.ID,
 			Summary:  strconv.Itoa(covered) + " of " + strconv.Itoa(len(c.Controls)) + " controls covered, " + percent(c.CoveragePercent),
 			Controls: controls})
@@ -194,15 +194,4 @@ func stateBadge(state string) template.HTML {
 		return sdkui.Badge("Non-compliant", sdkui.Critical)
 	}
 	return sdkui.Badge("Unknown", sdkui.Unknown)
-}
-
-// coverageHealth is the colour of a coverage percent.
-func coverageHealth(p float64) sdkui.Health {
-	switch {
-	case p >= healthyCoverage:
-		return sdkui.OK
-	case p >= warningCoverage:
-		return sdkui.Warning
-	}
-	return sdkui.Critical
 }

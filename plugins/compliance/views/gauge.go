@@ -41,7 +41,7 @@ func overall(s states.Summary) template.HTML {
 		return sdkui.Stat("Compliant resources", "not evaluated", "no resource is compliant or non-compliant yet", sdkui.Unknown)
 	}
 	p := *s.OverallCompliancePercent
-	return sdkui.Gauge(p, "Compliant resources, "+count(s.CompliantResources)+" of "+count(s.CompliantResources+s.NonCompliantResources), complianceHealth(p))
+	return sdkui.Gauge(p, "Compliant resources, "+count(s.CompliantResources)+" of "+count(s.CompliantResources+s.NonCompliantResources), sdkui.AtLeast(p, healthyPercent, warningPercent))
 }
 
 // severityStat counts the non-compliant findings by severity, in the

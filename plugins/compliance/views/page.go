@@ -134,7 +134,7 @@ func (h *Handlers) scores(ctx context.Context, tenants []string) (template.HTML,
 		}
 		score := sdkui.Badge("Not evaluated", sdkui.Unknown)
 		if p := sn.CompliancePercent(); p != nil {
-			score = sdkui.Badge(percent(*p), complianceHealth(*p))
+			score = sdkui.Badge(percent(*p), sdkui.AtLeast(*p, healthyPercent, warningPercent))
 		}
 		rows = append(rows, []any{names[id], score, count(sn.NonCompliantResources) + " of " + count(sn.TotalResources),
 			count(sn.NonCompliantPolicies) + " of " + count(sn.TotalPolicies), sn.Day})

@@ -104,17 +104,6 @@ func (h *Handlers) now() time.Time {
 	return time.Now().UTC()
 }
 
-// complianceHealth is the colour of a compliance percent.
-func complianceHealth(p float64) sdkui.Health {
-	switch {
-	case p >= healthyPercent:
-		return sdkui.OK
-	case p >= warningPercent:
-		return sdkui.Warning
-	}
-	return sdkui.Critical
-}
-
 // severityHealth is the colour of a finding's severity.
 func severityHealth(s string) sdkui.Health {
 	switch s {

@@ -81,17 +81,6 @@ func gradeHealth(g string) sdkui.Health {
 	return sdkui.Unknown
 }
 
-// scoreHealth is the health an average score shows, on the grades' bands.
-func scoreHealth(score float64) sdkui.Health {
-	switch {
-	case score >= 80:
-		return sdkui.OK
-	case score >= 60:
-		return sdkui.Warning
-	}
-	return sdkui.Critical
-}
-
 // severityHealth is the health a finding's severity shows.
 func severityHealth(s string) sdkui.Health {
 	switch s {
@@ -111,7 +100,7 @@ func count(n int64) string { return sdkui.FormatNumber(float64(n)) }
 func headline(f Figures) template.HTML {
 	score := sdkui.Stat("Average score", "–", "no domain checked yet", sdkui.Unknown)
 	if f.AverageScore != nil {
-		score = sdkui.Stat("Average score", sdkui.FormatNumber(*f.AverageScore), "of 100, over "+count(f.Checked)+" checked domains", scoreHealth(*f.AverageScore))
+		score = sdkui.Stat("Average score", sdkui.FormatNumber(*f.AverageScore), "of 100, over "+count(f.Checked)+" checked domains", sdkui.AtLeast(*f.AverageScore, 80, 60))
 	}
 	reject := sdkui.OK
 	if f.Reject < f.Checked {

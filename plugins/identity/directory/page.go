@@ -97,15 +97,15 @@ func coverage(counts []TenantCounts, names map[string]string) template.HTML {
 	all := *percent(sum.MFAUsers, sum.TotalUsers)
 	admins := sdkui.Stat("Admin MFA", "no admins", "no account holds a directory role", sdkui.Unknown)
 	if p := percent(sum.AdminMFAUsers, sum.AdminUsers); p != nil {
-		admins = sdkui.Gauge(*p, "Admin MFA, "+count(sum.AdminMFAUsers)+" of "+count(sum.AdminUsers)+" admins", mfaHealth(*p))
+		admins = sdkui.Gauge(*p, "Admin MFA, "+count(sum.AdminMFAUsers)+" of "+count(sum.AdminUsers)+" admins", sdkui.AtLeast(*p, mfaHealthy, mfaWarning))
 	}
 	devices := sdkui.Stat("Compliant devices", "none managed", "", sdkui.Unknown)
 	if p := percent(sum.CompliantDevices, sum.Devices); p != nil {
-		devices = sdkui.Stat("Compliant devices", sdkui.FormatNumber(*p)+" %", count(sum.CompliantDevices)+" of "+count(sum.Devices)+" managed devices", mfaHealth(*p))
+		devices = sdkui.Stat("Compliant devices", sdkui.FormatNumber(*p)+" %", count(sum.CompliantDevices)+" of "+count(sum.Devices)+" managed devices", sdkui.AtLeast(*p, mfaHealthy, mfaWarning))
 	}
 	parts := []template.HTML{
 		sdkui.Grid(
-			sdkui.Gauge(all, "MFA coverage, "+count(sum.MFAUsers)+" of "+count(sum.TotalUsers)+" accounts", mfaHealth(all)),
+			sdkui.Gauge(all, "MFA coverage, "+count(sum.MFAUsers)+" of "+count(sum.TotalUsers)+" accounts", sdkui.AtLeast(all, mfaHealthy, mfaWarning)),
 			admins,
 		),
 		sdkui.Grid(

@@ -52,17 +52,6 @@ func sumCounts(counts []TenantCounts) TenantCounts {
 	return sum
 }
 
-// mfaHealth is the health a coverage shows.
-func mfaHealth(p float64) sdkui.Health {
-	switch {
-	case p >= mfaHealthy:
-		return sdkui.OK
-	case p >= mfaWarning:
-		return sdkui.Warning
-	}
-	return sdkui.Critical
-}
-
 // statsFragment is the dashboard's identity card over the tenants the
 // request covers (the one tenant_id names, else all the caller's): the MFA
 // coverage as a gauge, admins without MFA, guests, stale accounts and
@@ -99,10 +88,10 @@ func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 	devices := sdkui.Stat("Compliant devices", "none managed", "", sdkui.Unknown)
 	if p := percent(sum.CompliantDevices, sum.Devices); p != nil {
 		devices = sdkui.Stat("Compliant devices", fmt.Sprintf("%.2f %%", *p),
-			fmt.Sprintf("%d of %d managed devices", sum.CompliantDevices, sum.Devices), mfaHealth(*p))
+			fmt.Sprintf("%d of %d managed devices", sum.CompliantDevices, sum.Devices), sdkui.AtLeast(*p, mfaHealthy, mfaWarning))
 	}
 	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(
-		sdkui.Gauge(coverage, fmt.Sprintf("MFA coverage, %d of %d accounts", sum.MFAUsers, sum.TotalUsers), mfaHealth(coverage)),
+		sdkui.Gauge(coverage, fmt.Sprintf("MFA coverage, %d of %d accounts", sum.MFAUsers, sum.TotalUsers), sdkui.AtLeast(coverage, mfaHealthy, mfaWarning)),
 		sdkui.Grid(
 			sdkui.Stat("Admins without MFA", strconv.FormatInt(adminsWithout, 10), fmt.Sprintf("%d accounts hold a directory role", sum.AdminUsers), adminHealth),
 			sdkui.Stat("Stale accounts", strconv.Itoa(stale), fmt.Sprintf("no sign-in for %d days", defaultStaleDays), staleHealth),

@@ -91,18 +91,6 @@ func deadlineHealth(days int) sdkui.Health {
 	return sdkui.OK
 }
 
-// maturityHealth colours a score: OK at the target, a warning within one
-// point of it, critical below.
-func maturityHealth(score, target float64) sdkui.Health {
-	switch {
-	case score >= target:
-		return sdkui.OK
-	case score >= target-1:
-		return sdkui.Warning
-	}
-	return sdkui.Critical
-}
-
 var statusHealth = map[string]sdkui.Health{checks.StatusMet: sdkui.OK, checks.StatusNotMet: sdkui.Critical,
 	checks.StatusUnknown: sdkui.Unknown, checks.StatusAwaitingEvidence: sdkui.Warning}
 
@@ -152,7 +140,7 @@ func (h *Handlers) maturityBars(snaps []checks.Snapshot, names map[string]string
 	bars := make([]sdkui.Bar, len(snaps))
 	for i, s := range snaps {
 		bars[i] = sdkui.Bar{Label: names[s.TenantID], Used: s.Maturity, Limit: catalogue.MaxMaturity, Unit: "maturity",
-			Health: maturityHealth(s.Maturity, target)}
+			Health: sdkui.AtLeast(s.Maturity, target, target-1)}
 	}
 	return sdkui.BarChart("Maturity of each tenant, lowest first, against the target "+score(target), bars)
 }
@@ -237,7 +225,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 func maturityTable(snaps []checks.Snapshot, names map[string]string, target float64) template.HTML {
 	rows := make([][]any, len(snaps))
 	for i, s := range snaps {
-		h := maturityHealth(s.Maturity, target)
+		h := sdkui.AtLeast(s.Maturity, target, target-1)
 		rows[i] = []any{names[s.TenantID], sdkui.Badge(score(s.Maturity), h), fmt.Sprintf("%d of %d", s.Met, s.Requirements),
 			strconv.Itoa(s.Gaps), strconv.Itoa(s.CriticalGaps), sdkui.Time(s.CheckedAt)}
 	}

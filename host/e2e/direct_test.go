@@ -243,6 +243,11 @@ func TestDirectTenantWithoutConsent(t *testing.T) {
 	if _, ok := fresh["Brand B"]["problems"]; ok {
 		t.Errorf("Brand B has problems: %v", fresh["Brand B"])
 	}
+	// The dashboard's freshness card says the same to the admin.
+	if r := f.h.get("/partials/tenant-sync-status", f.admin); r.status != http.StatusOK || !strings.Contains(string(r.body), "Last sync failed") ||
+		!strings.Contains(string(r.body), "grant Steward&#39;s application admin consent") {
+		t.Errorf("the dashboard's freshness card: %d %s", r.status, r.body)
+	}
 	var alerts struct {
 		Alerts []struct {
 			Message string `json:"message"`

@@ -29,10 +29,13 @@ type Tenant struct {
 }
 
 // DomainFreshness is the last sync of one data domain; SyncedAt is nil when
-// the domain never synced.
+// the domain never synced. Failure is the reason of the latest failed sync
+// when it came after the last success (FailedAt), empty otherwise.
 type DomainFreshness struct {
 	Domain   string
 	SyncedAt *time.Time
+	Failure  string
+	FailedAt *time.Time
 }
 
 // TenantFreshness is the report for one tenant. It marshals to an object
@@ -49,6 +52,20 @@ type TenantFreshness struct {
 	// threshold). Map fills it; a report for a caller who may not read the
 	// reasons clears it.
 	Problems map[string]string
+}
+
+// Redacted is t without what only an admin reads: why a domain is stale
+// and its failed syncs' reasons, which may name subscriptions and
+// directories.
+func (t TenantFreshness) Redacted() TenantFreshness {
+	t.Problems = nil
+	domains := make([]DomainFreshness, len(t.Domains))
+	for i, d := range t.Domains {
+		d.Failure, d.FailedAt = "", nil
+		domains[i] = d
+	}
+	t.Domains = domains
+	return t
 }
 
 // SyncedAt returns the last sync of domain, or nil.
@@ -229,6 +246,8 @@ func (s *Store) Map(ctx context.Context, tenants []Tenant, domains []string, thr
 				df.SyncedAt = &at
 			}
 			if f, failedSince := failed[[2]string{t.ID, d}]; failedSince && (!ok || f.FailedAt.After(at)) {
+				failedAt := f.FailedAt.UTC()
+				df.Failure, df.FailedAt = f.Reason, &failedAt
 				problem = strings.TrimPrefix(problem+"; ", "; ") + fmt.Sprintf("the last sync failed at %s: %s", f.FailedAt.UTC().Format(time.RFC3339), f.Reason)
 			}
 			if problem != "" {

@@ -156,8 +156,12 @@ func TestMapFailures(t *testing.T) {
 		if f := got["Northwind"]; !f.Stale || f.Problems["costs"] != "never synced; the last sync failed at 2025-03-01T11:59:00Z: no subscription of its directory is visible: delegate it or grant consent" {
 			t.Errorf("unreached tenant = %+v", f)
 		}
-		if f := got["Contoso"]; f.Stale || f.Problems["costs"] != "the last sync failed at 2025-03-01T11:50:00Z: consent withdrawn (AADSTS65001)" {
+		if f := got["Contoso"]; f.Stale || f.Problems["costs"] != "the last sync failed at 2025-03-01T11:50:00Z: consent withdrawn (AADSTS65001)" ||
+			f.Domains[0].Failure != "consent withdrawn (AADSTS65001)" || f.Domains[0].FailedAt == nil || !f.Domains[0].FailedAt.Equal(now.Add(-10*time.Minute)) {
 			t.Errorf("tenant whose consent was withdrawn = %+v", f)
+		}
+		if r := got["Contoso"].Redacted(); r.Problems != nil || r.Domains[0].Failure != "" || r.Domains[0].FailedAt != nil || got["Contoso"].Domains[0].Failure == "" {
+			t.Errorf("redacted = %+v, and the original must keep its failure", r)
 		}
 		if f := got["Fabrikam"]; f.Stale || f.Problems != nil {
 			t.Errorf("tenant that synced after its failure = %+v", f)

@@ -134,7 +134,8 @@ type TenantSync struct {
 
 // TenantSyncStatus shows, per tenant, when each data domain last synced
 // and whether that is too long ago: older than the domain's threshold
-// or never. It shows every row it is given, so the
+// or never; and, where the report carries it (an admin's), that the latest
+// sync failed since, and why. It shows every row it is given, so the
 // caller passes only the tenants the viewer may see, and only the one
 // tenant_id names when it scopes the request.
 func TenantSyncStatus(rows []TenantSync, thresholds map[string]time.Duration, now time.Time) template.HTML {
@@ -192,14 +193,19 @@ func domainCell(tf freshness.TenantFreshness, domain string, thresholds map[stri
 		if d.Domain != domain {
 			continue
 		}
-		if d.SyncedAt == nil {
-			return sdkui.Badge("Never synced", sdkui.Warning)
+		parts := []any{sdkui.Badge("Never synced", sdkui.Warning)}
+		if d.SyncedAt != nil {
+			parts = []any{sdkui.Badge("Fresh", sdkui.OK), sdkui.Time(*d.SyncedAt)}
+			if limit, ok := thresholds[domain]; ok && now.Sub(*d.SyncedAt) > limit {
+				parts[0] = sdkui.Badge("Stale", sdkui.Warning)
+			}
 		}
-		badge := sdkui.Badge("Fresh", sdkui.OK)
-		if limit, ok := thresholds[domain]; ok && now.Sub(*d.SyncedAt) > limit {
-			badge = sdkui.Badge("Stale", sdkui.Warning)
+		// An admin's report carries the latest failure's reason, which
+		// says what to do.
+		if d.Failure != "" {
+			parts = append(parts, sdkui.Badge("Last sync failed", sdkui.Critical), muted(d.Failure))
 		}
-		return lines(badge, sdkui.Time(*d.SyncedAt))
+		return lines(parts...)
 	}
 	return muted("—")
 }

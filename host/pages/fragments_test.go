@@ -241,6 +241,16 @@ func TestTenantSyncStatusMarksStaleDomains(t *testing.T) {
 			t.Errorf("row %d badges = %v, want %v", i, labels, want)
 		}
 	}
+	// An admin's report says a domain's latest sync failed, and why.
+	failedAt := t0.Add(-time.Minute)
+	failing := sampleTenants()[:1]
+	failing[0].Freshness.Domains[2].Failure, failing[0].Freshness.Domains[2].FailedAt = "directory d-1 refused a token: grant admin consent", &failedAt
+	contains(t, "a failed sync", TenantSyncStatus(failing, thresholds, t0), `class="badge health-critical">Last sync failed<`,
+		"directory d-1 refused a token: grant admin consent")
+	if out := TenantSyncStatus([]TenantSync{{ID: "t1", Name: "C", Freshness: failing[0].Freshness.Redacted()}}, thresholds, t0); strings.Contains(string(out), "Last sync failed") ||
+		strings.Contains(string(out), "consent") {
+		t.Errorf("a redacted report shows the failure: %s", out)
+	}
 	// Stricter thresholds make more stale.
 	strict := TenantSyncStatus(sampleTenants()[1:], map[string]time.Duration{"costs": time.Minute}, t0)
 	contains(t, "strict tenant sync status", strict, `class="badge health-warning">Stale<`)

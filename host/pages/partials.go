@@ -95,7 +95,11 @@ func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 			return err
 		}
 		for _, t := range tenants {
-			rows = append(rows, TenantSync{ID: t.ID, Name: t.Name, Freshness: m[t.ID]})
+			f := m[t.ID]
+			if !caller.Admin {
+				f = f.Redacted()
+			}
+			rows = append(rows, TenantSync{ID: t.ID, Name: t.Name, Freshness: f})
 		}
 	}
 	return writeFragment(c, http.StatusOK, TenantSyncStatus(rows, thresholds, time.Now()))

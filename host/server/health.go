@@ -232,8 +232,7 @@ func (s *Server) registerHealth() {
 				// directories: the reasons are an admin's.
 				if !p.IsAdmin {
 					for k, f := range m {
-						f.Problems = nil
-						m[k] = f
+						m[k] = f.Redacted()
 					}
 				}
 				return &dataHealth{Body: freshnessReport{tenants: m}}, nil

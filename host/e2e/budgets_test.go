@@ -14,6 +14,7 @@ import (
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 const (
@@ -140,17 +141,37 @@ func testBudgets(t *testing.T, dialect string) {
 	expectStatus(t, "admin creates in B", r, http.StatusCreated)
 	r.json(t, &b)
 
-	// Tenant B's budget and alert do not exist for the user of A.
-	for _, c := range []struct{ method, path string }{
-		{http.MethodGet, "/api/v1/budgets/" + b.ID}, {http.MethodDelete, "/api/v1/budgets/" + b.ID},
-		{http.MethodGet, "/api/v1/budgets/" + b.ID + "/alerts"}, {http.MethodPost, "/api/v1/budgets/" + b.ID + "/sync"},
-		{http.MethodPost, fmt.Sprintf("/api/v1/budgets/alerts/%d/acknowledge", b.RecentAlerts[0].ID)},
+	// Tenant B's budget is refused to the user of A (403, as the
+	// interface has it) and its alert does not exist for it (404); neither
+	// answer tells anything of B.
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodGet, "/api/v1/budgets/" + b.ID, http.StatusForbidden},
+		{http.MethodPatch, "/api/v1/budgets/" + b.ID, http.StatusForbidden},
+		{http.MethodDelete, "/api/v1/budgets/" + b.ID, http.StatusForbidden},
+		{http.MethodGet, "/api/v1/budgets/" + b.ID + "/alerts", http.StatusForbidden},
+		{http.MethodPost, "/api/v1/budgets/" + b.ID + "/sync", http.StatusForbidden},
+		{http.MethodPost, fmt.Sprintf("/api/v1/budgets/alerts/%d/acknowledge", b.RecentAlerts[0].ID), http.StatusNotFound},
 	} {
-		r := h.do(c.method, c.path, tokA, nil)
-		expectStatus(t, c.method+" "+c.path, r, http.StatusNotFound)
+		var r response
+		if c.method == http.MethodPatch {
+			r = h.do(c.method, c.path, tokA, strings.NewReader(`{"amount": 1}`), "Content-Type", "application/json")
+		} else {
+			r = h.do(c.method, c.path, tokA, nil)
+		}
+		expectStatus(t, c.method+" "+c.path, r, c.status)
 		if strings.Contains(string(r.body), "B monthly") || strings.Contains(string(r.body), tenantB) {
 			t.Errorf("%s %s leaks B: %s", c.method, c.path, r.body)
 		}
+		if c.status == http.StatusForbidden && !strings.Contains(string(r.body), protocol.MsgNoTenantAccess) {
+			t.Errorf("%s %s: the 403 is %s", c.method, c.path, r.body)
+		}
+	}
+	// A budget that does not exist is 404 to the user and to an admin.
+	for _, token := range []string{tokA, admin} {
+		expectStatus(t, "missing budget", h.get("/api/v1/budgets/00000000-0000-4000-8000-000000000000", token), http.StatusNotFound)
 	}
 	var list []budgetView
 	h.get("/api/v1/budgets", tokA).json(t, &list)
@@ -211,6 +232,29 @@ func testBudgets(t *testing.T, dialect string) {
 	bad["amount"] = 0
 	expectInvalid(t, post(tokA, "/api/v1/budgets", bad), "body.amount")
 
+	// A budget of the whole tenant syncs as the provider's cost of this
+	// month summed over the tenant's subscriptions, and needs no e-mail.
+	var summed struct {
+		Action        string   `json:"action"`
+		ProviderSpend float64  `json:"provider_current_spend"`
+		Subscriptions []string `json:"subscriptions"`
+	}
+	quiet := body(tenantA, "A quiet")
+	quiet["thresholds"] = []any{map[string]any{"percentage": 50}}
+	var q budgetView
+	r = post(tokA, "/api/v1/budgets", quiet)
+	expectStatus(t, "budget without contacts", r, http.StatusCreated)
+	r.json(t, &q)
+	if q.Status != "critical" || len(q.RecentAlerts) != 1 || q.RecentAlerts[0].Status != "pending" {
+		t.Errorf("a budget of 1000.00 with 900.00 spent and a 50 %% threshold without contacts: %+v", q)
+	}
+	r = h.do(http.MethodPost, "/api/v1/budgets/"+a.ID+"/sync", tokA, nil)
+	expectStatus(t, "sync a budget of the whole tenant", r, http.StatusOK)
+	r.json(t, &summed)
+	if summed.Action != "summed" || summed.ProviderSpend != 900 || len(summed.Subscriptions) != 1 || summed.Subscriptions[0] != budgetSubA {
+		t.Errorf("summed %s", r.body)
+	}
+
 	// A subscription budget is pushed to the provider, which reports the
 	// world's cost of this month.
 	var sub budgetView
@@ -230,12 +274,12 @@ func testBudgets(t *testing.T, dialect string) {
 		t.Errorf("pushed %+v", pushed)
 	}
 	var all struct {
-		Tenants, Pushed, Failed int
+		Tenants, Pushed, Summed, Failed int
 	}
 	r = h.do(http.MethodPost, "/api/v1/budgets/sync/all", tokA, nil)
 	expectStatus(t, "sync all", r, http.StatusOK)
 	r.json(t, &all)
-	if all.Tenants != 1 || all.Pushed != 1 || all.Failed != 0 {
+	if all.Tenants != 1 || all.Pushed != 1 || all.Summed != 2 || all.Failed != 0 {
 		t.Errorf("sync all %s", r.body)
 	}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // rulesWorld: each brand has storage accounts — Brand A one on TLS 1.0
@@ -243,6 +244,28 @@ func testComplianceRules(t *testing.T, dialect string) {
 	h.get("/api/v1/compliance/summary", tokB).json(t, &sum)
 	if got := findings(tokB); len(got) != 0 || sum.customRules() != 0 || len(listB) != 0 {
 		t.Fatalf("Brand B's user sees rules %v, findings %v, summary %+v", listB, got, sum)
+	}
+
+	// A rule whose body names no tenant is created in the one picked with
+	// the tenant picker (query tenant_id), which the caller must be able to
+	// see; a caller of several tenants that picks none is told to name one.
+	tenantB := tenantID(t, h, identityDirB)
+	noTenant := map[string]any{"rule_name": "Picked", "category": "mfa_coverage", "schema": map[string]any{}}
+	expectInvalid(t, send(http.MethodPost, "/api/v1/compliance/rules", admin, noTenant), "body.tenant_id")
+	r = send(http.MethodPost, "/api/v1/compliance/rules?tenant_id="+tenantB, admin, noTenant)
+	var picked ruleView
+	expectStatus(t, "admin picked Brand B", r, http.StatusCreated)
+	r.json(t, &picked)
+	if picked.TenantID != tenantB {
+		t.Errorf("the rule of the tenant picked is in %s", picked.TenantID)
+	}
+	r = send(http.MethodPost, "/api/v1/compliance/rules?tenant_id="+tls.TenantID, tokB, noTenant)
+	expectStatus(t, "Brand B's user picked Brand A", r, http.StatusForbidden)
+	if !strings.Contains(string(r.body), protocol.MsgNoTenantAccess) || strings.Contains(string(r.body), tls.TenantID) {
+		t.Errorf("the refused pick answers %s", r.body)
+	}
+	if got := findings(tokA); !slices.Equal(got, want) {
+		t.Fatalf("Brand A's custom rule findings after the picks %v, want %v", got, want)
 	}
 
 	// Every schema guard refuses the rule, naming it.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/jsonbody"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // Bounds of a rule's text fields, as the rule table gives them; a
@@ -93,12 +94,23 @@ func apply(r *Rule, d *Definition) error {
 	return p.Err()
 }
 
-// tenantOf resolves a new rule's tenant for the principal: the named one,
-// which the host has checked the principal may see, or, when none is
-// named, the principal's only tenant.
-func tenantOf(named sdk.TenantID, pr sdk.Principal) (string, error) {
-	if named != "" {
+// tenantOf resolves a new rule's tenant for the principal: the one the
+// body names, which the host has checked the principal may see; when none
+// is named, the one the caller picked in its authorisation context: the
+// tenant picker's selection (picked, which must be a tenant the principal
+// may see, as the host would check it), or the principal's only tenant.
+// A caller of several tenants that names and picks none is told to name
+// one.
+func tenantOf(named sdk.TenantID, picked string, pr sdk.Principal) (string, error) {
+	switch {
+	case picked != "" && !pr.CanSee(picked):
+		return "", sdk.Forbidden(protocol.MsgNoTenantAccess)
+	case named != "" && picked != "" && string(named) != picked:
+		return "", sdk.Invalid("body.tenant_id", "names another tenant than the one picked (query tenant_id); name the same or leave it out")
+	case named != "":
 		return string(named), nil
+	case picked != "":
+		return picked, nil
 	}
 	switch len(pr.TenantIDs) {
 	case 0:
@@ -106,5 +118,5 @@ func tenantOf(named sdk.TenantID, pr sdk.Principal) (string, error) {
 	case 1:
 		return pr.TenantIDs[0], nil
 	}
-	return "", sdk.Invalid("body.tenant_id", "is required: the caller may see %d tenants", len(pr.TenantIDs))
+	return "", sdk.Invalid("body.tenant_id", "is required: the caller may see %d tenants and picked none (query tenant_id)", len(pr.TenantIDs))
 }

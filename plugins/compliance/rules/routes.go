@@ -103,8 +103,11 @@ type rulePage struct {
 }
 
 type createIn struct {
-	Body struct {
-		TenantID sdk.TenantID `json:"tenant_id,omitempty" required:"false" minLength:"1" doc:"The tenant, one the caller may see; may be left out by a caller who sees exactly one tenant. A PUT may not change it"`
+	// Picked is the web UI's tenant picker's selection, which the UI
+	// passes to routes as this parameter (protocol.ParamTenantID).
+	Picked string `query:"tenant_id" maxLength:"64" doc:"The tenant picked with the web UI's tenant picker, which the UI passes as tenant_id: the rule's tenant when the body names none. Must be one the caller may see (403 otherwise)"`
+	Body   struct {
+		TenantID sdk.TenantID `json:"tenant_id,omitempty" required:"false" minLength:"1" doc:"The tenant, one the caller may see. May be left out when the caller picked a tenant (query tenant_id) or sees exactly one; a PUT may not change it"`
 		Definition
 	}
 }
@@ -127,9 +130,13 @@ func (h *Handlers) Routes() []sdk.Route {
 		sdk.Get(rulesPath, sdk.Op{ID: "compliance-rules-list", Tags: tags, Summary: "Custom compliance rules of the caller's tenants",
 			Description: "A JSON array, oldest first, one page of it; X-Total-Count says how many match. Deleted rules are not listed."}, h.list),
 		sdk.Post(rulesPath, sdk.Op{ID: "compliance-rules-create", Tags: tags, Summary: "Create a custom compliance rule",
-			Description: "The schema is compiled under every guard before the rule is stored. Names and descriptions are stored without markup.",
-			Status:      http.StatusCreated,
-			Responses:   map[string]*huma.Response{"403": {Description: "The caller may not see the tenant named, or sees none"}, "422": invalid}}, h.create),
+			Description: "The rule's tenant is body.tenant_id; left out, it is taken from the authorisation context: the tenant picked " +
+				"with the web UI's tenant picker (query tenant_id), or the caller's only tenant. A caller of several tenants that names and picks " +
+				"none is answered 422 naming body.tenant_id. The schema is compiled under every guard before the rule is stored. " +
+				"Names and descriptions are stored without markup.",
+			Status: http.StatusCreated,
+			Responses: map[string]*huma.Response{"403": {Description: "The caller may not see the tenant named or picked, or sees none"},
+				"422": {Description: invalid.Description + "; body.tenant_id when no tenant is named, picked or the caller's only one, or it differs from the one picked"}}}, h.create),
 		sdk.Get(rulesPath+"/{id}", sdk.Op{ID: "compliance-rules-get", Tags: tags, Summary: "A custom compliance rule",
 			Responses: map[string]*huma.Response{"404": rule404}}, h.get),
 		sdk.Put(rulesPath+"/{id}", sdk.Op{ID: "compliance-rules-update", Tags: tags, Summary: "Replace a custom compliance rule's definition",
@@ -208,7 +215,7 @@ func (h *Handlers) get(ctx context.Context, in *RuleID) (*View, error) {
 
 func (h *Handlers) create(ctx context.Context, in *createIn) (*View, error) {
 	p := sdk.PrincipalFrom(ctx)
-	tenantID, err := tenantOf(in.Body.TenantID, p)
+	tenantID, err := tenantOf(in.Body.TenantID, in.Picked, p)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stewardhq/steward/plugins/compliance/rules"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // nested is a schema nesting levels deep: {"not": {"not": ... {}}}.
@@ -191,6 +192,64 @@ func TestRuleTenantScope(t *testing.T) {
 		f.get(admin, a.ID)
 		f.do(userA, http.MethodGet, rulesAt+"/999999", nil).want(t, "missing rule", http.StatusNotFound)
 		f.do(userA, http.MethodGet, rulesAt+"/abc", nil).wantInvalid(t, "non-integer id", "path.id")
+	})
+}
+
+// TestRuleTenantFromContext: a rule whose body names no tenant is created
+// in the one the caller picked with the tenant picker (query tenant_id),
+// which must be one the caller may see (403 in the host's wording
+// otherwise, nothing created) and, when the body names one too, the same
+// (422); with nothing named or picked, a caller of one tenant creates in
+// it and a caller of several is answered 422 naming body.tenant_id.
+func TestRuleTenantFromContext(t *testing.T) {
+	noTenant := func(b map[string]any) { delete(b, "tenant_id") }
+	eachDialect(t, func(t *testing.T, f *fixture) {
+		var v rules.View
+		f.do(admin, http.MethodPost, rulesAt+"?tenant_id="+tenantB, diskRule("Picked B", noTenant)).want(t, "admin picked B", http.StatusCreated).decode(t, &v)
+		if v.TenantID != tenantB {
+			t.Errorf("the rule of the tenant picked is in %s", v.TenantID)
+		}
+		f.do(admin, http.MethodPost, rulesAt+"?tenant_id="+tenantB, diskRule("Named and picked B", func(b map[string]any) { b["tenant_id"] = tenantB })).
+			want(t, "admin named and picked B", http.StatusCreated)
+		f.do(admin, http.MethodPost, rulesAt+"?tenant_id="+tenantA, diskRule("Named B, picked A", func(b map[string]any) { b["tenant_id"] = tenantB })).
+			wantInvalid(t, "admin named B and picked A", "body.tenant_id", "picked")
+		f.do(userA, http.MethodPost, rulesAt+"?tenant_id="+tenantA, diskRule("Picked A", noTenant)).want(t, "A picked A", http.StatusCreated).decode(t, &v)
+		if v.TenantID != tenantA {
+			t.Errorf("user A's rule of the tenant picked is in %s", v.TenantID)
+		}
+		for _, c := range []struct {
+			what string
+			p    sdk.Principal
+			body map[string]any
+		}{
+			{"B picked A", userB, diskRule("B's pick of A", noTenant)},
+			{"B named itself and picked A", userB, diskRule("B's pick of A", func(b map[string]any) { b["tenant_id"] = tenantB })},
+			{"A picked an unknown tenant", userA, diskRule("Nowhere", noTenant)},
+		} {
+			path := rulesAt + "?tenant_id=" + tenantA
+			if c.what == "A picked an unknown tenant" {
+				path = rulesAt + "?tenant_id=cccccccc-0000-4000-8000-00000000000c"
+			}
+			r := f.do(c.p, http.MethodPost, path, c.body).want(t, c.what, http.StatusForbidden)
+			var p sdk.Problem
+			r.decode(t, &p)
+			if p.Detail != protocol.MsgNoTenantAccess {
+				t.Errorf("%s: the 403 is %s", c.what, r.body)
+			}
+		}
+		var list []rules.View
+		f.do(admin, http.MethodGet, rulesAt+"?tenant_ids="+tenantA, nil).want(t, "A's rules", http.StatusOK).decode(t, &list)
+		if len(list) != 1 || list[0].RuleName != "Picked A" {
+			t.Errorf("A's rules after the refused picks %+v", list)
+		}
+
+		f.do(userB, http.MethodPost, rulesAt, diskRule("B's only tenant", noTenant)).want(t, "B without a tenant", http.StatusCreated).decode(t, &v)
+		if v.TenantID != tenantB {
+			t.Errorf("user B's rule is in %s", v.TenantID)
+		}
+		for _, path := range []string{rulesAt, rulesAt + "?tenant_id="} {
+			f.do(admin, http.MethodPost, path, diskRule("Unplaced", noTenant)).wantInvalid(t, "admin naming and picking none at "+path, "body.tenant_id", "picked none")
+		}
 	})
 }
 

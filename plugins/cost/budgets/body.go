@@ -76,15 +76,15 @@ func (b *createBody) UnmarshalJSON(raw []byte) error { return json.Unmarshal(raw
 // thresholdBody is a threshold as a body gives it.
 type thresholdBody struct {
 	Percentage    int      `json:"percentage" minimum:"1" maximum:"1000" doc:"Percent of the amount, 1 to 1000"`
-	ContactEmails []string `json:"contact_emails" minItems:"1" maxItems:"50" doc:"Who is told when the threshold is reached"`
-	ThresholdType string   `json:"threshold_type,omitempty" required:"false" enum:"Actual,Forecasted" doc:"Actual compares the spend, Forecasted the forecast; Actual when omitted"`
+	ContactEmails []string `json:"contact_emails,omitempty" required:"false" maxItems:"50" doc:"Whom the provider e-mails when the threshold is reached, once a subscription's budget is pushed; optional, as the alert is recorded in Steward either way. None when omitted or null"`
+	ThresholdType string   `json:"threshold_type,omitempty" required:"false" enum:"Actual,Forecasted" default:"Actual" doc:"Actual compares the spend, Forecasted the forecast; Actual when omitted"`
 }
 
 // notificationsBody is the notification settings as a body gives them.
 type notificationsBody struct {
-	Enabled       *bool    `json:"enabled,omitempty" required:"false" doc:"Whether the provider sends the thresholds' e-mails; true when omitted"`
-	ContactRoles  []string `json:"contact_roles,omitempty" required:"false" maxItems:"10" enum:"Owner,Contributor,Reader" doc:"Roles on the subscription also told"`
-	ContactGroups []string `json:"contact_groups,omitempty" required:"false" maxItems:"10" doc:"Action group resource ids also told"`
+	Enabled       *bool    `json:"enabled,omitempty" required:"false" default:"true" doc:"Whether the provider sends the thresholds' e-mails; true when omitted"`
+	ContactRoles  []string `json:"contact_roles,omitempty" required:"false" maxItems:"10" enum:"Owner,Contributor,Reader" default:"[]" doc:"Roles on the subscription also told; none when omitted"`
+	ContactGroups []string `json:"contact_groups,omitempty" required:"false" maxItems:"10" default:"[]" doc:"Action group resource ids also told; none when omitted"`
 }
 
 // patchBody is the body of PATCH /api/v1/budgets/{budget_id}: the create
@@ -259,7 +259,7 @@ func (p *problems) email(loc, s string) {
 }
 
 // thresholds reads 1 to 5 thresholds, each a percentage from 1 to 1000
-// (unique per threshold type) with 1 to 50 e-mail addresses.
+// (unique per threshold type) with up to 50 e-mail addresses.
 func (p *problems) thresholds(raw json.RawMessage) []Threshold {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
@@ -308,16 +308,29 @@ func (p *problems) thresholds(raw json.RawMessage) []Threshold {
 			p.Add(loc+".percentage", "repeats another %s threshold of %d%%", t.ThresholdType, t.Percentage)
 		}
 		seen[key] = true
-		if err := json.Unmarshal(m["contact_emails"], &t.ContactEmails); err != nil || m["contact_emails"] == nil {
-			p.Add(loc+".contact_emails", "must be an array of e-mail addresses")
-		} else if len(t.ContactEmails) < 1 || len(t.ContactEmails) > maxContactEmails {
-			p.Add(loc+".contact_emails", "must have 1 to %d addresses", maxContactEmails)
-		} else {
-			for j, e := range t.ContactEmails {
-				p.email(fmt.Sprintf("%s.contact_emails[%d]", loc, j), e)
-			}
-		}
+		t.ContactEmails = p.contactEmails(loc+".contact_emails", m["contact_emails"])
 		out = append(out, t)
+	}
+	return out
+}
+
+// contactEmails reads a threshold's optional e-mail addresses: none when
+// the member is absent or null, else at most maxContactEmails, each an
+// address.
+func (p *problems) contactEmails(loc string, raw json.RawMessage) []string {
+	out := []string{}
+	if raw == nil || jsonbody.IsNull(raw) {
+		return out
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		p.Add(loc, "must be an array of e-mail addresses")
+		return []string{}
+	}
+	if len(out) > maxContactEmails {
+		p.Add(loc, "must have at most %d addresses", maxContactEmails)
+	}
+	for j, e := range out {
+		p.email(fmt.Sprintf("%s[%d]", loc, j), e)
 	}
 	return out
 }
@@ -332,13 +345,16 @@ func (p *problems) notifications(raw json.RawMessage) *Notifications {
 	n := &Notifications{Enabled: true, ContactRoles: []string{}, ContactGroups: []string{}}
 	for k, v := range m {
 		loc := "body.notifications." + k
+		if (k == "contact_roles" || k == "contact_groups") && jsonbody.IsNull(v) {
+			continue // none, as when omitted
+		}
 		switch k {
 		case "enabled":
 			if err := json.Unmarshal(v, &n.Enabled); err != nil || jsonbody.IsNull(v) {
 				p.Add(loc, "must be true or false")
 			}
 		case "contact_roles":
-			if err := json.Unmarshal(v, &n.ContactRoles); err != nil || n.ContactRoles == nil || len(n.ContactRoles) > maxContacts {
+			if err := json.Unmarshal(v, &n.ContactRoles); err != nil || len(n.ContactRoles) > maxContacts {
 				p.Add(loc, "must be an array of at most %d roles", maxContacts)
 				continue
 			}
@@ -348,7 +364,7 @@ func (p *problems) notifications(raw json.RawMessage) *Notifications {
 				}
 			}
 		case "contact_groups":
-			if err := json.Unmarshal(v, &n.ContactGroups); err != nil || n.ContactGroups == nil || len(n.ContactGroups) > maxContacts {
+			if err := json.Unmarshal(v, &n.ContactGroups); err != nil || len(n.ContactGroups) > maxContacts {
 				p.Add(loc, "must be an array of at most %d action group ids", maxContacts)
 				continue
 			}

@@ -107,7 +107,7 @@ var AlertStatuses = []string{AlertPending, AlertAcknowledged, AlertResolved, Ale
 // contacts.
 type Threshold struct {
 	Percentage    int      `json:"percentage" minimum:"1" maximum:"1000" doc:"Percent of the amount, 1 to 1000"`
-	ContactEmails []string `json:"contact_emails" minItems:"1" maxItems:"50" doc:"Who is told when the threshold is reached"`
+	ContactEmails []string `json:"contact_emails" maxItems:"50" doc:"Whom the provider e-mails when the threshold is reached; may be empty, as the alert is recorded in Steward either way"`
 	ThresholdType string   `json:"threshold_type" enum:"Actual,Forecasted" doc:"Actual compares the spend, Forecasted the forecast; Actual when omitted"`
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // Host is what the routes need of the host; *sdk.Host provides it.
@@ -124,7 +125,8 @@ const statusRule = " Status: utilisation is the current period's spend / amount;
 
 // Routes declares the budget routes.
 func (h *Handlers) Routes() []sdk.Route {
-	budget404 := &huma.Response{Description: "No such budget, or it belongs to a tenant the caller may not see"}
+	budget403 := &huma.Response{Description: "The budget belongs to a tenant the caller may not see; the problem tells nothing of it"}
+	budget404 := &huma.Response{Description: "No such budget"}
 	invalid := &huma.Response{Description: "The body is invalid; errors name each bad field as body.<field>"}
 	unavailable := &huma.Response{Description: "The cloud provider failed or refused; nothing changed in Steward"}
 	tags := []string{tag}
@@ -133,8 +135,11 @@ func (h *Handlers) Routes() []sdk.Route {
 		sdk.Get(budgetsPath, sdk.Op{ID: "budgets-list", Tags: tags, Summary: "Budgets of the caller's tenants",
 			Description: "A JSON array, one page of it; X-Total-Count says how many match." + statusRule}, h.list),
 		sdk.Post(budgetsPath, sdk.Op{ID: "budgets-create", Tags: tags, Summary: "Create a budget", Status: http.StatusCreated,
-			Description: "The caller must be able to see the tenant (403 otherwise). Thresholds: 1 to 5, each a whole percentage from 1 to 1000 " +
-				"with 1 to 50 e-mail addresses, unique per threshold type. The budget is evaluated at once." + statusRule,
+			Description: "The caller must be able to see the tenant (403 otherwise). Thresholds: 1 to 5, each a whole percentage from 1 to 1000, " +
+				"unique per threshold type, with up to 50 e-mail addresses (optional: every threshold reached is an alert in Steward; " +
+				"the addresses are whom the provider e-mails once a subscription's budget is pushed to it, and a threshold with none, " +
+				"and no action group in notifications, is not pushed). threshold_type defaults to Actual, notifications to enabled " +
+				"with no roles and no groups. The budget is evaluated at once." + statusRule,
 			Responses: responses{"409": {Description: "The tenant already has a budget of that name in that scope"}, "422": invalid}}, h.create),
 		sdk.Get(budgetsPath+"/summary", sdk.Op{ID: "budgets-summary", Tags: tags, Summary: "Budgets by status and currency, alerts by status and type"}, h.summary),
 		sdk.Get(budgetsPath+"/alerts/all", sdk.Op{ID: "budgets-alerts-all", Tags: tags, Summary: "Budget alerts across the caller's tenants, newest first",
@@ -150,26 +155,31 @@ func (h *Handlers) Routes() []sdk.Route {
 				"422": invalid}}, h.acknowledge),
 		sdk.Post(budgetsPath+"/sync/all", sdk.Op{ID: "budgets-sync-all", Tags: tags, RateClass: sdk.RateSync, Summary: "Exchange the caller's tenants' budgets with the cloud provider",
 			Description: "Pulls the provider budgets of every subscription of the tenants into Steward (source provider), removes those the provider no longer has, " +
-				"and pushes the tenants' Steward subscription budgets to the provider as steward-<id>. Budgets of a whole tenant stay in Steward. " +
+				"pushes the tenants' Steward subscription budgets to the provider as steward-<id>, and sums the provider's cost for their budgets of a whole tenant " +
+				"(as POST /api/v1/budgets/{budget_id}/sync does). " +
 				"The body is optional. A subscription or budget that fails is counted and named in errors; the others sync.",
 			Responses: responses{"422": invalid, "503": unavailable}}, h.syncAll),
 		sdk.Get(budgetsPath+"/{budget_id}", sdk.Op{ID: "budgets-get", Tags: tags, Summary: "A budget with its thresholds and recent alerts",
-			Responses: responses{"404": budget404}}, h.get),
+			Responses: responses{"403": budget403, "404": budget404}}, h.get),
 		sdk.Patch(budgetsPath+"/{budget_id}", sdk.Op{ID: "budgets-update", Tags: tags, Summary: "Change a budget's given fields",
 			Description: "Only the fields present change; null clears end_date or notifications, and is refused for a required field. " +
 				"tenant_id and subscription_id cannot change. A budget pulled from the provider is the provider's and cannot be changed here (409). " +
 				"The budget is evaluated again at once.",
-			Responses: responses{"404": budget404, "409": {Description: "The new name is taken in the tenant and scope, or the budget is the provider's"}, "422": invalid}},
+			Responses: responses{"403": budget403, "404": budget404, "409": {Description: "The new name is taken in the tenant and scope, or the budget is the provider's"}, "422": invalid}},
 			h.patch),
 		sdk.Delete(budgetsPath+"/{budget_id}", sdk.Op{ID: "budgets-delete", Tags: tags, Summary: "Delete a budget and its alerts",
 			Description: "A budget exchanged with the provider is deleted there first; if that fails, nothing is deleted (503).",
-			Responses:   responses{"204": {Description: "Deleted"}, "404": budget404, "503": unavailable}}, h.delete),
+			Responses:   responses{"204": {Description: "Deleted"}, "403": budget403, "404": budget404, "503": unavailable}}, h.delete),
 		sdk.Get(budgetsPath+"/{budget_id}/alerts", sdk.Op{ID: "budgets-alerts", Tags: tags, Summary: "A budget's alerts, newest first",
-			Description: "A JSON array, one page of it; X-Total-Count says how many match.", Responses: responses{"404": budget404}}, h.budgetAlerts),
+			Description: "A JSON array, one page of it; X-Total-Count says how many match.", Responses: responses{"403": budget403, "404": budget404}}, h.budgetAlerts),
 		sdk.Post(budgetsPath+"/{budget_id}/sync", sdk.Op{ID: "budgets-sync", Tags: tags, RateClass: sdk.RateSync, Summary: "Exchange one budget with the cloud provider",
 			Description: "A Steward budget of a subscription is pushed (written to the provider, which answers with its current spend and forecast); " +
-				"a provider budget is pulled (its definition, current spend and forecast read into Steward). A budget of a whole tenant has no provider counterpart (409).",
-			Responses: responses{"404": budget404, "409": {Description: "The budget is of a whole tenant"}, "503": unavailable}}, h.syncOne),
+				"a provider budget is pulled (its definition, current spend and forecast read into Steward). " +
+				"A budget of a whole tenant has no counterpart at the provider, whose budgets are per subscription: it is summed " +
+				"(the provider's actual cost of its current period so far, in its currency, added up over every subscription of the tenant " +
+				"the provider reports, with a forecast at that cost's daily average). The budget is evaluated again at once; " +
+				"its current_spend stays that of Steward's cost data, the provider's figures are the provider_* members.",
+			Responses: responses{"403": budget403, "404": budget404, "503": unavailable}}, h.syncOne),
 	}
 }
 
@@ -219,14 +229,20 @@ func (h *Handlers) summary(ctx context.Context, in *summaryIn) (*Summary, error)
 	return &s, nil
 }
 
-// find returns the budget named if the caller may see it.
+// find returns the budget named if the caller may see it. A budget that
+// does not exist is 404; one of a tenant the caller may not see is 403
+// (the interface's Errors rule 1), with the one wording of every tenant
+// refusal, so that nothing of the budget or its tenant is told.
 func (h *Handlers) find(ctx context.Context, ref BudgetRef) (*Budget, error) {
-	b, err := h.Store.Get(ctx, ref.ID, sdk.PrincipalFrom(ctx).TenantIDs)
+	b, err := h.Store.Get(ctx, ref.ID)
 	if err != nil {
 		return nil, h.logged(err)
 	}
 	if b == nil {
 		return nil, sdk.NotFound("no budget " + ref.ID)
+	}
+	if !sdk.PrincipalFrom(ctx).CanSee(b.TenantID) {
+		return nil, sdk.Forbidden(protocol.MsgNoTenantAccess)
 	}
 	return b, nil
 }
@@ -435,9 +451,6 @@ func (h *Handlers) syncOne(ctx context.Context, in *BudgetRef) (*BudgetSyncResul
 		return nil, err
 	}
 	res, err := h.Syncer.SyncBudget(ctx, b)
-	if errors.Is(err, ErrNoCounterpart) {
-		return nil, sdk.Conflict(err.Error())
-	}
 	if err != nil {
 		return nil, syncFailed(err)
 	}

@@ -8,12 +8,15 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/plugins/cost/budgets"
+	"github.com/stewardhq/steward/sdk"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // TestBudgetLifecycle: create (201), read, list, 409 for a duplicate
-// name in the tenant and scope, 403 creating in another tenant, 404 for
-// another tenant's or a missing budget, delete (204) then 404, each change
-// audited.
+// name in the tenant and scope, 403 creating in another tenant, 403 for
+// another tenant's budget on every route that names one (without its
+// contents), 404 for a missing budget to a user and an admin, delete (204)
+// then 404, each change audited.
 func TestBudgetLifecycle(t *testing.T) {
 	eachDialect(t, func(t *testing.T, f *fixture) {
 		f.costs(tenantA, subA, "2026-12-01", 250, "USD")
@@ -55,18 +58,34 @@ func TestBudgetLifecycle(t *testing.T) {
 		}
 		other := f.create(admin, budgetBody("Platform monthly", func(b map[string]any) { b["tenant_id"] = tenantB }))
 
-		// A user of tenant A may neither create in B nor see B's budget.
+		// A user of tenant A may neither create in B nor see or touch B's
+		// budget: 403, in the one wording of every tenant refusal.
 		f.do(userA, http.MethodPost, budgetsAt, budgetBody("Theirs", func(b map[string]any) { b["tenant_id"] = tenantB })).want(t, "create in another tenant", http.StatusForbidden)
-		for _, m := range []string{http.MethodGet, http.MethodDelete} {
-			r := f.do(userA, m, budgetsAt+"/"+other.ID, nil).want(t, m+" another tenant's budget", http.StatusNotFound)
-			if strings.Contains(string(r.body), "Platform") {
-				t.Errorf("404 carries the budget: %s", r.body)
+		for _, c := range []struct{ method, path, body string }{
+			{http.MethodGet, budgetsAt + "/" + other.ID, ""},
+			{http.MethodPatch, budgetsAt + "/" + other.ID, `{"amount": 1}`},
+			{http.MethodDelete, budgetsAt + "/" + other.ID, ""},
+			{http.MethodGet, budgetsAt + "/" + other.ID + "/alerts", ""},
+			{http.MethodPost, budgetsAt + "/" + other.ID + "/sync", ""},
+		} {
+			var body any
+			if c.body != "" {
+				body = c.body
+			}
+			r := f.do(userA, c.method, c.path, body).want(t, c.method+" "+c.path+" of another tenant", http.StatusForbidden)
+			var p sdk.Problem
+			r.decode(t, &p)
+			if p.Detail != protocol.MsgNoTenantAccess || strings.Contains(string(r.body), "Platform") || strings.Contains(string(r.body), tenantB) {
+				t.Errorf("%s %s: the 403 is %s", c.method, c.path, r.body)
 			}
 		}
-		f.do(userA, http.MethodPatch, budgetsAt+"/"+other.ID, `{"amount": 1}`).want(t, "patch another tenant's budget", http.StatusNotFound)
-		f.do(userA, http.MethodGet, budgetsAt+"/"+other.ID+"/alerts", nil).want(t, "another tenant's alerts", http.StatusNotFound)
-		f.do(userA, http.MethodPost, budgetsAt+"/"+other.ID+"/sync", nil).want(t, "sync another tenant's budget", http.StatusNotFound)
-		f.do(userA, http.MethodGet, budgetsAt+"/00000000-0000-4000-8000-000000000000", nil).want(t, "missing budget", http.StatusNotFound)
+		if b := f.get(admin, other.ID); b.Amount.String() != "1000.00" {
+			t.Errorf("user A's refused requests changed B's budget: %+v", b.View)
+		}
+		for _, p := range []sdk.Principal{userA, admin} {
+			f.do(p, http.MethodGet, budgetsAt+"/00000000-0000-4000-8000-000000000000", nil).want(t, "missing budget to "+p.ID, http.StatusNotFound)
+			f.do(p, http.MethodPost, budgetsAt+"/00000000-0000-4000-8000-000000000000/sync", nil).want(t, "syncing a missing budget as "+p.ID, http.StatusNotFound)
+		}
 		f.do(userA, http.MethodGet, budgetsAt+"/not-a-uuid", nil).wantInvalid(t, "non-UUID id", "path.budget_id")
 
 		var list []budgets.View
@@ -177,8 +196,7 @@ func TestCreateBodyBounds(t *testing.T) {
 			{"percentage 1001", threshold(map[string]any{"percentage": 1001}), "body.thresholds[0].percentage"},
 			{"fractional percentage", threshold(map[string]any{"percentage": 80.5}), "body.thresholds[0].percentage"},
 			{"no percentage", threshold(map[string]any{"percentage": nil}), "body.thresholds[0].percentage"},
-			{"no contacts", threshold(map[string]any{"contact_emails": nil}), "body.thresholds[0].contact_emails"},
-			{"empty contacts", threshold(map[string]any{"contact_emails": []string{}}), "body.thresholds[0].contact_emails"},
+			{"contacts not an array", threshold(map[string]any{"contact_emails": "a@example.com"}), "body.thresholds[0].contact_emails"},
 			{"51 contacts", threshold(map[string]any{"contact_emails": emails(51)}), "body.thresholds[0].contact_emails"},
 			{"bad e-mail", threshold(map[string]any{"contact_emails": []string{"finops"}}), "body.thresholds[0].contact_emails[0]"},
 			{"named e-mail", threshold(map[string]any{"contact_emails": []string{"Fin <f@example.com>"}}), "body.thresholds[0].contact_emails[0]"},
@@ -192,6 +210,7 @@ func TestCreateBodyBounds(t *testing.T) {
 			{"eleven roles", set("notifications", map[string]any{"contact_roles": slices.Repeat([]string{"Owner"}, 11)}), "body.notifications.contact_roles"},
 			{"bad action group", set("notifications", map[string]any{"contact_groups": []string{"group-1"}}), "body.notifications.contact_groups[0]"},
 			{"enabled not a boolean", set("notifications", map[string]any{"enabled": "yes"}), "body.notifications.enabled"},
+			{"roles not an array", set("notifications", map[string]any{"contact_roles": "Owner"}), "body.notifications.contact_roles"},
 			{"unknown notification field", set("notifications", map[string]any{"locale": "en-us"}), "body.notifications.locale"},
 			{"bad subscription id", set("subscription_id", "sub/1"), "body.subscription_id"},
 			{"unknown subscription", set("subscription_id", subB), "body.subscription_id"},
@@ -206,10 +225,13 @@ func TestCreateBodyBounds(t *testing.T) {
 		for i, change := range []func(map[string]any){
 			set("amount", 0.01), set("amount", 10000000000), set("name", strings.Repeat("n", 100)), thresholds(5),
 			threshold(map[string]any{"percentage": 1}), threshold(map[string]any{"percentage": 1000, "threshold_type": "Forecasted"}),
-			threshold(map[string]any{"contact_emails": emails(50)}), set("currency", "EUR"), set("end_date", "2026-01-02"),
+			threshold(map[string]any{"contact_emails": emails(50)}), threshold(map[string]any{"contact_emails": nil}),
+			threshold(map[string]any{"contact_emails": []string{}}), set("thresholds", []any{map[string]any{"percentage": 80, "contact_emails": nil}}),
+			set("currency", "EUR"), set("end_date", "2026-01-02"),
 			set("start_date", "2000-01-01"), set("start_date", "2099-12-01"), set("subscription_id", subA), set("subscription_id", nil),
 			set("notifications", map[string]any{"enabled": false, "contact_roles": []string{"Owner", "Reader"},
 				"contact_groups": []string{"/subscriptions/" + subA + "/resourceGroups/rg/providers/microsoft.insights/actionGroups/finops"}}),
+			set("notifications", map[string]any{"contact_roles": nil, "contact_groups": nil}),
 		} {
 			f.do(admin, http.MethodPost, budgetsAt, budgetBody(fmt.Sprintf("Bound %d", i), change)).want(t, fmt.Sprintf("bound %d", i), http.StatusCreated)
 		}

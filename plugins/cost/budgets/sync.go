@@ -19,11 +19,18 @@ import (
 )
 
 // Syncer exchanges budgets with the provider, where budgets live per
-// subscription. A budget of a whole tenant has no provider counterpart and
-// is never pushed. A Steward budget of a subscription is pushed under the
+// subscription. A Steward budget of a subscription is pushed under the
 // name "steward-<id>", replacing what the provider holds under it (Steward
-// owns it); a provider budget under any other name is pulled in as a
-// budget of source "provider", which the provider owns.
+// owns it), with a notification for each threshold that has someone to
+// tell (an e-mail address, or the notifications' action groups): a
+// threshold without is still evaluated and alerted on in Steward, and the
+// provider refuses a notification that tells no one. A provider budget
+// under any other name is pulled in as a budget of source "provider",
+// which the provider owns. A budget of a whole tenant has no place at the
+// provider, whose budgets are per subscription (a tenant's root management
+// group is not delegated through Lighthouse): it syncs by reading the
+// provider's cost of its current period from each of the tenant's
+// subscriptions and summing it.
 type Syncer struct {
 	Store *Store
 	// Cloud resolves the clients that reach a tenant's subscriptions, where
@@ -34,16 +41,16 @@ type Syncer struct {
 	Evaluator *Evaluator
 }
 
-// tenantCloud is the clients that reach a tenant's subscriptions.
-func (s *Syncer) tenantCloud(ctx context.Context, tenantID string) (*cloud.ResourceManager, error) {
+// tenantWork is the clients that reach a tenant and its subscriptions.
+func (s *Syncer) tenantWork(ctx context.Context, tenantID string) (pluginenv.TenantWork, error) {
 	work, err := pluginenv.Plan(ctx, s.Host, s.Cloud, []string{tenantID})
 	switch {
 	case err != nil:
-		return nil, err
+		return pluginenv.TenantWork{}, err
 	case len(work) == 0:
-		return nil, fmt.Errorf("tenant %s is not active", tenantID)
+		return pluginenv.TenantWork{}, fmt.Errorf("tenant %s is not active", tenantID)
 	}
-	return work[0].Cloud, work[0].Err
+	return work[0], work[0].Err
 }
 
 // providerName is the name a Steward budget has at the provider.
@@ -66,9 +73,10 @@ func grainOf(g string) string {
 	return g
 }
 
-// toCloud is b as the provider stores it: a notification per threshold,
-// named for its type and percentage, sent when spend (or the forecast)
-// reaches it, with the notification settings' roles and groups.
+// toCloud is b as the provider stores it: a notification per threshold
+// that has someone to tell, named for its type and percentage, sent when
+// spend (or the forecast) reaches it, with the notification settings'
+// roles and groups.
 func toCloud(b *Budget) cloud.Budget {
 	out := cloud.Budget{Name: b.ProviderName, Amount: b.Amount.Float(), TimeGrain: b.TimeGrain, StartDate: b.StartDay.Time()}
 	if b.EndDay != nil {
@@ -77,6 +85,9 @@ func toCloud(b *Budget) cloud.Budget {
 	n := notificationsOf(b)
 	out.Notifications = map[string]cloud.BudgetNotification{}
 	for _, t := range b.Thresholds {
+		if len(t.ContactEmails) == 0 && len(n.ContactGroups) == 0 {
+			continue
+		}
 		typ := thresholdType(t)
 		out.Notifications[fmt.Sprintf("%s-%d", strings.ToLower(typ), t.Percentage)] = cloud.BudgetNotification{
 			Enabled: n.Enabled, Operator: "GreaterThanOrEqualTo", Threshold: float64(t.Percentage), ThresholdType: typ,
@@ -147,15 +158,13 @@ func notificationsOf(b *Budget) Notifications {
 	return n
 }
 
-// ErrNoCounterpart is a budget of a whole tenant, which the provider has
-// no place for.
-var ErrNoCounterpart = errors.New("a budget of a whole tenant has no provider counterpart: only subscription budgets sync")
-
 // BudgetSync is what syncing one budget did.
 type BudgetSync struct {
-	Action string `json:"action" enum:"pushed,pulled,missing" doc:"pushed: the Steward budget was written to the provider; pulled: the provider budget was read into Steward; missing: the provider no longer has the budget"`
+	Action string `json:"action" enum:"pushed,pulled,missing,summed" doc:"pushed: the Steward budget was written to the provider; pulled: the provider budget was read into Steward; missing: the provider no longer has the budget; summed: the budget is of a whole tenant, and the provider's cost of its current period was summed over the tenant's subscriptions"`
 	// ProviderName is the budget's name at the provider.
-	ProviderName string `json:"provider_name"`
+	ProviderName string `json:"provider_name" doc:"Empty for a budget of a whole tenant, which has none"`
+	// Subscriptions are those the provider's figures are of.
+	Subscriptions []string `json:"subscriptions" doc:"The subscriptions the provider's figures are of: the budget's own, or for a budget of a whole tenant every subscription of the tenant the provider reports"`
 	// ProviderSpend and ProviderForecast are the provider's figures for
 	// the current period, in ProviderCurrency.
 	ProviderSpend    ledger.Amount `json:"provider_current_spend"`
@@ -164,23 +173,63 @@ type BudgetSync struct {
 	SyncedAt         time.Time     `json:"synced_at"`
 }
 
-// SyncBudget pushes a Steward budget to the provider, or pulls a provider
-// budget from it, and re-evaluates it; b is updated in place.
+// SyncBudget pushes a Steward budget of a subscription to the provider,
+// pulls a provider budget from it, or sums the provider's costs of a
+// budget of a whole tenant, and re-evaluates the budget; b is updated in
+// place.
 func (s *Syncer) SyncBudget(ctx context.Context, b *Budget) (BudgetSync, error) {
-	if b.SubscriptionID == "" {
-		return BudgetSync{}, ErrNoCounterpart
-	}
-	rm, err := s.tenantCloud(ctx, b.TenantID)
+	tw, err := s.tenantWork(ctx, b.TenantID)
 	if err != nil {
 		return BudgetSync{}, err
 	}
-	return s.syncBudget(ctx, rm, b)
+	if b.SubscriptionID == "" {
+		return s.sumBudget(ctx, tw, b)
+	}
+	return s.syncBudget(ctx, tw.Cloud, b)
 }
 
-// syncBudget is SyncBudget with the clients of the budget's tenant.
+// sumBudget syncs a budget of a whole tenant: the provider's actual cost
+// of the budget's current period so far, in the budget's currency, summed
+// over the tenant's subscriptions, with the forecast Steward makes of it.
+// The budget's own spend stays that of Steward's cost data, as a pushed
+// budget's does.
+func (s *Syncer) sumBudget(ctx context.Context, tw pluginenv.TenantWork, b *Budget) (BudgetSync, error) {
+	now := s.Evaluator.now()
+	out := BudgetSync{Action: "summed", Subscriptions: slices.Clone(tw.Subscriptions), ProviderCurrency: b.Currency, SyncedAt: now}
+	period, counted := b.SpendDays(ledger.DayOf(now))
+	if counted.End >= counted.Start {
+		for _, sub := range tw.Subscriptions {
+			err := tw.Cloud.DailyCosts(ctx, sub, counted.Start.Time(), counted.End.Time(), func(r cloud.CostRow) error {
+				if r.Currency == b.Currency {
+					out.ProviderSpend += ledger.AmountOf(r.Cost)
+				}
+				return nil
+			})
+			if err != nil {
+				return out, tw.Failed(err)
+			}
+		}
+	}
+	out.ProviderForecast = Forecast(out.ProviderSpend, period, counted)
+	return out, s.saveSynced(ctx, b, now)
+}
+
+// saveSynced stores b as synced now and re-evaluates it.
+func (s *Syncer) saveSynced(ctx context.Context, b *Budget, now time.Time) error {
+	b.SyncedAt = &now
+	b.UpdatedAt = now
+	if err := s.Store.Update(ctx, b); err != nil {
+		return err
+	}
+	_, err := s.Evaluator.EvaluateBudget(ctx, b)
+	return err
+}
+
+// syncBudget syncs a budget of a subscription with the clients of its
+// tenant.
 func (s *Syncer) syncBudget(ctx context.Context, rm *cloud.ResourceManager, b *Budget) (BudgetSync, error) {
 	now := s.Evaluator.now()
-	out := BudgetSync{ProviderName: b.ProviderName, SyncedAt: now}
+	out := BudgetSync{ProviderName: b.ProviderName, Subscriptions: []string{b.SubscriptionID}, SyncedAt: now}
 	var cb cloud.Budget
 	var err error
 	if b.Source == SourceSteward {
@@ -202,13 +251,7 @@ func (s *Syncer) syncBudget(ctx context.Context, rm *cloud.ResourceManager, b *B
 		return out, err
 	}
 	out.ProviderSpend, out.ProviderForecast, out.ProviderCurrency = ledger.AmountOf(cb.CurrentSpend), ledger.AmountOf(cb.ForecastSpend), cb.Currency
-	b.SyncedAt = &now
-	b.UpdatedAt = now
-	if err := s.Store.Update(ctx, b); err != nil {
-		return out, err
-	}
-	_, err = s.Evaluator.EvaluateBudget(ctx, b)
-	return out, err
+	return out, s.saveSynced(ctx, b, now)
 }
 
 // SyncResult is what a sync of tenants' budgets did.
@@ -219,6 +262,7 @@ type SyncResult struct {
 	Updated       int         `json:"updated" doc:"Provider budgets Steward had, refreshed"`
 	Removed       int         `json:"removed" doc:"Provider budgets the provider no longer has, removed from Steward"`
 	Pushed        int         `json:"pushed" doc:"Steward budgets written to the provider"`
+	Summed        int         `json:"summed" doc:"Budgets of a whole tenant whose provider cost was summed over the tenant's subscriptions"`
 	Failed        int         `json:"failed" doc:"Subscriptions or budgets that could not be synced; see errors"`
 	Errors        []SyncError `json:"errors"`
 	SyncedAt      time.Time   `json:"synced_at"`
@@ -238,8 +282,9 @@ func (r *SyncResult) fail(tenantID, subID, budgetID string, err error) {
 }
 
 // SyncTenants pulls the provider budgets of the tenants' subscriptions into
-// Steward and pushes their Steward subscription budgets to the provider,
-// each tenant read as registered (pluginenv.Resolve). A tenant that cannot
+// Steward, pushes their Steward subscription budgets to the provider and
+// sums the provider's costs for their budgets of a whole tenant, each
+// tenant read as registered (pluginenv.Resolve). A tenant that cannot
 // be read, a subscription or a budget that fails does not stop the others;
 // the result names each failure.
 func (s *Syncer) SyncTenants(ctx context.Context, tenants []sdk.Tenant) (SyncResult, error) {
@@ -261,7 +306,14 @@ func (s *Syncer) SyncTenants(ctx context.Context, tenants []sdk.Tenant) (SyncRes
 		}
 		for i := range own {
 			b := &own[i]
-			if b.Source == SourceSteward && b.SubscriptionID != "" && !slices.ContainsFunc(tw.Subscriptions, func(s string) bool { return strings.EqualFold(s, b.SubscriptionID) }) {
+			switch {
+			case b.SubscriptionID == "":
+				if _, err := s.sumBudget(ctx, tw, b); err != nil {
+					res.fail(t.ID, "", b.ID, err)
+					continue
+				}
+				res.Summed++
+			case b.Source == SourceSteward && !slices.ContainsFunc(tw.Subscriptions, func(s string) bool { return strings.EqualFold(s, b.SubscriptionID) }):
 				res.fail(t.ID, b.SubscriptionID, b.ID, errors.New("the provider reports no such subscription of the tenant; the budget was not pushed"))
 			}
 		}
@@ -343,11 +395,11 @@ func (s *Syncer) DeleteRemote(ctx context.Context, b *Budget) error {
 	if b.SubscriptionID == "" || b.SyncedAt == nil {
 		return nil
 	}
-	rm, err := s.tenantCloud(ctx, b.TenantID)
+	tw, err := s.tenantWork(ctx, b.TenantID)
 	if err != nil {
 		return err
 	}
-	err = rm.DeleteBudget(ctx, b.SubscriptionID, b.ProviderName)
+	err = tw.Cloud.DeleteBudget(ctx, b.SubscriptionID, b.ProviderName)
 	if errors.Is(err, cloud.ErrNotFound) {
 		return nil
 	}

@@ -16,7 +16,9 @@ import (
 
 const budgetsAPI = "/providers/Microsoft.Consumption/budgets"
 
-// TestSyncWithTheProvider: a Steward subscription budget is pushed to the
+// TestSyncWithTheProvider: a budget of a whole tenant syncs as the sum of
+// the provider's costs over the tenant's subscriptions; a Steward
+// subscription budget is pushed to the
 // simulated provider and comes back with its spend; sync/all pulls the
 // provider's own budgets of the caller's tenants, pushes Steward's, counts
 // what failed, and removes what the provider dropped; a provider budget
@@ -26,16 +28,35 @@ func TestSyncWithTheProvider(t *testing.T) {
 	eachDialect(t, func(t *testing.T, f *fixture) {
 		ctx := context.Background()
 		tenantWide := f.create(userA, budgetBody("Tenant-wide"))
-		f.do(userA, http.MethodPost, budgetsAt+"/"+tenantWide.ID+"/sync", nil).want(t, "sync a tenant-wide budget", http.StatusConflict)
+		var one budgets.BudgetSyncResult
+		f.do(userA, http.MethodPost, budgetsAt+"/"+tenantWide.ID+"/sync", nil).want(t, "sync a tenant-wide budget", http.StatusOK).decode(t, &one)
+		// The world's December costs of tenant A: subA's 10.00 a day through
+		// the 15th, none of subA2; the forecast extends them to 31 days.
+		if one.Action != "summed" || one.ProviderName != "" || !slices.Equal(one.Subscriptions, []string{subA, subA2}) ||
+			one.ProviderSpend.String() != "150.00" || one.ProviderForecast.String() != "310.00" || one.ProviderCurrency != "USD" ||
+			one.Budget.SyncedAt == nil || one.Budget.ID != tenantWide.ID {
+			t.Fatalf("summed %+v", one)
+		}
+		// A subscription the provider cannot read fails the sum, as a 503
+		// naming the tenant, and the budget is not marked synced anew.
+		f.sim.Faults.Set(cloudsim.ARM, "/subscriptions/"+subA2+"/providers/Microsoft.CostManagement", cloudsim.Fault{Status: http.StatusForbidden})
+		r := f.do(userA, http.MethodPost, budgetsAt+"/"+tenantWide.ID+"/sync", nil).want(t, "sum while a subscription is refused", http.StatusServiceUnavailable)
+		if !strings.Contains(string(r.body), "Brand A") {
+			t.Errorf("the failed sum does not name the tenant: %s", r.body)
+		}
+		f.sim.Faults.Clear()
+		if got := f.get(userA, tenantWide.ID); got.SyncedAt == nil || !got.SyncedAt.Equal(*one.Budget.SyncedAt) {
+			t.Errorf("synced at %v after the failed sum, want %v", got.SyncedAt, one.Budget.SyncedAt)
+		}
 
 		steward := f.create(userA, budgetBody("Platform", func(b map[string]any) {
 			b["subscription_id"] = subA
 			b["notifications"] = map[string]any{"contact_roles": []string{"Owner"}}
 		}))
-		var one budgets.BudgetSyncResult
 		f.do(userA, http.MethodPost, budgetsAt+"/"+steward.ID+"/sync", nil).want(t, "push", http.StatusOK).decode(t, &one)
 		// The world's December costs of subA: 10.00 a day through the 15th.
-		if one.Action != "pushed" || one.ProviderName != "steward-"+steward.ID || one.ProviderSpend.String() != "150.00" || one.ProviderCurrency != "USD" ||
+		if one.Action != "pushed" || one.ProviderName != "steward-"+steward.ID || !slices.Equal(one.Subscriptions, []string{subA}) ||
+			one.ProviderSpend.String() != "150.00" || one.ProviderCurrency != "USD" ||
 			one.Budget.SyncedAt == nil || one.Budget.Source != budgets.SourceSteward {
 			t.Fatalf("pushed %+v", one)
 		}
@@ -62,7 +83,7 @@ func TestSyncWithTheProvider(t *testing.T) {
 		f.sim.Faults.Set(cloudsim.ARM, "/subscriptions/"+subA2+budgetsAPI, cloudsim.Fault{Status: http.StatusInternalServerError})
 		var res budgets.SyncResult
 		f.do(userA, http.MethodPost, budgetsAt+"/sync/all", nil).want(t, "sync all", http.StatusOK).decode(t, &res)
-		if res.Tenants != 1 || res.Subscriptions != 2 || res.Created != 1 || res.Updated != 0 || res.Pushed != 1 || res.Removed != 0 || res.Failed != 1 ||
+		if res.Tenants != 1 || res.Subscriptions != 2 || res.Created != 1 || res.Updated != 0 || res.Pushed != 1 || res.Summed != 1 || res.Removed != 0 || res.Failed != 1 ||
 			len(res.Errors) != 1 || res.Errors[0].SubscriptionID != subA2 {
 			t.Fatalf("sync all %+v", res)
 		}
@@ -111,7 +132,7 @@ func TestSyncWithTheProvider(t *testing.T) {
 			t.Errorf("pulling a budget the provider dropped: %+v", one)
 		}
 		f.do(userA, http.MethodPost, budgetsAt+"/sync/all", `{"tenant_ids": null}`).want(t, "sync all again", http.StatusOK).decode(t, &res)
-		if res.Removed != 1 || res.Pushed != 1 || res.Created != 0 || res.Failed != 0 {
+		if res.Removed != 1 || res.Pushed != 1 || res.Summed != 1 || res.Created != 0 || res.Failed != 0 {
 			t.Fatalf("second sync %+v", res)
 		}
 		f.do(userA, http.MethodGet, budgetsAt+"/"+ops.ID, nil).want(t, "removed provider budget", http.StatusNotFound)
@@ -132,9 +153,61 @@ func TestSyncWithTheProvider(t *testing.T) {
 				actions = append(actions, strings.Fields(e)[0])
 			}
 		}
-		if !slices.Equal(actions, []string{"budget.sync.success", "budget.sync_all.warning", "budget.sync_all.success", "budget.sync.success",
+		if !slices.Equal(actions, []string{"budget.sync.success", "budget.sync.success", "budget.sync_all.warning", "budget.sync_all.success", "budget.sync.success",
 			"budget.sync.success", "budget.sync_all.success"}) {
 			t.Errorf("sync audit %v", actions)
+		}
+	})
+}
+
+// TestThresholdWithoutContacts: a threshold needs no e-mail address: it is
+// stored with none, raises its alert in Steward, and is left out of the
+// budget pushed to the provider, which tells no one of a notification
+// without contacts (and refuses one); a threshold with addresses is pushed.
+func TestThresholdWithoutContacts(t *testing.T) {
+	eachDialect(t, func(t *testing.T, f *fixture) {
+		d := f.create(userA, budgetBody("Quiet", func(b map[string]any) {
+			b["subscription_id"] = subA
+			b["thresholds"] = []any{
+				map[string]any{"percentage": 50},
+				map[string]any{"percentage": 90, "contact_emails": []string{"finops@brand-a.example"}},
+				map[string]any{"percentage": 100, "contact_emails": nil, "threshold_type": "Forecasted"},
+			}
+		}))
+		if len(d.Thresholds) != 3 || d.Thresholds[0].ContactEmails == nil || len(d.Thresholds[0].ContactEmails) != 0 ||
+			d.Thresholds[2].ContactEmails == nil || len(d.Thresholds[2].ContactEmails) != 0 {
+			t.Fatalf("thresholds %+v", d.Thresholds)
+		}
+		f.costs(tenantA, subA, "2026-12-01", 600, "USD")
+		alerts := f.alerts(userA, budgetsAt+"/"+d.ID+"/alerts")
+		// 600.00 of 1000.00 spent by the 15th, a forecast of 1240.00.
+		if describe(alerts) != "forecast 100% 2026-12-01 1240.00 pending; threshold 50% 2026-12-01 600.00 pending" {
+			t.Fatalf("alerts %s", describe(alerts))
+		}
+		for _, a := range alerts {
+			if a.ContactEmails == nil || len(a.ContactEmails) != 0 {
+				t.Errorf("alert %d names contacts %v", a.ID, a.ContactEmails)
+			}
+		}
+		var one budgets.BudgetSyncResult
+		f.do(userA, http.MethodPost, budgetsAt+"/"+d.ID+"/sync", nil).want(t, "push", http.StatusOK).decode(t, &one)
+		remote, err := f.clients.Budget(context.Background(), subA, "steward-"+d.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := remote.Notifications["actual-90"]; len(remote.Notifications) != 1 || !ok || !slices.Equal(n.ContactEmails, []string{"finops@brand-a.example"}) {
+			t.Errorf("at the provider %+v", remote.Notifications)
+		}
+		// A threshold with no address is pushed when an action group is told.
+		group := "/subscriptions/" + subA + "/resourceGroups/rg/providers/microsoft.insights/actionGroups/finops"
+		f.do(userA, http.MethodPatch, budgetsAt+"/"+d.ID, map[string]any{"notifications": map[string]any{"contact_groups": []string{group}}}).
+			want(t, "add an action group", http.StatusOK)
+		f.do(userA, http.MethodPost, budgetsAt+"/"+d.ID+"/sync", nil).want(t, "push with a group", http.StatusOK)
+		if remote, err = f.clients.Budget(context.Background(), subA, "steward-"+d.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n := remote.Notifications["actual-50"]; len(remote.Notifications) != 3 || !slices.Equal(n.ContactGroups, []string{group}) || len(n.ContactEmails) != 0 {
+			t.Errorf("at the provider with a group %+v", remote.Notifications)
 		}
 	})
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/stewardhq/steward/core/cloud"
@@ -501,8 +500,7 @@ func (r Routes) accessOf(ctx context.Context, t tenancy.Tenant) *accessStatus {
 	ctx, cancel := context.WithTimeout(ctx, statusCheckTimeout)
 	defer cancel()
 	a := r.Cloud.Access(ctx, []cloud.Tenant{{ID: t.ID, Name: t.Name, DirectoryTenantID: t.DirectoryTenantID, SubscriptionID: t.SubscriptionID}})[0]
-	var authErr *azidentity.AuthenticationFailedError
-	out.Consented = !errors.As(a.Err, &authErr)
+	out.Consented = !refusedToken(a.Err)
 	if a.Err != nil {
 		out.Detail = a.Err.Error()
 		return out

@@ -276,7 +276,7 @@ func (v *Verifier) direct(ctx context.Context, c *checks, r Request) bool {
 	a := v.Cloud.Access(ctx, []cloud.Tenant{{Name: r.TenantName, DirectoryTenantID: dir, SubscriptionID: sub}})[0]
 	var authErr *azidentity.AuthenticationFailedError
 	switch {
-	case errors.As(a.Err, &authErr) && authErr.RawResponse != nil && authErr.RawResponse.StatusCode < 500:
+	case refusedToken(a.Err):
 		c.fail(Failed, CheckConsent, fmt.Sprintf("directory %s refused Steward's application a token: it has not granted the application admin consent (%s). %s and retry.",
 			dir, refusalOf(a.Err), v.consentFix(dir)))
 		return false
@@ -339,6 +339,14 @@ func (v *Verifier) consentFix(dir string) string {
 		return "An administrator of directory " + dir + " grants Steward's application admin consent"
 	}
 	return "An administrator of directory " + dir + " grants Steward's application admin consent at " + u
+}
+
+// refusedToken reports whether err is the identity provider refusing the
+// application a token, as a directory without its admin consent does, not
+// failing to answer.
+func refusedToken(err error) bool {
+	var authErr *azidentity.AuthenticationFailedError
+	return errors.As(err, &authErr) && authErr.RawResponse != nil && authErr.RawResponse.StatusCode < 500
 }
 
 // refusalOf is the identity provider's words in a refused token's error,

@@ -19,6 +19,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,6 +64,11 @@ type Sim struct {
 	mu      sync.Mutex
 	servers []*http.Server
 	muxes   map[Service]*http.ServeMux
+
+	consentMu sync.Mutex
+	// consent is the admin consent given or withdrawn at run time, by
+	// lower-cased directory tenant id; see SetConsent.
+	consent map[string]bool
 }
 
 // Start serves the world on loopback.
@@ -78,7 +84,7 @@ func Start(ctx context.Context, w *world.World, o Options) (*Sim, error) {
 		return nil, fmt.Errorf("simulator certificate: %w", err)
 	}
 	s := &Sim{Faults: newFaults(), URLs: map[Service]string{}, CAPEM: caPEM, logger: o.Logger, now: o.Now,
-		muxes: map[Service]*http.ServeMux{}}
+		muxes: map[Service]*http.ServeMux{}, consent: map[string]bool{}}
 	s.world.Store(w)
 	tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	for _, svc := range []Service{IdP, ARM, Graph} {
@@ -122,6 +128,34 @@ func (s *Sim) World() *world.World { return s.world.Load() }
 // SetWorld replaces the world, as the demo world does each day so that new
 // cost rows appear; requests in flight keep the world they started with.
 func (s *Sim) SetWorld(w *world.World) { s.world.Store(w) }
+
+// SetConsent records that a directory's administrator granted (or
+// withdrew) admin consent to Steward's application, as the identity
+// provider's admin consent endpoint does. It outlives SetWorld, so the
+// demo world regenerated each day keeps the consents given.
+func (s *Sim) SetConsent(directoryTenantID string, granted bool) {
+	s.consentMu.Lock()
+	defer s.consentMu.Unlock()
+	s.consent[strings.ToLower(directoryTenantID)] = granted
+}
+
+// Consents reports whether a directory tenant of the world has consented
+// to Steward's application: as last set by SetConsent, or else as the
+// world says (world.Tenant.Consented). A directory the world does not hold
+// has not.
+func (s *Sim) Consents(directoryTenantID string) bool {
+	w := s.World()
+	if !w.Has(directoryTenantID) {
+		return false
+	}
+	s.consentMu.Lock()
+	granted, ok := s.consent[strings.ToLower(directoryTenantID)]
+	s.consentMu.Unlock()
+	if ok {
+		return granted
+	}
+	return w.Consents(directoryTenantID)
+}
 
 // Handle registers a route on a service; the service packages call it.
 func (s *Sim) Handle(svc Service, pattern string, h http.HandlerFunc) {

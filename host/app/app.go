@@ -222,6 +222,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 		Revocations: auth.NewRevocations(h.DB, rc, cfg.RedisPrefix+":revoked"), Redis: h.redis,
 		Tenancy: ten, APIKeys: apiKeys, Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
 		StartedAt: t0, SchedulerUp: h.schedOn.Load, Mount: o.Mount, Cloud: cloudClients, ManagingTenantID: cloudCfg.TenantID,
+		ConsentRedirectURI: publicOrigin(cfg) + "/onboarding/consent/callback",
 	})
 	h.Server = srv
 	if err := h.Plugins.Start(ctx); err != nil {

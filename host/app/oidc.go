@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/stewardhq/steward/core/cloud"
@@ -57,6 +58,16 @@ func browserAddr(addr string) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// publicOrigin is the scheme and host browsers reach this host at: the
+// identity provider redirect URL's (STEWARD_OIDC_REDIRECT_URL, required
+// behind a proxy), or the listen address on this machine.
+func publicOrigin(cfg config.Config) string {
+	if u, err := url.Parse(cfg.OIDC.RedirectURL); err == nil && u.Scheme != "" && u.Host != "" {
+		return u.Scheme + "://" + u.Host
+	}
+	return "http://" + browserAddr(cfg.HTTPAddr)
 }
 
 // adminTenants are the managing directories, whose users' app role

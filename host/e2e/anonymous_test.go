@@ -91,34 +91,44 @@ func TestAnonymousSeesNoTenant(t *testing.T) {
 	})
 
 	t.Run("verification", func(t *testing.T) {
-		// A delegated subscription named under another directory: only an
-		// admin learns which directory owns it.
-		form := url.Values{"tenant_name": {"Probe"}, "tenant_id": {"44444444-4444-4444-4444-444444444444"}, "subscription_id": {obDelegatedSub}}
-		var v verification
-		r := h.postForm("/onboarding/api/verify", form)
-		if r.json(t, &v); r.status != http.StatusUnprocessableEntity || v.Success || strings.Contains(string(r.body), obDelegated) {
-			t.Errorf("anonymous, subscription of another directory: %d %s", r.status, r.body)
-		}
-		probe := string(r.body)
-		// Not delegated, unknown, another directory's and already managed
-		// look the same to the anonymous.
-		for _, sub := range []string{obPlainSub, "dddddddd-0000-0000-0000-000000000001"} {
-			form.Set("subscription_id", sub)
-			r = h.postForm("/onboarding/api/verify", form)
-			if r.json(t, &v); r.status != http.StatusUnprocessableEntity || v.Error == nil || !strings.Contains(probe, *v.Error) {
-				t.Errorf("anonymous, subscription %s: %d %s, want the same answer as %s", sub, r.status, r.body, probe)
+		// The anonymous are told each check and whether it passed, with
+		// fixed words that name no subscription, directory or tenant and
+		// repeat none of the cloud's: not which directory owns a
+		// delegated subscription, nor the cloud's error text.
+		probe := "44444444-4444-4444-4444-444444444444"
+		for _, c := range []struct {
+			what, dir, sub string
+			status         int
+			failed         string
+		}{
+			{"a delegated subscription named under another directory", probe, obDelegatedSub, http.StatusUnprocessableEntity, "subscription_in_directory_tenant"},
+			{"a subscription not delegated", probe, obPlainSub, http.StatusUnprocessableEntity, "subscription_reachable_by_delegation"},
+			{"an unknown subscription", probe, "dddddddd-0000-0000-0000-000000000001", http.StatusUnprocessableEntity, "subscription_reachable_by_delegation"},
+			{"a tenant already managed", obDelegated, obDelegatedSub, http.StatusConflict, "tenant_not_already_managed"},
+		} {
+			var v verification
+			r := h.postForm("/onboarding/api/verify", url.Values{"tenant_name": {"Probe"}, "tenant_id": {c.dir}, "subscription_id": {c.sub}})
+			r.json(t, &v)
+			last := len(v.Checks) - 1
+			if r.status != c.status || v.Success || v.Tenant != nil || last < 0 || v.Checks[last].Passed || v.Checks[last].Name != c.failed ||
+				v.Error == nil || *v.Error != v.Checks[last].Detail {
+				t.Errorf("anonymous, %s: %d %s", c.what, r.status, r.body)
+			}
+			for _, secret := range []string{obDelegated, obNotDelegated, obManaging, obDelegatedSub, obPlainSub, c.sub, "Contoso", "Fabrikam", "cloud:", "Forbidden"} {
+				if strings.Contains(string(r.body), secret) {
+					t.Errorf("anonymous, %s: the answer tells %q: %s", c.what, secret, r.body)
+				}
 			}
 		}
-		r = h.postForm("/onboarding/api/verify", url.Values{"tenant_name": {"Contoso"}, "tenant_id": {obDelegated}, "subscription_id": {obDelegatedSub}})
-		if r.json(t, &v); r.status != http.StatusUnprocessableEntity || v.Error == nil || !strings.Contains(probe, *v.Error) {
-			t.Errorf("anonymous, already managed: %d %s", r.status, r.body)
-		}
-		if r = h.postForm("/onboarding/verify", form); r.status != http.StatusUnprocessableEntity || strings.Contains(string(r.body), obDelegated) || strings.Contains(string(r.body), "not delegated") {
+		form := url.Values{"tenant_name": {"Probe"}, "tenant_id": {probe}, "subscription_id": {obPlainSub}}
+		if r := h.postForm("/onboarding/verify", form); r.status != http.StatusUnprocessableEntity || strings.Contains(string(r.body), obDelegated) || strings.Contains(string(r.body), "cloud:") ||
+			!strings.Contains(string(r.body), "Failed — <strong>subscription_reachable_by_delegation</strong>") {
 			t.Errorf("anonymous page: %d %s", r.status, r.body)
 		}
 
 		form.Set("subscription_id", obDelegatedSub)
-		r = h.do(http.MethodPost, "/onboarding/api/verify", admin, strings.NewReader(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+		var v verification
+		r := h.do(http.MethodPost, "/onboarding/api/verify", admin, strings.NewReader(form.Encode()), "Content-Type", "application/x-www-form-urlencoded")
 		if r.json(t, &v); r.status != http.StatusUnprocessableEntity || v.Error == nil || !strings.Contains(*v.Error, "belongs to directory tenant "+obDelegated) {
 			t.Errorf("admin, subscription of another directory: %d %s", r.status, r.body)
 		}

@@ -129,16 +129,19 @@ func TestOnboardingRoutes(t *testing.T) {
 				t.Errorf("verify again as an admin: %s", a.Body)
 			}
 		}
+		// Anyone else is told each check and whether it passed, in words
+		// that name no subscription or directory.
 		a = h.Form("/onboarding/api/verify", "", form)
 		v = verification{}
-		if a.Expect(t, "verify again anonymously", http.StatusUnprocessableEntity) {
+		if a.Expect(t, "verify again anonymously", http.StatusConflict) {
 			a.Decode(t, &v)
-			if v.Error == nil || *v.Error != onboarding.ReasonUnverified || len(v.Checks) != 0 || strings.Contains(string(a.Body), delegated) {
+			if v.Error == nil || *v.Error != "the directory tenant is already managed by Steward" || len(v.Checks) != 5 || v.Checks[4].Passed ||
+				strings.Contains(string(a.Body), delegated) || strings.Contains(string(a.Body), delegatedSub) {
 				t.Errorf("verify again anonymously: %s", a.Body)
 			}
 		}
-		html(t, "verify page again anonymously", h.Form("/onboarding/verify", "", form), http.StatusUnprocessableEntity,
-			"Verification failed", "the delegation could not be verified")
+		html(t, "verify page again anonymously", h.Form("/onboarding/verify", "", form), http.StatusConflict,
+			"Verification failed", "already managed by Steward", "Failed — <strong>tenant_not_already_managed</strong>")
 		html(t, "verify page again as an admin", h.Form("/onboarding/verify", admin, form), http.StatusConflict, "Verification failed", "already managed")
 	})
 
@@ -197,5 +200,81 @@ func TestOnboardingRoutes(t *testing.T) {
 			}
 		}
 		h.Do(http.MethodGet, "/onboarding/status/00000000-0000-4000-8000-00000000dead", admin, "", "").Expect(t, "status of an unknown tenant", http.StatusNotFound)
+	})
+	t.Run("onboarding without delegation", func(t *testing.T) {
+		var link struct {
+			TenantID    string `json:"tenant_id"`
+			ConsentURL  string `json:"consent_url"`
+			RedirectURI string `json:"redirect_uri"`
+		}
+		a := h.Do(http.MethodGet, "/onboarding/api/consent?tenant_id="+strings.ToUpper(notDelegated), "", "", "")
+		if a.Expect(t, "consent URL", http.StatusOK) {
+			a.Decode(t, &link)
+			u, err := url.Parse(link.ConsentURL)
+			if err != nil || link.TenantID != notDelegated || u.Path != "/"+notDelegated+"/adminconsent" || u.Query().Get("client_id") == "" ||
+				u.Query().Get("redirect_uri") != link.RedirectURI || !strings.HasSuffix(link.RedirectURI, "/onboarding/consent/callback") {
+				t.Errorf("consent URL: %s", a.Body)
+			}
+		}
+		for _, q := range []string{"", "?tenant_id=nope"} {
+			if a := h.Do(http.MethodGet, "/onboarding/api/consent"+q, "", "", ""); a.Expect(t, "consent URL of "+q, http.StatusUnprocessableEntity) && !a.Problem(t).Names("query.tenant_id") {
+				t.Errorf("consent URL of %q: %s", q, a.Body)
+			}
+		}
+		if a := h.Do(http.MethodGet, "/onboarding/consent?tenant_id="+notDelegated, "", "", ""); a.Status != http.StatusSeeOther || a.Header.Get("Location") != link.ConsentURL {
+			t.Errorf("consent page: %d %s %s", a.Status, a.Header.Get("Location"), a.Body)
+		}
+		html(t, "consent page of a malformed id", h.Do(http.MethodGet, "/onboarding/consent?tenant_id=nope", "", "", ""), http.StatusUnprocessableEntity,
+			"Please correct the form", "tenant_id must be the directory tenant id")
+
+		html(t, "consent granted", h.Do(http.MethodGet, "/onboarding/consent/callback?admin_consent=True&tenant="+notDelegated+"&state=x", "", "", ""), http.StatusOK,
+			"Admin consent granted", `name="use_delegation" value="false"`, `value="`+notDelegated+`"`)
+		html(t, "consent refused", h.Do(http.MethodGet, "/onboarding/consent/callback?error=access_denied&error_description="+
+			url.QueryEscape("AADSTS90094: The grant requires admin permission.")+"&tenant="+notDelegated, "", "", ""), http.StatusUnprocessableEntity,
+			"Admin consent was not granted", "access_denied", "AADSTS90094: The grant requires admin permission.", `action="/onboarding/consent"`)
+		html(t, "not a consent answer", h.Do(http.MethodGet, "/onboarding/consent/callback?admin_consent=True&tenant=<b>", "", "", ""), http.StatusUnprocessableEntity,
+			"Admin consent was not granted", "not an admin consent answer")
+
+		form := url.Values{"tenant_name": {"Fabrikam"}, "tenant_id": {notDelegated}, "subscription_id": {plainSub}, "use_delegation": {"false"}}
+		a = h.Form("/onboarding/api/verify", "", form)
+		var v verification
+		if !a.Expect(t, "verify without delegation", http.StatusCreated) {
+			t.FailNow()
+		}
+		a.Decode(t, &v)
+		if !v.Success || v.Tenant == nil || v.Tenant.UseDelegation || v.Tenant.SubscriptionID != plainSub || len(v.Checks) != 5 || v.Checks[0].Name != onboarding.CheckConsent {
+			t.Fatalf("verify without delegation: %s", a.Body)
+		}
+		if es := h.Audit("tenant.create.success"); len(es) != 2 || es[0].Details["use_delegation"] != false {
+			t.Errorf("create audit: %+v", es)
+		}
+		if a := h.Form("/onboarding/api/verify", "", url.Values{"tenant_name": {"X"}, "tenant_id": {notDelegated}, "subscription_id": {plainSub}, "use_delegation": {"maybe"}}); a.Expect(t, "use_delegation maybe", http.StatusUnprocessableEntity) && !a.Problem(t).Names("body.use_delegation") {
+			t.Errorf("use_delegation maybe: %s", a.Body)
+		}
+
+		// Its status reports consent and readability, not delegation.
+		path := "/onboarding/status/" + v.Tenant.ID
+		var st struct {
+			Delegation *struct{} `json:"delegation"`
+			Access     *struct {
+				Consented     bool     `json:"consented"`
+				Readable      bool     `json:"readable"`
+				Subscriptions []string `json:"subscriptions"`
+				Detail        string   `json:"detail"`
+			} `json:"access"`
+		}
+		if a := h.Do(http.MethodGet, path, admin, "", ""); a.Expect(t, "status without delegation", http.StatusOK) {
+			a.Decode(t, &st)
+			if st.Delegation != nil || st.Access == nil || !st.Access.Consented || !st.Access.Readable || strings.Join(st.Access.Subscriptions, ",") != plainSub {
+				t.Errorf("status without delegation: %s", a.Body)
+			}
+		}
+		other := h.Tenant("Another", "dir-another")
+		_, user := h.User("user@another.example", other)
+		for what, token := range map[string]string{"anonymous": "", "a user of another tenant": user} {
+			if a := h.Do(http.MethodGet, path, token, "", ""); a.Expect(t, "status without delegation "+what, http.StatusNotFound) && strings.Contains(string(a.Body), notDelegated) {
+				t.Errorf("status without delegation %s: %s", what, a.Body)
+			}
+		}
 	})
 }

@@ -17,10 +17,28 @@ const (
 )
 
 // fakeCloud answers for the subscriptions it holds: their owning directory
-// tenant, or an error for the delegation check.
+// tenant, or an error for the delegation check; and for Graph in every
+// directory but those it refuses. It reads no tenant directly (see
+// direct_test.go, on the simulated cloud).
 type fakeCloud struct {
 	owner  map[string]string
 	refuse map[string]error
+	// graph refuses directories.
+	graph map[string]error
+}
+
+func (f fakeCloud) Access(_ context.Context, ts []cloud.Tenant) []cloud.TenantAccess {
+	out := make([]cloud.TenantAccess, len(ts))
+	for i, t := range ts {
+		out[i] = cloud.TenantAccess{Tenant: t, Err: t.Failed(cloud.ErrUnavailable)}
+	}
+	return out
+}
+
+func (f fakeCloud) CheckGraph(_ context.Context, dir string) error { return f.graph[dir] }
+
+func (f fakeCloud) AdminConsentURL(dir, redirectURI string) (string, error) {
+	return "https://login.example/" + dir + "/adminconsent?client_id=app&redirect_uri=" + redirectURI, nil
 }
 
 func (f fakeCloud) CheckDelegation(_ context.Context, id string) error {
@@ -71,22 +89,32 @@ func TestVerify(t *testing.T) {
 	store := &fakeTenants{byDirectory: map[string]*tenancy.Tenant{}}
 	v := &Verifier{
 		Cloud: fakeCloud{
-			owner:  map[string]string{subA: customer, "bbbbbbbb-0000-0000-0000-000000000001": "33333333-3333-3333-3333-333333333333"},
+			owner: map[string]string{subA: customer, "bbbbbbbb-0000-0000-0000-000000000001": "33333333-3333-3333-3333-333333333333",
+				"ffffffff-0000-0000-0000-000000000001": "77777777-7777-7777-7777-777777777777", "99999999-0000-0000-0000-000000000001": "88888888-8888-8888-8888-888888888888"},
 			refuse: map[string]error{"cccccccc-0000-0000-0000-000000000001": refused, "dddddddd-0000-0000-0000-000000000001": cloud.ErrUnavailable},
+			graph: map[string]error{
+				"77777777-7777-7777-7777-777777777777": fmt.Errorf("%w: directory refused Steward's application a token: AADSTS700016", cloud.ErrNoAccess),
+				"88888888-8888-8888-8888-888888888888": fmt.Errorf("read users: %w", cloud.ErrUnavailable),
+			},
 		},
-		Tenants: store, ManagingTenantID: managing,
+		Tenants: store, ManagingTenantID: managing, ConsentRedirectURI: "http://127.0.0.1:8000/onboarding/consent/callback",
 	}
 	ctx := context.Background()
 	req := Request{TenantName: "Contoso", DirectoryTenantID: customer, SubscriptionID: subA}
 
 	res, err := v.Verify(ctx, req)
-	if err != nil || res.Outcome != Created || res.Tenant == nil || !res.Tenant.UseDelegation || !res.Tenant.IsActive || len(res.Checks) != 4 {
+	if err != nil || res.Outcome != Created || res.Tenant == nil || !res.Tenant.UseDelegation || !res.Tenant.IsActive {
 		t.Fatalf("first verification: %+v %v", res, err)
 	}
+	var names []string
 	for _, c := range res.Checks {
+		names = append(names, c.Name)
 		if !c.Passed {
 			t.Errorf("check %+v", c)
 		}
+	}
+	if strings.Join(names, ",") != "not_managing_tenant,subscription_reachable_by_delegation,subscription_in_directory_tenant,graph_readable_in_directory,tenant_not_already_managed" {
+		t.Errorf("checks %v", names)
 	}
 	if res, _ = v.Verify(ctx, req); res.Outcome != Duplicate || res.Tenant != nil || !strings.Contains(res.Reason, "already managed") {
 		t.Errorf("repeat: %+v", res)
@@ -102,6 +130,12 @@ func TestVerify(t *testing.T) {
 		{"other directory", "44444444-4444-4444-4444-444444444444", "bbbbbbbb-0000-0000-0000-000000000001", Failed, CheckDirectory, "belongs to directory tenant 33333333"},
 		{"managing tenant", managing, subA, Failed, CheckNotManagingTenant, "managing tenant"},
 		{"cloud down", "44444444-4444-4444-4444-444444444444", "dddddddd-0000-0000-0000-000000000001", Unavailable, CheckDelegationReach, "retry shortly"},
+		// Lighthouse does not reach Entra ID: the directory's consent is
+		// checked, and its URL is the fix.
+		{"Graph refused", "77777777-7777-7777-7777-777777777777", "ffffffff-0000-0000-0000-000000000001", Failed, CheckGraph,
+			"does not reach Entra ID, so the directory must consent to the application as well): no access to the tenant: directory refused Steward's application a token: AADSTS700016. " +
+				"An administrator of directory 77777777-7777-7777-7777-777777777777 grants Steward's application admin consent at https://login.example/77777777-7777-7777-7777-777777777777/adminconsent?"},
+		{"Graph down", "88888888-8888-8888-8888-888888888888", "99999999-0000-0000-0000-000000000001", Unavailable, CheckGraph, "retry shortly"},
 	} {
 		res, err := v.Verify(ctx, Request{TenantName: "X", DirectoryTenantID: c.dir, SubscriptionID: c.sub})
 		last := res.Checks[len(res.Checks)-1]
@@ -130,8 +164,8 @@ type failingTenants struct{ err error }
 func (f failingTenants) CreateTenant(context.Context, *tenancy.Tenant) error { return f.err }
 
 // TestRedacted: what a caller who may not see other tenants is told of a
-// verification that created nothing is the same whatever the cause, and
-// names no subscription owner.
+// verification that created nothing is each check's name and whether it
+// passed, with fixed words that name no subscription, directory or owner.
 func TestRedacted(t *testing.T) {
 	v := &Verifier{
 		Cloud: fakeCloud{
@@ -141,22 +175,48 @@ func TestRedacted(t *testing.T) {
 		Tenants: &fakeTenants{byDirectory: map[string]*tenancy.Tenant{customer: {ID: "t-1"}}}, ManagingTenantID: managing,
 	}
 	ctx := context.Background()
-	for _, sub := range []string{subA, "bbbbbbbb-0000-0000-0000-000000000001", "cccccccc-0000-0000-0000-000000000001", "eeeeeeee-0000-0000-0000-000000000001"} {
-		res, err := v.Verify(ctx, Request{TenantName: "X", DirectoryTenantID: customer, SubscriptionID: sub})
+	for _, c := range []struct {
+		sub     string
+		outcome Outcome
+		checks  string
+		reason  string
+	}{
+		{subA, Duplicate, "+not_managing_tenant +subscription_reachable_by_delegation +subscription_in_directory_tenant +graph_readable_in_directory -tenant_not_already_managed",
+			"the directory tenant is already managed by Steward"},
+		{"bbbbbbbb-0000-0000-0000-000000000001", Failed, "+not_managing_tenant +subscription_reachable_by_delegation -subscription_in_directory_tenant",
+			"the subscription does not belong to the directory tenant named"},
+		{"cccccccc-0000-0000-0000-000000000001", Failed, "+not_managing_tenant -subscription_reachable_by_delegation", "deploy the onboarding template"},
+		{"eeeeeeee-0000-0000-0000-000000000001", Failed, "+not_managing_tenant -subscription_reachable_by_delegation", "deploy the onboarding template"},
+	} {
+		res, err := v.Verify(ctx, Request{TenantName: "Secret Name", DirectoryTenantID: customer, SubscriptionID: c.sub})
 		if err != nil || res.Outcome == Created {
-			t.Fatalf("%s: %+v %v", sub, res, err)
+			t.Fatalf("%s: %+v %v", c.sub, res, err)
 		}
 		r := res.Redacted()
-		if r.Outcome != Failed || r.Reason != ReasonUnverified || len(r.Checks) != 0 || r.Tenant != nil || strings.Contains(r.Reason, "33333333") {
-			t.Errorf("%s redacted: %+v", sub, r)
+		var checks []string
+		for _, ch := range r.Checks {
+			mark := "-"
+			if ch.Passed {
+				mark = "+"
+			}
+			checks = append(checks, mark+ch.Name)
+			for _, secret := range []string{c.sub, customer, "33333333", "Secret Name", "t-1", "cloud"} {
+				if strings.Contains(ch.Detail, secret) {
+					t.Errorf("%s: check %s tells %q: %q", c.sub, ch.Name, secret, ch.Detail)
+				}
+			}
+		}
+		if r.Outcome != c.outcome || strings.Join(checks, " ") != c.checks || !strings.Contains(r.Reason, c.reason) || r.Tenant != nil || strings.Contains(r.Reason, c.sub) {
+			t.Errorf("%s redacted: %+v", c.sub, r)
 		}
 	}
 	created := Result{Outcome: Created, Tenant: &tenancy.Tenant{ID: "t-2"}, Checks: []Check{{Name: CheckNotRegistered, Passed: true}}}
 	if r := created.Redacted(); r.Outcome != Created || r.Tenant == nil || len(r.Checks) != 1 {
 		t.Errorf("a created tenant's result: %+v", r)
 	}
-	down := Result{Outcome: Unavailable, Reason: "the cloud could not be asked about subscription x; retry shortly (dial tcp 10.0.0.1:443)"}
-	if r := down.Redacted(); r.Outcome != Unavailable || strings.Contains(r.Reason, "10.0.0.1") {
+	down := Result{Outcome: Unavailable, Reason: "the cloud could not be asked about subscription x; retry shortly (dial tcp 10.0.0.1:443)",
+		Checks: []Check{{Name: CheckDelegationReach, Detail: "the cloud could not be asked about subscription x; retry shortly (dial tcp 10.0.0.1:443)"}}}
+	if r := down.Redacted(); r.Outcome != Unavailable || r.Reason != reasonUnavailable || len(r.Checks) != 1 || r.Checks[0].Detail != reasonUnavailable {
 		t.Errorf("unavailable: %+v", r)
 	}
 }

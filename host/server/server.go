@@ -91,6 +91,10 @@ type Deps struct {
 	// ManagingTenantID is the directory tenant Steward signs in to, the
 	// one customers delegate their subscriptions to.
 	ManagingTenantID string
+	// ConsentRedirectURI is where Entra ID sends a directory's
+	// administrator back after admin consent: this host's
+	// /onboarding/consent/callback as browsers reach it.
+	ConsentRedirectURI string
 	// SessionSecret keys the web pages' CSRF tokens (the token signing
 	// secret, from which a key of their own is derived).
 	SessionSecret string
@@ -209,7 +213,7 @@ func New(d Deps) *Server {
 	s.sync.Register(s.API)
 	tenancy.Routes{Store: d.Tenancy, Audit: s.rec}.Register(s.API)
 	apikeys.Routes{Store: d.APIKeys, Audit: s.rec}.Register(s.API)
-	onboarding.Routes{Tenancy: d.Tenancy, Cloud: d.Cloud, ManagingTenantID: d.ManagingTenantID, Audit: s.rec}.Register(s.API)
+	onboarding.Routes{Tenancy: d.Tenancy, Cloud: d.Cloud, ManagingTenantID: d.ManagingTenantID, ConsentRedirectURI: d.ConsentRedirectURI, Audit: s.rec}.Register(s.API)
 	plugins.AdminRoutes{Supervisor: d.Plugins, Audit: s.rec}.Register(s.API)
 	s.pages = s.newPages(signIn)
 	s.pages.Mount(app)

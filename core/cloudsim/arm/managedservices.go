@@ -67,7 +67,7 @@ func (srv *server) managed(t world.Tenant) bool {
 // application has no service principal left to hold roles, so a token it
 // issued before reaches nothing.
 func (srv *server) reaches(tid string, t world.Tenant) bool {
-	if !srv.sim.World().Consents(tid) {
+	if !srv.sim.Consents(tid) {
 		return false
 	}
 	return strings.EqualFold(t.DirectoryTenantID, tid) || srv.managed(t) && strings.EqualFold(tid, srv.managingTenant())

@@ -154,7 +154,7 @@ func (srv *server) handle(pattern string, h func(*call)) {
 			c.unauthorized(fmt.Errorf("%w: tenant %q has no directory here", idp.ErrInvalidToken, claims.TenantID))
 			return
 		}
-		if !t.HasConsent() {
+		if !srv.sim.Consents(t.DirectoryTenantID) {
 			// The directory withdrew its consent: the application's service
 			// principal is gone, with the permissions granted to it.
 			c.error(http.StatusForbidden, "Authorization_RequestDenied", "Insufficient privileges to complete the operation.")

@@ -19,7 +19,8 @@
 // or a federated token from another identity provider. A directory that has
 // not consented to the application (world.Tenant.Consented) refuses it the
 // client credentials grant, as Entra ID refuses an application without a
-// service principal there. Sign-in has no
+// service principal there, until an administrator grants it at the admin
+// consent endpoint. Sign-in has no
 // passwords: the user is chosen by login_hint or on a page listing the
 // world's users. Clients built on MSAL (the Azure SDK's credentials) must
 // disable instance discovery, which would otherwise ask the public cloud
@@ -127,7 +128,8 @@ type Provider struct {
 
 // Register serves the identity provider on the simulator's IdP service,
 // under /{tenant}/: v2.0/.well-known/openid-configuration,
-// discovery/v2.0/keys, oauth2/v2.0/authorize and oauth2/v2.0/token.
+// discovery/v2.0/keys, oauth2/v2.0/authorize, oauth2/v2.0/token and
+// adminconsent.
 func Register(s *cloudsim.Sim, opts Options) *Provider {
 	if opts.TokenLifetime <= 0 {
 		opts.TokenLifetime = DefaultTokenLifetime
@@ -154,6 +156,7 @@ func Register(s *cloudsim.Sim, opts Options) *Provider {
 	s.Handle(cloudsim.IdP, "GET /{tenant}/discovery/v2.0/keys", p.handleKeys)
 	s.Handle(cloudsim.IdP, "GET /{tenant}/oauth2/v2.0/authorize", p.handleAuthorize)
 	s.Handle(cloudsim.IdP, "POST /{tenant}/oauth2/v2.0/token", p.handleToken)
+	s.Handle(cloudsim.IdP, "GET /{tenant}/adminconsent", p.handleAdminConsent)
 	return p
 }
 

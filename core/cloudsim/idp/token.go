@@ -296,7 +296,7 @@ func (p *Provider) clientCredentialsGrant(r *http.Request, t tenant) (tokenRespo
 		return tokenResponse{}, newError(http.StatusBadRequest, "invalid_request", 9002313,
 			"Invalid request. The client credentials grant needs a directory tenant, not '%s'.", t.id)
 	}
-	if !p.sim.World().Consents(t.id) {
+	if !p.sim.Consents(t.id) {
 		// A multi-tenant application has a service principal only in the
 		// directories that consented to it; Entra ID answers a token
 		// request in any other as for an application it does not know.

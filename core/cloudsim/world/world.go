@@ -64,6 +64,17 @@ func (w *World) Consents(directoryTenantID string) bool {
 	return false
 }
 
+// Has reports whether the directory is a tenant of the world; case does
+// not matter.
+func (w *World) Has(directoryTenantID string) bool {
+	for _, t := range w.Tenants {
+		if strings.EqualFold(t.DirectoryTenantID, directoryTenantID) {
+			return true
+		}
+	}
+	return false
+}
+
 // Subscription is an Azure subscription of a tenant.
 type Subscription struct {
 	ID   string `json:"id"`

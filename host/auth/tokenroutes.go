@@ -63,7 +63,7 @@ func (r Routes) registerTokens(a huma.API) {
 		Description: "Form (application/x-www-form-urlencoded). grant_type refresh_token requires refresh_token and behaves as POST /api/v1/auth/refresh. " +
 			"grant_type authorization_code requires code, code_verifier and state and behaves as POST /api/v1/auth/idp/callback. " +
 			"client_id, client_secret and redirect_uri are accepted and ignored: Steward has no registered OAuth2 clients.",
-		Errors: []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusUnprocessableEntity},
+		Errors: []int{http.StatusUnauthorized, http.StatusUnprocessableEntity},
 	}, func(ctx context.Context, in *tokenInput) (*struct{ Body tokenResponse }, error) {
 		if in.Body.GrantType == "authorization_code" {
 			var missing []error

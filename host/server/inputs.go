@@ -47,6 +47,9 @@ const localInternalError = "steward.internal_error"
 // password of a sign-in form included).
 func init() {
 	huma.NewErrorWithContext = func(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
+		if status == http.StatusBadRequest {
+			status, msg, errs = http.StatusUnprocessableEntity, protocol.MsgValidationFailed, unreadableBody(msg, errs)
+		}
 		if status < http.StatusInternalServerError || ctx == nil {
 			for _, e := range errs {
 				if d, ok := e.(*huma.ErrorDetail); ok && !protocol.Echoable(d.Location, d.Value) {
@@ -69,4 +72,23 @@ func init() {
 		}
 		return huma.NewError(status, msg)
 	}
+}
+
+// unreadableBody names the body in huma's 400s, which it answers only for
+// a body it cannot read: one that is missing though required, or that does
+// not parse as its content type (JSON, a form). The contract makes those a
+// 422 naming the body, as every other input problem and as a plugin's
+// routes answer them (sdk). The body is not echoed: it may hold a
+// credential, in a member a parse error leaves unnamed.
+func unreadableBody(msg string, errs []error) []error {
+	named := false
+	for _, e := range errs {
+		if d, ok := e.(*huma.ErrorDetail); ok && d.Location == "body" {
+			d.Value, named = nil, true
+		}
+	}
+	if !named {
+		errs = append(errs, &huma.ErrorDetail{Location: "body", Message: msg})
+	}
+	return errs
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
-	humavalidation "github.com/danielgtaylor/huma/v2/validation"
 	"github.com/hashicorp/go-hclog"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
@@ -166,13 +165,8 @@ func apiConfig() huma.Config {
 	}
 }
 
-// missingMember is huma's message for a required member an object lacks,
-// which it reports at the object's location.
-var missingMember = strings.Split(humavalidation.MsgExpectedRequiredProperty, "%s")
-
-// nameMissingMembers moves huma's report of a missing required member from
-// the object to the member (body.name, not body), as every other input
-// problem names its field, and drops a value the host would not repeat
+// nameMissingMembers names the missing member huma reports at its object
+// (protocol.NameMissingMember) and drops a value the host would not repeat
 // either (protocol.Echoable): a whole object or list, a credential.
 func nameMissingMembers(_ huma.Context, _ string, v any) (any, error) {
 	m, ok := v.(*huma.ErrorModel)
@@ -180,11 +174,7 @@ func nameMissingMembers(_ huma.Context, _ string, v any) (any, error) {
 		return v, nil
 	}
 	for _, d := range m.Errors {
-		rest, ok := strings.CutPrefix(d.Message, missingMember[0])
-		if name, ok2 := strings.CutSuffix(rest, missingMember[1]); ok && ok2 && d.Location != "" {
-			d.Location += "." + name
-			d.Value = nil
-		}
+		protocol.NameMissingMember(d)
 		if !protocol.Echoable(d.Location, d.Value) {
 			d.Value = nil
 		}

@@ -41,10 +41,11 @@ const localInternalError = "steward.internal_error"
 // something failed and under which request id; the error itself — SQL,
 // file paths, driver text — goes to the log beside that id (accessLog).
 //
-// A client error keeps its details, but never echoes a secret back: the
-// value of a field named like a credential, or a whole object (huma
-// reports an unexpected property with the entire body as its value, the
-// password of a sign-in form included).
+// A client error keeps its details, a missing member named as a plugin's
+// typed route names it (body.name, not body), but never echoes a secret
+// back: the value of a field named like a credential, or a whole object
+// (huma reports an unexpected property with the entire body as its value,
+// the password of a sign-in form included).
 func init() {
 	huma.NewErrorWithContext = func(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
 		if status == http.StatusBadRequest {
@@ -52,8 +53,11 @@ func init() {
 		}
 		if status < http.StatusInternalServerError || ctx == nil {
 			for _, e := range errs {
-				if d, ok := e.(*huma.ErrorDetail); ok && !protocol.Echoable(d.Location, d.Value) {
-					d.Value = nil
+				if d, ok := e.(*huma.ErrorDetail); ok {
+					protocol.NameMissingMember(d)
+					if !protocol.Echoable(d.Location, d.Value) {
+						d.Value = nil
+					}
 				}
 			}
 			return huma.NewError(status, msg, errs...)

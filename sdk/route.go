@@ -14,7 +14,6 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
-	humavalidation "github.com/danielgtaylor/huma/v2/validation"
 	"github.com/hashicorp/go-hclog"
 
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
@@ -166,13 +165,8 @@ func apiConfig() huma.Config {
 	}
 }
 
-// missingMember is huma's message for a required member an object lacks,
-// which it reports at the object's location.
-var missingMember = strings.Split(humavalidation.MsgExpectedRequiredProperty, "%s")
-
-// nameMissingMembers moves huma's report of a missing required member from
-// the object to the member (body.name, not body), as every other input
-// problem names its field, and drops a value the host would not repeat
+// nameMissingMembers names the missing member huma reports at its object
+// (protocol.NameMissingMember) and drops a value the host would not repeat
 // either (protocol.Echoable): a whole object or list, a credential.
 func nameMissingMembers(_ huma.Context, _ string, v any) (any, error) {
 	m, ok := v.(*huma.ErrorModel)
@@ -180,11 +174,7 @@ func nameMissingMembers(_ huma.Context, _ string, v any) (any, error) {
 		return v, nil
 	}
 	for _, d := range m.Errors {
-		rest, ok := strings.CutPrefix(d.Message, missingMember[0])
-		if name, ok2 := strings.CutSuffix(rest, missingMember[1]); ok && ok2 && d.Location != "" {
-			d.Location += "." + name
-			d.Value = nil
-		}
+		protocol.NameMissingMember(d)
 		if !protocol.Echoable(d.Location, d.Value) {
 			d.Value = nil
 		}
@@ -200,11 +190,11 @@ type muxAdapter struct{ mux *http.ServeMux }
 func (a muxAdapter) Handle(op *huma.Operation, handler func(huma.Context)) {
 	lists := listParams(op)
 	required := op.RequestBody != nil && op.RequestBody.Required
-	jsonBody := required && op.RequestBody.Content["application/json"] != nil
+	jsonBody := op.RequestBody != nil && op.RequestBody.Content["application/json"] != nil
 	a.mux.HandleFunc(muxPattern(op.Method, op.Path), func(w http.ResponseWriter, r *http.Request) {
-		if required {
+		if required || jsonBody {
 			var p *Problem
-			if r, p = readableBody(r, op.MaxBodyBytes, jsonBody); p != nil {
+			if r, p = readableBody(r, op.MaxBodyBytes, required, jsonBody); p != nil {
 				WriteError(w, p)
 				return
 			}
@@ -214,10 +204,10 @@ func (a muxAdapter) Handle(op *huma.Operation, handler func(huma.Context)) {
 }
 
 // readableBody answers a 422 naming the body, as the contract has every
-// input problem, for a required body that is missing or a JSON body that
-// is not JSON, which huma would answer 400. A body over the limit goes on
-// for huma to refuse.
-func readableBody(r *http.Request, limit int64, isJSON bool) (*http.Request, *Problem) {
+// input problem, for a required body that is missing or a JSON body,
+// required or not, that is not JSON, which huma would answer 400. A body
+// over the limit goes on for huma to refuse.
+func readableBody(r *http.Request, limit int64, required, isJSON bool) (*http.Request, *Problem) {
 	if limit <= 0 {
 		limit = 1 << 20
 	}
@@ -226,7 +216,10 @@ func readableBody(r *http.Request, limit int64, isJSON bool) (*http.Request, *Pr
 		missing = "a JSON body is required"
 	}
 	if r.Body == nil {
-		return r, Invalid("body", "%s", missing)
+		if required {
+			return r, Invalid("body", "%s", missing)
+		}
+		return r, nil
 	}
 	head, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
@@ -240,9 +233,9 @@ func readableBody(r *http.Request, limit int64, isJSON bool) (*http.Request, *Pr
 	switch {
 	case int64(len(head)) > limit:
 		return &r2, nil
-	case len(head) == 0 || isJSON && len(bytes.TrimSpace(head)) == 0:
+	case required && (len(head) == 0 || isJSON && len(bytes.TrimSpace(head)) == 0):
 		return r, Invalid("body", "%s", missing)
-	case isJSON && !json.Valid(head):
+	case isJSON && len(head) > 0 && !json.Valid(head):
 		return r, Invalid("body", "the body is not valid JSON")
 	}
 	return &r2, nil

@@ -161,17 +161,17 @@ func inputShape(t reflect.Type) (params, body bool) {
 
 // DefaultErrors are the statuses the host answers before or around an
 // operation's handler: 401 and 403 from authentication, and 503 from it
-// while the token revocation list's Redis is unreachable, 400 (a body that
-// does not decode), 413 (over STEWARD_MAX_BODY_BYTES), 415 (a content type
-// the operation does not take) and 422 (validation) from reading its
-// input, 429 from the rate limit.
+// while the token revocation list's Redis is unreachable, 413 (over
+// STEWARD_MAX_BODY_BYTES), 415 (a content type the operation does not take)
+// and 422 (validation, a body missing or not parsing included) from reading
+// its input, 429 from the rate limit.
 func DefaultErrors(authenticated, params, body bool) []int {
 	var codes []int
 	if authenticated {
 		codes = append(codes, http.StatusUnauthorized, http.StatusForbidden, http.StatusServiceUnavailable)
 	}
 	if body {
-		codes = append(codes, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
+		codes = append(codes, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
 	}
 	if params || body {
 		codes = append(codes, http.StatusUnprocessableEntity)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"golang.org/x/oauth2"
 
 	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/audit"
@@ -23,8 +24,13 @@ import (
 // identity provider's codes live.
 const idpStateTTL = 10 * time.Minute
 
-// idpStatePrefix namespaces started sign-ins in the cache.
-const idpStatePrefix = "idp-state:"
+// A started sign-in is kept in the cache twice: under its state and under
+// its PKCE challenge, so that a callback without the state finds it by the
+// verifier it presents. Whichever finishes it drops both.
+const (
+	idpStatePrefix     = "idp-state:"
+	idpChallengePrefix = "idp-challenge:"
+)
 
 type idpLoginInput struct {
 	LoginHint   string `query:"login_hint" maxLength:"320" doc:"E-mail address of the user, passed to the identity provider so it can skip its account picker"`
@@ -42,19 +48,23 @@ type idpLoginResponse struct {
 type idpCallbackInput struct {
 	Body struct {
 		Code         string `json:"code" minLength:"1" maxLength:"8192" doc:"The code from the identity provider's redirect"`
-		CodeVerifier string `json:"code_verifier" minLength:"43" maxLength:"128" doc:"The code_verifier the login route gave (RFC 7636: 43 to 128 characters)"`
-		State        string `json:"state" minLength:"1" maxLength:"512" doc:"The state from the redirect"`
+		CodeVerifier string `json:"code_verifier" minLength:"43" maxLength:"128" doc:"The code_verifier the login route gave (RFC 7636: 43 to 128 characters); it binds the request to its sign-in"`
+		State        string `json:"state,omitempty" required:"false" minLength:"1" maxLength:"512" doc:"Optional: the state from the redirect; when given it must be the sign-in's"`
 	}
 }
 
 // pendingSignIn is what the host remembers of a started sign-in, under
-// its state, in the shared cache so any replica can finish it. The
-// verifier itself stays with the client; only its challenge is kept, so the
-// callback can refuse a wrong verifier before spending the code.
+// its state and its challenge, in the shared cache so any replica can
+// finish it. The verifier itself stays with the client; only its challenge
+// is kept, so the callback can refuse a wrong verifier before spending the
+// code.
 type pendingSignIn struct {
 	Nonce         string `json:"nonce"`
 	CodeChallenge string `json:"code_challenge"`
 	RedirectURI   string `json:"redirect_uri"`
+	// StateKey is the state's digest (oidc.StateKey), the key of the
+	// sign-in's other entry.
+	StateKey string `json:"state_key"`
 }
 
 func (r Routes) registerIdP(a huma.API) {
@@ -69,7 +79,9 @@ func (r Routes) registerIdP(a huma.API) {
 		Description: "Redeems the authorization code with the PKCE verifier, verifies the ID token (signature, issuer, audience, expiry, nonce) and answers Steward's own tokens. " +
 			"The user is the ID token's directory and object id (tid, oid), never its e-mail address. " +
 			"Its roles and groups come from the ID token: the app role " + AdminRole + " makes an admin only in a token of a managing directory (STEWARD_OIDC_ADMIN_TENANTS), and groups give access to the tenants that list them. " +
-			"A state works once. Any refusal (unknown or used state, wrong verifier, code or ID token rejected) is a 401; " +
+			"state is optional: code_verifier already binds the request to the sign-in the login route started (RFC 7636), whose S256 challenge the host keeps it under; " +
+			"a state given must be that sign-in's. A sign-in works once, with or without its state. " +
+			"Any refusal (unknown or used state or verifier, a verifier of another sign-in, code or ID token rejected) is a 401; " +
 			"with STEWARD_OIDC_REGISTERED_ONLY, a user of a directory that is neither managing nor a registered tenant's is refused with 403.",
 		Errors: []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnprocessableEntity, http.StatusBadGateway, http.StatusServiceUnavailable},
 	}, r.idpCallback)
@@ -91,13 +103,16 @@ func (r Routes) idpLogin(ctx context.Context, in *idpLoginInput) (*struct{ Body 
 		r.Logger.Warn("identity provider sign-in could not start", "error", err)
 		return nil, huma.Error502BadGateway("the identity provider is unavailable")
 	}
-	pending, err := json.Marshal(pendingSignIn{Nonce: req.Nonce, CodeChallenge: req.CodeChallenge, RedirectURI: req.RedirectURI})
+	stateKey := oidc.StateKey(req.State)
+	pending, err := json.Marshal(pendingSignIn{Nonce: req.Nonce, CodeChallenge: req.CodeChallenge, RedirectURI: req.RedirectURI, StateKey: stateKey})
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Cache.Set(ctx, idpStatePrefix+oidc.StateKey(req.State), pending, idpStateTTL); err != nil {
-		r.logUnlessOutage("sign-in state not stored", err)
-		return nil, huma.Error503ServiceUnavailable("sign-in is unavailable: its state cannot be stored")
+	for _, key := range []string{idpStatePrefix + stateKey, idpChallengePrefix + req.CodeChallenge} {
+		if err := r.Cache.Set(ctx, key, pending, idpStateTTL); err != nil {
+			r.logUnlessOutage("sign-in state not stored", err)
+			return nil, huma.Error503ServiceUnavailable("sign-in is unavailable: its state cannot be stored")
+		}
 	}
 	return &struct{ Body idpLoginResponse }{idpLoginResponse{
 		AuthorizationURL: req.AuthorizationURL, State: req.State, CodeVerifier: req.CodeVerifier,
@@ -110,12 +125,16 @@ func (r Routes) idpCallback(ctx context.Context, in *idpCallbackInput) (*struct{
 	if rp == nil {
 		return nil, errIdPNotConfigured
 	}
-	pending, err := r.takeSignIn(ctx, in.Body.State)
+	pending, err := r.takeSignIn(ctx, in.Body.State, in.Body.CodeVerifier)
 	if err != nil {
 		return nil, err
 	}
 	if pending == nil {
-		return nil, r.idpRefuse(ctx, "", "unknown, expired or already used state", "the sign-in state is unknown, expired or already used; start again")
+		reason := "unknown, expired or already used state"
+		if in.Body.State == "" {
+			reason = "no sign-in started for the code verifier, or one expired or already used"
+		}
+		return nil, r.idpRefuse(ctx, "", reason, "the sign-in is unknown, expired or already used; start again")
 	}
 	if !oidc.VerifierMatches(in.Body.CodeVerifier, pending.CodeChallenge) {
 		return nil, r.idpRefuse(ctx, "", "code verifier does not match the sign-in", "the code verifier does not belong to this sign-in; start again")
@@ -177,20 +196,27 @@ func (r Routes) directoryMaySignIn(ctx context.Context, dir string) (bool, error
 	return r.Tenancy.ManagesDirectory(ctx, dir)
 }
 
-// takeSignIn looks a started sign-in up and deletes it, so a state works
-// once; nil means there is none. The cache has no atomic get-and-delete, so
-// two callbacks racing with one state could both get it; the identity
-// provider then redeems the code for one of them only, as a code is single
-// use too.
-func (r Routes) takeSignIn(ctx context.Context, state string) (*pendingSignIn, error) {
-	key := idpStatePrefix + oidc.StateKey(state)
+// takeSignIn looks a started sign-in up by its state or, without one, by
+// the challenge of the verifier presented, and deletes both its entries,
+// so a sign-in works once; nil means there is none. The cache has no
+// atomic get-and-delete, so two callbacks racing with one sign-in could
+// both get it; the identity provider then redeems the code for one of
+// them only, as a code is single use too.
+func (r Routes) takeSignIn(ctx context.Context, state, verifier string) (*pendingSignIn, error) {
+	key := idpChallengePrefix + oauth2.S256ChallengeFromVerifier(verifier)
+	if state != "" {
+		key = idpStatePrefix + oidc.StateKey(state)
+	}
+	unavailable := func(err error) error {
+		r.logUnlessOutage("sign-in state unavailable", err)
+		return huma.Error503ServiceUnavailable("sign-in is unavailable: its state cannot be read")
+	}
 	b, ok, err := r.Cache.Get(ctx, key)
 	if err == nil && ok {
 		err = r.Cache.Delete(ctx, key)
 	}
 	if err != nil {
-		r.logUnlessOutage("sign-in state unavailable", err)
-		return nil, huma.Error503ServiceUnavailable("sign-in is unavailable: its state cannot be read")
+		return nil, unavailable(err)
 	}
 	if !ok {
 		return nil, nil
@@ -201,6 +227,13 @@ func (r Routes) takeSignIn(ctx context.Context, state string) (*pendingSignIn, e
 		// is treated as absent rather than failing the request.
 		r.Logger.Warn("sign-in state unreadable", "error", err)
 		return nil, nil
+	}
+	other := idpChallengePrefix + p.CodeChallenge
+	if state == "" {
+		other = idpStatePrefix + p.StateKey
+	}
+	if err := r.Cache.Delete(ctx, other); err != nil {
+		return nil, unavailable(err)
 	}
 	return &p, nil
 }

@@ -63,7 +63,7 @@ func TestAuthRoutes(t *testing.T) {
 		}
 		for form, location := range map[string]string{
 			"username=a&password=b&grant_type=client_credentials": "body.grant_type",
-			"username=a": "body",
+			"username=a": "body.password",
 		} {
 			if a := h.Do(http.MethodPost, "/api/v1/auth/login", "", "application/x-www-form-urlencoded", form); a.Expect(t, form, http.StatusUnprocessableEntity) && !a.Problem(t).Names(location) {
 				t.Errorf("%s: %s does not name %s", form, a.Body, location)
@@ -135,7 +135,7 @@ func TestAuthRoutes(t *testing.T) {
 	t.Run("the token endpoint's grants", func(t *testing.T) {
 		for form, locations := range map[string][]string{
 			"grant_type=refresh_token":      {"body.refresh_token"},
-			"grant_type=authorization_code": {"body.code", "body.code_verifier", "body.state"},
+			"grant_type=authorization_code": {"body.code", "body.code_verifier"},
 			"grant_type=password":           {"body.grant_type"},
 		} {
 			a := h.Do(http.MethodPost, "/api/v1/auth/token", "", "application/x-www-form-urlencoded", form)
@@ -147,6 +147,11 @@ func TestAuthRoutes(t *testing.T) {
 				if !p.Names(l) {
 					t.Errorf("%s: %s does not name %s", form, a.Body, l)
 				}
+			}
+			// The verifier binds a code grant to its sign-in; its state
+			// is optional.
+			if p.Names("body.state") {
+				t.Errorf("%s: %s names body.state", form, a.Body)
 			}
 		}
 	})
@@ -318,6 +323,42 @@ func TestIdPRoutes(t *testing.T) {
 		}
 		if a := h.Do(http.MethodGet, "/api/v1/auth/idp/login?redirect_uri="+url.QueryEscape("https://evil.example/cb"), "", "", ""); a.Expect(t, "a foreign redirect", http.StatusBadRequest) {
 			a.Problem(t)
+		}
+	})
+
+	// PKCE binds a callback to its sign-in, so the state may be left out;
+	// a sign-in still works once, whichever way it is finished.
+	t.Run("without state", func(t *testing.T) {
+		withoutState := func(cb callback) string {
+			return `{"code": "` + cb.Code + `", "code_verifier": "` + cb.CodeVerifier + `"}`
+		}
+		cb := authorize(t, h, "ann@brand-a.example")
+		h.JSON(http.MethodPost, "/api/v1/auth/idp/callback", "", withoutState(cb)).Expect(t, "a callback without state", http.StatusOK)
+		h.JSON(http.MethodPost, "/api/v1/auth/idp/callback", "", withoutState(cb)).Expect(t, "the same verifier again", http.StatusUnauthorized)
+		post(cb).Expect(t, "the state of a sign-in finished without it", http.StatusUnauthorized)
+
+		cb = authorize(t, h, "max@brand-a.example")
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {cb.Code}, "code_verifier": {cb.CodeVerifier}}
+		h.Form("/api/v1/auth/token", "", form).Expect(t, "a code grant without state", http.StatusOK)
+		h.JSON(http.MethodPost, "/api/v1/auth/idp/callback", "", withoutState(cb)).Expect(t, "a sign-in finished through the token route", http.StatusUnauthorized)
+
+		// A state given must be the sign-in's; refused, it spends the
+		// sign-in its verifier belongs to no more than any other refusal.
+		first, second := authorize(t, h, "ann@brand-a.example"), authorize(t, h, "ann@brand-a.example")
+		mixed := first
+		mixed.State = second.State
+		post(mixed).Expect(t, "the state of another sign-in", http.StatusUnauthorized)
+
+		// Without a verifier nothing binds the request: it is refused
+		// naming the verifier, state or not.
+		for _, body := range []string{`{"code": "c", "state": "` + first.State + `"}`, `{"code": "c"}`} {
+			if a := h.JSON(http.MethodPost, "/api/v1/auth/idp/callback", "", body); a.Expect(t, "a callback without verifier", http.StatusUnprocessableEntity) && !a.Problem(t).Names("body.code_verifier") {
+				t.Errorf("a callback without verifier: %s", a.Body)
+			}
+		}
+		form = url.Values{"grant_type": {"authorization_code"}, "code": {"c"}, "state": {first.State}}
+		if a := h.Form("/api/v1/auth/token", "", form); a.Expect(t, "a code grant without verifier", http.StatusUnprocessableEntity) && !a.Problem(t).Names("body.code_verifier") {
+			t.Errorf("a code grant without verifier: %s", a.Body)
 		}
 	})
 }

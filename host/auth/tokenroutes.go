@@ -22,17 +22,17 @@ type refreshInput struct {
 
 // tokenInput is the OAuth2 token form. The refresh grant reads
 // refresh_token; the authorization_code grant reads code plus the PKCE
-// code_verifier and the state of the sign-in the login route started (the
-// two fields RFC 7636 and Steward's single-use state add to the form). The
-// other fields are accepted so that standard OAuth2 clients can post their
-// usual form.
+// code_verifier (RFC 7636's addition to the form), which binds the request
+// to the sign-in the login route started, and optionally that sign-in's
+// state, as the IdP callback does. The other fields are accepted so that
+// standard OAuth2 clients can post their usual form.
 type tokenInput struct {
 	Body struct {
 		GrantType    string `json:"grant_type" enum:"refresh_token,authorization_code"`
 		RefreshToken string `json:"refresh_token,omitempty" maxLength:"4096" doc:"Required when grant_type is refresh_token"`
 		Code         string `json:"code,omitempty" maxLength:"8192" doc:"Required when grant_type is authorization_code"`
 		CodeVerifier string `json:"code_verifier,omitempty" maxLength:"128" doc:"Required when grant_type is authorization_code: the verifier GET /api/v1/auth/idp/login gave"`
-		State        string `json:"state,omitempty" maxLength:"512" doc:"Required when grant_type is authorization_code: the state from the identity provider's redirect"`
+		State        string `json:"state,omitempty" maxLength:"512" doc:"Optional with grant_type authorization_code: the state from the identity provider's redirect; when given it must be the sign-in's"`
 		RedirectURI  string `json:"redirect_uri,omitempty" maxLength:"2048"`
 		ClientID     string `json:"client_id,omitempty" maxLength:"256"`
 		ClientSecret string `json:"client_secret,omitempty" maxLength:"1024"`
@@ -61,19 +61,19 @@ func (r Routes) registerTokens(a huma.API) {
 	api.Post(a, "/api/v1/auth/token", sdk.Op{ID: "auth-token", Tags: []string{"auth"}, Auth: sdk.AuthNone,
 		Summary: "OAuth2 token endpoint",
 		Description: "Form (application/x-www-form-urlencoded). grant_type refresh_token requires refresh_token and behaves as POST /api/v1/auth/refresh. " +
-			"grant_type authorization_code requires code, code_verifier and state and behaves as POST /api/v1/auth/idp/callback. " +
+			"grant_type authorization_code requires code and code_verifier and behaves as POST /api/v1/auth/idp/callback: state is optional, as code_verifier binds the request to its sign-in (a state given must be that sign-in's). " +
 			"client_id, client_secret and redirect_uri are accepted and ignored: Steward has no registered OAuth2 clients.",
-		Errors: []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusUnprocessableEntity},
+		Errors: []int{http.StatusUnauthorized, http.StatusUnprocessableEntity},
 	}, func(ctx context.Context, in *tokenInput) (*struct{ Body tokenResponse }, error) {
 		if in.Body.GrantType == "authorization_code" {
 			var missing []error
-			for _, f := range []struct{ name, value string }{{"code", in.Body.Code}, {"code_verifier", in.Body.CodeVerifier}, {"state", in.Body.State}} {
+			for _, f := range []struct{ name, value string }{{"code", in.Body.Code}, {"code_verifier", in.Body.CodeVerifier}} {
 				if f.value == "" {
 					missing = append(missing, &huma.ErrorDetail{Location: "body." + f.name, Message: "required when grant_type is authorization_code"})
 				}
 			}
 			if len(missing) > 0 {
-				return nil, huma.Error422UnprocessableEntity("code, code_verifier and state are required when grant_type is authorization_code", missing...)
+				return nil, huma.Error422UnprocessableEntity("code and code_verifier are required when grant_type is authorization_code", missing...)
 			}
 			cb := &idpCallbackInput{}
 			cb.Body.Code, cb.Body.CodeVerifier, cb.Body.State = in.Body.Code, in.Body.CodeVerifier, in.Body.State

@@ -284,6 +284,13 @@ func testIdPSignIn(t *testing.T, dialect string) {
 		expectStatus(t, "replay", postCallback(t, h, cb), http.StatusUnauthorized)
 	})
 
+	t.Run("without state, the verifier binds the callback", func(t *testing.T) {
+		_, cb := authorize(t, h, "ann@brand-a.example")
+		cb.State = ""
+		expectStatus(t, "a callback without state", postCallback(t, h, cb), http.StatusOK)
+		expectStatus(t, "the same verifier again", postCallback(t, h, cb), http.StatusUnauthorized)
+	})
+
 	t.Run("wrong verifier", func(t *testing.T) {
 		_, cb := authorize(t, h, "ann@brand-a.example")
 		cb.CodeVerifier = strings.Repeat("w", 43)

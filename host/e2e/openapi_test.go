@@ -123,7 +123,8 @@ func allowNullInUntypedSchemas(doc *openapi3.T) error {
 
 // TestOpenAPIDocument: every operation says who may call it, anonymous ones
 // with an explicit empty security list, and declares the statuses the host
-// answers around its handler; plugin operations as well as the host's.
+// answers around its handler, each with the headers the host sets on it;
+// plugin operations as well as the host's.
 func TestOpenAPIDocument(t *testing.T) {
 	h := startHost(t, hostOpts{})
 	var doc struct {
@@ -133,6 +134,11 @@ func TestOpenAPIDocument(t *testing.T) {
 			Responses   map[string]json.RawMessage `json:"responses"`
 			Extensions  string                     `json:"x-steward-plugin"`
 		} `json:"paths"`
+		Components struct {
+			Headers map[string]struct {
+				Required bool `json:"required"`
+			} `json:"headers"`
+		} `json:"components"`
 	}
 	h.get("/openapi.json", "").json(t, &doc)
 	if len(doc.Paths) == 0 {
@@ -145,9 +151,47 @@ func TestOpenAPIDocument(t *testing.T) {
 		_ = json.Unmarshal(doc.Paths[path][method].Responses[status], &r)
 		return r.Content
 	}
+	// The header a response declares, by the component it refers to.
+	headers := func(path, method, status string) map[string]string {
+		var r struct {
+			Headers map[string]struct {
+				Ref string `json:"$ref"`
+			} `json:"headers"`
+		}
+		_ = json.Unmarshal(doc.Paths[path][method].Responses[status], &r)
+		out := map[string]string{}
+		for name, h := range r.Headers {
+			out[name] = strings.TrimPrefix(h.Ref, "#/components/headers/")
+		}
+		return out
+	}
+	for component, required := range map[string]bool{"X-Request-Id": true, "X-RateLimit-Limit": true, "X-RateLimit-Remaining": true, "X-RateLimit-Reset": true,
+		"Retry-After": true, "X-RateLimit-Limit.optional": false, "Retry-After.optional": false} {
+		if h, ok := doc.Components.Headers[component]; !ok || h.Required != required {
+			t.Errorf("header component %s: declared %v, required %v; want required %v", component, ok, h.Required, required)
+		}
+	}
 	for path, item := range doc.Paths {
 		for method, op := range item {
 			name := method + " " + path
+			for status := range op.Responses {
+				declared := headers(path, method, status)
+				want := []string{"X-Request-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
+				if status == "429" || status == "503" {
+					want = append(want, "Retry-After")
+				}
+				for _, header := range want {
+					if component := declared[header]; strings.TrimSuffix(component, ".optional") != header {
+						t.Errorf("%s %s does not declare %s: %v", name, status, header, declared)
+					}
+				}
+				if c := declared["X-RateLimit-Limit"]; (status == "413" || status == "500" || status == "503") != (c == "X-RateLimit-Limit.optional") {
+					t.Errorf("%s %s: X-RateLimit-Limit is %s", name, status, c)
+				}
+				if c := declared["Retry-After"]; status == "429" && c != "Retry-After" {
+					t.Errorf("%s 429: Retry-After is %q, want it required", name, c)
+				}
+			}
 			if op.Security == nil {
 				t.Errorf("%s declares no security requirement", name)
 				continue

@@ -179,16 +179,20 @@ func TestTokenGrants(t *testing.T) {
 
 	r := h.tokenForm(url.Values{"grant_type": {"authorization_code"}, "code": {"abc"}})
 	wantStatus(t, "authorization_code grant without verifier and state", r, http.StatusUnprocessableEntity)
-	for _, field := range []string{"body.code_verifier", "body.state"} {
-		if !strings.Contains(string(r.body), `"location":"`+field+`"`) {
-			t.Errorf("authorization_code 422 does not name %s: %s", field, r.body)
-		}
+	// The verifier binds the grant to its sign-in, so it is what is
+	// missing; the state is optional beside it.
+	if !strings.Contains(string(r.body), `"location":"body.code_verifier"`) {
+		t.Errorf("authorization_code 422 does not name body.code_verifier: %s", r.body)
 	}
-	if strings.Contains(string(r.body), `"location":"body.code"`) {
-		t.Errorf("code was given but is named missing: %s", r.body)
+	for _, field := range []string{"body.code", "body.state"} {
+		if strings.Contains(string(r.body), `"location":"`+field+`"`) {
+			t.Errorf("authorization_code 422 names %s: %s", field, r.body)
+		}
 	}
 	r = h.tokenForm(url.Values{"grant_type": {"authorization_code"}, "code": {"abc"}, "code_verifier": {strings.Repeat("v", 43)}, "state": {"never-issued"}})
 	wantStatus(t, "authorization_code grant with an unknown state", r, http.StatusUnauthorized)
+	r = h.tokenForm(url.Values{"grant_type": {"authorization_code"}, "code": {"abc"}, "code_verifier": {strings.Repeat("v", 43)}})
+	wantStatus(t, "authorization_code grant with a verifier of no sign-in", r, http.StatusUnauthorized)
 
 	r = h.tokenForm(url.Values{"grant_type": {"refresh_token"}})
 	wantStatus(t, "refresh grant without refresh_token", r, http.StatusUnprocessableEntity)

@@ -69,3 +69,49 @@ func TestValidationNeverEchoesSecrets(t *testing.T) {
 		t.Errorf("refresh with a number: %d %s, want 422 naming the field", r.status, r.body)
 	}
 }
+
+// TestWireShapes: a body that does not parse is a 422 naming body on a host
+// route and on a plugin route alike; an answer without a body (204) has no
+// Content-Type, through the proxy too; and every answer carries the
+// request id and the rate limit's headers the document declares.
+func TestWireShapes(t *testing.T) {
+	h := startHost(t, hostOpts{env: map[string]string{"STEWARD_AUTH_RATE_LIMIT_PER_MINUTE": "1000"}})
+	admin := h.login()
+	json := []string{"Content-Type", "application/json"}
+	var answers []response
+	for _, c := range []struct{ path, token, body string }{
+		{"/api/v1/auth/refresh", "", `{"refresh_token": "`},
+		{"/api/v1/auth/idp/callback", "", `{"code": "c",}`},
+		{"/api/v1/api-keys", admin, `{"name": "k", "role": admin}`},
+		{"/api/v1/testplugin/notes", admin, `{"note": "a"`},
+		{"/api/v1/testplugin/notes", admin, `not json`},
+	} {
+		r := h.do(http.MethodPost, c.path, c.token, strings.NewReader(c.body), json...)
+		t.Run(strings.TrimPrefix(c.path, "/")+"/"+c.body, func(t *testing.T) { expectInvalid(t, r, "body") })
+		answers = append(answers, r)
+	}
+
+	var key struct {
+		ID string `json:"id"`
+	}
+	h.do(http.MethodPost, "/api/v1/api-keys", admin, strings.NewReader(`{"name": "gone", "role": "admin"}`), json...).json(t, &key)
+	for name, r := range map[string]response{
+		"a plugin's answer without a body": h.do(http.MethodPost, "/api/v1/testplugin/notes", admin, strings.NewReader(`{"note": "a"}`), json...),
+		"a plugin's, to no body":           h.do(http.MethodPost, "/api/v1/testplugin/notes", admin, nil),
+		"a host operation's":               h.do(http.MethodDelete, "/api/v1/api-keys/"+key.ID, admin, nil),
+	} {
+		if r.status != http.StatusNoContent || len(r.body) != 0 || r.header.Get("Content-Type") != "" {
+			t.Errorf("%s: %d %q, Content-Type %q; want 204 without either", name, r.status, r.body, r.header.Get("Content-Type"))
+		}
+		answers = append(answers, r)
+	}
+
+	answers = append(answers, h.get("/health", ""), h.get("/api/v1/testplugin/whoami", admin), h.get("/api/v1/tenants", ""))
+	for _, r := range answers {
+		for _, name := range []string{"X-Request-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+			if r.header.Get(name) == "" {
+				t.Errorf("a %d answer without %s: %v", r.status, name, r.header)
+			}
+		}
+	}
+}

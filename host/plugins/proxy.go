@@ -245,6 +245,9 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 		whole = true
 	}
 	out.SetStatusCode(resp.StatusCode())
+	// Only the Content-Type the plugin sent: fasthttp reports its default
+	// for an answer without one, which would give a 204 a Content-Type.
+	resp.Header.SetNoDefaultContentType(true)
 	for k, v := range resp.Header.All() {
 		switch string(k) {
 		case fiber.HeaderContentLength, fiber.HeaderConnection, fiber.HeaderTransferEncoding, fiber.HeaderServer, fiber.HeaderDate:

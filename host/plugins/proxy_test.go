@@ -476,3 +476,30 @@ func TestProxyTimesOutLateAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestProxyKeepsAnAnswerWithoutBodyBare: a plugin's 204 reaches the caller
+// without a Content-Type on either plane, and a Content-Type the plugin
+// sent is kept.
+func TestProxyKeepsAnAnswerWithoutBodyBare(t *testing.T) {
+	rs := &routes{}
+	rs.HandleFunc("GET /none", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	rs.HandleFunc("GET /json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, "{}")
+	})
+	for _, plane := range []string{"socket", "grpc"} {
+		t.Run(plane, func(t *testing.T) {
+			base := planeServer(t, plane, &sdk.Plugin{Routes: *rs}, DefaultMaxResponseBytes, io.Discard)
+			for path, want := range map[string]string{"/none": "", "/json": "application/json"} {
+				resp, err := http.Get(base + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if got := resp.Header.Get("Content-Type"); got != want {
+					t.Errorf("%s: %d with Content-Type %q, want %q", path, resp.StatusCode, got, want)
+				}
+			}
+		})
+	}
+}

@@ -40,15 +40,34 @@ func TestServerInProcess(t *testing.T) {
 				{http.MethodGet, "/api/v1/audit-logs?actor_email=a%00b", "", "", "query.actor_email"},
 				{http.MethodPost, "/api/v1/auth/refresh", "application/json", "", "body"},
 				{http.MethodPost, "/api/v1/api-keys", "application/json", `{"name":"k","role":"owner"}`, "body.role"},
+				// A body that does not parse, as JSON or as a form, is no
+				// 400 either, and is not repeated: it may hold a secret.
+				{http.MethodPost, "/api/v1/auth/refresh", "application/json", `{"refresh_token":"s3cret-token"`, "body"},
+				{http.MethodPost, "/api/v1/api-keys", "application/json", `{"name":"s3cret-token",]`, "body"},
+				{http.MethodPost, "/api/v1/auth/login", "application/x-www-form-urlencoded", "username=a&password=s3cret-token%zz", "body"},
 			} {
 				a := p.Do(c.method, c.path, admin, c.ct, c.body)
-				if a.Status != http.StatusUnprocessableEntity {
-					t.Errorf("%s %s: %d %s, want 422", c.method, c.path, a.Status, a.Body)
+				if a.Status != http.StatusUnprocessableEntity || a.Header.Get("Content-Type") != "application/problem+json" {
+					t.Errorf("%s %s: %d %s %s, want a 422 problem", c.method, c.path, a.Status, a.Header.Get("Content-Type"), a.Body)
 					continue
 				}
 				if !a.Problem(t).Names(c.location) {
 					t.Errorf("%s %s: %s does not name %s", c.method, c.path, a.Body, c.location)
 				}
+				if strings.Contains(string(a.Body), "s3cret-token") {
+					t.Errorf("%s %s: %s repeats the body", c.method, c.path, a.Body)
+				}
+			}
+
+			// A 204 has no body, so no Content-Type either.
+			var key struct {
+				ID string `json:"id"`
+			}
+			if a := p.Do(http.MethodPost, "/api/v1/api-keys", admin, "application/json", `{"name":"revoked","role":"admin"}`); a.Status != http.StatusCreated || json.Unmarshal(a.Body, &key) != nil {
+				t.Fatalf("create an API key: %d %s", a.Status, a.Body)
+			}
+			if a := p.Do(http.MethodDelete, "/api/v1/api-keys/"+key.ID, admin, "", ""); a.Status != http.StatusNoContent || len(a.Body) != 0 || a.Header.Get("Content-Type") != "" {
+				t.Errorf("revoke an API key: %d %q, Content-Type %q; want 204 without either", a.Status, a.Body, a.Header.Get("Content-Type"))
 			}
 
 			// Routing is exact, and what is not routed is a problem 404.

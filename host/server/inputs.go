@@ -41,16 +41,23 @@ const localInternalError = "steward.internal_error"
 // something failed and under which request id; the error itself — SQL,
 // file paths, driver text — goes to the log beside that id (accessLog).
 //
-// A client error keeps its details, but never echoes a secret back: the
-// value of a field named like a credential, or a whole object (huma
-// reports an unexpected property with the entire body as its value, the
-// password of a sign-in form included).
+// A client error keeps its details, a missing member named as a plugin's
+// typed route names it (body.name, not body), but never echoes a secret
+// back: the value of a field named like a credential, or a whole object
+// (huma reports an unexpected property with the entire body as its value,
+// the password of a sign-in form included).
 func init() {
 	huma.NewErrorWithContext = func(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
+		if status == http.StatusBadRequest {
+			status, msg, errs = http.StatusUnprocessableEntity, protocol.MsgValidationFailed, unreadableBody(msg, errs)
+		}
 		if status < http.StatusInternalServerError || ctx == nil {
 			for _, e := range errs {
-				if d, ok := e.(*huma.ErrorDetail); ok && !protocol.Echoable(d.Location, d.Value) {
-					d.Value = nil
+				if d, ok := e.(*huma.ErrorDetail); ok {
+					protocol.NameMissingMember(d)
+					if !protocol.Echoable(d.Location, d.Value) {
+						d.Value = nil
+					}
 				}
 			}
 			return huma.NewError(status, msg, errs...)
@@ -69,4 +76,23 @@ func init() {
 		}
 		return huma.NewError(status, msg)
 	}
+}
+
+// unreadableBody names the body in huma's 400s, which it answers only for
+// a body it cannot read: one that is missing though required, or that does
+// not parse as its content type (JSON, a form). The contract makes those a
+// 422 naming the body, as every other input problem and as a plugin's
+// routes answer them (sdk). The body is not echoed: it may hold a
+// credential, in a member a parse error leaves unnamed.
+func unreadableBody(msg string, errs []error) []error {
+	named := false
+	for _, e := range errs {
+		if d, ok := e.(*huma.ErrorDetail); ok && d.Location == "body" {
+			d.Value, named = nil, true
+		}
+	}
+	if !named {
+		errs = append(errs, &huma.ErrorDetail{Location: "body", Message: msg})
+	}
+	return errs
 }

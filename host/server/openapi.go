@@ -6,8 +6,11 @@ import (
 	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2"
 
 	"github.com/stewardhq/steward/host/api"
+	"github.com/stewardhq/steward/host/ratelimit"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // What /openapi.json says of each operation must be what the server does:
@@ -15,10 +18,13 @@ import (
 
 // pluginResponses completes a plugin operation's responses: the plugin's
 // own, an error body for each error status it declares without one, and
-// the statuses the host itself answers on the plugin's behalf — 401 and
-// 403 from authentication, 422 from parameter validation, 413 for a body
-// over the limit, 429 from the rate limit, 503 while the plugin is not
-// running and 504 when it does not answer within its request_timeout.
+// the statuses the host or the SDK answer around the plugin's handler —
+// 401 and 403 from authentication, 422 from validating its parameters or
+// body (a body that does not parse included), 413 for a body over the
+// limit, 415 for a body of a media type it does not take, 429 from the
+// rate limit, 503 while the plugin is not running and 504 when it does not
+// answer within its request_timeout — each with the headers the middleware
+// sets (addHeaders).
 func (s *Server) pluginResponses(op *huma.Operation, method string, authenticated bool) map[string]*huma.Response {
 	out := make(map[string]*huma.Response, len(op.Responses)+7)
 	for code, r := range op.Responses {
@@ -31,7 +37,7 @@ func (s *Server) pluginResponses(op *huma.Operation, method string, authenticate
 	if len(out) == 0 {
 		out["200"] = &huma.Response{Description: "OK"}
 	}
-	codes := api.DefaultErrors(authenticated, len(op.Parameters) > 0, false)
+	codes := api.DefaultErrors(authenticated, len(op.Parameters) > 0, op.RequestBody != nil)
 	if method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
 		codes = append(codes, http.StatusRequestEntityTooLarge)
 	}
@@ -41,7 +47,92 @@ func (s *Server) pluginResponses(op *huma.Operation, method string, authenticate
 			out[key] = &huma.Response{Description: http.StatusText(code), Content: map[string]*huma.MediaType{api.MimeProblem: {Schema: api.ProblemSchema(s.API)}}}
 		}
 	}
+	for code, r := range out {
+		addHeaders(code, r)
+	}
 	return out
+}
+
+// The headers the middleware sets, which every operation documents on
+// each of its answers: X-Request-Id (assignRequestID, or the error handler
+// for a request fasthttp refused before the middleware ran), the rate
+// limit's X-RateLimit-* and, on a 429 and on some 503s, Retry-After.
+// Each is a component, required where every answer of the status carries
+// it, and again as name+optionalSuffix, not required, where some do not:
+// the rate limit's headers are missing from a 413 fasthttp answers for a
+// body over the limit, and from a 500 or 503 when authentication failed
+// to read a store before the request was counted; a 503 has Retry-After
+// only when waiting helps (not while a plugin is down for good).
+const (
+	headerRequestID = "X-Request-Id"
+	optionalSuffix  = ".optional"
+)
+
+// commonHeaders are those headers' definitions, required.
+func commonHeaders() map[string]*huma.Header {
+	count := func(desc string) *huma.Header {
+		return &huma.Header{Description: desc, Required: true, Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: floatPtr(0)}}
+	}
+	return map[string]*huma.Header{
+		headerRequestID: {Description: "The request's id, in the host's log and audit entries: the client's own X-Request-Id when it is up to 128 letters, digits and -_.: characters, else one the host generated",
+			Required: true, Schema: &huma.Schema{Type: huma.TypeString, MinLength: intPtr(1), MaxLength: intPtr(maxRequestIDLen)}},
+		ratelimit.HeaderLimit:     count("Requests the caller's budget allows in the current window"),
+		ratelimit.HeaderRemaining: count("Requests left in the current window"),
+		ratelimit.HeaderReset:     count("When the current window ends, in Unix seconds"),
+		fiber.HeaderRetryAfter:    count("Seconds to wait before trying again"),
+	}
+}
+
+// documentHeaders declares the common headers among the document's
+// components and on every response of its operations.
+func documentHeaders(doc *huma.OpenAPI) {
+	if doc.Components.Headers == nil {
+		doc.Components.Headers = map[string]*huma.Header{}
+	}
+	for name, h := range commonHeaders() {
+		optional := *h
+		optional.Required = false
+		doc.Components.Headers[name], doc.Components.Headers[name+optionalSuffix] = h, &optional
+	}
+	for _, item := range doc.Paths {
+		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions} {
+			if op := *protocol.OperationSlot(item, method); op != nil {
+				for code, r := range op.Responses {
+					addHeaders(code, r)
+				}
+			}
+		}
+	}
+}
+
+// addHeaders adds the common headers an answer with the status carries to
+// r, beside the operation's own; r.Headers is replaced, not changed, as
+// responses may share it.
+func addHeaders(code string, r *huma.Response) {
+	headers := maps.Clone(r.Headers)
+	if headers == nil {
+		headers = map[string]*huma.Header{}
+	}
+	ref := func(name string, required bool) {
+		component := name
+		if !required {
+			component += optionalSuffix
+		}
+		headers[name] = &huma.Header{Ref: "#/components/headers/" + component}
+	}
+	status, _ := strconv.Atoi(code)
+	counted := status != http.StatusRequestEntityTooLarge && status != http.StatusInternalServerError && status != http.StatusServiceUnavailable
+	ref(headerRequestID, true)
+	for _, name := range []string{ratelimit.HeaderLimit, ratelimit.HeaderRemaining, ratelimit.HeaderReset} {
+		ref(name, counted)
+	}
+	switch status {
+	case http.StatusTooManyRequests:
+		ref(fiber.HeaderRetryAfter, true)
+	case http.StatusServiceUnavailable:
+		ref(fiber.HeaderRetryAfter, false)
+	}
+	r.Headers = headers
 }
 
 // pluginTenantScope finds the parameter a tenant-scoped plugin operation

@@ -150,12 +150,6 @@ func (s *Server) requireAuth(ctx huma.Context, next func(huma.Context)) {
 		_ = huma.WriteErr(s.API, ctx, http.StatusUnprocessableEntity, protocol.MsgValidationFailed, details...)
 		return
 	}
-	// huma answers a missing required body with 400; the contract makes
-	// every validation failure a 422 that names what is wrong.
-	if rb := ctx.Operation().RequestBody; rb != nil && rb.Required && len(c.Body()) == 0 {
-		_ = huma.WriteErr(s.API, ctx, http.StatusUnprocessableEntity, protocol.MsgValidationFailed, &huma.ErrorDetail{Location: "body", Message: "request body is required"})
-		return
-	}
 	next(api.WithRequest(ctx, p, api.Meta{ClientAddr: c.IP(), RequestID: requestID(c)}))
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/middleware/compress"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -172,7 +173,8 @@ func New(d Deps) *Server {
 	}}))
 	app.Use(securityHeaders)
 	app.Use(s.authenticate)
-	app.Use(s.checkCSRF)
+	// Before the CSRF check, so that its refusal carries the rate limit's
+	// headers as every answer does.
 	app.Use(ratelimit.Middleware(d.Limiter, ratelimit.MiddlewareOptions{
 		ClassOf: s.rateClass,
 		KeyOf:   rateKey,
@@ -180,6 +182,7 @@ func New(d Deps) *Server {
 			return writeProblem(c, http.StatusTooManyRequests, fmt.Sprintf("rate limit exceeded; retry after %d seconds", int(retry.Seconds())), nil)
 		},
 	}))
+	app.Use(s.checkCSRF)
 	app.Use(compress.New(compress.Config{Level: compress.LevelBestSpeed}))
 
 	app.Get("/openapi.json", s.serveOpenAPI)
@@ -219,6 +222,7 @@ func New(d Deps) *Server {
 	s.pages.Mount(app)
 	s.pages.MountFragments(app)
 	s.documentPages()
+	documentHeaders(s.API.OpenAPI())
 	s.indexOperations()
 
 	if d.Mount != nil {
@@ -371,6 +375,11 @@ func writeProblem(c *fiber.Ctx, status int, detail string, errs []*huma.ErrorDet
 
 // errorHandler is the one place errors become responses.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	// A request fasthttp could not read (a body over the limit) comes here
+	// without the middleware having run; its answer has an id all the same.
+	if requestID(c) == "" {
+		c.Set(fiber.HeaderXRequestID, uuid.NewString())
+	}
 	var unavailable *plugins.UnavailableError
 	var timedOut *plugins.TimeoutError
 	var fe *fiber.Error

@@ -51,6 +51,13 @@ type createIn struct {
 	}
 }
 
+// noteIn's body is optional: absent or an object.
+type noteIn struct {
+	Body *struct {
+		Note string `json:"note,omitempty" maxLength:"20"`
+	}
+}
+
 type formIn struct {
 	RawBody []byte `contentType:"application/x-www-form-urlencoded"`
 }
@@ -93,6 +100,10 @@ func careless(ran *int) *sdk.Plugin {
 					return nil, errors.New("database password=hunter2 refused")
 				}
 				return &created{Tenant: string(in.Body.TenantID), Name: in.Body.Name}, nil
+			}),
+			sdk.Post("/api/v1/careless/notes", sdk.Op{ID: "careless-note"}, func(_ context.Context, _ *noteIn) (*sdk.Empty, error) {
+				*ran++
+				return &sdk.Empty{}, nil
 			}),
 			sdk.Post("/api/v1/careless/form", sdk.Op{ID: "careless-form", RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
 				"application/x-www-form-urlencoded": {Schema: sdk.SchemaOf(struct {
@@ -204,6 +215,9 @@ func TestTypedRouteBinding(t *testing.T) {
 		{"POST", "/api/v1/careless/things", `{"tenant_id": "t1"}`, "body.name"},
 		{"POST", "/api/v1/careless/things", ``, "body"},
 		{"POST", "/api/v1/careless/things", `{"name": "a"`, "body"},
+		{"POST", "/api/v1/careless/notes", `{"note": "a"`, "body"},
+		{"POST", "/api/v1/careless/notes", ` `, "body"},
+		{"POST", "/api/v1/careless/notes", `{"note": "` + strings.Repeat("a", 21) + `"}`, "body.note"},
 		{"GET", "/api/v1/careless/embedded?tenant_ids=t1&limit=0", "", "query.limit"},
 	} {
 		req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
@@ -212,6 +226,17 @@ func TestTypedRouteBinding(t *testing.T) {
 		p := decode[sdk.Problem](t, resp)
 		if resp.StatusCode != http.StatusUnprocessableEntity || len(p.Errors) == 0 || !strings.HasPrefix(p.Errors[0].Location, tc.location) {
 			t.Errorf("%s %s %s = %d %+v, want 422 at %s", tc.method, tc.target, tc.body, resp.StatusCode, p, tc.location)
+		}
+	}
+
+	// An optional body may be absent; the answer without a body has no
+	// Content-Type.
+	for _, body := range []string{"", `{"note": "a"}`} {
+		req := httptest.NewRequest("POST", "/api/v1/careless/notes", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp := h.Do(req, alice)
+		if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusNoContent || len(b) != 0 || resp.Header.Get("Content-Type") != "" {
+			t.Errorf("note %q: %d %q, Content-Type %q; want 204 without either", body, resp.StatusCode, b, resp.Header.Get("Content-Type"))
 		}
 	}
 

@@ -3,6 +3,9 @@ package protocol
 import (
 	"slices"
 	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	humavalidation "github.com/danielgtaylor/huma/v2/validation"
 )
 
 // secretFields are the last segments of locations whose values a 422 must
@@ -23,4 +26,20 @@ func Echoable(location string, value any) bool {
 		location = location[i+1:]
 	}
 	return !slices.Contains(secretFields, strings.ToLower(location))
+}
+
+// missingMember is huma's message for a required member an object lacks,
+// which it reports at the object's location.
+var missingMember = strings.Split(humavalidation.MsgExpectedRequiredProperty, "%s")
+
+// NameMissingMember moves huma's report of a missing required member from
+// the object to the member (body.name, not body), as every other input
+// problem names its field, without a value (huma's is the whole object).
+// The host's refusals and a typed route's follow it alike.
+func NameMissingMember(d *huma.ErrorDetail) {
+	rest, ok := strings.CutPrefix(d.Message, missingMember[0])
+	if name, ok2 := strings.CutSuffix(rest, missingMember[1]); ok && ok2 && d.Location != "" {
+		d.Location += "." + name
+		d.Value = nil
+	}
 }

@@ -131,7 +131,19 @@ type topIn struct {
 }
 
 type acknowledgeIn struct {
-	ID int64 `path:"anomaly_id" minimum:"1"`
+	ID   int64 `path:"anomaly_id" minimum:"1"`
+	Body *ackBody
+}
+
+// ackBody is an acknowledgement's body, which carries nothing: a client
+// may leave it out or send null or {}, as it does to acknowledge a budget
+// alert without a note.
+type ackBody struct{}
+
+// Schema documents the body: null or an object without members.
+func (ackBody) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeObject, Nullable: true, AdditionalProperties: false, Properties: map[string]*huma.Schema{},
+		Description: "Optional and empty: absent, null or {}"}
 }
 
 type bulkIn struct {
@@ -151,8 +163,10 @@ func (h *Handlers) Routes() []sdk.Route {
 		sdk.Get("/api/v1/costs/anomalies/top", sdk.Op{ID: "costs-anomalies-top", Tags: tags, Summary: "The anomalies of largest impact",
 			Description: "Ranked by impact, each in its own currency." + method}, h.top),
 		sdk.Post("/api/v1/costs/anomalies/{anomaly_id}/acknowledge", sdk.Op{ID: "costs-anomalies-acknowledge", Tags: tags, Summary: "Acknowledge an anomaly",
-			Description: "Idempotent: acknowledging an acknowledged anomaly answers 200 and keeps its first acknowledgement. Audited. An acknowledged anomaly is kept even when a restated day is no longer anomalous.",
-			Responses:   map[string]*huma.Response{"404": {Description: "No such anomaly, or one of a tenant the caller may not see"}}}, h.acknowledge),
+			Description: "Idempotent: acknowledging an acknowledged anomaly answers 200 and keeps its first acknowledgement. Audited. An acknowledged anomaly is kept even when a restated day is no longer anomalous. " +
+				"The body carries nothing: it may be absent, null or {}.",
+			Responses: map[string]*huma.Response{"404": {Description: "No such anomaly, or one of a tenant the caller may not see"},
+				"422": {Description: "The anomaly id is not a positive integer, or the body is not absent, null or {}"}}}, h.acknowledge),
 		sdk.Post("/api/v1/costs/anomalies/bulk-acknowledge", sdk.Op{ID: "costs-anomalies-bulk-acknowledge", Tags: tags, Summary: "Acknowledge anomalies in bulk",
 			Description: "All or none: when any id names no anomaly or one of a tenant the caller may not see, nothing is acknowledged and the answer is 404, naming those ids in its errors (location body.anomaly_ids, value the id) — the same answer for both, so ids cannot be probed. Otherwise every named anomaly is acknowledged in one transaction; ids already acknowledged keep their first acknowledgement and are counted apart. Audited per tenant.",
 			Responses: map[string]*huma.Response{

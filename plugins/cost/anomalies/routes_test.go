@@ -165,6 +165,9 @@ func (r *routes) testBounds(t *testing.T) {
 		r.invalid(http.MethodGet, c.target, "", c.location)
 	}
 	r.invalid(http.MethodPost, "/api/v1/costs/anomalies/abc/acknowledge", "", "path.anomaly_id")
+	r.invalid(http.MethodPost, "/api/v1/costs/anomalies/1/acknowledge", `{"note": "seen"}`, "body.note")
+	r.invalid(http.MethodPost, "/api/v1/costs/anomalies/1/acknowledge", `{`, "body")
+	r.invalid(http.MethodPost, "/api/v1/costs/anomalies/1/acknowledge", `[]`, "body")
 	for _, target := range []string{"/api/v1/costs/anomalies", "/api/v1/costs/anomalies/trends", "/api/v1/costs/anomalies/by-service", "/api/v1/costs/anomalies/top"} {
 		if code, body := r.do(http.MethodGet, target+"?tenant_ids=tb", "", userA); code != http.StatusForbidden {
 			t.Errorf("%s naming another tenant: %d %s", target, code, body)
@@ -297,14 +300,40 @@ func (r *routes) testAcknowledge(rows []Anomaly) {
 	if got := r.acknowledgedIDs(); len(got) != 0 {
 		t.Fatalf("refused acknowledgements acknowledged %v", got)
 	}
+	// The document says what the route takes: a body it may leave out,
+	// null or an object without members.
+	for _, rt := range r.h.Describe().Routes {
+		if rt.Path != "/api/v1/costs/anomalies/{anomaly_id}/acknowledge" {
+			continue
+		}
+		var op struct {
+			RequestBody struct {
+				Required bool `json:"required"`
+				Content  map[string]struct {
+					Schema struct {
+						Type                 []string `json:"type"`
+						AdditionalProperties *bool    `json:"additionalProperties"`
+					} `json:"schema"`
+				} `json:"content"`
+			} `json:"requestBody"`
+		}
+		if err := json.Unmarshal(rt.OpenapiOperation, &op); err != nil {
+			t.Fatal(err)
+		}
+		body := op.RequestBody.Content["application/json"].Schema
+		if op.RequestBody.Required || !slices.Equal(body.Type, []string{"object", "null"}) || body.AdditionalProperties == nil || *body.AdditionalProperties {
+			t.Errorf("acknowledge's request body: %s", rt.OpenapiOperation)
+		}
+	}
 	var ack Acknowledgement
-	for i, p := range []sdk.Principal{userA, admin} {
-		code, body := r.do(http.MethodPost, target(rows[0]), "", p)
+	// The body is optional and carries nothing: absent, or null or {}.
+	for i, p := range []sdk.Principal{userA, admin, admin, admin} {
+		code, body := r.do(http.MethodPost, target(rows[0]), []string{"", "", "null", "{}"}[i], p)
 		if code != http.StatusOK || json.Unmarshal(body, &ack) != nil {
 			t.Fatalf("acknowledge as %s: %d %s", p.ID, code, body)
 		}
 		// The second is idempotent and keeps the first acknowledgement.
-		if ack.AlreadyAcknowledged != (i == 1) || !ack.Anomaly.Acknowledged || ack.Anomaly.ID != rows[0].ID ||
+		if ack.AlreadyAcknowledged != (i > 0) || !ack.Anomaly.Acknowledged || ack.Anomaly.ID != rows[0].ID ||
 			ack.Anomaly.AcknowledgedBy == nil || *ack.Anomaly.AcknowledgedBy != "user-a" || ack.Anomaly.AcknowledgedAt == nil || !ack.Anomaly.AcknowledgedAt.Equal(detectedAt) {
 			t.Errorf("acknowledgement %d: %+v", i, ack)
 		}
@@ -318,7 +347,7 @@ func (r *routes) testAcknowledge(rows []Anomaly) {
 			audited = append(audited, e)
 		}
 	}
-	if len(audited) != 4 || audited[0].Status != "failure" || audited[0].TenantID != "" || audited[2].Action != "anomaly.acknowledge.success" ||
+	if len(audited) != 6 || audited[0].Status != "failure" || audited[0].TenantID != "" || audited[2].Action != "anomaly.acknowledge.success" ||
 		audited[2].TenantID != "ta" || audited[2].ResourceID != itoa(rows[0].ID) || audited[2].Principal.ID != "user-a" ||
 		audited[2].Details["already_acknowledged"] != false || audited[3].Details["already_acknowledged"] != true {
 		t.Errorf("audit entries %+v", audited)

@@ -113,6 +113,7 @@ func New(ctx context.Context, cfg Config, env *sdk.Env) (*sdk.Plugin, error) {
 				p.careless),
 			{Method: "POST", Path: "/api/v1/testplugin/echo", Handler: echo, Operation: op("testplugin-echo", "Echoes the request body",
 				responses{"200": content("application/octet-stream"), "400": {Description: "The body could not be read"}})},
+			sdk.Post("/api/v1/testplugin/notes", sdk.Op{ID: "testplugin-notes", Summary: "Takes an optional JSON note and answers without a body", Tags: tags}, note),
 			sdk.Get("/api/v1/testplugin/large", sdk.Op{ID: "testplugin-large", Summary: "A body of the requested size", Tags: tags}, large),
 			sdk.Post("/api/v1/testplugin/crash", sdk.Op{ID: "testplugin-crash", Summary: "Exits the plugin process", Tags: tags, Auth: sdk.AuthAdmin, Status: http.StatusAccepted}, crash),
 			{Method: "GET", Path: "/api/v1/testplugin/hang", Auth: sdk.AuthAdmin, Handler: hang, Operation: op("testplugin-hang", "Never answers until the caller gives up",
@@ -244,6 +245,16 @@ func echo(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	_, _ = w.Write(body)
 }
+
+type noteIn struct {
+	Body *struct {
+		Note string `json:"note,omitempty" maxLength:"100"`
+	}
+}
+
+// note keeps nothing: it is a route with a JSON body, refused when the
+// body does not parse, and an answer without one (204).
+func note(context.Context, *noteIn) (*sdk.Empty, error) { return &sdk.Empty{}, nil }
 
 type largeIn struct {
 	Size int `query:"size" minimum:"0" maximum:"268435456" default:"1024"`

@@ -75,7 +75,10 @@ func TestUIInBrowser(t *testing.T) {
 	hcl := defaultPlugins() + strings.Replace(resourcesPlugins(), filepath.Join(binDir, "plugins", "resources"), resources, 1) + costPlugins("") + identityPlugins("") + compliancePlugins("") + dmarcPlugins("") +
 		partnerPlugins(examplePartnerCatalogue(t))
 	started := time.Now()
-	h := startHost(t, hostOpts{pluginsHCL: hcl, env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true"}})
+	// The walk opens every page twice (light and dark) with all its
+	// fragments, faster than a person would: the default budget of 100
+	// requests a minute is not what this test is about.
+	h := startHost(t, hostOpts{pluginsHCL: hcl, env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true", "STEWARD_RATE_LIMIT_PER_MINUTE": "1000"}})
 	tab := b.NewTab(h.url)
 	signInThroughIdP(t, h, tab, "/dashboard", world.DemoAdmin)
 	stats := `[hx-get^="/partials/resource-stats"]`

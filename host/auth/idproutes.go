@@ -72,7 +72,7 @@ func (r Routes) registerIdP(a huma.API) {
 		Summary: "Start a sign-in with the identity provider",
 		Description: "Answers the identity provider's authorization URL (authorization code flow with PKCE S256 and a nonce) with its state and PKCE parameters. " +
 			"After the provider redirects back with code and state, POST them with code_verifier to /api/v1/auth/idp/callback within 10 minutes.",
-		Errors: []int{http.StatusBadRequest, http.StatusBadGateway, http.StatusServiceUnavailable},
+		Errors: []int{http.StatusUnprocessableEntity, http.StatusBadGateway, http.StatusServiceUnavailable},
 	}, r.idpLogin)
 	api.Post(a, "/api/v1/auth/idp/callback", sdk.Op{ID: "auth-idp-callback", Tags: []string{"auth"}, Auth: sdk.AuthNone,
 		Summary: "Finish a sign-in with the identity provider",
@@ -96,7 +96,7 @@ func (r Routes) idpLogin(ctx context.Context, in *idpLoginInput) (*struct{ Body 
 	}
 	redirect, err := rp.RedirectURI(in.RedirectURI)
 	if err != nil {
-		return nil, huma.Error400BadRequest(err.Error())
+		return nil, huma.Error422UnprocessableEntity("validation failed", &huma.ErrorDetail{Location: "query.redirect_uri", Message: err.Error()})
 	}
 	req, err := rp.Begin(ctx, redirect, in.LoginHint)
 	if err != nil {

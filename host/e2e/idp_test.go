@@ -326,7 +326,7 @@ func testIdPSignIn(t *testing.T, dialect string) {
 
 	t.Run("foreign redirect URI", func(t *testing.T) {
 		r := h.get("/api/v1/auth/idp/login?redirect_uri="+url.QueryEscape("https://attacker.example/cb"), "")
-		expectStatus(t, "foreign redirect", r, http.StatusBadRequest)
+		expectStatus(t, "foreign redirect", r, http.StatusUnprocessableEntity)
 	})
 
 	t.Run("audited", func(t *testing.T) {

@@ -70,7 +70,7 @@ const MaxBulk = 500
 // BulkRequest is the bulk acknowledgement's body.
 type BulkRequest struct {
 	// The maximum is the largest integer a JSON number holds exactly.
-	AnomalyIDs []int64 `json:"anomaly_ids" minItems:"1" maxItems:"500" minimum:"1" maximum:"9007199254740991" doc:"The anomalies to acknowledge"`
+	AnomalyIDs []int64 `json:"anomaly_ids" nullable:"false" minItems:"1" maxItems:"500" minimum:"1" maximum:"9007199254740991" doc:"The anomalies to acknowledge"`
 }
 
 // BulkResult is the answer to a bulk acknowledgement.

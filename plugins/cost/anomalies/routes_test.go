@@ -370,6 +370,7 @@ func (r *routes) testBulk(rows []Anomaly) {
 	}
 	for _, c := range []struct{ body, location string }{
 		{`{"anomaly_ids": []}`, "body.anomaly_ids"},
+		{`{"anomaly_ids": null}`, "body.anomaly_ids"},
 		{`{}`, "body.anomaly_ids"},
 		{`{"anomaly_ids": [` + strings.Join(many, ",") + `]}`, "body.anomaly_ids"},
 		{`{"anomaly_ids": ["1"]}`, "body.anomaly_ids[0]"},

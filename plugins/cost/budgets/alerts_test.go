@@ -147,6 +147,8 @@ func TestAcknowledge(t *testing.T) {
 		for body, loc := range map[string]string{
 			`{}`:                   "body.alert_ids",
 			`{"alert_ids": []}`:    "body.alert_ids",
+			`{"alert_ids": null}`:  "body.alert_ids",
+			`{"alert_ids": [0]}`:   "body.alert_ids[0]",
 			`{"alert_ids": ["x"]}`: "body.alert_ids[0]",
 			`{"alert_ids": [1], "resolution_note": 5}`:                     "body.resolution_note",
 			fmt.Sprintf(`{"alert_ids": [%s1]}`, strings.Repeat("1,", 500)): "body.alert_ids",

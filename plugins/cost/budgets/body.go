@@ -65,7 +65,7 @@ type createBody struct {
 	TimeGrain      string             `json:"time_grain" enum:"Monthly,Quarterly,Annually"`
 	StartDate      string             `json:"start_date" format:"date" doc:"The first day of a month, 2000-01-01 through 2099-12-01"`
 	EndDate        *string            `json:"end_date,omitempty" required:"false" nullable:"true" format:"date" doc:"After start_date; omitted or null for no end"`
-	Thresholds     []thresholdBody    `json:"thresholds" minItems:"1" maxItems:"5"`
+	Thresholds     []thresholdBody    `json:"thresholds" nullable:"false" minItems:"1" maxItems:"5"`
 	Notifications  *notificationsBody `json:"notifications,omitempty" required:"false"`
 	members        fields
 }
@@ -117,7 +117,7 @@ func (ackBody) Schema(huma.Registry) *huma.Schema {
 }
 
 type bulkBody struct {
-	AlertIDs       []int64 `json:"alert_ids" minItems:"1" maxItems:"500" maximum:"9007199254740991" doc:"Alerts to acknowledge; all or none are"`
+	AlertIDs       []int64 `json:"alert_ids" nullable:"false" minItems:"1" maxItems:"500" minimum:"1" maximum:"9007199254740991" doc:"Alerts to acknowledge; all or none are"`
 	ResolutionNote *string `json:"resolution_note,omitempty" required:"false" nullable:"true" maxLength:"1000"`
 }
 

@@ -81,6 +81,18 @@ func AtLeast(v, ok, warning float64) Health {
 	return Critical
 }
 
+// AtMost is the Health of a figure where less is better: OK up to ok,
+// Warning up to warning, Critical above.
+func AtMost(v, ok, warning float64) Health {
+	switch {
+	case v <= ok:
+		return OK
+	case v <= warning:
+		return Warning
+	}
+	return Critical
+}
+
 // UsageHealth is the Health of a quota used to percent: Critical from 90,
 // Warning from 75, OK below.
 func UsageHealth(percent float64) Health {

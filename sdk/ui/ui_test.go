@@ -90,6 +90,14 @@ func TestAtLeast(t *testing.T) {
 	}
 }
 
+func TestAtMost(t *testing.T) {
+	for v, want := range map[float64]ui.Health{-1: ui.OK, 0: ui.OK, 0.5: ui.Warning, 3: ui.Warning, 3.1: ui.Critical} {
+		if got := ui.AtMost(v, 0, 3); got != want {
+			t.Errorf("AtMost(%v, 0, 3) = %s, want %s", v, got, want)
+		}
+	}
+}
+
 func TestTableWithoutRowsShowsEmptyState(t *testing.T) {
 	out := string(ui.Table([]string{"A", "B", "C"}, nil, "Findings"))
 	for _, want := range []string{`<th scope="col">A</th>`, `<tr class="table-empty"><td colspan="3">`, `class="empty"`, "Nothing to show yet."} {

@@ -510,7 +510,7 @@ func (e *RuleEditor) editor(ctx context.Context, tenant string, st editorState) 
 			}
 			rows = append(rows, []any{
 				render("rule-cell", struct{ Name, Description, Result string }{rule.Name, description, "compliance-rule-" + id + "-dry-run"}),
-				kind, sdkui.Badge(rule.Severity, severityHealth(rule.Severity)), rule.Effect, active, sdkui.Time(rule.UpdatedAt),
+				kind, sdkui.Badge(rule.Severity, severityHealth[rule.Severity]), rule.Effect, active, sdkui.Time(rule.UpdatedAt),
 				render("rule-actions", struct{ Name, DryRun, Delete, Result string }{rule.Name,
 					strings.Replace(dryRunPath, "{id}", id, 1) + q, strings.Replace(rulePath, "{id}", id, 1) + q, "compliance-rule-" + id + "-dry-run"}),
 			})

@@ -25,8 +25,8 @@ func (h *Handlers) gauge(w http.ResponseWriter, r *http.Request) {
 	sdkui.WriteFragment(w, http.StatusOK, stack(
 		overall(s),
 		sdkui.Grid(
-			sdkui.Stat("Non-compliant resources", count(s.NonCompliantResources), "of "+count(s.TotalResources)+" with a policy state", nonZero(s.NonCompliantResources)),
-			sdkui.Stat("Non-compliant policies", count(s.NonCompliantPolicies), "of "+count(s.TotalPolicies)+" policies", nonZero(s.NonCompliantPolicies)),
+			sdkui.Stat("Non-compliant resources", count(s.NonCompliantResources), "of "+count(s.TotalResources)+" with a policy state", sdkui.AtMost(float64(s.NonCompliantResources), 0, 0)),
+			sdkui.Stat("Non-compliant policies", count(s.NonCompliantPolicies), "of "+count(s.TotalPolicies)+" policies", sdkui.AtMost(float64(s.NonCompliantPolicies), 0, 0)),
 			severityStat(s.NonCompliantBySeverity),
 		),
 		synced(s),
@@ -63,12 +63,4 @@ func synced(s states.Summary) template.HTML {
 		return render("note", "No complete compliance sync yet.")
 	}
 	return render("synced", sdkui.Time(*s.LastSyncedAt))
-}
-
-// nonZero is the colour of a count of non-compliant things.
-func nonZero(n int64) sdkui.Health {
-	if n > 0 {
-		return sdkui.Critical
-	}
-	return sdkui.OK
 }

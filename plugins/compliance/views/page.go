@@ -88,13 +88,13 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *viewIn) {
 func (h *Handlers) headline(ctx context.Context, tenants []string, s states.Summary) (template.HTML, error) {
 	stats := []template.HTML{
 		sdkui.Stat("Compliant resources", count(s.CompliantResources), "of "+count(s.TotalResources)+" with a policy state", ""),
-		sdkui.Stat("Non-compliant resources", count(s.NonCompliantResources), "", nonZero(s.NonCompliantResources)),
-		sdkui.Stat("Non-compliant policies", count(s.NonCompliantPolicies), "of "+count(s.TotalPolicies)+" policies", nonZero(s.NonCompliantPolicies)),
+		sdkui.Stat("Non-compliant resources", count(s.NonCompliantResources), "", sdkui.AtMost(float64(s.NonCompliantResources), 0, 0)),
+		sdkui.Stat("Non-compliant policies", count(s.NonCompliantPolicies), "of "+count(s.TotalPolicies)+" policies", sdkui.AtMost(float64(s.NonCompliantPolicies), 0, 0)),
 		severityStat(s.NonCompliantBySeverity),
 	}
 	for _, src := range s.Sources {
 		if src.Source == states.SourceCustomRule {
-			stats = append(stats, sdkui.Stat("Violated custom rules", count(src.Findings), count(src.NonCompliantCount)+" violations", nonZero(src.Findings)))
+			stats = append(stats, sdkui.Stat("Violated custom rules", count(src.Findings), count(src.NonCompliantCount)+" violations", sdkui.AtMost(float64(src.Findings), 0, 0)))
 		}
 	}
 	parts := []template.HTML{overall(s), sdkui.Grid(stats...), synced(s)}
@@ -199,7 +199,7 @@ func (h *Handlers) nonCompliant(ctx context.Context, tenant string, tenants []st
 		if p.LastEvaluatedAt != nil {
 			evaluated = p.LastEvaluatedAt.Format(time.DateOnly)
 		}
-		row := []any{twoLines(p.PolicyName, kind), sdkui.Badge(p.Severity, severityHealth(p.Severity)), count(p.NonCompliantCount), count(p.CompliantCount)}
+		row := []any{twoLines(p.PolicyName, kind), sdkui.Badge(p.Severity, severityHealth[p.Severity]), count(p.NonCompliantCount), count(p.CompliantCount)}
 		if many {
 			row = append(row, count(p.TenantCount))
 		}

@@ -105,15 +105,7 @@ func (h *Handlers) now() time.Time {
 }
 
 // severityHealth is the colour of a finding's severity.
-func severityHealth(s string) sdkui.Health {
-	switch s {
-	case states.SeverityHigh:
-		return sdkui.Critical
-	case states.SeverityMedium:
-		return sdkui.Warning
-	}
-	return sdkui.Unknown
-}
+var severityHealth = map[string]sdkui.Health{states.SeverityHigh: sdkui.Critical, states.SeverityMedium: sdkui.Warning}
 
 // count is a whole number with its thousands separated.
 func count(n int64) string { return sdkui.FormatNumber(float64(n)) }

@@ -9,26 +9,36 @@ import (
 	"slices"
 )
 
+// browserClient reads what a browser request of the provider's pages
+// names — the tenant of its path, its client and that client's registered
+// redirect URI — or answers it with an error page and false. It never
+// redirects to a URI the client has not registered: that would make the
+// provider an open redirector.
+func (p *Provider) browserClient(w http.ResponseWriter, r *http.Request) (t tenant, clientID string, redirect *url.URL, ok bool) {
+	q := r.URL.Query()
+	seg := r.PathValue("tenant")
+	if t, ok = p.resolveTenant(seg); !ok {
+		errorPage(w, unknownTenant(seg))
+		return t, "", nil, false
+	}
+	if clientID = q.Get("client_id"); clientID == "" {
+		errorPage(w, missingParameter("client_id"))
+		return t, "", nil, false
+	}
+	redirect, oe := p.redirectURI(clientID, q.Get("redirect_uri"))
+	if oe != nil {
+		errorPage(w, oe)
+		return t, "", nil, false
+	}
+	return t, clientID, redirect, true
+}
+
 // handleAuthorize answers an authorization request: with a code at once
 // for the user named by login_hint, or with a page to pick the user.
 func (p *Provider) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	seg := r.PathValue("tenant")
-	t, ok := p.resolveTenant(seg)
+	t, clientID, redirect, ok := p.browserClient(w, r)
 	if !ok {
-		errorPage(w, unknownTenant(seg))
-		return
-	}
-	clientID := q.Get("client_id")
-	if clientID == "" {
-		errorPage(w, missingParameter("client_id"))
-		return
-	}
-	redirect, oe := p.redirectURI(clientID, q.Get("redirect_uri"))
-	if oe != nil {
-		// Never redirect to a URI the client has not registered: that
-		// would make the provider an open redirector.
-		errorPage(w, oe)
 		return
 	}
 	// From here on the client hears about errors at its redirect URI.

@@ -23,21 +23,8 @@ import (
 // application tokens, and its Resource Manager and Graph answer them.
 func (p *Provider) handleAdminConsent(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	seg := r.PathValue("tenant")
-	t, ok := p.resolveTenant(seg)
+	t, _, redirect, ok := p.browserClient(w, r)
 	if !ok {
-		errorPage(w, unknownTenant(seg))
-		return
-	}
-	clientID := q.Get("client_id")
-	if clientID == "" {
-		errorPage(w, missingParameter("client_id"))
-		return
-	}
-	redirect, oe := p.redirectURI(clientID, q.Get("redirect_uri"))
-	if oe != nil {
-		// Never redirect to a URI the client has not registered.
-		errorPage(w, oe)
 		return
 	}
 	state := q.Get("state")

@@ -73,6 +73,29 @@ func directPlugins() string {
 }
 
 // startDirect starts a host on the direct world of the dialect.
+// expectDirectCosts checks that the last 30 days' cost summary of the
+// direct tenant is the world's sum of its costs, in USD, to the cent.
+func expectDirectCosts(t *testing.T, h *host, token, tenantID string, w world.World, today time.Time) {
+	t.Helper()
+	var want ledger.Amount
+	for _, c := range w.Costs {
+		if c.SubscriptionID != directSubB {
+			want += ledger.AmountOf(c.Cost)
+		}
+	}
+	var sum struct {
+		Totals []struct {
+			Currency  string        `json:"currency"`
+			TotalCost ledger.Amount `json:"total_cost"`
+		} `json:"totals"`
+	}
+	q := "tenant_ids=" + tenantID + "&start_date=" + today.AddDate(0, 0, -29).Format(time.DateOnly) + "&end_date=" + today.Format(time.DateOnly)
+	h.get("/api/v1/costs/summary?"+q, token).json(t, &sum)
+	if len(sum.Totals) != 1 || sum.Totals[0].Currency != "USD" || sum.Totals[0].TotalCost != want {
+		t.Fatalf("%s's cost summary %+v, want %s USD", directBrand, sum.Totals, want)
+	}
+}
+
 func startDirect(t *testing.T, dialect string, consented bool) (*fixture, world.World, time.Time) {
 	today := time.Now().UTC()
 	path, w := directWorld(t, today, consented)
@@ -120,23 +143,7 @@ func testDirectTenantThroughTheHost(t *testing.T, dialect string) {
 
 	// Costs: the summary of Northwind's backfill is the world's, to the
 	// cent.
-	var want ledger.Amount
-	for _, c := range w.Costs {
-		if c.SubscriptionID != directSubB {
-			want += ledger.AmountOf(c.Cost)
-		}
-	}
-	var sum struct {
-		Totals []struct {
-			Currency  string        `json:"currency"`
-			TotalCost ledger.Amount `json:"total_cost"`
-		} `json:"totals"`
-	}
-	q := "tenant_ids=" + northwind + "&start_date=" + today.AddDate(0, 0, -29).Format(time.DateOnly) + "&end_date=" + today.Format(time.DateOnly)
-	h.get("/api/v1/costs/summary?"+q, admin).json(t, &sum)
-	if len(sum.Totals) != 1 || sum.Totals[0].Currency != "USD" || sum.Totals[0].TotalCost != want {
-		t.Fatalf("%s's cost summary %+v, want %s USD", directBrand, sum.Totals, want)
-	}
+	expectDirectCosts(t, h, admin, northwind, w, today)
 
 	// Inventory and quotas, from the resources plugin's jobs.
 	var inv invPage

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/host/tenancy"
-	"github.com/stewardhq/steward/plugins/cost/ledger"
 )
 
 // TestOnboardDirect walks the onboarding of a tenant without delegation on
@@ -146,20 +145,5 @@ func TestOnboardDirect(t *testing.T) {
 	if run := f.waitRun(t, f.trigger(t, "costs")); run.Status != "completed" {
 		t.Fatalf("costs sync %+v", run)
 	}
-	var want ledger.Amount
-	for _, c := range w.Costs {
-		if c.SubscriptionID != directSubB {
-			want += ledger.AmountOf(c.Cost)
-		}
-	}
-	var sum struct {
-		Totals []struct {
-			Currency  string        `json:"currency"`
-			TotalCost ledger.Amount `json:"total_cost"`
-		} `json:"totals"`
-	}
-	h.get("/api/v1/costs/summary?tenant_ids="+northwind+"&start_date="+today.AddDate(0, 0, -29).Format(time.DateOnly)+"&end_date="+today.Format(time.DateOnly), admin).json(t, &sum)
-	if len(sum.Totals) != 1 || sum.Totals[0].TotalCost != want {
-		t.Fatalf("%s's cost summary %+v, want %s", directBrand, sum.Totals, want)
-	}
+	expectDirectCosts(t, h, admin, northwind, w, today)
 }

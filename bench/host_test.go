@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/stewardhq/steward/core/config"
+	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/host/app"
 	"github.com/stewardhq/steward/host/jobs"
 	"github.com/stewardhq/steward/host/server"
@@ -115,11 +116,15 @@ func startHost(plane, bin string) (_ *benchHost, err error) {
 	}
 
 	// The very handler the plugin process serves, with its own store pool
-	// on the plugin's own database (the file the host gives the plugin),
+	// (opened as the SDK opens it) on the plugin's own database (the file the host gives the plugin),
 	// as the plugin has. A block without config {} gives the plugin its
 	// defaults.
 	pluginDB := "sqlite://" + filepath.Join(dir, "plugins", "testplugin.db")
-	p, err := testplugin.New(ctx, testplugin.Config{}.Defaults(), &sdk.Env{DatabaseURL: pluginDB, Environment: cfg.Env, DataDir: dir})
+	db, err := store.Open(ctx, pluginDB, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	p, err := testplugin.New(ctx, testplugin.Config{}.Defaults(), &sdk.Env{DB: db, DatabaseURL: pluginDB, Environment: cfg.Env, DataDir: dir})
 	if err != nil {
 		return nil, fmt.Errorf("configure in-host plugin: %w", err)
 	}

@@ -74,8 +74,10 @@ type Options struct {
 	// readers proceed alongside one writer. PostgreSQL defaults to 10.
 	MaxOpenConns int
 	// MaxIdleConns caps idle connections kept for reuse. Defaults to
-	// MaxOpenConns on SQLite (connections are cheap and local) and 5 on
-	// PostgreSQL.
+	// MaxOpenConns: below it, every burst past the idle cap closes
+	// connections only to open them again, which on PostgreSQL forks a
+	// server backend each time. Idle connections still close after five
+	// minutes unused on PostgreSQL.
 	MaxIdleConns int
 	// SearchPath, when set, becomes the PostgreSQL search_path of every
 	// connection, so unqualified table names resolve to that schema. It is
@@ -170,8 +172,9 @@ func openPostgres(url string, opts Options) (*bun.DB, error) {
 	}
 
 	sqldb := stdlib.OpenDB(*cfg)
-	sqldb.SetMaxOpenConns(orDefault(opts.MaxOpenConns, 10))
-	sqldb.SetMaxIdleConns(orDefault(opts.MaxIdleConns, 5))
+	maxOpen := orDefault(opts.MaxOpenConns, 10)
+	sqldb.SetMaxOpenConns(maxOpen)
+	sqldb.SetMaxIdleConns(orDefault(opts.MaxIdleConns, maxOpen))
 	// Lets idle connections drain after a burst instead of pinning server
 	// slots on every replica.
 	sqldb.SetConnMaxIdleTime(5 * time.Minute)

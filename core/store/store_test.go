@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 )
@@ -181,5 +183,34 @@ func TestOpenSQLiteCreatesPrivateFiles(t *testing.T) {
 		if got := fi.Mode().Perm(); got != want {
 			t.Errorf("%s: mode %o, want %o", p, got, want)
 		}
+	}
+}
+
+// TestPostgresKeepsABurstsConnections: after a burst that opened every
+// connection the pool allows, all of them stay idle for the next one, so a
+// steady load does not fork a PostgreSQL backend per request.
+func TestPostgresKeepsABurstsConnections(t *testing.T) {
+	db := storetest.Open(t, store.DialectPostgres)
+	ctx := context.Background()
+	const max = 10
+	conns := make([]bun.Conn, 0, max)
+	for range max {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatalf("Conn: %v", err)
+		}
+		conns = append(conns, conn)
+	}
+	if got := db.Stats().MaxOpenConnections; got != max {
+		t.Fatalf("MaxOpenConnections = %d, want the PostgreSQL default %d", got, max)
+	}
+	for _, c := range conns {
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := db.Stats()
+	if st.Idle != max || st.MaxIdleClosed != 0 {
+		t.Errorf("after the burst: %d idle, %d closed for exceeding the idle cap; want %d idle, none closed", st.Idle, st.MaxIdleClosed, max)
 	}
 }

@@ -63,6 +63,19 @@ type Config struct {
 	AccessLog bool
 	// LogLevel is the hclog level name.
 	LogLevel string
+	// TLSCertFile and TLSKeyFile, both or neither, make the host serve
+	// HTTPS itself (TLS 1.3 only); the files are re-read when they change,
+	// so a renewed certificate needs no restart.
+	TLSCertFile string
+	TLSKeyFile  string
+	// DrainDelay is how long a stopping host keeps serving after its
+	// readiness turned 503, so that load balancers stop sending it new
+	// requests before it stops accepting them. Defaults to 5s outside
+	// development and 0 in development.
+	DrainDelay time.Duration
+	// ShutdownGrace bounds how long a stopping host waits for in-flight
+	// requests and streams after it stopped accepting new ones.
+	ShutdownGrace time.Duration
 }
 
 // AzureConfig is how Steward signs in to Azure: an application in the
@@ -143,6 +156,8 @@ func Load(getenv func(string) string) (Config, error) {
 		DevPassword: get("STEWARD_DEV_PASSWORD", "steward-dev"),
 		AccessLog:   get("STEWARD_ACCESS_LOG", "true") != "false",
 		LogLevel:    get("STEWARD_LOG_LEVEL", "info"),
+		TLSCertFile: get("STEWARD_TLS_CERT_FILE", ""),
+		TLSKeyFile:  get("STEWARD_TLS_KEY_FILE", ""),
 	}
 	switch c.Env {
 	case Development, Staging, Production:
@@ -203,6 +218,8 @@ func Load(getenv func(string) string) (Config, error) {
 		{"STEWARD_ACCESS_TOKEN_TTL", "15m", &c.AccessTokenTTL},
 		{"STEWARD_REFRESH_TOKEN_TTL", "168h", &c.RefreshTokenTTL},
 		{"STEWARD_AUDIT_RETENTION", "0s", &c.AuditRetention},
+		{"STEWARD_DRAIN_DELAY", defaultDrainDelay(c.Env), &c.DrainDelay},
+		{"STEWARD_SHUTDOWN_GRACE", "30s", &c.ShutdownGrace},
 	}
 	for _, d := range durs {
 		v := get(d.key, d.def)
@@ -210,8 +227,24 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("%s must be a duration such as 15m, not %q", d.key, v)
 		}
 	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		return c, errors.New("STEWARD_TLS_CERT_FILE and STEWARD_TLS_KEY_FILE must be set together")
+	}
 	return c, c.checkSafe()
 }
+
+// defaultDrainDelay gives load balancers time to see a stopping replica's
+// readiness fail, except on a developer's machine, where nothing routes to
+// the host and Ctrl-C should stop it at once.
+func defaultDrainDelay(env string) string {
+	if env == Development {
+		return "0s"
+	}
+	return "5s"
+}
+
+// TLS reports whether the host serves HTTPS itself.
+func (c Config) TLS() bool { return c.TLSCertFile != "" }
 
 // checkRedisURL refuses a Redis URL the client could not use, without
 // repeating it: it may hold a password, and url.Parse's own error quotes

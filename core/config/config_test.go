@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) func(string) string {
@@ -25,6 +26,9 @@ func TestDefaults(t *testing.T) {
 	}
 	if !c.DevLoginEnabled() {
 		t.Fatal("dev login must be on in development")
+	}
+	if c.TLS() || c.DrainDelay != 0 || c.ShutdownGrace != 30*time.Second {
+		t.Fatalf("TLS %v, drain delay %v, grace %v; want plain HTTP, no delay in development, 30s", c.TLS(), c.DrainDelay, c.ShutdownGrace)
 	}
 	if c.OIDC.AdminTenants != nil || c.OIDC.RegisteredOnly {
 		t.Fatalf("OIDC admin tenants %v, registered only %v; want none (the host's default) and false", c.OIDC.AdminTenants, c.OIDC.RegisteredOnly)
@@ -69,6 +73,10 @@ func TestRefusals(t *testing.T) {
 		{"oidc production without redirect", map[string]string{"STEWARD_ENV": "production", "STEWARD_JWT_SECRET": secret,
 			"STEWARD_OIDC_ISSUER": "https://idp.example/v2.0", "STEWARD_OIDC_CLIENT_ID": "app"}, "STEWARD_OIDC_REDIRECT_URL"},
 		{"redis URL that does not parse", map[string]string{"STEWARD_REDIS_URL": "redis://:hunter2@127.0.0.1:port/0"}, "STEWARD_REDIS_URL must be a URL"},
+		{"TLS certificate without key", map[string]string{"STEWARD_TLS_CERT_FILE": "/etc/steward/tls.crt"}, "STEWARD_TLS_CERT_FILE and STEWARD_TLS_KEY_FILE must be set together"},
+		{"TLS key without certificate", map[string]string{"STEWARD_TLS_KEY_FILE": "/etc/steward/tls.key"}, "must be set together"},
+		{"bad grace", map[string]string{"STEWARD_SHUTDOWN_GRACE": "-1s"}, "STEWARD_SHUTDOWN_GRACE must be a duration"},
+		{"bad drain delay", map[string]string{"STEWARD_DRAIN_DELAY": "a while"}, "STEWARD_DRAIN_DELAY must be a duration"},
 		{"redis URL of another scheme", map[string]string{"STEWARD_REDIS_URL": "http://:hunter2@127.0.0.1:6379/0"}, "STEWARD_REDIS_URL must start with redis://"},
 	}
 	for _, tc := range cases {
@@ -91,6 +99,9 @@ func TestProductionAccepted(t *testing.T) {
 	c, err := Load(env(map[string]string{"STEWARD_ENV": "production", "STEWARD_JWT_SECRET": strings.Repeat("k", 32)}))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.DrainDelay != 5*time.Second {
+		t.Fatalf("drain delay %v outside development; want 5s", c.DrainDelay)
 	}
 	if c.Cloud != "azure" || c.DevLoginEnabled() {
 		t.Fatalf("production must default to azure without dev login: %+v", c)

@@ -222,6 +222,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 		Revocations: auth.NewRevocations(h.DB, rc, cfg.RedisPrefix+":revoked"), Redis: h.redis,
 		Tenancy: ten, APIKeys: apiKeys, Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
 		StartedAt: t0, SchedulerUp: h.schedOn.Load, Mount: o.Mount, Cloud: cloudClients, ManagingTenantID: cloudCfg.TenantID,
+		PendingMigrations:  h.pendingMigrations,
 		ConsentRedirectURI: publicOrigin(cfg) + "/onboarding/consent/callback",
 	})
 	h.Server = srv
@@ -345,6 +346,22 @@ func (h *Host) Close() {
 	if h.sim != nil {
 		h.sim.Sim.Close()
 	}
+}
+
+// pendingMigrations counts this binary's host migrations the database has
+// not applied.
+func (h *Host) pendingMigrations(ctx context.Context) (int, error) {
+	st, err := store.Status(ctx, h.DB, migrations.FS, migrations.Table)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range st {
+		if !m.Applied {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // firstSync queues one run of every job that keeps a data domain current,

@@ -78,10 +78,19 @@ func (f *fixture) testBasics(t *testing.T) {
 	if r.status != 200 || !strings.Contains(string(r.body), `"healthy"`) {
 		t.Fatalf("/health: %d %s", r.status, r.body)
 	}
-	for _, hdr := range []string{"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Content-Security-Policy", "Strict-Transport-Security", "X-Frame-Options", "X-Content-Type-Options", "Referrer-Policy", "X-Request-Id"} {
+	for _, hdr := range []string{"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Referrer-Policy", "X-Request-Id"} {
 		if r.header.Get(hdr) == "" {
 			t.Errorf("/health lacks %s", hdr)
 		}
+	}
+	// HSTS only where the client reached Steward over TLS: plain HTTP here,
+	// HTTPS as a proxy in front reports it (the host's own TLS is
+	// TestTLS's).
+	if v := r.header.Get("Strict-Transport-Security"); v != "" {
+		t.Errorf("Strict-Transport-Security %q over plain HTTP", v)
+	}
+	if v := h.do(http.MethodGet, "/health", "", nil, "X-Forwarded-Proto", "https").header.Get("Strict-Transport-Security"); !strings.Contains(v, "max-age=") {
+		t.Errorf("Strict-Transport-Security %q behind a proxy that says https; want one with max-age", v)
 	}
 	var doc struct {
 		OpenAPI string `json:"openapi"`

@@ -68,6 +68,9 @@ type hostOpts struct {
 	pluginsHCL  string // replaces the default declaration
 	env         map[string]string
 	dataDir     string
+	// client reaches the host; http.DefaultClient when nil (a host
+	// serving TLS needs one trusting its certificate).
+	client *http.Client
 }
 
 type host struct {
@@ -76,6 +79,7 @@ type host struct {
 	dataDir string
 	dbURL   string
 	cmd     *exec.Cmd
+	client  *http.Client
 	logs    *logsink.Buffer
 	exited  chan struct{}
 }
@@ -100,7 +104,7 @@ const anyPort = "127.0.0.1:0"
 
 // readyAddrRE finds the address in the ready line, logged as text in
 // development and as JSON otherwise.
-var readyAddrRE = regexp.MustCompile(`steward ready.*?"?addr"?[=:]"?(http://[^\s"]+)`)
+var readyAddrRE = regexp.MustCompile(`steward ready.*?"?addr"?[=:]"?(https?://[^\s"]+)`)
 
 // startHost runs bin/steward serve and waits until /health answers.
 func startHost(t testing.TB, o hostOpts) *host {
@@ -126,7 +130,10 @@ func startHost(t testing.TB, o hostOpts) *host {
 	for k, v := range o.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	h := &host{t: t, dataDir: o.dataDir, dbURL: o.databaseURL, cmd: cmd, logs: &logsink.Buffer{}, exited: make(chan struct{})}
+	if o.client == nil {
+		o.client = http.DefaultClient
+	}
+	h := &host{t: t, dataDir: o.dataDir, dbURL: o.databaseURL, cmd: cmd, client: o.client, logs: &logsink.Buffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = h.logs, h.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -157,7 +164,7 @@ func startHost(t testing.TB, o hostOpts) *host {
 				continue
 			}
 		}
-		resp, err := http.Get(h.url + "/health")
+		resp, err := h.client.Get(h.url + "/health")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -215,7 +222,7 @@ func (h *host) do(method, path, token string, body io.Reader, header ...string) 
 	// it, so that its fetch is not counted by the rate limit between one
 	// response's headers and the next request.
 	_, _ = h.document()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := h.client.Do(req)
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", method, path, err)
 	}

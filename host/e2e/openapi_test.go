@@ -47,7 +47,7 @@ func (h *host) document() (routers.Router, error) {
 	v, _ := documents.LoadOrStore(h, &servedDocument{})
 	d := v.(*servedDocument)
 	d.once.Do(func() {
-		resp, err := http.Get(h.url + "/openapi.json")
+		resp, err := h.client.Get(h.url + "/openapi.json")
 		if err != nil {
 			d.err = err
 			return

@@ -10,6 +10,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -89,6 +90,9 @@ type Deps struct {
 	// Cloud is the host's own cloud clients; onboarding checks delegations
 	// with them. Nil leaves onboarding unable to verify (it answers 503).
 	Cloud *cloud.Clients
+	// PendingMigrations counts the host's migrations this binary holds that
+	// the database has not applied; readiness asks it.
+	PendingMigrations func(context.Context) (int, error)
 	// ManagingTenantID is the directory tenant Steward signs in to, the
 	// one customers delegate their subscriptions to.
 	ManagingTenantID string
@@ -125,6 +129,11 @@ type Server struct {
 	// authcache).
 	scopes *authcache.Cache[scopeKey, []string]
 	keys   *authcache.Cache[[sha256.Size]byte, keyEntry]
+	// draining is set by Drain: readiness fails, and connections close
+	// after their current response.
+	draining atomic.Bool
+	// migrations caches readiness's look at the host's migrations.
+	migrations migrationCheck
 	// pages are the web UI; sessions its cookies and CSRF tokens.
 	pages    *pages.Pages
 	sessions *websession.Sessions
@@ -167,6 +176,7 @@ func New(d Deps) *Server {
 		DisablePreParseMultipartForm: true,
 	})
 	app.Use(assignRequestID)
+	app.Use(s.closeWhileDraining)
 	app.Use(s.accessLog)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		d.Logger.Error("panic serving request", "path", c.Path(), "panic", fmt.Sprint(e), "request_id", requestID(c))
@@ -208,6 +218,7 @@ func New(d Deps) *Server {
 	s.documentPlainRoutes()
 
 	s.registerHealth()
+	s.registerReady()
 	signIn := auth.Routes{Config: d.Config, Issuer: d.Issuer, Tokens: auth.NewRefreshStore(d.DB, s.revocations), Tenancy: d.Tenancy, OIDC: d.OIDC,
 		Cache: d.Cache, Audit: s.rec, Logger: d.Logger}
 	signIn.Register(s.API)
@@ -419,7 +430,12 @@ const (
 func securityHeaders(c *fiber.Ctx) error {
 	h := &c.Response().Header
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'")
-	h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+	// Over TLS only, the host's own or a proxy's that says so
+	// (X-Forwarded-Proto): browsers ignore the header over plain HTTP, and a
+	// plain-HTTP deployment that sent it would promise what it does not do.
+	if c.Protocol() == "https" {
+		h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+	}
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "strict-origin-when-cross-origin")

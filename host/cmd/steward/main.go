@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -152,7 +153,10 @@ func serve(args []string) error {
 		return err
 	}
 	logger := newLogger(cfg)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The signal ends serving, not the host: plugins and the scheduler keep
+	// running while in-flight requests finish, and stop after them
+	// (h.Close). A signal during start-up is acted on once start-up is done.
+	sig, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Last of all, after the supervisor's own Stop: no plugin process
 	// go-plugin started outlives the host, whatever state it was in.
@@ -167,32 +171,60 @@ func serve(args []string) error {
 	}
 	defer ln.Close()
 	cfg.HTTPAddr = ln.Addr().String()
-	h, err := app.Start(ctx, cfg, app.Options{Logger: logger})
+	served, scheme := server.Lingering(ln), "http"
+	if cfg.TLS() {
+		tlsCfg, err := server.TLSConfig(cfg.TLSCertFile, cfg.TLSKeyFile, func(err error) {
+			logger.Error("the TLS key pair changed on disk but does not load; still serving the previous one", "error", err)
+		})
+		if err != nil {
+			return err
+		}
+		served, scheme = tls.NewListener(served, tlsCfg), "https"
+	}
+	h, err := app.Start(context.Background(), cfg, app.Options{Logger: logger})
 	if err != nil {
 		return err
 	}
 	defer h.Close()
 	errc := make(chan error, 1)
-	go func() { errc <- h.Server.App.Listener(server.Lingering(ln)) }()
+	go func() { errc <- h.Server.App.Listener(served) }()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	logger.Info("steward ready", "addr", "http://"+cfg.HTTPAddr, "env", cfg.Env, "database", redact(cfg.DatabaseURL),
+	logger.Info("steward ready", "addr", scheme+"://"+cfg.HTTPAddr, "env", cfg.Env, "database", redact(cfg.DatabaseURL),
 		"plugins", len(h.Plugins.Statuses()), "ready_ms", h.ReadyTook.Milliseconds())
 	for {
 		select {
-		case <-ctx.Done():
-			logger.Info("shutting down")
-			return h.Server.App.ShutdownWithTimeout(10 * time.Second)
+		case <-sig.Done():
+			// A second signal stops the process at once.
+			stop()
+			drain(h, cfg, logger)
+			return nil
 		case err := <-errc:
 			return err
 		case <-hup:
 			logger.Info("SIGHUP: re-reading plugins.hcl", "file", cfg.PluginsFile)
 			// Beside the serving loop: a drain may take drain_timeout, and
 			// a SIGTERM meanwhile still stops the host.
-			go func() { _, _ = h.ReloadPluginsFile(ctx) }()
+			go func() { _, _ = h.ReloadPluginsFile(context.Background()) }()
 		}
 	}
+}
+
+// drain stops serving gracefully: readiness fails at once, the listener
+// keeps accepting for the drain delay (load balancers take a few probes to
+// notice), then closes, and requests and streams in flight get up to the
+// shutdown grace to finish. The deferred Close then stops the scheduler,
+// whose runs are cancelled and recorded, and the plugins.
+func drain(h *app.Host, cfg config.Config, logger hclog.Logger) {
+	logger.Info("stopping: readiness now fails", "drain_delay", cfg.DrainDelay.String(), "shutdown_grace", cfg.ShutdownGrace.String())
+	h.Server.Drain()
+	time.Sleep(cfg.DrainDelay)
+	t0 := time.Now()
+	if err := h.Server.App.ShutdownWithTimeout(cfg.ShutdownGrace); err != nil {
+		logger.Warn("requests still in flight at the end of the shutdown grace were cut off", "error", err)
+	}
+	logger.Info("stopped serving", "drained_ms", time.Since(t0).Milliseconds())
 }
 
 // runSim serves the simulated cloud on its own, for pointing a host or a

@@ -115,6 +115,7 @@ func New(ctx context.Context, cfg Config, env *sdk.Env) (*sdk.Plugin, error) {
 				responses{"200": content("application/octet-stream"), "400": {Description: "The body could not be read"}})},
 			sdk.Post("/api/v1/testplugin/notes", sdk.Op{ID: "testplugin-notes", Summary: "Takes an optional JSON note and answers without a body", Tags: tags}, note),
 			sdk.Get("/api/v1/testplugin/large", sdk.Op{ID: "testplugin-large", Summary: "A body of the requested size", Tags: tags}, large),
+			sdk.Get("/api/v1/testplugin/slow", sdk.Op{ID: "testplugin-slow", Summary: "Answers after the requested time, to prove a stopping host lets requests finish", Tags: tags}, slow),
 			sdk.Post("/api/v1/testplugin/crash", sdk.Op{ID: "testplugin-crash", Summary: "Exits the plugin process", Tags: tags, Auth: sdk.AuthAdmin, Status: http.StatusAccepted}, crash),
 			{Method: "GET", Path: "/api/v1/testplugin/hang", Auth: sdk.AuthAdmin, Handler: hang, Operation: op("testplugin-hang", "Never answers until the caller gives up",
 				responses{"200": {Description: "Never sent"}})},
@@ -255,6 +256,20 @@ type noteIn struct {
 // note keeps nothing: it is a route with a JSON body, refused when the
 // body does not parse, and an answer without one (204).
 func note(context.Context, *noteIn) (*sdk.Empty, error) { return &sdk.Empty{}, nil }
+
+type slowIn struct {
+	MS int `query:"ms" minimum:"0" maximum:"30000" default:"1000" doc:"How long to take, in milliseconds"`
+}
+
+// slow answers after in.MS milliseconds, or gives up with the caller.
+func slow(ctx context.Context, in *slowIn) (*struct{ Body statusBody }, error) {
+	select {
+	case <-time.After(time.Duration(in.MS) * time.Millisecond):
+		return &struct{ Body statusBody }{Body: statusBody{Status: "done"}}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
 
 type largeIn struct {
 	Size int `query:"size" minimum:"0" maximum:"268435456" default:"1024"`

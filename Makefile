@@ -6,6 +6,12 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X github.com/stewardhq/steward/host/app.Version=$(VERSION)
 TESTFLAGS ?=
 
+# The container image (deploy/image): its name, the folder its tree is
+# staged in, and the plugins it carries (the test plugin is for the tests).
+IMAGE         ?= localhost/steward:$(VERSION)
+IMAGE_STAGE   := $(BIN)/image
+IMAGE_PLUGINS := $(filter-out testplugin,$(PLUGINS))
+
 # Out-of-tree plugins: modules of their own, which `go test ./...` and
 # `go vet ./...` at the root do not enter and `make build` does not build.
 EXAMPLES  := examples/acme-evidence
@@ -17,7 +23,7 @@ ELEMENTS  := host/server/apidocs/web-components.min.js
 # htmx, which the web UI (ui/) embeds and serves from its own origin.
 HTMX      := ui/static/vendor/htmx.min.js
 
-.PHONY: build run test test-race bench lint proto clean screenshots
+.PHONY: build run test test-race bench lint proto clean screenshots image image-rootfs
 
 build: $(ELEMENTS) $(HTMX)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/steward ./host/cmd/steward
@@ -40,6 +46,29 @@ test: build $(REDOCLY) $(AXE)
 		echo "test $$m"; \
 		(cd $$m && $(GO) test $(TESTFLAGS) -count=1 -timeout 5m ./...) || exit 1; \
 	done
+
+# The image's tree: static binaries (CGO_ENABLED=0; the SQLite driver is
+# pure Go) built here, so no Go image is needed, then /etc, /tmp and /data
+# (deploy/image/rootfs.sh). deploy/Containerfile builds an image from it
+# too: docker build -f deploy/Containerfile $(IMAGE_STAGE).
+image-rootfs: $(ELEMENTS) $(HTMX)
+	rm -rf $(IMAGE_STAGE)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(IMAGE_STAGE)/rootfs/steward ./host/cmd/steward
+	@for p in $(IMAGE_PLUGINS); do \
+		echo "build plugin $$p (static)"; \
+		CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $(IMAGE_STAGE)/rootfs/plugins/$$p ./plugins/$$p || exit 1; \
+	done
+	deploy/image/rootfs.sh $(IMAGE_STAGE)
+
+# The container image, from scratch, with buildah (deploy/image/build.sh);
+# skipped where buildah is not installed.
+ifeq ($(shell command -v buildah 2>/dev/null),)
+image:
+	@echo "make image: skipped: buildah is not installed (Debian: apt-get install buildah)"
+else
+image: image-rootfs
+	deploy/image/build.sh $(IMAGE_STAGE) $(IMAGE) $(VERSION)
+endif
 
 # The API reference's script, style sheet and licence, at the version
 # web/apidocs/package-lock.json pins; not committed.

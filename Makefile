@@ -11,6 +11,8 @@ TESTFLAGS ?=
 IMAGE         ?= localhost/steward:$(VERSION)
 IMAGE_STAGE   := $(BIN)/image
 IMAGE_PLUGINS := $(filter-out testplugin,$(PLUGINS))
+# The Helm chart's tests (deploy/helm), a module of their own.
+HELMCHECK := tools/helmcheck
 
 # Out-of-tree plugins: modules of their own, which `go test ./...` and
 # `go vet ./...` at the root do not enter and `make build` does not build.
@@ -23,7 +25,7 @@ ELEMENTS  := host/server/apidocs/web-components.min.js
 # htmx, which the web UI (ui/) embeds and serves from its own origin.
 HTMX      := ui/static/vendor/htmx.min.js
 
-.PHONY: build run test test-race bench lint proto clean screenshots image image-rootfs
+.PHONY: build run test test-race bench lint proto clean screenshots image image-rootfs chart-test
 
 build: $(ELEMENTS) $(HTMX)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/steward ./host/cmd/steward
@@ -46,6 +48,12 @@ test: build $(REDOCLY) $(AXE)
 		echo "test $$m"; \
 		(cd $$m && $(GO) test $(TESTFLAGS) -count=1 -timeout 5m ./...) || exit 1; \
 	done
+	$(MAKE) --no-print-directory chart-test
+
+# The Helm chart rendered with Helm's own library, each manifest decoded
+# strictly into its Kubernetes type and checked.
+chart-test:
+	cd $(HELMCHECK) && $(GO) test $(TESTFLAGS) -count=1 -timeout 10m ./...
 
 # The image's tree: static binaries (CGO_ENABLED=0; the SQLite driver is
 # pure Go) built here, so no Go image is needed, then /etc, /tmp and /data
@@ -131,7 +139,7 @@ lint:
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
-	@for m in $(EXAMPLES); do \
+	@for m in $(EXAMPLES) $(HELMCHECK); do \
 		echo "lint $$m"; \
 		(cd $$m && $(GO) mod tidy -diff && $(GO) vet ./... && $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...) || exit 1; \
 	done

@@ -161,6 +161,10 @@ type Job struct {
 	// the run fails, naming each tenant that failed and why, and its
 	// records are the sum of every tenant's.
 	EachTenant func(ctx context.Context, run *JobRun, t Tenant) (records int64, err error)
+	// PerTenant says Run does each tenant's work on its own and honours
+	// JobRun.TenantIDs: the host may then split a run into one run of Run
+	// per tenant, spread over its replicas. EachTenant implies it.
+	PerTenant bool
 }
 
 // Dataset is data the plugin publishes for other plugins, which read it

@@ -162,7 +162,7 @@ func declarations(p *Plugin) (*pluginv1.ConfigureResponse, error) {
 	}
 	for _, j := range p.Jobs {
 		resp.Jobs = append(resp.Jobs, &pluginv1.Job{Name: j.Name, JobType: j.JobType, DataDomain: j.DataDomain, DefaultSchedule: j.Schedule,
-			StaleAfterSeconds: int64(j.StaleAfter / time.Second), TriggerPath: j.TriggerPath, Reads: j.Reads})
+			StaleAfterSeconds: int64(j.StaleAfter / time.Second), TriggerPath: j.TriggerPath, Reads: j.Reads, PerTenant: j.PerTenant || j.EachTenant != nil})
 	}
 	for _, d := range p.Datasets {
 		resp.Datasets = append(resp.Datasets, &pluginv1.Dataset{Name: d.Name, Description: d.Description, Schema: d.Schema})

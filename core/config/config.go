@@ -73,6 +73,9 @@ type Config struct {
 	// requests before it stops accepting them. Defaults to 5s outside
 	// development and 0 in development.
 	DrainDelay time.Duration
+	// SyncTenantTimeout bounds one tenant's part of a sync run; a part
+	// whose replica died is run again a little after it.
+	SyncTenantTimeout time.Duration
 	// ShutdownGrace bounds how long a stopping host waits for in-flight
 	// requests and streams after it stopped accepting new ones.
 	ShutdownGrace time.Duration
@@ -220,6 +223,7 @@ func Load(getenv func(string) string) (Config, error) {
 		{"STEWARD_AUDIT_RETENTION", "0s", &c.AuditRetention},
 		{"STEWARD_DRAIN_DELAY", defaultDrainDelay(c.Env), &c.DrainDelay},
 		{"STEWARD_SHUTDOWN_GRACE", "30s", &c.ShutdownGrace},
+		{"STEWARD_SYNC_TENANT_TIMEOUT", "30m", &c.SyncTenantTimeout},
 	}
 	for _, d := range durs {
 		v := get(d.key, d.def)

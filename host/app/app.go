@@ -217,6 +217,19 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 		return nil, err
 	}
 	h.Jobs = jobs.New(h.DB, supervisorRunner{h.Plugins}, jobs.Options{Logger: logger, Registerer: h.Registry})
+	// Every replica works the tenants of every spread run (a job that
+	// works tenant by tenant) from the queue in the database.
+	err = h.Jobs.Spread(ctx, jobs.SpreadOptions{PieceTimeout: cfg.SyncTenantTimeout, Tenants: func(ctx context.Context) ([]string, error) {
+		active, err := ten.Tenants(ctx, nil, false)
+		ids := make([]string, len(active))
+		for i, t := range active {
+			ids[i] = t.ID
+		}
+		return ids, err
+	}})
+	if err != nil {
+		return nil, err
+	}
 	srv = server.New(server.Deps{
 		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, SessionSecret: string(secret), Cache: c, Limiter: h.limiter, Issuer: issuer, Changes: h.changes, OIDC: rp,
 		Revocations: auth.NewRevocations(h.DB, rc, cfg.RedisPrefix+":revoked"), Redis: h.redis,
@@ -306,7 +319,7 @@ func (h *Host) refreshJobs() {
 			if o, ok := inst.Decl().StaleAfter[j.Name]; ok {
 				stale = o
 			}
-			spec := jobs.Spec{Plugin: name, Name: j.Name, JobType: j.JobType, DataDomain: j.DataDomain, Schedule: sched, StaleAfter: stale, Reads: j.Reads}
+			spec := jobs.Spec{Plugin: name, Name: j.Name, JobType: j.JobType, DataDomain: j.DataDomain, Schedule: sched, StaleAfter: stale, Reads: j.Reads, PerTenant: j.PerTenant}
 			// A job that keeps its plugin's data domain keeps what its
 			// plugin publishes.
 			if j.DataDomain != "" {
@@ -423,8 +436,8 @@ func SigningKeys(current []byte, previous []string) (auth.KeySet, error) {
 type supervisorRunner struct{ sup *plugins.Supervisor }
 
 // A run whose plugin process a reload replaced is queued again.
-func (r supervisorRunner) RunJob(ctx context.Context, plugin, job, runID string, ev jobs.Events) (int64, error) {
-	n, err := r.sup.RunJob(ctx, plugin, job, runID, protocol.JobEvents{
+func (r supervisorRunner) RunJob(ctx context.Context, plugin, job, runID string, tenantIDs []string, ev jobs.Events) (int64, error) {
+	n, err := r.sup.RunJob(ctx, plugin, job, runID, tenantIDs, protocol.JobEvents{
 		Progress: func(p *pluginv1.JobProgress) {
 			ev.Progress(jobs.Progress{Done: p.Done, Total: p.Total, Message: p.Message})
 		},

@@ -53,7 +53,7 @@ func newFakeRunner(funcs map[string]jobFunc) *fakeRunner {
 	return &fakeRunner{funcs: funcs, calls: map[string]int{}}
 }
 
-func (f *fakeRunner) RunJob(ctx context.Context, plugin, job, runID string, ev Events) (int64, error) {
+func (f *fakeRunner) RunJob(ctx context.Context, plugin, job, runID string, _ []string, ev Events) (int64, error) {
 	key := plugin + "/" + job
 	f.mu.Lock()
 	fn := f.funcs[key]

@@ -13,6 +13,7 @@ type promMetrics struct {
 	runs     *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	running  prometheus.Gauge
+	tenants  *prometheus.CounterVec
 }
 
 func newPromMetrics(reg prometheus.Registerer, log hclog.Logger) promMetrics {
@@ -30,8 +31,12 @@ func newPromMetrics(reg prometheus.Registerer, log hclog.Logger) promMetrics {
 		}, []string{"job_type"}),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "steward_jobs_running",
-			Help: "Sync job runs executing on this replica.",
+			Help: "Sync job runs, and tenants of spread runs, executing on this replica.",
 		}),
+		tenants: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "steward_job_tenants_total",
+			Help: "Tenants of spread sync runs this replica finished, by job type and status.",
+		}, []string{"job_type", "status"}),
 	}
 	if reg == nil {
 		return m
@@ -39,6 +44,7 @@ func newPromMetrics(reg prometheus.Registerer, log hclog.Logger) promMetrics {
 	m.runs = register(reg, m.runs, log)
 	m.duration = register(reg, m.duration, log)
 	m.running = register(reg, m.running, log)
+	m.tenants = register(reg, m.tenants, log)
 	return m
 }
 

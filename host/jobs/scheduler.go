@@ -34,7 +34,7 @@ import (
 // Runner executes one run of a plugin's job. The plugin supervisor
 // implements it.
 type Runner interface {
-	RunJob(ctx context.Context, plugin, job, runID string, ev Events) (recordsProcessed int64, err error)
+	RunJob(ctx context.Context, plugin, job, runID string, tenantIDs []string, ev Events) (recordsProcessed int64, err error)
 }
 
 // Events receive what a run reports while it runs. Each may be called any
@@ -127,6 +127,9 @@ type Scheduler struct {
 	// inflight holds this replica's unfinished runs, which it knows to be
 	// alive whatever their heartbeat says.
 	inflight map[string]struct{}
+	// spread, when set by Spread, runs PerTenant jobs tenant by tenant
+	// across the replicas.
+	spread *spreader
 }
 
 // New returns a Scheduler without jobs. Call SetSpecs to register jobs and
@@ -229,6 +232,12 @@ func (s *Scheduler) Start(ctx context.Context) {
 	}
 	s.started = true
 	s.stopAfter = context.AfterFunc(ctx, s.cancelRun)
+	if s.spread != nil {
+		// Stopped by Stop, which hands the tenants under way back first.
+		if err := s.spread.client.Start(context.WithoutCancel(ctx)); err != nil {
+			s.log.Error("starting the queue of spread runs failed; their tenants wait for another replica", "error", err)
+		}
+	}
 	s.loopDone = make(chan struct{})
 	go s.loop(ctx)
 }
@@ -267,6 +276,15 @@ func (s *Scheduler) Stop() {
 	if loopDone != nil {
 		<-loopDone
 	}
+	if s.spread != nil && s.started {
+		// The tenants under way are cancelled and handed back to the queue
+		// (runTenant), for another replica to take.
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		if err := s.spread.client.StopAndCancel(ctx); err != nil {
+			s.log.Warn("stopping the queue of spread runs", "error", err)
+		}
+		cancel()
+	}
 	s.runs.Wait()
 	if s.stopAfter != nil {
 		s.stopAfter()
@@ -280,6 +298,11 @@ func (s *Scheduler) tick(ctx context.Context) {
 	now := s.now()
 	if err := s.reapAbandoned(ctx, now); err != nil {
 		s.log.Error("looking for abandoned runs failed", "error", err)
+	}
+	if s.spread != nil {
+		if err := s.sweepTenants(ctx); err != nil {
+			s.log.Error("looking for tenants the queue gave up on failed", "error", err)
+		}
 	}
 	for _, d := range s.dueSlots(now) {
 		if err := s.claim(ctx, d.spec, d.slot); err != nil {
@@ -466,6 +489,10 @@ func (s *Scheduler) release(runID string) {
 // replica should this one stop heartbeating.
 func (s *Scheduler) execute(run *Run) {
 	defer s.release(run.ID)
+	if s.perTenant(run) {
+		s.spreadRun(run)
+		return
+	}
 
 	hbCtx, stopHeartbeat := context.WithCancel(s.runCtx)
 	heartbeatDone := make(chan struct{})
@@ -556,7 +583,7 @@ func (s *Scheduler) invoke(run *Run, ev Events) (records int64, err error) {
 			records, err = 0, fmt.Errorf("job panicked: %v", r)
 		}
 	}()
-	return s.runner.RunJob(s.runCtx, run.Plugin, run.JobName, run.ID, ev)
+	return s.runner.RunJob(s.runCtx, run.Plugin, run.JobName, run.ID, nil, ev)
 }
 
 func (s *Scheduler) markRunning(run *Run) error {
@@ -577,6 +604,16 @@ func (s *Scheduler) markRunning(run *Run) error {
 // The update only applies to a run still unfinished: if another replica
 // already declared it abandoned, that verdict and its alert stand.
 func (s *Scheduler) finish(run *Run, records int64, progress Progress, runErr error) {
+	if !s.finishOnce(run, records, progress, runErr) {
+		s.log.Warn("run was already finished by another replica; outcome discarded",
+			"job", run.JobKey, "run_id", run.ID, "status", run.Status)
+	}
+}
+
+// finishOnce is finish, reporting whether this call finished the run
+// rather than logging that it did not: the replicas finishing a spread
+// run's last tenants at once may all try.
+func (s *Scheduler) finishOnce(run *Run, records int64, progress Progress, runErr error) bool {
 	ctx, cancel := s.writeCtx()
 	defer cancel()
 	now := s.now()
@@ -614,12 +651,10 @@ func (s *Scheduler) finish(run *Run, records int64, progress Progress, runErr er
 	})
 	if err != nil {
 		s.log.Error("recording run outcome failed", "job", run.JobKey, "run_id", run.ID, "error", err)
-		return
+		return true
 	}
 	if !applied {
-		s.log.Warn("run was already finished by another replica; outcome discarded",
-			"job", run.JobKey, "run_id", run.ID, "status", run.Status)
-		return
+		return false
 	}
 
 	s.prom.runs.WithLabelValues(run.JobType, string(run.Status)).Inc()
@@ -634,6 +669,7 @@ func (s *Scheduler) finish(run *Run, records int64, progress Progress, runErr er
 	// Even a failed run may have synced some tenants: the readers of its
 	// data read them.
 	s.runDependents(ctx, run.JobKey)
+	return true
 }
 
 // alertWriter records the alerts a run raises, up to maxRunAlerts; close
@@ -725,7 +761,10 @@ func (s *Scheduler) reapAbandoned(ctx context.Context, now time.Time) error {
 	var stale []Run
 	q := s.db.NewSelect().Model(&stale).
 		Where("status IN (?)", bun.List(activeStatuses)).
-		Where("heartbeat_at < ?", cutoff)
+		Where("heartbeat_at < ?", cutoff).
+		// A spread run lives in its tenants, which the queue rescues when
+		// their replica dies (see sweepTenants).
+		Where("NOT EXISTS (SELECT 1 FROM job_run_tenants rt WHERE rt.run_id = run.id)")
 	if own := s.inflightIDs(); len(own) > 0 {
 		q = q.Where("id NOT IN (?)", bun.List(own))
 	}

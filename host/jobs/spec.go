@@ -30,6 +30,10 @@ type Spec struct {
 	// job runs after the jobs producing what it reads (see FirstSync).
 	Reads    []string `json:"-"`
 	Produces []string `json:"-"`
+	// PerTenant says the job's work is one independent piece per tenant:
+	// with a Spreader, a run's tenants are run as pieces of their own, on
+	// whichever replicas have room.
+	PerTenant bool `json:"-"`
 }
 
 // Key identifies a job across plugins; it is stored with every run.

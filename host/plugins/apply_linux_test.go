@@ -121,7 +121,7 @@ func TestReloadPastTheDrainTimeoutInterruptsJobs(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		var once bool
-		_, err := sup.RunJob(context.Background(), "testplugin", "hold", "run-1", protocol.JobEvents{Progress: func(*pluginv1.JobProgress) {
+		_, err := sup.RunJob(context.Background(), "testplugin", "hold", "run-1", nil, protocol.JobEvents{Progress: func(*pluginv1.JobProgress) {
 			if !once {
 				once = true
 				close(holding)
@@ -137,7 +137,7 @@ func TestReloadPastTheDrainTimeoutInterruptsJobs(t *testing.T) {
 	if err := <-done; !errors.Is(err, ErrProcessReplaced) {
 		t.Fatalf("the held job ended with %v, want ErrProcessReplaced", err)
 	}
-	if _, err := sup.RunJob(context.Background(), "testplugin", "fail", "run-2", protocol.JobEvents{}); err == nil || errors.Is(err, ErrProcessReplaced) {
+	if _, err := sup.RunJob(context.Background(), "testplugin", "fail", "run-2", nil, protocol.JobEvents{}); err == nil || errors.Is(err, ErrProcessReplaced) {
 		t.Fatalf("a job failing on its own: %v", err)
 	}
 }

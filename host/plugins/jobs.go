@@ -10,11 +10,12 @@ import (
 	"github.com/stewardhq/steward/sdk/protocol"
 )
 
-// RunJob runs a plugin's job and relays its progress reports and alerts. A run cut short
+// RunJob runs a plugin's job, for tenantIDs only when any, and relays its
+// progress reports and alerts. A run cut short
 // because a reload stopped its process past the drain timeout fails with
 // ErrProcessReplaced: the job did not fail, and may run again on the new
 // process.
-func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, ev protocol.JobEvents) (int64, error) {
+func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, tenantIDs []string, ev protocol.JobEvents) (int64, error) {
 	inst, ok := s.instance(plugin)
 	if !ok {
 		return 0, errors.New("unknown plugin " + plugin)
@@ -26,7 +27,7 @@ func (s *Supervisor) RunJob(ctx context.Context, plugin, job, runID string, ev p
 	defer l.release()
 	t0 := time.Now()
 	defer func() { s.metrics.rpc.WithLabelValues(plugin, "RunJob").Observe(time.Since(t0).Seconds()) }()
-	stream, err := l.rpc.RunJob(ctx, &pluginv1.RunJobRequest{Job: job, RunId: runID})
+	stream, err := l.rpc.RunJob(ctx, &pluginv1.RunJobRequest{Job: job, RunId: runID, TenantIds: tenantIDs})
 	if err != nil {
 		return 0, err
 	}

@@ -87,7 +87,7 @@ func TestUnavailableSaysWhetherToRetry(t *testing.T) {
 
 	sup.scheduleRestart(inst, errors.New("plugin process exited unexpectedly"))
 	var down *UnavailableError
-	if _, err := sup.RunJob(context.Background(), "p", "sync", "run-1", protocol.JobEvents{}); !errors.As(err, &down) {
+	if _, err := sup.RunJob(context.Background(), "p", "sync", "run-1", nil, protocol.JobEvents{}); !errors.As(err, &down) {
 		t.Fatalf("given up: %v, want an *UnavailableError", err)
 	}
 	if down.Down != "given up after 2 crashes" || down.RetryAfter != 0 {

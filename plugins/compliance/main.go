@@ -75,7 +75,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		Nav:       nav,
 		// Azure evaluates policies about daily and on changes; the host
 		// counts compliance stale after five hours.
-		Jobs: []sdk.Job{{Name: "compliance", JobType: states.Domain, DataDomain: states.Domain, Schedule: "@every 4h", StaleAfter: 5 * time.Hour, Run: syncer.Run}},
+		Jobs: []sdk.Job{{Name: "compliance", JobType: states.Domain, DataDomain: states.Domain, Schedule: "@every 4h", StaleAfter: 5 * time.Hour, PerTenant: true, Run: syncer.Run}},
 	}, nil
 }
 

@@ -66,7 +66,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		Nav:       nav,
 		// Cost Management refreshes a day's costs a few times a day.
 		// Costs settle daily: a tenant is stale after a day and an hour.
-		Jobs: []sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Schedule: "@every 6h", StaleAfter: 25 * time.Hour, Run: syncer.Run}},
+		Jobs: []sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Schedule: "@every 6h", StaleAfter: 25 * time.Hour, PerTenant: true, Run: syncer.Run}},
 	}, nil
 }
 

@@ -39,6 +39,6 @@ func New(ctx context.Context, _ config, env *sdk.Env) (*sdk.Plugin, error) {
 		Pages:     pages,
 		Nav:       nav,
 		Jobs: []sdk.Job{{Name: "identity", JobType: directory.Domain, DataDomain: directory.Domain, Schedule: "@every 6h", StaleAfter: 25 * time.Hour,
-			Run: syncer.Run}},
+			PerTenant: true, Run: syncer.Run}},
 	}, nil
 }

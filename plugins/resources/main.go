@@ -51,8 +51,8 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		Nav:       nav,
 		Datasets:  []sdk.Dataset{inventoryStore.Dataset()},
 		Jobs: []sdk.Job{
-			{Name: "quotas", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h", StaleAfter: 2 * time.Hour, Run: syncer.Run},
-			{Name: "inventory", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h", StaleAfter: 2 * time.Hour, Run: inventorySyncer.Run},
+			{Name: "quotas", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h", StaleAfter: 2 * time.Hour, PerTenant: true, Run: syncer.Run},
+			{Name: "inventory", JobType: "resources", DataDomain: "resources", Schedule: "@every 1h", StaleAfter: 2 * time.Hour, PerTenant: true, Run: inventorySyncer.Run},
 		},
 	}, nil
 }

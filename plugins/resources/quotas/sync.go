@@ -22,13 +22,14 @@ type Syncer struct {
 	Now       func() time.Time
 }
 
-// Run syncs every subscription of every active tenant, each tenant read as
+// Run syncs every subscription of every active tenant (those of
+// run.TenantIDs when it names any), each tenant read as
 // registered: through delegation or in its own directory. A tenant Steward
 // cannot read fails the run, naming it and the fix. A subscription that
 // fails does not stop the others; the run then fails naming each failure,
 // so the host raises a sync alert while the rest of the data is current.
 func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
-	work, err := pluginenv.Plan(ctx, s.Host, s.Cloud, nil)
+	work, err := pluginenv.Plan(ctx, s.Host, s.Cloud, run.TenantIDs)
 	if err != nil {
 		return 0, err
 	}

@@ -133,6 +133,7 @@ func New(ctx context.Context, cfg Config, env *sdk.Env) (*sdk.Plugin, error) {
 			{Name: "sync", JobType: "testplugin", DataDomain: "testplugin", Run: p.sync},
 			{Name: "fail", JobType: "testplugin-fail", Run: p.fail},
 			{Name: "hold", JobType: "testplugin-hold", Run: p.hold},
+			{Name: "hold_tenants", JobType: "testplugin-hold-tenants", EachTenant: p.holdTenant},
 		},
 		Datasets:  []sdk.Dataset{{Name: "testplugin.items", Description: "Items by tenant", Read: p.readItems}},
 		Fragments: []sdk.Fragment{{Path: "/partials/testplugin-items", Title: "Items", Slot: "dashboard", RefreshSeconds: 30, Handler: p.itemsFragment}},
@@ -414,6 +415,18 @@ func (p *plugin) hold(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	}
 	run.Progress(1, 1, "held")
 	return 1, nil
+}
+
+// holdTenant holds each tenant for the configured time, or until it is
+// cancelled, so tests can watch a run spread tenant by tenant over
+// replicas and kill one of them mid-run.
+func (p *plugin) holdTenant(ctx context.Context, _ *sdk.JobRun, _ sdk.Tenant) (int64, error) {
+	select {
+	case <-time.After(p.holdFor):
+		return 1, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
 }
 
 func (p *plugin) readItems(ctx context.Context, req sdk.DatasetRequest, emit func(any) error) error {

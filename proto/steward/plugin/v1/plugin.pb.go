@@ -709,7 +709,11 @@ type Job struct {
 	// reads are the datasets the job reads: the host runs it after the jobs
 	// that keep the publishing plugins' data domains, once none of them is
 	// queued or running, rather than beside them.
-	Reads         []string `protobuf:"bytes,7,rep,name=reads,proto3" json:"reads,omitempty"`
+	Reads []string `protobuf:"bytes,7,rep,name=reads,proto3" json:"reads,omitempty"`
+	// per_tenant says the job's work is one independent piece per tenant
+	// (the SDK's EachTenant): the host may run a run's tenants as separate
+	// pieces, each restricted by RunJobRequest.tenant_ids, on any replica.
+	PerTenant     bool `protobuf:"varint,8,opt,name=per_tenant,json=perTenant,proto3" json:"per_tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -791,6 +795,13 @@ func (x *Job) GetReads() []string {
 		return x.Reads
 	}
 	return nil
+}
+
+func (x *Job) GetPerTenant() bool {
+	if x != nil {
+		return x.PerTenant
+	}
+	return false
 }
 
 type Dataset struct {
@@ -2317,7 +2328,7 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bNavEntry\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
-	"\x05order\x18\x03 \x01(\x05R\x05order\"\xe9\x01\n" +
+	"\x05order\x18\x03 \x01(\x05R\x05order\"\x88\x02\n" +
 	"\x03Job\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\bjob_type\x18\x02 \x01(\tR\ajobType\x12\x1f\n" +
@@ -2326,7 +2337,9 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x10default_schedule\x18\x04 \x01(\tR\x0fdefaultSchedule\x12.\n" +
 	"\x13stale_after_seconds\x18\x05 \x01(\x03R\x11staleAfterSeconds\x12!\n" +
 	"\ftrigger_path\x18\x06 \x01(\tR\vtriggerPath\x12\x14\n" +
-	"\x05reads\x18\a \x03(\tR\x05reads\"W\n" +
+	"\x05reads\x18\a \x03(\tR\x05reads\x12\x1d\n" +
+	"\n" +
+	"per_tenant\x18\b \x01(\bR\tperTenant\"W\n" +
 	"\aDataset\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x16\n" +

@@ -16,6 +16,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/stewardhq/steward/core/store"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk/protocol"
 )
@@ -111,6 +112,9 @@ func Handle[I, O any](method, path string, op Op, h func(ctx context.Context, in
 		out, err := h(ctx, in)
 		if err != nil {
 			var p *Problem
+			if !errors.As(err, &p) && store.Unavailable(err) {
+				return nil, protocol.DatabaseUnavailable(err)
+			}
 			if !errors.As(err, &p) {
 				hclog.Default().Error("handler failed", "route", method+" "+path, "error", err)
 				p = newProblem(http.StatusInternalServerError, "internal error")

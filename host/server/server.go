@@ -40,6 +40,7 @@ import (
 	"github.com/stewardhq/steward/core/cache"
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/config"
+	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/host/api"
 	"github.com/stewardhq/steward/host/apikeys"
 	"github.com/stewardhq/steward/host/audit"
@@ -407,6 +408,10 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		}
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(unavailable.RetryAfter.Seconds())))
 		return writeProblem(c, http.StatusServiceUnavailable, fmt.Sprintf("plugin %s is not available; retry shortly", unavailable.Plugin), nil)
+	case store.Unavailable(err):
+		// Health says so too; each request is not worth a log line.
+		c.Set(fiber.HeaderRetryAfter, store.UnavailableRetryAfter)
+		return writeProblem(c, http.StatusServiceUnavailable, protocol.MsgDatabaseUnavailable, nil)
 	case errors.Is(err, redisconn.ErrUnavailable):
 		// Logged once per outage by the connection, not per request.
 		c.Set(fiber.HeaderRetryAfter, redisRetryAfter)

@@ -2,12 +2,16 @@ package protocol
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/core/store"
 )
 
 // This file is the typed route idiom the SDK's routes and the host's own
@@ -168,7 +172,11 @@ type bodyOutput[O any] struct {
 // the response body itself, unless it is a struct with a Body field (huma's
 // output struct, whose other fields tagged `header` are response headers),
 // or Empty for an answer without a body.
-func RegisterTyped[I, O any](api huma.API, op huma.Operation, h func(context.Context, *I) (*O, error)) {
+func RegisterTyped[I, O any](api huma.API, op huma.Operation, handler func(context.Context, *I) (*O, error)) {
+	h := func(ctx context.Context, in *I) (*O, error) {
+		out, err := handler(ctx, in)
+		return out, DatabaseUnavailable(err)
+	}
 	ot := reflect.TypeFor[O]()
 	switch {
 	case ot == reflect.TypeFor[Empty]():
@@ -189,6 +197,22 @@ func RegisterTyped[I, O any](api huma.API, op huma.Operation, h func(context.Con
 			return &bodyOutput[O]{Body: out}, nil
 		})
 	}
+}
+
+// MsgDatabaseUnavailable is the detail of a 503 answered while the database
+// cannot be reached.
+const MsgDatabaseUnavailable = "the database is unavailable; retry shortly"
+
+// DatabaseUnavailable turns an error saying the database cannot be reached
+// (store.Unavailable) into a 503 with Retry-After, and returns any other
+// error as it is: a client should retry a request that met an outage,
+// which a 500 would not tell it.
+func DatabaseUnavailable(err error) error {
+	var se huma.StatusError
+	if err == nil || errors.As(err, &se) || !store.Unavailable(err) {
+		return err
+	}
+	return huma.ErrorWithHeaders(huma.Error503ServiceUnavailable(MsgDatabaseUnavailable), http.Header{"Retry-After": {store.UnavailableRetryAfter}})
 }
 
 // hasBody reports whether an output type is huma's output struct: a

@@ -1,0 +1,171 @@
+package e2e
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/core/store/storetest"
+)
+
+// tcpCut forwards connections to a server until Cut, which breaks every
+// open one and refuses new ones until Restore: the network between Steward
+// and its database going away and coming back.
+type tcpCut struct {
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex
+	cut   bool
+	conns map[net.Conn]struct{}
+}
+
+func newTCPCut(t *testing.T, target string) *tcpCut {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpCut{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	t.Cleanup(func() {
+		ln.Close()
+		p.Cut()
+	})
+	go p.serve()
+	return p
+}
+
+func (p *tcpCut) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		go p.forward(c)
+	}
+}
+
+func (p *tcpCut) forward(c net.Conn) {
+	if !p.track(c) {
+		c.Close()
+		return
+	}
+	up, err := net.Dial("tcp", p.target)
+	if err != nil || !p.track(up) {
+		c.Close()
+		if up != nil {
+			up.Close()
+		}
+		return
+	}
+	go func() { _, _ = io.Copy(up, c); up.Close() }()
+	_, _ = io.Copy(c, up)
+	c.Close()
+}
+
+// track records an open connection, unless the link is cut.
+func (p *tcpCut) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cut {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *tcpCut) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = true
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+func (p *tcpCut) Restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = false
+}
+
+// TestDatabaseOutage: PostgreSQL unreachable for 30 seconds. Liveness
+// holds, health and readiness say unhealthy, every request needing the
+// database — the host's and a plugin's — answers 503 with Retry-After and
+// never 500, nothing crashes, and service resumes without a restart.
+func TestDatabaseOutage(t *testing.T) {
+	u, err := url.Parse(storetest.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := newTCPCut(t, u.Host)
+	u.Host = link.ln.Addr().String()
+	h := startHost(t, hostOpts{databaseURL: u.String(), env: map[string]string{"STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}})
+	admin := h.login()
+	pid := h.cmd.Process.Pid
+	reads := []string{"/api/v1/tenants", "/api/v1/testplugin/items", "/api/v1/audit-logs?limit=1"}
+	for _, path := range reads {
+		if r := h.get(path, admin); r.status != http.StatusOK {
+			t.Fatalf("%s before the outage: %d %s", path, r.status, r.body)
+		}
+	}
+
+	link.Cut()
+	outage := time.Now()
+	seen := map[string]bool{}
+	for time.Since(outage) < 30*time.Second {
+		for _, path := range reads {
+			r := h.get(path, admin)
+			switch {
+			case r.status == http.StatusServiceUnavailable && r.header.Get("Retry-After") != "":
+				seen[path] = true
+			case r.status == http.StatusOK:
+				// Answered from a cache: allowed.
+			default:
+				t.Fatalf("%s %s into the outage: %d %s; want 503 with Retry-After", path, time.Since(outage).Round(time.Second), r.status, r.body)
+			}
+		}
+		if r := h.get("/health", ""); r.status != http.StatusOK {
+			t.Fatalf("liveness during the outage: %d", r.status)
+		}
+		if r := h.get("/api/v1/health", ""); r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), `"unhealthy"`) {
+			t.Fatalf("health during the outage: %d %s", r.status, r.body)
+		}
+		if r := h.get("/api/v1/health/ready", ""); r.status != http.StatusServiceUnavailable {
+			t.Fatalf("readiness during the outage: %d %s", r.status, r.body)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	for _, path := range reads {
+		if !seen[path] {
+			t.Errorf("%s never answered 503 during the outage", path)
+		}
+	}
+
+	link.Restore()
+	h.waitFor("service to resume", 20*time.Second, func() bool {
+		for _, path := range reads {
+			if h.get(path, admin).status != http.StatusOK {
+				return false
+			}
+		}
+		return h.get("/api/v1/health/ready", "").status == http.StatusOK
+	})
+	select {
+	case <-h.exited:
+		t.Fatal("the host exited")
+	default:
+	}
+	if h.cmd.Process.Pid != pid {
+		t.Fatal("the host was restarted")
+	}
+	if strings.Contains(h.logs.String(), "panic") {
+		t.Fatalf("a panic during the outage:\n%s", h.logs.String())
+	}
+}

@@ -22,6 +22,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/stewardhq/steward/core/cache"
 	"github.com/stewardhq/steward/core/cloudsim/stack"
@@ -435,7 +437,8 @@ func SigningKeys(current []byte, previous []string) (auth.KeySet, error) {
 // supervisorRunner adapts the supervisor to the scheduler's Runner.
 type supervisorRunner struct{ sup *plugins.Supervisor }
 
-// A run whose plugin process a reload replaced is queued again.
+// A run whose plugin process a reload replaced, or that crashed, is
+// queued again.
 func (r supervisorRunner) RunJob(ctx context.Context, plugin, job, runID string, tenantIDs []string, ev jobs.Events) (int64, error) {
 	n, err := r.sup.RunJob(ctx, plugin, job, runID, tenantIDs, protocol.JobEvents{
 		Progress: func(p *pluginv1.JobProgress) {
@@ -445,8 +448,19 @@ func (r supervisorRunner) RunJob(ctx context.Context, plugin, job, runID string,
 			ev.Alert(jobs.RunAlert{Severity: a.Severity, Title: a.Title, Message: a.Message})
 		},
 	})
-	if errors.Is(err, plugins.ErrProcessReplaced) {
+	if errors.Is(err, plugins.ErrProcessReplaced) || (pluginCrashed(err) && ctx.Err() == nil) {
 		err = fmt.Errorf("%w: %w", jobs.ErrRequeue, err)
 	}
 	return n, err
+}
+
+// pluginCrashed reports whether a run ended because its plugin's process
+// went away (a crash, a kill) or was not there to start it: the run did
+// not fail, and the supervisor restarts the process.
+func pluginCrashed(err error) bool {
+	var down *plugins.UnavailableError
+	if errors.As(err, &down) {
+		return down.Down == ""
+	}
+	return status.Code(err) == codes.Unavailable
 }

@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,5 +169,52 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 	if strings.Contains(h.logs.String(), "panic") {
 		t.Fatalf("a panic during the outage:\n%s", h.logs.String())
+	}
+}
+
+// TestPluginKilledMidSync: the plugin process killed while a request and
+// a sync's tenants are under way. The request answers 503; each tenant it
+// was syncing is run again once the supervisor has restarted it, and the
+// run completes with every tenant.
+func TestPluginKilledMidSync(t *testing.T) {
+	const tenants = 4
+	h := startHost(t, hostOpts{pluginsHCL: holdPlugins(1500 * time.Millisecond),
+		env: map[string]string{"STEWARD_SIM_WORLD": spreadWorld(t, tenants), "STEWARD_SIM_BOOTSTRAP": "true", "STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}})
+	admin := h.login()
+	db := h.db()
+	id := trigger(t, h, admin, "testplugin-hold-tenants")
+	h.waitFor("every tenant under way", 10*time.Second, func() bool {
+		n, err := db.NewSelect().Table("job_run_tenants").Where("run_id = ? AND status = 'running'", id).Count(context.Background())
+		return err == nil && n == tenants
+	})
+	slow := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, h.url+"/api/v1/testplugin/slow?ms=5000", nil)
+		req.Header.Set("Authorization", "Bearer "+admin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			slow <- 0
+			return
+		}
+		resp.Body.Close()
+		slow <- resp.StatusCode
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := syscall.Kill(h.pluginPID(admin, "testplugin"), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-slow; code != http.StatusServiceUnavailable && code != http.StatusBadGateway {
+		t.Errorf("the request under way when the plugin died answered %d; want 503 or 502", code)
+	}
+	r := waitSyncRun(t, h, admin, id, 30*time.Second)
+	if r.Status != "completed" || r.RecordsProcessed != tenants {
+		t.Fatalf("the run after its plugin died: %+v (%s); want completed with every tenant", r, deref(r.ErrorMessage))
+	}
+	var retried int
+	if err := db.NewSelect().Table("job_run_tenants").ColumnExpr("count(*)").Where("run_id = ? AND attempts > 1", id).Scan(context.Background(), &retried); err != nil {
+		t.Fatal(err)
+	}
+	if retried != tenants {
+		t.Fatalf("%d of %d tenants run again after the plugin died; want every one", retried, tenants)
 	}
 }

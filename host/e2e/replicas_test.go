@@ -17,11 +17,11 @@ import (
 // spreadTenants is the number of tenants of the spread world.
 const spreadTenants = 100
 
-// spreadWorld has spreadTenants tenants, each its own directory with one
+// spreadWorld has n tenants, each its own directory with one
 // subscription.
-func spreadWorld(t *testing.T) string {
+func spreadWorld(t *testing.T, n int) string {
 	w := world.World{}
-	for i := range spreadTenants {
+	for i := range n {
 		w.Tenants = append(w.Tenants, world.Tenant{
 			Name:              fmt.Sprintf("Brand %03d", i),
 			DirectoryTenantID: fmt.Sprintf("%08d-0000-4000-8000-%012d", i+1, i+1),
@@ -37,6 +37,10 @@ func spreadWorld(t *testing.T) string {
 func holdPlugins(hold time.Duration) string {
 	return fmt.Sprintf(`plugin "testplugin" {
   binary = %q
+  restart {
+    backoff_initial = "100ms"
+    backoff_max     = "500ms"
+  }
   config {
     hold_job_seconds = %g
   }
@@ -63,7 +67,7 @@ func TestSyncSpreadsOverReplicas(t *testing.T) {
 	dbURL := storetest.PostgresURL(t)
 	redisURL := storetest.RedisURL(t)
 	env := tokenEnv()
-	env["STEWARD_SIM_WORLD"] = spreadWorld(t)
+	env["STEWARD_SIM_WORLD"] = spreadWorld(t, spreadTenants)
 	env["STEWARD_RATE_LIMIT_PER_MINUTE"] = "100000"
 	// A tenant holds for 200ms: a replica that dies holding one has it
 	// rescued after the timeout plus a fifth of it.

@@ -3,6 +3,7 @@ package migrations_test
 import (
 	"context"
 	"io/fs"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -269,5 +270,35 @@ func TestCoreRollsBackCleanly(t *testing.T) {
 				t.Fatalf("re-Migrate after rollback = %v, %v", applied, err)
 			}
 		})
+	}
+}
+
+// predatesExpandOnly are the up migrations written before the rule of
+// expand, then contract (see the package comment): none of them is
+// applied during a rolling upgrade from a release that had them.
+var predatesExpandOnly = []string{"0005_user_identity.postgres.tx.up.sql", "0005_user_identity.sqlite.tx.up.sql"}
+
+// TestMigrationsOnlyExpand: an up migration that removes, renames or
+// tightens what the previous release uses would break its replicas while
+// they still serve; only a file named as a contract may.
+func TestMigrationsOnlyExpand(t *testing.T) {
+	contracting := regexp.MustCompile(`(?i)\bDROP\s+(TABLE|COLUMN|INDEX|CONSTRAINT)\b|\bRENAME\b|\bALTER\s+COLUMN\s+\S+\s+(SET\s+NOT\s+NULL|TYPE)\b`)
+	files, err := fs.Glob(migrations.FS, "*.up.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no up migrations: %v", err)
+	}
+	for _, name := range files {
+		if strings.Contains(name, "contract") || slices.Contains(predatesExpandOnly, name) {
+			continue
+		}
+		b, err := fs.ReadFile(migrations.FS, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if code, _, _ := strings.Cut(line, "--"); contracting.MatchString(code) {
+				t.Errorf("%s:%d: %q removes, renames or tightens the schema; do it in a later release's contract migration", name, i+1, strings.TrimSpace(line))
+			}
+		}
 	}
 }

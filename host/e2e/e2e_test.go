@@ -518,7 +518,7 @@ func (f *fixture) testSync(t *testing.T) {
 		} `json:"jobs"`
 	}
 	h.get("/api/v1/sync/status", f.tokenA).json(t, &jobs)
-	if len(jobs.Jobs) != 3 {
+	if len(jobs.Jobs) != 4 {
 		t.Errorf("sync status jobs %+v", jobs.Jobs)
 	}
 	if m := h.get("/api/v1/sync/metrics", f.admin); m.status != 200 || !strings.Contains(string(m.body), "testplugin") {

@@ -26,7 +26,7 @@ func TestDefinition(t *testing.T) {
 		return err
 	}
 	h := plugintest.New(t, Definition(), New, plugintest.Options{DatabaseURL: dbURL, Migrate: migrate, Config: json.RawMessage(`{"hold_job_seconds": 0.05}`)})
-	if desc := h.Describe(); desc.Name != "testplugin" || len(desc.Routes) == 0 || len(desc.Jobs) != 3 {
+	if desc := h.Describe(); desc.Name != "testplugin" || len(desc.Routes) == 0 || len(desc.Jobs) != 4 {
 		t.Errorf("described %s with %d routes and %d jobs", desc.Name, len(desc.Routes), len(desc.Jobs))
 	}
 	start := time.Now()

@@ -188,7 +188,8 @@ func nameMissingMembers(_ huma.Context, _ string, v any) (any, error) {
 
 // muxAdapter serves huma's operations on a ServeMux. A list query
 // parameter reaches huma comma-separated whether the caller repeated it
-// (?a=1&a=2) or not (?a=1,2), as the host's validation reads both.
+// (?a=1&a=2) or not (?a=1,2), as the host's validation reads both
+// (hostQuery).
 type muxAdapter struct{ mux *http.ServeMux }
 
 func (a muxAdapter) Handle(op *huma.Operation, handler func(huma.Context)) {
@@ -203,7 +204,7 @@ func (a muxAdapter) Handle(op *huma.Operation, handler func(huma.Context)) {
 				return
 			}
 		}
-		handler(humago.NewContext(op, joinLists(r, lists), w))
+		handler(humago.NewContext(op, hostQuery(r, lists), w))
 	})
 }
 
@@ -258,24 +259,29 @@ func listParams(op *huma.Operation) []string {
 	return lists
 }
 
-// joinLists returns r with each repeated list parameter joined by commas.
-func joinLists(r *http.Request, lists []string) *http.Request {
-	if len(lists) == 0 || r.URL.RawQuery == "" {
+// hostQuery returns r with its query as huma should read it: as net/url
+// reads it, which is what the host checked (its tenants, its declared
+// parameters), and with each repeated list parameter joined by commas.
+// huma reads a parameter with a parser of its own (queryparam), which
+// takes a name without a value (?tenant_id) as "true" where the host read
+// an empty value; re-encoded, the query gives each name its value
+// (?tenant_id=).
+func hostQuery(r *http.Request, lists []string) *http.Request {
+	if r.URL.RawQuery == "" {
 		return r
 	}
 	q := r.URL.Query()
-	changed := false
 	for _, name := range lists {
 		if vs := q[name]; len(vs) > 1 {
 			q[name] = []string{strings.Join(vs, ",")}
-			changed = true
 		}
 	}
-	if !changed {
+	enc := q.Encode()
+	if enc == r.URL.RawQuery {
 		return r
 	}
 	u := *r.URL
-	u.RawQuery = q.Encode()
+	u.RawQuery = enc
 	r2 := *r
 	r2.URL = &u
 	return &r2

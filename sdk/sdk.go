@@ -211,7 +211,9 @@ type Env struct {
 	Logger           hclog.Logger
 	// Metrics is the plugin's own registry: collectors registered on it
 	// are scraped by the host and served on its /metrics with a plugin
-	// label.
+	// label. Families named as the host's own are (steward_, go_,
+	// process_) are not served, nor one that another plugin serves with
+	// another type or help.
 	Metrics prometheus.Registerer
 }
 

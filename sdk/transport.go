@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/hashicorp/go-hclog"
@@ -44,8 +43,15 @@ func serveHTTPStream(stream httpStream, handler http.Handler) error {
 		return status.Error(codes.InvalidArgument, "first message must be the request head")
 	}
 	body := &streamBody{stream: stream}
-	u := &url.URL{Path: head.Path, RawQuery: head.RawQuery}
-	req, err := http.NewRequestWithContext(stream.Context(), head.Method, u.RequestURI(), body)
+	// The path is as the caller sent it, percent-encoded, as on the data
+	// socket: routed on its segments as the host routed it, and decoded
+	// into the path parameters the host checked (a%2Fb is one segment,
+	// a/b).
+	target := head.Path
+	if head.RawQuery != "" {
+		target += "?" + head.RawQuery
+	}
+	req, err := http.NewRequestWithContext(stream.Context(), head.Method, target, body)
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "request: %v", err)
 	}

@@ -34,7 +34,7 @@ func View[I any](render func(w http.ResponseWriter, r *http.Request, in *I)) htt
 	})
 	return func(w http.ResponseWriter, r *http.Request) {
 		inner := r.WithContext(context.WithValue(r.Context(), viewCallKey{}, viewCall{w: w, r: r}))
-		capture.handler(humago.NewContext(capture.op, joinLists(inner, capture.lists), w))
+		capture.handler(humago.NewContext(capture.op, hostQuery(inner, capture.lists), w))
 	}
 }
 

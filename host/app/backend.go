@@ -108,8 +108,9 @@ func (pluginCollector) Describe(chan<- *prometheus.Desc) {}
 func (pc pluginCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
+	relay := newMetricRelay()
 	for name, text := range pc.sup.CollectMetrics(ctx) {
-		for _, m := range parsePluginMetrics(name, text) {
+		for _, m := range relay.parsePluginMetrics(name, text) {
 			ch <- m
 		}
 	}

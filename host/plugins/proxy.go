@@ -48,6 +48,13 @@ func newSocketClient(path string) *fasthttp.HostClient {
 		// request_timeout until its head, then bodyTimeout for its body.
 		DisableHeaderNamesNormalizing: true,
 		NoDefaultUserAgentHeader:      true,
+		// The path goes as the proxy sets it (protocol.PluginPath), in the
+		// segments the host matched the route on. Normalized — encoded
+		// slashes and dots decoded, dot segments resolved — it would reach
+		// another route than the one whose auth and tenants the host
+		// checked: /items/..%2Fadmin, matched as /items/{id}, would reach
+		// /admin.
+		DisablePathNormalizing: true,
 		// A response body streams (the proxy asks for StreamBody) unless
 		// its declared length is this small; without a limit fasthttp
 		// reads a body of known length whole before handing it over.
@@ -197,6 +204,7 @@ func proxySocket(c *fiber.Ctx, plane dataPlane, r *Route, principal *pluginv1.Pr
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
 	c.Request().CopyTo(req)
+	req.URI().SetPath(protocol.PluginPath(c.Path()))
 	for _, h := range protocol.StrippedHeaders {
 		req.Header.Del(h)
 	}
@@ -310,7 +318,7 @@ func proxyStream(c *fiber.Ctx, rpc *protocol.Client, r *Route, pathParams map[st
 		delete(headers, h)
 	}
 	head := &pluginv1.HTTPRequestHead{
-		Method: c.Method(), Path: c.Path(), RawQuery: string(c.Request().URI().QueryString()),
+		Method: c.Method(), Path: protocol.PluginPath(c.Path()), RawQuery: string(c.Request().URI().QueryString()),
 		Headers: headers, Principal: principal, RemoteAddr: c.Context().RemoteAddr().String(),
 		RequestId: requestID, Route: r.Pattern, PathParams: pathParams,
 	}

@@ -40,7 +40,7 @@ func built(p *sdk.Plugin) func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin
 
 // socketPlugin serves p configured with a data socket, and returns the data
 // plane the supervisor would hold.
-func socketPlugin(t *testing.T, p *sdk.Plugin) dataPlane {
+func socketPlugin(t testing.TB, p *sdk.Plugin) dataPlane {
 	path, token := plugintest.New(t, sdk.Definition{Name: "p"}, built(p), plugintest.Options{DataSocket: true}).DataSocket()
 	return dataPlane{socketPath: path, token: token, socket: newSocketClient(path)}
 }

@@ -3,6 +3,7 @@ package plugins
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -45,8 +46,12 @@ func (t *RouteTable) All() []*Route { return *t.snapshot.Load() }
 // Match finds the route for a request and its path parameters, matched as
 // protocol.MatchSegments does. Of a plugin's routes that both match, the
 // more specific serves (protocol.MoreSpecific); routes of different
-// plugins never overlap.
+// plugins never overlap. A path must be absolute, as the plugin reads it:
+// "api/v1/x" matches nothing.
 func (t *RouteTable) Match(method, path string) (*Route, map[string]string) {
+	if !strings.HasPrefix(path, "/") {
+		return nil, nil
+	}
 	segs := protocol.SplitPath(path)
 	var best *Route
 	var bestParams map[string]string

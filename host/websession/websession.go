@@ -186,7 +186,7 @@ func maxAge(exp, now time.Time) int {
 // or control character, and not a sign-in page itself. It never yields an
 // address on another origin.
 func SafeNext(raw string) string {
-	if raw == "" || len(raw) > 2048 || raw[0] != '/' || strings.HasPrefix(raw, "//") || strings.HasPrefix(raw, "/\\") {
+	if raw == "" || len(raw) > maxNext || raw[0] != '/' || strings.HasPrefix(raw, "//") || strings.HasPrefix(raw, "/\\") {
 		return DefaultNext
 	}
 	for _, r := range raw {
@@ -202,8 +202,19 @@ func SafeNext(raw string) string {
 	case "/login", "/auth/login", "/logout", "/auth/logout":
 		return DefaultNext
 	}
-	return u.RequestURI()
+	// Written again by net/url, a path holding an encoded slash and a
+	// character net/url escapes comes back with the slash decoded
+	// ("/%2Fevil.example/|" as "//evil.example/%7C", which a browser reads
+	// as an address on evil.example), and longer.
+	next := u.RequestURI()
+	if strings.HasPrefix(next, "//") || len(next) > maxNext {
+		return DefaultNext
+	}
+	return next
 }
+
+// maxNext bounds the length of a next path, as sent and as returned.
+const maxNext = 2048
 
 // LoginURL is the sign-in page that returns to next.
 func LoginURL(next string) string {

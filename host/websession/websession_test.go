@@ -24,6 +24,8 @@ func TestSafeNext(t *testing.T) {
 		"/login?next=/dmarc":            "/dashboard",
 		"/auth/login":                   "/dashboard",
 		"/%2F%2Fevil.example":           "/%2F%2Fevil.example",
+		"/%2Fevil.example/|":            "/dashboard",
+		"/%2Fevil.example/é":            "/dashboard",
 		"/" + strings.Repeat("a", 3000): "/dashboard",
 	} {
 		if got := websession.SafeNext(raw); got != want {

@@ -282,7 +282,7 @@ func (h *Harness) Do(req *http.Request, p sdk.Principal) *http.Response {
 // request naming a tenant the principal may not see with the host's 403.
 // It does not apply rate limits.
 func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response, error) {
-	route, params := h.matchRoute(req.Method, req.URL.Path)
+	route, rawParams := h.matchRoute(req.Method, req.URL.EscapedPath())
 	if route == nil {
 		return problemResponse(req, http.StatusNotFound, "no route for "+req.Method+" "+req.URL.Path), nil
 	}
@@ -297,9 +297,12 @@ func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response,
 		}
 		return resp, nil
 	}
-	errs, err := inputErrors(req, params)
-	if err != nil {
-		return nil, err
+	params, errs := protocol.DecodePathParams(rawParams)
+	if len(errs) == 0 {
+		var err error
+		if errs, err = inputErrors(req, params); err != nil {
+			return nil, err
+		}
 	}
 	if len(errs) == 0 {
 		errs = route.Validate(func(name string) []string { return req.URL.Query()[name] }, params)
@@ -313,6 +316,7 @@ func (h *Harness) RoundTrip(req *http.Request, p sdk.Principal) (*http.Response,
 	}
 	var body []byte
 	if route.NeedsBody() && req.Body != nil {
+		var err error
 		if body, err = io.ReadAll(req.Body); err != nil {
 			return nil, fmt.Errorf("read request body: %w", err)
 		}
@@ -380,8 +384,9 @@ func unescape(s string) string {
 	return s
 }
 
-// matchRoute finds the declared route of a request; its path matches as in
-// the host's route table, which uses the same protocol matching.
+// matchRoute finds the declared route of a request; its path, as sent
+// (percent-encoded), matches as in the host's route table, which uses the
+// same protocol matching.
 func (h *Harness) matchRoute(method, path string) (*protocol.Route, map[string]string) {
 	segs := protocol.SplitPath(path)
 	var best *protocol.Route
@@ -442,7 +447,7 @@ func (h *Harness) viaStream(req *http.Request, header http.Header, route string,
 		headers["Content-Length"] = &pluginv1.HeaderValues{Values: []string{fmt.Sprint(req.ContentLength)}}
 	}
 	head := &pluginv1.HTTPRequestHead{
-		Method: req.Method, Path: req.URL.Path, RawQuery: req.URL.RawQuery, Headers: headers,
+		Method: req.Method, Path: protocol.PluginPath(req.URL.EscapedPath()), RawQuery: req.URL.RawQuery, Headers: headers,
 		Principal: principal, RemoteAddr: req.RemoteAddr, RequestId: requestID, Route: route, PathParams: params,
 	}
 	sent := make(chan struct{})
@@ -488,7 +493,11 @@ func receive(stream pluginv1.Plugin_HandleHTTPClient, req *http.Request) (*http.
 // viaSocket carries the exchange over the data socket with the headers the
 // host sets there.
 func (h *Harness) viaSocket(req *http.Request, header http.Header, route string, principal *pluginv1.Principal, requestID string) (*http.Response, error) {
-	out, err := http.NewRequestWithContext(req.Context(), req.Method, "http://plugin"+req.URL.RequestURI(), req.Body)
+	target := "http://plugin" + protocol.PluginPath(req.URL.EscapedPath())
+	if req.URL.RawQuery != "" {
+		target += "?" + req.URL.RawQuery
+	}
+	out, err := http.NewRequestWithContext(req.Context(), req.Method, target, req.Body)
 	if err != nil {
 		return nil, err
 	}

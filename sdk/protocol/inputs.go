@@ -122,9 +122,10 @@ func InputErrors(in Inputs) []*huma.ErrorDetail {
 		}
 	case ct == "application/json" || strings.HasSuffix(ct, "+json"):
 		body := in.Body
-		// Only a body with an escape that can spell a control character
-		// (or a raw DEL) is decoded a second time to find the field.
-		if bytes.Contains(body, []byte(`\u`)) || bytes.Contains(body, []byte(`\b`)) || bytes.Contains(body, []byte(`\f`)) || bytes.IndexByte(body, 0x7f) >= 0 {
+		// Only a body with an escape that can spell a control character,
+		// or a raw DEL or C1 control (which JSON allows unescaped), is
+		// decoded a second time to find the field.
+		if bytes.Contains(body, []byte(`\u`)) || bytes.Contains(body, []byte(`\b`)) || bytes.Contains(body, []byte(`\f`)) || bytes.IndexByte(body, 0x7f) >= 0 || rawC1(body) {
 			var v any
 			if json.Unmarshal(body, &v) == nil {
 				walkJSON(v, "body", add)
@@ -134,6 +135,21 @@ func InputErrors(in Inputs) []*huma.ErrorDetail {
 	return errs
 }
 
+// rawC1 reports whether b holds a C1 control character (U+0080 to
+// U+009F) in UTF-8: 0xC2 and a byte from 0x80 to 0x9F.
+func rawC1(b []byte) bool {
+	for {
+		i := bytes.IndexByte(b, 0xc2)
+		if i < 0 || i+1 >= len(b) {
+			return false
+		}
+		if b[i+1] >= 0x80 && b[i+1] < 0xa0 {
+			return true
+		}
+		b = b[i+1:]
+	}
+}
+
 // printableName is a field name as a location may echo it: without
 // control characters and valid UTF-8.
 func printableName(name string) string {
@@ -141,7 +157,7 @@ func printableName(name string) string {
 }
 
 func printable(r rune) rune {
-	if r < 0x20 || r == 0x7f {
+	if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
 		return -1
 	}
 	return r

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,10 @@ var validationRegistry = huma.NewMapRegistry("#/components/schemas/", huma.Defau
 // Validate checks a request's query and path parameters against the
 // declarations, the same way the host's own operations are checked, and
 // returns each problem with its location (e.g. "query.limit"). query
-// returns every value of a query parameter.
+// returns every value of a query parameter. A parameter given more than
+// once is checked in each of its values but the empty ones (a list in all
+// its items together), for a plugin may read any of them: huma and
+// url.Values.Get read the first.
 func (ps Params) Validate(query func(string) []string, pathParams map[string]string) []*huma.ErrorDetail {
 	var res huma.ValidateResult
 	for _, p := range ps {
@@ -55,12 +59,19 @@ func (ps Params) Validate(query func(string) []string, pathParams map[string]str
 			}
 			continue
 		}
-		v, err := parseParam(p.Schema, raw)
-		if err != nil {
-			res.Add(pb, strings.Join(raw, ","), err.Error())
+		if p.Schema.Type == huma.TypeArray {
+			items, err := parseList(p.Schema, raw)
+			validate(p.Schema, pb, strings.Join(raw, ","), items, err, &res)
 			continue
 		}
-		huma.Validate(validationRegistry, p.Schema, pb, huma.ModeWriteToServer, v, &res)
+		for _, v := range raw {
+			if v == "" {
+				continue
+			}
+			if parsed, err := parseScalar(p.Schema, v); !validate(p.Schema, pb, v, parsed, err, &res) {
+				break
+			}
+		}
 	}
 	out := make([]*huma.ErrorDetail, 0, len(res.Errors))
 	for _, e := range res.Errors {
@@ -71,28 +82,40 @@ func (ps Params) Validate(query func(string) []string, pathParams map[string]str
 	return out
 }
 
-func parseParam(s *huma.Schema, raw []string) (any, error) {
-	if s.Type == huma.TypeArray {
-		var items []any
-		for _, v := range raw {
-			for item := range strings.SplitSeq(v, ",") {
-				if item == "" {
-					continue
-				}
-				if s.Items == nil {
-					items = append(items, item)
-					continue
-				}
-				pv, err := parseScalar(s.Items, item)
-				if err != nil {
-					return nil, err
-				}
-				items = append(items, pv)
-			}
-		}
-		return items, nil
+// validate adds to res what is wrong with one value of a parameter — the
+// error it was parsed with, or what s declares that its parsed form is
+// not — and reports whether nothing was.
+func validate(s *huma.Schema, pb *huma.PathBuffer, sent string, parsed any, err error, res *huma.ValidateResult) bool {
+	n := len(res.Errors)
+	if err != nil {
+		res.Add(pb, sent, err.Error())
+	} else {
+		huma.Validate(validationRegistry, s, pb, huma.ModeWriteToServer, parsed, res)
 	}
-	return parseScalar(s, raw[len(raw)-1])
+	return len(res.Errors) == n
+}
+
+// parseList reads a list parameter's values, each comma-separated, into
+// its items.
+func parseList(s *huma.Schema, raw []string) (any, error) {
+	var items []any
+	for _, v := range raw {
+		for item := range strings.SplitSeq(v, ",") {
+			if item == "" {
+				continue
+			}
+			if s.Items == nil {
+				items = append(items, item)
+				continue
+			}
+			pv, err := parseScalar(s.Items, item)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, pv)
+		}
+	}
+	return items, nil
 }
 
 func parseScalar(s *huma.Schema, v string) (any, error) {
@@ -106,8 +129,10 @@ func parseScalar(s *huma.Schema, v string) (any, error) {
 		// checked against: enum holds float64 values.
 		return float64(n), nil
 	case huma.TypeNumber:
+		// NaN and the infinities parse, but are no JSON number, and NaN
+		// would pass any minimum and maximum.
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("expected number")
 		}
 		return f, nil

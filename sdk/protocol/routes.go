@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 )
@@ -153,6 +154,30 @@ func CheckPattern(p string) error {
 		seen[name] = true
 	}
 	return nil
+}
+
+// PluginPath is the path a request is sent to a plugin with, given the path
+// as the caller sent it, which the host matched a route on: each segment
+// decoded and percent-encoded again as net/url keeps it (url.PathEscape,
+// and a "." or ".." segment encoded too). The plugin's router then splits
+// it into the segments the host matched — an encoded slash stays inside its
+// segment, no dot segment is resolved, no character makes it re-encode the
+// path its own way — and decodes the path parameters the host checked. A
+// segment that does not decode, which no route's parameter admits, is left
+// as sent.
+func PluginPath(raw string) string {
+	segs := strings.Split(raw, "/")
+	for i, s := range segs {
+		v, err := url.PathUnescape(s)
+		switch {
+		case err != nil:
+		case v == "." || v == "..":
+			segs[i] = strings.Repeat("%2E", len(v))
+		default:
+			segs[i] = url.PathEscape(v)
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // PathParams lists the parameter names of a route pattern, in order.

@@ -207,3 +207,24 @@ func TestPathParams(t *testing.T) {
 		t.Errorf("PathParams of a literal path = %v, want none", got)
 	}
 }
+
+func TestPluginPath(t *testing.T) {
+	for raw, want := range map[string]string{
+		"/api/v1/items/42":                    "/api/v1/items/42",
+		"/api/v1/items/a%2Fb":                 "/api/v1/items/a%2Fb",
+		"/api/v1/items/..%2Fadmin":            "/api/v1/items/..%2Fadmin",
+		"/api/v1/items/./history":             "/api/v1/items/%2E/history",
+		"/api/v1/items/%2e%2e":                "/api/v1/items/%2E%2E",
+		"/api/v1/items/café%2Fx":              "/api/v1/items/caf%C3%A9%2Fx",
+		`/api/v1/items/"|^`:                   "/api/v1/items/%22%7C%5E",
+		"/api/v1/items/a%20b":                 "/api/v1/items/a%20b",
+		"/api/v1/items/a+b:c@d":               "/api/v1/items/a+b:c@d",
+		"/api/v1/items/%zz":                   "/api/v1/items/%zz",
+		"/api/v1/items/":                      "/api/v1/items/",
+		"/api/v1/items/%E2%82%AC%2C%3B%3F%23": "/api/v1/items/%E2%82%AC%2C%3B%3F%23",
+	} {
+		if got := PluginPath(raw); got != want {
+			t.Errorf("PluginPath(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

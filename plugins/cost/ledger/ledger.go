@@ -96,8 +96,9 @@ func AmountOf(v float64) Amount { return Amount(math.Round(v * 100)) }
 
 // String is the amount with two decimals, as "-12.30".
 func (a Amount) String() string {
-	sign, n := "", int64(a)
-	if n < 0 {
+	// Unsigned, so that the most negative amount has a magnitude too.
+	sign, n := "", uint64(a)
+	if a < 0 {
 		sign, n = "-", -n
 	}
 	return fmt.Sprintf("%s%d.%02d", sign, n/100, n%100)

@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/stewardhq/steward/core/store"
@@ -38,6 +39,11 @@ func TestAmount(t *testing.T) {
 	var a ledger.Amount
 	if err := json.Unmarshal([]byte(`1e300`), &a); err == nil {
 		t.Error("1e300 accepted as an amount")
+	}
+	for a, want := range map[ledger.Amount]string{math.MinInt64: "-92233720368547758.08", math.MaxInt64: "92233720368547758.07", -1: "-0.01"} {
+		if got := a.String(); got != want {
+			t.Errorf("%d cents as %s, want %s", int64(a), got, want)
+		}
 	}
 }
 

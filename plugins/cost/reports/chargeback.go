@@ -175,7 +175,7 @@ func (h *Handlers) streamCSV(w http.ResponseWriter, r *http.Request, tenants []s
 	err := out.Write(csvHeader)
 	if err == nil {
 		err = h.Store.EachServiceDay(r.Context(), tenants, rng, func(row ServiceDay) error {
-			return out.Write([]string{row.TenantID, cell(names[row.TenantID]), row.Day.String(), cell(row.Service), cell(row.Currency), row.Cost.String()})
+			return out.Write(csvRecord(row, names[row.TenantID]))
 		})
 	}
 	if err == nil {
@@ -190,6 +190,12 @@ func (h *Handlers) streamCSV(w http.ResponseWriter, r *http.Request, tenants []s
 		}
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// csvRecord is a row of the CSV, with its tenant's name, in csvHeader's
+// order.
+func csvRecord(row ServiceDay, tenantName string) []string {
+	return []string{row.TenantID, cell(tenantName), row.Day.String(), cell(row.Service), cell(row.Currency), row.Cost.String()}
 }
 
 // sentWriter notes whether anything was written through it.

@@ -158,7 +158,7 @@ func (in *Ingest) Run(ctx context.Context, logger hclog.Logger, progress func(do
 			return nil, err
 		}
 		status := ""
-		if !seen[seenKey(clip(info.Name()), info.Size(), info.ModTime())] {
+		if !seen[seenKey(fileName(info.Name()), info.Size(), info.ModTime())] {
 			if status, err = in.file(ctx, logger, info, tenants); err != nil {
 				return nil, fmt.Errorf("%s: %w", info.Name(), err)
 			}
@@ -215,12 +215,12 @@ func (in *Ingest) file(ctx context.Context, logger hclog.Logger, info fs.FileInf
 		// The same content under another name, or touched: remember the
 		// file as it is now, so the next run does not read it.
 		_, err := in.Store.DB.NewUpdate().Model(known).Set("file_name = ?, file_size = ?, modified_at = ?",
-			clip(name), info.Size(), info.ModTime().UTC().Truncate(time.Microsecond)).WherePK().Exec(ctx)
+			fileName(name), info.Size(), info.ModTime().UTC().Truncate(time.Microsecond)).WherePK().Exec(ctx)
 		return "", err
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return "", err
 	}
-	record := &ProcessedFile{SHA256: hash, FileName: clip(name), FileSize: info.Size(), ModifiedAt: info.ModTime().UTC().Truncate(time.Microsecond), ProcessedAt: in.now()}
+	record := &ProcessedFile{SHA256: hash, FileName: fileName(name), FileSize: info.Size(), ModifiedAt: info.ModTime().UTC().Truncate(time.Microsecond), ProcessedAt: in.now()}
 	rep, err := Parse(bytes.NewReader(content), in.Limits)
 	var pe *ParseError
 	switch {

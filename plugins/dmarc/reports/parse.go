@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Limits bound what Parse accepts. The zero value of a field takes the
@@ -553,12 +554,29 @@ func reporterOf(email string) string {
 	return d
 }
 
-// clip keeps an echoed value short.
+// clip keeps an echoed value short: 64 bytes at most, cut where a
+// character starts, and a mark of the cut.
 func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
+	if len(s) <= 64 {
+		return s
 	}
-	return s
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// fileName is a file's name as a record keeps it: clipped, and text a
+// database stores, without control characters (strings.Map reads a byte
+// that is not UTF-8 as U+FFFD).
+func fileName(s string) string {
+	return clip(strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return -1
+		}
+		return r
+	}, s))
 }
 
 func validDomain(s string) bool {

@@ -327,7 +327,7 @@ func readUpload(ctx context.Context, in *uploadIn) (file []byte, name, tenantID,
 				return nil, "", "", "", sdk.Invalid("body.file", "is given twice; upload one report at a time")
 			}
 			seen = true
-			name = clip(part.FileName())
+			name = fileName(part.FileName())
 			if file, err = io.ReadAll(part); err != nil {
 				return nil, "", "", "", sdk.Invalid("body", "the multipart form is malformed: %v", err)
 			}

@@ -5,6 +5,8 @@ PLUGINS   := $(notdir $(wildcard plugins/*))
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X github.com/stewardhq/steward/host/app.Version=$(VERSION)
 TESTFLAGS ?=
+# Flags of the load tool (make load; bench/load -h lists them).
+LOADFLAGS ?=
 
 # The container image (deploy/image): its name, the folder its tree is
 # staged in, and the plugins it carries (the test plugin is for the tests).
@@ -25,7 +27,7 @@ ELEMENTS  := host/server/apidocs/web-components.min.js
 # htmx, which the web UI (ui/) embeds and serves from its own origin.
 HTMX      := ui/static/vendor/htmx.min.js
 
-.PHONY: build run test test-race bench lint proto clean screenshots image image-rootfs chart-test
+.PHONY: build run test test-race bench load lint proto clean screenshots image image-rootfs chart-test
 
 build: $(ELEMENTS) $(HTMX)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/steward ./host/cmd/steward
@@ -133,6 +135,14 @@ bench: build
 	$(GO) test -run '^$$' -bench 'RuleEvaluation' -benchtime 1x -timeout 20m ./plugins/compliance/rules/
 	$(GO) test -run '^$$' -bench 'PostureSync|ReportIngest' -benchtime 3x -timeout 10m ./plugins/dmarc/domains/ ./plugins/dmarc/reports/
 	$(GO) test -run '^$$' -bench 'Check' -timeout 5m ./plugins/dmarc/posture/
+
+# Proof at scale: the load tool starts bin/ in each deployment (SQLite; PostgreSQL
+# and Redis with one replica, and with two behind its balancer) on the demo world
+# and on a world of 100 tenants, drives a realistic mix and prints the figures
+# BENCHMARKS.md keeps. Not part of make test. Runs from the repository's root.
+load: build
+	$(GO) build -o $(BIN)/steward-load ./bench/load
+	$(BIN)/steward-load -bin $(BIN) $(LOADFLAGS)
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'); exit 1)

@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
+	"github.com/stewardhq/steward/bench/stat"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/plugins/cost/reports"
@@ -301,7 +302,7 @@ func timeCostRead(b *testing.B, w costWorkload) costResult {
 // percentiles are nearest-rank, as the other benchmarks'.
 func percentiles(d []time.Duration) costTimes {
 	slices.Sort(d)
-	return costTimes{p50: percentile(d, 0.5), p95: percentile(d, 0.95), max: d[len(d)-1]}
+	return costTimes{p50: stat.Percentile(d, 0.5), p95: stat.Percentile(d, 0.95), max: d[len(d)-1]}
 }
 
 func printCostResults(dialectName string, rows []costResult) {

@@ -5,18 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/stewardhq/steward/bench/stat"
 )
 
 // loadgenEnv carries a loadSpec to the load generator process.
@@ -149,16 +149,9 @@ func generate(s loadSpec, announce func(string)) (loadResult, error) {
 		res.LastErr = v
 	}
 	if len(all) > 0 {
-		res.P50, res.P99 = percentile(all, 0.50), percentile(all, 0.99)
+		res.P50, res.P99 = stat.Percentile(all, 0.50), stat.Percentile(all, 0.99)
 	}
 	return res, nil
-}
-
-// percentile reads the nearest-rank percentile of sorted latencies: the
-// smallest latency that at least q of them do not exceed.
-func percentile(sorted []time.Duration, q float64) time.Duration {
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
 // cpuSample is CPU time used: by each watched process, and by user and
@@ -236,53 +229,9 @@ func runLoad(s loadSpec, pids ...int) (loadResult, cpuSample, error) {
 }
 
 func sampleCPU(pids []int) cpuSample {
-	s := cpuSample{procs: map[int]time.Duration{}, machine: machineCPU()}
+	s := cpuSample{procs: map[int]time.Duration{}, machine: stat.MachineCPU()}
 	for _, pid := range pids {
-		s.procs[pid] = processCPU(pid)
+		s.procs[pid] = stat.ProcessCPU(pid)
 	}
 	return s
-}
-
-// clockTick is USER_HZ, the unit of /proc/<pid>/stat's CPU times; Linux
-// exports 100 to user space on every architecture Go supports.
-const clockTick = 10 * time.Millisecond
-
-// processCPU is the user plus system CPU time of every thread of pid so far,
-// or 0 when it cannot be read.
-func processCPU(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// The command name may hold spaces; the fields after it are fixed:
-	// state is field 3, utime 14 and stime 15.
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(utime+stime) * clockTick
-}
-
-// machineCPU is the user and system time of all CPUs so far, from the first
-// line of /proc/stat ("cpu user nice system idle …"), or 0 when unreadable.
-// Interrupt time is left out: it is charged to no process.
-func machineCPU() time.Duration {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	fields := strings.Fields(line)
-	if len(fields) < 4 || fields[0] != "cpu" {
-		return 0
-	}
-	var ticks int64
-	for _, f := range fields[1:4] {
-		n, _ := strconv.ParseInt(f, 10, 64)
-		ticks += n
-	}
-	return time.Duration(ticks) * clockTick
 }

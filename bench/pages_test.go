@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/bench/stat"
 )
 
 // pageRequests is how many times each page or fragment is fetched.
@@ -73,9 +75,9 @@ func BenchmarkPages(b *testing.B) {
 		}
 		slices.Sort(times)
 		name := strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", "-")
-		b.ReportMetric(ms(percentile(times, 0.50)), name+"-p50-ms")
-		b.ReportMetric(ms(percentile(times, 0.95)), name+"-p95-ms")
-		b.Logf("%-32s p50 %6.2f ms  p95 %6.2f ms  max %6.2f ms  %6d bytes", path, ms(percentile(times, 0.50)), ms(percentile(times, 0.95)), ms(times[len(times)-1]), size)
+		b.ReportMetric(ms(stat.Percentile(times, 0.50)), name+"-p50-ms")
+		b.ReportMetric(ms(stat.Percentile(times, 0.95)), name+"-p95-ms")
+		b.Logf("%-32s p50 %6.2f ms  p95 %6.2f ms  max %6.2f ms  %6d bytes", path, ms(stat.Percentile(times, 0.50)), ms(stat.Percentile(times, 0.95)), ms(times[len(times)-1]), size)
 	}
 	b.ReportMetric(0, "ns/op")
 }

@@ -156,19 +156,27 @@ func printSummary(o *options, rows []summaryRow) {
 			}
 		}
 		label := fmt.Sprintf("%s, %s world, %d connections", r.setup.name, r.world, r.conns)
+		var under []string
 		for _, name := range reads {
 			i := slices.IndexFunc(r.results, func(c classResult) bool { return c.class.name == name })
 			x := r.ratio(r.results[i])
 			ratios = append(ratios, fmt.Sprintf("%.2fx", x))
 			if x > 0 && x < targetRatio {
-				missed = append(missed, fmt.Sprintf("%s: %s at %.2fx of /health, under %.2fx by %.0f %%", label, name, x, targetRatio, 100*(targetRatio-x)/targetRatio))
+				under = append(under, fmt.Sprintf("%s %.2fx (%.0f %% short)", name, x, 100*(targetRatio-x)/targetRatio))
 			}
 		}
+		if len(under) > 0 {
+			missed = append(missed, fmt.Sprintf("%s: under %.2fx of /health: %s", label, targetRatio, strings.Join(under, ", ")))
+		}
 		if r.postgres && r.conns == targetConns {
+			var over []string
 			for _, c := range r.results {
 				if len(c.lat) > 0 && stat.Percentile(c.lat, 0.99) >= targetP99 {
-					missed = append(missed, fmt.Sprintf("%s: %s p99 %.0f ms, over %.0f ms", label, c.class.name, ms(stat.Percentile(c.lat, 0.99)), ms(targetP99)))
+					over = append(over, fmt.Sprintf("%s %.0f", c.class.name, ms(stat.Percentile(c.lat, 0.99))))
 				}
+			}
+			if len(over) > 0 {
+				missed = append(missed, fmt.Sprintf("%s: p99 over %.0f ms (ms): %s", label, ms(targetP99), strings.Join(over, ", ")))
 			}
 		}
 		if errs > 0 && r.conns >= errorsConns {

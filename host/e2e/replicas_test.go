@@ -55,7 +55,6 @@ type spreadRun struct {
 	id      string
 	took    time.Duration
 	tenants map[string]int // replica → tenants it finished
-	retried int            // tenants that needed more than one attempt
 }
 
 // TestSyncSpreadsOverReplicas: two replicas on one PostgreSQL and one

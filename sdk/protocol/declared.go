@@ -68,7 +68,9 @@ func ParseRoute(pr *pluginv1.Route) (*Route, error) {
 			return nil, fmt.Errorf("route %s %s: operation: %w", r.Method, r.Pattern, err)
 		}
 		op.Method, op.Path = r.Method, r.Pattern
-		r.Params = OperationParams(op)
+		if r.Params, err = OperationParams(op); err != nil {
+			return nil, fmt.Errorf("route %s %s: operation: %w", r.Method, r.Pattern, err)
+		}
 		r.Operation = op
 		for kind, ext := range map[string]string{ViewFragment: ExtFragment, ViewPage: ExtPage} {
 			if meta, ok := op.Extensions[ext].(map[string]any); ok {

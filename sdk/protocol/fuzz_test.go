@@ -148,7 +148,10 @@ func FuzzParamsValidate(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	params := OperationParams(op)
+	params, err := OperationParams(op)
+	if err != nil {
+		f.Fatal(err)
+	}
 	for _, seed := range [][2]string{
 		{"limit=50&sort_by=domain&tenant_ids=t-1,t-2&active=true", "7"},
 		{"limit=0", "1"},
@@ -332,4 +335,52 @@ func keys(m map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// FuzzParseRoute reads a route as a plugin declares it to the host —
+// pattern, OpenAPI operation, tenant input — from a plugin the host does
+// not trust to be well-formed. ParseRoute answers a route or an error and
+// never panics, and a route it answers is routable and checks requests
+// without panicking either.
+func FuzzParseRoute(f *testing.F) {
+	for _, seed := range []struct {
+		method, path, in, name, query string
+		op                            string
+	}{
+		{"GET", "/api/v1/acme/items/{id}", "query", "tenant_ids", "tenant_ids=t-1&limit=5", fuzzOperation},
+		{"post", "/api/v1/acme/rules", "body", "tenant_id", "", `{"operationId": "rules-create"}`},
+		{"GET", "/api/v1/acme/{tenant_id}", "path", "tenant_id", "", `{"parameters": [{"name": "tenant_id", "in": "path", "required": true, "schema": {"type": "string", "maxLength": 64}}]}`},
+		{"GET", "/api/v1/acme/x", "", "", "q=a", `{"parameters": [{"name": "q", "in": "query", "schema": {"type": "string", "pattern": "^[a-z]+$"}}]}`},
+		{"GET", "/api/v1/acme/x", "", "", "q=(", `{"parameters": [{"name": "q", "in": "query", "schema": {"type": "string", "pattern": "("}}]}`},
+		{"GET", "/api/v1/acme/x", "", "", "n=1", `{"parameters": [{"name": "n", "in": "query", "schema": {"type": ["integer", "null"], "minimum": 1}}]}`},
+		{"GET", "/api/v1/acme/x", "", "", "", `{"parameters": [{"name": "s", "in": "query", "schema": {"$ref": "#/components/schemas/S"}}]}`},
+		{"POST", "/api/v1/sync/acme", "", "", "", `{"x-steward-trigger": {"job_type": "acme"}}`},
+		{"GET", "/fragments/acme", "query", "tenant_id", "tenant_id=t-1", `{"x-steward-fragment": {"title": "Acme"}, "parameters": [{"name": "tenant_id", "in": "query", "schema": {"type": "string"}}]}`},
+	} {
+		f.Add(seed.method, seed.path, []byte(seed.op), seed.in, seed.name, seed.query)
+	}
+	principal := &pluginv1.Principal{Id: "u-1", TenantIds: []string{"t-1"}}
+	f.Fuzz(func(t *testing.T, method, path string, op []byte, in, name, rawQuery string) {
+		pr := &pluginv1.Route{Method: method, Path: path, OpenapiOperation: op}
+		if in != "" || name != "" {
+			pr.TenantInput = &pluginv1.TenantInput{In: in, Name: name}
+		}
+		r, err := ParseRoute(pr)
+		if err != nil {
+			return
+		}
+		if CheckPattern(r.Pattern) != nil || r.Method != strings.ToUpper(method) {
+			t.Fatalf("route %s %s accepted", r.Method, r.Pattern)
+		}
+		if r.TriggerJob != "" && r.Auth != pluginv1.Auth_AUTH_ADMIN {
+			t.Fatalf("a %v route queues job %q", r.Auth, r.TriggerJob)
+		}
+		q, _ := url.ParseQuery(rawQuery)
+		params := map[string]string{}
+		for _, p := range PathParams(r.Pattern) {
+			params[p] = q.Get(p)
+		}
+		r.Validate(func(name string) []string { return q[name] }, params)
+		r.CheckTenant(principal, func(name string) []string { return q[name] }, params, []byte(rawQuery))
+	})
 }

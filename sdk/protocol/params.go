@@ -2,7 +2,10 @@ package protocol
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,19 +19,48 @@ import (
 type Params []*huma.Param
 
 // OperationParams collects the query and path parameters of an operation
-// as DecodeOperation returns it; op may be nil.
-func OperationParams(op *huma.Operation) Params {
+// as DecodeOperation returns it; op may be nil. It refuses a parameter
+// whose schema holds a pattern that does not compile, on which huma's
+// validation would panic.
+func OperationParams(op *huma.Operation) (Params, error) {
 	if op == nil {
-		return nil
+		return nil, nil
 	}
 	var out Params
 	for _, p := range op.Parameters {
-		if p.Schema != nil && (p.In == "query" || p.In == "path") {
-			p.Schema.PrecomputeMessages()
-			out = append(out, p)
+		if p == nil || p.Schema == nil || (p.In != "query" && p.In != "path") {
+			continue
+		}
+		if err := checkPatterns(p.Schema); err != nil {
+			return nil, fmt.Errorf("parameter %s.%s: %w", p.In, p.Name, err)
+		}
+		p.Schema.PrecomputeMessages()
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// checkPatterns compiles the pattern of s and of every schema huma
+// precomputes with it.
+func checkPatterns(s *huma.Schema) error {
+	if s.Pattern != "" {
+		if _, err := regexp.Compile(s.Pattern); err != nil {
+			return fmt.Errorf("pattern %q: %w", s.Pattern, err)
 		}
 	}
-	return out
+	subs := slices.Concat(s.OneOf, s.AnyOf, s.AllOf, []*huma.Schema{s.Items, s.Not})
+	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+		subs = append(subs, s.Properties[name])
+	}
+	for _, sub := range subs {
+		if sub == nil {
+			continue
+		}
+		if err := checkPatterns(sub); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var validationRegistry = huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer)

@@ -45,7 +45,7 @@ run: build
 # the OpenAPI document, itself linted with Redocly CLI (TestOpenAPILint);
 # then each example's own tests, in its module.
 test: build $(REDOCLY) $(AXE)
-	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) STEWARD_TEST_REDOCLY=$(CURDIR)/$(REDOCLY) STEWARD_TEST_AXE=$(CURDIR)/$(AXE) $(GO) test $(TESTFLAGS) -count=1 -timeout 15m ./...
+	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) STEWARD_TEST_REDOCLY=$(CURDIR)/$(REDOCLY) STEWARD_TEST_AXE=$(CURDIR)/$(AXE) $(GO) test $(TESTFLAGS) -count=1 -timeout 25m ./...
 	@for m in $(EXAMPLES); do \
 		echo "test $$m"; \
 		(cd $$m && $(GO) test $(TESTFLAGS) -count=1 -timeout 5m ./...) || exit 1; \

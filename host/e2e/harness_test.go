@@ -380,12 +380,16 @@ func (h *host) pluginPID(admin, name string) int {
 
 func (h *host) waitFor(what string, timeout time.Duration, cond func() bool) {
 	h.t.Helper()
+	// The pause grows from 25 ms to a quarter second: a condition that is
+	// met at once is seen at once, and one that takes seconds (a sync run
+	// waits up to a second for the queue's poll) costs a handful of
+	// requests, not the caller's whole rate limit.
 	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	for pause := 25 * time.Millisecond; time.Now().Before(deadline); pause = min(pause*3/2, 250*time.Millisecond) {
 		if cond() {
 			return
 		}
-		time.Sleep(25 * time.Millisecond)
+		time.Sleep(pause)
 	}
 	h.t.Fatalf("timed out waiting for %s", what)
 }

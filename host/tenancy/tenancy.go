@@ -158,16 +158,27 @@ func (s *Store) UpsertUser(ctx context.Context, u *User) error {
 		u.Groups = []string{}
 	}
 	// One statement, so two first sign-ins of one user at once make one row.
-	_, err := s.db.NewInsert().Model(u).
+	// It writes only a new user or one whose identity changed: that is a
+	// change to announce, which drops every replica's cached scopes. A
+	// sign-in that changes nothing else only records its time below, so
+	// that sign-ins do not empty the caches each request relies on.
+	res, err := s.db.NewInsert().Model(u).
 		On("CONFLICT (directory_tenant_id, subject) DO UPDATE").
 		Set("email = EXCLUDED.email").Set("name = EXCLUDED.name").Set("is_admin = EXCLUDED.is_admin").
 		Set("roles = EXCLUDED.roles").Set(`"groups" = EXCLUDED."groups"`).Set("last_login_at = EXCLUDED.last_login_at").
+		Where(`(?TableAlias.email, ?TableAlias.name, ?TableAlias.is_admin, ?TableAlias.roles, ?TableAlias."groups") IS DISTINCT FROM (EXCLUDED.email, EXCLUDED.name, EXCLUDED.is_admin, EXCLUDED.roles, EXCLUDED."groups")`).
 		Returning("id, created_at").Exec(ctx)
 	if err != nil {
 		return err
 	}
-	s.changed(ctx)
-	return nil
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		s.changed(ctx)
+		return err
+	}
+	_, err = s.db.NewUpdate().Model(u).Set("last_login_at = ?", u.LastLoginAt).
+		Where("directory_tenant_id = ? AND subject = ?", u.DirectoryTenantID, u.Subject).
+		Returning("id, created_at").Exec(ctx)
+	return err
 }
 
 // User returns one user.

@@ -564,19 +564,33 @@ func TestOnChange(t *testing.T) {
 		expect("first sign-in", s.UpsertUser(ctx, &u), 2)
 		u.Groups = []string{"grp-b"}
 		expect("sign-in with other groups", s.UpsertUser(ctx, &u), 3)
-		expect("assign", s.AddMember(ctx, tn.ID, u.ID), 4)
+		// A sign-in that changes nothing but its time is no change: sign-ins
+		// would otherwise empty every replica's caches.
+		first := *u.LastLoginAt
+		id := u.ID
+		again := tenancy.User{DirectoryTenantID: "dir-a", Subject: "oid-ann", Email: "ann@brand-a.example", Groups: []string{"grp-b"}}
+		expect("the same sign-in again", s.UpsertUser(ctx, &again), 3)
+		stored, err := s.User(ctx, id)
+		if err != nil || again.ID != id || stored.LastLoginAt == nil || !stored.LastLoginAt.After(first) || !slices.Equal(stored.Groups, []string{"grp-b"}) {
+			t.Fatalf("after the same sign-in again: id %s (want %s), stored %+v (%v), want its sign-in time moved past %s", again.ID, id, stored, err, first)
+		}
+		again.Name = "Ann"
+		expect("sign-in with another name", s.UpsertUser(ctx, &again), 4)
+		again.IsAdmin = true
+		expect("sign-in as an admin", s.UpsertUser(ctx, &again), 5)
+		expect("assign", s.AddMember(ctx, tn.ID, u.ID), 6)
 		groups := []string{"grp-a"}
-		_, err := s.UpdateTenant(ctx, tn.ID, tenancy.TenantPatch{AccessGroups: &groups})
-		expect("access groups", err, 5)
-		expect("unassign", s.RemoveMember(ctx, tn.ID, u.ID), 6)
+		_, err = s.UpdateTenant(ctx, tn.ID, tenancy.TenantPatch{AccessGroups: &groups})
+		expect("access groups", err, 7)
+		expect("unassign", s.RemoveMember(ctx, tn.ID, u.ID), 8)
 		if err := s.RemoveMember(ctx, tn.ID, u.ID); !errors.Is(err, tenancy.ErrNotFound) {
 			t.Fatalf("unassign twice: %v", err)
 		}
-		expect("unassign twice", nil, 6)
-		expect("deactivate", s.DeactivateTenant(ctx, tn.ID), 7)
+		expect("unassign twice", nil, 8)
+		expect("deactivate", s.DeactivateTenant(ctx, tn.ID), 9)
 		if err := s.DeactivateTenant(ctx, "no-such-tenant"); !errors.Is(err, tenancy.ErrNotFound) {
 			t.Fatalf("deactivate unknown: %v", err)
 		}
-		expect("deactivate unknown", nil, 7)
+		expect("deactivate unknown", nil, 9)
 	})
 }

@@ -66,7 +66,9 @@ type replica struct {
 	cmd     *exec.Cmd
 	logPath string
 	base    string
-	exited  chan struct{}
+	// debug is the host's runtime profiles' address, with -host-profiles.
+	debug  string
+	exited chan struct{}
 	// plugins are the processes the host started, read before it stops,
 	// so none can outlive it.
 	plugins []stat.Proc
@@ -74,6 +76,10 @@ type replica struct {
 
 // readyLine is the host's log line once it serves, naming its address.
 var readyLine = regexp.MustCompile(`steward ready: addr=(\S+)`)
+
+// debugLine names the address of the host's runtime profiles, logged
+// before the ready line.
+var debugLine = regexp.MustCompile(`serving runtime profiles: addr=(\S+)`)
 
 // deploy starts a setup's hosts on a world file (empty: the demo world).
 // Only the first replica registers the world's tenants and queues the
@@ -114,6 +120,9 @@ func deploy(ctx context.Context, o *options, s setup, worldName, worldFile strin
 	}
 	if o.profileDir != "" {
 		env["STEWARD_PLUGIN_PROFILE_DIR"] = o.profileDir
+	}
+	if o.hostProfileDir != "" {
+		env["STEWARD_DEBUG_ADDR"] = "127.0.0.1:0"
 	}
 	if s.postgres {
 		if env["STEWARD_DATABASE_URL"], err = d.createDatabase(ctx, tag); err != nil {
@@ -194,6 +203,7 @@ func startReplica(ctx context.Context, binDir string, env map[string]string, log
 	}
 	r := &replica{cmd: cmd, logPath: logPath, exited: make(chan struct{})}
 	ready := make(chan string, 1)
+	debug := make(chan string, 1)
 	copied := make(chan struct{})
 	// The host's standard error goes to the log through the tool, which
 	// looks for the ready line on the way.
@@ -205,6 +215,9 @@ func startReplica(ctx context.Context, binDir string, env map[string]string, log
 		for sc.Scan() {
 			line := sc.Text()
 			_, _ = io.WriteString(logFile, line+"\n")
+			if m := debugLine.FindStringSubmatch(line); m != nil {
+				debug <- m[1]
+			}
 			if m := readyLine.FindStringSubmatch(line); m != nil {
 				select {
 				case ready <- m[1]:
@@ -220,6 +233,10 @@ func startReplica(ctx context.Context, binDir string, env map[string]string, log
 	}()
 	select {
 	case r.base = <-ready:
+		select {
+		case r.debug = <-debug:
+		default:
+		}
 		return r, nil
 	case <-r.exited:
 		return nil, fmt.Errorf("the host exited during start-up; its log:\n%s", tail(logPath, 30))

@@ -43,6 +43,7 @@ type options struct {
 	postgresURL, redisURL string
 	syncTimeout           time.Duration
 	profileDir            string
+	hostProfileDir        string
 	logDir                string
 }
 
@@ -87,6 +88,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.redisURL, "redis", "redis://127.0.0.1:6379/0", "Redis; each run uses and then deletes a key prefix of its own")
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 5*time.Minute, "longest wait for the start-up syncs")
 	fs.StringVar(&o.profileDir, "plugin-profiles", "", "folder where every plugin writes a CPU profile of its whole run")
+	fs.StringVar(&o.hostProfileDir, "host-profiles", "", "folder where each measured window's CPU profile of every host is written (<setup>-<world>-<conns>c-r<replica>.cpu.pprof), taken through STEWARD_DEBUG_ADDR")
 	fs.StringVar(&o.logDir, "logs", "", "folder to keep the hosts' logs in (<setup>-<world>-r<replica>.log); by default they go with the run's folder")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: load [flags]\n\nClasses of the mix (default weights are shares of the connections):")
@@ -125,7 +127,7 @@ func parseFlags(args []string) (*options, error) {
 	if o.tenants < 1 || o.costDays < 1 {
 		return nil, errors.New("-tenants and -cost-days must be positive")
 	}
-	for _, dir := range []*string{&o.profileDir, &o.logDir} {
+	for _, dir := range []*string{&o.profileDir, &o.hostProfileDir, &o.logDir} {
 		if *dir != "" {
 			if *dir, err = absDir(*dir); err != nil {
 				return nil, err

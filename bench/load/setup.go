@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -80,15 +81,22 @@ func runSetup(ctx context.Context, o *options, s setup, worldName, worldFile str
 		}
 		var open, closing snapshot
 		var pgErr error
+		profiled := func() error { return nil }
 		results, elapsed, err := drive(ctx, d.base, t, o.mix, shares, o.warmup, o.window,
 			func() {
 				fmt.Fprintf(os.Stderr, "%s: window open, %d connections, %s (hosts %v)\n", time.Now().Format(time.TimeOnly), conns, o.window, p.hosts)
 				open = p.take()
 				pgErr = p.takePostgres(ctx, &open, open.at)
+				if o.hostProfileDir != "" {
+					profiled = d.profile(ctx, filepath.Join(o.hostProfileDir, fmt.Sprintf("%s-%s-%dc", s.name, worldName, conns)), o.window)
+				}
 			},
 			func() { closing = p.take() })
 		if err != nil {
 			return rows, err
+		}
+		if err := profiled(); err != nil {
+			return rows, fmt.Errorf("host profiles: %w", err)
 		}
 		// PostgreSQL counts a session when its backend first reports its
 		// statistics, within a second of going idle.
@@ -103,6 +111,53 @@ func runSetup(ctx context.Context, o *options, s setup, worldName, worldFile str
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// profile takes a CPU profile of every replica for the window, through its
+// runtime profiles' address, into <base>-r<replica>.cpu.pprof; the
+// returned function waits for them.
+func (d *deployment) profile(ctx context.Context, base string, window time.Duration) (wait func() error) {
+	errs := make(chan error, len(d.replicas))
+	for i, r := range d.replicas {
+		go func() {
+			if r.debug == "" {
+				errs <- fmt.Errorf("replica %d logged no profiles address", i)
+				return
+			}
+			errs <- fetchProfile(ctx, fmt.Sprintf("%sprofile?seconds=%d", r.debug, max(1, int(window.Seconds()))), fmt.Sprintf("%s-r%d.cpu.pprof", base, i))
+		}()
+	}
+	return func() error {
+		var all []error
+		for range d.replicas {
+			all = append(all, <-errs)
+		}
+		return errors.Join(all...)
+	}
+}
+
+func fetchProfile(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func (d *deployment) describe() string {

@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -68,6 +69,9 @@ type Config struct {
 	// so a renewed certificate needs no restart.
 	TLSCertFile string
 	TLSKeyFile  string
+	// DebugAddr, when set, serves Go's runtime profiles (net/http/pprof)
+	// on a listener of its own, which must be on a loopback address.
+	DebugAddr string
 	// DrainDelay is how long a stopping host keeps serving after its
 	// readiness turned 503, so that load balancers stop sending it new
 	// requests before it stops accepting them. Defaults to 5s outside
@@ -161,6 +165,7 @@ func Load(getenv func(string) string) (Config, error) {
 		LogLevel:    get("STEWARD_LOG_LEVEL", "info"),
 		TLSCertFile: get("STEWARD_TLS_CERT_FILE", ""),
 		TLSKeyFile:  get("STEWARD_TLS_KEY_FILE", ""),
+		DebugAddr:   get("STEWARD_DEBUG_ADDR", ""),
 	}
 	switch c.Env {
 	case Development, Staging, Production:
@@ -234,6 +239,9 @@ func Load(getenv func(string) string) (Config, error) {
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		return c, errors.New("STEWARD_TLS_CERT_FILE and STEWARD_TLS_KEY_FILE must be set together")
 	}
+	if err := checkDebugAddr(c.DebugAddr); err != nil {
+		return c, err
+	}
 	return c, c.checkSafe()
 }
 
@@ -245,6 +253,24 @@ func defaultDrainDelay(env string) string {
 		return "0s"
 	}
 	return "5s"
+}
+
+// checkDebugAddr accepts an empty address or one on a loopback
+// interface: the profiles it serves are unauthenticated and reveal the
+// process's internals, so they are reached from the machine itself (or
+// through kubectl port-forward, which connects to the pod's loopback).
+func checkDebugAddr(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("STEWARD_DEBUG_ADDR must be host:port, such as 127.0.0.1:6060, not %q", addr)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("STEWARD_DEBUG_ADDR must be on a loopback address (127.0.0.1, ::1 or localhost), not %q: its profiles are unauthenticated", addr)
+	}
+	return nil
 }
 
 // TLS reports whether the host serves HTTPS itself.

@@ -45,6 +45,15 @@ func TestOIDCAdminTenants(t *testing.T) {
 	}
 }
 
+func TestDebugAddr(t *testing.T) {
+	for _, addr := range []string{"", "127.0.0.1:6060", "[::1]:6060", "localhost:0"} {
+		c, err := Load(env(map[string]string{"STEWARD_DEBUG_ADDR": addr}))
+		if err != nil || c.DebugAddr != addr {
+			t.Errorf("STEWARD_DEBUG_ADDR=%q: %q, %v", addr, c.DebugAddr, err)
+		}
+	}
+}
+
 func TestCostlyRateLimit(t *testing.T) {
 	c, err := Load(env(map[string]string{"STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE": "3"}))
 	if err != nil || c.CostlyRateLimitPerMinute != 3 || c.RateLimitPerMinute != 100 {
@@ -77,6 +86,9 @@ func TestRefusals(t *testing.T) {
 		{"TLS key without certificate", map[string]string{"STEWARD_TLS_KEY_FILE": "/etc/steward/tls.key"}, "must be set together"},
 		{"bad grace", map[string]string{"STEWARD_SHUTDOWN_GRACE": "-1s"}, "STEWARD_SHUTDOWN_GRACE must be a duration"},
 		{"bad drain delay", map[string]string{"STEWARD_DRAIN_DELAY": "a while"}, "STEWARD_DRAIN_DELAY must be a duration"},
+		{"debug address without a port", map[string]string{"STEWARD_DEBUG_ADDR": "127.0.0.1"}, "STEWARD_DEBUG_ADDR must be host:port"},
+		{"debug address on every interface", map[string]string{"STEWARD_DEBUG_ADDR": ":6060"}, "STEWARD_DEBUG_ADDR must be on a loopback address"},
+		{"debug address on a public interface", map[string]string{"STEWARD_DEBUG_ADDR": "10.0.0.5:6060"}, "its profiles are unauthenticated"},
 		{"redis URL of another scheme", map[string]string{"STEWARD_REDIS_URL": "http://:hunter2@127.0.0.1:6379/0"}, "STEWARD_REDIS_URL must start with redis://"},
 	}
 	for _, tc := range cases {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -133,5 +134,27 @@ func TestTLS(t *testing.T) {
 		if resp.StatusCode == http.StatusOK {
 			t.Fatal("plain HTTP served on the TLS port")
 		}
+	}
+}
+
+// TestDebugAddr: STEWARD_DEBUG_ADDR serves the runtime profiles on a
+// loopback listener of its own, never on the service's port.
+func TestDebugAddr(t *testing.T) {
+	h := startHost(t, hostOpts{env: map[string]string{"STEWARD_DEBUG_ADDR": "127.0.0.1:0"}})
+	m := regexp.MustCompile(`serving runtime profiles: addr=(http://\S+)`).FindStringSubmatch(h.logs.String())
+	if m == nil {
+		t.Fatalf("no profiles address in the log:\n%s", h.logs.String())
+	}
+	resp, err := http.Get(m[1] + "goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "goroutine profile:") {
+		t.Fatalf("goroutine profile: %d %.200s", resp.StatusCode, b)
+	}
+	if r := h.get("/debug/pprof/goroutine?debug=1", ""); r.status != http.StatusNotFound {
+		t.Fatalf("the profiles on the service's port: %d; want 404", r.status)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
@@ -181,6 +182,14 @@ func serve(args []string) error {
 		}
 		served, scheme = tls.NewListener(served, tlsCfg), "https"
 	}
+	if cfg.DebugAddr != "" {
+		debug, err := serveDebug(cfg.DebugAddr)
+		if err != nil {
+			return err
+		}
+		defer debug.Close()
+		logger.Info("serving runtime profiles", "addr", "http://"+debug.Addr+"/debug/pprof/")
+	}
 	h, err := app.Start(context.Background(), cfg, app.Options{Logger: logger})
 	if err != nil {
 		return err
@@ -209,6 +218,25 @@ func serve(args []string) error {
 			go func() { _, _ = h.ReloadPluginsFile(context.Background()) }()
 		}
 	}
+}
+
+// serveDebug serves Go's runtime profiles (net/http/pprof) on addr, a
+// loopback address (config refuses others), apart from the API so that
+// nothing of it is reachable through the service's own port.
+func serveDebug(addr string) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("STEWARD_DEBUG_ADDR: listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return srv, nil
 }
 
 // drain stops serving gracefully: readiness fails at once, the listener

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"fmt"
 	"html/template"
 	"net/http/httptest"
 	"regexp"
@@ -396,5 +397,31 @@ func TestSlotsCarryTheSelectedTenant(t *testing.T) {
 				t.Errorf("%s: slot %d asks for %q, want %q", name, i, g[1], want)
 			}
 		}
+	}
+}
+
+// BenchmarkTenantSyncStatus renders the fragment of 100 tenants with six
+// domains each, the dashboard's largest.
+func BenchmarkTenantSyncStatus(b *testing.B) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	domains := []string{"compliance", "costs", "dmarc", "identity", "partner", "resources"}
+	thresholds := map[string]time.Duration{}
+	rows := make([]TenantSync, 100)
+	for i := range rows {
+		tf := freshness.TenantFreshness{}
+		for j, d := range domains {
+			thresholds[d] = 24 * time.Hour
+			at := now.Add(-time.Duration(i*j) * time.Hour)
+			df := freshness.DomainFreshness{Domain: d, SyncedAt: &at}
+			if j == 5 && i%10 == 0 {
+				df.Failure, df.FailedAt = "429 Too Many Requests <throttled>", &now
+			}
+			tf.Domains = append(tf.Domains, df)
+		}
+		rows[i] = TenantSync{ID: fmt.Sprint(i), Name: fmt.Sprintf("Brand %d & Co", i), Freshness: tf}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		TenantSyncStatus(rows, thresholds, now)
 	}
 }

@@ -19,20 +19,6 @@ var kit = template.Must(template.New("kit").Parse(`
 </div>
 {{- end}}
 
-{{- define "badge" -}}
-<span class="badge {{.Health.Class}}">{{.Text}}</span>
-{{- end}}
-
-{{- define "table" -}}
-<div class="table-wrap" tabindex="0" role="region" aria-label="{{if .Caption}}{{.Caption}}{{else}}Table{{end}}, scrollable"><table class="table">
-{{- if .Caption}}<caption>{{.Caption}}</caption>{{end -}}
-<thead><tr>{{range .Columns}}<th scope="col">{{.}}</th>{{end}}</tr></thead><tbody>
-{{- range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{- else}}<tr class="table-empty"><td colspan="{{len .Columns}}">{{.Empty}}</td></tr>
-{{- end -}}
-</tbody></table></div>
-{{- end}}
-
 {{- define "empty" -}}
 <div class="empty" role="status"><svg class="empty-icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path d="M3 13h5l1.5 3h5L16 13h5M5.5 5h13L21 13v6H3v-6z"/></svg><p>{{.}}</p></div>
 {{- end}}
@@ -45,10 +31,6 @@ var kit = template.Must(template.New("kit").Parse(`
 
 {{- define "loading" -}}
 <div class="loading" role="status"><span class="visually-hidden">{{.}}</span><div class="skeleton"></div><div class="skeleton"></div><div class="skeleton"></div></div>
-{{- end}}
-
-{{- define "time" -}}
-<time class="local-time" datetime="{{.ISO}}">{{.Text}}</time>
 {{- end}}
 
 {{- define "gauge" -}}

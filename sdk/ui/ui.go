@@ -26,6 +26,7 @@ package ui
 
 import (
 	"bytes"
+	"fmt"
 	"html/template"
 	"math"
 	"net/http"
@@ -139,23 +140,79 @@ func Stat(label, value, hint string, h Health) template.HTML {
 }
 
 // Badge is a short label in the health's colour, with a dot.
+//
+// Badge, Time and Table are built by hand rather than from the kit's
+// templates: a fragment holds hundreds of them (a table of every tenant's
+// domains), and a template's execution costs tens of times more. Their
+// output is what the templates in their comments would give
+// (TestHandBuiltMatchTemplates).
+//
+//	<span class="badge {{.Health.Class}}">{{.Text}}</span>
 func Badge(text string, h Health) template.HTML {
-	return render("badge", struct {
-		Text   string
-		Health Health
-	}{text, h})
+	return template.HTML(`<span class="badge ` + h.Class() + `">` + template.HTMLEscapeString(text) + `</span>`)
 }
 
 // Table is a table with a caption and a header row. A cell is escaped text,
 // or HTML when it is a template.HTML (a Badge, say); numbers print as Go
 // prints them. Without rows it shows an empty state under the header.
+//
+//	<div class="table-wrap" tabindex="0" role="region" aria-label="{{if .Caption}}{{.Caption}}{{else}}Table{{end}}, scrollable"><table class="table">
+//	{{- if .Caption}}<caption>{{.Caption}}</caption>{{end -}}
+//	<thead><tr>{{range .Columns}}<th scope="col">{{.}}</th>{{end}}</tr></thead><tbody>
+//	{{- range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+//	{{- else}}<tr class="table-empty"><td colspan="{{len .Columns}}">{{.Empty}}</td></tr>
+//	{{- end -}}
+//	</tbody></table></div>
 func Table(columns []string, rows [][]any, caption string) template.HTML {
-	return render("table", struct {
-		Columns []string
-		Rows    [][]any
-		Caption string
-		Empty   template.HTML
-	}{columns, rows, caption, Empty("Nothing to show yet.")})
+	var b strings.Builder
+	label := "Table"
+	if caption != "" {
+		label = caption
+	}
+	b.WriteString(`<div class="table-wrap" tabindex="0" role="region" aria-label="`)
+	b.WriteString(template.HTMLEscapeString(label))
+	b.WriteString(`, scrollable"><table class="table">`)
+	if caption != "" {
+		b.WriteString("<caption>" + template.HTMLEscapeString(caption) + "</caption>")
+	}
+	b.WriteString("<thead><tr>")
+	for _, c := range columns {
+		b.WriteString(`<th scope="col">` + template.HTMLEscapeString(c) + "</th>")
+	}
+	b.WriteString("</tr></thead><tbody>")
+	for _, row := range rows {
+		b.WriteString("<tr>")
+		for _, cell := range row {
+			b.WriteString("<td>")
+			writeCell(&b, cell)
+			b.WriteString("</td>")
+		}
+		b.WriteString("</tr>")
+	}
+	if len(rows) == 0 {
+		b.WriteString(`<tr class="table-empty"><td colspan="` + strconv.Itoa(len(columns)) + `">` + string(Empty("Nothing to show yet.")) + "</td></tr>")
+	}
+	b.WriteString("</tbody></table></div>")
+	return template.HTML(b.String())
+}
+
+// writeCell writes a table cell's content as html/template would in text:
+// template.HTML as it is, nil as nothing, anything else printed as fmt
+// prints it, escaped.
+func writeCell(b *strings.Builder, cell any) {
+	switch c := cell.(type) {
+	case nil:
+	case template.HTML:
+		b.WriteString(string(c))
+	case string:
+		template.HTMLEscape(b, []byte(c))
+	case int:
+		b.WriteString(strconv.Itoa(c))
+	case int64:
+		b.WriteString(strconv.FormatInt(c, 10))
+	default:
+		template.HTMLEscape(b, []byte(fmt.Sprint(c)))
+	}
 }
 
 // Empty is the state of a fragment or table with nothing to show.
@@ -190,9 +247,12 @@ func Loading(label string) template.HTML {
 
 // Time is t as a <time> element: its text is t in UTC until the host's
 // script, once the page loads, shows it in the viewer's time zone.
+//
+//	<time class="local-time" datetime="{{.ISO}}">{{.Text}}</time>
 func Time(t time.Time) template.HTML {
 	t = t.UTC()
-	return render("time", struct{ ISO, Text string }{t.Format(time.RFC3339), t.Format("2 Jan 2006 15:04 UTC")})
+	return template.HTML(`<time class="local-time" datetime="` + template.HTMLEscapeString(t.Format(time.RFC3339)) + `">` +
+		template.HTMLEscapeString(t.Format("2 Jan 2006 15:04 UTC")) + `</time>`)
 }
 
 // WriteFragment writes html as the response, with the status and the

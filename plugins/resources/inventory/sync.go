@@ -61,9 +61,10 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	})}
 	// A sync rewrites every listed row (its last seen); until the database
 	// has vacuumed and counted them, a filtered page visits the table for
-	// each match. Do it now rather than at autovacuum's next round.
+	// each match. Do it once enough has been rewritten rather than at
+	// autovacuum's next round.
 	if records > 0 {
-		if err := s.Store.Vacuum(ctx); err != nil {
+		if _, err := s.Store.Vacuum(ctx, records); err != nil {
 			failures = append(failures, fmt.Errorf("vacuum: %w", err))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -301,5 +302,23 @@ func TestSyncVacuumsOnPostgres(t *testing.T) {
 	}
 	if vacuumed != 2 {
 		t.Fatalf("%d of the two tables vacuumed after the first sync", vacuumed)
+	}
+
+	// Then only once a tenth of the inventory has been rewritten since:
+	// a sync of one tenant among a hundred does not vacuum the whole.
+	ctx := context.Background()
+	var rows float64
+	if err := f.store.DB.QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = to_regclass('resources_inventory')`).Scan(&rows); err != nil || rows < 2 {
+		t.Fatalf("reltuples %v (%v) after the first sync", rows, err)
+	}
+	tenth := int64(math.Ceil(rows / 10))
+	if did, err := f.store.Vacuum(ctx, tenth-1); err != nil || did {
+		t.Fatalf("vacuum after %d of %v rows rewritten: %v %v; want none", tenth-1, rows, did, err)
+	}
+	if did, err := f.store.Vacuum(ctx, 1); err != nil || !did {
+		t.Fatalf("vacuum after %d of %v rows rewritten: %v %v; want one", tenth, rows, did, err)
+	}
+	if did, err := f.store.Vacuum(ctx, 0); err != nil || did {
+		t.Fatalf("vacuum with nothing rewritten since the last: %v %v; want none", did, err)
 	}
 }

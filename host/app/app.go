@@ -456,11 +456,18 @@ func (r supervisorRunner) RunJob(ctx context.Context, plugin, job, runID string,
 
 // pluginCrashed reports whether a run ended because its plugin's process
 // went away (a crash, a kill) or was not there to start it: the run did
-// not fail, and the supervisor restarts the process.
+// not fail, and the supervisor restarts the process. A call under way
+// when the process dies ends Unavailable, or Canceled when the supervisor
+// closed the dead process's connection first; the caller tells the latter
+// from its own cancellation by its context.
 func pluginCrashed(err error) bool {
 	var down *plugins.UnavailableError
 	if errors.As(err, &down) {
 		return down.Down == ""
 	}
-	return status.Code(err) == codes.Unavailable
+	switch status.Code(err) {
+	case codes.Unavailable, codes.Canceled:
+		return true
+	}
+	return false
 }

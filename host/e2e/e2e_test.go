@@ -368,10 +368,17 @@ type run struct {
 	Attempts         int     `json:"attempts"`
 }
 
+// waitRun waits up to 15 s for the run to finish and returns it.
 func (f *fixture) waitRun(t *testing.T, id string) run {
 	t.Helper()
+	return f.waitRunWithin(t, id, 15*time.Second)
+}
+
+// waitRunWithin waits up to timeout for the run to finish and returns it.
+func (f *fixture) waitRunWithin(t *testing.T, id string, timeout time.Duration) run {
+	t.Helper()
 	var found run
-	f.h.waitFor("run "+id, 15*time.Second, func() bool {
+	f.h.waitFor("run "+id, timeout, func() bool {
 		var hist struct {
 			Logs []run `json:"logs"`
 		}

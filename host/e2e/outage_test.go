@@ -182,7 +182,7 @@ func TestPluginKilledMidSync(t *testing.T) {
 		env: map[string]string{"STEWARD_SIM_WORLD": spreadWorld(t, tenants), "STEWARD_SIM_BOOTSTRAP": "true", "STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}})
 	admin := h.login()
 	db := h.db()
-	id := trigger(t, h, admin, "testplugin-hold-tenants")
+	id := (&fixture{h: h, admin: admin}).trigger(t, "testplugin-hold-tenants")
 	h.waitFor("every tenant under way", 10*time.Second, func() bool {
 		n, err := db.NewSelect().Table("job_run_tenants").Where("run_id = ? AND status = 'running'", id).Count(context.Background())
 		return err == nil && n == tenants
@@ -206,7 +206,7 @@ func TestPluginKilledMidSync(t *testing.T) {
 	if code := <-slow; code != http.StatusServiceUnavailable && code != http.StatusBadGateway {
 		t.Errorf("the request under way when the plugin died answered %d; want 503 or 502", code)
 	}
-	r := waitSyncRun(t, h, admin, id, 30*time.Second)
+	r := (&fixture{h: h, admin: admin}).waitRunWithin(t, id, 30*time.Second)
 	if r.Status != "completed" || r.RecordsProcessed != tenants {
 		t.Fatalf("the run after its plugin died: %+v (%s); want completed with every tenant", r, deref(r.ErrorMessage))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -107,7 +106,7 @@ func TestSyncSpreadsOverReplicas(t *testing.T) {
 	// A replica killed mid-run. (The steps run in the test itself, not as
 	// subtests: the hosts' helpers fail the test that started them.)
 	{
-		id := trigger(t, a, admin, "testplugin-hold-tenants")
+		id := (&fixture{h: a, admin: admin}).trigger(t, "testplugin-hold-tenants")
 		db := a.db()
 		a.waitFor("b to hold tenants of the run", 20*time.Second, func() bool {
 			n, err := db.NewSelect().Table("job_run_tenants").Where("run_id = ? AND status = 'running' AND replica <> ?", id, replicaOf(t, a, id)).Count(context.Background())
@@ -117,7 +116,7 @@ func TestSyncSpreadsOverReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-b.exited
-		r := waitSyncRun(t, a, admin, id, 90*time.Second)
+		r := (&fixture{h: a, admin: admin}).waitRunWithin(t, id, 90*time.Second)
 		if r.Status != "completed" || r.RecordsProcessed != spreadTenants {
 			t.Fatalf("the run after a replica died: %+v (%s); want completed with every tenant", r, deref(r.ErrorMessage))
 		}
@@ -148,8 +147,8 @@ func TestSyncSpreadsOverReplicas(t *testing.T) {
 		if err != nil || len(dup) > 0 {
 			t.Fatalf("slots run more than once: %+v %v", dup, err)
 		}
-		id := trigger(t, a, admin, "testplugin")
-		waitSyncRun(t, a, admin, id, 15*time.Second)
+		id := (&fixture{h: a, admin: admin}).trigger(t, "testplugin")
+		(&fixture{h: a, admin: admin}).waitRunWithin(t, id, 15*time.Second)
 		n, err := db.NewSelect().Table("job_runs").Where("job_key = 'testplugin/sync' AND \"trigger\" = 'manual' AND queued_at >= (SELECT queued_at FROM job_runs WHERE id = ?)", id).Count(ctx)
 		if err != nil || n != 1 {
 			t.Fatalf("%d manual runs after one trigger (%v); want 1", n, err)
@@ -162,8 +161,8 @@ func TestSyncSpreadsOverReplicas(t *testing.T) {
 func syncOnce(t *testing.T, h *host, admin, jobType string) spreadRun {
 	t.Helper()
 	start := time.Now()
-	id := trigger(t, h, admin, jobType)
-	r := waitSyncRun(t, h, admin, id, 60*time.Second)
+	id := (&fixture{h: h, admin: admin}).trigger(t, jobType)
+	r := (&fixture{h: h, admin: admin}).waitRunWithin(t, id, 60*time.Second)
 	out := spreadRun{id: id, took: time.Since(start), tenants: map[string]int{}}
 	if r.Status != "completed" || r.RecordsProcessed != spreadTenants {
 		t.Fatalf("run %+v (%s); want completed with %d records", r, deref(r.ErrorMessage), spreadTenants)
@@ -186,38 +185,6 @@ func syncOnce(t *testing.T, h *host, admin, jobType string) spreadRun {
 		out.tenants[row.Replica]++
 	}
 	return out
-}
-
-func trigger(t *testing.T, h *host, admin, jobType string) string {
-	t.Helper()
-	r := h.do(http.MethodPost, "/api/v1/sync/"+jobType, admin, nil)
-	if r.status != http.StatusAccepted {
-		t.Fatalf("trigger %s: %d %s", jobType, r.status, r.body)
-	}
-	var acc struct {
-		JobID string `json:"job_id"`
-	}
-	r.json(t, &acc)
-	return acc.JobID
-}
-
-func waitSyncRun(t *testing.T, h *host, admin, id string, timeout time.Duration) run {
-	t.Helper()
-	var found run
-	h.waitFor("run "+id, timeout, func() bool {
-		var hist struct {
-			Logs []run `json:"logs"`
-		}
-		h.get("/api/v1/sync/history?limit=50", admin).json(t, &hist)
-		for _, r := range hist.Logs {
-			if r.JobID == id && (r.Status == "completed" || r.Status == "failed") {
-				found = r
-				return true
-			}
-		}
-		return false
-	})
-	return found
 }
 
 // replicaOf names the replica that queued the run.

@@ -45,6 +45,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -158,6 +159,11 @@ func openSQLite(path string, opts Options) (*bun.DB, error) {
 	return bun.NewDB(sqldb, sqlitedialect.New(), bun.WithDiscardUnknownColumns()), nil
 }
 
+// poolMaxConns is the postgres URL's parameter that caps each process's
+// pool: the host's and, as their URLs derive from the host's, every
+// plugin's.
+const poolMaxConns = "pool_max_conns"
+
 func openPostgres(url string, opts Options) (*bun.DB, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
@@ -170,9 +176,20 @@ func openPostgres(url string, opts Options) (*bun.DB, error) {
 		// those opened after a reconnect, which a one-off SET would not.
 		cfg.RuntimeParams["search_path"] = opts.SearchPath
 	}
+	// pool_max_conns (pgxpool's name for it) sizes the pool of a caller
+	// that asks for no size of its own; the server must not see it.
+	poolMax := 10
+	if v, ok := cfg.RuntimeParams[poolMaxConns]; ok {
+		delete(cfg.RuntimeParams, poolMaxConns)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return nil, fmt.Errorf("store: the postgres URL's %s must be a number of connections from 1 to 1000, not %q", poolMaxConns, v)
+		}
+		poolMax = n
+	}
 
 	sqldb := stdlib.OpenDB(*cfg)
-	maxOpen := orDefault(opts.MaxOpenConns, 10)
+	maxOpen := orDefault(opts.MaxOpenConns, poolMax)
 	sqldb.SetMaxOpenConns(maxOpen)
 	sqldb.SetMaxIdleConns(orDefault(opts.MaxIdleConns, maxOpen))
 	// Lets idle connections drain after a burst instead of pinning server

@@ -27,6 +27,8 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 		{"empty sqlite path", "sqlite://", "no file path"},
 		{"sqlite path with query", "sqlite://steward.db?mode=ro", "must not contain '?'"},
 		{"unparseable postgres", "postgres://admin:hunter2@db:notaport/steward", "invalid postgres URL"},
+		{"pool size not a number", "postgres://admin:hunter2@127.0.0.1:1/steward?pool_max_conns=many", `pool_max_conns must be a number of connections from 1 to 1000, not "many"`},
+		{"empty pool", "postgres://admin:hunter2@127.0.0.1:1/steward?pool_max_conns=0", "pool_max_conns must be"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,5 +214,34 @@ func TestPostgresKeepsABurstsConnections(t *testing.T) {
 	st := db.Stats()
 	if st.Idle != max || st.MaxIdleClosed != 0 {
 		t.Errorf("after the burst: %d idle, %d closed for exceeding the idle cap; want %d idle, none closed", st.Idle, st.MaxIdleClosed, max)
+	}
+}
+
+// TestPostgresPoolSizeFromURL: the URL's pool_max_conns sizes the pool of
+// a caller that sets none, and never reaches the server (which would
+// refuse an unknown parameter); a caller's own size wins.
+func TestPostgresPoolSizeFromURL(t *testing.T) {
+	raw := storetest.PostgresURL(t)
+	sep := "?"
+	if strings.Contains(raw, "?") {
+		sep = "&"
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		opts store.Options
+		want int
+	}{{store.Options{}, 3}, {store.Options{MaxOpenConns: 1}, 1}} {
+		db, err := store.Open(ctx, raw+sep+"pool_max_conns=3", tc.opts)
+		if err != nil {
+			t.Fatalf("Open with pool_max_conns: %v", err)
+		}
+		var one int
+		if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+			t.Fatalf("a query on a pool sized by the URL: %v", err)
+		}
+		if got := db.Stats().MaxOpenConnections; got != tc.want {
+			t.Errorf("options %+v: MaxOpenConnections = %d, want %d", tc.opts, got, tc.want)
+		}
+		_ = db.Close()
 	}
 }

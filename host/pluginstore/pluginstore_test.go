@@ -242,3 +242,27 @@ func TestPostgresDeclaredURL(t *testing.T) {
 		t.Errorf("a SQLite file beside a PostgreSQL host: %v", err)
 	}
 }
+
+// TestPostgresPluginPoolFromHostURL: the host URL's pool_max_conns reaches
+// each plugin's URL, so one setting sizes every process's pool.
+func TestPostgresPluginPoolFromHostURL(t *testing.T) {
+	h := newHost(t, store.DialectPostgres)
+	ctx := context.Background()
+	h.name(t, "cost")
+	sized := h.url + "&pool_max_conns=4"
+	if !strings.Contains(h.url, "?") {
+		sized = h.url + "?pool_max_conns=4"
+	}
+	stores, err := pluginstore.New(ctx, pluginstore.Options{DB: h.db, URL: sized, DataDir: h.dir, Secret: []byte("a test signing secret of 32 bytes")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, err := stores.Prepare(ctx, "cost", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := open(t, url)
+	if got := db.Stats().MaxOpenConnections; got != 4 {
+		t.Errorf("the plugin's pool holds %d connections, want the host URL's 4", got)
+	}
+}

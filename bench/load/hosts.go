@@ -128,6 +128,18 @@ func deploy(ctx context.Context, o *options, s setup, worldName, worldFile strin
 		if env["STEWARD_DATABASE_URL"], err = d.createDatabase(ctx, tag); err != nil {
 			return nil, err
 		}
+		// Sized as the README says for replicas sharing PostgreSQL's
+		// default 100 connections: seven processes a replica, six each.
+		if s.replicas > 1 {
+			u, err := url.Parse(env["STEWARD_DATABASE_URL"])
+			if err != nil {
+				return nil, err
+			}
+			q := u.Query()
+			q.Set("pool_max_conns", "6")
+			u.RawQuery = q.Encode()
+			env["STEWARD_DATABASE_URL"] = u.String()
+		}
 		d.prefix = strings.ReplaceAll(tag, "_", "-")
 		env["STEWARD_REDIS_URL"] = o.redisURL
 		env["STEWARD_REDIS_PREFIX"] = d.prefix

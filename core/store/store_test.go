@@ -25,7 +25,8 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 		{"unknown scheme", "mysql://root@localhost/steward", `"mysql"`},
 		{"no scheme", "steward.db", "no scheme"},
 		{"empty sqlite path", "sqlite://", "no file path"},
-		{"sqlite path with query", "sqlite://steward.db?mode=ro", "must not contain '?'"},
+		{"sqlite parameter other than the cap", "sqlite://steward.db?mode=ro", "mode=ro is not supported"},
+		{"sqlite cap without a path", "sqlite://?_pragma=max_page_count(10)", "no file path"},
 		{"unparseable postgres", "postgres://admin:hunter2@db:notaport/steward", "invalid postgres URL"},
 	}
 	for _, tt := range tests {

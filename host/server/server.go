@@ -408,13 +408,9 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		}
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(unavailable.RetryAfter.Seconds())))
 		return writeProblem(c, http.StatusServiceUnavailable, fmt.Sprintf("plugin %s is not available; retry shortly", unavailable.Plugin), nil)
-	case store.Full(err):
-		// Unlike an outage, health does not show it: every write that
-		// meets it is logged.
-		s.deps.Logger.Warn("database storage full; answered 503", "path", c.Path(), "error", err, "request_id", requestID(c))
-		fallthrough
 	case store.Unavailable(err):
-		// Health says so too; each request is not worth a log line.
+		// An outage shows in health too, and the access log has every
+		// 5xx; each request is not worth a line of its own.
 		detail, retryAfter := protocol.DatabaseProblem(err)
 		c.Set(fiber.HeaderRetryAfter, retryAfter)
 		return writeProblem(c, http.StatusServiceUnavailable, detail, nil)

@@ -196,6 +196,11 @@ func TestCloudThrottlesEverySync(t *testing.T) {
 		if r.Status != "failed" || r.ErrorMessage == nil || !strings.Contains(*r.ErrorMessage, "429 Too Many Requests") {
 			t.Fatalf("throttled %s sync: %+v, want failed naming the 429", r.JobType, r)
 		}
+		// The clients retried each request three times, waiting the
+		// second Retry-After asks each time, before giving up.
+		if took := r.CompletedAt.Sub(*r.StartedAt); took < 3*time.Second {
+			t.Errorf("the throttled %s run failed after %s, before three retries a second apart", r.JobType, took)
+		}
 	}
 	t.Logf("the throttled syncs all failed within %s", time.Since(start).Round(time.Millisecond))
 

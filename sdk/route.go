@@ -113,6 +113,9 @@ func Handle[I, O any](method, path string, op Op, h func(ctx context.Context, in
 		if err != nil {
 			var p *Problem
 			if !errors.As(err, &p) && store.Unavailable(err) {
+				if store.Full(err) {
+					hclog.Default().Warn("database storage full; answered 503", "route", method+" "+path, "error", err)
+				}
 				return nil, protocol.DatabaseUnavailable(err)
 			}
 			if !errors.As(err, &p) {

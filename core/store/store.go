@@ -43,8 +43,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -89,7 +91,8 @@ type Options struct {
 // Open connects to the database named by url and verifies the connection.
 //
 // Accepted forms are "sqlite://<path>" (relative or absolute file path; the
-// parent directory is created) and "postgres://…" or "postgresql://…"
+// parent directory is created), optionally with "?_pragma=max_page_count(N)"
+// to cap the file's size (see sqliteSizeCap), and "postgres://…" or "postgresql://…"
 // (libpq-style URL). The caller owns the returned DB and must Close it.
 func Open(ctx context.Context, url string, opts Options) (*bun.DB, error) {
 	scheme, rest, ok := strings.Cut(url, "://")
@@ -120,14 +123,15 @@ func Open(ctx context.Context, url string, opts Options) (*bun.DB, error) {
 	return db, nil
 }
 
-func openSQLite(path string, opts Options) (*bun.DB, error) {
+func openSQLite(rest string, opts Options) (*bun.DB, error) {
+	// What follows '?' are parameters, so a file name cannot hold one.
+	path, query, _ := strings.Cut(rest, "?")
 	if path == "" {
 		return nil, fmt.Errorf("store: sqlite URL has no file path")
 	}
-	// The driver treats everything after '?' as its own parameters, which
-	// would silently change the file name.
-	if strings.ContainsRune(path, '?') {
-		return nil, fmt.Errorf("store: sqlite path %q must not contain '?'", path)
+	sizeCap, err := sqliteSizeCap(query)
+	if err != nil {
+		return nil, err
 	}
 	// The database holds tokens' hashes, audit history and every tenant's
 	// data: only the service's user may read it. SQLite gives its WAL and
@@ -146,7 +150,7 @@ func openSQLite(path string, opts Options) (*bun.DB, error) {
 	// transaction that reads and then writes would otherwise fail with
 	// SQLITE_BUSY without waiting, because busy_timeout cannot resolve a
 	// read-to-write upgrade.
-	dsn := path + "?_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate"
+	dsn := path + "?_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=on&_synchronous=NORMAL&_txlock=immediate" + sizeCap
 	sqldb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite: %w", err)
@@ -157,6 +161,32 @@ func openSQLite(path string, opts Options) (*bun.DB, error) {
 	sqldb.SetMaxIdleConns(orDefault(opts.MaxIdleConns, maxOpen))
 
 	return bun.NewDB(sqldb, sqlitedialect.New(), bun.WithDiscardUnknownColumns()), nil
+}
+
+// maxPageCountRE is the one parameter a sqlite:// URL may carry.
+var maxPageCountRE = regexp.MustCompile(`^max_page_count\([1-9][0-9]{0,9}\)$`)
+
+// sqliteSizeCap checks a sqlite:// URL's query and returns the driver
+// parameter it adds to the DSN. The only parameter is
+// _pragma=max_page_count(N), which caps the file at N pages (4096 bytes
+// each): past it writes fail with SQLITE_FULL, as on a full disk, and
+// succeed again once rows are deleted. Other parameters are refused, so
+// none can undo the journal mode, locking or foreign keys the store
+// relies on.
+func sqliteSizeCap(query string) (string, error) {
+	if query == "" {
+		return "", nil
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return "", fmt.Errorf("store: sqlite URL parameters: %w; the one parameter is _pragma=max_page_count(N)", err)
+	}
+	for key, values := range q {
+		if key != "_pragma" || len(values) != 1 || !maxPageCountRE.MatchString(values[0]) {
+			return "", fmt.Errorf("store: sqlite URL parameter %s=%s is not supported; the one parameter is _pragma=max_page_count(N)", key, strings.Join(values, ","))
+		}
+	}
+	return "&_pragma=" + url.QueryEscape(q.Get("_pragma")), nil
 }
 
 // poolMaxConns is the postgres URL's parameter that caps each process's

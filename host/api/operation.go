@@ -161,7 +161,8 @@ func inputShape(t reflect.Type) (params, body bool) {
 
 // DefaultErrors are the statuses the host answers before or around an
 // operation's handler: 401 and 403 from authentication, and 503 from it
-// while the token revocation list's Redis is unreachable, 413 (over
+// while the token revocation list's Redis is unreachable (and from the
+// handler while the database is unreachable or full), 413 (over
 // STEWARD_MAX_BODY_BYTES), 415 (a content type the operation does not take)
 // and 422 (validation, a body missing or not parsing included) from reading
 // its input, 429 from the rate limit.

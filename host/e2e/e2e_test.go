@@ -366,6 +366,9 @@ type run struct {
 	ErrorMessage     *string `json:"error_message"`
 	RecordsProcessed int64   `json:"records_processed"`
 	Attempts         int     `json:"attempts"`
+	// StartedAt and CompletedAt are null until the run starts and ends.
+	StartedAt   *time.Time `json:"started_at"`
+	CompletedAt *time.Time `json:"completed_at"`
 }
 
 // waitRun waits up to 15 s for the run to finish and returns it.

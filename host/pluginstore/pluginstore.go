@@ -200,9 +200,10 @@ func (s *Stores) checkRole(ctx context.Context, plugin, role, what string) error
 	return nil
 }
 
-// sqlitePath is the file of a sqlite:// URL.
+// sqlitePath is the file of a sqlite:// URL, without its parameters.
 func sqlitePath(rawURL string) (string, error) {
-	scheme, path, ok := strings.Cut(rawURL, "://")
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	path, _, _ := strings.Cut(rest, "?")
 	if !ok || !strings.EqualFold(scheme, "sqlite") || path == "" {
 		return "", fmt.Errorf("not a sqlite:// URL with a file path")
 	}

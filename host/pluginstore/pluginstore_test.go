@@ -114,10 +114,11 @@ func TestSQLiteFilePerPlugin(t *testing.T) {
 	}
 
 	for name, declared := range map[string]string{
-		"the host's file":       h.url,
-		"the host's file again": "sqlite://" + filepath.Join(h.dir, ".", "steward.db"),
-		"another kind":          "postgres://steward@127.0.0.1/steward",
-		"a typo":                "sqlite://",
+		"the host's file":        h.url,
+		"the host's file again":  "sqlite://" + filepath.Join(h.dir, ".", "steward.db"),
+		"the host's file capped": "sqlite://" + filepath.Join(h.dir, "steward.db") + "?_pragma=max_page_count(1000)",
+		"another kind":           "postgres://steward@127.0.0.1/steward",
+		"a typo":                 "sqlite://",
 	} {
 		_, err := h.stores.Prepare(ctx, "cost", declared)
 		if !errors.Is(err, pluginstore.ErrRefused) || strings.Contains(err.Error(), "\n") {
@@ -127,6 +128,10 @@ func TestSQLiteFilePerPlugin(t *testing.T) {
 	own := "sqlite://" + filepath.Join(t.TempDir(), "cost.db")
 	if got, err := h.stores.Prepare(ctx, "cost", own); err != nil || got != own {
 		t.Errorf("a file of its own: %q, %v", got, err)
+	}
+	capped := own + "?_pragma=max_page_count(1000)"
+	if got, err := h.stores.Prepare(ctx, "cost", capped); err != nil || got != capped {
+		t.Errorf("a file of its own with a size cap: %q, %v", got, err)
 	}
 	if _, err := h.stores.Prepare(ctx, "Cost;", ""); !errors.Is(err, pluginstore.ErrRefused) {
 		t.Errorf("a name no role can carry: %v", err)

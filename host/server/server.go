@@ -409,9 +409,11 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(unavailable.RetryAfter.Seconds())))
 		return writeProblem(c, http.StatusServiceUnavailable, fmt.Sprintf("plugin %s is not available; retry shortly", unavailable.Plugin), nil)
 	case store.Unavailable(err):
-		// Health says so too; each request is not worth a log line.
-		c.Set(fiber.HeaderRetryAfter, store.UnavailableRetryAfter)
-		return writeProblem(c, http.StatusServiceUnavailable, protocol.MsgDatabaseUnavailable, nil)
+		// An outage shows in health too, and the access log has every
+		// 5xx; each request is not worth a line of its own.
+		detail, retryAfter := protocol.DatabaseProblem(err)
+		c.Set(fiber.HeaderRetryAfter, retryAfter)
+		return writeProblem(c, http.StatusServiceUnavailable, detail, nil)
 	case errors.Is(err, redisconn.ErrUnavailable):
 		// Logged once per outage by the connection, not per request.
 		c.Set(fiber.HeaderRetryAfter, redisRetryAfter)

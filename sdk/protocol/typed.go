@@ -199,20 +199,33 @@ func RegisterTyped[I, O any](api huma.API, op huma.Operation, handler func(conte
 	}
 }
 
-// MsgDatabaseUnavailable is the detail of a 503 answered while the database
-// cannot be reached.
-const MsgDatabaseUnavailable = "the database is unavailable; retry shortly"
+// The details of a 503 answered while the database cannot be reached, and
+// while its storage is full.
+const (
+	MsgDatabaseUnavailable = "the database is unavailable; retry shortly"
+	MsgStorageFull         = "the database's storage is full: nothing was written; retry once space is freed"
+)
+
+// DatabaseProblem is the detail and Retry-After (seconds) of the 503 that
+// answers err, an error store.Unavailable reports.
+func DatabaseProblem(err error) (detail, retryAfter string) {
+	if store.Full(err) {
+		return MsgStorageFull, store.FullRetryAfter
+	}
+	return MsgDatabaseUnavailable, store.UnavailableRetryAfter
+}
 
 // DatabaseUnavailable turns an error saying the database cannot be reached
-// (store.Unavailable) into a 503 with Retry-After, and returns any other
-// error as it is: a client should retry a request that met an outage,
-// which a 500 would not tell it.
+// or is full (store.Unavailable) into a 503 with Retry-After, and returns
+// any other error as it is: a client should retry a request that met an
+// outage, which a 500 would not tell it.
 func DatabaseUnavailable(err error) error {
 	var se huma.StatusError
 	if err == nil || errors.As(err, &se) || !store.Unavailable(err) {
 		return err
 	}
-	return huma.ErrorWithHeaders(huma.Error503ServiceUnavailable(MsgDatabaseUnavailable), http.Header{"Retry-After": {store.UnavailableRetryAfter}})
+	detail, retryAfter := DatabaseProblem(err)
+	return huma.ErrorWithHeaders(huma.Error503ServiceUnavailable(detail), http.Header{"Retry-After": {retryAfter}})
 }
 
 // hasBody reports whether an output type is huma's output struct: a

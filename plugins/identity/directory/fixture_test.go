@@ -157,8 +157,20 @@ func (f *fixture) mustRun(tb testing.TB) (int64, []plugintest.Progress) {
 func (f *fixture) freshTenants(from int) []string {
 	var out []string
 	for _, m := range f.harness.FreshMarks()[from:] {
-		if m.Domain == "identity" {
+		if m.Domain == "identity" && m.Failure == "" {
 			out = append(out, m.TenantID)
+		}
+	}
+	return out
+}
+
+// failedTenants is the tenants whose identity sync was reported failed
+// since the from-th mark, with the reasons.
+func (f *fixture) failedTenants(from int) map[string]string {
+	out := map[string]string{}
+	for _, m := range f.harness.FreshMarks()[from:] {
+		if m.Domain == "identity" && m.Failure != "" {
+			out[m.TenantID] = m.Failure
 		}
 	}
 	return out

@@ -51,9 +51,16 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 	var records int64
 	var failures []error
 	for i, t := range active {
+		start := time.Now()
 		n, err := s.syncTenant(ctx, t)
 		if err != nil {
-			failures = append(failures, fmt.Errorf("tenant %s (%s): %w", t.Name, t.ID, err))
+			err = fmt.Errorf("tenant %s (%s): %w", t.Name, t.ID, err)
+			failures = append(failures, err)
+			// The host shows an admin why the tenant's directory is not
+			// current, as the cloud syncs do (pluginenv.SyncTenants).
+			if markErr := s.Host.MarkFailed(ctx, t.ID, Domain, start, err.Error()); markErr != nil {
+				failures = append(failures, fmt.Errorf("record the failed sync of tenant %s: %w", t.Name, markErr))
+			}
 		} else {
 			records += n
 		}

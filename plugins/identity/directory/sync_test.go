@@ -150,7 +150,8 @@ func TestSyncReplacesAndSnapshotsDaily(t *testing.T) {
 
 // TestFailedTenantKeepsItsData: when Graph fails for one tenant, the run
 // fails naming it, that tenant keeps its previous directory and is not
-// marked fresh, and the other tenant is synced.
+// marked fresh but reported failed to the host, and the other tenant is
+// synced.
 func TestFailedTenantKeepsItsData(t *testing.T) {
 	each(t, func(t *testing.T, dialect string) {
 		f := start(t, dialect, identityWorld(), nil)
@@ -170,6 +171,9 @@ func TestFailedTenantKeepsItsData(t *testing.T) {
 		}
 		if fresh := f.freshTenants(marks); !slices.Equal(fresh, []string{fabrikam.ID}) {
 			t.Fatalf("fresh after a partial failure: %v, want only fabrikam", fresh)
+		}
+		if failed := f.failedTenants(marks); len(failed) != 1 || !strings.Contains(failed[contoso.ID], "500") {
+			t.Fatalf("failures reported to the host %v, want contoso's naming the 500", failed)
 		}
 		if u := f.users(t, fabrikam.ID); !u[0].SyncedAt.Equal(simNow.Add(24 * time.Hour)) {
 			t.Fatalf("fabrikam synced at %v", u[0].SyncedAt)

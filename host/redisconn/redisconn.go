@@ -26,7 +26,10 @@
 //
 // A command fails on its own deadline (see the timeouts below), never
 // waits for Redis to come back, and its error wraps ErrUnavailable, which
-// the HTTP layer answers with 503. Once a command has failed so, the next
+// the HTTP layer answers with 503. A command whose caller's context ended
+// first (a tighter budget of the caller's) fails without ErrUnavailable
+// and says nothing of Redis: a host too busy to read an answer within
+// such a budget is slow, not cut off. Once a command has failed so, the next
 // ones fail at once without trying, except one every probeEvery that finds
 // out whether Redis is back: a Redis that stopped answering without
 // closing its connections would otherwise hold every request for the
@@ -350,6 +353,15 @@ func (c *Conn) admit(ctx context.Context) (context.Context, bool) {
 	return context.WithValue(ctx, probing{}, true), true
 }
 
+// callerGaveUp reports whether a command failed because its caller's own
+// context ended first: a budget tighter than the client's timeouts (the
+// rate limiter's, the change watcher's) that ran out says nothing of
+// Redis, and on a host starved of CPU it runs out while Redis is well.
+// Only the client's own timeouts and errors count as an outage.
+func callerGaveUp(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil
+}
+
 // hook sees the result of every command the client runs.
 type hook struct{ c *Conn }
 
@@ -368,6 +380,9 @@ func (h hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if errors.Is(err, ErrUnavailable) {
 			// Observed already: a command that sets up a connection
 			// failed within this one.
+			return err
+		}
+		if callerGaveUp(ctx, err) {
 			return err
 		}
 		if h.c.observe(err) {
@@ -392,7 +407,7 @@ func (h hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessP
 			return err
 		}
 		err := next(ctx, cmds)
-		if errors.Is(err, ErrUnavailable) {
+		if errors.Is(err, ErrUnavailable) || callerGaveUp(ctx, err) {
 			return err
 		}
 		if h.c.observe(err) {

@@ -265,3 +265,35 @@ func (f collectorFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
 func logger(w *logsink.Buffer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Output: w, Level: hclog.Debug})
 }
+
+// TestCallerDeadlineIsNotAnOutage: a command whose caller's own, tighter
+// deadline ran out fails, but Redis is not reported unreachable for it (a
+// host starved of CPU misses such budgets while Redis is well); the
+// client's own timeout still is an outage.
+func TestCallerDeadlineIsNotAnOutage(t *testing.T) {
+	proxy := storetest.NewRedisProxy(t, storetest.RedisURL(t))
+	c, err := Open(context.Background(), proxy.URL, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	key := storetest.RedisPrefix(t, storetest.RedisURL(t)) + ":k"
+
+	proxy.Hang()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	err = c.Client().Get(ctx, key).Err()
+	cancel()
+	if err == nil || errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Get past the caller's deadline: %v, want a failure that is not ErrUnavailable", err)
+	}
+	if !c.Status().Up {
+		t.Fatal("the caller's deadline is reported as an outage")
+	}
+	// The next command is tried, not failed at once.
+	if err := c.Client().Get(context.Background(), key).Err(); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Get from a hung Redis within the client's own timeout: %v, want ErrUnavailable", err)
+	}
+	if c.Status().Up {
+		t.Fatal("the client's own timeout on a hung Redis is not reported as an outage")
+	}
+}

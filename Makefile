@@ -27,7 +27,7 @@ ELEMENTS  := host/server/apidocs/web-components.min.js
 # htmx, which the web UI (ui/) embeds and serves from its own origin.
 HTMX      := ui/static/vendor/htmx.min.js
 
-.PHONY: build run test test-race bench load lint proto clean screenshots image image-rootfs chart-test
+.PHONY: build run test test-race fuzz bench load lint proto clean screenshots image image-rootfs chart-test
 
 build: $(ELEMENTS) $(HTMX)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/steward ./host/cmd/steward
@@ -120,6 +120,13 @@ RACE_PKGS := ./core/cache/ ./core/cloud/ ./core/cloudsim/ ./core/cloudsim/simdns
 
 test-race: build
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
+
+# Every fuzz target of the root module and the examples' modules, found
+# anew each run, fuzzed one after another for FUZZTIME each (tools/fuzz.sh:
+# its header gives the defaults); fails if any target finds a failing input,
+# and names the file Go wrote it to. CI runs it after `make test-race`.
+fuzz:
+	GO=$(GO) tools/fuzz.sh . $(EXAMPLES)
 
 # Plugin hop against in-host, both data planes, and start-up; see
 # BENCHMARKS.md. Each load run is one fixed window, so each runs once.

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the given Go modules (default: the repository's
+# root module and each module under examples/) for a bounded time each, one
+# after another: Go fuzzes one target of one package per invocation.
+# Targets are found by `go list` and the test files' `func FuzzX(` lines, so
+# a new one is run without editing a list. Every target runs whatever the
+# others do; the exit status is 1 if any failed, and a failure shows where
+# Go wrote the failing input (testdata/fuzz/FuzzX/<hash> beside the target),
+# which committed stays a regression seed that `go test` runs every time.
+#
+# FUZZTIME      how long each target fuzzes (go test -fuzztime), default 5s
+# FUZZPARALLEL  fuzzing workers per target (go test -parallel), default 1
+# FUZZTIMEOUT   when a target's run is cut off as hung (go test -timeout),
+#               default 10m; raise it with FUZZTIME
+# GO            the go command, default go
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+root=$PWD
+
+GO=${GO:-go}
+FUZZTIME=${FUZZTIME:-5s}
+FUZZPARALLEL=${FUZZPARALLEL:-1}
+FUZZTIMEOUT=${FUZZTIMEOUT:-10m}
+
+if [ "$#" -eq 0 ]; then
+  set -- .
+  for mod in examples/*/go.mod; do
+    [ -e "$mod" ] && set -- "$@" "$(dirname "$mod")"
+  done
+fi
+
+# targets lists "module dir<TAB>package dir<TAB>FuzzX", one a line, for
+# each fuzz target in the test files of the packages of the modules.
+targets() {
+  local mod dir files f fn
+  for mod in "$@"; do
+    mod=$(cd "$mod" && pwd) || return 1
+    (cd "$mod" && "$GO" list -f '{{.Dir}}{{"\t"}}{{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}' ./...) |
+      while IFS=$'\t' read -r dir files; do
+        for f in $files; do
+          sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$dir/$f"
+        done | sort -u | while read -r fn; do
+          printf '%s\t%s\t%s\n' "$mod" "$dir" "$fn"
+        done
+      done || return 1
+  done
+}
+
+# rel prints path $2 relative to folder $1 when it is inside it.
+rel() {
+  case $2 in
+  "$1") echo . ;;
+  "$1"/*) echo "${2#"$1"/}" ;;
+  *) echo "$2" ;;
+  esac
+}
+
+list=$(targets "$@") || exit 1
+n=$(printf '%s\n' "$list" | grep -c .)
+if [ "$n" -eq 0 ]; then
+  echo "fuzz: no fuzz targets in $*"
+  exit 0
+fi
+echo "fuzz: $n targets, $FUZZTIME each, $FUZZPARALLEL worker(s)"
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+i=0
+failed=()
+start=$SECONDS
+while IFS=$'\t' read -r mod dir fn; do
+  i=$((i + 1))
+  pkg=$(rel "$root" "$dir")
+  printf '[%d/%d] %s %s ... ' "$i" "$n" "$pkg" "$fn"
+  t0=$SECONDS
+  if (cd "$mod" && "$GO" test -run='^$' -fuzz="^$fn\$" -fuzztime="$FUZZTIME" -parallel="$FUZZPARALLEL" -timeout="$FUZZTIMEOUT" "$dir") </dev/null >"$log" 2>&1; then
+    echo "ok ($((SECONDS - t0))s)"
+    continue
+  fi
+  echo "FAIL ($((SECONDS - t0))s)"
+  failed+=("$pkg $fn")
+  sed 's/^/    /' "$log"
+  input=$(sed -n 's/.*Failing input written to \(testdata\/fuzz\/[^ ]*\).*/\1/p' "$log" | head -n1)
+  if [ -n "$input" ]; then
+    echo "    failing input: $pkg/$input"
+    run="go test -run='^${input#testdata/fuzz/}\$' ./$(rel "$mod" "$dir")"
+    [ "$mod" = "$root" ] || run="(cd $(rel "$root" "$mod") && $run)"
+    echo "    reproduce:     $run"
+    echo "    commit it (with the fix) as a regression seed: git add $pkg/$input"
+  fi
+done <<<"$list"
+
+echo "fuzz: $n targets in $((SECONDS - start))s, ${#failed[@]} failed"
+for f in "${failed[@]}"; do
+  echo "  FAIL $f"
+done
+[ "${#failed[@]}" -eq 0 ]

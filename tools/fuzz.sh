@@ -12,6 +12,14 @@
 # FUZZPARALLEL  fuzzing workers per target (go test -parallel), default 1
 # FUZZTIMEOUT   when a target's run is cut off as hung (go test -timeout),
 #               default 10m; raise it with FUZZTIME
+# FUZZBUDGET    seconds for the whole run, 0 (the default) for none. With a
+#               budget the targets start at one chosen by the commit (so
+#               successive commits give each its turn first) and the run
+#               stops starting targets once the budget is spent, cutting
+#               off the one under way; the targets not run are listed, and
+#               are not failures. Fuzzing builds every package once more,
+#               instrumented: on an empty build cache that alone takes
+#               minutes, and a budget keeps CI within its time.
 # GO            the go command, default go
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -21,6 +29,13 @@ GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-5s}
 FUZZPARALLEL=${FUZZPARALLEL:-1}
 FUZZTIMEOUT=${FUZZTIMEOUT:-10m}
+FUZZBUDGET=${FUZZBUDGET:-0}
+case $FUZZBUDGET in
+'' | *[!0-9]*)
+  echo "fuzz: FUZZBUDGET must be a number of seconds, not $FUZZBUDGET" >&2
+  exit 2
+  ;;
+esac
 
 if [ "$#" -eq 0 ]; then
   set -- .
@@ -61,20 +76,44 @@ if [ "$n" -eq 0 ]; then
   echo "fuzz: no fuzz targets in $*"
   exit 0
 fi
-echo "fuzz: $n targets, $FUZZTIME each, $FUZZPARALLEL worker(s)"
+if [ "$FUZZBUDGET" -gt 0 ]; then
+  head=$(git rev-parse --short=7 HEAD 2>/dev/null || echo 0)
+  first=$((16#$head % n))
+  list=$(printf '%s\n' "$list" | awk -v first="$first" -v n="$n" '{ t[NR - 1] = $0 } END { for (i = 0; i < n; i++) print t[(i + first) % n] }')
+  echo "fuzz: $n targets, $FUZZTIME each, $FUZZPARALLEL worker(s), ${FUZZBUDGET}s in all, starting at target $((first + 1))"
+else
+  echo "fuzz: $n targets, $FUZZTIME each, $FUZZPARALLEL worker(s)"
+fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 i=0
 failed=()
+skipped=()
 start=$SECONDS
 while IFS=$'\t' read -r mod dir fn; do
   i=$((i + 1))
   pkg=$(rel "$root" "$dir")
+  limit=()
+  if [ "$FUZZBUDGET" -gt 0 ]; then
+    left=$((FUZZBUDGET - (SECONDS - start)))
+    if [ "$left" -le 0 ]; then
+      skipped+=("$pkg $fn")
+      continue
+    fi
+    limit=(timeout --kill-after=10s "${left}s")
+  fi
   printf '[%d/%d] %s %s ... ' "$i" "$n" "$pkg" "$fn"
   t0=$SECONDS
-  if (cd "$mod" && "$GO" test -run='^$' -fuzz="^$fn\$" -fuzztime="$FUZZTIME" -parallel="$FUZZPARALLEL" -timeout="$FUZZTIMEOUT" "$dir") </dev/null >"$log" 2>&1; then
+  (cd "$mod" && "${limit[@]}" "$GO" test -run='^$' -fuzz="^$fn\$" -fuzztime="$FUZZTIME" -parallel="$FUZZPARALLEL" -timeout="$FUZZTIMEOUT" "$dir") </dev/null >"$log" 2>&1
+  rc=$?
+  if [ "$rc" -eq 0 ]; then
     echo "ok ($((SECONDS - t0))s)"
+    continue
+  fi
+  if [ "${#limit[@]}" -gt 0 ] && { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then
+    echo "cut off: the budget is spent ($((SECONDS - t0))s)"
+    skipped+=("$pkg $fn")
     continue
   fi
   echo "FAIL ($((SECONDS - t0))s)"
@@ -90,7 +129,10 @@ while IFS=$'\t' read -r mod dir fn; do
   fi
 done <<<"$list"
 
-echo "fuzz: $n targets in $((SECONDS - start))s, ${#failed[@]} failed"
+echo "fuzz: $((n - ${#skipped[@]})) of $n targets in $((SECONDS - start))s, ${#failed[@]} failed"
+for f in "${skipped[@]}"; do
+  echo "  not run (budget spent): $f"
+done
 for f in "${failed[@]}"; do
   echo "  FAIL $f"
 done

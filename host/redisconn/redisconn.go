@@ -29,11 +29,11 @@
 // the HTTP layer answers with 503. A command whose caller's context ended
 // first (a tighter budget of the caller's) fails without ErrUnavailable
 // and says nothing of Redis: a host too busy to read an answer within
-// such a budget is slow, not cut off. Once a command has failed so, the next
-// ones fail at once without trying, except one every probeEvery that finds
-// out whether Redis is back: a Redis that stopped answering without
-// closing its connections would otherwise hold every request for the
-// timeouts. The Conn logs each change of state once
+// such a budget is slow, not cut off. Once tripAfter commands in a row
+// have failed so, the next ones fail at once without trying, except one
+// every probeEvery that finds out whether Redis is back: a Redis that
+// stopped answering without closing its connections would otherwise hold
+// every request for the timeouts. The Conn logs each change of state once
 // — unreachable, then reachable again — never per request, and reports it
 // to Status (the health checks' "redis" component) and to the metrics
 // steward_redis_up and steward_redis_outages_total.
@@ -99,6 +99,12 @@ const steadyFor = time.Second
 // Redis; the others fail at once.
 const probeEvery = 100 * time.Millisecond
 
+// tripAfter is how many commands in a row must fail for want of Redis
+// before the others fail at once and an outage is reported. A Redis that
+// is gone fails them all at once; one slow answer among good ones, on a
+// host short of CPU, is not an outage.
+const tripAfter = 3
+
 // errNotTried is the cause of a command failed without trying.
 var errNotTried = errors.New("not tried: Redis did not answer the last command")
 
@@ -120,8 +126,10 @@ type Conn struct {
 	// answered; while it is set only probes reach Redis.
 	tripped   atomic.Bool
 	lastProbe atomic.Int64
-	failures  atomic.Uint64
-	outages   atomic.Uint64
+	// inARow counts the commands that failed since one was answered.
+	inARow   atomic.Int32
+	failures atomic.Uint64
+	outages  atomic.Uint64
 
 	mu      sync.Mutex
 	since   time.Time
@@ -275,6 +283,7 @@ func classify(err error) outcome {
 func (c *Conn) observe(err error) bool {
 	switch classify(err) {
 	case answered:
+		c.inARow.Store(0)
 		c.tripped.Store(false)
 		if c.down.Load() && c.now().UnixNano()-c.lastFailure.Load() >= int64(steadyFor) {
 			c.recovered()
@@ -288,6 +297,9 @@ func (c *Conn) observe(err error) bool {
 
 func (c *Conn) failed(err error) {
 	c.failures.Add(1)
+	if c.inARow.Add(1) < tripAfter && !c.tripped.Load() {
+		return
+	}
 	now := c.now()
 	c.lastFailure.Store(now.UnixNano())
 	// The next probe is due probeEvery after this failure, not after the

@@ -136,6 +136,7 @@ bench: build
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench 'CostIngest|Stage|ResourceCosts' -benchtime 1x -timeout 10m ./plugins/cost/ingest/ ./plugins/cost/ledger/
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench 'InventorySync' -benchtime 1x -timeout 20m ./plugins/resources/inventory/
 	$(GO) test -run '^$$' -bench 'IdentitySync' -benchtime 1x -timeout 20m ./plugins/identity/directory/
+	$(GO) test -run '^$$' -bench 'TenantSyncStatus' -benchtime 200x ./host/pages/
 	$(GO) test -run '^$$' -bench 'ComplianceSync|StatesReplace' -benchtime 1x -timeout 10m ./plugins/compliance/states/
 	$(GO) test -run '^$$' -bench 'Coverage' -benchtime 1x -timeout 10m ./plugins/compliance/mapping/
 	$(GO) test -run '^$$' -bench 'CoverageStore' -benchtime 1x -timeout 10m ./plugins/compliance/coverage/

@@ -36,13 +36,17 @@ type Counts struct {
 	Critical int `json:"critical"`
 }
 
-// List is the quota list's body.
+// List is the quota list's body: a page of the quotas, and the counts of
+// them all.
 type List struct {
 	Location       string  `json:"location"`
 	Provider       string  `json:"provider"`
 	SubscriptionID string  `json:"subscription_id,omitempty" doc:"The subscription asked for, when one was"`
-	Items          []Entry `json:"items"`
-	Summary        Counts  `json:"summary"`
+	Items          []Entry `json:"items" doc:"A page of the quotas, by subscription and name"`
+	Total          int     `json:"total" doc:"Quotas in all, over the pages"`
+	Limit          int     `json:"limit"`
+	Offset         int     `json:"offset"`
+	Summary        Counts  `json:"summary" doc:"The quotas of every page by health"`
 }
 
 // Summary is the quota summary's body.
@@ -87,6 +91,8 @@ type listIn struct {
 	SubscriptionID string `query:"subscription_id" maxLength:"64"`
 	Location
 	Provider string `query:"provider" enum:"compute,network" default:"compute"`
+	Limit    int    `query:"limit" minimum:"1" maximum:"500" default:"100" doc:"Page size"`
+	Offset   int    `query:"offset" minimum:"0" default:"0"`
 }
 
 // Routes declares the quota routes, served by h.
@@ -127,18 +133,21 @@ func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
 			return nil, sdk.NotFound("no quota data for subscription " + q.SubscriptionID)
 		}
 	}
+	counts, err := h.Store.Counts(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	q.Limit, q.Offset = in.Limit, in.Offset
 	usages, err := h.Store.List(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	items := make([]Entry, 0, len(usages))
-	var counts Counts
 	for _, u := range usages {
-		e := entryOf(u)
-		counts.add(e.Health)
-		items = append(items, e)
+		items = append(items, entryOf(u))
 	}
-	return &List{Location: q.Location, Provider: q.Provider, SubscriptionID: q.SubscriptionID, Items: items, Summary: counts}, nil
+	return &List{Location: q.Location, Provider: q.Provider, SubscriptionID: q.SubscriptionID, Items: items,
+		Total: counts.Total, Limit: q.Limit, Offset: q.Offset, Summary: counts}, nil
 }
 
 func (h *Handlers) summary(ctx context.Context, in *Location) (*Summary, error) {

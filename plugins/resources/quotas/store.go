@@ -63,6 +63,46 @@ type Query struct {
 	Location       string
 	// Provider is compute or network; empty means both.
 	Provider string
+	// Limit, when positive, pages List from Offset.
+	Limit, Offset int
+}
+
+// healthRank is a usage's health in SQL, 0 ok, 1 warning, 2 critical, as
+// Health(UsagePercent(current, limit)) gives it in Go: the percentage is
+// rounded to hundredths there, so v = current/limit*100*100 (the same
+// operations, in the same order, on the same doubles) is critical from
+// Round(v) = 9000, that is from v = 8999.5, and warning from 7499.5.
+const healthRank = `CASE WHEN limit_value <= 0 THEN CASE WHEN current_value > 0 THEN 2 ELSE 0 END
+	WHEN current_value / limit_value * 100 * 100 >= 8999.5 THEN 2
+	WHEN current_value / limit_value * 100 * 100 >= 7499.5 THEN 1
+	ELSE 0 END`
+
+// where narrows sel to the query's usages.
+func (q Query) where(sel *bun.SelectQuery) *bun.SelectQuery {
+	sel = sel.Where("tenant_id IN (?)", bun.List(q.TenantIDs)).Where("location = ?", q.Location)
+	if q.Provider != "" {
+		sel = sel.Where("provider = ?", q.Provider)
+	}
+	if q.SubscriptionID != "" {
+		sel = sel.Where("subscription_id = ?", q.SubscriptionID)
+	}
+	return sel
+}
+
+// Counts counts the query's usages by health, in the database.
+func (s *Store) Counts(ctx context.Context, q Query) (Counts, error) {
+	var c Counts
+	if len(q.TenantIDs) == 0 {
+		return c, nil
+	}
+	ranks := q.where(s.db.NewSelect().Model((*Usage)(nil)).ColumnExpr(healthRank + " AS r"))
+	err := s.db.NewSelect().TableExpr("(?) AS u", ranks).
+		ColumnExpr("COUNT(*) AS total").
+		ColumnExpr("COALESCE(SUM(CASE WHEN r = 0 THEN 1 ELSE 0 END), 0) AS ok").
+		ColumnExpr("COALESCE(SUM(CASE WHEN r = 1 THEN 1 ELSE 0 END), 0) AS warning").
+		ColumnExpr("COALESCE(SUM(CASE WHEN r = 2 THEN 1 ELSE 0 END), 0) AS critical").
+		Scan(ctx, &c.Total, &c.OK, &c.Warning, &c.Critical)
+	return c, err
 }
 
 // List returns usages of the query's tenants ordered by subscription and
@@ -72,14 +112,11 @@ func (s *Store) List(ctx context.Context, q Query) ([]Usage, error) {
 	if len(q.TenantIDs) == 0 {
 		return out, nil
 	}
-	sel := s.db.NewSelect().Model(&out).Where("tenant_id IN (?)", bun.List(q.TenantIDs)).Where("location = ?", q.Location)
-	if q.Provider != "" {
-		sel = sel.Where("provider = ?", q.Provider)
+	sel := q.where(s.db.NewSelect().Model(&out)).Order("subscription_id", "provider", "name")
+	if q.Limit > 0 {
+		sel = sel.Limit(int64(q.Limit)).Offset(int64(q.Offset))
 	}
-	if q.SubscriptionID != "" {
-		sel = sel.Where("subscription_id = ?", q.SubscriptionID)
-	}
-	err := sel.Order("subscription_id", "provider", "name").Scan(ctx)
+	err := sel.Scan(ctx)
 	return out, err
 }
 

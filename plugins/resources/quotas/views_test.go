@@ -2,6 +2,8 @@ package quotas
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -91,6 +93,51 @@ func TestQuotaViews(t *testing.T) {
 	for query, field := range map[string]string{"tag_key=" + strings.Repeat("k", 513): "query.tag_key", "offset=-1": "query.offset"} {
 		if code, body := view(t, h, PagePath+"?"+query, "t-a"); code != http.StatusUnprocessableEntity || !strings.Contains(body, field) {
 			t.Errorf("page with %.20s: %d %s", query, code, body)
+		}
+	}
+}
+
+// TestQuotaListPages: the list answers a page of the caller's quotas with
+// the total and the counts of every page, and refuses a page out of range
+// with the parameter named.
+func TestQuotaListPages(t *testing.T) {
+	h, st := viewsPlugin(t)
+	now := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+	var usages []Usage
+	for i, used := range []float64{10, 80, 95, 20, 76} {
+		usages = append(usages, Usage{TenantID: "t-a", SubscriptionID: "sub-a", Location: DefaultLocation, Provider: "compute",
+			Name: fmt.Sprintf("q%d", i), CurrentValue: used, Limit: 100, SyncedAt: now})
+	}
+	ctx := context.Background()
+	if err := st.Replace(ctx, "sub-a", DefaultLocation, "compute", usages); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Replace(ctx, "sub-b", DefaultLocation, "compute", []Usage{{TenantID: "t-b", SubscriptionID: "sub-b", Location: DefaultLocation,
+		Provider: "compute", Name: "q0", CurrentValue: 99, Limit: 100, SyncedAt: now}}); err != nil {
+		t.Fatal(err)
+	}
+	code, body := view(t, h, "/api/v1/resources/quotas?limit=2&offset=1", "t-a")
+	var page List
+	if err := json.Unmarshal([]byte(body), &page); code != http.StatusOK || err != nil {
+		t.Fatalf("page: %d %s (%v)", code, body, err)
+	}
+	var names []string
+	for _, e := range page.Items {
+		names = append(names, e.Name)
+	}
+	if page.Total != 5 || page.Limit != 2 || page.Offset != 1 || strings.Join(names, ",") != "q1,q2" ||
+		page.Summary != (Counts{Total: 5, OK: 2, Warning: 2, Critical: 1}) {
+		t.Errorf("page of 2 from 1: total %d, limit %d, offset %d, items %v, summary %+v", page.Total, page.Limit, page.Offset, names, page.Summary)
+	}
+	code, body = view(t, h, "/api/v1/resources/quotas", "t-a")
+	if err := json.Unmarshal([]byte(body), &page); code != http.StatusOK || err != nil || page.Limit != 100 || len(page.Items) != 5 {
+		t.Errorf("default page: %d, limit %d, %d items (%v)", code, page.Limit, len(page.Items), err)
+	}
+	for _, bad := range []string{"limit=0", "limit=501", "offset=-1", "limit=ten"} {
+		code, body := view(t, h, "/api/v1/resources/quotas?"+bad, "t-a")
+		field := "query." + strings.SplitN(bad, "=", 2)[0]
+		if code != http.StatusUnprocessableEntity || !strings.Contains(body, field) {
+			t.Errorf("%s: %d %s, want 422 naming %s", bad, code, body, field)
 		}
 	}
 }

@@ -1,0 +1,86 @@
+package quotas
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
+)
+
+// TestCountsAgreeWithHealth: the database counts usages by health exactly
+// as Health(UsagePercent) classifies each, on both dialects, at the
+// boundaries the rounding to hundredths makes and on random figures; and
+// List pages in the order it lists.
+func TestCountsAgreeWithHealth(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			db := storetest.Open(t, dialect)
+			if _, err := store.Migrate(ctx, db, Migrations(), "plugin_resources_migrations"); err != nil {
+				t.Fatal(err)
+			}
+			st := NewStore(db)
+			figures := [][2]float64{
+				{0, 0}, {1, 0}, {-1, 0}, {0, 100}, {7499, 10000}, {74994, 100000}, {74995, 100000}, {74996, 100000},
+				{75, 100}, {8999, 10000}, {899949, 1000000}, {899950, 1000000}, {89995, 100000}, {90, 100}, {95, 100}, {100, 100},
+				{250, 100}, {1, 3}, {2, 3}, {3, 4}, {299, 400}, {359, 400}, {1, 2500}, {-5, 100},
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			for range 400 {
+				limit := float64(r.IntN(5000))
+				figures = append(figures, [2]float64{float64(r.IntN(int(limit) + 2)), limit})
+			}
+			var usages []Usage
+			var want Counts
+			for i, f := range figures {
+				usages = append(usages, Usage{TenantID: "t-a", SubscriptionID: "sub-a", Location: DefaultLocation, Provider: "compute",
+					Name: fmt.Sprintf("q%04d", i), CurrentValue: f[0], Limit: f[1], SyncedAt: time.Now()})
+				want.add(Health(UsagePercent(f[0], f[1])))
+			}
+			if err := st.Replace(ctx, "sub-a", DefaultLocation, "compute", usages); err != nil {
+				t.Fatal(err)
+			}
+			q := Query{TenantIDs: []string{"t-a"}, Location: DefaultLocation, Provider: "compute"}
+			got, err := st.Counts(ctx, q)
+			if err != nil || got != want {
+				t.Fatalf("Counts = %+v (%v), want %+v", got, err, want)
+			}
+			// Row by row, so that no two wrong ranks cancel out.
+			var ranks []struct {
+				Name string `bun:"name"`
+				R    int    `bun:"r"`
+			}
+			if err := db.NewSelect().Model((*Usage)(nil)).Column("name").ColumnExpr(healthRank+" AS r").Order("name").Scan(ctx, &ranks); err != nil {
+				t.Fatal(err)
+			}
+			names := map[int]string{0: HealthOK, 1: HealthWarning, 2: HealthCritical}
+			for i, rk := range ranks {
+				f := figures[i]
+				if w := Health(UsagePercent(f[0], f[1])); rk.Name != fmt.Sprintf("q%04d", i) || names[rk.R] != w {
+					t.Errorf("%s: %g of %g is %s in the database, %s in Go (%.2f%%)", rk.Name, f[0], f[1], names[rk.R], w, UsagePercent(f[0], f[1]))
+				}
+			}
+			if c, err := st.Counts(ctx, Query{TenantIDs: []string{"t-b"}, Location: DefaultLocation}); err != nil || c != (Counts{}) {
+				t.Errorf("another tenant's counts %+v (%v), want none", c, err)
+			}
+
+			all, err := st.List(ctx, q)
+			if err != nil || len(all) != len(figures) {
+				t.Fatalf("List: %d usages (%v), want %d", len(all), err, len(figures))
+			}
+			q.Limit, q.Offset = 10, 395
+			page, err := st.List(ctx, q)
+			if err != nil || len(page) != 10 || page[0].Name != all[395].Name || page[9].Name != all[404].Name {
+				t.Fatalf("page at 395: %d usages (%v), want all[395:405]", len(page), err)
+			}
+			q.Offset = len(figures) - 3
+			if page, err := st.List(ctx, q); err != nil || len(page) != 3 {
+				t.Fatalf("last page: %d usages (%v), want 3", len(page), err)
+			}
+		})
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"html/template"
 	"net/http"
-	"sort"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -59,16 +58,9 @@ type Summary struct {
 	MostUsed      []Entry            `json:"most_used" doc:"The ten quotas nearest their limits"`
 }
 
-func (c *Counts) add(health string) {
-	c.Total++
-	switch health {
-	case HealthOK:
-		c.OK++
-	case HealthWarning:
-		c.Warning++
-	case HealthCritical:
-		c.Critical++
-	}
+// plus is c and d counted together.
+func (c Counts) plus(d Counts) Counts {
+	return Counts{Total: c.Total + d.Total, OK: c.OK + d.OK, Warning: c.Warning + d.Warning, Critical: c.Critical + d.Critical}
 }
 
 func entryOf(u Usage) Entry {
@@ -151,25 +143,27 @@ func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
 }
 
 func (h *Handlers) summary(ctx context.Context, in *Location) (*Summary, error) {
-	usages, err := h.Store.List(ctx, Query{TenantIDs: sdk.PrincipalFrom(ctx).TenantIDs, Location: in.Location})
+	q := Query{TenantIDs: sdk.PrincipalFrom(ctx).TenantIDs, Location: in.Location}
+	ov, err := h.Store.Overview(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	most, err := h.Store.MostUsed(ctx, q, 10)
 	if err != nil {
 		return nil, err
 	}
 	var all Counts
 	byProvider := map[string]*Counts{"compute": {}, "network": {}}
-	subs := map[string]bool{}
-	entries := make([]Entry, 0, len(usages))
-	for _, u := range usages {
-		e := entryOf(u)
-		all.add(e.Health)
-		if c, ok := byProvider[e.Provider]; ok {
-			c.add(e.Health)
+	for provider, c := range ov.ByProvider {
+		all = all.plus(c)
+		if p, ok := byProvider[provider]; ok {
+			*p = c
 		}
-		subs[e.SubscriptionID] = true
-		entries = append(entries, e)
 	}
-	sort.SliceStable(entries, func(i, j int) bool { return entries[i].UsagePercent > entries[j].UsagePercent })
-	top := entries[:min(10, len(entries))]
+	top := make([]Entry, 0, len(most))
+	for _, u := range most {
+		top = append(top, entryOf(u))
+	}
 	overall := HealthOK
 	switch {
 	case all.Critical > 0:
@@ -177,5 +171,5 @@ func (h *Handlers) summary(ctx context.Context, in *Location) (*Summary, error) 
 	case all.Warning > 0:
 		overall = HealthWarning
 	}
-	return &Summary{Location: in.Location, Subscriptions: len(subs), Health: overall, Counts: all, ByProvider: byProvider, MostUsed: top}, nil
+	return &Summary{Location: in.Location, Subscriptions: ov.Subscriptions, Health: overall, Counts: all, ByProvider: byProvider, MostUsed: top}, nil
 }

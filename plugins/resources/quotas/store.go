@@ -89,6 +89,62 @@ func (q Query) where(sel *bun.SelectQuery) *bun.SelectQuery {
 	return sel
 }
 
+// usagePercent is UsagePercent in SQL, before its rounding: the order of
+// the quotas nearest their limits.
+const usagePercent = `CASE WHEN limit_value <= 0 THEN CASE WHEN current_value > 0 THEN 100 ELSE 0 END
+	ELSE current_value / limit_value * 100 END`
+
+// MostUsed returns the query's n usages nearest their limits, by usage
+// percentage (unrounded) from the highest, then by subscription, provider
+// and name.
+func (s *Store) MostUsed(ctx context.Context, q Query, n int) ([]Usage, error) {
+	out := []Usage{}
+	if len(q.TenantIDs) == 0 || n <= 0 {
+		return out, nil
+	}
+	err := q.where(s.db.NewSelect().Model(&out)).OrderExpr(usagePercent+" DESC").
+		Order("subscription_id", "provider", "name").Limit(int64(n)).Scan(ctx)
+	return out, err
+}
+
+// Overview is the query's usages counted by health for each provider, and
+// the subscriptions they belong to.
+type Overview struct {
+	ByProvider    map[string]Counts
+	Subscriptions int
+}
+
+// Overview counts the query's usages by provider and health, in the
+// database.
+func (s *Store) Overview(ctx context.Context, q Query) (Overview, error) {
+	out := Overview{ByProvider: map[string]Counts{}}
+	if len(q.TenantIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		Provider string `bun:"provider"`
+		Total    int    `bun:"total"`
+		OK       int    `bun:"ok"`
+		Warning  int    `bun:"warning"`
+		Critical int    `bun:"critical"`
+	}
+	ranks := q.where(s.db.NewSelect().Model((*Usage)(nil)).Column("provider").ColumnExpr(healthRank + " AS r"))
+	err := s.db.NewSelect().TableExpr("(?) AS u", ranks).Column("provider").
+		ColumnExpr("COUNT(*) AS total").
+		ColumnExpr("SUM(CASE WHEN r = 0 THEN 1 ELSE 0 END) AS ok").
+		ColumnExpr("SUM(CASE WHEN r = 1 THEN 1 ELSE 0 END) AS warning").
+		ColumnExpr("SUM(CASE WHEN r = 2 THEN 1 ELSE 0 END) AS critical").
+		Group("provider").Scan(ctx, &rows)
+	if err != nil {
+		return out, err
+	}
+	for _, r := range rows {
+		out.ByProvider[r.Provider] = Counts{Total: r.Total, OK: r.OK, Warning: r.Warning, Critical: r.Critical}
+	}
+	err = q.where(s.db.NewSelect().Model((*Usage)(nil)).ColumnExpr("COUNT(DISTINCT subscription_id)")).Scan(ctx, &out.Subscriptions)
+	return out, err
+}
+
 // Counts counts the query's usages by health, in the database.
 func (s *Store) Counts(ctx context.Context, q Query) (Counts, error) {
 	var c Counts

@@ -1,9 +1,11 @@
 package quotas
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -68,6 +70,49 @@ func TestCountsAgreeWithHealth(t *testing.T) {
 				t.Errorf("another tenant's counts %+v (%v), want none", c, err)
 			}
 
+			// A second subscription's network quotas, for the overview and
+			// the most used across providers.
+			var network []Usage
+			wantNet := Counts{}
+			for i, f := range [][2]float64{{99, 100}, {10, 0}, {5, 100}, {74, 100}} {
+				network = append(network, Usage{TenantID: "t-a", SubscriptionID: "sub-b", Location: DefaultLocation, Provider: "network",
+					Name: fmt.Sprintf("n%d", i), CurrentValue: f[0], Limit: f[1], SyncedAt: time.Now()})
+				wantNet.add(Health(UsagePercent(f[0], f[1])))
+			}
+			if err := st.Replace(ctx, "sub-b", DefaultLocation, "network", network); err != nil {
+				t.Fatal(err)
+			}
+			both := Query{TenantIDs: []string{"t-a"}, Location: DefaultLocation}
+			ov, err := st.Overview(ctx, both)
+			if err != nil || ov.Subscriptions != 2 || ov.ByProvider["compute"] != want || ov.ByProvider["network"] != wantNet || len(ov.ByProvider) != 2 {
+				t.Fatalf("Overview = %+v (%v), want 2 subscriptions, compute %+v, network %+v", ov, err, want, wantNet)
+			}
+			every := append(append([]Usage{}, usages...), network...)
+			raw := func(u Usage) float64 {
+				if u.Limit <= 0 {
+					if u.CurrentValue > 0 {
+						return 100
+					}
+					return 0
+				}
+				return u.CurrentValue / u.Limit * 100
+			}
+			slices.SortStableFunc(every, func(a, b Usage) int {
+				if c := cmp.Compare(raw(b), raw(a)); c != 0 {
+					return c
+				}
+				return cmp.Or(cmp.Compare(a.SubscriptionID, b.SubscriptionID), cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Name, b.Name))
+			})
+			most, err := st.MostUsed(ctx, both, 12)
+			if err != nil || len(most) != 12 {
+				t.Fatalf("MostUsed: %d (%v), want 12", len(most), err)
+			}
+			for i, u := range most {
+				if u.SubscriptionID != every[i].SubscriptionID || u.Name != every[i].Name {
+					t.Errorf("most used #%d: %s/%s (%g%%), want %s/%s (%g%%)", i+1, u.SubscriptionID, u.Name, raw(u), every[i].SubscriptionID, every[i].Name, raw(every[i]))
+				}
+			}
+
 			all, err := st.List(ctx, q)
 			if err != nil || len(all) != len(figures) {
 				t.Fatalf("List: %d usages (%v), want %d", len(all), err, len(figures))
@@ -82,5 +127,18 @@ func TestCountsAgreeWithHealth(t *testing.T) {
 				t.Fatalf("last page: %d usages (%v), want 3", len(page), err)
 			}
 		})
+	}
+}
+
+// add counts one usage of the health into c, as the database counts it.
+func (c *Counts) add(health string) {
+	c.Total++
+	switch health {
+	case HealthOK:
+		c.OK++
+	case HealthWarning:
+		c.Warning++
+	case HealthCritical:
+		c.Critical++
 	}
 }

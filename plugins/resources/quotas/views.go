@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"sort"
 
 	"github.com/stewardhq/steward/plugins/resources/inventory"
 	"github.com/stewardhq/steward/sdk"
@@ -49,27 +48,25 @@ func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 		}
 		parts = append(parts, stats)
 	}
-	usages, err := h.Store.List(r.Context(), Query{TenantIDs: sdkui.Tenants(r), Location: DefaultLocation})
+	q := Query{TenantIDs: sdkui.Tenants(r), Location: DefaultLocation}
+	counts, err := h.Store.Counts(r.Context(), q)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
 	}
-	if len(usages) == 0 {
+	if counts.Total == 0 {
 		parts = append(parts, sdkui.Empty("No quota data yet for "+DefaultLocation+". It arrives with the next resources sync."))
 		sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(parts...))
 		return
 	}
-	var counts Counts
-	entries := make([]Entry, 0, len(usages))
-	for _, u := range usages {
-		e := entryOf(u)
-		counts.add(e.Health)
-		entries = append(entries, e)
+	most, err := h.Store.MostUsed(r.Context(), q, mostUsedShown)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
 	}
-	sort.SliceStable(entries, func(i, j int) bool { return entries[i].UsagePercent > entries[j].UsagePercent })
-	bars := make([]sdkui.Bar, 0, mostUsedShown)
-	for _, e := range entries[:min(mostUsedShown, len(entries))] {
-		bars = append(bars, barOf(e))
+	bars := make([]sdkui.Bar, 0, len(most))
+	for _, u := range most {
+		bars = append(bars, barOf(entryOf(u)))
 	}
 	parts = append(parts,
 		sdkui.Grid(

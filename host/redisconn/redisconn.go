@@ -30,7 +30,7 @@
 // first (a tighter budget of the caller's) fails without ErrUnavailable
 // and says nothing of Redis: a host too busy to read an answer within
 // such a budget is slow, not cut off. Once tripAfter commands in a row
-// have failed so, the next ones fail at once without trying, except one
+// have failed so over tripSpan, the next ones fail at once without trying, except one
 // every probeEvery that finds out whether Redis is back: a Redis that
 // stopped answering without closing its connections would otherwise hold
 // every request for the timeouts. The Conn logs each change of state once
@@ -50,6 +50,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -100,10 +101,15 @@ const steadyFor = time.Second
 const probeEvery = 100 * time.Millisecond
 
 // tripAfter is how many commands in a row must fail for want of Redis
-// before the others fail at once and an outage is reported. A Redis that
-// is gone fails them all at once; one slow answer among good ones, on a
-// host short of CPU, is not an outage.
-const tripAfter = 3
+// before the others fail at once and an outage is reported, and tripSpan
+// how long a streak of timeouts must last: a Redis that hangs keeps timing
+// them out, while a host short of CPU that stalls for longer than the
+// timeouts times out every command in flight at the same moment, and the
+// next ones are answered. A refused connection needs no span.
+const (
+	tripAfter = 3
+	tripSpan  = time.Second
+)
 
 // errNotTried is the cause of a command failed without trying.
 var errNotTried = errors.New("not tried: Redis did not answer the last command")
@@ -126,10 +132,12 @@ type Conn struct {
 	// answered; while it is set only probes reach Redis.
 	tripped   atomic.Bool
 	lastProbe atomic.Int64
-	// inARow counts the commands that failed since one was answered.
-	inARow   atomic.Int32
-	failures atomic.Uint64
-	outages  atomic.Uint64
+	// inARow counts the commands that failed since one was answered, the
+	// first of them at streakStart (Unix nanoseconds).
+	inARow      atomic.Int32
+	streakStart atomic.Int64
+	failures    atomic.Uint64
+	outages     atomic.Uint64
 
 	mu      sync.Mutex
 	since   time.Time
@@ -297,10 +305,14 @@ func (c *Conn) observe(err error) bool {
 
 func (c *Conn) failed(err error) {
 	c.failures.Add(1)
-	if c.inARow.Add(1) < tripAfter && !c.tripped.Load() {
+	now := c.now()
+	n := c.inARow.Add(1)
+	if n == 1 {
+		c.streakStart.Store(now.UnixNano())
+	}
+	if !c.tripped.Load() && (n < tripAfter || timedOut(err) && now.UnixNano()-c.streakStart.Load() < int64(tripSpan)) {
 		return
 	}
-	now := c.now()
 	c.lastFailure.Store(now.UnixNano())
 	// The next probe is due probeEvery after this failure, not after the
 	// start of the probe that may have ended in it: a probe waiting out a
@@ -319,6 +331,13 @@ func (c *Conn) failed(err error) {
 	c.outages.Add(1)
 	c.log.Error("Redis is unreachable: rate limits are not enforced, cached values are computed again, "+
 		"authentication's caches are bypassed, and bearer tokens and sign-ins are refused with 503 until it answers", "error", msg)
+}
+
+// timedOut reports whether err is a timeout, which a stalled host gives as
+// well as a hung Redis.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 func (c *Conn) recovered() {

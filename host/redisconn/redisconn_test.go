@@ -3,8 +3,11 @@ package redisconn
 import (
 	"context"
 	"errors"
+	"net"
 	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -298,6 +301,39 @@ func TestCallerDeadlineIsNotAnOutage(t *testing.T) {
 		}
 		if up := c.Status().Up; up != (i < tripAfter) {
 			t.Fatalf("after %d timeouts in a row Redis is reported up: %v", i, up)
+		}
+	}
+}
+
+// TestStallIsNotAnOutage: many commands timing out at one moment, as on a
+// host that stalled longer than the timeouts, are not an outage when the
+// next command is answered; timeouts that go on for tripSpan are, and
+// refused connections are at once.
+func TestStallIsNotAnOutage(t *testing.T) {
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	c := &Conn{log: hclog.NewNullLogger(), now: func() time.Time { return at }}
+	timeout := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	for range 50 {
+		c.observe(timeout)
+	}
+	if !c.Status().Up {
+		t.Fatal("50 commands timing out at one moment are reported as an outage")
+	}
+	c.observe(nil)
+	for i := range 3 {
+		at = at.Add(tripSpan / 2)
+		c.observe(timeout)
+		if up := c.Status().Up; up != (i < 2) {
+			t.Fatalf("after %d timeouts over %s Redis is reported up: %v", i+1, time.Duration(i)*tripSpan/2, up)
+		}
+	}
+
+	c = &Conn{log: hclog.NewNullLogger(), now: func() time.Time { return at }}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	for i := range tripAfter {
+		c.observe(refused)
+		if up := c.Status().Up; up != (i < tripAfter-1) {
+			t.Fatalf("after %d refused connections at one moment Redis is reported up: %v", i+1, up)
 		}
 	}
 }

@@ -121,12 +121,32 @@ func (s *Store) Overview(ctx context.Context, q Query) (Overview, error) {
 	if len(q.TenantIDs) == 0 {
 		return out, nil
 	}
+	var err error
+	if out.ByProvider, err = s.byProvider(ctx, q); err != nil {
+		return out, err
+	}
+	err = q.where(s.db.NewSelect().Model((*Usage)(nil)).ColumnExpr("COUNT(DISTINCT subscription_id)")).Scan(ctx, &out.Subscriptions)
+	return out, err
+}
+
+// Counts counts the query's usages by health, in the database.
+func (s *Store) Counts(ctx context.Context, q Query) (Counts, error) {
+	var all Counts
+	if len(q.TenantIDs) == 0 {
+		return all, nil
+	}
+	by, err := s.byProvider(ctx, q)
+	for _, c := range by {
+		all = all.plus(c)
+	}
+	return all, err
+}
+
+// byProvider counts the query's usages by provider and health.
+func (s *Store) byProvider(ctx context.Context, q Query) (map[string]Counts, error) {
 	var rows []struct {
 		Provider string `bun:"provider"`
-		Total    int    `bun:"total"`
-		OK       int    `bun:"ok"`
-		Warning  int    `bun:"warning"`
-		Critical int    `bun:"critical"`
+		Counts
 	}
 	ranks := q.where(s.db.NewSelect().Model((*Usage)(nil)).Column("provider").ColumnExpr(healthRank + " AS r"))
 	err := s.db.NewSelect().TableExpr("(?) AS u", ranks).Column("provider").
@@ -135,30 +155,11 @@ func (s *Store) Overview(ctx context.Context, q Query) (Overview, error) {
 		ColumnExpr("SUM(CASE WHEN r = 1 THEN 1 ELSE 0 END) AS warning").
 		ColumnExpr("SUM(CASE WHEN r = 2 THEN 1 ELSE 0 END) AS critical").
 		Group("provider").Scan(ctx, &rows)
-	if err != nil {
-		return out, err
-	}
+	out := make(map[string]Counts, len(rows))
 	for _, r := range rows {
-		out.ByProvider[r.Provider] = Counts{Total: r.Total, OK: r.OK, Warning: r.Warning, Critical: r.Critical}
+		out[r.Provider] = r.Counts
 	}
-	err = q.where(s.db.NewSelect().Model((*Usage)(nil)).ColumnExpr("COUNT(DISTINCT subscription_id)")).Scan(ctx, &out.Subscriptions)
 	return out, err
-}
-
-// Counts counts the query's usages by health, in the database.
-func (s *Store) Counts(ctx context.Context, q Query) (Counts, error) {
-	var c Counts
-	if len(q.TenantIDs) == 0 {
-		return c, nil
-	}
-	ranks := q.where(s.db.NewSelect().Model((*Usage)(nil)).ColumnExpr(healthRank + " AS r"))
-	err := s.db.NewSelect().TableExpr("(?) AS u", ranks).
-		ColumnExpr("COUNT(*) AS total").
-		ColumnExpr("COALESCE(SUM(CASE WHEN r = 0 THEN 1 ELSE 0 END), 0) AS ok").
-		ColumnExpr("COALESCE(SUM(CASE WHEN r = 1 THEN 1 ELSE 0 END), 0) AS warning").
-		ColumnExpr("COALESCE(SUM(CASE WHEN r = 2 THEN 1 ELSE 0 END), 0) AS critical").
-		Scan(ctx, &c.Total, &c.OK, &c.Warning, &c.Critical)
-	return c, err
 }
 
 // List returns usages of the query's tenants ordered by subscription and

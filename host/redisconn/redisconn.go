@@ -30,10 +30,10 @@
 // first (a tighter budget of the caller's) fails without ErrUnavailable
 // and says nothing of Redis: a host too busy to read an answer within
 // such a budget is slow, not cut off. Once tripAfter commands in a row
-// have failed so over tripSpan, the next ones fail at once without trying, except one
-// every probeEvery that finds out whether Redis is back: a Redis that
-// stopped answering without closing its connections would otherwise hold
-// every request for the timeouts. The Conn logs each change of state once
+// have failed so (timeouts over tripSpan), the next ones fail at once
+// without trying, except one every probeEvery that finds out whether
+// Redis is back: a Redis that stopped answering without closing its
+// connections would otherwise hold every request for the timeouts. The Conn logs each change of state once
 // — unreachable, then reachable again — never per request, and reports it
 // to Status (the health checks' "redis" component) and to the metrics
 // steward_redis_up and steward_redis_outages_total.

@@ -1,0 +1,116 @@
+// Package revcache keeps results computed from a plugin's stored data under
+// the revision of that data, so a read repeated between two syncs costs a
+// lookup of the revision instead of the aggregate.
+//
+// A revision is a per-tenant counter in a table of the plugin's own
+// storage, raised in the same transaction as every write that changes what
+// the cached reads return ([Bump]). A read takes the revision of the
+// tenants it covers ([Read]) before it reads the data, and a [Cache] keeps
+// the result under both: a result is used again only while the revision it
+// was read at is still the current one. As the revision lives in the
+// database, a write on one replica is seen by every replica's next read;
+// nothing has to be told.
+//
+// A revision table is created by the plugin's migrations as
+//
+//	CREATE TABLE <name> (tenant_id TEXT PRIMARY KEY, revision BIGINT NOT NULL)
+package revcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jellydator/ttlcache/v3"
+	"github.com/uptrace/bun"
+	"golang.org/x/sync/singleflight"
+)
+
+// Cache keeps, for each key, one value and the revision it was computed
+// at; the least recently used keys are dropped past its capacity. Values
+// are shared between callers, which must not change them. The zero value
+// is not usable: create one with [New]. It is safe for concurrent use.
+type Cache[V any] struct {
+	items  *ttlcache.Cache[string, entry[V]]
+	flight singleflight.Group
+}
+
+type entry[V any] struct {
+	revision string
+	value    V
+}
+
+// New returns a cache of at most capacity keys.
+func New[V any](capacity uint64) *Cache[V] {
+	return &Cache[V]{items: ttlcache.New(ttlcache.WithCapacity[string, entry[V]](capacity))}
+}
+
+// Get returns the value kept under key if it was computed at revision;
+// otherwise it computes it with load, keeps it and returns it. Concurrent
+// calls missing the same key and revision share one load. An error from
+// load is returned and nothing is kept.
+func (c *Cache[V]) Get(ctx context.Context, key, revision string, load func(context.Context) (V, error)) (V, error) {
+	if it := c.items.Get(key); it != nil && it.Value().revision == revision {
+		return it.Value().value, nil
+	}
+	v, err, _ := c.flight.Do(key+"\x00"+revision, func() (any, error) {
+		v, err := load(ctx)
+		if err != nil {
+			return v, err
+		}
+		c.items.Set(key, entry[V]{revision: revision, value: v}, ttlcache.NoTTL)
+		return v, nil
+	})
+	if err != nil && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// The call that loaded gave up, not this one: load again.
+		return load(ctx)
+	}
+	out, _ := v.(V)
+	return out, err
+}
+
+// Key is a cache key for a read of the tenants (in any order, repeats
+// ignored) with the parts that further select it, such as its parameters.
+func Key(tenants []string, parts ...string) string {
+	ids := slices.Clone(tenants)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	return strings.Join(ids, ",") + "\x00" + strings.Join(parts, "\x00")
+}
+
+// Bump raises the tenant's revision in table; call it in the transaction
+// that changes the tenant's data, so the new revision and the new data
+// are seen together. The table's name is the caller's constant, never
+// input.
+func Bump(ctx context.Context, db bun.IDB, table, tenantID string) error {
+	_, err := db.NewRaw(`INSERT INTO `+table+` (tenant_id, revision) VALUES (?, 1)
+		ON CONFLICT (tenant_id) DO UPDATE SET revision = `+table+`.revision + 1`, tenantID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("revcache: raise the revision of tenant %s: %w", tenantID, err)
+	}
+	return nil
+}
+
+// Read returns the revision of the tenants' data in table. It changes
+// whenever Bump is called for any of them (revisions only rise, and a
+// tenant's first Bump adds one to the count of those with a revision).
+// Read it before the data, so a write between the two reads leaves a
+// result kept under the older revision, read again next time, never a
+// newer one.
+func Read(ctx context.Context, db bun.IDB, table string, tenants []string) (string, error) {
+	if len(tenants) == 0 {
+		return "", nil
+	}
+	var rev struct {
+		Tenants int   `bun:"tenants"`
+		Sum     int64 `bun:"total"`
+	}
+	err := db.NewSelect().Table(table).ColumnExpr("COUNT(*) AS tenants, COALESCE(SUM(revision), 0) AS total").
+		Where("tenant_id IN (?)", bun.List(tenants)).Scan(ctx, &rev)
+	if err != nil {
+		return "", fmt.Errorf("revcache: read the revision of %d tenants: %w", len(tenants), err)
+	}
+	return fmt.Sprintf("%d:%d", rev.Tenants, rev.Sum), nil
+}

@@ -1,0 +1,189 @@
+package revcache_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/core/revcache"
+	"github.com/stewardhq/steward/core/store/storetest"
+)
+
+const table = "test_tenant_revisions"
+
+// TestRevisionFollowsBumps: on both databases, the revision of a set of
+// tenants changes with a bump of any of them, and only then; a bump in a
+// transaction rolled back changes nothing.
+func TestRevisionFollowsBumps(t *testing.T) {
+	ctx := context.Background()
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			db := storetest.Open(t, dialect)
+			if _, err := db.ExecContext(ctx, `CREATE TABLE `+table+` (tenant_id TEXT PRIMARY KEY, revision BIGINT NOT NULL)`); err != nil {
+				t.Fatal(err)
+			}
+			read := func(tenants ...string) string {
+				t.Helper()
+				rev, err := revcache.Read(ctx, db, table, tenants)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rev
+			}
+			if got := read(); got != "" {
+				t.Fatalf("no tenants: revision %q, want empty", got)
+			}
+			before := read("a", "b")
+			if before != "0:0" {
+				t.Fatalf("never bumped: %q, want 0:0", before)
+			}
+			if err := revcache.Bump(ctx, db, table, "a"); err != nil {
+				t.Fatal(err)
+			}
+			afterA := read("a", "b")
+			if afterA == before {
+				t.Fatal("a's first bump left the revision of a and b as it was")
+			}
+			if got := read("b"); got != "0:0" {
+				t.Fatalf("b alone after a's bump: %q, want 0:0", got)
+			}
+			if err := revcache.Bump(ctx, db, table, "b"); err != nil {
+				t.Fatal(err)
+			}
+			if err := revcache.Bump(ctx, db, table, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if got := read("a", "b"); got == afterA || got != "2:3" {
+				t.Fatalf("after three bumps: %q, want 2:3", got)
+			}
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := revcache.Bump(ctx, tx, table, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+			if got := read("a", "b"); got != "2:3" {
+				t.Fatalf("after a rolled-back bump: %q, want 2:3", got)
+			}
+			if _, err := revcache.Read(ctx, db, "no_such_table", []string{"a"}); err == nil {
+				t.Fatal("a missing table read without error")
+			}
+		})
+	}
+}
+
+// TestGetKeepsByRevision: a value is loaded once per key and revision, a
+// new revision loads again, and a failed load keeps nothing.
+func TestGetKeepsByRevision(t *testing.T) {
+	ctx := context.Background()
+	c := revcache.New[int](8)
+	loads := 0
+	load := func(v int) func(context.Context) (int, error) {
+		return func(context.Context) (int, error) { loads++; return v, nil }
+	}
+	for range 3 {
+		if v, err := c.Get(ctx, "k", "1:1", load(10)); err != nil || v != 10 {
+			t.Fatalf("got %d, %v; want 10", v, err)
+		}
+	}
+	if loads != 1 {
+		t.Fatalf("%d loads for one key and revision, want 1", loads)
+	}
+	if v, _ := c.Get(ctx, "k", "1:2", load(11)); v != 11 || loads != 2 {
+		t.Fatalf("new revision: got %d after %d loads, want 11 after 2", v, loads)
+	}
+	if v, _ := c.Get(ctx, "other", "1:2", load(12)); v != 12 || loads != 3 {
+		t.Fatalf("other key: got %d after %d loads, want 12 after 3", v, loads)
+	}
+	boom := errors.New("boom")
+	if _, err := c.Get(ctx, "bad", "1:1", func(context.Context) (int, error) { return 0, boom }); !errors.Is(err, boom) {
+		t.Fatalf("failed load: err %v, want boom", err)
+	}
+	if v, _ := c.Get(ctx, "bad", "1:1", load(13)); v != 13 {
+		t.Fatalf("after a failed load: got %d, want 13 from a new load", v)
+	}
+}
+
+// TestGetSharesConcurrentLoads: callers missing one key and revision at
+// once wait for one load.
+func TestGetSharesConcurrentLoads(t *testing.T) {
+	ctx := context.Background()
+	c := revcache.New[int](8)
+	var loads atomic.Int32
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := c.Get(ctx, "k", "r", func(context.Context) (int, error) {
+				loads.Add(1)
+				<-release
+				return 7, nil
+			})
+			if err != nil || v != 7 {
+				t.Errorf("got %d, %v; want 7", v, err)
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	if n := loads.Load(); n != 1 {
+		t.Fatalf("%d loads for 8 concurrent callers, want 1", n)
+	}
+}
+
+// TestGetOutlivesALeaderThatGaveUp: a caller whose shared load failed
+// because the loading caller's context ended loads again itself.
+func TestGetOutlivesALeaderThatGaveUp(t *testing.T) {
+	c := revcache.New[int](8)
+	leaderCtx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		_, err := c.Get(leaderCtx, "k", "r", func(ctx context.Context) (int, error) {
+			close(started)
+			<-ctx.Done()
+			return 0, ctx.Err()
+		})
+		done <- err
+	}()
+	<-started
+	follower := make(chan int)
+	go func() {
+		v, err := c.Get(context.Background(), "k", "r", func(context.Context) (int, error) { return 5, nil })
+		if err != nil {
+			t.Errorf("follower: %v", err)
+		}
+		follower <- v
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("leader: %v, want canceled", err)
+	}
+	if v := <-follower; v != 5 {
+		t.Fatalf("follower got %d, want 5 from its own load", v)
+	}
+}
+
+// TestKey: tenant order and repeats do not matter; the parts do.
+func TestKey(t *testing.T) {
+	if revcache.Key([]string{"b", "a", "a"}, "30") != revcache.Key([]string{"a", "b"}, "30") {
+		t.Fatal("the same tenants in another order gave another key")
+	}
+	if revcache.Key([]string{"a"}, "30") == revcache.Key([]string{"a"}, "31") {
+		t.Fatal("other parts gave the same key")
+	}
+	if revcache.Key([]string{"a", "b"}) == revcache.Key([]string{"a"}, "b") {
+		t.Fatal("a tenant and a part gave the same key")
+	}
+}

@@ -20,11 +20,9 @@ package coverage
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 
-	"github.com/jellydator/ttlcache/v3"
-
+	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 )
@@ -39,7 +37,7 @@ type Service struct {
 	once sync.Once
 	// scopes keeps each tenant selection's definitions, mapped and
 	// counted, with the revision of the states they were read at.
-	scopes *ttlcache.Cache[string, *scope]
+	scopes *revcache.Cache[scope]
 }
 
 // scopeCapacity bounds the tenant selections whose definitions are kept;
@@ -47,11 +45,10 @@ type Service struct {
 const scopeCapacity = 256
 
 // scope is a tenant selection's distinct definitions, mapped, and each
-// one's counts, as read at a revision of their states.
+// one's counts.
 type scope struct {
-	revision string
-	mapping  *mapping.Mapping
-	counts   map[string]mapping.Counts
+	mapping *mapping.Mapping
+	counts  map[string]mapping.Counts
 }
 
 // scope returns the mapping of the tenants' distinct policy definitions and
@@ -59,39 +56,32 @@ type scope struct {
 // sync changed the tenants' states since they were last read (their
 // revision), so a repeated request costs the revision's lookup.
 func (s *Service) scope(ctx context.Context, tenantIDs []string) (*mapping.Mapping, map[string]mapping.Counts, error) {
-	s.once.Do(func() {
-		s.scopes = ttlcache.New(ttlcache.WithCapacity[string, *scope](scopeCapacity))
-	})
+	s.once.Do(func() { s.scopes = revcache.New[scope](scopeCapacity) })
 	tenants := slices.Clone(tenantIDs)
 	slices.Sort(tenants)
 	tenants = slices.Compact(tenants)
-	key := strings.Join(tenants, "\x00")
-	// The revision is read before the states, so a sync between the two
-	// reads leaves the result under an older revision, read again next
-	// time, never newer.
 	revision, err := s.Store.Revision(ctx, tenants)
 	if err != nil {
 		return nil, nil, err
 	}
-	if it := s.scopes.Get(key); it != nil && it.Value().revision == revision {
-		return it.Value().mapping, it.Value().counts, nil
-	}
-	defs, err := s.Store.DefinitionCounts(ctx, tenants)
-	if err != nil {
-		return nil, nil, err
-	}
-	list := make([]mapping.Policy, len(defs))
-	counts := make(map[string]mapping.Counts, len(defs))
-	for i, d := range defs {
-		list[i] = mapping.Policy{ID: d.PolicyDefinitionID, Name: d.PolicyName, GroupNames: d.GroupNames}
-		counts[d.PolicyDefinitionID] = mapping.Counts{Compliant: int(d.Compliant), NonCompliant: int(d.NonCompliant)}
-	}
-	m, err := s.Mapper.Map(ctx, list)
-	if err != nil {
-		return nil, nil, err
-	}
-	s.scopes.Set(key, &scope{revision: revision, mapping: m, counts: counts}, ttlcache.NoTTL)
-	return m, counts, nil
+	sc, err := s.scopes.Get(ctx, revcache.Key(tenants), revision, func(ctx context.Context) (scope, error) {
+		defs, err := s.Store.DefinitionCounts(ctx, tenants)
+		if err != nil {
+			return scope{}, err
+		}
+		list := make([]mapping.Policy, len(defs))
+		counts := make(map[string]mapping.Counts, len(defs))
+		for i, d := range defs {
+			list[i] = mapping.Policy{ID: d.PolicyDefinitionID, Name: d.PolicyName, GroupNames: d.GroupNames}
+			counts[d.PolicyDefinitionID] = mapping.Counts{Compliant: int(d.Compliant), NonCompliant: int(d.NonCompliant)}
+		}
+		m, err := s.Mapper.Map(ctx, list)
+		if err != nil {
+			return scope{}, err
+		}
+		return scope{mapping: m, counts: counts}, nil
+	})
+	return sc.mapping, sc.counts, err
 }
 
 // Frameworks returns every framework's entry in the framework list, ordered

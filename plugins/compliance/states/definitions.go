@@ -8,6 +8,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"github.com/stewardhq/steward/core/revcache"
 )
 
 // DefinitionCount is one distinct policy definition of the tenants' states
@@ -97,27 +99,19 @@ func (s *Store) DefinitionCounts(ctx context.Context, tenants []string) ([]Defin
 	return out, nil
 }
 
+// revisions is the table of the tenants' revisions of their states.
+const revisions = "compliance_tenant_revisions"
+
 // bumpRevision raises the tenant's revision in tx, which changes its
 // stored states.
 func bumpRevision(ctx context.Context, tx bun.Tx, tenantID string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO compliance_tenant_revisions (tenant_id, revision) VALUES (?, 1)
-		ON CONFLICT (tenant_id) DO UPDATE SET revision = compliance_tenant_revisions.revision + 1`, tenantID)
-	return err
+	return revcache.Bump(ctx, tx, revisions, tenantID)
 }
 
-// Revision identifies the state of the tenants' stored policy states: it
-// changes whenever a sync changes the states of any of them (revisions
-// only rise), so a result read from the states after it was taken may be
-// reused while it stays the same.
+// Revision identifies the state of the tenants' stored policy states and
+// snapshots: it changes whenever a sync changes the states of any of them
+// or takes a snapshot, so a result read from them after it was taken may
+// be reused while it stays the same.
 func (s *Store) Revision(ctx context.Context, tenants []string) (string, error) {
-	if len(tenants) == 0 {
-		return "", nil
-	}
-	var rev struct {
-		Tenants int   `bun:"tenants"`
-		Sum     int64 `bun:"total"`
-	}
-	err := s.DB.NewSelect().Table("compliance_tenant_revisions").ColumnExpr("COUNT(*) AS tenants, COALESCE(SUM(revision), 0) AS total").
-		Where("tenant_id IN (?)", bun.List(tenants)).Scan(ctx, &rev)
-	return fmt.Sprintf("%d:%d", rev.Tenants, rev.Sum), err
+	return revcache.Read(ctx, s.DB, revisions, tenants)
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/core/revcache"
 )
 
 // Finding sources: the source field of a non-compliant record.
@@ -52,10 +55,9 @@ func policyFindings(db bun.IDB, tenants []string) *bun.SelectQuery {
 		Having("MAX(state_rank) = 2")
 }
 
-// findings is the union of every source's findings of the tenants, each
-// row with its source first.
-func (s *Store) findings(tenants []string, extra []FindingSource) (string, []any) {
-	sources := append([]FindingSource{{Name: SourcePolicy, Select: policyFindings}}, extra...)
+// findings is the union of the sources' findings of the tenants, each row
+// with its source first.
+func (s *Store) findings(tenants []string, sources []FindingSource) (string, []any) {
 	parts := make([]string, len(sources))
 	args := make([]any, 0, 2*len(sources))
 	for i, src := range sources {
@@ -63,6 +65,12 @@ func (s *Store) findings(tenants []string, extra []FindingSource) (string, []any
 		args = append(args, src.Name, src.Select(s.DB, tenants))
 	}
 	return strings.Join(parts, " UNION ALL "), args
+}
+
+// withPolicies is the sources of the non-compliant list: the cloud's
+// policies, then extra.
+func withPolicies(extra []FindingSource) []FindingSource {
+	return append([]FindingSource{{Name: SourcePolicy, Select: policyFindings}}, extra...)
 }
 
 // findingRow is a row of findings.
@@ -109,7 +117,7 @@ func (s *Store) NonCompliant(ctx context.Context, q NonCompliantQuery, extra []F
 	if len(q.TenantIDs) == 0 {
 		return out, 0, nil
 	}
-	union, args := s.findings(q.TenantIDs, extra)
+	union, args := s.findings(q.TenantIDs, withPolicies(extra))
 	where := ""
 	if rank, ok := severityRanks[q.Severity]; ok {
 		where = " WHERE severity_rank = ?"
@@ -205,54 +213,36 @@ type Summary struct {
 }
 
 // Summary builds the summary of the tenants from their stored states, in
-// the database.
+// the database. The policy states' part of it is kept under the tenants'
+// revision (see policySummary); the extra sources' findings are counted on
+// every call.
 func (s *Store) Summary(ctx context.Context, tenants []string, extra []FindingSource) (Summary, error) {
 	out := Summary{TenantCount: len(tenants), Sources: []SourceSummary{}}
-	for _, src := range append([]FindingSource{{Name: SourcePolicy}}, extra...) {
+	for _, src := range withPolicies(extra) {
 		out.Sources = append(out.Sources, SourceSummary{Source: src.Name})
 	}
 	if len(tenants) == 0 {
 		return out, nil
 	}
-	res, err := countRanks(ctx, s.DB, tenants, "resource_id")
+	part, err := s.policySummary(ctx, tenants)
 	if err != nil {
 		return out, err
 	}
-	out.CompliantResources, out.NonCompliantResources, out.TotalResources = res.Compliant, res.NonCompliant, res.Total
-	out.OverallCompliancePercent = Percent(res.Compliant, res.NonCompliant)
-	// A policy is counted once over the tenants.
-	var pol rankCounts
-	items := s.DB.NewSelect().Table("compliance_policy_states").ColumnExpr("MAX(state_rank) AS r").
-		Where("tenant_id IN (?)", bun.List(tenants)).Group("policy_definition_id")
-	err = s.DB.NewSelect().TableExpr("(?) AS i", items).
-		ColumnExpr("COALESCE(SUM(CASE WHEN r = 2 THEN 1 ELSE 0 END), 0) AS non_compliant").
-		ColumnExpr("COALESCE(SUM(CASE WHEN r = 1 THEN 1 ELSE 0 END), 0) AS compliant").
-		ColumnExpr("COUNT(*) AS total").Scan(ctx, &pol)
-	if err != nil {
-		return out, err
+	out.CompliantResources, out.NonCompliantResources, out.TotalResources = part.resources.Compliant, part.resources.NonCompliant, part.resources.Total
+	out.OverallCompliancePercent = Percent(part.resources.Compliant, part.resources.NonCompliant)
+	out.CompliantPolicies, out.NonCompliantPolicies, out.TotalPolicies = part.policies.Compliant, part.policies.NonCompliant, part.policies.Total
+	out.PolicyStates, out.TenantsWithData = part.states, part.tenantsWithData
+	if part.lastSynced != nil {
+		t := *part.lastSynced
+		out.LastSyncedAt = &t
 	}
-	out.CompliantPolicies, out.NonCompliantPolicies, out.TotalPolicies = pol.Compliant, pol.NonCompliant, pol.Total
-	var counts struct {
-		States  int64 `bun:"states"`
-		Tenants int   `bun:"tenants"`
-	}
-	err = s.DB.NewSelect().Table("compliance_policy_states").ColumnExpr("COUNT(*) AS states, COUNT(DISTINCT tenant_id) AS tenants").
-		Where("tenant_id IN (?)", bun.List(tenants)).Scan(ctx, &counts)
-	if err != nil {
-		return out, err
-	}
-	out.PolicyStates, out.TenantsWithData = counts.States, counts.Tenants
-	union, args := s.findings(tenants, extra)
-	var groups []struct {
-		Source            string `bun:"source"`
-		SeverityRank      int    `bun:"severity_rank"`
-		Findings          int64  `bun:"findings"`
-		NonCompliantCount int64  `bun:"non_compliant_count"`
-	}
-	err = s.DB.NewRaw("SELECT source, severity_rank, COUNT(*) AS findings, SUM(non_compliant_count) AS non_compliant_count FROM ("+union+
-		") AS f GROUP BY source, severity_rank", args...).Scan(ctx, &groups)
-	if err != nil {
-		return out, err
+	groups := part.findings
+	if len(extra) > 0 {
+		more, err := s.findingGroups(ctx, tenants, extra)
+		if err != nil {
+			return out, err
+		}
+		groups = append(slices.Clip(groups), more...)
 	}
 	for _, g := range groups {
 		switch severityOfRank(g.SeverityRank) {
@@ -270,16 +260,93 @@ func (s *Store) Summary(ctx context.Context, tenants []string, extra []FindingSo
 			}
 		}
 	}
-	snaps, err := s.LatestSnapshots(ctx, tenants)
-	if err != nil {
-		return out, err
-	}
-	for i := range snaps {
-		if t := snaps[i].TakenAt.UTC(); out.LastSyncedAt == nil || t.After(*out.LastSyncedAt) {
-			out.LastSyncedAt = &t
-		}
-	}
 	return out, nil
+}
+
+// policyPart is the part of a summary read from the policy states and
+// snapshots alone.
+type policyPart struct {
+	resources, policies rankCounts
+	states              int64
+	tenantsWithData     int
+	findings            []findingGroup
+	lastSynced          *time.Time
+}
+
+// findingGroup counts a source's non-compliant findings of one severity.
+type findingGroup struct {
+	Source            string `bun:"source"`
+	SeverityRank      int    `bun:"severity_rank"`
+	Findings          int64  `bun:"findings"`
+	NonCompliantCount int64  `bun:"non_compliant_count"`
+}
+
+// summaryCapacity bounds the tenant selections whose policy part of the
+// summary is kept.
+const summaryCapacity = 256
+
+// policySummary returns the policy states' part of the tenants' summary:
+// four aggregates over every state of the tenants and their latest
+// snapshots, read again only when a sync changed the states or took a
+// snapshot of one of them since (the tenants' revision, which Replace and
+// Finish raise in their transactions).
+func (s *Store) policySummary(ctx context.Context, tenants []string) (policyPart, error) {
+	s.once.Do(func() { s.summaries = revcache.New[policyPart](summaryCapacity) })
+	revision, err := s.Revision(ctx, tenants)
+	if err != nil {
+		return policyPart{}, err
+	}
+	return s.summaries.Get(ctx, revcache.Key(tenants), revision, func(ctx context.Context) (policyPart, error) {
+		var out policyPart
+		res, err := countRanks(ctx, s.DB, tenants, "resource_id")
+		if err != nil {
+			return out, err
+		}
+		out.resources = res
+		// A policy is counted once over the tenants.
+		items := s.DB.NewSelect().Table("compliance_policy_states").ColumnExpr("MAX(state_rank) AS r").
+			Where("tenant_id IN (?)", bun.List(tenants)).Group("policy_definition_id")
+		err = s.DB.NewSelect().TableExpr("(?) AS i", items).
+			ColumnExpr("COALESCE(SUM(CASE WHEN r = 2 THEN 1 ELSE 0 END), 0) AS non_compliant").
+			ColumnExpr("COALESCE(SUM(CASE WHEN r = 1 THEN 1 ELSE 0 END), 0) AS compliant").
+			ColumnExpr("COUNT(*) AS total").Scan(ctx, &out.policies)
+		if err != nil {
+			return out, err
+		}
+		var counts struct {
+			States  int64 `bun:"states"`
+			Tenants int   `bun:"tenants"`
+		}
+		err = s.DB.NewSelect().Table("compliance_policy_states").ColumnExpr("COUNT(*) AS states, COUNT(DISTINCT tenant_id) AS tenants").
+			Where("tenant_id IN (?)", bun.List(tenants)).Scan(ctx, &counts)
+		if err != nil {
+			return out, err
+		}
+		out.states, out.tenantsWithData = counts.States, counts.Tenants
+		if out.findings, err = s.findingGroups(ctx, tenants, withPolicies(nil)); err != nil {
+			return out, err
+		}
+		snaps, err := s.LatestSnapshots(ctx, tenants)
+		if err != nil {
+			return out, err
+		}
+		for i := range snaps {
+			if t := snaps[i].TakenAt.UTC(); out.lastSynced == nil || t.After(*out.lastSynced) {
+				out.lastSynced = &t
+			}
+		}
+		return out, nil
+	})
+}
+
+// findingGroups counts the sources' non-compliant findings of the tenants
+// by source and severity, in the database.
+func (s *Store) findingGroups(ctx context.Context, tenants []string, sources []FindingSource) ([]findingGroup, error) {
+	union, args := s.findings(tenants, sources)
+	var groups []findingGroup
+	err := s.DB.NewRaw("SELECT source, severity_rank, COUNT(*) AS findings, SUM(non_compliant_count) AS non_compliant_count FROM ("+union+
+		") AS f GROUP BY source, severity_rank", args...).Scan(ctx, &groups)
+	return groups, err
 }
 
 // TrendDay is the tenants' figures on one day of the trend.

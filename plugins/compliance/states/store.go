@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
+	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/core/store"
 )
 
@@ -25,6 +27,11 @@ type Store struct {
 	// stageByInsert stages with multi-row inserts on PostgreSQL too, for
 	// the benchmark's comparison with COPY.
 	stageByInsert bool
+
+	once sync.Once
+	// summaries keeps the policy part of each tenant selection's summary
+	// with the revision of the states it was read at.
+	summaries *revcache.Cache[policyPart]
 }
 
 // DefaultFlushRows is how many streamed states Replace holds in memory at

@@ -9,7 +9,9 @@
 // the result under both: a result is used again only while the revision it
 // was read at is still the current one. As the revision lives in the
 // database, a write on one replica is seen by every replica's next read;
-// nothing has to be told.
+// nothing has to be told. A result is also dropped past a maximum age
+// ([MaxAge]), so one that missed a revision (a write by an older release
+// during a rolling upgrade) does not outlive it by long.
 //
 // A revision table is created by the plugin's migrations as
 //
@@ -22,6 +24,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jellydator/ttlcache/v3"
 	"github.com/uptrace/bun"
@@ -29,11 +32,13 @@ import (
 )
 
 // Cache keeps, for each key, one value and the revision it was computed
-// at; the least recently used keys are dropped past its capacity. Values
-// are shared between callers, which must not change them. The zero value
-// is not usable: create one with [New]. It is safe for concurrent use.
+// at; the least recently used keys are dropped past its capacity, and
+// every value after its maximum age. Values are shared between callers,
+// which must not change them. The zero value is not usable: create one
+// with [New]. It is safe for concurrent use.
 type Cache[V any] struct {
 	items  *ttlcache.Cache[string, entry[V]]
+	maxAge time.Duration
 	flight singleflight.Group
 }
 
@@ -42,9 +47,16 @@ type entry[V any] struct {
 	value    V
 }
 
-// New returns a cache of at most capacity keys.
-func New[V any](capacity uint64) *Cache[V] {
-	return &Cache[V]{items: ttlcache.New(ttlcache.WithCapacity[string, entry[V]](capacity))}
+// MaxAge is the maximum age the plugins give their caches. It bounds how
+// long a result can outlive a write that did not raise the revision: one
+// by a replica of a release from before a revision table was added, while
+// a rolling upgrade runs both.
+const MaxAge = time.Minute
+
+// New returns a cache of at most capacity keys, each value computed at
+// most maxAge ago.
+func New[V any](capacity uint64, maxAge time.Duration) *Cache[V] {
+	return &Cache[V]{items: ttlcache.New(ttlcache.WithCapacity[string, entry[V]](capacity)), maxAge: maxAge}
 }
 
 // Get returns the value kept under key if it was computed at revision;
@@ -60,7 +72,7 @@ func (c *Cache[V]) Get(ctx context.Context, key, revision string, load func(cont
 		if err != nil {
 			return v, err
 		}
-		c.items.Set(key, entry[V]{revision: revision, value: v}, ttlcache.NoTTL)
+		c.items.Set(key, entry[V]{revision: revision, value: v}, c.maxAge)
 		return v, nil
 	})
 	if err != nil && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {

@@ -83,7 +83,7 @@ func TestRevisionFollowsBumps(t *testing.T) {
 // new revision loads again, and a failed load keeps nothing.
 func TestGetKeepsByRevision(t *testing.T) {
 	ctx := context.Background()
-	c := revcache.New[int](8)
+	c := revcache.New[int](8, time.Minute)
 	loads := 0
 	load := func(v int) func(context.Context) (int, error) {
 		return func(context.Context) (int, error) { loads++; return v, nil }
@@ -115,7 +115,7 @@ func TestGetKeepsByRevision(t *testing.T) {
 // once wait for one load.
 func TestGetSharesConcurrentLoads(t *testing.T) {
 	ctx := context.Background()
-	c := revcache.New[int](8)
+	c := revcache.New[int](8, time.Minute)
 	var loads atomic.Int32
 	release := make(chan struct{})
 	var wg sync.WaitGroup
@@ -144,7 +144,7 @@ func TestGetSharesConcurrentLoads(t *testing.T) {
 // TestGetOutlivesALeaderThatGaveUp: a caller whose shared load failed
 // because the loading caller's context ended loads again itself.
 func TestGetOutlivesALeaderThatGaveUp(t *testing.T) {
-	c := revcache.New[int](8)
+	c := revcache.New[int](8, time.Minute)
 	leaderCtx, cancel := context.WithCancel(context.Background())
 	started := make(chan struct{})
 	done := make(chan error)
@@ -185,5 +185,24 @@ func TestKey(t *testing.T) {
 	}
 	if revcache.Key([]string{"a", "b"}) == revcache.Key([]string{"a"}, "b") {
 		t.Fatal("a tenant and a part gave the same key")
+	}
+}
+
+// TestGetLoadsAgainPastMaxAge: a value older than the cache's maximum age
+// is loaded again though its revision still holds.
+func TestGetLoadsAgainPastMaxAge(t *testing.T) {
+	ctx := context.Background()
+	c := revcache.New[int](8, 50*time.Millisecond)
+	loads := 0
+	load := func(context.Context) (int, error) { loads++; return loads, nil }
+	if v, _ := c.Get(ctx, "k", "r", load); v != 1 {
+		t.Fatalf("first: %d", v)
+	}
+	if v, _ := c.Get(ctx, "k", "r", load); v != 1 {
+		t.Fatalf("within the age: %d, want the kept 1", v)
+	}
+	time.Sleep(80 * time.Millisecond)
+	if v, _ := c.Get(ctx, "k", "r", load); v != 2 {
+		t.Fatalf("past the age: %d, want a new load", v)
 	}
 }

@@ -56,7 +56,7 @@ type scope struct {
 // sync changed the tenants' states since they were last read (their
 // revision), so a repeated request costs the revision's lookup.
 func (s *Service) scope(ctx context.Context, tenantIDs []string) (*mapping.Mapping, map[string]mapping.Counts, error) {
-	s.once.Do(func() { s.scopes = revcache.New[scope](scopeCapacity) })
+	s.once.Do(func() { s.scopes = revcache.New[scope](scopeCapacity, revcache.MaxAge) })
 	tenants := slices.Clone(tenantIDs)
 	slices.Sort(tenants)
 	tenants = slices.Compact(tenants)

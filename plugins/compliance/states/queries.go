@@ -291,7 +291,7 @@ const summaryCapacity = 256
 // snapshot of one of them since (the tenants' revision, which Replace and
 // Finish raise in their transactions).
 func (s *Store) policySummary(ctx context.Context, tenants []string) (policyPart, error) {
-	s.once.Do(func() { s.summaries = revcache.New[policyPart](summaryCapacity) })
+	s.once.Do(func() { s.summaries = revcache.New[policyPart](summaryCapacity, revcache.MaxAge) })
 	revision, err := s.Revision(ctx, tenants)
 	if err != nil {
 		return policyPart{}, err

@@ -19,7 +19,10 @@
 // day before its first, however long the range. Store.Upsert writes raw
 // rows and Store.Rollup rebuilds both rollups for a tenant's days and
 // its running totals from the first of them on; the sync calls one after
-// the other.
+// the other. Every rollup raises the tenant's revision in
+// cost_tenant_revisions (RevisionTable) in its transaction, so the reads
+// keep what they computed from the rollups and running totals until it
+// changes.
 //
 // Apart from the days, cost_resource holds each resource's cost summed
 // over one recent period per subscription (cost_resource_period), which

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/core/revcache"
 )
 
 // Cost is one row of cost_daily.
@@ -105,9 +107,18 @@ func (s *Store) Rollup(ctx context.Context, tenantID string, from, to Day) error
 	})
 }
 
+// RevisionTable is the table of each tenant's revision of its rollups and
+// running totals (see core/revcache): every rollup raises it in its
+// transaction, so results read from them can be kept until it changes.
+const RevisionTable = "cost_tenant_revisions"
+
 // rollup rebuilds the rollups of a tenant's days, and its running totals
-// from the first of them on, inside the caller's transaction.
+// from the first of them on, inside the caller's transaction, and raises
+// the tenant's revision there.
 func rollup(ctx context.Context, tx bun.IDB, tenantID string, from, to Day) error {
+	if err := revcache.Bump(ctx, tx, RevisionTable, tenantID); err != nil {
+		return err
+	}
 	for _, q := range []string{
 		`DELETE FROM cost_service_daily WHERE tenant_id = ? AND day BETWEEN ? AND ?`,
 		`INSERT INTO cost_service_daily (tenant_id, day, service, currency, month, cost_cents)

@@ -3,16 +3,73 @@ package reports
 import (
 	"context"
 	"database/sql"
+	"strconv"
+	"sync"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
+	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 )
 
 // Store runs the reads' aggregates on the ledger's tables. Every method
 // takes the tenants to read; none means no rows, never every tenant.
-type Store struct{ DB *bun.DB }
+//
+// Totals, TopServices, ByTenant and Daily, which every summary, trend and
+// dashboard card runs, keep their results under the revision of the
+// tenants' rollups (ledger.RevisionTable), which each rollup raises: the
+// same read again costs a read of the revision until a sync, on any
+// replica, rolls one of its tenants up again. The slices they return are
+// shared between callers, which must not change them. A Store must not be
+// copied after first use.
+type Store struct {
+	DB *bun.DB
+
+	cacheOnce sync.Once
+	cache     *caches
+}
+
+// cacheKeys is how many results each kind of kept read holds, the least
+// recently used dropped first: a key is a set of tenants with a range.
+const cacheKeys = 512
+
+// caches are the kept results of each kind of read.
+type caches struct {
+	totals      *revcache.Cache[[]CurrencyTotal]
+	topServices *revcache.Cache[[]ServiceTotal]
+	byTenant    *revcache.Cache[[]TenantTotal]
+	daily       *revcache.Cache[[]DayTotal]
+}
+
+func (s *Store) caches() *caches {
+	s.cacheOnce.Do(func() {
+		s.cache = &caches{
+			totals:      revcache.New[[]CurrencyTotal](cacheKeys),
+			topServices: revcache.New[[]ServiceTotal](cacheKeys),
+			byTenant:    revcache.New[[]TenantTotal](cacheKeys),
+			daily:       revcache.New[[]DayTotal](cacheKeys),
+		}
+	})
+	return s.cache
+}
+
+// kept returns the result of load for the tenants and the read's
+// parameters (every value it depends on besides the tenants) from c when
+// it was computed at the tenants' current revision, and otherwise loads
+// and keeps it. The revision is read before load reads the ledger.
+func kept[V any](ctx context.Context, s *Store, c *revcache.Cache[V], tenants []string, params []int, load func(context.Context) (V, error)) (V, error) {
+	rev, err := revcache.Read(ctx, s.DB, ledger.RevisionTable, tenants)
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	parts := make([]string, len(params))
+	for i, p := range params {
+		parts[i] = strconv.Itoa(p)
+	}
+	return c.Get(ctx, revcache.Key(tenants, parts...), rev, load)
+}
 
 // CurrencyTotal is the cost of some tenants over a range in one currency,
 // beside the range before it of the same length.
@@ -30,10 +87,17 @@ type CurrencyTotal struct {
 // when earlier), r.From − 1 and r.Previous().From − 1, three rows per
 // currency whatever the range's length.
 func (s *Store) Totals(ctx context.Context, tenants []string, r Range) ([]CurrencyTotal, error) {
-	out := []CurrencyTotal{}
 	if len(tenants) == 0 {
-		return out, nil
+		return []CurrencyTotal{}, nil
 	}
+	return kept(ctx, s, s.caches().totals, tenants, []int{int(r.From), int(r.To)}, func(ctx context.Context) ([]CurrencyTotal, error) {
+		return s.totals(ctx, tenants, r)
+	})
+}
+
+// totals is Totals read from the database.
+func (s *Store) totals(ctx context.Context, tenants []string, r Range) ([]CurrencyTotal, error) {
+	out := []CurrencyTotal{}
 	prev := r.Previous()
 	err := s.DB.NewRaw(`WITH bounds AS (SELECT tenant_id,
 			CASE WHEN last_day < ? THEN last_day ELSE ? END AS hi,
@@ -70,10 +134,17 @@ type ServiceTotal struct {
 // day, when earlier) minus the day r.From − 1, two rows per series
 // whatever the range's length.
 func (s *Store) TopServices(ctx context.Context, tenants []string, r Range, n int) ([]ServiceTotal, error) {
-	out := []ServiceTotal{}
 	if len(tenants) == 0 {
-		return out, nil
+		return []ServiceTotal{}, nil
 	}
+	return kept(ctx, s, s.caches().topServices, tenants, []int{int(r.From), int(r.To), n}, func(ctx context.Context) ([]ServiceTotal, error) {
+		return s.topServices(ctx, tenants, r, n)
+	})
+}
+
+// topServices is TopServices read from the database.
+func (s *Store) topServices(ctx context.Context, tenants []string, r Range, n int) ([]ServiceTotal, error) {
+	out := []ServiceTotal{}
 	err := s.DB.NewRaw(`WITH bounds AS (SELECT tenant_id, CASE WHEN last_day < ? THEN last_day ELSE ? END AS hi
 			FROM cost_cumulative_extent WHERE tenant_id IN (?) AND last_day >= ?)
 		SELECT service, currency, total FROM (
@@ -103,10 +174,17 @@ type TenantTotal struct {
 // ByTenant sums each tenant's costs over r per currency, ordered by
 // currency and then costliest first.
 func (s *Store) ByTenant(ctx context.Context, tenants []string, r Range) ([]TenantTotal, error) {
-	out := []TenantTotal{}
 	if len(tenants) == 0 {
-		return out, nil
+		return []TenantTotal{}, nil
 	}
+	return kept(ctx, s, s.caches().byTenant, tenants, []int{int(r.From), int(r.To)}, func(ctx context.Context) ([]TenantTotal, error) {
+		return s.byTenant(ctx, tenants, r)
+	})
+}
+
+// byTenant is ByTenant read from the database.
+func (s *Store) byTenant(ctx context.Context, tenants []string, r Range) ([]TenantTotal, error) {
+	out := []TenantTotal{}
 	err := s.DB.NewRaw(`SELECT tenant_id, currency, CAST(SUM(cost_cents) AS BIGINT) AS total, COUNT(*) AS days
 		FROM cost_tenant_daily
 		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
@@ -126,10 +204,17 @@ type DayTotal struct {
 // Daily sums the tenants' costs per day and currency over r, for the days
 // that have costs, in day and currency order.
 func (s *Store) Daily(ctx context.Context, tenants []string, r Range) ([]DayTotal, error) {
-	out := []DayTotal{}
 	if len(tenants) == 0 {
-		return out, nil
+		return []DayTotal{}, nil
 	}
+	return kept(ctx, s, s.caches().daily, tenants, []int{int(r.From), int(r.To)}, func(ctx context.Context) ([]DayTotal, error) {
+		return s.daily(ctx, tenants, r)
+	})
+}
+
+// daily is Daily read from the database.
+func (s *Store) daily(ctx context.Context, tenants []string, r Range) ([]DayTotal, error) {
+	out := []DayTotal{}
 	err := s.DB.NewRaw(`SELECT day, currency, CAST(SUM(cost_cents) AS BIGINT) AS total
 		FROM cost_tenant_daily
 		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?

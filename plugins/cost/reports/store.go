@@ -45,10 +45,10 @@ type caches struct {
 func (s *Store) caches() *caches {
 	s.cacheOnce.Do(func() {
 		s.cache = &caches{
-			totals:      revcache.New[[]CurrencyTotal](cacheKeys),
-			topServices: revcache.New[[]ServiceTotal](cacheKeys),
-			byTenant:    revcache.New[[]TenantTotal](cacheKeys),
-			daily:       revcache.New[[]DayTotal](cacheKeys),
+			totals:      revcache.New[[]CurrencyTotal](cacheKeys, revcache.MaxAge),
+			topServices: revcache.New[[]ServiceTotal](cacheKeys, revcache.MaxAge),
+			byTenant:    revcache.New[[]TenantTotal](cacheKeys, revcache.MaxAge),
+			daily:       revcache.New[[]DayTotal](cacheKeys, revcache.MaxAge),
 		}
 	})
 	return s.cache

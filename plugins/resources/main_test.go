@@ -70,6 +70,8 @@ func TestMigrationSet(t *testing.T) {
 		"0002_inventory.postgres.tx.up.sql", "0002_inventory.sqlite.tx.up.sql", "0002_inventory.tx.down.sql",
 		"0003_inventory_filters.postgres.tx.down.sql", "0003_inventory_filters.postgres.tx.up.sql",
 		"0003_inventory_filters.sqlite.tx.down.sql", "0003_inventory_filters.sqlite.tx.up.sql",
+		"0004_inventory_revisions.tx.down.sql", "0004_inventory_revisions.tx.up.sql",
+		"0005_quota_revisions.tx.down.sql", "0005_quota_revisions.tx.up.sql",
 	}
 	if !slices.Equal(names, want) {
 		t.Fatalf("migrations %v, want %v", names, want)
@@ -77,7 +79,7 @@ func TestMigrationSet(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		db := storetest.Open(t, dialect)
 		applied, err := store.Migrate(context.Background(), db, definition.Migrations, "resources_migrations")
-		if err != nil || len(applied) != 3 {
+		if err != nil || len(applied) != 5 {
 			t.Fatalf("%s: migrated %v, %v", dialect, applied, err)
 		}
 	}

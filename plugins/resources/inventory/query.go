@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,12 +40,31 @@ func likePattern(s string) string {
 }
 
 // List returns one page of the tenants' resources matching q and how many
-// match in all.
+// match in all. The page is kept under the inventory's revision and every
+// field of q.
 func (s *Store) List(ctx context.Context, q ListQuery) ([]Resource, int64, error) {
-	out := []Resource{}
 	if len(q.TenantIDs) == 0 {
-		return out, 0, nil
+		return []Resource{}, 0, nil
 	}
+	rev, err := s.revision(ctx, q.TenantIDs)
+	if err != nil {
+		return nil, 0, err
+	}
+	params := q
+	params.TenantIDs = nil
+	p, err := s.caches().pages.Get(ctx, cacheKey(q.TenantIDs, params), rev, func(ctx context.Context) (page, error) {
+		rows, total, err := s.list(ctx, q)
+		return page{rows: rows, total: total}, err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return slices.Clone(p.rows), p.total, nil
+}
+
+// list reads one page of List from the database.
+func (s *Store) list(ctx context.Context, q ListQuery) ([]Resource, int64, error) {
+	out := []Resource{}
 	sel := s.DB.NewSelect().Model(&out).Where("?TableAlias.tenant_id IN (?)", bun.List(q.TenantIDs))
 	if q.Type != "" {
 		sel = sel.Where("?TableAlias.type = ?", strings.ToLower(q.Type))
@@ -143,12 +164,28 @@ type Count struct {
 }
 
 // CountBy counts the tenants' resources by a column (type or location),
-// the most common first.
+// the most common first. The counts are kept under the inventory's
+// revision.
 func (s *Store) CountBy(ctx context.Context, tenantIDs []string, column string) ([]Count, error) {
-	out := []Count{}
 	if len(tenantIDs) == 0 {
-		return out, nil
+		return []Count{}, nil
 	}
+	rev, err := s.revision(ctx, tenantIDs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.caches().countsBy.Get(ctx, cacheKey(tenantIDs, column), rev, func(ctx context.Context) ([]Count, error) {
+		return s.countBy(ctx, tenantIDs, column)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(out), nil
+}
+
+// countBy reads CountBy's counts from the database.
+func (s *Store) countBy(ctx context.Context, tenantIDs []string, column string) ([]Count, error) {
+	out := []Count{}
 	err := s.DB.NewSelect().Table("resources_inventory").ColumnExpr("? AS value", bun.Ident(column)).ColumnExpr("COUNT(*) AS n").
 		Where("tenant_id IN (?)", bun.List(tenantIDs)).GroupExpr("?", bun.Ident(column)).
 		OrderExpr("n DESC").OrderExpr("?", bun.Ident(column)).Scan(ctx, &out)
@@ -164,11 +201,28 @@ type TagCoverage struct {
 }
 
 // Coverage counts the tenants' resources against the required tag keys.
+// The counts are kept under the inventory's revision and the keys.
 func (s *Store) Coverage(ctx context.Context, tenantIDs, required []string) (TagCoverage, error) {
-	out := TagCoverage{TaggedWith: map[string]int64{}}
 	if len(tenantIDs) == 0 {
-		return out, nil
+		return TagCoverage{TaggedWith: map[string]int64{}}, nil
 	}
+	rev, err := s.revision(ctx, tenantIDs)
+	if err != nil {
+		return TagCoverage{}, err
+	}
+	out, err := s.caches().coverage.Get(ctx, cacheKey(tenantIDs, required), rev, func(ctx context.Context) (TagCoverage, error) {
+		return s.coverage(ctx, tenantIDs, required)
+	})
+	if err != nil {
+		return TagCoverage{}, err
+	}
+	out.TaggedWith = maps.Clone(out.TaggedWith)
+	return out, nil
+}
+
+// coverage reads Coverage's counts from the database.
+func (s *Store) coverage(ctx context.Context, tenantIDs, required []string) (TagCoverage, error) {
+	out := TagCoverage{TaggedWith: map[string]int64{}}
 	total, err := s.DB.NewSelect().Table("resources_inventory").Where("tenant_id IN (?)", bun.List(tenantIDs)).Count(ctx)
 	if err != nil || len(required) == 0 {
 		out.Total = total
@@ -241,33 +295,79 @@ func (s *Store) orphans(tenantIDs []string) *bun.SelectQuery {
 			WHERE r.subscription_id = g.subscription_id AND r.resource_group = LOWER(g.name) AND r.type <> 'microsoft.resources/subscriptions/resourcegroups')`))
 }
 
-// Orphans returns one page of the tenants' orphans (of one kind, or all
-// when kind is empty), by kind and name, and how many there are of each
-// kind.
-func (s *Store) Orphans(ctx context.Context, tenantIDs []string, kind string, limit, offset int64) ([]Orphan, map[string]int64, error) {
-	out := []Orphan{}
-	counts := map[string]int64{}
+// noOrphans is how many orphans of each kind there are of no tenant.
+func noOrphans() map[string]int64 {
+	counts := make(map[string]int64, len(OrphanKinds))
 	for _, k := range OrphanKinds {
 		counts[k] = 0
 	}
+	return counts
+}
+
+// Orphans returns one page of the tenants' orphans (of one kind, or all
+// when kind is empty), by kind and name, and how many there are of each
+// kind. The page and the counts are kept under the inventory's revision,
+// the page also under kind, limit and offset.
+func (s *Store) Orphans(ctx context.Context, tenantIDs []string, kind string, limit, offset int64) ([]Orphan, map[string]int64, error) {
 	if len(tenantIDs) == 0 {
-		return out, counts, nil
+		return []Orphan{}, noOrphans(), nil
 	}
-	var per []Count
-	err := s.DB.NewSelect().TableExpr("(?) AS o", s.orphans(tenantIDs)).ColumnExpr("kind AS value").ColumnExpr("COUNT(*) AS n").
-		GroupExpr("kind").Scan(ctx, &per)
+	rev, err := s.revision(ctx, tenantIDs)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, c := range per {
-		counts[c.Value] = c.Count
+	counts, err := s.orphanCounts(ctx, tenantIDs, rev)
+	if err != nil {
+		return nil, nil, err
 	}
-	sel := s.DB.NewSelect().TableExpr("(?) AS o", s.orphans(tenantIDs)).ColumnExpr("o.*")
-	if kind != "" {
-		sel = sel.Where("kind = ?", kind)
+	out, err := s.caches().orphans.Get(ctx, cacheKey(tenantIDs, kind, limit, offset), rev, func(ctx context.Context) ([]Orphan, error) {
+		out := []Orphan{}
+		sel := s.DB.NewSelect().TableExpr("(?) AS o", s.orphans(tenantIDs)).ColumnExpr("o.*")
+		if kind != "" {
+			sel = sel.Where("kind = ?", kind)
+		}
+		err := sel.OrderExpr("kind, name, uid").Limit(limit).Offset(offset).Scan(ctx, &out)
+		return out, err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	err = sel.OrderExpr("kind, name, uid").Limit(limit).Offset(offset).Scan(ctx, &out)
-	return out, counts, err
+	return slices.Clone(out), counts, nil
+}
+
+// OrphanCounts returns how many orphans of each kind the tenants have,
+// kept under the inventory's revision.
+func (s *Store) OrphanCounts(ctx context.Context, tenantIDs []string) (map[string]int64, error) {
+	if len(tenantIDs) == 0 {
+		return noOrphans(), nil
+	}
+	rev, err := s.revision(ctx, tenantIDs)
+	if err != nil {
+		return nil, err
+	}
+	return s.orphanCounts(ctx, tenantIDs, rev)
+}
+
+// orphanCounts returns a copy of the tenants' orphan counts kept under
+// rev, the revision of their inventory, reading them when none are.
+func (s *Store) orphanCounts(ctx context.Context, tenantIDs []string, rev string) (map[string]int64, error) {
+	counts, err := s.caches().orphanCounts.Get(ctx, cacheKey(tenantIDs), rev, func(ctx context.Context) (map[string]int64, error) {
+		var per []Count
+		err := s.DB.NewSelect().TableExpr("(?) AS o", s.orphans(tenantIDs)).ColumnExpr("kind AS value").ColumnExpr("COUNT(*) AS n").
+			GroupExpr("kind").Scan(ctx, &per)
+		if err != nil {
+			return nil, err
+		}
+		counts := noOrphans()
+		for _, c := range per {
+			counts[c.Value] = c.Count
+		}
+		return counts, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return maps.Clone(counts), nil
 }
 
 // EventQuery narrows and pages the lifecycle feed.

@@ -4,12 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
+	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/core/store"
 )
 
@@ -66,9 +68,11 @@ var compared = []string{"name", "type", "location", "resource_group", "sku", "ta
 //
 // Rows are streamed into a temporary stage on one connection, a batch at
 // a time (COPY on PostgreSQL, multi-row inserts on SQLite), and compared
-// and moved in one transaction once stream returns. If stream fails,
-// nothing stored changes and its error is returned as is. On PostgreSQL
-// the move holds a transaction-scoped advisory lock on the subscription.
+// and moved in one transaction once stream returns, which also raises the
+// revision (RevisionTable) of the scope's tenant and of every tenant the
+// subscription's stored resources belonged to. If stream fails, nothing
+// stored changes and its error is returned as is. On PostgreSQL the move
+// holds a transaction-scoped advisory lock on the subscription.
 func (s *Store) Replace(ctx context.Context, sc Scope, syncedAt time.Time, stream func(emit func(Listed) error) error) (Written, error) {
 	var out Written
 	conn, err := s.DB.Conn(ctx)
@@ -142,7 +146,11 @@ func changedFields() string {
 
 // move records the lifecycle events, rewrites the tags of resources whose
 // tags changed, upserts the stage into the inventory and deletes the
-// subscription's resources the stage lacks, in one transaction.
+// subscription's resources the stage lacks, in one transaction. The same
+// transaction raises the revision of the scope's tenant and of the
+// tenants of the subscription's resources before it (a subscription that
+// moved to another tenant leaves its former one), as every listed row's
+// last seen time changes.
 func (st stage) move(ctx context.Context, sc Scope, at time.Time, out *Written) error {
 	if _, err := st.Conn.ExecContext(ctx, `CREATE UNIQUE INDEX IF NOT EXISTS inventory_stage_uid ON inventory_stage (uid)`); err != nil {
 		return err
@@ -174,6 +182,10 @@ func (st stage) move(ctx context.Context, sc Scope, at time.Time, out *Written) 
 			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "resources_inventory:"+sc.SubscriptionID); err != nil {
 				return err
 			}
+		}
+		var tenants []string
+		if err := tx.NewRaw(`SELECT DISTINCT tenant_id FROM resources_inventory WHERE subscription_id = ?`, sc.SubscriptionID).Scan(ctx, &tenants); err != nil {
+			return err
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO resources_events (tenant_id, subscription_id, uid, resource_id, name, type, kind, fields, at)
 			SELECT ?, ?, s.uid, s.resource_id, s.name, s.type, ?, '', ? FROM inventory_stage s
@@ -236,6 +248,18 @@ func (st stage) move(ctx context.Context, sc Scope, at time.Time, out *Written) 
 		}
 		res, err = tx.ExecContext(ctx, `DELETE FROM resources_inventory WHERE subscription_id = ?
 			AND NOT EXISTS (SELECT 1 FROM inventory_stage s WHERE s.uid = resources_inventory.uid)`, sc.SubscriptionID)
-		return count(res, err, nil)
+		if err := count(res, err, nil); err != nil {
+			return err
+		}
+		// In one order, so that two syncs raising the same tenants wait
+		// for each other rather than deadlock.
+		tenants = append(tenants, sc.TenantID)
+		slices.Sort(tenants)
+		for _, id := range slices.Compact(tenants) {
+			if err := revcache.Bump(ctx, tx, RevisionTable, id); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }

@@ -8,13 +8,17 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"github.com/stewardhq/steward/core/revcache"
 )
 
 //go:embed migrations/*.sql
@@ -86,7 +90,17 @@ func (e Event) ChangedFields() []string {
 	return strings.Split(e.Fields, ",")
 }
 
-// Store keeps the inventory.
+// RevisionTable is the inventory's revision table (see package revcache):
+// a sync raises the revision of each tenant whose resources, tags or
+// events it changes, in the transaction that changes them.
+const RevisionTable = "resources_inventory_revisions"
+
+// Store keeps the inventory. Its reads of pages and figures (List,
+// CountBy, Coverage, Orphans, OrphanCounts) keep their results under the
+// revision of the tenants' inventory, so a read repeated between two syncs
+// costs a lookup of the revision; a sync through any Store on the same
+// database raises it. The zero value with DB set is ready; it is safe for
+// concurrent use.
 type Store struct {
 	DB *bun.DB
 	// FlushRows is how many listed resources Replace holds in memory
@@ -95,6 +109,60 @@ type Store struct {
 	// rewritten counts the rows syncs rewrote since this process last
 	// vacuumed (Vacuum).
 	rewritten atomic.Int64
+
+	once  sync.Once
+	cache *caches
+}
+
+// cacheKeys bounds each of a Store's caches: the least recently used
+// key is dropped first.
+const cacheKeys = 256
+
+// caches are a Store's results kept under the revision of the tenants'
+// inventory, one cache for each read.
+type caches struct {
+	pages        *revcache.Cache[page]
+	countsBy     *revcache.Cache[[]Count]
+	coverage     *revcache.Cache[TagCoverage]
+	orphanCounts *revcache.Cache[map[string]int64]
+	orphans      *revcache.Cache[[]Orphan]
+}
+
+// page is a page of List and how many match in all.
+type page struct {
+	rows  []Resource
+	total int64
+}
+
+// caches returns the Store's caches, created on first use.
+func (s *Store) caches() *caches {
+	s.once.Do(func() {
+		s.cache = &caches{
+			pages:        revcache.New[page](cacheKeys),
+			countsBy:     revcache.New[[]Count](cacheKeys),
+			coverage:     revcache.New[TagCoverage](cacheKeys),
+			orphanCounts: revcache.New[map[string]int64](cacheKeys),
+			orphans:      revcache.New[[]Orphan](cacheKeys),
+		}
+	})
+	return s.cache
+}
+
+// revision is the revision of the tenants' inventory, read before the
+// inventory itself (see revcache.Read).
+func (s *Store) revision(ctx context.Context, tenantIDs []string) (string, error) {
+	return revcache.Read(ctx, s.DB, RevisionTable, tenantIDs)
+}
+
+// cacheKey is the key of a read of the tenants with its parameters, each
+// written with its Go syntax (strings quoted), so that no two lists of
+// parameters give the same key.
+func cacheKey(tenantIDs []string, params ...any) string {
+	parts := make([]string, len(params))
+	for i, p := range params {
+		parts[i] = fmt.Sprintf("%#v", p)
+	}
+	return revcache.Key(tenantIDs, parts...)
 }
 
 // vacuumShare is the share of the inventory a process's syncs rewrite

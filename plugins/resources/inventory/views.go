@@ -134,7 +134,7 @@ func (h *Handlers) Section(r *http.Request, tenants []string, in *PageQuery, act
 // page and the dashboard's card: resources, orphans and the share carrying
 // every required tag.
 func (h *Handlers) Stats(r *http.Request, tenants []string) (template.HTML, error) {
-	_, byKind, err := h.Store.Orphans(r.Context(), tenants, "", 1, 0)
+	byKind, err := h.Store.OrphanCounts(r.Context(), tenants)
 	if err != nil {
 		return "", err
 	}

@@ -3,10 +3,15 @@ package quotas
 import (
 	"context"
 	"embed"
+	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/core/revcache"
 )
 
 //go:embed migrations/*.sql
@@ -33,27 +38,88 @@ type Usage struct {
 	SyncedAt       time.Time `bun:"synced_at"`
 }
 
-// Store keeps the synced usages.
-type Store struct{ db *bun.DB }
+// RevisionTable is the quotas' revision table (see package revcache):
+// Replace raises the revision of each tenant whose usages it changes, in
+// the transaction that changes them.
+const RevisionTable = "resources_quota_revisions"
+
+// cacheKeys bounds each of a Store's caches: the least recently used key
+// is dropped first.
+const cacheKeys = 256
+
+// Store keeps the synced usages. Its reads (Counts, Overview, MostUsed,
+// List) keep their results under the revision of the tenants' usages, so
+// a read repeated between two syncs costs a lookup of the revision; a
+// Replace through any Store on the same database raises it. It is safe
+// for concurrent use.
+type Store struct {
+	db        *bun.DB
+	counts    *revcache.Cache[Counts]
+	overviews *revcache.Cache[Overview]
+	mostUsed  *revcache.Cache[[]Usage]
+	lists     *revcache.Cache[[]Usage]
+}
 
 // NewStore returns a Store on db.
-func NewStore(db *bun.DB) *Store { return &Store{db: db} }
+func NewStore(db *bun.DB) *Store {
+	return &Store{db: db, counts: revcache.New[Counts](cacheKeys), overviews: revcache.New[Overview](cacheKeys),
+		mostUsed: revcache.New[[]Usage](cacheKeys), lists: revcache.New[[]Usage](cacheKeys)}
+}
 
 // Replace stores the usages of one subscription, location and provider as
 // one unit: quotas the cloud no longer reports disappear, and a reader
-// never sees half a sync.
+// never sees half a sync. The same transaction raises the revision of the
+// tenants of the usages replaced and of those stored.
 func (s *Store) Replace(ctx context.Context, subscriptionID, location, provider string, usages []Usage) error {
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var tenants []string
+		err := tx.NewSelect().Model((*Usage)(nil)).Distinct().Column("tenant_id").
+			Where("subscription_id = ? AND location = ? AND provider = ?", subscriptionID, location, provider).Scan(ctx, &tenants)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.NewDelete().Model((*Usage)(nil)).
 			Where("subscription_id = ? AND location = ? AND provider = ?", subscriptionID, location, provider).Exec(ctx); err != nil {
 			return err
 		}
-		if len(usages) == 0 {
-			return nil
+		if len(usages) > 0 {
+			if _, err := tx.NewInsert().Model(&usages).Exec(ctx); err != nil {
+				return err
+			}
 		}
-		_, err := tx.NewInsert().Model(&usages).Exec(ctx)
-		return err
+		for _, u := range usages {
+			tenants = append(tenants, u.TenantID)
+		}
+		// In one order, so that two syncs raising the same tenants wait
+		// for each other rather than deadlock.
+		slices.Sort(tenants)
+		for _, id := range slices.Compact(tenants) {
+			if err := revcache.Bump(ctx, tx, RevisionTable, id); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+}
+
+// revision is the revision of the tenants' usages, read before the usages
+// themselves (see revcache.Read).
+func (s *Store) revision(ctx context.Context, tenantIDs []string) (string, error) {
+	return revcache.Read(ctx, s.db, RevisionTable, tenantIDs)
+}
+
+// key is the cache key of a read of the query's usages with further
+// parameters: the tenants, then every other field of the query and the
+// parameters in Go syntax (strings quoted), so that no two reads give the
+// same key.
+func (q Query) key(params ...any) string {
+	rest := q
+	rest.TenantIDs = nil
+	parts := []string{fmt.Sprintf("%#v", rest)}
+	for _, p := range params {
+		parts = append(parts, fmt.Sprintf("%#v", p))
+	}
+	return revcache.Key(q.TenantIDs, parts...)
 }
 
 // Query narrows a read.
@@ -96,12 +162,27 @@ const usagePercent = `CASE WHEN limit_value <= 0 THEN CASE WHEN current_value > 
 
 // MostUsed returns the query's n usages nearest their limits, by usage
 // percentage (unrounded) from the highest, then by subscription, provider
-// and name.
+// and name. They are kept under the usages' revision, the query and n.
 func (s *Store) MostUsed(ctx context.Context, q Query, n int) ([]Usage, error) {
-	out := []Usage{}
 	if len(q.TenantIDs) == 0 || n <= 0 {
-		return out, nil
+		return []Usage{}, nil
 	}
+	rev, err := s.revision(ctx, q.TenantIDs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.mostUsed.Get(ctx, q.key(n), rev, func(ctx context.Context) ([]Usage, error) {
+		return s.readMostUsed(ctx, q, n)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(out), nil
+}
+
+// readMostUsed reads MostUsed's usages from the database.
+func (s *Store) readMostUsed(ctx context.Context, q Query, n int) ([]Usage, error) {
+	out := []Usage{}
 	err := q.where(s.db.NewSelect().Model(&out)).OrderExpr(usagePercent+" DESC").
 		Order("subscription_id", "provider", "name").Limit(int64(n)).Scan(ctx)
 	return out, err
@@ -115,12 +196,29 @@ type Overview struct {
 }
 
 // Overview counts the query's usages by provider and health, in the
-// database.
+// database, and keeps the counts under the usages' revision and the
+// query.
 func (s *Store) Overview(ctx context.Context, q Query) (Overview, error) {
-	out := Overview{ByProvider: map[string]Counts{}}
 	if len(q.TenantIDs) == 0 {
-		return out, nil
+		return Overview{ByProvider: map[string]Counts{}}, nil
 	}
+	rev, err := s.revision(ctx, q.TenantIDs)
+	if err != nil {
+		return Overview{}, err
+	}
+	out, err := s.overviews.Get(ctx, q.key(), rev, func(ctx context.Context) (Overview, error) {
+		return s.readOverview(ctx, q)
+	})
+	if err != nil {
+		return Overview{}, err
+	}
+	out.ByProvider = maps.Clone(out.ByProvider)
+	return out, nil
+}
+
+// readOverview reads Overview's counts from the database.
+func (s *Store) readOverview(ctx context.Context, q Query) (Overview, error) {
+	out := Overview{ByProvider: map[string]Counts{}}
 	var err error
 	if out.ByProvider, err = s.byProvider(ctx, q); err != nil {
 		return out, err
@@ -129,17 +227,24 @@ func (s *Store) Overview(ctx context.Context, q Query) (Overview, error) {
 	return out, err
 }
 
-// Counts counts the query's usages by health, in the database.
+// Counts counts the query's usages by health, in the database, and keeps
+// the counts under the usages' revision and the query.
 func (s *Store) Counts(ctx context.Context, q Query) (Counts, error) {
-	var all Counts
 	if len(q.TenantIDs) == 0 {
-		return all, nil
+		return Counts{}, nil
 	}
-	by, err := s.byProvider(ctx, q)
-	for _, c := range by {
-		all = all.plus(c)
+	rev, err := s.revision(ctx, q.TenantIDs)
+	if err != nil {
+		return Counts{}, err
 	}
-	return all, err
+	return s.counts.Get(ctx, q.key(), rev, func(ctx context.Context) (Counts, error) {
+		var all Counts
+		by, err := s.byProvider(ctx, q)
+		for _, c := range by {
+			all = all.plus(c)
+		}
+		return all, err
+	})
 }
 
 // byProvider counts the query's usages by provider and health.
@@ -163,12 +268,28 @@ func (s *Store) byProvider(ctx context.Context, q Query) (map[string]Counts, err
 }
 
 // List returns usages of the query's tenants ordered by subscription and
-// name.
+// name, kept under the usages' revision and the query (its page
+// included).
 func (s *Store) List(ctx context.Context, q Query) ([]Usage, error) {
-	out := []Usage{}
 	if len(q.TenantIDs) == 0 {
-		return out, nil
+		return []Usage{}, nil
 	}
+	rev, err := s.revision(ctx, q.TenantIDs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.lists.Get(ctx, q.key(), rev, func(ctx context.Context) ([]Usage, error) {
+		return s.list(ctx, q)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(out), nil
+}
+
+// list reads List's usages from the database.
+func (s *Store) list(ctx context.Context, q Query) ([]Usage, error) {
+	out := []Usage{}
 	sel := q.where(s.db.NewSelect().Model(&out)).Order("subscription_id", "provider", "name")
 	if q.Limit > 0 {
 		sel = sel.Limit(int64(q.Limit)).Offset(int64(q.Offset))

@@ -1,0 +1,149 @@
+package quotas
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/core/revcache"
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
+)
+
+// quotaFigures are every read the Store keeps under the usages' revision,
+// for one query.
+type quotaFigures struct {
+	Counts   Counts
+	Overview Overview
+	MostUsed []Usage
+	Page     []Usage
+	All      []Usage
+}
+
+// readFigures reads the query's figures from s.
+func readFigures(t *testing.T, s *Store, q Query) quotaFigures {
+	t.Helper()
+	ctx := context.Background()
+	var f quotaFigures
+	var err error
+	if f.Counts, err = s.Counts(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if f.Overview, err = s.Overview(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if f.MostUsed, err = s.MostUsed(ctx, q, 3); err != nil {
+		t.Fatal(err)
+	}
+	if f.All, err = s.List(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	page := q
+	page.Limit, page.Offset = 2, 1
+	if f.Page, err = s.List(ctx, page); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// usagesOf are n compute usages of a tenant's subscription, the i-th at
+// used of its limit of 100 plus i.
+func usagesOf(tenant, sub string, n int, used float64, at time.Time) []Usage {
+	var out []Usage
+	for i := range n {
+		out = append(out, Usage{TenantID: tenant, SubscriptionID: sub, Location: DefaultLocation, Provider: "compute",
+			Name: fmt.Sprintf("q%d", i), CurrentValue: used + float64(i), Limit: 100, SyncedAt: at})
+	}
+	return out
+}
+
+// TestQuotaReadsKeptUnderRevision: on both databases, the Store's counts,
+// overview, most used and pages are read from the database once per
+// revision: usages changed behind its back leave them as they were until
+// the tenant's revision is raised. A Replace through a second Store on the
+// same database (another replica's sync) raises the revision of the
+// tenants whose usages it replaces or stores, so the first Store's next
+// reads are the database's: new usages, usages gone, and a subscription
+// moved to another tenant.
+func TestQuotaReadsKeptUnderRevision(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			db := storetest.Open(t, dialect)
+			if _, err := store.Migrate(ctx, db, Migrations(), "plugin_resources_migrations"); err != nil {
+				t.Fatal(err)
+			}
+			st, replica := NewStore(db), NewStore(db)
+			at := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+			if err := st.Replace(ctx, "sub-a", DefaultLocation, "compute", usagesOf("t-a", "sub-a", 4, 10, at)); err != nil {
+				t.Fatal(err)
+			}
+			q := Query{TenantIDs: []string{"t-a"}, Location: DefaultLocation}
+			before := readFigures(t, st, q)
+			if before.Counts.Total != 4 || before.Counts.OK != 4 || len(before.Page) != 2 || len(before.MostUsed) != 3 {
+				t.Fatalf("figures after the first Replace: %+v", before)
+			}
+			// What a caller does with a result is its own.
+			before.All[0].Name = "changed"
+			before.MostUsed[0].Name = "changed"
+			before.Overview.ByProvider["compute"] = Counts{}
+			before = readFigures(t, st, q)
+			if fresh := readFigures(t, NewStore(db), q); !reflect.DeepEqual(before, fresh) {
+				t.Fatalf("after changing returned values: %+v\nfrom the database: %+v", before, fresh)
+			}
+
+			if _, err := db.ExecContext(ctx, "UPDATE resources_quota_usages SET current_value = 95"); err != nil {
+				t.Fatal(err)
+			}
+			if got := readFigures(t, st, q); !reflect.DeepEqual(got, before) {
+				t.Fatalf("read again at the same revision: %+v, want what was kept: %+v", got, before)
+			}
+			if err := revcache.Bump(ctx, db, RevisionTable, "t-a"); err != nil {
+				t.Fatal(err)
+			}
+			if got := readFigures(t, st, q); got.Counts.Critical != 4 || got.Overview.ByProvider["compute"].Critical != 4 || got.MostUsed[0].CurrentValue != 95 {
+				t.Fatalf("after the revision was raised: %+v, want 4 critical", got)
+			}
+
+			steps := []struct {
+				name  string
+				write func() error
+			}{
+				{"usages of another subscription", func() error {
+					return replica.Replace(ctx, "sub-b", DefaultLocation, "compute", usagesOf("t-a", "sub-b", 3, 80, at.Add(time.Hour)))
+				}},
+				{"sub-a's usages gone", func() error { return replica.Replace(ctx, "sub-a", DefaultLocation, "compute", nil) }},
+				{"sub-b moved to t-b", func() error {
+					return replica.Replace(ctx, "sub-b", DefaultLocation, "compute", usagesOf("t-b", "sub-b", 2, 50, at.Add(2*time.Hour)))
+				}},
+			}
+			for _, step := range steps {
+				// Both tenants' figures are kept before the write.
+				prev := map[string]quotaFigures{}
+				for _, tenant := range []string{"t-a", "t-b"} {
+					prev[tenant] = readFigures(t, st, Query{TenantIDs: []string{tenant}, Location: DefaultLocation})
+				}
+				if err := step.write(); err != nil {
+					t.Fatal(err)
+				}
+				changed := false
+				for _, tenant := range []string{"t-a", "t-b"} {
+					tq := Query{TenantIDs: []string{tenant}, Location: DefaultLocation}
+					got, want := readFigures(t, st, tq), readFigures(t, NewStore(db), tq)
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("%s: %s read %+v, the database has %+v", step.name, tenant, got, want)
+					}
+					changed = changed || !reflect.DeepEqual(got, prev[tenant])
+				}
+				if !changed {
+					t.Fatalf("%s: no figure changed", step.name)
+				}
+			}
+			if c, _ := st.Counts(ctx, q); c.Total != 0 {
+				t.Fatalf("t-a after its subscriptions left: %+v, want none", c)
+			}
+		})
+	}
+}

@@ -1,0 +1,1 @@
+DROP TABLE resources_quota_revisions;

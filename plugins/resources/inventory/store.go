@@ -138,11 +138,11 @@ type page struct {
 func (s *Store) caches() *caches {
 	s.once.Do(func() {
 		s.cache = &caches{
-			pages:        revcache.New[page](cacheKeys),
-			countsBy:     revcache.New[[]Count](cacheKeys),
-			coverage:     revcache.New[TagCoverage](cacheKeys),
-			orphanCounts: revcache.New[map[string]int64](cacheKeys),
-			orphans:      revcache.New[[]Orphan](cacheKeys),
+			pages:        revcache.New[page](cacheKeys, revcache.MaxAge),
+			countsBy:     revcache.New[[]Count](cacheKeys, revcache.MaxAge),
+			coverage:     revcache.New[TagCoverage](cacheKeys, revcache.MaxAge),
+			orphanCounts: revcache.New[map[string]int64](cacheKeys, revcache.MaxAge),
+			orphans:      revcache.New[[]Orphan](cacheKeys, revcache.MaxAge),
 		}
 	})
 	return s.cache

@@ -62,8 +62,8 @@ type Store struct {
 
 // NewStore returns a Store on db.
 func NewStore(db *bun.DB) *Store {
-	return &Store{db: db, counts: revcache.New[Counts](cacheKeys), overviews: revcache.New[Overview](cacheKeys),
-		mostUsed: revcache.New[[]Usage](cacheKeys), lists: revcache.New[[]Usage](cacheKeys)}
+	return &Store{db: db, counts: revcache.New[Counts](cacheKeys, revcache.MaxAge), overviews: revcache.New[Overview](cacheKeys, revcache.MaxAge),
+		mostUsed: revcache.New[[]Usage](cacheKeys, revcache.MaxAge), lists: revcache.New[[]Usage](cacheKeys, revcache.MaxAge)}
 }
 
 // Replace stores the usages of one subscription, location and provider as

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,11 +86,21 @@ func (c *Cache[V]) Get(ctx context.Context, key, revision string, load func(cont
 
 // Key is a cache key for a read of the tenants (in any order, repeats
 // ignored) with the parts that further select it, such as its parameters.
+// Each tenant and part is quoted, so no two different reads share a key
+// whatever their text holds.
 func Key(tenants []string, parts ...string) string {
 	ids := slices.Clone(tenants)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	return strings.Join(ids, ",") + "\x00" + strings.Join(parts, "\x00")
+	var b strings.Builder
+	for _, id := range ids {
+		b.WriteString(strconv.Quote(id))
+	}
+	b.WriteByte('|')
+	for _, p := range parts {
+		b.WriteString(strconv.Quote(p))
+	}
+	return b.String()
 }
 
 // Bump raises the tenant's revision in table; call it in the transaction

@@ -186,6 +186,12 @@ func TestKey(t *testing.T) {
 	if revcache.Key([]string{"a", "b"}) == revcache.Key([]string{"a"}, "b") {
 		t.Fatal("a tenant and a part gave the same key")
 	}
+	if revcache.Key([]string{"a,b"}) == revcache.Key([]string{"a", "b"}) {
+		t.Fatal("a tenant id with a comma gave the key of two tenants")
+	}
+	if revcache.Key(nil, "x\x00y") == revcache.Key(nil, "x", "y") {
+		t.Fatal("a part with a NUL byte gave the key of two parts")
+	}
 }
 
 // TestGetLoadsAgainPastMaxAge: a value older than the cache's maximum age

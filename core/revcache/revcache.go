@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jellydator/ttlcache/v3"
@@ -86,19 +87,35 @@ func (c *Cache[V]) Get(ctx context.Context, key, revision string, load func(cont
 
 // Key is a cache key for a read of the tenants (in any order, repeats
 // ignored) with the parts that further select it, such as its parameters.
-// Each tenant and part is quoted, so no two different reads share a key
-// whatever their text holds.
+// Each tenant and part is written with its length before it, so no two
+// different reads share a key whatever their text holds.
 func Key(tenants []string, parts ...string) string {
-	ids := slices.Clone(tenants)
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
+	ids := tenants
+	if !slices.IsSorted(ids) {
+		ids = slices.Sorted(slices.Values(tenants))
+	}
 	var b strings.Builder
+	n := len(ids) + len(parts)
 	for _, id := range ids {
-		b.WriteString(strconv.Quote(id))
+		n += len(id) + 4
+	}
+	for _, p := range parts {
+		n += len(p) + 4
+	}
+	b.Grow(n)
+	for i, id := range ids {
+		if i > 0 && id == ids[i-1] {
+			continue
+		}
+		b.WriteString(strconv.Itoa(len(id)))
+		b.WriteByte(':')
+		b.WriteString(id)
 	}
 	b.WriteByte('|')
 	for _, p := range parts {
-		b.WriteString(strconv.Quote(p))
+		b.WriteString(strconv.Itoa(len(p)))
+		b.WriteByte(':')
+		b.WriteString(p)
 	}
 	return b.String()
 }
@@ -126,6 +143,17 @@ func Read(ctx context.Context, db bun.IDB, table string, tenants []string) (stri
 	if len(tenants) == 0 {
 		return "", nil
 	}
+	seen, _ := ctx.Value(readsKey{}).(*reads)
+	var key string
+	if seen != nil {
+		key = table + "|" + Key(tenants)
+		seen.mu.Lock()
+		rev, ok := seen.m[key]
+		seen.mu.Unlock()
+		if ok {
+			return rev, nil
+		}
+	}
 	var rev struct {
 		Tenants int   `bun:"tenants"`
 		Sum     int64 `bun:"total"`
@@ -135,5 +163,27 @@ func Read(ctx context.Context, db bun.IDB, table string, tenants []string) (stri
 	if err != nil {
 		return "", fmt.Errorf("revcache: read the revision of %d tenants: %w", len(tenants), err)
 	}
-	return fmt.Sprintf("%d:%d", rev.Tenants, rev.Sum), nil
+	out := fmt.Sprintf("%d:%d", rev.Tenants, rev.Sum)
+	if seen != nil {
+		seen.mu.Lock()
+		seen.m[key] = out
+		seen.mu.Unlock()
+	}
+	return out, nil
+}
+
+type readsKey struct{}
+
+// reads are the revisions read under a context of OneRead.
+type reads struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// OneRead returns a context under which Read answers a repeat of a read
+// (one table, one set of tenants) with the revision it read first: the
+// several kept reads a request makes then cost one read of the revision,
+// and answer as of one revision. It is for one request, never longer.
+func OneRead(ctx context.Context) context.Context {
+	return context.WithValue(ctx, readsKey{}, &reads{m: map[string]string{}})
 }

@@ -72,6 +72,24 @@ func TestRevisionFollowsBumps(t *testing.T) {
 			if got := read("a", "b"); got != "2:3" {
 				t.Fatalf("after a rolled-back bump: %q, want 2:3", got)
 			}
+			// Under OneRead a repeat answers the first read's revision.
+			once := revcache.OneRead(ctx)
+			first, err := revcache.Read(once, db, table, []string{"b", "a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := revcache.Bump(ctx, db, table, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if again, _ := revcache.Read(once, db, table, []string{"a", "b"}); again != first {
+				t.Fatalf("a repeat under OneRead: %q, want the first read's %q", again, first)
+			}
+			if other, _ := revcache.Read(once, db, table, []string{"a"}); other != "1:3" {
+				t.Fatalf("another set of tenants under OneRead: %q, want 1:3 read now", other)
+			}
+			if fresh := read("a", "b"); fresh == first {
+				t.Fatalf("outside OneRead the bump was not read: %q", fresh)
+			}
 			if _, err := revcache.Read(ctx, db, "no_such_table", []string{"a"}); err == nil {
 				t.Fatal("a missing table read without error")
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/stewardhq/steward/core/pluginenv"
+	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 )
 
@@ -48,6 +49,8 @@ type ServiceCost struct {
 
 // Summary builds the summary of the tenants over r.
 func (s *Store) Summary(ctx context.Context, tenants []string, r Range) (Summary, error) {
+	// The totals and the top services read the tenants' revision once.
+	ctx = revcache.OneRead(ctx)
 	prev := r.Previous()
 	out := Summary{StartDate: r.From, EndDate: r.To, Days: r.Days(), TenantCount: len(tenants),
 		PreviousStartDate: prev.From, PreviousEndDate: prev.To, Totals: []CurrencySummary{}, TopServices: []ServiceCost{}}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/plugins/resources/inventory"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -112,6 +113,8 @@ type Handlers struct {
 }
 
 func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
+	// The counts and the page read the tenants' revision once.
+	ctx = revcache.OneRead(ctx)
 	p := sdk.PrincipalFrom(ctx)
 	q := Query{TenantIDs: p.TenantIDs, Location: in.Location.Location, Provider: in.Provider, SubscriptionID: in.SubscriptionID}
 	if q.SubscriptionID != "" {
@@ -143,6 +146,7 @@ func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
 }
 
 func (h *Handlers) summary(ctx context.Context, in *Location) (*Summary, error) {
+	ctx = revcache.OneRead(ctx)
 	q := Query{TenantIDs: sdk.PrincipalFrom(ctx).TenantIDs, Location: in.Location}
 	ov, err := h.Store.Overview(ctx, q)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"net/http"
 
+	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/plugins/resources/inventory"
 	"github.com/stewardhq/steward/sdk"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
@@ -39,6 +40,9 @@ func barOf(e Entry) sdkui.Bar {
 // figures when the plugin has an inventory, then how many quotas are near
 // their limits in the default region, and the most used as bars.
 func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
+	// Each of the inventory's and the quotas' figures read their tenants'
+	// revision once.
+	r = r.WithContext(revcache.OneRead(r.Context()))
 	var parts []template.HTML
 	if h.InventoryStats != nil {
 		stats, err := h.InventoryStats(r, sdkui.Tenants(r))

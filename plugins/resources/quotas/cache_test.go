@@ -147,3 +147,38 @@ func TestQuotaReadsKeptUnderRevision(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentReplacesTakeTurns: on both databases, syncs replacing one
+// subscription's usages at the same time (a scheduled run and a manual
+// one, or two replicas) all succeed, and one sync's usages remain.
+func TestConcurrentReplacesTakeTurns(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			db := storetest.Open(t, dialect)
+			if _, err := store.Migrate(ctx, db, Migrations(), "plugin_resources_migrations"); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+			if err := NewStore(db).Replace(ctx, "sub-a", DefaultLocation, "compute", usagesOf("t-a", "sub-a", 5, 10, at)); err != nil {
+				t.Fatal(err)
+			}
+			const syncs = 8
+			errs := make(chan error, syncs)
+			for i := range syncs {
+				go func() {
+					errs <- NewStore(db).Replace(ctx, "sub-a", DefaultLocation, "compute", usagesOf("t-a", "sub-a", 5, float64(20+i), at))
+				}()
+			}
+			for range syncs {
+				if err := <-errs; err != nil {
+					t.Errorf("a concurrent Replace failed: %v", err)
+				}
+			}
+			n, err := db.NewSelect().Table("resources_quota_usages").Count(ctx)
+			if err != nil || n != 5 {
+				t.Fatalf("%d usages stored (%v), want one sync's 5", n, err)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/stewardhq/steward/core/revcache"
 )
@@ -69,9 +70,19 @@ func NewStore(db *bun.DB) *Store {
 // Replace stores the usages of one subscription, location and provider as
 // one unit: quotas the cloud no longer reports disappear, and a reader
 // never sees half a sync. The same transaction raises the revision of the
-// tenants of the usages replaced and of those stored.
+// tenants of the usages replaced and of those stored. Two Replaces of one
+// subscription, location and provider at once (two runs, or two replicas)
+// take turns.
 func (s *Store) Replace(ctx context.Context, subscriptionID, location, provider string, usages []Usage) error {
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if s.db.Dialect().Name() == dialect.PG {
+			// Without it the second one's delete misses the rows the
+			// first inserted, and its insert then collides with them.
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`,
+				"resources_quotas:"+subscriptionID+"/"+location+"/"+provider); err != nil {
+				return err
+			}
+		}
 		var tenants []string
 		err := tx.NewSelect().Model((*Usage)(nil)).Distinct().Column("tenant_id").
 			Where("subscription_id = ? AND location = ? AND provider = ?", subscriptionID, location, provider).Scan(ctx, &tenants)

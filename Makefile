@@ -110,11 +110,11 @@ $(AXE): tools/axe/package.json tools/axe/package-lock.json
 screenshots: build $(AXE)
 	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) STEWARD_TEST_AXE=$(CURDIR)/$(AXE) STEWARD_TEST_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run 'TestUIInBrowser' ./host/e2e/
 
-# The packages that run goroutines of their own (caches, revocations,
+# The packages that run goroutines of their own (caches, kept reads, revocations,
 # scheduler, supervisor, rate limits, the Redis connection's outage state,
 # SDK server and harness, simulator stack), under the race detector; CI runs
 # it after `make test`.
-RACE_PKGS := ./core/cache/ ./core/cloud/ ./core/cloudsim/ ./core/cloudsim/simdns/ ./core/cloudsim/stack/ \
+RACE_PKGS := ./core/cache/ ./core/revcache/ ./core/cloud/ ./core/cloudsim/ ./core/cloudsim/simdns/ ./core/cloudsim/stack/ \
 	./core/store/... ./host/auth/ ./host/authcache/ ./host/jobs/ ./host/plugins/ ./host/ratelimit/ ./host/redisconn/ ./host/tenancy/ \
 	./host/server/ ./host/pages/ ./host/websession/ ./ui/ ./sdk/...
 

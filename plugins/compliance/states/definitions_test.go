@@ -27,17 +27,7 @@ func TestDefinitionCounts(t *testing.T) {
 		s := &states.Store{DB: db}
 		put := func(tenant, sub string, list ...states.State) {
 			t.Helper()
-			_, err := s.Replace(ctx, states.Target{TenantID: tenant, SubscriptionID: sub, SyncedAt: simNow}, func(emit func(states.State) error) error {
-				for _, v := range list {
-					if err := emit(v); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			putStates(t, s, tenant, sub, list...)
 		}
 		st := func(assignment string, p policy, res, compliance string, groups ...string) states.State {
 			return states.State{ResourceID: res, PolicyAssignmentID: assignment, PolicyDefinitionID: p.id, PolicyName: p.name,

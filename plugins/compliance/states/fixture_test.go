@@ -264,3 +264,20 @@ func each(t *testing.T, fn func(t *testing.T, dialect string)) {
 		t.Run(dialect, func(t *testing.T) { fn(t, dialect) })
 	}
 }
+
+// putStates replaces the states of the tenant's subscription in s with
+// list, synced at simNow, failing the test on an error.
+func putStates(t *testing.T, s *states.Store, tenant, sub string, list ...states.State) {
+	t.Helper()
+	_, err := s.Replace(context.Background(), states.Target{TenantID: tenant, SubscriptionID: sub, SyncedAt: simNow}, func(emit func(states.State) error) error {
+		for _, v := range list {
+			if err := emit(v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -32,26 +32,12 @@ func TestSummaryKeptUnderRevision(t *testing.T) {
 				ColumnExpr("n AS non_compliant_count, 0 AS compliant_count, 1 AS tenant_count, '[]' AS group_names, 0 AS last_evaluated_unix").
 				Where("tenant_id IN (?)", bun.List(tenants))
 		}}}
-		put := func(s *states.Store, tenant, sub string, list ...states.State) {
-			t.Helper()
-			_, err := s.Replace(ctx, states.Target{TenantID: tenant, SubscriptionID: sub, SyncedAt: simNow}, func(emit func(states.State) error) error {
-				for _, v := range list {
-					if err := emit(v); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
 		st := func(p policy, res, compliance string) states.State {
 			return states.State{ResourceID: res, PolicyAssignmentID: "a1", PolicyDefinitionID: p.id, PolicyName: p.name,
 				Category: p.category, Severity: p.severity, ComplianceState: compliance, EvaluatedAt: simNow}
 		}
 		replicaA, replicaB := &states.Store{DB: db}, &states.Store{DB: db}
-		put(replicaA, "t1", "s1", st(p1, r1, "NonCompliant"), st(p1, r2, "Compliant"))
+		putStates(t, replicaA, "t1", "s1", st(p1, r1, "NonCompliant"), st(p1, r2, "Compliant"))
 		summary := func(s *states.Store) states.Summary {
 			t.Helper()
 			sum, err := s.Summary(ctx, []string{"t1", "t2"}, extra)
@@ -79,7 +65,7 @@ func TestSummaryKeptUnderRevision(t *testing.T) {
 			t.Fatalf("an extra finding was not counted: %+v", got)
 		}
 		// Another replica's sync raises the revision this one reads.
-		put(replicaB, "t2", "s2", st(p2, r6, "NonCompliant"), st(p3, r6, "NonCompliant"))
+		putStates(t, replicaB, "t2", "s2", st(p2, r6, "NonCompliant"), st(p3, r6, "NonCompliant"))
 		got := summary(replicaA)
 		if got.NonCompliantResources != 1 || got.CompliantResources != 1 || got.TotalResources != 2 || got.PolicyStates != 3 ||
 			got.TenantsWithData != 2 || got.NonCompliantPolicies != 2 {

@@ -57,7 +57,9 @@ func (r *Route) NeedsBody() bool { return r.Tenant != nil && r.Tenant.In == Tena
 // admin's principal lists every tenant). query returns every value of a
 // query parameter; body is the request body, read only when NeedsBody. It
 // returns 0 when the request may go on and http.StatusForbidden when it
-// names a tenant outside the caller's scope. The host calls it before
+// names a tenant outside the caller's scope. A query's ids are checked as
+// the plugin reads them, split at commas and not trimmed: "t-1 " is not
+// "t-1". The host calls it before
 // proxying and the test harness before calling the plugin, so a handler
 // that forgets its own check still leaks nothing.
 //
@@ -75,7 +77,7 @@ func (r *Route) CheckTenant(principal *pluginv1.Principal, query func(string) []
 	case TenantInQuery:
 		for _, v := range query(r.Tenant.Name) {
 			for item := range strings.SplitSeq(v, ",") {
-				if item = strings.TrimSpace(item); item != "" {
+				if item != "" {
 					named = append(named, item)
 				}
 			}

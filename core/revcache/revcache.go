@@ -85,6 +85,18 @@ func (c *Cache[V]) Get(ctx context.Context, key, revision string, load func(cont
 	return out, err
 }
 
+// Load is Get for a read of the tenants' data whose revision is kept in
+// table: it reads their revision (Read), then returns the value kept
+// under key at that revision or loads it.
+func (c *Cache[V]) Load(ctx context.Context, db bun.IDB, table string, tenants []string, key string, load func(context.Context) (V, error)) (V, error) {
+	revision, err := Read(ctx, db, table, tenants)
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	return c.Get(ctx, key, revision, load)
+}
+
 // Key is a cache key for a read of the tenants (in any order, repeats
 // ignored) with the parts that further select it, such as its parameters.
 // Each tenant and part is written with its length before it, so no two

@@ -230,3 +230,41 @@ func TestGetLoadsAgainPastMaxAge(t *testing.T) {
 		t.Fatalf("past the age: %d, want a new load", v)
 	}
 }
+
+// TestLoadReadsTheRevisionFirst: Load keeps a value until the tenants'
+// revision in the table rises, and a revision it cannot read is an error
+// that loads nothing.
+func TestLoadReadsTheRevisionFirst(t *testing.T) {
+	ctx := context.Background()
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			db := storetest.Open(t, dialect)
+			if _, err := db.ExecContext(ctx, `CREATE TABLE `+table+` (tenant_id TEXT PRIMARY KEY, revision BIGINT NOT NULL)`); err != nil {
+				t.Fatal(err)
+			}
+			c := revcache.New[int](8, time.Minute)
+			loads := 0
+			load := func(context.Context) (int, error) { loads++; return loads, nil }
+			get := func() int {
+				t.Helper()
+				v, err := c.Load(ctx, db, table, []string{"a"}, "k", load)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			if first, second := get(), get(); first != 1 || second != 1 {
+				t.Fatalf("read twice at one revision: %d loads, want 1", loads)
+			}
+			if err := revcache.Bump(ctx, db, table, "a"); err != nil {
+				t.Fatal(err)
+			}
+			if v := get(); v != 2 {
+				t.Fatalf("after a bump: %d, want a new load", v)
+			}
+			if _, err := c.Load(ctx, db, "no_such_table", []string{"a"}, "k", load); err == nil || loads != 2 {
+				t.Fatalf("an unreadable revision: err %v after %d loads, want an error and no load", err, loads)
+			}
+		})
+	}
+}

@@ -19,7 +19,6 @@ package coverage
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	"github.com/stewardhq/steward/core/revcache"
@@ -57,15 +56,12 @@ type scope struct {
 // revision), so a repeated request costs the revision's lookup.
 func (s *Service) scope(ctx context.Context, tenantIDs []string) (*mapping.Mapping, map[string]mapping.Counts, error) {
 	s.once.Do(func() { s.scopes = revcache.New[scope](scopeCapacity, revcache.MaxAge) })
-	tenants := slices.Clone(tenantIDs)
-	slices.Sort(tenants)
-	tenants = slices.Compact(tenants)
-	revision, err := s.Store.Revision(ctx, tenants)
+	revision, err := s.Store.Revision(ctx, tenantIDs)
 	if err != nil {
 		return nil, nil, err
 	}
-	sc, err := s.scopes.Get(ctx, revcache.Key(tenants), revision, func(ctx context.Context) (scope, error) {
-		defs, err := s.Store.DefinitionCounts(ctx, tenants)
+	sc, err := s.scopes.Get(ctx, revcache.Key(tenantIDs), revision, func(ctx context.Context) (scope, error) {
+		defs, err := s.Store.DefinitionCounts(ctx, tenantIDs)
 		if err != nil {
 			return scope{}, err
 		}

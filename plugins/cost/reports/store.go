@@ -59,16 +59,11 @@ func (s *Store) caches() *caches {
 // it was computed at the tenants' current revision, and otherwise loads
 // and keeps it. The revision is read before load reads the ledger.
 func kept[V any](ctx context.Context, s *Store, c *revcache.Cache[V], tenants []string, params []int, load func(context.Context) (V, error)) (V, error) {
-	rev, err := revcache.Read(ctx, s.DB, ledger.RevisionTable, tenants)
-	if err != nil {
-		var zero V
-		return zero, err
-	}
 	parts := make([]string, len(params))
 	for i, p := range params {
 		parts[i] = strconv.Itoa(p)
 	}
-	return c.Get(ctx, revcache.Key(tenants, parts...), rev, load)
+	return c.Load(ctx, s.DB, ledger.RevisionTable, tenants, revcache.Key(tenants, parts...), load)
 }
 
 // CurrencyTotal is the cost of some tenants over a range in one currency,

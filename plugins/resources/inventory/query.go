@@ -46,13 +46,9 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]Resource, int64, error
 	if len(q.TenantIDs) == 0 {
 		return []Resource{}, 0, nil
 	}
-	rev, err := s.revision(ctx, q.TenantIDs)
-	if err != nil {
-		return nil, 0, err
-	}
 	params := q
 	params.TenantIDs = nil
-	p, err := s.caches().pages.Get(ctx, cacheKey(q.TenantIDs, params), rev, func(ctx context.Context) (page, error) {
+	p, err := s.caches().pages.Load(ctx, s.DB, RevisionTable, q.TenantIDs, cacheKey(q.TenantIDs, params), func(ctx context.Context) (page, error) {
 		rows, total, err := s.list(ctx, q)
 		return page{rows: rows, total: total}, err
 	})
@@ -170,11 +166,7 @@ func (s *Store) CountBy(ctx context.Context, tenantIDs []string, column string) 
 	if len(tenantIDs) == 0 {
 		return []Count{}, nil
 	}
-	rev, err := s.revision(ctx, tenantIDs)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.caches().countsBy.Get(ctx, cacheKey(tenantIDs, column), rev, func(ctx context.Context) ([]Count, error) {
+	out, err := s.caches().countsBy.Load(ctx, s.DB, RevisionTable, tenantIDs, cacheKey(tenantIDs, column), func(ctx context.Context) ([]Count, error) {
 		return s.countBy(ctx, tenantIDs, column)
 	})
 	if err != nil {
@@ -206,11 +198,7 @@ func (s *Store) Coverage(ctx context.Context, tenantIDs, required []string) (Tag
 	if len(tenantIDs) == 0 {
 		return TagCoverage{TaggedWith: map[string]int64{}}, nil
 	}
-	rev, err := s.revision(ctx, tenantIDs)
-	if err != nil {
-		return TagCoverage{}, err
-	}
-	out, err := s.caches().coverage.Get(ctx, cacheKey(tenantIDs, required), rev, func(ctx context.Context) (TagCoverage, error) {
+	out, err := s.caches().coverage.Load(ctx, s.DB, RevisionTable, tenantIDs, cacheKey(tenantIDs, required), func(ctx context.Context) (TagCoverage, error) {
 		return s.coverage(ctx, tenantIDs, required)
 	})
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
@@ -71,10 +73,7 @@ func TestQuotaReadsKeptUnderRevision(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
-			db := storetest.Open(t, dialect)
-			if _, err := store.Migrate(ctx, db, Migrations(), "plugin_resources_migrations"); err != nil {
-				t.Fatal(err)
-			}
+			db := migrated(t, dialect)
 			st, replica := NewStore(db), NewStore(db)
 			at := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
 			if err := st.Replace(ctx, "sub-a", DefaultLocation, "compute", usagesOf("t-a", "sub-a", 4, 10, at)); err != nil {
@@ -155,10 +154,7 @@ func TestConcurrentReplacesTakeTurns(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
-			db := storetest.Open(t, dialect)
-			if _, err := store.Migrate(ctx, db, Migrations(), "plugin_resources_migrations"); err != nil {
-				t.Fatal(err)
-			}
+			db := migrated(t, dialect)
 			at := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
 			if err := NewStore(db).Replace(ctx, "sub-a", DefaultLocation, "compute", usagesOf("t-a", "sub-a", 5, 10, at)); err != nil {
 				t.Fatal(err)
@@ -181,4 +177,15 @@ func TestConcurrentReplacesTakeTurns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// migrated opens a database of the dialect with the quotas' migrations
+// applied.
+func migrated(t *testing.T, dialect string) *bun.DB {
+	t.Helper()
+	db := storetest.Open(t, dialect)
+	if _, err := store.Migrate(context.Background(), db, Migrations(), "plugin_resources_migrations"); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

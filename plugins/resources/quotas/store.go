@@ -113,12 +113,6 @@ func (s *Store) Replace(ctx context.Context, subscriptionID, location, provider 
 	})
 }
 
-// revision is the revision of the tenants' usages, read before the usages
-// themselves (see revcache.Read).
-func (s *Store) revision(ctx context.Context, tenantIDs []string) (string, error) {
-	return revcache.Read(ctx, s.db, RevisionTable, tenantIDs)
-}
-
 // key is the cache key of a read of the query's usages with further
 // parameters: the tenants, then every other field of the query and the
 // parameters in Go syntax (strings quoted), so that no two reads give the
@@ -178,11 +172,7 @@ func (s *Store) MostUsed(ctx context.Context, q Query, n int) ([]Usage, error) {
 	if len(q.TenantIDs) == 0 || n <= 0 {
 		return []Usage{}, nil
 	}
-	rev, err := s.revision(ctx, q.TenantIDs)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.mostUsed.Get(ctx, q.key(n), rev, func(ctx context.Context) ([]Usage, error) {
+	out, err := s.mostUsed.Load(ctx, s.db, RevisionTable, q.TenantIDs, q.key(n), func(ctx context.Context) ([]Usage, error) {
 		return s.readMostUsed(ctx, q, n)
 	})
 	if err != nil {
@@ -213,11 +203,7 @@ func (s *Store) Overview(ctx context.Context, q Query) (Overview, error) {
 	if len(q.TenantIDs) == 0 {
 		return Overview{ByProvider: map[string]Counts{}}, nil
 	}
-	rev, err := s.revision(ctx, q.TenantIDs)
-	if err != nil {
-		return Overview{}, err
-	}
-	out, err := s.overviews.Get(ctx, q.key(), rev, func(ctx context.Context) (Overview, error) {
+	out, err := s.overviews.Load(ctx, s.db, RevisionTable, q.TenantIDs, q.key(), func(ctx context.Context) (Overview, error) {
 		return s.readOverview(ctx, q)
 	})
 	if err != nil {
@@ -244,11 +230,7 @@ func (s *Store) Counts(ctx context.Context, q Query) (Counts, error) {
 	if len(q.TenantIDs) == 0 {
 		return Counts{}, nil
 	}
-	rev, err := s.revision(ctx, q.TenantIDs)
-	if err != nil {
-		return Counts{}, err
-	}
-	return s.counts.Get(ctx, q.key(), rev, func(ctx context.Context) (Counts, error) {
+	return s.counts.Load(ctx, s.db, RevisionTable, q.TenantIDs, q.key(), func(ctx context.Context) (Counts, error) {
 		var all Counts
 		by, err := s.byProvider(ctx, q)
 		for _, c := range by {
@@ -285,11 +267,7 @@ func (s *Store) List(ctx context.Context, q Query) ([]Usage, error) {
 	if len(q.TenantIDs) == 0 {
 		return []Usage{}, nil
 	}
-	rev, err := s.revision(ctx, q.TenantIDs)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.lists.Get(ctx, q.key(), rev, func(ctx context.Context) ([]Usage, error) {
+	out, err := s.lists.Load(ctx, s.db, RevisionTable, q.TenantIDs, q.key(), func(ctx context.Context) ([]Usage, error) {
 		return s.list(ctx, q)
 	})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 )
 
@@ -21,10 +20,7 @@ func TestCountsAgreeWithHealth(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
-			db := storetest.Open(t, dialect)
-			if _, err := store.Migrate(ctx, db, Migrations(), "plugin_resources_migrations"); err != nil {
-				t.Fatal(err)
-			}
+			db := migrated(t, dialect)
 			st := NewStore(db)
 			figures := [][2]float64{
 				{0, 0}, {1, 0}, {-1, 0}, {0, 100}, {7499, 10000}, {74994, 100000}, {74995, 100000}, {74996, 100000},

@@ -3,6 +3,7 @@ package revcache_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -92,6 +93,62 @@ func TestRevisionFollowsBumps(t *testing.T) {
 			}
 			if _, err := revcache.Read(ctx, db, "no_such_table", []string{"a"}); err == nil {
 				t.Fatal("a missing table read without error")
+			}
+		})
+	}
+}
+
+// TestRevisionOfManyTenants: past 32 tenants the revision is the whole
+// table's: it still changes with a bump of any of them, and also with a
+// bump of a tenant outside the set; under OneRead any two large sets
+// share it.
+func TestRevisionOfManyTenants(t *testing.T) {
+	ctx := context.Background()
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			db := storetest.Open(t, dialect)
+			if _, err := db.ExecContext(ctx, `CREATE TABLE `+table+` (tenant_id TEXT PRIMARY KEY, revision BIGINT NOT NULL)`); err != nil {
+				t.Fatal(err)
+			}
+			many := make([]string, 40)
+			for i := range many {
+				many[i] = fmt.Sprintf("t-%02d", i)
+			}
+			read := func(ctx context.Context, tenants []string) string {
+				t.Helper()
+				rev, err := revcache.Read(ctx, db, table, tenants)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rev
+			}
+			before := read(ctx, many)
+			for _, tenant := range []string{"t-39", "t-00", "outside"} {
+				if err := revcache.Bump(ctx, db, table, tenant); err != nil {
+					t.Fatal(err)
+				}
+				after := read(ctx, many)
+				if after == before {
+					t.Fatalf("a bump of %s left the revision of 40 tenants at %q", tenant, after)
+				}
+				before = after
+			}
+			if before != "*3:3" {
+				t.Fatalf("after three first bumps: %q, want *3:3", before)
+			}
+			if small := read(ctx, many[:32]); small != "1:1" {
+				t.Fatalf("32 tenants are read by name: %q, want 1:1 (t-00 alone bumped)", small)
+			}
+			once := revcache.OneRead(ctx)
+			first := read(once, many)
+			if err := revcache.Bump(ctx, db, table, "t-05"); err != nil {
+				t.Fatal(err)
+			}
+			if again := read(once, many[1:]); again != first {
+				t.Fatalf("another large set under OneRead: %q, want the first read's %q", again, first)
+			}
+			if now := read(ctx, many[1:]); now != "*4:4" {
+				t.Fatalf("outside OneRead: %q, want *4:4", now)
 			}
 		})
 	}

@@ -151,6 +151,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	h.changes = authcache.New(rc, cfg.RedisPrefix, logger.Named("authcache"))
 	ten := tenancy.New(h.DB)
 	ten.OnChange(h.changes.Changed)
+	ten.CacheActive(authcache.NewCache[struct{}, []tenancy.Tenant](h.changes, 1))
 	apiKeys := apikeys.New(h.DB, ten)
 	apiKeys.OnChange(h.changes.Changed)
 	aud := audit.NewStore(h.DB)

@@ -73,7 +73,21 @@ var ErrDuplicate = errors.New("duplicate")
 type Store struct {
 	db      *bun.DB
 	changed func(context.Context)
+	// active keeps the list of active tenants, which every page, scope
+	// and plugin's tenant list starts from, when CacheActive set it.
+	active ActiveCache
 }
+
+// ActiveCache keeps the list of active tenants between the writes that
+// change it (the host's is an authcache.Cache dropped by the changes
+// OnChange announces).
+type ActiveCache interface {
+	Load(key struct{}, load func() ([]Tenant, error)) ([]Tenant, error)
+}
+
+// CacheActive has the list of active tenants kept in c. It is set once,
+// before the Store is used.
+func (s *Store) CacheActive(c ActiveCache) { s.active = c }
 
 // New returns a Store on db.
 func New(db *bun.DB) *Store { return &Store{db: db, changed: func(context.Context) {}} }
@@ -84,7 +98,29 @@ func New(db *bun.DB) *Store { return &Store{db: db, changed: func(context.Contex
 func (s *Store) OnChange(fn func(context.Context)) { s.changed = fn }
 
 // Tenants lists tenants ordered by name; ids narrows the list when given.
+// The list is the caller's own, but the tenants' AccessGroups may be
+// shared with other callers' and must not be changed.
 func (s *Store) Tenants(ctx context.Context, ids []string, includeInactive bool) ([]Tenant, error) {
+	if s.active != nil && !includeInactive {
+		all, err := s.active.Load(struct{}{}, func() ([]Tenant, error) { return s.read(ctx, nil, false) })
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) == 0 {
+			return slices.Clone(all), nil
+		}
+		out := []Tenant{}
+		for _, t := range all {
+			if slices.Contains(ids, t.ID) {
+				out = append(out, t)
+			}
+		}
+		return out, nil
+	}
+	return s.read(ctx, ids, includeInactive)
+}
+
+func (s *Store) read(ctx context.Context, ids []string, includeInactive bool) ([]Tenant, error) {
 	out := []Tenant{}
 	q := s.db.NewSelect().Model(&out).Order("name", "id")
 	if len(ids) > 0 {

@@ -8,24 +8,41 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/uptrace/bun"
 
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/host/authcache"
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/migrations"
 )
 
-// eachDialect runs fn against a freshly migrated database of every dialect.
+// eachDialect runs fn against a freshly migrated database of every
+// dialect, with a Store that reads every list from the database and with
+// one that keeps the active tenants as the host's does (CacheActive),
+// dropped by the changes the Store announces.
 func eachDialect(t *testing.T, fn func(t *testing.T, db *bun.DB, s *tenancy.Store)) {
 	for _, dialect := range storetest.Dialects() {
-		t.Run(dialect, func(t *testing.T) {
-			db := storetest.Open(t, dialect)
-			if _, err := store.Migrate(context.Background(), db, migrations.FS, migrations.Table); err != nil {
-				t.Fatalf("migrate: %v", err)
+		for _, cached := range []bool{false, true} {
+			name := dialect
+			if cached {
+				name += "/cached"
 			}
-			fn(t, db, tenancy.New(db))
-		})
+			t.Run(name, func(t *testing.T) {
+				db := storetest.Open(t, dialect)
+				if _, err := store.Migrate(context.Background(), db, migrations.FS, migrations.Table); err != nil {
+					t.Fatalf("migrate: %v", err)
+				}
+				s := tenancy.New(db)
+				if cached {
+					changes := authcache.New(nil, "", hclog.NewNullLogger())
+					s.OnChange(changes.Changed)
+					s.CacheActive(authcache.NewCache[struct{}, []tenancy.Tenant](changes, 1))
+				}
+				fn(t, db, s)
+			})
+		}
 	}
 }
 
@@ -426,6 +443,10 @@ func TestDeactivateTenant(t *testing.T) {
 		u := upsertUser(t, s, tenancy.User{Email: "user@example.com"})
 		if err := s.AddMember(ctx, tn.ID, u.ID); err != nil {
 			t.Fatal(err)
+		}
+		// Read once before, so a kept list must be dropped by the change.
+		if list, _ := s.Tenants(ctx, nil, false); !slices.Equal(ids(list), []string{tn.ID}) {
+			t.Fatalf("active tenants before deactivation %v, want [%s]", ids(list), tn.ID)
 		}
 		for i := range 2 {
 			if err := s.DeactivateTenant(ctx, tn.ID); err != nil {

@@ -112,6 +112,11 @@ func TestPagesAskForSignIn(t *testing.T) {
 	if r := h.get("/partials/sync-history-table?limit=101", token); r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), "query.limit") {
 		t.Errorf("history limit 101: %d %s", r.status, r.body)
 	}
+	for _, limit := range []string{"0", "1001", "x"} {
+		if r := h.get("/partials/tenant-sync-status?limit="+limit, token); r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), "query.limit") {
+			t.Errorf("tenant sync status limit %s: %d %s", limit, r.status, r.body)
+		}
+	}
 	if r := newBrowser(h).do(http.MethodGet, "/", nil); r.status != http.StatusSeeOther || r.header.Get("Location") != "/dashboard" {
 		t.Errorf("/: %d %q", r.status, r.header.Get("Location"))
 	}

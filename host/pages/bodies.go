@@ -3,6 +3,7 @@ package pages
 import (
 	"html/template"
 	"regexp"
+	"strconv"
 
 	"github.com/stewardhq/steward/host/plugins"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
@@ -20,6 +21,9 @@ const slotDashboard = "dashboard"
 const (
 	SyncStatusRefreshSeconds = 30
 	tenantSyncRefreshSeconds = 300
+	// dashboardTenantRows is how many tenants the dashboard's data
+	// freshness table shows.
+	dashboardTenantRows = 8
 )
 
 // The host's fragments as the dashboard and the sync dashboard place them.
@@ -29,14 +33,18 @@ var (
 	syncStatusSlot  = ui.Slot{Title: "Sync status", Path: SyncStatusCardPath, RefreshSeconds: SyncStatusRefreshSeconds}
 	activeAlertSlot = ui.Slot{Title: "Active sync alerts", Path: ActiveAlertsPath}
 	tenantSyncSlot  = ui.Slot{Title: "Data freshness", Path: TenantSyncStatusPath, RefreshSeconds: tenantSyncRefreshSeconds}
-	syncHistorySlot = ui.Slot{Title: "Recent sync runs", Path: SyncHistoryTablePath}
+	// The dashboard's shows the tenants that need attention first, and a
+	// few of them: with a hundred tenants, the full table is the Sync
+	// page's.
+	dashboardTenantSyncSlot = ui.Slot{Title: "Data freshness", Path: TenantSyncStatusPath + "?limit=" + strconv.Itoa(dashboardTenantRows), RefreshSeconds: tenantSyncRefreshSeconds}
+	syncHistorySlot         = ui.Slot{Title: "Recent sync runs", Path: SyncHistoryTablePath}
 )
 
 // DashboardSlots are the dashboard's slots: the host's fragments, then the
 // plugins' fragments for the "dashboard" slot in plugins.hcl's order. A
 // plugin that is down keeps its slot, which shows it unavailable.
 func DashboardSlots(v plugins.Views) []ui.Slot {
-	slots := []ui.Slot{syncStatusSlot, activeAlertSlot, tenantSyncSlot}
+	slots := []ui.Slot{syncStatusSlot, activeAlertSlot, dashboardTenantSyncSlot}
 	return append(slots, pluginSlots(v.InSlot(slotDashboard))...)
 }
 

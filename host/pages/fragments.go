@@ -2,8 +2,10 @@ package pages
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +23,9 @@ const (
 	TenantSyncStatusPath = "/partials/tenant-sync-status"
 	ActiveAlertsPath     = "/partials/active-alerts"
 )
+
+// syncDashboardPath is the Sync page's.
+const syncDashboardPath = "/sync-dashboard"
 
 // ResolutionNotesField is the resolve form's field for the resolution
 // notes.
@@ -135,10 +140,14 @@ type TenantSync struct {
 // TenantSyncStatus shows, per tenant, when each data domain last synced
 // and whether that is too long ago: older than the domain's threshold
 // or never; and, where the report carries it (an admin's), that the latest
-// sync failed since, and why. It shows every row it is given, so the
+// sync failed since, and why. It counts every row it is given, so the
 // caller passes only the tenants the viewer may see, and only the one
-// tenant_id names when it scopes the request.
-func TenantSyncStatus(rows []TenantSync, thresholds map[string]time.Duration, now time.Time) template.HTML {
+// tenant_id names when it scopes the request. With a limit above zero
+// and more rows than it, the table shows that many: the tenants that need
+// attention (stale, or a sync failed) first, then the others in the order
+// given, and says how many it left out and where they all are (the Sync
+// page, which shows every row).
+func TenantSyncStatus(rows []TenantSync, thresholds map[string]time.Duration, now time.Time, limit int) template.HTML {
 	if len(rows) == 0 {
 		return sdkui.Empty("No tenants to show.")
 	}
@@ -159,6 +168,19 @@ func TenantSyncStatus(rows []TenantSync, thresholds map[string]time.Duration, no
 		columns[2+i] = capitalize(d)
 	}
 	stale := 0
+	for _, r := range rows {
+		if r.Freshness.Stale {
+			stale++
+		}
+	}
+	all := len(rows)
+	if limit > 0 && limit < all {
+		rows = slices.Clone(rows)
+		slices.SortStableFunc(rows, func(a, b TenantSync) int {
+			return cmp.Compare(needsAttention(b.Freshness), needsAttention(a.Freshness))
+		})
+		rows = rows[:limit]
+	}
 	cells := make([][]any, 0, len(rows))
 	for _, r := range rows {
 		name := r.Name
@@ -167,7 +189,6 @@ func TenantSyncStatus(rows []TenantSync, thresholds map[string]time.Duration, no
 		}
 		status := sdkui.Badge("Up to date", sdkui.OK)
 		if r.Freshness.Stale {
-			stale++
 			status = sdkui.Badge("Stale", sdkui.Warning)
 		}
 		row := []any{strong(name), status}
@@ -180,10 +201,26 @@ func TenantSyncStatus(rows []TenantSync, thresholds map[string]time.Duration, no
 	if stale > 0 {
 		health = sdkui.Warning
 	}
-	return stack(
-		sdkui.Grid(sdkui.Stat("Tenants with stale data", strconv.Itoa(stale)+" of "+strconv.Itoa(len(rows)), "", health)),
+	parts := []template.HTML{
+		sdkui.Grid(sdkui.Stat("Tenants with stale data", strconv.Itoa(stale)+" of "+strconv.Itoa(all), "", health)),
 		sdkui.Table(columns, cells, "Data freshness by tenant"),
-	)
+	}
+	if len(rows) < all {
+		parts = append(parts, execFragment("moretenants", struct {
+			Shown, All int
+			Path       string
+		}{len(rows), all, syncDashboardPath}))
+	}
+	return stack(parts...)
+}
+
+// needsAttention is 1 for a tenant whose data is stale or whose latest
+// sync of a domain failed, 0 otherwise.
+func needsAttention(f freshness.TenantFreshness) int {
+	if f.Stale || slices.ContainsFunc(f.Domains, func(d freshness.DomainFreshness) bool { return d.Failure != "" }) {
+		return 1
+	}
+	return 0
 }
 
 // domainCell is one domain's freshness for a tenant, or a dash when the
@@ -409,6 +446,8 @@ var fragmentTemplates = template.Must(template.New("fragments").Parse(`
 </div>
 <p class="mono" id="sync-now-result" role="status"></p>
 {{- end}}
+
+{{- define "moretenants"}}<p class="muted">{{.Shown}} of {{.All}} tenants shown, those that need attention first. <a href="{{.Path}}">Every tenant's data freshness is on the Sync page</a>.</p>{{end}}
 
 {{- define "paragraph"}}<p class="muted">{{.}}</p>{{end}}
 `))

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,8 +103,8 @@ func everyOutput() map[string]template.HTML {
 		"history":                  SyncHistoryTable(history),
 		"history, redacted":        SyncHistoryTable(history.Redacted()),
 		"history, empty":           SyncHistoryTable(jobs.HistoryResponse{}),
-		"tenant sync status":       TenantSyncStatus(sampleTenants(), thresholds, t0),
-		"tenant sync status, none": TenantSyncStatus(nil, nil, t0),
+		"tenant sync status":       TenantSyncStatus(sampleTenants(), thresholds, t0, 0),
+		"tenant sync status, none": TenantSyncStatus(nil, nil, t0, 0),
 		"alerts, admin":            ActiveAlerts(alerts, true),
 		"alerts, standard user":    ActiveAlerts(alerts, false),
 		"alerts, none":             ActiveAlerts(jobs.AlertsResponse{}, true),
@@ -141,7 +142,7 @@ func TestJobAndAlertTextIsEscaped(t *testing.T) {
 		"3 of 10 · tenant Fabrikam "+escaped)
 	contains(t, "alerts", ActiveAlerts(sampleAlerts(), true), "Cost sync failed for Contoso "+escaped, "subscription sub-contoso-prod: "+escaped,
 		`for Contoso `+escaped)
-	contains(t, "tenant sync status", TenantSyncStatus(sampleTenants(), nil, t0), "Contoso "+escaped)
+	contains(t, "tenant sync status", TenantSyncStatus(sampleTenants(), nil, t0, 0), "Contoso "+escaped)
 }
 
 func TestStandardUsersSeeRedactedText(t *testing.T) {
@@ -221,7 +222,7 @@ func TestRunHealthColours(t *testing.T) {
 var thresholds = map[string]time.Duration{"costs": 25 * time.Hour, "resources": 2 * time.Hour, "identity": 25 * time.Hour}
 
 func TestTenantSyncStatusMarksStaleDomains(t *testing.T) {
-	out := TenantSyncStatus(sampleTenants(), thresholds, t0)
+	out := TenantSyncStatus(sampleTenants(), thresholds, t0, 0)
 	contains(t, "tenant sync status", out,
 		`<th scope="col">Tenant</th><th scope="col">Status</th><th scope="col">Costs</th><th scope="col">Resources</th><th scope="col">Identity</th>`,
 		`class="badge health-warning">Stale<`, `class="badge health-warning">Never synced<`, `class="badge health-ok">Up to date<`,
@@ -246,19 +247,55 @@ func TestTenantSyncStatusMarksStaleDomains(t *testing.T) {
 	failedAt := t0.Add(-time.Minute)
 	failing := sampleTenants()[:1]
 	failing[0].Freshness.Domains[2].Failure, failing[0].Freshness.Domains[2].FailedAt = "directory d-1 refused a token: grant admin consent", &failedAt
-	contains(t, "a failed sync", TenantSyncStatus(failing, thresholds, t0), `class="badge health-critical">Last sync failed<`,
+	contains(t, "a failed sync", TenantSyncStatus(failing, thresholds, t0, 0), `class="badge health-critical">Last sync failed<`,
 		"directory d-1 refused a token: grant admin consent")
-	if out := TenantSyncStatus([]TenantSync{{ID: "t1", Name: "C", Freshness: failing[0].Freshness.Redacted()}}, thresholds, t0); strings.Contains(string(out), "Last sync failed") ||
+	if out := TenantSyncStatus([]TenantSync{{ID: "t1", Name: "C", Freshness: failing[0].Freshness.Redacted()}}, thresholds, t0, 0); strings.Contains(string(out), "Last sync failed") ||
 		strings.Contains(string(out), "consent") {
 		t.Errorf("a redacted report shows the failure: %s", out)
 	}
 	// Stricter thresholds make more stale.
-	strict := TenantSyncStatus(sampleTenants()[1:], map[string]time.Duration{"costs": time.Minute}, t0)
+	strict := TenantSyncStatus(sampleTenants()[1:], map[string]time.Duration{"costs": time.Minute}, t0, 0)
 	contains(t, "strict tenant sync status", strict, `class="badge health-warning">Stale<`)
 
-	contains(t, "no tenants", TenantSyncStatus(nil, nil, t0), `class="empty"`, "No tenants to show.")
-	unnamed := TenantSyncStatus([]TenantSync{{ID: "t-9"}}, nil, t0)
+	contains(t, "no tenants", TenantSyncStatus(nil, nil, t0, 0), `class="empty"`, "No tenants to show.")
+	unnamed := TenantSyncStatus([]TenantSync{{ID: "t-9"}}, nil, t0, 0)
 	contains(t, "unnamed tenant", unnamed, "<strong>t-9</strong>")
+}
+
+// TestTenantSyncStatusLimitShowsAttentionFirst: past its limit the table
+// keeps the tenants that need attention (stale, or a failed sync), counts
+// every tenant in its figure and points to the Sync page for the rest.
+func TestTenantSyncStatusLimitShowsAttentionFirst(t *testing.T) {
+	recent := t0.Add(-time.Hour)
+	fresh := func(id string) TenantSync {
+		return TenantSync{ID: id, Name: "Fresh " + id, Freshness: freshness.TenantFreshness{Domains: []freshness.DomainFreshness{{Domain: "costs", SyncedAt: &recent}}}}
+	}
+	failed := fresh("f")
+	failed.Name = "Failing"
+	failed.Freshness.Domains[0].Failure, failed.Freshness.Domains[0].FailedAt = "403 Forbidden", &recent
+	stale := sampleTenants()[0]
+	rows := []TenantSync{fresh("a"), fresh("b"), failed, fresh("c"), stale, fresh("d")}
+
+	out := TenantSyncStatus(rows, thresholds, t0, 3)
+	contains(t, "limited", out, "1 of 6", "3 of 6 tenants shown", `href="/sync-dashboard"`)
+	names := regexp.MustCompile(`<tr><td><strong>([^<]+)</strong>`).FindAllStringSubmatch(string(out), -1)
+	var got []string
+	for _, m := range names {
+		got = append(got, m[1])
+	}
+	if want := []string{"Failing", template.HTMLEscapeString(stale.Name), "Fresh a"}; !slices.Equal(got, want) {
+		t.Errorf("rows = %q, want %q", got, want)
+	}
+
+	// At or under the limit every row shows, in the order given, and
+	// nothing points elsewhere.
+	for _, limit := range []int{0, 6, 7} {
+		out := TenantSyncStatus(rows, thresholds, t0, limit)
+		if n := strings.Count(string(out), "<tr><td>"); n != 6 {
+			t.Errorf("limit %d: %d rows, want 6", limit, n)
+		}
+		lacks(t, fmt.Sprintf("limit %d", limit), out, "tenants shown", "/sync-dashboard")
+	}
 }
 
 func slotPaths(slots []ui.Slot) []string {
@@ -273,7 +310,7 @@ func TestDashboardSlots(t *testing.T) {
 	host := []ui.Slot{
 		{Title: "Sync status", Path: "/partials/sync-status-card", RefreshSeconds: 30},
 		{Title: "Active sync alerts", Path: "/partials/active-alerts"},
-		{Title: "Data freshness", Path: "/partials/tenant-sync-status", RefreshSeconds: 300},
+		{Title: "Data freshness", Path: "/partials/tenant-sync-status?limit=8", RefreshSeconds: 300},
 	}
 	equal := func(name string, got, want []ui.Slot) {
 		t.Helper()
@@ -393,7 +430,11 @@ func TestSlotsCarryTheSelectedTenant(t *testing.T) {
 			t.Fatalf("%s: %d slots rendered, want %d", name, len(gets), len(d.Slots))
 		}
 		for i, g := range gets {
-			if want := d.Slots[i].Path + "?tenant_id=t&#43;1%26x"; g[1] != want {
+			sep := "?"
+			if strings.Contains(d.Slots[i].Path, "?") {
+				sep = "&amp;"
+			}
+			if want := strings.ReplaceAll(d.Slots[i].Path, "&", "&amp;") + sep + "tenant_id=t&#43;1%26x"; g[1] != want {
 				t.Errorf("%s: slot %d asks for %q, want %q", name, i, g[1], want)
 			}
 		}
@@ -401,7 +442,8 @@ func TestSlotsCarryTheSelectedTenant(t *testing.T) {
 }
 
 // BenchmarkTenantSyncStatus renders the fragment of 100 tenants with six
-// domains each, the dashboard's largest.
+// domains each: all of them, as the Sync page shows it, and the
+// dashboard's few.
 func BenchmarkTenantSyncStatus(b *testing.B) {
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	domains := []string{"compliance", "costs", "dmarc", "identity", "partner", "resources"}
@@ -420,8 +462,12 @@ func BenchmarkTenantSyncStatus(b *testing.B) {
 		}
 		rows[i] = TenantSync{ID: fmt.Sprint(i), Name: fmt.Sprintf("Brand %d & Co", i), Freshness: tf}
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		TenantSyncStatus(rows, thresholds, now)
+	for _, limit := range []int{0, dashboardTenantRows} {
+		b.Run(fmt.Sprintf("limit=%d", limit), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				TenantSyncStatus(rows, thresholds, now, limit)
+			}
+		})
 	}
 }

@@ -17,8 +17,8 @@ import (
 
 // Fragment limits of the sync history table.
 const (
-	historyDefault = 15
-	historyMax     = 100
+	HistoryDefault = 15
+	HistoryMax     = 100
 )
 
 // MountFragments adds the host's own fragments.
@@ -43,11 +43,11 @@ func (p *Pages) syncStatusCard(c *fiber.Ctx, caller Caller) error {
 }
 
 func (p *Pages) syncHistoryTable(c *fiber.Ctx, caller Caller) error {
-	limit := historyDefault
+	limit := HistoryDefault
 	if raw := c.Query("limit"); raw != "" {
 		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > historyMax {
-			return p.invalid(c, "query.limit", "must be an integer from 1 to "+strconv.Itoa(historyMax))
+		if err != nil || n < 1 || n > HistoryMax {
+			return p.invalid(c, "query.limit", "must be an integer from 1 to "+strconv.Itoa(HistoryMax))
 		}
 		limit = n
 	}
@@ -64,6 +64,9 @@ func (p *Pages) syncHistoryTable(c *fiber.Ctx, caller Caller) error {
 // tenantSyncStatus reports how fresh each domain of the caller's tenants
 // is, or of the one tenant_id names (403 for a tenant the caller may not
 // see, without its name).
+// MaxTenantRows bounds the tenant sync status's limit.
+const MaxTenantRows = 1000
+
 func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 	var ids []string
 	if !caller.Admin {
@@ -74,6 +77,14 @@ func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 			return p.d.Problem(c, http.StatusForbidden, protocol.MsgNoTenantAccess)
 		}
 		ids = []string{id}
+	}
+	limit := 0
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxTenantRows {
+			return p.invalid(c, "query.limit", "must be a whole number of tenants from 1 to "+strconv.Itoa(MaxTenantRows))
+		}
+		limit = n
 	}
 	thresholds := map[string]time.Duration{}
 	if p.d.FreshnessThresholds != nil {
@@ -102,7 +113,7 @@ func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 			rows = append(rows, TenantSync{ID: t.ID, Name: t.Name, Freshness: f})
 		}
 	}
-	return writeFragment(c, http.StatusOK, TenantSyncStatus(rows, thresholds, time.Now()))
+	return writeFragment(c, http.StatusOK, TenantSyncStatus(rows, thresholds, time.Now(), limit))
 }
 
 func (p *Pages) activeAlerts(c *fiber.Ctx, caller Caller) error {

@@ -16,7 +16,7 @@ import (
 // by their order.
 var hostNav = []ui.NavEntry{
 	{Label: "Dashboard", Path: "/dashboard", Order: 0},
-	{Label: "Sync", Path: "/sync-dashboard", Order: 10},
+	{Label: "Sync", Path: syncDashboardPath, Order: 10},
 	{Label: "Design system", Path: "/design-system", Order: 100},
 }
 
@@ -41,7 +41,7 @@ func (p *Pages) Mount(app *fiber.App) {
 	app.Post(logoutPath, p.logout)
 
 	app.Get("/dashboard", p.signedIn(p.dashboard))
-	app.Get("/sync-dashboard", p.signedIn(p.syncDashboard))
+	app.Get(syncDashboardPath, p.signedIn(p.syncDashboard))
 	app.Get("/design-system", p.signedIn(p.designSystem))
 }
 

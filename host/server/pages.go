@@ -109,15 +109,19 @@ func (s *Server) checkCSRF(c *fiber.Ctx) error {
 // lists them: path, summary, whether it takes tenant_id.
 var pagePaths = []struct {
 	path, summary string
-	tenant, limit bool
+	tenant        bool
+	limit         *huma.Param
 }{
-	{"/dashboard", "Dashboard: sync status, alerts, data freshness and every plugin's dashboard fragment", true, false},
-	{"/sync-dashboard", "Sync monitoring: status card refreshed every 30 s, history, alerts, sync now", true, false},
-	{"/design-system", "Every component of the UI kit in every state, without data", false, false},
-	{"/partials/sync-status-card", "Fragment: the state of every sync job", false, false},
-	{"/partials/sync-history-table", "Fragment: the latest sync runs", false, true},
-	{"/partials/tenant-sync-status", "Fragment: how fresh each data domain of the caller's tenants is", true, false},
-	{"/partials/active-alerts", "Fragment: unresolved sync alerts, with resolve for admins", false, false},
+	{"/dashboard", "Dashboard: sync status, alerts, data freshness and every plugin's dashboard fragment", true, nil},
+	{"/sync-dashboard", "Sync monitoring: status card refreshed every 30 s, history, alerts, sync now", true, nil},
+	{"/design-system", "Every component of the UI kit in every state, without data", false, nil},
+	{"/partials/sync-status-card", "Fragment: the state of every sync job", false, nil},
+	{"/partials/sync-history-table", "Fragment: the latest sync runs", false,
+		&huma.Param{Name: "limit", In: "query", Description: "How many runs", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: floatPtr(1), Maximum: floatPtr(pages.HistoryMax), Default: pages.HistoryDefault}}},
+	{"/partials/tenant-sync-status", "Fragment: how fresh each data domain of the caller's tenants is", true,
+		&huma.Param{Name: "limit", In: "query", Description: "How many tenants the table shows, those that need attention first; every tenant when absent",
+			Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: floatPtr(1), Maximum: floatPtr(pages.MaxTenantRows)}}},
+	{"/partials/active-alerts", "Fragment: unresolved sync alerts, with resolve for admins", false, nil},
 }
 
 // documentPages declares the pages and fragments in the OpenAPI document.
@@ -157,8 +161,8 @@ func (s *Server) documentPages() {
 		if p.tenant {
 			params = append(params, tenantParam)
 		}
-		if p.limit {
-			params = append(params, &huma.Param{Name: "limit", In: "query", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: floatPtr(1), Maximum: floatPtr(100), Default: 15}})
+		if p.limit != nil {
+			params = append(params, p.limit)
 			extra["422"] = problem("limit is out of bounds")
 		}
 		view(p.path, p.summary, params, extra)

@@ -46,9 +46,9 @@ type connResult struct {
 
 // drive keeps shares[i] connections busy with mix[i]'s flow, each sending
 // its next request as soon as the last one is answered (a closed loop),
-// for warmup and then window; it counts the requests answered inside the
-// window. opened and closed run as the window opens and closes.
-func drive(ctx context.Context, base string, t *target, mix []class, shares []int, warmup, window time.Duration, opened, closed func()) ([]classResult, time.Duration, error) {
+// while warm runs and then for window; it counts the requests answered
+// inside the window. opened and closed run as the window opens and closes.
+func drive(ctx context.Context, base string, t *target, mix []class, shares []int, warm func(), window time.Duration, opened, closed func()) ([]classResult, time.Duration, error) {
 	u, err := url.Parse(base)
 	if err != nil {
 		return nil, 0, err
@@ -141,7 +141,7 @@ func drive(ctx context.Context, base string, t *target, mix []class, shares []in
 			})
 		}
 	}
-	sleep(ctx, warmup)
+	warm()
 	phase.Store(measuring)
 	t0 := time.Now()
 	opened()

@@ -41,7 +41,7 @@ type class struct {
 	about string
 	// weight is the class's share of the connections.
 	weight int
-	// read marks the plugin reads the throughput target names.
+	// read marks the plugin reads the throughput and p99 targets name.
 	read    bool
 	newFlow func(t *target, conn int) flow
 }

@@ -66,6 +66,41 @@ func (p *prober) takePostgres(ctx context.Context, s *snapshot, since time.Time)
 		since, p.dbName).Scan(ctx, &s.backends, &s.fresh)
 }
 
+// Pools are steady when PostgreSQL has forked no backend for the run's
+// database for settledFor; the warm-up waits at most maxWarmup for it.
+const (
+	settledFor = 5 * time.Second
+	maxWarmup  = 90 * time.Second
+)
+
+// warm runs the warm-up and answers how long it took: at least least,
+// and on PostgreSQL until the pools of the host and the plugins have
+// stopped growing (no backend forked for settledFor) or maxWarmup has
+// passed, so that the window measures them full. A pool grows on demand;
+// 64 connections fill the host's and every plugin's only after a while.
+func (p *prober) warm(ctx context.Context, least time.Duration) time.Duration {
+	start := time.Now()
+	sleep(ctx, least)
+	if p.pg == nil {
+		return time.Since(start)
+	}
+	var last int64 = -1
+	still := time.Now()
+	for ctx.Err() == nil && time.Since(start) < maxWarmup {
+		var s snapshot
+		if err := p.takePostgres(ctx, &s, start); err != nil {
+			break
+		}
+		if s.sessions != last {
+			last, still = s.sessions, time.Now()
+		} else if time.Since(still) >= settledFor {
+			break
+		}
+		sleep(ctx, time.Second)
+	}
+	return time.Since(start)
+}
+
 // cpu attributes the CPU time between two snapshots: the hosts and their
 // plugins, the database servers (PostgreSQL and Redis), this tool (the
 // load and, with two replicas, the balancer), and the rest of the machine.

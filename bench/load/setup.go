@@ -82,9 +82,11 @@ func runSetup(ctx context.Context, o *options, s setup, worldName, worldFile str
 		var open, closing snapshot
 		var pgErr error
 		profiled := func() error { return nil }
-		results, elapsed, err := drive(ctx, d.base, t, o.mix, shares, o.warmup, o.window,
+		var warmed time.Duration
+		results, elapsed, err := drive(ctx, d.base, t, o.mix, shares, func() { warmed = p.warm(ctx, o.warmup) }, o.window,
 			func() {
-				fmt.Fprintf(os.Stderr, "%s: window open, %d connections, %s (hosts %v)\n", time.Now().Format(time.TimeOnly), conns, o.window, p.hosts)
+				fmt.Fprintf(os.Stderr, "%s: window open after a %s warm-up, %d connections, %s (hosts %v)\n",
+					time.Now().Format(time.TimeOnly), warmed.Round(time.Second), conns, o.window, p.hosts)
 				open = p.take()
 				pgErr = p.takePostgres(ctx, &open, open.at)
 				if o.hostProfileDir != "" {
@@ -106,7 +108,7 @@ func runSetup(ctx context.Context, o *options, s setup, worldName, worldFile str
 		}
 		row := summaryRow{setup: s, world: worldName, tenants: len(t.tenants), conns: conns, loadavg: open.loadavg,
 			results: results, elapsed: elapsed, cpu: p.cpu(open, closing), postgres: s.postgres,
-			sessions: closing.sessions - open.sessions, backends: [2]int64{open.backends, closing.backends}, fresh: closing.fresh}
+			sessions: closing.sessions - open.sessions, backends: [2]int64{open.backends, closing.backends}, fresh: closing.fresh, warmed: warmed}
 		row.print(t.fragments)
 		rows = append(rows, row)
 	}

@@ -28,7 +28,6 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
-	"github.com/gofiber/fiber/v2/middleware/compress"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
@@ -194,7 +193,7 @@ func New(d Deps) *Server {
 		},
 	}))
 	app.Use(s.checkCSRF)
-	app.Use(compress.New(compress.Config{Level: compress.LevelBestSpeed}))
+	app.Use(newCompression().handler)
 
 	app.Get("/openapi.json", s.serveOpenAPI)
 	app.Get("/docs", serveDocs)

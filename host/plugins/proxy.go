@@ -39,10 +39,11 @@ func newSocketClient(path string) *fasthttp.HostClient {
 			return &eofConn{Conn: conn}, nil
 		},
 		MaxConns: 1024,
-		// A body sent whole (up to inlineBody) is read in one system call
+		// A body sent whole of up to 64 KiB is read in one system call
 		// rather than a 4 KiB buffer's worth at a time: at 15 kB, four
-		// reads fewer per request.
-		ReadBufferSize:      inlineBody + 4<<10,
+		// reads fewer per request. Each connection holds this buffer, so
+		// it is not inlineBody's size.
+		ReadBufferSize:      64<<10 + 4<<10,
 		MaxIdleConnDuration: 30 * time.Second,
 		// No ReadTimeout or WriteTimeout: each exchange has the plugin's
 		// request_timeout until its head, then bodyTimeout for its body.

@@ -80,8 +80,10 @@ const (
 // whole, with its length: the plugin holds back a body up to this size to
 // send it in one piece, and the host reads one of known length up to this
 // size before it answers. A longer body, or one the handler flushes,
-// streams.
-const InlineBody = 64 << 10
+// streams. It holds a page of a hundred resources with their tags and
+// properties (about 95 kB), which the host then compresses once for every
+// answer that repeats it rather than as a stream each time.
+const InlineBody = 256 << 10
 
 // EnvProfileDir names a directory in which a plugin built with the SDK
 // writes a CPU profile of its run and, when the host stops it, an

@@ -76,7 +76,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.binDir, "bin", "bin", "folder of the built steward and plugins/")
 	fs.StringVar(&o.pluginsFile, "plugins", "plugins.hcl", "plugin declarations, copied beside a link to -bin, whose binaries they name as bin/plugins/…")
 	conns := fs.String("conns", "64", "concurrent connections; a comma-separated list runs each in turn on the same hosts")
-	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "least load before the window opens; on PostgreSQL it goes on until the pools have stopped growing (no backend forked for 5 s, at most 90 s), so the window measures them full")
+	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "least load before the window opens; on PostgreSQL it goes on until the pools have stopped growing (no backend forked for 10 s, at most 90 s), so the window measures them full")
 	fs.DurationVar(&o.window, "duration", 20*time.Second, "measured window")
 	setupNames := fs.String("setups", "sqlite,pg,pg2", "deployments: sqlite (one replica), pg (PostgreSQL + Redis, one replica), pg2 (two replicas behind a balancer)")
 	worlds := fs.String("worlds", "demo,scaled", "worlds: demo (the built-in demo world) and scaled (-tenants copies of the demo's tenants)")

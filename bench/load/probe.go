@@ -69,7 +69,7 @@ func (p *prober) takePostgres(ctx context.Context, s *snapshot, since time.Time)
 // Pools are steady when PostgreSQL has forked no backend for the run's
 // database for settledFor; the warm-up waits at most maxWarmup for it.
 const (
-	settledFor = 5 * time.Second
+	settledFor = 10 * time.Second
 	maxWarmup  = 90 * time.Second
 )
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/core/revcache"
 )
 
 // staleKey is the JSON member that carries the verdict beside the domains,
@@ -108,14 +110,35 @@ func (t TenantFreshness) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// Store reads and writes the data_freshness table.
+// RevisionTable is the freshness's revision table (see package revcache):
+// Mark and Fail raise the tenant's revision in the transaction of their
+// write.
+const RevisionTable = "data_freshness_revisions"
+
+// keptReads bounds the reads Map keeps: one per set of tenants and
+// domains asked for.
+const keptReads = 64
+
+// Store reads and writes the data_freshness and data_sync_failures
+// tables. Map keeps what it read under the revision of the tenants'
+// freshness, so the dashboard's every view does not read a hundred
+// tenants' rows again between two syncs; a write through any Store on the
+// same database raises it.
 type Store struct {
-	db *bun.DB
+	db   *bun.DB
+	kept *revcache.Cache[stored]
+}
+
+// stored is what Map reads: the last success and the latest failure of
+// each tenant's domain. Shared between readers, never changed.
+type stored struct {
+	synced map[[2]string]time.Time
+	failed map[[2]string]failure
 }
 
 // NewStore returns a Store on db.
 func NewStore(db *bun.DB) *Store {
-	return &Store{db: db}
+	return &Store{db: db, kept: revcache.New[stored](keptReads, revcache.MaxAge)}
 }
 
 type row struct {
@@ -134,10 +157,16 @@ func (s *Store) Mark(ctx context.Context, tenantID, domain string, at time.Time)
 		return fmt.Errorf("freshness: tenant id and domain are required")
 	}
 	r := row{TenantID: tenantID, Domain: domain, SyncedAt: at.UTC()}
-	_, err := s.db.NewInsert().Model(&r).
-		On("CONFLICT (tenant_id, domain) DO UPDATE").
-		Set("synced_at = CASE WHEN EXCLUDED.synced_at > df.synced_at THEN EXCLUDED.synced_at ELSE df.synced_at END").
-		Exec(ctx)
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewInsert().Model(&r).
+			On("CONFLICT (tenant_id, domain) DO UPDATE").
+			Set("synced_at = CASE WHEN EXCLUDED.synced_at > df.synced_at THEN EXCLUDED.synced_at ELSE df.synced_at END").
+			Exec(ctx)
+		if err != nil {
+			return err
+		}
+		return revcache.Bump(ctx, tx, RevisionTable, tenantID)
+	})
 	if err != nil {
 		return fmt.Errorf("freshness: mark %s of tenant %s: %w", domain, tenantID, err)
 	}
@@ -167,11 +196,17 @@ func (s *Store) Fail(ctx context.Context, tenantID, domain string, at time.Time,
 		reason = strings.ToValidUTF8(reason[:maxReason], "") + "…"
 	}
 	f := failure{TenantID: tenantID, Domain: domain, FailedAt: at.UTC(), Reason: reason}
-	_, err := s.db.NewInsert().Model(&f).
-		On("CONFLICT (tenant_id, domain) DO UPDATE").
-		Set("failed_at = EXCLUDED.failed_at, reason = EXCLUDED.reason").
-		Where("EXCLUDED.failed_at >= sf.failed_at").
-		Exec(ctx)
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewInsert().Model(&f).
+			On("CONFLICT (tenant_id, domain) DO UPDATE").
+			Set("failed_at = EXCLUDED.failed_at, reason = EXCLUDED.reason").
+			Where("EXCLUDED.failed_at >= sf.failed_at").
+			Exec(ctx)
+		if err != nil {
+			return err
+		}
+		return revcache.Bump(ctx, tx, RevisionTable, tenantID)
+	})
 	if err != nil {
 		return fmt.Errorf("freshness: record the failed sync of %s of tenant %s: %w", domain, tenantID, err)
 	}
@@ -198,36 +233,21 @@ func (s *Store) Map(ctx context.Context, tenants []Tenant, domains []string, thr
 		return out, nil
 	}
 
-	synced := map[[2]string]time.Time{}
-	failed := map[[2]string]failure{}
+	var st stored
 	if len(domains) > 0 {
 		ids := make([]string, len(tenants))
 		for i, t := range tenants {
 			ids[i] = t.ID
 		}
-		var rows []row
-		err := s.db.NewSelect().Model(&rows).
-			Where("tenant_id IN (?)", bun.List(ids)).
-			Where("domain IN (?)", bun.List(domains)).
-			Scan(ctx)
+		var err error
+		st, err = s.kept.Load(ctx, s.db, RevisionTable, ids, revcache.Key(ids, domains...), func(ctx context.Context) (stored, error) {
+			return s.load(ctx, ids, domains)
+		})
 		if err != nil {
-			return nil, fmt.Errorf("freshness: load: %w", err)
-		}
-		for _, r := range rows {
-			synced[[2]string{r.TenantID, r.Domain}] = r.SyncedAt
-		}
-		var failures []failure
-		err = s.db.NewSelect().Model(&failures).
-			Where("tenant_id IN (?)", bun.List(ids)).
-			Where("domain IN (?)", bun.List(domains)).
-			Scan(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("freshness: load failures: %w", err)
-		}
-		for _, f := range failures {
-			failed[[2]string{f.TenantID, f.Domain}] = f
+			return nil, err
 		}
 	}
+	synced, failed := st.synced, st.failed
 
 	for _, t := range tenants {
 		tf := TenantFreshness{Domains: make([]DomainFreshness, 0, len(domains))}
@@ -261,6 +281,35 @@ func (s *Store) Map(ctx context.Context, tenants []Tenant, domains []string, thr
 		out[t.Key] = tf
 	}
 	return out, nil
+}
+
+// load reads the last success and the latest failure of the tenants'
+// domains.
+func (s *Store) load(ctx context.Context, ids, domains []string) (stored, error) {
+	st := stored{synced: map[[2]string]time.Time{}, failed: map[[2]string]failure{}}
+	var rows []row
+	err := s.db.NewSelect().Model(&rows).
+		Where("tenant_id IN (?)", bun.List(ids)).
+		Where("domain IN (?)", bun.List(domains)).
+		Scan(ctx)
+	if err != nil {
+		return st, fmt.Errorf("freshness: load: %w", err)
+	}
+	for _, r := range rows {
+		st.synced[[2]string{r.TenantID, r.Domain}] = r.SyncedAt
+	}
+	var failures []failure
+	err = s.db.NewSelect().Model(&failures).
+		Where("tenant_id IN (?)", bun.List(ids)).
+		Where("domain IN (?)", bun.List(domains)).
+		Scan(ctx)
+	if err != nil {
+		return st, fmt.Errorf("freshness: load failures: %w", err)
+	}
+	for _, f := range failures {
+		st.failed[[2]string{f.TenantID, f.Domain}] = f
+	}
+	return st, nil
 }
 
 // Thresholds is what a tenant's freshness is judged on: each data domain

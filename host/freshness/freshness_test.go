@@ -317,3 +317,49 @@ func TestThresholds(t *testing.T) {
 		t.Errorf("no job keeps a domain, yet %v are judged", got)
 	}
 }
+
+// TestMapKeptUntilAWrite: Map keeps what it read until a Mark or Fail
+// through any Store on the database raises the tenant's revision; a change
+// that does not (here, an UPDATE behind the Store's back) is not read.
+func TestMapKeptUntilAWrite(t *testing.T) {
+	tenants := []Tenant{{ID: "t1", Key: "t1"}, {ID: "t2", Key: "t2"}}
+	eachDialect(t, []string{"t1", "t2"}, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		syncedAt := func(what string) time.Time {
+			t.Helper()
+			got, err := s.Map(ctx, tenants, []string{"costs"}, standard, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := got["t1"].SyncedAt("costs")
+			if at == nil {
+				t.Fatalf("%s: t1 never synced", what)
+			}
+			return *at
+		}
+		mark(t, s, "t1", "costs", time.Hour)
+		if got := syncedAt("first read"); !got.Equal(now.Add(-time.Hour)) {
+			t.Fatalf("first read: %s", got)
+		}
+		if _, err := s.db.NewRaw("UPDATE data_freshness SET synced_at = ? WHERE tenant_id = ?", now.Add(-time.Minute), "t1").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := syncedAt("after an update that raised no revision"); !got.Equal(now.Add(-time.Hour)) {
+			t.Fatalf("read again before a write: %s, want the kept %s", got, now.Add(-time.Hour))
+		}
+		other := NewStore(s.db)
+		if err := other.Mark(ctx, "t1", "costs", now); err != nil {
+			t.Fatal(err)
+		}
+		if got := syncedAt("after another Store's Mark"); !got.Equal(now) {
+			t.Fatalf("after another Store's Mark: %s, want %s", got, now)
+		}
+		if err := other.Fail(ctx, "t2", "costs", now, "ARM answered 503"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Map(ctx, tenants, []string{"costs"}, standard, now)
+		if err != nil || got["t2"].Problems["costs"] == "" {
+			t.Fatalf("after another Store's Fail: %+v, %v", got["t2"], err)
+		}
+	})
+}

@@ -9,11 +9,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/core/store/storetest"
 )
 
 const table = "test_tenant_revisions"
+
+// revisionDB is a database of the dialect holding an empty revision table.
+func revisionDB(t *testing.T, dialect string) *bun.DB {
+	t.Helper()
+	db := storetest.Open(t, dialect)
+	if _, err := db.ExecContext(context.Background(), `CREATE TABLE `+table+` (tenant_id TEXT PRIMARY KEY, revision BIGINT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// readRevision is Read that fails the test on an error.
+func readRevision(t *testing.T, ctx context.Context, db *bun.DB, tenants []string) string {
+	t.Helper()
+	rev, err := revcache.Read(ctx, db, table, tenants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
 
 // TestRevisionFollowsBumps: on both databases, the revision of a set of
 // tenants changes with a bump of any of them, and only then; a bump in a
@@ -22,17 +44,10 @@ func TestRevisionFollowsBumps(t *testing.T) {
 	ctx := context.Background()
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
-			db := storetest.Open(t, dialect)
-			if _, err := db.ExecContext(ctx, `CREATE TABLE `+table+` (tenant_id TEXT PRIMARY KEY, revision BIGINT NOT NULL)`); err != nil {
-				t.Fatal(err)
-			}
+			db := revisionDB(t, dialect)
 			read := func(tenants ...string) string {
 				t.Helper()
-				rev, err := revcache.Read(ctx, db, table, tenants)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rev
+				return readRevision(t, ctx, db, tenants)
 			}
 			if got := read(); got != "" {
 				t.Fatalf("no tenants: revision %q, want empty", got)
@@ -106,21 +121,14 @@ func TestRevisionOfManyTenants(t *testing.T) {
 	ctx := context.Background()
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
-			db := storetest.Open(t, dialect)
-			if _, err := db.ExecContext(ctx, `CREATE TABLE `+table+` (tenant_id TEXT PRIMARY KEY, revision BIGINT NOT NULL)`); err != nil {
-				t.Fatal(err)
-			}
+			db := revisionDB(t, dialect)
 			many := make([]string, 40)
 			for i := range many {
 				many[i] = fmt.Sprintf("t-%02d", i)
 			}
 			read := func(ctx context.Context, tenants []string) string {
 				t.Helper()
-				rev, err := revcache.Read(ctx, db, table, tenants)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rev
+				return readRevision(t, ctx, db, tenants)
 			}
 			before := read(ctx, many)
 			for _, tenant := range []string{"t-39", "t-00", "outside"} {
@@ -295,10 +303,7 @@ func TestLoadReadsTheRevisionFirst(t *testing.T) {
 	ctx := context.Background()
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
-			db := storetest.Open(t, dialect)
-			if _, err := db.ExecContext(ctx, `CREATE TABLE `+table+` (tenant_id TEXT PRIMARY KEY, revision BIGINT NOT NULL)`); err != nil {
-				t.Fatal(err)
-			}
+			db := revisionDB(t, dialect)
 			c := revcache.New[int](8, time.Minute)
 			loads := 0
 			load := func(context.Context) (int, error) { loads++; return loads, nil }

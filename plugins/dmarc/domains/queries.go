@@ -2,10 +2,15 @@ package domains
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+
+	"github.com/stewardhq/steward/core/revcache"
 )
 
 // Filter narrows and orders a list of domains.
@@ -104,12 +109,28 @@ type TenantFigures struct {
 }
 
 // Figures counts each tenant's domains and their posture, tenants with
-// domains only, by tenant id.
+// domains only, by tenant id. The counts are kept under the tenants'
+// revision; what it returns is the caller's own.
 func (s *Store) Figures(ctx context.Context, tenants []string) ([]TenantFigures, error) {
-	out := []TenantFigures{}
 	if len(tenants) == 0 {
-		return out, nil
+		return []TenantFigures{}, nil
 	}
+	kept, err := s.caches().figures.Load(ctx, s.DB, RevisionTable, tenants, revcache.Key(tenants), func(ctx context.Context) ([]TenantFigures, error) {
+		return s.readFigures(ctx, tenants)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(kept)
+	for i := range out {
+		out[i].Grades = maps.Clone(out[i].Grades)
+	}
+	return out, nil
+}
+
+// readFigures counts Figures' figures in the database.
+func (s *Store) readFigures(ctx context.Context, tenants []string) ([]TenantFigures, error) {
+	out := []TenantFigures{}
 	err := s.DB.NewSelect().Model((*Domain)(nil)).
 		Column("d.tenant_id").
 		ColumnExpr("COUNT(*) AS domains").
@@ -167,13 +188,39 @@ type EventFilter struct {
 	Limit, Offset int
 }
 
+// eventPage is a page of events with how many the filter keeps in all.
+type eventPage struct {
+	rows  []Event
+	total int
+}
+
 // Events returns a page of the events the filter keeps, newest first,
-// and how many it keeps in all.
+// and how many it keeps in all. Without Since, as the DMARC page asks,
+// the page is kept under the tenants' revision and the filter. With Since,
+// as the API asks, it is read from the database and not kept: Since is
+// then the caller's now less some days, an instant no later read asks
+// again, so a kept page would only push out those read again.
 func (s *Store) Events(ctx context.Context, f EventFilter) ([]Event, int, error) {
-	out := []Event{}
 	if len(f.TenantIDs) == 0 {
-		return out, 0, nil
+		return []Event{}, 0, nil
 	}
+	if !f.Since.IsZero() {
+		return s.readEvents(ctx, f)
+	}
+	key := revcache.Key(f.TenantIDs, f.DomainID, f.Severity, strconv.Itoa(f.Limit), strconv.Itoa(f.Offset))
+	page, err := s.caches().events.Load(ctx, s.DB, RevisionTable, f.TenantIDs, key, func(ctx context.Context) (eventPage, error) {
+		rows, total, err := s.readEvents(ctx, f)
+		return eventPage{rows: rows, total: total}, err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return slices.Clone(page.rows), page.total, nil
+}
+
+// readEvents reads Events' page from the database.
+func (s *Store) readEvents(ctx context.Context, f EventFilter) ([]Event, int, error) {
+	out := []Event{}
 	q := s.DB.NewSelect().Model(&out).Where("e.tenant_id IN (?)", bun.List(f.TenantIDs))
 	if f.DomainID != "" {
 		q = q.Where("e.domain_id = ?", f.DomainID)
@@ -197,12 +244,27 @@ type DayScore struct {
 }
 
 // Trend sums the scores of the tenants' checks by day (UTC) from a time
-// on, oldest first; a day without checks is absent.
+// on, oldest first; a day without checks is absent. The sums are kept
+// under the tenants' revision and from: they have no end in time, so only
+// a write, a check or a domain gone with its history, changes them, and it
+// raises the revision.
 func (s *Store) Trend(ctx context.Context, tenants []string, from time.Time) ([]DayScore, error) {
-	out := []DayScore{}
 	if len(tenants) == 0 {
-		return out, nil
+		return []DayScore{}, nil
 	}
+	key := revcache.Key(tenants, from.UTC().Format(time.RFC3339Nano))
+	out, err := s.caches().trends.Load(ctx, s.DB, RevisionTable, tenants, key, func(ctx context.Context) ([]DayScore, error) {
+		return s.readTrend(ctx, tenants, from)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(out), nil
+}
+
+// readTrend sums Trend's scores in the database.
+func (s *Store) readTrend(ctx context.Context, tenants []string, from time.Time) ([]DayScore, error) {
+	out := []DayScore{}
 	// SQLite keeps a time as text that starts with its UTC date.
 	day := "substr(h.checked_at, 1, 10)"
 	if s.DB.Dialect().Name() == dialect.PG {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/plugins/dmarc/posture"
 )
 
@@ -94,7 +95,7 @@ func columnsOf(cur, k posture.Result) columns {
 // Record stores a check of d made at at, in one transaction: the
 // domain's posture, its findings and a history point, with the
 // weakenings posture.Weakened finds against what was known before kept
-// as events and returned. A part DNS failed to answer for is recorded as
+// as events and returned, and the tenant's revision raised. A part DNS failed to answer for is recorded as
 // a DNS error, keeps its last known state, and is no weakening.
 func (s *Store) Record(ctx context.Context, d *Domain, res posture.Result, at time.Time) ([]posture.Change, error) {
 	at = at.UTC()
@@ -155,7 +156,7 @@ func (s *Store) Record(ctx context.Context, d *Domain, res posture.Result, at ti
 				return err
 			}
 		}
-		return nil
+		return revcache.Bump(ctx, tx, RevisionTable, d.TenantID)
 	})
 	if err != nil {
 		return nil, err

@@ -13,10 +13,13 @@ import (
 	"errors"
 	"io/fs"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/core/revcache"
 )
 
 //go:embed migrations/*.sql
@@ -119,8 +122,49 @@ var (
 	ErrFromGraph = errors.New("the domain is a verified domain of the tenant's directory")
 )
 
+// RevisionTable is the domains' revision table (see package revcache).
+// Every write to the domains, their findings, history or events raises the
+// revision of the tenant it changes, in the transaction that changes it,
+// as its last statement: the revision's row lock is then held only until
+// the commit, and a write holding it never waits for another lock. Each
+// write changes one tenant's data, so there is no order of tenants to keep.
+const RevisionTable = "dmarc_domain_revisions"
+
+// cacheKeys bounds each of a Store's caches: the least recently used key
+// is dropped first. A key is a set of tenants with the read's parameters.
+const cacheKeys = 256
+
 // Store keeps the domains and their posture.
-type Store struct{ DB *bun.DB }
+//
+// Figures, Trend and Events without a window (see Events) keep their
+// results under the revision of the tenants' data (RevisionTable), so the
+// same read again costs a read of the revision until a write through any
+// Store on the database, on any replica, changes one of the tenants. A
+// Store must not be copied after first use.
+type Store struct {
+	DB *bun.DB
+
+	cacheOnce sync.Once
+	cache     *caches
+}
+
+// caches are the kept results of each kind of read.
+type caches struct {
+	figures *revcache.Cache[[]TenantFigures]
+	trends  *revcache.Cache[[]DayScore]
+	events  *revcache.Cache[eventPage]
+}
+
+func (s *Store) caches() *caches {
+	s.cacheOnce.Do(func() {
+		s.cache = &caches{
+			figures: revcache.New[[]TenantFigures](cacheKeys, revcache.MaxAge),
+			trends:  revcache.New[[]DayScore](cacheKeys, revcache.MaxAge),
+			events:  revcache.New[eventPage](cacheKeys, revcache.MaxAge),
+		}
+	})
+	return s.cache
+}
 
 // Get returns the domain with the id among the tenants', or nil.
 func (s *Store) Get(ctx context.Context, id string, tenants []string) (*Domain, error) {
@@ -165,8 +209,10 @@ func (s *Store) Add(ctx context.Context, d *Domain) error {
 		if exists {
 			return ErrDuplicate
 		}
-		_, err = tx.NewInsert().Model(d).Exec(ctx)
-		return err
+		if _, err := tx.NewInsert().Model(d).Exec(ctx); err != nil {
+			return err
+		}
+		return revcache.Bump(ctx, tx, RevisionTable, d.TenantID)
 	})
 }
 
@@ -188,7 +234,10 @@ func (s *Store) Delete(ctx context.Context, d *Domain) (bool, error) {
 			return err
 		}
 		deleted = true
-		return purge(ctx, tx, []string{d.ID})
+		if err := purge(ctx, tx, []string{d.ID}); err != nil {
+			return err
+		}
+		return revcache.Bump(ctx, tx, RevisionTable, d.TenantID)
 	})
 	return deleted, err
 }
@@ -204,14 +253,32 @@ func purge(ctx context.Context, tx bun.Tx, ids []string) error {
 }
 
 // SetSelectors sets a domain's own DKIM selectors, checked besides the
-// configured ones. It reports whether the domain was there.
+// configured ones. It reports whether the domain was there. It raises the
+// revision of the domain's tenant too, although no kept read shows the
+// selectors, so that every write to the domains does and any read of them
+// can be kept.
 func (s *Store) SetSelectors(ctx context.Context, id string, selectors []string) (bool, error) {
-	res, err := s.DB.NewUpdate().Model((*Domain)(nil)).Set("selectors = ?", joinSelectors(selectors)).Where("id = ?", id).Exec(ctx)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n > 0, err
+	var found bool
+	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var tenants []string
+		if err := tx.NewSelect().Model((*Domain)(nil)).Column("tenant_id").Where("id = ?", id).Scan(ctx, &tenants); err != nil {
+			return err
+		}
+		if len(tenants) == 0 {
+			return nil
+		}
+		res, err := tx.NewUpdate().Model((*Domain)(nil)).Set("selectors = ?", joinSelectors(selectors)).Where("id = ?", id).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 0 {
+			return err
+		}
+		found = true
+		return revcache.Bump(ctx, tx, RevisionTable, tenants[0])
+	})
+	return found, err
 }
 
 // GraphDomain is a verified domain the directory reports.
@@ -245,6 +312,9 @@ func (s *Store) SyncGraph(ctx context.Context, tenantID string, reported []Graph
 			byName[d.Domain] = d
 		}
 		kept := map[string]bool{}
+		// changed is set by any write to the tenant's domains: a sync that
+		// finds the directory as it was leaves the revision as it was.
+		changed := false
 		for _, g := range reported {
 			d, ok := byName[g.Name]
 			switch {
@@ -253,6 +323,7 @@ func (s *Store) SyncGraph(ctx context.Context, tenantID string, reported []Graph
 				if _, err := tx.NewInsert().Model(&row).Exec(ctx); err != nil {
 					return err
 				}
+				changed = true
 			case d.TenantID != tenantID:
 				elsewhere = append(elsewhere, g.Name)
 			default:
@@ -262,6 +333,7 @@ func (s *Store) SyncGraph(ctx context.Context, tenantID string, reported []Graph
 						Where("id = ?", d.ID).Exec(ctx); err != nil {
 						return err
 					}
+					changed = true
 				}
 			}
 		}
@@ -271,13 +343,19 @@ func (s *Store) SyncGraph(ctx context.Context, tenantID string, reported []Graph
 				gone = append(gone, d.ID)
 			}
 		}
-		if len(gone) == 0 {
+		if len(gone) > 0 {
+			if _, err := tx.NewDelete().Model((*Domain)(nil)).Where("id IN (?)", bun.List(gone)).Exec(ctx); err != nil {
+				return err
+			}
+			if err := purge(ctx, tx, gone); err != nil {
+				return err
+			}
+			changed = true
+		}
+		if !changed {
 			return nil
 		}
-		if _, err := tx.NewDelete().Model((*Domain)(nil)).Where("id IN (?)", bun.List(gone)).Exec(ctx); err != nil {
-			return err
-		}
-		return purge(ctx, tx, gone)
+		return revcache.Bump(ctx, tx, RevisionTable, tenantID)
 	})
 	return elsewhere, err
 }

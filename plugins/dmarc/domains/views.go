@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/sdk"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
@@ -155,6 +156,9 @@ func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 // request covers: the figures, the grades and, for several tenants, each
 // one's figures.
 func (h *Handlers) postureFragment(w http.ResponseWriter, r *http.Request) {
+	// The figures and the trend read their tenants' revision once, and
+	// answer as of one revision.
+	r = r.WithContext(revcache.OneRead(r.Context()))
 	tenants := sdkui.Tenants(r)
 	sum, err := h.summaryOf(r.Context(), tenants)
 	if err != nil {

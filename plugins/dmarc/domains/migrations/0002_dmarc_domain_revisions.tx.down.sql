@@ -1,0 +1,1 @@
+DROP TABLE dmarc_domain_revisions;

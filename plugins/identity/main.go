@@ -27,7 +27,7 @@ func New(ctx context.Context, _ config, env *sdk.Env) (*sdk.Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &directory.Store{DB: db}
+	st := directory.NewStore(db)
 	syncer := &directory.Syncer{Store: st, Host: env.Host,
 		Graph: func(dir string) directory.Graph { return clients.Graph(dir) }}
 	handlers := &directory.Handlers{Store: st, Host: env.Host}

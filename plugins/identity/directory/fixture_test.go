@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/stewardhq/steward/core/cloud"
 	"github.com/stewardhq/steward/core/cloudsim"
 	simgraph "github.com/stewardhq/steward/core/cloudsim/graph"
@@ -77,6 +79,7 @@ func identityWorld() *world.World {
 type fixture struct {
 	sim      *cloudsim.Sim
 	clock    *simtest.Clock
+	db       *bun.DB
 	store    *directory.Store
 	syncer   *directory.Syncer
 	handlers *directory.Handlers
@@ -92,7 +95,7 @@ func start(tb testing.TB, dialect string, w *world.World, plugin func(*sdk.Plugi
 	if _, err := store.Migrate(context.Background(), db, directory.Migrations(), "identity_migrations"); err != nil {
 		tb.Fatal(err)
 	}
-	f := &fixture{sim: s, clock: clock, store: &directory.Store{DB: db}}
+	f := &fixture{sim: s, clock: clock, db: db, store: directory.NewStore(db)}
 	f.syncer = &directory.Syncer{Store: f.store, Now: clock.Now}
 	f.handlers = &directory.Handlers{Store: f.store, Now: clock.Now}
 	f.connect(tb)

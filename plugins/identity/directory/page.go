@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/core/pluginenv"
+	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/sdk"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
@@ -41,7 +42,9 @@ type pageIn struct {
 // without MFA (admins first), privileged accounts, stale accounts,
 // guests, disabled accounts still holding roles and noncompliant devices.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
-	ctx := r.Context()
+	// The figures, the trend and the lists read the tenants' revision
+	// once.
+	ctx := revcache.OneRead(r.Context())
 	tenants := sdkui.Tenants(r)
 	counts, err := h.Store.Counts(ctx, tenants)
 	if err != nil {

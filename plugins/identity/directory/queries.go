@@ -2,9 +2,13 @@ package directory
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/core/revcache"
 )
 
 // Page narrows a list read: its tenants, its order and its window.
@@ -50,9 +54,9 @@ type TenantCounts struct {
 // users, ordered by tenant. They are the tenant's latest snapshot, which
 // the sync counted in the database from the rows it stored, in the same
 // transaction; so a read costs a row per tenant however large its
-// directory.
+// directory, and none while the snapshots Latest keeps are current.
 func (s *Store) Counts(ctx context.Context, tenantIDs []string) ([]TenantCounts, error) {
-	snaps, err := s.Latest(ctx, tenantIDs)
+	snaps, err := s.keptLatest(ctx, tenantIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -99,13 +103,50 @@ type UserFilter struct {
 	AdminsFirst bool
 }
 
-// Users returns a page of the users f selects and how many it selects.
-func (s *Store) Users(ctx context.Context, p Page, f UserFilter) ([]UserRow, int, error) {
-	out := []UserRow{}
-	if len(p.TenantIDs) == 0 {
-		return out, 0, nil
+// listed is a page of a list and how many rows the whole list holds.
+type listed[R any] struct {
+	rows  []R
+	total int
+}
+
+// keptPage returns the page p of a list with its further parameters
+// params, kept under the revision of the page's tenants, the rest of the
+// page and params; load reads it from the database. The rows returned are
+// the caller's own.
+func keptPage[R any](ctx context.Context, s *Store, c *revcache.Cache[listed[R]], p Page, params any,
+	load func(context.Context) ([]R, int, error)) ([]R, int, error) {
+	rest := p
+	rest.TenantIDs = nil
+	// In Go syntax, strings quoted, so that no two reads share a key.
+	key := revcache.Key(p.TenantIDs, fmt.Sprintf("%#v", rest), fmt.Sprintf("%#v", params))
+	l, err := c.Load(ctx, s.db, RevisionTable, p.TenantIDs, key, func(ctx context.Context) (listed[R], error) {
+		rows, total, err := load(ctx)
+		return listed[R]{rows: rows, total: total}, err
+	})
+	if err != nil {
+		return nil, 0, err
 	}
-	sel := s.DB.NewSelect().Model((*User)(nil)).
+	return slices.Clone(l.rows), l.total, nil
+}
+
+// Users returns a page of the users f selects and how many it selects,
+// kept under the tenants' revision, the page and f. A page of stale
+// accounts is read from the database each time, as its cutoff moves with
+// the clock; StaleCount keeps their count.
+func (s *Store) Users(ctx context.Context, p Page, f UserFilter) ([]UserRow, int, error) {
+	if len(p.TenantIDs) == 0 {
+		return []UserRow{}, 0, nil
+	}
+	if !f.StaleBefore.IsZero() {
+		return s.readUsers(ctx, p, f)
+	}
+	return keptPage(ctx, s, s.users, p, f, func(ctx context.Context) ([]UserRow, int, error) { return s.readUsers(ctx, p, f) })
+}
+
+// readUsers reads Users' page and count from the database.
+func (s *Store) readUsers(ctx context.Context, p Page, f UserFilter) ([]UserRow, int, error) {
+	out := []UserRow{}
+	sel := s.db.NewSelect().Model((*User)(nil)).
 		Column("tenant_id", "user_id", "display_name", "user_principal_name", "mail", "user_type", "account_enabled",
 			"is_admin", "mfa_registered", "mfa_methods", "created_at", "last_sign_in").
 		Where("tenant_id IN (?)", bun.List(p.TenantIDs))
@@ -119,10 +160,7 @@ func (s *Store) Users(ctx context.Context, p Page, f UserFilter) ([]UserRow, int
 		sel = sel.Where("user_type = 'Guest'")
 	}
 	if !f.StaleBefore.IsZero() {
-		sel = sel.Where("account_enabled").WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return q.Where("last_sign_in < ?", f.StaleBefore).
-				WhereOr("last_sign_in IS NULL AND created_at < ?", f.StaleBefore)
-		})
+		sel = staleBefore(sel, f.StaleBefore)
 	}
 	total, err := sel.Count(ctx)
 	if err != nil {
@@ -133,6 +171,82 @@ func (s *Store) Users(ctx context.Context, p Page, f UserFilter) ([]UserRow, int
 	}
 	err = p.order(sel, userSorts, "tenant_id", "user_id").Scan(ctx, &out)
 	return out, int(total), err
+}
+
+// staleBefore keeps the users UserFilter.StaleBefore selects at cutoff.
+func staleBefore(sel *bun.SelectQuery, cutoff time.Time) *bun.SelectQuery {
+	return sel.Where("account_enabled").WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+		return q.Where("last_sign_in < ?", cutoff).
+			WhereOr("last_sign_in IS NULL AND created_at < ?", cutoff)
+	})
+}
+
+// staleHour is what StaleCount keeps of the tenants' stale accounts for
+// one hour of cutoffs: how many are stale at the hour's start, and the
+// times within the hour at which the others become stale, in order (one
+// for each account whose last sign-in, or creation, falls in that hour).
+type staleHour struct {
+	atStart int
+	within  []time.Time
+}
+
+// StaleCount returns how many accounts of the tenants Users selects with a
+// StaleBefore of before. As the cutoff moves with the clock, what it keeps,
+// under the tenants' revision and the cutoff's hour, is not the count at
+// one cutoff but the count at the start of the hour and the times within
+// it at which further accounts become stale; every cutoff of the hour is
+// counted from them exactly. The cutoff is taken to the microsecond, the
+// precision the databases store and compare times at.
+func (s *Store) StaleCount(ctx context.Context, tenantIDs []string, before time.Time) (int, error) {
+	if len(tenantIDs) == 0 {
+		return 0, nil
+	}
+	before = before.Truncate(time.Microsecond)
+	hour := before.Truncate(time.Hour)
+	key := revcache.Key(tenantIDs, hour.UTC().Format(time.RFC3339))
+	h, err := s.stale.Load(ctx, s.db, RevisionTable, tenantIDs, key, func(ctx context.Context) (staleHour, error) {
+		return s.readStaleHour(ctx, tenantIDs, hour)
+	})
+	if err != nil {
+		return 0, err
+	}
+	n, _ := slices.BinarySearchFunc(h.within, before, time.Time.Compare)
+	return h.atStart + n, nil
+}
+
+// readStaleHour reads from the database the stale accounts' count at
+// hour and the times in the hour after it at which others become stale:
+// an account's last sign-in, or its creation when it never signed in.
+func (s *Store) readStaleHour(ctx context.Context, tenantIDs []string, hour time.Time) (staleHour, error) {
+	var out staleHour
+	n, err := staleBefore(s.db.NewSelect().Model((*User)(nil)).Where("tenant_id IN (?)", bun.List(tenantIDs)), hour).Count(ctx)
+	if err != nil {
+		return out, err
+	}
+	out.atStart = int(n)
+	end := hour.Add(time.Hour)
+	var rows []struct {
+		LastSignIn time.Time `bun:"last_sign_in"`
+		Created    time.Time `bun:"created_at"`
+	}
+	err = s.db.NewSelect().Model((*User)(nil)).Column("last_sign_in", "created_at").
+		Where("tenant_id IN (?)", bun.List(tenantIDs)).Where("account_enabled").
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("last_sign_in >= ? AND last_sign_in < ?", hour, end).
+				WhereOr("last_sign_in IS NULL AND created_at >= ? AND created_at < ?", hour, end)
+		}).Scan(ctx, &rows)
+	if err != nil {
+		return out, err
+	}
+	out.within = make([]time.Time, len(rows))
+	for i, r := range rows {
+		out.within[i] = r.LastSignIn
+		if r.LastSignIn.IsZero() {
+			out.within[i] = r.Created
+		}
+	}
+	slices.SortFunc(out.within, time.Time.Compare)
+	return out, nil
 }
 
 // Assignment is a directory role held by a principal, with the holder's
@@ -154,13 +268,21 @@ type Assignment struct {
 var assignmentSorts = map[string]string{"role_name": "r.role_name", "display_name": "r.member_name", "last_sign_in": "u.last_sign_in"}
 
 // Assignments returns a page of the role assignments — only those of
-// disabled accounts when disabledOnly — and how many there are.
+// disabled accounts when disabledOnly — and how many there are, kept under
+// the tenants' revision, the page and disabledOnly.
 func (s *Store) Assignments(ctx context.Context, p Page, disabledOnly bool) ([]Assignment, int, error) {
-	out := []Assignment{}
 	if len(p.TenantIDs) == 0 {
-		return out, 0, nil
+		return []Assignment{}, 0, nil
 	}
-	sel := s.DB.NewSelect().TableExpr("identity_role_members AS r").
+	return keptPage(ctx, s, s.assignments, p, disabledOnly, func(ctx context.Context) ([]Assignment, int, error) {
+		return s.readAssignments(ctx, p, disabledOnly)
+	})
+}
+
+// readAssignments reads Assignments' page and count from the database.
+func (s *Store) readAssignments(ctx context.Context, p Page, disabledOnly bool) ([]Assignment, int, error) {
+	out := []Assignment{}
+	sel := s.db.NewSelect().TableExpr("identity_role_members AS r").
 		ColumnExpr("r.tenant_id, r.role_id, r.role_name, r.role_template_id, r.member_id, r.member_type, r.member_name, r.member_upn").
 		ColumnExpr("u.account_enabled, u.mfa_registered, u.last_sign_in").
 		Join("LEFT JOIN identity_users AS u ON u.tenant_id = r.tenant_id AND u.user_id = r.member_id").
@@ -205,11 +327,11 @@ func (s *Store) Reviews(ctx context.Context, p Page, status string) ([]ReviewRow
 		}
 		return q
 	}
-	total, err := filter(s.DB.NewSelect().TableExpr("identity_access_reviews AS a")).Count(ctx)
+	total, err := filter(s.db.NewSelect().TableExpr("identity_access_reviews AS a")).Count(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	sel := filter(s.DB.NewSelect().TableExpr("identity_access_reviews AS a").
+	sel := filter(s.db.NewSelect().TableExpr("identity_access_reviews AS a").
 		ColumnExpr("a.tenant_id, a.review_id, a.name, a.status, a.created_at").
 		ColumnExpr("COUNT(d.decision_id) AS decisions").
 		ColumnExpr("SUM(CASE WHEN d.decision = 'Approve' THEN 1 ELSE 0 END) AS approved").
@@ -227,7 +349,7 @@ func (s *Store) DecisionsOf(ctx context.Context, reviews []ReviewRow) ([]Decisio
 	if len(reviews) == 0 {
 		return out, nil
 	}
-	sel := s.DB.NewSelect().Model(&out)
+	sel := s.db.NewSelect().Model(&out)
 	for _, r := range reviews {
 		sel = sel.WhereOr("tenant_id = ? AND review_id = ?", r.TenantID, r.ReviewID)
 	}
@@ -238,13 +360,21 @@ func (s *Store) DecisionsOf(ctx context.Context, reviews []ReviewRow) ([]Decisio
 var deviceSorts = map[string]string{"name": "name", "compliance_state": "compliance_state", "last_sync": "last_sync"}
 
 // Devices returns a page of the managed devices, of one compliance state
-// when state is set, and how many there are.
+// when state is set, and how many there are, kept under the tenants'
+// revision, the page and state.
 func (s *Store) Devices(ctx context.Context, p Page, state string) ([]Device, int, error) {
-	out := []Device{}
 	if len(p.TenantIDs) == 0 {
-		return out, 0, nil
+		return []Device{}, 0, nil
 	}
-	sel := s.DB.NewSelect().Model(&out).Where("tenant_id IN (?)", bun.List(p.TenantIDs))
+	return keptPage(ctx, s, s.devices, p, state, func(ctx context.Context) ([]Device, int, error) {
+		return s.readDevices(ctx, p, state)
+	})
+}
+
+// readDevices reads Devices' page and count from the database.
+func (s *Store) readDevices(ctx context.Context, p Page, state string) ([]Device, int, error) {
+	out := []Device{}
+	sel := s.db.NewSelect().Model(&out).Where("tenant_id IN (?)", bun.List(p.TenantIDs))
 	if state != "" {
 		sel = sel.Where("compliance_state = ?", state)
 	}
@@ -267,13 +397,25 @@ type DayFigures struct {
 }
 
 // Trend returns the tenants' snapshots summed per day from the day from
-// (YYYY-MM-DD) on, oldest first.
+// (YYYY-MM-DD) on, oldest first, kept under the tenants' revision and
+// from.
 func (s *Store) Trend(ctx context.Context, tenantIDs []string, from string) ([]DayFigures, error) {
-	out := []DayFigures{}
 	if len(tenantIDs) == 0 {
-		return out, nil
+		return []DayFigures{}, nil
 	}
-	err := s.DB.NewSelect().Model((*Snapshot)(nil)).
+	out, err := s.trends.Load(ctx, s.db, RevisionTable, tenantIDs, revcache.Key(tenantIDs, from), func(ctx context.Context) ([]DayFigures, error) {
+		return s.readTrend(ctx, tenantIDs, from)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(out), nil
+}
+
+// readTrend reads Trend's days from the database.
+func (s *Store) readTrend(ctx context.Context, tenantIDs []string, from string) ([]DayFigures, error) {
+	out := []DayFigures{}
+	err := s.db.NewSelect().Model((*Snapshot)(nil)).
 		Column("day").
 		ColumnExpr("COUNT(*) AS tenants").
 		ColumnExpr("SUM(total_users) AS total_users").
@@ -285,15 +427,33 @@ func (s *Store) Trend(ctx context.Context, tenantIDs []string, from string) ([]D
 	return out, err
 }
 
-// Latest returns each tenant's most recent snapshot.
+// Latest returns each tenant's most recent snapshot, ordered by tenant and
+// kept under the tenants' revision.
 func (s *Store) Latest(ctx context.Context, tenantIDs []string) ([]Snapshot, error) {
-	out := []Snapshot{}
-	if len(tenantIDs) == 0 {
-		return out, nil
+	out, err := s.keptLatest(ctx, tenantIDs)
+	if err != nil {
+		return nil, err
 	}
-	latest := s.DB.NewSelect().Model((*Snapshot)(nil)).Column("tenant_id").ColumnExpr("MAX(day) AS day").
+	return slices.Clone(out), nil
+}
+
+// keptLatest is Latest's snapshots as kept, shared with every other
+// caller: they must not be changed.
+func (s *Store) keptLatest(ctx context.Context, tenantIDs []string) ([]Snapshot, error) {
+	if len(tenantIDs) == 0 {
+		return []Snapshot{}, nil
+	}
+	return s.latest.Load(ctx, s.db, RevisionTable, tenantIDs, revcache.Key(tenantIDs), func(ctx context.Context) ([]Snapshot, error) {
+		return s.readLatest(ctx, tenantIDs)
+	})
+}
+
+// readLatest reads Latest's snapshots from the database.
+func (s *Store) readLatest(ctx context.Context, tenantIDs []string) ([]Snapshot, error) {
+	out := []Snapshot{}
+	latest := s.db.NewSelect().Model((*Snapshot)(nil)).Column("tenant_id").ColumnExpr("MAX(day) AS day").
 		Where("tenant_id IN (?)", bun.List(tenantIDs)).Group("tenant_id")
-	err := s.DB.NewSelect().Model(&out).
+	err := s.db.NewSelect().Model(&out).
 		Join("JOIN (?) AS l ON l.tenant_id = s.tenant_id AND l.day = s.day", latest).
 		Order("s.tenant_id").Scan(ctx)
 	return out, err

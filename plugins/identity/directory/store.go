@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/core/revcache"
 )
 
 //go:embed migrations/*.sql
@@ -130,8 +132,42 @@ func (d *Directory) Rows() int64 {
 	return int64(len(d.Users) + len(d.Roles) + len(d.Devices) + len(d.Reviews) + len(d.Decisions))
 }
 
-// Store keeps the synced directories.
-type Store struct{ DB *bun.DB }
+// RevisionTable is the identity data's revision table (see package
+// revcache): Replace raises the revision of the tenant whose directory it
+// replaces, in the transaction that replaces it.
+const RevisionTable = "identity_tenant_revisions"
+
+// cacheKeys bounds each of a Store's caches: the least recently used key
+// is dropped first.
+const cacheKeys = 256
+
+// Store keeps the synced directories. Its reads of the latest snapshots
+// (Latest, Counts), the trend, the stale accounts' count and the pages of
+// users, role assignments and devices keep their results under the
+// revision of the tenants' directories, so a read repeated between two
+// syncs costs a lookup of the revision; a Replace through any Store on the
+// same database raises it. It is safe for concurrent use.
+type Store struct {
+	db          *bun.DB
+	latest      *revcache.Cache[[]Snapshot]
+	trends      *revcache.Cache[[]DayFigures]
+	stale       *revcache.Cache[staleHour]
+	users       *revcache.Cache[listed[UserRow]]
+	assignments *revcache.Cache[listed[Assignment]]
+	devices     *revcache.Cache[listed[Device]]
+}
+
+// NewStore returns a Store on db.
+func NewStore(db *bun.DB) *Store {
+	return &Store{db: db,
+		latest:      revcache.New[[]Snapshot](cacheKeys, revcache.MaxAge),
+		trends:      revcache.New[[]DayFigures](cacheKeys, revcache.MaxAge),
+		stale:       revcache.New[staleHour](cacheKeys, revcache.MaxAge),
+		users:       revcache.New[listed[UserRow]](cacheKeys, revcache.MaxAge),
+		assignments: revcache.New[listed[Assignment]](cacheKeys, revcache.MaxAge),
+		devices:     revcache.New[listed[Device]](cacheKeys, revcache.MaxAge),
+	}
+}
 
 // insertBatch keeps each INSERT under SQLite's and PostgreSQL's bound
 // parameter limits for the widest table.
@@ -139,9 +175,18 @@ const insertBatch = 500
 
 // Replace stores a tenant's directory as one unit, replacing the previous
 // one, and records the day's snapshot computed from it: a reader never
-// sees half a sync, and a tenant whose sync failed keeps what it had.
+// sees half a sync, and a tenant whose sync failed keeps what it had. The
+// directory's rows are the tenant's (their TenantID is tenantID), so the
+// tenant's revision is the one the same transaction raises.
 func (s *Store) Replace(ctx context.Context, tenantID string, d *Directory, at time.Time) error {
-	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// First: on PostgreSQL the revision's row stays locked until the
+		// commit, so a second Replace of the tenant at once (a scheduled
+		// and a manual run, or two replicas) waits here, then deletes the
+		// rows the first stored instead of colliding with them.
+		if err := revcache.Bump(ctx, tx, RevisionTable, tenantID); err != nil {
+			return err
+		}
 		for _, m := range []any{(*User)(nil), (*RoleMember)(nil), (*Device)(nil), (*AccessReview)(nil), (*Decision)(nil)} {
 			if _, err := tx.NewDelete().Model(m).Where("tenant_id = ?", tenantID).Exec(ctx); err != nil {
 				return err

@@ -59,7 +59,7 @@ func TestSnapshotDisabledMigration(t *testing.T) {
 		if len(snaps) != 3 || snaps[0].DisabledUsers != 0 || snaps[1].DisabledUsers != 1 || snaps[2].DisabledUsers != 0 {
 			t.Fatalf("snapshots after the migration %+v, want contoso's latest with 1 disabled", snaps)
 		}
-		counts, err := (&directory.Store{DB: db}).Counts(ctx, []string{contoso.ID, fabrikam.ID})
+		counts, err := directory.NewStore(db).Counts(ctx, []string{contoso.ID, fabrikam.ID})
 		if err != nil || len(counts) != 2 || counts[0].DisabledUsers != 1 || counts[0].MFAUsers != 1 || counts[1].TotalUsers != 1 {
 			t.Fatalf("counts %+v (%v)", counts, err)
 		}

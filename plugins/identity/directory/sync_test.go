@@ -15,7 +15,7 @@ import (
 func (f *fixture) users(t *testing.T, tenant string) []directory.User {
 	t.Helper()
 	var out []directory.User
-	if err := f.store.DB.NewSelect().Model(&out).Where("tenant_id = ?", tenant).Order("display_name").Scan(context.Background()); err != nil {
+	if err := f.db.NewSelect().Model(&out).Where("tenant_id = ?", tenant).Order("display_name").Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -24,7 +24,7 @@ func (f *fixture) users(t *testing.T, tenant string) []directory.User {
 func (f *fixture) snapshots(t *testing.T) []directory.Snapshot {
 	t.Helper()
 	var out []directory.Snapshot
-	if err := f.store.DB.NewSelect().Model(&out).Order("tenant_id", "day").Scan(context.Background()); err != nil {
+	if err := f.db.NewSelect().Model(&out).Order("tenant_id", "day").Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -32,7 +32,7 @@ func (f *fixture) snapshots(t *testing.T) []directory.Snapshot {
 
 func count(t *testing.T, f *fixture, model any, tenant string) int {
 	t.Helper()
-	n, err := f.store.DB.NewSelect().Model(model).Where("tenant_id = ?", tenant).Count(context.Background())
+	n, err := f.db.NewSelect().Model(model).Where("tenant_id = ?", tenant).Count(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestSyncStoresEachTenantsDirectory(t *testing.T) {
 			t.Fatalf("contoso has %d reviews", got)
 		}
 		var holders []string
-		if err := f.store.DB.NewSelect().Model((*directory.RoleMember)(nil)).ColumnExpr("DISTINCT member_name").
+		if err := f.db.NewSelect().Model((*directory.RoleMember)(nil)).ColumnExpr("DISTINCT member_name").
 			Where("tenant_id = ?", contoso.ID).Order("member_name").Scan(context.Background(), &holders); err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/sdk"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
@@ -57,8 +58,11 @@ func sumCounts(counts []TenantCounts) TenantCounts {
 // coverage as a gauge, admins without MFA, guests, stale accounts and
 // device compliance.
 func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
+	// The snapshots' figures and the stale accounts' count read the
+	// tenants' revision once.
+	ctx := revcache.OneRead(r.Context())
 	tenants := sdkui.Tenants(r)
-	counts, err := h.Store.Counts(r.Context(), tenants)
+	counts, err := h.Store.Counts(ctx, tenants)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -67,8 +71,7 @@ func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 		sdkui.WriteFragment(w, http.StatusOK, sdkui.Empty(noData))
 		return
 	}
-	_, stale, err := h.Store.Users(r.Context(), Page{TenantIDs: tenants, SortBy: "display_name", Limit: 1},
-		UserFilter{StaleBefore: h.now().AddDate(0, 0, -defaultStaleDays)})
+	stale, err := h.Store.StaleCount(ctx, tenants, h.now().AddDate(0, 0, -defaultStaleDays))
 	if err != nil {
 		sdk.WriteError(w, err)
 		return

@@ -56,9 +56,13 @@ type entry[V any] struct {
 const MaxAge = time.Minute
 
 // New returns a cache of at most capacity keys, each value computed at
-// most maxAge ago.
+// most maxAge ago: a value's age runs from its load, however often it is
+// read since.
 func New[V any](capacity uint64, maxAge time.Duration) *Cache[V] {
-	return &Cache[V]{items: ttlcache.New(ttlcache.WithCapacity[string, entry[V]](capacity)), maxAge: maxAge}
+	return &Cache[V]{items: ttlcache.New(
+		ttlcache.WithCapacity[string, entry[V]](capacity),
+		ttlcache.WithDisableTouchOnHit[string, entry[V]](),
+	), maxAge: maxAge}
 }
 
 // Get returns the value kept under key if it was computed at revision;

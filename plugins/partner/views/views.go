@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/core/pluginenv"
+	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/plugins/partner/catalogue"
 	"github.com/stewardhq/steward/plugins/partner/checks"
 	"github.com/stewardhq/steward/plugins/partner/evidence"
@@ -157,7 +158,9 @@ func atTarget(snaps []checks.Snapshot, target float64) int {
 }
 
 // fragment is the dashboard's partner card: the countdown, the tenants at
-// the target maturity and each tenant's score.
+// the target maturity and each tenant's score. The snapshots are kept by
+// the Store until a run stores one of the tenants' assessments again; the
+// countdown counts from the time of each view.
 func (h *Handlers) fragment(w http.ResponseWriter, r *http.Request) {
 	snaps, names, err := h.latest(r.Context(), sdkui.Tenants(r))
 	if err != nil {
@@ -182,7 +185,9 @@ func (h *Handlers) fragment(w http.ResponseWriter, r *http.Request) {
 // page is the partner page: the programme, each tenant's maturity and its
 // trend, the gaps most pressing first and each tenant's requirements.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
+	// The tenants' latest snapshots, their trend and their gaps read the
+	// tenants' revision once.
+	ctx := revcache.OneRead(r.Context())
 	tenants := sdkui.Tenants(r)
 	snaps, names, err := h.latest(ctx, tenants)
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/plugins/partner/catalogue"
@@ -40,6 +42,7 @@ const config = `{"programme": {"partner": "Northwind Bank", "description": "Supp
 
 type fixture struct {
 	h        *plugintest.Harness
+	db       *bun.DB
 	now      time.Time
 	evidence *evidence.Store
 }
@@ -52,7 +55,7 @@ func start(t *testing.T, dialect string) *fixture {
 	}
 	db := storetest.Open(t, dialect)
 	st := &checks.Store{DB: db}
-	f := &fixture{now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
+	f := &fixture{db: db, now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
 	clock := func() time.Time { return f.now }
 	runner := &checks.Runner{Catalogue: cat, Store: st, Now: clock}
 	reads := &checks.Handlers{Catalogue: cat, Store: st, Now: clock}
@@ -144,6 +147,44 @@ func TestPage(t *testing.T) {
 			f.now = time.Date(2026, 12, 21, 9, 0, 0, 0, time.UTC)
 			_, body = f.view(t, views.FragmentPath, contosoer)
 			contains(t, "the card after the deadline", body, "passed 1 days ago", "Tenants at target maturity", "1 of 1", "Contoso")
+		})
+	}
+}
+
+// TestFragmentKeptUntilARun: on both databases, the dashboard's card reads
+// the tenants' snapshots once per revision of their assessments: snapshots
+// changed behind the store's back leave it as it was, while its countdown
+// still counts from the time of each view; an assessment stored through
+// another Store on the same database (another replica's run) is on the
+// next view.
+func TestFragmentKeptUntilARun(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			f := start(t, dialect)
+			if _, _, err := f.h.RunJob(ctx, "partner"); err != nil {
+				t.Fatal(err)
+			}
+			_, before := f.view(t, views.FragmentPath, admin)
+			contains(t, "the card after the run", before, "25 days left", "1 of 2", "Contoso: OK, 44% used", "Fabrikam: Critical, 0% used")
+
+			if _, err := f.db.ExecContext(ctx, "UPDATE partner_snapshots SET maturity = 5"); err != nil {
+				t.Fatal(err)
+			}
+			if _, body := f.view(t, views.FragmentPath, admin); body != before {
+				t.Fatalf("the card after an update that raised no revision:\n%s\nwant what was kept:\n%s", body, before)
+			}
+			f.now = f.now.AddDate(0, 0, 1)
+			_, body := f.view(t, views.FragmentPath, admin)
+			contains(t, "the card a day later", body, "24 days left", "1 of 2", "Contoso: OK, 44% used")
+
+			snap := checks.Snapshot{TenantID: fabrikam.ID, Day: "2026-11-26", Maturity: 1, TargetMaturity: 2, Requirements: 3, Met: 1, NotMet: 2,
+				Gaps: 2, CheckedAt: f.now}
+			if err := (&checks.Store{DB: f.db}).Replace(ctx, snap, nil); err != nil {
+				t.Fatal(err)
+			}
+			_, body = f.view(t, views.FragmentPath, admin)
+			contains(t, "the card after another store's run", body, "Fabrikam: Warning, 20% used", "Contoso: OK, 100% used", "1 of 2")
 		})
 	}
 }

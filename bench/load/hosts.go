@@ -129,17 +129,22 @@ func deploy(ctx context.Context, o *options, s setup, worldName, worldFile strin
 			return nil, err
 		}
 		// Sized as the README says for replicas sharing PostgreSQL's
-		// default 100 connections: seven processes a replica, six each.
-		if s.replicas > 1 {
-			u, err := url.Parse(env["STEWARD_DATABASE_URL"])
-			if err != nil {
-				return nil, err
-			}
-			q := u.Query()
-			q.Set("pool_max_conns", "6")
-			u.RawQuery = q.Encode()
-			env["STEWARD_DATABASE_URL"] = u.String()
+		// default 100 connections (seven processes a replica, six each
+		// with two), and opened whole at start as the README says for a
+		// steady load, so that no pool grows in a window.
+		u, err := url.Parse(env["STEWARD_DATABASE_URL"])
+		if err != nil {
+			return nil, err
 		}
+		q := u.Query()
+		pool := "10"
+		if s.replicas > 1 {
+			pool = "6"
+		}
+		q.Set("pool_max_conns", pool)
+		q.Set("pool_min_conns", pool)
+		u.RawQuery = q.Encode()
+		env["STEWARD_DATABASE_URL"] = u.String()
 		d.prefix = strings.ReplaceAll(tag, "_", "-")
 		env["STEWARD_REDIS_URL"] = o.redisURL
 		env["STEWARD_REDIS_PREFIX"] = d.prefix

@@ -101,14 +101,15 @@ func Open(ctx context.Context, url string, opts Options) (*bun.DB, error) {
 	}
 
 	var (
-		db  *bun.DB
-		err error
+		db      *bun.DB
+		initial int
+		err     error
 	)
 	switch strings.ToLower(scheme) {
 	case "sqlite":
 		db, err = openSQLite(rest, opts)
 	case "postgres", "postgresql":
-		db, err = openPostgres(url, opts)
+		db, initial, err = openPostgres(url, opts)
 	default:
 		return nil, fmt.Errorf("store: unsupported database scheme %q; want sqlite or postgres", scheme)
 	}
@@ -119,6 +120,10 @@ func Open(ctx context.Context, url string, opts Options) (*bun.DB, error) {
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: connect to %s: %w", DialectName(db), err)
+	}
+	if err := prefill(ctx, db, initial); err != nil {
+		_ = db.Close()
+		return nil, err
 	}
 	return db, nil
 }
@@ -189,44 +194,86 @@ func sqliteSizeCap(query string) (string, error) {
 	return "&_pragma=" + url.QueryEscape(q.Get("_pragma")), nil
 }
 
-// poolMaxConns is the postgres URL's parameter that caps each process's
-// pool: the host's and, as their URLs derive from the host's, every
-// plugin's.
-const poolMaxConns = "pool_max_conns"
+// The postgres URL's parameters that size each process's pool: the
+// host's and, as their URLs derive from the host's, every plugin's. They
+// are pgxpool's names; the server never sees them. pool_max_conns caps
+// the pool. pool_min_conns opens that many connections at start and keeps
+// the pool's connections open while idle, instead of closing each after
+// five minutes unused: a steady load then never forks a backend, not even
+// while the pool grows.
+const (
+	poolMaxConns = "pool_max_conns"
+	poolMinConns = "pool_min_conns"
+)
 
-func openPostgres(url string, opts Options) (*bun.DB, error) {
+// poolParam removes the pool parameter name from params and returns its
+// value, def when absent; a value outside [least, 1000] is an error.
+func poolParam(params map[string]string, name string, least, def int) (int, error) {
+	v, ok := params[name]
+	if !ok {
+		return def, nil
+	}
+	delete(params, name)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < least || n > 1000 {
+		return 0, fmt.Errorf("store: the postgres URL's %s must be a number of connections from %d to 1000, not %q", name, least, v)
+	}
+	return n, nil
+}
+
+// openPostgres opens the pool and answers how many connections to open
+// at start (pool_min_conns, at most the pool's size).
+func openPostgres(url string, opts Options) (*bun.DB, int, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		// Parse errors quote the URL, and redaction of the password there
 		// is only best effort.
-		return nil, fmt.Errorf("store: invalid postgres URL")
+		return nil, 0, fmt.Errorf("store: invalid postgres URL")
 	}
 	if opts.SearchPath != "" {
 		// A startup parameter applies to every pooled connection, including
 		// those opened after a reconnect, which a one-off SET would not.
 		cfg.RuntimeParams["search_path"] = opts.SearchPath
 	}
-	// pool_max_conns (pgxpool's name for it) sizes the pool of a caller
-	// that asks for no size of its own; the server must not see it.
-	poolMax := 10
-	if v, ok := cfg.RuntimeParams[poolMaxConns]; ok {
-		delete(cfg.RuntimeParams, poolMaxConns)
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return nil, fmt.Errorf("store: the postgres URL's %s must be a number of connections from 1 to 1000, not %q", poolMaxConns, v)
-		}
-		poolMax = n
+	// pool_max_conns sizes the pool of a caller that asks for no size of
+	// its own.
+	poolMax, err := poolParam(cfg.RuntimeParams, poolMaxConns, 1, 10)
+	if err != nil {
+		return nil, 0, err
+	}
+	poolMin, err := poolParam(cfg.RuntimeParams, poolMinConns, 0, 0)
+	if err != nil {
+		return nil, 0, err
 	}
 
 	sqldb := stdlib.OpenDB(*cfg)
 	maxOpen := orDefault(opts.MaxOpenConns, poolMax)
 	sqldb.SetMaxOpenConns(maxOpen)
 	sqldb.SetMaxIdleConns(orDefault(opts.MaxIdleConns, maxOpen))
-	// Lets idle connections drain after a burst instead of pinning server
-	// slots on every replica.
-	sqldb.SetConnMaxIdleTime(5 * time.Minute)
+	if poolMin == 0 {
+		// Lets idle connections drain after a burst instead of pinning
+		// server slots on every replica.
+		sqldb.SetConnMaxIdleTime(5 * time.Minute)
+	}
+	return bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns()), min(poolMin, maxOpen), nil
+}
 
-	return bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns()), nil
+// prefill opens n connections at once and leaves them idle in db's pool.
+func prefill(ctx context.Context, db *bun.DB, n int) error {
+	conns := make([]*sql.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for range n {
+		c, err := db.DB.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("store: open the pool's first %d connections: %w", n, err)
+		}
+		conns = append(conns, c)
+	}
+	return nil
 }
 
 // DialectName reports which database db talks to: [DialectSQLite] or

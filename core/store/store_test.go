@@ -30,6 +30,7 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 		{"unparseable postgres", "postgres://admin:hunter2@db:notaport/steward", "invalid postgres URL"},
 		{"pool size not a number", "postgres://admin:hunter2@127.0.0.1:1/steward?pool_max_conns=many", `pool_max_conns must be a number of connections from 1 to 1000, not "many"`},
 		{"empty pool", "postgres://admin:hunter2@127.0.0.1:1/steward?pool_max_conns=0", "pool_max_conns must be"},
+		{"negative floor", "postgres://admin:hunter2@127.0.0.1:1/steward?pool_min_conns=-1", `pool_min_conns must be a number of connections from 0 to 1000, not "-1"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -242,6 +243,35 @@ func TestPostgresPoolSizeFromURL(t *testing.T) {
 		}
 		if got := db.Stats().MaxOpenConnections; got != tc.want {
 			t.Errorf("options %+v: MaxOpenConnections = %d, want %d", tc.opts, got, tc.want)
+		}
+		_ = db.Close()
+	}
+}
+
+// TestPostgresPoolMinConns: pool_min_conns opens that many connections
+// before Open returns, at most the pool's size, and never reaches the
+// server; without it the pool starts with the one Open pinged on.
+func TestPostgresPoolMinConns(t *testing.T) {
+	raw := storetest.PostgresURL(t)
+	sep := "?"
+	if strings.Contains(raw, "?") {
+		sep = "&"
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		params string
+		want   int
+	}{{"pool_min_conns=4", 4}, {"pool_max_conns=3&pool_min_conns=5", 3}, {"pool_min_conns=0", 1}, {"", 1}} {
+		db, err := store.Open(ctx, raw+sep+tc.params, store.Options{})
+		if err != nil {
+			t.Fatalf("%s: Open: %v", tc.params, err)
+		}
+		if st := db.Stats(); st.OpenConnections != tc.want || st.Idle != tc.want {
+			t.Errorf("%s: %d open, %d idle after Open; want %d of each", tc.params, st.OpenConnections, st.Idle, tc.want)
+		}
+		var one int
+		if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+			t.Errorf("%s: a query: %v", tc.params, err)
 		}
 		_ = db.Close()
 	}

@@ -142,7 +142,9 @@ func deploy(ctx context.Context, o *options, s setup, worldName, worldFile strin
 			pool = "6"
 		}
 		q.Set("pool_max_conns", pool)
-		q.Set("pool_min_conns", pool)
+		if o.prefill {
+			q.Set("pool_min_conns", pool)
+		}
 		u.RawQuery = q.Encode()
 		env["STEWARD_DATABASE_URL"] = u.String()
 		d.prefix = strings.ReplaceAll(tag, "_", "-")

@@ -44,6 +44,7 @@ type options struct {
 	syncTimeout           time.Duration
 	profileDir            string
 	hostProfileDir        string
+	prefill               bool
 	logDir                string
 }
 
@@ -88,6 +89,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.redisURL, "redis", "redis://127.0.0.1:6379/0", "Redis; each run uses and then deletes a key prefix of its own")
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 5*time.Minute, "longest wait for the start-up syncs")
 	fs.StringVar(&o.profileDir, "plugin-profiles", "", "folder where every plugin writes a CPU profile of its whole run")
+	fs.BoolVar(&o.prefill, "prefill", true, "open every PostgreSQL pool whole at start (pool_min_conns); false for a build from before it, to compare builds alike")
 	fs.StringVar(&o.hostProfileDir, "host-profiles", "", "folder where each measured window's CPU profile of every host is written (<setup>-<world>-<conns>c-r<replica>.cpu.pprof), taken through STEWARD_DEBUG_ADDR")
 	fs.StringVar(&o.logDir, "logs", "", "folder to keep the hosts' logs in (<setup>-<world>-r<replica>.log); by default they go with the run's folder")
 	fs.Usage = func() {

@@ -23,16 +23,23 @@ import (
 // to the next ready replica in turn, checks every replica's readiness
 // every 100 ms, and tries the next replica when one refuses the
 // connection (the request never reached it, so trying again is safe).
-// Once a request has been sent it is not retried: the failures a client
-// sees are those of requests a replica held when it died.
+// With retryIdempotent set it also tries the next replica when the
+// connection fails before an idempotent request's answer arrives, as
+// nginx does by default (proxy_next_upstream error): a request sent on a
+// kept-alive connection to a replica killed a moment before, which the
+// readiness checks have not noticed yet, fails that way. Once an answer
+// has arrived nothing is retried.
 type balancer struct {
 	mu       sync.Mutex
 	backends []*backend
-	next     int
-	client   *http.Client
-	srv      *httptest.Server
-	stop     chan struct{}
-	checks   sync.WaitGroup
+	// retryIdempotent is off for the rolling restart, so that a replica
+	// whose drain dropped a request shows it, and on for the kill.
+	retryIdempotent atomic.Bool
+	next            int
+	client          *http.Client
+	srv             *httptest.Server
+	stop            chan struct{}
+	checks          sync.WaitGroup
 }
 
 type backend struct {
@@ -121,8 +128,10 @@ func (b *balancer) serve(w http.ResponseWriter, r *http.Request) {
 		be.inFlight.Add(-1)
 		if err != nil {
 			var op *net.OpError
-			if errors.As(err, &op) && op.Op == "dial" {
-				// Refused: the replica is gone; it never saw the request.
+			idempotent := r.Method == http.MethodGet || r.Method == http.MethodHead
+			if (errors.As(err, &op) && op.Op == "dial") || (idempotent && b.retryIdempotent.Load()) {
+				// Refused, or no answer to a request that can be sent
+				// again: the replica is gone or going.
 				be.ready.Store(false)
 				continue
 			}
@@ -201,8 +210,10 @@ func loadThrough(url, token string, workers int, stop <-chan struct{}) <-chan []
 // Redis behind a load balancer that follows their readiness, under a
 // steady load of authenticated reads. A rolling restart (each replica
 // sent SIGTERM, drained and replaced by a new one in turn) fails no
-// request. A replica then killed outright fails only requests it held
-// when it died: every failure was sent to it before the kill.
+// request, through a balancer that retries nothing the replicas received.
+// A replica then killed outright fails only answers it was sending when it
+// died, through a balancer that retries idempotent requests as nginx does
+// by default: every failure was sent to it before the kill.
 func TestRollingRestartUnderLoad(t *testing.T) {
 	dbURL := storetest.PostgresURL(t)
 	redisURL := storetest.RedisURL(t)
@@ -247,7 +258,9 @@ func TestRollingRestartUnderLoad(t *testing.T) {
 		t.Fatalf("%d replicas running after the rolling restart, want 2", len(live))
 	}
 
-	// One replica killed outright, holding requests.
+	// One replica killed outright, holding requests, behind a balancer
+	// that now retries what nginx would.
+	lb.retryIdempotent.Store(true)
 	victim := live[0]
 	doomed := backends[victim]
 	a.waitFor("the victim to hold a request", 5*time.Second, func() bool { return doomed.inFlight.Load() > 0 })

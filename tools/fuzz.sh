@@ -90,6 +90,7 @@ trap 'rm -f "$log"' EXIT
 i=0
 failed=()
 skipped=()
+raced=()
 start=$SECONDS
 while IFS=$'\t' read -r mod dir fn; do
   i=$((i + 1))
@@ -116,6 +117,16 @@ while IFS=$'\t' read -r mod dir fn; do
     skipped+=("$pkg $fn")
     continue
   fi
+  # Go's fuzzing coordinator can report the end of -fuzztime itself as a
+  # failure, "context deadline exceeded" with no failing input, when a
+  # worker is mid-call as the time runs out (golang/go#75804, fixed after
+  # Go 1.26). Every input found failing is written to testdata/fuzz, so a
+  # run that wrote none and failed that way found nothing.
+  if ! grep -q 'Failing input written to' "$log" && grep -qx '    context deadline exceeded' "$log"; then
+    echo "ok ($((SECONDS - t0))s; Go's end-of-fuzztime race reported it failed, with no failing input)"
+    raced+=("$pkg $fn")
+    continue
+  fi
   echo "FAIL ($((SECONDS - t0))s)"
   failed+=("$pkg $fn")
   sed 's/^/    /' "$log"
@@ -132,6 +143,9 @@ done <<<"$list"
 echo "fuzz: $((n - ${#skipped[@]})) of $n targets in $((SECONDS - start))s, ${#failed[@]} failed"
 for f in "${skipped[@]}"; do
   echo "  not run (budget spent): $f"
+done
+for f in "${raced[@]}"; do
+  echo "  ok, though Go reported the end of its fuzz time as a failure (no failing input): $f"
 done
 for f in "${failed[@]}"; do
   echo "  FAIL $f"

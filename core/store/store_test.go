@@ -219,21 +219,25 @@ func TestPostgresKeepsABurstsConnections(t *testing.T) {
 	}
 }
 
+// withParams is the URL raw with params added to its query.
+func withParams(raw, params string) string {
+	if strings.Contains(raw, "?") {
+		return raw + "&" + params
+	}
+	return raw + "?" + params
+}
+
 // TestPostgresPoolSizeFromURL: the URL's pool_max_conns sizes the pool of
 // a caller that sets none, and never reaches the server (which would
 // refuse an unknown parameter); a caller's own size wins.
 func TestPostgresPoolSizeFromURL(t *testing.T) {
 	raw := storetest.PostgresURL(t)
-	sep := "?"
-	if strings.Contains(raw, "?") {
-		sep = "&"
-	}
 	ctx := context.Background()
 	for _, tc := range []struct {
 		opts store.Options
 		want int
 	}{{store.Options{}, 3}, {store.Options{MaxOpenConns: 1}, 1}} {
-		db, err := store.Open(ctx, raw+sep+"pool_max_conns=3", tc.opts)
+		db, err := store.Open(ctx, withParams(raw, "pool_max_conns=3"), tc.opts)
 		if err != nil {
 			t.Fatalf("Open with pool_max_conns: %v", err)
 		}
@@ -253,16 +257,12 @@ func TestPostgresPoolSizeFromURL(t *testing.T) {
 // server; without it the pool starts with the one Open pinged on.
 func TestPostgresPoolMinConns(t *testing.T) {
 	raw := storetest.PostgresURL(t)
-	sep := "?"
-	if strings.Contains(raw, "?") {
-		sep = "&"
-	}
 	ctx := context.Background()
 	for _, tc := range []struct {
 		params string
 		want   int
 	}{{"pool_min_conns=4", 4}, {"pool_max_conns=3&pool_min_conns=5", 3}, {"pool_min_conns=0", 1}, {"", 1}} {
-		db, err := store.Open(ctx, raw+sep+tc.params, store.Options{})
+		db, err := store.Open(ctx, withParams(raw, tc.params), store.Options{})
 		if err != nil {
 			t.Fatalf("%s: Open: %v", tc.params, err)
 		}

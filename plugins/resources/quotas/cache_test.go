@@ -22,6 +22,8 @@ type quotaFigures struct {
 	MostUsed []Usage
 	Page     []Usage
 	All      []Usage
+	// Body is the quota list's body for Page's page.
+	Body *List
 }
 
 // readFigures reads the query's figures from s.
@@ -47,6 +49,9 @@ func readFigures(t *testing.T, s *Store, q Query) quotaFigures {
 	if f.Page, err = s.List(ctx, page); err != nil {
 		t.Fatal(err)
 	}
+	if f.Body, err = s.Page(ctx, page); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 
@@ -62,7 +67,7 @@ func usagesOf(tenant, sub string, n int, used float64, at time.Time) []Usage {
 }
 
 // TestQuotaReadsKeptUnderRevision: on both databases, the Store's counts,
-// overview, most used and pages are read from the database once per
+// overview, most used, pages and list bodies are read from the database once per
 // revision: usages changed behind its back leave them as they were until
 // the tenant's revision is raised. A Replace through a second Store on the
 // same database (another replica's sync) raises the revision of the
@@ -102,7 +107,8 @@ func TestQuotaReadsKeptUnderRevision(t *testing.T) {
 			if err := revcache.Bump(ctx, db, RevisionTable, "t-a"); err != nil {
 				t.Fatal(err)
 			}
-			if got := readFigures(t, st, q); got.Counts.Critical != 4 || got.Overview.ByProvider["compute"].Critical != 4 || got.MostUsed[0].CurrentValue != 95 {
+			if got := readFigures(t, st, q); got.Counts.Critical != 4 || got.Overview.ByProvider["compute"].Critical != 4 || got.MostUsed[0].CurrentValue != 95 ||
+				got.Body.Summary.Critical != 4 || got.Body.Items[0].Health != HealthCritical {
 				t.Fatalf("after the revision was raised: %+v, want 4 critical", got)
 			}
 

@@ -39,6 +39,7 @@ type Counts struct {
 // List is the quota list's body: a page of the quotas, and the counts of
 // them all.
 type List struct {
+	sdk.Prepared
 	Location       string  `json:"location"`
 	Provider       string  `json:"provider"`
 	SubscriptionID string  `json:"subscription_id,omitempty" doc:"The subscription asked for, when one was"`
@@ -128,21 +129,8 @@ func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
 			return nil, sdk.NotFound("no quota data for subscription " + q.SubscriptionID)
 		}
 	}
-	counts, err := h.Store.Counts(ctx, q)
-	if err != nil {
-		return nil, err
-	}
 	q.Limit, q.Offset = in.Limit, in.Offset
-	usages, err := h.Store.List(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	items := make([]Entry, 0, len(usages))
-	for _, u := range usages {
-		items = append(items, entryOf(u))
-	}
-	return &List{Location: q.Location, Provider: q.Provider, SubscriptionID: q.SubscriptionID, Items: items,
-		Total: counts.Total, Limit: q.Limit, Offset: q.Offset, Summary: counts}, nil
+	return h.Store.Page(ctx, q)
 }
 
 func (h *Handlers) summary(ctx context.Context, in *Location) (*Summary, error) {

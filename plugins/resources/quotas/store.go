@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/stewardhq/steward/core/revcache"
+	"github.com/stewardhq/steward/sdk"
 )
 
 //go:embed migrations/*.sql
@@ -59,12 +60,14 @@ type Store struct {
 	overviews *revcache.Cache[Overview]
 	mostUsed  *revcache.Cache[[]Usage]
 	lists     *revcache.Cache[[]Usage]
+	pages     *revcache.Cache[*List]
 }
 
 // NewStore returns a Store on db.
 func NewStore(db *bun.DB) *Store {
 	return &Store{db: db, counts: revcache.New[Counts](cacheKeys, revcache.MaxAge), overviews: revcache.New[Overview](cacheKeys, revcache.MaxAge),
-		mostUsed: revcache.New[[]Usage](cacheKeys, revcache.MaxAge), lists: revcache.New[[]Usage](cacheKeys, revcache.MaxAge)}
+		mostUsed: revcache.New[[]Usage](cacheKeys, revcache.MaxAge), lists: revcache.New[[]Usage](cacheKeys, revcache.MaxAge),
+		pages: revcache.New[*List](cacheKeys, revcache.MaxAge)}
 }
 
 // Replace stores the usages of one subscription, location and provider as
@@ -274,6 +277,41 @@ func (s *Store) List(ctx context.Context, q Query) ([]Usage, error) {
 		return nil, err
 	}
 	return slices.Clone(out), nil
+}
+
+// Page returns the quota list's body for the query's page (Limit and
+// Offset) of usages, with the counts of all of them. It is kept under the
+// usages' revision and the query, encoded (sdk.Prepared): the body a
+// request gets is shared by every request of its revision, not to be
+// changed.
+func (s *Store) Page(ctx context.Context, q Query) (*List, error) {
+	if len(q.TenantIDs) == 0 {
+		return s.page(ctx, q)
+	}
+	return s.pages.Load(ctx, s.db, RevisionTable, q.TenantIDs, q.key(), func(ctx context.Context) (*List, error) {
+		return s.page(ctx, q)
+	})
+}
+
+// page builds Page's body from the usages' counts and page.
+func (s *Store) page(ctx context.Context, q Query) (*List, error) {
+	all := q
+	all.Limit, all.Offset = 0, 0
+	counts, err := s.Counts(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	usages, err := s.List(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]Entry, 0, len(usages))
+	for _, u := range usages {
+		items = append(items, entryOf(u))
+	}
+	out := &List{Location: q.Location, Provider: q.Provider, SubscriptionID: q.SubscriptionID, Items: items,
+		Total: counts.Total, Limit: q.Limit, Offset: q.Offset, Summary: counts}
+	return out, sdk.Prepare(out)
 }
 
 // list reads List's usages from the database.

@@ -219,11 +219,11 @@ func testDMARCReportsThroughTheHost(t *testing.T, dialect string) {
 		t.Errorf("Brand A's user reads the ingest's files: %d", r.status)
 	}
 
-	// The DMARC page's report sections are Brand A's only.
-	if r := h.get("/partials/dmarc-failing-sources", tokA); r.status != http.StatusOK || !strings.Contains(string(r.body), "203.0.113.45") || strings.Contains(string(r.body), "192.0.2.33") {
+	// The DMARC page's report section is Brand A's only.
+	if r := h.get("/partials/dmarc-reports", tokA); r.status != http.StatusOK || !strings.Contains(string(r.body), "203.0.113.45") || strings.Contains(string(r.body), "192.0.2.33") {
 		t.Errorf("failing sources for Brand A's user: %d %s", r.status, r.body)
 	}
-	if r := h.get("/partials/dmarc-report-rates?tenant_id="+tenantB, tokA); r.status != http.StatusForbidden {
-		t.Errorf("Brand B's pass rates for Brand A's user: %d", r.status)
+	if r := h.get("/partials/dmarc-reports?tenant_id="+tenantB, tokA); r.status != http.StatusForbidden {
+		t.Errorf("Brand B's report section for Brand A's user: %d", r.status)
 	}
 }

@@ -39,6 +39,10 @@ type Handlers struct {
 	TenantOf TenantOf
 	Audit    Auditor
 	Logger   hclog.Logger
+	// Tenants names the tenants the upload form offers a caller of
+	// several; nil offers none, and such a caller's upload is refused
+	// for want of a tenant.
+	Tenants TenantNamer
 	// Limits bound an uploaded file; the zero value is DefaultLimits.
 	Limits Limits
 	// Now is the clock of received_at and the default date range; nil is

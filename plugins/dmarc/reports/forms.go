@@ -1,0 +1,65 @@
+package reports
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/stewardhq/steward/sdk"
+)
+
+// uploadFormIn is the section's upload form: the API's upload, answered
+// with the section.
+type uploadFormIn struct {
+	Tenant      sdk.TenantID `query:"tenant_id" doc:"The page's tenant, which the report is for; without it the form's tenant_id field names the tenant, or the caller's only tenant is taken"`
+	ContentType string       `header:"Content-Type" doc:"multipart/form-data with its boundary"`
+	RawBody     []byte
+}
+
+// sectionHTML is the section as a form route answers it.
+type sectionHTML struct {
+	ContentType string `header:"Content-Type"`
+	Body        []byte
+}
+
+func htmlOf(s string) *sectionHTML {
+	return &sectionHTML{ContentType: "text/html; charset=utf-8", Body: []byte(s)}
+}
+
+// FormRoutes are the routes of the section's form. Their requests carry
+// the session's CSRF token as every htmx request of the host's pages does.
+func (h *Handlers) FormRoutes() []sdk.Route {
+	html := map[string]*huma.Response{"200": {Description: "The DMARC page's report section, saying what became of the file: stored, a duplicate, or refused and why",
+		Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}}
+	upload := sdk.Op{ID: "dmarc-reports-form-upload", Tags: []string{tag}, Summary: "Upload a DMARC aggregate report from the DMARC page",
+		Description: "Passes the form to POST " + reportsPath + " in this process, so the file meets its checks, limits and audit. " +
+			"A refused file (422, 413) is answered as the section with the reasons, since htmx swaps no error answer; a tenant the caller may not see is 403.",
+		Responses: html, RequestBody: &huma.RequestBody{Required: true, Description: "The form", Content: map[string]*huma.MediaType{
+			"multipart/form-data": uploadBody().Content["multipart/form-data"]}}}
+	return []sdk.Route{sdk.Post(UploadFormPath, upload, h.uploadForm)}
+}
+
+func (h *Handlers) uploadForm(ctx context.Context, in *uploadFormIn) (*sectionHTML, error) {
+	var o outcome
+	out, err := h.upload(ctx, &uploadIn{Tenant: in.Tenant, ContentType: in.ContentType, RawBody: in.RawBody})
+	var p *sdk.Problem
+	switch {
+	case err == nil:
+		o.result = &out.Body
+	case errors.As(err, &p) && p.Status != http.StatusForbidden && p.Status < http.StatusInternalServerError:
+		o.refused = refusal(p)
+	default:
+		return nil, err
+	}
+	v := sectionView{tenants: sdk.PrincipalFrom(ctx).TenantIDs, picked: string(in.Tenant)}
+	if v.picked != "" {
+		v.tenants = []string{v.picked}
+	}
+	html, err := h.section(ctx, v, o)
+	if err != nil {
+		return nil, err
+	}
+	return htmlOf(string(html)), nil
+}

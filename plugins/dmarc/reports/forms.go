@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -14,6 +15,8 @@ import (
 // with the section.
 type uploadFormIn struct {
 	Tenant      sdk.TenantID `query:"tenant_id" doc:"The page's tenant, which the report is for; without it the form's tenant_id field names the tenant, or the caller's only tenant is taken"`
+	From        time.Time    `query:"from" timeFormat:"2006-01-02" doc:"The first day the section shows after the upload; default 29 days before to"`
+	To          time.Time    `query:"to" timeFormat:"2006-01-02" doc:"The last day the section shows after the upload; default today (UTC)"`
 	ContentType string       `header:"Content-Type" doc:"multipart/form-data with its boundary"`
 	RawBody     []byte
 }
@@ -35,13 +38,22 @@ func (h *Handlers) FormRoutes() []sdk.Route {
 		Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}}
 	upload := sdk.Op{ID: "dmarc-reports-form-upload", Tags: []string{tag}, Summary: "Upload a DMARC aggregate report from the DMARC page",
 		Description: "Passes the form to POST " + reportsPath + " in this process, so the file meets its checks, limits and audit. " +
-			"A refused file (422, 413) is answered as the section with the reasons, since htmx swaps no error answer; a tenant the caller may not see is 403.",
+			"A refused file (422, 413) is answered as the section with the reasons, since htmx swaps no error answer; a tenant the caller may not see is 403, " +
+			"and a range of days the section cannot show (to before from, longer than 366 days) is 422 before the file is read.",
 		Responses: html, RequestBody: &huma.RequestBody{Required: true, Description: "The form", Content: map[string]*huma.MediaType{
 			"multipart/form-data": uploadBody().Content["multipart/form-data"]}}}
 	return []sdk.Route{sdk.Post(UploadFormPath, upload, h.uploadForm)}
 }
 
 func (h *Handlers) uploadForm(ctx context.Context, in *uploadFormIn) (*sectionHTML, error) {
+	v := sectionView{tenants: sdk.PrincipalFrom(ctx).TenantIDs, picked: string(in.Tenant)}
+	if v.picked != "" {
+		v.tenants = []string{v.picked}
+	}
+	var err error
+	if v.from, v.to, err = h.dayRange(in.From, in.To); err != nil {
+		return nil, err
+	}
 	var o outcome
 	out, err := h.upload(ctx, &uploadIn{Tenant: in.Tenant, ContentType: in.ContentType, RawBody: in.RawBody})
 	var p *sdk.Problem
@@ -52,10 +64,6 @@ func (h *Handlers) uploadForm(ctx context.Context, in *uploadFormIn) (*sectionHT
 		o.refused = refusal(p)
 	default:
 		return nil, err
-	}
-	v := sectionView{tenants: sdk.PrincipalFrom(ctx).TenantIDs, picked: string(in.Tenant)}
-	if v.picked != "" {
-		v.tenants = []string{v.picked}
 	}
 	html, err := h.section(ctx, v, o)
 	if err != nil {

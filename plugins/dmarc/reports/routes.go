@@ -405,10 +405,11 @@ func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
 	return out, nil
 }
 
-// statsRange is the statistics' days: from and to as given or by
-// default, to not before from, at most maxStatsDays days.
-func (h *Handlers) statsRange(in *statsIn) (from, to time.Time, err error) {
-	from, to = in.From, in.To
+// dayRange is the days of the statistics and of the page's report
+// section: from and to as given or by default (the defaultDays to
+// today), to not before from, at most maxStatsDays days.
+func (h *Handlers) dayRange(from, to time.Time) (time.Time, time.Time, error) {
+	var err error
 	if to.IsZero() {
 		n := h.now()
 		to = time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, time.UTC)
@@ -422,11 +423,11 @@ func (h *Handlers) statsRange(in *statsIn) (from, to time.Time, err error) {
 	case to.Sub(from) >= maxStatsDays*24*time.Hour:
 		err = sdk.Invalid("query.from", "the range from %s to %s is longer than %d days", from.Format(time.DateOnly), to.Format(time.DateOnly), maxStatsDays)
 	}
-	return
+	return from, to, err
 }
 
 func (h *Handlers) stats(ctx context.Context, in *statsIn) (*StatsView, error) {
-	from, to, err := h.statsRange(in)
+	from, to, err := h.dayRange(in.From, in.To)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,22 +20,24 @@ import (
 
 // Paths of the DMARC page's report section and of its form.
 const (
-	// SectionPath is the section: the upload form, the pass rate and the
-	// failing sources.
+	// SectionPath is the section: the upload form, and over a range of
+	// days the pass rate, the failing sources and the reports.
 	SectionPath = "/partials/dmarc-reports"
 	// UploadFormPath is where the section's upload form posts; it answers
 	// the section again, with what became of the file.
 	UploadFormPath = SectionPath + "/upload"
-	// viewDays is the window the section shows, to today.
-	viewDays = 30
 	// viewSources is how many failing sources the table lists.
 	viewSources = 10
+	// listPage is how many reports the section lists at a time.
+	listPage = 20
+	// maxOffset bounds the list's offset as the API's does.
+	maxOffset = 1000000
 )
 
 // uploadAccept is what the file picker offers: the formats Parse reads.
 const uploadAccept = ".xml,.gz,.zip,application/xml,text/xml,application/gzip,application/zip"
 
-const noReports = "No aggregate reports in the last 30 days. Upload them, or set reports_dir to read a folder of them."
+const noReports = "No aggregate reports in these days. Widen the range, upload reports, or set reports_dir to read a folder of them."
 
 // TenantNamer names tenants; *sdk.Host is one.
 type TenantNamer interface {
@@ -42,8 +45,8 @@ type TenantNamer interface {
 }
 
 // Fragments are the report section of the DMARC page, in the given slot.
-// It is not refreshed on a timer: a refresh would drop the outcome of an
-// upload the user is reading.
+// It is not refreshed on a timer: a refresh would drop the range the user
+// chose and the outcome of an upload they are reading.
 func (h *Handlers) Fragments(slot string) []sdk.Fragment {
 	return []sdk.Fragment{{Path: SectionPath, Title: "DMARC aggregate reports", Slot: slot, Handler: h.sectionFragment}}
 }
@@ -56,13 +59,6 @@ func (h *Handlers) writeError(w http.ResponseWriter, err error) {
 		h.Logger.Error("dmarc report request failed", "error", err)
 	}
 	sdk.WriteError(w, err)
-}
-
-// window is the section's days: the last viewDays to today.
-func (h *Handlers) window() (from, to time.Time) {
-	n := h.now()
-	to = time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, time.UTC)
-	return to.AddDate(0, 0, -(viewDays - 1)), to
 }
 
 func count(n int64) string { return sdkui.FormatNumber(float64(n)) }
@@ -131,32 +127,85 @@ func failHealth(n int64) sdkui.Health {
 // DMARC, most first.
 func FailingSourcesTable(sources []Source) template.HTML {
 	if len(sources) == 0 {
-		return sdkui.Empty("No source failed DMARC in the last 30 days.")
+		return sdkui.Empty("No source failed DMARC in these days.")
 	}
 	rows := make([][]any, len(sources))
 	for i, s := range sources {
 		rows[i] = []any{s.SourceIP, count(s.Failed), count(s.Messages), sdkui.Badge(percent(s.PassPercent), passHealth(s.PassPercent))}
 	}
-	return sdkui.Table([]string{"Source IP", "Failed", "Messages", "Pass rate"}, rows, "Sources with the most messages failing DMARC, last 30 days")
+	return sdkui.Table([]string{"Source IP", "Failed", "Messages", "Pass rate"}, rows, "Sources with the most messages failing DMARC")
 }
 
-// sectionView is what the section knows of its request: the tenants it
-// shows and the tenant the page is of, if it is of one.
+// sectionView is what the section shows: the tenants, the tenant the
+// page is of if it is of one, the days and the list's offset, and the
+// range's mistakes, when the days are the default ones instead of those
+// asked for.
 type sectionView struct {
-	tenants []string
-	picked  string
+	tenants  []string
+	picked   string
+	from, to time.Time
+	offset   int
+	// asked is the range as given, shown again beside its mistakes.
+	asked       url.Values
+	rangeErrors []string
 }
 
-func sectionViewOf(r *http.Request) sectionView {
-	return sectionView{tenants: sdkui.Tenants(r), picked: r.URL.Query().Get("tenant_id")}
-}
-
-// at is a path of the section with the page's tenant.
-func (v sectionView) at(path string) string {
-	if v.picked == "" {
-		return path
+// sectionViewOf reads the section's query: tenant_id (which the SDK has
+// checked), from and to as days, and offset.
+func (h *Handlers) sectionViewOf(r *http.Request) sectionView {
+	q := r.URL.Query()
+	v := sectionView{tenants: sdkui.Tenants(r), picked: q.Get("tenant_id")}
+	var from, to time.Time
+	var bad []string
+	for _, f := range []struct {
+		name string
+		day  *time.Time
+	}{{"from", &from}, {"to", &to}} {
+		if s := q.Get(f.name); s != "" {
+			d, err := time.Parse(time.DateOnly, s)
+			if err != nil {
+				bad = append(bad, f.name+": "+s+" is not a date (YYYY-MM-DD)")
+			}
+			*f.day = d
+		}
 	}
-	return path + "?" + url.Values{"tenant_id": {v.picked}}.Encode()
+	if s := q.Get("offset"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > maxOffset {
+			bad = append(bad, "offset: "+s+" is not a whole number from 0 to "+strconv.Itoa(maxOffset))
+		}
+		v.offset = max(0, min(n, maxOffset))
+	}
+	if len(bad) == 0 {
+		var err error
+		var p *sdk.Problem
+		if v.from, v.to, err = h.dayRange(from, to); errors.As(err, &p) {
+			bad = refusal(p)
+		}
+	}
+	if len(bad) > 0 {
+		v.from, v.to, _ = h.dayRange(time.Time{}, time.Time{})
+		v.offset, v.asked, v.rangeErrors = 0, q, bad
+	}
+	return v
+}
+
+// query is the section's query for its days at an offset, with the
+// page's tenant.
+func (v sectionView) query(offset int) url.Values {
+	q := url.Values{"from": {v.from.Format(time.DateOnly)}, "to": {v.to.Format(time.DateOnly)}}
+	if offset > 0 {
+		q.Set("offset", strconv.Itoa(offset))
+	}
+	if v.picked != "" {
+		q.Set("tenant_id", v.picked)
+	}
+	return q
+}
+
+// at is a path of the section with its query at an offset.
+func (v sectionView) at(path string, offset int) string {
+	return path + "?" + v.query(offset).Encode()
 }
 
 // outcome is what became of an uploaded file, for the section to say:
@@ -166,8 +215,8 @@ type outcome struct {
 	refused []string
 }
 
-// refusal is a refused upload's messages, each naming its field unless it
-// is the file's.
+// refusal is a refused request's messages, each naming its field unless
+// it is the file's.
 func refusal(p *sdk.Problem) []string {
 	if len(p.Errors) == 0 {
 		return []string{cmp.Or(p.Detail, p.Title)}
@@ -180,7 +229,7 @@ func refusal(p *sdk.Problem) []string {
 		case "body.tenant_id", "query.tenant_id":
 			out[i] = "Tenant: " + e.Message
 		default:
-			out[i] = e.Location + ": " + e.Message
+			out[i] = strings.TrimPrefix(e.Location, "query.") + ": " + e.Message
 		}
 	}
 	return out
@@ -189,10 +238,10 @@ func refusal(p *sdk.Problem) []string {
 // tenantOption is a tenant the upload form offers.
 type tenantOption struct{ ID, Name string }
 
-// uploadTenants are the tenants the upload form lets the caller choose
-// from, by name: none when the page is of one tenant or the caller has
-// only one, which the upload then takes.
-func (h *Handlers) uploadTenants(ctx context.Context, v sectionView) ([]tenantOption, error) {
+// tenantNames are the names of the view's tenants by name when it shows
+// several, for the upload form's choice and the list's tenant column;
+// none when the page is of one tenant or the caller has only one.
+func (h *Handlers) tenantNames(ctx context.Context, v sectionView) ([]tenantOption, error) {
 	if v.picked != "" || len(v.tenants) < 2 || h.Tenants == nil {
 		return nil, nil
 	}
@@ -208,39 +257,100 @@ func (h *Handlers) uploadTenants(ctx context.Context, v sectionView) ([]tenantOp
 	return out, nil
 }
 
-// section renders the report section over the view's tenants, saying
-// what became of an upload when there was one.
+// reportDays is a report's range as days, one day when it begins and
+// ends on the same one.
+func reportDays(s Summary) string {
+	begin, end := s.DateBegin.Format(time.DateOnly), s.DateEnd.Format(time.DateOnly)
+	if begin == end {
+		return begin
+	}
+	return begin + " to " + end
+}
+
+// reportList is a page of the view's reports, newest first, as a table
+// with the links to the pages before and after it.
+func (h *Handlers) reportList(ctx context.Context, v sectionView, names []tenantOption) (template.HTML, error) {
+	rows, total, err := h.Store.List(ctx, ReportFilter{TenantIDs: v.tenants, From: v.from, To: v.to, SortBy: "date_begin", Desc: true,
+		Limit: listPage, Offset: v.offset})
+	if err != nil {
+		return "", err
+	}
+	if total == 0 {
+		return sdkui.Empty("No reports in these days. Widen the range to see older ones."), nil
+	}
+	nameOf := make(map[string]string, len(names))
+	for _, t := range names {
+		nameOf[t.ID] = t.Name
+	}
+	cols := []string{"Reporter", "Domain", "Days", "Messages", "Passed", "Failed", "Pass rate"}
+	if len(names) > 0 {
+		cols = slices.Insert(cols, 1, "Tenant")
+	}
+	out := make([][]any, len(rows))
+	for i := range rows {
+		s := summaryOf(&rows[i])
+		cells := []any{s.OrgName, s.Domain, reportDays(s), count(s.Messages), count(s.Passed), count(s.Failed), sdkui.Badge(percent(s.PassPercent), passHealth(s.PassPercent))}
+		if len(names) > 0 {
+			cells = slices.Insert(cells, 1, any(cmp.Or(nameOf[s.TenantID], s.TenantID)))
+		}
+		out[i] = cells
+	}
+	pager := struct {
+		First, Last, Total string
+		Newer, Older       string
+		HasNewer, HasOlder bool
+	}{First: count(int64(v.offset + 1)), Last: count(int64(v.offset + len(rows))), Total: count(int64(total)),
+		Newer: v.at(SectionPath, max(0, v.offset-listPage)), Older: v.at(SectionPath, v.offset+listPage),
+		HasNewer: v.offset > 0, HasOlder: v.offset+len(rows) < total}
+	return sdkui.Join(sdkui.Table(cols, out, "Aggregate reports, newest first"), render("pager", pager)), nil
+}
+
+// section renders the report section over the view's tenants and days,
+// saying what became of an upload when there was one.
 func (h *Handlers) section(ctx context.Context, v sectionView, o outcome) (template.HTML, error) {
-	from, to := h.window()
-	days, err := h.Store.PassRates(ctx, v.tenants, from, to)
+	days, err := h.Store.PassRates(ctx, v.tenants, v.from, v.to)
 	if err != nil {
 		return "", err
 	}
-	sources, err := h.Store.TopFailingSources(ctx, v.tenants, from, to, viewSources)
+	sources, err := h.Store.TopFailingSources(ctx, v.tenants, v.from, v.to, viewSources)
 	if err != nil {
 		return "", err
 	}
-	options, err := h.uploadTenants(ctx, v)
+	names, err := h.tenantNames(ctx, v)
 	if err != nil {
 		return "", err
+	}
+	list, err := h.reportList(ctx, v, names)
+	if err != nil {
+		return "", err
+	}
+	from, to := v.from.Format(time.DateOnly), v.to.Format(time.DateOnly)
+	if v.asked != nil {
+		from, to = v.asked.Get("from"), v.asked.Get("to")
 	}
 	data := struct {
-		Result         *UploadResult
-		Begin, End     string
-		Refused        []string
-		Upload, Accept string
-		Tenants        []tenantOption
-		Rates, Failing template.HTML
-	}{Result: o.result, Refused: o.refused, Upload: v.at(UploadFormPath), Accept: uploadAccept, Tenants: options,
-		Rates: PassRateChart(days, from, to), Failing: FailingSourcesTable(sources)}
+		Result               *UploadResult
+		Begin, End, ItsDays  string
+		Refused, RangeErrors []string
+		Upload, Section      string
+		Accept, Picked       string
+		From, To             string
+		ShownFrom, ShownTo   string
+		Tenants              []tenantOption
+		Rates, Failing, List template.HTML
+	}{Result: o.result, Refused: o.refused, RangeErrors: v.rangeErrors, Upload: v.at(UploadFormPath, 0), Section: SectionPath,
+		Accept: uploadAccept, Picked: v.picked, From: from, To: to, ShownFrom: v.from.Format(time.DateOnly), ShownTo: v.to.Format(time.DateOnly),
+		Tenants: names, Rates: PassRateChart(days, v.from, v.to), Failing: FailingSourcesTable(sources), List: list}
 	if o.result != nil {
-		data.Begin, data.End = o.result.Report.DateBegin.Format(time.DateOnly), o.result.Report.DateEnd.Format(time.DateOnly)
+		its := v
+		its.from, its.to = o.result.Report.DateBegin, o.result.Report.DateEnd
+		data.Begin, data.End, data.ItsDays = its.from.Format(time.DateOnly), its.to.Format(time.DateOnly), its.at(SectionPath, 0)
 	}
 	return render("section", data), nil
 }
 
 func (h *Handlers) sectionFragment(w http.ResponseWriter, r *http.Request) {
-	html, err := h.section(r.Context(), sectionViewOf(r), outcome{})
+	html, err := h.section(r.Context(), h.sectionViewOf(r), outcome{})
 	if err != nil {
 		h.writeError(w, err)
 		return
@@ -258,19 +368,43 @@ var markup = template.Must(template.New("views").Parse(`
 {{- define "section" -}}
 <div class="stack" id="dmarc-reports">
 {{- template "upload" .}}
-<h3>Pass rate, last 30 days</h3>
+{{- template "range" .}}
+<h3>Pass rate, {{.ShownFrom}} to {{.ShownTo}}</h3>
 {{.Rates}}
 <h3>Sources failing DMARC</h3>
 {{.Failing}}
+<h3>Reports</h3>
+{{.List}}
 </div>
+{{- end}}
+
+{{- define "range" -}}
+<form class="stack" method="get" action="{{.Section}}" hx-get="{{.Section}}" hx-target="#dmarc-reports" hx-swap="outerHTML" hx-disabled-elt="find button">
+<h3>Days shown</h3>
+{{- if .RangeErrors}}<div class="alert" role="alert"><p>Those days cannot be shown; these are the last 30:</p><ul>{{range .RangeErrors}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
+<div class="filters">
+{{- with .Picked}}<input type="hidden" name="tenant_id" value="{{.}}">{{end}}
+<div class="field"><label for="dmarc-range-from">From</label><input id="dmarc-range-from" name="from" type="date" value="{{.From}}" required{{if .RangeErrors}} aria-invalid="true"{{end}}></div>
+<div class="field"><label for="dmarc-range-to">To</label><input id="dmarc-range-to" name="to" type="date" value="{{.To}}" required{{if .RangeErrors}} aria-invalid="true"{{end}}></div>
+<div><button class="btn" type="submit">Show these days</button></div>
+</div>
+<p class="muted">The figures count each report's messages on the day it begins; the list shows every report whose days meet the range, at most 366 days.</p>
+</form>
+{{- end}}
+
+{{- define "pager" -}}
+<nav class="filters" aria-label="Pages of reports"><p>Reports {{.First}} to {{.Last}} of {{.Total}}.</p>
+{{- if .HasNewer}}<a class="btn btn-small" href="{{.Newer}}" hx-get="{{.Newer}}" hx-target="#dmarc-reports" hx-swap="outerHTML">Newer reports</a>{{end}}
+{{- if .HasOlder}}<a class="btn btn-small" href="{{.Older}}" hx-get="{{.Older}}" hx-target="#dmarc-reports" hx-swap="outerHTML">Older reports</a>{{end -}}
+</nav>
 {{- end}}
 
 {{- define "upload" -}}
 <form class="stack" method="post" action="{{.Upload}}" enctype="multipart/form-data" hx-post="{{.Upload}}" hx-encoding="multipart/form-data" hx-target="#dmarc-reports" hx-swap="outerHTML" hx-disabled-elt="find button">
 <h3>Upload a report</h3>
 {{- with .Result}}<div role="status">
-{{- if eq .Status "stored"}}<p>Stored: report {{.Report.ReportID}} from {{.Report.OrgName}} about {{.Report.Domain}}, {{$.Begin}} to {{$.End}}: {{.Report.Messages}} messages, {{.Report.Passed}} passed DMARC, {{.Report.Failed}} failed.</p>
-{{- else}}<p>Already stored: report {{.Report.ReportID}} from {{.Report.OrgName}} about {{.Report.Domain}} was uploaded before; nothing changed.</p>{{end}}
+{{- if eq .Status "stored"}}<p>Stored: report {{.Report.ReportID}} from {{.Report.OrgName}} about {{.Report.Domain}}, {{$.Begin}} to {{$.End}}: {{.Report.Messages}} messages, {{.Report.Passed}} passed DMARC, {{.Report.Failed}} failed. <a href="{{$.ItsDays}}" hx-get="{{$.ItsDays}}" hx-target="#dmarc-reports" hx-swap="outerHTML">Show its days</a></p>
+{{- else}}<p>Already stored: report {{.Report.ReportID}} from {{.Report.OrgName}} about {{.Report.Domain}} was uploaded before; nothing changed. <a href="{{$.ItsDays}}" hx-get="{{$.ItsDays}}" hx-target="#dmarc-reports" hx-swap="outerHTML">Show its days</a></p>{{end}}
 {{- if .Warnings}}<ul class="muted">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end -}}
 </div>{{end}}
 {{- if .Refused}}<div class="alert" role="alert"><p>Not uploaded:</p><ul>{{range .Refused}}<li>{{.}}</li>{{end}}</ul></div>{{end}}

@@ -21,7 +21,13 @@ type uploadFormIn struct {
 	RawBody     []byte
 }
 
-// sectionHTML is the section as a form route answers it.
+// detailIn is a report of the section's list.
+type detailIn struct {
+	Tenant sdk.TenantID `query:"tenant_id" doc:"The page's tenant; without it, any tenant the caller may see"`
+	ID     int64        `path:"id" minimum:"1"`
+}
+
+// sectionHTML is the section, or a report of it, as a route answers it.
 type sectionHTML struct {
 	ContentType string `header:"Content-Type"`
 	Body        []byte
@@ -31,8 +37,9 @@ func htmlOf(s string) *sectionHTML {
 	return &sectionHTML{ContentType: "text/html; charset=utf-8", Body: []byte(s)}
 }
 
-// FormRoutes are the routes of the section's form. Their requests carry
-// the session's CSRF token as every htmx request of the host's pages does.
+// FormRoutes are the routes of the section's upload form and of a listed
+// report's records. The form's requests carry the session's CSRF token as
+// every htmx request of the host's pages does.
 func (h *Handlers) FormRoutes() []sdk.Route {
 	html := map[string]*huma.Response{"200": {Description: "The DMARC page's report section, saying what became of the file: stored, a duplicate, or refused and why",
 		Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}}
@@ -42,7 +49,12 @@ func (h *Handlers) FormRoutes() []sdk.Route {
 			"and a range of days the section cannot show (to before from, longer than 366 days) is 422 before the file is read.",
 		Responses: html, RequestBody: &huma.RequestBody{Required: true, Description: "The form", Content: map[string]*huma.MediaType{
 			"multipart/form-data": uploadBody().Content["multipart/form-data"]}}}
-	return []sdk.Route{sdk.Post(UploadFormPath, upload, h.uploadForm)}
+	detail := sdk.Op{ID: "dmarc-reports-form-detail", Tags: []string{tag}, Summary: "A DMARC aggregate report with its records, for the DMARC page",
+		Description: "What GET " + reportsPath + "/{id} answers, as HTML: the report and each record's source, messages, disposition, aligned DKIM and SPF results and header_from. " +
+			"A report of a tenant the caller may not see, or of another tenant than tenant_id, is 404.",
+		Errors: []int{http.StatusNotFound}, Responses: map[string]*huma.Response{"200": {Description: "The report with its records",
+			Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}}}
+	return []sdk.Route{sdk.Post(UploadFormPath, upload, h.uploadForm), sdk.Get(DetailPath, detail, h.reportDetail)}
 }
 
 func (h *Handlers) uploadForm(ctx context.Context, in *uploadFormIn) (*sectionHTML, error) {
@@ -70,4 +82,16 @@ func (h *Handlers) uploadForm(ctx context.Context, in *uploadFormIn) (*sectionHT
 		return nil, err
 	}
 	return htmlOf(string(html)), nil
+}
+
+func (h *Handlers) reportDetail(ctx context.Context, in *detailIn) (*sectionHTML, error) {
+	tenants := sdk.PrincipalFrom(ctx).TenantIDs
+	if in.Tenant != "" {
+		tenants = []string{string(in.Tenant)}
+	}
+	d, err := h.detail(ctx, tenants, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return htmlOf(string(detailView(d))), nil
 }

@@ -466,9 +466,15 @@ func (h *Handlers) files(ctx context.Context, in *filesIn) (*[]FileView, error) 
 }
 
 func (h *Handlers) get(ctx context.Context, in *getIn) (*Detail, error) {
-	rep, recs, err := h.Store.Get(ctx, sdk.PrincipalFrom(ctx).TenantIDs, in.ID)
+	return h.detail(ctx, sdk.PrincipalFrom(ctx).TenantIDs, in.ID)
+}
+
+// detail is a report of one of the tenants with its records; 404 for any
+// other.
+func (h *Handlers) detail(ctx context.Context, tenantIDs []string, id int64) (*Detail, error) {
+	rep, recs, err := h.Store.Get(ctx, tenantIDs, id)
 	if errors.Is(err, ErrNotFound) {
-		err = sdk.NotFound("no report " + strconv.FormatInt(in.ID, 10))
+		err = sdk.NotFound("no report " + strconv.FormatInt(id, 10))
 	}
 	if err != nil {
 		return nil, err

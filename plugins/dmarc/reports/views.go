@@ -26,6 +26,9 @@ const (
 	// UploadFormPath is where the section's upload form posts; it answers
 	// the section again, with what became of the file.
 	UploadFormPath = SectionPath + "/upload"
+	// DetailPath is a listed report with its records, which the section
+	// shows under its list.
+	DetailPath = SectionPath + "/{id}"
 	// viewSources is how many failing sources the table lists.
 	viewSources = 10
 	// listPage is how many reports the section lists at a time.
@@ -208,6 +211,15 @@ func (v sectionView) at(path string, offset int) string {
 	return path + "?" + v.query(offset).Encode()
 }
 
+// detailAt is the path of a report's records, with the page's tenant.
+func (v sectionView) detailAt(id int64) string {
+	path := strings.Replace(DetailPath, "{id}", strconv.FormatInt(id, 10), 1)
+	if v.picked == "" {
+		return path
+	}
+	return path + "?" + url.Values{"tenant_id": {v.picked}}.Encode()
+}
+
 // outcome is what became of an uploaded file, for the section to say:
 // the API's answer, or its refusal's messages.
 type outcome struct {
@@ -282,14 +294,19 @@ func (h *Handlers) reportList(ctx context.Context, v sectionView, names []tenant
 	for _, t := range names {
 		nameOf[t.ID] = t.Name
 	}
-	cols := []string{"Reporter", "Domain", "Days", "Messages", "Passed", "Failed", "Pass rate"}
+	cols := []string{"Reporter", "Domain", "Days", "Messages", "Passed", "Failed", "Pass rate", "Records"}
 	if len(names) > 0 {
 		cols = slices.Insert(cols, 1, "Tenant")
 	}
 	out := make([][]any, len(rows))
 	for i := range rows {
 		s := summaryOf(&rows[i])
-		cells := []any{s.OrgName, s.Domain, reportDays(s), count(s.Messages), count(s.Passed), count(s.Failed), sdkui.Badge(percent(s.PassPercent), passHealth(s.PassPercent))}
+		cells := []any{s.OrgName, s.Domain, reportDays(s), count(s.Messages), count(s.Passed), count(s.Failed), sdkui.Badge(percent(s.PassPercent), passHealth(s.PassPercent)),
+			render("records-link", struct {
+				Href        string
+				Records     int64
+				Report, Org string
+			}{v.detailAt(s.ID), s.RecordCount, s.ReportID, s.OrgName})}
 		if len(names) > 0 {
 			cells = slices.Insert(cells, 1, any(cmp.Or(nameOf[s.TenantID], s.TenantID)))
 		}
@@ -358,6 +375,58 @@ func (h *Handlers) sectionFragment(w http.ResponseWriter, r *http.Request) {
 	sdkui.WriteFragment(w, http.StatusOK, html)
 }
 
+// authResults is a record's raw DKIM and SPF results, each with the
+// domain it was for: what tells a forwarder's mail from a spoofer's.
+func authResults(r RecordView) string {
+	var parts []string
+	for _, a := range r.AuthDKIM {
+		part := "DKIM " + a.Domain
+		if a.Selector != "" {
+			part += " (" + a.Selector + ")"
+		}
+		parts = append(parts, part+": "+a.Result)
+	}
+	for _, a := range r.AuthSPF {
+		parts = append(parts, "SPF "+a.Domain+": "+a.Result)
+	}
+	if len(parts) == 0 {
+		return "–"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// alignmentWords say which aligned mechanisms passed, as people read it.
+var alignmentWords = map[string]string{"dkim_and_spf": "DKIM and SPF", "dkim_only": "DKIM only", "spf_only": "SPF only", "none": "neither"}
+
+// resultBadge is an aligned result or DMARC's as a badge.
+func resultBadge(pass bool, text string) template.HTML {
+	if pass {
+		return sdkui.Badge(text, sdkui.OK)
+	}
+	return sdkui.Badge(text, sdkui.Critical)
+}
+
+// detailView is a report with its records in the order it lists them.
+func detailView(d *Detail) template.HTML {
+	rows := make([][]any, len(d.Records))
+	for i, r := range d.Records {
+		dmarc := "fail"
+		if r.Pass {
+			dmarc = "pass"
+		}
+		rows[i] = []any{r.SourceIP, count(r.Count), r.Disposition, resultBadge(r.DKIM == "pass", r.DKIM), resultBadge(r.SPF == "pass", r.SPF),
+			resultBadge(r.Pass, dmarc+", "+alignmentWords[r.Alignment]), r.HeaderFrom, authResults(r)}
+	}
+	table := sdkui.Table([]string{"Source IP", "Messages", "Disposition", "DKIM aligned", "SPF aligned", "DMARC", "Header from", "Authentication results"},
+		rows, "Records of report "+d.ReportID+" from "+d.OrgName)
+	return render("detail", struct {
+		Report     Summary
+		Days, Rate string
+		Received   template.HTML
+		Records    template.HTML
+	}{d.Summary, reportDays(d.Summary), percent(d.PassPercent), sdkui.Time(d.ReceivedAt), table})
+}
+
 // markup is the section's HTML beside the kit's components, on the host's
 // CSS classes. No script and no style attribute: the host's
 // Content-Security-Policy forbids both. The upload form is a plain
@@ -375,7 +444,23 @@ var markup = template.Must(template.New("views").Parse(`
 {{.Failing}}
 <h3>Reports</h3>
 {{.List}}
+<div id="dmarc-report-detail"></div>
 </div>
+{{- end}}
+
+{{- define "records-link"}}<a href="{{.Href}}" hx-get="{{.Href}}" hx-target="#dmarc-report-detail" hx-swap="innerHTML show:top">{{.Records}} {{if eq .Records 1}}record{{else}}records{{end}}<span class="visually-hidden"> of report {{.Report}} from {{.Org}}</span></a>{{end}}
+
+{{- define "detail" -}}
+<section class="stack" aria-labelledby="dmarc-report-title">
+<h3 id="dmarc-report-title">Report {{.Report.ReportID}} from {{.Report.OrgName}}</h3>
+<dl>
+<dt>Domain</dt><dd>{{.Report.Domain}}, policy p={{.Report.Policy.P}}{{if ne .Report.Policy.Pct 100}} on {{.Report.Policy.Pct}} %{{end}}</dd>
+<dt>Days</dt><dd>{{.Days}}</dd>
+<dt>Messages</dt><dd>{{.Report.Messages}}: {{.Report.Passed}} passed DMARC, {{.Report.Failed}} failed ({{.Rate}} passed)</dd>
+<dt>Received</dt><dd>{{.Received}}{{with .Report.FileName}} as {{.}}{{end}}, by {{.Report.Source}}</dd>
+</dl>
+{{.Records}}
+</section>
 {{- end}}
 
 {{- define "range" -}}

@@ -225,3 +225,41 @@ func TestPassRateChartGaps(t *testing.T) {
 		t.Errorf("chart of one day in three:\n%s", html)
 	}
 }
+
+// TestReportDetail: a listed report links to its records, which show
+// each source, its messages, disposition, aligned results and raw
+// authentication results; a report of another tenant is 404, and naming
+// that tenant 403, on both databases.
+func TestReportDetail(t *testing.T) {
+	eachFixture(t, func(t *testing.T, f *fixture) {
+		contoso, fabrikam := seedThroughAPI(t, f)
+		at := func(id int64) string { return "/partials/dmarc-reports/" + strconv.FormatInt(id, 10) }
+
+		list := string(f.do(t, userContoso, "GET", SectionPath, "", nil).body)
+		link := `<a href="` + at(contoso) + `" hx-get="` + at(contoso) + `" hx-target="#dmarc-report-detail" hx-swap="innerHTML show:top">4 records<span class="visually-hidden"> of report 5871604411926393155 from google.com</span></a>`
+		if !strings.Contains(list, link) || !strings.Contains(list, `<div id="dmarc-report-detail"></div>`) {
+			t.Errorf("the list lacks the report's link %s:\n%s", link, list)
+		}
+		a := f.do(t, userContoso, "GET", at(contoso), "", nil)
+		body := string(a.body)
+		for _, want := range []string{`<h3 id="dmarc-report-title">Report 5871604411926393155 from google.com</h3>`, "<dd>2026-11-20</dd>",
+			"<dd>520: 500 passed DMARC, 20 failed (96.15 % passed)</dd>",
+			"<caption>Records of report 5871604411926393155 from google.com</caption>",
+			`<tr><td>40.107.22.91</td><td>412</td><td>none</td><td><span class="badge health-ok">pass</span></td><td><span class="badge health-ok">pass</span></td><td><span class="badge health-ok">pass, DKIM and SPF</span></td><td>contoso-retail.example</td><td>DKIM contoso-retail.example (selector1): pass; SPF contoso-retail.example: pass</td></tr>`,
+			`<tr><td>2a01:111:f400:7e1b::50b</td><td>88</td><td>none</td><td><span class="badge health-ok">pass</span></td><td><span class="badge health-critical">fail</span></td><td><span class="badge health-ok">pass, DKIM only</span></td>`,
+			`<td>203.0.113.45</td><td>17</td>`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the report's detail lacks %s:\n%d %s", want, a.status, body)
+			}
+		}
+		if picked := f.do(t, admin, "GET", at(fabrikam)+"?tenant_id="+tenantFabrikam, "", nil); picked.status != http.StatusOK || !strings.Contains(string(picked.body), "192.0.2.33") {
+			t.Errorf("Fabrikam's report on Fabrikam's page: %d %s", picked.status, picked.body)
+		}
+		f.do(t, userContoso, "GET", at(fabrikam), "", nil).problem(t, "another tenant's report", http.StatusNotFound, "", "no report")
+		f.do(t, admin, "GET", at(fabrikam)+"?tenant_id="+tenantContoso, "", nil).problem(t, "a report of another tenant than the page's", http.StatusNotFound, "", "no report")
+		if a := f.do(t, userContoso, "GET", at(fabrikam)+"?tenant_id="+tenantFabrikam, "", nil); a.status != http.StatusForbidden {
+			t.Errorf("Contoso's user names Fabrikam: %d %s", a.status, a.body)
+		}
+		f.do(t, userContoso, "GET", "/partials/dmarc-reports/0", "", nil).problem(t, "id 0", http.StatusUnprocessableEntity, "path.id", "")
+	})
+}

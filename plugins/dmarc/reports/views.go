@@ -485,7 +485,6 @@ var markup = template.Must(template.New("views").Parse(`
 {{- end}}
 
 {{- define "upload" -}}
-<form class="stack" method="post" action="{{.Upload}}" enctype="multipart/form-data" hx-post="{{.Upload}}" hx-encoding="multipart/form-data" hx-target="#dmarc-reports" hx-swap="outerHTML" hx-disabled-elt="find button">
 <h3>Upload a report</h3>
 {{- with .Result}}<div role="status">
 {{- if eq .Status "stored"}}<p>Stored: report {{.Report.ReportID}} from {{.Report.OrgName}} about {{.Report.Domain}}, {{$.Begin}} to {{$.End}}: {{.Report.Messages}} messages, {{.Report.Passed}} passed DMARC, {{.Report.Failed}} failed. <a href="{{$.ItsDays}}" hx-get="{{$.ItsDays}}" hx-target="#dmarc-reports" hx-swap="outerHTML">Show its days</a></p>
@@ -493,6 +492,7 @@ var markup = template.Must(template.New("views").Parse(`
 {{- if .Warnings}}<ul class="muted">{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end -}}
 </div>{{end}}
 {{- if .Refused}}<div class="alert" role="alert"><p>Not uploaded:</p><ul>{{range .Refused}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
+<form class="stack" method="post" action="{{.Upload}}" enctype="multipart/form-data" hx-post="{{.Upload}}" hx-encoding="multipart/form-data" hx-target="#dmarc-reports" hx-swap="outerHTML" hx-disabled-elt="find button">
 {{- if .Tenants}}<div class="field"><label for="dmarc-upload-tenant">Tenant</label><select id="dmarc-upload-tenant" name="tenant_id" required>
 <option value="">Choose the report's tenant</option>{{range .Tenants}}<option value="{{.ID}}">{{.Name}}</option>{{end}}</select></div>{{end}}
 <div class="field dropzone"><label for="dmarc-upload-file">Report file</label>

@@ -280,10 +280,17 @@ func reportDays(s Summary) string {
 }
 
 // reportList is a page of the view's reports, newest first, as a table
-// with the links to the pages before and after it.
+// with the links to the pages before and after it. An offset past the
+// last report, which a link kept from before some were deleted can
+// carry, shows the last page.
 func (h *Handlers) reportList(ctx context.Context, v sectionView, names []tenantOption) (template.HTML, error) {
-	rows, total, err := h.Store.List(ctx, ReportFilter{TenantIDs: v.tenants, From: v.from, To: v.to, SortBy: "date_begin", Desc: true,
-		Limit: listPage, Offset: v.offset})
+	f := ReportFilter{TenantIDs: v.tenants, From: v.from, To: v.to, SortBy: "date_begin", Desc: true, Limit: listPage, Offset: v.offset}
+	rows, total, err := h.Store.List(ctx, f)
+	if err == nil && len(rows) == 0 && total > 0 {
+		v.offset = (total - 1) / listPage * listPage
+		f.Offset = v.offset
+		rows, total, err = h.Store.List(ctx, f)
+	}
 	if err != nil {
 		return "", err
 	}

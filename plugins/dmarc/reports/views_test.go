@@ -110,6 +110,10 @@ func TestSectionPages(t *testing.T) {
 		strings.Contains(second, "<td>2025-03-03</td>") || !strings.Contains(second, `href="/partials/dmarc-reports?from=2025-03-01&amp;to=2025-03-31"`) || strings.Contains(second, "Older reports") {
 		t.Errorf("March's second page:\n%s", second)
 	}
+	past := string(f.do(t, userContoso, "GET", SectionPath+"?from=2025-03-01&to=2025-03-31&offset=400", "", nil).body)
+	if !strings.Contains(past, "Reports 21 to 22 of 22.") || !strings.Contains(past, "<td>2025-03-01</td>") {
+		t.Errorf("an offset past March's reports:\n%s", past)
+	}
 }
 
 // TestUploadFormTenants: the form posts to the page's tenant when the page

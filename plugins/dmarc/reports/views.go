@@ -447,9 +447,7 @@ var markup = template.Must(template.New("views").Parse(`
 {{- template "range" .}}
 <h3>Pass rate, {{.ShownFrom}} to {{.ShownTo}}</h3>
 {{.Rates}}
-<h3>Sources failing DMARC</h3>
 {{.Failing}}
-<h3>Reports</h3>
 {{.List}}
 <div id="dmarc-report-detail"></div>
 </div>

@@ -70,8 +70,9 @@ type dmarcUpload struct {
 
 // TestDMARCReportsThroughTheHost: reports reach the plugin's tables from
 // its folder and through uploads, on both databases; the statistics and
-// the DMARC page's sections show a tenant's own; a user of Brand A is
-// refused Brand B's report (404), an upload for Brand B (403) and one for
+// the DMARC page's section show a tenant's own; a user of Brand A is
+// refused Brand B's report (404, through the API and the page's records),
+// an upload for Brand B (403, through the API and the page's form) and one for
 // a domain not its own (422); a bound answers 422.
 func TestDMARCReportsThroughTheHost(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
@@ -219,11 +220,24 @@ func testDMARCReportsThroughTheHost(t *testing.T, dialect string) {
 		t.Errorf("Brand A's user reads the ingest's files: %d", r.status)
 	}
 
-	// The DMARC page's report sections are Brand A's only.
-	if r := h.get("/partials/dmarc-failing-sources", tokA); r.status != http.StatusOK || !strings.Contains(string(r.body), "203.0.113.45") || strings.Contains(string(r.body), "192.0.2.33") {
+	// The DMARC page's report section is Brand A's only.
+	if r := h.get("/partials/dmarc-reports", tokA); r.status != http.StatusOK || !strings.Contains(string(r.body), "203.0.113.45") || strings.Contains(string(r.body), "192.0.2.33") {
 		t.Errorf("failing sources for Brand A's user: %d %s", r.status, r.body)
 	}
-	if r := h.get("/partials/dmarc-report-rates?tenant_id="+tenantB, tokA); r.status != http.StatusForbidden {
-		t.Errorf("Brand B's pass rates for Brand A's user: %d", r.status)
+	if r := h.get("/partials/dmarc-reports?tenant_id="+tenantB, tokA); r.status != http.StatusForbidden {
+		t.Errorf("Brand B's report section for Brand A's user: %d", r.status)
+	}
+	detailB := "/partials/dmarc-reports/" + strconv.FormatInt(up.Report.ID, 10)
+	if r := h.get(detailB, tokA); r.status != http.StatusNotFound || strings.Contains(string(r.body), "fabrikam") {
+		t.Errorf("Brand B's report's records for Brand A's user: %d %s", r.status, r.body)
+	}
+	if r := h.get(detailB+"?tenant_id="+tenantB, tokA); r.status != http.StatusForbidden {
+		t.Errorf("Brand B's report's records on Brand B's page for Brand A's user: %d", r.status)
+	}
+	if r := h.get(detailB, admin); r.status != http.StatusOK || !strings.Contains(string(r.body), "fabrikam-foods.example") {
+		t.Errorf("Brand B's report's records for the admin: %d %s", r.status, r.body)
+	}
+	if r := h.do(http.MethodPost, "/partials/dmarc-reports/upload?tenant_id="+tenantB, tokA, bytes.NewReader(microsoft), "Content-Type", "multipart/form-data; boundary=x"); r.status != http.StatusForbidden {
+		t.Errorf("Brand A's user uploads for Brand B through the page's form: %d %s", r.status, r.body)
 	}
 }

@@ -76,10 +76,10 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	// The aggregate reports: routes, the folder ingest and the page's
 	// report sections, finding a report's tenant by its domain.
 	rst := &reports.Store{DB: db}
-	reportHandlers := &reports.Handlers{Store: rst, TenantOf: st.TenantOf, Audit: env.Host, Logger: env.Logger}
+	reportHandlers := &reports.Handlers{Store: rst, TenantOf: st.TenantOf, Audit: env.Host, Logger: env.Logger, Tenants: env.Host}
 	ingest := &reports.Ingest{Store: rst, TenantOf: st.TenantOf, Dir: cfg.ReportsDir}
 	return &sdk.Plugin{
-		Routes: append(handlers.Routes(), reportHandlers.Routes()...),
+		Routes: slices.Concat(handlers.Routes(), reportHandlers.Routes(), reportHandlers.FormRoutes()),
 		// The DMARC page (/dmarc), which the host lays out, shows the
 		// fragments of its slot in this order: the posture's, then the
 		// aggregate reports'.

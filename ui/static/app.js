@@ -1,9 +1,10 @@
 // Steward's only first-party script. It adds the CSRF token to htmx
 // requests, shows a slot's "unavailable, retrying" state when its fragment
 // fails and retries it with backoff, says in a live region when the host's
-// rate limit refused the request that fills it, and renders
-// <time class="local-time"> in the viewer's time zone. Pages work without
-// it, minus those.
+// rate limit refused the request that fills it, renders
+// <time class="local-time"> in the viewer's time zone, and lets a file be
+// dropped on a form's .dropzone as well as picked with its file input.
+// Pages work without it, minus those.
 "use strict";
 (function () {
 	var csrf = document.querySelector('meta[name="csrf-token"]');
@@ -120,6 +121,38 @@
 				failed(body);
 			}
 		});
+	});
+	// A file dropped on a drop zone becomes its file input's, as if
+	// picked, so the form sends it as it sends a picked one.
+	function dropzoneOf(evt) {
+		var zone = evt.target.closest && evt.target.closest(".dropzone");
+		return zone && zone.querySelector('input[type="file"]') ? zone : null;
+	}
+	["dragenter", "dragover"].forEach(function (name) {
+		document.addEventListener(name, function (evt) {
+			var zone = dropzoneOf(evt);
+			if (zone) {
+				evt.preventDefault();
+				zone.classList.add("is-dragover");
+			}
+		});
+	});
+	document.addEventListener("dragleave", function (evt) {
+		var zone = dropzoneOf(evt);
+		if (zone && !zone.contains(evt.relatedTarget)) {
+			zone.classList.remove("is-dragover");
+		}
+	});
+	document.addEventListener("drop", function (evt) {
+		var zone = dropzoneOf(evt);
+		if (!zone) {
+			return;
+		}
+		evt.preventDefault();
+		zone.classList.remove("is-dragover");
+		var input = zone.querySelector('input[type="file"]');
+		input.files = evt.dataTransfer.files;
+		input.dispatchEvent(new Event("change", { bubbles: true }));
 	});
 	document.addEventListener("htmx:load", function (evt) {
 		localTimes(evt.detail.elt);

@@ -39,6 +39,10 @@ type Handlers struct {
 	TenantOf TenantOf
 	Audit    Auditor
 	Logger   hclog.Logger
+	// Tenants names the tenants the upload form offers a caller of
+	// several; nil offers none, and such a caller's upload is refused
+	// for want of a tenant.
+	Tenants TenantNamer
 	// Limits bound an uploaded file; the zero value is DefaultLimits.
 	Limits Limits
 	// Now is the clock of received_at and the default date range; nil is
@@ -401,10 +405,11 @@ func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
 	return out, nil
 }
 
-// statsRange is the statistics' days: from and to as given or by
-// default, to not before from, at most maxStatsDays days.
-func (h *Handlers) statsRange(in *statsIn) (from, to time.Time, err error) {
-	from, to = in.From, in.To
+// dayRange is the days of the statistics and of the page's report
+// section: from and to as given or by default (the defaultDays to
+// today), to not before from, at most maxStatsDays days.
+func (h *Handlers) dayRange(from, to time.Time) (time.Time, time.Time, error) {
+	var err error
 	if to.IsZero() {
 		n := h.now()
 		to = time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, time.UTC)
@@ -418,11 +423,11 @@ func (h *Handlers) statsRange(in *statsIn) (from, to time.Time, err error) {
 	case to.Sub(from) >= maxStatsDays*24*time.Hour:
 		err = sdk.Invalid("query.from", "the range from %s to %s is longer than %d days", from.Format(time.DateOnly), to.Format(time.DateOnly), maxStatsDays)
 	}
-	return
+	return from, to, err
 }
 
 func (h *Handlers) stats(ctx context.Context, in *statsIn) (*StatsView, error) {
-	from, to, err := h.statsRange(in)
+	from, to, err := h.dayRange(in.From, in.To)
 	if err != nil {
 		return nil, err
 	}
@@ -461,9 +466,15 @@ func (h *Handlers) files(ctx context.Context, in *filesIn) (*[]FileView, error) 
 }
 
 func (h *Handlers) get(ctx context.Context, in *getIn) (*Detail, error) {
-	rep, recs, err := h.Store.Get(ctx, sdk.PrincipalFrom(ctx).TenantIDs, in.ID)
+	return h.detail(ctx, sdk.PrincipalFrom(ctx).TenantIDs, in.ID)
+}
+
+// detail is a report of one of the tenants with its records; 404 for any
+// other.
+func (h *Handlers) detail(ctx context.Context, tenantIDs []string, id int64) (*Detail, error) {
+	rep, recs, err := h.Store.Get(ctx, tenantIDs, id)
 	if errors.Is(err, ErrNotFound) {
-		err = sdk.NotFound("no report " + strconv.FormatInt(in.ID, 10))
+		err = sdk.NotFound("no report " + strconv.FormatInt(id, 10))
 	}
 	if err != nil {
 		return nil, err

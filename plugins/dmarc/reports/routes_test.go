@@ -53,10 +53,10 @@ func newFixture(t *testing.T, dialect string) *fixture {
 	st := &Store{DB: db}
 	handlers := &Handlers{}
 	p := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
-		*handlers = Handlers{Store: st, TenantOf: tenantOf, Audit: env.Host, Logger: env.Logger,
+		*handlers = Handlers{Store: st, TenantOf: tenantOf, Audit: env.Host, Logger: env.Logger, Tenants: env.Host,
 			Limits: Limits{MaxCompressed: 64 << 10, MaxDecompressed: 256 << 10, MaxRecords: 50},
 			Now:    func() time.Time { return time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC) }}
-		return &sdk.Plugin{Routes: handlers.Routes(), Fragments: handlers.Fragments("dmarc")}, nil
+		return &sdk.Plugin{Routes: append(handlers.Routes(), handlers.FormRoutes()...), Fragments: handlers.Fragments("dmarc")}, nil
 	}
 	return &fixture{h: plugintest.New(t, sdk.Definition{Name: "dmarc"}, p, plugintest.Options{Tenants: []sdk.Tenant{
 		{ID: tenantContoso, Name: "Contoso", IsActive: true}, {ID: tenantFabrikam, Name: "Fabrikam", IsActive: true}}}), store: st}

@@ -54,7 +54,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
-	budgetList, err := h.budgetList(ctx, tenants)
+	budgetSection, err := h.budgetSection(ctx, tenants)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -66,7 +66,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 			sdkui.Card("Chargeback report", chargeback(tenants, today)),
 		),
 		sdkui.Card("Anomalies to acknowledge", anomalyList),
-		sdkui.Card("Budgets", budgetList),
+		sdkui.Card("Budgets", budgetSection),
 	))
 }
 
@@ -202,15 +202,32 @@ func (h *Handlers) anomalyList(ctx context.Context, r *http.Request, tenants []s
 	}{sdkui.WithTenant(AnomaliesPath, r), body}), nil
 }
 
+// budgetSection is the budget editor of the one tenant in scope, or, with
+// several, their budgets and a word to pick one to change them.
+func (h *Handlers) budgetSection(ctx context.Context, tenants []string) (template.HTML, error) {
+	if len(tenants) == 1 && h.BudgetEditor != nil {
+		return h.BudgetEditor.render(ctx, tenants[0], budgetState{})
+	}
+	list, err := h.budgetList(ctx, tenants, "")
+	if err != nil || len(tenants) == 0 {
+		return list, err
+	}
+	return stack(list, render("note", "Budgets belong to one tenant: pick a tenant with the tenant picker to create, change or delete its budgets.")), nil
+}
+
 // budgetList is the budgets, most severe status first, as bars of their
-// current period's spend against their amount, and their exact figures.
-func (h *Handlers) budgetList(ctx context.Context, tenants []string) (template.HTML, error) {
+// current period's spend against their amount, and their exact figures;
+// with an editable tenant, each budget's Edit and Delete buttons.
+func (h *Handlers) budgetList(ctx context.Context, tenants []string, editable string) (template.HTML, error) {
 	list, total, err := h.Budgets.List(ctx, budgets.ListQuery{TenantIDs: tenants, SortBy: "status", Desc: true, Limit: budgetsShown})
 	if err != nil {
 		return "", err
 	}
 	if total == 0 {
-		return sdkui.Empty("No budgets yet. Create one with POST /api/v1/budgets, or sync the provider's."), nil
+		if editable != "" {
+			return sdkui.Empty("No budgets yet. Create one with the form below, or sync the provider's."), nil
+		}
+		return sdkui.Empty("No budgets yet."), nil
 	}
 	ids := make([]string, len(list))
 	for i, b := range list {
@@ -226,12 +243,20 @@ func (h *Handlers) budgetList(ctx context.Context, tenants []string) (template.H
 		health := statusHealth(b.Status)
 		bars = append(bars, sdkui.Bar{Label: b.Name + " (" + names[b.TenantID] + ")", Used: b.CurrentSpend.Float(), Limit: b.Amount.Float(), Unit: b.Currency, Health: health})
 		period := b.PeriodOn(b.PeriodStart)
-		rows = append(rows, []any{b.Name, names[b.TenantID], period.Start.String() + " to " + period.End.String(), sdkui.Badge(capitalize(b.Status), health),
-			money(b.CurrentSpend, b.Currency), money(b.Amount, b.Currency), money(b.ForecastSpend, b.Currency)})
+		row := []any{b.Name, names[b.TenantID], period.Start.String() + " to " + period.End.String(), sdkui.Badge(capitalize(b.Status), health),
+			money(b.CurrentSpend, b.Currency), money(b.Amount, b.Currency), money(b.ForecastSpend, b.Currency)}
+		if editable != "" {
+			row = append(row, budgetActions(&b, editable))
+		}
+		rows = append(rows, row)
+	}
+	columns := []string{"Budget", "Tenant", "Period", "Status", "Spent", "Amount", "Forecast"}
+	if editable != "" {
+		columns = append(columns, "Actions")
 	}
 	return stack(
 		sdkui.BarChart("Spend of each budget's current period against its amount", bars),
-		sdkui.Table([]string{"Budget", "Tenant", "Period", "Status", "Spent", "Amount", "Forecast"}, rows, "Budgets, most severe status first"),
+		sdkui.Table(columns, rows, "Budgets, most severe status first"),
 		render("note", strconv.Itoa(len(list))+" of "+strconv.Itoa(total)+" budgets."),
 	), nil
 }

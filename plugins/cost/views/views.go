@@ -18,7 +18,9 @@
 // the session's CSRF token (the host's page script adds it). The answer is
 // JSON, so the button swaps nothing; the anomaly list reloads itself from
 // AnomaliesPath when one of its buttons' requests ends, and so shows what
-// the database holds, whether the request succeeded or not.
+// the database holds, whether the request succeeded or not. The budget
+// section of a page of one tenant is a BudgetEditor, whose forms post to
+// routes of its own that answer HTML and serve the budget API in process.
 package views
 
 import (
@@ -60,6 +62,9 @@ type Handlers struct {
 	Reports   *reports.Store
 	Anomalies *anomalies.Store
 	Budgets   *budgets.Store
+	// BudgetEditor is the budget section of a page of one tenant; without
+	// it the page lists budgets only.
+	BudgetEditor *BudgetEditor
 	// Host names the tenants.
 	Host *sdk.Host
 	// Now is the clock that says which day is today (UTC); nil is

@@ -81,7 +81,8 @@ func costRows() []ledger.Cost {
 }
 
 type world struct {
-	h *plugintest.Harness
+	h       *plugintest.Harness
+	budgets *budgets.Store
 }
 
 // newWorld writes the costs through the ledger, judges them with the
@@ -133,12 +134,14 @@ func newWorld(t *testing.T, dialect string) *world {
 	}
 	v := &views.Handlers{Reports: &reports.Store{DB: db}, Anomalies: &anomalies.Store{DB: db}, Budgets: bs, Now: clock}
 	ack := &anomalies.Handlers{DB: db, Now: clock}
+	budgetAPI := &budgets.Handlers{Store: bs, Evaluator: eval, Syncer: &budgets.Syncer{Store: bs, Evaluator: eval}}
+	v.BudgetEditor = &views.BudgetEditor{API: budgetAPI, Views: v}
 	fragments, pages, nav := v.Views()
 	p := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
-		v.Host, ack.Host = env.Host, env.Host
-		return &sdk.Plugin{Routes: ack.Routes(), Fragments: fragments, Pages: pages, Nav: nav}, nil
+		v.Host, ack.Host, budgetAPI.Host, budgetAPI.Logger = env.Host, env.Host, env.Host, env.Logger
+		return &sdk.Plugin{Routes: slices.Concat(ack.Routes(), v.BudgetEditor.Routes()), Fragments: fragments, Pages: pages, Nav: nav}, nil
 	}
-	return &world{h: plugintest.New(t, sdk.Definition{Name: "cost"}, p, plugintest.Options{Tenants: tenants})}
+	return &world{h: plugintest.New(t, sdk.Definition{Name: "cost"}, p, plugintest.Options{Tenants: tenants}), budgets: bs}
 }
 
 // get answers the view's status and HTML.
@@ -192,6 +195,7 @@ func TestViews(t *testing.T) {
 			t.Run("card", func(t *testing.T) { testCard(t, w) })
 			t.Run("page", func(t *testing.T) { testPage(t, w) })
 			t.Run("refused tenant", func(t *testing.T) { testRefused(t, w) })
+			t.Run("budget editor", func(t *testing.T) { testBudgetEditor(t, w) })
 			// Last: it changes the anomalies.
 			t.Run("acknowledge", func(t *testing.T) { testAcknowledge(t, w) })
 		})

@@ -52,6 +52,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	budgetRoutes := &budgets.Handlers{Store: budgetStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger, Syncer: budgetSync}
 	costViews := &views.Handlers{Reports: reads.Store, Anomalies: &anomalies.Store{DB: db}, Budgets: budgetStore, Host: env.Host}
 	costViews.BudgetEditor = &views.BudgetEditor{API: budgetRoutes, Views: costViews}
+	costViews.AnomalyAPI = anomalyRoutes
 	fragments, pages, nav := costViews.Views()
 	// After a tenant's costs are written: judge its days for anomalies,
 	// exchange its budgets with the provider, and bring their spend,
@@ -60,7 +61,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	syncer := &ingest.Syncer{Cloud: clients, Ledger: costs, Host: env.Host, BackfillDays: cfg.BackfillDays, RestateDays: cfg.RestateDays,
 		AfterTenant: []ingest.Hook{detector.Evaluate, budgetHook(budgetSync), evaluator.Evaluate}}
 	return &sdk.Plugin{
-		Routes:    slices.Concat(reads.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes(), costViews.BudgetEditor.Routes()),
+		Routes:    slices.Concat(reads.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes(), costViews.Routes()),
 		Datasets:  []sdk.Dataset{reads.Dataset(), reads.ResourceDataset()},
 		Fragments: fragments,
 		Pages:     pages,

@@ -56,7 +56,8 @@ func (a *answer) problem() *sdk.Problem {
 // call serves a request of the API as the caller of ctx with only the
 // tenant in scope: the host checked the form route's tenant, not the
 // members of the JSON body built here, so no route may reach another of
-// the caller's tenants.
+// the caller's tenants. With no tenant the caller keeps its own, for a
+// route that checks the caller's tenants against its object's itself.
 func (c *api) call(ctx context.Context, tenant, method, path string, body any) (*answer, error) {
 	c.once.Do(func() { c.handler = (&sdk.Plugin{Routes: c.routes()}).HTTPHandler() })
 	var raw []byte
@@ -67,7 +68,9 @@ func (c *api) call(ctx context.Context, tenant, method, path string, body any) (
 		}
 	}
 	info := sdk.Info(ctx)
-	info.Principal.TenantIDs = []string{tenant}
+	if tenant != "" {
+		info.Principal.TenantIDs = []string{tenant}
+	}
 	req, err := http.NewRequestWithContext(sdk.WithRequestInfo(ctx, info), method, path, bytes.NewReader(raw))
 	if err != nil {
 		return nil, err

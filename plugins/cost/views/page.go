@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/core/pluginenv"
-	"github.com/stewardhq/steward/plugins/cost/anomalies"
 	"github.com/stewardhq/steward/plugins/cost/budgets"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/plugins/cost/reports"
@@ -49,7 +48,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
-	anomalyList, err := h.anomalyList(ctx, r, tenants)
+	anomalyList, err := h.anomalyList(ctx, tenants, filterOf(r.URL.Query()), "")
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -145,61 +144,6 @@ func (h *Handlers) topServices(ctx context.Context, tenants []string, today ledg
 		rows = append(rows, []any{sv.Service, money(sv.TotalCost, sv.Currency), sdkui.FormatNumber(sv.SharePercent) + " %"})
 	}
 	return sdkui.Table([]string{"Service", "Cost", "Share"}, rows, "The costliest services of each currency, "+s.StartDate.String()+" to "+s.EndDate.String()), nil
-}
-
-// anomalyFragment is the anomaly list on its own, which the page reloads
-// after an acknowledgement.
-func (h *Handlers) anomalyFragment(w http.ResponseWriter, r *http.Request) {
-	list, err := h.anomalyList(r.Context(), r, sdkui.Tenants(r))
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
-	}
-	sdkui.WriteFragment(w, http.StatusOK, list)
-}
-
-// anomalyList is the unacknowledged anomalies of largest impact, each with
-// a button that acknowledges it through the API, in a container that
-// reloads itself from AnomaliesPath when one of those requests ends.
-func (h *Handlers) anomalyList(ctx context.Context, r *http.Request, tenants []string) (template.HTML, error) {
-	unacknowledged := false
-	items, total, err := h.Anomalies.List(ctx, anomalies.ListQuery{TenantIDs: tenants, Acknowledged: &unacknowledged,
-		SortBy: "impact", Desc: true, Limit: anomaliesShown})
-	if err != nil {
-		return "", err
-	}
-	body := sdkui.Empty("No anomalies to acknowledge.")
-	if total > 0 {
-		ids := make([]string, len(items))
-		for i, a := range items {
-			ids[i] = a.TenantID
-		}
-		names, err := pluginenv.TenantNames(ctx, h.Host, ids)
-		if err != nil {
-			return "", err
-		}
-		rows := make([][]any, 0, len(items))
-		for _, a := range items {
-			// Four columns, each of two lines, so that the button stays in
-			// view in a narrow slot.
-			rows = append(rows, []any{
-				twoLines(a.Service, names[a.TenantID]+" · "+a.Day.String()),
-				twoLines(money(a.Actual, a.Currency), "expected "+money(a.Expected, a.Currency)),
-				twoLines("+"+money(a.Impact, a.Currency), "+"+sdkui.FormatNumber(a.DeviationPercent)+" %"),
-				render("acknowledge", struct{ Path, Service, Date string }{
-					"/api/v1/costs/anomalies/" + strconv.FormatInt(a.ID, 10) + "/acknowledge", a.Service, a.Day.String()}),
-			})
-		}
-		body = sdkui.Join(
-			sdkui.Table([]string{"Anomaly", "Cost", "Impact", "Action"}, rows, "Cost anomalies not yet acknowledged, largest impact first"),
-			render("note", strconv.Itoa(len(items))+" of "+strconv.FormatInt(total, 10)+" anomalies not yet acknowledged, largest impact first. "+
-				"A day is anomalous when its cost of a service rises far above the same weekday's median of the four weeks before."),
-		)
-	}
-	return render("anomalies", struct {
-		Refresh string
-		Body    template.HTML
-	}{sdkui.WithTenant(AnomaliesPath, r), body}), nil
 }
 
 // budgetSection is the budget editor of the one tenant in scope, or, with

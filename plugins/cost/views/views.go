@@ -11,16 +11,14 @@
 // currency; figures in different currencies are never added, compared or
 // charted together.
 //
-// The page's forms use the plugin's API as they are: the chargeback form
-// is a plain GET of /api/v1/costs/chargeback…, which a browser's session
-// cookie authenticates, and an anomaly's Acknowledge button posts to
-// /api/v1/costs/anomalies/{id}/acknowledge with htmx, whose requests carry
-// the session's CSRF token (the host's page script adds it). The answer is
-// JSON, so the button swaps nothing; the anomaly list reloads itself from
-// AnomaliesPath when one of its buttons' requests ends, and so shows what
-// the database holds, whether the request succeeded or not. The budget
-// section of a page of one tenant is a BudgetEditor, whose forms post to
-// routes of its own that answer HTML and serve the budget API in process.
+// The chargeback form is a plain GET of /api/v1/costs/chargeback…, which
+// a browser's session cookie authenticates. The page's other forms and
+// buttons send htmx requests, which carry the session's CSRF token (the
+// host's page script adds it), to routes of the views (Routes) that serve
+// the plugin's API routes in process and answer the HTML to swap in: an
+// anomaly's Acknowledge (with its note) and Undo answer the anomaly list
+// with a notice of what was done; the budget section of a page of one
+// tenant is a BudgetEditor, whose forms answer that section.
 package views
 
 import (
@@ -65,11 +63,21 @@ type Handlers struct {
 	// BudgetEditor is the budget section of a page of one tenant; without
 	// it the page lists budgets only.
 	BudgetEditor *BudgetEditor
+	// AnomalyAPI serves the anomaly routes the list's buttons go through.
+	AnomalyAPI *anomalies.Handlers
 	// Host names the tenants.
 	Host *sdk.Host
 	// Now is the clock that says which day is today (UTC); nil is
 	// time.Now.
 	Now func() time.Time
+
+	anomalyAPI api
+}
+
+// Routes are the routes of the page's buttons and forms: the anomaly
+// list's and the budget editor's.
+func (h *Handlers) Routes() []sdk.Route {
+	return slices.Concat(h.anomalyRoutes(), h.BudgetEditor.Routes())
 }
 
 // Views are the dashboard card and the anomaly list (placed by the cost
@@ -171,14 +179,6 @@ var markup = template.Must(template.New("views").Parse(`
 {{- define "lines"}}{{.Main}}<br><span class="muted">{{.Detail}}</span>{{end}}
 {{- define "stack"}}<div class="stack">{{range .}}{{.}}{{end}}</div>{{end}}
 {{- define "link"}}<p><a href="{{.Href}}">{{.Text}}</a></p>{{end}}
-
-{{- define "anomalies" -}}
-<div class="stack" id="cost-anomalies" hx-get="{{.Refresh}}" hx-trigger="htmx:afterRequest target:.cost-ack" hx-swap="outerHTML">{{.Body}}</div>
-{{- end}}
-
-{{- define "acknowledge" -}}
-<button class="btn btn-small cost-ack" type="button" hx-post="{{.Path}}" hx-swap="none" hx-disabled-elt="this">Acknowledge<span class="visually-hidden"> the anomaly of {{.Service}} on {{.Date}}</span></button>
-{{- end}}
 
 {{- define "chargeback" -}}
 <form class="stack" method="get" action="{{.Action}}">

@@ -46,7 +46,8 @@ func costPageWorld(t *testing.T) string {
 // and the input kept, changed and deleted through the page's form; the
 // start-up sync's anomaly acknowledged with a note, shown with it among
 // the acknowledged, its acknowledgement undone and back among those to
-// acknowledge, and left out by a date filter after its day. The page
+// acknowledge, and left out by a date filter after its day; its panel
+// shows the day's cost of its service by resource group. The page
 // passes the axe-core scan in light and dark mode with the form's errors
 // and an acknowledged anomaly shown, and logs no error.
 func TestCostPageInBrowser(t *testing.T) {
@@ -130,6 +131,12 @@ func testAnomaliesInBrowser(t *testing.T, tab *browsertest.Tab) {
 		time.Sleep(time.Second)
 	}
 	yesterday := time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
+	// The anomaly's drill-down: the day's cost of its service by resource
+	// group, loaded when its panel opens.
+	tab.Click(list + " details.cost-breakdown summary")
+	tab.WaitText(list+" .cost-breakdown-body", func(s string) bool {
+		return strings.Contains(s, "rg-web") && strings.Contains(s, "1 resource groups, 900.00 USD in all.")
+	})
 	fill(tab, map[string]string{list + ` input[name="note"]`: "Load test, planned"})
 	tab.Click(list + " .cost-ack")
 	tab.WaitText(list, func(s string) bool {

@@ -106,6 +106,7 @@ func (h *Handlers) Routes() []sdk.Route {
 			Description: chargebackDoc + ` An admin gets every tenant, another caller its own tenants; as JSON one report per tenant, tenants without costs included. ` +
 				`The CSV's file name is chargeback-all-<start_date>-<end_date>.csv.`,
 			Responses: map[string]*huma.Response{"200": chargebackResponse("One report per tenant", []Report{})}}, h.chargebackAll),
+		h.breakdownRoute(),
 	}
 }
 

@@ -159,7 +159,7 @@ func (h *Handlers) anomalyTable(ctx context.Context, items []anomalies.Anomaly, 
 		// Four columns, each of two lines, so that the buttons stay in
 		// view in a narrow slot.
 		rows = append(rows, []any{
-			twoLines(a.Service, names[a.TenantID]+" · "+a.Day.String()),
+			sdkui.Join(twoLines(a.Service, names[a.TenantID]+" · "+a.Day.String()), breakdownPanel(a)),
 			twoLines(money(a.Actual, a.Currency), "expected "+money(a.Expected, a.Currency)),
 			twoLines("+"+money(a.Impact, a.Currency), "+"+sdkui.FormatNumber(a.DeviationPercent)+" %"),
 			render("anomaly-action", action),

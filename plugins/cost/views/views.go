@@ -74,10 +74,10 @@ type Handlers struct {
 	anomalyAPI api
 }
 
-// Routes are the routes of the page's buttons and forms: the anomaly
-// list's and the budget editor's.
+// Routes are the routes of the page's buttons, forms and panels: the
+// anomaly list's, an anomaly's drill-down and the budget editor's.
 func (h *Handlers) Routes() []sdk.Route {
-	return slices.Concat(h.anomalyRoutes(), h.BudgetEditor.Routes())
+	return slices.Concat(h.anomalyRoutes(), []sdk.Route{h.breakdownRoute()}, h.BudgetEditor.Routes())
 }
 
 // Views are the dashboard card and the anomaly list (placed by the cost

@@ -198,6 +198,7 @@ func TestViews(t *testing.T) {
 			t.Run("page", func(t *testing.T) { testPage(t, w) })
 			t.Run("refused tenant", func(t *testing.T) { testRefused(t, w) })
 			t.Run("budget editor", func(t *testing.T) { testBudgetEditor(t, w) })
+			t.Run("breakdown", func(t *testing.T) { testBreakdown(t, w) })
 			// Last: it changes the anomalies.
 			t.Run("acknowledge", func(t *testing.T) { testAcknowledge(t, w) })
 		})
@@ -246,7 +247,7 @@ func testPage(t *testing.T, w *world) {
 	// The top services of the last 30 days, costliest first per currency.
 	contains(t, "Alpha's page", txt, "Virtual Machines3,000.00 USD77.52 %", "870.20 USD22.48 %", "Storage151.50 EUR100 %")
 	// The anomaly, its figures exact.
-	contains(t, "Alpha's page", txt, "Alpha · 2026-11-07512.34 USDexpected 12.34 USD&#43;500.00 USD&#43;4,051.86 %", "1 of 1 anomalies not yet acknowledged")
+	contains(t, "Alpha's page", txt, "Alpha · 2026-11-07", "512.34 USDexpected 12.34 USD&#43;500.00 USD&#43;4,051.86 %", "1 of 1 anomalies not yet acknowledged")
 	contains(t, "Alpha's page", page, `hx-post="/partials/cost-anomalies/`, `/acknowledge"`, `hx-get="/partials/cost-anomalies"`, `name="note"`)
 	// The markup is text wherever the service is shown.
 	if n := strings.Count(page, "&lt;script&gt;alert(&#34;cost&#34;)&lt;/script&gt;"); n < 3 {
@@ -348,4 +349,29 @@ func testAcknowledge(t *testing.T, w *world) {
 	contains(t, "the list of November 7", text(w.html(t, views.AnomaliesPath+"?start_date=2026-11-07&end_date=2026-11-07&status=all", userA)), "1 of 1 anomalies, newest first")
 	contains(t, "a list of bad dates", text(w.html(t, views.AnomaliesPath+"?start_date=7.11.2026", userA)), "The dates must be YYYY-MM-DD.")
 	contains(t, "a list ending before it starts", text(w.html(t, views.AnomaliesPath+"?start_date=2026-11-08&end_date=2026-11-07", userA)), "The last day must not be before the first.")
+}
+
+// testBreakdown: an anomaly's panel loads the day's cost of its service by
+// resource group, of its tenant only.
+func testBreakdown(t *testing.T, w *world) {
+	page := w.html(t, views.PagePath, userA)
+	m := regexp.MustCompile(`<details class="cost-breakdown" hx-get="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("the anomaly has no drill-down panel:\n%s", page)
+	}
+	path := strings.ReplaceAll(m[1], "&amp;", "&")
+	panel := w.html(t, path, userA)
+	contains(t, "the drill-down", text(panel), "s1rg512.34 USD", "1 resource groups, 512.34 USD in all.", "a resource group is the finest grain of one day")
+	contains(t, "the drill-down", panel, "Cost of &lt;script&gt;")
+	lacks(t, "the drill-down", panel, "<script")
+	q := url.Values{"tenant_id": {"t2"}, "date": {"2026-11-08"}, "service": {betaService}}
+	if status, body := w.get(t, views.BreakdownPath+"?"+q.Encode(), userA); status != http.StatusForbidden || strings.Contains(body, "500.00") {
+		t.Errorf("Beta's drill-down for Alpha's user: %d %s", status, body)
+	}
+	q.Set("tenant_id", "t1")
+	contains(t, "a day of another tenant's service", text(w.html(t, views.BreakdownPath+"?"+q.Encode(), userA)), "No costs of "+betaService)
+	q.Set("date", "08.11.2026")
+	if status, _ := w.get(t, views.BreakdownPath+"?"+q.Encode(), userA); status != http.StatusUnprocessableEntity {
+		t.Errorf("a bad date: %d", status)
+	}
 }

@@ -47,9 +47,10 @@ func costPageWorld(t *testing.T) string {
 // start-up sync's anomaly acknowledged with a note, shown with it among
 // the acknowledged, its acknowledgement undone and back among those to
 // acknowledge, and left out by a date filter after its day; its panel
-// shows the day's cost of its service by resource group. The page
-// passes the axe-core scan in light and dark mode with the form's errors
-// and an acknowledged anomaly shown, and logs no error.
+// shows the day's cost of its service by resource group; on the cost
+// analysis page, choosing another grouping regroups the table. The pages
+// pass the axe-core scan in light and dark mode (the cost page with the
+// form's errors and an acknowledged anomaly shown), and log no error.
 func TestCostPageInBrowser(t *testing.T) {
 	b := browsertest.Start(t)
 	h := startHost(t, hostOpts{pluginsHCL: costPlugins(""),
@@ -59,6 +60,7 @@ func TestCostPageInBrowser(t *testing.T) {
 	tab.WaitVisible("#cost-budgets")
 	t.Run("budgets", func(t *testing.T) { testBudgetsInBrowser(t, tab) })
 	t.Run("anomalies", func(t *testing.T) { testAnomaliesInBrowser(t, tab) })
+	t.Run("analysis", func(t *testing.T) { testAnalysisInBrowser(t, tab) })
 	if p := tab.Problems(); len(p) > 0 {
 		t.Errorf("problems on the cost page:\n%s", strings.Join(p, "\n"))
 	}
@@ -170,4 +172,28 @@ func testAnomaliesInBrowser(t *testing.T, tab *browsertest.Tab) {
 	fill(tab, map[string]string{"#cost-anomalies-start": time.Now().UTC().Format(time.DateOnly)})
 	tab.Click(list + ` form[hx-get] button[type="submit"]`)
 	tab.WaitText(list, func(s string) bool { return strings.Contains(s, "No anomalies match.") })
+}
+
+func testAnalysisInBrowser(t *testing.T, tab *browsertest.Tab) {
+	const analysis = "#cost-analysis"
+	tab.Open("/costs/analysis", analysis+" table")
+	if text := tab.Text(analysis); !strings.Contains(text, "Cost by Service, daily") || !strings.Contains(text, "Alpha Compute") ||
+		strings.Contains(text, "Bravo") {
+		t.Errorf("the analysis by service: %.600s", text)
+	}
+	for _, scheme := range []string{"light", "dark"} {
+		tab.ColorScheme(scheme)
+		for _, v := range tab.Axe() {
+			t.Errorf("/costs/analysis (%s): %s", scheme, v)
+		}
+	}
+	tab.ColorScheme("light")
+	// A person picks another grouping; the form reloads the table.
+	var ok bool
+	tab.Eval(`(() => { const s = document.querySelector("#cost-analysis-group"); s.value = "resource_group";
+		s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`, &ok)
+	text := tab.WaitText(analysis, func(s string) bool { return strings.Contains(s, "Cost by Resource group, daily") })
+	if !strings.Contains(text, "rg-web") || strings.Contains(text, "rg-b") {
+		t.Errorf("the analysis by resource group: %.600s", text)
+	}
 }

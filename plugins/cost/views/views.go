@@ -1,8 +1,8 @@
 // Package views is the cost plugin's HTML: the dashboard's cost summary
 // card, the cost page — the daily trend with its forecast, the top
-// services, the anomalies to acknowledge, the budgets and the chargeback
-// download — and the anomaly list the page reloads after an
-// acknowledgement.
+// services, the anomalies to acknowledge with their drill-down, the budgets
+// and the chargeback download — the anomaly list its buttons answer, and
+// the cost analysis page, whose form reloads its result.
 //
 // Every view reads through the stores of reports, anomalies and budgets,
 // scoped to the caller's tenants or to the one tenant_id names (which the
@@ -80,16 +80,17 @@ func (h *Handlers) Routes() []sdk.Route {
 	return slices.Concat(h.anomalyRoutes(), []sdk.Route{h.breakdownRoute()}, h.BudgetEditor.Routes())
 }
 
-// Views are the dashboard card and the anomaly list (placed by the cost
-// page itself, in its slot "costs"), the cost page, and its navigation
-// entry.
+// Views are the dashboard card, the anomaly list and the cost analysis
+// (each placed by its page itself, in the slot "costs"), the cost page and
+// the cost analysis page, and their navigation entries.
 func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
 	return []sdk.Fragment{
 			{Path: CardPath, Title: "Cost summary", Slot: "dashboard", RefreshSeconds: CardRefreshSeconds, Handler: h.card},
 			{Path: AnomaliesPath, Title: "Cost anomalies to acknowledge", Slot: "costs", Handler: h.anomalyFragment},
+			{Path: AnalysisPath, Title: "Cost analysis", Slot: "costs", Handler: h.analysisFragment},
 		},
-		[]sdk.Page{{Path: PagePath, Title: "Costs", Handler: h.page}},
-		[]sdk.NavEntry{{Label: "Costs", Path: PagePath, Order: 20}}
+		[]sdk.Page{{Path: PagePath, Title: "Costs", Handler: h.page}, {Path: AnalysisPagePath, Title: "Cost analysis", Handler: h.analysisPage}},
+		[]sdk.NavEntry{{Label: "Costs", Path: PagePath, Order: 20}, {Label: "Cost analysis", Path: AnalysisPagePath, Order: 21}}
 }
 
 func (h *Handlers) today() ledger.Day {
@@ -100,10 +101,13 @@ func (h *Handlers) today() ledger.Day {
 	return ledger.DayOf(now())
 }
 
-// money is an amount as people read it, exactly: its cents as
-// ledger.Amount writes them, thousands separated by commas as the kit's
-// numbers are, then its currency.
-func money(a ledger.Amount, currency string) string {
+// money is an amount as people read it, exactly: its figure, then its
+// currency.
+func money(a ledger.Amount, currency string) string { return figure(a) + " " + currency }
+
+// figure is an amount exactly: its cents as ledger.Amount writes them,
+// thousands separated by commas as the kit's numbers are.
+func figure(a ledger.Amount) string {
 	s, sign := a.String(), ""
 	if rest, ok := strings.CutPrefix(s, "-"); ok {
 		s, sign = rest, "-"
@@ -117,7 +121,7 @@ func money(a ledger.Amount, currency string) string {
 		}
 		b.WriteRune(d)
 	}
-	return b.String() + "." + cents + " " + currency
+	return b.String() + "." + cents
 }
 
 // byCurrency splits a zero-filled trend into each currency's daily costs,

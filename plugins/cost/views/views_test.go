@@ -138,10 +138,11 @@ func newWorld(t *testing.T, dialect string) *world {
 	budgetAPI := &budgets.Handlers{Store: bs, Evaluator: eval, Syncer: &budgets.Syncer{Store: bs, Evaluator: eval}}
 	v.BudgetEditor = &views.BudgetEditor{API: budgetAPI, Views: v}
 	v.AnomalyAPI = ack
+	reads := &reports.Handlers{Store: v.Reports, Now: clock}
 	fragments, pages, nav := v.Views()
 	p := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
-		v.Host, ack.Host, budgetAPI.Host, budgetAPI.Logger = env.Host, env.Host, env.Host, env.Logger
-		return &sdk.Plugin{Routes: slices.Concat(ack.Routes(), v.Routes()), Fragments: fragments, Pages: pages, Nav: nav}, nil
+		v.Host, ack.Host, budgetAPI.Host, budgetAPI.Logger, reads.Host = env.Host, env.Host, env.Host, env.Logger, env.Host
+		return &sdk.Plugin{Routes: slices.Concat(reads.Routes(), ack.Routes(), v.Routes()), Fragments: fragments, Pages: pages, Nav: nav}, nil
 	}
 	return &world{h: plugintest.New(t, sdk.Definition{Name: "cost"}, p, plugintest.Options{Tenants: tenants}), budgets: bs}
 }
@@ -199,6 +200,7 @@ func TestViews(t *testing.T) {
 			t.Run("refused tenant", func(t *testing.T) { testRefused(t, w) })
 			t.Run("budget editor", func(t *testing.T) { testBudgetEditor(t, w) })
 			t.Run("breakdown", func(t *testing.T) { testBreakdown(t, w) })
+			t.Run("analysis", func(t *testing.T) { testAnalysis(t, w) })
 			// Last: it changes the anomalies.
 			t.Run("acknowledge", func(t *testing.T) { testAcknowledge(t, w) })
 		})

@@ -170,7 +170,7 @@ func (e *BudgetEditor) create(ctx context.Context, in *budgetFormIn) (*fragment,
 	st := budgetState{input: form, errors: map[string][]string{}}
 	switch {
 	case a.status == http.StatusCreated:
-		st = budgetState{notice: "Budget “" + form.Get("name") + "” created."}
+		st = budgetState{notice: "Budget “" + strings.TrimSpace(form.Get("name")) + "” created."}
 	case a.status < http.StatusInternalServerError:
 		st.addProblem(a.problem(), rows)
 	default:
@@ -197,7 +197,7 @@ func (e *BudgetEditor) update(ctx context.Context, in *budgetChangeIn) (*fragmen
 	st := budgetState{editing: b, input: form, errors: map[string][]string{}}
 	switch {
 	case a.status == http.StatusOK:
-		st = budgetState{notice: "Budget “" + form.Get("name") + "” saved."}
+		st = budgetState{notice: "Budget “" + strings.TrimSpace(form.Get("name")) + "” saved."}
 	case a.status < http.StatusInternalServerError:
 		st.addProblem(a.problem(), rows)
 	default:

@@ -103,6 +103,14 @@ func testBudgetEditor(t *testing.T, w *world) {
 		}
 	}
 
+	// A name the tenant has is the API's conflict, said above the form.
+	form.Set("amount", "10")
+	form.Set("name", "Alpha monthly")
+	form.Set("thresholds[2].contact_emails", "finops@example.com")
+	_, conflict := w.send(t, http.MethodPost, views.BudgetsPath+q, form, userA)
+	contains(t, "a name taken", text(conflict), "The budget was not saved:a budget of that name already exists in the tenant and scope")
+	form.Set("name", "Team budget")
+
 	form.Set("amount", "1500.50")
 	form.Set("thresholds[2].contact_emails", "finops@example.com")
 	status, created := w.send(t, http.MethodPost, views.BudgetsPath+q, form, userA)

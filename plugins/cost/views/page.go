@@ -149,7 +149,7 @@ func (h *Handlers) topServices(ctx context.Context, tenants []string, today ledg
 // budgetSection is the budget editor of the one tenant in scope, or, with
 // several, their budgets and a word to pick one to change them.
 func (h *Handlers) budgetSection(ctx context.Context, tenants []string) (template.HTML, error) {
-	if len(tenants) == 1 && h.BudgetEditor != nil {
+	if len(tenants) == 1 {
 		return h.BudgetEditor.render(ctx, tenants[0], budgetState{})
 	}
 	list, err := h.budgetList(ctx, tenants, "")

@@ -60,8 +60,7 @@ type Handlers struct {
 	Reports   *reports.Store
 	Anomalies *anomalies.Store
 	Budgets   *budgets.Store
-	// BudgetEditor is the budget section of a page of one tenant; without
-	// it the page lists budgets only.
+	// BudgetEditor is the budget section of a page of one tenant.
 	BudgetEditor *BudgetEditor
 	// AnomalyAPI serves the anomaly routes the list's buttons go through.
 	AnomalyAPI *anomalies.Handlers

@@ -1,8 +1,8 @@
 // Command cost is the cost domain plugin: it syncs daily actual costs,
 // each resource's cost over the last 30 days, reservation utilisation and
 // budgets from the cloud into its own tables, and serves the cost and
-// budget routes, anomalies, chargeback, the cost dashboard card and page,
-// and the costs and resource_costs datasets.
+// budget routes, anomalies, chargeback, the cost dashboard card and page
+// with its budget editor, and the costs and resource_costs datasets.
 package main
 
 import (
@@ -51,6 +51,8 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	anomalyRoutes := &anomalies.Handlers{DB: db, Host: env.Host}
 	budgetRoutes := &budgets.Handlers{Store: budgetStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger, Syncer: budgetSync}
 	costViews := &views.Handlers{Reports: reads.Store, Anomalies: &anomalies.Store{DB: db}, Budgets: budgetStore, Host: env.Host}
+	costViews.BudgetEditor = &views.BudgetEditor{API: budgetRoutes, Views: costViews}
+	costViews.AnomalyAPI = anomalyRoutes
 	fragments, pages, nav := costViews.Views()
 	// After a tenant's costs are written: judge its days for anomalies,
 	// exchange its budgets with the provider, and bring their spend,
@@ -59,7 +61,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	syncer := &ingest.Syncer{Cloud: clients, Ledger: costs, Host: env.Host, BackfillDays: cfg.BackfillDays, RestateDays: cfg.RestateDays,
 		AfterTenant: []ingest.Hook{detector.Evaluate, budgetHook(budgetSync), evaluator.Evaluate}}
 	return &sdk.Plugin{
-		Routes:    slices.Concat(reads.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes()),
+		Routes:    slices.Concat(reads.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes(), costViews.Routes()),
 		Datasets:  []sdk.Dataset{reads.Dataset(), reads.ResourceDataset()},
 		Fragments: fragments,
 		Pages:     pages,

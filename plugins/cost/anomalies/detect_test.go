@@ -282,7 +282,7 @@ func TestRestatedDay(t *testing.T) {
 			if len(got) != 1 {
 				t.Fatalf("restated to 5x: %+v", got)
 			}
-			if _, err := acknowledge(ctx, db, []int64{got[0].ID}, "u1", detectedAt); err != nil {
+			if _, err := acknowledge(ctx, db, []int64{got[0].ID}, "u1", detectedAt, nil); err != nil {
 				t.Fatal(err)
 			}
 			restate(normal)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,7 +62,13 @@ type Top struct {
 // Acknowledgement is the answer to acknowledging one anomaly.
 type Acknowledgement struct {
 	Anomaly             Anomaly `json:"anomaly"`
-	AlreadyAcknowledged bool    `json:"already_acknowledged" doc:"True when it was acknowledged before; it keeps its first acknowledgement"`
+	AlreadyAcknowledged bool    `json:"already_acknowledged" doc:"True when it was acknowledged before; it keeps its first acknowledgement and note"`
+}
+
+// Unacknowledgement is the answer to undoing an acknowledgement.
+type Unacknowledgement struct {
+	Anomaly         Anomaly `json:"anomaly"`
+	WasAcknowledged bool    `json:"was_acknowledged" doc:"False when it was not acknowledged; nothing changed"`
 }
 
 // MaxBulk is how many anomalies one bulk acknowledgement may name.
@@ -112,6 +119,8 @@ type listIn struct {
 	Offset       int                `query:"offset" minimum:"0" default:"0"`
 	SortBy       string             `query:"sort_by" enum:"detected_at,date,impact,deviation,score,service" default:"detected_at" doc:"detected_at (when first flagged), date (of the cost), impact, deviation (percent), score or service"`
 	SortOrder    string             `query:"sort_order" enum:"asc,desc" default:"desc"`
+	StartDate    string             `query:"start_date" format:"date" doc:"Only anomalies of costs on or after this day"`
+	EndDate      string             `query:"end_date" format:"date" doc:"Only anomalies of costs on or before this day, not before start_date"`
 }
 
 type trendsIn struct {
@@ -131,19 +140,42 @@ type topIn struct {
 }
 
 type acknowledgeIn struct {
-	ID   int64 `path:"anomaly_id" minimum:"1"`
+	AnomalyRef
 	Body *ackBody
 }
 
-// ackBody is an acknowledgement's body, which carries nothing: a client
-// may leave it out or send null or {}, as it does to acknowledge a budget
-// alert without a note.
-type ackBody struct{}
+// AnomalyRef names an anomaly in the path.
+type AnomalyRef struct {
+	ID int64 `path:"anomaly_id" minimum:"1"`
+}
 
-// Schema documents the body: null or an object without members.
+// MaxNote is the longest acknowledgement note, in characters.
+const MaxNote = 1000
+
+// ackBody is an acknowledgement's optional body: a client may leave it
+// out or send null or {}, as it does to acknowledge a budget alert
+// without a note.
+type ackBody struct {
+	Note *string `json:"note,omitempty"`
+}
+
+// Schema documents the body: null or an object with an optional note.
 func (ackBody) Schema(huma.Registry) *huma.Schema {
-	return &huma.Schema{Type: huma.TypeObject, Nullable: true, AdditionalProperties: false, Properties: map[string]*huma.Schema{},
-		Description: "Optional and empty: absent, null or {}"}
+	maxNote := MaxNote
+	return &huma.Schema{Type: huma.TypeObject, Nullable: true, AdditionalProperties: false, Properties: map[string]*huma.Schema{
+		"note": {Type: huma.TypeString, Nullable: true, MaxLength: &maxNote, Description: "Why the anomaly needs no more attention; stored as sent, trimmed (blank is none)"},
+	}, Description: "Optional: absent, null, {} or {\"note\": \"…\"}"}
+}
+
+// note is the body's note trimmed, nil when there is none.
+func (b *ackBody) note() *string {
+	if b == nil || b.Note == nil {
+		return nil
+	}
+	if t := strings.TrimSpace(*b.Note); t != "" {
+		return &t
+	}
+	return nil
 }
 
 type bulkIn struct {
@@ -155,7 +187,9 @@ func (h *Handlers) Routes() []sdk.Route {
 	tags := []string{"Costs"}
 	return []sdk.Route{
 		sdk.Get("/api/v1/costs/anomalies", sdk.Op{ID: "costs-anomalies", Tags: tags, Summary: "Cost anomalies, paginated",
-			Description: "The anomalies of the caller's tenants." + method}, h.list),
+			Description: "The anomalies of the caller's tenants, newest first: by default those flagged last, and of those flagged together (a first sync flags a year at once) the latest day first. " +
+				"start_date and end_date keep the anomalies of the costs of those days." + method,
+			Responses: map[string]*huma.Response{"422": {Description: "A parameter is out of bounds, or end_date is before start_date"}}}, h.list),
 		sdk.Get("/api/v1/costs/anomalies/trends", sdk.Op{ID: "costs-anomalies-trends", Tags: tags, Summary: "Anomaly counts and impact by month",
 			Description: "Counts and summed impact per month of the cost's date, for the current month and the months before it, zero-filled; impact per currency." + method}, h.trends),
 		sdk.Get("/api/v1/costs/anomalies/by-service", sdk.Op{ID: "costs-anomalies-by-service", Tags: tags, Summary: "Anomalies grouped by service",
@@ -163,10 +197,15 @@ func (h *Handlers) Routes() []sdk.Route {
 		sdk.Get("/api/v1/costs/anomalies/top", sdk.Op{ID: "costs-anomalies-top", Tags: tags, Summary: "The anomalies of largest impact",
 			Description: "Ranked by impact, each in its own currency." + method}, h.top),
 		sdk.Post("/api/v1/costs/anomalies/{anomaly_id}/acknowledge", sdk.Op{ID: "costs-anomalies-acknowledge", Tags: tags, Summary: "Acknowledge an anomaly",
-			Description: "Idempotent: acknowledging an acknowledged anomaly answers 200 and keeps its first acknowledgement. Audited. An acknowledged anomaly is kept even when a restated day is no longer anomalous. " +
-				"The body carries nothing: it may be absent, null or {}.",
+			Description: "Idempotent: acknowledging an acknowledged anomaly answers 200 and keeps its first acknowledgement and note. Audited. An acknowledged anomaly is kept even when a restated day is no longer anomalous. " +
+				"The body is optional: absent, null, {} or an object with a note of at most 1,000 characters, which the anomaly shows as note.",
 			Responses: map[string]*huma.Response{"404": {Description: "No such anomaly, or one of a tenant the caller may not see"},
-				"422": {Description: "The anomaly id is not a positive integer, or the body is not absent, null or {}"}}}, h.acknowledge),
+				"422": {Description: "The anomaly id is not a positive integer, or the body is not absent, null or an object with only a note"}}}, h.acknowledge),
+		sdk.Delete("/api/v1/costs/anomalies/{anomaly_id}/acknowledge", sdk.Op{ID: "costs-anomalies-unacknowledge", Tags: tags, Summary: "Undo an anomaly's acknowledgement",
+			Description: "The anomaly is unacknowledged again, its note removed, and listed among those to acknowledge. Idempotent: an anomaly that is not acknowledged answers 200 with was_acknowledged false. " +
+				"Audited. Unacknowledged, it is removed by a later sync if its restated day is no longer anomalous.",
+			Status: http.StatusOK, Responses: map[string]*huma.Response{"404": {Description: "No such anomaly, or one of a tenant the caller may not see"},
+				"422": {Description: "The anomaly id is not a positive integer"}}}, h.unacknowledge),
 		sdk.Post("/api/v1/costs/anomalies/bulk-acknowledge", sdk.Op{ID: "costs-anomalies-bulk-acknowledge", Tags: tags, Summary: "Acknowledge anomalies in bulk",
 			Description: "All or none: when any id names no anomaly or one of a tenant the caller may not see, nothing is acknowledged and the answer is 404, naming those ids in its errors (location body.anomaly_ids, value the id) — the same answer for both, so ids cannot be probed. Otherwise every named anomaly is acknowledged in one transaction; ids already acknowledged keep their first acknowledgement and are counted apart. Audited per tenant.",
 			Responses: map[string]*huma.Response{
@@ -176,9 +215,31 @@ func (h *Handlers) Routes() []sdk.Route {
 	}
 }
 
+// dateParam reads an optional date parameter.
+func dateParam(loc, s string) (*ledger.Day, error) {
+	if s == "" {
+		return nil, nil
+	}
+	d, err := ledger.ParseDay(s)
+	if err != nil {
+		return nil, sdk.Invalid(loc, "must be a date, YYYY-MM-DD")
+	}
+	return &d, nil
+}
+
 func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {
 	q := ListQuery{TenantIDs: in.Tenants, Acknowledged: in.Acknowledged.Ptr(), SortBy: in.SortBy,
 		Desc: in.SortOrder == "desc", Limit: in.Limit, Offset: in.Offset}
+	var err error
+	if q.From, err = dateParam("query.start_date", in.StartDate); err != nil {
+		return nil, err
+	}
+	if q.To, err = dateParam("query.end_date", in.EndDate); err != nil {
+		return nil, err
+	}
+	if q.From != nil && q.To != nil && *q.To < *q.From {
+		return nil, sdk.Invalid("query.end_date", "must not be before start_date (%s)", *q.From)
+	}
 	items, total, err := queries{h.DB}.list(ctx, q)
 	if err != nil {
 		return nil, err
@@ -256,6 +317,7 @@ const resourceType = "cost_anomaly"
 func (h *Handlers) acknowledge(ctx context.Context, in *acknowledgeIn) (*Acknowledgement, error) {
 	p := sdk.PrincipalFrom(ctx)
 	id, raw := in.ID, strconv.FormatInt(in.ID, 10)
+	note := in.Body.note()
 	var out Acknowledgement
 	at := h.now()
 	err := h.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -270,10 +332,10 @@ func (h *Handlers) acknowledge(ctx context.Context, in *acknowledgeIn) (*Acknowl
 		}
 		out.AlreadyAcknowledged = a.Acknowledged
 		if !a.Acknowledged {
-			if _, err := acknowledge(ctx, tx, []int64{id}, p.ID, at); err != nil {
+			if _, err := acknowledge(ctx, tx, []int64{id}, p.ID, at, note); err != nil {
 				return err
 			}
-			a.Acknowledged, a.AcknowledgedBy, a.AcknowledgedAt = true, &p.ID, &at
+			a.Acknowledged, a.AcknowledgedBy, a.AcknowledgedAt, a.Note = true, &p.ID, &at, note
 		}
 		out.Anomaly = a
 		return nil
@@ -294,7 +356,48 @@ func (h *Handlers) acknowledge(ctx context.Context, in *acknowledgeIn) (*Acknowl
 	}
 	if err := h.Host.Audit(ctx, sdk.AuditEntry{Action: "anomaly.acknowledge.success", Status: "success", TenantID: out.Anomaly.TenantID,
 		ResourceType: resourceType, ResourceID: raw, Details: map[string]any{
-			"already_acknowledged": out.AlreadyAcknowledged, "service": out.Anomaly.Service, "date": out.Anomaly.Day.String()}}); err != nil {
+			"already_acknowledged": out.AlreadyAcknowledged, "service": out.Anomaly.Service, "date": out.Anomaly.Day.String(), "note": note}}); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func (h *Handlers) unacknowledge(ctx context.Context, in *AnomalyRef) (*Unacknowledgement, error) {
+	p := sdk.PrincipalFrom(ctx)
+	raw := strconv.FormatInt(in.ID, 10)
+	var out Unacknowledgement
+	err := h.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		a, err := get(ctx, tx, in.ID)
+		if err != nil {
+			return err
+		}
+		if !p.CanSee(a.TenantID) {
+			return errNotFound
+		}
+		out.WasAcknowledged = a.Acknowledged
+		if a.Acknowledged {
+			if err := unacknowledge(ctx, tx, in.ID); err != nil {
+				return err
+			}
+			a.Acknowledged, a.AcknowledgedBy, a.AcknowledgedAt, a.Note = false, nil, nil, nil
+		}
+		out.Anomaly = a
+		return nil
+	})
+	// Audited after the commit, as acknowledge is.
+	if errors.Is(err, errNotFound) {
+		if err := h.Host.Audit(ctx, sdk.AuditEntry{Action: "anomaly.unacknowledge.failure", Status: "failure", ResourceType: resourceType, ResourceID: raw,
+			Details: map[string]any{"reason": "not found"}}); err != nil {
+			return nil, err
+		}
+		return nil, sdk.NotFound("no anomaly " + raw)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := h.Host.Audit(ctx, sdk.AuditEntry{Action: "anomaly.unacknowledge.success", Status: "success", TenantID: out.Anomaly.TenantID,
+		ResourceType: resourceType, ResourceID: raw, Details: map[string]any{
+			"was_acknowledged": out.WasAcknowledged, "service": out.Anomaly.Service, "date": out.Anomaly.Day.String()}}); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -333,7 +436,7 @@ func (h *Handlers) bulkAcknowledge(ctx context.Context, in *bulkIn) (*BulkResult
 			return errRefused
 		}
 		var err error
-		done, err = acknowledge(ctx, tx, ids, p.ID, at)
+		done, err = acknowledge(ctx, tx, ids, p.ID, at, nil)
 		return err
 	})
 	if errors.Is(err, errRefused) {

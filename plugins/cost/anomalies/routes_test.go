@@ -140,6 +140,7 @@ func TestRoutes(t *testing.T) {
 			t.Run("trends", func(t *testing.T) { r.t = t; r.testTrends() })
 			t.Run("by-service and top", func(t *testing.T) { r.t = t; r.testGroups(rows) })
 			t.Run("acknowledge", func(t *testing.T) { r.t = t; r.testAcknowledge(rows) })
+			t.Run("unacknowledge", func(t *testing.T) { r.t = t; r.testUnacknowledge(rows) })
 			t.Run("bulk", func(t *testing.T) { r.t = t; r.testBulk(rows) })
 		})
 	}
@@ -165,7 +166,13 @@ func (r *routes) testBounds(t *testing.T) {
 		r.invalid(http.MethodGet, c.target, "", c.location)
 	}
 	r.invalid(http.MethodPost, "/api/v1/costs/anomalies/abc/acknowledge", "", "path.anomaly_id")
-	r.invalid(http.MethodPost, "/api/v1/costs/anomalies/1/acknowledge", `{"note": "seen"}`, "body.note")
+	r.invalid(http.MethodPost, "/api/v1/costs/anomalies/1/acknowledge", `{"comment": "seen"}`, "body.comment")
+	r.invalid(http.MethodPost, "/api/v1/costs/anomalies/1/acknowledge", `{"note": 5}`, "body.note")
+	r.invalid(http.MethodPost, "/api/v1/costs/anomalies/1/acknowledge", `{"note": "`+strings.Repeat("n", MaxNote+1)+`"}`, "body.note")
+	r.invalid(http.MethodDelete, "/api/v1/costs/anomalies/0/acknowledge", "", "path.anomaly_id")
+	r.invalid(http.MethodGet, "/api/v1/costs/anomalies?start_date=2026-13-01", "", "query.start_date")
+	r.invalid(http.MethodGet, "/api/v1/costs/anomalies?end_date=yesterday", "", "query.end_date")
+	r.invalid(http.MethodGet, "/api/v1/costs/anomalies?start_date=2026-03-02&end_date=2026-03-01", "", "query.end_date")
 	r.invalid(http.MethodPost, "/api/v1/costs/anomalies/1/acknowledge", `{`, "body")
 	r.invalid(http.MethodPost, "/api/v1/costs/anomalies/1/acknowledge", `[]`, "body")
 	for _, target := range []string{"/api/v1/costs/anomalies", "/api/v1/costs/anomalies/trends", "/api/v1/costs/anomalies/by-service", "/api/v1/costs/anomalies/top"} {
@@ -205,6 +212,34 @@ func (r *routes) testList(rows []Anomaly) {
 	r.get("/api/v1/costs/anomalies", sdk.Principal{ID: "nobody", Kind: "user"}, &l)
 	if l.Total != 0 || len(l.Items) != 0 {
 		t.Errorf("a user without tenants: %+v", l)
+	}
+	// The days of the costs, both ends included.
+	r.get("/api/v1/costs/anomalies?start_date=2026-03-01&end_date=2026-03-05&sort_by=date", admin, &l)
+	if l.Total != 3 || !slices.Equal(ids(l.Items), []int64{rows[2].ID, rows[1].ID, rows[6].ID}) {
+		t.Errorf("March 1 to 5: %+v", ids(l.Items))
+	}
+	r.get("/api/v1/costs/anomalies?start_date=2026-03-02", userA, &l)
+	if l.Total != 3 || !slices.Equal(ids(l.Items), []int64{rows[3].ID, rows[2].ID, rows[1].ID}) {
+		t.Errorf("tenant A from March 2: %+v", ids(l.Items))
+	}
+	r.get("/api/v1/costs/anomalies?end_date=2026-01-10&sort_by=date&sort_order=asc", userA, &l)
+	if l.Total != 2 || !slices.Equal(ids(l.Items), []int64{rows[4].ID, rows[0].ID}) {
+		t.Errorf("tenant A to January 10: %+v", ids(l.Items))
+	}
+	// Flagged together, as a first sync flags a year, the newest day
+	// comes first.
+	ctx := context.Background()
+	if _, err := r.db.NewUpdate().Model((*Anomaly)(nil)).Set("detected_at = ?", detectedAt).Where("tenant_id = ?", "ta").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.get("/api/v1/costs/anomalies", userA, &l)
+	if !slices.Equal(ids(l.Items), []int64{rows[3].ID, rows[2].ID, rows[1].ID, rows[0].ID, rows[4].ID}) {
+		t.Errorf("tenant A flagged together: %+v", ids(l.Items))
+	}
+	for _, a := range rows {
+		if _, err := r.db.NewUpdate().Model((*Anomaly)(nil)).Set("detected_at = ?", a.DetectedAt).Where("id = ?", a.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -303,7 +338,7 @@ func (r *routes) testAcknowledge(rows []Anomaly) {
 	// The document says what the route takes: a body it may leave out,
 	// null or an object without members.
 	for _, rt := range r.h.Describe().Routes {
-		if rt.Path != "/api/v1/costs/anomalies/{anomaly_id}/acknowledge" {
+		if rt.Path != "/api/v1/costs/anomalies/{anomaly_id}/acknowledge" || rt.Method != http.MethodPost {
 			continue
 		}
 		var op struct {
@@ -326,15 +361,16 @@ func (r *routes) testAcknowledge(rows []Anomaly) {
 		}
 	}
 	var ack Acknowledgement
-	// The body is optional and carries nothing: absent, or null or {}.
+	// The body is optional: a note, or absent, null or {}.
 	for i, p := range []sdk.Principal{userA, admin, admin, admin} {
-		code, body := r.do(http.MethodPost, target(rows[0]), []string{"", "", "null", "{}"}[i], p)
+		code, body := r.do(http.MethodPost, target(rows[0]), []string{`{"note": "  Planned <b>migration</b>  "}`, "", "null", `{"note": "later"}`}[i], p)
 		if code != http.StatusOK || json.Unmarshal(body, &ack) != nil {
 			t.Fatalf("acknowledge as %s: %d %s", p.ID, code, body)
 		}
 		// The second is idempotent and keeps the first acknowledgement.
 		if ack.AlreadyAcknowledged != (i > 0) || !ack.Anomaly.Acknowledged || ack.Anomaly.ID != rows[0].ID ||
-			ack.Anomaly.AcknowledgedBy == nil || *ack.Anomaly.AcknowledgedBy != "user-a" || ack.Anomaly.AcknowledgedAt == nil || !ack.Anomaly.AcknowledgedAt.Equal(detectedAt) {
+			ack.Anomaly.AcknowledgedBy == nil || *ack.Anomaly.AcknowledgedBy != "user-a" || ack.Anomaly.AcknowledgedAt == nil || !ack.Anomaly.AcknowledgedAt.Equal(detectedAt) ||
+			ack.Anomaly.Note == nil || *ack.Anomaly.Note != "Planned <b>migration</b>" {
 			t.Errorf("acknowledgement %d: %+v", i, ack)
 		}
 	}
@@ -349,13 +385,61 @@ func (r *routes) testAcknowledge(rows []Anomaly) {
 	}
 	if len(audited) != 6 || audited[0].Status != "failure" || audited[0].TenantID != "" || audited[2].Action != "anomaly.acknowledge.success" ||
 		audited[2].TenantID != "ta" || audited[2].ResourceID != itoa(rows[0].ID) || audited[2].Principal.ID != "user-a" ||
-		audited[2].Details["already_acknowledged"] != false || audited[3].Details["already_acknowledged"] != true {
+		audited[2].Details["already_acknowledged"] != false || audited[3].Details["already_acknowledged"] != true || audited[2].Details["note"] != "Planned <b>migration</b>" {
 		t.Errorf("audit entries %+v", audited)
 	}
 	var l List
 	r.get("/api/v1/costs/anomalies?acknowledged=true", admin, &l)
-	if l.Total != 1 || l.Items[0].ID != rows[0].ID {
+	if l.Total != 1 || l.Items[0].ID != rows[0].ID || l.Items[0].Note == nil {
 		t.Errorf("acknowledged list %+v", l)
+	}
+}
+
+// testUnacknowledge: another tenant's anomaly and a missing one are 404
+// and stay as they were; undoing an acknowledgement removes it and its
+// note, once, audited. It leaves rows[0] acknowledged again, without a
+// note.
+func (r *routes) testUnacknowledge(rows []Anomaly) {
+	t := r.t
+	target := func(a Anomaly) string { return "/api/v1/costs/anomalies/" + itoa(a.ID) + "/acknowledge" }
+	for _, c := range []struct {
+		target string
+		p      sdk.Principal
+	}{{target(rows[0]), userB}, {"/api/v1/costs/anomalies/999999/acknowledge", admin}} {
+		if code, body := r.do(http.MethodDelete, c.target, "", c.p); code != http.StatusNotFound || strings.Contains(string(body), "tenant") {
+			t.Errorf("DELETE %s as %s: %d %s", c.target, c.p.ID, code, body)
+		}
+	}
+	if got := r.acknowledgedIDs(); !slices.Equal(got, []int64{rows[0].ID}) {
+		t.Fatalf("refused undos changed the acknowledged to %v", got)
+	}
+	var un Unacknowledgement
+	for i, want := range []bool{true, false} {
+		code, body := r.do(http.MethodDelete, target(rows[0]), "", userA)
+		if code != http.StatusOK || json.Unmarshal(body, &un) != nil || un.WasAcknowledged != want || un.Anomaly.ID != rows[0].ID ||
+			un.Anomaly.Acknowledged || un.Anomaly.AcknowledgedBy != nil || un.Anomaly.AcknowledgedAt != nil || un.Anomaly.Note != nil {
+			t.Errorf("undo %d: %d %s", i, code, body)
+		}
+	}
+	var l List
+	r.get("/api/v1/costs/anomalies?acknowledged=false&tenant_ids=ta", userA, &l)
+	if l.Total != 5 || !slices.Contains(ids(l.Items), rows[0].ID) {
+		t.Errorf("unacknowledged after the undo: %+v", ids(l.Items))
+	}
+	var audited []plugintest.AuditEntry
+	for _, e := range r.h.AuditEntries() {
+		if strings.HasPrefix(e.Action, "anomaly.unacknowledge.") {
+			audited = append(audited, e)
+		}
+	}
+	if len(audited) != 4 || audited[0].Status != "failure" || audited[0].TenantID != "" || audited[2].Action != "anomaly.unacknowledge.success" ||
+		audited[2].TenantID != "ta" || audited[2].Principal.ID != "user-a" || audited[2].Details["was_acknowledged"] != true || audited[3].Details["was_acknowledged"] != false {
+		t.Errorf("undo audit entries %+v", audited)
+	}
+	var ack Acknowledgement
+	if code, body := r.do(http.MethodPost, target(rows[0]), "", userA); code != http.StatusOK || json.Unmarshal(body, &ack) != nil ||
+		ack.AlreadyAcknowledged || ack.Anomaly.Note != nil {
+		t.Errorf("acknowledged again: %d %s", code, body)
 	}
 }
 

@@ -31,6 +31,7 @@ type Anomaly struct {
 	Acknowledged     bool          `bun:"acknowledged" json:"acknowledged"`
 	AcknowledgedBy   *string       `bun:"acknowledged_by" json:"acknowledged_by" doc:"The id of the user or API key that acknowledged it"`
 	AcknowledgedAt   *time.Time    `bun:"acknowledged_at" json:"acknowledged_at"`
+	Note             *string       `bun:"acknowledgement_note" json:"note" doc:"The note given with the acknowledgement; null without one"`
 }
 
 // ListQuery narrows and orders a list of anomalies.
@@ -38,6 +39,9 @@ type ListQuery struct {
 	TenantIDs []string
 	// Acknowledged filters on the flag when set.
 	Acknowledged *bool
+	// From and To, when set, keep the anomalies of the days from through
+	// to, both included.
+	From, To *ledger.Day
 	// SortBy is one of the keys of sortColumns.
 	SortBy        string
 	Desc          bool
@@ -65,6 +69,17 @@ func (s queries) scoped(q *bun.SelectQuery, tenantIDs []string, acknowledged *bo
 	return q
 }
 
+// between keeps the anomalies of the days of q's range.
+func between(sel *bun.SelectQuery, q ListQuery) *bun.SelectQuery {
+	if q.From != nil {
+		sel = sel.Where("day >= ?", *q.From)
+	}
+	if q.To != nil {
+		sel = sel.Where("day <= ?", *q.To)
+	}
+	return sel
+}
+
 // list returns a page of anomalies and how many match in all.
 func (s queries) list(ctx context.Context, q ListQuery) ([]Anomaly, int64, error) {
 	items := []Anomaly{}
@@ -75,8 +90,13 @@ func (s queries) list(ctx context.Context, q ListQuery) ([]Anomaly, int64, error
 	if q.Desc {
 		dir = " DESC"
 	}
-	total, err := s.scoped(s.db.NewSelect().Model(&items), q.TenantIDs, q.Acknowledged).
-		OrderExpr(sortColumns[q.SortBy] + dir).OrderExpr("id" + dir).
+	sel := between(s.scoped(s.db.NewSelect().Model(&items), q.TenantIDs, q.Acknowledged), q).OrderExpr(sortColumns[q.SortBy] + dir)
+	// A sync flags a year of days at once: of those detected together,
+	// the newest day comes first (or last).
+	if q.SortBy == "detected_at" {
+		sel = sel.OrderExpr("day" + dir)
+	}
+	total, err := sel.OrderExpr("id" + dir).
 		Limit(int64(q.Limit)).Offset(int64(q.Offset)).ScanAndCount(ctx)
 	return items, total, err
 }
@@ -170,15 +190,25 @@ func get(ctx context.Context, tx bun.IDB, id int64) (Anomaly, error) {
 }
 
 // acknowledge marks the anomalies of ids that are not yet acknowledged as
-// acknowledged by actor at at, and returns how many it marked.
-func acknowledge(ctx context.Context, tx bun.IDB, ids []int64, actor string, at time.Time) (int64, error) {
+// acknowledged by actor at at, with the note (nil for none), and returns
+// how many it marked.
+func acknowledge(ctx context.Context, tx bun.IDB, ids []int64, actor string, at time.Time, note *string) (int64, error) {
 	res, err := tx.NewUpdate().Model((*Anomaly)(nil)).
-		Set("acknowledged = ?", true).Set("acknowledged_by = ?", actor).Set("acknowledged_at = ?", at).
+		Set("acknowledged = ?", true).Set("acknowledged_by = ?", actor).Set("acknowledged_at = ?", at).Set("acknowledgement_note = ?", note).
 		Where("id IN (?)", bun.List(ids)).Where("acknowledged = ?", false).Exec(ctx)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// unacknowledge undoes the acknowledgement of the anomaly of the id, its
+// note with it.
+func unacknowledge(ctx context.Context, tx bun.IDB, id int64) error {
+	_, err := tx.NewUpdate().Model((*Anomaly)(nil)).
+		Set("acknowledged = ?", false).Set("acknowledged_by = NULL").Set("acknowledged_at = NULL").Set("acknowledgement_note = NULL").
+		Where("id = ?", id).Exec(ctx)
+	return err
 }
 
 // Store reads anomalies for the plugin's other parts, such as its views,

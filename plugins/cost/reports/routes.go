@@ -106,6 +106,8 @@ func (h *Handlers) Routes() []sdk.Route {
 			Description: chargebackDoc + ` An admin gets every tenant, another caller its own tenants; as JSON one report per tenant, tenants without costs included. ` +
 				`The CSV's file name is chargeback-all-<start_date>-<end_date>.csv.`,
 			Responses: map[string]*huma.Response{"200": chargebackResponse("One report per tenant", []Report{})}}, h.chargebackAll),
+		h.breakdownRoute(),
+		h.analysisRoute(),
 	}
 }
 
@@ -115,7 +117,14 @@ const currencyRule = "Amounts are exact sums of cents in their currency, never c
 // dateRange is the range a request names: start_date to end_date, or the
 // count days ending on end_date, which defaults to today.
 func (h *Handlers) dateRange(p RangeParams, count int) (Range, error) {
-	end := h.today()
+	return DateRange(p, count, h.today())
+}
+
+// DateRange is the range p names: start_date to end_date, or the count
+// days ending on end_date, which defaults to today; a bad date or range is
+// a 422 naming its parameter.
+func DateRange(p RangeParams, count int, today ledger.Day) (Range, error) {
+	end := today
 	if p.EndDate != "" {
 		d, err := day("query.end_date", p.EndDate)
 		if err != nil {

@@ -332,7 +332,7 @@ func (s *Store) EachMonth(ctx context.Context, tenants []string, from ledger.Day
 	return rows.Err()
 }
 
-// Grains of reservation utilisation.
+// Grains of reservation utilisation and of the cost analysis.
 const (
 	GrainDaily   = "daily"
 	GrainMonthly = "monthly"

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/core/pluginenv"
-	"github.com/stewardhq/steward/plugins/cost/anomalies"
 	"github.com/stewardhq/steward/plugins/cost/budgets"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/plugins/cost/reports"
@@ -49,12 +48,12 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
-	anomalyList, err := h.anomalyList(ctx, r, tenants)
+	anomalyList, err := h.anomalyList(ctx, tenants, filterOf(r.URL.Query()), "")
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
 	}
-	budgetList, err := h.budgetList(ctx, tenants)
+	budgetSection, err := h.budgetSection(ctx, tenants)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -66,7 +65,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 			sdkui.Card("Chargeback report", chargeback(tenants, today)),
 		),
 		sdkui.Card("Anomalies to acknowledge", anomalyList),
-		sdkui.Card("Budgets", budgetList),
+		sdkui.Card("Budgets", budgetSection),
 	))
 }
 
@@ -147,70 +146,32 @@ func (h *Handlers) topServices(ctx context.Context, tenants []string, today ledg
 	return sdkui.Table([]string{"Service", "Cost", "Share"}, rows, "The costliest services of each currency, "+s.StartDate.String()+" to "+s.EndDate.String()), nil
 }
 
-// anomalyFragment is the anomaly list on its own, which the page reloads
-// after an acknowledgement.
-func (h *Handlers) anomalyFragment(w http.ResponseWriter, r *http.Request) {
-	list, err := h.anomalyList(r.Context(), r, sdkui.Tenants(r))
-	if err != nil {
-		sdk.WriteError(w, err)
-		return
+// budgetSection is the budget editor of the one tenant in scope, or, with
+// several, their budgets and a word to pick one to change them.
+func (h *Handlers) budgetSection(ctx context.Context, tenants []string) (template.HTML, error) {
+	if len(tenants) == 1 {
+		return h.BudgetEditor.render(ctx, tenants[0], budgetState{})
 	}
-	sdkui.WriteFragment(w, http.StatusOK, list)
-}
-
-// anomalyList is the unacknowledged anomalies of largest impact, each with
-// a button that acknowledges it through the API, in a container that
-// reloads itself from AnomaliesPath when one of those requests ends.
-func (h *Handlers) anomalyList(ctx context.Context, r *http.Request, tenants []string) (template.HTML, error) {
-	unacknowledged := false
-	items, total, err := h.Anomalies.List(ctx, anomalies.ListQuery{TenantIDs: tenants, Acknowledged: &unacknowledged,
-		SortBy: "impact", Desc: true, Limit: anomaliesShown})
-	if err != nil {
-		return "", err
+	list, err := h.budgetList(ctx, tenants, "")
+	if err != nil || len(tenants) == 0 {
+		return list, err
 	}
-	body := sdkui.Empty("No anomalies to acknowledge.")
-	if total > 0 {
-		ids := make([]string, len(items))
-		for i, a := range items {
-			ids[i] = a.TenantID
-		}
-		names, err := pluginenv.TenantNames(ctx, h.Host, ids)
-		if err != nil {
-			return "", err
-		}
-		rows := make([][]any, 0, len(items))
-		for _, a := range items {
-			// Four columns, each of two lines, so that the button stays in
-			// view in a narrow slot.
-			rows = append(rows, []any{
-				twoLines(a.Service, names[a.TenantID]+" · "+a.Day.String()),
-				twoLines(money(a.Actual, a.Currency), "expected "+money(a.Expected, a.Currency)),
-				twoLines("+"+money(a.Impact, a.Currency), "+"+sdkui.FormatNumber(a.DeviationPercent)+" %"),
-				render("acknowledge", struct{ Path, Service, Date string }{
-					"/api/v1/costs/anomalies/" + strconv.FormatInt(a.ID, 10) + "/acknowledge", a.Service, a.Day.String()}),
-			})
-		}
-		body = sdkui.Join(
-			sdkui.Table([]string{"Anomaly", "Cost", "Impact", "Action"}, rows, "Cost anomalies not yet acknowledged, largest impact first"),
-			render("note", strconv.Itoa(len(items))+" of "+strconv.FormatInt(total, 10)+" anomalies not yet acknowledged, largest impact first. "+
-				"A day is anomalous when its cost of a service rises far above the same weekday's median of the four weeks before."),
-		)
-	}
-	return render("anomalies", struct {
-		Refresh string
-		Body    template.HTML
-	}{sdkui.WithTenant(AnomaliesPath, r), body}), nil
+	return stack(list, render("note", "Budgets belong to one tenant: pick a tenant with the tenant picker to create, change or delete its budgets.")), nil
 }
 
 // budgetList is the budgets, most severe status first, as bars of their
-// current period's spend against their amount, and their exact figures.
-func (h *Handlers) budgetList(ctx context.Context, tenants []string) (template.HTML, error) {
+// current period's spend against their amount, and their exact figures;
+// with an editable tenant, each budget's Edit and Delete buttons.
+func (h *Handlers) budgetList(ctx context.Context, tenants []string, editable string) (template.HTML, error) {
 	list, total, err := h.Budgets.List(ctx, budgets.ListQuery{TenantIDs: tenants, SortBy: "status", Desc: true, Limit: budgetsShown})
 	if err != nil {
 		return "", err
 	}
 	if total == 0 {
-		return sdkui.Empty("No budgets yet. Create one with POST /api/v1/budgets, or sync the provider's."), nil
+		if editable != "" {
+			return sdkui.Empty("No budgets yet. Create one with the form below, or sync the provider's."), nil
+		}
+		return sdkui.Empty("No budgets yet."), nil
 	}
 	ids := make([]string, len(list))
 	for i, b := range list {
@@ -226,12 +187,20 @@ func (h *Handlers) budgetList(ctx context.Context, tenants []string) (template.H
 		health := statusHealth(b.Status)
 		bars = append(bars, sdkui.Bar{Label: b.Name + " (" + names[b.TenantID] + ")", Used: b.CurrentSpend.Float(), Limit: b.Amount.Float(), Unit: b.Currency, Health: health})
 		period := b.PeriodOn(b.PeriodStart)
-		rows = append(rows, []any{b.Name, names[b.TenantID], period.Start.String() + " to " + period.End.String(), sdkui.Badge(capitalize(b.Status), health),
-			money(b.CurrentSpend, b.Currency), money(b.Amount, b.Currency), money(b.ForecastSpend, b.Currency)})
+		row := []any{b.Name, names[b.TenantID], period.Start.String() + " to " + period.End.String(), sdkui.Badge(capitalize(b.Status), health),
+			money(b.CurrentSpend, b.Currency), money(b.Amount, b.Currency), money(b.ForecastSpend, b.Currency)}
+		if editable != "" {
+			row = append(row, budgetActions(&b, editable))
+		}
+		rows = append(rows, row)
+	}
+	columns := []string{"Budget", "Tenant", "Period", "Status", "Spent", "Amount", "Forecast"}
+	if editable != "" {
+		columns = append(columns, "Actions")
 	}
 	return stack(
 		sdkui.BarChart("Spend of each budget's current period against its amount", bars),
-		sdkui.Table([]string{"Budget", "Tenant", "Period", "Status", "Spent", "Amount", "Forecast"}, rows, "Budgets, most severe status first"),
+		sdkui.Table(columns, rows, "Budgets, most severe status first"),
 		render("note", strconv.Itoa(len(list))+" of "+strconv.Itoa(total)+" budgets."),
 	), nil
 }

@@ -1,8 +1,8 @@
 // Package views is the cost plugin's HTML: the dashboard's cost summary
 // card, the cost page — the daily trend with its forecast, the top
-// services, the anomalies to acknowledge, the budgets and the chargeback
-// download — and the anomaly list the page reloads after an
-// acknowledgement.
+// services, the anomalies to acknowledge with their drill-down, the budgets
+// and the chargeback download — the anomaly list its buttons answer, and
+// the cost analysis page, whose form reloads its result.
 //
 // Every view reads through the stores of reports, anomalies and budgets,
 // scoped to the caller's tenants or to the one tenant_id names (which the
@@ -11,14 +11,14 @@
 // currency; figures in different currencies are never added, compared or
 // charted together.
 //
-// The page's forms use the plugin's API as they are: the chargeback form
-// is a plain GET of /api/v1/costs/chargeback…, which a browser's session
-// cookie authenticates, and an anomaly's Acknowledge button posts to
-// /api/v1/costs/anomalies/{id}/acknowledge with htmx, whose requests carry
-// the session's CSRF token (the host's page script adds it). The answer is
-// JSON, so the button swaps nothing; the anomaly list reloads itself from
-// AnomaliesPath when one of its buttons' requests ends, and so shows what
-// the database holds, whether the request succeeded or not.
+// The chargeback form is a plain GET of /api/v1/costs/chargeback…, which
+// a browser's session cookie authenticates. The page's other forms and
+// buttons send htmx requests, which carry the session's CSRF token (the
+// host's page script adds it), to routes of the views (Routes) that serve
+// the plugin's API routes in process and answer the HTML to swap in: an
+// anomaly's Acknowledge (with its note) and Undo answer the anomaly list
+// with a notice of what was done; the budget section of a page of one
+// tenant is a BudgetEditor, whose forms answer that section.
 package views
 
 import (
@@ -60,23 +60,36 @@ type Handlers struct {
 	Reports   *reports.Store
 	Anomalies *anomalies.Store
 	Budgets   *budgets.Store
+	// BudgetEditor is the budget section of a page of one tenant.
+	BudgetEditor *BudgetEditor
+	// AnomalyAPI serves the anomaly routes the list's buttons go through.
+	AnomalyAPI *anomalies.Handlers
 	// Host names the tenants.
 	Host *sdk.Host
 	// Now is the clock that says which day is today (UTC); nil is
 	// time.Now.
 	Now func() time.Time
+
+	anomalyAPI api
 }
 
-// Views are the dashboard card and the anomaly list (placed by the cost
-// page itself, in its slot "costs"), the cost page, and its navigation
-// entry.
+// Routes are the routes of the page's buttons, forms and panels: the
+// anomaly list's, an anomaly's drill-down and the budget editor's.
+func (h *Handlers) Routes() []sdk.Route {
+	return slices.Concat(h.anomalyRoutes(), []sdk.Route{h.breakdownRoute()}, h.BudgetEditor.Routes())
+}
+
+// Views are the dashboard card, the anomaly list and the cost analysis
+// (each placed by its page itself, in the slot "costs"), the cost page and
+// the cost analysis page, and their navigation entries.
 func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
 	return []sdk.Fragment{
 			{Path: CardPath, Title: "Cost summary", Slot: "dashboard", RefreshSeconds: CardRefreshSeconds, Handler: h.card},
 			{Path: AnomaliesPath, Title: "Cost anomalies to acknowledge", Slot: "costs", Handler: h.anomalyFragment},
+			{Path: AnalysisPath, Title: "Cost analysis", Slot: "costs", Handler: h.analysisFragment},
 		},
-		[]sdk.Page{{Path: PagePath, Title: "Costs", Handler: h.page}},
-		[]sdk.NavEntry{{Label: "Costs", Path: PagePath, Order: 20}}
+		[]sdk.Page{{Path: PagePath, Title: "Costs", Handler: h.page}, {Path: AnalysisPagePath, Title: "Cost analysis", Handler: h.analysisPage}},
+		[]sdk.NavEntry{{Label: "Costs", Path: PagePath, Order: 20}, {Label: "Cost analysis", Path: AnalysisPagePath, Order: 21}}
 }
 
 func (h *Handlers) today() ledger.Day {
@@ -87,10 +100,13 @@ func (h *Handlers) today() ledger.Day {
 	return ledger.DayOf(now())
 }
 
-// money is an amount as people read it, exactly: its cents as
-// ledger.Amount writes them, thousands separated by commas as the kit's
-// numbers are, then its currency.
-func money(a ledger.Amount, currency string) string {
+// money is an amount as people read it, exactly: its figure, then its
+// currency.
+func money(a ledger.Amount, currency string) string { return figure(a) + " " + currency }
+
+// figure is an amount exactly: its cents as ledger.Amount writes them,
+// thousands separated by commas as the kit's numbers are.
+func figure(a ledger.Amount) string {
 	s, sign := a.String(), ""
 	if rest, ok := strings.CutPrefix(s, "-"); ok {
 		s, sign = rest, "-"
@@ -104,7 +120,7 @@ func money(a ledger.Amount, currency string) string {
 		}
 		b.WriteRune(d)
 	}
-	return b.String() + "." + cents + " " + currency
+	return b.String() + "." + cents
 }
 
 // byCurrency splits a zero-filled trend into each currency's daily costs,
@@ -166,14 +182,6 @@ var markup = template.Must(template.New("views").Parse(`
 {{- define "lines"}}{{.Main}}<br><span class="muted">{{.Detail}}</span>{{end}}
 {{- define "stack"}}<div class="stack">{{range .}}{{.}}{{end}}</div>{{end}}
 {{- define "link"}}<p><a href="{{.Href}}">{{.Text}}</a></p>{{end}}
-
-{{- define "anomalies" -}}
-<div class="stack" id="cost-anomalies" hx-get="{{.Refresh}}" hx-trigger="htmx:afterRequest target:.cost-ack" hx-swap="outerHTML">{{.Body}}</div>
-{{- end}}
-
-{{- define "acknowledge" -}}
-<button class="btn btn-small cost-ack" type="button" hx-post="{{.Path}}" hx-swap="none" hx-disabled-elt="this">Acknowledge<span class="visually-hidden"> the anomaly of {{.Service}} on {{.Date}}</span></button>
-{{- end}}
 
 {{- define "chargeback" -}}
 <form class="stack" method="get" action="{{.Action}}">

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -81,7 +82,8 @@ func costRows() []ledger.Cost {
 }
 
 type world struct {
-	h *plugintest.Harness
+	h       *plugintest.Harness
+	budgets *budgets.Store
 }
 
 // newWorld writes the costs through the ledger, judges them with the
@@ -133,12 +135,16 @@ func newWorld(t *testing.T, dialect string) *world {
 	}
 	v := &views.Handlers{Reports: &reports.Store{DB: db}, Anomalies: &anomalies.Store{DB: db}, Budgets: bs, Now: clock}
 	ack := &anomalies.Handlers{DB: db, Now: clock}
+	budgetAPI := &budgets.Handlers{Store: bs, Evaluator: eval, Syncer: &budgets.Syncer{Store: bs, Evaluator: eval}}
+	v.BudgetEditor = &views.BudgetEditor{API: budgetAPI, Views: v}
+	v.AnomalyAPI = ack
+	reads := &reports.Handlers{Store: v.Reports, Now: clock}
 	fragments, pages, nav := v.Views()
 	p := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
-		v.Host, ack.Host = env.Host, env.Host
-		return &sdk.Plugin{Routes: ack.Routes(), Fragments: fragments, Pages: pages, Nav: nav}, nil
+		v.Host, ack.Host, budgetAPI.Host, budgetAPI.Logger, reads.Host = env.Host, env.Host, env.Host, env.Logger, env.Host
+		return &sdk.Plugin{Routes: slices.Concat(reads.Routes(), ack.Routes(), v.Routes()), Fragments: fragments, Pages: pages, Nav: nav}, nil
 	}
-	return &world{h: plugintest.New(t, sdk.Definition{Name: "cost"}, p, plugintest.Options{Tenants: tenants})}
+	return &world{h: plugintest.New(t, sdk.Definition{Name: "cost"}, p, plugintest.Options{Tenants: tenants}), budgets: bs}
 }
 
 // get answers the view's status and HTML.
@@ -192,6 +198,9 @@ func TestViews(t *testing.T) {
 			t.Run("card", func(t *testing.T) { testCard(t, w) })
 			t.Run("page", func(t *testing.T) { testPage(t, w) })
 			t.Run("refused tenant", func(t *testing.T) { testRefused(t, w) })
+			t.Run("budget editor", func(t *testing.T) { testBudgetEditor(t, w) })
+			t.Run("breakdown", func(t *testing.T) { testBreakdown(t, w) })
+			t.Run("analysis", func(t *testing.T) { testAnalysis(t, w) })
 			// Last: it changes the anomalies.
 			t.Run("acknowledge", func(t *testing.T) { testAcknowledge(t, w) })
 		})
@@ -240,8 +249,8 @@ func testPage(t *testing.T, w *world) {
 	// The top services of the last 30 days, costliest first per currency.
 	contains(t, "Alpha's page", txt, "Virtual Machines3,000.00 USD77.52 %", "870.20 USD22.48 %", "Storage151.50 EUR100 %")
 	// The anomaly, its figures exact.
-	contains(t, "Alpha's page", txt, "Alpha · 2026-11-07512.34 USDexpected 12.34 USD&#43;500.00 USD&#43;4,051.86 %", "1 of 1 anomalies not yet acknowledged")
-	contains(t, "Alpha's page", page, `hx-post="/api/v1/costs/anomalies/`, `/acknowledge"`, `hx-get="/partials/cost-anomalies"`)
+	contains(t, "Alpha's page", txt, "Alpha · 2026-11-07", "512.34 USDexpected 12.34 USD&#43;500.00 USD&#43;4,051.86 %", "1 of 1 anomalies not yet acknowledged")
+	contains(t, "Alpha's page", page, `hx-post="/partials/cost-anomalies/`, `/acknowledge"`, `hx-get="/partials/cost-anomalies"`, `name="note"`)
 	// The markup is text wherever the service is shown.
 	if n := strings.Count(page, "&lt;script&gt;alert(&#34;cost&#34;)&lt;/script&gt;"); n < 3 {
 		t.Errorf("the markup service is shown escaped %d times, want in the services, the anomaly and its button", n)
@@ -257,7 +266,8 @@ func testPage(t *testing.T, w *world) {
 	lacks(t, "Alpha's page", page, "Beta")
 
 	one := w.html(t, views.PagePath+"?tenant_id=t1", userA)
-	contains(t, "Alpha's page scoped to it", one, `action="/api/v1/costs/chargeback/t1"`, `hx-get="/partials/cost-anomalies?tenant_id=t1"`)
+	contains(t, "Alpha's page scoped to it", one, `action="/api/v1/costs/chargeback/t1"`, `<input type="hidden" name="tenant_id" value="t1">`,
+		`/acknowledge?tenant_id=t1"`)
 
 	gamma := text(w.html(t, views.PagePath+"?tenant_id=t3", userA))
 	contains(t, "Gamma's page", gamma, "No cost data yet. It arrives with the next costs sync.", "No costs in the last 30 days.",
@@ -280,25 +290,90 @@ func testRefused(t *testing.T, w *world) {
 	}
 }
 
-// testAcknowledge: once its anomaly is acknowledged through the API, the
-// list the page reloads has none left, and the card counts none.
+// testAcknowledge: the list's Acknowledge button with a note acknowledges
+// its anomaly through the API (audited) and answers the list without it,
+// saying so with an Undo button; the card counts none; the acknowledged
+// list shows the note; Undo brings the anomaly back. Another tenant's
+// anomaly is refused, and the list's date filter keeps the days asked.
 func testAcknowledge(t *testing.T, w *world) {
 	list := w.html(t, views.AnomaliesPath, userA)
-	m := regexp.MustCompile(`hx-post="(/api/v1/costs/anomalies/\d+/acknowledge)"`).FindAllStringSubmatch(list, -1)
+	m := regexp.MustCompile(`hx-post="(/partials/cost-anomalies/\d+/acknowledge)"`).FindAllStringSubmatch(list, -1)
 	if len(m) != 1 {
 		t.Fatalf("Alpha's anomaly list has %d buttons:\n%s", len(m), list)
 	}
-	contains(t, "the list", list, `id="cost-anomalies"`, `hx-trigger="htmx:afterRequest target:.cost-ack"`, `hx-swap="outerHTML"`)
-	resp := w.h.Do(httptest.NewRequest(http.MethodPost, m[0][1], nil), userA)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("acknowledge: %d", resp.StatusCode)
+	contains(t, "the list", list, `id="cost-anomalies"`, `hx-target="#cost-anomalies"`, `hx-swap="outerHTML"`, "1 of 1 anomalies not yet acknowledged, newest first.")
+	admins := w.html(t, views.AnomaliesPath+"?tenant_id=t2", admin)
+	beta := regexp.MustCompile(`hx-post="(/partials/cost-anomalies/\d+/acknowledge)\?tenant_id=t2"`).FindStringSubmatch(admins)
+	if beta == nil {
+		t.Fatalf("Beta's list for the admin:\n%s", admins)
 	}
-	after := w.html(t, views.AnomaliesPath, userA)
-	contains(t, "the list after", text(after), "No anomalies to acknowledge.")
-	contains(t, "the list after", after, `id="cost-anomalies"`, `hx-get="/partials/cost-anomalies"`)
+	for _, c := range []struct {
+		path string
+		want int
+	}{{beta[1], http.StatusNotFound}, {beta[1] + "?tenant_id=t2", http.StatusForbidden}} {
+		if status, body := w.send(t, http.MethodPost, c.path, url.Values{"note": {"mine now"}}, userA); status != c.want || strings.Contains(body, betaService) {
+			t.Errorf("Alpha's user acknowledges Beta's anomaly at %s: %d %s", c.path, status, body)
+		}
+	}
+	if status, _ := w.send(t, http.MethodPost, m[0][1], url.Values{"note": {strings.Repeat("n", 1001)}}, userA); status != http.StatusOK {
+		t.Errorf("a note too long: %d", status)
+	}
+	contains(t, "the list after a note too long", text(w.html(t, views.AnomaliesPath, userA)), "1 of 1 anomalies not yet acknowledged")
+
+	status, after := w.send(t, http.MethodPost, m[0][1], url.Values{"note": {"Load test, planned"}}, userA)
+	if status != http.StatusOK {
+		t.Fatalf("acknowledge: %d %s", status, after)
+	}
+	contains(t, "the list after", text(after), "Acknowledged the anomaly of", "noting “Load test, planned”", "No anomalies to acknowledge.")
+	undo := regexp.MustCompile(`hx-delete="(/partials/cost-anomalies/\d+/acknowledge)"`).FindStringSubmatch(after)
+	if undo == nil {
+		t.Fatalf("no Undo button after the acknowledgement:\n%s", after)
+	}
 	contains(t, "the card after", text(w.html(t, views.CardPath, userA)), "Anomalies to review0")
 	contains(t, "the admin's list", text(w.html(t, views.AnomaliesPath, admin)), betaService, "1 of 1 anomalies")
-	if entries := w.h.AuditEntries(); !slices.ContainsFunc(entries, func(e plugintest.AuditEntry) bool { return e.Action == "anomaly.acknowledge.success" }) {
-		t.Errorf("no audit entry of the acknowledgement: %+v", entries)
+	acked := text(w.html(t, views.AnomaliesPath+"?status=acknowledged", userA))
+	contains(t, "the acknowledged list", acked, "“Load test, planned”", "1 of 1 acknowledged anomalies")
+	entries := w.h.AuditEntries()
+	if !slices.ContainsFunc(entries, func(e plugintest.AuditEntry) bool {
+		return e.Action == "anomaly.acknowledge.success" && e.Details["note"] == "Load test, planned" && e.TenantID == "t1"
+	}) {
+		t.Errorf("no audit entry of the acknowledgement with its note: %+v", entries)
+	}
+
+	status, back := w.send(t, http.MethodDelete, undo[1], nil, userA)
+	contains(t, "the list after the undo", text(back), "is to acknowledge again.", "1 of 1 anomalies not yet acknowledged")
+	if status != http.StatusOK || !slices.ContainsFunc(w.h.AuditEntries(), func(e plugintest.AuditEntry) bool { return e.Action == "anomaly.unacknowledge.success" }) {
+		t.Errorf("undo: %d, or not audited", status)
+	}
+
+	// The date filter: the anomaly is of 2026-11-07.
+	contains(t, "the list of November 8 on", text(w.html(t, views.AnomaliesPath+"?start_date=2026-11-08", userA)), "No anomalies match.")
+	contains(t, "the list of November 7", text(w.html(t, views.AnomaliesPath+"?start_date=2026-11-07&end_date=2026-11-07&status=all", userA)), "1 of 1 anomalies, newest first")
+	contains(t, "a list of bad dates", text(w.html(t, views.AnomaliesPath+"?start_date=7.11.2026", userA)), "The dates must be YYYY-MM-DD.")
+	contains(t, "a list ending before it starts", text(w.html(t, views.AnomaliesPath+"?start_date=2026-11-08&end_date=2026-11-07", userA)), "The last day must not be before the first.")
+}
+
+// testBreakdown: an anomaly's panel loads the day's cost of its service by
+// resource group, of its tenant only.
+func testBreakdown(t *testing.T, w *world) {
+	page := w.html(t, views.PagePath, userA)
+	m := regexp.MustCompile(`<details class="cost-breakdown" hx-get="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("the anomaly has no drill-down panel:\n%s", page)
+	}
+	path := strings.ReplaceAll(m[1], "&amp;", "&")
+	panel := w.html(t, path, userA)
+	contains(t, "the drill-down", text(panel), "s1rg512.34 USD", "1 resource groups, 512.34 USD in all.", "a resource group is the finest grain of one day")
+	contains(t, "the drill-down", panel, "Cost of &lt;script&gt;")
+	lacks(t, "the drill-down", panel, "<script")
+	q := url.Values{"tenant_id": {"t2"}, "date": {"2026-11-08"}, "service": {betaService}}
+	if status, body := w.get(t, views.BreakdownPath+"?"+q.Encode(), userA); status != http.StatusForbidden || strings.Contains(body, "500.00") {
+		t.Errorf("Beta's drill-down for Alpha's user: %d %s", status, body)
+	}
+	q.Set("tenant_id", "t1")
+	contains(t, "a day of another tenant's service", text(w.html(t, views.BreakdownPath+"?"+q.Encode(), userA)), "No costs of "+betaService)
+	q.Set("date", "08.11.2026")
+	if status, _ := w.get(t, views.BreakdownPath+"?"+q.Encode(), userA); status != http.StatusUnprocessableEntity {
+		t.Errorf("a bad date: %d", status)
 	}
 }

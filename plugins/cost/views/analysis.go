@@ -1,0 +1,272 @@
+package views
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/plugins/cost/reports"
+	"github.com/stewardhq/steward/sdk"
+	sdkui "github.com/stewardhq/steward/sdk/ui"
+)
+
+// Paths of the cost analysis.
+const (
+	// AnalysisPagePath is the cost analysis page.
+	AnalysisPagePath = "/costs/analysis"
+	// AnalysisPath is its result with its form, which the form reloads.
+	AnalysisPath = "/partials/cost-analysis"
+	apiAnalysis  = "/api/v1/costs/analysis"
+)
+
+// What the analysis shows.
+const (
+	// analysisPageSize is how many groups a page of the table has.
+	analysisPageSize = 10
+	// chartedGroups is how many of a currency's groups of the page its
+	// chart draws: as many as the kit's line chart has colours.
+	chartedGroups = 4
+)
+
+// groupLabels name the groupings in the form.
+var groupLabels = map[string]string{reports.GroupService: "Service", reports.GroupResourceGroup: "Resource group",
+	reports.GroupSubscription: "Subscription", reports.GroupTenant: "Tenant"}
+
+// columnLabels name the table's group columns.
+var columnLabels = map[string]string{"service": "Service", "subscription_id": "Subscription", "resource_group": "Resource group",
+	"tenant_id": "Tenant id", "tenant_name": "Tenant"}
+
+// analysisForm is the analysis a request asks for, as its query has it.
+type analysisForm struct {
+	Tenant, GroupBy, Grain, Start, End, Service, Subscription, ResourceGroup string
+	Offset                                                                   int
+}
+
+func analysisFormOf(q url.Values) analysisForm {
+	offset, _ := strconv.Atoi(q.Get("offset"))
+	return analysisForm{Tenant: q.Get("tenant_id"), GroupBy: cmp.Or(q.Get("group_by"), reports.GroupService), Grain: cmp.Or(q.Get("grain"), reports.GrainDaily),
+		Start: q.Get("start_date"), End: q.Get("end_date"), Service: q.Get("service"), Subscription: q.Get("subscription_id"),
+		ResourceGroup: q.Get("resource_group"), Offset: max(offset, 0)}
+}
+
+// apiQuery is the analysis route's query of the form's page, in the
+// format given.
+func (f analysisForm) apiQuery(tenants []string, rng reports.Range, format string) url.Values {
+	q := url.Values{"group_by": {f.GroupBy}, "grain": {f.Grain}, "start_date": {rng.From.String()}, "end_date": {rng.To.String()},
+		"limit": {strconv.Itoa(analysisPageSize)}, "offset": {strconv.Itoa(f.Offset)}, "format": {format}}
+	if f.Tenant != "" {
+		q["tenant_ids"] = tenants
+	}
+	for k, v := range map[string]string{"services": f.Service, "subscription_ids": f.Subscription, "resource_groups": f.ResourceGroup} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q
+}
+
+// query is the form's own query at another offset.
+func (f analysisForm) query(offset int) string {
+	q := url.Values{"group_by": {f.GroupBy}, "grain": {f.Grain}, "offset": {strconv.Itoa(offset)}}
+	for k, v := range map[string]string{"tenant_id": f.Tenant, "start_date": f.Start, "end_date": f.End, "service": f.Service,
+		"subscription_id": f.Subscription, "resource_group": f.ResourceGroup} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q.Encode()
+}
+
+// analysisQuery reads the form into the store's query, or says what is
+// wrong with it.
+func (f analysisForm) analysisQuery(tenants []string, today ledger.Day) (reports.AnalysisQuery, string) {
+	q := reports.AnalysisQuery{Tenants: tenants, GroupBy: f.GroupBy, Grain: f.Grain, Limit: analysisPageSize, Offset: f.Offset}
+	if groupLabels[f.GroupBy] == "" {
+		return q, "Group by one of service, resource group, subscription and tenant."
+	}
+	if f.Grain != reports.GrainDaily && f.Grain != reports.GrainMonthly {
+		return q, "The grain is daily or monthly."
+	}
+	rng, err := reports.DateRange(reports.RangeParams{StartDate: f.Start, EndDate: f.End}, 30, today)
+	var p *sdk.Problem
+	if errors.As(err, &p) && len(p.Errors) > 0 {
+		return q, "The dates: " + p.Errors[0].Message + "."
+	}
+	if err != nil {
+		return q, err.Error()
+	}
+	q.Range = rng
+	for v, dst := range map[string]*[]string{f.Service: &q.Services, f.Subscription: &q.SubscriptionIDs, f.ResourceGroup: &q.ResourceGroups} {
+		if v != "" {
+			*dst = []string{v}
+		}
+	}
+	return q, ""
+}
+
+// analysisPage is the cost analysis page: its form and its result.
+func (h *Handlers) analysisPage(w http.ResponseWriter, r *http.Request) {
+	html, err := h.analysis(r.Context(), sdkui.Tenants(r), analysisFormOf(r.URL.Query()))
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	sdkui.WriteFragment(w, http.StatusOK, sdkui.Card("Cost analysis", stack(render("note", "The costs of your tenants summed by service, resource group, "+
+		"subscription or tenant, per day or month, each currency apart. The ledger's daily costs carry no tags, so they cannot be grouped by tag."), html)))
+}
+
+// analysisFragment is the result with its form, which the form reloads.
+func (h *Handlers) analysisFragment(w http.ResponseWriter, r *http.Request) {
+	html, err := h.analysis(r.Context(), sdkui.Tenants(r), analysisFormOf(r.URL.Query()))
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	sdkui.WriteFragment(w, http.StatusOK, html)
+}
+
+// analysis is the form and, below it, the analysis it asks for: a chart
+// of each currency's costliest groups of the page, the page's table, a
+// pager and the CSV of exactly the table; or why the form is refused.
+func (h *Handlers) analysis(ctx context.Context, tenants []string, f analysisForm) (template.HTML, error) {
+	q, refused := f.analysisQuery(tenants, h.today())
+	body := sdkui.ErrorState(refused)
+	if refused == "" {
+		a, err := h.Reports.Analyse(ctx, q)
+		if err != nil {
+			return "", err
+		}
+		if err := reports.NameTenants(ctx, h.Host, &a); err != nil {
+			return "", err
+		}
+		body = analysisResult(a, f, f.apiQuery(tenants, q.Range, "csv"))
+	}
+	return render("analysis", struct {
+		Form                 analysisForm
+		Action               string
+		Groups, Grains       []formChoice
+		Body                 template.HTML
+		DefaultStart, Period string
+	}{f, AnalysisPath, analysisGroups(f.GroupBy), choices([]string{reports.GrainDaily, reports.GrainMonthly}, f.Grain), body,
+		q.Range.From.String(), q.Range.To.String()}), nil
+}
+
+func analysisGroups(selected string) []formChoice {
+	out := make([]formChoice, len(reports.Groupings))
+	for i, g := range reports.Groupings {
+		out[i] = formChoice{Value: g, Label: groupLabels[g], Selected: g == selected}
+	}
+	return out
+}
+
+// analysisResult is a page of the analysis: charts, table, pager, CSV.
+func analysisResult(a reports.Analysis, f analysisForm, csvQuery url.Values) template.HTML {
+	if a.Total == 0 {
+		return sdkui.Empty("No costs match, " + a.StartDate.String() + " to " + a.EndDate.String() + ".")
+	}
+	if len(a.Items) == 0 {
+		return sdkui.Empty("No rows after the first " + strconv.Itoa(a.Total) + ".")
+	}
+	columns := []string{}
+	for _, c := range reports.AnalysisColumns(a.GroupBy) {
+		columns = append(columns, columnLabels[c])
+	}
+	columns = append(append(append(columns, "Currency"), a.Periods...), "Total")
+	rows := make([][]any, 0, len(a.Items))
+	for _, g := range a.Items {
+		row := []any{}
+		for _, c := range reports.AnalysisCells(a.GroupBy, g) {
+			row = append(row, c)
+		}
+		row = append(row, g.Currency)
+		for _, c := range g.Costs {
+			row = append(row, figure(c))
+		}
+		rows = append(rows, append(row, figure(g.Total)))
+	}
+	what := groupLabels[a.GroupBy]
+	parts := analysisCharts(a)
+	parts = append(parts, sdkui.Table(columns, rows, "Cost by "+what+", "+a.Grain+", "+a.StartDate.String()+" to "+a.EndDate.String()+", costliest first"))
+	totals := ""
+	for i, t := range a.Totals {
+		if i > 0 {
+			totals += ", "
+		}
+		totals += money(t.TotalCost, t.Currency)
+	}
+	prev, next := "", ""
+	if a.Offset > 0 {
+		prev = AnalysisPath + "?" + f.query(max(a.Offset-analysisPageSize, 0))
+	}
+	if a.Offset+len(a.Items) < a.Total {
+		next = AnalysisPath + "?" + f.query(a.Offset+analysisPageSize)
+	}
+	parts = append(parts, render("analysis-pager", struct {
+		Text, Prev, Next, CSV string
+	}{"Rows " + strconv.Itoa(a.Offset+1) + " to " + strconv.Itoa(a.Offset+len(a.Items)) + " of " + strconv.Itoa(a.Total) + "; all of them: " + totals + ".",
+		prev, next, apiAnalysis + "?" + csvQuery.Encode()}))
+	return stack(parts...)
+}
+
+// analysisCharts are a line chart per currency of the page's costliest
+// groups in it over the periods.
+func analysisCharts(a reports.Analysis) []template.HTML {
+	var currencies []string
+	series := map[string][]sdkui.Series{}
+	for _, g := range a.Items {
+		if !slices.Contains(currencies, g.Currency) {
+			currencies = append(currencies, g.Currency)
+		}
+		if len(series[g.Currency]) == chartedGroups {
+			continue
+		}
+		values := make([]float64, len(g.Costs))
+		for i, c := range g.Costs {
+			values[i] = c.Float()
+		}
+		series[g.Currency] = append(series[g.Currency], sdkui.Series{Name: g.Label, Values: values})
+	}
+	slices.Sort(currencies)
+	out := make([]template.HTML, 0, len(currencies))
+	for _, c := range currencies {
+		title := map[string]string{reports.GrainDaily: "Daily", reports.GrainMonthly: "Monthly"}[a.Grain] + " cost in " + c + " of the page's " +
+			strconv.Itoa(len(series[c])) + " costliest by " + groupLabels[a.GroupBy]
+		out = append(out, sdkui.LineChart(title, a.Periods, series[c], nil))
+	}
+	return out
+}
+
+func init() {
+	template.Must(markup.New("analysis").Parse(`
+{{- define "analysis" -}}
+<div class="stack" id="cost-analysis">
+<form class="swatches" method="get" action="{{.Action}}" hx-get="{{.Action}}" hx-trigger="change, submit" hx-target="#cost-analysis" hx-swap="outerHTML" aria-label="What the analysis shows">
+{{- if .Form.Tenant}}<input type="hidden" name="tenant_id" value="{{.Form.Tenant}}">{{end}}
+<div class="field"><label for="cost-analysis-group">Group by</label><select id="cost-analysis-group" name="group_by">
+{{- range .Groups}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select></div>
+<div class="field"><label for="cost-analysis-grain">Grain</label><select id="cost-analysis-grain" name="grain">
+{{- range .Grains}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select></div>
+<div class="field"><label for="cost-analysis-start">From</label><input id="cost-analysis-start" type="date" name="start_date" value="{{or .Form.Start .DefaultStart}}"></div>
+<div class="field"><label for="cost-analysis-end">To</label><input id="cost-analysis-end" type="date" name="end_date" value="{{or .Form.End .Period}}"></div>
+<div class="field"><label for="cost-analysis-service">Service</label><input id="cost-analysis-service" type="text" name="service" value="{{.Form.Service}}"></div>
+<div class="field"><label for="cost-analysis-subscription">Subscription</label><input id="cost-analysis-subscription" type="text" name="subscription_id" value="{{.Form.Subscription}}"></div>
+<div class="field"><label for="cost-analysis-rg">Resource group</label><input id="cost-analysis-rg" type="text" name="resource_group" value="{{.Form.ResourceGroup}}"></div>
+<div><button class="btn" type="submit">Apply</button></div>
+</form>
+{{- .Body}}</div>
+{{- end}}
+
+{{- define "analysis-pager" -}}
+<div class="stack"><p class="muted">{{.Text}}</p><div>
+{{- if .Prev}}<button class="btn btn-small" type="button" hx-get="{{.Prev}}" hx-target="#cost-analysis" hx-swap="outerHTML">Previous rows</button> {{end}}
+{{- if .Next}}<button class="btn btn-small" type="button" hx-get="{{.Next}}" hx-target="#cost-analysis" hx-swap="outerHTML">Next rows</button> {{end}}
+<a class="btn" href="{{.CSV}}" download>Download this table as CSV</a></div></div>
+{{- end}}
+`))
+}

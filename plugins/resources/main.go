@@ -44,6 +44,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	syncer := &quotas.Syncer{Cloud: clients, Store: st, Host: env.Host, Locations: cfg.Locations}
 	inventorySyncer := &inventory.Syncer{Cloud: clients, Store: inventoryStore, Host: env.Host}
 	fragments, pages, nav := handlers.Views()
+	pages = append(pages, inventoryHandlers.Pages()...)
 	return &sdk.Plugin{
 		Routes:    append(handlers.Routes(), inventoryHandlers.Routes()...),
 		Fragments: fragments,

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -58,6 +59,29 @@ func TestDrillDownInBrowser(t *testing.T) {
 		h.get("/api/v1/resources/inventory?q="+url.QueryEscape(armID), admin).json(t, &page)
 		return page.Total > 0
 	})
+	// The page's figures are the API's, whose answers the harness checks
+	// against the OpenAPI document.
+	policy, err := url.Parse(policyHref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed struct {
+		Items []struct {
+			ResourceID string `json:"resource_id"`
+		} `json:"items"`
+		Total int `json:"total"`
+	}
+	h.get("/api/v1/compliance/non-compliant/resources?limit=500&policy_id="+url.QueryEscape(policy.Query().Get("policy_id")), admin).json(t, &listed)
+	found := false
+	for _, it := range listed.Items {
+		found = found || it.ResourceID == armID
+	}
+	if !found {
+		t.Errorf("the API does not list %s among the policy's %d non-compliant resources", armID, listed.Total)
+	}
+	if r := h.get("/api/v1/compliance/non-compliant/resources?policy_id=%2Fno-such-policy", admin); r.status != http.StatusNotFound {
+		t.Errorf("an unknown policy's resources: %d %s", r.status, r.body)
+	}
 	tab.Click(resourceLink)
 	item := `[hx-get^="/resources/item"]`
 	text = tab.WaitText(item, func(s string) bool { return strings.Contains(s, "Lifecycle") })

@@ -53,7 +53,7 @@ func (h *Handlers) item(w http.ResponseWriter, r *http.Request, in *itemIn) {
 		return
 	}
 	if res == nil || !sdk.PrincipalFrom(ctx).CanSee(res.TenantID) {
-		sdk.WriteError(w, sdk.NotFound("no resource "+in.ResourceID+" in the inventory"))
+		sdk.WriteError(w, sdk.NotFound("no such resource in the inventory"))
 		return
 	}
 	body, err := h.itemBody(ctx, res)

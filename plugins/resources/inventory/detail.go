@@ -145,9 +145,6 @@ var stateHealth = map[string]sdkui.Health{"NonCompliant": sdkui.Critical, "Compl
 // compliance plugin's dataset through the host; without a compliance
 // plugin running it says so.
 func (h *Handlers) complianceCard(ctx context.Context, res *Resource) (template.HTML, error) {
-	if h.Host == nil {
-		return sdkui.Unavailable("Policy states are unavailable: no compliance plugin is running."), nil
-	}
 	var rows [][]any
 	err := h.Host.ReadDataset(ctx, ComplianceDataset, []string{res.TenantID}, map[string]string{"resource_ids": res.ResourceID}, func(raw json.RawMessage) error {
 		var s stateRecord
@@ -158,7 +155,7 @@ func (h *Handlers) complianceCard(ctx context.Context, res *Resource) (template.
 		return nil
 	})
 	if errors.Is(err, sdk.ErrDatasetUnavailable) {
-		return sdkui.Unavailable("Policy states are unavailable: no compliance plugin is running."), nil
+		return sdkui.ErrorState("Policy states are unavailable: no compliance plugin is running."), nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", ComplianceDataset, err)

@@ -69,11 +69,6 @@ func (h *Handlers) policyPage(w http.ResponseWriter, r *http.Request, in *policy
 	if in.Tenant != "" {
 		api.Set("tenant_ids", string(in.Tenant))
 	}
-	caption := count(int64(len(rows))) + " of " + count(int64(res.Total)) + " non-compliant resources, by tenant and resource id"
-	if in.Offset > 0 && len(rows) > 0 {
-		caption = count(int64(in.Offset+1)) + " to " + count(int64(in.Offset+len(rows))) + " of " + count(int64(res.Total)) +
-			" non-compliant resources, by tenant and resource id"
-	}
 	sdkui.WriteFragment(w, http.StatusOK, sdkui.Card(res.PolicyName, stack(
 		render("policy", struct {
 			Severity   template.HTML
@@ -82,7 +77,7 @@ func (h *Handlers) policyPage(w http.ResponseWriter, r *http.Request, in *policy
 			PageSize   int
 		}{sdkui.Badge(res.Severity, severityHealth[res.Severity]), res.Category, count(int64(res.Total)),
 			"/api/v1/compliance/non-compliant/resources?" + api.Encode(), apiPage}),
-		sdkui.Table([]string{"Tenant", "Resource", "Type", "State", "Last evaluated"}, rows, caption),
+		sdkui.Table([]string{"Tenant", "Resource", "Type", "State", "Last evaluated"}, rows, pageCaption(in.Offset, len(rows), res.Total)),
 		render("pages", nav),
 	)))
 }
@@ -92,4 +87,14 @@ func (h *Handlers) policyPage(w http.ResponseWriter, r *http.Request, in *policy
 func resourceAnchor(resourceID string) template.HTML {
 	name := resourceID[strings.LastIndex(resourceID, "/")+1:]
 	return render("anchor", struct{ Href, Text string }{resourcePagePath + "?resource_id=" + url.QueryEscape(resourceID), name})
+}
+
+// pageCaption says which of the policy's resources a page of shown rows
+// from offset lists.
+func pageCaption(offset, shown, total int) string {
+	which := count(int64(shown))
+	if offset > 0 && shown > 0 {
+		which = count(int64(offset+1)) + " to " + count(int64(offset+shown))
+	}
+	return which + " of " + count(int64(total)) + " non-compliant resources, by tenant and resource id"
 }

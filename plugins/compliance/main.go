@@ -2,7 +2,8 @@
 // tenant's latest policy states from Policy Insights into its own tables,
 // keeps a daily snapshot of each tenant's figures, and serves the
 // compliance summary, scores, non-compliant policies, trends and sync
-// status, the compliance dataset, the regulatory frameworks with their
+// status, the compliance dataset, the policy states of named resources
+// (the compliance_resource_states dataset), the regulatory frameworks with their
 // coverage by the tenants' policies (and per tenant as the
 // compliance_frameworks dataset) and the Rego and data that map them,
 // the dashboard's compliance gauge and the compliance page. Tenants' own
@@ -69,7 +70,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	fragments, pages, nav := complianceViews.Views()
 	return &sdk.Plugin{
 		Routes:    slices.Concat(reads.Routes(), cov.Routes(), customRules.Routes(), editor.Routes()),
-		Datasets:  []sdk.Dataset{reads.Dataset(), cov.Dataset()},
+		Datasets:  []sdk.Dataset{reads.Dataset(), reads.ResourceStatesDataset(), cov.Dataset()},
 		Fragments: fragments,
 		Pages:     pages,
 		Nav:       nav,

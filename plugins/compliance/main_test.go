@@ -30,7 +30,7 @@ func TestDefinition(t *testing.T) {
 	}
 	h := plugintest.New(t, definition, New, plugintest.Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "compliance.db"), Cloud: settings})
 	desc := h.Describe()
-	if len(desc.Routes) == 0 || len(desc.Jobs) != 1 || len(desc.Datasets) != 2 || len(desc.Pages) == 0 {
+	if len(desc.Routes) == 0 || len(desc.Jobs) != 1 || len(desc.Datasets) != 3 || len(desc.Pages) == 0 {
 		t.Errorf("described %d routes, %d jobs, %d datasets, %d pages", len(desc.Routes), len(desc.Jobs), len(desc.Datasets), len(desc.Pages))
 	}
 	problems, err := protocol.CheckConfig(desc.ConfigSchema, []byte(`{"frameworks_dir": 7, "framework_dir": "x"}`))

@@ -40,10 +40,11 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	st := quotas.NewStore(db)
 	inventoryStore := &inventory.Store{DB: db}
 	inventoryHandlers := &inventory.Handlers{Store: inventoryStore, RequiredTags: cfg.RequiredTags, Host: env.Host}
-	handlers := &quotas.Handlers{Store: st, Inventory: inventoryHandlers.Section, InventoryStats: inventoryHandlers.Stats}
+	handlers := &quotas.Handlers{Store: st, Inventory: inventoryHandlers.Section, InventoryStats: inventoryHandlers.Stats, Host: env.Host}
 	syncer := &quotas.Syncer{Cloud: clients, Store: st, Host: env.Host, Locations: cfg.Locations}
 	inventorySyncer := &inventory.Syncer{Cloud: clients, Store: inventoryStore, Host: env.Host}
 	fragments, pages, nav := handlers.Views()
+	pages = append(pages, inventoryHandlers.Pages()...)
 	return &sdk.Plugin{
 		Routes:    append(handlers.Routes(), inventoryHandlers.Routes()...),
 		Fragments: fragments,

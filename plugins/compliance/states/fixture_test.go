@@ -145,7 +145,7 @@ func start(tb testing.TB, dialect string, w *world.World) *fixture {
 	f.connect(tb)
 	pl := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
 		f.syncer.Host, f.handlers.Host = env.Host, env.Host
-		return &sdk.Plugin{Routes: f.handlers.Routes(), Datasets: []sdk.Dataset{f.handlers.Dataset()},
+		return &sdk.Plugin{Routes: f.handlers.Routes(), Datasets: []sdk.Dataset{f.handlers.Dataset(), f.handlers.ResourceStatesDataset()},
 			Jobs: []sdk.Job{{Name: "compliance", JobType: states.Domain, DataDomain: states.Domain, Run: f.syncer.Run}}}, nil
 	}
 	f.harness = plugintest.New(tb, sdk.Definition{Name: "compliance"}, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})

@@ -114,6 +114,11 @@ func (h *Handlers) Routes() []sdk.Route {
 			Description: "One record per non-compliant policy definition over the tenants (and, with source custom_rule, per violated custom rule), " +
 				"with its non-compliant resources. Sorted by sort_by, then by source and id. A JSON array, one page of it; X-Total-Count says how many match." + definitions},
 			h.nonCompliant),
+		sdk.Get("/api/v1/compliance/non-compliant/resources", sdk.Op{ID: "compliance-non-compliant-resources", Tags: tags, Summary: "Non-compliant resources of a policy",
+			Description: "The resources in a NonCompliant state under one policy definition (policy_id, an id of the non-compliant list of source policy) over the tenants, " +
+				"one record per tenant and resource whichever assignments found it, by tenant id and ARM id, one page of them.",
+			Responses: map[string]*huma.Response{"404": {Description: "The policy has no non-compliant resource in the tenants, or no such policy"}}},
+			h.policyResources),
 		sdk.Get("/api/v1/compliance/trends", sdk.Op{ID: "compliance-trends", Tags: tags, Summary: "Daily compliance over time",
 			Description: "One record per day of the `days` days ending today (UTC), oldest first, summed over the tenants. " +
 				"A tenant's figures on a day are those of its latest snapshot on or before it: a day without a sync carries the last known state forward. " +

@@ -6,7 +6,8 @@
 // its states raises, and a daily snapshot of each tenant's figures kept
 // for the trend; the sync that fills them from Policy Insights; and the
 // reads over them (summary, scores, non-compliant policies, trends, sync
-// status, definition counts) and the compliance dataset.
+// status, definition counts), the compliance dataset and the dataset of
+// named resources' states (compliance_resource_states).
 //
 // Definitions the reads share:
 //

@@ -199,7 +199,13 @@ func (h *Handlers) nonCompliant(ctx context.Context, tenant string, tenants []st
 		if p.LastEvaluatedAt != nil {
 			evaluated = p.LastEvaluatedAt.Format(time.DateOnly)
 		}
-		row := []any{twoLines(p.PolicyName, kind), sdkui.Badge(p.Severity, severityHealth[p.Severity]), count(p.NonCompliantCount), count(p.CompliantCount)}
+		// A cloud policy leads to its non-compliant resources; a custom
+		// rule's violations are the rule editor's to show.
+		name := twoLines(p.PolicyName, kind)
+		if p.Source == states.SourcePolicy {
+			name = linkedLines(p.PolicyName, kind, policyLink(p.ID, tenant, 0))
+		}
+		row := []any{name, sdkui.Badge(p.Severity, severityHealth[p.Severity]), count(p.NonCompliantCount), count(p.CompliantCount)}
 		if many {
 			row = append(row, count(p.TenantCount))
 		}

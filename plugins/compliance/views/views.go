@@ -3,7 +3,9 @@
 // its headline figures, the 30-day trend of the compliance percent, the
 // non-compliant policies with the most non-compliant resources, and the
 // coverage of the regulatory frameworks by category, with each control's
-// matched policies and why they matched.
+// matched policies and why they matched — and the page of one policy's
+// non-compliant resources (PolicyPath), which each non-compliant policy
+// links and whose rows lead to the resources plugin's resource page.
 //
 // Every view reads through the policy states' store and the frameworks'
 // coverage, scoped to the caller's tenants or to the one tenant_id names
@@ -93,7 +95,8 @@ func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
 			{Path: GaugePath, Title: "Compliance", Slot: "dashboard", RefreshSeconds: GaugeRefreshSeconds, Handler: h.gauge},
 			{Path: FrameworksPath, Title: "Framework coverage", Slot: "compliance", Handler: sdk.View(h.frameworksFragment)},
 		},
-		[]sdk.Page{{Path: PagePath, Title: "Compliance", Handler: sdk.View(h.page)}},
+		[]sdk.Page{{Path: PagePath, Title: "Compliance", Handler: sdk.View(h.page)},
+			{Path: PolicyPath, Title: "Non-compliant resources", Handler: sdk.View(h.policyPage)}},
 		[]sdk.NavEntry{{Label: "Compliance", Path: PagePath, Order: 25}}
 }
 
@@ -118,7 +121,11 @@ func percent(p float64) string { return sdkui.FormatNumber(p) + " %" }
 // Content-Security-Policy forbids both.
 var markup = template.Must(template.New("views").Parse(`
 {{- define "note"}}<p class="muted">{{.}}</p>{{end}}
-{{- define "lines"}}{{.Main}}{{if .Detail}}<br><span class="muted">{{.Detail}}</span>{{end}}{{end}}
+{{- define "lines"}}{{if .Href}}<a href="{{.Href}}">{{.Main}}</a>{{else}}{{.Main}}{{end}}{{if .Detail}}<br><span class="muted">{{.Detail}}</span>{{end}}{{end}}
+{{- define "anchor"}}<a href="{{.Href}}">{{.Text}}</a>{{end}}
+{{- define "policy"}}<p>{{.Severity}} {{.Category}}. {{.Total}} non-compliant resources in all. <a href="{{.API}}">All of them as JSON</a>, {{.PageSize}} a page.</p>{{end}}
+{{- define "pages"}}{{if or .Prev .Next}}<nav class="swatches" aria-label="Pages of resources">
+{{- if .Prev}}<a href="{{.Prev}}">Previous page</a>{{end}}{{if .Next}}<a href="{{.Next}}">Next page</a>{{end}}</nav>{{end}}{{end}}
 {{- define "stack"}}<div class="stack">{{range .}}{{.}}{{end}}</div>{{end}}
 {{- define "synced"}}<p class="muted">Last complete sync: {{.}}</p>{{end}}
 {{- define "link"}}<p><a href="{{.Href}}">{{.Text}}</a></p>{{end}}
@@ -149,7 +156,12 @@ var markup = template.Must(template.New("views").Parse(`
 
 // twoLines is a table cell of a value over a muted detail.
 func twoLines(main, detail string) template.HTML {
-	return render("lines", struct{ Main, Detail string }{main, detail})
+	return linkedLines(main, detail, "")
+}
+
+// linkedLines is twoLines whose value links href, when there is one.
+func linkedLines(main, detail, href string) template.HTML {
+	return render("lines", struct{ Main, Detail, Href string }{main, detail, href})
 }
 
 // stack spaces blocks one under the other, as the kit's Join does not.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -199,6 +200,7 @@ func TestViews(t *testing.T) {
 			t.Run("page", func(t *testing.T) { testPage(t, w) })
 			t.Run("frameworks", func(t *testing.T) { testFrameworks(t, w) })
 			t.Run("refused tenant", func(t *testing.T) { testRefused(t, w) })
+			t.Run("policy", func(t *testing.T) { testPolicy(t, w) })
 		})
 	}
 }
@@ -329,4 +331,71 @@ func testFrameworks(t *testing.T, w *world) {
 			t.Errorf("%s with a 65-character framework: %d %s", path, status, body)
 		}
 	}
+}
+
+// testPolicy: each non-compliant policy of the page links its page, on
+// the picked tenant; the page lists the policy's non-compliant resources
+// of the caller's tenants with their tenant, each linking its resource
+// page, and links the list on the API. A policy non-compliant only in a
+// tenant the caller may not see is a 404 as an unknown one is, and a
+// tenant picked that the caller may not see a 403.
+func testPolicy(t *testing.T, w *world) {
+	link := views.PolicyPath + "?policy_id=" + url.QueryEscape(storagePolicy.id)
+	contains(t, "Alpha's page", w.html(t, views.PagePath, userA), `<a href="`+strings.ReplaceAll(link, "&", "&amp;")+`">Storage accounts should`,
+		`<a href="/compliance/policy?policy_id=`+url.QueryEscape(markupPolicy.id)+`">&lt;script&gt;`)
+	contains(t, "Alpha's page scoped to it", w.html(t, views.PagePath+"?tenant_id=t1", userA), `<a href="`+link+`&amp;tenant_id=t1">Storage accounts should`)
+
+	page := w.html(t, link, userA)
+	contains(t, "the storage policy's page", page, "<h2>Storage accounts should disable public network access</h2>",
+		`<a href="/resources/item?resource_id=`+url.QueryEscape(resource("s1", 1))+`">sa1</a>`,
+		`<a href="/resources/item?resource_id=`+url.QueryEscape(resource("s1", 2))+`">sa2</a>`,
+		`href="/api/v1/compliance/non-compliant/resources?limit=500&amp;policy_id=`+url.QueryEscape(storagePolicy.id)+`"`,
+		"2 of 2 non-compliant resources", "<td>Alpha</td>", "health-critical")
+	lacks(t, "the storage policy's page", page, ">sa3<", "Beta", "Previous page", "Next page")
+	contains(t, "the markup policy's page", w.html(t, views.PolicyPath+"?policy_id="+url.QueryEscape(markupPolicy.id), userA), "<h2>&lt;script&gt;")
+
+	contains(t, "Beta's policy for the admin", w.html(t, views.PolicyPath+"?policy_id="+url.QueryEscape(secretPolicy.id), admin), betaPolicy, "<td>Beta</td>")
+	for _, path := range []string{views.PolicyPath + "?policy_id=" + url.QueryEscape(secretPolicy.id), views.PolicyPath + "?policy_id=" + url.QueryEscape(tagPolicy.id)} {
+		status, body := w.get(t, path, userA)
+		if status != http.StatusNotFound {
+			t.Errorf("%s for Alpha's user: %d %s, want 404", path, status, body)
+		}
+		lacks(t, path, body, betaPolicy, "Beta")
+	}
+	if status, body := w.get(t, link+"&tenant_id=t2", userA); status != http.StatusForbidden || strings.Contains(body, "Beta") {
+		t.Errorf("the storage policy in Beta for Alpha's user: %d %s, want 403", status, body)
+	}
+	for _, query := range []string{"", "?policy_id=x", "?policy_id=%2Fp&offset=-1"} {
+		if status, body := w.get(t, views.PolicyPath+query, userA); status != http.StatusUnprocessableEntity {
+			t.Errorf("%s%s: %d %s, want 422", views.PolicyPath, query, status, body)
+		}
+	}
+}
+
+// TestPolicyPages: past fifty resources the policy page links the next
+// page, which links back.
+func TestPolicyPages(t *testing.T) {
+	db := storetest.Open(t, storetest.Dialects()[0])
+	if _, err := store.Migrate(context.Background(), db, states.Migrations(), "compliance_migrations"); err != nil {
+		t.Fatal(err)
+	}
+	st := &states.Store{DB: db}
+	var many []finding
+	for n := 1; n <= 55; n++ {
+		many = append(many, finding{storagePolicy, n, states.StateNonCompliant})
+	}
+	sync(t, st, "t1", "s1", today.Add(9*time.Hour), many)
+	v := &views.Handlers{States: st, Now: clock}
+	fragments, pages, nav := v.Views()
+	w := &world{h: plugintest.New(t, sdk.Definition{Name: "compliance"}, func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		v.Host = env.Host
+		return &sdk.Plugin{Fragments: fragments, Pages: pages, Nav: nav}, nil
+	}, plugintest.Options{Tenants: tenants})}
+	link := views.PolicyPath + "?policy_id=" + url.QueryEscape(storagePolicy.id)
+	first := w.html(t, link+"&tenant_id=t1", userA)
+	contains(t, "the first page", first, "50 of 55 non-compliant resources", `href="/compliance/policy?offset=50&amp;policy_id=`+url.QueryEscape(storagePolicy.id)+`&amp;tenant_id=t1">Next page`)
+	lacks(t, "the first page", first, "Previous page")
+	last := w.html(t, link+"&offset=50", userA)
+	contains(t, "the last page", last, "51 to 55 of 55 non-compliant resources", `href="`+link+`">Previous page`)
+	lacks(t, "the last page", last, "Next page")
 }

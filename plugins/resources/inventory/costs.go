@@ -82,13 +82,19 @@ type costKey struct{ tenant, resource string }
 // records in more than one currency, has none. With no host, or no cost
 // plugin installed or running, nothing has a cost.
 func (h *Handlers) monthlyCosts(ctx context.Context, tenants []string, orphans []Orphan) (map[costKey]*MonthlyCost, error) {
-	out := map[costKey]*MonthlyCost{}
-	if h.Host == nil || len(orphans) == 0 {
-		return out, nil
-	}
 	ids := make([]string, len(orphans))
 	for i := range orphans {
 		ids[i] = strings.ToLower(orphans[i].ResourceID)
+	}
+	return h.costsOf(ctx, tenants, ids)
+}
+
+// costsOf reads the estimated monthly costs of the resources with the
+// ARM ids (in lower case) of the tenants, as monthlyCosts does.
+func (h *Handlers) costsOf(ctx context.Context, tenants, ids []string) (map[costKey]*MonthlyCost, error) {
+	out := map[costKey]*MonthlyCost{}
+	if h.Host == nil || len(ids) == 0 {
+		return out, nil
 	}
 	mixed := map[costKey]bool{}
 	err := h.Host.ReadDataset(ctx, CostDataset, tenants, map[string]string{"resource_ids": strings.Join(ids, "\n")}, func(raw json.RawMessage) error {

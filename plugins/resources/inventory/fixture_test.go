@@ -155,6 +155,7 @@ func startWith(tb testing.TB, dialect string, w *world.World, datasets map[strin
 		handlers.Host, f.host = env.Host, env.Host
 		return &sdk.Plugin{
 			Routes:   handlers.Routes(),
+			Pages:    handlers.Pages(),
 			Datasets: []sdk.Dataset{f.store.Dataset()},
 			Jobs:     []sdk.Job{{Name: "inventory", JobType: "resources", DataDomain: "resources", Run: f.syncer.Run}},
 		}, nil

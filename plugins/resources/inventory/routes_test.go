@@ -318,7 +318,7 @@ func TestDataset(t *testing.T) {
 func TestSection(t *testing.T) {
 	f := start(t, storetest.Dialects()[0], inventoryWorld())
 	f.mustRun(t)
-	h := &inventory.Handlers{Store: f.store, RequiredTags: requiredTags}
+	h := &inventory.Handlers{Store: f.store, RequiredTags: requiredTags, Host: f.host}
 	render := func(target string, tenants ...string) (string, error) { return section(h, target, tenants...) }
 	page, err := render("/resources?q=%3Cdisk", contoso.ID)
 	if err != nil {
@@ -336,6 +336,13 @@ func TestSection(t *testing.T) {
 	if !strings.Contains(page, "disk-1") || !strings.Contains(page, "2 of 2 resources") || strings.Contains(page, "vm-f") ||
 		!strings.Contains(page, `name="tenant_id" value="`+contoso.ID+`"`) {
 		t.Errorf("Contoso's disks: %s", page)
+	}
+	// Each row names its tenant and links the resource's page, as each orphan does.
+	for _, want := range []string{`<th scope="col">Tenant</th>`, "<td>Contoso</td>", `<a href="` + inventory.ItemLink(disk1.ID) + `">disk-1</a>`,
+		`<a href="` + inventory.ItemLink(disk2.ID) + `">disk-2</a></td><td>Contoso</td>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("Contoso's disks lack %q: %s", want, page)
+		}
 	}
 	page, _ = render("/resources", fabrikam.ID)
 	if !strings.Contains(page, "vm-f") || strings.Contains(page, "disk-1") || strings.Contains(page, "rg-empty") {
@@ -406,7 +413,7 @@ func TestSectionPages(t *testing.T) {
 	}
 	f := start(t, storetest.Dialects()[0], w)
 	f.mustRun(t)
-	h := &inventory.Handlers{Store: f.store, RequiredTags: requiredTags}
+	h := &inventory.Handlers{Store: f.store, RequiredTags: requiredTags, Host: f.host}
 	page, err := section(h, "/resources?resource_group=rg-many", contoso.ID)
 	if err != nil || !strings.Contains(page, "50 of 55 resources") || !strings.Contains(page, `href="/resources?offset=50&amp;resource_group=rg-many">Next 50`) ||
 		strings.Contains(page, "Previous") || strings.Contains(page, "many-50") {

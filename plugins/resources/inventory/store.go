@@ -1,6 +1,9 @@
 // Package inventory keeps the resources the cloud's Resource Graph lists,
 // one row a resource, and the lifecycle events (created, changed, deleted)
-// that comparing each sync with the last one finds.
+// that comparing each sync with the last one finds; its part of the
+// resources page, and the resource page (ItemPath), where a resource's
+// policy states and cost are read from the compliance and cost plugins'
+// datasets through the host.
 package inventory
 
 import (

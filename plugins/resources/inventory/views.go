@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/sdk"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
@@ -108,14 +109,18 @@ func (h *Handlers) Section(r *http.Request, tenants []string, in *PageQuery, act
 	if err := filters.Execute(&formHTML, form); err != nil {
 		return "", err
 	}
+	names, err := pluginenv.TenantNames(r.Context(), h.Host, tenants)
+	if err != nil {
+		return "", err
+	}
 	table := make([][]any, len(rows))
 	for i := range rows {
 		v := viewOf(&rows[i])
-		table[i] = []any{v.Name, v.Type, v.Location, v.ResourceGroup, len(v.Tags), sdkui.Time(v.LastSeen)}
+		table[i] = []any{itemAnchor(v.Name, v.ResourceID), names[v.TenantID], v.Type, v.Location, v.ResourceGroup, len(v.Tags), sdkui.Time(v.LastSeen)}
 	}
 	orphanTable := make([][]any, len(orphans))
 	for i, o := range orphans {
-		orphanTable[i] = []any{o.Kind, o.Name, o.Type, o.ResourceGroup, o.Location, formatCost(costOf(costs, &orphans[i]))}
+		orphanTable[i] = []any{o.Kind, itemAnchor(o.Name, o.ResourceID), names[o.TenantID], o.Type, o.ResourceGroup, o.Location, formatCost(costOf(costs, &orphans[i]))}
 	}
 	caption := fmt.Sprintf("%s of %s resources, by name", sdkui.FormatNumber(float64(len(rows))), sdkui.FormatNumber(float64(total)))
 	if lq.Offset > 0 && len(rows) > 0 {
@@ -125,8 +130,8 @@ func (h *Handlers) Section(r *http.Request, tenants []string, in *PageQuery, act
 	return sdkui.Join(
 		stats,
 		sdkui.Card("Inventory", sdkui.Join(template.HTML(formHTML.String()),
-			sdkui.Table([]string{"Name", "Type", "Location", "Resource group", "Tags", "Last seen"}, table, caption))),
-		sdkui.Card("Orphans", sdkui.Table([]string{"Kind", "Name", "Type", "Resource group", "Location", "Est. monthly cost"}, orphanTable, "Resources that serve nothing")),
+			sdkui.Table([]string{"Name", "Tenant", "Type", "Location", "Resource group", "Tags", "Last seen"}, table, caption))),
+		sdkui.Card("Orphans", sdkui.Table([]string{"Kind", "Name", "Tenant", "Type", "Resource group", "Location", "Est. monthly cost"}, orphanTable, "Resources that serve nothing")),
 	), nil
 }
 
@@ -169,4 +174,9 @@ func (h *Handlers) stats(r *http.Request, tenants []string, byKind map[string]in
 		sdkui.Stat("Orphans", sdkui.FormatNumber(float64(orphanCount)), "unattached disks, unused IPs and NICs, empty groups", orphanHealth),
 		sdkui.Stat("Fully tagged", fmt.Sprintf("%.2f %%", pct), "carry every required tag", covHealth),
 	), nil
+}
+
+// itemAnchor is a resource's name linking to its resource page.
+func itemAnchor(name, resourceID string) template.HTML {
+	return template.HTML(`<a href="` + template.HTMLEscapeString(ItemLink(resourceID)) + `">` + template.HTMLEscapeString(name) + `</a>`)
 }

@@ -111,6 +111,8 @@ type Handlers struct {
 	// the dashboard's card shows above the quotas; nil leaves the card to
 	// the quotas.
 	InventoryStats func(r *http.Request, tenants []string) (template.HTML, error)
+	// Host names the tenants whose quotas the resources page shows.
+	Host *sdk.Host
 }
 
 func (h *Handlers) list(ctx context.Context, in *listIn) (*List, error) {

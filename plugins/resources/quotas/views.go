@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
+	"strings"
 
+	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/plugins/resources/inventory"
 	"github.com/stewardhq/steward/sdk"
@@ -91,16 +94,19 @@ func healthIf(cond bool, h sdkui.Health) sdkui.Health {
 }
 
 // pageIn is the resources page's parameters: the quotas' region and the
-// inventory's, whose location filter is the same parameter. The tenant
-// picked is the host's to check and sdkui.Tenants' to read.
+// inventory's, whose location filter is the same parameter, and the one
+// subscription whose quotas to show, when one is named. The tenant picked
+// is the host's to check and sdkui.Tenants' to read.
 type pageIn struct {
 	Location
 	inventory.PageQuery
+	SubscriptionID string `query:"subscription_id" maxLength:"64" doc:"Show only this subscription's quotas"`
 }
 
-// page shows every quota of the region, by subscription and provider, as
-// bars coloured by health, after the Inventory section when the plugin
-// has one.
+// page shows every quota of the region (of the subscription named, when
+// one is), by subscription and provider, as bars coloured by health, each
+// group titled by its tenant and linking its subscription's quotas alone,
+// after the Inventory section when the plugin has one.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 	loc := in.Location.Location
 	var parts []template.HTML
@@ -112,29 +118,73 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 		}
 		parts = append(parts, section)
 	}
-	usages, err := h.Store.List(r.Context(), Query{TenantIDs: sdkui.Tenants(r), Location: loc})
+	tenants := sdkui.Tenants(r)
+	// A subscription of a tenant the caller may not see has no usages
+	// among the tenants', and reads as one without quota data.
+	usages, err := h.Store.List(r.Context(), Query{TenantIDs: tenants, Location: loc, SubscriptionID: in.SubscriptionID})
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
 	}
 	if len(usages) == 0 {
-		parts = append(parts, sdkui.Card("Quotas in "+loc, sdkui.Empty("No quota data for "+loc+" yet. It arrives with the next resources sync.")))
+		empty := sdkui.Empty("No quota data for " + loc + " yet. It arrives with the next resources sync.")
+		if in.SubscriptionID != "" {
+			empty = sdkui.Join(sdkui.Empty("No quota data for subscription "+in.SubscriptionID+" in "+loc+"."),
+				link(quotasLink(r, loc, ""), "Every subscription's quotas"))
+		}
+		parts = append(parts, sdkui.Card("Quotas in "+loc, empty))
 		sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(parts...))
 		return
 	}
-	type group struct{ sub, provider string }
+	names, err := pluginenv.TenantNames(r.Context(), h.Host, tenants)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	type group struct{ tenant, sub, provider string }
 	var order []group
 	bars := map[group][]sdkui.Bar{}
 	for _, u := range usages {
-		g := group{u.SubscriptionID, u.Provider}
+		g := group{u.TenantID, u.SubscriptionID, u.Provider}
 		if _, ok := bars[g]; !ok {
 			order = append(order, g)
 		}
 		bars[g] = append(bars[g], barOf(entryOf(u)))
 	}
+	// The inventory does not know subscriptions' names: a group is titled
+	// by its tenant's name and its subscription's id.
 	for _, g := range order {
-		title := fmt.Sprintf("%s quotas of subscription %s", g.provider, g.sub)
-		parts = append(parts, sdkui.Card(title, sdkui.BarChart(title+" in "+loc, bars[g])))
+		title := fmt.Sprintf("%s: %s quotas of subscription %s", names[g.tenant], g.provider, g.sub)
+		more := link(quotasLink(r, loc, g.sub), "Only the quotas of subscription "+g.sub)
+		if in.SubscriptionID != "" {
+			more = link(quotasLink(r, loc, ""), "Every subscription's quotas")
+		}
+		parts = append(parts, sdkui.Card(title, sdkui.Join(sdkui.BarChart(title+" in "+loc, bars[g]), more)))
 	}
 	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(parts...))
+}
+
+// quotasLink is the resources page of the region's quotas, of the
+// subscription alone when one is given, on the picked tenant when there is
+// one.
+func quotasLink(r *http.Request, location, subscriptionID string) string {
+	q := url.Values{"location": {location}}
+	if subscriptionID != "" {
+		q.Set("subscription_id", subscriptionID)
+	}
+	if t := sdk.ViewTenant(r); t != "" {
+		q.Set("tenant_id", t)
+	}
+	return PagePath + "?" + q.Encode()
+}
+
+var linkHTML = template.Must(template.New("link").Parse(`<p><a href="{{.Href}}">{{.Text}}</a></p>`))
+
+// link is a paragraph holding one link.
+func link(href, text string) template.HTML {
+	var b strings.Builder
+	if err := linkHTML.Execute(&b, struct{ Href, Text string }{href, text}); err != nil {
+		panic("quotas: link: " + err.Error())
+	}
+	return template.HTML(b.String())
 }

@@ -17,16 +17,16 @@ import (
 	"github.com/stewardhq/steward/sdk/plugintest"
 )
 
-func viewsPlugin(t *testing.T) (*plugintest.Harness, *Store) {
+func viewsPlugin(t *testing.T, dialect string) (*plugintest.Harness, *Store) {
 	t.Helper()
 	ctx := context.Background()
-	db := storetest.Open(t, "sqlite")
+	db := storetest.Open(t, dialect)
 	if _, err := store.Migrate(ctx, db, Migrations(), "plugin_resources_migrations"); err != nil {
 		t.Fatal(err)
 	}
 	st := NewStore(db)
-	factory := func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) {
-		h := &Handlers{Store: st}
+	factory := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		h := &Handlers{Store: st, Host: env.Host}
 		fragments, pages, nav := h.Views()
 		return &sdk.Plugin{Routes: h.Routes(), Fragments: fragments, Pages: pages, Nav: nav}, nil
 	}
@@ -47,7 +47,7 @@ func view(t *testing.T, h *plugintest.Harness, target string, tenants ...string)
 // page from stored usages: counts by health, bars coloured by health with
 // their figures as text, only the caller's tenants, and empty states.
 func TestQuotaViews(t *testing.T) {
-	h, st := viewsPlugin(t)
+	h, st := viewsPlugin(t, "sqlite")
 	if code, body := view(t, h, StatsFragmentPath, "t-a"); code != http.StatusOK || !strings.Contains(body, "No quota data yet") {
 		t.Errorf("empty card: %d %s", code, body)
 	}
@@ -101,7 +101,7 @@ func TestQuotaViews(t *testing.T) {
 // the total and the counts of every page, and refuses a page out of range
 // with the parameter named.
 func TestQuotaListPages(t *testing.T) {
-	h, st := viewsPlugin(t)
+	h, st := viewsPlugin(t, "sqlite")
 	now := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
 	var usages []Usage
 	for i, used := range []float64{10, 80, 95, 20, 76} {
@@ -139,5 +139,57 @@ func TestQuotaListPages(t *testing.T) {
 		if code != http.StatusUnprocessableEntity || !strings.Contains(body, field) {
 			t.Errorf("%s: %d %s, want 422 naming %s", bad, code, body, field)
 		}
+	}
+}
+
+// TestQuotaPageBySubscription: each subscription's quotas are titled by
+// its tenant's name and link the page of that subscription's quotas
+// alone, on the picked tenant, which links back to every subscription's;
+// a subscription of a tenant the caller may not see reads as one without
+// quota data, and shows nothing of it.
+func TestQuotaPageBySubscription(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			h, st := viewsPlugin(t, dialect)
+			now := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+			ctx := context.Background()
+			for _, u := range []Usage{
+				{TenantID: "t-a", SubscriptionID: "sub-a1", Name: "cores-a1", CurrentValue: 95, Limit: 100},
+				{TenantID: "t-a", SubscriptionID: "sub-a2", Name: "cores-a2", CurrentValue: 10, Limit: 100},
+				{TenantID: "t-b", SubscriptionID: "sub-b", Name: "cores-b", CurrentValue: 50, Limit: 100},
+			} {
+				u.Location, u.Provider, u.LocalizedName, u.SyncedAt = DefaultLocation, "compute", u.Name, now
+				if err := st.Replace(ctx, u.SubscriptionID, DefaultLocation, "compute", []Usage{u}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, page := view(t, h, PagePath, "t-a")
+			if code != http.StatusOK {
+				t.Fatalf("page: %d %s", code, page)
+			}
+			for _, want := range []string{"Brand A: compute quotas of subscription sub-a1", "Brand A: compute quotas of subscription sub-a2",
+				`<a href="/resources?location=eastus&amp;subscription_id=sub-a1">Only the quotas of subscription sub-a1</a>`, "cores-a2"} {
+				if !strings.Contains(page, want) {
+					t.Errorf("page lacks %q: %s", want, page)
+				}
+			}
+			if strings.Contains(page, "sub-b") || strings.Contains(page, "Brand B") {
+				t.Errorf("Brand A's page shows Brand B's quotas: %s", page)
+			}
+			code, one := view(t, h, PagePath+"?subscription_id=sub-a1&tenant_id=t-a", "t-a", "t-b")
+			if code != http.StatusOK || !strings.Contains(one, "cores-a1") || strings.Contains(one, "cores-a2") || strings.Contains(one, "cores-b") ||
+				!strings.Contains(one, `<a href="/resources?location=eastus&amp;tenant_id=t-a">Every subscription&#39;s quotas</a>`) {
+				t.Errorf("sub-a1's quotas: %d %s", code, one)
+			}
+			code, other := view(t, h, PagePath+"?subscription_id=sub-b", "t-a")
+			if code != http.StatusOK || !strings.Contains(other, "No quota data for subscription sub-b in eastus.") || strings.Contains(other, "cores-b") ||
+				strings.Contains(other, "Brand B") {
+				t.Errorf("Brand B's subscription for Brand A's user: %d %s", code, other)
+			}
+			if code, body := view(t, h, PagePath+"?subscription_id="+strings.Repeat("s", 65), "t-a"); code != http.StatusUnprocessableEntity ||
+				!strings.Contains(body, "query.subscription_id") {
+				t.Errorf("a 65-character subscription: %d %s", code, body)
+			}
+		})
 	}
 }

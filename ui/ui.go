@@ -229,8 +229,11 @@ type layout struct {
 	Design      designSystem
 }
 
+// navLink is a nav entry as the layout links it: Href carries the
+// selected tenant, so the next page opens scoped as this one is.
 type navLink struct {
 	NavEntry
+	Href   string
 	Active bool
 }
 
@@ -293,7 +296,7 @@ func (u *UI) pageView(d PageData) (layout, error) {
 		}
 	}
 	for i, e := range nav {
-		v.Nav = append(v.Nav, navLink{e, i == active})
+		v.Nav = append(v.Nav, navLink{NavEntry: e, Href: withTenant(e.Path, d.TenantID), Active: i == active})
 	}
 	for i, s := range d.Slots {
 		if !localPath(s.Path) {

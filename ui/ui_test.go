@@ -92,12 +92,14 @@ func TestNavIsOrderedAndMarksTheActiveEntry(t *testing.T) {
 	for _, m := range nav {
 		got = append(got, m[1]+m[2])
 	}
-	want := []string{"/", "/costs", `/costs/budgets aria-current="page"`, "/acme/evidence"}
+	// Each link carries the selected tenant, so the next page opens
+	// scoped as this one.
+	want := []string{"/?tenant_id=t&#43;2", "/costs?tenant_id=t&#43;2", `/costs/budgets?tenant_id=t&#43;2 aria-current="page"`, "/acme/evidence?tenant_id=t&#43;2"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("nav = %q, want %q", got, want)
 	}
 	d := samplePage()
-	d.Path = "/"
+	d.TenantID, d.Path = "", "/"
 	_, page = render(t, func(w http.ResponseWriter) error { return testUI(t, "").Page(w, d) })
 	if !strings.Contains(page, `<a href="/" aria-current="page">`) || strings.Count(page, "aria-current") != 1 {
 		t.Error("on / only the dashboard entry should be current")

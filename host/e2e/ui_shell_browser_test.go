@@ -4,15 +4,19 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/core/cloudsim/world"
 	"github.com/stewardhq/steward/internal/browsertest"
 )
+
+var rateLimitedRE = regexp.MustCompile(`^Rate limited — retrying in [1-9]\d* s$`)
 
 // shellPlugins are the plugins whose pages the shell's browser tests walk:
 // every page of the navigation but the partner's, which needs a catalogue.
@@ -21,7 +25,8 @@ func shellPlugins() string {
 }
 
 // shellTenants registers two tenants through the API and returns their
-// ids by name.
+// ids by name (the layout shows the tenant picker, which signInThroughIdP
+// waits for, to a user with tenants).
 func shellTenants(t *testing.T, h *host) map[string]string {
 	t.Helper()
 	admin := h.login()
@@ -80,9 +85,7 @@ func readScope(tab *browsertest.Tab) pageScope {
 // clears the scope for the pages after it.
 func TestTenantScopeInBrowser(t *testing.T) {
 	b := browsertest.Start(t)
-	// The walk opens every page three times with all its fragments, faster
-	// than a person would.
-	h := startHost(t, hostOpts{pluginsHCL: shellPlugins(), env: map[string]string{"STEWARD_RATE_LIMIT_PER_MINUTE": "1000"}})
+	h := startHost(t, hostOpts{pluginsHCL: shellPlugins()})
 	ids := shellTenants(t, h)
 	north := ids["Shell North"]
 	tab := b.NewTab(h.url)
@@ -144,5 +147,67 @@ func TestTenantScopeInBrowser(t *testing.T) {
 	}
 	if p := tab.Problems(); len(p) > 0 {
 		t.Errorf("problems on the pages:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// TestFastPageViewsInBrowser: 30 page views through the navigation, each
+// with all its fragments loaded, as fast as the browser goes (the budgets
+// are the defaults), leave no slot unavailable and no request refused.
+func TestFastPageViewsInBrowser(t *testing.T) {
+	b := browsertest.Start(t)
+	h := startHost(t, hostOpts{pluginsHCL: shellPlugins()})
+	shellTenants(t, h)
+	tab := b.NewTab(h.url)
+	signInThroughIdP(t, h, tab, "/dashboard", world.DemoAdmin)
+	paths := navPaths(tab)
+	started := time.Now()
+	for i := range 30 {
+		n := i%len(paths) + 1
+		tab.Click(`nav.nav li:nth-child(` + strconv.Itoa(n) + `) a`)
+		tab.WaitVisible(current(paths[n-1], ""))
+		tab.Settle()
+		var failed []string
+		tab.Eval(`[...document.querySelectorAll(".slot.is-unavailable .slot-title")].map(e => e.textContent)`, &failed)
+		if len(failed) > 0 {
+			t.Fatalf("page view %d, %s: unavailable slots %v", i+1, paths[n-1], failed)
+		}
+	}
+	t.Logf("30 page views in %s", time.Since(started).Round(100*time.Millisecond))
+	if p := tab.Problems(); len(p) > 0 {
+		t.Errorf("problems on the pages:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// TestRateLimitedSlotInBrowser: once the page-view budget is spent, a
+// page's slots that the rate limit refused say so and how long they wait,
+// not that they are unavailable.
+func TestRateLimitedSlotInBrowser(t *testing.T) {
+	b := browsertest.Start(t)
+	h := startHost(t, hostOpts{env: map[string]string{"STEWARD_UI_RATE_LIMIT_PER_MINUTE": "40"}})
+	shellTenants(t, h)
+	tab := b.NewTab(h.url)
+	signInThroughIdP(t, h, tab, "/dashboard", world.DemoAdmin)
+	tab.Settle()
+	// Spend the budget down to one request: the page's own.
+	for left := -1; left != 1; {
+		tab.Eval(`fetch("/partials/sync-status-card", {headers: {"HX-Request": "true"}}).then(r => parseInt(r.headers.get("X-RateLimit-Remaining"), 10))`, &left)
+		if left < 1 {
+			t.Fatalf("the budget ran out (%d left) before the page could be opened", left)
+		}
+	}
+	tab.Open("/sync-dashboard", "main")
+	tab.Settle()
+	var states []string
+	tab.Eval(`[...document.querySelectorAll(".slot")].map(s => s.classList.contains("is-unavailable") ? s.querySelector(".slot-status").innerText.trim() : "loaded")`, &states)
+	if len(states) == 0 {
+		t.Fatal("the sync dashboard has no slots")
+	}
+	for i, s := range states {
+		if !rateLimitedRE.MatchString(s) {
+			t.Errorf("slot %d, refused by the rate limit, says %q", i+1, s)
+		}
+	}
+	for _, v := range tab.Axe() {
+		t.Errorf("rate-limited slots: %s", v)
 	}
 }

@@ -32,6 +32,9 @@ const (
 	logoutPath   = "/auth/logout"
 )
 
+// partialsPrefix is where the host's fragments are.
+const partialsPrefix = "/partials/"
+
 // Mount adds the pages, the host's fragments and the static assets to app.
 func (p *Pages) Mount(app *fiber.App) {
 	app.Get(ui.StaticPrefix+"*", adaptor.HTTPHandler(p.d.UI.Assets()))
@@ -45,6 +48,17 @@ func (p *Pages) Mount(app *fiber.App) {
 	app.Get("/dashboard", p.signedIn(p.dashboard))
 	app.Get(syncDashboardPath, p.signedIn(p.syncDashboard))
 	app.Get("/design-system", p.signedIn(p.designSystem))
+}
+
+// HostView reports whether a path is one of the host's own pages,
+// fragments or static assets, which a browser's page views load (the
+// host's rate limit gives them a budget of their own).
+func HostView(path string) bool {
+	switch path {
+	case "/", "/dashboard", syncDashboardPath, "/design-system", loginPath, startIdPPath:
+		return true
+	}
+	return strings.HasPrefix(path, partialsPrefix) || strings.HasPrefix(path, ui.StaticPrefix)
 }
 
 // signedIn runs h for a caller with credentials; others are sent to sign

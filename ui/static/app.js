@@ -1,7 +1,8 @@
 // Steward's only first-party script. It adds the CSRF token to htmx
 // requests, shows a slot's "unavailable, retrying" state when its fragment
-// fails and retries it with backoff, says in a live region when the host's
-// rate limit refused the request that fills it, and renders
+// fails and retries it with backoff (or, refused by the host's rate limit,
+// says so and retries when Retry-After says), says in a live region when
+// the host's rate limit refused the request that fills it, and renders
 // <time class="local-time"> in the viewer's time zone. Pages work without
 // it, minus those.
 "use strict";
@@ -25,14 +26,38 @@
 		return body && body.classList && body.classList.contains("slot-body") ? body : null;
 	}
 
-	function failed(body) {
+	// retryAfter is the wait in seconds a 429 answer asks for, 0 for any
+	// other failure.
+	function retryAfter(xhr) {
+		if (!xhr || xhr.status !== 429) {
+			return 0;
+		}
+		var wait = parseInt(xhr.getResponseHeader("Retry-After"), 10);
+		return wait > 0 ? wait : 5;
+	}
+
+	// failed shows the slot's failure and retries it: after the wait a
+	// rate limit asked for, saying so, or with backoff as "unavailable".
+	function failed(body, xhr) {
 		var slot = body.closest(".slot");
+		var status = slot.querySelector(".slot-status");
+		var wait = retryAfter(xhr);
 		slot.classList.add("is-unavailable");
 		slot.setAttribute("aria-busy", "false");
-		slot.querySelector(".slot-status").hidden = false;
-		var state = retries.get(body) || { attempts: 0, timer: 0 };
+		var state = retries.get(body) || { attempts: 0, timer: 0, unavailable: null };
+		if (!state.unavailable) {
+			state.unavailable = Array.prototype.map.call(status.childNodes, function (n) { return n.cloneNode(true); });
+		}
+		if (wait) {
+			var limited = errorState("Rate limited \u2014 retrying in " + wait + " s");
+			limited.classList.add("is-waiting");
+			status.replaceChildren(limited);
+		} else {
+			status.replaceChildren.apply(status, state.unavailable.map(function (n) { return n.cloneNode(true); }));
+		}
+		status.hidden = false;
 		if (!state.timer) {
-			var delay = Math.min(60, 5 * Math.pow(2, state.attempts)) * 1000;
+			var delay = wait ? wait * 1000 : Math.min(60, 5 * Math.pow(2, state.attempts)) * 1000;
 			state.attempts++;
 			state.timer = setTimeout(function () {
 				state.timer = 0;
@@ -94,7 +119,7 @@
 		if (evt.detail.successful) {
 			recovered(body);
 		} else {
-			failed(body);
+			failed(body, evt.detail.xhr);
 		}
 	});
 	// htmx swaps no error answer, so a button the host's rate limit refused
@@ -117,7 +142,7 @@
 		document.addEventListener(name, function (evt) {
 			var body = slotOf(evt);
 			if (body) {
-				failed(body);
+				failed(body, null);
 			}
 		});
 	});

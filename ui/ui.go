@@ -93,6 +93,11 @@ type Slot struct {
 	Title          string
 	Path           string
 	RefreshSeconds int
+	// Main marks the slot that holds a whole page's content, such as a
+	// plugin's page: the page's heading names it, so that the page has
+	// one heading and not the same one twice; its Title still names it
+	// while it loads or is unavailable.
+	Main bool
 }
 
 // PageData is what a page of the signed-in UI shows.

@@ -132,6 +132,19 @@ func TestSlotsLoadTheirFragmentsWithTheTenant(t *testing.T) {
 	}
 }
 
+// TestMainSlotHasThePageHeading: a page whose one slot is its content
+// (a plugin's page) has one heading, the page's, which names the slot.
+func TestMainSlotHasThePageHeading(t *testing.T) {
+	d := samplePage()
+	d.Slots = []Slot{{Title: d.Title, Path: "/costs/budgets/42", Main: true}}
+	_, page := render(t, func(w http.ResponseWriter) error { return testUI(t, "").Page(w, d) })
+	mustContain(t, page, `<h1 id="page-title">Costs</h1>`, `<section class="card slot slot-main" aria-labelledby="page-title" aria-busy="true">`,
+		`hx-indicator="#slot-1-indicator"`, `id="slot-1-indicator"`, `Costs is unavailable.`)
+	if n := strings.Count(page, "<h1") + strings.Count(page, "<h2"); n != 1 {
+		t.Errorf("the page has %d headings, want the one h1", n)
+	}
+}
+
 func TestTextIsEscaped(t *testing.T) {
 	u := testUI(t, "development")
 	d := samplePage()

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,11 +79,22 @@ func readScope(tab *browsertest.Tab) pageScope {
 	return s
 }
 
+// pageHeadings are the texts of a page's h1 elements and of its other
+// headings, once its slots have loaded.
+type pageHeadings struct {
+	H1     []string `json:"h1"`
+	Others []string `json:"others"`
+}
+
+const headingsScript = `({h1: [...document.querySelectorAll("h1")].map(e => e.textContent.trim()),
+	others: [...document.querySelectorAll("h2, h3, h4")].map(e => e.textContent.trim())})`
+
 // TestTenantScopeInBrowser picks a tenant and walks every page, through
 // the navigation and by typing each address: every page has that tenant
 // picked and every slot loads its fragment for it, the dashboard's
 // freshness card names it and not the other; "All my tenants" then
-// clears the scope for the pages after it.
+// clears the scope for the pages after it. Each page has one h1, which no
+// other heading repeats.
 func TestTenantScopeInBrowser(t *testing.T) {
 	b := browsertest.Start(t)
 	h := startHost(t, hostOpts{pluginsHCL: shellPlugins()})
@@ -102,6 +114,7 @@ func TestTenantScopeInBrowser(t *testing.T) {
 	check := func(how, path string) {
 		t.Helper()
 		tab.WaitVisible(current(path, north))
+		tab.Settle()
 		u, _ := url.Parse(tab.Location())
 		if got := u.Query().Get("tenant_id"); got != north {
 			t.Errorf("%s %s: the address has tenant_id %q", how, path, got)
@@ -117,6 +130,11 @@ func TestTenantScopeInBrowser(t *testing.T) {
 		}
 		if text := tab.Text("main"); strings.Contains(text, "Shell South") {
 			t.Errorf("%s %s: the page shows Shell South", how, path)
+		}
+		var h pageHeadings
+		tab.Eval(headingsScript, &h)
+		if len(h.H1) != 1 || slices.Contains(h.Others, h.H1[0]) {
+			t.Errorf("%s %s: h1 %q, other headings %q; want one h1, not repeated", how, path, h.H1, h.Others)
 		}
 	}
 	paths := navPaths(tab)
@@ -167,7 +185,7 @@ func TestFastPageViewsInBrowser(t *testing.T) {
 		tab.WaitVisible(current(paths[n-1], ""))
 		tab.Settle()
 		var failed []string
-		tab.Eval(`[...document.querySelectorAll(".slot.is-unavailable .slot-title")].map(e => e.textContent)`, &failed)
+		tab.Eval(`[...document.querySelectorAll(".slot.is-unavailable .slot-status")].map(e => e.innerText)`, &failed)
 		if len(failed) > 0 {
 			t.Fatalf("page view %d, %s: unavailable slots %v", i+1, paths[n-1], failed)
 		}

@@ -38,6 +38,7 @@ const partialsPrefix = "/partials/"
 // Mount adds the pages, the host's fragments and the static assets to app.
 func (p *Pages) Mount(app *fiber.App) {
 	app.Get(ui.StaticPrefix+"*", adaptor.HTTPHandler(p.d.UI.Assets()))
+	app.Get(ui.FaviconPath, adaptor.HTTPHandler(p.d.UI.Assets().Favicon()))
 	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/dashboard", http.StatusSeeOther) })
 	app.Get(loginPath, p.loginPage)
 	app.Get(startIdPPath, p.loginPage)
@@ -50,12 +51,20 @@ func (p *Pages) Mount(app *fiber.App) {
 	app.Get("/design-system", p.signedIn(p.designSystem))
 }
 
+// NotFound answers a browser's navigation to an address nothing serves
+// with the error page, for a person to find their way back from.
+func (p *Pages) NotFound(c *fiber.Ctx) error {
+	return render(c, func(w http.ResponseWriter) error {
+		return p.d.UI.Error(w, http.StatusNotFound, "There is no page at this address. It may have moved, or the link may be mistyped.")
+	})
+}
+
 // HostView reports whether a path is one of the host's own pages,
 // fragments or static assets, which a browser's page views load (the
 // host's rate limit gives them a budget of their own).
 func HostView(path string) bool {
 	switch path {
-	case "/", "/dashboard", syncDashboardPath, "/design-system", loginPath, startIdPPath:
+	case "/", "/dashboard", syncDashboardPath, "/design-system", loginPath, startIdPPath, ui.FaviconPath:
 		return true
 	}
 	return strings.HasPrefix(path, partialsPrefix) || strings.HasPrefix(path, ui.StaticPrefix)
@@ -254,7 +263,7 @@ func (p *Pages) PluginPage(c *fiber.Ctx, caller Caller, title string) error {
 		}
 	}
 	return p.show(c, caller, title, func(d *ui.PageData) {
-		d.Slots = []ui.Slot{{Title: title, Path: path}}
+		d.Slots = []ui.Slot{{Title: title, Path: path, Main: true}}
 	})
 }
 

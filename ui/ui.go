@@ -98,6 +98,9 @@ type Slot struct {
 	// one heading and not the same one twice; its Title still names it
 	// while it loads or is unavailable.
 	Main bool
+	// Wide makes the slot span the whole row of the page's grid, for a
+	// table of many columns that a half-width card would squeeze.
+	Wide bool
 }
 
 // PageData is what a page of the signed-in UI shows.

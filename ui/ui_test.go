@@ -132,6 +132,14 @@ func TestSlotsLoadTheirFragmentsWithTheTenant(t *testing.T) {
 	}
 }
 
+// TestWideSlotTakesTheRow: a slot of a wide table spans the grid's row.
+func TestWideSlotTakesTheRow(t *testing.T) {
+	d := samplePage()
+	d.Slots = []Slot{{Title: "Runs", Path: "/runs", Wide: true}, {Title: "Alerts", Path: "/alerts"}}
+	_, page := render(t, func(w http.ResponseWriter) error { return testUI(t, "").Page(w, d) })
+	mustContain(t, page, `<section class="card slot card-wide" aria-labelledby="slot-1-title"`, `<section class="card slot" aria-labelledby="slot-2-title"`)
+}
+
 // TestMainSlotHasThePageHeading: a page whose one slot is its content
 // (a plugin's page) has one heading, the page's, which names the slot.
 func TestMainSlotHasThePageHeading(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/google/uuid"
 
 	"github.com/stewardhq/steward/core/cloudsim/world"
@@ -227,5 +228,63 @@ func TestRateLimitedSlotInBrowser(t *testing.T) {
 	}
 	for _, v := range tab.Axe() {
 		t.Errorf("rate-limited slots: %s", v)
+	}
+}
+
+// overflowingCards names the cards of the page whose content is wider
+// than the card (a table cut off at the card's edge) or whose table has to
+// scroll in its container (.table-wrap), which it may do by design only
+// where the screen is narrow.
+const overflowingCards = `[...document.querySelectorAll("main .card")].filter(c => c.scrollWidth > c.clientWidth + 1 ||
+		[...c.querySelectorAll(".table-wrap")].some(w => w.scrollWidth > w.clientWidth + 1)).
+	map(c => ((c.querySelector("h2, h3") || {}).textContent || c.className).trim() + ": " +
+		[c, ...c.querySelectorAll(".table-wrap")].map(e => e.scrollWidth + " px in " + e.clientWidth).join(", "))`
+
+// widestElements names the elements that reach past the window's right
+// edge outside any container that scrolls or clips them: what makes a page
+// scroll sideways.
+const widestElements = `[...document.querySelectorAll("body *")].filter(e => {
+	if (e.getBoundingClientRect().right <= window.innerWidth + 1) return false;
+	for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+		if (getComputedStyle(a).overflowX !== "visible" && a.getBoundingClientRect().right <= window.innerWidth + 1) return false;
+	}
+	return true;
+}).slice(0, 3).map(e => e.tagName.toLowerCase() + (typeof e.className === "string" && e.className ? "." + e.className : "") + ": " + e.textContent.trim().slice(0, 40))`
+
+// TestPagesFitTheScreenInBrowser opens every page with the demo world's
+// data at 1,400 px, where no card's content may be wider than the card and
+// no table has to scroll in its card, and at 390 px, a phone's width, where
+// no page may scroll sideways (a table scrolls in its own container).
+func TestPagesFitTheScreenInBrowser(t *testing.T) {
+	b := browsertest.Start(t)
+	h := startHost(t, hostOpts{pluginsHCL: shellPlugins() + partnerPlugins(examplePartnerCatalogue(t)), env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true"}})
+	admin := h.login()
+	for _, job := range []string{"resources", "costs", "identity", "compliance", "dmarc", "partner"} {
+		waitStartupSync(t, h, admin, job)
+	}
+	tab := b.NewTab(h.url)
+	signInThroughIdP(t, h, tab, "/dashboard", world.DemoAdmin)
+	paths := navPaths(tab)
+	for _, width := range []int64{1400, 390} {
+		tab.Run("viewport", emulation.SetDeviceMetricsOverride(width, 900, 1, false))
+		for _, path := range paths {
+			tab.Open(path, "main")
+			tab.Settle()
+			if width == 1400 {
+				var clipped []string
+				tab.Eval(overflowingCards, &clipped)
+				for _, c := range clipped {
+					t.Errorf("%s at %d px: the card %s", path, width, c)
+				}
+				continue
+			}
+			var page struct{ Scroll, Inner int }
+			tab.Eval(`({Scroll: document.documentElement.scrollWidth, Inner: window.innerWidth})`, &page)
+			if page.Scroll > page.Inner {
+				var wide []string
+				tab.Eval(widestElements, &wide)
+				t.Errorf("%s at %d px scrolls sideways: %d px wide; for one, %q", path, width, page.Scroll, wide)
+			}
+		}
 	}
 }

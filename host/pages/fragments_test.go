@@ -322,7 +322,7 @@ func TestDashboardSlots(t *testing.T) {
 	host := []ui.Slot{
 		{Title: "Sync status", Path: "/partials/sync-status-card", RefreshSeconds: 30},
 		{Title: "Active sync alerts", Path: "/partials/active-alerts"},
-		{Title: "Data freshness", Path: "/partials/tenant-sync-status?limit=8", RefreshSeconds: 300},
+		{Title: "Data freshness", Path: "/partials/tenant-sync-status?limit=8", RefreshSeconds: 300, Wide: true},
 	}
 	equal := func(name string, got, want []ui.Slot) {
 		t.Helper()
@@ -365,9 +365,9 @@ func TestSyncDashboardBody(t *testing.T) {
 
 	wantSlots := []ui.Slot{
 		{Title: "Sync status", Path: "/partials/sync-status-card", RefreshSeconds: 30},
-		{Title: "Recent sync runs", Path: "/partials/sync-history-table"},
+		{Title: "Recent sync runs", Path: "/partials/sync-history-table", Wide: true},
 		{Title: "Active sync alerts", Path: "/partials/active-alerts"},
-		{Title: "Data freshness", Path: "/partials/tenant-sync-status", RefreshSeconds: 300},
+		{Title: "Data freshness", Path: "/partials/tenant-sync-status", RefreshSeconds: 300, Wide: true},
 	}
 	for _, admin := range []bool{true, false} {
 		_, slots := SyncDashboardBody([]string{"costs"}, admin)

@@ -2,21 +2,47 @@
 // requests, shows a slot's "unavailable, retrying" state when its fragment
 // fails and retries it with backoff (or, refused by the host's rate limit,
 // says so and retries when Retry-After says), says in a live region when
-// the host's rate limit refused the request that fills it, and renders
-// <time class="local-time"> in the viewer's time zone. Pages work without
+// the host's rate limit refused the request that fills it, renders
+// <time class="local-time"> in the viewer's time zone, and gives a card
+// whose table does not fit half the page the whole row. Pages work without
 // it, minus those.
 "use strict";
 (function () {
 	var csrf = document.querySelector('meta[name="csrf-token"]');
 	var timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+	var nbsp = "\u00a0";
 	var retries = new WeakMap();
+
+	// localTime is the date and time in the viewer's locale, which may
+	// break onto two lines only between the date and the time: every other
+	// space is a non-breaking one.
+	function localTime(d) {
+		var parts = timeFormat.formatToParts(d);
+		var firstTime = parts.findIndex(function (p) { return p.type === "hour"; });
+		return parts.map(function (p, i) {
+			var v = p.value.replace(/\s/g, nbsp);
+			return i === firstTime - 1 && p.type === "literal" ? v.replace(/\u00a0$/, " ") : v;
+		}).join("");
+	}
 
 	function localTimes(root) {
 		root.querySelectorAll("time.local-time[datetime]").forEach(function (el) {
 			var d = new Date(el.getAttribute("datetime"));
 			if (!isNaN(d)) {
 				el.title = el.getAttribute("datetime");
-				el.textContent = timeFormat.format(d);
+				el.textContent = localTime(d);
+			}
+		});
+	}
+
+	// widen lets a card of a grid whose table does not fit it take the
+	// whole row, so that a table of many columns is not left scrolling in
+	// half the page's width.
+	function widen(root) {
+		root.querySelectorAll(".table-wrap").forEach(function (wrap) {
+			var card = wrap.closest(".grid > .card");
+			if (card && wrap.scrollWidth > wrap.clientWidth + 1) {
+				card.classList.add("card-wide");
 			}
 		});
 	}
@@ -148,6 +174,8 @@
 	});
 	document.addEventListener("htmx:load", function (evt) {
 		localTimes(evt.detail.elt);
+		widen(evt.detail.elt);
 	});
 	localTimes(document);
+	widen(document);
 })();

@@ -89,6 +89,19 @@ func TestTenantScopeSticks(t *testing.T) {
 	if c := b.cookie(websession.CookieTenant); c != nil {
 		t.Errorf("the session still holds %+v", c)
 	}
+	// A nav link of a page shown before, naming Brand B, is refused with
+	// the error page, and drops Brand B from the session too.
+	b.client.Jar.SetCookies(u, []*http.Cookie{{Name: websession.CookieTenant, Value: f.tenantB.ID, Path: "/"}})
+	if r := b.do(http.MethodGet, "/testplugin?"+scoped, nil); r.status != http.StatusForbidden ||
+		!strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || strings.Contains(string(r.body), "Brand B") {
+		t.Errorf("a plugin's page naming Brand B: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	if c := b.cookie(websession.CookieTenant); c != nil {
+		t.Errorf("the session still holds %+v after the refusal", c)
+	}
+	if r := b.do(http.MethodGet, "/testplugin", nil); r.status != http.StatusOK {
+		t.Errorf("the plugin's page after the refusal: %d Location %q", r.status, r.header.Get("Location"))
+	}
 	// Naming it is still refused, without its name.
 	if r := b.do(http.MethodGet, "/dashboard?"+scoped, nil); r.status != http.StatusForbidden || strings.Contains(string(r.body), "Brand B") {
 		t.Errorf("Brand B named by Alice: %d", r.status)

@@ -164,6 +164,18 @@ func (p *Pages) scope(c *fiber.Ctx, caller Caller, tenants []ui.Tenant) (id, red
 	return saved, "", nil
 }
 
+// RefuseTenant answers a browser's navigation to a plugin's page scoped to
+// a tenant the caller may not see with the error page, and drops that
+// tenant from the browser's session if it is the one kept there (a link
+// of a page shown before the caller lost it), so the next page opens on
+// all the caller's tenants.
+func (p *Pages) RefuseTenant(c *fiber.Ctx, status int) error {
+	if id := c.Query("tenant_id"); id != "" && c.Cookies(websession.CookieTenant) == id {
+		p.keepTenant(c, "")
+	}
+	return p.refuse(c, fiber.NewError(status, protocol.MsgNoTenantAccess))
+}
+
 // keepTenant sets the browser session's tenant, or clears it for "".
 func (p *Pages) keepTenant(c *fiber.Ctx, tenantID string) {
 	setCookies(c, p.d.Sessions.TenantCookie(c.Hostname(), tenantID))

@@ -331,6 +331,9 @@ func (s *Server) rebuildOpenAPI() {
 				op.Security = []map[string][]string{}
 			}
 			op.Responses = s.pluginResponses(&op, r.Method, authenticated)
+			if r.View == protocol.ViewPage {
+				pageRefusal(op.Responses)
+			}
 			// A copy: the route's own operation is shared with the table.
 			op.Extensions = maps.Clone(op.Extensions)
 			if op.Extensions == nil {

@@ -1,7 +1,7 @@
 // Package websession keeps a browser signed in: Steward's own access and
 // refresh tokens in HttpOnly cookies, a CSRF token that every
-// state-changing request carried by those cookies must repeat, and the
-// `next` path a sign-in returns to, and the tenant the pages are scoped to.
+// state-changing request carried by those cookies must repeat, the `next`
+// path a sign-in returns to, and the tenant the pages are scoped to.
 //
 // API clients (a Bearer token or an API key) never meet any of this: their
 // credentials are not sent by a browser on its own, so they need no CSRF
@@ -52,10 +52,10 @@ const DefaultNext = "/dashboard"
 const csrfTTL = 12 * time.Hour
 
 // Cookie is a cookie to set (MaxAge > 0, or 0 for as long as the browser
-// session) or clear (MaxAge < 0), in the
-// form the host's HTTP layer writes. Every one is SameSite=Lax: sent on a
-// top-level navigation to Steward (a link from elsewhere opens the user's
-// dashboard), never on another site's form post, image or script request.
+// session) or clear (MaxAge < 0), in the form the host's HTTP layer
+// writes. Every one is SameSite=Lax: sent on a top-level navigation to
+// Steward (a link from elsewhere opens the user's dashboard), never on
+// another site's form post, image or script request.
 type Cookie struct {
 	Name     string
 	Value    string

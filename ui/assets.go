@@ -35,6 +35,7 @@ var assetFiles = []struct {
 }{
 	{"app.css", "static/app.css", "text/css; charset=utf-8", false},
 	{"app.js", "static/app.js", "text/javascript; charset=utf-8", false},
+	{"favicon.svg", "static/favicon.svg", "image/svg+xml", false},
 	{"htmx.js", "static/vendor/htmx.min.js", "text/javascript; charset=utf-8", true},
 }
 
@@ -145,6 +146,26 @@ func (a *Assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such asset", http.StatusNotFound)
 		return
 	}
+	serve(w, r, as, immutable)
+}
+
+// FaviconPath is where browsers look for a site's icon without being told.
+const FaviconPath = "/favicon.ico"
+
+// faviconCache lets a browser keep the icon at FaviconPath for a day: its
+// name does not change with its content, so it cannot be immutable.
+const faviconCache = "public, max-age=86400"
+
+// Favicon serves the icon at FaviconPath (the SVG the layout links to
+// under its hashed name; browsers go by the media type, not the name).
+func (a *Assets) Favicon() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		serve(w, r, a.byName["favicon.svg"], faviconCache)
+	})
+}
+
+// serve writes an asset in the best encoding the request accepts.
+func serve(w http.ResponseWriter, r *http.Request, as *asset, cacheControl string) {
 	body, encoding, tag := as.identity, "", as.etag+`"`
 	switch {
 	case as.brotli != nil && accepts(r, "br"):
@@ -153,7 +174,7 @@ func (a *Assets) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body, encoding, tag = as.gzip, "gzip", as.etag+`-gz"`
 	}
 	h := w.Header()
-	h.Set("Cache-Control", immutable)
+	h.Set("Cache-Control", cacheControl)
 	h.Set("Content-Type", as.mediaType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Vary", "Accept-Encoding")

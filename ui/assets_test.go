@@ -20,8 +20,9 @@ import (
 func testAssets(t *testing.T, css string, withHTMX bool) *Assets {
 	t.Helper()
 	fsys := fstest.MapFS{
-		"static/app.css": {Data: []byte(css)},
-		"static/app.js":  {Data: []byte("console.log(1)\n")},
+		"static/app.css":     {Data: []byte(css)},
+		"static/app.js":      {Data: []byte("console.log(1)\n")},
+		"static/favicon.svg": {Data: []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`)},
 	}
 	if withHTMX {
 		fsys["static/vendor/htmx.min.js"] = &fstest.MapFile{Data: []byte(strings.Repeat("var htmx = {};\n", 100))}
@@ -59,6 +60,23 @@ func TestAssetNamesDeriveFromContent(t *testing.T) {
 	}
 	if _, ok := a.URL("nope.css"); ok {
 		t.Error("an unknown asset has a URL")
+	}
+}
+
+func TestFavicon(t *testing.T) {
+	a := testAssets(t, "x", false)
+	u, ok := a.URL("favicon.svg")
+	if !ok {
+		t.Fatal("the favicon has no URL")
+	}
+	for path, h := range map[string]http.Handler{u: a, FaviconPath: a.Favicon()} {
+		w := get(h, path)
+		if w.Code != http.StatusOK || w.Header().Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(w.Body.String(), "<svg") {
+			t.Errorf("%s: %d %s %q", path, w.Code, w.Header().Get("Content-Type"), w.Body.String())
+		}
+	}
+	if cc := get(a.Favicon(), FaviconPath).Header().Get("Cache-Control"); strings.Contains(cc, "immutable") {
+		t.Errorf("%s, whose name never changes, is %s", FaviconPath, cc)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 // designSystem is the design-system page's content: sdk/ui's components
 // rendered from fixed sample data.
 type designSystem struct {
-	Badges, Stats, Cards, Table, EmptyTable, Gauges, Bars, Line, Empty, Error, Unavailable, Loading template.HTML
+	Badges, Stats, Cards, Table, EmptyTable, Gauges, Bars, Line, FirstDay, Empty, Error, Unavailable, Loading template.HTML
 }
 
 // healths are the states each component is shown in.
@@ -55,6 +55,7 @@ func sampleDesign() designSystem {
 		{Name: "Actual", Values: []float64{410, 432, 398, 455, 470, 380, 362, 448, 466}},
 		{Name: "Forecast", Values: []float64{466, 472, 478, 484, 490}, Offset: 8, Forecast: true},
 	}, &kit.Band{Name: "Forecast range", Low: []float64{466, 440, 430, 420, 410}, High: []float64{466, 505, 526, 548, 570}, Offset: 8})
+	d.FirstDay = kit.LineChart("Daily cost (EUR)", labels[:1], []kit.Series{{Name: "Actual", Values: []float64{410}}}, nil)
 	d.Empty = kit.Empty("No budgets are set for this tenant.")
 	d.Error = kit.ErrorState("Costs could not be loaded.")
 	d.Unavailable = kit.Unavailable("Costs is unavailable.")

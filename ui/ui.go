@@ -93,6 +93,14 @@ type Slot struct {
 	Title          string
 	Path           string
 	RefreshSeconds int
+	// Main marks the slot that holds a whole page's content, such as a
+	// plugin's page: the page's heading names it, so that the page has
+	// one heading and not the same one twice; its Title still names it
+	// while it loads or is unavailable.
+	Main bool
+	// Wide makes the slot span the whole row of the page's grid, for a
+	// table of many columns that a half-width card would squeeze.
+	Wide bool
 }
 
 // PageData is what a page of the signed-in UI shows.
@@ -229,8 +237,11 @@ type layout struct {
 	Design      designSystem
 }
 
+// navLink is a nav entry as the layout links it: Href carries the
+// selected tenant, so the next page opens scoped as this one is.
 type navLink struct {
 	NavEntry
+	Href   string
 	Active bool
 }
 
@@ -293,7 +304,7 @@ func (u *UI) pageView(d PageData) (layout, error) {
 		}
 	}
 	for i, e := range nav {
-		v.Nav = append(v.Nav, navLink{e, i == active})
+		v.Nav = append(v.Nav, navLink{NavEntry: e, Href: withTenant(e.Path, d.TenantID), Active: i == active})
 	}
 	for i, s := range d.Slots {
 		if !localPath(s.Path) {

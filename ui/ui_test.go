@@ -92,12 +92,14 @@ func TestNavIsOrderedAndMarksTheActiveEntry(t *testing.T) {
 	for _, m := range nav {
 		got = append(got, m[1]+m[2])
 	}
-	want := []string{"/", "/costs", `/costs/budgets aria-current="page"`, "/acme/evidence"}
+	// Each link carries the selected tenant, so the next page opens
+	// scoped as this one.
+	want := []string{"/?tenant_id=t&#43;2", "/costs?tenant_id=t&#43;2", `/costs/budgets?tenant_id=t&#43;2 aria-current="page"`, "/acme/evidence?tenant_id=t&#43;2"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("nav = %q, want %q", got, want)
 	}
 	d := samplePage()
-	d.Path = "/"
+	d.TenantID, d.Path = "", "/"
 	_, page = render(t, func(w http.ResponseWriter) error { return testUI(t, "").Page(w, d) })
 	if !strings.Contains(page, `<a href="/" aria-current="page">`) || strings.Count(page, "aria-current") != 1 {
 		t.Error("on / only the dashboard entry should be current")
@@ -127,6 +129,27 @@ func TestSlotsLoadTheirFragmentsWithTheTenant(t *testing.T) {
 		if err := testUI(t, "").Page(httptest.NewRecorder(), d); err == nil {
 			t.Errorf("a slot at %q was accepted", bad)
 		}
+	}
+}
+
+// TestWideSlotTakesTheRow: a slot of a wide table spans the grid's row.
+func TestWideSlotTakesTheRow(t *testing.T) {
+	d := samplePage()
+	d.Slots = []Slot{{Title: "Runs", Path: "/runs", Wide: true}, {Title: "Alerts", Path: "/alerts"}}
+	_, page := render(t, func(w http.ResponseWriter) error { return testUI(t, "").Page(w, d) })
+	mustContain(t, page, `<section class="card slot card-wide" aria-labelledby="slot-1-title"`, `<section class="card slot" aria-labelledby="slot-2-title"`)
+}
+
+// TestMainSlotHasThePageHeading: a page whose one slot is its content
+// (a plugin's page) has one heading, the page's, which names the slot.
+func TestMainSlotHasThePageHeading(t *testing.T) {
+	d := samplePage()
+	d.Slots = []Slot{{Title: d.Title, Path: "/costs/budgets/42", Main: true}}
+	_, page := render(t, func(w http.ResponseWriter) error { return testUI(t, "").Page(w, d) })
+	mustContain(t, page, `<h1 id="page-title">Costs</h1>`, `<section class="card slot slot-main" aria-labelledby="page-title" aria-busy="true">`,
+		`hx-indicator="#slot-1-indicator"`, `id="slot-1-indicator"`, `Costs is unavailable.`)
+	if n := strings.Count(page, "<h1") + strings.Count(page, "<h2"); n != 1 {
+		t.Errorf("the page has %d headings, want the one h1", n)
 	}
 }
 

@@ -54,8 +54,11 @@ type Config struct {
 	// CostlyRateLimitPerMinute is the budget of routes that do expensive
 	// work on demand (sdk.RateCostly), drawn on as well as the default one.
 	CostlyRateLimitPerMinute int
-	AccessTokenTTL           time.Duration
-	RefreshTokenTTL          time.Duration
+	// UIRateLimitPerMinute is the budget of a browser's pages, fragments
+	// and assets, apart from the default one.
+	UIRateLimitPerMinute int
+	AccessTokenTTL       time.Duration
+	RefreshTokenTTL      time.Duration
 	// AuditRetention is how long audit entries are kept; 0 keeps them forever.
 	AuditRetention time.Duration
 	// MaxBodyBytes bounds request bodies.
@@ -208,6 +211,7 @@ func Load(getenv func(string) string) (Config, error) {
 		{"STEWARD_RATE_LIMIT_PER_MINUTE", 100, &c.RateLimitPerMinute, 1},
 		{"STEWARD_AUTH_RATE_LIMIT_PER_MINUTE", 10, &c.AuthRateLimitPerMinute, 1},
 		{"STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE", 10, &c.CostlyRateLimitPerMinute, 1},
+		{"STEWARD_UI_RATE_LIMIT_PER_MINUTE", 600, &c.UIRateLimitPerMinute, 1},
 		{"STEWARD_MAX_BODY_BYTES", 8 << 20, &c.MaxBodyBytes, 1024},
 	}
 	for _, it := range ints {

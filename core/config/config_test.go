@@ -61,6 +61,16 @@ func TestCostlyRateLimit(t *testing.T) {
 	}
 }
 
+func TestUIRateLimit(t *testing.T) {
+	if c, err := Load(env(nil)); err != nil || c.UIRateLimitPerMinute != 600 {
+		t.Fatalf("default UI budget %d, %v; want 600", c.UIRateLimitPerMinute, err)
+	}
+	c, err := Load(env(map[string]string{"STEWARD_UI_RATE_LIMIT_PER_MINUTE": "5"}))
+	if err != nil || c.UIRateLimitPerMinute != 5 || c.RateLimitPerMinute != 100 {
+		t.Fatalf("UI %d, default %d, %v; want 5 and 100", c.UIRateLimitPerMinute, c.RateLimitPerMinute, err)
+	}
+}
+
 func TestRefusals(t *testing.T) {
 	secret := strings.Repeat("k", 32)
 	cases := []struct {
@@ -74,6 +84,7 @@ func TestRefusals(t *testing.T) {
 		{"bad env", map[string]string{"STEWARD_ENV": "prod"}, "STEWARD_ENV must be"},
 		{"bad cloud", map[string]string{"STEWARD_CLOUD": "aws"}, "STEWARD_CLOUD must be"},
 		{"bad rate", map[string]string{"STEWARD_RATE_LIMIT_PER_MINUTE": "0"}, "STEWARD_RATE_LIMIT_PER_MINUTE"},
+		{"zero UI rate", map[string]string{"STEWARD_UI_RATE_LIMIT_PER_MINUTE": "0"}, "STEWARD_UI_RATE_LIMIT_PER_MINUTE must be an integer of at least 1"},
 		{"zero costly rate", map[string]string{"STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE": "0"}, "STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE must be an integer of at least 1"},
 		{"costly rate not a number", map[string]string{"STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE": "ten"}, "STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE"},
 		{"bad ttl", map[string]string{"STEWARD_ACCESS_TOKEN_TTL": "soon"}, "STEWARD_ACCESS_TOKEN_TTL"},

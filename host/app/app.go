@@ -133,7 +133,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	h.cache = c
 	h.Registry.MustRegister(cacheCollector{c})
 	if h.limiter, err = ratelimit.New(ratelimit.Config{Redis: rc, Prefix: cfg.RedisPrefix + ":ratelimit", DefaultPerMinute: cfg.RateLimitPerMinute, AuthPerMinute: cfg.AuthRateLimitPerMinute,
-		CostlyPerMinute: cfg.CostlyRateLimitPerMinute}); err != nil {
+		CostlyPerMinute: cfg.CostlyRateLimitPerMinute, UIPerMinute: cfg.UIRateLimitPerMinute}); err != nil {
 		return nil, fmt.Errorf("rate limiter: %w", err)
 	}
 	secret, _, err := auth.SelectSecret(cfg.Env, cfg.JWTSecret, cfg.DataDir)

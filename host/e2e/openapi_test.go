@@ -28,7 +28,7 @@ import (
 func init() {
 	// Content types the host answers that openapi3filter has no decoder
 	// for by default.
-	for _, text := range []string{"text/html", "text/css", "text/javascript"} {
+	for _, text := range []string{"text/html", "text/css", "text/javascript", "image/svg+xml"} {
 		openapi3filter.RegisterBodyDecoder(text, openapi3filter.PlainBodyDecoder)
 	}
 	openapi3filter.RegisterBodyDecoder("application/openapi+json", openapi3filter.JSONBodyDecoder)
@@ -86,8 +86,14 @@ func (h *host) conform(req *http.Request, status int, header http.Header, body [
 	}
 	route, params, err := router.FindRoute(req)
 	if err != nil {
-		// No operation: the host's catch-all answers a problem document.
-		if (status != http.StatusNotFound && status != http.StatusMethodNotAllowed) || header.Get("Content-Type") != "application/problem+json" {
+		// No operation: the host's catch-all answers a problem document,
+		// or a browser opening a page outside the API the error page.
+		want := "application/problem+json"
+		if status == http.StatusNotFound && req.Method == http.MethodGet && req.Header.Get("HX-Request") == "" &&
+			strings.Contains(req.Header.Get("Accept"), "text/html") && !strings.HasPrefix(req.URL.Path, "/api/") {
+			want = "text/html; charset=utf-8"
+		}
+		if (status != http.StatusNotFound && status != http.StatusMethodNotAllowed) || header.Get("Content-Type") != want {
 			h.t.Errorf("%s %s: %d %s for a route the OpenAPI document does not declare (%v)", req.Method, req.URL.Path, status, header.Get("Content-Type"), err)
 		}
 		return

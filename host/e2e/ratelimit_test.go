@@ -147,8 +147,8 @@ func TestBrowserSignInOnTheSignInBudget(t *testing.T) {
 		return m[1]
 	}
 	page := b.do(http.MethodGet, "/login", nil)
-	if page.header.Get("X-Ratelimit-Limit") != "100" {
-		t.Errorf("the sign-in page on a budget of %s, want the general 100", page.header.Get("X-Ratelimit-Limit"))
+	if page.header.Get("X-Ratelimit-Limit") != "600" {
+		t.Errorf("the sign-in page on a budget of %s, want the page views' 600", page.header.Get("X-Ratelimit-Limit"))
 	}
 	csrf := token(page)
 	attempts := []func() response{

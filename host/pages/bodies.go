@@ -32,12 +32,12 @@ const (
 var (
 	syncStatusSlot  = ui.Slot{Title: "Sync status", Path: SyncStatusCardPath, RefreshSeconds: SyncStatusRefreshSeconds}
 	activeAlertSlot = ui.Slot{Title: "Active sync alerts", Path: ActiveAlertsPath}
-	tenantSyncSlot  = ui.Slot{Title: "Data freshness", Path: TenantSyncStatusPath, RefreshSeconds: tenantSyncRefreshSeconds}
+	tenantSyncSlot  = ui.Slot{Title: "Data freshness", Path: TenantSyncStatusPath, RefreshSeconds: tenantSyncRefreshSeconds, Wide: true}
 	// The dashboard's shows the tenants that need attention first, and a
 	// few of them: with a hundred tenants, the full table is the Sync
 	// page's.
-	dashboardTenantSyncSlot = ui.Slot{Title: "Data freshness", Path: TenantSyncStatusPath + "?limit=" + strconv.Itoa(dashboardTenantRows), RefreshSeconds: tenantSyncRefreshSeconds}
-	syncHistorySlot         = ui.Slot{Title: "Recent sync runs", Path: SyncHistoryTablePath}
+	dashboardTenantSyncSlot = ui.Slot{Title: "Data freshness", Path: TenantSyncStatusPath + "?limit=" + strconv.Itoa(dashboardTenantRows), RefreshSeconds: tenantSyncRefreshSeconds, Wide: true}
+	syncHistorySlot         = ui.Slot{Title: "Recent sync runs", Path: SyncHistoryTablePath, Wide: true}
 )
 
 // DashboardSlots are the dashboard's slots: the host's fragments, then the

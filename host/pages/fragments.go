@@ -95,8 +95,10 @@ func SyncStatusCard(st jobs.StatusResponse, now time.Time) template.HTML {
 }
 
 // SyncHistoryTable is the latest runs, newest first, as the viewer may see
-// them (HistoryResponse.Redacted for a standard user).
-func SyncHistoryTable(h jobs.HistoryResponse) template.HTML {
+// them (HistoryResponse.Redacted for a standard user). names tells how to
+// call the users who triggered runs (tenancy.Store.UserNames); an actor
+// without one is shown by its id.
+func SyncHistoryTable(h jobs.HistoryResponse, names map[string]string) template.HTML {
 	if len(h.Logs) == 0 {
 		return sdkui.Empty("No sync has run yet.")
 	}
@@ -110,7 +112,7 @@ func SyncHistoryTable(h jobs.HistoryResponse) template.HTML {
 		if r.Trigger == jobs.TriggerManual {
 			trigger = "Manual"
 			if r.TriggeredBy != nil && *r.TriggeredBy != "" {
-				trigger = "Manual, by " + *r.TriggeredBy
+				trigger = "Manual, by " + cmp.Or(names[*r.TriggeredBy], *r.TriggeredBy)
 			}
 		}
 		started := lines(muted("queued"), sdkui.Time(r.QueuedAt))

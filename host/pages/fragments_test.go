@@ -100,9 +100,9 @@ func everyOutput() map[string]template.HTML {
 		"status card":              SyncStatusCard(status, t0),
 		"status card, redacted":    SyncStatusCard(status.Redacted(), t0),
 		"status card, empty":       SyncStatusCard(jobs.StatusResponse{}, t0),
-		"history":                  SyncHistoryTable(history),
-		"history, redacted":        SyncHistoryTable(history.Redacted()),
-		"history, empty":           SyncHistoryTable(jobs.HistoryResponse{}),
+		"history":                  SyncHistoryTable(history, nil),
+		"history, redacted":        SyncHistoryTable(history.Redacted(), nil),
+		"history, empty":           SyncHistoryTable(jobs.HistoryResponse{}, nil),
 		"tenant sync status":       TenantSyncStatus(sampleTenants(), thresholds, t0, 0),
 		"tenant sync status, none": TenantSyncStatus(nil, nil, t0, 0),
 		"alerts, admin":            ActiveAlerts(alerts, true),
@@ -138,11 +138,23 @@ func TestOutputsHaveNoInlineStyleOrScript(t *testing.T) {
 func TestJobAndAlertTextIsEscaped(t *testing.T) {
 	const escaped = "&lt;script&gt;alert(1)&lt;/script&gt;"
 	contains(t, "status card", SyncStatusCard(sampleStatus(), t0), "subscription sub-contoso-prod: "+escaped, escaped+" · never")
-	contains(t, "history", SyncHistoryTable(sampleHistory()), "subscription sub-contoso-prod: "+escaped, "Manual, by admin@contoso.example "+escaped,
+	contains(t, "history", SyncHistoryTable(sampleHistory(), nil), "subscription sub-contoso-prod: "+escaped, "Manual, by admin@contoso.example "+escaped,
 		"3 of 10 · tenant Fabrikam "+escaped)
 	contains(t, "alerts", ActiveAlerts(sampleAlerts(), true), "Cost sync failed for Contoso "+escaped, "subscription sub-contoso-prod: "+escaped,
 		`for Contoso `+escaped)
 	contains(t, "tenant sync status", TenantSyncStatus(sampleTenants(), nil, t0, 0), "Contoso "+escaped)
+}
+
+// TestHistoryNamesWhoTriggered: a run is shown with the name of the user
+// who asked for it, not the user's id; an actor without a name keeps its id.
+func TestHistoryNamesWhoTriggered(t *testing.T) {
+	h := sampleHistory()
+	id := "0b9e6a52-3f7c-4d1e-9c55-8f1a2b3c4d5e"
+	h.Logs[0].TriggeredBy = &id
+	named := SyncHistoryTable(h, map[string]string{id: "Ada Lovelace " + evil})
+	contains(t, "history", named, "Manual, by Ada Lovelace &lt;script&gt;")
+	lacks(t, "history", named, id)
+	contains(t, "history without the name", SyncHistoryTable(h, map[string]string{"someone-else": "Grace"}), "Manual, by "+id)
 }
 
 func TestStandardUsersSeeRedactedText(t *testing.T) {
@@ -151,7 +163,7 @@ func TestStandardUsersSeeRedactedText(t *testing.T) {
 	contains(t, "redacted status card", status, jobs.RedactedText)
 	lacks(t, "redacted status card", status, secret)
 
-	history := SyncHistoryTable(sampleHistory().Redacted())
+	history := SyncHistoryTable(sampleHistory().Redacted(), nil)
 	contains(t, "redacted history", history, jobs.RedactedText, "Manual<")
 	lacks(t, "redacted history", history, secret, "admin@contoso.example", "Fabrikam")
 
@@ -192,11 +204,11 @@ func TestResolveFormsOnlyForAdmins(t *testing.T) {
 
 func TestHistoryEmptyState(t *testing.T) {
 	for _, h := range []jobs.HistoryResponse{{}, {Logs: []jobs.Run{}}} {
-		out := SyncHistoryTable(h)
+		out := SyncHistoryTable(h, nil)
 		contains(t, "empty history", out, `class="empty"`, "No sync has run yet.")
 		lacks(t, "empty history", out, "<table")
 	}
-	out := SyncHistoryTable(sampleHistory())
+	out := SyncHistoryTable(sampleHistory(), nil)
 	if n := strings.Count(string(out), "<tr><td>"); n != 3 {
 		t.Errorf("history has %d body rows, want 3:\n%s", n, out)
 	}
@@ -209,7 +221,7 @@ func TestRunHealthColours(t *testing.T) {
 		`class="badge health-critical">Failed<`, `class="badge health-unknown">Running<`, `class="badge health-ok">Completed<`,
 		`class="badge health-unknown">Never ran<`, `class="stat health-critical"`, "1 running, 2 queued", "1,204 records in 2 min 0 s",
 		"Manual only", `<time class="local-time" datetime="2026-06-13T09:00:00Z">`, `Updated <time class="local-time" datetime="2026-06-13T08:00:00Z">`)
-	history := SyncHistoryTable(sampleHistory())
+	history := SyncHistoryTable(sampleHistory(), nil)
 	contains(t, "history", history, `class="badge health-critical">Failed<`, `class="badge health-unknown">Running<`, `class="badge health-unknown">Queued<`)
 
 	healthy := sampleStatus()
@@ -310,7 +322,7 @@ func TestDashboardSlots(t *testing.T) {
 	host := []ui.Slot{
 		{Title: "Sync status", Path: "/partials/sync-status-card", RefreshSeconds: 30},
 		{Title: "Active sync alerts", Path: "/partials/active-alerts"},
-		{Title: "Data freshness", Path: "/partials/tenant-sync-status?limit=8", RefreshSeconds: 300},
+		{Title: "Data freshness", Path: "/partials/tenant-sync-status?limit=8", RefreshSeconds: 300, Wide: true},
 	}
 	equal := func(name string, got, want []ui.Slot) {
 		t.Helper()
@@ -353,9 +365,9 @@ func TestSyncDashboardBody(t *testing.T) {
 
 	wantSlots := []ui.Slot{
 		{Title: "Sync status", Path: "/partials/sync-status-card", RefreshSeconds: 30},
-		{Title: "Recent sync runs", Path: "/partials/sync-history-table"},
+		{Title: "Recent sync runs", Path: "/partials/sync-history-table", Wide: true},
 		{Title: "Active sync alerts", Path: "/partials/active-alerts"},
-		{Title: "Data freshness", Path: "/partials/tenant-sync-status", RefreshSeconds: 300},
+		{Title: "Data freshness", Path: "/partials/tenant-sync-status", RefreshSeconds: 300, Wide: true},
 	}
 	for _, admin := range []bool{true, false} {
 		_, slots := SyncDashboardBody([]string{"costs"}, admin)

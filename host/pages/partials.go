@@ -4,6 +4,7 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -56,9 +57,24 @@ func (p *Pages) syncHistoryTable(c *fiber.Ctx, caller Caller) error {
 		return err
 	}
 	if !caller.Admin {
-		h = h.Redacted()
+		return writeFragment(c, http.StatusOK, SyncHistoryTable(h.Redacted(), nil))
 	}
-	return writeFragment(c, http.StatusOK, SyncHistoryTable(h))
+	names, err := p.d.Tenancy.UserNames(c.UserContext(), triggeredBy(h))
+	if err != nil {
+		return err
+	}
+	return writeFragment(c, http.StatusOK, SyncHistoryTable(h, names))
+}
+
+// triggeredBy are the actors who asked for the runs, each once.
+func triggeredBy(h jobs.HistoryResponse) []string {
+	var ids []string
+	for _, r := range h.Logs {
+		if r.TriggeredBy != nil && *r.TriggeredBy != "" && !slices.Contains(ids, *r.TriggeredBy) {
+			ids = append(ids, *r.TriggeredBy)
+		}
+	}
+	return ids
 }
 
 // tenantSyncStatus reports how fresh each domain of the caller's tenants

@@ -4,10 +4,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
+	"github.com/stewardhq/steward/host/websession"
 	"github.com/stewardhq/steward/sdk/protocol"
 	"github.com/stewardhq/steward/ui"
 )
@@ -30,9 +32,13 @@ const (
 	logoutPath   = "/auth/logout"
 )
 
+// partialsPrefix is where the host's fragments are.
+const partialsPrefix = "/partials/"
+
 // Mount adds the pages, the host's fragments and the static assets to app.
 func (p *Pages) Mount(app *fiber.App) {
 	app.Get(ui.StaticPrefix+"*", adaptor.HTTPHandler(p.d.UI.Assets()))
+	app.Get(ui.FaviconPath, adaptor.HTTPHandler(p.d.UI.Assets().Favicon()))
 	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/dashboard", http.StatusSeeOther) })
 	app.Get(loginPath, p.loginPage)
 	app.Get(startIdPPath, p.loginPage)
@@ -43,6 +49,25 @@ func (p *Pages) Mount(app *fiber.App) {
 	app.Get("/dashboard", p.signedIn(p.dashboard))
 	app.Get(syncDashboardPath, p.signedIn(p.syncDashboard))
 	app.Get("/design-system", p.signedIn(p.designSystem))
+}
+
+// NotFound answers a browser's navigation to an address nothing serves
+// with the error page, for a person to find their way back from.
+func (p *Pages) NotFound(c *fiber.Ctx) error {
+	return render(c, func(w http.ResponseWriter) error {
+		return p.d.UI.Error(w, http.StatusNotFound, "There is no page at this address. It may have moved, or the link may be mistyped.")
+	})
+}
+
+// HostView reports whether a path is one of the host's own pages,
+// fragments or static assets, which a browser's page views load (the
+// host's rate limit gives them a budget of their own).
+func HostView(path string) bool {
+	switch path {
+	case "/", "/dashboard", syncDashboardPath, "/design-system", loginPath, startIdPPath, ui.FaviconPath:
+		return true
+	}
+	return strings.HasPrefix(path, partialsPrefix) || strings.HasPrefix(path, ui.StaticPrefix)
 }
 
 // signedIn runs h for a caller with credentials; others are sent to sign
@@ -58,50 +83,133 @@ func (p *Pages) signedIn(h func(*fiber.Ctx, Caller) error) fiber.Handler {
 }
 
 // page prepares a page's layout for the caller: who they are, the tenants
-// they may pick, the selected one, the navigation and the CSRF token. A
-// tenant_id the caller may not see is refused with 403, its name never
-// shown.
-func (p *Pages) page(c *fiber.Ctx, caller Caller, title string) (ui.PageData, error) {
-	d := ui.PageData{Title: title, Path: c.Path(), User: ui.User{Name: caller.Name, Email: caller.Email, Admin: caller.Admin},
+// they may pick, the selected one (see scope), the navigation and the CSRF
+// token. A tenant_id the caller may not see is refused with 403, its name
+// never shown. redirect is set, and d is empty, when the browser is to be
+// sent to the page's address with its session's tenant instead.
+func (p *Pages) page(c *fiber.Ctx, caller Caller, title string) (d ui.PageData, redirect string, err error) {
+	d = ui.PageData{Title: title, Path: c.Path(), User: ui.User{Name: caller.Name, Email: caller.Email, Admin: caller.Admin},
 		CSRFToken: p.csrfToken(c, caller)}
 	var ids []string
 	if !caller.Admin {
 		ids = caller.TenantIDs
 	}
+	var brands map[string]string
 	if caller.Admin || len(ids) > 0 {
 		tenants, err := p.d.Tenancy.Tenants(c.UserContext(), ids, false)
 		if err != nil {
-			return d, err
+			return d, "", err
 		}
+		brands = make(map[string]string, len(tenants))
 		for _, t := range tenants {
 			d.Tenants = append(d.Tenants, ui.Tenant{ID: t.ID, Name: t.Name})
-			if t.ID == c.Query("tenant_id") {
-				d.BrandColor = t.BrandColor
-			}
+			brands[t.ID] = t.BrandColor
 		}
 	}
-	if id := c.Query("tenant_id"); id != "" {
-		// The picker's tenants are those the caller may see.
-		if !slices.ContainsFunc(d.Tenants, func(t ui.Tenant) bool { return t.ID == id }) {
-			return d, fiber.NewError(http.StatusForbidden, protocol.MsgNoTenantAccess)
-		}
-		d.TenantID = id
+	id, redirect, err := p.scope(c, caller, d.Tenants)
+	if err != nil || redirect != "" {
+		return ui.PageData{}, redirect, err
 	}
+	d.TenantID, d.BrandColor = id, brands[id]
 	d.Nav = append(d.Nav, hostNav...)
 	for _, n := range p.d.Plugins.Views().Nav {
 		d.Nav = append(d.Nav, ui.NavEntry{Label: n.Label, Path: n.Path, Order: n.Order})
 	}
 	slices.SortStableFunc(d.Nav, func(a, b ui.NavEntry) int { return a.Order - b.Order })
-	return d, nil
+	return d, "", nil
+}
+
+// scope is the tenant a page shows, "" for all the caller's. A tenant_id
+// in the query is an explicit choice (the picker's, or a link's), which a
+// browser's session keeps: an empty one, "All my tenants", clears it. A
+// page asked for without one shows the session's tenant, as long as the
+// caller may still see it (a tenant it was removed from is dropped, not
+// refused). A browser's navigation is then sent (303) to the same address
+// with that tenant_id, rather than rendered with it: the address bar names
+// the scope in force, so a bookmark or a link copied to a colleague opens
+// the same view, and the page's own links, forms and htmx requests, which
+// read the page's query, see the same tenant as its slots. Only a session
+// cookie has a scope: an API client's page never depends on one.
+func (p *Pages) scope(c *fiber.Ctx, caller Caller, tenants []ui.Tenant) (id, redirect string, err error) {
+	visible := func(id string) bool {
+		return slices.ContainsFunc(tenants, func(t ui.Tenant) bool { return t.ID == id })
+	}
+	saved := ""
+	if caller.ViaCookie {
+		saved = c.Cookies(websession.CookieTenant)
+	}
+	if c.Context().QueryArgs().Has("tenant_id") {
+		id = c.Query("tenant_id")
+		if id != "" && !visible(id) {
+			if saved == id {
+				p.keepTenant(c, "")
+			}
+			return "", "", fiber.NewError(http.StatusForbidden, protocol.MsgNoTenantAccess)
+		}
+		if caller.ViaCookie && saved != id {
+			p.keepTenant(c, id)
+		}
+		return id, "", nil
+	}
+	if saved == "" {
+		return "", "", nil
+	}
+	if !visible(saved) {
+		p.keepTenant(c, "")
+		return "", "", nil
+	}
+	if WantsPage(c) && c.Method() == http.MethodGet {
+		return "", withTenantQuery(c.OriginalURL(), saved), nil
+	}
+	return saved, "", nil
+}
+
+// RefuseTenant answers a browser's navigation to a plugin's page scoped to
+// a tenant the caller may not see with the error page, and drops that
+// tenant from the browser's session if it is the one kept there (a link
+// of a page shown before the caller lost it), so the next page opens on
+// all the caller's tenants.
+func (p *Pages) RefuseTenant(c *fiber.Ctx, status int) error {
+	if id := c.Query("tenant_id"); id != "" && c.Cookies(websession.CookieTenant) == id {
+		p.keepTenant(c, "")
+	}
+	return p.refuse(c, fiber.NewError(status, protocol.MsgNoTenantAccess))
+}
+
+// keepTenant sets the browser session's tenant, or clears it for "".
+func (p *Pages) keepTenant(c *fiber.Ctx, tenantID string) {
+	setCookies(c, p.d.Sessions.TenantCookie(c.Hostname(), tenantID))
+}
+
+// withTenantQuery adds tenant_id to a request URI that has none.
+func withTenantQuery(uri, tenantID string) string {
+	sep := "?"
+	if strings.Contains(uri, "?") {
+		sep = "&"
+	}
+	return uri + sep + "tenant_id=" + url.QueryEscape(tenantID)
+}
+
+// prepare is page for a handler: done is set once a refusal or a
+// redirect to the session's tenant has been answered.
+func (p *Pages) prepare(c *fiber.Ctx, caller Caller, title string) (d ui.PageData, done bool, err error) {
+	d, redirect, err := p.page(c, caller, title)
+	if fe, ok := err.(*fiber.Error); ok {
+		return d, true, p.refuse(c, fe)
+	}
+	if err != nil {
+		return d, true, err
+	}
+	if redirect != "" {
+		return d, true, c.Redirect(redirect, http.StatusSeeOther)
+	}
+	return d, false, nil
 }
 
 // show renders a page, answering a refused tenant with the error page.
 func (p *Pages) show(c *fiber.Ctx, caller Caller, title string, fill func(*ui.PageData)) error {
-	d, err := p.page(c, caller, title)
-	if fe, ok := err.(*fiber.Error); ok {
-		return p.refuse(c, fe)
-	}
-	if err != nil {
+	d, done, err := p.prepare(c, caller, title)
+	if done {
 		return err
 	}
 	fill(&d)
@@ -146,11 +254,8 @@ func (p *Pages) refuse(c *fiber.Ctx, fe *fiber.Error) error {
 }
 
 func (p *Pages) designSystem(c *fiber.Ctx, caller Caller) error {
-	d, err := p.page(c, caller, "Design system")
-	if fe, ok := err.(*fiber.Error); ok {
-		return p.refuse(c, fe)
-	}
-	if err != nil {
+	d, done, err := p.prepare(c, caller, "Design system")
+	if done {
 		return err
 	}
 	return render(c, func(w http.ResponseWriter) error { return p.d.UI.DesignSystem(w, d) })
@@ -170,7 +275,7 @@ func (p *Pages) PluginPage(c *fiber.Ctx, caller Caller, title string) error {
 		}
 	}
 	return p.show(c, caller, title, func(d *ui.PageData) {
-		d.Slots = []ui.Slot{{Title: title, Path: path}}
+		d.Slots = []ui.Slot{{Title: title, Path: path, Main: true}}
 	})
 }
 

@@ -1,7 +1,8 @@
 // Package ratelimit enforces Steward's request budgets: a fixed window of
 // requests per client for ordinary routes, a smaller one for authentication
-// routes, another small one for costly routes on top of the ordinary one,
-// and a cap on concurrently running sync requests.
+// routes, another small one for costly routes on top of the ordinary one, a
+// larger one of its own for a browser's pages and fragments, and a cap on
+// concurrently running sync requests.
 //
 // Budgets are counted in process memory by default. Given a Redis client
 // they are counted in Redis instead, so that every host replica draws on
@@ -37,6 +38,12 @@ const (
 	// than replacing it: a costly request is ordinary traffic too, and a
 	// separate allowance would let a client add the two together.
 	Costly
+	// UI is the budget of a browser's pages, their fragments and assets.
+	// One page view loads several fragments at once, so a person moving
+	// quickly through the pages would spend the Default budget in a few
+	// seconds and then find their API calls refused too; the pages get an
+	// allowance of their own, larger, and API calls keep theirs.
+	UI
 )
 
 // String returns the name used for the class in store keys and logs.
@@ -48,6 +55,8 @@ func (c Class) String() string {
 		return "auth"
 	case Costly:
 		return "costly"
+	case UI:
+		return "ui"
 	default:
 		return fmt.Sprintf("class(%d)", uint8(c))
 	}
@@ -63,9 +72,13 @@ const (
 	// at once, but it is one count for every replica, where each replica's
 	// plugin used to grant its own.
 	DefaultCostlyPerMinute = 10
-	DefaultPrefix          = "steward:ratelimit"
-	DefaultWindow          = time.Minute
-	DefaultStoreTimeout    = 250 * time.Millisecond
+	// DefaultUIPerMinute lets a person open a page every two seconds
+	// with a dozen fragments each, with room for the slots that refresh
+	// themselves.
+	DefaultUIPerMinute  = 600
+	DefaultPrefix       = "steward:ratelimit"
+	DefaultWindow       = time.Minute
+	DefaultStoreTimeout = 250 * time.Millisecond
 )
 
 // Config configures a Limiter. Zero fields take the package defaults.
@@ -76,11 +89,12 @@ type Config struct {
 	// Prefix namespaces the keys in the store; replicas that must share a
 	// budget need the same prefix.
 	Prefix string
-	// DefaultPerMinute, AuthPerMinute and CostlyPerMinute are the budgets
-	// per window of the Default, Auth and Costly classes.
+	// DefaultPerMinute, AuthPerMinute, CostlyPerMinute and UIPerMinute are
+	// the budgets per window of the Default, Auth, Costly and UI classes.
 	DefaultPerMinute int
 	AuthPerMinute    int
 	CostlyPerMinute  int
+	UIPerMinute      int
 	// Window is the length of the fixed counting window. It exists so tests
 	// and experiments need not wait a real minute; production keeps the
 	// default, which is what the "per minute" budgets mean.
@@ -132,7 +146,7 @@ func New(cfg Config) (*Limiter, error) {
 }
 
 func withDefaults(cfg Config) (Config, error) {
-	if cfg.DefaultPerMinute < 0 || cfg.AuthPerMinute < 0 || cfg.CostlyPerMinute < 0 || cfg.Window < 0 || cfg.StoreTimeout < 0 {
+	if cfg.DefaultPerMinute < 0 || cfg.AuthPerMinute < 0 || cfg.CostlyPerMinute < 0 || cfg.UIPerMinute < 0 || cfg.Window < 0 || cfg.StoreTimeout < 0 {
 		return cfg, errors.New("ratelimit: budgets, window and store timeout must not be negative")
 	}
 	if cfg.DefaultPerMinute == 0 {
@@ -143,6 +157,9 @@ func withDefaults(cfg Config) (Config, error) {
 	}
 	if cfg.CostlyPerMinute == 0 {
 		cfg.CostlyPerMinute = DefaultCostlyPerMinute
+	}
+	if cfg.UIPerMinute == 0 {
+		cfg.UIPerMinute = DefaultUIPerMinute
 	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
@@ -163,6 +180,7 @@ func newLimiter(store limiter.Store, cfg Config) *Limiter {
 			Default: limiter.New(store, rate(cfg.DefaultPerMinute)),
 			Auth:    limiter.New(store, rate(cfg.AuthPerMinute)),
 			Costly:  limiter.New(store, rate(cfg.CostlyPerMinute)),
+			UI:      limiter.New(store, rate(cfg.UIPerMinute)),
 		},
 		window:       cfg.Window,
 		storeTimeout: cfg.StoreTimeout,

@@ -218,6 +218,44 @@ func TestAuthBudgetIsSeparate(t *testing.T) {
 	}
 }
 
+// TestUIBudgetIsItsOwn: pages and fragments spend the UI budget alone, so
+// a browser that has used all of it still has its API budget, and one that
+// has used its API budget can still load its pages.
+func TestUIBudgetIsItsOwn(t *testing.T) {
+	l := mustNew(t, Config{DefaultPerMinute: 2, UIPerMinute: 3})
+	ctx := context.Background()
+	take := func(class Class, key string) Result {
+		t.Helper()
+		res, err := l.Take(ctx, class, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for i := range 3 {
+		if res := take(UI, "a"); !res.Allowed || res.Limit != 3 || res.Remaining != int64(2-i) {
+			t.Fatalf("UI request %d: %+v", i+1, res)
+		}
+	}
+	if res := take(UI, "a"); res.Allowed {
+		t.Fatalf("a fourth UI request was allowed: %+v", res)
+	}
+	if res := take(Default, "a"); !res.Allowed || res.Remaining != 1 {
+		t.Errorf("the API after the UI budget was spent: %+v", res)
+	}
+	take(Default, "b")
+	take(Default, "b")
+	if res := take(Default, "b"); res.Allowed {
+		t.Fatalf("a third API request was allowed: %+v", res)
+	}
+	if res := take(UI, "b"); !res.Allowed || res.Remaining != 2 {
+		t.Errorf("a page after the API budget was spent: %+v", res)
+	}
+	if d := mustNew(t, Config{}); d.classes[UI].Rate.Limit != DefaultUIPerMinute {
+		t.Errorf("the UI budget defaults to %d", d.classes[UI].Rate.Limit)
+	}
+}
+
 // TestCostlyBudgetNarrowsDefault: past the costly budget a costly route is
 // 429 with Retry-After while ordinary routes still pass; every costly
 // request, the refused one too, was also counted against the default
@@ -350,6 +388,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"negative default budget", Config{DefaultPerMinute: -1}},
 		{"negative auth budget", Config{AuthPerMinute: -1}},
 		{"negative costly budget", Config{CostlyPerMinute: -1}},
+		{"negative UI budget", Config{UIPerMinute: -1}},
 		{"negative window", Config{Window: -time.Second}},
 		{"negative store timeout", Config{StoreTimeout: -time.Second}},
 		{"unreachable redis", Config{Redis: unreachable}},

@@ -54,6 +54,9 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 		body = c.Body()
 	}
 	if status := r.CheckTenant(principal, query, params, body); status != 0 {
+		if r.View == protocol.ViewPage && pages.WantsPage(c) {
+			return s.pages.RefuseTenant(c, status)
+		}
 		return writeProblem(c, status, protocol.MsgNoTenantAccess, nil)
 	}
 	if r.TriggerJob != "" {

@@ -53,6 +53,20 @@ func (s *Server) pluginResponses(op *huma.Operation, method string, authenticate
 	return out
 }
 
+// pageRefusal documents that a browser opening a plugin's page for a
+// tenant it may not see gets the error page (pages.RefuseTenant), as on
+// the host's own pages.
+func pageRefusal(rs map[string]*huma.Response) {
+	r, ok := rs["403"]
+	if !ok {
+		return
+	}
+	cp := *r
+	cp.Content = maps.Clone(cp.Content)
+	cp.Content[api.MimeHTML] = &huma.MediaType{Schema: &huma.Schema{Type: huma.TypeString, Description: "The error page, for a browser's navigation"}}
+	rs["403"] = &cp
+}
+
 // The headers the middleware sets, which every operation documents on
 // each of its answers: X-Request-Id (assignRequestID, or the error handler
 // for a request fasthttp refused before the middleware ran), the rate

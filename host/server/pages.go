@@ -173,6 +173,10 @@ func (s *Server) documentPages() {
 	doc.AddOperation(&huma.Operation{OperationID: "page-root", Method: http.MethodGet, Path: "/", Tags: []string{"pages"}, Security: anonymous,
 		Summary: "Sends the browser to the dashboard", Responses: map[string]*huma.Response{"303": {Description: "To /dashboard",
 			Headers: map[string]*huma.Param{"Location": {Schema: &huma.Schema{Type: huma.TypeString}}}}, "429": problem(http.StatusText(http.StatusTooManyRequests))}})
+	doc.AddOperation(&huma.Operation{OperationID: "page-favicon", Method: http.MethodGet, Path: ui.FaviconPath, Tags: []string{"pages"}, Security: anonymous,
+		Summary: "The site's icon (SVG), where browsers look for it; the pages link to it under a hashed name",
+		Responses: map[string]*huma.Response{"200": {Description: "The icon", Content: map[string]*huma.MediaType{"image/svg+xml": {Schema: &huma.Schema{Type: huma.TypeString}}}},
+			"304": {Description: "Not modified"}, "429": problem(http.StatusText(http.StatusTooManyRequests))}})
 	for _, path := range []string{"/login", "/auth/login"} {
 		doc.AddOperation(&huma.Operation{OperationID: "page" + strings.ReplaceAll(path, "/", "-"), Method: http.MethodGet, Path: path, Tags: []string{"pages"}, Security: anonymous,
 			Summary: "Sign-in page; the identity provider's return with code and state finishes a sign-in started here",

@@ -56,8 +56,28 @@ func (s *Server) rateClass(c *fiber.Ctx) ratelimit.Class {
 		case pluginv1.RateClass_RATE_CLASS_COSTLY:
 			return ratelimit.Costly
 		}
+		if r.View != "" && browserView(c) {
+			return ratelimit.UI
+		}
+		return ratelimit.Default
+	}
+	if pages.HostView(c.Path()) && browserView(c) {
+		return ratelimit.UI
 	}
 	return ratelimit.Default
+}
+
+// browserView reports whether a request for a page, a fragment or an
+// asset comes from a browser, and so draws on the UI budget: a read by the
+// browser's session cookie, or by nobody yet (sent to sign in). An API
+// client reading the same HTML with a Bearer token or an API key stays on
+// the default budget, so that it cannot add the two together.
+func browserView(c *fiber.Ctx) bool {
+	if m := c.Method(); m != fiber.MethodGet && m != fiber.MethodHead {
+		return false
+	}
+	via, _ := c.Locals(localViaCookie).(bool)
+	return via || PrincipalOf(c) == nil
 }
 
 const localPluginMatch = "steward.plugin_match"

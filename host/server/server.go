@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -241,10 +242,21 @@ func New(d Deps) *Server {
 	}
 	app.Use(s.dispatch)
 	app.Use(func(c *fiber.Ctx) error {
+		if browserNavigation(c) {
+			return s.pages.NotFound(c)
+		}
 		return writeProblem(c, http.StatusNotFound, "no route for "+c.Method()+" "+c.Path(), nil)
 	})
 	s.rebuildOpenAPI()
 	return s
+}
+
+// browserNavigation reports whether a request is a browser opening a page
+// (GET, asking for HTML, not htmx) outside the API, which an error answers
+// with a page rather than a problem document; the API always answers
+// problem+json.
+func browserNavigation(c *fiber.Ctx) bool {
+	return (c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead) && pages.WantsPage(c) && c.Path() != "/api" && !strings.HasPrefix(c.Path(), "/api/")
 }
 
 // formFormat lets huma read application/x-www-form-urlencoded bodies (the
@@ -319,6 +331,9 @@ func (s *Server) rebuildOpenAPI() {
 				op.Security = []map[string][]string{}
 			}
 			op.Responses = s.pluginResponses(&op, r.Method, authenticated)
+			if r.View == protocol.ViewPage {
+				pageRefusal(op.Responses)
+			}
 			// A copy: the route's own operation is shared with the table.
 			op.Extensions = maps.Clone(op.Extensions)
 			if op.Extensions == nil {

@@ -7,6 +7,7 @@
 package tenancy
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -225,6 +226,24 @@ func (s *Store) User(ctx context.Context, id string) (User, error) {
 		return u, ErrNotFound
 	}
 	return u, err
+}
+
+// UserNames returns, for each of ids that is a user, how to name it to a
+// person: its name, or its e-mail address when it has none. Other ids
+// (an API key's "apikey:<id>", a user since removed) are left out.
+func (s *Store) UserNames(ctx context.Context, ids []string) (map[string]string, error) {
+	names := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return names, nil
+	}
+	var users []User
+	if err := s.db.NewSelect().Model(&users).Column("id", "name", "email").Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
+		return nil, err
+	}
+	for _, u := range users {
+		names[u.ID] = cmp.Or(u.Name, u.Email)
+	}
+	return names, nil
 }
 
 // AddMember lets a user see a tenant (an admin's assignment).

@@ -231,6 +231,25 @@ func TestUpsertUser(t *testing.T) {
 	})
 }
 
+// TestUserNames: a user is named by its name, or its address without one;
+// ids of no user are left out.
+func TestUserNames(t *testing.T) {
+	eachDialect(t, func(t *testing.T, _ *bun.DB, s *tenancy.Store) {
+		ada := upsertUser(t, s, tenancy.User{DirectoryTenantID: "dir-1", Subject: "oid-ada", Email: "ada@example.com", Name: "Ada Lovelace"})
+		grace := upsertUser(t, s, tenancy.User{DirectoryTenantID: "dir-1", Subject: "oid-grace", Email: "grace@example.com"})
+		names, err := s.UserNames(context.Background(), []string{ada.ID, grace.ID, "apikey:k-1", "no-such-user"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(names) != 2 || names[ada.ID] != "Ada Lovelace" || names[grace.ID] != "grace@example.com" {
+			t.Errorf("names = %v", names)
+		}
+		if names, err := s.UserNames(context.Background(), nil); err != nil || len(names) != 0 {
+			t.Errorf("no ids: %v, %v", names, err)
+		}
+	})
+}
+
 // TestUpsertUserIgnoresEmail: an account of another directory, or another
 // account of the same directory, with a user's address is another user,
 // with nothing of the first one's.

@@ -1,7 +1,7 @@
 // Package websession keeps a browser signed in: Steward's own access and
 // refresh tokens in HttpOnly cookies, a CSRF token that every
-// state-changing request carried by those cookies must repeat, and the
-// `next` path a sign-in returns to.
+// state-changing request carried by those cookies must repeat, the `next`
+// path a sign-in returns to, and the tenant the pages are scoped to.
 //
 // API clients (a Bearer token or an API key) never meet any of this: their
 // credentials are not sent by a browser on its own, so they need no CSRF
@@ -32,6 +32,9 @@ const (
 	CookieAccess  = "steward_access"
 	CookieRefresh = "steward_refresh"
 	CookieCSRF    = "steward_csrf"
+	// CookieTenant holds the tenant the browser's pages are scoped to,
+	// which only the pages read; an API request never does.
+	CookieTenant = "steward_tenant"
 )
 
 // HeaderCSRF carries the CSRF token of an htmx or script request; a form
@@ -48,10 +51,11 @@ const DefaultNext = "/dashboard"
 // at its next page.
 const csrfTTL = 12 * time.Hour
 
-// Cookie is a cookie to set (MaxAge > 0) or clear (MaxAge < 0), in the
-// form the host's HTTP layer writes. Every one is SameSite=Lax: sent on a
-// top-level navigation to Steward (a link from elsewhere opens the user's
-// dashboard), never on another site's form post, image or script request.
+// Cookie is a cookie to set (MaxAge > 0, or 0 for as long as the browser
+// session) or clear (MaxAge < 0), in the form the host's HTTP layer
+// writes. Every one is SameSite=Lax: sent on a top-level navigation to
+// Steward (a link from elsewhere opens the user's dashboard), never on
+// another site's form post, image or script request.
 type Cookie struct {
 	Name     string
 	Value    string
@@ -106,6 +110,8 @@ func (s *Sessions) SignIn(host, subject, access string, accessExp time.Time, ref
 		{Name: CookieAccess, Value: access, Path: "/", MaxAge: maxAge(accessExp, now), Secure: secure, HTTPOnly: true},
 		{Name: CookieRefresh, Value: refresh, Path: "/", MaxAge: maxAge(refreshExp, now), Secure: secure, HTTPOnly: true},
 		s.CSRFCookie(host, subject),
+		// A new sign-in, perhaps another user's, starts on all its tenants.
+		s.TenantCookie(host, ""),
 	}
 }
 
@@ -127,7 +133,19 @@ func (s *Sessions) SignOut(host string) []Cookie {
 		{Name: CookieAccess, Path: "/", MaxAge: -1, Secure: secure, HTTPOnly: true},
 		{Name: CookieRefresh, Path: "/", MaxAge: -1, Secure: secure, HTTPOnly: true},
 		{Name: CookieCSRF, Path: "/", MaxAge: -1, Secure: secure},
+		s.TenantCookie(host, ""),
 	}
+}
+
+// TenantCookie returns the cookie that scopes the browser's pages to a
+// tenant, or, for "", the one that clears the scope. It lasts as long as
+// the browser session: the scope is a view setting, and the pages check
+// on every request that the caller may still see the tenant.
+func (s *Sessions) TenantCookie(host, tenantID string) Cookie {
+	if tenantID == "" {
+		return Cookie{Name: CookieTenant, Path: "/", MaxAge: -1, Secure: s.Secure(host), HTTPOnly: true}
+	}
+	return Cookie{Name: CookieTenant, Value: tenantID, Path: "/", Secure: s.Secure(host), HTTPOnly: true}
 }
 
 // CSRFCookie returns a cookie holding a new CSRF token for subject (empty

@@ -1,6 +1,7 @@
 package websession_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func TestCookies(t *testing.T) {
 		}
 	}
 	cs := prod.SignIn("steward.example.com", "user-1", "acc", now.Add(15*time.Minute), "ref", now.Add(7*24*time.Hour), now)
-	if len(cs) != 3 {
+	if len(cs) != 4 {
 		t.Fatalf("%d cookies", len(cs))
 	}
 	byName := map[string]websession.Cookie{}
@@ -100,12 +101,22 @@ func TestCookies(t *testing.T) {
 	if c := byName[websession.CookieCSRF]; !prod.CSRFFor("user-1", c.Value) {
 		t.Errorf("csrf cookie %+v is not the user's", c)
 	}
+	if c := byName[websession.CookieTenant]; c.MaxAge >= 0 || c.Value != "" {
+		t.Errorf("a sign-in must start on all the user's tenants: %+v", c)
+	}
 	if rc := prod.Refreshed("steward.example.com", "a2", now.Add(time.Minute), "r2", now.Add(time.Hour), now); len(rc) != 2 {
 		t.Errorf("a refresh must keep the CSRF token: %+v", rc)
 	}
-	for _, c := range prod.SignOut("steward.example.com") {
+	out := prod.SignOut("steward.example.com")
+	for _, c := range out {
 		if c.MaxAge >= 0 || c.Value != "" {
 			t.Errorf("sign-out cookie %+v", c)
 		}
+	}
+	if !slices.ContainsFunc(out, func(c websession.Cookie) bool { return c.Name == websession.CookieTenant }) {
+		t.Error("sign-out leaves the tenant scope")
+	}
+	if c := prod.TenantCookie("steward.example.com", "t-1"); c.Value != "t-1" || c.MaxAge != 0 || !c.HTTPOnly || !c.Secure {
+		t.Errorf("tenant cookie %+v", c)
 	}
 }

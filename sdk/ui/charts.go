@@ -122,7 +122,9 @@ const (
 // labels (dates, say) with an optional band, whose axis labels, legend and
 // data table are HTML. Its text alternative is a summary of each series
 // for the SVG and, under a disclosure, a table of every value. Values
-// outside the labels are dropped; with no labels it is an empty state.
+// outside the labels are dropped; with no labels it is an empty state. A
+// series of one point is drawn as a dot, and a chart of one label says
+// that its history starts there.
 func LineChart(title string, labels []string, series []Series, band *Band) template.HTML {
 	if len(labels) == 0 {
 		return Empty("No data to chart yet.")
@@ -137,15 +139,21 @@ func LineChart(title string, labels []string, series []Series, band *Band) templ
 	y := func(v float64) float64 { return plotH - (v-lo)/(hi-lo)*plotH }
 
 	type line struct {
-		Name, D, Class string
-		Forecast       bool
+		Name, D, Class  string
+		Forecast, Point bool
 	}
 	view := struct {
 		Title, Summary, Band, BandName string
 		YTicks, XTicks, Columns        []string
 		Lines                          []line
 		Rows                           [][]string
+		// Starts is the one label of a chart with a single point, whose
+		// history starts there (a fresh install's first sync).
+		Starts string
 	}{Title: title, YTicks: []string{FormatNumber(hi), FormatNumber((lo + hi) / 2), FormatNumber(lo)}}
+	if len(labels) == 1 {
+		view.Starts = labels[0]
+	}
 
 	view.XTicks = []string{labels[0]}
 	if n := len(labels); n > 2 && (n-1)%2 == 0 {
@@ -159,7 +167,7 @@ func LineChart(title string, labels []string, series []Series, band *Band) templ
 	view.Columns = []string{""}
 	for i, s := range series {
 		var d strings.Builder
-		last := math.NaN()
+		last, points := math.NaN(), 0
 		for j, v := range s.Values {
 			k := s.Offset + j
 			if k < 0 || k >= len(labels) || !finite(v) {
@@ -170,9 +178,15 @@ func LineChart(title string, labels []string, series []Series, band *Band) templ
 				cmd = "M"
 			}
 			fmt.Fprintf(&d, "%s%s %s ", cmd, coord(x(k)), coord(y(v)))
-			last = v
+			last, points = v, points+1
 		}
-		view.Lines = append(view.Lines, line{s.Name, strings.TrimSpace(d.String()), fmt.Sprintf("series-%d", i%4+1), s.Forecast})
+		if points == 1 {
+			// A path of one point draws nothing; a segment of no length
+			// with round caps draws a dot, round however the plot is
+			// stretched (a circle would be stretched with it).
+			d.WriteString("l0 0")
+		}
+		view.Lines = append(view.Lines, line{s.Name, strings.TrimSpace(d.String()), fmt.Sprintf("series-%d", i%4+1), s.Forecast, points == 1})
 		view.Columns = append(view.Columns, s.Name)
 		if finite(last) {
 			summary = append(summary, s.Name+" ends at "+FormatNumber(last))
@@ -212,6 +226,9 @@ func LineChart(title string, labels []string, series []Series, band *Band) templ
 		view.Rows = append(view.Rows, row)
 	}
 	view.Summary = fmt.Sprintf("%s, %s to %s", title, labels[0], labels[len(labels)-1])
+	if view.Starts != "" {
+		view.Summary = title + ", " + view.Starts
+	}
 	if len(summary) > 0 {
 		view.Summary += ": " + strings.Join(summary, "; ")
 	}

@@ -53,9 +53,9 @@ var kit = template.Must(template.New("kit").Parse(`
 <svg class="chart-plot" viewBox="0 0 1000 300" preserveAspectRatio="none" role="img" aria-label="{{.Summary}}"><title>{{.Summary}}</title>
 <line class="chart-grid" x1="0" y1="0" x2="1000" y2="0" vector-effect="non-scaling-stroke"/><line class="chart-grid" x1="0" y1="150" x2="1000" y2="150" vector-effect="non-scaling-stroke"/><line class="chart-grid" x1="0" y1="300" x2="1000" y2="300" vector-effect="non-scaling-stroke"/>
 {{- if .Band}}<path class="chart-band" d="{{.Band}}"/>{{end}}
-{{- range .Lines}}{{if .D}}<path class="chart-line {{.Class}}{{if .Forecast}} chart-forecast{{end}}" d="{{.D}}" vector-effect="non-scaling-stroke"/>{{end}}{{end -}}
-</svg><div class="chart-x" aria-hidden="true">{{range .XTicks}}<span>{{.}}</span>{{end}}</div></div>
-<figcaption><ul class="chart-legend">{{range .Lines}}<li><span class="swatch {{.Class}}" aria-hidden="true"></span>{{.Name}}{{if .Forecast}} (forecast){{end}}</li>{{end}}
+{{- range .Lines}}{{if .D}}<path class="chart-line {{.Class}}{{if .Point}} chart-point{{end}}{{if .Forecast}} chart-forecast{{end}}" d="{{.D}}" vector-effect="non-scaling-stroke"/>{{end}}{{end -}}
+</svg><div class="chart-x{{if .Starts}} chart-x-single{{end}}" aria-hidden="true">{{range .XTicks}}<span>{{.}}</span>{{end}}</div></div>
+<figcaption>{{with .Starts}}<p class="chart-note">History starts {{.}}.</p>{{end}}<ul class="chart-legend">{{range .Lines}}<li><span class="swatch {{.Class}}" aria-hidden="true"></span>{{.Name}}{{if .Forecast}} (forecast){{end}}</li>{{end}}
 {{- if .BandName}}<li><span class="swatch swatch-band" aria-hidden="true"></span>{{.BandName}}</li>{{end}}</ul>
 <details class="chart-data"><summary>Data table: {{.Title}}</summary><div class="table-wrap" tabindex="0" role="region" aria-label="Data table: {{.Title}}, scrollable"><table class="table"><caption class="visually-hidden">{{.Title}}</caption>
 <thead><tr>{{range .Columns}}<th scope="col">{{.}}</th>{{end}}</tr></thead><tbody>{{range .Rows}}<tr>{{range $i, $c := .}}{{if eq $i 0}}<th scope="row">{{$c}}</th>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>{{end}}</tbody></table></div></details></figcaption></figure>

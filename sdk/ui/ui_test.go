@@ -194,6 +194,38 @@ func TestLineChart(t *testing.T) {
 	}
 }
 
+// TestLineChartOfOnePoint: on a fresh install a trend has one day; the
+// chart draws it as a dot, says its history starts that day, and keeps its
+// axis labels and data table.
+func TestLineChartOfOnePoint(t *testing.T) {
+	out := string(ui.LineChart("Daily cost", []string{"29 Nov"}, []ui.Series{{Name: "Actual", Values: []float64{35}}}, nil))
+	for _, want := range []string{
+		// The y axis runs from 0 to 40, the round number above 35.
+		`class="chart-line series-1 chart-point" d="M500 37.5 l0 0"`,
+		`<p class="chart-note">History starts 29 Nov.</p>`,
+		`<div class="chart-x chart-x-single" aria-hidden="true"><span>29 Nov</span></div>`,
+		`<span>40</span><span>20</span><span>0</span>`,
+		`<th scope="row">29 Nov</th><td class="num">35</td>`,
+		`aria-label="Daily cost, 29 Nov: Actual ends at 35."`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("a chart of one point lacks %s: %s", want, out)
+		}
+	}
+	// On a longer axis, a series of one value is a dot too, and the chart
+	// has history before it.
+	out = string(ui.LineChart("Daily cost", []string{"1 May", "2 May", "3 May"}, []ui.Series{
+		{Name: "Actual", Values: []float64{10, 20, 30}},
+		{Name: "Forecast", Values: []float64{30}, Offset: 2, Forecast: true},
+	}, nil))
+	if !strings.Contains(out, `class="chart-line series-2 chart-point chart-forecast" d="M1000 0 l0 0"`) || !strings.Contains(out, `d="M0 200 L500 100 L1000 0"`) {
+		t.Errorf("a one-value series on a longer chart: %s", out)
+	}
+	if strings.Contains(out, "History starts") || strings.Contains(out, "chart-x-single") {
+		t.Errorf("a chart of three days says its history starts: %s", out)
+	}
+}
+
 func TestFormatNumber(t *testing.T) {
 	for v, want := range map[float64]string{0: "0", 12345.5: "12,345.5", -1234567: "-1,234,567", 1.005: "1", 0.125: "0.13", 999: "999", math.Inf(1): "–"} {
 		if got := ui.FormatNumber(v); got != want {

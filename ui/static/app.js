@@ -1,22 +1,49 @@
 // Steward's only first-party script. It adds the CSRF token to htmx
 // requests, shows a slot's "unavailable, retrying" state when its fragment
-// fails and retries it with backoff, says in a live region when the host's
-// rate limit refused the request that fills it, renders
-// <time class="local-time"> in the viewer's time zone, and lets a file be
+// fails and retries it with backoff (or, refused by the host's rate limit,
+// says so and retries when Retry-After says), says in a live region when
+// the host's rate limit refused the request that fills it, renders
+// <time class="local-time"> in the viewer's time zone, gives a card whose
+// table does not fit half the page the whole row, and lets a file be
 // dropped on a form's .dropzone as well as picked with its file input.
 // Pages work without it, minus those.
 "use strict";
 (function () {
 	var csrf = document.querySelector('meta[name="csrf-token"]');
 	var timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+	var nbsp = "\u00a0";
 	var retries = new WeakMap();
+
+	// localTime is the date and time in the viewer's locale, which may
+	// break onto two lines only between the date and the time: every other
+	// space is a non-breaking one.
+	function localTime(d) {
+		var parts = timeFormat.formatToParts(d);
+		var firstTime = parts.findIndex(function (p) { return p.type === "hour"; });
+		return parts.map(function (p, i) {
+			var v = p.value.replace(/\s/g, nbsp);
+			return i === firstTime - 1 && p.type === "literal" ? v.replace(/\u00a0$/, " ") : v;
+		}).join("");
+	}
 
 	function localTimes(root) {
 		root.querySelectorAll("time.local-time[datetime]").forEach(function (el) {
 			var d = new Date(el.getAttribute("datetime"));
 			if (!isNaN(d)) {
 				el.title = el.getAttribute("datetime");
-				el.textContent = timeFormat.format(d);
+				el.textContent = localTime(d);
+			}
+		});
+	}
+
+	// widen lets a card of a grid whose table does not fit it take the
+	// whole row, so that a table of many columns is not left scrolling in
+	// half the page's width.
+	function widen(root) {
+		root.querySelectorAll(".table-wrap").forEach(function (wrap) {
+			var card = wrap.closest(".grid > .card");
+			if (card && wrap.scrollWidth > wrap.clientWidth + 1) {
+				card.classList.add("card-wide");
 			}
 		});
 	}
@@ -26,14 +53,38 @@
 		return body && body.classList && body.classList.contains("slot-body") ? body : null;
 	}
 
-	function failed(body) {
+	// retryAfter is the wait in seconds a 429 answer asks for, 0 for any
+	// other failure.
+	function retryAfter(xhr) {
+		if (!xhr || xhr.status !== 429) {
+			return 0;
+		}
+		var wait = parseInt(xhr.getResponseHeader("Retry-After"), 10);
+		return wait > 0 ? wait : 5;
+	}
+
+	// failed shows the slot's failure and retries it: after the wait a
+	// rate limit asked for, saying so, or with backoff as "unavailable".
+	function failed(body, xhr) {
 		var slot = body.closest(".slot");
+		var status = slot.querySelector(".slot-status");
+		var wait = retryAfter(xhr);
 		slot.classList.add("is-unavailable");
 		slot.setAttribute("aria-busy", "false");
-		slot.querySelector(".slot-status").hidden = false;
-		var state = retries.get(body) || { attempts: 0, timer: 0 };
+		var state = retries.get(body) || { attempts: 0, timer: 0, unavailable: null };
+		if (!state.unavailable) {
+			state.unavailable = Array.prototype.map.call(status.childNodes, function (n) { return n.cloneNode(true); });
+		}
+		if (wait) {
+			var limited = errorState("Rate limited \u2014 retrying in " + wait + " s");
+			limited.classList.add("is-waiting");
+			status.replaceChildren(limited);
+		} else {
+			status.replaceChildren.apply(status, state.unavailable.map(function (n) { return n.cloneNode(true); }));
+		}
+		status.hidden = false;
 		if (!state.timer) {
-			var delay = Math.min(60, 5 * Math.pow(2, state.attempts)) * 1000;
+			var delay = wait ? wait * 1000 : Math.min(60, 5 * Math.pow(2, state.attempts)) * 1000;
 			state.attempts++;
 			state.timer = setTimeout(function () {
 				state.timer = 0;
@@ -95,7 +146,7 @@
 		if (evt.detail.successful) {
 			recovered(body);
 		} else {
-			failed(body);
+			failed(body, evt.detail.xhr);
 		}
 	});
 	// htmx swaps no error answer, so a button the host's rate limit refused
@@ -118,7 +169,7 @@
 		document.addEventListener(name, function (evt) {
 			var body = slotOf(evt);
 			if (body) {
-				failed(body);
+				failed(body, null);
 			}
 		});
 	});
@@ -156,6 +207,8 @@
 	});
 	document.addEventListener("htmx:load", function (evt) {
 		localTimes(evt.detail.elt);
+		widen(evt.detail.elt);
 	});
 	localTimes(document);
+	widen(document);
 })();

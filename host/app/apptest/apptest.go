@@ -67,7 +67,7 @@ func Start(t testing.TB, o Options) *Host {
 	env := map[string]string{
 		"STEWARD_ENV": config.Development, "STEWARD_DATA_DIR": dir, "STEWARD_DATABASE_URL": dbURL,
 		"STEWARD_PLUGINS_FILE": hcl, "STEWARD_SIM_BOOTSTRAP": "false", "STEWARD_ACCESS_LOG": "false",
-		"STEWARD_RATE_LIMIT_PER_MINUTE": "10000", "STEWARD_AUTH_RATE_LIMIT_PER_MINUTE": "10000", "STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE": "10000",
+		"STEWARD_RATE_LIMIT_PER_MINUTE": "10000", "STEWARD_AUTH_RATE_LIMIT_PER_MINUTE": "10000", "STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE": "10000", "STEWARD_UI_RATE_LIMIT_PER_MINUTE": "10000",
 	}
 	maps.Copy(env, o.Env)
 	cfg, err := config.Load(func(k string) string { return env[k] })

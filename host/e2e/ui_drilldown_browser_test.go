@@ -111,6 +111,13 @@ func TestDrillDownInBrowser(t *testing.T) {
 	if _, body := drillFetch(t, other, policyHref); strings.Contains(body, armID) || strings.Contains(body, "Contoso") {
 		t.Errorf("the policy's page for Fabrikam's user shows Contoso's resource: %.300s", body)
 	}
+	// Opened in the browser, the refused resource's page says why in its
+	// slot, once: asking again would not change a 404.
+	other.Open(resourceHref, "main")
+	said := other.WaitText("main .slot-status:not([hidden])", func(s string) bool { return strings.TrimSpace(s) != "" })
+	if !strings.Contains(said, "Not found: no such resource in the inventory.") || strings.Contains(said, "unavailable") {
+		t.Errorf("the resource's page in Fabrikam's browser says %q, want it not found and no retry", said)
+	}
 }
 
 // drillAttr is an attribute of the first element the selector matches.

@@ -1,6 +1,7 @@
 // Steward's only first-party script. It adds the CSRF token to htmx
 // requests, shows a slot's "unavailable, retrying" state when its fragment
-// fails and retries it with backoff (or, refused by the host's rate limit,
+// fails and retries it with backoff (or, refused for good, such as not
+// found, says why and stops; refused by the host's rate limit,
 // says so and retries when Retry-After says), says in a live region when
 // the host's rate limit refused the request that fills it, renders
 // <time class="local-time"> in the viewer's time zone, gives a card whose
@@ -63,17 +64,45 @@
 		return wait > 0 ? wait : 5;
 	}
 
+	// refusal is what a slot shows for an answer that asking again would
+	// not change — a client error other than a timeout or a rate limit,
+	// such as a resource not found or a tenant the caller may not see —
+	// from its problem document's detail; "" for any other failure.
+	function refusal(xhr) {
+		if (!xhr || xhr.status < 400 || xhr.status >= 500 || xhr.status === 408 || xhr.status === 429) {
+			return "";
+		}
+		var what = { 401: "Signed out", 403: "Not allowed", 404: "Not found" }[xhr.status] || "Not shown";
+		try {
+			var problem = JSON.parse(xhr.responseText);
+			if (problem && typeof problem.detail === "string" && problem.detail) {
+				return what + ": " + problem.detail.replace(/\.$/, "") + ".";
+			}
+		} catch (e) {
+			// An answer that is no problem document says its status alone.
+		}
+		return what + " (" + xhr.status + ").";
+	}
+
 	// failed shows the slot's failure and retries it: after the wait a
-	// rate limit asked for, saying so, or with backoff as "unavailable".
+	// rate limit asked for, saying so, or with backoff as "unavailable". A
+	// refusal is shown as it is, and not asked again.
 	function failed(body, xhr) {
 		var slot = body.closest(".slot");
 		var status = slot.querySelector(".slot-status");
 		var wait = retryAfter(xhr);
+		var refused = refusal(xhr);
 		slot.classList.add("is-unavailable");
 		slot.setAttribute("aria-busy", "false");
 		var state = retries.get(body) || { attempts: 0, timer: 0, unavailable: null };
 		if (!state.unavailable) {
 			state.unavailable = Array.prototype.map.call(status.childNodes, function (n) { return n.cloneNode(true); });
+		}
+		retries.set(body, state);
+		status.hidden = false;
+		if (refused) {
+			status.replaceChildren(errorState(refused));
+			return;
 		}
 		if (wait) {
 			var limited = errorState("Rate limited \u2014 retrying in " + wait + " s");
@@ -82,7 +111,6 @@
 		} else {
 			status.replaceChildren.apply(status, state.unavailable.map(function (n) { return n.cloneNode(true); }));
 		}
-		status.hidden = false;
 		if (!state.timer) {
 			var delay = wait ? wait * 1000 : Math.min(60, 5 * Math.pow(2, state.attempts)) * 1000;
 			state.attempts++;
@@ -91,7 +119,6 @@
 				window.htmx.trigger(body, "retry");
 			}, delay);
 		}
-		retries.set(body, state);
 	}
 
 	// errorState builds what sdk/ui's ErrorState renders, with the message

@@ -53,7 +53,7 @@ type BudgetEditor struct {
 	API   *budgets.Handlers
 	Views *Handlers
 
-	api api
+	api sdk.LocalAPI
 }
 
 type budgetFormIn struct {
@@ -98,7 +98,7 @@ type budgetForm struct {
 
 // Routes are the editor's routes.
 func (e *BudgetEditor) Routes() []sdk.Route {
-	e.api.routes = e.API.Routes
+	e.api.Routes = e.API.Routes
 	tags := []string{"budgets"}
 	section := htmlResponse("The budget section")
 	notFound := &huma.Response{Description: "The tenant has no such budget"}
@@ -163,18 +163,18 @@ func (e *BudgetEditor) create(ctx context.Context, in *budgetFormIn) (*fragment,
 	}
 	body, rows := formBudget(form, true)
 	body["tenant_id"] = tenant
-	a, err := e.api.call(ctx, tenant, http.MethodPost, apiBudgets, body)
+	a, err := e.api.Call(ctx, tenant, http.MethodPost, apiBudgets, body)
 	if err != nil {
 		return nil, err
 	}
 	st := budgetState{input: form, errors: map[string][]string{}}
 	switch {
-	case a.status == http.StatusCreated:
+	case a.Status == http.StatusCreated:
 		st = budgetState{notice: "Budget “" + strings.TrimSpace(form.Get("name")) + "” created."}
-	case a.status < http.StatusInternalServerError:
-		st.addProblem(a.problem(), rows)
+	case a.Status < http.StatusInternalServerError:
+		st.addProblem(a.Problem(), rows)
 	default:
-		return nil, a.problem()
+		return nil, a.Problem()
 	}
 	return e.write(ctx, tenant, st)
 }
@@ -190,18 +190,18 @@ func (e *BudgetEditor) update(ctx context.Context, in *budgetChangeIn) (*fragmen
 		return nil, err
 	}
 	body, rows := formBudget(form, false)
-	a, err := e.api.call(ctx, tenant, http.MethodPatch, apiBudgets+"/"+url.PathEscape(b.ID), body)
+	a, err := e.api.Call(ctx, tenant, http.MethodPatch, apiBudgets+"/"+url.PathEscape(b.ID), body)
 	if err != nil {
 		return nil, err
 	}
 	st := budgetState{editing: b, input: form, errors: map[string][]string{}}
 	switch {
-	case a.status == http.StatusOK:
+	case a.Status == http.StatusOK:
 		st = budgetState{notice: "Budget “" + strings.TrimSpace(form.Get("name")) + "” saved."}
-	case a.status < http.StatusInternalServerError:
-		st.addProblem(a.problem(), rows)
+	case a.Status < http.StatusInternalServerError:
+		st.addProblem(a.Problem(), rows)
 	default:
-		return nil, a.problem()
+		return nil, a.Problem()
 	}
 	return e.write(ctx, tenant, st)
 }
@@ -212,13 +212,13 @@ func (e *BudgetEditor) delete(ctx context.Context, in *budgetDeleteIn) (*fragmen
 	if err != nil {
 		return nil, err
 	}
-	a, err := e.api.call(ctx, tenant, http.MethodDelete, apiBudgets+"/"+url.PathEscape(b.ID), nil)
+	a, err := e.api.Call(ctx, tenant, http.MethodDelete, apiBudgets+"/"+url.PathEscape(b.ID), nil)
 	if err != nil {
 		return nil, err
 	}
 	st := budgetState{notice: "Budget “" + b.Name + "” deleted."}
-	if a.status != http.StatusNoContent {
-		p := a.problem()
+	if a.Status != http.StatusNoContent {
+		p := a.Problem()
 		st = budgetState{notice: "Budget “" + b.Name + "” was not deleted: " + cmp.Or(p.Detail, p.Title)}
 	}
 	return e.write(ctx, tenant, st)

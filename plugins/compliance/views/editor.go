@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -12,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/validation"
 
 	"github.com/stewardhq/steward/plugins/compliance/rules"
 	"github.com/stewardhq/steward/sdk"
@@ -251,13 +249,7 @@ func (st *editorState) addProblem(p *sdk.Problem) {
 	}
 	for _, d := range p.Errors {
 		loc, ok := strings.CutPrefix(d.Location, "body.")
-		msg := d.Message
-		// The binding names a missing member at body.<member>, in huma's
-		// words; the form says it plainly.
-		var missing string
-		if n, _ := fmt.Sscanf(d.Message, validation.MsgExpectedRequiredProperty, &missing); n == 1 {
-			msg = "is required"
-		}
+		msg := sdkui.FieldMessage(d)
 		field, pointer, _ := strings.Cut(loc, "/")
 		if pointer != "" {
 			msg = "at /" + pointer + ": " + msg

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -14,10 +13,10 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/validation"
 
 	"github.com/stewardhq/steward/plugins/cost/budgets"
 	"github.com/stewardhq/steward/sdk"
+	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
 
 // Paths of the budget editor's form routes, each scoped to the tenant its
@@ -340,13 +339,7 @@ func (st *budgetState) addProblem(p *sdk.Problem, rows []int) {
 	}
 	for _, d := range p.Errors {
 		loc, ok := strings.CutPrefix(d.Location, "body.")
-		msg := d.Message
-		// The binding names a missing member at body.<member>, in huma's
-		// words; the form says it plainly.
-		var missing string
-		if n, _ := fmt.Sscanf(d.Message, validation.MsgExpectedRequiredProperty, &missing); n == 1 {
-			msg = "is required"
-		}
+		msg := sdkui.FieldMessage(d)
 		if m := thresholdIndexRE.FindStringSubmatch(loc); m != nil {
 			if i, err := strconv.Atoi(m[1]); err == nil && i < len(rows) {
 				loc = "thresholds[" + strconv.Itoa(rows[i]) + "]" + loc[len(m[0]):]

@@ -1,20 +1,16 @@
 package views
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/validation"
 
 	"github.com/stewardhq/steward/plugins/compliance/rules"
 	"github.com/stewardhq/steward/sdk"
@@ -84,8 +80,7 @@ type RuleEditor struct {
 	// Rules are the rules' API handlers.
 	Rules *rules.Handlers
 
-	once sync.Once
-	api  http.Handler
+	api sdk.LocalAPI
 }
 
 // Section is the editor as a section of the compliance page.
@@ -123,6 +118,7 @@ func htmlOf(h template.HTML) *fragment {
 
 // Routes are the editor's form routes.
 func (e *RuleEditor) Routes() []sdk.Route {
+	e.api.Routes = e.Rules.Routes
 	tags := []string{"compliance"}
 	notFound := &huma.Response{Description: "The tenant has no such rule"}
 	return []sdk.Route{
@@ -169,55 +165,6 @@ func (e *RuleEditor) render(r *http.Request, tenants []string) (template.HTML, e
 		return e.editor(r.Context(), tenants[0], editorState{})
 	}
 	return sdkui.Empty("Custom rules belong to one tenant: pick a tenant with the tenant picker to see, try and edit its rules."), nil
-}
-
-// answer is a rules API route's answer.
-type answer struct {
-	status int
-	header http.Header
-	body   bytes.Buffer
-}
-
-func (a *answer) Header() http.Header { return a.header }
-
-func (a *answer) WriteHeader(status int) {
-	if a.status == 0 {
-		a.status = status
-	}
-}
-
-func (a *answer) Write(b []byte) (int, error) {
-	a.WriteHeader(http.StatusOK)
-	return a.body.Write(b)
-}
-
-// problem is the answer's problem; an answer that is none gives its
-// status alone.
-func (a *answer) problem() *sdk.Problem {
-	var p sdk.Problem
-	if json.Unmarshal(a.body.Bytes(), &p) != nil || p.Status == 0 {
-		return &sdk.Problem{Title: http.StatusText(a.status), Status: a.status}
-	}
-	return &p
-}
-
-// call serves a request of the rules' API in this process, as the caller
-// of ctx with only the tenant in scope, so that no route can reach
-// another of the caller's tenants.
-func (e *RuleEditor) call(ctx context.Context, tenant, method, path string, body []byte) *answer {
-	e.once.Do(func() { e.api = (&sdk.Plugin{Routes: e.Rules.Routes()}).HTTPHandler() })
-	info := sdk.Info(ctx)
-	info.Principal.TenantIDs = []string{tenant}
-	req, _ := http.NewRequestWithContext(sdk.WithRequestInfo(ctx, info), method, path, bytes.NewReader(body))
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	a := &answer{header: http.Header{}}
-	e.api.ServeHTTP(a, req)
-	if a.status == 0 {
-		a.status = http.StatusOK
-	}
-	return a
 }
 
 // apiPath is an API route's path for the rule.
@@ -272,20 +219,19 @@ func (e *RuleEditor) create(ctx context.Context, in *createIn) (*fragment, error
 			body["schema"] = v
 		}
 	}
-	raw, err := json.Marshal(body)
+	a, err := e.api.Call(ctx, tenant, http.MethodPost, apiRules, body)
 	if err != nil {
 		return nil, err
 	}
-	a := e.call(ctx, tenant, http.MethodPost, apiRules, raw)
 	switch {
-	case a.status == http.StatusCreated:
+	case a.Status == http.StatusCreated:
 		var v rules.View
-		_ = json.Unmarshal(a.body.Bytes(), &v)
+		_ = a.Decode(&v)
 		st = editorState{notice: "Rule “" + v.RuleName + "” created."}
-	case a.status < http.StatusInternalServerError:
-		st.addProblem(a.problem())
+	case a.Status < http.StatusInternalServerError:
+		st.addProblem(a.Problem())
 	default:
-		return nil, a.problem()
+		return nil, a.Problem()
 	}
 	if syntax != nil {
 		st.errors["schema"] = []string{"must be JSON: " + syntax.Error()}
@@ -303,13 +249,7 @@ func (st *editorState) addProblem(p *sdk.Problem) {
 	}
 	for _, d := range p.Errors {
 		loc, ok := strings.CutPrefix(d.Location, "body.")
-		msg := d.Message
-		// The binding names a missing member at body.<member>, in huma's
-		// words; the form says it plainly.
-		var missing string
-		if n, _ := fmt.Sscanf(d.Message, validation.MsgExpectedRequiredProperty, &missing); n == 1 {
-			msg = "is required"
-		}
+		msg := sdkui.FieldMessage(d)
 		field, pointer, _ := strings.Cut(loc, "/")
 		if pointer != "" {
 			msg = "at /" + pointer + ": " + msg
@@ -332,8 +272,12 @@ func (e *RuleEditor) delete(ctx context.Context, in *ruleIn) (*fragment, error) 
 	if err := e.owned(ctx, tenant, in.ID); err != nil {
 		return nil, err
 	}
-	if a := e.call(ctx, tenant, http.MethodDelete, apiPath(apiRule, in.ID), nil); a.status != http.StatusNoContent {
-		return nil, a.problem()
+	a, err := e.api.Call(ctx, tenant, http.MethodDelete, apiPath(apiRule, in.ID), nil)
+	if err != nil {
+		return nil, err
+	}
+	if a.Status != http.StatusNoContent {
+		return nil, a.Problem()
 	}
 	return e.write(ctx, tenant, editorState{notice: "Rule deleted."})
 }
@@ -355,16 +299,19 @@ func (e *RuleEditor) dryRun(ctx context.Context, in *ruleIn) (*fragment, error) 
 	if err := e.owned(ctx, tenant, in.ID); err != nil {
 		return nil, err
 	}
-	a := e.call(ctx, tenant, http.MethodPost, apiPath(apiDryRun, in.ID), nil)
-	switch a.status {
+	a, err := e.api.Call(ctx, tenant, http.MethodPost, apiPath(apiDryRun, in.ID), nil)
+	if err != nil {
+		return nil, err
+	}
+	switch a.Status {
 	case http.StatusOK:
 	case http.StatusServiceUnavailable:
 		return htmlOf(sdkui.ErrorState("The rule's data could not be read (it comes from another plugin's dataset). Try again later.")), nil
 	default:
-		return nil, a.problem()
+		return nil, a.Problem()
 	}
 	var res rules.DryRun
-	if err := json.Unmarshal(a.body.Bytes(), &res); err != nil {
+	if err := a.Decode(&res); err != nil {
 		return nil, err
 	}
 	return htmlOf(dryRunResult(res)), nil

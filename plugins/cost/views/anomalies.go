@@ -3,7 +3,6 @@ package views
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -197,7 +196,7 @@ type anomalyNoteForm struct {
 
 // anomalyRoutes are the anomaly list's button routes.
 func (h *Handlers) anomalyRoutes() []sdk.Route {
-	h.anomalyAPI.routes = h.AnomalyAPI.Routes
+	h.anomalyAPI.Routes = h.AnomalyAPI.Routes
 	tags := []string{"Costs"}
 	list := htmlResponse("The anomaly list")
 	notFound := &huma.Response{Description: "No such anomaly, or one of a tenant the caller may not see"}
@@ -226,26 +225,26 @@ func (h *Handlers) callAnomaly(ctx context.Context, method string, in AnomalyAct
 		return nil, "", sdk.NotFound("no anomaly " + strconv.FormatInt(in.ID, 10))
 	}
 	path := "/api/v1/costs/anomalies/" + strconv.FormatInt(in.ID, 10) + "/acknowledge"
-	a, err := h.anomalyAPI.call(ctx, "", method, path, body)
+	a, err := h.anomalyAPI.Call(ctx, "", method, path, body)
 	if err != nil {
 		return nil, "", err
 	}
 	switch {
-	case a.status == http.StatusOK:
+	case a.Status == http.StatusOK:
 		var out anomalyOutcome
-		if err := json.Unmarshal(a.body.Bytes(), &out); err != nil {
+		if err := a.Decode(&out); err != nil {
 			return nil, "", err
 		}
 		return &out.Anomaly, "", nil
-	case a.status == http.StatusUnprocessableEntity:
-		p := a.problem()
+	case a.Status == http.StatusUnprocessableEntity:
+		p := a.Problem()
 		msg := cmp.Or(p.Detail, p.Title)
 		if len(p.Errors) > 0 {
 			msg = p.Errors[0].Message
 		}
 		return nil, render("anomaly-notice", struct{ Text, Undo string }{"The anomaly was not acknowledged: the note " + msg + ".", ""}), nil
 	}
-	return nil, "", a.problem()
+	return nil, "", a.Problem()
 }
 
 func (in AnomalyAction) filter() anomalyFilter {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -14,10 +13,10 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/validation"
 
 	"github.com/stewardhq/steward/plugins/cost/budgets"
 	"github.com/stewardhq/steward/sdk"
+	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
 
 // Paths of the budget editor's form routes, each scoped to the tenant its
@@ -53,7 +52,7 @@ type BudgetEditor struct {
 	API   *budgets.Handlers
 	Views *Handlers
 
-	api api
+	api sdk.LocalAPI
 }
 
 type budgetFormIn struct {
@@ -98,7 +97,7 @@ type budgetForm struct {
 
 // Routes are the editor's routes.
 func (e *BudgetEditor) Routes() []sdk.Route {
-	e.api.routes = e.API.Routes
+	e.api.Routes = e.API.Routes
 	tags := []string{"budgets"}
 	section := htmlResponse("The budget section")
 	notFound := &huma.Response{Description: "The tenant has no such budget"}
@@ -163,18 +162,18 @@ func (e *BudgetEditor) create(ctx context.Context, in *budgetFormIn) (*fragment,
 	}
 	body, rows := formBudget(form, true)
 	body["tenant_id"] = tenant
-	a, err := e.api.call(ctx, tenant, http.MethodPost, apiBudgets, body)
+	a, err := e.api.Call(ctx, tenant, http.MethodPost, apiBudgets, body)
 	if err != nil {
 		return nil, err
 	}
 	st := budgetState{input: form, errors: map[string][]string{}}
 	switch {
-	case a.status == http.StatusCreated:
+	case a.Status == http.StatusCreated:
 		st = budgetState{notice: "Budget “" + strings.TrimSpace(form.Get("name")) + "” created."}
-	case a.status < http.StatusInternalServerError:
-		st.addProblem(a.problem(), rows)
+	case a.Status < http.StatusInternalServerError:
+		st.addProblem(a.Problem(), rows)
 	default:
-		return nil, a.problem()
+		return nil, a.Problem()
 	}
 	return e.write(ctx, tenant, st)
 }
@@ -190,18 +189,18 @@ func (e *BudgetEditor) update(ctx context.Context, in *budgetChangeIn) (*fragmen
 		return nil, err
 	}
 	body, rows := formBudget(form, false)
-	a, err := e.api.call(ctx, tenant, http.MethodPatch, apiBudgets+"/"+url.PathEscape(b.ID), body)
+	a, err := e.api.Call(ctx, tenant, http.MethodPatch, apiBudgets+"/"+url.PathEscape(b.ID), body)
 	if err != nil {
 		return nil, err
 	}
 	st := budgetState{editing: b, input: form, errors: map[string][]string{}}
 	switch {
-	case a.status == http.StatusOK:
+	case a.Status == http.StatusOK:
 		st = budgetState{notice: "Budget “" + strings.TrimSpace(form.Get("name")) + "” saved."}
-	case a.status < http.StatusInternalServerError:
-		st.addProblem(a.problem(), rows)
+	case a.Status < http.StatusInternalServerError:
+		st.addProblem(a.Problem(), rows)
 	default:
-		return nil, a.problem()
+		return nil, a.Problem()
 	}
 	return e.write(ctx, tenant, st)
 }
@@ -212,13 +211,13 @@ func (e *BudgetEditor) delete(ctx context.Context, in *budgetDeleteIn) (*fragmen
 	if err != nil {
 		return nil, err
 	}
-	a, err := e.api.call(ctx, tenant, http.MethodDelete, apiBudgets+"/"+url.PathEscape(b.ID), nil)
+	a, err := e.api.Call(ctx, tenant, http.MethodDelete, apiBudgets+"/"+url.PathEscape(b.ID), nil)
 	if err != nil {
 		return nil, err
 	}
 	st := budgetState{notice: "Budget “" + b.Name + "” deleted."}
-	if a.status != http.StatusNoContent {
-		p := a.problem()
+	if a.Status != http.StatusNoContent {
+		p := a.Problem()
 		st = budgetState{notice: "Budget “" + b.Name + "” was not deleted: " + cmp.Or(p.Detail, p.Title)}
 	}
 	return e.write(ctx, tenant, st)
@@ -340,13 +339,7 @@ func (st *budgetState) addProblem(p *sdk.Problem, rows []int) {
 	}
 	for _, d := range p.Errors {
 		loc, ok := strings.CutPrefix(d.Location, "body.")
-		msg := d.Message
-		// The binding names a missing member at body.<member>, in huma's
-		// words; the form says it plainly.
-		var missing string
-		if n, _ := fmt.Sscanf(d.Message, validation.MsgExpectedRequiredProperty, &missing); n == 1 {
-			msg = "is required"
-		}
+		msg := sdkui.FieldMessage(d)
 		if m := thresholdIndexRE.FindStringSubmatch(loc); m != nil {
 			if i, err := strconv.Atoi(m[1]); err == nil && i < len(rows) {
 				loc = "thresholds[" + strconv.Itoa(rows[i]) + "]" + loc[len(m[0]):]

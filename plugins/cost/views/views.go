@@ -70,7 +70,7 @@ type Handlers struct {
 	// time.Now.
 	Now func() time.Time
 
-	anomalyAPI api
+	anomalyAPI sdk.LocalAPI
 }
 
 // Routes are the routes of the page's buttons, forms and panels: the

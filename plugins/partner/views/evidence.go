@@ -1,10 +1,8 @@
 package views
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -95,6 +93,7 @@ type panelHTML struct {
 // refusal too, with each error beside the field it names, since htmx swaps
 // no error answer).
 func (h *Handlers) EvidenceRoutes() []sdk.Route {
+	h.api.Routes = h.Evidence.Routes
 	panel := map[string]*huma.Response{"200": {Description: "The requirement's evidence panel, with each error of a refusal beside its field",
 		Content: map[string]*huma.MediaType{"text/html": {Schema: &huma.Schema{Type: huma.TypeString}}}}}
 	form := func(v any) *huma.RequestBody {
@@ -177,58 +176,6 @@ func (st *panelState) addProblem(p *sdk.Problem) {
 	}
 }
 
-// answer is an evidence API route's answer.
-type answer struct {
-	status int
-	header http.Header
-	body   bytes.Buffer
-}
-
-func (a *answer) Header() http.Header { return a.header }
-
-func (a *answer) WriteHeader(status int) {
-	if a.status == 0 {
-		a.status = status
-	}
-}
-
-func (a *answer) Write(b []byte) (int, error) {
-	a.WriteHeader(http.StatusOK)
-	return a.body.Write(b)
-}
-
-func (a *answer) problem() *sdk.Problem {
-	var p sdk.Problem
-	if json.Unmarshal(a.body.Bytes(), &p) != nil || p.Status == 0 {
-		return &sdk.Problem{Title: http.StatusText(a.status), Status: a.status}
-	}
-	return &p
-}
-
-// call serves a request of the evidence API in this process, as the
-// caller of ctx with only the tenant in scope.
-func (h *Handlers) call(ctx context.Context, tenant, method, path, contentType string, body []byte) *answer {
-	h.once.Do(func() { h.api = (&sdk.Plugin{Routes: h.Evidence.Routes()}).HTTPHandler() })
-	info := sdk.Info(ctx)
-	info.Principal.TenantIDs = []string{tenant}
-	req, _ := http.NewRequestWithContext(sdk.WithRequestInfo(ctx, info), method, path, bytes.NewReader(body))
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	a := &answer{header: http.Header{}}
-	h.api.ServeHTTP(a, req)
-	if a.status == 0 {
-		a.status = http.StatusOK
-	}
-	return a
-}
-
-// callJSON serves an API request with a JSON body.
-func (h *Handlers) callJSON(ctx context.Context, tenant, method, path string, body map[string]any) *answer {
-	raw, _ := json.Marshal(body)
-	return h.call(ctx, tenant, method, path, "application/json", raw)
-}
-
 // requirement is the target's requirement, or a 404 when the catalogue
 // has none of that id.
 func (h *Handlers) requirement(t Target) (string, string, error) {
@@ -275,15 +222,15 @@ func form(raw []byte) (url.Values, error) {
 // finish answers the panel after an API call: done's notice when the call
 // succeeded with want, the form's errors beside their fields when it was
 // refused.
-func (h *Handlers) finish(ctx context.Context, tenant, req string, a *answer, want int, done string, input url.Values) (*panelHTML, error) {
+func (h *Handlers) finish(ctx context.Context, tenant, req string, a *sdk.Answer, want int, done string, input url.Values) (*panelHTML, error) {
 	st := panelState{input: input}
 	switch {
-	case a.status == want:
+	case a.Status == want:
 		st = panelState{notice: done}
-	case a.status < http.StatusInternalServerError && a.status != http.StatusNotFound && a.status != http.StatusForbidden:
-		st.addProblem(a.problem())
+	case a.Status < http.StatusInternalServerError && a.Status != http.StatusNotFound && a.Status != http.StatusForbidden:
+		st.addProblem(a.Problem())
 	default:
-		return nil, a.problem()
+		return nil, a.Problem()
 	}
 	e, err := h.record(ctx, tenant, req)
 	if err != nil {
@@ -319,7 +266,11 @@ func (h *Handlers) startEvidence(ctx context.Context, in *formIn) (*panelHTML, e
 			body[name] = v
 		}
 	}
-	return h.finish(ctx, tenant, req, h.callJSON(ctx, tenant, http.MethodPost, apiEvidence, body), http.StatusCreated, "Evidence started.", f)
+	a, err := h.api.Call(ctx, tenant, http.MethodPost, apiEvidence, body)
+	if err != nil {
+		return nil, err
+	}
+	return h.finish(ctx, tenant, req, a, http.StatusCreated, "Evidence started.", f)
 }
 
 func (h *Handlers) editEvidence(ctx context.Context, in *formIn) (*panelHTML, error) {
@@ -332,7 +283,11 @@ func (h *Handlers) editEvidence(ctx context.Context, in *formIn) (*panelHTML, er
 		return nil, err
 	}
 	body := map[string]any{"owner": textOrNull(f, "owner"), "due_date": textOrNull(f, "due_date"), "notes": textOrNull(f, "notes")}
-	return h.finish(ctx, tenant, e.RequirementID, h.callJSON(ctx, tenant, http.MethodPatch, apiEvidence+"/"+e.ID, body), http.StatusOK, "Evidence saved.", f)
+	a, err := h.api.Call(ctx, tenant, http.MethodPatch, apiEvidence+"/"+e.ID, body)
+	if err != nil {
+		return nil, err
+	}
+	return h.finish(ctx, tenant, e.RequirementID, a, http.StatusOK, "Evidence saved.", f)
 }
 
 func (h *Handlers) moveEvidence(ctx context.Context, in *formIn) (*panelHTML, error) {
@@ -345,7 +300,10 @@ func (h *Handlers) moveEvidence(ctx context.Context, in *formIn) (*panelHTML, er
 		return nil, err
 	}
 	to := f.Get("status")
-	a := h.callJSON(ctx, tenant, http.MethodPatch, apiEvidence+"/"+e.ID, map[string]any{"status": to})
+	a, err := h.api.Call(ctx, tenant, http.MethodPatch, apiEvidence+"/"+e.ID, map[string]any{"status": to})
+	if err != nil {
+		return nil, err
+	}
 	return h.finish(ctx, tenant, e.RequirementID, a, http.StatusOK, "Evidence is "+strings.ReplaceAll(to, "_", " ")+".", nil)
 }
 
@@ -368,7 +326,10 @@ func (h *Handlers) reviewEvidence(ctx context.Context, in *formIn) (*panelHTML, 
 			body["validity_days"] = s
 		}
 	}
-	a := h.callJSON(ctx, tenant, http.MethodPost, apiEvidence+"/"+e.ID+"/review", body)
+	a, err := h.api.Call(ctx, tenant, http.MethodPost, apiEvidence+"/"+e.ID+"/review", body)
+	if err != nil {
+		return nil, err
+	}
 	return h.finish(ctx, tenant, e.RequirementID, a, http.StatusOK, "Review recorded.", f)
 }
 
@@ -379,7 +340,10 @@ func (h *Handlers) uploadEvidence(ctx context.Context, in *fileIn) (*panelHTML, 
 	if err != nil {
 		return nil, err
 	}
-	a := h.call(ctx, tenant, http.MethodPost, apiEvidence+"/"+e.ID+"/files", in.ContentType, in.RawBody)
+	a, err := h.api.CallRaw(ctx, tenant, http.MethodPost, apiEvidence+"/"+e.ID+"/files", in.ContentType, in.RawBody)
+	if err != nil {
+		return nil, err
+	}
 	return h.finish(ctx, tenant, e.RequirementID, a, http.StatusCreated, "File uploaded.", nil)
 }
 
@@ -388,7 +352,10 @@ func (h *Handlers) deleteEvidenceFile(ctx context.Context, in *deleteFileIn) (*p
 	if err != nil {
 		return nil, err
 	}
-	a := h.call(ctx, tenant, http.MethodDelete, apiEvidence+"/"+e.ID+"/files/"+in.FileID, "", nil)
+	a, err := h.api.Call(ctx, tenant, http.MethodDelete, apiEvidence+"/"+e.ID+"/files/"+in.FileID, nil)
+	if err != nil {
+		return nil, err
+	}
 	return h.finish(ctx, tenant, e.RequirementID, a, http.StatusNoContent, "File deleted.", nil)
 }
 

@@ -14,7 +14,6 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/stewardhq/steward/core/pluginenv"
@@ -61,8 +60,7 @@ type Handlers struct {
 	// Now is the countdown's clock; nil is time.Now.
 	Now func() time.Time
 
-	once sync.Once
-	api  http.Handler
+	api sdk.LocalAPI
 }
 
 func (h *Handlers) now() time.Time {

@@ -105,8 +105,9 @@ type pageIn struct {
 
 // page shows every quota of the region (of the subscription named, when
 // one is), by subscription and provider, as bars coloured by health, each
-// group titled by its tenant and linking its subscription's quotas alone,
-// after the Inventory section when the plugin has one.
+// group titled by its tenant and subscription and linking its
+// subscription's quotas alone, after the Inventory section when the
+// plugin has one.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 	loc := in.Location.Location
 	var parts []template.HTML
@@ -141,27 +142,36 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 		sdk.WriteError(w, err)
 		return
 	}
-	type group struct{ tenant, sub, provider string }
+	type group struct{ tenant, sub, subName, provider string }
 	var order []group
 	bars := map[group][]sdkui.Bar{}
 	for _, u := range usages {
-		g := group{u.TenantID, u.SubscriptionID, u.Provider}
+		g := group{u.TenantID, u.SubscriptionID, u.SubscriptionName, u.Provider}
 		if _, ok := bars[g]; !ok {
 			order = append(order, g)
 		}
 		bars[g] = append(bars[g], barOf(entryOf(u)))
 	}
-	// The inventory does not know subscriptions' names: a group is titled
-	// by its tenant's name and its subscription's id.
 	for _, g := range order {
-		title := fmt.Sprintf("%s: %s quotas of subscription %s", names[g.tenant], g.provider, g.sub)
-		more := link(quotasLink(r, loc, g.sub), "Only the quotas of subscription "+g.sub)
+		sub := subscriptionLabel(g.sub, g.subName)
+		title := fmt.Sprintf("%s: %s quotas of subscription %s", names[g.tenant], g.provider, sub)
+		more := link(quotasLink(r, loc, g.sub), "Only the quotas of subscription "+sub)
 		if in.SubscriptionID != "" {
 			more = link(quotasLink(r, loc, ""), "Every subscription's quotas")
 		}
 		parts = append(parts, sdkui.Card(title, sdkui.Join(sdkui.BarChart(title+" in "+loc, bars[g]), more)))
 	}
 	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(parts...))
+}
+
+// subscriptionLabel names a subscription by its display name and id,
+// since two subscriptions may share a name; by its id alone until a sync
+// has read its name.
+func subscriptionLabel(id, name string) string {
+	if name == "" {
+		return id
+	}
+	return name + " (" + id + ")"
 }
 
 // quotasLink is the resources page of the region's quotas, of the

@@ -143,9 +143,11 @@ func TestQuotaListPages(t *testing.T) {
 }
 
 // TestQuotaPageBySubscription: each subscription's quotas are titled by
-// its tenant's name and link the page of that subscription's quotas
-// alone, on the picked tenant, which links back to every subscription's;
-// a subscription of a tenant the caller may not see reads as one without
+// its tenant's name and its subscription's name and id (the id alone
+// until a sync read the name) and link the page of that subscription's
+// quotas alone, on the picked tenant, which links back to every
+// subscription's; a renamed subscription shows its new name at once; a
+// subscription of a tenant the caller may not see reads as one without
 // quota data, and shows nothing of it.
 func TestQuotaPageBySubscription(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
@@ -154,7 +156,7 @@ func TestQuotaPageBySubscription(t *testing.T) {
 			now := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
 			ctx := context.Background()
 			for _, u := range []Usage{
-				{TenantID: "t-a", SubscriptionID: "sub-a1", Name: "cores-a1", CurrentValue: 95, Limit: 100},
+				{TenantID: "t-a", SubscriptionID: "sub-a1", SubscriptionName: "Brand A <Production>", Name: "cores-a1", CurrentValue: 95, Limit: 100},
 				{TenantID: "t-a", SubscriptionID: "sub-a2", Name: "cores-a2", CurrentValue: 10, Limit: 100},
 				{TenantID: "t-b", SubscriptionID: "sub-b", Name: "cores-b", CurrentValue: 50, Limit: 100},
 			} {
@@ -167,14 +169,34 @@ func TestQuotaPageBySubscription(t *testing.T) {
 			if code != http.StatusOK {
 				t.Fatalf("page: %d %s", code, page)
 			}
-			for _, want := range []string{"Brand A: compute quotas of subscription sub-a1", "Brand A: compute quotas of subscription sub-a2",
-				`<a href="/resources?location=eastus&amp;subscription_id=sub-a1">Only the quotas of subscription sub-a1</a>`, "cores-a2"} {
+			for _, want := range []string{"Brand A: compute quotas of subscription Brand A &lt;Production&gt; (sub-a1)", "Brand A: compute quotas of subscription sub-a2",
+				`<a href="/resources?location=eastus&amp;subscription_id=sub-a1">Only the quotas of subscription Brand A &lt;Production&gt; (sub-a1)</a>`, "cores-a2"} {
 				if !strings.Contains(page, want) {
 					t.Errorf("page lacks %q: %s", want, page)
 				}
 			}
-			if strings.Contains(page, "sub-b") || strings.Contains(page, "Brand B") {
-				t.Errorf("Brand A's page shows Brand B's quotas: %s", page)
+			if strings.Contains(page, "sub-b") || strings.Contains(page, "Brand B") || strings.Contains(page, "<Production>") {
+				t.Errorf("Brand A's page shows Brand B's quotas or an unescaped name: %s", page)
+			}
+			code, body := view(t, h, "/api/v1/resources/quotas?subscription_id=sub-a1", "t-a")
+			var list List
+			if err := json.Unmarshal([]byte(body), &list); code != http.StatusOK || err != nil || len(list.Items) != 1 ||
+				list.Items[0].SubscriptionID != "sub-a1" || list.Items[0].SubscriptionName != "Brand A <Production>" {
+				t.Errorf("sub-a1's quota list: %d %s (%v)", code, body, err)
+			}
+			renamed := Usage{TenantID: "t-a", SubscriptionID: "sub-a1", SubscriptionName: "Brand A Live", Location: DefaultLocation, Provider: "compute",
+				Name: "cores-a1", LocalizedName: "cores-a1", CurrentValue: 95, Limit: 100, SyncedAt: now}
+			if err := st.Replace(ctx, "sub-a1", DefaultLocation, "compute", []Usage{renamed}); err != nil {
+				t.Fatal(err)
+			}
+			if _, page := view(t, h, PagePath, "t-a"); !strings.Contains(page, "Brand A Live (sub-a1)") || strings.Contains(page, "Production") {
+				t.Errorf("the page after the subscription was renamed: %s", page)
+			}
+			code, body = view(t, h, "/api/v1/resources/quotas/summary", "t-a")
+			var sum Summary
+			if err := json.Unmarshal([]byte(body), &sum); code != http.StatusOK || err != nil || len(sum.MostUsed) != 2 ||
+				sum.MostUsed[0].SubscriptionName != "Brand A Live" || sum.MostUsed[1].SubscriptionName != "" {
+				t.Errorf("summary after the rename: %d %s (%v)", code, body, err)
 			}
 			code, one := view(t, h, PagePath+"?subscription_id=sub-a1&tenant_id=t-a", "t-a", "t-b")
 			if code != http.StatusOK || !strings.Contains(one, "cores-a1") || strings.Contains(one, "cores-a2") || strings.Contains(one, "cores-b") ||

@@ -39,9 +39,24 @@ func barOf(e Entry) sdkui.Bar {
 	return sdkui.Bar{Label: label, Used: e.CurrentValue, Limit: e.Limit, Health: sdkui.Health(e.Health)}
 }
 
+// mostUsedBar is a quota of the dashboard's card: as the most used come
+// from any subscription, its label names the subscription too and links
+// the page of that subscription's quotas.
+func mostUsedBar(r *http.Request, e Entry) sdkui.Bar {
+	b := barOf(e)
+	sub := e.SubscriptionName
+	if sub == "" {
+		sub = e.SubscriptionID
+	}
+	b.Label += " in " + sub
+	b.Href = quotasLink(r, DefaultLocation, e.SubscriptionID)
+	return b
+}
+
 // statsFragment is the dashboard's resources card: the inventory's
 // figures when the plugin has an inventory, then how many quotas are near
-// their limits in the default region, and the most used as bars.
+// their limits in the default region, and the most used as bars, each
+// linking its subscription's quotas.
 func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 	// Each of the inventory's and the quotas' figures read their tenants'
 	// revision once.
@@ -73,7 +88,7 @@ func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 	}
 	bars := make([]sdkui.Bar, 0, len(most))
 	for _, u := range most {
-		bars = append(bars, barOf(entryOf(u)))
+		bars = append(bars, mostUsedBar(r, entryOf(u)))
 	}
 	parts = append(parts,
 		sdkui.Grid(

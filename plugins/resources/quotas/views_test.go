@@ -146,9 +146,10 @@ func TestQuotaListPages(t *testing.T) {
 // its tenant's name and its subscription's name and id (the id alone
 // until a sync read the name) and link the page of that subscription's
 // quotas alone, on the picked tenant, which links back to every
-// subscription's; a renamed subscription shows its new name at once; a
-// subscription of a tenant the caller may not see reads as one without
-// quota data, and shows nothing of it.
+// subscription's; the dashboard's most used link that page too; a renamed
+// subscription shows its new name at once; a subscription of a tenant the
+// caller may not see reads as one without quota data, and shows nothing
+// of it.
 func TestQuotaPageBySubscription(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
@@ -191,6 +192,19 @@ func TestQuotaPageBySubscription(t *testing.T) {
 			}
 			if _, page := view(t, h, PagePath, "t-a"); !strings.Contains(page, "Brand A Live (sub-a1)") || strings.Contains(page, "Production") {
 				t.Errorf("the page after the subscription was renamed: %s", page)
+			}
+			// The dashboard's most used link their subscriptions' quotas, on the picked tenant.
+			code, card := view(t, h, StatsFragmentPath+"?tenant_id=t-a", "t-a", "t-b")
+			for _, want := range []string{
+				`<a href="/resources?location=eastus&amp;subscription_id=sub-a1&amp;tenant_id=t-a">cores-a1 in Brand A Live</a>`,
+				`<a href="/resources?location=eastus&amp;subscription_id=sub-a2&amp;tenant_id=t-a">cores-a2 in sub-a2</a>`,
+			} {
+				if code != http.StatusOK || !strings.Contains(card, want) {
+					t.Errorf("card lacks %s: %d %s", want, code, card)
+				}
+			}
+			if _, card := view(t, h, StatsFragmentPath, "t-a"); !strings.Contains(card, `<a href="/resources?location=eastus&amp;subscription_id=sub-a1">`) {
+				t.Errorf("card without a picked tenant: %s", card)
 			}
 			code, body = view(t, h, "/api/v1/resources/quotas/summary", "t-a")
 			var sum Summary

@@ -159,7 +159,7 @@ func TestQuotaPageBySubscription(t *testing.T) {
 			for _, u := range []Usage{
 				{TenantID: "t-a", SubscriptionID: "sub-a1", SubscriptionName: "Brand A <Production>", Name: "cores-a1", CurrentValue: 95, Limit: 100},
 				{TenantID: "t-a", SubscriptionID: "sub-a2", Name: "cores-a2", CurrentValue: 10, Limit: 100},
-				{TenantID: "t-b", SubscriptionID: "sub-b", Name: "cores-b", CurrentValue: 50, Limit: 100},
+				{TenantID: "t-b", SubscriptionID: "sub-b", SubscriptionName: "Hidden B", Name: "cores-b", CurrentValue: 50, Limit: 100},
 			} {
 				u.Location, u.Provider, u.LocalizedName, u.SyncedAt = DefaultLocation, "compute", u.Name, now
 				if err := st.Replace(ctx, u.SubscriptionID, DefaultLocation, "compute", []Usage{u}); err != nil {
@@ -176,7 +176,7 @@ func TestQuotaPageBySubscription(t *testing.T) {
 					t.Errorf("page lacks %q: %s", want, page)
 				}
 			}
-			if strings.Contains(page, "sub-b") || strings.Contains(page, "Brand B") || strings.Contains(page, "<Production>") {
+			if strings.Contains(page, "sub-b") || strings.Contains(page, "Brand B") || strings.Contains(page, "Hidden B") || strings.Contains(page, "<Production>") {
 				t.Errorf("Brand A's page shows Brand B's quotas or an unescaped name: %s", page)
 			}
 			code, body := view(t, h, "/api/v1/resources/quotas?subscription_id=sub-a1", "t-a")
@@ -203,7 +203,8 @@ func TestQuotaPageBySubscription(t *testing.T) {
 					t.Errorf("card lacks %s: %d %s", want, code, card)
 				}
 			}
-			if _, card := view(t, h, StatsFragmentPath, "t-a"); !strings.Contains(card, `<a href="/resources?location=eastus&amp;subscription_id=sub-a1">`) {
+			if _, card := view(t, h, StatsFragmentPath, "t-a"); !strings.Contains(card, `<a href="/resources?location=eastus&amp;subscription_id=sub-a1">`) ||
+				strings.Contains(card, "Hidden B") || strings.Contains(card, "sub-b") {
 				t.Errorf("card without a picked tenant: %s", card)
 			}
 			code, body = view(t, h, "/api/v1/resources/quotas/summary", "t-a")
@@ -219,8 +220,11 @@ func TestQuotaPageBySubscription(t *testing.T) {
 			}
 			code, other := view(t, h, PagePath+"?subscription_id=sub-b", "t-a")
 			if code != http.StatusOK || !strings.Contains(other, "No quota data for subscription sub-b in eastus.") || strings.Contains(other, "cores-b") ||
-				strings.Contains(other, "Brand B") {
+				strings.Contains(other, "Brand B") || strings.Contains(other, "Hidden B") {
 				t.Errorf("Brand B's subscription for Brand A's user: %d %s", code, other)
+			}
+			if code, body := view(t, h, "/api/v1/resources/quotas?subscription_id=sub-b", "t-a"); code != http.StatusNotFound || strings.Contains(body, "Hidden B") {
+				t.Errorf("Brand B's quota list for Brand A's user: %d %s", code, body)
 			}
 			if code, body := view(t, h, PagePath+"?subscription_id="+strings.Repeat("s", 65), "t-a"); code != http.StatusUnprocessableEntity ||
 				!strings.Contains(body, "query.subscription_id") {

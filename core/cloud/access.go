@@ -47,6 +47,10 @@ type TenantAccess struct {
 	// Subscriptions are the ids of the tenant's subscriptions to read, in
 	// the order Resource Manager lists them.
 	Subscriptions []string
+	// SubscriptionNames are the display names of Subscriptions by id, as
+	// the listing gave them, so that what a sync stores can be shown by
+	// name without asking Resource Manager again.
+	SubscriptionNames map[string]string
 	// Err is why the tenant cannot be read, naming it (see Failed); its
 	// clients and subscriptions are then empty.
 	Err error
@@ -89,7 +93,12 @@ func (c *Clients) Access(ctx context.Context, tenants []Tenant) []TenantAccess {
 			out[i].Err = t.Failed(err)
 			continue
 		}
-		out[i].ResourceManager, out[i].Subscriptions = rm, subs
+		out[i].ResourceManager = rm
+		out[i].SubscriptionNames = make(map[string]string, len(subs))
+		for _, s := range subs {
+			out[i].Subscriptions = append(out[i].Subscriptions, s.ID)
+			out[i].SubscriptionNames[s.ID] = s.DisplayName
+		}
 	}
 	return out
 }
@@ -112,26 +121,27 @@ func listSubscriptions(ctx context.Context, rm *ResourceManager) *listing {
 // of is the subscriptions of t's directory the listing holds, enabled
 // ones only, or t's registered subscription when there are none and rm
 // reaches it.
-func (l *listing) of(ctx context.Context, rm *ResourceManager, t Tenant) ([]string, error) {
+func (l *listing) of(ctx context.Context, rm *ResourceManager, t Tenant) ([]Subscription, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
-	var ids []string
+	var subs []Subscription
 	for _, s := range l.subs {
 		if strings.EqualFold(s.TenantID, t.DirectoryTenantID) && s.State != "Disabled" && s.State != "Deleted" {
-			ids = append(ids, s.ID)
+			subs = append(subs, s)
 		}
 	}
-	if len(ids) > 0 {
-		return ids, nil
+	if len(subs) > 0 {
+		return subs, nil
 	}
 	if t.SubscriptionID == "" {
 		return nil, &noSubscriptions{t}
 	}
-	if _, err := rm.Subscription(ctx, t.SubscriptionID); err != nil {
+	s, err := rm.Subscription(ctx, t.SubscriptionID)
+	if err != nil {
 		return nil, err
 	}
-	return []string{t.SubscriptionID}, nil
+	return []Subscription{s}, nil
 }
 
 // noSubscriptions is a directory that lists none of its subscriptions to

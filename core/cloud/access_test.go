@@ -63,6 +63,9 @@ func TestAccessModes(t *testing.T) {
 		}
 		readable(t, a)
 	}
+	if n := got[0].SubscriptionNames; len(n) != 2 || n[subID(2)] != "Northwind Production" || n[subID(3)] != "Northwind Dev" {
+		t.Errorf("Northwind's subscription names: %v", n)
+	}
 	if got[1].ResourceManager != c.ResourceManager || got[2].ResourceManager != c.ResourceManager || got[0].ResourceManager == c.ResourceManager {
 		t.Error("the delegated and managing tenants must be read with the managing clients, Northwind with its own")
 	}
@@ -90,6 +93,9 @@ func TestAccessRegisteredSubscription(t *testing.T) {
 	a := c.Access(context.Background(), []cloud.Tenant{moved})[0]
 	if a.Err != nil || !slices.Equal(a.Subscriptions, []string{subID(1)}) {
 		t.Fatalf("registered subscription: %v, %v", a.Subscriptions, a.Err)
+	}
+	if name := a.SubscriptionNames[subID(1)]; name != "Brand Production" {
+		t.Errorf("the registered subscription's name: %q, want Brand Production", name)
 	}
 	readable(t, a)
 }

@@ -25,6 +25,8 @@ type TenantWork struct {
 	// delegated tenant, its own directory's otherwise. Nil when Err is set.
 	Cloud         *cloud.ResourceManager
 	Subscriptions []string
+	// SubscriptionNames are the display names of Subscriptions by id.
+	SubscriptionNames map[string]string
 	// Err is why the tenant cannot be read; it names the tenant and, when
 	// Steward lacks access to it, the fix.
 	Err error
@@ -65,7 +67,7 @@ func Resolve(ctx context.Context, r Resolver, tenants []sdk.Tenant) []TenantWork
 	}
 	work := make([]TenantWork, len(tenants))
 	for i, a := range r.Access(ctx, refs) {
-		work[i] = TenantWork{Tenant: tenants[i], Cloud: a.ResourceManager, Subscriptions: a.Subscriptions, Err: a.Err, access: refs[i]}
+		work[i] = TenantWork{Tenant: tenants[i], Cloud: a.ResourceManager, Subscriptions: a.Subscriptions, SubscriptionNames: a.SubscriptionNames, Err: a.Err, access: refs[i]}
 	}
 	return work
 }

@@ -46,18 +46,20 @@ func resourcesPlugins() string {
 
 type quotaList struct {
 	Items []struct {
-		SubscriptionID string  `json:"subscription_id"`
-		Name           string  `json:"name"`
-		CurrentValue   float64 `json:"current_value"`
-		Limit          float64 `json:"limit"`
-		UsagePercent   float64 `json:"usage_percent"`
-		Health         string  `json:"health"`
+		SubscriptionID   string  `json:"subscription_id"`
+		SubscriptionName string  `json:"subscription_name"`
+		Name             string  `json:"name"`
+		CurrentValue     float64 `json:"current_value"`
+		Limit            float64 `json:"limit"`
+		UsagePercent     float64 `json:"usage_percent"`
+		Health           string  `json:"health"`
 	} `json:"items"`
 }
 
 // TestQuotasThroughTheSimulatedCloud: the world's usages reach the quota
 // routes through the Azure SDK clients, the plugin's sync job and its
-// table, with the right health, scoped per tenant.
+// table, with the right health and their subscriptions' names, scoped per
+// tenant.
 // It runs on both databases, so the plugin's store and its migrations of
 // each dialect are exercised.
 func TestQuotasThroughTheSimulatedCloud(t *testing.T) {
@@ -100,10 +102,15 @@ func testQuotasThroughTheSimulatedCloud(t *testing.T, dialect string) {
 	if len(list.Items) != len(want) {
 		t.Fatalf("admin sees %d compute quotas, want %d: %+v", len(list.Items), len(want), list.Items)
 	}
+	// Each quota carries the display name the subscriptions API lists.
+	subNames := map[string]string{"aaaaaaaa-0000-0000-0000-000000000001": "A prod", "bbbbbbbb-0000-0000-0000-000000000001": "B prod"}
 	for _, q := range list.Items {
 		w, ok := want[q.SubscriptionID+"/"+q.Name]
 		if !ok || q.UsagePercent != w[0] || q.Health != w[1] {
 			t.Errorf("%s/%s: %g%% %s, want %v", q.SubscriptionID, q.Name, q.UsagePercent, q.Health, w)
+		}
+		if q.SubscriptionName != subNames[q.SubscriptionID] {
+			t.Errorf("%s/%s: subscription named %q, want %q", q.SubscriptionID, q.Name, q.SubscriptionName, subNames[q.SubscriptionID])
 		}
 	}
 	h.get("/api/v1/resources/quotas?provider=network", admin).json(t, &list)

@@ -72,6 +72,7 @@ func TestMigrationSet(t *testing.T) {
 		"0003_inventory_filters.sqlite.tx.down.sql", "0003_inventory_filters.sqlite.tx.up.sql",
 		"0004_inventory_revisions.tx.down.sql", "0004_inventory_revisions.tx.up.sql",
 		"0005_quota_revisions.tx.down.sql", "0005_quota_revisions.tx.up.sql",
+		"0006_quota_subscription_names.tx.down.sql", "0006_quota_subscription_names.tx.up.sql",
 	}
 	if !slices.Equal(names, want) {
 		t.Fatalf("migrations %v, want %v", names, want)
@@ -79,7 +80,7 @@ func TestMigrationSet(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		db := storetest.Open(t, dialect)
 		applied, err := store.Migrate(context.Background(), db, definition.Migrations, "resources_migrations")
-		if err != nil || len(applied) != 5 {
+		if err != nil || len(applied) != 6 {
 			t.Fatalf("%s: migrated %v, %v", dialect, applied, err)
 		}
 	}

@@ -42,19 +42,21 @@ func Gauge(percent float64, label string, h Health) template.HTML {
 // Bar is one quota bar of a BarChart: how much of Limit is Used, in Unit
 // ("vCPUs", "GB"; may be empty). An empty Health is derived from the
 // usage with UsageHealth; a Limit of zero or less has no percentage and
-// shows as Unknown.
+// shows as Unknown. A non-empty Href makes the label a link to it, where
+// the bar's details are.
 type Bar struct {
 	Label  string
 	Used   float64
 	Limit  float64
 	Unit   string
 	Health Health
+	Href   string
 }
 
 // barView is a Bar as the template draws it.
 type barView struct {
-	Label, Value, Percent, Width string
-	Health                       Health
+	Label, Href, Value, Percent, Width string
+	Health                             Health
 }
 
 // BarChart is a list of horizontal quota bars, labelled caption for screen
@@ -70,7 +72,7 @@ func BarChart(caption string, bars []Bar) template.HTML {
 		if b.Unit != "" {
 			unit = " " + b.Unit
 		}
-		v := barView{Label: b.Label, Health: b.Health, Width: "0"}
+		v := barView{Label: b.Label, Href: b.Href, Health: b.Health, Width: "0"}
 		if b.Limit > 0 {
 			p := clampPercent(b.Used / b.Limit * 100)
 			v.Value = FormatNumber(b.Used) + " of " + FormatNumber(b.Limit) + unit

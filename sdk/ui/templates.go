@@ -42,7 +42,7 @@ var kit = template.Must(template.New("kit").Parse(`
 
 {{- define "bars" -}}
 <ul class="bars" aria-label="{{.Caption}}">
-{{- range .Bars}}<li class="{{.Health.Class}}"><div class="bar-head"><span class="bar-label">{{.Label}}</span><span class="bar-value">{{.Value}}{{if .Percent}} · {{.Percent}}{{end}}</span></div>
+{{- range .Bars}}<li class="{{.Health.Class}}"><div class="bar-head"><span class="bar-label">{{if .Href}}<a href="{{.Href}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}</span><span class="bar-value">{{.Value}}{{if .Percent}} · {{.Percent}}{{end}}</span></div>
 <svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" role="img" aria-label="{{.Label}}: {{.Health.Label}}{{if .Percent}}, {{.Percent}} used{{end}}"><rect class="bar-track" width="100" height="8"/><rect class="bar-fill" width="{{.Width}}" height="8"/></svg></li>
 {{- end -}}
 </ul>

@@ -156,8 +156,34 @@ func TestBarChart(t *testing.T) {
 			t.Errorf("bar chart lacks %s: %s", want, out)
 		}
 	}
+	if strings.Contains(out, "<a ") {
+		t.Errorf("bars without an Href should not be links: %s", out)
+	}
 	if got := ui.BarChart("x", nil); !strings.Contains(string(got), `class="empty"`) {
 		t.Errorf("a bar chart without bars should be an empty state: %s", got)
+	}
+}
+
+// TestBarLinks: a bar with an Href links its label alone, escaped, and
+// an Href that is no URL of the page's kind is defused.
+func TestBarLinks(t *testing.T) {
+	out := string(ui.BarChart("Compute quotas", []ui.Bar{
+		{Label: "vCPUs <b>", Used: 48, Limit: 100, Href: `/resources?subscription_id=s-1&tenant_id="t"`},
+		{Label: "Disks", Used: 1, Limit: 2, Href: "javascript:alert(1)"},
+		{Label: "Snapshots", Used: 7},
+	}))
+	for _, want := range []string{
+		`<span class="bar-label"><a href="/resources?subscription_id=s-1&amp;tenant_id=%22t%22">vCPUs &lt;b&gt;</a></span>`,
+		`<span class="bar-label"><a href="#ZgotmplZ">Disks</a></span>`,
+		`<span class="bar-label">Snapshots</span>`,
+		`aria-label="vCPUs &lt;b&gt;: OK, 48% used"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bar chart lacks %s: %s", want, out)
+		}
+	}
+	if n := strings.Count(out, "<a "); n != 2 {
+		t.Errorf("%d links, want one for each bar with an Href: %s", n, out)
 	}
 }
 

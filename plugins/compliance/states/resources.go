@@ -60,14 +60,7 @@ func (s *Store) ResourceStates(ctx context.Context, tenants, resourceIDs []strin
 		Severity           string `bun:"severity"`
 		EvaluatedUnix      int64  `bun:"evaluated_unix"`
 	}
-	err := s.DB.NewSelect().Table("compliance_policy_states").
-		Column("tenant_id", "subscription_id", "resource_id", "policy_assignment_id", "policy_definition_id", "policy_name",
-			"category", "compliance_state", "severity", "evaluated_unix").
-		Where("tenant_id IN (?)", bun.List(tenants)).
-		Where("LOWER(resource_id) IN (?)", bun.List(lower)).
-		Order("tenant_id", "resource_id", "state_rank DESC", "policy_name", "policy_assignment_id").
-		Scan(ctx, &rows)
-	if err != nil {
+	if err := s.resourceStates(tenants, lower).Scan(ctx, &rows); err != nil {
 		return nil, err
 	}
 	for _, r := range rows {
@@ -76,6 +69,19 @@ func (s *Store) ResourceStates(ctx context.Context, tenants, resourceIDs []strin
 			Category: r.Category, ComplianceState: r.ComplianceState, Severity: r.Severity, EvaluatedAt: time.Unix(r.EvaluatedUnix, 0).UTC()})
 	}
 	return out, nil
+}
+
+// resourceStates selects the tenants' states of the resources whose ARM
+// ids, in lower case, are lowerIDs, in ResourceStates' order. The
+// lookup by LOWER(resource_id) within the tenants is what the index
+// compliance_policy_states_resource_lower serves.
+func (s *Store) resourceStates(tenants, lowerIDs []string) *bun.SelectQuery {
+	return s.DB.NewSelect().Table("compliance_policy_states").
+		Column("tenant_id", "subscription_id", "resource_id", "policy_assignment_id", "policy_definition_id", "policy_name",
+			"category", "compliance_state", "severity", "evaluated_unix").
+		Where("tenant_id IN (?)", bun.List(tenants)).
+		Where("LOWER(resource_id) IN (?)", bun.List(lowerIDs)).
+		Order("tenant_id", "resource_id", "state_rank DESC", "policy_name", "policy_assignment_id")
 }
 
 // ResourceStatesDataset publishes the latest policy states of the

@@ -23,6 +23,17 @@ const (
 	warningCoverage = 50.0
 )
 
+// coverageMeaning says what coverage counts, beside its figures: a
+// control is covered when a policy in scope maps to it (package mapping:
+// any status but not_covered), so a control whose every policy fails is
+// covered too. Read as a pass rate, the figure would mislead.
+const (
+	coverageNotCompliance = "Coverage is not compliance."
+	coverageMeaning       = "A control counts as covered when at least one policy that Azure Policy evaluates in the tenants' subscriptions " +
+		"maps to it, by its initiative group or by keywords in its name, whether that policy passes or fails. " +
+		"Whether the mapped policies pass is each control's status below, and the compliance figures above."
+)
+
 // viewIn is the parameters of the compliance page and of its framework
 // section: the tenant picked and the framework to show.
 type viewIn struct {
@@ -60,7 +71,7 @@ func (h *Handlers) frameworks(ctx context.Context, in *viewIn, tenants []string)
 			Unit: "controls covered", Health: sdkui.AtLeast(c.OverallCoveragePercent, healthyCoverage, warningCoverage)})
 	}
 	picked := cmp.Or(in.Framework, all[0].ID)
-	v := frameworksView{Overview: sdkui.BarChart("Controls of each framework that the tenants' policies cover", bars),
+	v := frameworksView{Overview: sdkui.BarChart("Controls of each framework that the tenants' policies cover", bars), Caveat: coverageNotCompliance, Meaning: coverageMeaning,
 		Disclaimer: mapping.Disclaimer, Action: FrameworksPath, Page: PagePath, TenantID: string(in.Tenant)}
 	for _, f := range all {
 		v.Options = append(v.Options, option{ID: f.ID, Name: f.Name + " " + f.Version, Selected: f.ID == picked})
@@ -79,8 +90,10 @@ func (h *Handlers) frameworks(ctx context.Context, in *viewIn, tenants []string)
 
 // frameworksView is the framework section as its template draws it.
 type frameworksView struct {
-	Overview   template.HTML
-	Disclaimer string
+	Overview template.HTML
+	// Caveat and Meaning say what coverage means, beside the overview.
+	Caveat, Meaning string
+	Disclaimer      string
 	// Action is the fragment the picker reloads the section from, Page
 	// the page it falls back to without script.
 	Action, Page string
@@ -125,7 +138,7 @@ func detail(d *mapping.Detail, tenant string) template.HTML {
 		Name, Summary, Href string
 		Bars                template.HTML
 		Categories          []categoryView
-	}{d.Framework.Name + " " + d.Framework.Version, percent(d.OverallCoveragePercent) + " of its controls are covered by the tenants' policies.",
+	}{d.Framework.Name + " " + d.Framework.Version, percent(d.OverallCoveragePercent) + " of its controls are covered: a policy of the tenants maps to each, passing or not.",
 		"/api/v1/compliance/frameworks/" + url.PathEscape(d.Framework.ID) + "?" + q.Encode(),
 		sdkui.BarChart("Controls of each category that the tenants' policies cover", bars), categories})
 }
@@ -174,7 +187,9 @@ func explanation(p mapping.MatchedPolicy) template.HTML {
 func statusBadge(status string) template.HTML {
 	switch status {
 	case mapping.StatusCovered:
-		return sdkui.Badge("Covered", sdkui.OK)
+		// Not "Covered": a control is covered whatever its policies'
+		// compliance, and this status is that they pass.
+		return sdkui.Badge("Compliant", sdkui.OK)
 	case mapping.StatusPartial:
 		return sdkui.Badge("Partial", sdkui.Warning)
 	case mapping.StatusNonCompliant:

@@ -131,7 +131,8 @@ var markup = template.Must(template.New("views").Parse(`
 {{- define "link"}}<p><a href="{{.Href}}">{{.Text}}</a></p>{{end}}
 {{- define "frameworks" -}}
 <div class="stack" id="compliance-frameworks">
-{{- if .Disclaimer}}<p class="muted">{{.Disclaimer}}</p>{{end}}{{.Overview}}
+{{- if .Disclaimer}}<p class="muted">{{.Disclaimer}}</p>{{end}}
+{{- if .Meaning}}<p><strong>{{.Caveat}}</strong> {{.Meaning}}</p>{{end}}{{.Overview}}
 {{- if .Options}}<form class="stack" method="get" action="{{.Page}}" hx-get="{{.Action}}" hx-target="#compliance-frameworks" hx-swap="outerHTML">
 <div class="swatches"><div class="field"><label for="compliance-framework">Framework</label><select id="compliance-framework" name="framework">
 {{- range .Options}}<option value="{{.ID}}"{{if .Selected}} selected{{end}}>{{.Name}}</option>{{end -}}

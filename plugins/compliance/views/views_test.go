@@ -283,8 +283,8 @@ func testRefused(t *testing.T, w *world) {
 	}
 }
 
-// testFrameworks: the page shows the first framework's coverage and a
-// picker; the framework section of NIST CSF, reloaded by the picker,
+// testFrameworks: the page shows the first framework's coverage, what
+// coverage counts beside it, and a picker; the framework section of NIST CSF, reloaded by the picker,
 // shows Alpha's two policies on their controls, each with why it maps,
 // and nothing of Beta's, whose policy the admin sees on its control; a
 // framework that does not exist is said so, one longer than any id is a
@@ -294,12 +294,18 @@ func testFrameworks(t *testing.T, w *world) {
 	contains(t, "Alpha's page", page, `id="compliance-frameworks"`, `<option value="cis_azure" selected>`, `<option value="nist_csf">`,
 		`hx-get="/partials/compliance-frameworks"`, `hx-target="#compliance-frameworks"`, mapping.Disclaimer)
 	lacks(t, "Alpha's page", page, `name="tenant_id"`)
+	// Beside the coverage figures, what they count, lest they read as a
+	// pass rate: a mapped policy, passing or not.
+	meaning := "<p><strong>Coverage is not compliance.</strong> A control counts as covered when at least one policy that Azure Policy evaluates in the tenants&#39; subscriptions maps to it"
+	contains(t, "Alpha's page", page, meaning+", by its initiative group or by keywords in its name, whether that policy passes or fails.",
+		`</p><ul class="bars" aria-label="Controls of each framework`)
 	direct := w.html(t, views.PagePath+"?framework=nist_csf", userA)
 	contains(t, "Alpha's page of NIST CSF", direct, `<option value="nist_csf" selected>`, "Data at rest")
 
 	nist := w.html(t, views.FrameworksPath+"?framework=nist_csf", userA)
 	txt := text(nist)
-	contains(t, "Alpha's NIST CSF", txt, "NIST Cybersecurity Framework 2.0",
+	contains(t, "Alpha's NIST CSF", txt, "NIST Cybersecurity Framework 2.0", "Coverage is not compliance.",
+		"of its controls are covered: a policy of the tenants maps to each, passing or not.",
 		"Data Security (PR.DS): 2 of 4 controls covered, 50 %",
 		// PR.DS-01 by the storage policy's group name, PR.DS-11 by the
 		// key vault policy's words.

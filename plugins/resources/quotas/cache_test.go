@@ -3,8 +3,10 @@ package quotas
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"reflect"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -194,4 +196,61 @@ func migrated(t *testing.T, dialect string) *bun.DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// TestSubscriptionNameMigration applies the quotas' migrations before
+// 0006, stores a usage as they shaped the table, then 0006: the usage
+// reads with no subscription name until a sync gives it one, and the
+// migration rolls back and applies again, on both databases.
+func TestSubscriptionNameMigration(t *testing.T) {
+	ctx := context.Background()
+	before := fstest.MapFS{}
+	err := fs.WalkDir(Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path >= "0006_" {
+			return err
+		}
+		data, err := fs.ReadFile(Migrations(), path)
+		before[path] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			db := storetest.Open(t, dialect)
+			if _, err := store.Migrate(ctx, db, before, "plugin_resources_migrations"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.ExecContext(ctx, `INSERT INTO resources_quota_usages (tenant_id, subscription_id, location, provider, name, current_value, limit_value, synced_at)
+				VALUES ('t-a', 'sub-a', ?, 'compute', 'cores', 1, 10, ?)`, DefaultLocation, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if applied, err := store.Migrate(ctx, db, Migrations(), "plugin_resources_migrations"); err != nil || len(applied) != 1 {
+				t.Fatalf("0006: %v, %v", applied, err)
+			}
+			st := NewStore(db)
+			q := Query{TenantIDs: []string{"t-a"}, Location: DefaultLocation}
+			if got, err := st.List(ctx, q); err != nil || len(got) != 1 || got[0].SubscriptionName != "" {
+				t.Fatalf("a usage synced before the names: %+v, %v", got, err)
+			}
+			named := usagesOf("t-a", "sub-a", 1, 1, time.Now())
+			named[0].SubscriptionName = "Production"
+			if err := st.Replace(ctx, "sub-a", DefaultLocation, "compute", named); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := st.List(ctx, q); err != nil || len(got) != 1 || got[0].SubscriptionName != "Production" {
+				t.Fatalf("after a sync with the name: %+v, %v", got, err)
+			}
+			if _, err := store.Rollback(ctx, db, Migrations(), "plugin_resources_migrations"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.ExecContext(ctx, `SELECT subscription_name FROM resources_quota_usages`); err == nil {
+				t.Fatal("the usages keep their subscription_name after the rollback")
+			}
+			if applied, err := store.Migrate(ctx, db, Migrations(), "plugin_resources_migrations"); err != nil || len(applied) != 1 {
+				t.Fatalf("migrating again after the rollback: %v, %v", applied, err)
+			}
+		})
+	}
 }

@@ -15,17 +15,18 @@ import (
 
 // Entry is one quota as the API shows it.
 type Entry struct {
-	TenantID       string    `json:"tenant_id"`
-	SubscriptionID string    `json:"subscription_id"`
-	Provider       string    `json:"provider"`
-	Name           string    `json:"name"`
-	LocalizedName  string    `json:"localized_name"`
-	CurrentValue   float64   `json:"current_value"`
-	Limit          float64   `json:"limit"`
-	UsagePercent   float64   `json:"usage_percent"`
-	Health         string    `json:"health"`
-	Unit           string    `json:"unit"`
-	SyncedAt       time.Time `json:"synced_at"`
+	TenantID         string    `json:"tenant_id"`
+	SubscriptionID   string    `json:"subscription_id"`
+	SubscriptionName string    `json:"subscription_name" doc:"The subscription's display name in Azure, empty until a sync has read it"`
+	Provider         string    `json:"provider"`
+	Name             string    `json:"name"`
+	LocalizedName    string    `json:"localized_name"`
+	CurrentValue     float64   `json:"current_value"`
+	Limit            float64   `json:"limit"`
+	UsagePercent     float64   `json:"usage_percent"`
+	Health           string    `json:"health"`
+	Unit             string    `json:"unit"`
+	SyncedAt         time.Time `json:"synced_at"`
 }
 
 // Counts is how many quotas are in each health.
@@ -67,7 +68,7 @@ func (c Counts) plus(d Counts) Counts {
 
 func entryOf(u Usage) Entry {
 	p := UsagePercent(u.CurrentValue, u.Limit)
-	return Entry{TenantID: u.TenantID, SubscriptionID: u.SubscriptionID, Provider: u.Provider, Name: u.Name, LocalizedName: u.LocalizedName,
+	return Entry{TenantID: u.TenantID, SubscriptionID: u.SubscriptionID, SubscriptionName: u.SubscriptionName, Provider: u.Provider, Name: u.Name, LocalizedName: u.LocalizedName,
 		CurrentValue: u.CurrentValue, Limit: u.Limit, UsagePercent: p, Health: Health(p), Unit: u.Unit, SyncedAt: u.SyncedAt}
 }
 

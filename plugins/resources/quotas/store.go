@@ -28,16 +28,19 @@ func Migrations() fs.FS {
 // Usage is one synced quota usage.
 type Usage struct {
 	bun.BaseModel  `bun:"table:resources_quota_usages"`
-	TenantID       string    `bun:"tenant_id"`
-	SubscriptionID string    `bun:"subscription_id,pk"`
-	Location       string    `bun:"location,pk"`
-	Provider       string    `bun:"provider,pk"`
-	Name           string    `bun:"name,pk"`
-	LocalizedName  string    `bun:"localized_name"`
-	CurrentValue   float64   `bun:"current_value"`
-	Limit          float64   `bun:"limit_value"`
-	Unit           string    `bun:"unit"`
-	SyncedAt       time.Time `bun:"synced_at"`
+	TenantID       string `bun:"tenant_id"`
+	SubscriptionID string `bun:"subscription_id,pk"`
+	// SubscriptionName is the subscription's display name, "" when the
+	// cloud gave none.
+	SubscriptionName string    `bun:"subscription_name"`
+	Location         string    `bun:"location,pk"`
+	Provider         string    `bun:"provider,pk"`
+	Name             string    `bun:"name,pk"`
+	LocalizedName    string    `bun:"localized_name"`
+	CurrentValue     float64   `bun:"current_value"`
+	Limit            float64   `bun:"limit_value"`
+	Unit             string    `bun:"unit"`
+	SyncedAt         time.Time `bun:"synced_at"`
 }
 
 // RevisionTable is the quotas' revision table (see package revcache):

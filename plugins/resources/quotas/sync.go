@@ -44,7 +44,7 @@ func (s *Syncer) Run(ctx context.Context, run *sdk.JobRun) (int64, error) {
 		for _, sub := range tw.Subscriptions {
 			for _, loc := range s.Locations {
 				for _, provider := range []string{cloud.UsageCompute, cloud.UsageNetwork} {
-					n, err := s.syncOne(ctx, tw.Cloud, tw.Tenant.ID, sub, loc, provider)
+					n, err := s.syncOne(ctx, tw.Cloud, tw.Tenant.ID, sub, tw.SubscriptionNames[sub], loc, provider)
 					records += n
 					done++
 					if err != nil {
@@ -75,11 +75,11 @@ func (s *Syncer) now() time.Time {
 	return time.Now()
 }
 
-func (s *Syncer) syncOne(ctx context.Context, rm *cloud.ResourceManager, tenantID, subscriptionID, location, provider string) (int64, error) {
+func (s *Syncer) syncOne(ctx context.Context, rm *cloud.ResourceManager, tenantID, subscriptionID, subscriptionName, location, provider string) (int64, error) {
 	now := s.now().UTC()
 	var usages []Usage
 	err := rm.Usages(ctx, subscriptionID, location, provider, func(u cloud.Usage) error {
-		usages = append(usages, Usage{TenantID: tenantID, SubscriptionID: subscriptionID, Location: location, Provider: provider,
+		usages = append(usages, Usage{TenantID: tenantID, SubscriptionID: subscriptionID, SubscriptionName: subscriptionName, Location: location, Provider: provider,
 			Name: u.Name, LocalizedName: u.LocalizedName, CurrentValue: u.CurrentValue, Limit: u.Limit, Unit: u.Unit, SyncedAt: now})
 		return nil
 	})

@@ -39,9 +39,24 @@ func barOf(e Entry) sdkui.Bar {
 	return sdkui.Bar{Label: label, Used: e.CurrentValue, Limit: e.Limit, Health: sdkui.Health(e.Health)}
 }
 
+// mostUsedBar is a quota of the dashboard's card: as the most used come
+// from any subscription, its label names the subscription too and links
+// the page of that subscription's quotas.
+func mostUsedBar(r *http.Request, e Entry) sdkui.Bar {
+	b := barOf(e)
+	sub := e.SubscriptionName
+	if sub == "" {
+		sub = e.SubscriptionID
+	}
+	b.Label += " in " + sub
+	b.Href = quotasLink(r, DefaultLocation, e.SubscriptionID)
+	return b
+}
+
 // statsFragment is the dashboard's resources card: the inventory's
 // figures when the plugin has an inventory, then how many quotas are near
-// their limits in the default region, and the most used as bars.
+// their limits in the default region, and the most used as bars, each
+// linking its subscription's quotas.
 func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 	// Each of the inventory's and the quotas' figures read their tenants'
 	// revision once.
@@ -73,7 +88,7 @@ func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 	}
 	bars := make([]sdkui.Bar, 0, len(most))
 	for _, u := range most {
-		bars = append(bars, barOf(entryOf(u)))
+		bars = append(bars, mostUsedBar(r, entryOf(u)))
 	}
 	parts = append(parts,
 		sdkui.Grid(
@@ -105,8 +120,9 @@ type pageIn struct {
 
 // page shows every quota of the region (of the subscription named, when
 // one is), by subscription and provider, as bars coloured by health, each
-// group titled by its tenant and linking its subscription's quotas alone,
-// after the Inventory section when the plugin has one.
+// group titled by its tenant and subscription and linking its
+// subscription's quotas alone, after the Inventory section when the
+// plugin has one.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 	loc := in.Location.Location
 	var parts []template.HTML
@@ -141,27 +157,36 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 		sdk.WriteError(w, err)
 		return
 	}
-	type group struct{ tenant, sub, provider string }
+	type group struct{ tenant, sub, subName, provider string }
 	var order []group
 	bars := map[group][]sdkui.Bar{}
 	for _, u := range usages {
-		g := group{u.TenantID, u.SubscriptionID, u.Provider}
+		g := group{u.TenantID, u.SubscriptionID, u.SubscriptionName, u.Provider}
 		if _, ok := bars[g]; !ok {
 			order = append(order, g)
 		}
 		bars[g] = append(bars[g], barOf(entryOf(u)))
 	}
-	// The inventory does not know subscriptions' names: a group is titled
-	// by its tenant's name and its subscription's id.
 	for _, g := range order {
-		title := fmt.Sprintf("%s: %s quotas of subscription %s", names[g.tenant], g.provider, g.sub)
-		more := link(quotasLink(r, loc, g.sub), "Only the quotas of subscription "+g.sub)
+		sub := subscriptionLabel(g.sub, g.subName)
+		title := fmt.Sprintf("%s: %s quotas of subscription %s", names[g.tenant], g.provider, sub)
+		more := link(quotasLink(r, loc, g.sub), "Only the quotas of subscription "+sub)
 		if in.SubscriptionID != "" {
 			more = link(quotasLink(r, loc, ""), "Every subscription's quotas")
 		}
 		parts = append(parts, sdkui.Card(title, sdkui.Join(sdkui.BarChart(title+" in "+loc, bars[g]), more)))
 	}
 	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(parts...))
+}
+
+// subscriptionLabel names a subscription by its display name and id,
+// since two subscriptions may share a name; by its id alone until a sync
+// has read its name.
+func subscriptionLabel(id, name string) string {
+	if name == "" {
+		return id
+	}
+	return name + " (" + id + ")"
 }
 
 // quotasLink is the resources page of the region's quotas, of the

@@ -143,10 +143,13 @@ func TestQuotaListPages(t *testing.T) {
 }
 
 // TestQuotaPageBySubscription: each subscription's quotas are titled by
-// its tenant's name and link the page of that subscription's quotas
-// alone, on the picked tenant, which links back to every subscription's;
-// a subscription of a tenant the caller may not see reads as one without
-// quota data, and shows nothing of it.
+// its tenant's name and its subscription's name and id (the id alone
+// until a sync read the name) and link the page of that subscription's
+// quotas alone, on the picked tenant, which links back to every
+// subscription's; the dashboard's most used link that page too; a renamed
+// subscription shows its new name at once; a subscription of a tenant the
+// caller may not see reads as one without quota data, and shows nothing
+// of it.
 func TestQuotaPageBySubscription(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
@@ -154,9 +157,9 @@ func TestQuotaPageBySubscription(t *testing.T) {
 			now := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
 			ctx := context.Background()
 			for _, u := range []Usage{
-				{TenantID: "t-a", SubscriptionID: "sub-a1", Name: "cores-a1", CurrentValue: 95, Limit: 100},
+				{TenantID: "t-a", SubscriptionID: "sub-a1", SubscriptionName: "Brand A <Production>", Name: "cores-a1", CurrentValue: 95, Limit: 100},
 				{TenantID: "t-a", SubscriptionID: "sub-a2", Name: "cores-a2", CurrentValue: 10, Limit: 100},
-				{TenantID: "t-b", SubscriptionID: "sub-b", Name: "cores-b", CurrentValue: 50, Limit: 100},
+				{TenantID: "t-b", SubscriptionID: "sub-b", SubscriptionName: "Hidden B", Name: "cores-b", CurrentValue: 50, Limit: 100},
 			} {
 				u.Location, u.Provider, u.LocalizedName, u.SyncedAt = DefaultLocation, "compute", u.Name, now
 				if err := st.Replace(ctx, u.SubscriptionID, DefaultLocation, "compute", []Usage{u}); err != nil {
@@ -167,14 +170,48 @@ func TestQuotaPageBySubscription(t *testing.T) {
 			if code != http.StatusOK {
 				t.Fatalf("page: %d %s", code, page)
 			}
-			for _, want := range []string{"Brand A: compute quotas of subscription sub-a1", "Brand A: compute quotas of subscription sub-a2",
-				`<a href="/resources?location=eastus&amp;subscription_id=sub-a1">Only the quotas of subscription sub-a1</a>`, "cores-a2"} {
+			for _, want := range []string{"Brand A: compute quotas of subscription Brand A &lt;Production&gt; (sub-a1)", "Brand A: compute quotas of subscription sub-a2",
+				`<a href="/resources?location=eastus&amp;subscription_id=sub-a1">Only the quotas of subscription Brand A &lt;Production&gt; (sub-a1)</a>`, "cores-a2"} {
 				if !strings.Contains(page, want) {
 					t.Errorf("page lacks %q: %s", want, page)
 				}
 			}
-			if strings.Contains(page, "sub-b") || strings.Contains(page, "Brand B") {
-				t.Errorf("Brand A's page shows Brand B's quotas: %s", page)
+			if strings.Contains(page, "sub-b") || strings.Contains(page, "Brand B") || strings.Contains(page, "Hidden B") || strings.Contains(page, "<Production>") {
+				t.Errorf("Brand A's page shows Brand B's quotas or an unescaped name: %s", page)
+			}
+			code, body := view(t, h, "/api/v1/resources/quotas?subscription_id=sub-a1", "t-a")
+			var list List
+			if err := json.Unmarshal([]byte(body), &list); code != http.StatusOK || err != nil || len(list.Items) != 1 ||
+				list.Items[0].SubscriptionID != "sub-a1" || list.Items[0].SubscriptionName != "Brand A <Production>" {
+				t.Errorf("sub-a1's quota list: %d %s (%v)", code, body, err)
+			}
+			renamed := Usage{TenantID: "t-a", SubscriptionID: "sub-a1", SubscriptionName: "Brand A Live", Location: DefaultLocation, Provider: "compute",
+				Name: "cores-a1", LocalizedName: "cores-a1", CurrentValue: 95, Limit: 100, SyncedAt: now}
+			if err := st.Replace(ctx, "sub-a1", DefaultLocation, "compute", []Usage{renamed}); err != nil {
+				t.Fatal(err)
+			}
+			if _, page := view(t, h, PagePath, "t-a"); !strings.Contains(page, "Brand A Live (sub-a1)") || strings.Contains(page, "Production") {
+				t.Errorf("the page after the subscription was renamed: %s", page)
+			}
+			// The dashboard's most used link their subscriptions' quotas, on the picked tenant.
+			code, card := view(t, h, StatsFragmentPath+"?tenant_id=t-a", "t-a", "t-b")
+			for _, want := range []string{
+				`<a href="/resources?location=eastus&amp;subscription_id=sub-a1&amp;tenant_id=t-a">cores-a1 in Brand A Live</a>`,
+				`<a href="/resources?location=eastus&amp;subscription_id=sub-a2&amp;tenant_id=t-a">cores-a2 in sub-a2</a>`,
+			} {
+				if code != http.StatusOK || !strings.Contains(card, want) {
+					t.Errorf("card lacks %s: %d %s", want, code, card)
+				}
+			}
+			if _, card := view(t, h, StatsFragmentPath, "t-a"); !strings.Contains(card, `<a href="/resources?location=eastus&amp;subscription_id=sub-a1">`) ||
+				strings.Contains(card, "Hidden B") || strings.Contains(card, "sub-b") {
+				t.Errorf("card without a picked tenant: %s", card)
+			}
+			code, body = view(t, h, "/api/v1/resources/quotas/summary", "t-a")
+			var sum Summary
+			if err := json.Unmarshal([]byte(body), &sum); code != http.StatusOK || err != nil || len(sum.MostUsed) != 2 ||
+				sum.MostUsed[0].SubscriptionName != "Brand A Live" || sum.MostUsed[1].SubscriptionName != "" {
+				t.Errorf("summary after the rename: %d %s (%v)", code, body, err)
 			}
 			code, one := view(t, h, PagePath+"?subscription_id=sub-a1&tenant_id=t-a", "t-a", "t-b")
 			if code != http.StatusOK || !strings.Contains(one, "cores-a1") || strings.Contains(one, "cores-a2") || strings.Contains(one, "cores-b") ||
@@ -183,8 +220,11 @@ func TestQuotaPageBySubscription(t *testing.T) {
 			}
 			code, other := view(t, h, PagePath+"?subscription_id=sub-b", "t-a")
 			if code != http.StatusOK || !strings.Contains(other, "No quota data for subscription sub-b in eastus.") || strings.Contains(other, "cores-b") ||
-				strings.Contains(other, "Brand B") {
+				strings.Contains(other, "Brand B") || strings.Contains(other, "Hidden B") {
 				t.Errorf("Brand B's subscription for Brand A's user: %d %s", code, other)
+			}
+			if code, body := view(t, h, "/api/v1/resources/quotas?subscription_id=sub-b", "t-a"); code != http.StatusNotFound || strings.Contains(body, "Hidden B") {
+				t.Errorf("Brand B's quota list for Brand A's user: %d %s", code, body)
 			}
 			if code, body := view(t, h, PagePath+"?subscription_id="+strings.Repeat("s", 65), "t-a"); code != http.StatusUnprocessableEntity ||
 				!strings.Contains(body, "query.subscription_id") {

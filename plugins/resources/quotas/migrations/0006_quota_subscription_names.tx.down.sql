@@ -1,0 +1,1 @@
+ALTER TABLE resources_quota_usages DROP COLUMN subscription_name;

@@ -260,14 +260,25 @@ func TestUIInBrowser(t *testing.T) {
 		t.Errorf("the evidence panel after a start: %q", text)
 	}
 	const expand = `(() => { document.querySelectorAll("main details").forEach(d => { d.open = true }); return true })()`
+	// The pages a drill-down reaches: a policy's resources and a
+	// resource's page, by the first link to each.
+	policyLink := compliance + ` a[href^="/compliance/policy?"]`
+	tab.Open("/compliance", policyLink)
+	policyPage := drillAttr(t, tab, policyLink, "href")
+	resourceLink := `[hx-get^="/compliance/policy"] a[href^="/resources/item?"]`
+	tab.Open(policyPage, resourceLink)
+	resourcePage := drillAttr(t, tab, resourceLink, "href")
 
 	for _, page := range []struct{ path, name, wait, script string }{
 		{"/dashboard", "dashboard", stats, ""},
 		{"/sync-dashboard", "sync-dashboard", `[hx-get^="/partials/sync-history-table"]`, ""},
 		{"/resources", "resources", `[hx-get^="/resources"]`, ""},
 		{"/costs", "costs", "#cost-anomalies", ""},
+		{"/costs/analysis", "cost-analysis", `[hx-get^="/costs/analysis"] table`, ""},
 		{"/identity", "identity", identity, ""},
 		{"/compliance", "compliance", "#compliance-frameworks", expand},
+		{policyPage, "compliance-policy", `[hx-get^="/compliance/policy"] table`, ""},
+		{resourcePage, "resource", `[hx-get^="/resources/item"] table`, ""},
 		{"/partner", "partner", partner, expand},
 		{"/dmarc", "dmarc", "main", ""},
 		{"/design-system", "design-system", "main", ""},

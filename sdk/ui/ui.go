@@ -164,12 +164,25 @@ func Badge(text string, h Health) template.HTML {
 //	{{- end -}}
 //	</tbody></table></div>
 func Table(columns []string, rows [][]any, caption string) template.HTML {
+	return table("table-wrap", columns, rows, caption)
+}
+
+// PivotTable is a Table with a column for each of many periods (a day of a
+// month, say): as wide as its periods, it scrolls sideways in its
+// container by design, where a Table fits its card. Its container's class
+// is "table-wrap table-wrap-pivot".
+func PivotTable(columns []string, rows [][]any, caption string) template.HTML {
+	return table("table-wrap table-wrap-pivot", columns, rows, caption)
+}
+
+// table is a Table in a container of the class.
+func table(class string, columns []string, rows [][]any, caption string) template.HTML {
 	var b strings.Builder
 	label := "Table"
 	if caption != "" {
 		label = caption
 	}
-	b.WriteString(`<div class="table-wrap" tabindex="0" role="region" aria-label="`)
+	b.WriteString(`<div class="` + class + `" tabindex="0" role="region" aria-label="`)
 	b.WriteString(template.HTMLEscapeString(label))
 	b.WriteString(`, scrollable"><table class="table">`)
 	if caption != "" {

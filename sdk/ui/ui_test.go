@@ -107,6 +107,18 @@ func TestTableWithoutRowsShowsEmptyState(t *testing.T) {
 	}
 }
 
+// A pivot table is a table whose container says it scrolls by design.
+func TestPivotTableIsATableThatScrolls(t *testing.T) {
+	cols, rows := []string{"Service", "1 Nov", "2 Nov"}, [][]any{{"Storage", "1.00", "<b>2</b>"}}
+	table, pivot := string(ui.Table(cols, rows, "Cost")), string(ui.PivotTable(cols, rows, "Cost"))
+	if !strings.HasPrefix(pivot, `<div class="table-wrap table-wrap-pivot" `) || !strings.HasPrefix(table, `<div class="table-wrap" `) {
+		t.Fatalf("containers: table %.60s, pivot %.60s", table, pivot)
+	}
+	if strings.Replace(pivot, "table-wrap table-wrap-pivot", "table-wrap", 1) != table {
+		t.Errorf("the pivot differs from the table beyond its container:\n%s\n%s", pivot, table)
+	}
+}
+
 var dAttr = regexp.MustCompile(`class="gauge-value" d="([^"]*)"`)
 
 func TestGaugeClampsAndDrawsItsArc(t *testing.T) {

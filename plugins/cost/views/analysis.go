@@ -192,7 +192,7 @@ func analysisResult(a reports.Analysis, f analysisForm, csvQuery url.Values) tem
 	}
 	what := groupLabels[a.GroupBy]
 	parts := analysisCharts(a)
-	parts = append(parts, sdkui.Table(columns, rows, "Cost by "+what+", "+a.Grain+", "+a.StartDate.String()+" to "+a.EndDate.String()+", costliest first"))
+	parts = append(parts, sdkui.PivotTable(columns, rows, "Cost by "+what+", "+a.Grain+", "+a.StartDate.String()+" to "+a.EndDate.String()+", costliest first"))
 	totals := ""
 	for i, t := range a.Totals {
 		if i > 0 {

@@ -35,11 +35,12 @@ type opParam struct {
 	In       string `json:"in"`
 	Required bool   `json:"required"`
 	Schema   struct {
-		Type    string `json:"type"`
-		Format  string `json:"format"`
-		Enum    []any  `json:"enum"`
-		Default any    `json:"default"`
-		Minimum *int   `json:"minimum"`
+		Type     string `json:"type"`
+		Format   string `json:"format"`
+		Enum     []any  `json:"enum"`
+		Default  any    `json:"default"`
+		Minimum  *int   `json:"minimum"`
+		Examples []any  `json:"examples"`
 	} `json:"schema"`
 }
 
@@ -50,6 +51,8 @@ func (p opParam) sample() string {
 		return fmt.Sprint(p.Schema.Default)
 	case len(p.Schema.Enum) > 0:
 		return fmt.Sprint(p.Schema.Enum[0])
+	case len(p.Schema.Examples) > 0:
+		return fmt.Sprint(p.Schema.Examples[0])
 	case p.Schema.Format == "date":
 		return time.Now().UTC().Format(time.DateOnly)
 	case p.Schema.Format == "date-time":
@@ -114,14 +117,15 @@ func (f *fixture) tenantScopedOps(t *testing.T) []scopedOp {
 }
 
 // url names tenantIDs (joined by commas) in the operation's tenant
-// parameter; other path parameters get a value no object has.
+// parameter; other path parameters get a value no object has, and which
+// an id of any type (a number from 1, a string) accepts.
 func (o scopedOp) url(tenantIDs ...string) string {
 	named := strings.Join(tenantIDs, ",")
 	path := o.path
 	if o.in == "path" {
 		path = strings.ReplaceAll(path, "{"+o.name+"}", named)
 	}
-	path = pathParamRE.ReplaceAllString(path, "0")
+	path = pathParamRE.ReplaceAllString(path, "987654321")
 	q := url.Values{}
 	for k, v := range o.required {
 		q[k] = v
@@ -136,9 +140,11 @@ func (o scopedOp) url(tenantIDs ...string) string {
 }
 
 // namesObject reports whether the operation addresses an object below the
-// tenant, which a caller outside the tenant must find missing (404).
+// tenant, which a caller outside the tenant must find missing (404): by a
+// path parameter, or a required query parameter (the object's id where
+// it is no path's part, as a policy's id is).
 func (o scopedOp) namesObject() bool {
-	n := len(pathParamRE.FindAllString(o.path, -1))
+	n := len(pathParamRE.FindAllString(o.path, -1)) + len(o.required)
 	if o.in == "path" {
 		n--
 	}

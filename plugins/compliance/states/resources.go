@@ -243,7 +243,7 @@ func NamedPolicyResources(ctx context.Context, st *Store, host *sdk.Host, q Poli
 
 type policyResourcesIn struct {
 	Tenants
-	PolicyID string `query:"policy_id" required:"true" maxLength:"1024" pattern:"^/[^/]" doc:"The policy definition id, as the non-compliant list's id gives it (/providers/Microsoft.Authorization/policyDefinitions/…)"`
+	PolicyID string `query:"policy_id" required:"true" maxLength:"1024" pattern:"^/[^/]" example:"/providers/Microsoft.Authorization/policyDefinitions/0a914e76-4921-4c19-b460-a2d36003525a" doc:"The policy definition id, as the non-compliant list's id gives it (/providers/Microsoft.Authorization/policyDefinitions/…)"`
 	Limit    int    `query:"limit" minimum:"1" maximum:"500" default:"100"`
 	Offset   int    `query:"offset" minimum:"0" maximum:"1000000" default:"0"`
 }

@@ -26,7 +26,7 @@ const policyRows = 50
 
 type policyIn struct {
 	Tenant   sdk.TenantID `query:"tenant_id"`
-	PolicyID string       `query:"policy_id" required:"true" maxLength:"1024" pattern:"^/[^/]" doc:"The policy definition id"`
+	PolicyID string       `query:"policy_id" maxLength:"1024" pattern:"^/[^/]" doc:"The policy definition id; without it the page says where to find one"`
 	Offset   int          `query:"offset" minimum:"0" maximum:"1000000" default:"0"`
 }
 
@@ -48,6 +48,10 @@ func policyLink(policyID, tenant string, offset int) string {
 // a policy with none there is a 404, as its API route answers.
 func (h *Handlers) policyPage(w http.ResponseWriter, r *http.Request, in *policyIn) {
 	ctx := r.Context()
+	if in.PolicyID == "" {
+		sdkui.WriteFragment(w, http.StatusOK, sdkui.Empty("This page lists one policy's non-compliant resources: open it from a policy of the compliance page's non-compliant list."))
+		return
+	}
 	res, err := states.NamedPolicyResources(ctx, h.States, h.Host, states.PolicyResourcesQuery{TenantIDs: sdkui.Tenants(r),
 		PolicyID: in.PolicyID, Limit: policyRows, Offset: in.Offset})
 	if err != nil {

@@ -371,10 +371,14 @@ func testPolicy(t *testing.T, w *world) {
 	if status, body := w.get(t, link+"&tenant_id=t2", userA); status != http.StatusForbidden || strings.Contains(body, "Beta") {
 		t.Errorf("the storage policy in Beta for Alpha's user: %d %s, want 403", status, body)
 	}
-	for _, query := range []string{"", "?policy_id=x", "?policy_id=%2Fp&offset=-1"} {
+	for _, query := range []string{"?policy_id=x", "?policy_id=%2Fp&offset=-1"} {
 		if status, body := w.get(t, views.PolicyPath+query, userA); status != http.StatusUnprocessableEntity {
 			t.Errorf("%s%s: %d %s, want 422", views.PolicyPath, query, status, body)
 		}
+	}
+	// Without a policy the page says where to find one.
+	if status, body := w.get(t, views.PolicyPath, userA); status != http.StatusOK || !strings.Contains(body, "open it from a policy") {
+		t.Errorf("%s without a policy: %d %s, want 200 saying where to find one", views.PolicyPath, status, body)
 	}
 }
 

@@ -117,7 +117,7 @@ func (h *Handlers) analysisPage(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
-	sdkui.WriteFragment(w, http.StatusOK, sdkui.Card("Cost analysis", stack(render("note", "The costs of your tenants summed by service, resource group, "+
+	sdkui.WriteFragment(w, http.StatusOK, sdkui.Card("Costs by group and period", stack(render("note", "The costs of your tenants summed by service, resource group, "+
 		"subscription or tenant, per day or month, each currency apart. The ledger's daily costs carry no tags, so they cannot be grouped by tag."), html)))
 }
 

@@ -39,7 +39,7 @@ func ItemLink(resourceID string) string {
 }
 
 type itemIn struct {
-	ResourceID string `query:"resource_id" required:"true" maxLength:"2048" pattern:"^/[^/]" doc:"The resource's ARM id (/subscriptions/…), case ignored"`
+	ResourceID string `query:"resource_id" maxLength:"2048" pattern:"^/[^/]" doc:"The resource's ARM id (/subscriptions/…), case ignored; without it the page says where to find one"`
 }
 
 // item is the resource page. A resource the inventory does not hold, or
@@ -47,6 +47,10 @@ type itemIn struct {
 // never tells another tenant's resource from an unknown one.
 func (h *Handlers) item(w http.ResponseWriter, r *http.Request, in *itemIn) {
 	ctx := r.Context()
+	if in.ResourceID == "" {
+		sdkui.WriteFragment(w, http.StatusOK, sdkui.Empty("This page shows one resource: open it from a row of the inventory on the resources page, or from a policy's non-compliant resources."))
+		return
+	}
 	res, err := h.Store.Get(ctx, UID(in.ResourceID))
 	if err != nil {
 		sdk.WriteError(w, err)

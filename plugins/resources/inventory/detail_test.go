@@ -86,8 +86,11 @@ func TestItemPage(t *testing.T) {
 					t.Errorf("%s as Contoso's user: %d %s, want 404", target, code, body)
 				}
 			}
+			// Without a resource the page says where to find one.
+			if code, body := f.page(t, contosoU, inventory.ItemPath); code != http.StatusOK || !strings.Contains(body, "open it from a row of the inventory") {
+				t.Errorf("%s without a resource: %d %s, want 200 saying where to find one", inventory.ItemPath, code, body)
+			}
 			for target, field := range map[string]string{
-				inventory.ItemPath:                                                "query.resource_id",
 				inventory.ItemPath + "?resource_id=vm-1":                          "query.resource_id",
 				inventory.ItemLink("/subscriptions/" + strings.Repeat("x", 2048)): "query.resource_id",
 			} {

@@ -4,12 +4,45 @@ import (
 	"bytes"
 	"html"
 	"html/template"
+	"math"
+	"net/url"
 	"testing"
 	"time"
 )
 
-// handBuilt is the markup Badge, Time and Table are built by hand to give,
-// as the kit's templates (their doc comments).
+// barView is a Bar as the reference template draws it.
+type barView struct {
+	Label, Href, Value, Percent, Width string
+	Health                             Health
+}
+
+// barViewOf is the bar's fields as BarChart writes them, for the
+// reference template.
+func barViewOf(b Bar) barView {
+	unit := ""
+	if b.Unit != "" {
+		unit = " " + b.Unit
+	}
+	v := barView{Label: b.Label, Href: b.Href, Health: b.Health, Width: "0"}
+	if b.Limit > 0 {
+		p := clampPercent(b.Used / b.Limit * 100)
+		v.Value = FormatNumber(b.Used) + " of " + FormatNumber(b.Limit) + unit
+		v.Percent = FormatNumber(math.Round(p)) + "%"
+		v.Width = coord(p)
+		if v.Health == "" {
+			v.Health = UsageHealth(p)
+		}
+	} else {
+		v.Value = FormatNumber(b.Used) + unit + ", no limit"
+		if v.Health == "" {
+			v.Health = Unknown
+		}
+	}
+	return v
+}
+
+// handBuilt is the markup Badge, Time, Table and BarChart are built by
+// hand to give, as the kit's templates (their doc comments).
 var handBuilt = template.Must(template.New("reference").Parse(`
 {{- define "badge" -}}
 <span class="badge {{.Health.Class}}">{{.Text}}</span>
@@ -25,6 +58,13 @@ var handBuilt = template.Must(template.New("reference").Parse(`
 {{- else}}<tr class="table-empty"><td colspan="{{len .Columns}}">{{.Empty}}</td></tr>
 {{- end -}}
 </tbody></table></div>
+{{- end}}
+{{- define "bars" -}}
+<ul class="bars" aria-label="{{.Caption}}">
+{{- range .Bars}}<li class="{{.Health.Class}}"><div class="bar-head"><span class="bar-label">{{if .Href}}<a href="{{.Href}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}</span><span class="bar-value">{{.Value}}{{if .Percent}} · {{.Percent}}{{end}}</span></div>
+<svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" role="img" aria-label="{{.Label}}: {{.Health.Label}}{{if .Percent}}, {{.Percent}} used{{end}}"><rect class="bar-track" width="100" height="8"/><rect class="bar-fill" width="{{.Width}}" height="8"/></svg></li>
+{{- end -}}
+</ul>
 {{- end}}`))
 
 func reference(t *testing.T, name string, data any) string {
@@ -70,6 +110,18 @@ func TestHandBuiltMatchTemplates(t *testing.T) {
 				same("Table", Table(data.Columns, data.Rows, data.Caption), reference(t, "table", data))
 			}
 		}
+	}
+	for _, text := range texts {
+		bars := []Bar{{Label: text, Used: 48, Limit: 100, Unit: text}, {Label: text, Used: 3, Href: "/resources?subscription_id=" + url.QueryEscape(text)},
+			{Label: "x", Used: 95.5, Limit: 100, Health: `"><x`}, {Label: text, Used: 1, Limit: 2, Href: "javascript:alert(1)"}, {Label: text, Used: 0, Limit: 0}}
+		var views []barView
+		for _, b := range bars {
+			views = append(views, barViewOf(b))
+		}
+		same("BarChart", BarChart(text, bars), reference(t, "bars", struct {
+			Caption string
+			Bars    []barView
+		}{text, views}))
 	}
 	for _, at := range []time.Time{time.Date(2026, 11, 28, 17, 4, 5, 0, time.UTC), time.Date(1999, 1, 2, 3, 4, 5, 6, time.FixedZone("x", 3600))} {
 		u := at.UTC()

@@ -40,14 +40,6 @@ var kit = template.Must(template.New("kit").Parse(`
 <text class="gauge-text" x="60" y="58">{{.Value}}</text></svg><figcaption class="gauge-label">{{.Label}}</figcaption></figure>
 {{- end}}
 
-{{- define "bars" -}}
-<ul class="bars" aria-label="{{.Caption}}">
-{{- range .Bars}}<li class="{{.Health.Class}}"><div class="bar-head"><span class="bar-label">{{if .Href}}<a href="{{.Href}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}</span><span class="bar-value">{{.Value}}{{if .Percent}} · {{.Percent}}{{end}}</span></div>
-<svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" role="img" aria-label="{{.Label}}: {{.Health.Label}}{{if .Percent}}, {{.Percent}} used{{end}}"><rect class="bar-track" width="100" height="8"/><rect class="bar-fill" width="{{.Width}}" height="8"/></svg></li>
-{{- end -}}
-</ul>
-{{- end}}
-
 {{- define "line" -}}
 <figure class="chart"><div class="chart-figure"><div class="chart-y" aria-hidden="true">{{range .YTicks}}<span>{{.}}</span>{{end}}</div>
 <svg class="chart-plot" viewBox="0 0 1000 300" preserveAspectRatio="none" role="img" aria-label="{{.Summary}}"><title>{{.Summary}}</title>

@@ -124,6 +124,8 @@ type pageIn struct {
 // subscription's quotas alone, after the Inventory section when the
 // plugin has one.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
+	// The inventory's section and the quotas name the same tenants.
+	r = r.WithContext(pluginenv.OneAsk(r.Context()))
 	loc := in.Location.Location
 	var parts []template.HTML
 	if h.Inventory != nil {

@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"errors"
 	"html/template"
 	"math"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/ui"
 )
 
@@ -304,5 +306,29 @@ func TestNoInlineStyleOrScript(t *testing.T) {
 		ui.BarChart("b", []ui.Bar{{Label: "x", Used: 1, Limit: 3}}), ui.LineChart("l", []string{"a", "b"}, []ui.Series{{Name: "s", Values: []float64{1, 2}}}, nil)))
 	if strings.Contains(out, "style=") || strings.Contains(out, "<script") || strings.Contains(out, "<style") {
 		t.Errorf("kit output carries inline style or script: %s", out)
+	}
+}
+
+func TestParseForm(t *testing.T) {
+	if f, err := ui.ParseForm([]byte("name=a+b&amount=10"), 64); err != nil || f.Get("name") != "a b" || f.Get("amount") != "10" {
+		t.Errorf("a form: %v, %v", f, err)
+	}
+	for raw, want := range map[string]string{strings.Repeat("a", 65): "at most 64 bytes", "name=%zz": "must be a form:"} {
+		_, err := ui.ParseForm([]byte(raw), 64)
+		var p *sdk.Problem
+		if !errors.As(err, &p) || p.Status != 422 || len(p.Errors) != 1 || p.Errors[0].Location != "body" || !strings.Contains(p.Errors[0].Message, want) {
+			t.Errorf("%.20s: %v, want a 422 naming the body: %s", raw, err, want)
+		}
+	}
+}
+
+func TestDescribedBy(t *testing.T) {
+	for _, c := range []struct {
+		hint, errors bool
+		want         string
+	}{{false, false, ""}, {true, false, "f-hint"}, {false, true, "f-error"}, {true, true, "f-hint f-error"}} {
+		if got := ui.DescribedBy("f", c.hint, c.errors); got != c.want {
+			t.Errorf("DescribedBy(f, %v, %v) = %q, want %q", c.hint, c.errors, got, c.want)
+		}
 	}
 }

@@ -363,16 +363,7 @@ type field struct {
 }
 
 // Described is the ids of the field's hint and errors.
-func (f field) Described() string {
-	var ids []string
-	if f.Hint != "" {
-		ids = append(ids, f.ID+"-hint")
-	}
-	if len(f.Errors) > 0 {
-		ids = append(ids, f.ID+"-error")
-	}
-	return strings.Join(ids, " ")
-}
+func (f field) Described() string { return sdkui.DescribedBy(f.ID, f.Hint != "", len(f.Errors) > 0) }
 
 func options(values []string, selected string, label func(string) string) []choice {
 	out := make([]choice, len(values))

@@ -265,7 +265,7 @@ func (h *Handlers) listAfter(ctx context.Context, in AnomalyAction, notice templ
 }
 
 func (h *Handlers) acknowledgeFromList(ctx context.Context, in *anomalyAckIn) (*fragment, error) {
-	form, err := parseForm(in.RawBody)
+	form, err := sdkui.ParseForm(in.RawBody, maxForm)
 	if err != nil {
 		return nil, err
 	}

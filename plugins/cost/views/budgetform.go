@@ -35,7 +35,9 @@ const (
 	// thresholdRows is how many threshold rows the form has: as many as a
 	// budget may have.
 	thresholdRows = 5
-	maxBudgetForm = 64 << 10
+	// maxForm bounds the body of the page's forms, the budget form's and an
+	// anomaly's acknowledgement.
+	maxForm = 64 << 10
 )
 
 // BudgetEditor serves the cost page's budget section for one tenant: its
@@ -156,7 +158,7 @@ func (e *BudgetEditor) section(ctx context.Context, in *budgetSectionIn) (*fragm
 
 func (e *BudgetEditor) create(ctx context.Context, in *budgetFormIn) (*fragment, error) {
 	tenant := string(in.Tenant)
-	form, err := parseForm(in.RawBody)
+	form, err := sdkui.ParseForm(in.RawBody, maxForm)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +186,7 @@ func (e *BudgetEditor) update(ctx context.Context, in *budgetChangeIn) (*fragmen
 	if err != nil {
 		return nil, err
 	}
-	form, err := parseForm(in.RawBody)
+	form, err := sdkui.ParseForm(in.RawBody, maxForm)
 	if err != nil {
 		return nil, err
 	}
@@ -221,17 +223,6 @@ func (e *BudgetEditor) delete(ctx context.Context, in *budgetDeleteIn) (*fragmen
 		st = budgetState{notice: "Budget “" + b.Name + "” was not deleted: " + cmp.Or(p.Detail, p.Title)}
 	}
 	return e.write(ctx, tenant, st)
-}
-
-func parseForm(raw []byte) (url.Values, error) {
-	if len(raw) > maxBudgetForm {
-		return nil, sdk.Invalid("body", "must be a form of at most %d bytes", maxBudgetForm)
-	}
-	form, err := url.ParseQuery(string(raw))
-	if err != nil {
-		return nil, sdk.Invalid("body", "must be a form: %v", err)
-	}
-	return form, nil
 }
 
 // jsonNumberRE is a JSON number, which the form's amount and percentages
@@ -396,14 +387,7 @@ type formChoice struct {
 
 // Described is the ids of the field's hint and errors.
 func (f formField) Described() string {
-	var ids []string
-	if f.Hint != "" {
-		ids = append(ids, f.ID+"-hint")
-	}
-	if len(f.Errors) > 0 {
-		ids = append(ids, f.ID+"-error")
-	}
-	return strings.Join(ids, " ")
+	return sdkui.DescribedBy(f.ID, f.Hint != "", len(f.Errors) > 0)
 }
 
 func choices(values []string, selected ...string) []formChoice {

@@ -207,18 +207,6 @@ func (h *Handlers) existing(ctx context.Context, t Target) (string, *evidence.Ev
 	return tenant, e, err
 }
 
-// form parses a urlencoded form of at most maxEvidenceForm bytes.
-func form(raw []byte) (url.Values, error) {
-	if len(raw) > maxEvidenceForm {
-		return nil, sdk.Invalid("body", "must be a form of at most %d bytes", maxEvidenceForm)
-	}
-	v, err := url.ParseQuery(string(raw))
-	if err != nil {
-		return nil, sdk.Invalid("body", "must be a form of at most %d bytes", maxEvidenceForm)
-	}
-	return v, nil
-}
-
 // finish answers the panel after an API call: done's notice when the call
 // succeeded with want, the form's errors beside their fields when it was
 // refused.
@@ -256,7 +244,7 @@ func (h *Handlers) startEvidence(ctx context.Context, in *formIn) (*panelHTML, e
 	if err != nil {
 		return nil, err
 	}
-	f, err := form(in.RawBody)
+	f, err := sdkui.ParseForm(in.RawBody, maxEvidenceForm)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +266,7 @@ func (h *Handlers) editEvidence(ctx context.Context, in *formIn) (*panelHTML, er
 	if err != nil {
 		return nil, err
 	}
-	f, err := form(in.RawBody)
+	f, err := sdkui.ParseForm(in.RawBody, maxEvidenceForm)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +283,7 @@ func (h *Handlers) moveEvidence(ctx context.Context, in *formIn) (*panelHTML, er
 	if err != nil {
 		return nil, err
 	}
-	f, err := form(in.RawBody)
+	f, err := sdkui.ParseForm(in.RawBody, maxEvidenceForm)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +300,7 @@ func (h *Handlers) reviewEvidence(ctx context.Context, in *formIn) (*panelHTML, 
 	if err != nil {
 		return nil, err
 	}
-	f, err := form(in.RawBody)
+	f, err := sdkui.ParseForm(in.RawBody, maxEvidenceForm)
 	if err != nil {
 		return nil, err
 	}
@@ -370,16 +358,7 @@ type field struct {
 }
 
 // Described is the ids of the field's hint and errors.
-func (f field) Described() string {
-	var ids []string
-	if f.Hint != "" {
-		ids = append(ids, f.ID+"-hint")
-	}
-	if len(f.Errors) > 0 {
-		ids = append(ids, f.ID+"-error")
-	}
-	return strings.Join(ids, " ")
-}
+func (f field) Described() string { return sdkui.DescribedBy(f.ID, f.Hint != "", len(f.Errors) > 0) }
 
 // move is a button of a lifecycle move.
 type move struct{ Status, Label string }

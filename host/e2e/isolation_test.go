@@ -141,12 +141,17 @@ func (o scopedOp) url(tenantIDs ...string) string {
 
 // namesObject reports whether the operation addresses an object below the
 // tenant, which a caller outside the tenant must find missing (404): by a
-// path parameter, or a required query parameter (the object's id where
-// it is no path's part, as a policy's id is).
+// path parameter, or a required query parameter that is an id (…_id, the
+// object's id where it is no path's part, as a policy's id is).
 func (o scopedOp) namesObject() bool {
-	n := len(pathParamRE.FindAllString(o.path, -1)) + len(o.required)
+	n := len(pathParamRE.FindAllString(o.path, -1))
 	if o.in == "path" {
 		n--
+	}
+	for name := range o.required {
+		if strings.HasSuffix(name, "_id") {
+			n++
+		}
 	}
 	return n > 0
 }

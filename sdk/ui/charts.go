@@ -53,6 +53,37 @@ type Bar struct {
 	Href   string
 }
 
+// barView is a Bar's texts as BarChart writes them.
+type barView struct {
+	Label, Href, Value, Percent, Width string
+	Health                             Health
+}
+
+// barViewOf is the bar's texts: "used of limit unit", the percentage and
+// the fill's width, and the health derived from them when the bar has none.
+func barViewOf(b Bar) barView {
+	unit := ""
+	if b.Unit != "" {
+		unit = " " + b.Unit
+	}
+	v := barView{Label: b.Label, Href: b.Href, Health: b.Health, Width: "0"}
+	if b.Limit > 0 {
+		p := clampPercent(b.Used / b.Limit * 100)
+		v.Value = FormatNumber(b.Used) + " of " + FormatNumber(b.Limit) + unit
+		v.Percent = FormatNumber(math.Round(p)) + "%"
+		v.Width = coord(p)
+		if v.Health == "" {
+			v.Health = UsageHealth(p)
+		}
+	} else {
+		v.Value = FormatNumber(b.Used) + unit + ", no limit"
+		if v.Health == "" {
+			v.Health = Unknown
+		}
+	}
+	return v
+}
+
 // barLink is a bar's label as a link, for html/template's handling of
 // the URL: an unsafe one (javascript:…) made harmless, the rest
 // normalised and escaped.
@@ -76,26 +107,8 @@ func BarChart(caption string, bars []Bar) template.HTML {
 	var b strings.Builder
 	b.WriteString(`<ul class="bars" aria-label="` + esc(caption) + `">`)
 	for _, bar := range bars {
-		unit := ""
-		if bar.Unit != "" {
-			unit = " " + bar.Unit
-		}
-		health, value, percent, width := bar.Health, "", "", "0"
-		if bar.Limit > 0 {
-			p := clampPercent(bar.Used / bar.Limit * 100)
-			value = FormatNumber(bar.Used) + " of " + FormatNumber(bar.Limit) + unit
-			percent = FormatNumber(math.Round(p)) + "%"
-			width = coord(p)
-			if health == "" {
-				health = UsageHealth(p)
-			}
-		} else {
-			value = FormatNumber(bar.Used) + unit + ", no limit"
-			if health == "" {
-				health = Unknown
-			}
-		}
-		b.WriteString(`<li class="` + esc(health.Class()) + `"><div class="bar-head"><span class="bar-label">`)
+		v := barViewOf(bar)
+		b.WriteString(`<li class="` + esc(v.Health.Class()) + `"><div class="bar-head"><span class="bar-label">`)
 		if bar.Href != "" {
 			if err := barLink.Execute(&b, bar); err != nil {
 				// Only a failing writer fails it, and a Builder does not.
@@ -104,15 +117,15 @@ func BarChart(caption string, bars []Bar) template.HTML {
 		} else {
 			b.WriteString(esc(bar.Label))
 		}
-		b.WriteString(`</span><span class="bar-value">` + esc(value))
-		if percent != "" {
-			b.WriteString(" · " + esc(percent))
+		b.WriteString(`</span><span class="bar-value">` + esc(v.Value))
+		if v.Percent != "" {
+			b.WriteString(" · " + esc(v.Percent))
 		}
-		b.WriteString("</span></div>\n" + `<svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" role="img" aria-label="` + esc(bar.Label) + ": " + esc(health.Label()))
-		if percent != "" {
-			b.WriteString(", " + esc(percent) + " used")
+		b.WriteString("</span></div>\n" + `<svg class="bar" viewBox="0 0 100 8" preserveAspectRatio="none" role="img" aria-label="` + esc(bar.Label) + ": " + esc(v.Health.Label()))
+		if v.Percent != "" {
+			b.WriteString(", " + esc(v.Percent) + " used")
 		}
-		b.WriteString(`"><rect class="bar-track" width="100" height="8"/><rect class="bar-fill" width="` + esc(width) + `" height="8"/></svg></li>`)
+		b.WriteString(`"><rect class="bar-track" width="100" height="8"/><rect class="bar-fill" width="` + esc(v.Width) + `" height="8"/></svg></li>`)
 	}
 	b.WriteString("</ul>")
 	return template.HTML(b.String())

@@ -4,42 +4,10 @@ import (
 	"bytes"
 	"html"
 	"html/template"
-	"math"
 	"net/url"
 	"testing"
 	"time"
 )
-
-// barView is a Bar as the reference template draws it.
-type barView struct {
-	Label, Href, Value, Percent, Width string
-	Health                             Health
-}
-
-// barViewOf is the bar's fields as BarChart writes them, for the
-// reference template.
-func barViewOf(b Bar) barView {
-	unit := ""
-	if b.Unit != "" {
-		unit = " " + b.Unit
-	}
-	v := barView{Label: b.Label, Href: b.Href, Health: b.Health, Width: "0"}
-	if b.Limit > 0 {
-		p := clampPercent(b.Used / b.Limit * 100)
-		v.Value = FormatNumber(b.Used) + " of " + FormatNumber(b.Limit) + unit
-		v.Percent = FormatNumber(math.Round(p)) + "%"
-		v.Width = coord(p)
-		if v.Health == "" {
-			v.Health = UsageHealth(p)
-		}
-	} else {
-		v.Value = FormatNumber(b.Used) + unit + ", no limit"
-		if v.Health == "" {
-			v.Health = Unknown
-		}
-	}
-	return v
-}
 
 // handBuilt is the markup Badge, Time, Table and BarChart are built by
 // hand to give, as the kit's templates (their doc comments).

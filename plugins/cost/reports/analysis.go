@@ -405,6 +405,8 @@ func AnalysisCells(groupBy string, g AnalysisGroup) []string {
 		return []string{*g.SubscriptionID, g.Group}
 	case GroupResource:
 		return []string{g.Group, g.Label}
+	case GroupTag:
+		return []string{g.Label}
 	}
 	return []string{g.Group}
 }

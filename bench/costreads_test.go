@@ -152,7 +152,7 @@ func costWorkloads(fresh func() *reports.Store, db *bun.DB, tenants []string) []
 	// total and the tenants with costs; the top ten services of each.
 	storeSummary := func(r reports.Range) func(context.Context) (string, error) {
 		return func(ctx context.Context) (string, error) {
-			sum, err := fresh().Summary(ctx, tenants, r)
+			sum, err := fresh().Summary(ctx, tenants, r, reports.Actual)
 			if err != nil {
 				return "", err
 			}
@@ -214,7 +214,7 @@ func costWorkloads(fresh func() *reports.Store, db *bun.DB, tenants []string) []
 	}
 	storeTrends := func(r reports.Range) func(context.Context) (string, error) {
 		return func(ctx context.Context) (string, error) {
-			days, err := fresh().Trends(ctx, tenants, r)
+			days, err := fresh().Trends(ctx, tenants, r, reports.Actual)
 			if err != nil {
 				return "", err
 			}
@@ -238,7 +238,7 @@ func costWorkloads(fresh func() *reports.Store, db *bun.DB, tenants []string) []
 		{name: "summary-30d", requests: costRequests, store: storeSummary(month), raw: rawSummary(month), running: runningSummary(month)},
 		{name: "trends-30d", requests: costRequests, store: storeTrends(month), raw: rawTrends(month)},
 		{name: "by-tenant-30d", requests: costRequests, store: func(ctx context.Context) (string, error) {
-			totals, err := fresh().ByTenant(ctx, tenants, month)
+			totals, err := fresh().ByTenant(ctx, tenants, month, reports.Actual)
 			if err != nil {
 				return "", err
 			}

@@ -53,6 +53,7 @@ type AnalysisQuery struct {
 	// is the tag grouped by, when GroupBy is GroupTag.
 	GroupBy, Grain, TagKey string
 	Range                  Range
+	Metric                 Metric
 	// Filters: a cost counts when its service, subscription and resource
 	// group are among those given (all when none are given) and its
 	// resource has, for each key of Tags, one of its values.
@@ -80,6 +81,7 @@ type AnalysisGroup struct {
 
 // Analysis is one page of a cost analysis.
 type Analysis struct {
+	Metric    Metric           `json:"metric" enum:"actual,amortized" doc:"The cost summed"`
 	GroupBy   string           `json:"group_by" enum:"tenant,subscription,resource_group,service,resource,tag"`
 	TagKey    *string          `json:"tag_key" doc:"The tag grouped by (lower case), when group_by is tag; else null"`
 	Grain     string           `json:"grain" enum:"daily,monthly"`
@@ -138,8 +140,8 @@ func (s *Store) filtered(q AnalysisQuery) *bun.SelectQuery {
 // grouped selects q's groups, with the period expression when given.
 func (s *Store) grouped(q AnalysisQuery, period string) *bun.SelectQuery {
 	keys := analysisKeys[q.GroupBy]
-	sel := s.filtered(q).ColumnExpr(keys[0] + " AS k1, " + keys[1] + " AS k2, d.currency").
-		ColumnExpr("CAST(SUM(d.cost_cents) AS BIGINT) AS total").GroupExpr(keys[0])
+	sel := s.filtered(q).ColumnExpr(keys[0]+" AS k1, "+keys[1]+" AS k2, d.currency").
+		ColumnExpr("CAST(SUM(d.?) AS BIGINT) AS total", bun.Ident(q.Metric.column())).GroupExpr(keys[0])
 	if keys[1] != "''" {
 		sel = sel.GroupExpr(keys[1])
 	}
@@ -154,7 +156,7 @@ func (s *Store) grouped(q AnalysisQuery, period string) *bun.SelectQuery {
 // groups, costliest first, each with its cost per period; how many groups
 // match; and every group's cost per currency. No tenants is nothing.
 func (s *Store) Analyse(ctx context.Context, q AnalysisQuery) (Analysis, error) {
-	out := Analysis{GroupBy: q.GroupBy, Grain: q.Grain, StartDate: q.Range.From, EndDate: q.Range.To, Periods: periods(q),
+	out := Analysis{Metric: q.Metric, GroupBy: q.GroupBy, Grain: q.Grain, StartDate: q.Range.From, EndDate: q.Range.To, Periods: periods(q),
 		Items: []AnalysisGroup{}, Totals: []CurrencyAmount{}, Limit: q.Limit, Offset: q.Offset}
 	if q.GroupBy == GroupTag {
 		key := strings.ToLower(q.TagKey)
@@ -170,7 +172,7 @@ func (s *Store) Analyse(ctx context.Context, q AnalysisQuery) (Analysis, error) 
 	if err := s.DB.NewSelect().TableExpr("(?) AS g", s.grouped(q, "")).ColumnExpr("COUNT(*)").Scan(ctx, &out.Total); err != nil {
 		return out, err
 	}
-	if err := s.filtered(q).ColumnExpr("d.currency, CAST(SUM(d.cost_cents) AS BIGINT) AS total_cost").GroupExpr("d.currency").
+	if err := s.filtered(q).ColumnExpr("d.currency, CAST(SUM(d.?) AS BIGINT) AS total_cost", bun.Ident(q.Metric.column())).GroupExpr("d.currency").
 		OrderExpr("d.currency").Scan(ctx, &out.Totals); err != nil {
 		return out, err
 	}
@@ -260,6 +262,7 @@ type analysisIn struct {
 	Limit           int           `query:"limit" minimum:"1" maximum:"100" default:"20" doc:"Groups per page"`
 	Offset          int           `query:"offset" minimum:"0" default:"0"`
 	Format          string        `query:"format" enum:"json,csv" default:"json" doc:"csv: this page as the cost page's table shows it"`
+	MetricParam
 }
 
 type analysisOut struct {
@@ -301,7 +304,7 @@ func (h *Handlers) analysis(ctx context.Context, in *analysisIn) (*analysisOut, 
 	if len(tenants) == 0 {
 		tenants = sdk.PrincipalFrom(ctx).TenantIDs
 	}
-	a, err := h.Store.Analyse(ctx, AnalysisQuery{Tenants: tenants, GroupBy: in.GroupBy, Grain: in.Grain, TagKey: strings.TrimSpace(in.TagKey), Range: rng,
+	a, err := h.Store.Analyse(ctx, AnalysisQuery{Tenants: tenants, GroupBy: in.GroupBy, Grain: in.Grain, TagKey: strings.TrimSpace(in.TagKey), Range: rng, Metric: in.Metric,
 		Services: in.Services, SubscriptionIDs: in.SubscriptionIDs, ResourceGroups: in.ResourceGroups, Tags: tags, Limit: in.Limit, Offset: in.Offset})
 	if err != nil {
 		return nil, err

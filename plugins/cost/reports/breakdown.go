@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/uptrace/bun"
 
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
@@ -42,14 +43,14 @@ type Breakdown struct {
 // DayBreakdown sums the tenant's cost of the service on the day per
 // subscription, resource group (or resource, by ByResource) and currency,
 // from the raw ledger: per currency, costliest first.
-func (s *Store) DayBreakdown(ctx context.Context, tenant string, day ledger.Day, service, by string) ([]GroupCost, error) {
+func (s *Store) DayBreakdown(ctx context.Context, tenant string, day ledger.Day, service, by string, m Metric) ([]GroupCost, error) {
 	out := []GroupCost{}
 	sel := s.DB.NewSelect().TableExpr("cost_daily").
-		ColumnExpr("subscription_id, resource_group, NULL AS resource_id, currency, CAST(SUM(cost_cents) AS BIGINT) AS cost").
+		ColumnExpr("subscription_id, resource_group, NULL AS resource_id, currency, CAST(SUM(?) AS BIGINT) AS cost", bun.Ident(m.column())).
 		GroupExpr("subscription_id, resource_group, currency")
 	if by == ByResource {
 		sel = s.DB.NewSelect().TableExpr("cost_resource_daily").
-			ColumnExpr("subscription_id, resource_group, resource_id, currency, CAST(SUM(cost_cents) AS BIGINT) AS cost").
+			ColumnExpr("subscription_id, resource_group, resource_id, currency, CAST(SUM(?) AS BIGINT) AS cost", bun.Ident(m.column())).
 			GroupExpr("subscription_id, resource_group, resource_id, currency")
 	}
 	err := sel.Where("tenant_id = ? AND day = ? AND service = ?", tenant, day, service).
@@ -68,6 +69,7 @@ type breakdownIn struct {
 	Date    string       `query:"date" required:"true" format:"date" doc:"The day (UTC)"`
 	Service string       `query:"service" required:"true" minLength:"1" maxLength:"256" doc:"The service, as the ledger names it (an anomaly's service)"`
 	By      string       `query:"by" enum:"resource_group,resource" default:"resource_group" doc:"What an item is: a resource group of a subscription, or a resource"`
+	MetricParam
 }
 
 // breakdownRoute declares the day's breakdown, the drill-down of an
@@ -84,7 +86,7 @@ func (h *Handlers) breakdown(ctx context.Context, in *breakdownIn) (*Breakdown, 
 	if err != nil {
 		return nil, err
 	}
-	items, err := h.Store.DayBreakdown(ctx, string(in.Tenant), d, in.Service, in.By)
+	items, err := h.Store.DayBreakdown(ctx, string(in.Tenant), d, in.Service, in.By, in.Metric)
 	if err != nil {
 		return nil, err
 	}

@@ -63,19 +63,19 @@ func syncCosts(t *testing.T, led *ledger.Store, tenant, sub, currency string, fr
 func readAll(t *testing.T, s *reports.Store, tenants []string, r reports.Range) string {
 	t.Helper()
 	ctx := context.Background()
-	totals, err := s.Totals(ctx, tenants, r)
+	totals, err := s.Totals(ctx, tenants, r, reports.Actual)
 	if err != nil {
 		t.Fatal(err)
 	}
-	top, err := s.TopServices(ctx, tenants, r, 3)
+	top, err := s.TopServices(ctx, tenants, r, 3, reports.Actual)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byTenant, err := s.ByTenant(ctx, tenants, r)
+	byTenant, err := s.ByTenant(ctx, tenants, r, reports.Actual)
 	if err != nil {
 		t.Fatal(err)
 	}
-	daily, err := s.Daily(ctx, tenants, r)
+	daily, err := s.Daily(ctx, tenants, r, reports.Actual)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +164,11 @@ func TestReadsSeeAnotherReplicasSync(t *testing.T) {
 				if want := readAll(t, &reports.Store{DB: db1}, tenants, r); got != want {
 					t.Fatalf("%s: the first replica read\n%s\nwant, as stored\n%s", step, got, want)
 				}
-				totals, _ := s1.Totals(ctx, tenants, r)
+				totals, _ := s1.Totals(ctx, tenants, r, reports.Actual)
 				if want := dailyTotals(t, db1, tenants, r); fmt.Sprint(totals) != fmt.Sprint(want) {
 					t.Fatalf("%s: totals %+v, want the rollups' %+v", step, totals, want)
 				}
-				top, _ := s1.TopServices(ctx, tenants, r, 3)
+				top, _ := s1.TopServices(ctx, tenants, r, 3, reports.Actual)
 				if want := dailyTopServices(t, db1, tenants, r, 3); fmt.Sprint(top) != fmt.Sprint(want) {
 					t.Fatalf("%s: top services %+v, want the rollups' %+v", step, top, want)
 				}

@@ -56,8 +56,8 @@ func chargebackResponse(description string, jsonBody any) *huma.Response {
 
 // Reports builds a chargeback report of each tenant over r, in the
 // order of tenants; names are the tenants' names.
-func (s *Store) Reports(ctx context.Context, tenants []string, names map[string]string, r Range) ([]Report, error) {
-	rows, err := s.ByTenantService(ctx, tenants, r)
+func (s *Store) Reports(ctx context.Context, tenants []string, names map[string]string, r Range, m Metric) ([]Report, error) {
+	rows, err := s.ByTenantService(ctx, tenants, r, m)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (h *Handlers) chargebackTenant(ctx context.Context, in *chargebackTenantIn)
 	if err != nil {
 		return nil, err
 	}
-	return h.chargeback(ctx, in.Format, []string{id}, rng, fmt.Sprintf("chargeback-%s-%s-%s.csv", id, rng.From, rng.To), true)
+	return h.chargeback(ctx, in.ChargebackParams, []string{id}, rng, fmt.Sprintf("chargeback-%s-%s-%s.csv", id, rng.From, rng.To), true)
 }
 
 func (h *Handlers) chargebackAll(ctx context.Context, in *ChargebackParams) (*chargebackOut, error) {
@@ -133,24 +133,24 @@ func (h *Handlers) chargebackAll(ctx context.Context, in *ChargebackParams) (*ch
 		return nil, err
 	}
 	tenants := sdk.PrincipalFrom(ctx).TenantIDs
-	return h.chargeback(ctx, in.Format, tenants, rng, fmt.Sprintf("chargeback-all-%s-%s.csv", rng.From, rng.To), false)
+	return h.chargeback(ctx, *in, tenants, rng, fmt.Sprintf("chargeback-all-%s-%s.csv", rng.From, rng.To), false)
 }
 
 // chargeback answers the reports of tenants over rng as JSON (one report,
 // or an array when many), or streams them as CSV under filename.
-func (h *Handlers) chargeback(ctx context.Context, format string, tenants []string, rng Range, filename string, one bool) (*chargebackOut, error) {
+func (h *Handlers) chargeback(ctx context.Context, p ChargebackParams, tenants []string, rng Range, filename string, one bool) (*chargebackOut, error) {
 	names, err := pluginenv.TenantNames(ctx, h.Host, tenants)
 	if err != nil {
 		return nil, err
 	}
-	if format == "csv" {
+	if p.Format == "csv" {
 		disposition := fmt.Sprintf("attachment; filename=%q", filename)
 		return &chargebackOut{ContentDisposition: &disposition, Body: func(hc huma.Context) {
 			r, w := humago.Unwrap(hc)
-			h.streamCSV(w, r, tenants, names, rng)
+			h.streamCSV(w, r, tenants, names, rng, p.Metric)
 		}}, nil
 	}
-	reports, err := h.Store.Reports(ctx, tenants, names, rng)
+	reports, err := h.Store.Reports(ctx, tenants, names, rng, p.Metric)
 	if err != nil {
 		return nil, err
 	}
@@ -168,13 +168,13 @@ func (h *Handlers) chargeback(ctx context.Context, format string, tenants []stri
 // before the first byte went out is answered as an error, without the
 // attachment header; after it, the response is aborted, so the caller sees
 // it break off rather than a file that looks complete.
-func (h *Handlers) streamCSV(w http.ResponseWriter, r *http.Request, tenants []string, names map[string]string, rng Range) {
+func (h *Handlers) streamCSV(w http.ResponseWriter, r *http.Request, tenants []string, names map[string]string, rng Range, m Metric) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	sent := &sentWriter{w: w}
 	out := csv.NewWriter(sent)
 	err := out.Write(csvHeader)
 	if err == nil {
-		err = h.Store.EachServiceDay(r.Context(), tenants, rng, func(row ServiceDay) error {
+		err = h.Store.EachServiceDay(r.Context(), tenants, rng, m, func(row ServiceDay) error {
 			return out.Write(csvRecord(row, names[row.TenantID]))
 		})
 	}

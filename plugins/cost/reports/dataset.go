@@ -66,7 +66,7 @@ func (h *Handlers) Dataset() sdk.Dataset {
 			}
 			y, m, _ := h.today().Time().Date()
 			from := ledger.DayOf(time.Date(y, m-time.Month(months)+1, 1, 0, 0, 0, 0, time.UTC))
-			return h.Store.EachMonth(ctx, req.TenantIDs, from, func(t MonthTotal) error {
+			return h.Store.EachMonth(ctx, req.TenantIDs, from, Actual, func(t MonthTotal) error {
 				return emit(MonthRecord{TenantID: t.TenantID, Month: fmt.Sprintf("%04d-%02d", t.Month/100, t.Month%100), Currency: t.Currency,
 					TotalCost: ledger.Amount(t.Total), TotalCostCents: int64(t.Total), Days: t.Days})
 			})

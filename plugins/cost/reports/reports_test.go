@@ -68,15 +68,17 @@ func costRows() []ledger.Cost {
 			for vi, svc := range services {
 				for rg := range 2 {
 					cents := ledger.Amount((int(d)*37+vi*101+si*13+rg*7)%997 + 1 + vi*1000)
+					// Amortised, every cost is twice as much: what the
+					// metric=amortized reads are checked against.
 					rows = append(rows, ledger.Cost{SubscriptionID: s.id, Day: d, Service: svc, ResourceGroup: fmt.Sprintf("rg%d", rg),
-						Currency: s.currency, TenantID: s.tenant, Cost: cents})
+						Currency: s.currency, TenantID: s.tenant, Cost: cents, Amortized: 2 * cents})
 				}
 			}
 		}
 	}
 	for i := range 30 {
 		rows = append(rows, ledger.Cost{SubscriptionID: "s5", Day: today - 29 + ledger.Day(i), Service: "Compute", ResourceGroup: "rg",
-			Currency: "USD", TenantID: "t4", Cost: ledger.Amount(10000 + 500*i)})
+			Currency: "USD", TenantID: "t4", Cost: ledger.Amount(10000 + 500*i), Amortized: 2 * ledger.Amount(10000+500*i)})
 	}
 	return rows
 }
@@ -120,10 +122,13 @@ func resourceRows(rows []ledger.Cost) ([]ledger.ResourceDay, []ledger.ResourceTa
 	for _, r := range rows {
 		group := strings.ToLower(r.ResourceGroup)
 		for k, cost := range []ledger.Amount{r.Cost / 2, r.Cost - r.Cost/2} {
+			// Twice the part's cost, as the row's amortised cost is twice
+			// its cost.
+			amortized := 2 * cost
 			id := fmt.Sprintf("/subscriptions/%s/resourcegroups/%s/providers/microsoft.test/things/%s-%d", r.SubscriptionID, group,
 				strings.ToLower(strings.ReplaceAll(r.Service, " ", "-")), k+1)
 			out = append(out, ledger.ResourceDay{SubscriptionID: r.SubscriptionID, Day: r.Day, ResourceID: id, Service: r.Service,
-				Currency: r.Currency, TenantID: r.TenantID, ResourceGroup: group, Month: r.Day.Month(), Cost: cost})
+				Currency: r.Currency, TenantID: r.TenantID, ResourceGroup: group, Month: r.Day.Month(), Cost: cost, Amortized: amortized})
 			if k == 0 && !tagged[id] {
 				tagged[id] = true
 				env := "dev"

@@ -43,26 +43,36 @@ type ChargebackParams struct {
 	StartDate string `query:"start_date" required:"true" format:"date" doc:"First day (inclusive)"`
 	EndDate   string `query:"end_date" required:"true" format:"date" doc:"Last day (inclusive); at most 366 days after start_date"`
 	Format    string `query:"format" enum:"json,csv" default:"json"`
+	MetricParam
+}
+
+// MetricParam is the cost a read sums; every cost read takes it.
+type MetricParam struct {
+	Metric Metric `query:"metric" enum:"actual,amortized" default:"actual" doc:"actual: costs as billed, a reservation's or savings plan's purchase on the day it is bought and nothing for the usage it covers; amortized: commitments spread over their terms, the usage they cover costing its share and their unused part a cost of its own"`
 }
 
 type summaryIn struct {
 	RangeParams
+	MetricParam
 	PeriodDays int `query:"period_days" minimum:"1" maximum:"365" default:"30" doc:"Days up to end_date, used when start_date is absent"`
 }
 
 type byTenantIn struct {
 	PeriodDays int           `query:"period_days" minimum:"1" maximum:"365" default:"30" doc:"Days up to today"`
 	Tenants    sdk.TenantIDs `query:"tenant_ids"`
+	MetricParam
 }
 
 type trendsIn struct {
 	RangeParams
+	MetricParam
 	Days int `query:"days" minimum:"7" maximum:"365" default:"30" doc:"Days up to end_date, used when start_date is absent"`
 }
 
 type forecastIn struct {
 	Days    int           `query:"days" minimum:"7" maximum:"90" default:"30" doc:"Days to forecast after the history"`
 	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	MetricParam
 }
 
 type reservationsIn struct {

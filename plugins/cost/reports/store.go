@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/uptrace/bun"
@@ -66,6 +67,41 @@ func kept[V any](ctx context.Context, s *Store, c *revcache.Cache[V], tenants []
 	return c.Load(ctx, s.DB, ledger.RevisionTable, tenants, revcache.Key(tenants, parts...), load)
 }
 
+// Metric is which cost a read sums.
+type Metric string
+
+// The metrics.
+const (
+	// Actual is the cost as billed: a commitment's purchase on the day it
+	// is bought, nothing for the usage it covers.
+	Actual Metric = "actual"
+	// Amortized spreads commitments over their terms: the usage they
+	// cover costs its share, their unused part is a cost of its own.
+	Amortized Metric = "amortized"
+)
+
+// column is the ledger's column of the metric's cost.
+func (m Metric) column() string {
+	if m == Amortized {
+		return "amortized_cents"
+	}
+	return "cost_cents"
+}
+
+// param is the metric among a kept read's parameters.
+func (m Metric) param() int {
+	if m == Amortized {
+		return 1
+	}
+	return 0
+}
+
+// sql is query with every cost_cents naming the metric's column: the
+// ledger's tables keep both metrics in columns of the same shape.
+func (m Metric) sql(query string) string {
+	return strings.ReplaceAll(query, "cost_cents", m.column())
+}
+
 // CurrencyTotal is the cost of some tenants over a range in one currency,
 // beside the range before it of the same length.
 type CurrencyTotal struct {
@@ -81,20 +117,20 @@ type CurrencyTotal struct {
 // totals (see the ledger): for each tenant the days r.To (or its last day,
 // when earlier), r.From − 1 and r.Previous().From − 1, three rows per
 // currency whatever the range's length.
-func (s *Store) Totals(ctx context.Context, tenants []string, r Range) ([]CurrencyTotal, error) {
+func (s *Store) Totals(ctx context.Context, tenants []string, r Range, m Metric) ([]CurrencyTotal, error) {
 	if len(tenants) == 0 {
 		return []CurrencyTotal{}, nil
 	}
-	return kept(ctx, s, s.caches().totals, tenants, []int{int(r.From), int(r.To)}, func(ctx context.Context) ([]CurrencyTotal, error) {
-		return s.totals(ctx, tenants, r)
+	return kept(ctx, s, s.caches().totals, tenants, []int{int(r.From), int(r.To), m.param()}, func(ctx context.Context) ([]CurrencyTotal, error) {
+		return s.totals(ctx, tenants, r, m)
 	})
 }
 
 // totals is Totals read from the database.
-func (s *Store) totals(ctx context.Context, tenants []string, r Range) ([]CurrencyTotal, error) {
+func (s *Store) totals(ctx context.Context, tenants []string, r Range, m Metric) ([]CurrencyTotal, error) {
 	out := []CurrencyTotal{}
 	prev := r.Previous()
-	err := s.DB.NewRaw(`WITH bounds AS (SELECT tenant_id,
+	err := s.DB.NewRaw(m.sql(`WITH bounds AS (SELECT tenant_id,
 			CASE WHEN last_day < ? THEN last_day ELSE ? END AS hi,
 			CASE WHEN last_day < ? THEN last_day ELSE ? END AS mid
 			FROM cost_cumulative_extent WHERE tenant_id IN (?) AND last_day >= ?)
@@ -110,7 +146,7 @@ func (s *Store) totals(ctx context.Context, tenants []string, r Range) ([]Curren
 			GROUP BY tenant_id, currency) per_tenant
 		GROUP BY currency
 		HAVING SUM(days) > 0
-		ORDER BY currency`,
+		ORDER BY currency`),
 		r.To, r.To, r.From-1, r.From-1, bun.List(tenants), prev.From, prev.From-1).Scan(ctx, &out)
 	return out, err
 }
@@ -128,19 +164,19 @@ type ServiceTotal struct {
 // ledger): for each tenant and service the day r.To (or the tenant's last
 // day, when earlier) minus the day r.From − 1, two rows per series
 // whatever the range's length.
-func (s *Store) TopServices(ctx context.Context, tenants []string, r Range, n int) ([]ServiceTotal, error) {
+func (s *Store) TopServices(ctx context.Context, tenants []string, r Range, n int, m Metric) ([]ServiceTotal, error) {
 	if len(tenants) == 0 {
 		return []ServiceTotal{}, nil
 	}
-	return kept(ctx, s, s.caches().topServices, tenants, []int{int(r.From), int(r.To), n}, func(ctx context.Context) ([]ServiceTotal, error) {
-		return s.topServices(ctx, tenants, r, n)
+	return kept(ctx, s, s.caches().topServices, tenants, []int{int(r.From), int(r.To), n, m.param()}, func(ctx context.Context) ([]ServiceTotal, error) {
+		return s.topServices(ctx, tenants, r, n, m)
 	})
 }
 
 // topServices is TopServices read from the database.
-func (s *Store) topServices(ctx context.Context, tenants []string, r Range, n int) ([]ServiceTotal, error) {
+func (s *Store) topServices(ctx context.Context, tenants []string, r Range, n int, m Metric) ([]ServiceTotal, error) {
 	out := []ServiceTotal{}
-	err := s.DB.NewRaw(`WITH bounds AS (SELECT tenant_id, CASE WHEN last_day < ? THEN last_day ELSE ? END AS hi
+	err := s.DB.NewRaw(m.sql(`WITH bounds AS (SELECT tenant_id, CASE WHEN last_day < ? THEN last_day ELSE ? END AS hi
 			FROM cost_cumulative_extent WHERE tenant_id IN (?) AND last_day >= ?)
 		SELECT service, currency, total FROM (
 			SELECT service, currency, CAST(SUM(cost_cents) AS BIGINT) AS total,
@@ -152,7 +188,7 @@ func (s *Store) topServices(ctx context.Context, tenants []string, r Range, n in
 			GROUP BY service, currency
 			HAVING SUM(days) > 0) ranked
 		WHERE pos <= ?
-		ORDER BY currency, total DESC, service`,
+		ORDER BY currency, total DESC, service`),
 		r.To, r.To, bun.List(tenants), r.From, r.From-1, n).Scan(ctx, &out)
 	return out, err
 }
@@ -168,23 +204,23 @@ type TenantTotal struct {
 
 // ByTenant sums each tenant's costs over r per currency, ordered by
 // currency and then costliest first.
-func (s *Store) ByTenant(ctx context.Context, tenants []string, r Range) ([]TenantTotal, error) {
+func (s *Store) ByTenant(ctx context.Context, tenants []string, r Range, m Metric) ([]TenantTotal, error) {
 	if len(tenants) == 0 {
 		return []TenantTotal{}, nil
 	}
-	return kept(ctx, s, s.caches().byTenant, tenants, []int{int(r.From), int(r.To)}, func(ctx context.Context) ([]TenantTotal, error) {
-		return s.byTenant(ctx, tenants, r)
+	return kept(ctx, s, s.caches().byTenant, tenants, []int{int(r.From), int(r.To), m.param()}, func(ctx context.Context) ([]TenantTotal, error) {
+		return s.byTenant(ctx, tenants, r, m)
 	})
 }
 
 // byTenant is ByTenant read from the database.
-func (s *Store) byTenant(ctx context.Context, tenants []string, r Range) ([]TenantTotal, error) {
+func (s *Store) byTenant(ctx context.Context, tenants []string, r Range, m Metric) ([]TenantTotal, error) {
 	out := []TenantTotal{}
-	err := s.DB.NewRaw(`SELECT tenant_id, currency, CAST(SUM(cost_cents) AS BIGINT) AS total, COUNT(*) AS days
+	err := s.DB.NewRaw(m.sql(`SELECT tenant_id, currency, CAST(SUM(cost_cents) AS BIGINT) AS total, COUNT(*) AS days
 		FROM cost_tenant_daily
 		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
 		GROUP BY tenant_id, currency
-		ORDER BY currency, total DESC, tenant_id`,
+		ORDER BY currency, total DESC, tenant_id`),
 		bun.List(tenants), r.From, r.To).Scan(ctx, &out)
 	return out, err
 }
@@ -198,23 +234,23 @@ type DayTotal struct {
 
 // Daily sums the tenants' costs per day and currency over r, for the days
 // that have costs, in day and currency order.
-func (s *Store) Daily(ctx context.Context, tenants []string, r Range) ([]DayTotal, error) {
+func (s *Store) Daily(ctx context.Context, tenants []string, r Range, m Metric) ([]DayTotal, error) {
 	if len(tenants) == 0 {
 		return []DayTotal{}, nil
 	}
-	return kept(ctx, s, s.caches().daily, tenants, []int{int(r.From), int(r.To)}, func(ctx context.Context) ([]DayTotal, error) {
-		return s.daily(ctx, tenants, r)
+	return kept(ctx, s, s.caches().daily, tenants, []int{int(r.From), int(r.To), m.param()}, func(ctx context.Context) ([]DayTotal, error) {
+		return s.daily(ctx, tenants, r, m)
 	})
 }
 
 // daily is Daily read from the database.
-func (s *Store) daily(ctx context.Context, tenants []string, r Range) ([]DayTotal, error) {
+func (s *Store) daily(ctx context.Context, tenants []string, r Range, m Metric) ([]DayTotal, error) {
 	out := []DayTotal{}
-	err := s.DB.NewRaw(`SELECT day, currency, CAST(SUM(cost_cents) AS BIGINT) AS total
+	err := s.DB.NewRaw(m.sql(`SELECT day, currency, CAST(SUM(cost_cents) AS BIGINT) AS total
 		FROM cost_tenant_daily
 		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
 		GROUP BY day, currency
-		ORDER BY day, currency`,
+		ORDER BY day, currency`),
 		bun.List(tenants), r.From, r.To).Scan(ctx, &out)
 	return out, err
 }
@@ -241,16 +277,16 @@ type TenantServiceTotal struct {
 
 // ByTenantService sums the tenants' costs over r per tenant, service and
 // currency, ordered by tenant, currency, costliest service first.
-func (s *Store) ByTenantService(ctx context.Context, tenants []string, r Range) ([]TenantServiceTotal, error) {
+func (s *Store) ByTenantService(ctx context.Context, tenants []string, r Range, m Metric) ([]TenantServiceTotal, error) {
 	out := []TenantServiceTotal{}
 	if len(tenants) == 0 {
 		return out, nil
 	}
-	err := s.DB.NewRaw(`SELECT tenant_id, service, currency, CAST(SUM(cost_cents) AS BIGINT) AS total
+	err := s.DB.NewRaw(m.sql(`SELECT tenant_id, service, currency, CAST(SUM(cost_cents) AS BIGINT) AS total
 		FROM cost_service_daily
 		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
 		GROUP BY tenant_id, service, currency
-		ORDER BY tenant_id, currency, total DESC, service`,
+		ORDER BY tenant_id, currency, total DESC, service`),
 		bun.List(tenants), r.From, r.To).Scan(ctx, &out)
 	return out, err
 }
@@ -268,14 +304,14 @@ type ServiceDay struct {
 // EachServiceDay calls fn with every service rollup row of the tenants in
 // r, ordered by tenant, day, service and currency, reading them from a
 // cursor one at a time; an error from fn stops the read and is returned.
-func (s *Store) EachServiceDay(ctx context.Context, tenants []string, r Range, fn func(ServiceDay) error) error {
+func (s *Store) EachServiceDay(ctx context.Context, tenants []string, r Range, m Metric, fn func(ServiceDay) error) error {
 	if len(tenants) == 0 {
 		return nil
 	}
-	rows, err := s.DB.QueryContext(ctx, `SELECT tenant_id, day, service, currency, cost_cents
+	rows, err := s.DB.QueryContext(ctx, m.sql(`SELECT tenant_id, day, service, currency, cost_cents
 		FROM cost_service_daily
 		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
-		ORDER BY tenant_id, day, service, currency`,
+		ORDER BY tenant_id, day, service, currency`),
 		bun.List(tenants), r.From, r.To)
 	if err != nil {
 		return err
@@ -306,15 +342,15 @@ type MonthTotal struct {
 
 // EachMonth calls fn with the tenants' monthly totals from the day from
 // on, ordered by tenant, month and currency, from a cursor.
-func (s *Store) EachMonth(ctx context.Context, tenants []string, from ledger.Day, fn func(MonthTotal) error) error {
+func (s *Store) EachMonth(ctx context.Context, tenants []string, from ledger.Day, m Metric, fn func(MonthTotal) error) error {
 	if len(tenants) == 0 {
 		return nil
 	}
-	rows, err := s.DB.QueryContext(ctx, `SELECT tenant_id, month, currency, CAST(SUM(cost_cents) AS BIGINT), COUNT(*)
+	rows, err := s.DB.QueryContext(ctx, m.sql(`SELECT tenant_id, month, currency, CAST(SUM(cost_cents) AS BIGINT), COUNT(*)
 		FROM cost_tenant_daily
 		WHERE tenant_id IN (?) AND day >= ?
 		GROUP BY tenant_id, month, currency
-		ORDER BY tenant_id, month, currency`,
+		ORDER BY tenant_id, month, currency`),
 		bun.List(tenants), from)
 	if err != nil {
 		return err

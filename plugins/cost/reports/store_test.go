@@ -91,14 +91,14 @@ func TestSummaryFromRunningTotals(t *testing.T) {
 					for from := d0 - 12; from <= d0+30; from += 5 {
 						for _, days := range []int{1, 3, 10, 30} {
 							r := reports.Range{From: from, To: from + ledger.Day(days) - 1}
-							totals, err := s.Totals(ctx, tenants, r)
+							totals, err := s.Totals(ctx, tenants, r, reports.Actual)
 							if err != nil {
 								t.Fatal(err)
 							}
 							if want := dailyTotals(t, db, tenants, r); fmt.Sprint(totals) != fmt.Sprint(want) {
 								t.Fatalf("%s: totals of %v over %s..%s: %+v, want %+v", step, tenants, r.From, r.To, totals, want)
 							}
-							top, err := s.TopServices(ctx, tenants, r, 4)
+							top, err := s.TopServices(ctx, tenants, r, 4, reports.Actual)
 							if err != nil {
 								t.Fatal(err)
 							}

@@ -13,6 +13,7 @@ const topServices = 10
 
 // Summary is the cost summary's body.
 type Summary struct {
+	Metric      Metric         `json:"metric" enum:"actual,amortized" doc:"The cost summed"`
 	StartDate   ledger.Day     `json:"start_date" format:"date"`
 	EndDate     ledger.Day     `json:"end_date" format:"date"`
 	Days        int            `json:"days"`
@@ -48,17 +49,17 @@ type ServiceCost struct {
 }
 
 // Summary builds the summary of the tenants over r.
-func (s *Store) Summary(ctx context.Context, tenants []string, r Range) (Summary, error) {
+func (s *Store) Summary(ctx context.Context, tenants []string, r Range, m Metric) (Summary, error) {
 	// The totals and the top services read the tenants' revision once.
 	ctx = revcache.OneRead(ctx)
 	prev := r.Previous()
-	out := Summary{StartDate: r.From, EndDate: r.To, Days: r.Days(), TenantCount: len(tenants),
+	out := Summary{Metric: m, StartDate: r.From, EndDate: r.To, Days: r.Days(), TenantCount: len(tenants),
 		PreviousStartDate: prev.From, PreviousEndDate: prev.To, Totals: []CurrencySummary{}, TopServices: []ServiceCost{}}
-	totals, err := s.Totals(ctx, tenants, r)
+	totals, err := s.Totals(ctx, tenants, r, m)
 	if err != nil {
 		return out, err
 	}
-	services, err := s.TopServices(ctx, tenants, r, topServices)
+	services, err := s.TopServices(ctx, tenants, r, topServices, m)
 	if err != nil {
 		return out, err
 	}
@@ -93,7 +94,7 @@ func (h *Handlers) summary(ctx context.Context, in *summaryIn) (*Summary, error)
 	if err != nil {
 		return nil, err
 	}
-	out, err := h.Store.Summary(ctx, in.Tenants, rng)
+	out, err := h.Store.Summary(ctx, in.Tenants, rng, in.Metric)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +115,7 @@ func (h *Handlers) byTenant(ctx context.Context, in *byTenantIn) (*[]TenantCost,
 	tenants := in.Tenants
 	today := h.today()
 	rng := Range{From: today - ledger.Day(in.PeriodDays) + 1, To: today}
-	totals, err := h.Store.ByTenant(ctx, tenants, rng)
+	totals, err := h.Store.ByTenant(ctx, tenants, rng, in.Metric)
 	if err != nil {
 		return nil, err
 	}

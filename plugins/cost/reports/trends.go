@@ -17,8 +17,8 @@ type DayCost struct {
 // Trends is the tenants' daily cost over r: every day of r once per
 // currency with costs in r, 0 where a day has none; every day once with a
 // null currency when r has no costs.
-func (s *Store) Trends(ctx context.Context, tenants []string, r Range) ([]DayCost, error) {
-	rows, err := s.Daily(ctx, tenants, r)
+func (s *Store) Trends(ctx context.Context, tenants []string, r Range, m Metric) ([]DayCost, error) {
+	rows, err := s.Daily(ctx, tenants, r, m)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (h *Handlers) trends(ctx context.Context, in *trendsIn) (*[]DayCost, error)
 	if err != nil {
 		return nil, err
 	}
-	out, err := h.Store.Trends(ctx, in.Tenants, rng)
+	out, err := h.Store.Trends(ctx, in.Tenants, rng, in.Metric)
 	if err != nil {
 		return nil, err
 	}
@@ -115,13 +115,13 @@ type ForecastPoint struct {
 
 // Forecast fits the tenants' recent daily costs and projects them over
 // the days after the history (see forecastDoc).
-func (s *Store) Forecast(ctx context.Context, tenants []string, today ledger.Day, days int) (Forecast, error) {
+func (s *Store) Forecast(ctx context.Context, tenants []string, today ledger.Day, days int, m Metric) (Forecast, error) {
 	out := Forecast{Method: ForecastMethod, ConfidenceLevel: ConfidenceLevel, Days: days, Forecasts: []CurrencyForecast{}}
 	last, ok, err := s.LastDay(ctx, tenants, today)
 	if err != nil || !ok {
 		return out, err
 	}
-	rows, err := s.Daily(ctx, tenants, Range{From: last - HistoryDays + 1, To: last})
+	rows, err := s.Daily(ctx, tenants, Range{From: last - HistoryDays + 1, To: last}, m)
 	if err != nil || len(rows) == 0 {
 		return out, err
 	}
@@ -154,7 +154,7 @@ func (s *Store) Forecast(ctx context.Context, tenants []string, today ledger.Day
 }
 
 func (h *Handlers) forecast(ctx context.Context, in *forecastIn) (*Forecast, error) {
-	out, err := h.Store.Forecast(ctx, in.Tenants, h.today(), in.Days)
+	out, err := h.Store.Forecast(ctx, in.Tenants, h.today(), in.Days, in.Metric)
 	if err != nil {
 		return nil, err
 	}

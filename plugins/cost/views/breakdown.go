@@ -40,7 +40,7 @@ func (h *Handlers) breakdown(ctx context.Context, in *breakdownIn) (*fragment, e
 	if err != nil {
 		return nil, sdk.Invalid("query.date", "expected a date YYYY-MM-DD")
 	}
-	items, err := h.Reports.DayBreakdown(ctx, string(in.Tenant), d, in.Service, reports.ByResource)
+	items, err := h.Reports.DayBreakdown(ctx, string(in.Tenant), d, in.Service, reports.ByResource, reports.Actual)
 	if err != nil {
 		return nil, err
 	}

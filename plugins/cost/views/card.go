@@ -26,7 +26,7 @@ func (h *Handlers) card(w http.ResponseWriter, r *http.Request) {
 	tenants := sdkui.Tenants(r)
 	today := h.today()
 	rng := reports.Range{From: today - cardDays + 1, To: today}
-	totals, err := h.Reports.Totals(ctx, tenants, rng)
+	totals, err := h.Reports.Totals(ctx, tenants, rng, reports.Actual)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return
@@ -46,7 +46,7 @@ func (h *Handlers) card(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
-	days, err := h.Reports.Trends(ctx, tenants, rng)
+	days, err := h.Reports.Trends(ctx, tenants, rng, reports.Actual)
 	if err != nil {
 		sdk.WriteError(w, err)
 		return

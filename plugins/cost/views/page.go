@@ -74,17 +74,17 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 // its prediction interval (shaded), with the exact total of those days
 // and the forecast's.
 func (h *Handlers) trend(ctx context.Context, tenants []string, today ledger.Day) (template.HTML, error) {
-	fc, err := h.Reports.Forecast(ctx, tenants, today, forecastDays)
+	fc, err := h.Reports.Forecast(ctx, tenants, today, forecastDays, reports.Actual)
 	if err != nil || fc.HistoryEnd == nil {
 		return sdkui.Empty(noCosts), err
 	}
 	end := *fc.HistoryEnd
 	rng := reports.Range{From: end - trendDays + 1, To: end}
-	days, err := h.Reports.Trends(ctx, tenants, rng)
+	days, err := h.Reports.Trends(ctx, tenants, rng, reports.Actual)
 	if err != nil {
 		return "", err
 	}
-	totals, err := h.Reports.Totals(ctx, tenants, rng)
+	totals, err := h.Reports.Totals(ctx, tenants, rng, reports.Actual)
 	if err != nil {
 		return "", err
 	}
@@ -132,7 +132,7 @@ func (h *Handlers) trend(ctx context.Context, tenants []string, today ledger.Day
 // topServices are the costliest services of each currency over the last
 // servicesDays days, with their share of the currency's total.
 func (h *Handlers) topServices(ctx context.Context, tenants []string, today ledger.Day) (template.HTML, error) {
-	s, err := h.Reports.Summary(ctx, tenants, reports.Range{From: today - servicesDays + 1, To: today})
+	s, err := h.Reports.Summary(ctx, tenants, reports.Range{From: today - servicesDays + 1, To: today}, reports.Actual)
 	if err != nil {
 		return "", err
 	}

@@ -47,14 +47,14 @@ var columnLabels = map[string]string{"service": "Service", "subscription_id": "S
 // Service, Subscription, ResourceGroup and Tags may each list several
 // values, separated by commas.
 type analysisForm struct {
-	Tenant, GroupBy, TagKey, Grain, Start, End, Service, Subscription, ResourceGroup, Tags string
-	Offset                                                                                 int
+	Tenant, GroupBy, TagKey, Grain, Metric, Start, End, Service, Subscription, ResourceGroup, Tags string
+	Offset                                                                                         int
 }
 
 func analysisFormOf(q url.Values) analysisForm {
 	offset, _ := strconv.Atoi(q.Get("offset"))
 	return analysisForm{Tenant: q.Get("tenant_id"), GroupBy: cmp.Or(q.Get("group_by"), reports.GroupService), TagKey: q.Get("tag_key"),
-		Grain: cmp.Or(q.Get("grain"), reports.GrainDaily), Start: q.Get("start_date"), End: q.Get("end_date"), Service: q.Get("service"),
+		Grain: cmp.Or(q.Get("grain"), reports.GrainDaily), Metric: cmp.Or(q.Get("metric"), string(reports.Actual)), Start: q.Get("start_date"), End: q.Get("end_date"), Service: q.Get("service"),
 		Subscription: q.Get("subscription_id"), ResourceGroup: q.Get("resource_group"), Tags: q.Get("tags"), Offset: max(offset, 0)}
 }
 
@@ -73,7 +73,7 @@ func list(field string) []string {
 // apiQuery is the analysis route's query of the form's page, in the
 // format given.
 func (f analysisForm) apiQuery(tenants []string, rng reports.Range, format string) url.Values {
-	q := url.Values{"group_by": {f.GroupBy}, "grain": {f.Grain}, "start_date": {rng.From.String()}, "end_date": {rng.To.String()},
+	q := url.Values{"group_by": {f.GroupBy}, "grain": {f.Grain}, "metric": {f.Metric}, "start_date": {rng.From.String()}, "end_date": {rng.To.String()},
 		"limit": {strconv.Itoa(analysisPageSize)}, "offset": {strconv.Itoa(f.Offset)}, "format": {format}}
 	if f.Tenant != "" {
 		q["tenant_ids"] = tenants
@@ -91,7 +91,7 @@ func (f analysisForm) apiQuery(tenants []string, rng reports.Range, format strin
 
 // query is the form's own query at another offset.
 func (f analysisForm) query(offset int) string {
-	q := url.Values{"group_by": {f.GroupBy}, "grain": {f.Grain}, "offset": {strconv.Itoa(offset)}}
+	q := url.Values{"group_by": {f.GroupBy}, "grain": {f.Grain}, "metric": {f.Metric}, "offset": {strconv.Itoa(offset)}}
 	for k, v := range map[string]string{"tenant_id": f.Tenant, "tag_key": f.TagKey, "start_date": f.Start, "end_date": f.End, "service": f.Service,
 		"subscription_id": f.Subscription, "resource_group": f.ResourceGroup, "tags": f.Tags} {
 		if v != "" {
@@ -104,7 +104,8 @@ func (f analysisForm) query(offset int) string {
 // analysisQuery reads the form into the store's query, or says what is
 // wrong with it.
 func (f analysisForm) analysisQuery(tenants []string, today ledger.Day) (reports.AnalysisQuery, string) {
-	q := reports.AnalysisQuery{Tenants: tenants, GroupBy: f.GroupBy, TagKey: strings.TrimSpace(f.TagKey), Grain: f.Grain, Limit: analysisPageSize, Offset: f.Offset}
+	q := reports.AnalysisQuery{Tenants: tenants, GroupBy: f.GroupBy, TagKey: strings.TrimSpace(f.TagKey), Grain: f.Grain,
+		Metric: reports.Metric(f.Metric), Limit: analysisPageSize, Offset: f.Offset}
 	if groupLabels[f.GroupBy] == "" {
 		return q, "Group by one of service, resource group, subscription, tenant, resource and tag."
 	}
@@ -118,6 +119,9 @@ func (f analysisForm) analysisQuery(tenants []string, today ledger.Day) (reports
 	q.Tags = tags
 	if f.Grain != reports.GrainDaily && f.Grain != reports.GrainMonthly {
 		return q, "The grain is daily or monthly."
+	}
+	if q.Metric != reports.Actual && q.Metric != reports.Amortized {
+		return q, "The cost is actual or amortized."
 	}
 	rng, err := reports.DateRange(reports.RangeParams{StartDate: f.Start, EndDate: f.End}, 30, today)
 	var p *sdk.Problem
@@ -140,8 +144,8 @@ func (h *Handlers) analysisPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sdkui.WriteFragment(w, http.StatusOK, sdkui.Card("Costs by group and period", stack(render("note", "The costs of your tenants summed by service, resource group, "+
-		"subscription, tenant, resource or a tag's value, per day or month, each currency apart. Filters take several values separated by commas. "+
-		"Tags are the resources' tags as at the last cost sync."), html)))
+		"subscription, tenant, resource or a tag's value, per day or month, each currency apart, as billed (actual) or with reservations and savings plans "+
+		"spread over their terms (amortized). Filters take several values separated by commas. Tags are the resources' tags as at the last cost sync."), html)))
 }
 
 // analysisFragment is the result with its form, which the form reloads.
@@ -174,9 +178,11 @@ func (h *Handlers) analysis(ctx context.Context, tenants []string, f analysisFor
 		Form                 analysisForm
 		Action               string
 		Groups, Grains       []formChoice
+		Metrics              []formChoice
 		Body                 template.HTML
 		DefaultStart, Period string
-	}{f, AnalysisPath, analysisGroups(f.GroupBy), choices([]string{reports.GrainDaily, reports.GrainMonthly}, f.Grain), body,
+	}{f, AnalysisPath, analysisGroups(f.GroupBy), choices([]string{reports.GrainDaily, reports.GrainMonthly}, f.Grain),
+		choices([]string{string(reports.Actual), string(reports.Amortized)}, f.Metric), body,
 		q.Range.From.String(), q.Range.To.String()}), nil
 }
 
@@ -276,6 +282,8 @@ func init() {
 <div class="field"><label for="cost-analysis-tag-key">Tag to group by</label><input id="cost-analysis-tag-key" type="text" name="tag_key" value="{{.Form.TagKey}}" placeholder="cost-center"></div>
 <div class="field"><label for="cost-analysis-grain">Grain</label><select id="cost-analysis-grain" name="grain">
 {{- range .Grains}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select></div>
+<div class="field"><label for="cost-analysis-metric">Cost</label><select id="cost-analysis-metric" name="metric">
+{{- range .Metrics}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select></div>
 <div class="field"><label for="cost-analysis-start">From</label><input id="cost-analysis-start" type="date" name="start_date" value="{{or .Form.Start .DefaultStart}}"></div>
 <div class="field"><label for="cost-analysis-end">To</label><input id="cost-analysis-end" type="date" name="end_date" value="{{or .Form.End .Period}}"></div>
 <div class="field"><label for="cost-analysis-service">Services</label><input id="cost-analysis-service" type="text" name="service" value="{{.Form.Service}}"></div>

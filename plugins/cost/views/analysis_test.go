@@ -83,11 +83,18 @@ func testAnalysis(t *testing.T, w *world) {
 		{"group_by=tag", "Name the tag to group by, such as cost-center."},
 		{"tags=env", "Write each tag filter as key=value, such as env=prod, separated by commas."},
 		{"grain=hourly", "The grain is daily or monthly."},
+		{"metric=billed", "The cost is actual or amortized."},
 		{"start_date=1.11.2026", "The dates: expected a date YYYY-MM-DD."},
 		{"start_date=2026-11-05&end_date=2026-11-01", "The dates: start_date 2026-11-05 is after end_date 2026-11-01."},
 	} {
 		contains(t, c.query, text(w.html(t, views.AnalysisPath+"?"+c.query, userA)), c.want)
 	}
+	// Amortised: the test ledger holds none, so every figure is 0.
+	rows = tableRows(t, w.html(t, views.AnalysisPath+"?group_by=service&grain=monthly&metric=amortized&start_date=2026-10-01&end_date=2026-11-10&service=Storage", userA))
+	if len(rows) != 1 || !slices.Equal(rows[0], []string{"Storage", "EUR", "0.00", "0.00", "0.00"}) {
+		t.Errorf("Alpha's Storage by month, amortised: %v", rows)
+	}
+
 	// Several services at once, and the spiky service by resource.
 	rows = tableRows(t, w.html(t, views.AnalysisPath+"?group_by=service&grain=monthly&start_date=2026-10-01&end_date=2026-10-31&service=Storage,+Virtual+Machines", userA))
 	if len(rows) != 2 || rows[0][0] != "Virtual Machines" || rows[1][0] != "Storage" {

@@ -57,7 +57,7 @@ const LinearLevel = 0.95
 // MinSeasonalDays is the least history the seasonal method is fitted to:
 // a week to start the level and season, one to start the trend, one to
 // judge the fit by.
-const MinSeasonalDays = minHoltWinters
+const MinSeasonalDays = 3 * Period
 
 // MinDays is the least history any forecast is made from: the line's
 // residual variance needs a degree of freedom.

@@ -25,11 +25,6 @@ type hwModel struct {
 	sigma float64
 }
 
-// minHoltWinters is the least history a model is fitted to: one week to
-// start the level and season, one more to start the trend, and one to
-// judge the fit by.
-const minHoltWinters = 3 * Period
-
 // grid is every set of parameters the fit tries; it keeps the one whose
 // one-step errors over the history have the least sum of squares.
 var grid = func() []hwParams {
@@ -46,7 +41,7 @@ var grid = func() []hwParams {
 	return out
 }()
 
-// fitHoltWinters fits y, which holds at least minHoltWinters days, trying
+// fitHoltWinters fits y, which holds at least MinSeasonalDays days, trying
 // each set of parameters of grid.
 func fitHoltWinters(y []float64) hwModel {
 	best, bestSSE := hwModel{}, math.Inf(1)

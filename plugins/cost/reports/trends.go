@@ -103,7 +103,7 @@ type CurrencyForecast struct {
 	Intercept            float64         `json:"intercept" doc:"The line's fitted daily cost on history_start"`
 	RSquared             float64         `json:"r_squared" doc:"The line's coefficient of determination"`
 	ResidualStdError     float64         `json:"residual_std_error" doc:"The line's residual standard error"`
-	Model                *ForecastModel  `json:"model" doc:"The fitted Holt-Winters model; null when the method is the line"`
+	Model                *ForecastModel  `json:"model,omitempty" required:"false" doc:"The fitted Holt-Winters model; absent when the method is the line"`
 	PredictedTotal       float64         `json:"predicted_total" doc:"Sum of the predicted daily costs of the points"`
 	MonthToDate          ledger.Amount   `json:"month_to_date" doc:"Cost of month_end's month from its first day to history_end, exactly; 0 when history_end is the day before it"`
 	PredictedRestOfMonth float64         `json:"predicted_rest_of_month" doc:"Sum of the predicted daily costs from the day after history_end to month_end"`

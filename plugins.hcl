@@ -59,6 +59,9 @@ plugin "cost" {
   config {
     # backfill_days = 365   # days a subscription's first sync fetches
     # restate_days  = 5     # recent days every later sync fetches again
+    # anomaly_min_impact = { JPY = 150, INR = 80 }
+    #                       # least rise flagged as an anomaly per currency,
+    #                       # in its units; 1.00 in a currency not listed
   }
   # Cost Management refreshes a day's costs a few times a day.
   job "costs" {

@@ -15,6 +15,7 @@ import (
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/host/tenancy"
+	"github.com/stewardhq/steward/plugins/cost/forecast"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 )
 
@@ -240,18 +241,32 @@ func testCostReads(t *testing.T, dialect string) {
 		t.Errorf("Brand A's user's default tenant: %+v", rsv)
 	}
 
-	// The forecast names its method and fits the costs up to today.
-	var f struct {
-		Method     string `json:"method"`
-		HistoryEnd string `json:"history_end"`
-		Forecasts  []struct {
-			Currency string            `json:"currency"`
-			Points   []json.RawMessage `json:"points"`
-		} `json:"forecasts"`
-	}
-	h.get("/api/v1/costs/trends/forecast?days=14", tokA).json(t, &f)
-	if f.Method != "ols_linear" || f.HistoryEnd != today.String() || len(f.Forecasts) != 2 || len(f.Forecasts[0].Points) != 14 {
-		t.Errorf("forecast of Brand A: %+v", f)
+	// The forecast names its method, weekly-seasonal unless the line is
+	// asked for, fits the costs up to today and reaches the month's end
+	// with its exact cost so far.
+	for query, method := range map[string]string{"": "holt_winters_additive", "&method=ols_linear": "ols_linear"} {
+		var f struct {
+			Method     string `json:"method"`
+			HistoryEnd string `json:"history_end"`
+			MonthEnd   string `json:"month_end"`
+			Forecasts  []struct {
+				Currency    string            `json:"currency"`
+				MonthToDate ledger.Amount     `json:"month_to_date"`
+				Model       *json.RawMessage  `json:"model"`
+				Points      []json.RawMessage `json:"points"`
+			} `json:"forecasts"`
+		}
+		h.get("/api/v1/costs/trends/forecast?days=14"+query, tokA).json(t, &f)
+		if f.Method != method || f.HistoryEnd != today.String() || f.MonthEnd != forecast.MonthEnd(today+1).String() ||
+			len(f.Forecasts) != 2 || len(f.Forecasts[0].Points) != 14 || (f.Forecasts[0].Model != nil) != (method == "holt_winters_additive") {
+			t.Fatalf("forecast of Brand A by %s: %+v", method, f)
+		}
+		monthStart := forecast.MonthEnd(today+1) - ledger.Day(forecast.MonthEnd(today+1).Time().Day()) + 1
+		for _, fc := range f.Forecasts {
+			if w := want.sum([]string{a}, monthStart, today)[fc.Currency]; fc.MonthToDate != w {
+				t.Errorf("forecast of Brand A by %s: %s month to date %s, want %s", method, fc.Currency, fc.MonthToDate, w)
+			}
+		}
 	}
 
 	// Bounds: every one answers 422 naming its parameter.
@@ -271,6 +286,7 @@ func testCostReads(t *testing.T, dialect string) {
 		"/api/v1/costs/analysis?tags=env":                                                         "query.tags[0]",
 		"/api/v1/costs/daily-breakdown?by=tag&service=x&date=2026-10-01&tenant_id=" + a:           "query.by",
 		"/api/v1/costs/trends/forecast?days=91":                                                   "query.days",
+		"/api/v1/costs/trends/forecast?method=arima":                                              "query.method",
 		"/api/v1/costs/reservations?grain=weekly":                                                 "query.grain",
 		"/api/v1/costs/chargeback?start_date=2026-10-01&end_date=2026-10-31&format=xml":           "query.format",
 		"/api/v1/costs/chargeback?end_date=2026-10-31":                                            "query.start_date",

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"time"
 
@@ -28,6 +29,28 @@ var definition = sdk.Definition{Name: "cost", Version: "0.1.0", Migrations: ledg
 type config struct {
 	BackfillDays int `json:"backfill_days" minimum:"1" maximum:"1095" doc:"Days a subscription's first sync fetches"`
 	RestateDays  int `json:"restate_days" minimum:"1" maximum:"31" doc:"Recent days every later sync fetches again, because providers restate them"`
+	// AnomalyMinImpact is the floor of each currency's anomalies, as in
+	// anomaly_min_impact = { JPY = 150, INR = 80 }.
+	AnomalyMinImpact map[string]ledger.Amount `json:"anomaly_min_impact,omitempty" doc:"Least rise flagged as a cost anomaly, per ISO 4217 currency code, in units of that currency; 1.00 in a currency not listed"`
+}
+
+// currencyCode is an ISO 4217 code's form.
+var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// minImpacts checks the configured floors: a currency code for each key
+// and an amount above zero for each value.
+func (c config) minImpacts() (anomalies.MinImpacts, error) {
+	out := anomalies.MinImpacts{}
+	for code, floor := range c.AnomalyMinImpact {
+		if !currencyCode.MatchString(code) {
+			return nil, fmt.Errorf("config.anomaly_min_impact: %q is not an ISO 4217 currency code such as USD", code)
+		}
+		if floor <= 0 {
+			return nil, fmt.Errorf("config.anomaly_min_impact.%s: %s is not above 0", code, floor)
+		}
+		out[code] = floor
+	}
+	return out, nil
 }
 
 // Defaults are the settings of a block that gives none.
@@ -39,6 +62,10 @@ func main() { sdk.Serve(definition, New) }
 
 // New builds the plugin from its config.
 func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
+	minImpacts, err := cfg.minImpacts()
+	if err != nil {
+		return nil, err
+	}
 	clients, db, err := pluginenv.Open(env)
 	if err != nil {
 		return nil, err
@@ -57,7 +84,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	// After a tenant's costs are written: judge its days for anomalies,
 	// exchange its budgets with the provider, and bring their spend,
 	// status and alerts up to date.
-	detector := &anomalies.Detector{DB: db}
+	detector := &anomalies.Detector{DB: db, MinImpacts: minImpacts}
 	syncer := &ingest.Syncer{Cloud: clients, Ledger: costs, Host: env.Host, BackfillDays: cfg.BackfillDays, RestateDays: cfg.RestateDays,
 		AfterTenant: []ingest.Hook{detector.Evaluate, budgetHook(budgetSync), evaluator.Evaluate}}
 	return &sdk.Plugin{

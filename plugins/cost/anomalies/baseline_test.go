@@ -42,7 +42,7 @@ func TestJudge(t *testing.T) {
 	noisy := weeks([7]ledger.Amount{1000_00, 900_00, 900_00, 900_00, 900_00, 400_00, 400_00})
 	// Each weekday has two days 100.00 up and two down: the medians stay
 	// 1000, 900 and 400, every residual is ±100.00, so the MAD is 100.00
-	// and the spread 148.26.
+	// and the spread 1.56 × 148.26 = 231.29.
 	for i := 0; i < HistoryDays; i += 2 {
 		noisy[i] += 100_00
 		if i+1 < HistoryDays {
@@ -65,12 +65,12 @@ func TestJudge(t *testing.T) {
 		{"flat, +24.99 %: below the relative minimum", flat, 1249_90, 1000_00, 8.33, 24.99, false},
 		{"flat, +25 %", flat, 1250_00, 1000_00, 8.33, 25, true},
 		{"flat, a fall is never anomalous", flat, 10_00, 1000_00, -33, -99, false},
-		{"noisy, +30 % is 2.02 spreads", noisy, 1300_00, 1000_00, 2.02, 30, false},
-		{"noisy, +55 % is 3.71 spreads", noisy, 1550_00, 1000_00, 3.71, 55, false},
-		{"noisy, +60 % is 4.05 spreads", noisy, 1600_00, 1000_00, 4.05, 60, true},
+		{"noisy, +30 % is 1.30 spreads", noisy, 1300_00, 1000_00, 1.3, 30, false},
+		{"noisy, +92 % is 3.98 spreads", noisy, 1920_00, 1000_00, 3.98, 92, false},
+		{"noisy, +93 % is 4.02 spreads", noisy, 1930_00, 1000_00, 4.02, 93, true},
 		{"an earlier spike moves neither the median nor the spread", spiked, 1300_00, 1000_00, 10, 30, true},
 	} {
-		v := Judge(c.history, c.actual)
+		v := Judge(c.history, c.actual, DefaultMinImpact)
 		if v.Expected != c.expected || v.Actual != c.actual || v.Impact != c.actual-c.expected || v.Score != c.score || v.DeviationPercent != c.deviation || v.Anomalous != c.anomalous {
 			t.Errorf("%s: %+v; want expected %s, score %v, deviation %v, anomalous %v", c.name, v, c.expected, c.score, c.deviation, c.anomalous)
 		}
@@ -78,19 +78,32 @@ func TestJudge(t *testing.T) {
 }
 
 // TestJudgeMinimumImpact: on a small service a large relative rise below
-// MinImpact is not flagged; the same rise of MinImpact is.
+// the currency's floor is not flagged; the same rise at the floor is. The
+// floor is the caller's: 1.00 by default, 100.00 where a currency is
+// configured so.
 func TestJudgeMinimumImpact(t *testing.T) {
-	small := weeks([7]ledger.Amount{20_00, 20_00, 20_00, 20_00, 20_00, 20_00, 20_00})
-	if v := Judge(small, 20_00+MinImpact-1); v.Anomalous {
-		t.Errorf("a rise of 49.99 on a 20.00 service flagged: %+v", v)
+	small := weeks([7]ledger.Amount{2_00, 2_00, 2_00, 2_00, 2_00, 2_00, 2_00})
+	if v := Judge(small, 2_00+DefaultMinImpact-1, DefaultMinImpact); v.Anomalous || v.Score != 16.5 {
+		t.Errorf("a rise of 0.99 (16.5 spreads of the 3 %% floor) on a 2.00 service: %+v", v)
 	}
-	if v := Judge(small, 20_00+MinImpact); !v.Anomalous {
-		t.Errorf("a rise of 50.00 on a 20.00 service not flagged: %+v", v)
+	if v := Judge(small, 2_00+DefaultMinImpact, DefaultMinImpact); !v.Anomalous {
+		t.Errorf("a rise of 1.00 on a 2.00 service not flagged: %+v", v)
+	}
+	yen := weeks([7]ledger.Amount{300_00, 300_00, 300_00, 300_00, 300_00, 300_00, 300_00})
+	floors := MinImpacts{"JPY": 100_00}
+	if v := Judge(yen, 399_99, floors.For("JPY")); v.Anomalous {
+		t.Errorf("a rise of 99.99 JPY under a floor of 100.00 flagged: %+v", v)
+	}
+	if v := Judge(yen, 400_00, floors.For("JPY")); !v.Anomalous {
+		t.Errorf("a rise of 100.00 JPY at its floor not flagged: %+v", v)
+	}
+	if floors.For("USD") != DefaultMinImpact {
+		t.Errorf("a currency without a floor has %s", floors.For("USD"))
 	}
 	// A series that costs nothing on this weekday has no baseline: the
-	// spread is the absolute floor and nothing is expected.
+	// spread is the absolute floor, one cent, and nothing is expected.
 	none := weeks([7]ledger.Amount{0, 20_00, 20_00, 20_00, 20_00, 20_00, 20_00})
-	if v := Judge(none, 900_00); v.Anomalous || v.Expected != 0 || v.DeviationPercent != 0 || v.Score != 900 {
+	if v := Judge(none, 900_00, DefaultMinImpact); v.Anomalous || v.Expected != 0 || v.DeviationPercent != 0 || v.Score != 90000 {
 		t.Errorf("a first cost on a weekday that costs nothing: %+v", v)
 	}
 }

@@ -16,14 +16,23 @@
 //     growth and yearly seasonality closely.
 //   - Spread: 1.4826 times the median absolute deviation (MAD) of the 28
 //     history days' residuals, each from its own weekday's median — a
-//     robust standard deviation that earlier spikes barely move. It is
-//     floored at 3 % of the expected cost and at 1.00, so a perfectly flat
-//     series does not turn every small rise into an anomaly.
+//     robust standard deviation that earlier spikes barely move — widened
+//     1.56 times to the spread of a new day about a median of four (the
+//     residuals are smaller, being taken from the medians they helped
+//     make; the ratio is simulated for normal noise). It is
+//     floored at 3 % of the expected cost, so a perfectly flat series does
+//     not turn every small rise into an anomaly, and at one cent, the
+//     resolution costs are kept at.
 //   - Score: (actual − expected) / spread, a robust z-score.
-//   - Anomalous when the score exceeds K = 4 and the rise (the impact,
-//     actual − expected) is at least 50.00 of the currency and at least
-//     25 % of the expected cost, so noise on small services is never
-//     flagged.
+//   - Anomalous when the score exceeds K = 4, the rise (the impact,
+//     actual − expected) is at least 25 % of the expected cost, and the
+//     impact is at least the currency's floor (MinImpacts: configured per
+//     currency, 1.00 when not). Every threshold but the last is relative
+//     to the series' own scale, so a Key Vault costing 10.00 a day that
+//     triples is flagged as surely as a fleet of virtual machines that
+//     does; the floor only keeps rises too small to matter off the list,
+//     and is set per currency because a unit of JPY or INR is worth far
+//     less than one of USD.
 //
 // Only rises are anomalies: a fall is most often a recent day the provider
 // has not finished reporting, which it restates later. A day is judged only
@@ -62,6 +71,8 @@ const batchRows = 1000
 // Detector judges a tenant's daily service costs and stores the anomalies.
 type Detector struct {
 	DB *bun.DB
+	// MinImpacts are the currencies' floors of the impact flagged.
+	MinImpacts MinImpacts
 	// Now is the clock of detected_at; nil means time.Now.
 	Now func() time.Time
 }
@@ -134,9 +145,10 @@ func (d *Detector) evaluate(ctx context.Context, tenantID string, lo, hi, judgeF
 	at := now().UTC()
 	found := []Anomaly{}
 	for k, costs := range series {
+		minImpact := d.MinImpacts.For(k.currency)
 		for day := max(lo, judgeFrom); day <= hi; day++ {
 			i := int(day - start)
-			v := Judge(costs[i-HistoryDays:i], costs[i])
+			v := Judge(costs[i-HistoryDays:i], costs[i], minImpact)
 			if !v.Anomalous {
 				continue
 			}

@@ -13,8 +13,12 @@
 // are not converted, and not counted): cost_tenant_daily for a budget of a
 // whole tenant, cost_daily of the subscription for a subscription budget,
 // summed in SQL. A budget pulled from the provider takes the provider's
-// current spend. The forecast extends the period's spend so far at its
-// daily average to the whole period (or is the provider's forecast).
+// current spend. The forecast of a budget created in Steward is its spend
+// so far plus the forecast of each day left in the period by the cost
+// reads' seasonal method (forecast.HoltWinters: weekly season, damped
+// trend), fitted to the budget's own daily costs of the last 90 days; with
+// fewer than three weeks of costs it extends the spend so far at its daily
+// average. A pulled budget's forecast is the provider's.
 //
 // # Status
 //

@@ -1,10 +1,13 @@
 package budgets_test
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/plugins/cost/budgets"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/sdk"
 )
 
 func day(t *testing.T, s string) ledger.Day {
@@ -98,4 +101,62 @@ func TestForecast(t *testing.T) {
 	if got := budgets.Forecast(0, p, budgets.Period{Start: p.Start, End: p.Start - 1}); got != 0 {
 		t.Errorf("before the start: %s", got)
 	}
+}
+
+// TestForecastSpendFollowsTheWeek: a subscription that costs 100.00 a
+// weekday and 40.00 a weekend day since October has its December forecast
+// to the cent, the weekends ahead included (the daily average of the 14
+// days so far would say 2,475.71); a tenant budget counts every
+// subscription's costs; a subscription with under three weeks of costs is
+// extended at its daily average.
+func TestForecastSpendFollowsTheWeek(t *testing.T) {
+	eachDialect(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		cost := func(d ledger.Day) ledger.Amount {
+			if wd := d.Time().Weekday(); wd == time.Saturday || wd == time.Sunday {
+				return 40_00
+			}
+			return 100_00
+		}
+		var rows []ledger.Cost
+		var december ledger.Amount
+		for d := day(t, "2026-10-01"); d <= day(t, "2026-12-31"); d++ {
+			if d >= day(t, "2026-12-01") {
+				december += cost(d)
+			}
+			if d <= day(t, "2026-12-14") {
+				rows = append(rows, ledger.Cost{SubscriptionID: subA2, Day: d, Service: "VM", ResourceGroup: "rg", Currency: "USD", TenantID: tenantA, Cost: cost(d)})
+			}
+			if d >= day(t, "2026-12-05") && d <= day(t, "2026-12-14") {
+				rows = append(rows, ledger.Cost{SubscriptionID: subA, Day: d, Service: "VM", ResourceGroup: "rg", Currency: "USD", TenantID: tenantA, Cost: 10_00})
+			}
+		}
+		if err := f.ledger.Upsert(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.ledger.Rollup(ctx, tenantA, day(t, "2026-10-01"), day(t, "2026-12-14")); err != nil {
+			t.Fatal(err)
+		}
+		weekly := f.create(userA, budgetBody("Weekly", func(b map[string]any) { b["subscription_id"] = subA2 }))
+		short := f.create(userA, budgetBody("Short", func(b map[string]any) { b["subscription_id"] = subA }))
+		whole := f.create(userA, budgetBody("Whole tenant"))
+		if err := f.eval.Evaluate(ctx, sdk.Tenant{ID: tenantA}, day(t, "2026-12-01"), day(t, "2026-12-14")); err != nil {
+			t.Fatal(err)
+		}
+		if d := f.get(userA, weekly.ID); d.CurrentSpend != 1160_00 || d.ForecastSpend != december {
+			t.Errorf("the weekly subscription: spend %s, forecast %s; want 1160.00 and %s", d.CurrentSpend, d.ForecastSpend, december)
+		}
+		// subA's 10 days of 10.00 are too few for the season: 100.00 in
+		// the 15 days counted so far, over 31 days.
+		if d := f.get(userA, short.ID); d.CurrentSpend != 100_00 || d.ForecastSpend != 206_66 {
+			t.Errorf("the short subscription: spend %s, forecast %s; want 100.00 and 206.66", d.CurrentSpend, d.ForecastSpend)
+		}
+		// The tenant's days sum both subscriptions, 10.00 more a day from
+		// the 5th: the forecast follows the week, and the step up, to
+		// within 1 % of the 2,890.00 the month will cost.
+		want := december + 27*10_00
+		if d := f.get(userA, whole.ID); d.CurrentSpend != 1260_00 || d.ForecastSpend < want*99/100 || d.ForecastSpend > want*101/100 {
+			t.Errorf("the tenant: spend %s, forecast %s; want 1260.00 and about %s", d.CurrentSpend, d.ForecastSpend, want)
+		}
+	})
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
+	"github.com/stewardhq/steward/plugins/cost/forecast"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/plugins/cost/reports"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -58,7 +61,9 @@ func (e *Evaluator) EvaluateBudget(ctx context.Context, b *Budget) (int, error) 
 		if spend, err = e.Store.Spend(ctx, b, counted); err != nil {
 			return 0, err
 		}
-		forecast = Forecast(spend, period, counted)
+		if forecast, err = e.forecast(ctx, b, spend, period, counted); err != nil {
+			return 0, err
+		}
 	} else if b.PeriodStart != period.Start {
 		// The provider's figures are of an earlier period: until the next
 		// sync, the new period has spent nothing known.
@@ -91,6 +96,46 @@ func (e *Evaluator) EvaluateBudget(ctx context.Context, b *Budget) (int, error) 
 	}
 	b.PeriodStart, b.CurrentSpend, b.ForecastSpend, b.Status, b.Utilization, b.EvaluatedAt = period.Start, spend, forecast, ev.Status, ev.Utilization, &now
 	return raised, nil
+}
+
+// forecast is the spend of the whole period: the spend of the counted
+// days plus the seasonal forecast (forecast.HoltWinters) of each day from
+// the latest with costs to the period's end, fitted to the budget's daily
+// costs of the reports' history (reports.HistoryDays) up to that day. A
+// history too short for the season extends the spend at its daily
+// average instead (Forecast); before the budget starts it is zero.
+func (e *Evaluator) forecast(ctx context.Context, b *Budget, spend ledger.Amount, period, counted Period) (ledger.Amount, error) {
+	if counted.End < counted.Start {
+		return 0, nil
+	}
+	history := Period{Start: counted.End - reports.HistoryDays + 1, End: counted.End}
+	days, err := e.Store.DailySpend(ctx, b, history)
+	if err != nil {
+		return 0, err
+	}
+	// The history runs from the first day with costs to the last: the
+	// days after it are not yet reported, and are forecast.
+	lo, hi := 0, len(days)-1
+	for lo <= hi && days[lo] == 0 {
+		lo++
+	}
+	for hi >= lo && days[hi] == 0 {
+		hi--
+	}
+	if hi-lo+1 < forecast.MinSeasonalDays {
+		return Forecast(spend, period, counted), nil
+	}
+	y := make([]float64, hi-lo+1)
+	for i, c := range days[lo : hi+1] {
+		y[i] = float64(c)
+	}
+	last := history.Start + ledger.Day(hi)
+	rest := int(period.End - last)
+	if rest <= 0 {
+		return spend, nil
+	}
+	p, _ := forecast.Project(y, history.Start+ledger.Day(lo), rest, forecast.HoltWinters)
+	return spend + ledger.Amount(math.Round(p.Total(rest))), nil
 }
 
 func alertMessage(b *Budget, typ string, pct int, value ledger.Amount, period Period) string {

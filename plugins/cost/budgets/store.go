@@ -357,6 +357,31 @@ func (s *Store) Spend(ctx context.Context, b *Budget, days Period) (ledger.Amoun
 	return ledger.Amount(sum), err
 }
 
+// DailySpend is the budget's cost on each day of days, in its currency,
+// summed in the database as Spend sums the period's; a day without costs
+// reads 0.
+func (s *Store) DailySpend(ctx context.Context, b *Budget, days Period) ([]ledger.Amount, error) {
+	out := make([]ledger.Amount, max(0, days.Days()))
+	if days.End < days.Start {
+		return out, nil
+	}
+	table, where, args := "cost_tenant_daily", "tenant_id = ?", []any{b.TenantID}
+	if b.SubscriptionID != "" {
+		table, where, args = "cost_daily", "subscription_id = ? AND tenant_id = ?", []any{b.SubscriptionID, b.TenantID}
+	}
+	var rows []struct {
+		Day  ledger.Day    `bun:"day"`
+		Cost ledger.Amount `bun:"cost"`
+	}
+	err := s.db.NewSelect().Table(table).Column("day").ColumnExpr("CAST(SUM(cost_cents) AS BIGINT) AS cost").
+		Where(where, args...).Where("currency = ?", b.Currency).Where("day BETWEEN ? AND ?", days.Start, days.End).
+		Group("day").Scan(ctx, &rows)
+	for _, r := range rows {
+		out[r.Day-days.Start] = r.Cost
+	}
+	return out, err
+}
+
 // HasCosts reports whether the ledger holds costs of the subscription for
 // the tenant, which makes it a subscription of the tenant.
 func (s *Store) HasCosts(ctx context.Context, tenantID, subscriptionID string) (bool, error) {

@@ -22,7 +22,7 @@ type View struct {
 	Source             string        `json:"source" enum:"steward,provider" doc:"steward: created here, spend from Steward's cost data; provider: pulled from the cloud provider, spend as it reports"`
 	ProviderName       string        `json:"provider_name" doc:"The budget's name at the provider; empty for a budget of a whole tenant"`
 	CurrentSpend       ledger.Amount `json:"current_spend" doc:"Spend of the current period so far, in the budget's currency"`
-	ForecastSpend      ledger.Amount `json:"forecast_spend" doc:"Spend of the whole current period at its daily average so far (for a provider budget, the provider's forecast, 0 when it computes none)"`
+	ForecastSpend      ledger.Amount `json:"forecast_spend" doc:"Spend of the whole current period: the spend so far plus each remaining day forecast with weekly seasonality (Holt-Winters) from the budget's last 90 days of costs, or at the daily average so far with under 21 days of costs (for a provider budget, the provider's forecast, 0 when it computes none)"`
 	UtilizationPercent float64       `json:"utilization_percent" doc:"current_spend / amount in percent, cut to two decimals"`
 	Status             string        `json:"status" enum:"active,warning,critical,exceeded"`
 	PeriodStart        ledger.Day    `json:"period_start" format:"date"`

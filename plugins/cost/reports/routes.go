@@ -72,6 +72,7 @@ type trendsIn struct {
 type forecastIn struct {
 	Days    int           `query:"days" minimum:"7" maximum:"90" default:"30" doc:"Days to forecast after the history"`
 	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	Method  string        `query:"method" enum:"holt_winters_additive,ols_linear" default:"holt_winters_additive" doc:"Additive Holt-Winters with a weekly season, or the least-squares line"`
 	MetricParam
 }
 
@@ -99,7 +100,7 @@ func (h *Handlers) Routes() []sdk.Route {
 			Description: "One record per day of the range and currency with costs in it; a day without costs in a currency reads 0. " +
 				"When the range has no costs at all, each day has one record with total 0 and currency null. " +
 				"The range is start_date to end_date (inclusive), or the `days` days ending on end_date (today when absent)."}, h.trends),
-		sdk.Get("/api/v1/costs/trends/forecast", sdk.Op{ID: "costs-forecast", Tags: tags, Summary: "Cost forecast by linear projection",
+		sdk.Get("/api/v1/costs/trends/forecast", sdk.Op{ID: "costs-forecast", Tags: tags, Summary: "Cost forecast with weekly seasonality, or by linear projection",
 			Description: forecastDoc}, h.forecast),
 		sdk.Get("/api/v1/costs/reservations", sdk.Op{ID: "costs-reservations", Tags: tags, Summary: "Reservation utilisation of a tenant",
 			Description: "Utilisation of the reservations of the tenant's billing account, per reservation and day (the last 30 days) or month (the last 12 months, this one included). " +

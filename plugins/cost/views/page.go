@@ -3,6 +3,7 @@ package views
 import (
 	"context"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/cost/budgets"
+	"github.com/stewardhq/steward/plugins/cost/forecast"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/plugins/cost/reports"
 	"github.com/stewardhq/steward/sdk"
@@ -74,7 +76,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 // its prediction interval (shaded), with the exact total of those days
 // and the forecast's.
 func (h *Handlers) trend(ctx context.Context, tenants []string, today ledger.Day) (template.HTML, error) {
-	fc, err := h.Reports.Forecast(ctx, tenants, today, forecastDays, reports.Actual)
+	fc, err := h.Reports.Forecast(ctx, tenants, today, forecastDays, forecast.HoltWinters, reports.Actual)
 	if err != nil || fc.HistoryEnd == nil {
 		return sdkui.Empty(noCosts), err
 	}
@@ -117,10 +119,15 @@ func (h *Handlers) trend(ctx context.Context, tenants []string, today ledger.Day
 				predicted = append(predicted, p.Predicted)
 				low[i], high[i] = p.Lower, p.Upper
 			}
-			lines = append(lines, sdkui.Series{Name: "Linear trend", Values: predicted, Offset: trendDays - 1, Forecast: true})
-			band = &sdkui.Band{Name: "95 % prediction interval", Low: low, High: high, Offset: trendDays}
+			name, how := "Forecast with weekly season", "by Holt-Winters smoothing with a weekly season"
+			if fc.Method == forecast.Linear {
+				name, how = "Linear trend", "by a least-squares line"
+			}
+			lines = append(lines, sdkui.Series{Name: name, Values: predicted, Offset: trendDays - 1, Forecast: true})
+			band = &sdkui.Band{Name: strconv.Itoa(int(math.Round(100*fc.ConfidenceLevel))) + " % prediction interval", Low: low, High: high, Offset: trendDays}
 			note += " Forecast of the next " + strconv.Itoa(len(f.Points)) + " days: about " + sdkui.FormatNumber(f.PredictedTotal) + " " + c +
-				", by a least-squares line through the daily costs of the last " + strconv.Itoa(fc.HistoryDays) + " days."
+				", " + how + " through the daily costs of the last " + strconv.Itoa(fc.HistoryDays) + " days; " +
+				"of the month to " + fc.MonthEnd.String() + ": about " + sdkui.FormatNumber(f.PredictedMonthTotal) + " " + c + "."
 		} else {
 			note += " Too few days of costs for a forecast yet."
 		}

@@ -1,4 +1,4 @@
-package reports
+package forecast
 
 import (
 	"math"
@@ -10,12 +10,12 @@ func TestFitOfALinearSeriesIsExact(t *testing.T) {
 	for i := range y {
 		y[i] = 1234.56 + 7.89*float64(i)
 	}
-	l := fitLine(y)
-	if math.Abs(l.slope-7.89) > 1e-9 || math.Abs(l.intercept-1234.56) > 1e-9 || math.Abs(l.rSquared-1) > 1e-12 {
+	l := FitLine(y)
+	if math.Abs(l.Slope-7.89) > 1e-9 || math.Abs(l.Intercept-1234.56) > 1e-9 || math.Abs(l.RSquared-1) > 1e-12 {
 		t.Fatalf("fit %+v", l)
 	}
 	for _, x := range []float64{90, 120, 179} {
-		p, half := l.predict(x, 0.95)
+		p, half := l.Predict(x, 0.95)
 		if want := 1234.56 + 7.89*x; math.Abs(p-want) > 1e-8 || math.Abs(half) > 1e-8 {
 			t.Errorf("at %g: %g ± %g, want %g ± 0", x, p, half, want)
 		}
@@ -26,12 +26,12 @@ func TestFitOfALinearSeriesIsExact(t *testing.T) {
 // the interval follow the textbook formula.
 func TestPredictionInterval(t *testing.T) {
 	y := []float64{0, 1, 0, 1, 0, 1, 0, 1, 0, 1}
-	l := fitLine(y)
+	l := FitLine(y)
 	n := 10.0
 	meanX, sxx := 4.5, 82.5
 	slope := 2.5 / sxx // Σ(x − x̄)(y − ȳ) = 2.5
-	if math.Abs(l.slope-slope) > 1e-12 {
-		t.Fatalf("slope %g, want %g", l.slope, slope)
+	if math.Abs(l.Slope-slope) > 1e-12 {
+		t.Fatalf("slope %g, want %g", l.Slope, slope)
 	}
 	var sse float64
 	for i, v := range y {
@@ -39,12 +39,12 @@ func TestPredictionInterval(t *testing.T) {
 		sse += r * r
 	}
 	s := math.Sqrt(sse / (n - 2))
-	p, half := l.predict(15, 0.95)
+	p, half := l.Predict(15, 0.95)
 	want := 2.306004135 * s * math.Sqrt(1+1/n+(15-meanX)*(15-meanX)/sxx)
 	if math.Abs(p-(0.5+slope*10.5)) > 1e-12 || math.Abs(half-want) > 1e-7 {
 		t.Errorf("prediction at 15: %g ± %g, want ± %g", p, half, want)
 	}
-	if constant := fitLine([]float64{3, 3, 3}); constant.slope != 0 || constant.rSquared != 1 || constant.stdError != 0 {
+	if constant := FitLine([]float64{3, 3, 3}); constant.Slope != 0 || constant.RSquared != 1 || constant.StdError != 0 {
 		t.Errorf("constant series: %+v", constant)
 	}
 }

@@ -1,21 +1,21 @@
-package reports
+package forecast
 
 import "math"
 
-// line is an ordinary least-squares fit of y = intercept + slope·x to the
+// Line is an ordinary least-squares fit of y = Intercept + Slope·x to the
 // points (i, y[i]), i = 0 … n-1.
-type line struct {
+type Line struct {
 	n                          int
-	slope, intercept, rSquared float64
-	// stdError is the residual standard error, √(SSE / (n − 2)).
-	stdError float64
+	Slope, Intercept, RSquared float64
+	// StdError is the residual standard error, √(SSE / (n − 2)).
+	StdError float64
 	meanX    float64
 	sxx      float64
 }
 
-// fitLine fits a line to y, which must hold at least three points so that
+// FitLine fits a line to y, which must hold at least three points so that
 // the residual variance has a degree of freedom.
-func fitLine(y []float64) line {
+func FitLine(y []float64) Line {
 	n := float64(len(y))
 	meanX := (n - 1) / 2
 	var meanY float64
@@ -32,28 +32,28 @@ func fitLine(y []float64) line {
 		syy += dy * dy
 	}
 	slope := sxy / sxx
-	l := line{n: len(y), slope: slope, intercept: meanY - slope*meanX, meanX: meanX, sxx: sxx, rSquared: 1}
+	l := Line{n: len(y), Slope: slope, Intercept: meanY - slope*meanX, meanX: meanX, sxx: sxx, RSquared: 1}
 	var sse float64
 	for i, v := range y {
 		r := v - l.at(float64(i))
 		sse += r * r
 	}
-	l.stdError = math.Sqrt(sse / (n - 2))
+	l.StdError = math.Sqrt(sse / (n - 2))
 	if syy > 0 {
-		l.rSquared = max(0, 1-sse/syy)
+		l.RSquared = max(0, 1-sse/syy)
 	}
 	return l
 }
 
-func (l line) at(x float64) float64 { return l.intercept + l.slope*x }
+func (l Line) at(x float64) float64 { return l.Intercept + l.Slope*x }
 
-// predict is the fitted value at x and the half-width of its two-sided
+// Predict is the fitted value at x and the half-width of its two-sided
 // prediction interval at the confidence level (0.95 for 95 %): the
 // Student t quantile with n − 2 degrees of freedom times the standard
 // error of a new observation, s·√(1 + 1/n + (x − x̄)² / Sxx).
-func (l line) predict(x, level float64) (y, half float64) {
+func (l Line) Predict(x, level float64) (y, half float64) {
 	t := studentTQuantile((1+level)/2, float64(l.n-2))
-	se := l.stdError * math.Sqrt(1+1/float64(l.n)+(x-l.meanX)*(x-l.meanX)/l.sxx)
+	se := l.StdError * math.Sqrt(1+1/float64(l.n)+(x-l.meanX)*(x-l.meanX)/l.sxx)
 	return l.at(x), t * se
 }
 

@@ -435,11 +435,11 @@ func testCostVerify(t *testing.T, dialect string) {
 
 	// A second sync: the five restated days of the four subscriptions'
 	// eight rows a day, and four by resource (each service's costs, which
-	// name no resource), fetched and written again, and the budgets
-	// pulled.
+	// name no resource), fetched as actual and as amortised cost and
+	// written again, and the budgets pulled.
 	r := f.waitRun(t, f.trigger(t, "costs"))
-	if r.Status != "completed" || r.RecordsProcessed != 5*4*(8+4) {
-		t.Fatalf("second costs sync %+v, want completed with 240 records", r)
+	if r.Status != "completed" || r.RecordsProcessed != 2*5*4*(8+4) {
+		t.Fatalf("second costs sync %+v, want completed with 480 records", r)
 	}
 	for _, c := range callers {
 		var own []string

@@ -9,8 +9,8 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
-// ReservationTotal is a tenant's reservation hours and money over a range
-// in one currency ("" for the days whose purchase is unknown).
+// ReservationTotal is the tenants' reservation hours and money over a
+// range in one currency ("" for the days whose purchase is unknown).
 type ReservationTotal struct {
 	Currency           string        `bun:"currency"`
 	ReservedHours      float64       `bun:"reserved_hours"`
@@ -21,24 +21,36 @@ type ReservationTotal struct {
 	Unused             ledger.Amount `bun:"unused"`
 }
 
-// ReservationTotals sums a tenant's reservation days over r per currency,
-// in currency order.
-func (s *Store) ReservationTotals(ctx context.Context, tenantID string, r Range) ([]ReservationTotal, error) {
+// ReservationTotals sums the tenants' reservation days over r per
+// currency, in currency order.
+func (s *Store) ReservationTotals(ctx context.Context, tenants []string, r Range) ([]ReservationTotal, error) {
 	out := []ReservationTotal{}
 	err := s.DB.NewRaw(`SELECT currency, SUM(reserved_hours) AS reserved_hours, SUM(used_hours) AS used_hours,
 		SUM(reserved_hours * normalized_ratio) AS normalized_reserved, SUM(used_hours * normalized_ratio) AS normalized_used,
 		CAST(SUM(cost_cents) AS BIGINT) AS cost, CAST(SUM(unused_cents) AS BIGINT) AS unused
 		FROM cost_reservations
-		WHERE tenant_id = ? AND day BETWEEN ? AND ?
+		WHERE tenant_id IN (?) AND day BETWEEN ? AND ?
 		GROUP BY currency
 		ORDER BY currency`,
-		tenantID, r.From, r.To).Scan(ctx, &out)
+		bun.List(tenants), r.From, r.To).Scan(ctx, &out)
 	return out, err
 }
 
 // ExpiryThresholds are the days before a commitment's expiry at which it
 // raises an alert, widest first.
 var ExpiryThresholds = []int{90, 30, 7}
+
+// AlertThreshold is the narrowest of ExpiryThresholds that a commitment
+// with daysLeft days to its expiry has crossed; ok is false before the
+// widest.
+func AlertThreshold(daysLeft int) (threshold int, ok bool) {
+	for _, th := range ExpiryThresholds {
+		if daysLeft <= th {
+			threshold, ok = th, true
+		}
+	}
+	return threshold, ok
+}
 
 // Expiring lists commitments that end within a number of days.
 type Expiring struct {
@@ -81,10 +93,8 @@ func (h *Handlers) expiring(ctx context.Context, in *expiringIn) (*Expiring, err
 		left := int(c.ExpiryDay - today)
 		e := Expiry{TenantID: c.TenantID, ReservationOrderID: c.ReservationOrderID, Name: c.Name, SKU: c.SKU, Region: c.Region, Term: c.Term,
 			Quantity: c.Quantity, PurchaseDate: c.PurchaseDay, ExpiryDate: c.ExpiryDay, DaysLeft: left, Amount: c.Amount, Currency: c.Currency}
-		for _, th := range ExpiryThresholds {
-			if left <= th {
-				e.AlertThreshold = &th
-			}
+		if th, ok := AlertThreshold(left); ok {
+			e.AlertThreshold = &th
 		}
 		out.Items = append(out.Items, e)
 	}

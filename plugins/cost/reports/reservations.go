@@ -158,18 +158,18 @@ func (h *Handlers) reservations(ctx context.Context, in *reservationsIn) (*reser
 		}
 		out.Items = append(out.Items, item)
 	}
-	totals, err := h.Store.ReservationTotals(ctx, id, rng)
+	totals, err := h.Store.ReservationTotals(ctx, []string{id}, rng)
 	if err != nil {
 		return nil, err
 	}
-	out.Summary = summarise(totals, len(seen))
+	out.Summary = Summarise(totals, len(seen))
 	return &reservationsOut{out}, nil
 }
 
-// summarise adds up the range's totals per currency into the summary of
+// Summarise adds up the range's totals per currency into the summary of
 // the range's reservations: the hours of every currency together, the
 // money of each apart.
-func summarise(totals []ReservationTotal, reservations int) ReservationTotals {
+func Summarise(totals []ReservationTotal, reservations int) ReservationTotals {
 	out := ReservationTotals{Reservations: reservations, Costs: []ReservationCost{}}
 	for _, t := range totals {
 		out.ReservedHours += t.ReservedHours

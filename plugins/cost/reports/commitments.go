@@ -72,7 +72,7 @@ type Expiry struct {
 	PurchaseDate       ledger.Day    `json:"purchase_date" format:"date"`
 	ExpiryDate         ledger.Day    `json:"expiry_date" format:"date" doc:"The first day the reservation no longer applies: its term after its purchase"`
 	DaysLeft           int           `json:"days_left" doc:"Days from as_of to expiry_date"`
-	AlertThreshold     *int          `json:"alert_threshold" enum:"90,30,7" doc:"The narrowest threshold crossed (days_left at most 90, 30 or 7); null before the first"`
+	AlertThreshold     *int          `json:"alert_threshold" doc:"The narrowest threshold crossed: 7, 30 or 90 when days_left is at most that; null before the widest"`
 	Amount             ledger.Amount `json:"amount" doc:"The price of the whole term"`
 	Currency           string        `json:"currency"`
 }

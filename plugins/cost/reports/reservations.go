@@ -67,8 +67,8 @@ type ReservationUsage struct {
 	// Currency, Cost and UnusedCost are null when the reservation's
 	// purchase is not known.
 	Currency               *string        `json:"currency"`
-	Cost                   *ledger.Amount `json:"cost" doc:"The period's share of the purchase price, exact to the cent"`
-	UnusedCost             *ledger.Amount `json:"unused_cost" doc:"The part of cost the unused hours wasted: unused money of the day or month"`
+	Cost                   *ledger.Amount `json:"cost" nullable:"true" doc:"The period's share of the purchase price, exact to the cent"`
+	UnusedCost             *ledger.Amount `json:"unused_cost" nullable:"true" doc:"The part of cost the unused hours wasted: unused money of the day or month"`
 	CostUtilizationPercent *float64       `json:"cost_utilization_percent" doc:"cost less unused_cost over cost, in percent"`
 }
 

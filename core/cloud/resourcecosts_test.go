@@ -101,3 +101,81 @@ func TestResourceCostsRejectsAndNoContent(t *testing.T) {
 		t.Errorf("fn's error: %v", err)
 	}
 }
+
+// TestDailyResourceCostsByDayResourceAndService: each day's cost of each
+// resource and service, field by field, across pages and whatever the
+// order of the answer's columns; the costs of no resource under the
+// empty id, summed per service; a range longer than a year is queried a
+// year at a time.
+func TestDailyResourceCostsByDayResourceAndService(t *testing.T) {
+	collect := func(c *cloud.Clients, from, to time.Time) (map[string]cloud.ResourceCostRow, error) {
+		out := map[string]cloud.ResourceCostRow{}
+		err := c.DailyResourceCosts(context.Background(), subID(0), from, to, func(r cloud.ResourceCostRow) error {
+			k := r.Date.Format(time.DateOnly) + "|" + r.ResourceID + "|" + r.Service
+			if _, ok := out[k]; ok {
+				return fmt.Errorf("row %s twice", k)
+			}
+			if r.Date.Location() != time.UTC || r.Date.Hour() != 0 {
+				return fmt.Errorf("row date %v is not midnight UTC", r.Date)
+			}
+			out[k] = r
+			return nil
+		})
+		return out, err
+	}
+	for _, order := range [][]string{nil, {"Currency", "ServiceName", "PreTaxCost", "UsageDate", "ResourceId"}} {
+		s, c := startSim(t, resourceCostWorld(), arm.WithCostColumnOrder(order...))
+		got, err := collect(c, october1, october1.AddDate(0, 0, 1))
+		if err != nil {
+			t.Fatalf("columns %v: %v", order, err)
+		}
+		// Two days of 1,500 resources, and the costs of no resource of
+		// the seven services.
+		if len(got) != 2*(1500+7) {
+			t.Fatalf("columns %v: %d rows, want 3,014", order, len(got))
+		}
+		for d := 0; d < 2; d++ {
+			date := october1.AddDate(0, 0, d).Format(time.DateOnly)
+			for _, i := range []int{0, 749, 1499} {
+				r, ok := got[date+"|"+strings.ToLower(resourceID(i))+"|Storage"]
+				if !ok || math.Abs(r.Cost-float64(i+1)/100) > 1e-9 || r.Currency != "EUR" {
+					t.Fatalf("%s resource %d: %+v (found %v), want %.2f EUR", date, i, r, ok, float64(i+1)/100)
+				}
+			}
+			// The 70 series of no resource, (d*1000+p)/100 each, summed.
+			sum := 0.0
+			for k, r := range got {
+				if strings.HasPrefix(k, date+"||") {
+					sum += r.Cost
+				}
+			}
+			want := 0.0
+			for p := 0; p < 70; p++ {
+				want += float64(d*1000+p) / 100
+			}
+			if math.Abs(sum-want) > 1e-6 {
+				t.Fatalf("%s: costs of no resource %.2f, want %.2f", date, sum, want)
+			}
+		}
+		if hits := s.Faults.Hits(cloudsim.ARM, costPath(subID(0))); hits != 4 {
+			t.Fatalf("%d requests for 3,014 rows, want 4 pages", hits)
+		}
+	}
+	s, c := startSim(t, resourceCostWorld())
+	if _, err := collect(c, october1.AddDate(-1, 0, -5), october30); err != nil {
+		t.Fatal(err)
+	}
+	if hits := s.Faults.Hits(cloudsim.ARM, costPath(subID(0))); hits < 2 {
+		t.Fatalf("a range of over a year in %d queries", hits)
+	}
+	if err := c.DailyResourceCosts(context.Background(), "", october1, october30, func(cloud.ResourceCostRow) error { return nil }); err == nil {
+		t.Error("no subscription: queried")
+	}
+	if err := c.DailyResourceCosts(context.Background(), subID(0), october30, october1, func(cloud.ResourceCostRow) error { return nil }); err == nil {
+		t.Error("backwards: queried")
+	}
+	stop := errors.New("stop")
+	if err := c.DailyResourceCosts(context.Background(), subID(0), october1, october30, func(cloud.ResourceCostRow) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("fn's error: %v", err)
+	}
+}

@@ -115,6 +115,20 @@ func testCostReads(t *testing.T, dialect string) {
 	if err := led.Upsert(ctx, rows); err != nil {
 		t.Fatal(err)
 	}
+	// The same costs by resource: each service's day, naming none.
+	byResource := map[[3]any]*ledger.ResourceDay{}
+	var resourceDays []*ledger.ResourceDay
+	for _, r := range rows {
+		k := [3]any{r.SubscriptionID, r.Day, r.Service}
+		if byResource[k] == nil {
+			byResource[k] = &ledger.ResourceDay{SubscriptionID: r.SubscriptionID, Day: r.Day, Service: r.Service, Currency: r.Currency, TenantID: r.TenantID, Month: r.Day.Month()}
+			resourceDays = append(resourceDays, byResource[k])
+		}
+		byResource[k].Cost += r.Cost
+	}
+	if _, err := db.NewInsert().Model(&resourceDays).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []string{a, b} {
 		if err := led.Rollup(ctx, id, monthStart-40, today); err != nil {
 			t.Fatal(err)
@@ -162,6 +176,46 @@ func testCostReads(t *testing.T, dialect string) {
 		if w := want.sum([]string{r.TenantID}, today-19, today)[r.Currency]; r.TotalCost != w || r.TenantName == "" {
 			t.Errorf("by-tenant %s %s: %s, want %s", r.TenantName, r.Currency, r.TotalCost, w)
 		}
+	}
+
+	// The analysis by resource and by tag, and a day by resource: the
+	// world's costs name no resource, so each is one group, whose total
+	// is the tenant's.
+	var analysis struct {
+		Items []struct {
+			Group    string        `json:"group"`
+			Label    string        `json:"label"`
+			Currency string        `json:"currency"`
+			Total    ledger.Amount `json:"total"`
+		} `json:"items"`
+	}
+	for _, q := range []string{"group_by=resource", "group_by=tag&tag_key=cost-center", "group_by=service&tags=env%3Dprod"} {
+		expectStatus(t, "Brand B's analysis for Brand A's user", h.get("/api/v1/costs/analysis?tenant_ids="+b+"&"+q, tokA), http.StatusForbidden)
+		h.get("/api/v1/costs/analysis?tenant_ids="+a+"&start_date="+(today-19).String()+"&end_date="+today.String()+"&"+q, tokA).json(t, &analysis)
+		switch {
+		case strings.HasPrefix(q, "group_by=service"):
+			if len(analysis.Items) != 0 {
+				t.Errorf("analysis %s: %+v, want none: no resource has tags", q, analysis.Items)
+			}
+		case len(analysis.Items) != 2:
+			t.Errorf("analysis %s: %+v, want one group per currency", q, analysis.Items)
+		}
+		for _, it := range analysis.Items {
+			if w := want.sum([]string{a}, today-19, today)[it.Currency]; it.Group != "" || it.Total != w {
+				t.Errorf("analysis %s: %+v, want %s", q, it, w)
+			}
+		}
+	}
+	var day struct {
+		Grain string `json:"grain"`
+		Items []struct {
+			ResourceID *string `json:"resource_id"`
+			Label      string  `json:"label"`
+		} `json:"items"`
+	}
+	h.get("/api/v1/costs/daily-breakdown?by=resource&service=Storage&date="+today.String()+"&tenant_id="+a, tokA).json(t, &day)
+	if day.Grain != "resource" || len(day.Items) != 2 || day.Items[0].ResourceID == nil || *day.Items[0].ResourceID != "" || day.Items[0].Label != "(costs of no resource)" {
+		t.Errorf("a day by resource: %+v", day)
 	}
 
 	// Reservations: A has a billing account, B none.
@@ -213,6 +267,9 @@ func testCostReads(t *testing.T, dialect string) {
 		"/api/v1/costs/trends?days=366":                                                           "query.days",
 		"/api/v1/costs/trends?end_date=today":                                                     "query.end_date",
 		"/api/v1/costs/trends/forecast?days=6":                                                    "query.days",
+		"/api/v1/costs/analysis?group_by=tag":                                                     "query.tag_key",
+		"/api/v1/costs/analysis?tags=env":                                                         "query.tags[0]",
+		"/api/v1/costs/daily-breakdown?by=tag&service=x&date=2026-10-01&tenant_id=" + a:           "query.by",
 		"/api/v1/costs/trends/forecast?days=91":                                                   "query.days",
 		"/api/v1/costs/reservations?grain=weekly":                                                 "query.grain",
 		"/api/v1/costs/chargeback?start_date=2026-10-01&end_date=2026-10-31&format=xml":           "query.format",

@@ -434,10 +434,12 @@ func testCostVerify(t *testing.T, dialect string) {
 	providerBudget(t, h, verifySubA, "finops-monthly", thisMonth)
 
 	// A second sync: the five restated days of the four subscriptions'
-	// eight rows a day fetched and written again, and the budgets pulled.
+	// eight rows a day, and four by resource (each service's costs, which
+	// name no resource), fetched and written again, and the budgets
+	// pulled.
 	r := f.waitRun(t, f.trigger(t, "costs"))
-	if r.Status != "completed" || r.RecordsProcessed != 5*4*8 {
-		t.Fatalf("second costs sync %+v, want completed with 160 records", r)
+	if r.Status != "completed" || r.RecordsProcessed != 5*4*(8+4) {
+		t.Fatalf("second costs sync %+v, want completed with 240 records", r)
 	}
 	for _, c := range callers {
 		var own []string

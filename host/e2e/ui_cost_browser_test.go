@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,11 @@ import (
 )
 
 // costPageWorld is the world of the cost page's browser test: Brand A's user
+// alphaVM is the id of one of the machines that bill Brand A's Compute.
+func alphaVM(sub string, n int) string {
+	return fmt.Sprintf("/subscriptions/%s/resourceGroups/rg-web/providers/Microsoft.Compute/virtualMachines/vm-web-%d", sub, n)
+}
+
 // Ada sees Brand A only, whose Compute costs 100.00 a day for sixty days
 // but 900.00 yesterday; Brand B's costs are its own.
 func costPageWorld(t *testing.T) string {
@@ -25,8 +31,10 @@ func costPageWorld(t *testing.T) string {
 		if d == 1 {
 			a = 900
 		}
+		// Two machines bill Alpha Compute, the first four fifths of it.
 		costs = append(costs,
-			world.Cost{SubscriptionID: subA, Date: day, Service: "Alpha Compute", ResourceGroup: "rg-web", Cost: a, Currency: "USD"},
+			world.Cost{SubscriptionID: subA, Date: day, Service: "Alpha Compute", ResourceGroup: "rg-web", ResourceID: alphaVM(subA, 1), Cost: a * 4 / 5, Currency: "USD"},
+			world.Cost{SubscriptionID: subA, Date: day, Service: "Alpha Compute", ResourceGroup: "rg-web", ResourceID: alphaVM(subA, 2), Cost: a / 5, Currency: "USD"},
 			world.Cost{SubscriptionID: subB, Date: day, Service: "Bravo Secret Service", ResourceGroup: "rg-b", Cost: 70, Currency: "USD"})
 	}
 	return writeWorld(t, world.World{
@@ -37,6 +45,11 @@ func costPageWorld(t *testing.T) string {
 		Users: []world.User{{Email: "ada@brand-a.example", Name: "Ada A", DirectoryTenantID: identityDirA, Groups: []string{"grp-a"},
 			UserType: "Member", AccountEnabled: &on, LastSignIn: today.Format(time.DateOnly)}},
 		Costs: costs,
+		// The first machine is the web team's; the second has no tags.
+		Resources: []world.Resource{
+			{SubscriptionID: subA, ID: alphaVM(subA, 1), Name: "vm-web-1", Type: "microsoft.compute/virtualmachines", Location: "eastus", Tags: map[string]string{"team": "web"}},
+			{SubscriptionID: subA, ID: alphaVM(subA, 2), Name: "vm-web-2", Type: "microsoft.compute/virtualmachines", Location: "eastus"},
+		},
 	})
 }
 
@@ -133,12 +146,18 @@ func testAnomaliesInBrowser(t *testing.T, tab *browsertest.Tab) {
 		time.Sleep(time.Second)
 	}
 	yesterday := time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
-	// The anomaly's drill-down: the day's cost of its service by resource
-	// group, loaded when its panel opens.
+	// The anomaly's drill-down: the day's cost of its service by
+	// resource, loaded when its panel opens, each resource linking its
+	// page.
 	tab.Click(list + " details.cost-breakdown summary")
 	tab.WaitText(list+" .cost-breakdown-body", func(s string) bool {
-		return strings.Contains(s, "rg-web") && strings.Contains(s, "1 resource groups, 900.00 USD in all.")
+		return strings.Contains(s, "vm-web-1 (rg-web)") && strings.Contains(s, "720.00") && strings.Contains(s, "2 resources, 900.00 USD in all.")
 	})
+	var href string
+	tab.Eval(`document.querySelector("#cost-anomalies .cost-breakdown-body a").getAttribute("href")`, &href)
+	if !strings.HasPrefix(href, "/resources/item?resource_id=") {
+		t.Errorf("the breakdown's first resource links %q, want its page", href)
+	}
 	fill(tab, map[string]string{list + ` input[name="note"]`: "Load test, planned"})
 	tab.Click(list + " .cost-ack")
 	tab.WaitText(list, func(s string) bool {
@@ -195,5 +214,17 @@ func testAnalysisInBrowser(t *testing.T, tab *browsertest.Tab) {
 	text := tab.WaitText(analysis, func(s string) bool { return strings.Contains(s, "Cost by Resource group, daily") })
 	if !strings.Contains(text, "rg-web") || strings.Contains(text, "rg-b") {
 		t.Errorf("the analysis by resource group: %.600s", text)
+	}
+	// Then by the team tag of the machines: the tag's name, then the
+	// grouping, which reloads the table once.
+	tab.Eval(`(() => { document.querySelector("#cost-analysis-tag-key").value = "Team";
+		const s = document.querySelector("#cost-analysis-group"); s.value = "tag";
+		s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`, &ok)
+	text = tab.WaitText(analysis, func(s string) bool { return strings.Contains(s, "Cost by Tag, daily") })
+	// The web team's machine bills four fifths of Compute: 3,040.00 of
+	// the 3,800.00 since the range began.
+	if !strings.Contains(text, "web\tUSD") || !strings.Contains(text, "3,040.00") || !strings.Contains(text, "(without the tag)\tUSD") ||
+		!strings.Contains(text, "760.00") || strings.Contains(text, "Bravo") {
+		t.Errorf("the analysis by tag: %q", text)
 	}
 }

@@ -1,12 +1,14 @@
 package world
 
 import (
+	"cmp"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -52,6 +54,12 @@ const (
 //     of the 365 days ending today, in USD, with weekly and yearly
 //     seasonality, growth, noise and a 3–8x one- or two-day spike of one
 //     series in every 24-day cycle (so at least one in any 30 days).
+//     A series' day is shared, to the cent, among the resources of its
+//     service's type in its group, one row each naming the resource:
+//     virtual machines by size (a deallocated one takes none), storage
+//     accounts, key vaults, SQL servers, AKS clusters, and the network
+//     for Bandwidth. Azure Monitor's rows name no resource, nor does a
+//     series whose group holds none of its type.
 //     Beside those series, each unattached disk (Storage) and spare public
 //     IP (Virtual Network) has a row of its own every day naming its
 //     resource id, at a flat list price, so orphans have a known cost.
@@ -93,6 +101,7 @@ func Demo(seed int64, today time.Time) *World {
 	g.users()
 	g.accessReviews()
 	g.dns()
+	g.shares()
 	g.costs()
 	g.reservations()
 	return g.w
@@ -214,18 +223,21 @@ var demoTenantSpecs = []demoTenantSpec{
 }
 
 type demoService struct {
-	name, rg     string
-	lo, hi       float64 // a production subscription's daily cost range, USD
-	wkLo, wkHi   float64 // weekend factor range: batch and web load drop, storage barely
-	everywhere   bool
-	resourceType string // the resource that bills under it, if the inventory shows one
+	name, rg   string
+	lo, hi     float64 // a production subscription's daily cost range, USD
+	wkLo, wkHi float64 // weekend factor range: batch and web load drop, storage barely
+	everywhere bool
+	// resourceType is the type of the resources in rg that bill under
+	// the service: its daily cost is shared among them. Empty when the
+	// inventory shows none, as for Azure Monitor's workspaces.
+	resourceType string
 }
 
 var demoServices = []demoService{
-	{"Virtual Machines", "rg-app", 180, 420, 0.55, 0.7, true, ""},
-	{"Storage", "rg-data", 25, 70, 0.9, 0.97, true, ""},
-	{"Bandwidth", "rg-network", 10, 40, 0.6, 0.75, true, ""},
-	{"Key Vault", "rg-security", 2, 6, 0.85, 0.95, true, ""},
+	{"Virtual Machines", "rg-app", 180, 420, 0.55, 0.7, true, typeVM},
+	{"Storage", "rg-data", 25, 70, 0.9, 0.97, true, typeStorage},
+	{"Bandwidth", "rg-network", 10, 40, 0.6, 0.75, true, typeVNet},
+	{"Key Vault", "rg-security", 2, 6, 0.85, 0.95, true, typeKeyVault},
 	{"Azure SQL Database", "rg-data", 60, 160, 0.75, 0.85, false, typeSQLServer},
 	{"Azure Kubernetes Service", "rg-aks", 90, 260, 0.65, 0.8, false, typeAKS},
 	{"Azure Monitor", "rg-monitoring", 8, 25, 0.8, 0.9, false, ""},
@@ -245,12 +257,22 @@ const (
 )
 
 type demoSeries struct {
-	service    *demoService
+	service *demoService
+	// shares are the resources the series' daily cost is split among, in
+	// the order the inventory lists them; none: the cost names no
+	// resource.
+	shares     []demoShare
 	base       float64
 	weekend    float64
 	growth     float64 // per year, continuous
 	seasonPeak int
 	seasonAmp  float64
+}
+
+// demoShare is a resource's weight in its series' cost.
+type demoShare struct {
+	id     string
+	weight float64
 }
 
 // demoBilled is a resource whose own cost the demo reports: the same
@@ -1146,14 +1168,18 @@ func (g *demoGen) costs() {
 				if k == spiked {
 					v *= factor
 				}
-				g.w.Costs = append(g.w.Costs, Cost{
-					SubscriptionID: sub.id,
-					Date:           day,
-					Service:        s.service.name,
-					ResourceGroup:  s.service.rg,
-					Cost:           math.Round(v*100) / 100,
-					Currency:       "USD",
-				})
+				row := Cost{SubscriptionID: sub.id, Date: day, Service: s.service.name, ResourceGroup: s.service.rg, Currency: "USD"}
+				cents := int64(math.Round(v * 100))
+				if len(s.shares) == 0 {
+					row.Cost = float64(cents) / 100
+					g.w.Costs = append(g.w.Costs, row)
+				}
+				for j, c := range split(cents, s.shares) {
+					if c > 0 {
+						row.ResourceID, row.Cost = s.shares[j].id, float64(c)/100
+						g.w.Costs = append(g.w.Costs, row)
+					}
+				}
 				k++
 			}
 			for _, b := range sub.billed {
@@ -1162,6 +1188,82 @@ func (g *demoGen) costs() {
 			}
 		}
 	}
+}
+
+// vmSizeWeight is what a virtual machine of each size the demo uses costs
+// an hour relative to a Standard_D2s_v3, near enough to their list prices.
+var vmSizeWeight = map[string]float64{"Standard_B2ms": 0.8, "Standard_D2s_v3": 1, "Standard_D4s_v5": 2, "Standard_E4s_v5": 2.6}
+
+// shares finds the resources each series' cost is split among: those of
+// its service's type in its resource group. A virtual machine weighs as
+// its size costs, and one deallocated bills no compute, so none; any
+// other resource weighs what its id hashes to, between 0.6 and 1.4, so
+// the estate's random draws stay as they were.
+func (g *demoGen) shares() {
+	for _, sub := range g.subs {
+		for i := range sub.series {
+			se := &sub.series[i]
+			if se.service.resourceType == "" {
+				continue
+			}
+			for _, r := range sub.byType[se.service.resourceType] {
+				if !strings.Contains(r.ID, "/resourceGroups/"+se.service.rg+"/") {
+					continue
+				}
+				h := fnv.New64a()
+				h.Write([]byte(r.ID))
+				w := 0.6 + 0.8*float64(h.Sum64()%1000)/1000
+				if se.service.resourceType == typeVM {
+					w = vmWeight(r)
+				}
+				if w > 0 {
+					se.shares = append(se.shares, demoShare{id: r.ID, weight: w})
+				}
+			}
+		}
+	}
+}
+
+// vmWeight is a virtual machine's weight among its series' resources.
+func vmWeight(r Resource) float64 {
+	if ext, ok := r.Properties["extended"].(map[string]any); ok {
+		if view, ok := ext["instanceView"].(map[string]any); ok {
+			if power, ok := view["powerState"].(map[string]any); ok && power["code"] == "PowerState/deallocated" {
+				return 0
+			}
+		}
+	}
+	hw, _ := r.Properties["hardwareProfile"].(map[string]any)
+	size, _ := hw["vmSize"].(string)
+	return vmSizeWeight[size]
+}
+
+// split divides cents among the shares by weight, exactly: each takes the
+// whole cents of its part, and the cents left over go one each to the
+// shares with the largest fractions left, the earlier first on a tie.
+func split(cents int64, shares []demoShare) []int64 {
+	total := 0.0
+	for _, s := range shares {
+		total += s.weight
+	}
+	out := make([]int64, len(shares))
+	frac := make([]float64, len(shares))
+	left := cents
+	for i, s := range shares {
+		exact := float64(cents) * s.weight / total
+		out[i] = int64(math.Floor(exact))
+		frac[i] = exact - float64(out[i])
+		left -= out[i]
+	}
+	order := make([]int, len(shares))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(frac[b], frac[a]) })
+	for i := 0; left > 0 && len(order) > 0; i, left = (i+1)%len(order), left-1 {
+		out[order[i]]++
+	}
+	return out
 }
 
 // reservations writes the billed reservations' last 90 days of use,

@@ -3,6 +3,7 @@ package world
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
@@ -237,20 +238,25 @@ func mean(xs []float64) float64 {
 // at least twice the same series' cost a week before, counting a run of
 // such days once. It returns the first day of each.
 func costSpikes(costs []Cost) []string {
-	type key struct{ sub, service, rg, resource string }
-	series := map[key][]Cost{}
+	// A series is a subscription's service in a resource group: the cost
+	// of its resources summed, as Cost Management groups by service.
+	type key struct{ sub, service, rg string }
+	series := map[key]map[string]float64{}
 	for _, c := range costs {
-		k := key{c.SubscriptionID, c.Service, c.ResourceGroup, c.ResourceID}
-		series[k] = append(series[k], c)
+		k := key{c.SubscriptionID, c.Service, c.ResourceGroup}
+		if series[k] == nil {
+			series[k] = map[string]float64{}
+		}
+		series[k][c.Date] += c.Cost
 	}
 	var out []string
-	for _, rows := range series {
-		slices.SortFunc(rows, func(a, b Cost) int { return strings.Compare(a.Date, b.Date) })
+	for _, days := range series {
+		dates := slices.Sorted(maps.Keys(days))
 		previous := false
-		for i := 7; i < len(rows); i++ {
-			spike := rows[i].Cost >= 2*rows[i-7].Cost
+		for i := 7; i < len(dates); i++ {
+			spike := days[dates[i]] >= 2*days[dates[i-7]]
 			if spike && !previous {
-				out = append(out, rows[i].Date)
+				out = append(out, dates[i])
 			}
 			previous = spike
 		}
@@ -655,7 +661,7 @@ func TestDemoSpikes(t *testing.T) {
 	type key struct{ sub, service, rg, date string }
 	cost := map[key]float64{}
 	for _, c := range w.Costs {
-		cost[key{c.SubscriptionID, c.Service, c.ResourceGroup, c.Date}] = c.Cost
+		cost[key{c.SubscriptionID, c.Service, c.ResourceGroup, c.Date}] += c.Cost
 	}
 	spiked := map[key]bool{}
 	for _, s := range spikes {
@@ -718,27 +724,46 @@ func mustDate(t *testing.T, s string) time.Time {
 	return at
 }
 
-// checkOrphanCosts: every unattached disk and unassociated public IP, and
-// nothing else, has a cost of its own each of the 365 days, in its own
-// subscription and resource group.
+// checkOrphanCosts: every unattached disk and unassociated public IP has
+// a cost of its own each of the 365 days; every cost naming a resource
+// names one of its subscription and resource group that bills (no
+// attached disk, NIC or NSG, no deallocated machine); and each resource
+// that bills, apart from orphans, has costs under one service only.
 func checkOrphanCosts(t *testing.T, w *World) {
-	orphans := map[string]Resource{}
+	orphans, byID := map[string]Resource{}, map[string]Resource{}
 	for _, r := range w.Resources {
+		byID[r.ID] = r
 		if (r.Type == "microsoft.compute/disks" && r.Properties["diskState"] == "Unattached") ||
 			(r.Type == "microsoft.network/publicipaddresses" && r.Properties["ipConfiguration"] == nil) {
 			orphans[r.ID] = r
 		}
 	}
-	days := map[string]int{}
+	billing := map[string]bool{"microsoft.compute/virtualmachines": true, "microsoft.storage/storageaccounts": true,
+		"microsoft.network/virtualnetworks": true, "microsoft.keyvault/vaults": true, "microsoft.sql/servers": true,
+		"microsoft.containerservice/managedclusters": true}
+	days, services := map[string]int{}, map[string]map[string]bool{}
 	for _, c := range w.Costs {
 		if c.ResourceID == "" {
 			continue
 		}
-		r, ok := orphans[c.ResourceID]
-		if !ok || c.SubscriptionID != r.SubscriptionID || !strings.Contains(r.ID, "/resourceGroups/"+c.ResourceGroup+"/") {
-			t.Fatalf("cost row %+v names no orphan of its subscription and group", c)
+		r, ok := byID[c.ResourceID]
+		_, orphan := orphans[c.ResourceID]
+		if !ok || c.SubscriptionID != r.SubscriptionID || !strings.Contains(r.ID, "/resourceGroups/"+c.ResourceGroup+"/") ||
+			!(orphan || billing[r.Type]) || (r.Type == "microsoft.compute/virtualmachines" && vmWeight(r) == 0) {
+			t.Fatalf("cost row %+v names no resource of its subscription and group that bills", c)
 		}
-		days[c.ResourceID]++
+		if orphan {
+			days[c.ResourceID]++
+		}
+		if services[c.ResourceID] == nil {
+			services[c.ResourceID] = map[string]bool{}
+		}
+		services[c.ResourceID][c.Service] = true
+	}
+	for id, s := range services {
+		if len(s) != 1 {
+			t.Errorf("resource %s bills under %v", id, slices.Sorted(maps.Keys(s)))
+		}
 	}
 	if len(orphans) == 0 {
 		t.Fatal("no orphans")
@@ -747,5 +772,80 @@ func checkOrphanCosts(t *testing.T, w *World) {
 		if days[id] != 365 {
 			t.Errorf("orphan %s has costs on %d days, want 365", id, days[id])
 		}
+	}
+}
+
+// TestSplit: a series' cents are shared by weight and none is lost or
+// made: whole parts first, the cents left over to the largest fractions,
+// the earlier share on a tie.
+func TestSplit(t *testing.T) {
+	w := func(ws ...float64) []demoShare {
+		out := make([]demoShare, len(ws))
+		for i, x := range ws {
+			out[i] = demoShare{id: strconv.Itoa(i), weight: x}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		cents  int64
+		shares []demoShare
+		want   []int64
+	}{
+		{100, w(1, 1, 1), []int64{34, 33, 33}},
+		{1, w(1, 1), []int64{1, 0}},
+		{0, w(2, 1), []int64{0, 0}},
+		{1000, w(2.6, 0.8), []int64{765, 235}},
+		{7, w(1), []int64{7}},
+	} {
+		if got := split(c.cents, c.shares); !slices.Equal(got, c.want) {
+			t.Errorf("split(%d, %v) = %v, want %v", c.cents, c.shares, got, c.want)
+		}
+	}
+	for cents := int64(0); cents < 2000; cents += 37 {
+		parts := split(cents, w(0.61, 1.39, 0.8, 2.6))
+		sum := int64(0)
+		for _, p := range parts {
+			sum += p
+		}
+		if sum != cents {
+			t.Fatalf("split(%d) = %v sums to %d", cents, parts, sum)
+		}
+	}
+}
+
+// TestDemoResourceCosts: a running machine's cost is named after it every
+// day; a deallocated one costs nothing; Azure Monitor names no resource.
+func TestDemoResourceCosts(t *testing.T) {
+	w := Demo(3, demoToday)
+	days := map[string]int{}
+	monitor := 0
+	for _, c := range w.Costs {
+		days[c.ResourceID]++
+		if c.Service == "Azure Monitor" && c.ResourceID != "" {
+			t.Fatalf("Azure Monitor row %+v names a resource", c)
+		}
+		if c.Service == "Azure Monitor" {
+			monitor++
+		}
+	}
+	running, deallocated := 0, 0
+	for _, r := range w.Resources {
+		if r.Type != "microsoft.compute/virtualmachines" {
+			continue
+		}
+		if vmWeight(r) == 0 {
+			deallocated++
+			if days[r.ID] != 0 {
+				t.Errorf("deallocated %s has costs on %d days", r.Name, days[r.ID])
+			}
+			continue
+		}
+		running++
+		if days[r.ID] != 365 {
+			t.Errorf("running %s has costs on %d days, want 365", r.Name, days[r.ID])
+		}
+	}
+	if running == 0 || deallocated == 0 || monitor == 0 {
+		t.Errorf("%d running and %d deallocated machines, %d Azure Monitor rows: the demo should show each", running, deallocated, monitor)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,6 +229,53 @@ func worldCosts(w *world.World, from, to ledger.Day, subs ...string) map[key]led
 			continue
 		}
 		out[key{c.SubscriptionID, d, c.Service, c.ResourceGroup, c.Currency}] += ledger.AmountOf(c.Cost)
+	}
+	return out
+}
+
+// resourceKey is a cost_resource_daily row's natural key.
+type resourceKey struct {
+	Sub        string     `bun:"subscription_id"`
+	Day        ledger.Day `bun:"day"`
+	ResourceID string     `bun:"resource_id"`
+	Service    string     `bun:"service"`
+	Currency   string     `bun:"currency"`
+}
+
+// worldResourceDays is what the ledger should hold by resource for the
+// world's costs of the subscriptions from through to: the costs of a
+// resource (its id in lower case) and service on a day, summed, each cost
+// rounded to cents as the cloud's query sums them.
+func worldResourceDays(w *world.World, from, to ledger.Day, subs ...string) map[resourceKey]ledger.Amount {
+	sums := map[resourceKey]float64{}
+	for _, c := range w.Costs {
+		d, err := ledger.ParseDay(c.Date)
+		if err != nil || d < from || d > to || !slices.Contains(subs, c.SubscriptionID) {
+			continue
+		}
+		sums[resourceKey{c.SubscriptionID, d, strings.ToLower(c.ResourceID), c.Service, c.Currency}] += c.Cost
+	}
+	out := make(map[resourceKey]ledger.Amount, len(sums))
+	for k, v := range sums {
+		out[k] = ledger.AmountOf(v)
+	}
+	return out
+}
+
+// storedResourceDays is cost_resource_daily, by natural key.
+func (f *fixture) storedResourceDays(tb testing.TB) map[resourceKey]ledger.Amount {
+	tb.Helper()
+	var rows []struct {
+		resourceKey
+		Cost ledger.Amount `bun:"cost_cents"`
+	}
+	if err := f.ledger.DB.NewRaw(`SELECT subscription_id, day, resource_id, service, currency, cost_cents FROM cost_resource_daily`).
+		Scan(context.Background(), &rows); err != nil {
+		tb.Fatal(err)
+	}
+	out := make(map[resourceKey]ledger.Amount, len(rows))
+	for _, r := range rows {
+		out[r.resourceKey] = r.Cost
 	}
 	return out
 }

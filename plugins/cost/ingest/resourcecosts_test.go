@@ -113,11 +113,11 @@ func TestResourceCostsStoredAndPublished(t *testing.T) {
 			}
 
 			// Later the same day: the period has not moved, so only the
-			// days are fetched.
+			// days are fetched, at both grains.
 			queries := f.costQueries(subC1)
 			f.mustRun(t)
-			if q := f.costQueries(subC1) - queries; q != 1 {
-				t.Fatalf("%d cost queries for %s on a second run the same day, want 1", q, subC1)
+			if q := f.costQueries(subC1) - queries; q != 2 {
+				t.Fatalf("%d cost queries for %s on a second run the same day, want 2", q, subC1)
 			}
 
 			// A day later the public IP is gone and bills nothing more.
@@ -127,8 +127,8 @@ func TestResourceCostsStoredAndPublished(t *testing.T) {
 			f.nextDay(t)
 			queries = f.costQueries(subC1)
 			f.mustRun(t)
-			if q := f.costQueries(subC1) - queries; q != 2 {
-				t.Fatalf("%d cost queries for %s the next day, want 2", q, subC1)
+			if q := f.costQueries(subC1) - queries; q != 3 {
+				t.Fatalf("%d cost queries for %s the next day, want 3", q, subC1)
 			}
 			wantContoso = map[string]reports.ResourceRecord{disk: rec(contoso.ID, subC1, disk, "USD", 3750, today)}
 			if got := f.readResourceCosts(t, []string{contoso.ID, fabrikam.ID}, map[string]string{"resource_ids": ipC1 + "\n" + diskC1}); fmt.Sprint(got) != fmt.Sprint(wantContoso) {
@@ -138,6 +138,76 @@ func TestResourceCostsStoredAndPublished(t *testing.T) {
 			// now end on the old today.
 			if got := f.readResourceCosts(t, []string{fabrikam.ID}, nil); got[vm] != rec(fabrikam.ID, subF1, vm, "EUR", 9999, today) {
 				t.Fatalf("Fabrikam's VM the next day %+v", got[vm])
+			}
+		})
+	}
+}
+
+// TestResourceGrainAndTags: the days by resource land with the days, and
+// a subscription's resources' tags from Resource Graph with them, keys in
+// lower case, replaced on the next run; a ledger synced before the grain
+// existed (its sync state says so) fetches the subscription from the
+// backfill's first day again, once, and then restates only recent days.
+func TestResourceGrainAndTags(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			w := resourceCostWorld()
+			w.Resources = []world.Resource{
+				{SubscriptionID: subC1, ID: diskC1, Name: "Disk-1", Type: "microsoft.compute/disks", Tags: map[string]string{"Cost-Center": "CC-1", "env": "prod"}},
+				{SubscriptionID: subC1, ID: ipC1, Name: "pip-1", Type: "microsoft.network/publicipaddresses"},
+				{SubscriptionID: subF1, ID: vmF1, Name: "vm-f", Type: "microsoft.compute/virtualmachines", Tags: map[string]string{"env": "dev"}},
+			}
+			f := start(t, dialect, w)
+			today := day(simNow)
+			f.mustRun(t)
+			if got, want := f.storedResourceDays(t), worldResourceDays(w, today-backfillDays+1, today, allSubs...); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("costs by resource %v, want %v", got, want)
+			}
+			tags := func() []string {
+				var rows []ledger.ResourceTag
+				if err := f.ledger.DB.NewSelect().Model(&rows).Order("resource_id", "tag_key").Scan(ctx); err != nil {
+					t.Fatal(err)
+				}
+				out := make([]string, len(rows))
+				for i, r := range rows {
+					out[i] = r.TenantID + " " + r.ResourceID + " " + r.Key + "=" + r.Value
+				}
+				return out
+			}
+			disk, vm := strings.ToLower(diskC1), strings.ToLower(vmF1)
+			want := []string{contoso.ID + " " + disk + " cost-center=CC-1", contoso.ID + " " + disk + " env=prod", fabrikam.ID + " " + vm + " env=dev"}
+			if got := tags(); !slices.Equal(got, want) {
+				t.Fatalf("tags %v, want %v", got, want)
+			}
+			retagged := *w
+			retagged.Resources = slices.Clone(w.Resources)
+			retagged.Resources[0].Tags = map[string]string{"env": "test"}
+			f.sim.SetWorld(&retagged)
+			f.mustRun(t)
+			want = []string{contoso.ID + " " + disk + " env=test", fabrikam.ID + " " + vm + " env=dev"}
+			if got := tags(); !slices.Equal(got, want) {
+				t.Fatalf("tags after retagging %v, want %v", got, want)
+			}
+
+			// A ledger from before the grain: its sync state says the
+			// grain is not kept, and it holds no days by resource.
+			for _, q := range []string{`UPDATE cost_sync_state SET resource_grain = FALSE`, `DELETE FROM cost_resource_daily`} {
+				if _, err := f.ledger.DB.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.mustRun(t)
+			if got, want := f.storedResourceDays(t), worldResourceDays(w, today-backfillDays+1, today, allSubs...); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("costs by resource after the upgrade's sync %v, want %v", got, want)
+			}
+			states, err := f.ledger.SyncStates(ctx)
+			if err != nil || !states[subC1].ResourceGrain || states[subC1].FirstDay != today-backfillDays+1 {
+				t.Fatalf("sync state after the upgrade's sync %+v (%v)", states[subC1], err)
+			}
+			n, _ := f.mustRun(t)
+			if want := int64(3*5*8 + len(worldResourceDays(w, today-4, today, allSubs...)) + 5); n != want {
+				t.Fatalf("the run after it processed %d records, want %d: the restated days only", n, want)
 			}
 		})
 	}

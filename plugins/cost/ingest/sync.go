@@ -1,7 +1,8 @@
 // Package ingest is the cost plugin's sync: the costs job copies daily
-// actual cost per subscription, service, resource group and currency from
-// the cloud into the ledger for every active tenant, and each tenant's
-// reservations (their utilisation, purchases and the provider's
+// actual cost per subscription, service, resource group and currency, and
+// per resource and service, from the cloud into the ledger for every
+// active tenant, with the tags of each subscription's resources, and each
+// tenant's reservations (their utilisation, purchases and the provider's
 // recommendations) when it has a billing account.
 //
 // A subscription's first sync backfills BackfillDays ending today; later
@@ -10,7 +11,11 @@
 // the cloud into the ledger a batch at a time and replaces what the
 // ledger held for those days in one transaction (ledger.Store.Replace), so
 // a re-run never doubles a cost and a cloud call failing midway leaves the
-// previous data as it was. Once a tenant's costs are written and rolled
+// previous data as it was. The two grains of a window are two queries
+// (Cost Management groups a query by two dimensions at most) replaced in
+// one transaction. A subscription's tags are read from Resource Graph on
+// every run and replace those held (tags as they are now, not as they
+// were on the day of a cost). Once a tenant's costs are written and rolled
 // up, the AfterTenant hooks (anomaly detection, budget evaluation) run for
 // the days written.
 //
@@ -142,6 +147,9 @@ func (s *Syncer) syncTenant(ctx context.Context, tw pluginenv.TenantWork, states
 		if err := s.syncResourceCosts(ctx, tw, sub, today, periods[sub], p); err != nil {
 			failures = append(failures, fmt.Errorf("subscription %s: resource costs: %w", sub, err))
 		}
+		if err := s.syncTags(ctx, tw, sub, p); err != nil {
+			failures = append(failures, fmt.Errorf("subscription %s: resource tags: %w", sub, err))
+		}
 	}
 	if len(failures) > 0 {
 		return errors.Join(failures...)
@@ -172,7 +180,9 @@ func (s *Syncer) window(tenantID, sub string, today ledger.Day, states map[strin
 	}
 	earliest := today - ledger.Day(backfill) + 1
 	from := earliest
-	if st, ok := states[sub]; ok {
+	// A subscription synced before the ledger kept costs by resource is
+	// fetched from the backfill's first day again, once.
+	if st, ok := states[sub]; ok && st.ResourceGrain {
 		from = min(max(st.LastDay-ledger.Day(restate)+1, earliest), today)
 	}
 	return ledger.Window{TenantID: tenantID, SubscriptionID: sub, From: from, To: today}
@@ -180,23 +190,56 @@ func (s *Syncer) window(tenantID, sub string, today ledger.Day, states map[strin
 
 func (s *Syncer) syncSubscription(ctx context.Context, tw pluginenv.TenantWork, w ledger.Window, p *pluginenv.Progress) error {
 	label := fmt.Sprintf("tenant %s subscription %s %s..%s", tw.Tenant.Name, w.SubscriptionID, w.From, w.To)
-	written, err := s.Ledger.Replace(ctx, w, s.now(), func(emit func(ledger.Cost) error) error {
-		var n int64
-		return tw.Cloud.DailyCosts(ctx, w.SubscriptionID, w.From.Time(), w.To.Time(), func(r cloud.CostRow) error {
-			n++
-			if n%progressRows == 0 {
-				p.Report(fmt.Sprintf("%s: %d rows", label, n))
-			}
-			return emit(ledger.Cost{Day: ledger.DayOf(r.Date), Service: r.Service, ResourceGroup: r.ResourceGroup,
-				Currency: r.Currency, Cost: ledger.AmountOf(r.Cost)})
-		})
+	var n int64
+	progress := func() {
+		n++
+		if n%progressRows == 0 {
+			p.Report(fmt.Sprintf("%s: %d rows", label, n))
+		}
+	}
+	written, err := s.Ledger.Replace(ctx, w, s.now(), ledger.Streams{
+		Costs: func(emit func(ledger.Cost) error) error {
+			return tw.Cloud.DailyCosts(ctx, w.SubscriptionID, w.From.Time(), w.To.Time(), func(r cloud.CostRow) error {
+				progress()
+				return emit(ledger.Cost{Day: ledger.DayOf(r.Date), Service: r.Service, ResourceGroup: r.ResourceGroup,
+					Currency: r.Currency, Cost: ledger.AmountOf(r.Cost)})
+			})
+		},
+		Resources: func(emit func(ledger.ResourceDay) error) error {
+			return tw.Cloud.DailyResourceCosts(ctx, w.SubscriptionID, w.From.Time(), w.To.Time(), func(r cloud.ResourceCostRow) error {
+				progress()
+				return emit(ledger.ResourceDay{Day: ledger.DayOf(r.Date), ResourceID: r.ResourceID, Service: r.Service,
+					Currency: r.Currency, Cost: ledger.AmountOf(r.Cost)})
+			})
+		},
 	})
 	if err != nil {
 		p.Step(label + ": failed")
 		return err
 	}
-	p.Records += written.Rows
-	p.Step(fmt.Sprintf("%s: %d rows in %d batches, %d changed", label, written.Rows, written.Batches, written.Changed))
+	p.Records += written.Rows + written.ResourceRows
+	p.Step(fmt.Sprintf("%s: %d rows and %d by resource in %d batches, %d changed", label, written.Rows, written.ResourceRows, written.Batches, written.Changed))
+	return nil
+}
+
+// syncTags replaces the tags the ledger holds for a subscription's
+// resources with those Resource Graph lists now.
+func (s *Syncer) syncTags(ctx context.Context, tw pluginenv.TenantWork, sub string, p *pluginenv.Progress) error {
+	var tags []ledger.ResourceTag
+	err := tw.Cloud.QueryResources(ctx, []string{sub}, "Resources | project id, tags", func(r cloud.Resource) error {
+		for k, v := range r.Tags {
+			tags = append(tags, ledger.ResourceTag{ResourceID: r.ID, Key: k, Value: v})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	n, err := s.Ledger.ReplaceResourceTags(ctx, tw.Tenant.ID, sub, tags)
+	if err != nil {
+		return err
+	}
+	p.Report(fmt.Sprintf("tenant %s subscription %s: %d resource tags", tw.Tenant.Name, sub, n))
 	return nil
 }
 

@@ -51,8 +51,12 @@ func TestBackfillIncrementalRestate(t *testing.T) {
 			n, progress := f.mustRun(t)
 			want := worldCosts(w, first, today, allSubs...)
 			sameCosts(t, f.stored(t), want)
-			if n != int64(len(want))+90 {
-				t.Fatalf("first sync processed %d records, want %d cost rows and 90 reservation days", n, len(want))
+			wantResources := worldResourceDays(w, first, today, allSubs...)
+			if got := f.storedResourceDays(t); fmt.Sprint(got) != fmt.Sprint(wantResources) {
+				t.Fatalf("costs by resource %v, want %v", got, wantResources)
+			}
+			if n != int64(len(want)+len(wantResources))+90 {
+				t.Fatalf("first sync processed %d records, want %d cost rows, %d by resource and 90 reservation days", n, len(want), len(wantResources))
 			}
 			if got, wantSums := f.totals(t), sumByTenant(want); fmt.Sprint(got) != fmt.Sprint(wantSums) {
 				t.Fatalf("totals %v, want %v", got, wantSums)
@@ -62,11 +66,11 @@ func TestBackfillIncrementalRestate(t *testing.T) {
 				t.Fatalf("last progress %+v, want 4 of 4 steps (3 subscriptions, 1 billing account)", last)
 			}
 			for _, sub := range allSubs {
-				if q := f.costQueries(sub); q != 2 {
-					t.Fatalf("%s: %d cost queries for %d rows, want 2: the days and the costs by resource", sub, q, backfillDays*8)
+				if q := f.costQueries(sub); q != 3 {
+					t.Fatalf("%s: %d cost queries for %d rows, want 3: the days, the days by resource and the costs by resource", sub, q, backfillDays*8)
 				}
 				if !slices.ContainsFunc(progress, func(p plugintest.Progress) bool {
-					return strings.Contains(p.Message, sub) && strings.Contains(p.Message, fmt.Sprintf("%d rows in 1 batches", backfillDays*8))
+					return strings.Contains(p.Message, sub) && strings.Contains(p.Message, fmt.Sprintf("%d rows and %d by resource in 2 batches", backfillDays*8, len(worldResourceDays(w, first, today, sub))))
 				}) {
 					t.Fatalf("no progress names %s's rows: %+v", sub, progress)
 				}
@@ -88,12 +92,12 @@ func TestBackfillIncrementalRestate(t *testing.T) {
 			// nothing changes.
 			before := f.totals(t)
 			n, _ = f.mustRun(t)
-			if want := int64(3*5*8 + 5); n != want {
-				t.Fatalf("second sync processed %d records, want %d: 5 days of 3 subscriptions and 5 reservation days", n, want)
+			if want := int64(3*5*8 + len(worldResourceDays(w, today-4, today, allSubs...)) + 5); n != want {
+				t.Fatalf("second sync processed %d records, want %d: 5 days of 3 subscriptions at both grains and 5 reservation days", n, want)
 			}
 			for _, sub := range allSubs {
-				if q := f.costQueries(sub); q != 3 {
-					t.Fatalf("%s: %d cost queries after the second sync, want 3: the costs by resource are fetched once a day", sub, q)
+				if q := f.costQueries(sub); q != 5 {
+					t.Fatalf("%s: %d cost queries after the second sync, want 5: the costs by resource over 30 days are fetched once a day", sub, q)
 				}
 			}
 			sameCosts(t, f.stored(t), want)
@@ -120,6 +124,9 @@ func TestBackfillIncrementalRestate(t *testing.T) {
 			f.mustRun(t)
 			want = worldCosts(restated, first, today+1, allSubs...)
 			sameCosts(t, f.stored(t), want)
+			if got, want := f.storedResourceDays(t), worldResourceDays(restated, first, today+1, allSubs...); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("costs by resource after restating %v, want %v", got, want)
+			}
 			if got := want[key{subC1, today - 2, "Service 0", "rg-0", "USD"}]; got != 123457 {
 				t.Fatalf("the restated cost is %v, want 1234.57", got)
 			}
@@ -268,7 +275,7 @@ func TestTenantsAndHooks(t *testing.T) {
 				},
 			}
 			n, err := f.syncer.Run(ctx, &sdk.JobRun{TenantIDs: []string{fabrikam.ID}})
-			if err != nil || n != backfillDays*8 {
+			if err != nil || n != int64(backfillDays*8+len(worldResourceDays(w, today-backfillDays+1, today, subF1))) {
 				t.Fatalf("Fabrikam's run: %d records, %v", n, err)
 			}
 			sameCosts(t, f.stored(t), worldCosts(w, today-backfillDays+1, today, subF1))
@@ -337,12 +344,12 @@ func TestTenantYearStreams(t *testing.T) {
 			f := start(t, dialect, w)
 			f.syncer.BackfillDays = 365
 			n, progress := f.mustRun(t)
-			if n != 29200 {
-				t.Fatalf("%d records, want 29,200", n)
+			if n != 2*29200 {
+				t.Fatalf("%d records, want 29,200 at each grain", n)
 			}
 			for _, sub := range []string{subC1, subC2} {
 				if !slices.ContainsFunc(progress, func(p plugintest.Progress) bool {
-					return strings.Contains(p.Message, sub) && strings.Contains(p.Message, "14600 rows in 3 batches")
+					return strings.Contains(p.Message, sub) && strings.Contains(p.Message, "14600 rows and 14600 by resource in 6 batches")
 				}) {
 					t.Fatalf("%s was not written in 3 batches of at most %d rows: %+v", sub, ledger.DefaultFlushRows, progress)
 				}

@@ -177,7 +177,7 @@ func TestRunningTotals(t *testing.T) {
 			}
 			replace := func(step, tenant, sub string, from, to ledger.Day, rows []ledger.Cost) {
 				t.Helper()
-				if _, err := s.Replace(ctx, ledger.Window{TenantID: tenant, SubscriptionID: sub, From: from, To: to}, at, emitAll(rows)); err != nil {
+				if _, err := s.Replace(ctx, ledger.Window{TenantID: tenant, SubscriptionID: sub, From: from, To: to}, at, ledger.Streams{Costs: emitAll(rows)}); err != nil {
 					t.Fatalf("%s: %v", step, err)
 				}
 				checkRunning(t, s.DB, []string{"t1", "t2"}, step)

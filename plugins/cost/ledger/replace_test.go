@@ -76,7 +76,7 @@ func TestReplace(t *testing.T) {
 				// Outside the window: ignored.
 				{Day: d + 3, Service: "VM", ResourceGroup: "rg1", Currency: "USD", Cost: 9999},
 			}
-			got, err := s.Replace(ctx, w, at, emitAll(rows))
+			got, err := s.Replace(ctx, w, at, ledger.Streams{Costs: emitAll(rows)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func TestReplace(t *testing.T) {
 			}
 
 			// The same rows again: nothing changes.
-			again, err := s.Replace(ctx, w, at, emitAll(rows))
+			again, err := s.Replace(ctx, w, at, ledger.Streams{Costs: emitAll(rows)})
 			if err != nil || again.Changed != 0 {
 				t.Fatalf("second replace %+v (%v), want nothing changed", again, err)
 			}
@@ -109,7 +109,7 @@ func TestReplace(t *testing.T) {
 				{Day: d + 2, Service: "VM", ResourceGroup: "rg1", Currency: "USD", Cost: 42},
 			}
 			late := ledger.Window{TenantID: "t1", SubscriptionID: "s1", From: d + 1, To: d + 2}
-			r, err := s.Replace(ctx, late, at.Add(time.Hour), emitAll(restated))
+			r, err := s.Replace(ctx, late, at.Add(time.Hour), ledger.Streams{Costs: emitAll(restated)})
 			if err != nil || r.Changed != 1 {
 				t.Fatalf("restated %+v (%v), want one row changed", r, err)
 			}
@@ -117,7 +117,7 @@ func TestReplace(t *testing.T) {
 				t.Fatalf("USD after restating %v", usd)
 			}
 			gone := []ledger.Cost{{Day: d, Service: "VM", ResourceGroup: "rg1", Currency: "USD", Cost: 100}, {Day: d, Service: "SQL", Currency: "EUR", Cost: 700}}
-			r, err = s.Replace(ctx, ledger.Window{TenantID: "t1", SubscriptionID: "s1", From: d, To: d}, at.Add(2*time.Hour), emitAll(gone))
+			r, err = s.Replace(ctx, ledger.Window{TenantID: "t1", SubscriptionID: "s1", From: d, To: d}, at.Add(2*time.Hour), ledger.Streams{Costs: emitAll(gone)})
 			if err != nil || r.Changed != 1 {
 				t.Fatalf("a vanished row: %+v (%v), want one row deleted", r, err)
 			}
@@ -140,7 +140,7 @@ func TestReplace(t *testing.T) {
 				}
 				return cloudDown
 			}
-			r, err = s.Replace(ctx, w, at.Add(3*time.Hour), failing)
+			r, err = s.Replace(ctx, w, at.Add(3*time.Hour), ledger.Streams{Costs: failing})
 			if !errors.Is(err, cloudDown) || r.Batches != 2 {
 				t.Fatalf("failing stream: %+v %v, want the stream's error after 2 batches", r, err)
 			}
@@ -159,7 +159,7 @@ func TestReplace(t *testing.T) {
 			if st, _ := s.SyncStates(ctx); !st["s1"].SyncedAt.Equal(at.Add(2 * time.Hour)) {
 				t.Fatalf("a failed stream moved the sync state: %+v", st["s1"])
 			}
-			if _, err := s.Replace(ctx, ledger.Window{TenantID: "t1", SubscriptionID: "s1", From: d + 1, To: d}, at, emitAll(nil)); err == nil {
+			if _, err := s.Replace(ctx, ledger.Window{TenantID: "t1", SubscriptionID: "s1", From: d + 1, To: d}, at, ledger.Streams{Costs: emitAll(nil)}); err == nil {
 				t.Fatal("a reversed window was replaced")
 			}
 		})

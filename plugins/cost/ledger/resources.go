@@ -102,3 +102,59 @@ func (s *Store) ResourcePeriods(ctx context.Context) (map[string]ResourcePeriod,
 	}
 	return out, nil
 }
+
+// ResourceTag is one tag of a resource: a row of cost_resource_tags.
+type ResourceTag struct {
+	bun.BaseModel  `bun:"table:cost_resource_tags"`
+	SubscriptionID string `bun:"subscription_id,pk"`
+	ResourceID     string `bun:"resource_id,pk"`
+	Key            string `bun:"tag_key,pk"`
+	Value          string `bun:"tag_value"`
+	TenantID       string `bun:"tenant_id"`
+}
+
+// ReplaceResourceTags makes the ledger hold exactly tags as the tags of
+// the subscription's resources, in one transaction. A tag's subscription
+// and tenant are the arguments'; resource ids and keys are lower-cased
+// (Azure compares tag names without case), and of two tags of a resource
+// whose keys differ only in case the later is kept. It returns how many
+// tags it stored.
+func (s *Store) ReplaceResourceTags(ctx context.Context, tenantID, subscriptionID string, tags []ResourceTag) (int, error) {
+	type key struct{ id, key string }
+	seen := map[key]int{}
+	out := make([]ResourceTag, 0, len(tags))
+	for _, t := range tags {
+		t.SubscriptionID, t.TenantID = subscriptionID, tenantID
+		t.ResourceID, t.Key = strings.ToLower(t.ResourceID), strings.ToLower(t.Key)
+		if t.ResourceID == "" || t.Key == "" {
+			continue
+		}
+		if i, ok := seen[key{t.ResourceID, t.Key}]; ok {
+			out[i] = t
+			continue
+		}
+		seen[key{t.ResourceID, t.Key}] = len(out)
+		out = append(out, t)
+	}
+	// Inserted in key order, so two replicas replacing one subscription
+	// take row locks in the same order.
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].ResourceID < out[j].ResourceID || (out[i].ResourceID == out[j].ResourceID && out[i].Key < out[j].Key)
+	})
+	err := s.DB.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewDelete().Model((*ResourceTag)(nil)).Where("subscription_id = ?", subscriptionID).Exec(ctx); err != nil {
+			return err
+		}
+		for start := 0; start < len(out); start += batchRows {
+			batch := out[start:min(start+batchRows, len(out))]
+			if _, err := tx.NewInsert().Model(&batch).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("ledger: replace resource tags of %s: %w", subscriptionID, err)
+	}
+	return len(out), nil
+}

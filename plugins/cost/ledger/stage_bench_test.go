@@ -58,11 +58,11 @@ func BenchmarkStage(b *testing.B) {
 				b.StartTimer()
 				start := time.Now()
 				var staged time.Time
-				got, err := s.Replace(ctx, w, start, func(emit func(Cost) error) error {
+				got, err := s.Replace(ctx, w, start, Streams{Costs: func(emit func(Cost) error) error {
 					err := stream(emit)
 					staged = time.Now()
 					return err
-				})
+				}})
 				if err != nil || got.Rows != services*days {
 					b.Fatalf("%+v %v", got, err)
 				}

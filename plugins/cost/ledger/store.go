@@ -33,6 +33,26 @@ type SyncState struct {
 	FirstDay       Day       `bun:"first_day"`
 	LastDay        Day       `bun:"last_day"`
 	SyncedAt       time.Time `bun:"synced_at"`
+	// ResourceGrain is whether the subscription's costs by resource were
+	// fetched with its costs since its first day: false on a ledger
+	// synced before that grain existed, until a sync from the first day.
+	ResourceGrain bool `bun:"resource_grain"`
+}
+
+// ResourceDay is one row of cost_resource_daily: a resource's cost under a
+// service on a day.
+type ResourceDay struct {
+	bun.BaseModel  `bun:"table:cost_resource_daily"`
+	SubscriptionID string `bun:"subscription_id,pk"`
+	Day            Day    `bun:"day,pk"`
+	// ResourceID is lower case; empty for the costs of no resource.
+	ResourceID    string `bun:"resource_id,pk"`
+	Service       string `bun:"service,pk"`
+	Currency      string `bun:"currency,pk"`
+	TenantID      string `bun:"tenant_id"`
+	ResourceGroup string `bun:"resource_group"`
+	Month         int    `bun:"month"`
+	Cost          Amount `bun:"cost_cents"`
 }
 
 // Reservation is one reservation's utilisation on one day.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -17,48 +19,60 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
-// Groupings of the cost analysis, and the ledger's columns each groups by.
-// The ledger keeps a day's costs per subscription, resource group and
-// service, without the resources' tags: tags are the resources plugin's,
-// and a resource's cost is kept only over its last 30 days, so costs
-// cannot be grouped by tag by day. A resource group is named within its
-// subscription.
-var analysisColumns = map[string][]string{
-	GroupTenant:        {"tenant_id"},
-	GroupSubscription:  {"subscription_id"},
-	GroupResourceGroup: {"subscription_id", "resource_group"},
-	GroupService:       {"service"},
-}
-
 // The analysis's groupings.
 const (
 	GroupTenant        = "tenant"
 	GroupSubscription  = "subscription"
 	GroupResourceGroup = "resource_group"
 	GroupService       = "service"
+	GroupResource      = "resource"
+	GroupTag           = "tag"
 )
 
 // Groupings are the analysis's groupings, in the order a form offers them.
-var Groupings = []string{GroupService, GroupResourceGroup, GroupSubscription, GroupTenant}
+var Groupings = []string{GroupService, GroupResourceGroup, GroupSubscription, GroupTenant, GroupResource, GroupTag}
+
+// analysisKeys are the expressions each grouping groups by, over the
+// ledger's rows as d and, grouped by tag, the group's tag as t: a
+// resource group is named within its subscription, a resource with its
+// subscription, and a cost whose resource lacks the tag under ”.
+var analysisKeys = map[string][2]string{
+	GroupTenant:        {"d.tenant_id", "''"},
+	GroupSubscription:  {"d.subscription_id", "''"},
+	GroupResourceGroup: {"d.subscription_id", "d.resource_group"},
+	GroupService:       {"d.service", "''"},
+	GroupResource:      {"d.resource_id", "d.subscription_id"},
+	GroupTag:           {"COALESCE(t.tag_value, '')", "''"},
+}
 
 // AnalysisQuery is what a cost analysis reads: the tenants' costs of the
 // range that match every filter given, grouped and paged.
 type AnalysisQuery struct {
 	Tenants []string
-	// GroupBy is one of the groupings, Grain one of the grains.
-	GroupBy, Grain string
-	Range          Range
+	// GroupBy is one of the groupings, Grain one of the grains; TagKey
+	// is the tag grouped by, when GroupBy is GroupTag.
+	GroupBy, Grain, TagKey string
+	Range                  Range
 	// Filters: a cost counts when its service, subscription and resource
-	// group are among those given (all when none are given).
+	// group are among those given (all when none are given) and its
+	// resource has, for each key of Tags, one of its values.
 	Services, SubscriptionIDs, ResourceGroups []string
+	Tags                                      map[string][]string
 	Limit, Offset                             int
+}
+
+// byResource is whether q reads the ledger's days by resource: to group
+// by resource or tag, or to filter by tag. Other analyses read the days
+// by resource group, which hold the same costs.
+func (q AnalysisQuery) byResource() bool {
+	return q.GroupBy == GroupResource || q.GroupBy == GroupTag || len(q.Tags) > 0
 }
 
 // AnalysisGroup is one group's cost in one currency.
 type AnalysisGroup struct {
-	Group          string          `json:"group" doc:"The tenant id, subscription id, resource group or service"`
-	SubscriptionID *string         `json:"subscription_id" doc:"The resource group's subscription, when grouped by resource group; else null"`
-	Label          string          `json:"label" doc:"The group as people read it: a tenant's name, a resource group with its subscription, else the group"`
+	Group          string          `json:"group" doc:"The tenant id, subscription id, resource group, service, resource id (lower case; empty for the costs of no resource) or tag value (empty for the costs of resources without the tag)"`
+	SubscriptionID *string         `json:"subscription_id" doc:"The resource group's or resource's subscription, when grouped by either; else null"`
+	Label          string          `json:"label" doc:"The group as people read it: a tenant's name, a resource group or resource with its subscription, a tag's value, else the group"`
 	Currency       string          `json:"currency"`
 	Total          ledger.Amount   `json:"total"`
 	Costs          []ledger.Amount `json:"costs" doc:"The cost of each period, in the order of periods"`
@@ -66,7 +80,8 @@ type AnalysisGroup struct {
 
 // Analysis is one page of a cost analysis.
 type Analysis struct {
-	GroupBy   string           `json:"group_by" enum:"tenant,subscription,resource_group,service"`
+	GroupBy   string           `json:"group_by" enum:"tenant,subscription,resource_group,service,resource,tag"`
+	TagKey    *string          `json:"tag_key" doc:"The tag grouped by (lower case), when group_by is tag; else null"`
 	Grain     string           `json:"grain" enum:"daily,monthly"`
 	StartDate ledger.Day       `json:"start_date" format:"date"`
 	EndDate   ledger.Day       `json:"end_date" format:"date"`
@@ -87,33 +102,50 @@ type analysisRow struct {
 	Total    ledger.Amount `bun:"total"`
 }
 
-// filtered selects the raw ledger rows q counts.
+// filtered selects the ledger rows q counts, as d: the days by resource
+// group or, when q needs them, by resource, with the group's tag as t.
 func (s *Store) filtered(q AnalysisQuery) *bun.SelectQuery {
-	sel := s.DB.NewSelect().TableExpr("cost_daily").
-		Where("tenant_id IN (?)", bun.List(q.Tenants)).Where("day BETWEEN ? AND ?", q.Range.From, q.Range.To)
-	for col, values := range map[string][]string{"service": q.Services, "subscription_id": q.SubscriptionIDs, "resource_group": q.ResourceGroups} {
-		if len(values) > 0 {
-			sel = sel.Where("? IN (?)", bun.Ident(col), bun.List(values))
+	table := "cost_daily"
+	if q.byResource() {
+		table = "cost_resource_daily"
+	}
+	sel := s.DB.NewSelect().TableExpr("? AS d", bun.Ident(table)).
+		Where("d.tenant_id IN (?)", bun.List(q.Tenants)).Where("d.day BETWEEN ? AND ?", q.Range.From, q.Range.To)
+	if q.GroupBy == GroupTag {
+		sel = sel.Join("LEFT JOIN cost_resource_tags AS t ON t.subscription_id = d.subscription_id AND t.resource_id = d.resource_id AND t.tag_key = ?", strings.ToLower(q.TagKey))
+	}
+	groups := q.ResourceGroups
+	if q.byResource() {
+		// The days by resource name a group as the resource's id does,
+		// in lower case.
+		groups = make([]string, len(q.ResourceGroups))
+		for i, g := range q.ResourceGroups {
+			groups[i] = strings.ToLower(g)
 		}
+	}
+	for col, values := range map[string][]string{"service": q.Services, "subscription_id": q.SubscriptionIDs, "resource_group": groups} {
+		if len(values) > 0 {
+			sel = sel.Where("d.? IN (?)", bun.Ident(col), bun.List(values))
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(q.Tags)) {
+		sel = sel.Where(`EXISTS (SELECT 1 FROM cost_resource_tags AS f WHERE f.subscription_id = d.subscription_id
+			AND f.resource_id = d.resource_id AND f.tag_key = ? AND f.tag_value IN (?))`, strings.ToLower(key), bun.List(q.Tags[key]))
 	}
 	return sel
 }
 
 // grouped selects q's groups, with the period expression when given.
 func (s *Store) grouped(q AnalysisQuery, period string) *bun.SelectQuery {
-	cols := analysisColumns[q.GroupBy]
-	k2 := "''"
-	if len(cols) > 1 {
-		k2 = cols[1]
+	keys := analysisKeys[q.GroupBy]
+	sel := s.filtered(q).ColumnExpr(keys[0] + " AS k1, " + keys[1] + " AS k2, d.currency").
+		ColumnExpr("CAST(SUM(d.cost_cents) AS BIGINT) AS total").GroupExpr(keys[0])
+	if keys[1] != "''" {
+		sel = sel.GroupExpr(keys[1])
 	}
-	sel := s.filtered(q).ColumnExpr(cols[0] + " AS k1, " + k2 + " AS k2, currency").
-		ColumnExpr("CAST(SUM(cost_cents) AS BIGINT) AS total").GroupExpr(cols[0])
-	if len(cols) > 1 {
-		sel = sel.GroupExpr(cols[1])
-	}
-	sel = sel.GroupExpr("currency")
+	sel = sel.GroupExpr("d.currency")
 	if period != "" {
-		sel = sel.ColumnExpr(period + " AS period").GroupExpr(period)
+		sel = sel.ColumnExpr("d." + period + " AS period").GroupExpr("d." + period)
 	}
 	return sel
 }
@@ -124,6 +156,10 @@ func (s *Store) grouped(q AnalysisQuery, period string) *bun.SelectQuery {
 func (s *Store) Analyse(ctx context.Context, q AnalysisQuery) (Analysis, error) {
 	out := Analysis{GroupBy: q.GroupBy, Grain: q.Grain, StartDate: q.Range.From, EndDate: q.Range.To, Periods: periods(q),
 		Items: []AnalysisGroup{}, Totals: []CurrencyAmount{}, Limit: q.Limit, Offset: q.Offset}
+	if q.GroupBy == GroupTag {
+		key := strings.ToLower(q.TagKey)
+		out.TagKey = &key
+	}
 	if len(q.Tenants) == 0 {
 		return out, nil
 	}
@@ -134,8 +170,8 @@ func (s *Store) Analyse(ctx context.Context, q AnalysisQuery) (Analysis, error) 
 	if err := s.DB.NewSelect().TableExpr("(?) AS g", s.grouped(q, "")).ColumnExpr("COUNT(*)").Scan(ctx, &out.Total); err != nil {
 		return out, err
 	}
-	if err := s.filtered(q).ColumnExpr("currency, CAST(SUM(cost_cents) AS BIGINT) AS total_cost").GroupExpr("currency").
-		OrderExpr("currency").Scan(ctx, &out.Totals); err != nil {
+	if err := s.filtered(q).ColumnExpr("d.currency, CAST(SUM(d.cost_cents) AS BIGINT) AS total_cost").GroupExpr("d.currency").
+		OrderExpr("d.currency").Scan(ctx, &out.Totals); err != nil {
 		return out, err
 	}
 	if len(page) == 0 {
@@ -150,8 +186,15 @@ func (s *Store) Analyse(ctx context.Context, q AnalysisQuery) (Analysis, error) 
 		index[[3]string{r.K1, r.K2, r.Currency}] = i
 		k1s, currencies = append(k1s, r.K1), append(currencies, r.Currency)
 		g := AnalysisGroup{Group: r.K1, Label: r.K1, Currency: r.Currency, Total: r.Total, Costs: make([]ledger.Amount, len(out.Periods))}
-		if q.GroupBy == GroupResourceGroup {
+		switch q.GroupBy {
+		case GroupResourceGroup:
 			g.Group, g.SubscriptionID, g.Label = r.K2, &page[i].K1, r.K2+" ("+r.K1+")"
+		case GroupResource:
+			g.SubscriptionID, g.Label = &page[i].K2, ResourceLabel(r.K1)
+		case GroupTag:
+			if r.K1 == "" {
+				g.Label = "(without the tag)"
+			}
 		}
 		out.Items = append(out.Items, g)
 	}
@@ -160,8 +203,8 @@ func (s *Store) Analyse(ctx context.Context, q AnalysisQuery) (Analysis, error) 
 		period = "month"
 	}
 	var cells []analysisRow
-	byPeriod := s.grouped(q, period).Where("? IN (?)", bun.Ident(analysisColumns[q.GroupBy][0]), bun.List(slices.Compact(slices.Sorted(slices.Values(k1s))))).
-		Where("currency IN (?)", bun.List(slices.Compact(slices.Sorted(slices.Values(currencies)))))
+	byPeriod := s.grouped(q, period).Where(analysisKeys[q.GroupBy][0]+" IN (?)", bun.List(slices.Compact(slices.Sorted(slices.Values(k1s))))).
+		Where("d.currency IN (?)", bun.List(slices.Compact(slices.Sorted(slices.Values(currencies)))))
 	if err := byPeriod.Scan(ctx, &cells); err != nil {
 		return out, err
 	}
@@ -205,7 +248,9 @@ func periodIndex(q AnalysisQuery, p int) int {
 
 type analysisIn struct {
 	Tenants         sdk.TenantIDs `query:"tenant_ids"`
-	GroupBy         string        `query:"group_by" enum:"service,resource_group,subscription,tenant" default:"service" doc:"What a row is: a service, a resource group (of a subscription), a subscription or a tenant. Tags are not a grouping: the ledger's daily costs carry none"`
+	GroupBy         string        `query:"group_by" enum:"service,resource_group,subscription,tenant,resource,tag" default:"service" doc:"What a row is: a service, a resource group (of a subscription), a subscription, a tenant, a resource, or a value of the tag tag_key"`
+	TagKey          string        `query:"tag_key" maxLength:"512" doc:"The tag to group by, required with group_by=tag; tag names are compared without case"`
+	Tags            []string      `query:"tags" maxItems:"20" doc:"Only the costs of resources with these tags, each key=value: values of one key are alternatives, keys must all match"`
 	Grain           string        `query:"grain" enum:"daily,monthly" default:"daily" doc:"The periods of each row's costs"`
 	StartDate       string        `query:"start_date" format:"date" doc:"First day (inclusive); the range may span at most 366 days"`
 	EndDate         string        `query:"end_date" format:"date" doc:"Last day (inclusive); today (UTC) when absent"`
@@ -226,15 +271,17 @@ type analysisOut struct {
 func (h *Handlers) analysisRoute() sdk.Route {
 	return sdk.Get("/api/v1/costs/analysis", sdk.Op{ID: "costs-analysis", Tags: []string{tag}, Summary: "Cost analysis: the caller's costs grouped, by day or month",
 		Description: "The costs of the tenants (all the caller's when tenant_ids is absent) over start_date to end_date (the 30 days to end_date when start_date is absent), " +
-			"filtered by service, subscription and resource group, grouped by group_by, one row per group and currency, costliest first, with its cost per day or month; " +
-			"summed in the database, one page at a time. totals holds every group's cost per currency. Amounts are never converted between currencies.",
+			"filtered by service, subscription, resource group and tag, grouped by group_by, one row per group and currency, costliest first, with its cost per day or month; " +
+			"summed in the database, one page at a time. totals holds every group's cost per currency. Amounts are never converted between currencies. " +
+			"Grouped by resource or tag, or filtered by tag, the costs are read per resource: the costs of no resource (support, some marketplace and tax lines) " +
+			"form one group and match no tag filter, and tags are the resources' tags as at the last cost sync, not as they were on the day of a cost.",
 		Responses: map[string]*huma.Response{
 			"200": {Description: "A page of the analysis as JSON, or as CSV with format=csv", Content: map[string]*huma.MediaType{
 				"application/json": {Schema: sdk.SchemaOf(Analysis{})},
 				"text/csv": {Schema: &huma.Schema{Type: huma.TypeString, Description: "Header row: the group's columns (tenant_id and tenant_name, subscription_id, " +
-					"subscription_id and resource_group, or service), currency, one column per period, total; then one row per group of the page"}},
+					"subscription_id and resource_group, service, resource_id and resource, or tag_value), currency, one column per period, total; then one row per group of the page"}},
 			}},
-			"422": {Description: "A bad group_by, grain, date, range, filter or page"},
+			"422": {Description: "A bad group_by, tag_key, grain, date, range, filter or page"},
 		}}, h.analysis)
 }
 
@@ -243,12 +290,19 @@ func (h *Handlers) analysis(ctx context.Context, in *analysisIn) (*analysisOut, 
 	if err != nil {
 		return nil, err
 	}
+	if in.GroupBy == GroupTag && strings.TrimSpace(in.TagKey) == "" {
+		return nil, sdk.Invalid("query.tag_key", "group_by=tag needs the tag's key in tag_key")
+	}
+	tags, err := ParseTagFilters("query.tags", in.Tags)
+	if err != nil {
+		return nil, err
+	}
 	tenants := []string(in.Tenants)
 	if len(tenants) == 0 {
 		tenants = sdk.PrincipalFrom(ctx).TenantIDs
 	}
-	a, err := h.Store.Analyse(ctx, AnalysisQuery{Tenants: tenants, GroupBy: in.GroupBy, Grain: in.Grain, Range: rng,
-		Services: in.Services, SubscriptionIDs: in.SubscriptionIDs, ResourceGroups: in.ResourceGroups, Limit: in.Limit, Offset: in.Offset})
+	a, err := h.Store.Analyse(ctx, AnalysisQuery{Tenants: tenants, GroupBy: in.GroupBy, Grain: in.Grain, TagKey: strings.TrimSpace(in.TagKey), Range: rng,
+		Services: in.Services, SubscriptionIDs: in.SubscriptionIDs, ResourceGroups: in.ResourceGroups, Tags: tags, Limit: in.Limit, Offset: in.Offset})
 	if err != nil {
 		return nil, err
 	}
@@ -271,6 +325,38 @@ func (h *Handlers) analysis(ctx context.Context, in *analysisIn) (*analysisOut, 
 		_, w := humago.Unwrap(hc)
 		sdk.WriteJSON(w, http.StatusOK, a)
 	}}, nil
+}
+
+// ParseTagFilters reads tag filters, each key=value, into the values
+// allowed per key (keys in lower case); location names the parameter in
+// the 422 of a filter without a key or an "=".
+func ParseTagFilters(location string, filters []string) (map[string][]string, error) {
+	if len(filters) == 0 {
+		return nil, nil
+	}
+	out := map[string][]string{}
+	for i, f := range filters {
+		key, value, ok := strings.Cut(f, "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		if !ok || key == "" {
+			return nil, sdk.Invalid(fmt.Sprintf("%s[%d]", location, i), "%q is not a tag filter key=value", f)
+		}
+		out[key] = append(out[key], value)
+	}
+	return out, nil
+}
+
+// ResourceLabel is a resource as people read it: its name and resource
+// group, from its id.
+func ResourceLabel(id string) string {
+	if id == "" {
+		return "(costs of no resource)"
+	}
+	name := id[strings.LastIndex(id, "/")+1:]
+	if g := ledger.ResourceGroupOf(id); g != "" {
+		return name + " (" + g + ")"
+	}
+	return name
 }
 
 // NameTenants labels the groups of an analysis by tenant with the
@@ -302,6 +388,10 @@ func AnalysisColumns(groupBy string) []string {
 		return []string{"subscription_id", "resource_group"}
 	case GroupSubscription:
 		return []string{"subscription_id"}
+	case GroupResource:
+		return []string{"resource_id", "resource"}
+	case GroupTag:
+		return []string{"tag_value"}
 	}
 	return []string{"service"}
 }
@@ -313,6 +403,10 @@ func AnalysisCells(groupBy string, g AnalysisGroup) []string {
 		return []string{g.Group, g.Label}
 	case GroupResourceGroup:
 		return []string{*g.SubscriptionID, g.Group}
+	case GroupResource:
+		return []string{g.Group, g.Label}
+	case GroupTag:
+		return []string{g.Label}
 	}
 	return []string{g.Group}
 }

@@ -12,22 +12,58 @@ import (
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/plugins/cost/reports"
+	"github.com/stewardhq/steward/sdk"
 )
 
-// groupKey is a raw row's group of the analysis, as the API names it:
-// the group, and the subscription of a resource group.
-func groupKey(groupBy string) func(ledger.Cost) string {
-	return func(r ledger.Cost) string {
+// fact is a raw ledger row as the analysis's check reads it: its group
+// as the API names it (the group, after the subscription of a resource
+// group or resource), and what the filters look at.
+type fact struct {
+	group, tenant, service, currency string
+	day                              ledger.Day
+	cost                             ledger.Amount
+}
+
+// costFacts are the days by resource group, grouped by groupBy.
+func costFacts(rows []ledger.Cost, groupBy string) []fact {
+	out := make([]fact, len(rows))
+	for i, r := range rows {
+		g := r.Service
 		switch groupBy {
 		case reports.GroupTenant:
-			return r.TenantID
+			g = r.TenantID
 		case reports.GroupSubscription:
-			return r.SubscriptionID
+			g = r.SubscriptionID
 		case reports.GroupResourceGroup:
-			return r.SubscriptionID + "/" + r.ResourceGroup
+			g = r.SubscriptionID + "/" + r.ResourceGroup
 		}
-		return r.Service
+		out[i] = fact{g, r.TenantID, r.Service, r.Currency, r.Day, r.Cost}
 	}
+	return out
+}
+
+// resourceFacts are the days by resource, grouped by resource or by the
+// value of the tag key, of the resources keep keeps (all when nil).
+func resourceFacts(rows []ledger.ResourceDay, tags []ledger.ResourceTag, groupBy, key string, keep func(map[string]string) bool) []fact {
+	byResource := map[string]map[string]string{}
+	for _, t := range tags {
+		if byResource[t.ResourceID] == nil {
+			byResource[t.ResourceID] = map[string]string{}
+		}
+		byResource[t.ResourceID][t.Key] = t.Value
+	}
+	var out []fact
+	for _, r := range rows {
+		if keep != nil && !keep(byResource[r.ResourceID]) {
+			continue
+		}
+		g := r.SubscriptionID + "/" + r.ResourceID
+		if groupBy == reports.GroupTag {
+			g = byResource[r.ResourceID][key]
+		}
+		out = append(out, fact{g, r.TenantID, r.Service, r.Currency, r.Day, r.Cost})
+	}
+	return out
 }
 
 func itemKey(g reports.AnalysisGroup) string {
@@ -48,7 +84,7 @@ func TestAnalysis(t *testing.T) {
 			w := newWorld(t, dialect)
 			from, to := mustDay("2026-09-25"), mustDay("2026-10-17")
 			base := url.Values{"start_date": {from.String()}, "end_date": {to.String()}}
-			for _, groupBy := range reports.Groupings {
+			for _, groupBy := range []string{reports.GroupService, reports.GroupResourceGroup, reports.GroupSubscription, reports.GroupTenant} {
 				for _, grain := range []string{reports.GrainDaily, reports.GrainMonthly} {
 					q := url.Values{"group_by": {groupBy}, "grain": {grain}, "limit": {"100"}}
 					for k, v := range base {
@@ -56,7 +92,7 @@ func TestAnalysis(t *testing.T) {
 					}
 					var a reports.Analysis
 					w.json(t, "/api/v1/costs/analysis?"+q.Encode(), admin, &a)
-					checkAnalysis(t, w.rows, []string{"t1", "t2", "t3", "t4"}, a, groupBy, grain, from, to, nil)
+					checkAnalysis(t, costFacts(w.rows, groupBy), []string{"t1", "t2", "t3", "t4"}, a, groupBy, grain, from, to, nil)
 				}
 			}
 			// Alpha's user, one service, by resource group, a page of two
@@ -77,7 +113,7 @@ func TestAnalysis(t *testing.T) {
 			if !slices.EqualFunc(page.Items, whole.Items[2:4], func(a, b reports.AnalysisGroup) bool { return itemKey(a) == itemKey(b) && a.Total == b.Total }) {
 				t.Errorf("the second page %+v is not the whole's third and fourth %+v", page.Items, whole.Items[2:4])
 			}
-			checkAnalysis(t, w.rows, []string{"t1", "t3"}, whole, "resource_group", "daily", from, to, func(r ledger.Cost) bool { return r.Service == "Storage" })
+			checkAnalysis(t, costFacts(w.rows, reports.GroupResourceGroup), []string{"t1", "t3"}, whole, "resource_group", "daily", from, to, func(f fact) bool { return f.service == "Storage" })
 
 			// The CSV is the JSON's page, cell for cell.
 			q.Set("format", "csv")
@@ -110,7 +146,11 @@ func TestAnalysis(t *testing.T) {
 				}
 			}
 			for _, c := range []struct{ query, location string }{
-				{"group_by=tag", "query.group_by"},
+				{"group_by=tag", "query.tag_key"},
+				{"group_by=tag&tag_key=%20", "query.tag_key"},
+				{"group_by=city", "query.group_by"},
+				{"tags=env", "query.tags[0]"},
+				{"tags=env%3Dprod&tags=%3Dprod", "query.tags[1]"},
 				{"grain=weekly", "query.grain"},
 				{"start_date=2026-02-30", "query.start_date"},
 				{"end_date=soon", "query.end_date"},
@@ -134,25 +174,25 @@ func TestAnalysis(t *testing.T) {
 // checkAnalysis compares an analysis with the raw rows of the tenants
 // that keep (all when nil) summed in Go: its groups and their order,
 // totals, costs per period and the totals of every group.
-func checkAnalysis(t *testing.T, rows []ledger.Cost, tenants []string, a reports.Analysis, groupBy, grain string, from, to ledger.Day, keep func(ledger.Cost) bool) {
+func checkAnalysis(t *testing.T, facts []fact, tenants []string, a reports.Analysis, groupBy, grain string, from, to ledger.Day, keep func(fact) bool) {
 	t.Helper()
 	type cell struct{ group, currency string }
 	totals, perPeriod, all := map[cell]ledger.Amount{}, map[cell]map[string]ledger.Amount{}, map[string]ledger.Amount{}
-	for _, r := range rows {
-		if r.Day < from || r.Day > to || !slices.Contains(tenants, r.TenantID) || keep != nil && !keep(r) {
+	for _, r := range facts {
+		if r.day < from || r.day > to || !slices.Contains(tenants, r.tenant) || keep != nil && !keep(r) {
 			continue
 		}
-		c := cell{groupKey(groupBy)(r), r.Currency}
-		period := r.Day.String()
+		c := cell{r.group, r.currency}
+		period := r.day.String()
 		if grain == reports.GrainMonthly {
 			period = period[:7]
 		}
 		if perPeriod[c] == nil {
 			perPeriod[c] = map[string]ledger.Amount{}
 		}
-		totals[c] += r.Cost
-		perPeriod[c][period] += r.Cost
-		all[r.Currency] += r.Cost
+		totals[c] += r.cost
+		perPeriod[c][period] += r.cost
+		all[r.currency] += r.cost
 	}
 	what := groupBy + " " + grain
 	wantPeriods := []string{}
@@ -193,4 +233,85 @@ func checkAnalysis(t *testing.T, rows []ledger.Cost, tenants []string, a reports
 			t.Errorf("%s: %s total %s, want %s", what, tc.Currency, tc.TotalCost, all[tc.Currency])
 		}
 	}
+}
+
+// TestAnalysisByResourceAndTag: grouped by resource or by a tag's value,
+// and filtered by tags (values of a key alternatives, keys all required)
+// and a resource group in any case, the analysis equals the days by
+// resource summed in Go, on both databases; a tag key is compared without
+// case; resources without the tag form one group labelled as such; the
+// CSV names each resource; another tenant's resources are not seen.
+func TestAnalysisByResourceAndTag(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			w := newWorld(t, dialect)
+			from, to := mustDay("2026-09-25"), mustDay("2026-10-17")
+			all := []string{"t1", "t2", "t3", "t4"}
+			get := func(who sdk.Principal, q url.Values) reports.Analysis {
+				t.Helper()
+				q.Set("start_date", from.String())
+				q.Set("end_date", to.String())
+				q.Set("limit", "100")
+				var a reports.Analysis
+				w.json(t, "/api/v1/costs/analysis?"+q.Encode(), who, &a)
+				return a
+			}
+			for _, grain := range []string{reports.GrainDaily, reports.GrainMonthly} {
+				a := get(admin, url.Values{"group_by": {"resource"}, "grain": {grain}})
+				checkAnalysis(t, resourceFacts(w.resources, w.tags, reports.GroupResource, "", nil), all, a, reports.GroupResource, grain, from, to, nil)
+				a = get(admin, url.Values{"group_by": {"tag"}, "tag_key": {"ENV"}, "grain": {grain}})
+				checkAnalysis(t, resourceFacts(w.resources, w.tags, reports.GroupTag, "env", nil), all, a, reports.GroupTag, grain, from, to, nil)
+				if a.TagKey == nil || *a.TagKey != "env" {
+					t.Errorf("tag_key %v, want env", a.TagKey)
+				}
+				labels := map[string]string{}
+				for _, g := range a.Items {
+					labels[g.Group] = g.Label
+				}
+				if labels[""] != "(without the tag)" || labels["prod"] != "prod" || labels["dev"] != "dev" || len(labels) != 3 {
+					t.Errorf("tag groups %v", labels)
+				}
+			}
+			prodOfT1 := func(tags map[string]string) bool { return tags["env"] == "prod" && tags["cost-center"] == "CC-t1" }
+			a := get(admin, url.Values{"group_by": {"service"}, "tags": {"env=prod", "Cost-Center=CC-t1", "cost-center=CC-nobody"}})
+			checkAnalysis(t, costFactsOf(resourceFacts(w.resources, w.tags, reports.GroupResource, "", prodOfT1)), all, a, reports.GroupService, "daily", from, to, nil)
+			if a.Total == 0 {
+				t.Fatal("the tag filters match nothing")
+			}
+			either := func(tags map[string]string) bool { return tags["env"] == "prod" || tags["env"] == "dev" }
+			a = get(admin, url.Values{"group_by": {"resource"}, "tags": {"env=prod", "env=dev"}, "resource_groups": {"RG0"}})
+			checkAnalysis(t, resourceFacts(w.resources, w.tags, reports.GroupResource, "", either), all, a, reports.GroupResource, "daily", from, to,
+				func(f fact) bool { return strings.Contains(f.group, "/resourcegroups/rg0/") })
+			for _, g := range a.Items {
+				if !strings.HasSuffix(g.Label, "-1 (rg0)") || g.SubscriptionID == nil {
+					t.Errorf("resource %+v: want a tagged resource of rg0, labelled by name and group", g)
+				}
+			}
+
+			mine := get(userA, url.Values{"group_by": {"resource"}})
+			checkAnalysis(t, resourceFacts(w.resources, w.tags, reports.GroupResource, "", nil), []string{"t1", "t3"}, mine, reports.GroupResource, "daily", from, to, nil)
+			resp := w.get(t, "/api/v1/costs/analysis?group_by=tag&tag_key=env&tenant_ids=t2", userA)
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("another tenant's tags: %d", resp.StatusCode)
+			}
+
+			q := url.Values{"group_by": {"resource"}, "format": {"csv"}, "limit": {"3"}}
+			resp = w.get(t, "/api/v1/costs/analysis?"+q.Encode(), userA)
+			records, err := csv.NewReader(resp.Body).ReadAll()
+			if err != nil || resp.StatusCode != http.StatusOK || len(records) != 4 || records[0][0] != "resource_id" || records[0][1] != "resource" ||
+				!strings.HasPrefix(records[1][0], "/subscriptions/") || !strings.Contains(records[1][1], " (rg") {
+				t.Errorf("csv by resource: %d %v %v", resp.StatusCode, records, err)
+			}
+		})
+	}
+}
+
+// costFactsOf regroups facts by service, the grouping TestAnalysisByResourceAndTag
+// filters by tag.
+func costFactsOf(facts []fact) []fact {
+	out := slices.Clone(facts)
+	for i := range out {
+		out[i].group = out[i].service
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package reports_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -50,6 +51,30 @@ func TestDailyBreakdown(t *testing.T) {
 			if len(b.Totals) != 2 || b.Totals[0].Currency != "EUR" || b.Totals[0].TotalCost != totals["EUR"] || b.Totals[1].TotalCost != totals["USD"] {
 				t.Errorf("totals %+v, want %v", b.Totals, totals)
 			}
+			// By resource: the days by resource, each labelled by its name
+			// and group.
+			var byResource reports.Breakdown
+			w.json(t, "/api/v1/costs/daily-breakdown?"+url.Values{"tenant_id": {"t1"}, "date": {d.String()}, "service": {service}, "by": {"resource"}}.Encode(), userA, &byResource)
+			wantResources := map[string]ledger.Amount{}
+			for _, r := range w.resources {
+				if r.TenantID == "t1" && r.Day == d && r.Service == service {
+					wantResources[r.ResourceID+" "+r.Currency] += r.Cost
+				}
+			}
+			if byResource.Grain != "resource" || len(byResource.Items) != len(wantResources) || len(wantResources) != 12 {
+				t.Fatalf("by resource: %+v, want %d items", byResource, len(wantResources))
+			}
+			for _, it := range byResource.Items {
+				if it.ResourceID == nil || wantResources[*it.ResourceID+" "+it.Currency] != it.Cost || !strings.HasSuffix(it.Label, " ("+it.ResourceGroup+")") {
+					t.Errorf("item by resource %+v", it)
+				}
+			}
+			if fmt.Sprint(byResource.Totals) != fmt.Sprint(b.Totals) {
+				t.Errorf("totals by resource %+v, by resource group %+v", byResource.Totals, b.Totals)
+			}
+			if b.Items[0].ResourceID != nil {
+				t.Errorf("an item by resource group names a resource: %+v", b.Items[0])
+			}
 			w.json(t, "/api/v1/costs/daily-breakdown?tenant_id=t1&service=Storage&date="+gap.String(), userA, &b)
 			if len(b.Items) != 0 || len(b.Totals) != 0 {
 				t.Errorf("a day without costs: %+v", b)
@@ -65,6 +90,7 @@ func TestDailyBreakdown(t *testing.T) {
 				{"tenant_id=t1&service=Storage", "query.date"},
 				{"tenant_id=t1&date=2026-10-20", "query.service"},
 				{"service=Storage&date=2026-10-20", "query.tenant_id"},
+				{"tenant_id=t1&service=Storage&date=2026-10-20&by=day", "query.by"},
 			} {
 				resp := w.get(t, "/api/v1/costs/daily-breakdown?"+c.query, admin)
 				body, _ := io.ReadAll(resp.Body)

@@ -53,7 +53,7 @@ func syncCosts(t *testing.T, led *ledger.Store, tenant, sub, currency string, fr
 		}
 	}
 	w := ledger.Window{TenantID: tenant, SubscriptionID: sub, From: from, To: to}
-	if _, err := led.Replace(context.Background(), w, time.Date(2026, 11, 20, 6, 0, 0, 0, time.UTC), emitAll(rows)); err != nil {
+	if _, err := led.Replace(context.Background(), w, time.Date(2026, 11, 20, 6, 0, 0, 0, time.UTC), ledger.Streams{Costs: emitAll(rows)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -254,7 +254,7 @@ func TestRoutesAfterAnotherReplicasSync(t *testing.T) {
 				rows = append(rows, c)
 			}
 			w.rows = rows
-			if _, err := (&ledger.Store{DB: w.db}).Replace(context.Background(), w2, today.Time(), emitAll(restated)); err != nil {
+			if _, err := (&ledger.Store{DB: w.db}).Replace(context.Background(), w2, today.Time(), ledger.Streams{Costs: emitAll(restated)}); err != nil {
 				t.Fatal(err)
 			}
 

@@ -103,7 +103,39 @@ func all(ledger.Cost) string { return "" }
 type world struct {
 	h    *plugintest.Harness
 	rows []ledger.Cost
-	db   *bun.DB
+	// resources are the rows by resource: each cost row's cost shared by
+	// two resources of its group, the first tagged, the second not.
+	resources []ledger.ResourceDay
+	tags      []ledger.ResourceTag
+	db        *bun.DB
+}
+
+// resourceRows shares each cost row between two resources of its group,
+// and tags the first of each pair with env (prod in the first resource
+// group, dev in the other) and cost-center (its tenant).
+func resourceRows(rows []ledger.Cost) ([]ledger.ResourceDay, []ledger.ResourceTag) {
+	var out []ledger.ResourceDay
+	var tags []ledger.ResourceTag
+	tagged := map[string]bool{}
+	for _, r := range rows {
+		group := strings.ToLower(r.ResourceGroup)
+		for k, cost := range []ledger.Amount{r.Cost / 2, r.Cost - r.Cost/2} {
+			id := fmt.Sprintf("/subscriptions/%s/resourcegroups/%s/providers/microsoft.test/things/%s-%d", r.SubscriptionID, group,
+				strings.ToLower(strings.ReplaceAll(r.Service, " ", "-")), k+1)
+			out = append(out, ledger.ResourceDay{SubscriptionID: r.SubscriptionID, Day: r.Day, ResourceID: id, Service: r.Service,
+				Currency: r.Currency, TenantID: r.TenantID, ResourceGroup: group, Month: r.Day.Month(), Cost: cost})
+			if k == 0 && !tagged[id] {
+				tagged[id] = true
+				env := "dev"
+				if group == "rg0" {
+					env = "prod"
+				}
+				tags = append(tags, ledger.ResourceTag{SubscriptionID: r.SubscriptionID, ResourceID: id, Key: "env", Value: env, TenantID: r.TenantID},
+					ledger.ResourceTag{SubscriptionID: r.SubscriptionID, ResourceID: id, Key: "cost-center", Value: "CC-" + r.TenantID, TenantID: r.TenantID})
+			}
+		}
+	}
+	return out, tags
 }
 
 func newWorld(t *testing.T, dialect string) *world {
@@ -135,8 +167,18 @@ func newWorld(t *testing.T, dialect string) *world {
 	}
 	t.Cleanup(func() { db.Close() })
 	w := &world{h: h, rows: costRows(), db: db}
+	w.resources, w.tags = resourceRows(w.rows)
 	led := &ledger.Store{DB: db}
 	if err := led.Upsert(ctx, slices.Clone(w.rows)); err != nil {
+		t.Fatal(err)
+	}
+	for start := 0; start < len(w.resources); start += 1000 {
+		batch := w.resources[start:min(start+1000, len(w.resources))]
+		if _, err := db.NewInsert().Model(&batch).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.NewInsert().Model(&w.tags).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, tn := range tenants {

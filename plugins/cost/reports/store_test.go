@@ -81,7 +81,7 @@ func TestSummaryFromRunningTotals(t *testing.T) {
 							Currency: currency, Cost: ledger.Amount(rnd.IntN(8)*250 - 250)})
 					}
 				}
-				if _, err := led.Replace(ctx, ledger.Window{TenantID: tenant, SubscriptionID: sub, From: from, To: to}, at, emitAll(rows)); err != nil {
+				if _, err := led.Replace(ctx, ledger.Window{TenantID: tenant, SubscriptionID: sub, From: from, To: to}, at, ledger.Streams{Costs: emitAll(rows)}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/plugins/cost/reports"
@@ -36,23 +37,37 @@ const (
 
 // groupLabels name the groupings in the form.
 var groupLabels = map[string]string{reports.GroupService: "Service", reports.GroupResourceGroup: "Resource group",
-	reports.GroupSubscription: "Subscription", reports.GroupTenant: "Tenant"}
+	reports.GroupSubscription: "Subscription", reports.GroupTenant: "Tenant", reports.GroupResource: "Resource", reports.GroupTag: "Tag"}
 
 // columnLabels name the table's group columns.
 var columnLabels = map[string]string{"service": "Service", "subscription_id": "Subscription", "resource_group": "Resource group",
-	"tenant_id": "Tenant id", "tenant_name": "Tenant"}
+	"tenant_id": "Tenant id", "tenant_name": "Tenant", "resource_id": "Resource id", "resource": "Resource", "tag_value": "Tag value"}
 
 // analysisForm is the analysis a request asks for, as its query has it.
+// Service, Subscription, ResourceGroup and Tags may each list several
+// values, separated by commas.
 type analysisForm struct {
-	Tenant, GroupBy, Grain, Start, End, Service, Subscription, ResourceGroup string
-	Offset                                                                   int
+	Tenant, GroupBy, TagKey, Grain, Start, End, Service, Subscription, ResourceGroup, Tags string
+	Offset                                                                                 int
 }
 
 func analysisFormOf(q url.Values) analysisForm {
 	offset, _ := strconv.Atoi(q.Get("offset"))
-	return analysisForm{Tenant: q.Get("tenant_id"), GroupBy: cmp.Or(q.Get("group_by"), reports.GroupService), Grain: cmp.Or(q.Get("grain"), reports.GrainDaily),
-		Start: q.Get("start_date"), End: q.Get("end_date"), Service: q.Get("service"), Subscription: q.Get("subscription_id"),
-		ResourceGroup: q.Get("resource_group"), Offset: max(offset, 0)}
+	return analysisForm{Tenant: q.Get("tenant_id"), GroupBy: cmp.Or(q.Get("group_by"), reports.GroupService), TagKey: q.Get("tag_key"),
+		Grain: cmp.Or(q.Get("grain"), reports.GrainDaily), Start: q.Get("start_date"), End: q.Get("end_date"), Service: q.Get("service"),
+		Subscription: q.Get("subscription_id"), ResourceGroup: q.Get("resource_group"), Tags: q.Get("tags"), Offset: max(offset, 0)}
+}
+
+// list is a field's values: its text split at commas, each trimmed, the
+// empty left out.
+func list(field string) []string {
+	var out []string
+	for _, v := range strings.Split(field, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // apiQuery is the analysis route's query of the form's page, in the
@@ -63,9 +78,12 @@ func (f analysisForm) apiQuery(tenants []string, rng reports.Range, format strin
 	if f.Tenant != "" {
 		q["tenant_ids"] = tenants
 	}
-	for k, v := range map[string]string{"services": f.Service, "subscription_ids": f.Subscription, "resource_groups": f.ResourceGroup} {
-		if v != "" {
-			q.Set(k, v)
+	if f.GroupBy == reports.GroupTag {
+		q.Set("tag_key", strings.TrimSpace(f.TagKey))
+	}
+	for k, v := range map[string]string{"services": f.Service, "subscription_ids": f.Subscription, "resource_groups": f.ResourceGroup, "tags": f.Tags} {
+		if values := list(v); len(values) > 0 {
+			q[k] = values
 		}
 	}
 	return q
@@ -74,8 +92,8 @@ func (f analysisForm) apiQuery(tenants []string, rng reports.Range, format strin
 // query is the form's own query at another offset.
 func (f analysisForm) query(offset int) string {
 	q := url.Values{"group_by": {f.GroupBy}, "grain": {f.Grain}, "offset": {strconv.Itoa(offset)}}
-	for k, v := range map[string]string{"tenant_id": f.Tenant, "start_date": f.Start, "end_date": f.End, "service": f.Service,
-		"subscription_id": f.Subscription, "resource_group": f.ResourceGroup} {
+	for k, v := range map[string]string{"tenant_id": f.Tenant, "tag_key": f.TagKey, "start_date": f.Start, "end_date": f.End, "service": f.Service,
+		"subscription_id": f.Subscription, "resource_group": f.ResourceGroup, "tags": f.Tags} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -86,10 +104,18 @@ func (f analysisForm) query(offset int) string {
 // analysisQuery reads the form into the store's query, or says what is
 // wrong with it.
 func (f analysisForm) analysisQuery(tenants []string, today ledger.Day) (reports.AnalysisQuery, string) {
-	q := reports.AnalysisQuery{Tenants: tenants, GroupBy: f.GroupBy, Grain: f.Grain, Limit: analysisPageSize, Offset: f.Offset}
+	q := reports.AnalysisQuery{Tenants: tenants, GroupBy: f.GroupBy, TagKey: strings.TrimSpace(f.TagKey), Grain: f.Grain, Limit: analysisPageSize, Offset: f.Offset}
 	if groupLabels[f.GroupBy] == "" {
-		return q, "Group by one of service, resource group, subscription and tenant."
+		return q, "Group by one of service, resource group, subscription, tenant, resource and tag."
 	}
+	if f.GroupBy == reports.GroupTag && q.TagKey == "" {
+		return q, "Name the tag to group by, such as cost-center."
+	}
+	tags, err := reports.ParseTagFilters("tags", list(f.Tags))
+	if err != nil {
+		return q, "Write each tag filter as key=value, such as env=prod, separated by commas."
+	}
+	q.Tags = tags
 	if f.Grain != reports.GrainDaily && f.Grain != reports.GrainMonthly {
 		return q, "The grain is daily or monthly."
 	}
@@ -102,11 +128,7 @@ func (f analysisForm) analysisQuery(tenants []string, today ledger.Day) (reports
 		return q, err.Error()
 	}
 	q.Range = rng
-	for v, dst := range map[string]*[]string{f.Service: &q.Services, f.Subscription: &q.SubscriptionIDs, f.ResourceGroup: &q.ResourceGroups} {
-		if v != "" {
-			*dst = []string{v}
-		}
-	}
+	q.Services, q.SubscriptionIDs, q.ResourceGroups = list(f.Service), list(f.Subscription), list(f.ResourceGroup)
 	return q, ""
 }
 
@@ -118,7 +140,8 @@ func (h *Handlers) analysisPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sdkui.WriteFragment(w, http.StatusOK, sdkui.Card("Costs by group and period", stack(render("note", "The costs of your tenants summed by service, resource group, "+
-		"subscription or tenant, per day or month, each currency apart. The ledger's daily costs carry no tags, so they cannot be grouped by tag."), html)))
+		"subscription, tenant, resource or a tag's value, per day or month, each currency apart. Filters take several values separated by commas. "+
+		"Tags are the resources' tags as at the last cost sync."), html)))
 }
 
 // analysisFragment is the result with its form, which the form reloads.
@@ -250,13 +273,15 @@ func init() {
 {{- if .Form.Tenant}}<input type="hidden" name="tenant_id" value="{{.Form.Tenant}}">{{end}}
 <div class="field"><label for="cost-analysis-group">Group by</label><select id="cost-analysis-group" name="group_by">
 {{- range .Groups}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select></div>
+<div class="field"><label for="cost-analysis-tag-key">Tag to group by</label><input id="cost-analysis-tag-key" type="text" name="tag_key" value="{{.Form.TagKey}}" placeholder="cost-center"></div>
 <div class="field"><label for="cost-analysis-grain">Grain</label><select id="cost-analysis-grain" name="grain">
 {{- range .Grains}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select></div>
 <div class="field"><label for="cost-analysis-start">From</label><input id="cost-analysis-start" type="date" name="start_date" value="{{or .Form.Start .DefaultStart}}"></div>
 <div class="field"><label for="cost-analysis-end">To</label><input id="cost-analysis-end" type="date" name="end_date" value="{{or .Form.End .Period}}"></div>
-<div class="field"><label for="cost-analysis-service">Service</label><input id="cost-analysis-service" type="text" name="service" value="{{.Form.Service}}"></div>
-<div class="field"><label for="cost-analysis-subscription">Subscription</label><input id="cost-analysis-subscription" type="text" name="subscription_id" value="{{.Form.Subscription}}"></div>
-<div class="field"><label for="cost-analysis-rg">Resource group</label><input id="cost-analysis-rg" type="text" name="resource_group" value="{{.Form.ResourceGroup}}"></div>
+<div class="field"><label for="cost-analysis-service">Services</label><input id="cost-analysis-service" type="text" name="service" value="{{.Form.Service}}"></div>
+<div class="field"><label for="cost-analysis-subscription">Subscriptions</label><input id="cost-analysis-subscription" type="text" name="subscription_id" value="{{.Form.Subscription}}"></div>
+<div class="field"><label for="cost-analysis-rg">Resource groups</label><input id="cost-analysis-rg" type="text" name="resource_group" value="{{.Form.ResourceGroup}}"></div>
+<div class="field"><label for="cost-analysis-tags">Tags</label><input id="cost-analysis-tags" type="text" name="tags" value="{{.Form.Tags}}" placeholder="env=prod"></div>
 <div><button class="btn" type="submit">Apply</button></div>
 </form>
 {{- .Body}}</div>

@@ -79,12 +79,24 @@ func testAnalysis(t *testing.T, w *world) {
 	}
 
 	for _, c := range []struct{ query, want string }{
-		{"group_by=tag", "Group by one of service, resource group, subscription and tenant."},
+		{"group_by=city", "Group by one of service, resource group, subscription, tenant, resource and tag."},
+		{"group_by=tag", "Name the tag to group by, such as cost-center."},
+		{"tags=env", "Write each tag filter as key=value, such as env=prod, separated by commas."},
 		{"grain=hourly", "The grain is daily or monthly."},
 		{"start_date=1.11.2026", "The dates: expected a date YYYY-MM-DD."},
 		{"start_date=2026-11-05&end_date=2026-11-01", "The dates: start_date 2026-11-05 is after end_date 2026-11-01."},
 	} {
 		contains(t, c.query, text(w.html(t, views.AnalysisPath+"?"+c.query, userA)), c.want)
+	}
+	// Several services at once, and the spiky service by resource.
+	rows = tableRows(t, w.html(t, views.AnalysisPath+"?group_by=service&grain=monthly&start_date=2026-10-01&end_date=2026-10-31&service=Storage,+Virtual+Machines", userA))
+	if len(rows) != 2 || rows[0][0] != "Virtual Machines" || rows[1][0] != "Storage" {
+		t.Errorf("two services: %v", rows)
+	}
+	rows = tableRows(t, w.html(t, views.AnalysisPath+"?group_by=resource&grain=monthly&start_date=2026-10-01&end_date=2026-10-31", userA))
+	if len(rows) != 2 || !slices.Equal(rows[0], []string{appID, "app-1 (rg)", "USD", "372.00", "372.00"}) ||
+		!slices.Equal(rows[1], []string{"", "(costs of no resource)", "USD", "10.54", "10.54"}) {
+		t.Errorf("by resource: %v", rows)
 	}
 	for _, path := range []string{views.AnalysisPagePath, views.AnalysisPath} {
 		if status, body := w.get(t, path+"?tenant_id=t2", userA); status != http.StatusForbidden || strings.Contains(body, betaService) {

@@ -16,8 +16,12 @@ import (
 )
 
 // BreakdownPath is an anomaly's drill-down: the day's cost of its
-// service by resource group, which its row's panel loads when opened.
+// service by resource, which its row's panel loads when opened.
 const BreakdownPath = "/partials/cost-breakdown"
+
+// resourcePagePath is the resources plugin's page of one resource, named
+// by its ARM id in resource_id: where each resource of a breakdown leads.
+const resourcePagePath = "/resources/item"
 
 type breakdownIn struct {
 	FormTenant
@@ -27,7 +31,7 @@ type breakdownIn struct {
 
 func (h *Handlers) breakdownRoute() sdk.Route {
 	return sdk.Get(BreakdownPath, sdk.Op{ID: "costs-breakdown-panel", Tags: []string{"Costs"}, Summary: "The cost page's drill-down of an anomaly",
-		Description: "The tenant's cost of the service on the day by subscription and resource group, as GET /api/v1/costs/daily-breakdown reads it, as HTML.",
+		Description: "The tenant's cost of the service on the day by resource, as GET /api/v1/costs/daily-breakdown?by=resource reads it, as HTML.",
 		Responses:   map[string]*huma.Response{"200": htmlResponse("The breakdown's table")}}, h.breakdown)
 }
 
@@ -36,22 +40,26 @@ func (h *Handlers) breakdown(ctx context.Context, in *breakdownIn) (*fragment, e
 	if err != nil {
 		return nil, sdk.Invalid("query.date", "expected a date YYYY-MM-DD")
 	}
-	items, err := h.Reports.DayBreakdown(ctx, string(in.Tenant), d, in.Service)
+	items, err := h.Reports.DayBreakdown(ctx, string(in.Tenant), d, in.Service, reports.ByResource)
 	if err != nil {
 		return nil, err
 	}
 	return htmlOf(breakdownTable(items, in.Service, d)), nil
 }
 
-// breakdownTable is the day's cost of the service by resource group, with
-// each currency's total.
+// breakdownTable is the day's cost of the service by resource, each
+// linking its page, with each currency's total.
 func breakdownTable(items []reports.GroupCost, service string, d ledger.Day) template.HTML {
 	if len(items) == 0 {
 		return sdkui.Empty("No costs of " + service + " on " + d.String() + " in the ledger any more: the provider restated the day.")
 	}
 	rows := make([][]any, 0, len(items))
 	for _, it := range items {
-		rows = append(rows, []any{it.SubscriptionID, it.ResourceGroup, money(it.Cost, it.Currency)})
+		var resource any = it.Label
+		if it.ResourceID != nil && *it.ResourceID != "" {
+			resource = render("anchor", struct{ Href, Text string }{resourcePagePath + "?resource_id=" + url.QueryEscape(*it.ResourceID), it.Label})
+		}
+		rows = append(rows, []any{resource, it.SubscriptionID, money(it.Cost, it.Currency)})
 	}
 	totals := ""
 	for i, t := range reports.Totals(items) {
@@ -61,9 +69,8 @@ func breakdownTable(items []reports.GroupCost, service string, d ledger.Day) tem
 		totals += money(t.TotalCost, t.Currency)
 	}
 	return stack(
-		sdkui.Table([]string{"Subscription", "Resource group", "Cost"}, rows, "Cost of "+service+" on "+d.String()+" by resource group, costliest first"),
-		render("note", strconv.Itoa(len(items))+" resource groups, "+totals+" in all. The ledger keeps a day's costs per subscription, resource group and service; "+
-			"a resource's own cost is kept only over its last 30 days, so a resource group is the finest grain of one day."),
+		sdkui.Table([]string{"Resource", "Subscription", "Cost"}, rows, "Cost of "+service+" on "+d.String()+" by resource, costliest first"),
+		render("note", strconv.Itoa(len(items))+" resources, "+totals+" in all. Costs that name no resource (support, some marketplace and tax lines) are one row."),
 	)
 }
 
@@ -76,9 +83,11 @@ func breakdownPanel(a anomalies.Anomaly) template.HTML {
 
 func init() {
 	template.Must(markup.New("breakdown").Parse(`
+{{- define "anchor"}}<a href="{{.Href}}">{{.Text}}</a>{{end}}
+
 {{- define "breakdown-panel" -}}
 <details class="cost-breakdown" hx-get="{{.Path}}" hx-trigger="toggle once" hx-target="find .cost-breakdown-body" hx-swap="innerHTML">
-<summary>Cost by resource group<span class="visually-hidden"> of {{.Service}} on {{.Date}}</span></summary>
+<summary>Cost by resource<span class="visually-hidden"> of {{.Service}} on {{.Date}}</span></summary>
 <div class="cost-breakdown-body" aria-live="polite">Loading…</div>
 </details>
 {{- end}}

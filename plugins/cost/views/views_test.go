@@ -47,6 +47,9 @@ var (
 
 const betaService = "Beta Secret Service"
 
+// appID is the resource that bills the spiky service.
+const appID = "/subscriptions/s1/resourcegroups/rg/providers/microsoft.web/sites/app-1"
+
 func mustDay(s string) ledger.Day {
 	d, err := ledger.ParseDay(s)
 	if err != nil {
@@ -99,7 +102,23 @@ func newWorld(t *testing.T, dialect string) *world {
 		t.Fatal(err)
 	}
 	led := &ledger.Store{DB: db}
-	if err := led.Upsert(ctx, costRows()); err != nil {
+	rows := costRows()
+	if err := led.Upsert(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	// The spiky service by resource: an app bills all but 34 cents a day,
+	// which name no resource.
+	var resources []ledger.ResourceDay
+	for _, r := range rows {
+		if r.Service == markup {
+			resources = append(resources,
+				ledger.ResourceDay{SubscriptionID: r.SubscriptionID, Day: r.Day, ResourceID: appID, Service: r.Service, Currency: r.Currency,
+					TenantID: r.TenantID, ResourceGroup: "rg", Month: r.Day.Month(), Cost: r.Cost - 34},
+				ledger.ResourceDay{SubscriptionID: r.SubscriptionID, Day: r.Day, Service: r.Service, Currency: r.Currency,
+					TenantID: r.TenantID, Month: r.Day.Month(), Cost: 34})
+		}
+	}
+	if _, err := db.NewInsert().Model(&resources).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
 	detector := &anomalies.Detector{DB: db, Now: clock}
@@ -355,7 +374,7 @@ func testAcknowledge(t *testing.T, w *world) {
 }
 
 // testBreakdown: an anomaly's panel loads the day's cost of its service by
-// resource group, of its tenant only.
+// resource, each linking its page, of its tenant only.
 func testBreakdown(t *testing.T, w *world) {
 	page := w.html(t, views.PagePath, userA)
 	m := regexp.MustCompile(`<details class="cost-breakdown" hx-get="([^"]+)"`).FindStringSubmatch(page)
@@ -364,8 +383,8 @@ func testBreakdown(t *testing.T, w *world) {
 	}
 	path := strings.ReplaceAll(m[1], "&amp;", "&")
 	panel := w.html(t, path, userA)
-	contains(t, "the drill-down", text(panel), "s1rg512.34 USD", "1 resource groups, 512.34 USD in all.", "a resource group is the finest grain of one day")
-	contains(t, "the drill-down", panel, "Cost of &lt;script&gt;")
+	contains(t, "the drill-down", text(panel), "app-1 (rg)s1512.00 USD", "(costs of no resource)s10.34 USD", "2 resources, 512.34 USD in all.")
+	contains(t, "the drill-down", panel, "Cost of &lt;script&gt;", `<a href="/resources/item?resource_id=`+url.QueryEscape(appID)+`">app-1 (rg)</a>`)
 	lacks(t, "the drill-down", panel, "<script")
 	q := url.Values{"tenant_id": {"t2"}, "date": {"2026-11-08"}, "service": {betaService}}
 	if status, body := w.get(t, views.BreakdownPath+"?"+q.Encode(), userA); status != http.StatusForbidden || strings.Contains(body, "500.00") {

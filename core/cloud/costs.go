@@ -13,6 +13,20 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/costmanagement/armcostmanagement/v2"
 )
 
+// CostType is which cost a query sums.
+type CostType string
+
+// The cost types, as Cost Management names them.
+const (
+	// ActualCost is the cost as billed: a commitment's purchase on the
+	// day it is bought, and nothing for the usage it covers.
+	ActualCost CostType = CostType(armcostmanagement.ExportTypeActualCost)
+	// AmortizedCost spreads commitments over their terms: the covered
+	// usage costs its share of the purchase, and unused commitment shows
+	// as a cost of its own.
+	AmortizedCost CostType = CostType(armcostmanagement.ExportTypeAmortizedCost)
+)
+
 // CostRow is one day's cost of a service in a resource group.
 type CostRow struct {
 	// Date is the day, at midnight UTC.
@@ -34,17 +48,17 @@ const (
 	colCurrency      = "Currency"
 )
 
-// DailyCosts calls fn for each day, service and resource group's actual
-// cost in a subscription, from the calendar day of from through that of to
-// (both included). Cost Management caps a query at one year, so longer
+// DailyCosts calls fn for each day, service and resource group's cost of
+// the type in a subscription, from the calendar day of from through that
+// of to (both included). Cost Management caps a query at one year, so longer
 // ranges are queried a year at a time. Rows are streamed a page at a time;
 // an error from fn stops the query and is returned as is.
-func (c *ResourceManager) DailyCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(CostRow) error) error {
+func (c *ResourceManager) DailyCosts(ctx context.Context, subscriptionID string, typ CostType, from, to time.Time, fn func(CostRow) error) error {
 	if subscriptionID == "" {
 		return errors.New("cloud: daily costs: no subscription id")
 	}
 	return byYear("daily costs", from, to, func(start, end time.Time) error {
-		def := costQuery(start, end, armcostmanagement.GranularityTypeDaily, colService, colResourceGroup)
+		def := costQuery(typ, start, end, armcostmanagement.GranularityTypeDaily, colService, colResourceGroup)
 		return c.queryCosts(ctx, subscriptionID, def, func(props *armcostmanagement.QueryProperties) error {
 			return emitCostRows(props, fn)
 		})
@@ -83,19 +97,19 @@ type ResourceCostRow struct {
 	Currency   string
 }
 
-// DailyResourceCosts calls fn for each day, resource and service's actual
-// cost in a subscription, from the calendar day of from through that of
+// DailyResourceCosts calls fn for each day, resource and service's cost
+// of the type in a subscription, from the calendar day of from through that of
 // to (both included): the same costs as DailyCosts, one grain finer, as a
 // query grouped by ResourceId and ServiceName (a query takes two
 // groupings at most, so a row carries no resource group; a resource's is
 // in its id). Queried a year at a time and streamed a page at a time; an
 // error from fn stops the query and is returned as is.
-func (c *ResourceManager) DailyResourceCosts(ctx context.Context, subscriptionID string, from, to time.Time, fn func(ResourceCostRow) error) error {
+func (c *ResourceManager) DailyResourceCosts(ctx context.Context, subscriptionID string, typ CostType, from, to time.Time, fn func(ResourceCostRow) error) error {
 	if subscriptionID == "" {
 		return errors.New("cloud: daily resource costs: no subscription id")
 	}
 	return byYear("daily resource costs", from, to, func(start, end time.Time) error {
-		def := costQuery(start, end, armcostmanagement.GranularityTypeDaily, colResourceID, colService)
+		def := costQuery(typ, start, end, armcostmanagement.GranularityTypeDaily, colResourceID, colService)
 		return c.queryCosts(ctx, subscriptionID, def, func(props *armcostmanagement.QueryProperties) error {
 			idx, err := columnsAt(props, colCost, colDate, colResourceID, colService, colCurrency)
 			if err != nil {
@@ -120,9 +134,9 @@ func (c *ResourceManager) DailyResourceCosts(ctx context.Context, subscriptionID
 	})
 }
 
-// costQuery is an actual-cost query of the days start..end summing the
-// pre-tax cost by the dimensions given.
-func costQuery(start, end time.Time, granularity armcostmanagement.GranularityType, dimensions ...string) armcostmanagement.QueryDefinition {
+// costQuery is a query of the days start..end summing the pre-tax cost of
+// the type by the dimensions given.
+func costQuery(typ CostType, start, end time.Time, granularity armcostmanagement.GranularityType, dimensions ...string) armcostmanagement.QueryDefinition {
 	endOfDay := end.Add(24*time.Hour - time.Second)
 	grouping := make([]*armcostmanagement.QueryGrouping, len(dimensions))
 	for i, d := range dimensions {
@@ -138,7 +152,7 @@ func costQuery(start, end time.Time, granularity armcostmanagement.GranularityTy
 		ds.Granularity = to.Ptr(granularity)
 	}
 	return armcostmanagement.QueryDefinition{
-		Type:       to.Ptr(armcostmanagement.ExportTypeActualCost),
+		Type:       to.Ptr(armcostmanagement.ExportType(typ)),
 		Timeframe:  to.Ptr(armcostmanagement.TimeframeTypeCustom),
 		TimePeriod: &armcostmanagement.QueryTimePeriod{From: &start, To: &endOfDay},
 		Dataset:    ds,
@@ -304,7 +318,7 @@ func (c *ResourceManager) ResourceCosts(ctx context.Context, subscriptionID stri
 	if last.Before(first) || !last.Before(first.AddDate(1, 0, 0)) {
 		return fmt.Errorf("cloud: resource costs: %s..%s is not a period of one day to a year", first.Format(time.DateOnly), last.Format(time.DateOnly))
 	}
-	def := costQuery(first, last, "", colResourceID)
+	def := costQuery(ActualCost, first, last, "", colResourceID)
 	return c.queryCosts(ctx, subscriptionID, def, func(props *armcostmanagement.QueryProperties) error {
 		idx, err := columnsAt(props, colCost, colResourceID, colCurrency)
 		if err != nil {

@@ -35,7 +35,7 @@ func costWorld() *world.World {
 
 func collectCosts(c *cloud.Clients, sub string, from, to time.Time) ([]cloud.CostRow, error) {
 	var rows []cloud.CostRow
-	err := c.DailyCosts(context.Background(), sub, from, to, func(r cloud.CostRow) error {
+	err := c.DailyCosts(context.Background(), sub, cloud.ActualCost, from, to, func(r cloud.CostRow) error {
 		rows = append(rows, r)
 		return nil
 	})
@@ -227,7 +227,7 @@ func TestDailyCostsErrors(t *testing.T) {
 	// The caller's own error stops the stream and comes back as is.
 	stop := errors.New("stop")
 	n := 0
-	err = c.DailyCosts(context.Background(), subID(0), october1, october30, func(cloud.CostRow) error {
+	err = c.DailyCosts(context.Background(), subID(0), cloud.ActualCost, october1, october30, func(cloud.CostRow) error {
 		n++
 		if n == 1500 {
 			return stop
@@ -236,5 +236,35 @@ func TestDailyCostsErrors(t *testing.T) {
 	})
 	if err != stop || n != 1500 {
 		t.Fatalf("err %v after %d rows, want the callback's error after 1500", err, n)
+	}
+}
+
+// TestDailyCostsByType: the same days summed as billed and amortised: a
+// purchase that costs its price as billed and nothing amortised, covered
+// usage that costs nothing as billed and its share amortised.
+func TestDailyCostsByType(t *testing.T) {
+	w := baseWorld()
+	price, share := 0.0, 2.5
+	w.Costs = append(w.Costs,
+		world.Cost{SubscriptionID: subID(0), Date: "2026-10-01", Service: "Virtual Machines", Cost: 75, AmortizedCost: &price, Currency: "EUR"},
+		world.Cost{SubscriptionID: subID(0), Date: "2026-10-01", Service: "Virtual Machines", ResourceGroup: "rg-0", Cost: 0, AmortizedCost: &share, Currency: "EUR"},
+		world.Cost{SubscriptionID: subID(0), Date: "2026-10-01", Service: "Storage", ResourceGroup: "rg-0", Cost: 4, Currency: "EUR"})
+	_, c := startSim(t, w)
+	sum := func(typ cloud.CostType) map[string]float64 {
+		out := map[string]float64{}
+		err := c.DailyCosts(context.Background(), subID(0), typ, october1, october1, func(r cloud.CostRow) error {
+			out[r.Service] += r.Cost
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got := sum(cloud.ActualCost); got["Virtual Machines"] != 75 || got["Storage"] != 4 {
+		t.Errorf("actual %v", got)
+	}
+	if got := sum(cloud.AmortizedCost); got["Virtual Machines"] != 2.5 || got["Storage"] != 4 {
+		t.Errorf("amortised %v", got)
 	}
 }

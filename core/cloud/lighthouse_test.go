@@ -96,7 +96,7 @@ func TestUndelegatedSubscriptionIsRefused(t *testing.T) {
 	// Every subscription-scoped route refuses it the same way.
 	refused := map[string]error{
 		"usages": c.Usages(ctx, subID(9), "westeurope", cloud.UsageCompute, func(cloud.Usage) error { return nil }),
-		"costs": c.DailyCosts(ctx, subID(9), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), simNow,
+		"costs": c.DailyCosts(ctx, subID(9), cloud.ActualCost, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), simNow,
 			func(cloud.CostRow) error { return nil }),
 		"policy states":  c.PolicyStates(ctx, subID(9), "", func(cloud.PolicyState) error { return nil }),
 		"budgets":        c.Budgets(ctx, subID(9), func(cloud.Budget) error { return nil }),

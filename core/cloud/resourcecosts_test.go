@@ -110,7 +110,7 @@ func TestResourceCostsRejectsAndNoContent(t *testing.T) {
 func TestDailyResourceCostsByDayResourceAndService(t *testing.T) {
 	collect := func(c *cloud.Clients, from, to time.Time) (map[string]cloud.ResourceCostRow, error) {
 		out := map[string]cloud.ResourceCostRow{}
-		err := c.DailyResourceCosts(context.Background(), subID(0), from, to, func(r cloud.ResourceCostRow) error {
+		err := c.DailyResourceCosts(context.Background(), subID(0), cloud.ActualCost, from, to, func(r cloud.ResourceCostRow) error {
 			k := r.Date.Format(time.DateOnly) + "|" + r.ResourceID + "|" + r.Service
 			if _, ok := out[k]; ok {
 				return fmt.Errorf("row %s twice", k)
@@ -168,14 +168,14 @@ func TestDailyResourceCostsByDayResourceAndService(t *testing.T) {
 	if hits := s.Faults.Hits(cloudsim.ARM, costPath(subID(0))); hits < 2 {
 		t.Fatalf("a range of over a year in %d queries", hits)
 	}
-	if err := c.DailyResourceCosts(context.Background(), "", october1, october30, func(cloud.ResourceCostRow) error { return nil }); err == nil {
+	if err := c.DailyResourceCosts(context.Background(), "", cloud.ActualCost, october1, october30, func(cloud.ResourceCostRow) error { return nil }); err == nil {
 		t.Error("no subscription: queried")
 	}
-	if err := c.DailyResourceCosts(context.Background(), subID(0), october30, october1, func(cloud.ResourceCostRow) error { return nil }); err == nil {
+	if err := c.DailyResourceCosts(context.Background(), subID(0), cloud.ActualCost, october30, october1, func(cloud.ResourceCostRow) error { return nil }); err == nil {
 		t.Error("backwards: queried")
 	}
 	stop := errors.New("stop")
-	if err := c.DailyResourceCosts(context.Background(), subID(0), october1, october30, func(cloud.ResourceCostRow) error { return stop }); !errors.Is(err, stop) {
+	if err := c.DailyResourceCosts(context.Background(), subID(0), cloud.ActualCost, october1, october30, func(cloud.ResourceCostRow) error { return stop }); !errors.Is(err, stop) {
 		t.Errorf("fn's error: %v", err)
 	}
 }

@@ -94,10 +94,13 @@ type column struct {
 // costQuery is a validated query.
 type costQuery struct {
 	from, to string // YYYY-MM-DD, both included
-	daily    bool
-	aggs     int
-	groups   []dimension
-	columns  []column
+	// amortized: the query sums amortised costs (type AmortizedCost),
+	// else actual ones.
+	amortized bool
+	daily     bool
+	aggs      int
+	groups    []dimension
+	columns   []column
 }
 
 // parseQuery validates a query definition against the API's rules and
@@ -105,9 +108,9 @@ type costQuery struct {
 func (srv *server) parseQuery(def queryDefinition) (*costQuery, error) {
 	q := &costQuery{}
 	switch strings.ToLower(def.Type) {
-	case "actualcost", "amortizedcost", "usage":
-		// The world's costs hold no reservation purchases to amortise,
-		// so the three agree.
+	case "actualcost", "usage":
+	case "amortizedcost":
+		q.amortized = true
 	default:
 		return nil, fmt.Errorf("type %q is not one of ActualCost, AmortizedCost, Usage", def.Type)
 	}
@@ -281,8 +284,12 @@ func (a *aggregator) bucket(costs []world.Cost, idx []int32) []costRow {
 			a.seen[k] = n
 			a.rows = append(a.rows, costRow{key: k, date: dateNumber(c.Date)})
 		}
+		v := c.Cost
+		if a.q.amortized {
+			v = c.Amortized()
+		}
 		for j := 0; j < a.q.aggs; j++ {
-			a.rows[n].sums[j] += c.Cost
+			a.rows[n].sums[j] += v
 		}
 	}
 	slices.SortFunc(a.rows, compareRows)
@@ -380,12 +387,13 @@ type bucketCache struct {
 // and length), the subscription, the bucket's positions among its costs
 // and what the query sums by.
 type bucketKey struct {
-	costs    *world.Cost
-	n        int
-	sub      string
-	pos, end int
-	groups   string
-	aggs     int
+	costs     *world.Cost
+	n         int
+	sub       string
+	pos, end  int
+	groups    string
+	aggs      int
+	amortized bool
 }
 
 // rows sums the bucket idx[pos:end] with agg, or returns the sums kept
@@ -398,7 +406,7 @@ func (bc *bucketCache) rows(agg *aggregator, subID string, costs []world.Cost, i
 	for i, d := range agg.q.groups {
 		names[i] = d.name
 	}
-	k := bucketKey{costs: &costs[0], n: len(costs), sub: strings.ToLower(subID), pos: pos, end: end, groups: strings.Join(names, ","), aggs: agg.q.aggs}
+	k := bucketKey{costs: &costs[0], n: len(costs), sub: strings.ToLower(subID), pos: pos, end: end, groups: strings.Join(names, ","), aggs: agg.q.aggs, amortized: agg.q.amortized}
 	bc.mu.Lock()
 	defer bc.mu.Unlock()
 	if bc.sums != nil && bc.key == k {

@@ -322,3 +322,45 @@ func TestCostQueryPagesOneBucket(t *testing.T) {
 		t.Fatalf("%d pages of %v, want 3 of %v", pages, got, want)
 	}
 }
+
+// TestCostQueryAmortized: an ActualCost query sums each row's cost, an
+// AmortizedCost query its amortised cost (its cost when it has none): a
+// reservation bought on 2 October for 30.00 costs 30.00 that day as
+// billed and nothing amortised, while the machine it covers costs
+// nothing as billed and 1.00 a day amortised, with 0.25 a day unused.
+func TestCostQueryAmortized(t *testing.T) {
+	w := testWorld()
+	zero, one, quarter := 0.0, 1.0, 0.25
+	w.Costs = append(w.Costs, world.Cost{SubscriptionID: subB, Date: "2026-10-02", Service: "Virtual Machines", Cost: 30, AmortizedCost: &zero, Currency: "USD"})
+	for d := 2; d <= 4; d++ {
+		date := fmt.Sprintf("2026-10-%02d", d)
+		w.Costs = append(w.Costs,
+			world.Cost{SubscriptionID: subB, Date: date, Service: "Virtual Machines", ResourceGroup: "rg-x", ResourceID: "/subscriptions/" + subB + "/resourceGroups/rg-x/providers/Microsoft.Compute/virtualMachines/vm-1",
+				Cost: 0, AmortizedCost: &one, Currency: "USD"},
+			world.Cost{SubscriptionID: subB, Date: date, Service: "Virtual Machines", Cost: 0, AmortizedCost: &quarter, Currency: "USD"})
+	}
+	e := startWorld(t, w)
+	sums := func(typ string) map[string]float64 {
+		q := dailyQuery("2026-10-01", "2026-10-04", "ServiceName")
+		q["type"] = typ
+		resp, body := e.do("POST", queryPath(subB), q)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %v", typ, resp.StatusCode, body)
+		}
+		out := map[string]float64{}
+		for _, row := range readResult(t, body).rows {
+			out[fmt.Sprint(int(row["UsageDate"].(float64)), " ", row["ServiceName"])] += row["PreTaxCost"].(float64)
+		}
+		return out
+	}
+	actual, amortized := sums("ActualCost"), sums("AmortizedCost")
+	if actual["20261002 Virtual Machines"] != 30 || actual["20261003 Virtual Machines"] != 0 || actual["20261001 Storage"] != 1 {
+		t.Errorf("actual %v", actual)
+	}
+	if amortized["20261002 Virtual Machines"] != 1.25 || amortized["20261004 Virtual Machines"] != 1.25 || amortized["20261001 Storage"] != 1 {
+		t.Errorf("amortised %v", amortized)
+	}
+	if usage := sums("Usage"); fmt.Sprint(usage) != fmt.Sprint(actual) {
+		t.Errorf("Usage %v, want the actual costs %v", usage, actual)
+	}
+}

@@ -35,7 +35,7 @@ func TestDemoWorldMovesWithTime(t *testing.T) {
 	next := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	rowsOn := func(day time.Time) int {
 		n := 0
-		if err := clients.DailyCosts(ctx, sub, day, day, func(cloud.CostRow) error { n++; return nil }); err != nil {
+		if err := clients.DailyCosts(ctx, sub, cloud.ActualCost, day, day, func(cloud.CostRow) error { n++; return nil }); err != nil {
 			t.Fatal(err)
 		}
 		return n

@@ -107,14 +107,31 @@ type User struct {
 // resource when ResourceID names it (optional: rows without it are costs
 // the provider reports by resource group only, such as a subscription's
 // support charge, or worlds that do not model resources' costs).
+//
+// Cost is the actual cost, as billed: a reservation's purchase costs its
+// price on the day it is bought, and the usage it covers costs nothing.
+// AmortizedCost is the same row with commitments spread over their terms:
+// the purchase costs nothing, the covered usage its day's share of the
+// price, and a row of a reservation's unused hours (cost 0) the share
+// they leave. Absent, it is Cost: the row involves no commitment.
 type Cost struct {
-	SubscriptionID string  `json:"subscription_id"`
-	Date           string  `json:"date"`
-	Service        string  `json:"service"`
-	ResourceGroup  string  `json:"resource_group"`
-	ResourceID     string  `json:"resource_id,omitempty"`
-	Cost           float64 `json:"cost"`
-	Currency       string  `json:"currency"`
+	SubscriptionID string   `json:"subscription_id"`
+	Date           string   `json:"date"`
+	Service        string   `json:"service"`
+	ResourceGroup  string   `json:"resource_group"`
+	ResourceID     string   `json:"resource_id,omitempty"`
+	Cost           float64  `json:"cost"`
+	AmortizedCost  *float64 `json:"amortized_cost,omitempty"`
+	Currency       string   `json:"currency"`
+}
+
+// Amortized is the row's amortised cost: AmortizedCost, or Cost without
+// one.
+func (c *Cost) Amortized() float64 {
+	if c.AmortizedCost != nil {
+		return *c.AmortizedCost
+	}
+	return c.Cost
 }
 
 // PolicyState is a policy's compliance state for one resource.

@@ -199,7 +199,7 @@ func (s *Syncer) sumBudget(ctx context.Context, tw pluginenv.TenantWork, b *Budg
 	period, counted := b.SpendDays(ledger.DayOf(now))
 	if counted.End >= counted.Start {
 		for _, sub := range tw.Subscriptions {
-			err := tw.Cloud.DailyCosts(ctx, sub, counted.Start.Time(), counted.End.Time(), func(r cloud.CostRow) error {
+			err := tw.Cloud.DailyCosts(ctx, sub, cloud.ActualCost, counted.Start.Time(), counted.End.Time(), func(r cloud.CostRow) error {
 				if r.Currency == b.Currency {
 					out.ProviderSpend += ledger.AmountOf(r.Cost)
 				}

@@ -66,8 +66,8 @@ func BenchmarkCostIngest(b *testing.B) {
 			idle := testbin.ProcStatus(b, pid, "VmRSS")
 			backfill := func() int64 {
 				n, _, err := h.RunJob(ctx, "costs")
-				if err != nil || n != 2*29200 {
-					b.Fatalf("costs sync: %d records, %v; want 29,200 at each grain", n, err)
+				if err != nil || n != 4*29200 {
+					b.Fatalf("costs sync: %d records, %v; want 29,200 at each grain, actual and amortised", n, err)
 				}
 				return n
 			}

@@ -113,11 +113,11 @@ func TestResourceCostsStoredAndPublished(t *testing.T) {
 			}
 
 			// Later the same day: the period has not moved, so only the
-			// days are fetched, at both grains.
+			// days are fetched, at both grains, actual and amortised.
 			queries := f.costQueries(subC1)
 			f.mustRun(t)
-			if q := f.costQueries(subC1) - queries; q != 2 {
-				t.Fatalf("%d cost queries for %s on a second run the same day, want 2", q, subC1)
+			if q := f.costQueries(subC1) - queries; q != 4 {
+				t.Fatalf("%d cost queries for %s on a second run the same day, want 4", q, subC1)
 			}
 
 			// A day later the public IP is gone and bills nothing more.
@@ -127,8 +127,8 @@ func TestResourceCostsStoredAndPublished(t *testing.T) {
 			f.nextDay(t)
 			queries = f.costQueries(subC1)
 			f.mustRun(t)
-			if q := f.costQueries(subC1) - queries; q != 3 {
-				t.Fatalf("%d cost queries for %s the next day, want 3", q, subC1)
+			if q := f.costQueries(subC1) - queries; q != 5 {
+				t.Fatalf("%d cost queries for %s the next day, want 5", q, subC1)
 			}
 			wantContoso = map[string]reports.ResourceRecord{disk: rec(contoso.ID, subC1, disk, "USD", 3750, today)}
 			if got := f.readResourceCosts(t, []string{contoso.ID, fabrikam.ID}, map[string]string{"resource_ids": ipC1 + "\n" + diskC1}); fmt.Sprint(got) != fmt.Sprint(wantContoso) {
@@ -192,7 +192,7 @@ func TestResourceGrainAndTags(t *testing.T) {
 
 			// A ledger from before the grain: its sync state says the
 			// grain is not kept, and it holds no days by resource.
-			for _, q := range []string{`UPDATE cost_sync_state SET resource_grain = FALSE`, `DELETE FROM cost_resource_daily`} {
+			for _, q := range []string{`UPDATE cost_sync_state SET grains_complete = FALSE`, `DELETE FROM cost_resource_daily`} {
 				if _, err := f.ledger.DB.ExecContext(ctx, q); err != nil {
 					t.Fatal(err)
 				}
@@ -202,11 +202,11 @@ func TestResourceGrainAndTags(t *testing.T) {
 				t.Fatalf("costs by resource after the upgrade's sync %v, want %v", got, want)
 			}
 			states, err := f.ledger.SyncStates(ctx)
-			if err != nil || !states[subC1].ResourceGrain || states[subC1].FirstDay != today-backfillDays+1 {
+			if err != nil || !states[subC1].GrainsComplete || states[subC1].FirstDay != today-backfillDays+1 {
 				t.Fatalf("sync state after the upgrade's sync %+v (%v)", states[subC1], err)
 			}
 			n, _ := f.mustRun(t)
-			if want := int64(3*5*8 + len(worldResourceDays(w, today-4, today, allSubs...)) + 5); n != want {
+			if want := int64(2*(3*5*8+len(worldResourceDays(w, today-4, today, allSubs...))) + 5); n != want {
 				t.Fatalf("the run after it processed %d records, want %d: the restated days only", n, want)
 			}
 		})

@@ -180,9 +180,9 @@ func (s *Syncer) window(tenantID, sub string, today ledger.Day, states map[strin
 	}
 	earliest := today - ledger.Day(backfill) + 1
 	from := earliest
-	// A subscription synced before the ledger kept costs by resource is
-	// fetched from the backfill's first day again, once.
-	if st, ok := states[sub]; ok && st.ResourceGrain {
+	// A subscription synced before the ledger kept costs by resource and
+	// amortised is fetched from the backfill's first day again, once.
+	if st, ok := states[sub]; ok && st.GrainsComplete {
 		from = min(max(st.LastDay-ledger.Day(restate)+1, earliest), today)
 	}
 	return ledger.Window{TenantID: tenantID, SubscriptionID: sub, From: from, To: today}
@@ -197,20 +197,36 @@ func (s *Syncer) syncSubscription(ctx context.Context, tw pluginenv.TenantWork, 
 			p.Report(fmt.Sprintf("%s: %d rows", label, n))
 		}
 	}
+	// Each grain is queried as billed, then amortised: the ledger sums a
+	// key's two rows into its actual and amortised cost.
 	written, err := s.Ledger.Replace(ctx, w, s.now(), ledger.Streams{
 		Costs: func(emit func(ledger.Cost) error) error {
-			return tw.Cloud.DailyCosts(ctx, w.SubscriptionID, w.From.Time(), w.To.Time(), func(r cloud.CostRow) error {
-				progress()
-				return emit(ledger.Cost{Day: ledger.DayOf(r.Date), Service: r.Service, ResourceGroup: r.ResourceGroup,
-					Currency: r.Currency, Cost: ledger.AmountOf(r.Cost)})
-			})
+			for _, typ := range []cloud.CostType{cloud.ActualCost, cloud.AmortizedCost} {
+				err := tw.Cloud.DailyCosts(ctx, w.SubscriptionID, typ, w.From.Time(), w.To.Time(), func(r cloud.CostRow) error {
+					progress()
+					c := ledger.Cost{Day: ledger.DayOf(r.Date), Service: r.Service, ResourceGroup: r.ResourceGroup, Currency: r.Currency}
+					*costOf(typ, &c.Cost, &c.Amortized) = ledger.AmountOf(r.Cost)
+					return emit(c)
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 		Resources: func(emit func(ledger.ResourceDay) error) error {
-			return tw.Cloud.DailyResourceCosts(ctx, w.SubscriptionID, w.From.Time(), w.To.Time(), func(r cloud.ResourceCostRow) error {
-				progress()
-				return emit(ledger.ResourceDay{Day: ledger.DayOf(r.Date), ResourceID: r.ResourceID, Service: r.Service,
-					Currency: r.Currency, Cost: ledger.AmountOf(r.Cost)})
-			})
+			for _, typ := range []cloud.CostType{cloud.ActualCost, cloud.AmortizedCost} {
+				err := tw.Cloud.DailyResourceCosts(ctx, w.SubscriptionID, typ, w.From.Time(), w.To.Time(), func(r cloud.ResourceCostRow) error {
+					progress()
+					c := ledger.ResourceDay{Day: ledger.DayOf(r.Date), ResourceID: r.ResourceID, Service: r.Service, Currency: r.Currency}
+					*costOf(typ, &c.Cost, &c.Amortized) = ledger.AmountOf(r.Cost)
+					return emit(c)
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	})
 	if err != nil {
@@ -218,8 +234,17 @@ func (s *Syncer) syncSubscription(ctx context.Context, tw pluginenv.TenantWork, 
 		return err
 	}
 	p.Records += written.Rows + written.ResourceRows
-	p.Step(fmt.Sprintf("%s: %d rows and %d by resource in %d batches, %d changed", label, written.Rows, written.ResourceRows, written.Batches, written.Changed))
+	p.Step(fmt.Sprintf("%s: %d rows and %d by resource, actual and amortised, in %d batches, %d changed", label, written.Rows, written.ResourceRows, written.Batches, written.Changed))
 	return nil
+}
+
+// costOf is the field of a row a cost of the type goes to: actual or
+// amortised.
+func costOf(typ cloud.CostType, actual, amortized *ledger.Amount) *ledger.Amount {
+	if typ == cloud.AmortizedCost {
+		return amortized
+	}
+	return actual
 }
 
 // syncTags replaces the tags the ledger holds for a subscription's

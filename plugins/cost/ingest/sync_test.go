@@ -55,8 +55,8 @@ func TestBackfillIncrementalRestate(t *testing.T) {
 			if got := f.storedResourceDays(t); fmt.Sprint(got) != fmt.Sprint(wantResources) {
 				t.Fatalf("costs by resource %v, want %v", got, wantResources)
 			}
-			if n != int64(len(want)+len(wantResources))+90 {
-				t.Fatalf("first sync processed %d records, want %d cost rows, %d by resource and 90 reservation days", n, len(want), len(wantResources))
+			if n != int64(2*(len(want)+len(wantResources)))+90 {
+				t.Fatalf("first sync processed %d records, want %d cost rows, %d by resource, each actual and amortised, and 90 reservation days", n, len(want), len(wantResources))
 			}
 			if got, wantSums := f.totals(t), sumByTenant(want); fmt.Sprint(got) != fmt.Sprint(wantSums) {
 				t.Fatalf("totals %v, want %v", got, wantSums)
@@ -66,11 +66,11 @@ func TestBackfillIncrementalRestate(t *testing.T) {
 				t.Fatalf("last progress %+v, want 4 of 4 steps (3 subscriptions, 1 billing account)", last)
 			}
 			for _, sub := range allSubs {
-				if q := f.costQueries(sub); q != 3 {
-					t.Fatalf("%s: %d cost queries for %d rows, want 3: the days, the days by resource and the costs by resource", sub, q, backfillDays*8)
+				if q := f.costQueries(sub); q != 5 {
+					t.Fatalf("%s: %d cost queries for %d rows, want 5: the days and the days by resource, each actual and amortised, and the costs by resource", sub, q, backfillDays*8)
 				}
 				if !slices.ContainsFunc(progress, func(p plugintest.Progress) bool {
-					return strings.Contains(p.Message, sub) && strings.Contains(p.Message, fmt.Sprintf("%d rows and %d by resource in 2 batches", backfillDays*8, len(worldResourceDays(w, first, today, sub))))
+					return strings.Contains(p.Message, sub) && strings.Contains(p.Message, fmt.Sprintf("%d rows and %d by resource, actual and amortised, in 2 batches", 2*backfillDays*8, 2*len(worldResourceDays(w, first, today, sub))))
 				}) {
 					t.Fatalf("no progress names %s's rows: %+v", sub, progress)
 				}
@@ -92,12 +92,12 @@ func TestBackfillIncrementalRestate(t *testing.T) {
 			// nothing changes.
 			before := f.totals(t)
 			n, _ = f.mustRun(t)
-			if want := int64(3*5*8 + len(worldResourceDays(w, today-4, today, allSubs...)) + 5); n != want {
+			if want := int64(2*(3*5*8+len(worldResourceDays(w, today-4, today, allSubs...))) + 5); n != want {
 				t.Fatalf("second sync processed %d records, want %d: 5 days of 3 subscriptions at both grains and 5 reservation days", n, want)
 			}
 			for _, sub := range allSubs {
-				if q := f.costQueries(sub); q != 5 {
-					t.Fatalf("%s: %d cost queries after the second sync, want 5: the costs by resource over 30 days are fetched once a day", sub, q)
+				if q := f.costQueries(sub); q != 9 {
+					t.Fatalf("%s: %d cost queries after the second sync, want 9: the costs by resource over 30 days are fetched once a day", sub, q)
 				}
 			}
 			sameCosts(t, f.stored(t), want)
@@ -275,7 +275,7 @@ func TestTenantsAndHooks(t *testing.T) {
 				},
 			}
 			n, err := f.syncer.Run(ctx, &sdk.JobRun{TenantIDs: []string{fabrikam.ID}})
-			if err != nil || n != int64(backfillDays*8+len(worldResourceDays(w, today-backfillDays+1, today, subF1))) {
+			if err != nil || n != int64(2*(backfillDays*8+len(worldResourceDays(w, today-backfillDays+1, today, subF1)))) {
 				t.Fatalf("Fabrikam's run: %d records, %v", n, err)
 			}
 			sameCosts(t, f.stored(t), worldCosts(w, today-backfillDays+1, today, subF1))
@@ -344,12 +344,12 @@ func TestTenantYearStreams(t *testing.T) {
 			f := start(t, dialect, w)
 			f.syncer.BackfillDays = 365
 			n, progress := f.mustRun(t)
-			if n != 2*29200 {
-				t.Fatalf("%d records, want 29,200 at each grain", n)
+			if n != 4*29200 {
+				t.Fatalf("%d records, want 29,200 at each grain, actual and amortised", n)
 			}
 			for _, sub := range []string{subC1, subC2} {
 				if !slices.ContainsFunc(progress, func(p plugintest.Progress) bool {
-					return strings.Contains(p.Message, sub) && strings.Contains(p.Message, "14600 rows and 14600 by resource in 6 batches")
+					return strings.Contains(p.Message, sub) && strings.Contains(p.Message, "29200 rows and 29200 by resource, actual and amortised, in 12 batches")
 				}) {
 					t.Fatalf("%s was not written in 3 batches of at most %d rows: %+v", sub, ledger.DefaultFlushRows, progress)
 				}

@@ -56,7 +56,8 @@ type Streams struct {
 
 // Replace makes the ledger hold, for the window's subscription and days,
 // exactly the rows the streams emit, at both grains: rows of the same key
-// are upserted (emitted twice, they are summed), stored rows a stream no
+// are upserted (emitted twice, they are summed, so a stream may emit a
+// day's actual cost and its amortised cost as two rows), stored rows a stream no
 // longer reports are deleted, and the tenant's rollups and the
 // subscription's sync state are refreshed for the window. A row's
 // subscription, tenant and month are the window's, a resource row's
@@ -170,21 +171,22 @@ func ResourceGroupOf(id string) string {
 
 // stageColumns are the cost stage's columns, in the order rows are
 // written.
-var stageColumns = []string{"day", "service", "resource_group", "currency", "month", "cost_cents"}
+var stageColumns = []string{"day", "service", "resource_group", "currency", "month", "cost_cents", "amortized_cents"}
 
 // stage is the window's staging table of costs.
 type stage struct{ *store.Stage }
 
 func openStage(ctx context.Context, conn bun.Conn, useCopy bool) (stage, error) {
 	st, err := store.OpenStage(ctx, conn, "cost_stage", `day INTEGER NOT NULL, service TEXT NOT NULL,
-		 resource_group TEXT NOT NULL, currency TEXT NOT NULL, month INTEGER NOT NULL, cost_cents BIGINT NOT NULL`, stageColumns, useCopy, stageRows)
+		 resource_group TEXT NOT NULL, currency TEXT NOT NULL, month INTEGER NOT NULL, cost_cents BIGINT NOT NULL,
+		 amortized_cents BIGINT NOT NULL`, stageColumns, useCopy, stageRows)
 	return stage{st}, err
 }
 
 func (st stage) write(ctx context.Context, rows []Cost) error {
 	return st.Write(ctx, len(rows), func(i int) []any {
 		r := &rows[i]
-		return []any{int32(r.Day), r.Service, r.ResourceGroup, r.Currency, int32(r.Month), int64(r.Cost)}
+		return []any{int32(r.Day), r.Service, r.ResourceGroup, r.Currency, int32(r.Month), int64(r.Cost), int64(r.Amortized)}
 	})
 }
 
@@ -192,18 +194,19 @@ func (st stage) write(ctx context.Context, rows []Cost) error {
 type resourceStage struct{ *store.Stage }
 
 // resourceStageColumns are its columns, in the order rows are written.
-var resourceStageColumns = []string{"day", "resource_id", "service", "currency", "resource_group", "month", "cost_cents"}
+var resourceStageColumns = []string{"day", "resource_id", "service", "currency", "resource_group", "month", "cost_cents", "amortized_cents"}
 
 func openResourceStage(ctx context.Context, conn bun.Conn, useCopy bool) (resourceStage, error) {
 	st, err := store.OpenStage(ctx, conn, "cost_resource_stage", `day INTEGER NOT NULL, resource_id TEXT NOT NULL, service TEXT NOT NULL,
-		 currency TEXT NOT NULL, resource_group TEXT NOT NULL, month INTEGER NOT NULL, cost_cents BIGINT NOT NULL`, resourceStageColumns, useCopy, stageRows)
+		 currency TEXT NOT NULL, resource_group TEXT NOT NULL, month INTEGER NOT NULL, cost_cents BIGINT NOT NULL,
+		 amortized_cents BIGINT NOT NULL`, resourceStageColumns, useCopy, stageRows)
 	return resourceStage{st}, err
 }
 
 func (st resourceStage) write(ctx context.Context, rows []ResourceDay) error {
 	return st.Write(ctx, len(rows), func(i int) []any {
 		r := &rows[i]
-		return []any{int32(r.Day), r.ResourceID, r.Service, r.Currency, r.ResourceGroup, int32(r.Month), int64(r.Cost)}
+		return []any{int32(r.Day), r.ResourceID, r.Service, r.Currency, r.ResourceGroup, int32(r.Month), int64(r.Cost), int64(r.Amortized)}
 	})
 }
 
@@ -239,23 +242,25 @@ func (st stage) move(ctx context.Context, rst resourceStage, w Window, syncedAt 
 		// An unchanged row is not rewritten, so re-fetching the restated
 		// days costs no writes for the days that did not change.
 		for _, q := range []string{
-			`INSERT INTO cost_daily (subscription_id, day, service, resource_group, currency, tenant_id, month, cost_cents)
-			SELECT ?0, day, service, resource_group, currency, ?1, month, SUM(cost_cents) FROM cost_stage
+			`INSERT INTO cost_daily (subscription_id, day, service, resource_group, currency, tenant_id, month, cost_cents, amortized_cents)
+			SELECT ?0, day, service, resource_group, currency, ?1, month, SUM(cost_cents), SUM(amortized_cents) FROM cost_stage
 			WHERE day BETWEEN ?2 AND ?3
 			GROUP BY day, service, resource_group, currency, month
 			ON CONFLICT (subscription_id, day, service, resource_group, currency) DO UPDATE
-			SET cost_cents = EXCLUDED.cost_cents, tenant_id = EXCLUDED.tenant_id, month = EXCLUDED.month
-			WHERE cost_daily.cost_cents <> EXCLUDED.cost_cents OR cost_daily.tenant_id <> EXCLUDED.tenant_id`,
+			SET cost_cents = EXCLUDED.cost_cents, amortized_cents = EXCLUDED.amortized_cents, tenant_id = EXCLUDED.tenant_id, month = EXCLUDED.month
+			WHERE cost_daily.cost_cents <> EXCLUDED.cost_cents OR cost_daily.amortized_cents <> EXCLUDED.amortized_cents
+			OR cost_daily.tenant_id <> EXCLUDED.tenant_id`,
 			`DELETE FROM cost_daily WHERE subscription_id = ?0 AND day BETWEEN ?2 AND ?3
 			AND NOT EXISTS (SELECT 1 FROM cost_stage s WHERE s.day = cost_daily.day AND s.service = cost_daily.service
 			AND s.resource_group = cost_daily.resource_group AND s.currency = cost_daily.currency)`,
-			`INSERT INTO cost_resource_daily (subscription_id, day, resource_id, service, currency, tenant_id, resource_group, month, cost_cents)
-			SELECT ?0, day, resource_id, service, currency, ?1, resource_group, month, SUM(cost_cents) FROM cost_resource_stage
+			`INSERT INTO cost_resource_daily (subscription_id, day, resource_id, service, currency, tenant_id, resource_group, month, cost_cents, amortized_cents)
+			SELECT ?0, day, resource_id, service, currency, ?1, resource_group, month, SUM(cost_cents), SUM(amortized_cents) FROM cost_resource_stage
 			WHERE day BETWEEN ?2 AND ?3
 			GROUP BY day, resource_id, service, currency, resource_group, month
 			ON CONFLICT (subscription_id, day, resource_id, service, currency) DO UPDATE
-			SET cost_cents = EXCLUDED.cost_cents, tenant_id = EXCLUDED.tenant_id, month = EXCLUDED.month
-			WHERE cost_resource_daily.cost_cents <> EXCLUDED.cost_cents OR cost_resource_daily.tenant_id <> EXCLUDED.tenant_id`,
+			SET cost_cents = EXCLUDED.cost_cents, amortized_cents = EXCLUDED.amortized_cents, tenant_id = EXCLUDED.tenant_id, month = EXCLUDED.month
+			WHERE cost_resource_daily.cost_cents <> EXCLUDED.cost_cents OR cost_resource_daily.amortized_cents <> EXCLUDED.amortized_cents
+			OR cost_resource_daily.tenant_id <> EXCLUDED.tenant_id`,
 			`DELETE FROM cost_resource_daily WHERE subscription_id = ?0 AND day BETWEEN ?2 AND ?3
 			AND NOT EXISTS (SELECT 1 FROM cost_resource_stage s WHERE s.day = cost_resource_daily.day
 			AND s.resource_id = cost_resource_daily.resource_id AND s.service = cost_resource_daily.service
@@ -271,13 +276,13 @@ func (st stage) move(ctx context.Context, rst resourceStage, w Window, syncedAt 
 		if err := rollup(ctx, tx, w.TenantID, w.From, w.To); err != nil {
 			return err
 		}
-		_, err := tx.NewInsert().Model(&SyncState{SubscriptionID: w.SubscriptionID, TenantID: w.TenantID, FirstDay: w.From, LastDay: w.To, SyncedAt: syncedAt.UTC(), ResourceGrain: true}).
+		_, err := tx.NewInsert().Model(&SyncState{SubscriptionID: w.SubscriptionID, TenantID: w.TenantID, FirstDay: w.From, LastDay: w.To, SyncedAt: syncedAt.UTC(), GrainsComplete: true}).
 			On("CONFLICT (subscription_id) DO UPDATE").
 			Set("tenant_id = EXCLUDED.tenant_id").
 			Set("first_day = CASE WHEN EXCLUDED.first_day < ?TableAlias.first_day THEN EXCLUDED.first_day ELSE ?TableAlias.first_day END").
 			Set("last_day = EXCLUDED.last_day").
 			Set("synced_at = EXCLUDED.synced_at").
-			Set("resource_grain = EXCLUDED.resource_grain").
+			Set("grains_complete = EXCLUDED.grains_complete").
 			Exec(ctx)
 		return err
 	})

@@ -79,7 +79,7 @@ func TestReplaceResourceDays(t *testing.T) {
 			if rows := storedResourceDays(t, s, "s1"); !slices.Equal(rows, want) {
 				t.Fatalf("stored %+v\nwant %+v", rows, want)
 			}
-			if st, _ := s.SyncStates(ctx); !st["s1"].ResourceGrain {
+			if st, _ := s.SyncStates(ctx); !st["s1"].GrainsComplete {
 				t.Fatalf("sync state %+v does not say the resource grain is kept", st["s1"])
 			}
 			again, err := s.Replace(ctx, w, at, ledger.Streams{Costs: emitAll(costs), Resources: emitResources(resources)})

@@ -22,7 +22,9 @@ type Cost struct {
 	Currency       string `bun:"currency,pk"`
 	TenantID       string `bun:"tenant_id"`
 	Month          int    `bun:"month"`
-	Cost           Amount `bun:"cost_cents"`
+	// Cost is the actual cost, Amortized the amortised cost.
+	Cost      Amount `bun:"cost_cents"`
+	Amortized Amount `bun:"amortized_cents"`
 }
 
 // SyncState is how far a subscription's costs have been synced.
@@ -33,10 +35,10 @@ type SyncState struct {
 	FirstDay       Day       `bun:"first_day"`
 	LastDay        Day       `bun:"last_day"`
 	SyncedAt       time.Time `bun:"synced_at"`
-	// ResourceGrain is whether the subscription's costs by resource were
-	// fetched with its costs since its first day: false on a ledger
-	// synced before that grain existed, until a sync from the first day.
-	ResourceGrain bool `bun:"resource_grain"`
+	// GrainsComplete is whether the subscription's costs were fetched at
+	// both grains, actual and amortised, since its first day: false on a
+	// ledger synced before it kept them, until a sync from the first day.
+	GrainsComplete bool `bun:"grains_complete"`
 }
 
 // ResourceDay is one row of cost_resource_daily: a resource's cost under a
@@ -53,6 +55,7 @@ type ResourceDay struct {
 	ResourceGroup string `bun:"resource_group"`
 	Month         int    `bun:"month"`
 	Cost          Amount `bun:"cost_cents"`
+	Amortized     Amount `bun:"amortized_cents"`
 }
 
 // Reservation is one reservation's utilisation on one day.
@@ -115,6 +118,7 @@ func (s *Store) Upsert(ctx context.Context, rows []Cost) error {
 			_, err := tx.NewInsert().Model(&batch).
 				On("CONFLICT (subscription_id, day, service, resource_group, currency) DO UPDATE").
 				Set("cost_cents = EXCLUDED.cost_cents").
+				Set("amortized_cents = EXCLUDED.amortized_cents").
 				Set("tenant_id = EXCLUDED.tenant_id").
 				Exec(ctx)
 			if err != nil {
@@ -152,12 +156,12 @@ func rollup(ctx context.Context, tx bun.IDB, tenantID string, from, to Day) erro
 	}
 	for _, q := range []string{
 		`DELETE FROM cost_service_daily WHERE tenant_id = ? AND day BETWEEN ? AND ?`,
-		`INSERT INTO cost_service_daily (tenant_id, day, service, currency, month, cost_cents)
-		 SELECT tenant_id, day, service, currency, month, SUM(cost_cents) FROM cost_daily
+		`INSERT INTO cost_service_daily (tenant_id, day, service, currency, month, cost_cents, amortized_cents)
+		 SELECT tenant_id, day, service, currency, month, SUM(cost_cents), SUM(amortized_cents) FROM cost_daily
 		 WHERE tenant_id = ? AND day BETWEEN ? AND ? GROUP BY tenant_id, day, service, currency, month`,
 		`DELETE FROM cost_tenant_daily WHERE tenant_id = ? AND day BETWEEN ? AND ?`,
-		`INSERT INTO cost_tenant_daily (tenant_id, day, currency, month, cost_cents)
-		 SELECT tenant_id, day, currency, month, SUM(cost_cents) FROM cost_service_daily
+		`INSERT INTO cost_tenant_daily (tenant_id, day, currency, month, cost_cents, amortized_cents)
+		 SELECT tenant_id, day, currency, month, SUM(cost_cents), SUM(amortized_cents) FROM cost_service_daily
 		 WHERE tenant_id = ? AND day BETWEEN ? AND ? GROUP BY tenant_id, day, currency, month`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, tenantID, from, to); err != nil {
@@ -226,12 +230,13 @@ func cumulate(ctx context.Context, tx bun.IDB, tenantID string, from Day) error 
 			continue
 		}
 		cols := strings.Join(c.series, ", ")
-		_, err := tx.ExecContext(ctx, `INSERT INTO `+c.table+` (tenant_id, day, `+cols+`, cost_cents, days)
+		_, err := tx.ExecContext(ctx, `INSERT INTO `+c.table+` (tenant_id, day, `+cols+`, cost_cents, amortized_cents, days)
 			WITH RECURSIVE span (day) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT day + 1 FROM span WHERE day < ?),
-			base AS (SELECT `+cols+`, cost_cents, days FROM `+c.table+` WHERE tenant_id = ? AND day = ?),
+			base AS (SELECT `+cols+`, cost_cents, amortized_cents, days FROM `+c.table+` WHERE tenant_id = ? AND day = ?),
 			series AS (SELECT `+cols+` FROM base UNION SELECT `+cols+` FROM `+c.daily+` WHERE tenant_id = ? AND day >= ?)
 			SELECT ?, span.day, series.`+strings.Join(c.series, ", series.")+`,
-				COALESCE(base.cost_cents, 0) + SUM(COALESCE(d.cost_cents, 0)) OVER w, COALESCE(base.days, 0) + COUNT(d.day) OVER w
+				COALESCE(base.cost_cents, 0) + SUM(COALESCE(d.cost_cents, 0)) OVER w,
+				COALESCE(base.amortized_cents, 0) + SUM(COALESCE(d.amortized_cents, 0)) OVER w, COALESCE(base.days, 0) + COUNT(d.day) OVER w
 			FROM series CROSS JOIN span
 			LEFT JOIN base ON `+c.matches("base", "series")+`
 			LEFT JOIN `+c.daily+` d ON d.tenant_id = ? AND d.day = span.day AND `+c.matches("d", "series")+`

@@ -181,9 +181,13 @@ type ResourceManager struct {
 	subscriptions *armsubscriptions.Client
 	query         *armcostmanagement.QueryClient
 	reservations  *armconsumption.ReservationsSummariesClient
-	policyStates  *armpolicyinsights.PolicyStatesClient
-	resourceGraph *armresourcegraph.Client
-	budgets       *armconsumption.BudgetsClient
+	// details, transactions and recommendations read commitments.
+	details         *armconsumption.ReservationsDetailsClient
+	transactions    *armconsumption.ReservationTransactionsClient
+	recommendations *armconsumption.ReservationRecommendationsClient
+	policyStates    *armpolicyinsights.PolicyStatesClient
+	resourceGraph   *armresourcegraph.Client
+	budgets         *armconsumption.BudgetsClient
 	// raw sends requests the SDK has no method for, through the same
 	// pipeline (credential, retry, transport) as the typed clients.
 	raw *arm.Client
@@ -257,6 +261,15 @@ func newResourceManager(cred azcore.TokenCredential, armOpts *arm.ClientOptions)
 		return nil, err
 	}
 	if rm.reservations, err = armconsumption.NewReservationsSummariesClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if rm.details, err = armconsumption.NewReservationsDetailsClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if rm.transactions, err = armconsumption.NewReservationTransactionsClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if rm.recommendations, err = armconsumption.NewReservationRecommendationsClient(cred, armOpts); err != nil {
 		return nil, err
 	}
 	if rm.policyStates, err = armpolicyinsights.NewPolicyStatesClient(cred, armOpts); err != nil {

@@ -74,13 +74,18 @@ func (c *ResourceManager) ReservationSummaries(ctx context.Context, billingAccou
 				MaxUtilization:     deref(p.MaxUtilizationPercentage),
 			})
 		},
-		func(err error) error {
-			err = wrap(op, err)
-			// Reading a billing scope takes a billing role, which
-			// Resource Manager roles do not grant: say so.
-			if e, ok := err.(*Error); ok && e.StatusCode == http.StatusForbidden {
-				e.kinds = append(e.kinds, ErrBillingAccessRequired)
-			}
-			return err
-		})
+		billingFailure(op))
+}
+
+// billingFailure wraps the error of op, a call at a billing scope.
+func billingFailure(op string) func(error) error {
+	return func(err error) error {
+		err = wrap(op, err)
+		// Reading a billing scope takes a billing role, which Resource
+		// Manager roles do not grant: say so.
+		if e, ok := err.(*Error); ok && e.StatusCode == http.StatusForbidden {
+			e.kinds = append(e.kinds, ErrBillingAccessRequired)
+		}
+		return err
+	}
 }

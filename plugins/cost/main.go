@@ -1,8 +1,9 @@
 // Command cost is the cost domain plugin: it syncs daily actual costs,
-// each resource's cost over the last 30 days, reservation utilisation and
-// budgets from the cloud into its own tables, and serves the cost and
-// budget routes, anomalies, chargeback, the cost dashboard card and page
-// with its budget editor, and the costs and resource_costs datasets.
+// each resource's cost over the last 30 days, reservations (utilisation,
+// purchases and recommendations) and budgets from the cloud into its own
+// tables, and serves the cost, commitment and budget routes, anomalies,
+// chargeback, the cost dashboard card and page with its budget editor,
+// and the costs and resource_costs datasets.
 package main
 
 import (

@@ -17,11 +17,15 @@ import (
 )
 
 // Microsoft.Consumption: reservation summaries at billing account scope,
-// per day or month.
+// per day or month; reservation details, transactions and
+// recommendations (commitments.go).
 
 func (srv *server) registerConsumption() {
-	srv.handle("GET /providers/Microsoft.Billing/billingAccounts/{billingAccountId}/providers/Microsoft.Consumption/reservationSummaries",
-		srv.reservationSummaries)
+	const scope = "GET /providers/Microsoft.Billing/billingAccounts/{billingAccountId}/providers/Microsoft.Consumption/"
+	srv.handle(scope+"reservationSummaries", srv.reservationSummaries)
+	srv.handle(scope+"reservationDetails", srv.reservationDetails)
+	srv.handle(scope+"reservationTransactions", srv.reservationTransactions)
+	srv.handle(scope+"reservationRecommendations", srv.reservationRecommendations)
 }
 
 // reservationOrders is the namespace of the reservation order ids derived
@@ -55,15 +59,28 @@ type reservationSummaryPropsJSON struct {
 	MaxUtilizationPercentage float64 `json:"maxUtilizationPercentage"`
 }
 
-// usageDateClause is one comparison of the $filter, e.g.
-// "properties/usageDate ge 2026-10-01" (the date may be quoted).
-var usageDateClause = regexp.MustCompile(`(?i)^properties/usageDate\s+(ge|gt|le|lt|eq)\s+'?(\d{4}-\d{2}-\d{2})[^'\s]*'?$`)
+// usageDateClause and eventDateClause are one comparison of a $filter,
+// e.g. "properties/usageDate ge 2026-10-01" (the date may be quoted).
+var (
+	usageDateClause = dateClause("usageDate")
+	eventDateClause = dateClause("eventDate")
+)
+
+func dateClause(property string) *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^properties/` + property + `\s+(ge|gt|le|lt|eq)\s+'?(\d{4}-\d{2}-\d{2})[^'\s]*'?$`)
+}
 
 var and = regexp.MustCompile(`(?i)\s+and\s+`)
 
 // usageDateRange reads the date range from $filter, or from startDate and
 // endDate (the billing profile form); empty bounds are open.
 func usageDateRange(r *http.Request) (from, to string, err error) {
+	return dateRange(r, usageDateClause, "usageDate")
+}
+
+// dateRange reads the range of one date property from $filter, or from
+// startDate and endDate; empty bounds are open.
+func dateRange(r *http.Request, clauseRE *regexp.Regexp, property string) (from, to string, err error) {
 	q := r.URL.Query()
 	from, to = q.Get("startDate"), q.Get("endDate")
 	filter := strings.TrimSpace(q.Get("$filter"))
@@ -71,9 +88,9 @@ func usageDateRange(r *http.Request) (from, to string, err error) {
 		return from, to, nil
 	}
 	for _, clause := range and.Split(filter, -1) {
-		m := usageDateClause.FindStringSubmatch(strings.TrimSpace(clause))
+		m := clauseRE.FindStringSubmatch(strings.TrimSpace(clause))
 		if m == nil {
-			return "", "", fmt.Errorf("$filter clause %q is not supported; use properties/usageDate ge|le YYYY-MM-DD joined by and", clause)
+			return "", "", fmt.Errorf("$filter clause %q is not supported; use properties/%s ge|le YYYY-MM-DD joined by and", clause, property)
 		}
 		d, perr := time.Parse(time.DateOnly, m[2])
 		if perr != nil {
@@ -107,6 +124,21 @@ func (srv *server) reachesBillingAccount(tid, id string) bool {
 	return false
 }
 
+// billingScope is the billing account a request names and its scope; a
+// caller that may not read it is answered 403, as Azure answers a
+// principal without a billing role, and ok is false.
+func (srv *server) billingScope(w http.ResponseWriter, r *http.Request, c idp.Claims, resource string) (account, scope string, ok bool) {
+	account = r.PathValue("billingAccountId")
+	scope = "/providers/Microsoft.Billing/billingAccounts/" + account
+	if !srv.reachesBillingAccount(c.TenantID, account) {
+		cloudsim.WriteError(w, http.StatusForbidden, "AuthorizationFailed", fmt.Sprintf(
+			"The client '%s' with object id '%s' does not have authorization to perform action 'Microsoft.Consumption/%s/read' over scope '%s' or the scope is invalid.",
+			c.ObjectID, c.ObjectID, resource, scope))
+		return "", "", false
+	}
+	return account, scope, true
+}
+
 func utilization(used, reserved float64) float64 {
 	if reserved <= 0 {
 		return 0
@@ -115,12 +147,8 @@ func utilization(used, reserved float64) float64 {
 }
 
 func (srv *server) reservationSummaries(w http.ResponseWriter, r *http.Request, c idp.Claims) {
-	account := r.PathValue("billingAccountId")
-	scope := "/providers/Microsoft.Billing/billingAccounts/" + account
-	if !srv.reachesBillingAccount(c.TenantID, account) {
-		cloudsim.WriteError(w, http.StatusForbidden, "AuthorizationFailed", fmt.Sprintf(
-			"The client '%s' with object id '%s' does not have authorization to perform action 'Microsoft.Consumption/reservationSummaries/read' over scope '%s' or the scope is invalid.",
-			c.ObjectID, c.ObjectID, scope))
+	account, scope, ok := srv.billingScope(w, r, c, "reservationSummaries")
+	if !ok {
 		return
 	}
 	grain := strings.ToLower(r.URL.Query().Get("grain"))

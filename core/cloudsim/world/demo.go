@@ -64,7 +64,9 @@ const (
 //     IP (Virtual Network) has a row of its own every day naming its
 //     resource id, at a flat list price, so orphans have a known cost.
 //   - Reservations: five reservations of the billing account, one row each
-//     for the last 90 days, two of them clearly under-utilised.
+//     for the last 90 days, two of them clearly under-utilised; their
+//     purchases (USD, paid up front) dated so that one expires in 20 days
+//     and one in 75, whatever today is; two recommendations to buy more.
 //   - Resources per subscription in Azure id form: virtual machines with
 //     disks, NICs and public IPs, unattached disks and unassociated IPs,
 //     storage accounts (some without secure transfer or TLS 1.2), key
@@ -311,6 +313,26 @@ type demoReservation struct {
 	id, sku  string
 	reserved float64 // hours a day
 	use      float64 // typical share of them used
+}
+
+// demoPurchase is how a demo reservation was bought, in the order of
+// demoGen.billed: the term, its price in USD, and the day it ends
+// relative to today (a positive expires days from today), so that one
+// reservation always expires within 30 days and one within 90.
+type demoPurchase struct {
+	term      string
+	expiresIn int
+	amount    float64
+	group     string
+	ratio     float64
+}
+
+var demoPurchases = []demoPurchase{
+	{"P3Y", 20, 12157.20, "DSv5 Series", 2},
+	{"P1Y", 75, 5553.84, "ESv5 Series", 4},
+	{"P3Y", 700, 21024.00, "SQL Database Gen5 General Purpose", 1},
+	{"P1Y", 265, 4344.96, "BS Series", 16},
+	{"P3Y", 190, 4288.90, "DSv3 Series", 1},
 }
 
 type demoGen struct {
@@ -1244,10 +1266,32 @@ func split(cents int64, shares []demoShare) []int64 {
 	return out
 }
 
+// reservations writes the billed reservations' last 90 days of use,
+// their purchases and two recommendations to buy more. Nothing is drawn
+// from g.r: the purchases are fixed relative to today.
 func (g *demoGen) reservations() {
 	if len(g.billed) == 0 {
 		return
 	}
+	for k, res := range g.billed {
+		p := demoPurchases[k]
+		bought := g.today.AddDate(-TermYears[p.term], 0, p.expiresIn)
+		g.w.ReservationPurchases = append(g.w.ReservationPurchases, ReservationPurchase{
+			BillingAccountID: g.account, ReservationID: res.id, Name: fmt.Sprintf("%s-%s", res.sku, bought.Format("20060102")),
+			SKU: res.sku, Region: "eastus", Term: p.term, PurchaseDate: bought.Format(DateLayout), Quantity: res.reserved / 24,
+			Amount: p.amount, Currency: "USD", InstanceFlexibilityGroup: p.group, InstanceFlexibilityRatio: p.ratio,
+		})
+	}
+	firstUse := g.today.AddDate(0, 0, -120).Format(DateLayout)
+	g.w.ReservationRecommendations = append(g.w.ReservationRecommendations,
+		ReservationRecommendation{BillingAccountID: g.account, SKU: "Standard_D4s_v5", Location: "eastus", Term: "P1Y", Scope: "Shared",
+			ResourceType: "VirtualMachines", LookBackDays: 30, RecommendedQuantity: 3, NormalizedSize: "Standard_D2s_v5",
+			InstanceFlexibilityGroup: "DSv5 Series", InstanceFlexibilityRatio: 2,
+			CostWithoutReservations: 1012.46, CostWithReservations: 761.12, NetSavings: 251.34, Currency: "USD", FirstUsageDate: firstUse},
+		ReservationRecommendation{BillingAccountID: g.account, SKU: "Standard_E4s_v5", Location: "westeurope", Term: "P3Y", Scope: "Shared",
+			ResourceType: "VirtualMachines", LookBackDays: 30, RecommendedQuantity: 2, NormalizedSize: "Standard_E2s_v5",
+			InstanceFlexibilityGroup: "ESv5 Series", InstanceFlexibilityRatio: 2,
+			CostWithoutReservations: 498.30, CostWithReservations: 271.44, NetSavings: 226.86, Currency: "USD", FirstUsageDate: firstUse})
 	for n := g.day - 89; n <= g.day; n++ {
 		day := time.Unix(n*secondsPerDay, 0).UTC().Format(DateLayout)
 		for k, res := range g.billed {

@@ -301,6 +301,29 @@ func checkReservations(t *testing.T, w *World) {
 	if len(dates) != 90 || !dates[dayOffset(demoToday, 0)] || !dates[dayOffset(demoToday, -89)] {
 		t.Errorf("reservation rows on %d days, want the 90 ending today", len(dates))
 	}
+	// Every reservation was bought; one expires within 30 days, another
+	// within 90 but not 30.
+	expiring := map[string]int{}
+	for _, p := range w.ReservationPurchases {
+		if byID[p.ReservationID] == nil || p.Amount <= 0 || p.InstanceFlexibilityRatio <= 0 {
+			t.Errorf("purchase %+v", p)
+		}
+		delete(byID, p.ReservationID)
+		switch e := p.ExpiryDate(); {
+		case e <= dayOffset(demoToday, 0):
+			t.Errorf("purchase %+v expired on %s", p, e)
+		case e <= dayOffset(demoToday, 30):
+			expiring["30"]++
+		case e <= dayOffset(demoToday, 90):
+			expiring["90"]++
+		}
+	}
+	if len(byID) != 0 || expiring["30"] != 1 || expiring["90"] != 1 {
+		t.Errorf("reservations without a purchase %v; expiring %v, want one within 30 days and one within 90", byID, expiring)
+	}
+	if len(w.ReservationRecommendations) == 0 {
+		t.Error("no reservation recommendations")
+	}
 }
 
 var (

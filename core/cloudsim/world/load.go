@@ -116,7 +116,8 @@ func (p *problems) oneOf(path, value string, allowed ...string) {
 
 // Validate checks every entry and the references between them: costs,
 // policy states, resources and quotas name a subscription of a tenant;
-// users and access reviews a tenant; reservations a billing account.
+// users and access reviews a tenant; reservations, their purchases and
+// recommendations a billing account.
 func (w *World) Validate() error {
 	var p problems
 	dirs := map[string]int{}
@@ -239,6 +240,44 @@ func (w *World) Validate() error {
 		if r.UsedHours > r.ReservedHours {
 			p.add(at+".used_hours", "%g exceeds reserved_hours %g", r.UsedHours, r.ReservedHours)
 		}
+	}
+	for i, r := range w.ReservationPurchases {
+		at := fmt.Sprintf("reservation_purchases[%d]", i)
+		if p.required(at+".billing_account_id", r.BillingAccountID) && !billing[r.BillingAccountID] {
+			p.add(at+".billing_account_id", "%q is not the billing account of any tenant", r.BillingAccountID)
+		}
+		p.required(at+".reservation_id", r.ReservationID)
+		p.required(at+".sku", r.SKU)
+		p.oneOf(at+".term", r.Term, "P1Y", "P3Y", "P5Y")
+		p.date(at+".purchase_date", r.PurchaseDate)
+		p.required(at+".currency", r.Currency)
+		if r.Quantity <= 0 {
+			p.add(at+".quantity", "%g is not a positive quantity", r.Quantity)
+		}
+		if r.Amount < 0 {
+			p.add(at+".amount", "%g is negative", r.Amount)
+		}
+		if r.InstanceFlexibilityRatio <= 0 {
+			p.add(at+".instance_flexibility_ratio", "%g is not a positive ratio", r.InstanceFlexibilityRatio)
+		}
+	}
+	for i, r := range w.ReservationRecommendations {
+		at := fmt.Sprintf("reservation_recommendations[%d]", i)
+		if p.required(at+".billing_account_id", r.BillingAccountID) && !billing[r.BillingAccountID] {
+			p.add(at+".billing_account_id", "%q is not the billing account of any tenant", r.BillingAccountID)
+		}
+		p.required(at+".sku", r.SKU)
+		p.oneOf(at+".term", r.Term, "P1Y", "P3Y")
+		p.oneOf(at+".scope", r.Scope, "Single", "Shared")
+		p.required(at+".resource_type", r.ResourceType)
+		if !slices.Contains([]int{7, 30, 60}, r.LookBackDays) {
+			p.add(at+".look_back_days", "%d is not one of 7, 30, 60", r.LookBackDays)
+		}
+		if r.RecommendedQuantity <= 0 {
+			p.add(at+".recommended_quantity", "%g is not a positive quantity", r.RecommendedQuantity)
+		}
+		p.required(at+".currency", r.Currency)
+		p.date(at+".first_usage_date", r.FirstUsageDate)
 	}
 	for i, r := range w.AccessReviews {
 		at := fmt.Sprintf("access_reviews[%d]", i)

@@ -9,20 +9,27 @@
 // as before.
 package world
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // World is the whole simulated estate. Every list is optional; fields
 // beyond these are allowed in a file and ignored.
 type World struct {
-	Tenants       []Tenant       `json:"tenants"`
-	Users         []User         `json:"users"`
-	Costs         []Cost         `json:"costs"`
-	PolicyStates  []PolicyState  `json:"policy_states"`
-	Resources     []Resource     `json:"resources"`
-	Quotas        []Quota        `json:"quotas"`
-	Reservations  []Reservation  `json:"reservations"`
-	AccessReviews []AccessReview `json:"access_reviews"`
-	DNS           []DNSRecord    `json:"dns"`
+	Tenants      []Tenant      `json:"tenants"`
+	Users        []User        `json:"users"`
+	Costs        []Cost        `json:"costs"`
+	PolicyStates []PolicyState `json:"policy_states"`
+	Resources    []Resource    `json:"resources"`
+	Quotas       []Quota       `json:"quotas"`
+	Reservations []Reservation `json:"reservations"`
+	// ReservationPurchases and ReservationRecommendations are the
+	// reservations' purchases and the provider's advice on what to buy.
+	ReservationPurchases       []ReservationPurchase       `json:"reservation_purchases"`
+	ReservationRecommendations []ReservationRecommendation `json:"reservation_recommendations"`
+	AccessReviews              []AccessReview              `json:"access_reviews"`
+	DNS                        []DNSRecord                 `json:"dns"`
 }
 
 // Tenant is a cloud directory tenant of one brand.
@@ -172,6 +179,67 @@ type Reservation struct {
 	Date             string  `json:"date"`
 	ReservedHours    float64 `json:"reserved_hours"`
 	UsedHours        float64 `json:"used_hours"`
+}
+
+// ReservationPurchase is the purchase of a reservation under a billing
+// account: its order's purchase transaction (SKU, term, quantity, price
+// paid up front) and its SKU's instance size flexibility, which usage
+// details carry. The reservation expires a term after its purchase date.
+type ReservationPurchase struct {
+	BillingAccountID string `json:"billing_account_id"`
+	ReservationID    string `json:"reservation_id"`
+	Name             string `json:"name"`
+	SKU              string `json:"sku"`
+	Region           string `json:"region"`
+	// Term is P1Y, P3Y or P5Y.
+	Term         string  `json:"term"`
+	PurchaseDate string  `json:"purchase_date"`
+	Quantity     float64 `json:"quantity"`
+	// Amount is the price of the whole term in Currency.
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+	// InstanceFlexibilityRatio is the SKU's normalised size within
+	// InstanceFlexibilityGroup: how many of the group's smallest size one
+	// instance of it counts as.
+	InstanceFlexibilityGroup string  `json:"instance_flexibility_group"`
+	InstanceFlexibilityRatio float64 `json:"instance_flexibility_ratio"`
+}
+
+// TermYears are the years of each reservation term.
+var TermYears = map[string]int{"P1Y": 1, "P3Y": 3, "P5Y": 5}
+
+// ExpiryDate is the day the reservation ends: its term after its purchase
+// date (YYYY-MM-DD); empty when either is malformed.
+func (p ReservationPurchase) ExpiryDate() string {
+	d, err := time.Parse(DateLayout, p.PurchaseDate)
+	if err != nil || TermYears[p.Term] == 0 {
+		return ""
+	}
+	return d.AddDate(TermYears[p.Term], 0, 0).Format(DateLayout)
+}
+
+// ReservationRecommendation is the provider's advice to buy reservations
+// for a billing account, from the usage of the last LookBackDays days.
+type ReservationRecommendation struct {
+	BillingAccountID string `json:"billing_account_id"`
+	SKU              string `json:"sku"`
+	Location         string `json:"location"`
+	// Term is P1Y or P3Y; Scope Single or Shared.
+	Term                     string  `json:"term"`
+	Scope                    string  `json:"scope"`
+	ResourceType             string  `json:"resource_type"`
+	LookBackDays             int     `json:"look_back_days"`
+	RecommendedQuantity      float64 `json:"recommended_quantity"`
+	NormalizedSize           string  `json:"normalized_size"`
+	InstanceFlexibilityGroup string  `json:"instance_flexibility_group"`
+	InstanceFlexibilityRatio float64 `json:"instance_flexibility_ratio"`
+	// The costs of the look-back period without and with the recommended
+	// reservations, and the difference, in Currency.
+	CostWithoutReservations float64 `json:"cost_without_reservations"`
+	CostWithReservations    float64 `json:"cost_with_reservations"`
+	NetSavings              float64 `json:"net_savings"`
+	Currency                string  `json:"currency"`
+	FirstUsageDate          string  `json:"first_usage_date"`
 }
 
 // AccessReview is an access review with its decisions.

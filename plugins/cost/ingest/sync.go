@@ -2,7 +2,8 @@
 // actual cost per subscription, service, resource group and currency, and
 // per resource and service, from the cloud into the ledger for every
 // active tenant, with the tags of each subscription's resources, and each
-// tenant's reservation utilisation when it has a billing account.
+// tenant's reservations (their utilisation, purchases and the provider's
+// recommendations) when it has a billing account.
 //
 // A subscription's first sync backfills BackfillDays ending today; later
 // syncs fetch again from RestateDays before the last day synced, because
@@ -51,9 +52,6 @@ type Hook func(ctx context.Context, tenant sdk.Tenant, from, to ledger.Day) erro
 const (
 	DefaultBackfillDays = 365
 	DefaultRestateDays  = 5
-	// ReservationDays is how far back a tenant's first reservation sync
-	// reads.
-	ReservationDays = 90
 	// ResourceCostDays is how many full days, ending yesterday, a
 	// resource's cost sums.
 	ResourceCostDays = 30
@@ -293,41 +291,6 @@ func (s *Syncer) syncResourceCosts(ctx context.Context, tw pluginenv.TenantWork,
 	}
 	p.Report(fmt.Sprintf("tenant %s subscription %s resources %s..%s: %d costed", tenant.Name, sub, period.From, period.To, n))
 	return nil
-}
-
-// syncReservations reads a billing account's daily reservation
-// utilisation from RestateDays before the last day stored, or over the
-// last ReservationDays on the first sync, and upserts it.
-func (s *Syncer) syncReservations(ctx context.Context, tw pluginenv.TenantWork, today ledger.Day, p *pluginenv.Progress) error {
-	tenant := tw.Tenant
-	restate := s.RestateDays
-	if restate <= 0 {
-		restate = DefaultRestateDays
-	}
-	from := today - ReservationDays + 1
-	last, ok, err := s.Ledger.LastReservationDay(ctx, tenant.ID)
-	if err != nil {
-		return err
-	}
-	if ok {
-		from = min(max(last-ledger.Day(restate)+1, from), today)
-	}
-	now := s.now().UTC()
-	var rows []ledger.Reservation
-	err = tw.Cloud.ReservationSummaries(ctx, tenant.BillingAccountID, cloud.GrainDaily, from.Time(), today.Time(), func(r cloud.ReservationSummary) error {
-		rows = append(rows, ledger.Reservation{TenantID: tenant.ID, ReservationID: r.ReservationID, Day: ledger.DayOf(r.UsageDate),
-			ReservationOrderID: r.ReservationOrderID, SKU: r.SKUName, ReservedHours: r.ReservedHours, UsedHours: r.UsedHours,
-			MinUtilization: r.MinUtilization, AvgUtilization: r.AvgUtilization, MaxUtilization: r.MaxUtilization, SyncedAt: now})
-		return nil
-	})
-	if err == nil {
-		err = s.Ledger.UpsertReservations(ctx, rows)
-	}
-	if err == nil {
-		p.Records += int64(len(rows))
-	}
-	p.Step(fmt.Sprintf("tenant %s reservations %s..%s: %d days", tenant.Name, from, today, len(rows)))
-	return err
 }
 
 func (s *Syncer) now() time.Time {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
+	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -20,7 +22,8 @@ func (s *Store) UpsertReservations(ctx context.Context, rows []Reservation) erro
 			batch := rows[start:min(start+batchRows, len(rows))]
 			q := tx.NewInsert().Model(&batch).On("CONFLICT (tenant_id, reservation_id, day) DO UPDATE")
 			for _, col := range []string{"reservation_order_id", "sku", "reserved_hours", "used_hours",
-				"min_utilization", "avg_utilization", "max_utilization", "synced_at"} {
+				"min_utilization", "avg_utilization", "max_utilization",
+				"flexibility_group", "normalized_ratio", "currency", "cost_cents", "unused_cents", "synced_at"} {
 				q = q.Set(col + " = EXCLUDED." + col)
 			}
 			if _, err := q.Exec(ctx); err != nil {
@@ -40,4 +43,110 @@ func (s *Store) LastReservationDay(ctx context.Context, tenantID string) (day Da
 		return 0, false, err
 	}
 	return Day(last.Int32), last.Valid, nil
+}
+
+// Commitment is a reservation order's purchase: row of cost_commitments.
+type Commitment struct {
+	bun.BaseModel      `bun:"table:cost_commitments"`
+	TenantID           string `bun:"tenant_id,pk"`
+	ReservationOrderID string `bun:"reservation_order_id,pk"`
+	Name               string `bun:"name"`
+	SKU                string `bun:"sku"`
+	Region             string `bun:"region"`
+	Term               string `bun:"term"`
+	// The order covers PurchaseDay up to the day before ExpiryDay.
+	PurchaseDay Day       `bun:"purchase_day"`
+	ExpiryDay   Day       `bun:"expiry_day"`
+	Quantity    float64   `bun:"quantity"`
+	Currency    string    `bun:"currency"`
+	Amount      Amount    `bun:"amount_cents"`
+	SyncedAt    time.Time `bun:"synced_at"`
+}
+
+// DayCost is the order's price spread evenly over the days of its term,
+// to the cent: the day's cost is the whole cents the term has cost by its
+// end less those it had cost by its start, so the days add up to Amount
+// exactly. A day outside the term costs 0.
+func (c Commitment) DayCost(d Day) Amount {
+	days := int64(c.ExpiryDay - c.PurchaseDay)
+	i := int64(d - c.PurchaseDay)
+	if days <= 0 || i < 0 || i >= days {
+		return 0
+	}
+	a := int64(c.Amount)
+	return Amount(a*(i+1)/days - a*i/days)
+}
+
+// UnusedShare is the part of cost the unused hours of a day wasted,
+// rounded to the cent half away from zero.
+func UnusedShare(cost Amount, reservedHours, usedHours float64) Amount {
+	if reservedHours <= 0 || usedHours >= reservedHours {
+		return 0
+	}
+	return Amount(math.Round(float64(cost) * (reservedHours - usedHours) / reservedHours))
+}
+
+// Recommendation is the provider's advice to buy reservations for a
+// tenant: row of cost_reservation_recommendations.
+type Recommendation struct {
+	bun.BaseModel       `bun:"table:cost_reservation_recommendations"`
+	TenantID            string    `bun:"tenant_id,pk"`
+	Position            int       `bun:"position,pk"`
+	SKU                 string    `bun:"sku"`
+	Location            string    `bun:"location"`
+	Term                string    `bun:"term"`
+	Scope               string    `bun:"scope"`
+	LookBackDays        int       `bun:"look_back_days"`
+	RecommendedQuantity float64   `bun:"recommended_quantity"`
+	NormalizedSize      string    `bun:"normalized_size"`
+	FlexibilityGroup    string    `bun:"flexibility_group"`
+	FlexibilityRatio    float64   `bun:"flexibility_ratio"`
+	Currency            string    `bun:"currency"`
+	CostWithout         Amount    `bun:"cost_without_cents"`
+	CostWith            Amount    `bun:"cost_with_cents"`
+	NetSavings          Amount    `bun:"net_savings_cents"`
+	FirstUsageDay       Day       `bun:"first_usage_day"`
+	SyncedAt            time.Time `bun:"synced_at"`
+}
+
+// ReplaceCommitments replaces a tenant's reservation purchases with rows
+// in one transaction.
+func (s *Store) ReplaceCommitments(ctx context.Context, tenantID string, rows []Commitment) error {
+	return replaceTenantRows(ctx, s.DB, (*Commitment)(nil), tenantID, rows)
+}
+
+// ReplaceRecommendations replaces a tenant's reservation recommendations
+// with rows in one transaction.
+func (s *Store) ReplaceRecommendations(ctx context.Context, tenantID string, rows []Recommendation) error {
+	return replaceTenantRows(ctx, s.DB, (*Recommendation)(nil), tenantID, rows)
+}
+
+// replaceTenantRows deletes a tenant's rows of model's table and inserts
+// rows, in one transaction, so a reader sees the old set or the new one.
+func replaceTenantRows[T any](ctx context.Context, db *bun.DB, model *T, tenantID string, rows []T) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewDelete().Model(model).Where("tenant_id = ?", tenantID).Exec(ctx); err != nil {
+			return err
+		}
+		for start := 0; start < len(rows); start += batchRows {
+			batch := rows[start:min(start+batchRows, len(rows))]
+			if _, err := tx.NewInsert().Model(&batch).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Commitments are a tenant's reservation purchases by reservation order.
+func (s *Store) Commitments(ctx context.Context, tenantID string) (map[string]Commitment, error) {
+	var rows []Commitment
+	if err := s.DB.NewSelect().Model(&rows).Where("tenant_id = ?", tenantID).Scan(ctx); err != nil {
+		return nil, err
+	}
+	out := make(map[string]Commitment, len(rows))
+	for _, c := range rows {
+		out[c.ReservationOrderID] = c
+	}
+	return out, nil
 }

@@ -61,17 +61,28 @@ type ResourceDay struct {
 // Reservation is one reservation's utilisation on one day.
 type Reservation struct {
 	bun.BaseModel      `bun:"table:cost_reservations"`
-	TenantID           string    `bun:"tenant_id,pk"`
-	ReservationID      string    `bun:"reservation_id,pk"`
-	Day                Day       `bun:"day,pk"`
-	ReservationOrderID string    `bun:"reservation_order_id"`
-	SKU                string    `bun:"sku"`
-	ReservedHours      float64   `bun:"reserved_hours"`
-	UsedHours          float64   `bun:"used_hours"`
-	MinUtilization     float64   `bun:"min_utilization"`
-	AvgUtilization     float64   `bun:"avg_utilization"`
-	MaxUtilization     float64   `bun:"max_utilization"`
-	SyncedAt           time.Time `bun:"synced_at"`
+	TenantID           string  `bun:"tenant_id,pk"`
+	ReservationID      string  `bun:"reservation_id,pk"`
+	Day                Day     `bun:"day,pk"`
+	ReservationOrderID string  `bun:"reservation_order_id"`
+	SKU                string  `bun:"sku"`
+	ReservedHours      float64 `bun:"reserved_hours"`
+	UsedHours          float64 `bun:"used_hours"`
+	MinUtilization     float64 `bun:"min_utilization"`
+	AvgUtilization     float64 `bun:"avg_utilization"`
+	MaxUtilization     float64 `bun:"max_utilization"`
+	// FlexibilityGroup and NormalizedRatio are the SKU's instance size
+	// flexibility: a reserved hour counts as NormalizedRatio hours of the
+	// group's smallest size.
+	FlexibilityGroup string  `bun:"flexibility_group"`
+	NormalizedRatio  float64 `bun:"normalized_ratio"`
+	// Cost is the day's share of the purchase price in Currency, and
+	// Unused the part of it the unused hours wasted; both 0 and Currency
+	// empty when the purchase is not known.
+	Currency string    `bun:"currency"`
+	Cost     Amount    `bun:"cost_cents"`
+	Unused   Amount    `bun:"unused_cents"`
+	SyncedAt time.Time `bun:"synced_at"`
 }
 
 // Store reads and writes the cost tables.

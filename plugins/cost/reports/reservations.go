@@ -27,7 +27,23 @@ type ReservationTotals struct {
 	Reservations       int     `json:"reservations" doc:"Distinct reservations with data in the range"`
 	ReservedHours      float64 `json:"reserved_hours"`
 	UsedHours          float64 `json:"used_hours"`
-	UtilizationPercent float64 `json:"utilization_percent" doc:"used_hours over reserved_hours, in percent"`
+	UtilizationPercent float64 `json:"utilization_percent" doc:"used_hours over reserved_hours, in percent: every reserved hour counts alike, whatever its size"`
+	// The normalised figures weigh each hour by its SKU's size, which
+	// the plain hours do not.
+	NormalizedReservedHours      float64 `json:"normalized_reserved_hours" doc:"Reserved hours times each SKU's normalised size ratio (instance size flexibility): hours of the smallest size of each group"`
+	NormalizedUsedHours          float64 `json:"normalized_used_hours" doc:"Used hours times each SKU's normalised size ratio"`
+	NormalizedUtilizationPercent float64 `json:"normalized_utilization_percent" doc:"normalized_used_hours over normalized_reserved_hours, in percent: utilisation weighted by normalised size"`
+	// Costs are per currency: amounts are never converted.
+	Costs []ReservationCost `json:"costs" doc:"The reservations' cost and unused cost per currency; reservations whose purchase is unknown have none"`
+}
+
+// ReservationCost is what reservations cost in one currency over a range
+// and how much of it their unused hours wasted.
+type ReservationCost struct {
+	Currency               string        `json:"currency"`
+	Cost                   ledger.Amount `json:"cost" doc:"The purchase prices spread evenly over the days of their terms, summed over the range, exact to the cent"`
+	UnusedCost             ledger.Amount `json:"unused_cost" doc:"The part of cost the unused hours wasted: each day's cost times its unused share of the reserved hours, rounded to the cent, summed"`
+	CostUtilizationPercent float64       `json:"cost_utilization_percent" doc:"cost less unused_cost over cost, in percent: utilisation weighted by cost"`
 }
 
 // ReservationUsage is one reservation's use in one period.
@@ -42,6 +58,18 @@ type ReservationUsage struct {
 	MinUtilization     float64 `json:"min_utilization" doc:"Lowest daily utilisation the provider reported, in percent"`
 	AvgUtilization     float64 `json:"avg_utilization" doc:"Mean of the daily average utilisations, in percent"`
 	MaxUtilization     float64 `json:"max_utilization" doc:"Highest daily utilisation the provider reported, in percent"`
+	FlexibilityGroup   string  `json:"instance_flexibility_group" doc:"The SKU's instance size flexibility group; empty when the provider names none"`
+	NormalizedRatio    float64 `json:"normalized_size_ratio" doc:"How many of its group's smallest size one instance of the SKU counts as; 1 when the provider gives none"`
+	// NormalizedReservedHours and NormalizedUsedHours are the hours
+	// times the ratio.
+	NormalizedReservedHours float64 `json:"normalized_reserved_hours"`
+	NormalizedUsedHours     float64 `json:"normalized_used_hours"`
+	// Currency, Cost and UnusedCost are null when the reservation's
+	// purchase is not known.
+	Currency               *string        `json:"currency"`
+	Cost                   *ledger.Amount `json:"cost" nullable:"true" doc:"The period's share of the purchase price, exact to the cent"`
+	UnusedCost             *ledger.Amount `json:"unused_cost" nullable:"true" doc:"The part of cost the unused hours wasted: unused money of the day or month"`
+	CostUtilizationPercent *float64       `json:"cost_utilization_percent" doc:"cost less unused_cost over cost, in percent"`
 }
 
 // ReservationsUnavailable answers for a tenant without a billing account.
@@ -113,20 +141,59 @@ func (h *Handlers) reservations(ctx context.Context, in *reservationsIn) (*reser
 		StartDate: rng.From, EndDate: rng.To, Items: make([]ReservationUsage, 0, len(uses))}
 	seen := map[string]bool{}
 	for _, u := range uses {
+		seen[u.ReservationID] = true
 		period := ledger.Day(u.Period).String()
 		if grain == GrainMonthly {
 			period = fmt.Sprintf("%04d-%02d", u.Period/100, u.Period%100)
 		}
-		out.Items = append(out.Items, ReservationUsage{ReservationID: u.ReservationID, ReservationOrderID: u.ReservationOrderID, SKU: u.SKU,
+		item := ReservationUsage{ReservationID: u.ReservationID, ReservationOrderID: u.ReservationOrderID, SKU: u.SKU,
 			Period: period, ReservedHours: u.ReservedHours, UsedHours: u.UsedHours, UtilizationPercent: utilisation(u.UsedHours, u.ReservedHours),
-			MinUtilization: round2(u.MinUtilization), AvgUtilization: round2(u.AvgUtilization), MaxUtilization: round2(u.MaxUtilization)})
-		seen[u.ReservationID] = true
-		out.Summary.ReservedHours += u.ReservedHours
-		out.Summary.UsedHours += u.UsedHours
+			MinUtilization: round2(u.MinUtilization), AvgUtilization: round2(u.AvgUtilization), MaxUtilization: round2(u.MaxUtilization),
+			FlexibilityGroup: u.FlexibilityGroup, NormalizedRatio: u.NormalizedRatio,
+			NormalizedReservedHours: round2(u.NormalizedReserved), NormalizedUsedHours: round2(u.NormalizedUsed)}
+		if u.Currency != "" {
+			currency, cost, unused := u.Currency, u.Cost, u.Unused
+			used := costUtilisation(cost, unused)
+			item.Currency, item.Cost, item.UnusedCost, item.CostUtilizationPercent = &currency, &cost, &unused, &used
+		}
+		out.Items = append(out.Items, item)
 	}
-	out.Summary.Reservations = len(seen)
-	out.Summary.UtilizationPercent = utilisation(out.Summary.UsedHours, out.Summary.ReservedHours)
+	totals, err := h.Store.ReservationTotals(ctx, []string{id}, rng)
+	if err != nil {
+		return nil, err
+	}
+	out.Summary = Summarise(totals, len(seen))
 	return &reservationsOut{out}, nil
+}
+
+// Summarise adds up the range's totals per currency into the summary of
+// the range's reservations: the hours of every currency together, the
+// money of each apart.
+func Summarise(totals []ReservationTotal, reservations int) ReservationTotals {
+	out := ReservationTotals{Reservations: reservations, Costs: []ReservationCost{}}
+	for _, t := range totals {
+		out.ReservedHours += t.ReservedHours
+		out.UsedHours += t.UsedHours
+		out.NormalizedReservedHours += t.NormalizedReserved
+		out.NormalizedUsedHours += t.NormalizedUsed
+		if t.Currency != "" {
+			out.Costs = append(out.Costs, ReservationCost{Currency: t.Currency, Cost: t.Cost, UnusedCost: t.Unused,
+				CostUtilizationPercent: costUtilisation(t.Cost, t.Unused)})
+		}
+	}
+	out.UtilizationPercent = utilisation(out.UsedHours, out.ReservedHours)
+	out.NormalizedUtilizationPercent = utilisation(out.NormalizedUsedHours, out.NormalizedReservedHours)
+	out.ReservedHours, out.UsedHours = round2(out.ReservedHours), round2(out.UsedHours)
+	out.NormalizedReservedHours, out.NormalizedUsedHours = round2(out.NormalizedReservedHours), round2(out.NormalizedUsedHours)
+	return out
+}
+
+// costUtilisation is the share of cost not wasted, in percent.
+func costUtilisation(cost, unused ledger.Amount) float64 {
+	if cost == 0 {
+		return 0
+	}
+	return round2(100 * float64(cost-unused) / float64(cost))
 }
 
 func utilisation(used, reserved float64) float64 {

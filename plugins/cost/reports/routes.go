@@ -89,7 +89,7 @@ type chargebackTenantIn struct {
 // Routes declares the read routes, served by h.
 func (h *Handlers) Routes() []sdk.Route {
 	tags := []string{tag}
-	return []sdk.Route{
+	return append([]sdk.Route{
 		sdk.Get("/api/v1/costs/summary", sdk.Op{ID: "costs-summary", Tags: tags, Summary: "Cost summary across tenants",
 			Description: "Total cost of the tenants over a range, with the daily average, the top ten services of each currency and the range of the same length before it. " +
 				"The range is start_date to end_date (inclusive), or the period_days days ending on end_date (today when absent). " + currencyRule}, h.summary),
@@ -103,7 +103,8 @@ func (h *Handlers) Routes() []sdk.Route {
 		sdk.Get("/api/v1/costs/trends/forecast", sdk.Op{ID: "costs-forecast", Tags: tags, Summary: "Cost forecast with weekly seasonality, or by linear projection",
 			Description: forecastDoc}, h.forecast),
 		sdk.Get("/api/v1/costs/reservations", sdk.Op{ID: "costs-reservations", Tags: tags, Summary: "Reservation utilisation of a tenant",
-			Description: "Utilisation of the reservations of the tenant's billing account, per reservation and day (the last 30 days) or month (the last 12 months, this one included). " +
+			Description: "Utilisation of the reservations of the tenant's billing account, per reservation and day (the last 30 days) or month (the last 12 months, this one included): " +
+				"by hours, by hours weighted by each SKU's normalised size, and by cost, with the unused money (the cost of the unused hours) of each reservation and period, and their totals per currency. " +
 				"A tenant without a billing account answers available false, reason billing_account_access_required and the steps to set one up.",
 			Responses: map[string]*huma.Response{
 				"200": {Description: "Reservation utilisation, or why it is not available", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{
@@ -119,7 +120,7 @@ func (h *Handlers) Routes() []sdk.Route {
 			Responses: map[string]*huma.Response{"200": chargebackResponse("One report per tenant", []Report{})}}, h.chargebackAll),
 		h.breakdownRoute(),
 		h.analysisRoute(),
-	}
+	}, h.commitmentRoutes()...)
 }
 
 const currencyRule = "Amounts are exact sums of cents in their currency, never converted: when the costs are in one currency, total_cost and currency carry it; " +

@@ -386,6 +386,17 @@ type ReservationUse struct {
 	MinUtilization float64 `bun:"min_utilization"`
 	AvgUtilization float64 `bun:"avg_utilization"`
 	MaxUtilization float64 `bun:"max_utilization"`
+	// The hours times the SKU's normalised size ratio, its instance size
+	// flexibility group and its ratio (the highest of the period's days,
+	// which a SKU's reservation has one of).
+	NormalizedReserved float64 `bun:"normalized_reserved"`
+	NormalizedUsed     float64 `bun:"normalized_used"`
+	FlexibilityGroup   string  `bun:"flexibility_group"`
+	NormalizedRatio    float64 `bun:"normalized_ratio"`
+	// Cost and Unused are in Currency, empty when no day was priced.
+	Currency string        `bun:"currency"`
+	Cost     ledger.Amount `bun:"cost"`
+	Unused   ledger.Amount `bun:"unused"`
 }
 
 // Reservations sums a tenant's reservation hours over r per reservation
@@ -402,7 +413,10 @@ func (s *Store) Reservations(ctx context.Context, tenantID string, r Range, grai
 	err := s.DB.NewRaw(`SELECT reservation_id, MAX(reservation_order_id) AS reservation_order_id, MAX(sku) AS sku,
 		`+period+` AS period,
 		SUM(reserved_hours) AS reserved_hours, SUM(used_hours) AS used_hours,
-		MIN(min_utilization) AS min_utilization, AVG(avg_utilization) AS avg_utilization, MAX(max_utilization) AS max_utilization
+		MIN(min_utilization) AS min_utilization, AVG(avg_utilization) AS avg_utilization, MAX(max_utilization) AS max_utilization,
+		SUM(reserved_hours * normalized_ratio) AS normalized_reserved, SUM(used_hours * normalized_ratio) AS normalized_used,
+		MAX(flexibility_group) AS flexibility_group, MAX(normalized_ratio) AS normalized_ratio, MAX(currency) AS currency,
+		CAST(SUM(cost_cents) AS BIGINT) AS cost, CAST(SUM(unused_cents) AS BIGINT) AS unused
 		FROM cost_reservations
 		WHERE tenant_id = ? AND day BETWEEN ? AND ?
 		GROUP BY reservation_id, period

@@ -35,7 +35,8 @@ const (
 )
 
 // page is the cost page: the trend with its forecast, the top services,
-// the chargeback download, the anomalies to acknowledge and the budgets.
+// the chargeback download, the anomalies to acknowledge, the budgets and
+// the commitments.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	tenants := sdkui.Tenants(r)
@@ -60,6 +61,11 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
+	commitments, err := h.commitments(ctx, tenants, today)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
 	sdkui.WriteFragment(w, http.StatusOK, stack(
 		sdkui.Card("Daily cost and forecast", trend),
 		sdkui.Grid(
@@ -68,6 +74,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 		),
 		sdkui.Card("Anomalies to acknowledge", anomalyList),
 		sdkui.Card("Budgets", budgetSection),
+		sdkui.Card("Commitments", commitments),
 	))
 }
 

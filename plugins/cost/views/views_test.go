@@ -87,6 +87,7 @@ func costRows() []ledger.Cost {
 type world struct {
 	h       *plugintest.Harness
 	budgets *budgets.Store
+	ledger  *ledger.Store
 }
 
 // newWorld writes the costs through the ledger, judges them with the
@@ -166,7 +167,7 @@ func newWorld(t *testing.T, dialect string) *world {
 		v.Host, ack.Host, budgetAPI.Host, budgetAPI.Logger, reads.Host = env.Host, env.Host, env.Host, env.Logger, env.Host
 		return &sdk.Plugin{Routes: slices.Concat(reads.Routes(), ack.Routes(), v.Routes()), Fragments: fragments, Pages: pages, Nav: nav}, nil
 	}
-	return &world{h: plugintest.New(t, sdk.Definition{Name: "cost"}, p, plugintest.Options{Tenants: tenants}), budgets: bs}
+	return &world{h: plugintest.New(t, sdk.Definition{Name: "cost"}, p, plugintest.Options{Tenants: tenants}), budgets: bs, ledger: led}
 }
 
 // get answers the view's status and HTML.

@@ -169,9 +169,9 @@ func testBrandRoutes(t *testing.T, dialect string) {
 			`{"name":""}`:        "body.name",
 			`{}`:                 "body.name",
 			`{"name":"Fabrikam","tenant_ids":["` + other.ID + `","` + unknownTenant + `"]}`: "body.tenant_ids[1]",
-			`{"name":"Fabrikam","tenant_ids":[""]}`:                                          "body.tenant_ids[0]",
-			`{"name":"` + strings.Repeat("x", 201) + `"}`:                                    "body.name",
-			`{"name":"Fabrikam","description":"` + strings.Repeat("x", 2001) + `"}`:          "body.description",
+			`{"name":"Fabrikam","tenant_ids":[""]}`:                                         "body.tenant_ids[0]",
+			`{"name":"` + strings.Repeat("x", 201) + `"}`:                                   "body.name",
+			`{"name":"Fabrikam","description":"` + strings.Repeat("x", 2001) + `"}`:         "body.description",
 		} {
 			if a := h.JSON(http.MethodPost, "/api/v1/brands", admin, body); a.Expect(t, body, http.StatusUnprocessableEntity) && !a.Problem(t).Names(location) {
 				t.Errorf("%.60s: %s does not name %s", body, a.Body, location)

@@ -15,7 +15,7 @@ import (
 
 // dispatch hands a request to the plugin that declared its route, after
 // the host has enforced the route's auth requirement, parameter
-// declarations, tenant input and, for sync routes, the concurrency limit.
+// declarations, brand (narrowToBrand), tenant input and, for sync routes, the concurrency limit.
 func (s *Server) dispatch(c *fiber.Ctx) error {
 	r, rawParams := s.matchPlugin(c)
 	if r == nil {
@@ -48,6 +48,12 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 	}
 	if len(errs) > 0 {
 		return writeProblem(c, http.StatusUnprocessableEntity, protocol.MsgValidationFailed, errs)
+	}
+	if refused, err := s.narrowToBrand(c, &r.Route, principal); err != nil || refused != nil {
+		if err != nil {
+			return err
+		}
+		return writeProblem(c, refused.Status, refused.Detail, refused.Errors)
 	}
 	var body []byte
 	if r.NeedsBody() {

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"github.com/stewardhq/steward/host/pages"
 	"github.com/stewardhq/steward/host/tenancy"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
 	"github.com/stewardhq/steward/sdk/protocol"
@@ -18,10 +19,6 @@ import (
 // paramBrandID is the query parameter that narrows a plugin route taking
 // the caller's tenants to one brand's.
 const paramBrandID = "brand_id"
-
-// msgNoBrand answers a brand_id that names no brand the caller can see,
-// whether it exists or not.
-const msgNoBrand = "no brand with that id"
 
 // brandScoped reports whether a plugin route takes brand_id: one whose
 // requests name their tenants in the query (tenant_id or tenant_ids),
@@ -54,7 +51,7 @@ func (s *Server) narrowToBrand(c *fiber.Ctx, r *protocol.Route, p *pluginv1.Prin
 	}
 	ids, err := s.deps.Tenancy.BrandScope(c.UserContext(), id, p.TenantIds, p.IsAdmin)
 	if errors.Is(err, tenancy.ErrNotFound) {
-		return &problem{Status: http.StatusNotFound, Detail: msgNoBrand}, nil
+		return &problem{Status: http.StatusNotFound, Detail: pages.MsgNoBrand}, nil
 	}
 	if err != nil {
 		return nil, err

@@ -35,6 +35,13 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 		}
 		return writeProblem(c, status, detail, nil)
 	}
+	// The picker names a brand as tenant_id=brand:<id>, which a page is
+	// asked for with brand_id instead, before the tenant is checked.
+	if r.View == protocol.ViewPage {
+		if loc := pages.PickedBrand(c); loc != "" {
+			return c.Redirect(loc, http.StatusSeeOther)
+		}
+	}
 	query := func(name string) []string {
 		var out []string
 		for _, v := range c.Context().QueryArgs().PeekMulti(name) {
@@ -52,6 +59,9 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 	if refused, err := s.narrowToBrand(c, &r.Route, principal); err != nil || refused != nil {
 		if err != nil {
 			return err
+		}
+		if refused.Status == http.StatusNotFound && r.View == protocol.ViewPage && pages.WantsPage(c) {
+			return s.pages.RefuseBrand(c)
 		}
 		return writeProblem(c, refused.Status, refused.Detail, refused.Errors)
 	}

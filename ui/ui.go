@@ -128,7 +128,7 @@ type PageData struct {
 	// pass to their fragments as brand_id.
 	Brands  []Brand
 	BrandID string
-	Nav      []NavEntry
+	Nav     []NavEntry
 	// Content is HTML the host trusts, such as a plugin's page, shown
 	// under the heading; Slots follow it in a grid.
 	Content template.HTML
@@ -228,18 +228,18 @@ func (u *UI) assetURL(name string) (string, error) {
 
 // layout is what the layout template renders around a page's main.
 type layout struct {
-	Opts        Options
-	Title       string
-	Bare        bool
-	NotProd     bool
-	BrandCSS    string
-	CSRFToken   string
-	User        User
-	Path        string
-	Tenants     []Tenant
-	TenantID    string
-	Brands      []Brand
-	BrandID     string
+	Opts      Options
+	Title     string
+	Bare      bool
+	NotProd   bool
+	BrandCSS  string
+	CSRFToken string
+	User      User
+	Path      string
+	Tenants   []Tenant
+	TenantID  string
+	Brands    []Brand
+	BrandID   string
 	// BrandValue prefixes a brand's id in the picker's options.
 	BrandValue  string
 	Nav         []navLink

@@ -187,6 +187,38 @@ func testBrandScope(t *testing.T, dialect string) {
 		}
 	})
 
+	t.Run("pages of a brand", func(t *testing.T) {
+		// A page of a brand the caller cannot see is the error page, a
+		// 404 that does not name it; a fragment's is a problem.
+		for what, token := range map[string]string{"Foods' user": foodsUser, "admin": admin} {
+			brand := retail.ID
+			if token == admin {
+				brand = "00000000-0000-4000-8000-00000000b0b0"
+			}
+			r := h.do(http.MethodGet, "/dashboard?brand_id="+brand, token, nil, "Accept", "text/html")
+			if r.status != http.StatusNotFound || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || strings.Contains(string(r.body), "Retail") {
+				t.Errorf("the dashboard of a brand %s cannot see: %d %s", what, r.status, r.body)
+			}
+			if r := h.get("/partials/tenant-sync-status?brand_id="+brand, token); r.status != http.StatusNotFound {
+				t.Errorf("the freshness fragment of a brand %s cannot see: %d %s", what, r.status, r.body)
+			}
+		}
+		// Retail Prod's user sees brand Retail as Retail Prod alone.
+		if r := h.get("/partials/tenant-sync-status?brand_id="+retail.ID, prodUser); r.status != http.StatusOK ||
+			!strings.Contains(string(r.body), "Retail Prod") || strings.Contains(string(r.body), "Retail Dev") || strings.Contains(string(r.body), "Foods") {
+			t.Errorf("the freshness fragment of brand Retail for Retail Prod's user: %d %s", r.status, r.body)
+		}
+		if r := h.get("/partials/tenant-sync-status?brand_id="+retail.ID, admin); r.status != http.StatusOK ||
+			!strings.Contains(string(r.body), "Retail Dev") || strings.Contains(string(r.body), "Foods") {
+			t.Errorf("the freshness fragment of brand Retail for the admin: %d %s", r.status, r.body)
+		}
+		// The picker's tenant_id=brand:<id> is sent to brand_id.
+		r := h.do(http.MethodGet, "/dashboard?x=1&tenant_id=brand:"+retail.ID, admin, nil, "Accept", "text/html")
+		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/dashboard?brand_id="+retail.ID+"&x=1" {
+			t.Errorf("a brand picked: %d Location %q", r.status, r.header.Get("Location"))
+		}
+	})
+
 	t.Run("the OpenAPI document declares brand_id", func(t *testing.T) {
 		type param struct {
 			Name string `json:"name"`

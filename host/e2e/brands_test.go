@@ -213,7 +213,8 @@ func testBrandScope(t *testing.T, dialect string) {
 			t.Errorf("the freshness fragment of brand Retail for the admin: %d %s", r.status, r.body)
 		}
 		// The picker's tenant_id=brand:<id> is sent to brand_id.
-		r := h.do(http.MethodGet, "/dashboard?x=1&tenant_id=brand:"+retail.ID, admin, nil, "Accept", "text/html")
+		b := newBrowser(h)
+		r := b.do(http.MethodGet, "/dashboard?x=1&tenant_id=brand:"+retail.ID, nil, "Authorization", "Bearer "+admin)
 		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/dashboard?brand_id="+retail.ID+"&x=1" {
 			t.Errorf("a brand picked: %d Location %q", r.status, r.header.Get("Location"))
 		}

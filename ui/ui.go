@@ -76,6 +76,12 @@ type Tenant struct {
 	Name string
 }
 
+// Brand is a group of tenants the user may pick as one.
+type Brand struct {
+	ID   string
+	Name string
+}
+
 // NavEntry is a navigation link: the host's own and the plugins'
 // (sdk.NavEntry). Entries are shown by ascending Order, ties in the order
 // given.
@@ -117,7 +123,12 @@ type PageData struct {
 	// one, which slots pass to their fragments as tenant_id.
 	Tenants  []Tenant
 	TenantID string
-	Nav      []NavEntry
+	// Brands are the brands the user may pick, offered above the tenants;
+	// BrandID is the selected one (then TenantID is empty), which slots
+	// pass to their fragments as brand_id.
+	Brands  []Brand
+	BrandID string
+	Nav     []NavEntry
 	// Content is HTML the host trusts, such as a plugin's page, shown
 	// under the heading; Slots follow it in a grid.
 	Content template.HTML
@@ -217,16 +228,20 @@ func (u *UI) assetURL(name string) (string, error) {
 
 // layout is what the layout template renders around a page's main.
 type layout struct {
-	Opts        Options
-	Title       string
-	Bare        bool
-	NotProd     bool
-	BrandCSS    string
-	CSRFToken   string
-	User        User
-	Path        string
-	Tenants     []Tenant
-	TenantID    string
+	Opts      Options
+	Title     string
+	Bare      bool
+	NotProd   bool
+	BrandCSS  string
+	CSRFToken string
+	User      User
+	Path      string
+	Tenants   []Tenant
+	TenantID  string
+	Brands    []Brand
+	BrandID   string
+	// BrandValue prefixes a brand's id in the picker's options.
+	BrandValue  string
 	Nav         []navLink
 	Description string
 	Content     template.HTML
@@ -294,7 +309,8 @@ func (u *UI) notProd() bool {
 // pageView checks d and prepares it for the layout.
 func (u *UI) pageView(d PageData) (layout, error) {
 	v := layout{Opts: u.opts, Title: d.Title, NotProd: u.notProd(), BrandCSS: brandURL(d.BrandColor), CSRFToken: d.CSRFToken,
-		User: d.User, Path: d.Path, Tenants: d.Tenants, TenantID: d.TenantID, Description: d.Description, Content: d.Content}
+		User: d.User, Path: d.Path, Tenants: d.Tenants, TenantID: d.TenantID, Brands: d.Brands, BrandID: d.BrandID, BrandValue: BrandOption,
+		Description: d.Description, Content: d.Content}
 	nav := slices.Clone(d.Nav)
 	slices.SortStableFunc(nav, func(a, b NavEntry) int { return a.Order - b.Order })
 	active := -1
@@ -304,13 +320,13 @@ func (u *UI) pageView(d PageData) (layout, error) {
 		}
 	}
 	for i, e := range nav {
-		v.Nav = append(v.Nav, navLink{NavEntry: e, Href: withTenant(e.Path, d.TenantID), Active: i == active})
+		v.Nav = append(v.Nav, navLink{NavEntry: e, Href: withScope(e.Path, d.TenantID, d.BrandID), Active: i == active})
 	}
 	for i, s := range d.Slots {
 		if !localPath(s.Path) {
 			return v, fmt.Errorf("slot %q: path %q is not an absolute path on this origin", s.Title, s.Path)
 		}
-		sv := slotView{Slot: s, ID: "slot-" + strconv.Itoa(i+1), URL: withTenant(s.Path, d.TenantID), Trigger: "load"}
+		sv := slotView{Slot: s, ID: "slot-" + strconv.Itoa(i+1), URL: withScope(s.Path, d.TenantID, d.BrandID), Trigger: "load"}
 		if s.RefreshSeconds > 0 {
 			sv.Trigger += ", every " + strconv.Itoa(s.RefreshSeconds) + "s"
 		}
@@ -353,16 +369,25 @@ func localPath(p string) bool {
 	return strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") && !strings.HasPrefix(p, "/\\") && !strings.ContainsAny(p, "\r\n\t")
 }
 
-// withTenant adds tenant_id to a fragment's path.
-func withTenant(p, tenantID string) string {
-	if tenantID == "" {
+// BrandOption prefixes a brand's id in the value of the picker's option,
+// whose select is tenant_id: the host sends a page asked for with
+// tenant_id=brand:<id> to brand_id=<id> (websession.BrandScope).
+const BrandOption = "brand:"
+
+// withScope adds the selected tenant_id, or brand_id, to a path.
+func withScope(p, tenantID, brandID string) string {
+	name, id := "tenant_id", tenantID
+	if brandID != "" {
+		name, id = "brand_id", brandID
+	}
+	if id == "" {
 		return p
 	}
 	sep := "?"
 	if strings.Contains(p, "?") {
 		sep = "&"
 	}
-	return p + sep + "tenant_id=" + url.QueryEscape(tenantID)
+	return p + sep + name + "=" + url.QueryEscape(id)
 }
 
 // initial is the upper-case first letter of the user's name or e-mail

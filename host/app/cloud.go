@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -67,6 +69,8 @@ func registerWorldTenants(ctx context.Context, ten *tenancy.Store, w *world.Worl
 		known[t.DirectoryTenantID] = true
 	}
 	added := 0
+	// The directories of the tenants registered now, for their brands.
+	registered := map[string]bool{}
 	for _, wt := range w.Tenants {
 		if known[wt.DirectoryTenantID] {
 			continue
@@ -80,7 +84,61 @@ func registerWorldTenants(ctx context.Context, ten *tenancy.Store, w *world.Worl
 		if err := ten.CreateTenant(ctx, t); err != nil {
 			return added, fmt.Errorf("register %s: %w", wt.Name, err)
 		}
+		registered[wt.DirectoryTenantID] = true
 		added++
 	}
-	return added, nil
+	return added, registerWorldBrands(ctx, ten, w, registered)
+}
+
+// registerWorldBrands makes every brand the world's tenants name a
+// Steward brand. A brand already registered (by name, whatever its case)
+// is left as an admin made it but for the tenants registered now, which
+// join it; a brand registered now gets every world tenant of its name
+// that is in no brand yet.
+func registerWorldBrands(ctx context.Context, ten *tenancy.Store, w *world.World, registered map[string]bool) error {
+	brands, err := ten.Brands(ctx)
+	if err != nil {
+		return err
+	}
+	tenants, err := ten.Tenants(ctx, nil, true)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, wt := range w.Tenants {
+		if wt.Brand != "" && !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, wt.Brand) }) {
+			names = append(names, wt.Brand)
+		}
+	}
+	for _, name := range names {
+		i := slices.IndexFunc(brands, func(b tenancy.Brand) bool { return strings.EqualFold(b.Name, name) })
+		var ids []string
+		for _, wt := range w.Tenants {
+			if !strings.EqualFold(wt.Brand, name) {
+				continue
+			}
+			j := slices.IndexFunc(tenants, func(t tenancy.Tenant) bool { return strings.EqualFold(t.DirectoryTenantID, wt.DirectoryTenantID) })
+			if j < 0 || tenants[j].BrandID != nil {
+				continue
+			}
+			if registered[wt.DirectoryTenantID] || i < 0 {
+				ids = append(ids, tenants[j].ID)
+			}
+		}
+		if i < 0 {
+			b := tenancy.Brand{Name: name, Description: "Registered from the simulated cloud's world"}
+			if err := ten.CreateBrand(ctx, &b, ids); err != nil {
+				return fmt.Errorf("register brand %s: %w", name, err)
+			}
+			continue
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		all := append(slices.Clone(brands[i].TenantIDs), ids...)
+		if _, err := ten.UpdateBrand(ctx, brands[i].ID, tenancy.BrandPatch{TenantIDs: &all}); err != nil {
+			return fmt.Errorf("register brand %s: %w", name, err)
+		}
+	}
+	return nil
 }

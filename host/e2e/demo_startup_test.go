@@ -3,12 +3,14 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 )
 
 // TestDemoStartup: the demo world, every domain plugin, and nothing but a
-// start-up: once its first syncs are done no tenant is stale (the DMARC
+// start-up: the world's brands are registered with their tenants; once
+// its first syncs are done no tenant is stale (the DMARC
 // reports' domain without a folder does not count, and Northwind Travel,
 // which is not delegated, is read in its own directory), and the partner
 // job, which reads the identity and compliance datasets, ran after them:
@@ -49,6 +51,30 @@ func TestDemoStartup(t *testing.T) {
 	for name, f := range fresh {
 		if f.Stale || len(f.Problems) > 0 {
 			t.Errorf("%s after a clean start-up: stale %v, problems %v", name, f.Stale, f.Problems)
+		}
+	}
+
+	// The demo's three brands are registered with their tenants: each
+	// brand's production tenant and, but for Northwind, its dev tenant.
+	var brands []struct {
+		Name      string   `json:"name"`
+		TenantIDs []string `json:"tenant_ids"`
+	}
+	h.get("/api/v1/brands", admin).json(t, &brands)
+	ids := h.tenantIDs(t, admin)
+	want := map[string][]string{
+		"Contoso Retail":   {ids["Contoso Retail"], ids["Contoso Retail Dev"]},
+		"Fabrikam Foods":   {ids["Fabrikam Foods"], ids["Fabrikam Foods Dev"]},
+		"Northwind Travel": {ids["Northwind Travel"]},
+	}
+	if len(brands) != len(want) {
+		t.Errorf("the demo's brands: %+v", brands)
+	}
+	for _, b := range brands {
+		w := want[b.Name]
+		got := slices.Sorted(slices.Values(b.TenantIDs))
+		if slices.Contains(w, "") || !slices.Equal(got, slices.Sorted(slices.Values(w))) {
+			t.Errorf("brand %s has tenants %v, want %v", b.Name, b.TenantIDs, w)
 		}
 	}
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
+	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/sdk/protocol"
 	sdkui "github.com/stewardhq/steward/sdk/ui"
 )
@@ -79,12 +80,15 @@ func triggeredBy(h jobs.HistoryResponse) []string {
 
 // tenantSyncStatus reports how fresh each domain of the caller's tenants
 // is, or of the one tenant_id names (403 for a tenant the caller may not
-// see, without its name).
+// see, without its name), or of those of the brand brand_id names (404
+// for a brand it cannot see).
 // MaxTenantRows bounds the tenant sync status's limit.
 const MaxTenantRows = 1000
 
 func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 	var ids []string
+	// all is set while ids, empty, stands for every tenant.
+	all := caller.Admin
 	if !caller.Admin {
 		ids = caller.TenantIDs
 	}
@@ -93,6 +97,15 @@ func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 			return p.d.Problem(c, http.StatusForbidden, protocol.MsgNoTenantAccess)
 		}
 		ids = []string{id}
+	} else if id := c.Query("brand_id"); id != "" {
+		scoped, err := p.d.Tenancy.BrandScope(c.UserContext(), id, caller.TenantIDs, caller.Admin)
+		if errors.Is(err, tenancy.ErrNotFound) {
+			return p.d.Problem(c, http.StatusNotFound, MsgNoBrand)
+		}
+		if err != nil {
+			return err
+		}
+		ids, all = scoped, false
 	}
 	limit := 0
 	if v := c.Query("limit"); v != "" {
@@ -107,7 +120,7 @@ func (p *Pages) tenantSyncStatus(c *fiber.Ctx, caller Caller) error {
 		thresholds = p.d.FreshnessThresholds()
 	}
 	var rows []TenantSync
-	if caller.Admin || len(ids) > 0 {
+	if all || len(ids) > 0 {
 		tenants, err := p.d.Tenancy.Tenants(c.UserContext(), ids, false)
 		if err != nil {
 			return err

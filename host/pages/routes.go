@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
+	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/host/websession"
 	"github.com/stewardhq/steward/sdk/protocol"
 	"github.com/stewardhq/steward/ui"
@@ -83,10 +84,11 @@ func (p *Pages) signedIn(h func(*fiber.Ctx, Caller) error) fiber.Handler {
 }
 
 // page prepares a page's layout for the caller: who they are, the tenants
-// they may pick, the selected one (see scope), the navigation and the CSRF
-// token. A tenant_id the caller may not see is refused with 403, its name
-// never shown. redirect is set, and d is empty, when the browser is to be
-// sent to the page's address with its session's tenant instead.
+// and brands they may pick, the selected one (see scope), the navigation
+// and the CSRF token. A tenant_id the caller may not see is refused with
+// 403, a brand_id with 404, neither named. redirect is set, and d is
+// empty, when the browser is to be sent to the page's address with its
+// session's scope instead.
 func (p *Pages) page(c *fiber.Ctx, caller Caller, title string) (d ui.PageData, redirect string, err error) {
 	d = ui.PageData{Title: title, Path: c.Path(), User: ui.User{Name: caller.Name, Email: caller.Email, Admin: caller.Admin},
 		CSRFToken: p.csrfToken(c, caller)}
@@ -94,23 +96,26 @@ func (p *Pages) page(c *fiber.Ctx, caller Caller, title string) (d ui.PageData, 
 	if !caller.Admin {
 		ids = caller.TenantIDs
 	}
-	var brands map[string]string
+	var colours map[string]string
 	if caller.Admin || len(ids) > 0 {
 		tenants, err := p.d.Tenancy.Tenants(c.UserContext(), ids, false)
 		if err != nil {
 			return d, "", err
 		}
-		brands = make(map[string]string, len(tenants))
+		colours = make(map[string]string, len(tenants))
 		for _, t := range tenants {
 			d.Tenants = append(d.Tenants, ui.Tenant{ID: t.ID, Name: t.Name})
-			brands[t.ID] = t.BrandColor
+			colours[t.ID] = t.BrandColor
+		}
+		if d.Brands, err = p.brands(c, tenants); err != nil {
+			return d, "", err
 		}
 	}
-	id, redirect, err := p.scope(c, caller, d.Tenants)
+	sc, redirect, err := p.scope(c, caller, d.Tenants, d.Brands)
 	if err != nil || redirect != "" {
 		return ui.PageData{}, redirect, err
 	}
-	d.TenantID, d.BrandColor = id, brands[id]
+	d.TenantID, d.BrandID, d.BrandColor = sc.tenant, sc.brand, colours[sc.tenant]
 	d.Nav = append(d.Nav, hostNav...)
 	for _, n := range p.d.Plugins.Views().Nav {
 		d.Nav = append(d.Nav, ui.NavEntry{Label: n.Label, Path: n.Path, Order: n.Order})
@@ -119,50 +124,116 @@ func (p *Pages) page(c *fiber.Ctx, caller Caller, title string) (d ui.PageData, 
 	return d, "", nil
 }
 
-// scope is the tenant a page shows, "" for all the caller's. A tenant_id
-// in the query is an explicit choice (the picker's, or a link's), which a
-// browser's session keeps: an empty one, "All my tenants", clears it. A
-// page asked for without one shows the session's tenant, as long as the
-// caller may still see it (a tenant it was removed from is dropped, not
-// refused). A browser's navigation is then sent (303) to the same address
-// with that tenant_id, rather than rendered with it: the address bar names
-// the scope in force, so a bookmark or a link copied to a colleague opens
-// the same view, and the page's own links, forms and htmx requests, which
-// read the page's query, see the same tenant as its slots. Only a session
-// cookie has a scope: an API client's page never depends on one.
-func (p *Pages) scope(c *fiber.Ctx, caller Caller, tenants []ui.Tenant) (id, redirect string, err error) {
-	visible := func(id string) bool {
-		return slices.ContainsFunc(tenants, func(t ui.Tenant) bool { return t.ID == id })
+// brands are the brands of the tenants given, the caller's, by name: a
+// brand is the caller's to pick when it may see one of its tenants.
+func (p *Pages) brands(c *fiber.Ctx, tenants []tenancy.Tenant) ([]ui.Brand, error) {
+	if !slices.ContainsFunc(tenants, func(t tenancy.Tenant) bool { return t.BrandID != nil }) {
+		return nil, nil
 	}
-	saved := ""
-	if caller.ViaCookie {
-		saved = c.Cookies(websession.CookieTenant)
+	all, err := p.d.Tenancy.Brands(c.UserContext())
+	if err != nil {
+		return nil, err
 	}
-	if c.Context().QueryArgs().Has("tenant_id") {
-		id = c.Query("tenant_id")
-		if id != "" && !visible(id) {
-			if saved == id {
-				p.keepTenant(c, "")
-			}
-			return "", "", fiber.NewError(http.StatusForbidden, protocol.MsgNoTenantAccess)
+	var out []ui.Brand
+	for _, b := range all {
+		if slices.ContainsFunc(tenants, func(t tenancy.Tenant) bool { return t.BrandID != nil && *t.BrandID == b.ID }) {
+			out = append(out, ui.Brand{ID: b.ID, Name: b.Name})
 		}
-		if caller.ViaCookie && saved != id {
-			p.keepTenant(c, id)
-		}
-		return id, "", nil
 	}
-	if saved == "" {
-		return "", "", nil
-	}
-	if !visible(saved) {
-		p.keepTenant(c, "")
-		return "", "", nil
-	}
-	if WantsPage(c) && c.Method() == http.MethodGet {
-		return "", withTenantQuery(c.OriginalURL(), saved), nil
-	}
-	return saved, "", nil
+	return out, nil
 }
+
+// pageScope is what a page shows: one tenant, one brand's tenants, or,
+// both empty, all the caller's.
+type pageScope struct{ tenant, brand string }
+
+// kept is the scope as the session's cookie keeps it.
+func (s pageScope) kept() string {
+	if s.brand != "" {
+		return ui.BrandOption + s.brand
+	}
+	return s.tenant
+}
+
+// keptScope reads the session cookie's scope.
+func keptScope(v string) pageScope {
+	if id, ok := strings.CutPrefix(v, ui.BrandOption); ok {
+		return pageScope{brand: id}
+	}
+	return pageScope{tenant: v}
+}
+
+// scope is the tenant or brand a page shows, neither for all the caller's.
+// A tenant_id or brand_id in the query is an explicit choice (the
+// picker's, or a link's), which a browser's session keeps: an empty one,
+// "All my tenants", clears it. The picker names a brand as
+// tenant_id=brand:<id>, which is sent (303) to the same address with
+// brand_id=<id> instead. A page asked for with neither shows the
+// session's scope, as long as the caller may still see it (a tenant it
+// was removed from, or a brand none of whose tenants it still sees, is
+// dropped, not refused). A browser's navigation is then sent (303) to the
+// same address with that tenant_id or brand_id, rather than rendered with
+// it: the address bar names the scope in force, so a bookmark or a link
+// copied to a colleague opens the same view, and the page's own links,
+// forms and htmx requests, which read the page's query, see the same scope
+// as its slots. Only a session cookie has a scope: an API client's page
+// never depends on one.
+func (p *Pages) scope(c *fiber.Ctx, caller Caller, tenants []ui.Tenant, brands []ui.Brand) (sc pageScope, redirect string, err error) {
+	visible := func(sc pageScope) bool {
+		if sc.brand != "" {
+			return slices.ContainsFunc(brands, func(b ui.Brand) bool { return b.ID == sc.brand })
+		}
+		return slices.ContainsFunc(tenants, func(t ui.Tenant) bool { return t.ID == sc.tenant })
+	}
+	saved := pageScope{}
+	if caller.ViaCookie {
+		saved = keptScope(c.Cookies(websession.CookieTenant))
+	}
+	args := c.Context().QueryArgs()
+	if id, ok := strings.CutPrefix(c.Query("tenant_id"), ui.BrandOption); ok {
+		return sc, pickedBrandURI(c.OriginalURL(), id), nil
+	}
+	var asked pageScope
+	switch {
+	case args.Has("tenant_id"):
+		asked = pageScope{tenant: c.Query("tenant_id")}
+	case args.Has("brand_id"):
+		asked = pageScope{brand: c.Query("brand_id")}
+	default:
+		if saved == (pageScope{}) {
+			return sc, "", nil
+		}
+		if !visible(saved) {
+			p.keepScope(c, pageScope{})
+			return sc, "", nil
+		}
+		if WantsPage(c) && c.Method() == http.MethodGet {
+			name, id := "tenant_id", saved.tenant
+			if saved.brand != "" {
+				name, id = "brand_id", saved.brand
+			}
+			return sc, withScopeQuery(c.OriginalURL(), name, id), nil
+		}
+		return saved, "", nil
+	}
+	if asked != (pageScope{}) && !visible(asked) {
+		if saved == asked {
+			p.keepScope(c, pageScope{})
+		}
+		if asked.brand != "" {
+			return sc, "", fiber.NewError(http.StatusNotFound, MsgNoBrand)
+		}
+		return sc, "", fiber.NewError(http.StatusForbidden, protocol.MsgNoTenantAccess)
+	}
+	if caller.ViaCookie && saved != asked {
+		p.keepScope(c, asked)
+	}
+	return asked, "", nil
+}
+
+// MsgNoBrand answers a brand_id that names no brand the caller can see,
+// whether it exists or not.
+const MsgNoBrand = "no brand with that id"
 
 // RefuseTenant answers a browser's navigation to a plugin's page scoped to
 // a tenant the caller may not see with the error page, and drops that
@@ -171,23 +242,57 @@ func (p *Pages) scope(c *fiber.Ctx, caller Caller, tenants []ui.Tenant) (id, red
 // all the caller's tenants.
 func (p *Pages) RefuseTenant(c *fiber.Ctx, status int) error {
 	if id := c.Query("tenant_id"); id != "" && c.Cookies(websession.CookieTenant) == id {
-		p.keepTenant(c, "")
+		p.keepScope(c, pageScope{})
 	}
 	return p.refuse(c, fiber.NewError(status, protocol.MsgNoTenantAccess))
 }
 
-// keepTenant sets the browser session's tenant, or clears it for "".
-func (p *Pages) keepTenant(c *fiber.Ctx, tenantID string) {
-	setCookies(c, p.d.Sessions.TenantCookie(c.Hostname(), tenantID))
+// RefuseBrand is RefuseTenant for a brand the caller cannot see, which is
+// a 404.
+func (p *Pages) RefuseBrand(c *fiber.Ctx) error {
+	if id := c.Query("brand_id"); id != "" && c.Cookies(websession.CookieTenant) == ui.BrandOption+id {
+		p.keepScope(c, pageScope{})
+	}
+	return p.refuse(c, fiber.NewError(http.StatusNotFound, MsgNoBrand))
 }
 
-// withTenantQuery adds tenant_id to a request URI that has none.
-func withTenantQuery(uri, tenantID string) string {
+// PickedBrand is where a browser's navigation whose tenant_id is a
+// picked brand's (tenant_id=brand:<id>) is sent: the same address with
+// brand_id=<id>; "" for any other request.
+func PickedBrand(c *fiber.Ctx) string {
+	if id, ok := strings.CutPrefix(c.Query("tenant_id"), ui.BrandOption); ok && WantsPage(c) {
+		return pickedBrandURI(c.OriginalURL(), id)
+	}
+	return ""
+}
+
+// keepScope sets the browser session's scope, or clears it.
+func (p *Pages) keepScope(c *fiber.Ctx, sc pageScope) {
+	setCookies(c, p.d.Sessions.TenantCookie(c.Hostname(), sc.kept()))
+}
+
+// withScopeQuery adds the query parameter name=id to a request URI that
+// names no scope.
+func withScopeQuery(uri, name, id string) string {
 	sep := "?"
 	if strings.Contains(uri, "?") {
 		sep = "&"
 	}
-	return uri + sep + "tenant_id=" + url.QueryEscape(tenantID)
+	return uri + sep + name + "=" + url.QueryEscape(id)
+}
+
+// pickedBrandURI is a request URI whose tenant_id names a picked brand
+// with brand_id instead: the picker's form sends only tenant_id.
+func pickedBrandURI(uri, brandID string) string {
+	path, query, _ := strings.Cut(uri, "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		q = url.Values{}
+	}
+	q.Del("tenant_id")
+	q.Del("brand_id")
+	q.Set("brand_id", brandID)
+	return path + "?" + q.Encode()
 }
 
 // prepare is page for a handler: done is set once a refusal or a
@@ -265,11 +370,13 @@ func (p *Pages) designSystem(c *fiber.Ctx, caller Caller) error {
 // host's layout, whose main slot loads the plugin's HTML from the same
 // path and query (htmx asks for it, and the dispatcher then proxies it),
 // so a plugin that is down leaves its page in the layout, unavailable and
-// retrying. The layout adds the picked tenant_id to the slot's query itself.
+// retrying. The layout adds the picked tenant_id or brand_id to the slot's
+// query itself.
 func (p *Pages) PluginPage(c *fiber.Ctx, caller Caller, title string) error {
 	path := c.Path()
 	if q, err := url.ParseQuery(string(c.Request().URI().QueryString())); err == nil {
 		q.Del("tenant_id")
+		q.Del("brand_id")
 		if len(q) > 0 {
 			path += "?" + q.Encode()
 		}

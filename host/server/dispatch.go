@@ -15,7 +15,7 @@ import (
 
 // dispatch hands a request to the plugin that declared its route, after
 // the host has enforced the route's auth requirement, parameter
-// declarations, tenant input and, for sync routes, the concurrency limit.
+// declarations, brand (narrowToBrand), tenant input and, for sync routes, the concurrency limit.
 func (s *Server) dispatch(c *fiber.Ctx) error {
 	r, rawParams := s.matchPlugin(c)
 	if r == nil {
@@ -35,6 +35,13 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 		}
 		return writeProblem(c, status, detail, nil)
 	}
+	// The picker names a brand as tenant_id=brand:<id>, which a page is
+	// asked for with brand_id instead, before the tenant is checked.
+	if r.View == protocol.ViewPage {
+		if loc := pages.PickedBrand(c); loc != "" {
+			return c.Redirect(loc, http.StatusSeeOther)
+		}
+	}
 	query := func(name string) []string {
 		var out []string
 		for _, v := range c.Context().QueryArgs().PeekMulti(name) {
@@ -48,6 +55,15 @@ func (s *Server) dispatch(c *fiber.Ctx) error {
 	}
 	if len(errs) > 0 {
 		return writeProblem(c, http.StatusUnprocessableEntity, protocol.MsgValidationFailed, errs)
+	}
+	if refused, err := s.narrowToBrand(c, &r.Route, principal); err != nil || refused != nil {
+		if err != nil {
+			return err
+		}
+		if refused.Status == http.StatusNotFound && r.View == protocol.ViewPage && pages.WantsPage(c) {
+			return s.pages.RefuseBrand(c)
+		}
+		return writeProblem(c, refused.Status, refused.Detail, refused.Errors)
 	}
 	var body []byte
 	if r.NeedsBody() {

@@ -136,7 +136,12 @@ func (s *Server) documentPages() {
 	// A browser's navigation gets the error page, anyone else the problem.
 	refused := problem("The caller may not see the tenant it named")
 	refused.Content[api.MimeHTML] = html
-	tenantParam := &huma.Param{Name: "tenant_id", In: "query", Description: "Scopes the view to one tenant the caller may see", Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
+	tenantParam := &huma.Param{Name: "tenant_id", In: "query", Description: "Scopes the view to one tenant the caller may see. " +
+		"The tenant picker names a brand as brand:<brand_id>, which a page answers with a 303 to the same address with brand_id", Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
+	brandParam := &huma.Param{Name: "brand_id", In: "query", Description: "Scopes the view to the tenants of one brand (GET /api/v1/brands) that the caller may see",
+		Schema: &huma.Schema{Type: huma.TypeString, MaxLength: intPtr(64)}}
+	noBrand := problem("The caller cannot see the brand it named, or there is none")
+	noBrand.Content[api.MimeHTML] = html
 	view := func(path, summary string, params []*huma.Param, extra map[string]*huma.Response) {
 		rs := map[string]*huma.Response{
 			"200": {Description: "HTML", Content: map[string]*huma.MediaType{api.MimeHTML: html}},
@@ -159,7 +164,8 @@ func (s *Server) documentPages() {
 		var params []*huma.Param
 		extra := map[string]*huma.Response{}
 		if p.tenant {
-			params = append(params, tenantParam)
+			params = append(params, tenantParam, brandParam)
+			extra["404"] = noBrand
 		}
 		if p.limit != nil {
 			params = append(params, p.limit)

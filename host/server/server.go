@@ -330,6 +330,9 @@ func (s *Server) rebuildOpenAPI() {
 			} else {
 				op.Security = []map[string][]string{}
 			}
+			if brandScoped(&r.Route) {
+				brandParameter(&op)
+			}
 			op.Responses = s.pluginResponses(&op, r.Method, authenticated)
 			if r.View == protocol.ViewPage {
 				pageRefusal(op.Responses)

@@ -12,8 +12,8 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
-// Routes serve the tenant directory: the tenants a caller may see, and an
-// admin's changes to tenants and their members.
+// Routes serve the tenant directory: the tenants and brands a caller may
+// see, and an admin's changes to tenants, their members and brands.
 type Routes struct {
 	Store *Store
 	Audit *audit.Recorder
@@ -23,6 +23,7 @@ type Routes struct {
 func (r Routes) Register(a huma.API) {
 	r.registerReads(a)
 	r.registerAdmin(a)
+	r.registerBrands(a)
 }
 
 func (r Routes) registerReads(a huma.API) {

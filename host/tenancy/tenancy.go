@@ -31,6 +31,7 @@ type Tenant struct {
 	UseDelegation     bool      `bun:"use_delegation" json:"use_delegation"`
 	BillingAccountID  *string   `bun:"billing_account_id" json:"billing_account_id"`
 	BrandColor        string    `bun:"brand_color" json:"brand_color" doc:"#rrggbb accenting the web pages scoped to the tenant; empty for the default"`
+	BrandID           *string   `bun:"brand_id" json:"brand_id" doc:"The brand the tenant is in (/api/v1/brands); null for none"`
 	AccessGroups      []string  `bun:"access_groups,type:text" json:"-"`
 	IsActive          bool      `bun:"is_active" json:"is_active"`
 	CreatedAt         time.Time `bun:"created_at" json:"created_at"`

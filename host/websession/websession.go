@@ -32,7 +32,8 @@ const (
 	CookieAccess  = "steward_access"
 	CookieRefresh = "steward_refresh"
 	CookieCSRF    = "steward_csrf"
-	// CookieTenant holds the tenant the browser's pages are scoped to,
+	// CookieTenant holds the tenant the browser's pages are scoped to, or
+	// the brand as "brand:<id>" (as the picker names it, ui.BrandOption),
 	// which only the pages read; an API request never does.
 	CookieTenant = "steward_tenant"
 )
@@ -138,7 +139,8 @@ func (s *Sessions) SignOut(host string) []Cookie {
 }
 
 // TenantCookie returns the cookie that scopes the browser's pages to a
-// tenant, or, for "", the one that clears the scope. It lasts as long as
+// tenant (or to a brand, given "brand:<id>"), or, for "", the one that
+// clears the scope. It lasts as long as
 // the browser session: the scope is a view setting, and the pages check
 // on every request that the caller may still see the tenant.
 func (s *Sessions) TenantCookie(host, tenantID string) Cookie {

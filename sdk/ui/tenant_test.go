@@ -29,4 +29,16 @@ func TestTenantsAndWithTenant(t *testing.T) {
 	if got := sdkui.WithTenant("/partials/x", picked); got != "/partials/x?tenant_id=t+2%26" {
 		t.Errorf("a picked tenant: %q", got)
 	}
+	// A picked brand's request carries the caller narrowed to its
+	// tenants, and its links carry the brand.
+	brand := request("/costs?brand_id=b-1")
+	if got := sdkui.Tenants(brand); !slices.Equal(got, []string{"t1", "t2"}) {
+		t.Errorf("a picked brand: %v", got)
+	}
+	if got := sdkui.WithTenant("/partials/x", brand); got != "/partials/x?brand_id=b-1" {
+		t.Errorf("a picked brand: %q", got)
+	}
+	if got := sdkui.WithTenant("/partials/x", request("/costs?brand_id=b-1&tenant_id=t1")); got != "/partials/x?tenant_id=t1" {
+		t.Errorf("a tenant picked within a brand: %q", got)
+	}
 }

@@ -403,6 +403,7 @@ func (g *demoGen) tenants() {
 		}
 		t := Tenant{
 			Name:              name,
+			Brand:             demoBrands[spec.brand].name,
 			DirectoryTenantID: g.guid(),
 			AccessGroups:      []string{"grp-" + kebab(name)},
 			Delegated:         spec.delegated,

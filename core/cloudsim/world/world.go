@@ -41,6 +41,10 @@ type Tenant struct {
 	AccessGroups      []string       `json:"access_groups"`
 	Delegated         bool           `json:"delegated"`
 	Domains           []string       `json:"domains"`
+	// Brand names the brand the tenant belongs to, if any: tenants of one
+	// brand name, whatever its case, are one brand. A development host
+	// registers it with the tenant (host/app).
+	Brand string `json:"brand,omitempty"`
 	// Consented is whether Steward's multi-tenant application has admin
 	// consent in the tenant's directory; absent means it has. A tenant
 	// registered without delegation is read with the application's own

@@ -47,13 +47,15 @@ var columnLabels = map[string]string{"service": "Service", "subscription_id": "S
 // Service, Subscription, ResourceGroup and Tags may each list several
 // values, separated by commas.
 type analysisForm struct {
-	Tenant, GroupBy, TagKey, Grain, Metric, Start, End, Service, Subscription, ResourceGroup, Tags string
-	Offset                                                                                         int
+	// Brand is the picked brand's id (brand_id), which the form and its
+	// links carry so that the host keeps narrowing them to its tenants.
+	Tenant, Brand, GroupBy, TagKey, Grain, Metric, Start, End, Service, Subscription, ResourceGroup, Tags string
+	Offset                                                                                                int
 }
 
 func analysisFormOf(q url.Values) analysisForm {
 	offset, _ := strconv.Atoi(q.Get("offset"))
-	return analysisForm{Tenant: q.Get("tenant_id"), GroupBy: cmp.Or(q.Get("group_by"), reports.GroupService), TagKey: q.Get("tag_key"),
+	return analysisForm{Tenant: q.Get("tenant_id"), Brand: q.Get("brand_id"), GroupBy: cmp.Or(q.Get("group_by"), reports.GroupService), TagKey: q.Get("tag_key"),
 		Grain: cmp.Or(q.Get("grain"), reports.GrainDaily), Metric: cmp.Or(q.Get("metric"), string(reports.Actual)), Start: q.Get("start_date"), End: q.Get("end_date"), Service: q.Get("service"),
 		Subscription: q.Get("subscription_id"), ResourceGroup: q.Get("resource_group"), Tags: q.Get("tags"), Offset: max(offset, 0)}
 }
@@ -77,6 +79,8 @@ func (f analysisForm) apiQuery(tenants []string, rng reports.Range, format strin
 		"limit": {strconv.Itoa(analysisPageSize)}, "offset": {strconv.Itoa(f.Offset)}, "format": {format}}
 	if f.Tenant != "" {
 		q["tenant_ids"] = tenants
+	} else if f.Brand != "" {
+		q.Set("brand_id", f.Brand)
 	}
 	if f.GroupBy == reports.GroupTag {
 		q.Set("tag_key", strings.TrimSpace(f.TagKey))
@@ -92,7 +96,7 @@ func (f analysisForm) apiQuery(tenants []string, rng reports.Range, format strin
 // query is the form's own query at another offset.
 func (f analysisForm) query(offset int) string {
 	q := url.Values{"group_by": {f.GroupBy}, "grain": {f.Grain}, "metric": {f.Metric}, "offset": {strconv.Itoa(offset)}}
-	for k, v := range map[string]string{"tenant_id": f.Tenant, "tag_key": f.TagKey, "start_date": f.Start, "end_date": f.End, "service": f.Service,
+	for k, v := range map[string]string{"tenant_id": f.Tenant, "brand_id": f.Brand, "tag_key": f.TagKey, "start_date": f.Start, "end_date": f.End, "service": f.Service,
 		"subscription_id": f.Subscription, "resource_group": f.ResourceGroup, "tags": f.Tags} {
 		if v != "" {
 			q.Set(k, v)
@@ -276,7 +280,7 @@ func init() {
 {{- define "analysis" -}}
 <div class="stack" id="cost-analysis">
 <form class="swatches" method="get" action="{{.Action}}" hx-get="{{.Action}}" hx-trigger="change, submit" hx-target="#cost-analysis" hx-swap="outerHTML" aria-label="What the analysis shows">
-{{- if .Form.Tenant}}<input type="hidden" name="tenant_id" value="{{.Form.Tenant}}">{{end}}
+{{- if .Form.Tenant}}<input type="hidden" name="tenant_id" value="{{.Form.Tenant}}">{{else if .Form.Brand}}<input type="hidden" name="brand_id" value="{{.Form.Brand}}">{{end}}
 <div class="field"><label for="cost-analysis-group">Group by</label><select id="cost-analysis-group" name="group_by">
 {{- range .Groups}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select></div>
 <div class="field"><label for="cost-analysis-tag-key">Tag to group by</label><input id="cost-analysis-tag-key" type="text" name="tag_key" value="{{.Form.TagKey}}" placeholder="cost-center"></div>

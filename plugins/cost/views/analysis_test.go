@@ -111,4 +111,13 @@ func testAnalysis(t *testing.T, w *world) {
 		}
 	}
 	contains(t, "the admin's analysis by tenant", text(w.html(t, views.AnalysisPath+"?group_by=tenant", admin)), "t2Beta")
+
+	// A picked brand's analysis carries brand_id in its form, its pages'
+	// links and its CSV, so the host keeps narrowing them to the brand.
+	part = w.html(t, views.AnalysisPath+"?brand_id=b-1&group_by=subscription&start_date=2026-11-01&end_date=2026-11-10", userA)
+	contains(t, "a brand's analysis", part, `<input type="hidden" name="brand_id" value="b-1">`)
+	if m := csvRE.FindStringSubmatch(part); m == nil || !strings.Contains(m[1], "brand_id=b-1") {
+		t.Errorf("a brand's CSV link: %v", m)
+	}
+	lacks(t, "a tenant's analysis", w.html(t, views.AnalysisPath+"?brand_id=b-1&tenant_id=t1", userA), `name="brand_id"`)
 }

@@ -34,17 +34,19 @@ const (
 // is scoped to (all the caller's when empty), of a status, of the costs of
 // the days from Start through End (either may be empty).
 type anomalyFilter struct {
-	Tenant, Status, Start, End string
+	// Brand is the picked brand's id (brand_id), which the filter's form
+	// and links carry so that the host keeps narrowing them to its tenants.
+	Tenant, Brand, Status, Start, End string
 }
 
 func filterOf(q url.Values) anomalyFilter {
-	return anomalyFilter{Tenant: q.Get("tenant_id"), Status: cmp.Or(q.Get("status"), statusOpen), Start: q.Get("start_date"), End: q.Get("end_date")}
+	return anomalyFilter{Tenant: q.Get("tenant_id"), Brand: q.Get("brand_id"), Status: cmp.Or(q.Get("status"), statusOpen), Start: q.Get("start_date"), End: q.Get("end_date")}
 }
 
 // query is the filter as a query string, "" or starting with "?".
 func (f anomalyFilter) query() string {
 	q := url.Values{}
-	for k, v := range map[string]string{"tenant_id": f.Tenant, "start_date": f.Start, "end_date": f.End} {
+	for k, v := range map[string]string{"tenant_id": f.Tenant, "brand_id": f.Brand, "start_date": f.Start, "end_date": f.End} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -304,7 +306,7 @@ func init() {
 {{- define "anomalies" -}}
 <div class="stack" id="cost-anomalies">
 <form class="swatches" method="get" action="{{.Action}}" hx-get="{{.Action}}" hx-target="#cost-anomalies" hx-swap="outerHTML" aria-label="Filter the anomalies">
-{{- if .Tenant}}<input type="hidden" name="tenant_id" value="{{.Tenant}}">{{end}}
+{{- if .Tenant}}<input type="hidden" name="tenant_id" value="{{.Tenant}}">{{else if .Filter.Brand}}<input type="hidden" name="brand_id" value="{{.Filter.Brand}}">{{end}}
 <div class="field"><label for="cost-anomalies-status">Show</label><select id="cost-anomalies-status" name="status">
 <option value="open"{{if .Open}} selected{{end}}>To acknowledge</option><option value="acknowledged"{{if .Acked}} selected{{end}}>Acknowledged</option><option value="all"{{if .Both}} selected{{end}}>All</option></select></div>
 <div class="field"><label for="cost-anomalies-start">From</label><input id="cost-anomalies-start" type="date" name="start_date" value="{{.Filter.Start}}"></div>

@@ -275,6 +275,8 @@ func testPage(t *testing.T, w *world) {
 	// The anomaly, its figures exact.
 	contains(t, "Alpha's page", txt, "Alpha · 2026-11-07", "512.34 USDexpected 12.34 USD&#43;500.00 USD&#43;4,051.86 %", "1 of 1 anomalies not yet acknowledged")
 	contains(t, "Alpha's page", page, `hx-post="/partials/cost-anomalies/`, `/acknowledge"`, `hx-get="/partials/cost-anomalies"`, `name="note"`)
+	// A picked brand's anomaly filter carries brand_id.
+	contains(t, "a brand's anomalies", w.html(t, views.AnomaliesPath+"?brand_id=b-1", userA), `<input type="hidden" name="brand_id" value="b-1">`)
 	// The markup is text wherever the service is shown.
 	if n := strings.Count(page, "&lt;script&gt;alert(&#34;cost&#34;)&lt;/script&gt;"); n < 3 {
 		t.Errorf("the markup service is shown escaped %d times, want in the services, the anomaly and its button", n)

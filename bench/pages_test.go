@@ -48,14 +48,17 @@ func BenchmarkPages(b *testing.B) {
 		n, err := io.Copy(io.Discard, resp.Body)
 		return resp.StatusCode, int(n), err
 	}
-	if err := waitForSync(base, token, "resources", 60*time.Second); err != nil {
-		b.Fatalf("%v\nhost log:\n%s", err, s.log.String())
+	for _, job := range []string{"resources", "costs"} {
+		if err := waitForSync(base, token, job, 60*time.Second); err != nil {
+			b.Fatalf("%v\nhost log:\n%s", err, s.log.String())
+		}
 	}
 
 	paths := []string{
 		"/dashboard", "/sync-dashboard", "/resources",
 		"/partials/sync-status-card", "/partials/sync-history-table", "/partials/tenant-sync-status",
 		"/partials/active-alerts", "/partials/resource-stats", "/partials/cost-summary-card",
+		"/costs", "/costs/analysis",
 	}
 	b.ResetTimer()
 	for _, path := range paths {

@@ -244,7 +244,7 @@ func testCostReads(t *testing.T, dialect string) {
 	// The forecast names its method, weekly-seasonal unless the line is
 	// asked for, fits the costs up to today and reaches the month's end
 	// with its exact cost so far.
-	for query, method := range map[string]string{"": "holt_winters_additive", "&method=ols_linear": "ols_linear"} {
+	for query, method := range map[string]string{"": "ols_linear", "&method=holt_winters_additive": "holt_winters_additive"} {
 		var f struct {
 			Method     string `json:"method"`
 			HistoryEnd string `json:"history_end"`

@@ -552,7 +552,7 @@ func TestForecastOfALinearSeries(t *testing.T) {
 				query, method string
 				level         float64
 			}{
-				{"", "holt_winters_additive", 0.8},
+				{"", "ols_linear", 0.95},
 				{"&method=holt_winters_additive", "holt_winters_additive", 0.8},
 				{"&method=ols_linear", "ols_linear", 0.95},
 			} {

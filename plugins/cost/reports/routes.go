@@ -72,7 +72,7 @@ type trendsIn struct {
 type forecastIn struct {
 	Days    int           `query:"days" minimum:"7" maximum:"90" default:"30" doc:"Days to forecast after the history"`
 	Tenants sdk.TenantIDs `query:"tenant_ids"`
-	Method  string        `query:"method" enum:"holt_winters_additive,ols_linear" default:"holt_winters_additive" doc:"Additive Holt-Winters with a weekly season, or the least-squares line"`
+	Method  string        `query:"method" enum:"holt_winters_additive,ols_linear" default:"ols_linear" doc:"The least-squares line (the interface's linear projection, the default), or additive Holt-Winters with a weekly season"`
 	MetricParam
 }
 

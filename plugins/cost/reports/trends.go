@@ -72,11 +72,11 @@ const HistoryDays = 90
 
 const forecastDoc = "Forecast of the daily totals of each currency over the `days` days after the history — the last 90 days up to the latest day with costs " +
 	"(today at the latest), starting at the first day with costs when that is later — and to the end of the month of the first forecast day (month_end). " +
-	"method=holt_winters_additive (the default): additive Holt-Winters exponential smoothing with a weekly season and a damped trend, its smoothing parameters " +
+	"method=holt_winters_additive: additive Holt-Winters exponential smoothing with a weekly season and a damped trend, its smoothing parameters " +
 	"chosen by the least squared one-step error over the history (model carries them and the fitted state); each point carries an 80 % prediction interval, " +
 	"the model's: σ·√(1 + Σ c_j²) times the normal quantile, where σ is the standard deviation of the one-step errors. Backtested on the demo world over five months " +
 	"to each month's end, its daily error is about a quarter of the line's (the plugin's README has the figures). " +
-	"method=ols_linear: the ordinary least-squares line through the history, with a 95 % prediction interval, the Student t quantile with n − 2 degrees of freedom " +
+	"method=ols_linear (the default, the interface's linear projection): the ordinary least-squares line through the history, with a 95 % prediction interval, the Student t quantile with n − 2 degrees of freedom " +
 	"times the standard error of a new observation, s·√(1 + 1/n + (x − x̄)²/Sxx). A history of fewer than 21 days gets the line whatever the method; " +
 	"method names the one used and confidence_level its interval's coverage. slope, intercept, r_squared and residual_std_error always describe the line through " +
 	"the history (x is the day's index from history_start; the intercept is the fitted cost of history_start). " +

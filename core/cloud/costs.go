@@ -111,25 +111,9 @@ func (c *ResourceManager) DailyResourceCosts(ctx context.Context, subscriptionID
 	return byYear("daily resource costs", from, to, func(start, end time.Time) error {
 		def := costQuery(typ, start, end, armcostmanagement.GranularityTypeDaily, colResourceID, colService)
 		return c.queryCosts(ctx, subscriptionID, def, func(props *armcostmanagement.QueryProperties) error {
-			idx, err := columnsAt(props, colCost, colDate, colResourceID, colService, colCurrency)
-			if err != nil {
-				return err
-			}
-			for n, row := range props.Rows {
-				cost, err := costCell(row, idx[0], n, len(props.Columns))
-				if err != nil {
-					return err
-				}
-				date, err := usageDate(row[idx[1]])
-				if err != nil {
-					return fmt.Errorf("cloud: cost row %d: %w", n, err)
-				}
-				r := ResourceCostRow{Date: date, ResourceID: strings.ToLower(text(row[idx[2]])), Service: text(row[idx[3]]), Cost: cost, Currency: text(row[idx[4]])}
-				if err := fn(r); err != nil {
-					return err
-				}
-			}
-			return nil
+			return eachDailyRow(props, colResourceID, colService, func(date time.Time, cost float64, id, service, currency string) error {
+				return fn(ResourceCostRow{Date: date, ResourceID: strings.ToLower(id), Service: service, Cost: cost, Currency: currency})
+			})
 		})
 	})
 }
@@ -243,7 +227,15 @@ func costCell(row []any, i, n, columns int) (float64, error) {
 
 // emitCostRows reads a page's rows by column name.
 func emitCostRows(props *armcostmanagement.QueryProperties, fn func(CostRow) error) error {
-	idx, err := columnsAt(props, colCost, colDate, colService, colResourceGroup, colCurrency)
+	return eachDailyRow(props, colService, colResourceGroup, func(date time.Time, cost float64, service, group, currency string) error {
+		return fn(CostRow{Date: date, Cost: cost, Service: service, ResourceGroup: group, Currency: currency})
+	})
+}
+
+// eachDailyRow reads a daily page's rows by column name: each row's day,
+// cost, values of the two dimensions it is grouped by, and currency.
+func eachDailyRow(props *armcostmanagement.QueryProperties, dim1, dim2 string, fn func(date time.Time, cost float64, v1, v2, currency string) error) error {
+	idx, err := columnsAt(props, colCost, colDate, dim1, dim2, colCurrency)
 	if err != nil {
 		return err
 	}
@@ -256,8 +248,7 @@ func emitCostRows(props *armcostmanagement.QueryProperties, fn func(CostRow) err
 		if err != nil {
 			return fmt.Errorf("cloud: cost row %d: %w", n, err)
 		}
-		r := CostRow{Date: date, Cost: cost, Service: text(row[idx[2]]), ResourceGroup: text(row[idx[3]]), Currency: text(row[idx[4]])}
-		if err := fn(r); err != nil {
+		if err := fn(date, cost, text(row[idx[2]]), text(row[idx[3]]), text(row[idx[4]])); err != nil {
 			return err
 		}
 	}

@@ -126,19 +126,24 @@ func (p *Pages) page(c *fiber.Ctx, caller Caller, title string) (d ui.PageData, 
 
 // brands are the brands of the tenants given, the caller's, by name: a
 // brand is the caller's to pick when it may see one of its tenants.
+// The tenants name their brands, so only the names are read.
 func (p *Pages) brands(c *fiber.Ctx, tenants []tenancy.Tenant) ([]ui.Brand, error) {
-	if !slices.ContainsFunc(tenants, func(t tenancy.Tenant) bool { return t.BrandID != nil }) {
+	var ids []string
+	for _, t := range tenants {
+		if t.BrandID != nil && !slices.Contains(ids, *t.BrandID) {
+			ids = append(ids, *t.BrandID)
+		}
+	}
+	if len(ids) == 0 {
 		return nil, nil
 	}
-	all, err := p.d.Tenancy.Brands(c.UserContext())
+	named, err := p.d.Tenancy.BrandNames(c.UserContext(), ids)
 	if err != nil {
 		return nil, err
 	}
-	var out []ui.Brand
-	for _, b := range all {
-		if slices.ContainsFunc(tenants, func(t tenancy.Tenant) bool { return t.BrandID != nil && *t.BrandID == b.ID }) {
-			out = append(out, ui.Brand{ID: b.ID, Name: b.Name})
-		}
+	out := make([]ui.Brand, len(named))
+	for i, b := range named {
+		out[i] = ui.Brand{ID: b.ID, Name: b.Name}
 	}
 	return out, nil
 }

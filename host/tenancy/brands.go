@@ -73,6 +73,17 @@ func (s *Store) Brands(ctx context.Context) ([]Brand, error) {
 	return out, nil
 }
 
+// BrandNames returns the brands of the ids, by name, without their
+// tenants: what a page's picker shows, in one query.
+func (s *Store) BrandNames(ctx context.Context, ids []string) ([]Brand, error) {
+	out := []Brand{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := s.db.NewSelect().Model(&out).Column("id", "name").Where("id IN (?)", bun.In(ids)).OrderExpr("lower(name), id").Scan(ctx)
+	return out, err
+}
+
 type brandTenant struct {
 	ID      string `bun:"id"`
 	BrandID string `bun:"brand_id"`

@@ -26,6 +26,13 @@ func TestBrandStore(t *testing.T) {
 		if err := s.CreateBrand(ctx, &retail, []string{b.ID, a.ID}); err != nil {
 			t.Fatal(err)
 		}
+		// The picker's read: names only, of the ids asked for.
+		if named, err := s.BrandNames(ctx, []string{retail.ID, "no-such-brand"}); err != nil || len(named) != 1 || named[0].Name != "Retail" || named[0].TenantIDs != nil {
+			t.Fatalf("brand names %+v, %v", named, err)
+		}
+		if named, err := s.BrandNames(ctx, nil); err != nil || len(named) != 0 {
+			t.Fatalf("brand names of none %+v, %v", named, err)
+		}
 		if !slices.Equal(retail.TenantIDs, []string{a.ID, b.ID}) {
 			t.Errorf("created brand's tenants %v, want A and B by name", retail.TenantIDs)
 		}

@@ -80,7 +80,7 @@ func (s *Store) BrandNames(ctx context.Context, ids []string) ([]Brand, error) {
 	if len(ids) == 0 {
 		return out, nil
 	}
-	err := s.db.NewSelect().Model(&out).Column("id", "name").Where("id IN (?)", bun.In(ids)).OrderExpr("lower(name), id").Scan(ctx)
+	err := s.db.NewSelect().Model(&out).Column("id", "name").Where("id IN (?)", bun.List(ids)).OrderExpr("lower(name), id").Scan(ctx)
 	return out, err
 }
 

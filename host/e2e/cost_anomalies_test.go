@@ -11,7 +11,6 @@ import (
 
 	"github.com/stewardhq/steward/core/cloudsim/stack"
 	"github.com/stewardhq/steward/core/cloudsim/world"
-	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/host/tenancy"
 )
@@ -45,18 +44,8 @@ func TestCostAnomalies(t *testing.T) {
 
 func testCostAnomalies(t *testing.T, dialect string) {
 	ctx := context.Background()
-	o := hostOpts{pluginsHCL: costPlugins(""), env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true", "STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}}
-	if dialect == store.DialectPostgres {
-		o.databaseURL = storetest.PostgresURL(t)
-	}
-	h := startHost(t, o)
-	admin := h.login()
-	idOf := h.tenantIDs(t, admin)
+	h, admin, idOf := startDemoCosts(t, dialect)
 	contoso := idOf["Contoso Retail"]
-	if contoso == "" {
-		t.Fatalf("the demo world's tenants are not registered: %v", idOf)
-	}
-	waitStartupSync(t, h, admin, "costs")
 	// Every tenant's costs arrived, Northwind Travel's too, which is not
 	// delegated and is read in its own directory.
 	var fresh map[string]map[string]any

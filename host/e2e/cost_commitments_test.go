@@ -10,7 +10,6 @@ import (
 
 	"github.com/stewardhq/steward/core/cloudsim/stack"
 	"github.com/stewardhq/steward/core/cloudsim/world"
-	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
@@ -76,18 +75,8 @@ func near(a, b float64) bool { return math.Abs(a-b) < 0.011 }
 
 func testCostCommitments(t *testing.T, dialect string) {
 	ctx := context.Background()
-	o := hostOpts{pluginsHCL: costPlugins(""), env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true", "STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}}
-	if dialect == store.DialectPostgres {
-		o.databaseURL = storetest.PostgresURL(t)
-	}
-	h := startHost(t, o)
-	admin := h.login()
-	idOf := h.tenantIDs(t, admin)
+	h, admin, idOf := startDemoCosts(t, dialect)
 	contoso := idOf["Contoso Retail"]
-	if contoso == "" {
-		t.Fatalf("the demo world's tenants are not registered: %v", idOf)
-	}
-	waitStartupSync(t, h, admin, "costs")
 
 	now := time.Now().UTC()
 	w := world.Demo(stack.DemoSeed, now)

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
 )
 
 // costPlugins declares the cost plugin, with config (HCL attributes, may
@@ -32,4 +35,24 @@ func waitStartupSync(t *testing.T, h *host, admin, jobType string) {
 		}
 		return false
 	})
+}
+
+// startDemoCosts starts a host on the dialect's database with the cost
+// plugin over the demo world, signs the admin in and waits for the
+// start-up costs sync; it returns the host, the admin's token and the
+// registered tenants' ids by name, Contoso Retail's among them.
+func startDemoCosts(t *testing.T, dialect string) (*host, string, map[string]string) {
+	t.Helper()
+	o := hostOpts{pluginsHCL: costPlugins(""), env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true", "STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}}
+	if dialect == store.DialectPostgres {
+		o.databaseURL = storetest.PostgresURL(t)
+	}
+	h := startHost(t, o)
+	admin := h.login()
+	idOf := h.tenantIDs(t, admin)
+	if idOf["Contoso Retail"] == "" {
+		t.Fatalf("the demo world's tenants are not registered: %v", idOf)
+	}
+	waitStartupSync(t, h, admin, "costs")
+	return h, admin, idOf
 }

@@ -212,6 +212,7 @@ func testAnalysisInBrowser(t *testing.T, tab *browsertest.Tab) {
 	tab.Eval(`(() => { const s = document.querySelector("#cost-analysis-group"); s.value = "resource_group";
 		s.dispatchEvent(new Event("change", {bubbles: true})); return true })()`, &ok)
 	text := tab.WaitText(analysis, func(s string) bool { return strings.Contains(s, "Cost by Resource group, daily") })
+	tab.Settle()
 	if !strings.Contains(text, "rg-web") || strings.Contains(text, "rg-b") {
 		t.Errorf("the analysis by resource group: %.600s", text)
 	}

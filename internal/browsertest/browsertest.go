@@ -300,13 +300,16 @@ func (tab *Tab) WaitVisible(sel string) {
 }
 
 // Settle waits until no element of the page is busy (aria-busy="true"),
-// as a page's slots are while their fragments load.
+// as a page's slots are while their fragments load, and htmx has no
+// request, swap or settle under way: content htmx has just swapped in
+// answers its triggers only once it has settled, so a test acts on it
+// after Settle.
 func (tab *Tab) Settle() {
 	tab.t.Helper()
 	deadline := time.Now().Add(tab.b.timeout)
 	for {
 		var busy int
-		tab.Run("count busy elements", chromedp.Evaluate(`document.querySelectorAll('[aria-busy="true"]').length`, &busy))
+		tab.Run("count busy elements", chromedp.Evaluate(`document.querySelectorAll('[aria-busy="true"], .htmx-request, .htmx-swapping, .htmx-settling, .htmx-added').length`, &busy))
 		if busy == 0 {
 			return
 		}

@@ -43,9 +43,10 @@ run: build
 # browser (headless Chromium with axe-core) and
 # end-to-end against the built binaries, whose responses are checked against
 # the OpenAPI document, itself linted with Redocly CLI (TestOpenAPILint);
-# then each example's own tests, in its module.
+# then each example's own tests, in its module. Only tests that mostly wait
+# call t.Parallel, so -parallel 4 lets four of them wait at once.
 test: build $(REDOCLY) $(AXE)
-	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) STEWARD_TEST_REDOCLY=$(CURDIR)/$(REDOCLY) STEWARD_TEST_AXE=$(CURDIR)/$(AXE) $(GO) test $(TESTFLAGS) -count=1 -timeout 25m ./...
+	STEWARD_TEST_BIN=$(CURDIR)/$(BIN) STEWARD_TEST_REDOCLY=$(CURDIR)/$(REDOCLY) STEWARD_TEST_AXE=$(CURDIR)/$(AXE) $(GO) test $(TESTFLAGS) -count=1 -parallel 4 -timeout 25m ./...
 	@for m in $(EXAMPLES); do \
 		echo "test $$m"; \
 		(cd $$m && $(GO) test $(TESTFLAGS) -count=1 -timeout 5m ./...) || exit 1; \

@@ -31,6 +31,11 @@ import (
 	"github.com/stewardhq/steward/internal/logsink"
 )
 
+// Tests that spend most of their time waiting (an outage, a threshold, a
+// scheduled slot) call t.Parallel: go test runs them together once the
+// others are done, as many at once as -parallel allows (make test: 4).
+// Each has its own host, database schema and Redis prefix.
+
 // binDir holds bin/steward and bin/plugins/*: `make test` builds them once
 // and passes STEWARD_TEST_BIN; a bare `go test` builds them here once.
 var binDir string

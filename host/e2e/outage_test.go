@@ -102,6 +102,8 @@ func (p *tcpCut) Restore() {
 // database — the host's and a plugin's — answers 503 with Retry-After and
 // never 500, nothing crashes, and service resumes without a restart.
 func TestDatabaseOutage(t *testing.T) {
+	// Most of its time is the outage's 30 seconds, waited out.
+	t.Parallel()
 	u, err := url.Parse(storetest.PostgresURL(t))
 	if err != nil {
 		t.Fatal(err)

@@ -62,6 +62,8 @@ type spreadRun struct {
 // tenant (the queue rescues its tenants for the other); a scheduled slot
 // and a manual sync each run once.
 func TestSyncSpreadsOverReplicas(t *testing.T) {
+	// Its tenants hold without working, and it waits for scheduled slots.
+	t.Parallel()
 	dbURL := storetest.PostgresURL(t)
 	redisURL := storetest.RedisURL(t)
 	env := tokenEnv()

@@ -131,6 +131,8 @@ func readFreshness(t *testing.T, h *host, admin string) map[string]tenantFreshne
 // threshold. When the throttling lifts, a sync succeeds and the problems
 // clear.
 func TestCloudThrottlesEverySync(t *testing.T) {
+	// Most of its time is spent waiting for a threshold to pass.
+	t.Parallel()
 	h := startHost(t, hostOpts{pluginsHCL: throttlePlugins(), env: map[string]string{
 		"STEWARD_SIM_WORLD": throttleWorld(t), "STEWARD_SIM_BOOTSTRAP": "true", "STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}})
 	admin := h.login()

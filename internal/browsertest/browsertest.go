@@ -85,6 +85,10 @@ type Tab struct {
 	b      *Browser
 	origin string
 
+	// scheme is the colour scheme ColorScheme last emulated; "" is the
+	// browser's own (light).
+	scheme string
+
 	mu       sync.Mutex
 	problems []string
 	allowed  []string
@@ -186,6 +190,7 @@ func (tab *Tab) Location() string {
 func (tab *Tab) ColorScheme(scheme string) {
 	tab.t.Helper()
 	tab.Run("colour scheme "+scheme, emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
+	tab.scheme = scheme
 }
 
 // Violation is an axe-core rule a page breaks.
@@ -211,14 +216,35 @@ func (v Violation) String() string {
 	return fmt.Sprintf("%s (%s): %s — %s", v.ID, v.Impact, v.Help, strings.Join(where, "; "))
 }
 
-// Axe scans the page with axe-core (WCAG 2.x A and AA rules) and returns
-// the violations of serious or critical impact.
+// axeRules are the rules Axe runs: WCAG 2.x A and AA in the light scheme;
+// in the dark scheme only those whose outcome depends on colours, since a
+// page is scanned in both and every other rule's outcome is the light
+// scan's. Scans of big pages take seconds, and each test scans many.
+var axeRules = map[string]string{
+	"":      `{type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}`,
+	"light": `{type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}`,
+	"dark":  `{type: "rule", values: ["color-contrast", "link-in-text-block"]}`,
+}
+
+// Axe scans the page with axe-core and returns the violations of serious
+// or critical impact: every WCAG 2.x A and AA rule in the light colour
+// scheme, and in the dark one (ColorScheme) the rules on colours, so a
+// test that scans a page in dark scans it in light too.
 func (tab *Tab) Axe() []Violation {
 	tab.t.Helper()
+	rules, ok := axeRules[tab.scheme]
+	if !ok {
+		tab.t.Fatalf("browser: no axe-core rules for the colour scheme %q", tab.scheme)
+	}
+	// A page keeps axe-core from an earlier scan until it navigates.
+	var loaded bool
+	tab.Run("look for axe-core", chromedp.Evaluate(`typeof axe !== "undefined"`, &loaded))
+	if !loaded {
+		tab.Run("load axe-core", chromedp.Evaluate(tab.b.axe, nil))
+	}
 	var raw string
 	tab.Run("axe-core",
-		chromedp.Evaluate(tab.b.axe, nil),
-		chromedp.Evaluate(`axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}, resultTypes: ["violations"]}).then(r => JSON.stringify(r.violations))`,
+		chromedp.Evaluate(`axe.run(document, {runOnly: `+rules+`, resultTypes: ["violations"]}).then(r => JSON.stringify(r.violations))`,
 			&raw, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }),
 	)
 	var all []Violation

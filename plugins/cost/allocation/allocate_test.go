@@ -133,7 +133,10 @@ func TestAllocateWithoutRules(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	sub := func(r allocation.Rule) allocation.Rule { r.Kind, r.SubscriptionID = allocation.KindSubscription, "s1"; return r }
+	sub := func(r allocation.Rule) allocation.Rule {
+		r.Kind, r.SubscriptionID = allocation.KindSubscription, "s1"
+		return r
+	}
 	fixed := func(shares ...allocation.Share) *allocation.Shared {
 		return &allocation.Shared{Split: allocation.SplitFixed, CostCentres: shares}
 	}

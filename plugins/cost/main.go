@@ -79,9 +79,10 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	budgetSync := &budgets.Syncer{Store: budgetStore, Cloud: clients, Host: env.Host, Evaluator: evaluator}
 	reads := &reports.Handlers{Store: &reports.Store{DB: db}, Host: env.Host}
 	anomalyRoutes := &anomalies.Handlers{DB: db, Host: env.Host}
-	allocationRoutes := &allocation.Handlers{Store: &allocation.Store{DB: db}, Host: env.Host, Logger: env.Logger}
+	allocationStore := &allocation.Store{DB: db}
+	allocationRoutes := &allocation.Handlers{Store: allocationStore, Host: env.Host, Logger: env.Logger}
 	budgetRoutes := &budgets.Handlers{Store: budgetStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger, Syncer: budgetSync}
-	costViews := &views.Handlers{Reports: reads.Store, Anomalies: &anomalies.Store{DB: db}, Budgets: budgetStore, Host: env.Host}
+	costViews := &views.Handlers{Reports: reads.Store, Anomalies: &anomalies.Store{DB: db}, Budgets: budgetStore, Allocation: allocationStore, Host: env.Host}
 	costViews.BudgetEditor = &views.BudgetEditor{API: budgetRoutes, Views: costViews}
 	costViews.AnomalyAPI = anomalyRoutes
 	fragments, pages, nav := costViews.Views()

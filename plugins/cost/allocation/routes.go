@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -174,19 +172,9 @@ func (h *Handlers) chargeback(ctx context.Context, in *chargebackIn) (*chargebac
 	if err != nil {
 		return nil, err
 	}
-	set, err := h.Store.Rules(ctx, in.BrandID)
+	report, err := h.Store.Chargeback(ctx, in.BrandID, in.Tenants, rng, in.Metric)
 	if err != nil {
 		return nil, err
-	}
-	tenants := slices.Sorted(slices.Values(in.Tenants))
-	rows, totals, err := h.Store.Costs(ctx, tenants, rng, in.Metric, TagKeys(set.Rules))
-	if err != nil {
-		return nil, err
-	}
-	report := Chargeback{BrandID: in.BrandID, TenantIDs: tenants, StartDate: rng.From, EndDate: rng.To, Days: rng.Days(), Metric: in.Metric,
-		CostCentres: Allocate(set.Rules, rows, totals), Totals: []reports.CurrencyAmount{}}
-	for _, c := range slices.Sorted(maps.Keys(totals)) {
-		report.Totals = append(report.Totals, reports.CurrencyAmount{Currency: c, TotalCost: totals[c]})
 	}
 	if in.Format == "csv" {
 		disposition := fmt.Sprintf("attachment; filename=%q", fmt.Sprintf("chargeback-%s-%s-%s.csv", in.BrandID, rng.From, rng.To))

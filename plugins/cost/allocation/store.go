@@ -2,6 +2,8 @@ package allocation
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -152,4 +154,24 @@ func (s *Store) Costs(ctx context.Context, tenants []string, rng reports.Range, 
 		totals[t.Currency] = t.Total
 	}
 	return rows, totals, err
+}
+
+// Chargeback allocates the tenants' costs over rng of metric m by the
+// brand's rules (see Allocate).
+func (s *Store) Chargeback(ctx context.Context, brandID string, tenants []string, rng reports.Range, m reports.Metric) (Chargeback, error) {
+	set, err := s.Rules(ctx, brandID)
+	if err != nil {
+		return Chargeback{}, err
+	}
+	tenants = slices.Sorted(slices.Values(tenants))
+	rows, totals, err := s.Costs(ctx, tenants, rng, m, TagKeys(set.Rules))
+	if err != nil {
+		return Chargeback{}, err
+	}
+	out := Chargeback{BrandID: brandID, TenantIDs: tenants, StartDate: rng.From, EndDate: rng.To, Days: rng.Days(), Metric: m,
+		CostCentres: Allocate(set.Rules, rows, totals), Totals: []reports.CurrencyAmount{}}
+	for _, c := range slices.Sorted(maps.Keys(totals)) {
+		out.Totals = append(out.Totals, reports.CurrencyAmount{Currency: c, TotalCost: totals[c]})
+	}
+	return out, nil
 }

@@ -84,7 +84,8 @@ type centreCost struct {
 // brand's cost summary. A user of Acme Prod reads the brand as Acme Prod
 // alone and cannot replace its rules (403); a user of Other Co cannot see
 // the brand (404); brand_id is required (422) and a bad rule set names
-// its fields (422) and changes nothing. Every answer is checked against
+// its fields (422) and changes nothing. The brand's cost page shows its
+// costs by cost centre, and the replacement is in the audit log. Every answer is checked against
 // the OpenAPI document.
 func TestCostAllocationThroughTheHost(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
@@ -137,6 +138,11 @@ func testCostAllocation(t *testing.T, dialect string) {
 	}
 	if r := put(rules, admin); r.status != http.StatusOK {
 		t.Fatalf("PUT: %d %s", r.status, r.body)
+	}
+	var audit auditPage
+	h.get("/api/v1/audit-logs?action=cost_allocation.replace.success", admin).json(t, &audit)
+	if len(audit.Items) != 1 || audit.Items[0].ResourceType != "brand" || audit.Items[0].Details["plugin"] != "cost" || audit.Items[0].Details["rules"] != 3.0 {
+		t.Errorf("the replacement's audit entries: %+v", audit.Items)
 	}
 
 	var report struct {
@@ -210,6 +216,14 @@ func testCostAllocation(t *testing.T, dialect string) {
 		if r := h.get(path, otherUser); r.status != http.StatusNotFound || strings.Contains(string(r.body), "Acme") {
 			t.Errorf("Other Co's user, %s: %d %s", path, r.status, r.body)
 		}
+	}
+
+	// The cost page of the brand shows its costs by cost centre, with the
+	// form that downloads them.
+	page := h.do(http.MethodGet, "/costs?brand_id="+acme, prodUser, nil, "HX-Request", "true")
+	if page.status != http.StatusOK || !strings.Contains(string(page.body), "Chargeback by cost centre") ||
+		!strings.Contains(string(page.body), `<input type="hidden" name="brand_id" value="`+acme+`">`) {
+		t.Errorf("the cost page of brand Acme: %d %s", page.status, page.body)
 	}
 
 	expectInvalid(t, h.get("/api/v1/costs/allocation/chargeback?start_date="+day+"&end_date="+day, admin), "query.brand_id")

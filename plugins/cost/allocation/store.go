@@ -120,8 +120,7 @@ func (s *Store) Costs(ctx context.Context, tenants []string, rng reports.Range, 
 		Column("tenant_id", "subscription_id", "resource_group", "resource_id", "currency").
 		ColumnExpr("CAST(SUM(?) AS BIGINT) AS cost", bun.Ident(m.Column())).
 		Where("tenant_id IN (?)", bun.List(tenants)).Where("day BETWEEN ? AND ?", rng.From, rng.To).
-		Group("tenant_id", "subscription_id", "resource_group", "resource_id", "currency").
-		Order("tenant_id", "subscription_id", "resource_id", "currency").Scan(ctx, &rows)
+		Group("tenant_id", "subscription_id", "resource_group", "resource_id", "currency").Scan(ctx, &rows)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -63,8 +63,8 @@ func (s *Server) narrowToBrand(c *fiber.Ctx, r *protocol.Route, p *pluginv1.Prin
 // brandParameter documents brand_id on a plugin operation that takes it,
 // with the 404 it may answer (pluginResponses then gives it its problem
 // body and headers). The operation's parameters and responses are
-// replaced, not changed, as the route's own operation shares them.
-// A route that declares brand_id itself, as one that needs a brand does,
+// replaced, not changed, as the route's own operation shares them. A
+// route that declares brand_id itself, as one that needs a brand does,
 // keeps its own declaration.
 func brandParameter(op *huma.Operation) {
 	declared := slices.ContainsFunc(op.Parameters, func(p *huma.Param) bool { return p.Name == paramBrandID && p.In == "query" })

@@ -35,8 +35,8 @@ const (
 )
 
 // page is the cost page: the trend with its forecast, the top services,
-// the chargeback download, a brand's costs by cost centre, the anomalies to acknowledge, the budgets and
-// the commitments.
+// the chargeback download, a brand's costs by cost centre, the anomalies
+// to acknowledge, the budgets and the commitments.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	tenants := sdkui.Tenants(r)

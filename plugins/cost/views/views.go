@@ -1,12 +1,14 @@
 // Package views is the cost plugin's HTML: the dashboard's cost summary
 // card, the cost page — the daily trend with its forecast, the top
-// services, the anomalies to acknowledge with their drill-down, the budgets
-// the chargeback download and a brand's costs by cost centre — the anomaly list its buttons answer, and
-// the cost analysis page, whose form reloads its result.
+// services, the anomalies to acknowledge with their drill-down, the
+// budgets, the chargeback download and a brand's costs by cost centre —
+// the anomaly list its buttons answer, and the cost analysis page, whose
+// form reloads its result.
 //
-// Every view reads through the stores of reports, anomalies and budgets,
-// scoped to the caller's tenants or to the one tenant_id names (which the
-// SDK has refused before the handler when the caller may not see it).
+// Every view reads through the stores of reports, anomalies, budgets and
+// allocation, scoped to the caller's tenants or to the one tenant_id
+// names (which the SDK has refused before the handler when the caller may
+// not see it).
 // Amounts are shown exactly as ledger.Amount writes them, each with its
 // currency; figures in different currencies are never added, compared or
 // charted together.

@@ -12,7 +12,6 @@ import (
 // empty) over a range in one currency, with the resource's values of the
 // tag keys the rules read.
 type CostRow struct {
-	TenantID       string        `bun:"tenant_id"`
 	SubscriptionID string        `bun:"subscription_id"`
 	ResourceGroup  string        `bun:"resource_group"`
 	ResourceID     string        `bun:"resource_id"`

@@ -105,8 +105,8 @@ func (s *Store) Replace(ctx context.Context, brandID string, rules []Rule, by st
 	})
 }
 
-// Costs reads the tenants' costs over rng of metric m per tenant,
-// subscription, resource group, resource and currency, each with its
+// Costs reads the tenants' costs over rng of metric m per subscription,
+// resource (with its resource group) and currency, each with its
 // resource's values of keys, and the ledger's total of the same tenants
 // and range per currency. It runs three aggregates, each on an index of
 // its table: the days by resource, the tags of keys, the tenants' days.
@@ -116,11 +116,13 @@ func (s *Store) Costs(ctx context.Context, tenants []string, rng reports.Range, 
 	if len(tenants) == 0 {
 		return rows, totals, nil
 	}
+	// A resource's group is the one its id names, so it is read, not
+	// grouped by, as the analysis groups by resource.
 	err := s.DB.NewSelect().Table("cost_resource_daily").
-		Column("tenant_id", "subscription_id", "resource_group", "resource_id", "currency").
+		Column("subscription_id", "resource_id", "currency").ColumnExpr("MIN(resource_group) AS resource_group").
 		ColumnExpr("CAST(SUM(?) AS BIGINT) AS cost", bun.Ident(m.Column())).
 		Where("tenant_id IN (?)", bun.List(tenants)).Where("day BETWEEN ? AND ?", rng.From, rng.To).
-		Group("tenant_id", "subscription_id", "resource_group", "resource_id", "currency").Scan(ctx, &rows)
+		Group("subscription_id", "resource_id", "currency").Scan(ctx, &rows)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -63,12 +63,17 @@ func (s *Server) narrowToBrand(c *fiber.Ctx, r *protocol.Route, p *pluginv1.Prin
 // brandParameter documents brand_id on a plugin operation that takes it,
 // with the 404 it may answer (pluginResponses then gives it its problem
 // body and headers). The operation's parameters and responses are
-// replaced, not changed, as the route's own operation shares them.
+// replaced, not changed, as the route's own operation shares them. A
+// route that declares brand_id itself, as one that needs a brand does,
+// keeps its own declaration.
 func brandParameter(op *huma.Operation) {
-	op.Parameters = append(slices.Clone(op.Parameters), &huma.Param{Name: paramBrandID, In: "query",
-		Description: "Narrows the request to the tenants of this brand (GET /api/v1/brands) that the caller may see: without tenant_id or tenant_ids, " +
-			"the request acts on all of them; a tenant_id or tenant_ids outside the brand is a 403. A brand the caller cannot see is a 404, as an unknown one is.",
-		Schema: &huma.Schema{Type: huma.TypeString, Format: "uuid"}})
+	declared := slices.ContainsFunc(op.Parameters, func(p *huma.Param) bool { return p.Name == paramBrandID && p.In == "query" })
+	if !declared {
+		op.Parameters = append(slices.Clone(op.Parameters), &huma.Param{Name: paramBrandID, In: "query",
+			Description: "Narrows the request to the tenants of this brand (GET /api/v1/brands) that the caller may see: without tenant_id or tenant_ids, " +
+				"the request acts on all of them; a tenant_id or tenant_ids outside the brand is a 403. A brand the caller cannot see is a 404, as an unknown one is.",
+			Schema: &huma.Schema{Type: huma.TypeString, Format: "uuid"}})
+	}
 	if _, own := op.Responses["404"]; !own {
 		op.Responses = maps.Clone(op.Responses)
 		if op.Responses == nil {

@@ -3,6 +3,7 @@
 // purchases and recommendations) and budgets from the cloud into its own
 // tables, and serves the cost, commitment and budget routes, anomalies,
 // chargeback, the cost dashboard card and page with its budget editor,
+// the chargeback of a brand by cost centre under its allocation rules,
 // and the costs and resource_costs datasets.
 package main
 
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/core/pluginenv"
+	"github.com/stewardhq/steward/plugins/cost/allocation"
 	"github.com/stewardhq/steward/plugins/cost/anomalies"
 	"github.com/stewardhq/steward/plugins/cost/budgets"
 	"github.com/stewardhq/steward/plugins/cost/ingest"
@@ -77,8 +79,10 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	budgetSync := &budgets.Syncer{Store: budgetStore, Cloud: clients, Host: env.Host, Evaluator: evaluator}
 	reads := &reports.Handlers{Store: &reports.Store{DB: db}, Host: env.Host}
 	anomalyRoutes := &anomalies.Handlers{DB: db, Host: env.Host}
+	allocationStore := &allocation.Store{DB: db}
+	allocationRoutes := &allocation.Handlers{Store: allocationStore, Host: env.Host, Logger: env.Logger}
 	budgetRoutes := &budgets.Handlers{Store: budgetStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger, Syncer: budgetSync}
-	costViews := &views.Handlers{Reports: reads.Store, Anomalies: &anomalies.Store{DB: db}, Budgets: budgetStore, Host: env.Host}
+	costViews := &views.Handlers{Reports: reads.Store, Anomalies: &anomalies.Store{DB: db}, Budgets: budgetStore, Allocation: allocationStore, Host: env.Host}
 	costViews.BudgetEditor = &views.BudgetEditor{API: budgetRoutes, Views: costViews}
 	costViews.AnomalyAPI = anomalyRoutes
 	fragments, pages, nav := costViews.Views()
@@ -89,7 +93,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	syncer := &ingest.Syncer{Cloud: clients, Ledger: costs, Host: env.Host, BackfillDays: cfg.BackfillDays, RestateDays: cfg.RestateDays,
 		AfterTenant: []ingest.Hook{detector.Evaluate, budgetHook(budgetSync), evaluator.Evaluate}}
 	return &sdk.Plugin{
-		Routes:    slices.Concat(reads.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes(), costViews.Routes()),
+		Routes:    slices.Concat(reads.Routes(), allocationRoutes.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes(), costViews.Routes()),
 		Datasets:  []sdk.Dataset{reads.Dataset(), reads.ResourceDataset()},
 		Fragments: fragments,
 		Pages:     pages,

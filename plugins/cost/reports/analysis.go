@@ -141,7 +141,7 @@ func (s *Store) filtered(q AnalysisQuery) *bun.SelectQuery {
 func (s *Store) grouped(q AnalysisQuery, period string) *bun.SelectQuery {
 	keys := analysisKeys[q.GroupBy]
 	sel := s.filtered(q).ColumnExpr(keys[0]+" AS k1, "+keys[1]+" AS k2, d.currency").
-		ColumnExpr("CAST(SUM(d.?) AS BIGINT) AS total", bun.Ident(q.Metric.column())).GroupExpr(keys[0])
+		ColumnExpr("CAST(SUM(d.?) AS BIGINT) AS total", bun.Ident(q.Metric.Column())).GroupExpr(keys[0])
 	if keys[1] != "''" {
 		sel = sel.GroupExpr(keys[1])
 	}
@@ -172,7 +172,7 @@ func (s *Store) Analyse(ctx context.Context, q AnalysisQuery) (Analysis, error) 
 	if err := s.DB.NewSelect().TableExpr("(?) AS g", s.grouped(q, "")).ColumnExpr("COUNT(*)").Scan(ctx, &out.Total); err != nil {
 		return out, err
 	}
-	if err := s.filtered(q).ColumnExpr("d.currency, CAST(SUM(d.?) AS BIGINT) AS total_cost", bun.Ident(q.Metric.column())).GroupExpr("d.currency").
+	if err := s.filtered(q).ColumnExpr("d.currency, CAST(SUM(d.?) AS BIGINT) AS total_cost", bun.Ident(q.Metric.Column())).GroupExpr("d.currency").
 		OrderExpr("d.currency").Scan(ctx, &out.Totals); err != nil {
 		return out, err
 	}
@@ -423,7 +423,7 @@ func AnalysisCSV(a Analysis) [][]string {
 	for _, g := range a.Items {
 		row := make([]string, 0, len(header)+1)
 		for _, c := range AnalysisCells(a.GroupBy, g) {
-			row = append(row, cell(c))
+			row = append(row, Cell(c))
 		}
 		row = append(row, g.Currency)
 		for _, c := range g.Costs {

@@ -46,11 +46,11 @@ type Breakdown struct {
 func (s *Store) DayBreakdown(ctx context.Context, tenant string, day ledger.Day, service, by string, m Metric) ([]GroupCost, error) {
 	out := []GroupCost{}
 	sel := s.DB.NewSelect().TableExpr("cost_daily").
-		ColumnExpr("subscription_id, resource_group, NULL AS resource_id, currency, CAST(SUM(?) AS BIGINT) AS cost", bun.Ident(m.column())).
+		ColumnExpr("subscription_id, resource_group, NULL AS resource_id, currency, CAST(SUM(?) AS BIGINT) AS cost", bun.Ident(m.Column())).
 		GroupExpr("subscription_id, resource_group, currency")
 	if by == ByResource {
 		sel = s.DB.NewSelect().TableExpr("cost_resource_daily").
-			ColumnExpr("subscription_id, resource_group, resource_id, currency, CAST(SUM(?) AS BIGINT) AS cost", bun.Ident(m.column())).
+			ColumnExpr("subscription_id, resource_group, resource_id, currency, CAST(SUM(?) AS BIGINT) AS cost", bun.Ident(m.Column())).
 			GroupExpr("subscription_id, resource_group, resource_id, currency")
 	}
 	err := sel.Where("tenant_id = ? AND day = ? AND service = ?", tenant, day, service).

@@ -195,7 +195,7 @@ func (h *Handlers) streamCSV(w http.ResponseWriter, r *http.Request, tenants []s
 // csvRecord is a row of the CSV, with its tenant's name, in csvHeader's
 // order.
 func csvRecord(row ServiceDay, tenantName string) []string {
-	return []string{row.TenantID, cell(tenantName), row.Day.String(), cell(row.Service), cell(row.Currency), row.Cost.String()}
+	return []string{row.TenantID, Cell(tenantName), row.Day.String(), Cell(row.Service), Cell(row.Currency), row.Cost.String()}
 }
 
 // sentWriter notes whether anything was written through it.
@@ -209,8 +209,8 @@ func (s *sentWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// cell guards a text cell against being read as a spreadsheet formula.
-func cell(s string) string {
+// Cell guards a text cell against being read as a spreadsheet formula.
+func Cell(s string) string {
 	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return "'" + s
 	}

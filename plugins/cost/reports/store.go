@@ -80,8 +80,8 @@ const (
 	Amortized Metric = "amortized"
 )
 
-// column is the ledger's column of the metric's cost.
-func (m Metric) column() string {
+// Column is the ledger's column of the metric's cost.
+func (m Metric) Column() string {
 	if m == Amortized {
 		return "amortized_cents"
 	}
@@ -99,7 +99,7 @@ func (m Metric) param() int {
 // sql is query with every cost_cents naming the metric's column: the
 // ledger's tables keep both metrics in columns of the same shape.
 func (m Metric) sql(query string) string {
-	return strings.ReplaceAll(query, "cost_cents", m.column())
+	return strings.ReplaceAll(query, "cost_cents", m.Column())
 }
 
 // CurrencyTotal is the cost of some tenants over a range in one currency,

@@ -35,8 +35,8 @@ const (
 )
 
 // page is the cost page: the trend with its forecast, the top services,
-// the chargeback download, the anomalies to acknowledge, the budgets and
-// the commitments.
+// the chargeback download, a brand's costs by cost centre, the anomalies
+// to acknowledge, the budgets and the commitments.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	tenants := sdkui.Tenants(r)
@@ -66,12 +66,18 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request) {
 		sdk.WriteError(w, err)
 		return
 	}
+	costCentres, err := h.costCentres(ctx, r.URL.Query().Get("brand_id"), tenants, today)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
 	sdkui.WriteFragment(w, http.StatusOK, stack(
 		sdkui.Card("Daily cost and forecast", trend),
 		sdkui.Grid(
 			sdkui.Card("Top services, last 30 days", services),
 			sdkui.Card("Chargeback report", chargeback(tenants, today)),
 		),
+		sdkui.Card("Chargeback by cost centre", costCentres),
 		sdkui.Card("Anomalies to acknowledge", anomalyList),
 		sdkui.Card("Budgets", budgetSection),
 		sdkui.Card("Commitments", commitments),
@@ -227,7 +233,11 @@ func chargeback(tenants []string, today ledger.Day) template.HTML {
 	if len(tenants) == 1 {
 		action, what = action+"/"+url.PathEscape(tenants[0]), "Costs of the tenant."
 	}
+	return render("chargeback", struct{ Action, Scope, Start, End string }{action, what, monthStart(today).String(), today.String()})
+}
+
+// monthStart is the first day of today's month.
+func monthStart(today ledger.Day) ledger.Day {
 	t := today.Time()
-	start := ledger.DayOf(time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC))
-	return render("chargeback", struct{ Action, Scope, Start, End string }{action, what, start.String(), today.String()})
+	return ledger.DayOf(time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC))
 }

@@ -1,12 +1,14 @@
 // Package views is the cost plugin's HTML: the dashboard's cost summary
 // card, the cost page — the daily trend with its forecast, the top
-// services, the anomalies to acknowledge with their drill-down, the budgets
-// and the chargeback download — the anomaly list its buttons answer, and
-// the cost analysis page, whose form reloads its result.
+// services, the anomalies to acknowledge with their drill-down, the
+// budgets, the chargeback download and a brand's costs by cost centre —
+// the anomaly list its buttons answer, and the cost analysis page, whose
+// form reloads its result.
 //
-// Every view reads through the stores of reports, anomalies and budgets,
-// scoped to the caller's tenants or to the one tenant_id names (which the
-// SDK has refused before the handler when the caller may not see it).
+// Every view reads through the stores of reports, anomalies, budgets and
+// allocation, scoped to the caller's tenants or to the one tenant_id
+// names (which the SDK has refused before the handler when the caller may
+// not see it).
 // Amounts are shown exactly as ledger.Amount writes them, each with its
 // currency; figures in different currencies are never added, compared or
 // charted together.
@@ -28,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stewardhq/steward/plugins/cost/allocation"
 	"github.com/stewardhq/steward/plugins/cost/anomalies"
 	"github.com/stewardhq/steward/plugins/cost/budgets"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
@@ -60,6 +63,9 @@ type Handlers struct {
 	Reports   *reports.Store
 	Anomalies *anomalies.Store
 	Budgets   *budgets.Store
+	// Allocation is the brands' cost allocation, whose chargeback by
+	// cost centre the page shows for a brand.
+	Allocation *allocation.Store
 	// BudgetEditor is the budget section of a page of one tenant.
 	BudgetEditor *BudgetEditor
 	// AnomalyAPI serves the anomaly routes the list's buttons go through.
@@ -183,6 +189,18 @@ var markup = template.Must(template.New("views").Parse(`
 {{- define "stack"}}<div class="stack">{{range .}}{{.}}{{end}}</div>{{end}}
 {{- define "link"}}<p><a href="{{.Href}}">{{.Text}}</a></p>{{end}}
 
+{{- define "allocation" -}}
+<form class="stack" method="get" action="/api/v1/costs/allocation/chargeback">
+<p class="muted">One row per cost centre and currency: its direct cost, its part of the shared costs and their total.</p>
+<div class="swatches">
+<div class="field"><label for="allocation-start">First day</label><input id="allocation-start" type="date" name="start_date" value="{{.Start}}" required></div>
+<div class="field"><label for="allocation-end">Last day</label><input id="allocation-end" type="date" name="end_date" value="{{.End}}" required></div>
+</div>
+<input type="hidden" name="brand_id" value="{{.BrandID}}">
+<input type="hidden" name="format" value="csv">
+<div><button class="btn btn-primary" type="submit">Download CSV</button></div>
+</form>
+{{- end}}
 {{- define "chargeback" -}}
 <form class="stack" method="get" action="{{.Action}}">
 <p class="muted">{{.Scope}} One row per tenant, day and service, costs with two decimals; the totals match the cost summary's to the cent.</p>

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/plugins/cost/allocation"
 	"github.com/stewardhq/steward/plugins/cost/anomalies"
 	"github.com/stewardhq/steward/plugins/cost/budgets"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
@@ -85,9 +86,10 @@ func costRows() []ledger.Cost {
 }
 
 type world struct {
-	h       *plugintest.Harness
-	budgets *budgets.Store
-	ledger  *ledger.Store
+	h          *plugintest.Harness
+	budgets    *budgets.Store
+	ledger     *ledger.Store
+	allocation *allocation.Store
 }
 
 // newWorld writes the costs through the ledger, judges them with the
@@ -156,7 +158,8 @@ func newWorld(t *testing.T, dialect string) *world {
 			t.Fatal(err)
 		}
 	}
-	v := &views.Handlers{Reports: &reports.Store{DB: db}, Anomalies: &anomalies.Store{DB: db}, Budgets: bs, Now: clock}
+	alloc := &allocation.Store{DB: db}
+	v := &views.Handlers{Reports: &reports.Store{DB: db}, Anomalies: &anomalies.Store{DB: db}, Budgets: bs, Allocation: alloc, Now: clock}
 	ack := &anomalies.Handlers{DB: db, Now: clock}
 	budgetAPI := &budgets.Handlers{Store: bs, Evaluator: eval, Syncer: &budgets.Syncer{Store: bs, Evaluator: eval}}
 	v.BudgetEditor = &views.BudgetEditor{API: budgetAPI, Views: v}
@@ -167,7 +170,7 @@ func newWorld(t *testing.T, dialect string) *world {
 		v.Host, ack.Host, budgetAPI.Host, budgetAPI.Logger, reads.Host = env.Host, env.Host, env.Host, env.Logger, env.Host
 		return &sdk.Plugin{Routes: slices.Concat(reads.Routes(), ack.Routes(), v.Routes()), Fragments: fragments, Pages: pages, Nav: nav}, nil
 	}
-	return &world{h: plugintest.New(t, sdk.Definition{Name: "cost"}, p, plugintest.Options{Tenants: tenants}), budgets: bs, ledger: led}
+	return &world{h: plugintest.New(t, sdk.Definition{Name: "cost"}, p, plugintest.Options{Tenants: tenants}), budgets: bs, ledger: led, allocation: alloc}
 }
 
 // get answers the view's status and HTML.
@@ -224,6 +227,7 @@ func TestViews(t *testing.T) {
 			t.Run("budget editor", func(t *testing.T) { testBudgetEditor(t, w) })
 			t.Run("breakdown", func(t *testing.T) { testBreakdown(t, w) })
 			t.Run("analysis", func(t *testing.T) { testAnalysis(t, w) })
+			t.Run("cost centres", func(t *testing.T) { testCostCentres(t, w) })
 			// Last: it changes the anomalies.
 			t.Run("acknowledge", func(t *testing.T) { testAcknowledge(t, w) })
 		})
@@ -302,6 +306,28 @@ func testPage(t *testing.T, w *world) {
 
 	beta := text(w.html(t, views.PagePath, admin))
 	contains(t, "the admin's page", beta, betaService, "Beta budget", "2 of 2 anomalies")
+}
+
+// testCostCentres: with a brand picked, the page shows its costs of the
+// month to date by cost centre under its rules — s1's resources to Web
+// (10 × 12.34 + 500.00, its 0.34 a day of no resource included), Virtual
+// Machines, which the ledger holds without resources, and the EUR
+// Storage Unallocated — with the ledger's totals and the form that
+// downloads the CSV of the brand; without one, a word to pick a brand.
+func testCostCentres(t *testing.T, w *world) {
+	const brand = "0b0b0b0b-0000-4000-8000-000000000001"
+	rules := []allocation.Rule{{Kind: allocation.KindSubscription, SubscriptionID: "s1", CostCentre: "Web"}}
+	if err := w.allocation.Replace(context.Background(), brand, rules, "admin", clock()); err != nil {
+		t.Fatal(err)
+	}
+	page := w.html(t, views.PagePath+"?brand_id="+brand, userA)
+	contains(t, "a brand's page", text(page), "Chargeback by cost centre", "Costs by cost centre, 2026-11-01 to 2026-11-10",
+		"Unallocated50.50 EUR0.00 EUR50.50 EUR", "Web623.40 USD0.00 USD623.40 USD", "Unallocated1,000.00 USD0.00 USD1,000.00 USD",
+		"In all 50.50 EUR, 1,623.40 USD: the ledger&#39;s total, to the cent.")
+	contains(t, "a brand's page", page, `action="/api/v1/costs/allocation/chargeback"`, `<input type="hidden" name="brand_id" value="`+brand+`">`,
+		`id="allocation-start" type="date" name="start_date" value="2026-11-01"`)
+	lacks(t, "a brand's page", page, "Beta")
+	contains(t, "the page without a brand", text(w.html(t, views.PagePath, userA)), "Pick a brand with the tenant picker to see its costs by cost centre")
 }
 
 // testRefused: a tenant the caller may not see is refused by the SDK

@@ -39,7 +39,7 @@ func TestDefinition(t *testing.T) {
 		`{"restate_days": 2.5}`:   "restate_days: expected integer, but got number",
 		`{"restate": 5}`:          "restate: unknown key; the keys are anomaly_min_impact, backfill_days, exchange_rates_file, exchange_rates_url, reporting_currency, restate_days",
 		`{"reporting_currency": "EUR", "exchange_rates_url": "https://api.frankfurter.dev/v1"}`: "",
-		`{"reporting_currency": 978}`: "reporting_currency: expected string, but got number",
+		`{"reporting_currency": 978}`:                       "reporting_currency: expected string, but got number",
 		`{"anomaly_min_impact": {"JPY": 150, "INR": 80.5}}`: "",
 		`{"anomaly_min_impact": {"JPY": "a lot"}}`:          "anomaly_min_impact.JPY: expected number, but got string",
 	} {

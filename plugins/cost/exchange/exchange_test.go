@@ -55,13 +55,13 @@ func TestConvert(t *testing.T) {
 		want   ledger.Amount
 	}{
 		{100_00, "0.8", 125_00},
-		{100_00, "0.9123", 109_61},   // 10961.3066…
-		{1, "0.4", 2},                // 2.5 rounds to even 2
-		{3, "0.4", 8},                // 7.5 rounds to even 8
-		{-1, "0.4", -2},              // -2.5 rounds to even -2
-		{-3, "0.4", -8},              // -7.5 rounds to even -8
-		{15_000_00, "150", 100_00},   // JPY
-		{1 << 62, "1", 1 << 62},      // no overflow on the way
+		{100_00, "0.9123", 109_61},         // 10961.3066…
+		{1, "0.4", 2},                      // 2.5 rounds to even 2
+		{3, "0.4", 8},                      // 7.5 rounds to even 8
+		{-1, "0.4", -2},                    // -2.5 rounds to even -2
+		{-3, "0.4", -8},                    // -7.5 rounds to even -8
+		{15_000_00, "150", 100_00},         // JPY
+		{1 << 62, "1", 1 << 62},            // no overflow on the way
 		{920_000_00, "0.92", 1_000_000_00}, // exact
 	} {
 		if got := exchange.Convert(c.amount, rate(c.rate)); got != c.want {

@@ -94,8 +94,8 @@ type Analysis struct {
 	// Reporting is beside the totals, which it leaves as they are.
 	Reporting exchange.Reporting `json:"reporting" doc:"The cost of every group in the reporting currency, converted at daily exchange rates; totals keeps each currency's own"`
 	Total     int                `json:"total" doc:"How many groups (of a currency each) match in all"`
-	Limit     int              `json:"limit"`
-	Offset    int              `json:"offset"`
+	Limit     int                `json:"limit"`
+	Offset    int                `json:"offset"`
 }
 
 // analysisRow is a group's cost in a currency, of a period or of all.

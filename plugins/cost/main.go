@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"time"
 
@@ -45,15 +44,12 @@ type config struct {
 	ExchangeRatesFile string `json:"exchange_rates_file,omitempty" doc:"File holding one Frankfurter time series document of daily rates against reporting_currency, read on each rates sync; not with exchange_rates_url"`
 }
 
-// currencyCode is an ISO 4217 code's form.
-var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
-
 // minImpacts checks the configured floors: a currency code for each key
 // and an amount above zero for each value.
 func (c config) minImpacts() (anomalies.MinImpacts, error) {
 	out := anomalies.MinImpacts{}
 	for code, floor := range c.AnomalyMinImpact {
-		if !currencyCode.MatchString(code) {
+		if !exchange.ValidCode(code) {
 			return nil, fmt.Errorf("config.anomaly_min_impact: %q is not an ISO 4217 currency code such as USD", code)
 		}
 		if floor <= 0 {

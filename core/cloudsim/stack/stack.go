@@ -123,5 +123,6 @@ func (st *Stack) CloudConfig() cloud.Config {
 func (st *Stack) Log(logger hclog.Logger) {
 	logger.Info("simulated cloud serving",
 		"identity_provider", st.Sim.URLs[cloudsim.IdP], "resource_manager", st.Sim.URLs[cloudsim.ARM], "graph", st.Sim.URLs[cloudsim.Graph], "dns", st.DNS.Addr(),
+		"exchange_rates", st.Sim.URLs[cloudsim.ARM]+rates.Path,
 		"tenants", len(st.Sim.World().Tenants), "users", len(st.Sim.World().Users))
 }

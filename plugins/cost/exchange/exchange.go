@@ -66,9 +66,6 @@ func (r Rate) String() string {
 	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
 }
 
-// MarshalJSON writes the rate as the exact JSON number it is.
-func (r Rate) MarshalJSON() ([]byte, error) { return []byte(r.String()), nil }
-
 // Convert turns cents of a currency into cents of the base at rate (units
 // of the currency per 1 of the base): amount ÷ rate, rounded half to even
 // to the cent.

@@ -24,7 +24,7 @@ import (
 // it converted, with which rates; the per-currency totals are as they
 // were; the per-tenant totals and the analysis agree. A range that
 // reaches a day of EUR costs with no rate in the week before has no
-// converted total and names EUR.
+// converted total and names EUR, and so does the cost page.
 func TestCurrenciesThroughTheHost(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) { testCurrencies(t, dialect) })
@@ -175,6 +175,12 @@ func testCurrencies(t *testing.T, dialect string) {
 	h.get(fmt.Sprintf("/api/v1/costs/summary?start_date=%s&end_date=%s&tenant_ids=%s,%s", first-3, last, eu, us), admin).json(t, &s)
 	if m := s.Reporting.Missing; s.Reporting.TotalCost != nil || len(m) != 1 || m[0].Currency != "EUR" || m[0].FirstDate != first-3 || m[0].Days != 1 {
 		t.Errorf("a EUR day without a rate: %+v", s.Reporting)
+	}
+	// The cost page's 90 days reach that day too, and say why they have
+	// no total in USD.
+	page := h.do(http.MethodGet, "/costs", admin, nil, "HX-Request", "true")
+	if want := "in all currencies is not shown: no exchange rate into USD for EUR from " + date(-12) + "."; page.status != http.StatusOK || !strings.Contains(string(page.body), want) {
+		t.Errorf("the cost page lacks %q:\n%s", want, page.body)
 	}
 }
 

@@ -61,10 +61,21 @@ plugin "cost" {
     # restate_days  = 5     # recent days every later sync fetches again
     # anomaly_min_impact = { JPY = 150, INR = 80 }
     #                       # least rise flagged as an anomaly per currency,
-    #                       # in its units; 1.00 in a currency not listed
+    #                       # in its units; in a currency not listed, the
+    #                       # reporting currency's at the latest rate
+    # reporting_currency = "USD"
+    #                       # multi-currency totals are converted into it
+    # exchange_rates_url = "https://api.frankfurter.dev/v1"
+    #                       # daily rates (Frankfurter format); or
+    #                       # exchange_rates_file = "/etc/steward/rates.json";
+    #                       # with neither, the simulated cloud's, else none
   }
   # Cost Management refreshes a day's costs a few times a day.
   job "costs" {
+    schedule = "@every 6h"
+  }
+  # The ECB publishes its reference rates once a working day.
+  job "exchange_rates" {
     schedule = "@every 6h"
   }
 }

@@ -116,6 +116,10 @@ type Endpoints struct {
 	// DNS is the DNS server the mail-authentication lookups ask, as
 	// host:port; empty means the system's resolvers, for either provider.
 	DNS string
+	// ExchangeRates is a daily exchange rate service answering as the
+	// Frankfurter API does (GET <url>/<start>..<end>?from=<code>): the
+	// simulated cloud serves one; Azure has none, so empty there.
+	ExchangeRates string
 }
 
 // Retry configures how throttled (429) and failed (500, 502, 503, 504)
@@ -156,6 +160,7 @@ type Clients struct {
 	// to it. Access hands out the clients that read one customer tenant.
 	*ResourceManager
 	endpoints   Endpoints
+	http        *http.Client
 	assignments *armmanagedservices.RegistrationAssignmentsClient
 	// creds holds the credential of each directory tenant Steward
 	// authenticates in; the Graph clients and the direct tenants'
@@ -241,7 +246,7 @@ func New(cfg Config) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Clients{ResourceManager: managing, endpoints: ep, creds: creds, directories: map[string]*ResourceManager{}}
+	c := &Clients{ResourceManager: managing, endpoints: ep, http: transport, creds: creds, directories: map[string]*ResourceManager{}}
 	c.graph = newGraphClients(cfg, base, ep, creds)
 	if c.assignments, err = armmanagedservices.NewRegistrationAssignmentsClient(creds.managing, armOpts); err != nil {
 		return nil, err
@@ -316,6 +321,11 @@ func (c *Clients) directory(tenantID string) (*ResourceManager, error) {
 // Endpoints are the endpoints the clients use, defaults filled in.
 func (c *Clients) Endpoints() Endpoints { return c.endpoints }
 
+// HTTPClient is the clients' shared HTTP client, which trusts the
+// configured CA besides the system roots: for plain HTTPS services beside
+// the cloud's, such as Endpoints.ExchangeRates.
+func (c *Clients) HTTPClient() *http.Client { return c.http }
+
 func resolveEndpoints(cfg Config) (Endpoints, error) {
 	ep := cfg.Endpoints
 	switch cfg.Provider {
@@ -330,7 +340,7 @@ func resolveEndpoints(cfg Config) (Endpoints, error) {
 	default:
 		return ep, fmt.Errorf("cloud: provider must be %q or %q, not %q", ProviderAzure, ProviderSim, cfg.Provider)
 	}
-	for _, u := range []*string{&ep.Authority, &ep.ResourceManager, &ep.Graph} {
+	for _, u := range []*string{&ep.Authority, &ep.ResourceManager, &ep.Graph, &ep.ExchangeRates} {
 		if *u != "" && !strings.HasPrefix(*u, "https://") {
 			return ep, fmt.Errorf("cloud: endpoint %q must be https", *u)
 		}
@@ -341,6 +351,7 @@ func resolveEndpoints(cfg Config) (Endpoints, error) {
 	}
 	ep.ResourceManager = strings.TrimSuffix(ep.ResourceManager, "/")
 	ep.Graph = strings.TrimSuffix(ep.Graph, "/")
+	ep.ExchangeRates = strings.TrimSuffix(ep.ExchangeRates, "/")
 	return ep, nil
 }
 

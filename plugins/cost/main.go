@@ -4,14 +4,17 @@
 // tables, and serves the cost, commitment and budget routes, anomalies,
 // chargeback, the cost dashboard card and page with its budget editor,
 // the chargeback of a brand by cost centre under its allocation rules,
-// and the costs and resource_costs datasets.
+// and the costs and resource_costs datasets. A second job syncs the daily
+// exchange rates its reads convert multi-currency totals with.
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
+	"net/http"
+	"net/url"
+	"os"
 	"slices"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/stewardhq/steward/plugins/cost/allocation"
 	"github.com/stewardhq/steward/plugins/cost/anomalies"
 	"github.com/stewardhq/steward/plugins/cost/budgets"
+	"github.com/stewardhq/steward/plugins/cost/exchange"
 	"github.com/stewardhq/steward/plugins/cost/ingest"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/plugins/cost/reports"
@@ -34,18 +38,20 @@ type config struct {
 	RestateDays  int `json:"restate_days" minimum:"1" maximum:"31" doc:"Recent days every later sync fetches again, because providers restate them"`
 	// AnomalyMinImpact is the floor of each currency's anomalies, as in
 	// anomaly_min_impact = { JPY = 150, INR = 80 }.
-	AnomalyMinImpact map[string]ledger.Amount `json:"anomaly_min_impact,omitempty" doc:"Least rise flagged as a cost anomaly, per ISO 4217 currency code, in units of that currency; 1.00 in a currency not listed"`
+	AnomalyMinImpact map[string]ledger.Amount `json:"anomaly_min_impact,omitempty" doc:"Least rise flagged as a cost anomaly, per ISO 4217 currency code, in units of that currency; in a currency not listed, the reporting currency's floor (1.00 when not listed either) at the latest exchange rate, or 1.00 without one"`
+	// ReportingCurrency is what the reads convert multi-currency totals
+	// into, at the daily rates of ExchangeRatesURL or ExchangeRatesFile.
+	ReportingCurrency string `json:"reporting_currency,omitempty" doc:"ISO 4217 code of the currency multi-currency totals are converted into; USD when absent"`
+	ExchangeRatesURL  string `json:"exchange_rates_url,omitempty" doc:"Daily exchange rates endpoint answering as the Frankfurter API (GET <url>/<start>..<end>?from=<reporting_currency>), such as https://api.frankfurter.dev/v1; not with exchange_rates_file. With neither, the simulated cloud's, or no conversion on Azure"`
+	ExchangeRatesFile string `json:"exchange_rates_file,omitempty" doc:"File holding one Frankfurter time series document of daily rates against reporting_currency, read on each rates sync; not with exchange_rates_url"`
 }
-
-// currencyCode is an ISO 4217 code's form.
-var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
 
 // minImpacts checks the configured floors: a currency code for each key
 // and an amount above zero for each value.
 func (c config) minImpacts() (anomalies.MinImpacts, error) {
 	out := anomalies.MinImpacts{}
 	for code, floor := range c.AnomalyMinImpact {
-		if !currencyCode.MatchString(code) {
+		if !exchange.ValidCode(code) {
 			return nil, fmt.Errorf("config.anomaly_min_impact: %q is not an ISO 4217 currency code such as USD", code)
 		}
 		if floor <= 0 {
@@ -56,9 +62,37 @@ func (c config) minImpacts() (anomalies.MinImpacts, error) {
 	return out, nil
 }
 
+// rateSource checks the reporting currency and the rates' source: an
+// endpoint or a file, not both; with neither, the cloud's exchange rate
+// service (simulated) when it has one, which client reaches; else none, and
+// conversion is off.
+func (c config) rateSource(cloudRates string, client *http.Client) (exchange.Source, error) {
+	if !exchange.ValidCode(c.ReportingCurrency) {
+		return nil, fmt.Errorf("config.reporting_currency: %q is not an ISO 4217 currency code such as USD", c.ReportingCurrency)
+	}
+	switch {
+	case c.ExchangeRatesURL != "" && c.ExchangeRatesFile != "":
+		return nil, errors.New("config.exchange_rates_url, config.exchange_rates_file: set one source of exchange rates, not both")
+	case c.ExchangeRatesURL != "":
+		u, err := url.Parse(c.ExchangeRatesURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("config.exchange_rates_url: %q is not an http or https URL", c.ExchangeRatesURL)
+		}
+		return exchange.Endpoint{URL: c.ExchangeRatesURL, Client: client}, nil
+	case c.ExchangeRatesFile != "":
+		if _, err := os.Stat(c.ExchangeRatesFile); err != nil {
+			return nil, fmt.Errorf("config.exchange_rates_file: %w", err)
+		}
+		return exchange.File{Path: c.ExchangeRatesFile}, nil
+	case cloudRates != "":
+		return exchange.Endpoint{URL: cloudRates, Client: client}, nil
+	}
+	return nil, nil
+}
+
 // Defaults are the settings of a block that gives none.
 func (config) Defaults() config {
-	return config{BackfillDays: ingest.DefaultBackfillDays, RestateDays: ingest.DefaultRestateDays}
+	return config{BackfillDays: ingest.DefaultBackfillDays, RestateDays: ingest.DefaultRestateDays, ReportingCurrency: exchange.DefaultCurrency}
 }
 
 func main() { sdk.Serve(definition, New) }
@@ -73,11 +107,23 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	source, err := cfg.rateSource(clients.Endpoints().ExchangeRates, clients.HTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	rates := &exchange.Store{DB: db}
+	converter := &exchange.Converter{Store: rates, Currency: cfg.ReportingCurrency}
+	jobs := []sdk.Job{}
+	if source != nil {
+		converter.Source = source.String()
+		rateSync := &exchange.Syncer{Store: rates, Source: source, Currency: cfg.ReportingCurrency, BackfillDays: cfg.BackfillDays}
+		jobs = append(jobs, rateSync.Job())
+	}
 	costs := &ledger.Store{DB: db}
 	budgetStore := budgets.NewStore(db)
 	evaluator := &budgets.Evaluator{Store: budgetStore}
 	budgetSync := &budgets.Syncer{Store: budgetStore, Cloud: clients, Host: env.Host, Evaluator: evaluator}
-	reads := &reports.Handlers{Store: &reports.Store{DB: db}, Host: env.Host}
+	reads := &reports.Handlers{Store: &reports.Store{DB: db, Exchange: converter}, Host: env.Host}
 	anomalyRoutes := &anomalies.Handlers{DB: db, Host: env.Host}
 	allocationStore := &allocation.Store{DB: db}
 	allocationRoutes := &allocation.Handlers{Store: allocationStore, Host: env.Host, Logger: env.Logger}
@@ -89,7 +135,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	// After a tenant's costs are written: judge its days for anomalies,
 	// exchange its budgets with the provider, and bring their spend,
 	// status and alerts up to date.
-	detector := &anomalies.Detector{DB: db, MinImpacts: minImpacts}
+	detector := &anomalies.Detector{DB: db, MinImpacts: minImpacts, Rates: converter}
 	syncer := &ingest.Syncer{Cloud: clients, Ledger: costs, Host: env.Host, BackfillDays: cfg.BackfillDays, RestateDays: cfg.RestateDays,
 		AfterTenant: []ingest.Hook{detector.Evaluate, budgetHook(budgetSync), evaluator.Evaluate}}
 	return &sdk.Plugin{
@@ -100,7 +146,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		Nav:       nav,
 		// Cost Management refreshes a day's costs a few times a day.
 		// Costs settle daily: a tenant is stale after a day and an hour.
-		Jobs: []sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Schedule: "@every 6h", StaleAfter: 25 * time.Hour, PerTenant: true, Run: syncer.Run}},
+		Jobs: append([]sdk.Job{{Name: "costs", JobType: "costs", DataDomain: "costs", Schedule: "@every 6h", StaleAfter: 25 * time.Hour, PerTenant: true, Run: syncer.Run}}, jobs...),
 	}, nil
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -35,7 +37,9 @@ func TestDefinition(t *testing.T) {
 		`{"backfill_days": 0}`:    "backfill_days: must be >= 1 but found 0",
 		`{"backfill_days": 1096}`: "backfill_days: must be <= 1095 but found 1096",
 		`{"restate_days": 2.5}`:   "restate_days: expected integer, but got number",
-		`{"restate": 5}`:          "restate: unknown key; the keys are anomaly_min_impact, backfill_days, restate_days",
+		`{"restate": 5}`:          "restate: unknown key; the keys are anomaly_min_impact, backfill_days, exchange_rates_file, exchange_rates_url, reporting_currency, restate_days",
+		`{"reporting_currency": "EUR", "exchange_rates_url": "https://api.frankfurter.dev/v1"}`: "",
+		`{"reporting_currency": 978}`:                       "reporting_currency: expected string, but got number",
 		`{"anomaly_min_impact": {"JPY": 150, "INR": 80.5}}`: "",
 		`{"anomaly_min_impact": {"JPY": "a lot"}}`:          "anomaly_min_impact.JPY: expected number, but got string",
 	} {
@@ -48,7 +52,7 @@ func TestDefinition(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want %q", block, problems, err, want)
 		}
 	}
-	if d := (config{}).Defaults(); d.BackfillDays != ingest.DefaultBackfillDays || d.RestateDays != ingest.DefaultRestateDays {
+	if d := (config{}).Defaults(); d.BackfillDays != ingest.DefaultBackfillDays || d.RestateDays != ingest.DefaultRestateDays || d.ReportingCurrency != "USD" {
 		t.Errorf("defaults %+v", d)
 	}
 }
@@ -77,6 +81,49 @@ func TestMinImpacts(t *testing.T) {
 		}
 		if err == nil && (len(got) != len(c.floors) || got.For("JPY") != want || got.For("USD") != anomalies.DefaultMinImpact) {
 			t.Errorf("%v: floors %v", c.floors, got)
+		}
+	}
+}
+
+// TestRateSource: the reporting currency is an ISO 4217 code; the rates
+// come from an endpoint or a file, never both; with neither, from the
+// cloud's service when it has one, else conversion is off. Anything else
+// stops the plugin at start, naming the setting.
+func TestRateSource(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rates.json")
+	if err := os.WriteFile(file, []byte(`{"amount":1,"base":"USD","rates":{}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const sim = "https://127.0.0.1:4443/exchange-rates"
+	for _, c := range []struct {
+		cfg       config
+		cloud     string
+		want, err string
+	}{
+		{config{ReportingCurrency: "USD"}, "", "", ""},
+		{config{ReportingCurrency: "USD"}, sim, sim, ""},
+		{config{ReportingCurrency: "EUR", ExchangeRatesURL: "https://api.frankfurter.dev/v1"}, sim, "https://api.frankfurter.dev/v1", ""},
+		{config{ReportingCurrency: "USD", ExchangeRatesFile: file}, sim, file, ""},
+		{config{ReportingCurrency: "usd"}, "", "", `config.reporting_currency: "usd" is not an ISO 4217 currency code such as USD`},
+		{config{ReportingCurrency: ""}, "", "", `config.reporting_currency: "" is not an ISO 4217 currency code such as USD`},
+		{config{ReportingCurrency: "EURO"}, "", "", `config.reporting_currency: "EURO" is not an ISO 4217 currency code such as USD`},
+		{config{ReportingCurrency: "USD", ExchangeRatesURL: "https://x.example", ExchangeRatesFile: file}, "", "",
+			"config.exchange_rates_url, config.exchange_rates_file: set one source of exchange rates, not both"},
+		{config{ReportingCurrency: "USD", ExchangeRatesURL: "ftp://x.example/rates"}, "", "", `config.exchange_rates_url: "ftp://x.example/rates" is not an http or https URL`},
+		{config{ReportingCurrency: "USD", ExchangeRatesURL: "rates.example"}, "", "", `config.exchange_rates_url: "rates.example" is not an http or https URL`},
+		{config{ReportingCurrency: "USD", ExchangeRatesFile: file + ".missing"}, "", "", "config.exchange_rates_file: stat " + file + ".missing: no such file or directory"},
+	} {
+		src, err := c.cfg.rateSource(c.cloud, http.DefaultClient)
+		if msg := fmt.Sprint(err); (c.err == "" && err != nil) || (c.err != "" && msg != c.err) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.err)
+			continue
+		}
+		got := ""
+		if src != nil {
+			got = src.String()
+		}
+		if err == nil && got != c.want {
+			t.Errorf("%+v: source %q, want %q", c.cfg, got, c.want)
 		}
 	}
 }

@@ -1,5 +1,5 @@
 // Package stack starts the whole simulated cloud — the servers, the
-// identity provider, Resource Manager and DNS — and says how Steward's cloud
+// identity provider, Resource Manager, DNS and the exchange rates — and says how Steward's cloud
 // clients reach it. The host (STEWARD_CLOUD=sim) and `steward sim` use it.
 package stack
 
@@ -15,6 +15,7 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim/arm"
 	"github.com/stewardhq/steward/core/cloudsim/graph"
 	"github.com/stewardhq/steward/core/cloudsim/idp"
+	"github.com/stewardhq/steward/core/cloudsim/rates"
 	"github.com/stewardhq/steward/core/cloudsim/simdns"
 	"github.com/stewardhq/steward/core/cloudsim/world"
 )
@@ -68,6 +69,7 @@ func Start(ctx context.Context, w *world.World, o cloudsim.Options) (*Stack, err
 	p := idp.Register(s, idp.Options{})
 	arm.Register(s, p)
 	graph.Register(s, p)
+	rates.Register(s)
 	return &Stack{Sim: s, IdP: p, DNS: d}, nil
 }
 
@@ -110,6 +112,7 @@ func (st *Stack) CloudConfig() cloud.Config {
 			ResourceManager: st.Sim.URLs[cloudsim.ARM],
 			Graph:           st.Sim.URLs[cloudsim.Graph],
 			DNS:             st.DNS.Addr(),
+			ExchangeRates:   st.Sim.URLs[cloudsim.ARM] + rates.Path,
 		},
 		CAPEM: st.Sim.CAPEM,
 		Retry: cloud.Retry{MaxRetries: 3, Delay: 200 * time.Millisecond, MaxDelay: 10 * time.Second},
@@ -120,5 +123,6 @@ func (st *Stack) CloudConfig() cloud.Config {
 func (st *Stack) Log(logger hclog.Logger) {
 	logger.Info("simulated cloud serving",
 		"identity_provider", st.Sim.URLs[cloudsim.IdP], "resource_manager", st.Sim.URLs[cloudsim.ARM], "graph", st.Sim.URLs[cloudsim.Graph], "dns", st.DNS.Addr(),
+		"exchange_rates", st.Sim.URLs[cloudsim.ARM]+rates.Path,
 		"tenants", len(st.Sim.World().Tenants), "users", len(st.Sim.World().Users))
 }

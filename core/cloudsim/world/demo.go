@@ -84,6 +84,9 @@ const (
 //     reviews per tenant.
 //   - DNS for every domain: SPF, DMARC, DKIM and MX that are strong on some
 //     domains, weak or missing on others.
+//   - Exchange rates of EUR, GBP and JPY against USD on each weekday of the
+//     365 days ending today, none on weekends, each a function of its date
+//     alone. The costs stay in USD, so the rates change no figure of theirs.
 //
 // Well-known users: DemoAdmin (admin@contoso-retail.example, Governance.Admin
 // in Contoso Retail) and the standard users DemoContosoUser
@@ -104,6 +107,7 @@ func Demo(seed int64, today time.Time) *World {
 	g.shares()
 	g.costs()
 	g.reservations()
+	g.exchangeRates()
 	return g.w
 }
 
@@ -1309,4 +1313,25 @@ func (g *demoGen) reservations() {
 			})
 		}
 	}
+}
+
+// exchangeRates publishes the USD rates of EUR, GBP and JPY on each
+// weekday of the year ending today, at the decimals central banks quote
+// (four, two for JPY). Each is a smooth walk of the date alone, so a day's
+// rate never changes as the world moves on, and it draws nothing from g.r.
+func (g *demoGen) exchangeRates() {
+	x := &ExchangeRates{Base: "USD", Rates: map[string]map[string]float64{}}
+	for n := g.day - 364; n <= g.day; n++ {
+		t := time.Unix(n*secondsPerDay, 0).UTC()
+		if wd := t.Weekday(); wd == time.Saturday || wd == time.Sunday {
+			continue
+		}
+		f := float64(n)
+		x.Rates[t.Format(DateLayout)] = map[string]float64{
+			"EUR": math.Round((0.92+0.03*math.Sin(f/37)+0.005*math.Sin(f/3.1))*1e4) / 1e4,
+			"GBP": math.Round((0.79+0.02*math.Sin(f/53+1)+0.004*math.Sin(f/2.3))*1e4) / 1e4,
+			"JPY": math.Round((150+6*math.Sin(f/41+2)+0.8*math.Sin(f/2.7))*100) / 100,
+		}
+	}
+	g.w.ExchangeRates = x
 }

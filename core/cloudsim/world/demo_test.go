@@ -849,3 +849,35 @@ func TestDemoResourceCosts(t *testing.T) {
 		t.Errorf("%d running and %d deallocated machines, %d Azure Monitor rows: the demo should show each", running, deallocated, monitor)
 	}
 }
+
+// TestDemoExchangeRates: EUR, GBP and JPY against USD on each weekday of
+// the year to today and on no weekend; a day's rates do not change as the
+// world moves on a day.
+func TestDemoExchangeRates(t *testing.T) {
+	before, after := Demo(1, demoToday), Demo(1, demoToday.AddDate(0, 0, 1))
+	x := before.ExchangeRates
+	if x == nil || x.Base != "USD" {
+		t.Fatalf("exchange rates %+v", x)
+	}
+	weekdays := 0
+	for d := -364; d <= 0; d++ {
+		day := demoToday.AddDate(0, 0, d)
+		rates, ok := x.Rates[day.Format(DateLayout)]
+		if wd := day.Weekday(); wd == time.Saturday || wd == time.Sunday {
+			if ok {
+				t.Errorf("rates on %s, a %s", day.Format(DateLayout), wd)
+			}
+			continue
+		}
+		weekdays++
+		if len(rates) != 3 || rates["EUR"] < 0.85 || rates["EUR"] > 1 || rates["GBP"] < 0.7 || rates["GBP"] > 0.85 || rates["JPY"] < 140 || rates["JPY"] > 160 {
+			t.Errorf("rates on %s: %v", day.Format(DateLayout), rates)
+		}
+		if moved, ok := after.ExchangeRates.Rates[day.Format(DateLayout)]; d > -364 && (!ok || !maps.Equal(moved, rates)) {
+			t.Errorf("the rates of %s changed a day later: %v, then %v", day.Format(DateLayout), rates, moved)
+		}
+	}
+	if len(x.Rates) != weekdays {
+		t.Errorf("%d days of rates, want the %d weekdays", len(x.Rates), weekdays)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/mail"
 	"os"
 	"slices"
@@ -117,7 +118,8 @@ func (p *problems) oneOf(path, value string, allowed ...string) {
 // Validate checks every entry and the references between them: costs,
 // policy states, resources and quotas name a subscription of a tenant;
 // users and access reviews a tenant; reservations, their purchases and
-// recommendations a billing account.
+// recommendations a billing account; exchange rates are positive, by date
+// and currency code.
 func (w *World) Validate() error {
 	var p problems
 	dirs := map[string]int{}
@@ -293,5 +295,34 @@ func (w *World) Validate() error {
 		p.oneOf(at+".type", r.Type, "TXT", "CNAME", "MX", "A", "AAAA")
 		p.required(at+".value", r.Value)
 	}
+	if x := w.ExchangeRates; x != nil {
+		p.currency("exchange_rates.base", x.Base)
+		for _, date := range slices.Sorted(maps.Keys(x.Rates)) {
+			at := "exchange_rates.rates." + date
+			if _, err := time.Parse(DateLayout, date); err != nil {
+				p.add(at, "%q is not a date (YYYY-MM-DD)", date)
+			}
+			for _, code := range slices.Sorted(maps.Keys(x.Rates[date])) {
+				if p.currency(at, code) && !(x.Rates[date][code] > 0) {
+					p.add(at+"."+code, "%g is not a positive rate", x.Rates[date][code])
+				}
+			}
+		}
+	}
 	return p.err()
+}
+
+// currency checks an ISO 4217 code's form: three capital letters.
+func (p *problems) currency(path, code string) bool {
+	for _, c := range code {
+		if c < 'A' || c > 'Z' {
+			p.add(path, "%q is not an ISO 4217 currency code such as USD", code)
+			return false
+		}
+	}
+	if len(code) != 3 {
+		p.add(path, "%q is not an ISO 4217 currency code such as USD", code)
+		return false
+	}
+	return true
 }

@@ -22,7 +22,7 @@ const valid = `{
   "quotas": [{"subscription_id": "sub-a", "location": "eastus", "provider": "compute", "name": "cores", "current_value": 80, "limit": 100}],
   "reservations": [{"billing_account_id": "ba-1", "reservation_id": "res-1", "sku": "Standard_D2s_v3", "date": "2026-10-01", "reserved_hours": 24, "used_hours": 20}],
   "access_reviews": [{"directory_tenant_id": "dir-a", "id": "ar-1", "name": "Quarterly", "status": "InProgress", "decisions": [{"user": "alice@brand-a.example", "decision": "Approve"}]}],
-  "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}]
+  "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}], "exchange_rates": {"base": "USD", "rates": {"2026-11-02": {"EUR": 0.9123}}}
 }`
 
 func TestParseValid(t *testing.T) {
@@ -33,7 +33,8 @@ func TestParseValid(t *testing.T) {
 	if len(w.Tenants) != 1 || w.Tenants[0].Subscriptions[0].ID != "sub-a" || *w.Tenants[0].BillingAccountID != "ba-1" {
 		t.Fatalf("tenants %+v", w.Tenants)
 	}
-	if w.Costs[0].Cost != 12.34 || w.Quotas[0].Limit != 100 || w.Reservations[0].UsedHours != 20 || w.DNS[0].Type != "TXT" {
+	if w.Costs[0].Cost != 12.34 || w.Quotas[0].Limit != 100 || w.Reservations[0].UsedHours != 20 || w.DNS[0].Type != "TXT" ||
+		w.ExchangeRates.Base != "USD" || w.ExchangeRates.Rates["2026-11-02"]["EUR"] != 0.9123 {
 		t.Fatalf("world %+v", w)
 	}
 	empty, err := Parse([]byte(`{}`))
@@ -58,8 +59,13 @@ func TestParseReportsEntryPaths(t *testing.T) {
 		{"bad dns type", `"type": "TXT"`, `"type": "SRV"`, `dns[0].type: "SRV" is not one of TXT, CNAME, MX, A, AAAA`},
 		{"missing tenant name", `"name": "Brand A", `, ``, `tenants[0].name: required`},
 		{"bad decision", `"decision": "Approve"`, `"decision": "Maybe"`, `access_reviews[0].decisions[0].decision`},
+		{"bad rates base", `"base": "USD"`, `"base": "usd"`, `exchange_rates.base: "usd" is not an ISO 4217 currency code such as USD`},
+		{"bad rate date", `"2026-11-02": {"EUR"`, `"2026-11-31": {"EUR"`, `exchange_rates.rates.2026-11-31: "2026-11-31" is not a date (YYYY-MM-DD)`},
+		{"bad rate currency", `{"EUR": 0.9123}`, `{"EURO": 0.9123}`, `exchange_rates.rates.2026-11-02: "EURO" is not an ISO 4217 currency code such as USD`},
+		{"zero rate", `{"EUR": 0.9123}`, `{"EUR": 0}`, `exchange_rates.rates.2026-11-02.EUR: 0 is not a positive rate`},
+		{"negative rate", `{"EUR": 0.9123}`, `{"EUR": -1.1}`, `exchange_rates.rates.2026-11-02.EUR: -1.1 is not a positive rate`},
 		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 7, column`},
-		{"syntax", `"dns": [`, `"dns": [[`, `line 17, column`},
+		{"syntax", `"dns": [`, `"dns": [[`, `line 16, column`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package world is the simulated cloud's model: the tenants, users, costs,
 // policy states, resources, quotas, reservations, access reviews and DNS
-// records it serves. A world comes from a JSON world file or from the
+// records it serves, and the daily exchange rates of its currencies. A world comes from a JSON world file or from the
 // deterministic built-in demo generator. Dates are YYYY-MM-DD.
 //
 // Beyond the fields the contract names, a tenant may carry "consented":
@@ -30,6 +30,20 @@ type World struct {
 	ReservationRecommendations []ReservationRecommendation `json:"reservation_recommendations"`
 	AccessReviews              []AccessReview              `json:"access_reviews"`
 	DNS                        []DNSRecord                 `json:"dns"`
+	// ExchangeRates are the daily reference rates the simulated cloud's
+	// exchange rate service answers with; absent, it knows none.
+	ExchangeRates *ExchangeRates `json:"exchange_rates,omitempty"`
+}
+
+// ExchangeRates are daily reference rates against one base currency, as a
+// central bank publishes them: on working days only, none on weekends and
+// holidays.
+type ExchangeRates struct {
+	// Base is the ISO 4217 code each rate is quoted against.
+	Base string `json:"base"`
+	// Rates are by date (YYYY-MM-DD), then by ISO 4217 code: units of
+	// that currency per 1 Base.
+	Rates map[string]map[string]float64 `json:"rates"`
 }
 
 // Tenant is a cloud directory tenant of one brand.

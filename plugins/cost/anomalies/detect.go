@@ -27,12 +27,14 @@
 //   - Anomalous when the score exceeds K = 4, the rise (the impact,
 //     actual − expected) is at least 25 % of the expected cost, and the
 //     impact is at least the currency's floor (MinImpacts: configured per
-//     currency, 1.00 when not). Every threshold but the last is relative
-//     to the series' own scale, so a Key Vault costing 10.00 a day that
-//     triples is flagged as surely as a fleet of virtual machines that
-//     does; the floor only keeps rises too small to matter off the list,
-//     and is set per currency because a unit of JPY or INR is worth far
-//     less than one of USD.
+//     currency; in a currency not configured, the reporting currency's
+//     floor at the latest exchange rate when rates are synced; 1.00
+//     otherwise). Every threshold but the last is relative to the
+//     series' own scale, so a Key Vault costing 10.00 a day that triples
+//     is flagged as surely as a fleet of virtual machines that does; the
+//     floor only keeps rises too small to matter off the list, and is
+//     set per currency because a unit of JPY or INR is worth far less
+//     than one of USD.
 //
 // Only rises are anomalies: a fall is most often a recent day the provider
 // has not finished reporting, which it restates later. A day is judged only
@@ -52,10 +54,12 @@ package anomalies
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
 
+	"github.com/stewardhq/steward/plugins/cost/exchange"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -73,6 +77,10 @@ type Detector struct {
 	DB *bun.DB
 	// MinImpacts are the currencies' floors of the impact flagged.
 	MinImpacts MinImpacts
+	// Rates, with conversion on, turn the reporting currency's floor into
+	// that of a currency MinImpacts does not list; nil leaves such a
+	// currency at DefaultMinImpact.
+	Rates *exchange.Converter
 	// Now is the clock of detected_at; nil means time.Now.
 	Now func() time.Time
 }
@@ -105,6 +113,26 @@ func (d *Detector) Evaluate(ctx context.Context, tenant sdk.Tenant, from, to led
 }
 
 type seriesKey struct{ service, currency string }
+
+// floor is the least impact flagged in currency: its configured floor;
+// else, with conversion on, the reporting currency's floor at the latest
+// rate on or before day; else DefaultMinImpact.
+func (d *Detector) floor(ctx context.Context, currency string, day ledger.Day) (ledger.Amount, error) {
+	if v, ok := d.MinImpacts[currency]; ok {
+		return v, nil
+	}
+	if d.Rates == nil {
+		return DefaultMinImpact, nil
+	}
+	v, ok, err := d.Rates.Floor(ctx, d.MinImpacts.For(d.Rates.Code()), currency, day)
+	if err != nil {
+		return 0, fmt.Errorf("anomalies: the floor in %s: %w", currency, err)
+	}
+	if !ok {
+		return DefaultMinImpact, nil
+	}
+	return v, nil
+}
 
 // evaluate judges days lo..hi from judgeFrom on and replaces the range's
 // anomalies in one transaction.
@@ -144,8 +172,15 @@ func (d *Detector) evaluate(ctx context.Context, tenantID string, lo, hi, judgeF
 	}
 	at := now().UTC()
 	found := []Anomaly{}
+	floors := map[string]ledger.Amount{}
 	for k, costs := range series {
-		minImpact := d.MinImpacts.For(k.currency)
+		minImpact, ok := floors[k.currency]
+		if !ok {
+			if minImpact, err = d.floor(ctx, k.currency, hi); err != nil {
+				return err
+			}
+			floors[k.currency] = minImpact
+		}
 		for day := max(lo, judgeFrom); day <= hi; day++ {
 			i := int(day - start)
 			v := Judge(costs[i-HistoryDays:i], costs[i], minImpact)

@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim/world"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/plugins/cost/exchange"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -317,6 +318,64 @@ func TestRestatedDay(t *testing.T) {
 			}
 			if err := d.Evaluate(ctx, tenant, spike, spike-1); err == nil {
 				t.Error("a range ending before it starts was accepted")
+			}
+		})
+	}
+}
+
+// TestFloorInReportingCurrency: with exchange rates, a currency without a
+// floor of its own takes the reporting currency's at the latest rate, so a
+// rise of 30.00 EUR is below a floor of 50.00 USD (45.00 EUR at 0.9) and
+// not flagged; a floor given for EUR still overrides it, and without rates
+// EUR keeps the default 1.00.
+func TestFloorInReportingCurrency(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			first, _ := ledger.ParseDay("2026-01-01")
+			costs := make([]ledger.Amount, 60)
+			for i := range costs {
+				costs[i] = 10_00
+			}
+			costs[59] = 40_00
+			rate, err := exchange.ParseRate("0.9")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rates := &exchange.Converter{Store: &exchange.Store{}, Currency: "USD", Source: "test"}
+			for _, c := range []struct {
+				name    string
+				floors  MinImpacts
+				rates   bool
+				flagged bool
+			}{
+				{"without rates", MinImpacts{"USD": 50_00}, false, true},
+				{"converted", MinImpacts{"USD": 50_00}, true, false},
+				{"EUR's own", MinImpacts{"USD": 50_00, "EUR": 20_00}, true, true},
+				{"the default converted", MinImpacts{}, true, true},
+			} {
+				db := open(t, dialect)
+				rows := costRows("t1", "Key Vault", first, costs)
+				for i := range rows {
+					rows[i].Currency = "EUR"
+				}
+				load(t, db, rows)
+				d := detector(db)
+				d.MinImpacts = c.floors
+				if c.rates {
+					rates.Store.DB = db
+					if err := rates.Store.Upsert(ctx, []exchange.Quote{{Day: first + 50, Base: "USD", Quote: "EUR", Rate: rate}}, "test", detectedAt); err != nil {
+						t.Fatal(err)
+					}
+					d.Rates = rates
+				}
+				if err := d.Evaluate(ctx, sdk.Tenant{ID: "t1"}, first, first+59); err != nil {
+					t.Fatal(err)
+				}
+				got := stored(t, db)
+				if flagged := len(got) == 1 && got[0].Day == first+59 && got[0].Impact == 30_00; flagged != c.flagged || (!c.flagged && len(got) != 0) {
+					t.Errorf("%s: %+v, want flagged %v", c.name, got, c.flagged)
+				}
 			}
 		})
 	}

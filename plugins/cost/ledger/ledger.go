@@ -27,6 +27,10 @@
 // Apart from the days, cost_resource holds each resource's cost summed
 // over one recent period per subscription (cost_resource_period), which
 // Store.ReplaceResourceCosts replaces whole.
+//
+// The migrations also hold the plugin's other tables, which their own
+// packages read and write: the anomalies', the budgets' and the daily
+// exchange rates' (cost_exchange_rates, package exchange).
 package ledger
 
 import (

@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/stewardhq/steward/core/pluginenv"
+	"github.com/stewardhq/steward/plugins/cost/exchange"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/sdk"
 )
@@ -90,9 +91,11 @@ type Analysis struct {
 	Periods   []string         `json:"periods" doc:"The days (YYYY-MM-DD) or months (YYYY-MM) of the range"`
 	Items     []AnalysisGroup  `json:"items" doc:"This page of the groups, costliest first (each currency's amounts apart)"`
 	Totals    []CurrencyAmount `json:"totals" doc:"The cost of every group, not only this page's, per currency"`
-	Total     int              `json:"total" doc:"How many groups (of a currency each) match in all"`
-	Limit     int              `json:"limit"`
-	Offset    int              `json:"offset"`
+	// Reporting is beside the totals, which it leaves as they are.
+	Reporting exchange.Reporting `json:"reporting" doc:"The cost of every group in the reporting currency, converted at daily exchange rates; totals keeps each currency's own"`
+	Total     int                `json:"total" doc:"How many groups (of a currency each) match in all"`
+	Limit     int                `json:"limit"`
+	Offset    int                `json:"offset"`
 }
 
 // analysisRow is a group's cost in a currency, of a period or of all.
@@ -163,6 +166,7 @@ func (s *Store) Analyse(ctx context.Context, q AnalysisQuery) (Analysis, error) 
 		out.TagKey = &key
 	}
 	if len(q.Tenants) == 0 {
+		out.Reporting = s.Exchange.Total(nil, nil)
 		return out, nil
 	}
 	var page []analysisRow
@@ -174,6 +178,19 @@ func (s *Store) Analyse(ctx context.Context, q AnalysisQuery) (Analysis, error) 
 	}
 	if err := s.filtered(q).ColumnExpr("d.currency, CAST(SUM(d.?) AS BIGINT) AS total_cost", bun.Ident(q.Metric.Column())).GroupExpr("d.currency").
 		OrderExpr("d.currency").Scan(ctx, &out.Totals); err != nil {
+		return out, err
+	}
+	totals := map[string]ledger.Amount{}
+	for _, t := range out.Totals {
+		totals[t.Currency] = t.TotalCost
+	}
+	var err error
+	if out.Reporting, err = s.reporting(ctx, totals, func(ctx context.Context) ([]exchange.DayAmount, error) {
+		sums := []exchange.DayAmount{}
+		err := s.filtered(q).ColumnExpr("d.day, d.currency, CAST(SUM(d.?) AS BIGINT) AS amount", bun.Ident(q.Metric.Column())).
+			GroupExpr("d.day").GroupExpr("d.currency").OrderExpr("d.day, d.currency").Scan(ctx, &sums)
+		return sums, err
+	}); err != nil {
 		return out, err
 	}
 	if len(page) == 0 {
@@ -275,7 +292,8 @@ func (h *Handlers) analysisRoute() sdk.Route {
 	return sdk.Get("/api/v1/costs/analysis", sdk.Op{ID: "costs-analysis", Tags: []string{tag}, Summary: "Cost analysis: the caller's costs grouped, by day or month",
 		Description: "The costs of the tenants (all the caller's when tenant_ids is absent) over start_date to end_date (the 30 days to end_date when start_date is absent), " +
 			"filtered by service, subscription, resource group and tag, grouped by group_by, one row per group and currency, costliest first, with its cost per day or month; " +
-			"summed in the database, one page at a time. totals holds every group's cost per currency. Amounts are never converted between currencies. " +
+			"summed in the database, one page at a time. totals holds every group's cost per currency; the groups' amounts are never converted between currencies, " +
+			"and reporting holds every group's cost in the reporting currency, each day's sum of a currency converted at that day's exchange rate. " +
 			"Grouped by resource or tag, or filtered by tag, the costs are read per resource: the costs of no resource (support, some marketplace and tax lines) " +
 			"form one group and match no tag filter, and tags are the resources' tags as at the last cost sync, not as they were on the day of a cost.",
 		Responses: map[string]*huma.Response{

@@ -8,7 +8,9 @@
 // totals) as integer cents grouped by currency, so totals are exact and
 // never mix currencies: a response whose costs are in several currencies
 // lists a total per currency and leaves its single total_cost and currency
-// null.
+// null. Beside them, the summary, the per-tenant totals and the analysis
+// give the costs in the reporting currency, converted from the sums per
+// day and currency at each day's exchange rate (package exchange).
 package reports
 
 import (

@@ -111,6 +111,8 @@ type world struct {
 	resources []ledger.ResourceDay
 	tags      []ledger.ResourceTag
 	db        *bun.DB
+	// store is the reads' store, whose Exchange a test may set.
+	store *reports.Store
 }
 
 // resourceRows shares each cost row between two resources of its group,
@@ -172,7 +174,7 @@ func newWorld(t *testing.T, dialect string) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	w := &world{h: h, rows: costRows(), db: db}
+	w := &world{h: h, rows: costRows(), db: db, store: handlers.Store}
 	w.resources, w.tags = resourceRows(w.rows)
 	led := &ledger.Store{DB: db}
 	if err := led.Upsert(ctx, slices.Clone(w.rows)); err != nil {

@@ -95,7 +95,8 @@ func (h *Handlers) Routes() []sdk.Route {
 				"The range is start_date to end_date (inclusive), or the period_days days ending on end_date (today when absent). " + currencyRule}, h.summary),
 		sdk.Get("/api/v1/costs/by-tenant", sdk.Op{ID: "costs-by-tenant", Tags: tags, Summary: "Cost per tenant",
 			Description: "One record per tenant and currency over the period_days days ending today (UTC), costliest first within a currency; " +
-				"share_percent is the tenant's share of that currency's total. A tenant without costs in the period has one record with total 0 and currency null."}, h.byTenant),
+				"share_percent is the tenant's share of that currency's total. A tenant without costs in the period has one record with total 0 and currency null. " +
+				"reporting_total_cost is the record's total in the reporting currency, each day converted at its exchange rate."}, h.byTenant),
 		sdk.Get("/api/v1/costs/trends", sdk.Op{ID: "costs-trends", Tags: tags, Summary: "Daily cost",
 			Description: "One record per day of the range and currency with costs in it; a day without costs in a currency reads 0. " +
 				"When the range has no costs at all, each day has one record with total 0 and currency null. " +
@@ -123,8 +124,10 @@ func (h *Handlers) Routes() []sdk.Route {
 	}, h.commitmentRoutes()...)
 }
 
-const currencyRule = "Amounts are exact sums of cents in their currency, never converted: when the costs are in one currency, total_cost and currency carry it; " +
-	"in several, both are null and totals lists each currency."
+const currencyRule = "Amounts are exact sums of cents in their currency: when the costs are in one currency, total_cost and currency carry it; " +
+	"in several, both are null and totals lists each currency. reporting converts them into the installation's reporting currency: each day's sum of a currency " +
+	"at that day's exchange rate (or the latest of the 7 days before, on a day without one), rounded half to even to the cent, then summed, naming the rates used; " +
+	"its total_cost is null, and missing_rates names the currency, when a day lacks a usable rate."
 
 // dateRange is the range a request names: start_date to end_date, or the
 // count days ending on end_date, which defaults to today.

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/stewardhq/steward/core/revcache"
+	"github.com/stewardhq/steward/plugins/cost/exchange"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 )
 
@@ -24,8 +25,15 @@ import (
 // replica, rolls one of its tenants up again. The slices they return are
 // shared between callers, which must not change them. A Store must not be
 // copied after first use.
+//
+// The totals converted into the reporting currency are not kept: they are
+// converted on each read from the kept sums per day and currency, since
+// the rates change apart from the tenants' revisions.
 type Store struct {
 	DB *bun.DB
+	// Exchange converts multi-currency totals into the reporting
+	// currency; nil reports in USD with conversion off.
+	Exchange *exchange.Converter
 
 	cacheOnce sync.Once
 	cache     *caches
@@ -253,6 +261,48 @@ func (s *Store) daily(ctx context.Context, tenants []string, r Range, m Metric) 
 		ORDER BY day, currency`),
 		bun.List(tenants), r.From, r.To).Scan(ctx, &out)
 	return out, err
+}
+
+// TenantDayTotal is a tenant's cost of one day in one currency.
+type TenantDayTotal struct {
+	TenantID string        `bun:"tenant_id"`
+	Day      ledger.Day    `bun:"day"`
+	Currency string        `bun:"currency"`
+	Total    ledger.Amount `bun:"total"`
+}
+
+// TenantDays reads each tenant's costs per day in the currencies over r,
+// in tenant, day and currency order.
+func (s *Store) TenantDays(ctx context.Context, tenants, currencies []string, r Range, m Metric) ([]TenantDayTotal, error) {
+	out := []TenantDayTotal{}
+	if len(tenants) == 0 || len(currencies) == 0 {
+		return out, nil
+	}
+	err := s.DB.NewRaw(m.sql(`SELECT tenant_id, day, currency, cost_cents AS total
+		FROM cost_tenant_daily
+		WHERE tenant_id IN (?) AND currency IN (?) AND day BETWEEN ? AND ?
+		ORDER BY tenant_id, day, currency`),
+		bun.List(tenants), bun.List(currencies), r.From, r.To).Scan(ctx, &out)
+	return out, err
+}
+
+// reporting converts costs into the reporting currency: totals, per
+// currency, when every one is in it (no rate needed), else the sums per
+// day and currency that days reads.
+func (s *Store) reporting(ctx context.Context, totals map[string]ledger.Amount, days func(context.Context) ([]exchange.DayAmount, error)) (exchange.Reporting, error) {
+	foreign := false
+	sums := make([]exchange.DayAmount, 0, len(totals))
+	for currency, total := range totals {
+		foreign = foreign || currency != s.Exchange.Code()
+		sums = append(sums, exchange.DayAmount{Currency: currency, Amount: total})
+	}
+	if foreign {
+		var err error
+		if sums, err = days(ctx); err != nil {
+			return exchange.Reporting{}, err
+		}
+	}
+	return s.Exchange.Report(ctx, sums)
 }
 
 // LastDay is the latest day on or before upTo with costs of the tenants;

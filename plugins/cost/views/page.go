@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/plugins/cost/budgets"
+	"github.com/stewardhq/steward/plugins/cost/exchange"
 	"github.com/stewardhq/steward/plugins/cost/forecast"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/plugins/cost/reports"
@@ -146,7 +148,31 @@ func (h *Handlers) trend(ctx context.Context, tenants []string, today ledger.Day
 		}
 		parts = append(parts, sdkui.LineChart("Daily cost in "+c, labels, lines, band), render("note", note))
 	}
+	if len(currencies) > 1 {
+		conv, err := h.Reports.Reporting(ctx, tenants, rng, reports.Actual)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, render("note", reportingNote(conv, trendDays, end)))
+	}
 	return stack(parts...), nil
+}
+
+// reportingNote is the total of costs in several currencies in the
+// reporting currency, and how it was converted, or why it was not.
+func reportingNote(r exchange.Reporting, days int, end ledger.Day) string {
+	head := "Total of the " + strconv.Itoa(days) + " days to " + end.String() + " in all currencies"
+	switch {
+	case r.TotalCost != nil && r.Source != nil:
+		return head + ": " + money(*r.TotalCost, r.Currency) + ", converted at daily exchange rates from " + *r.Source + "."
+	case r.Source == nil:
+		return head + " is not shown: no exchange rates are configured to convert them into " + r.Currency + "."
+	}
+	missing := make([]string, len(r.Missing))
+	for i, m := range r.Missing {
+		missing[i] = m.Currency + " from " + m.FirstDate.String()
+	}
+	return head + " is not shown: no exchange rate into " + r.Currency + " for " + strings.Join(missing, ", ") + "."
 }
 
 // topServices are the costliest services of each currency over the last

@@ -1,0 +1,1 @@
+DROP TABLE cost_exchange_rates;

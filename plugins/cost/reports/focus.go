@@ -111,21 +111,32 @@ var (
 // focusTime is FOCUS's Date/Time format, ISO 8601 in UTC.
 const focusTime = "2006-01-02T15:04:05Z"
 
-// csv is the row as CSV cells in FocusColumns' order: null is empty.
-func (f *focusRow) csv() []string {
-	ts := func(t time.Time) string { return t.Format(focusTime) }
+// csv is the row as CSV cells in FocusColumns' order, in record's space:
+// null is empty. dates are the row's BillingPeriodEnd,
+// BillingPeriodStart, ChargePeriodEnd and ChargePeriodStart as text.
+func (f *focusRow) csv(record []string, dates *[4]string) []string {
 	text := func(s *string) string {
 		if s == nil {
 			return ""
 		}
 		return cell(*s)
 	}
-	return []string{f.BilledCost.String(), cell(f.BillingAccountID), text(f.BillingAccountName), cell(f.BillingCurrency),
-		ts(f.BillingPeriodEnd), ts(f.BillingPeriodStart), f.ChargeCategory, "", "", f.ChargeFrequency,
-		ts(f.ChargePeriodEnd), ts(f.ChargePeriodStart), f.ContractedCost.String(), f.EffectiveCost.String(),
-		f.InvoiceIssuerName, f.ListCost.String(), "", "", f.ProviderName, f.PublisherName,
+	// Without a price sheet, ListCost and ContractedCost are the
+	// EffectiveCost: written once.
+	effective := f.EffectiveCost.String()
+	list, contracted := effective, effective
+	if f.ListCost != f.EffectiveCost {
+		list = f.ListCost.String()
+	}
+	if f.ContractedCost != f.EffectiveCost {
+		contracted = f.ContractedCost.String()
+	}
+	return append(record[:0], f.BilledCost.String(), cell(f.BillingAccountID), text(f.BillingAccountName), cell(f.BillingCurrency),
+		dates[0], dates[1], f.ChargeCategory, "", "", f.ChargeFrequency,
+		dates[2], dates[3], contracted, effective,
+		f.InvoiceIssuerName, list, "", "", f.ProviderName, f.PublisherName,
 		text(f.ResourceID), text(f.ResourceName), f.ServiceCategory, cell(f.ServiceName), cell(f.SubAccountID), f.SubAccountType,
-		text(f.Tags), text(f.ResourceGroupName)}
+		text(f.Tags), text(f.ResourceGroupName))
 }
 
 // parquet is the row as focusSchema's values, in row's space.
@@ -356,16 +367,32 @@ func (h *Handlers) streamFocus(w http.ResponseWriter, r *http.Request, contentTy
 }
 
 // csvFocus writes the export as CSV.
-type csvFocus struct{ out *csv.Writer }
-
-func newCSVFocus(w io.Writer) (focusWriter, error) {
-	out := csv.NewWriter(w)
-	return csvFocus{out}, out.Write(FocusColumns)
+type csvFocus struct {
+	out    *csv.Writer
+	record []string
+	// day is the last row's day and dates its dates as text: the rows
+	// come day by day, so they are rarely formatted again.
+	day   time.Time
+	dates [4]string
 }
 
-func (c csvFocus) write(f *focusRow) error { return c.out.Write(f.csv()) }
+func newCSVFocus(w io.Writer) (focusWriter, error) {
+	c := &csvFocus{out: csv.NewWriter(w), record: make([]string, 0, len(FocusColumns))}
+	return c, c.out.Write(FocusColumns)
+}
 
-func (c csvFocus) close() error {
+func (c *csvFocus) write(f *focusRow) error {
+	if c.dates[0] == "" || !f.ChargePeriodStart.Equal(c.day) {
+		c.day = f.ChargePeriodStart
+		for i, t := range []time.Time{f.BillingPeriodEnd, f.BillingPeriodStart, f.ChargePeriodEnd, f.ChargePeriodStart} {
+			c.dates[i] = t.Format(focusTime)
+		}
+	}
+	c.record = f.csv(c.record, &c.dates)
+	return c.out.Write(c.record)
+}
+
+func (c *csvFocus) close() error {
 	c.out.Flush()
 	return c.out.Error()
 }

@@ -37,12 +37,12 @@ const focusDoc = "The costs of the tenants (all the caller's when tenant_ids is 
 	"an empty cell for null, and a text cell that a spreadsheet would read as a formula prefixed with an apostrophe) " +
 	"or as Parquet (format=parquet: decimals DECIMAL(18,2), dates TIMESTAMP in milliseconds UTC, Tags a JSON string, nullable columns OPTIONAL), " +
 	"with a Content-Disposition attachment named focus-<start_date>-<end_date>.csv or .parquet. " +
-	"Every Mandatory column is present, with SubAccountId (/subscriptions/<id>), SubAccountType, ResourceId, ResourceName, Tags (the resource's tags as at its " +
-	"subscription's last cost sync, keys in lower case), ChargeFrequency and x_ResourceGroupName. " +
+	"Every Mandatory column is present, with SubAccountId (/subscriptions/<id>), SubAccountType, ResourceId and ResourceName (in lower case, as the ledger keeps ids; " +
+	"null for costs of no resource), Tags (the resource's tags as at its subscription's last cost sync, keys in lower case), ChargeFrequency and x_ResourceGroupName. " +
 	"BilledCost is the actual cost and EffectiveCost the amortised cost, exact to the cent; they add up, per currency, to the summary's total_cost " +
 	"with metric=actual and metric=amortized. Limitations: Steward keeps no price sheet, so ListCost and ContractedCost carry the EffectiveCost, and " +
 	"PricingQuantity and PricingUnit are null; Steward does not know the billing account, so BillingAccountId and BillingAccountName are the tenant's id and name; " +
-	"it does not know subscription names, so SubAccountName is left out; every row is a Usage charge. A range of more than 366 days is refused."
+	"it does not know subscription names, so SubAccountName is left out; every row is a Usage charge, a commitment's purchase included. A range of more than 366 days is refused."
 
 // focusColumnsDoc lists the export's columns, in their order.
 const focusColumnsDoc = "BilledCost,BillingAccountId,BillingAccountName,BillingCurrency,BillingPeriodEnd,BillingPeriodStart,ChargeCategory,ChargeClass," +

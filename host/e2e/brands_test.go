@@ -117,7 +117,9 @@ func testBrandScope(t *testing.T, dialect string) {
 		}
 		return path + sep + "tenant_ids=" + url.QueryEscape(strings.Join(tenants, ","))
 	}
-	reads := []string{"/api/v1/costs/summary?period_days=7", "/api/v1/costs/analysis?group_by=tenant", "/api/v1/compliance/summary"}
+	now := time.Now().UTC()
+	reads := []string{"/api/v1/costs/summary?period_days=7", "/api/v1/costs/analysis?group_by=tenant", "/api/v1/compliance/summary",
+		"/api/v1/costs/focus?start_date=" + now.AddDate(0, 0, -6).Format(time.DateOnly) + "&end_date=" + now.Format(time.DateOnly)}
 
 	t.Run("a brand reads as its tenants", func(t *testing.T) {
 		for _, path := range reads {
@@ -232,7 +234,7 @@ func testBrandScope(t *testing.T, dialect string) {
 			} `json:"paths"`
 		}
 		h.get("/openapi.json", "").json(t, &doc)
-		for _, path := range []string{"/api/v1/costs/summary", "/api/v1/costs/analysis", "/api/v1/compliance/summary", "/api/v1/costs/trends"} {
+		for _, path := range []string{"/api/v1/costs/summary", "/api/v1/costs/analysis", "/api/v1/compliance/summary", "/api/v1/costs/trends", "/api/v1/costs/focus"} {
 			op := doc.Paths[path]["get"]
 			declared := slices.Contains(op.Parameters, param{Name: "brand_id", In: "query"})
 			if _, notFound := op.Responses["404"]; !declared || !notFound {

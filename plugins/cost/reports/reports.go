@@ -1,7 +1,7 @@
 // Package reports serves the cost plugin's reads: the summary, per-tenant
 // totals, daily trends and their forecast, reservation utilisation, the
-// chargeback report as JSON or CSV, and the costs and resource_costs
-// datasets other plugins read.
+// chargeback report as JSON or CSV, the FOCUS 1.2 export as CSV or
+// Parquet, and the costs and resource_costs datasets other plugins read.
 //
 // Every figure is aggregated in the database from the ledger's rollups
 // (cost_tenant_daily, cost_service_daily, and for the summary their running

@@ -121,6 +121,7 @@ func (h *Handlers) Routes() []sdk.Route {
 			Responses: map[string]*huma.Response{"200": chargebackResponse("One report per tenant", []Report{})}}, h.chargebackAll),
 		h.breakdownRoute(),
 		h.analysisRoute(),
+		h.focusRoute(),
 	}, h.commitmentRoutes()...)
 }
 

@@ -24,6 +24,7 @@ const (
 	// AnalysisPath is its result with its form, which the form reloads.
 	AnalysisPath = "/partials/cost-analysis"
 	apiAnalysis  = "/api/v1/costs/analysis"
+	apiFocus     = "/api/v1/costs/focus"
 )
 
 // What the analysis shows.
@@ -75,12 +76,10 @@ func list(field string) []string {
 // apiQuery is the analysis route's query of the form's page, in the
 // format given.
 func (f analysisForm) apiQuery(tenants []string, rng reports.Range, format string) url.Values {
-	q := url.Values{"group_by": {f.GroupBy}, "grain": {f.Grain}, "metric": {f.Metric}, "start_date": {rng.From.String()}, "end_date": {rng.To.String()},
-		"limit": {strconv.Itoa(analysisPageSize)}, "offset": {strconv.Itoa(f.Offset)}, "format": {format}}
-	if f.Tenant != "" {
-		q["tenant_ids"] = tenants
-	} else if f.Brand != "" {
-		q.Set("brand_id", f.Brand)
+	q := f.focusQuery(tenants, rng)
+	for k, v := range map[string]string{"group_by": f.GroupBy, "grain": f.Grain, "metric": f.Metric,
+		"limit": strconv.Itoa(analysisPageSize), "offset": strconv.Itoa(f.Offset), "format": format} {
+		q.Set(k, v)
 	}
 	if f.GroupBy == reports.GroupTag {
 		q.Set("tag_key", strings.TrimSpace(f.TagKey))
@@ -89,6 +88,18 @@ func (f analysisForm) apiQuery(tenants []string, rng reports.Range, format strin
 		if values := list(v); len(values) > 0 {
 			q[k] = values
 		}
+	}
+	return q
+}
+
+// focusQuery is the query of the FOCUS export of the form's tenants (or
+// brand) over rng: every cost of the range, whatever the filters.
+func (f analysisForm) focusQuery(tenants []string, rng reports.Range) url.Values {
+	q := url.Values{"start_date": {rng.From.String()}, "end_date": {rng.To.String()}}
+	if f.Tenant != "" {
+		q["tenant_ids"] = tenants
+	} else if f.Brand != "" {
+		q.Set("brand_id", f.Brand)
 	}
 	return q
 }
@@ -176,7 +187,7 @@ func (h *Handlers) analysis(ctx context.Context, tenants []string, f analysisFor
 		if err := reports.NameTenants(ctx, h.Host, &a); err != nil {
 			return "", err
 		}
-		body = analysisResult(a, f, f.apiQuery(tenants, q.Range, "csv"))
+		body = analysisResult(a, f, f.apiQuery(tenants, q.Range, "csv"), f.focusQuery(tenants, q.Range))
 	}
 	return render("analysis", struct {
 		Form                 analysisForm
@@ -198,8 +209,9 @@ func analysisGroups(selected string) []formChoice {
 	return out
 }
 
-// analysisResult is a page of the analysis: charts, table, pager, CSV.
-func analysisResult(a reports.Analysis, f analysisForm, csvQuery url.Values) template.HTML {
+// analysisResult is a page of the analysis: charts, table, pager, CSV,
+// and the range's FOCUS export.
+func analysisResult(a reports.Analysis, f analysisForm, csvQuery, focusQuery url.Values) template.HTML {
 	if a.Total == 0 {
 		return sdkui.Empty("No costs match, " + a.StartDate.String() + " to " + a.EndDate.String() + ".")
 	}
@@ -241,9 +253,9 @@ func analysisResult(a reports.Analysis, f analysisForm, csvQuery url.Values) tem
 		next = AnalysisPath + "?" + f.query(a.Offset+analysisPageSize)
 	}
 	parts = append(parts, render("analysis-pager", struct {
-		Text, Prev, Next, CSV string
+		Text, Prev, Next, CSV, Focus string
 	}{"Rows " + strconv.Itoa(a.Offset+1) + " to " + strconv.Itoa(a.Offset+len(a.Items)) + " of " + strconv.Itoa(a.Total) + "; all of them: " + totals + ".",
-		prev, next, apiAnalysis + "?" + csvQuery.Encode()}))
+		prev, next, apiAnalysis + "?" + csvQuery.Encode(), apiFocus + "?" + focusQuery.Encode()}))
 	return stack(parts...)
 }
 
@@ -303,7 +315,8 @@ func init() {
 <div class="stack"><p class="muted">{{.Text}}</p><div>
 {{- if .Prev}}<button class="btn btn-small" type="button" hx-get="{{.Prev}}" hx-target="#cost-analysis" hx-swap="outerHTML">Previous rows</button> {{end}}
 {{- if .Next}}<button class="btn btn-small" type="button" hx-get="{{.Next}}" hx-target="#cost-analysis" hx-swap="outerHTML">Next rows</button> {{end}}
-<a class="btn" href="{{.CSV}}" download>Download this table as CSV</a></div></div>
+<a class="btn" href="{{.CSV}}" download>Download this table as CSV</a>
+<a class="btn btn-small" href="{{.Focus}}" download title="Every cost of the range, one row per resource, service and day, without the filters">Download the range as FOCUS 1.2 CSV</a></div></div>
 {{- end}}
 `))
 }

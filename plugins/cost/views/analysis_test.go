@@ -14,9 +14,10 @@ import (
 )
 
 var (
-	rowRE  = regexp.MustCompile(`(?s)<tr>(.*?)</tr>`)
-	cellRE = regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`)
-	csvRE  = regexp.MustCompile(`<a class="btn" href="([^"]+)" download>`)
+	rowRE   = regexp.MustCompile(`(?s)<tr>(.*?)</tr>`)
+	cellRE  = regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`)
+	csvRE   = regexp.MustCompile(`<a class="btn" href="([^"]+)" download>`)
+	focusRE = regexp.MustCompile(`<a class="btn btn-small" href="(/api/v1/costs/focus[^"]+)" download`)
 )
 
 // tableRows are the body rows of the analysis's table (the first table
@@ -45,7 +46,8 @@ func tableRows(t *testing.T, page string) [][]string {
 
 // testAnalysis: the cost analysis page groups Alpha's costs in the
 // database as asked, each figure exact; its CSV download is exactly its
-// table; a form it cannot read says why; another tenant is refused.
+// table, and its FOCUS download the range's costs of the caller's
+// tenants; a form it cannot read says why; another tenant is refused.
 func testAnalysis(t *testing.T, w *world) {
 	page := w.html(t, views.AnalysisPagePath, userA)
 	contains(t, "the analysis page", page, `id="cost-analysis"`, `hx-get="/partials/cost-analysis"`, `hx-trigger="change, submit"`,
@@ -76,6 +78,21 @@ func testAnalysis(t *testing.T, w *world) {
 	}
 	if want := []string{"subscription_id", "currency", "2026-11-01"}; !slices.Equal(records[0][:3], want) || len(records[0]) != 13 {
 		t.Errorf("the CSV's header %v", records[0])
+	}
+	// Beside it, the range's FOCUS export: Alpha's costs of those days.
+	m = focusRE.FindStringSubmatch(part)
+	if m == nil {
+		t.Fatalf("no FOCUS link:\n%s", part)
+	}
+	resp = w.h.Do(httptest.NewRequest(http.MethodGet, html.UnescapeString(m[1]), nil), userA)
+	records, err = csv.NewReader(resp.Body).ReadAll()
+	if err != nil || resp.StatusCode != http.StatusOK || len(records) < 2 || records[0][0] != "BilledCost" {
+		t.Fatalf("the FOCUS export of %s: %d %v %v", m[1], resp.StatusCode, records, err)
+	}
+	for _, r := range records[1:] {
+		if r[1] != "t1" || r[11] < "2026-11-01" || r[11] > "2026-11-10T00:00:00Z" {
+			t.Fatalf("the FOCUS export of %s holds %v", m[1], r)
+		}
 	}
 
 	for _, c := range []struct{ query, want string }{
@@ -118,6 +135,9 @@ func testAnalysis(t *testing.T, w *world) {
 	contains(t, "a brand's analysis", part, `<input type="hidden" name="brand_id" value="b-1">`)
 	if m := csvRE.FindStringSubmatch(part); m == nil || !strings.Contains(m[1], "brand_id=b-1") {
 		t.Errorf("a brand's CSV link: %v", m)
+	}
+	if m := focusRE.FindStringSubmatch(part); m == nil || !strings.Contains(m[1], "brand_id=b-1") {
+		t.Errorf("a brand's FOCUS link: %v", m)
 	}
 	lacks(t, "a tenant's analysis", w.html(t, views.AnalysisPath+"?brand_id=b-1&tenant_id=t1", userA), `name="brand_id"`)
 }

@@ -114,10 +114,14 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	rates := &exchange.Store{DB: db}
 	converter := &exchange.Converter{Store: rates, Currency: cfg.ReportingCurrency}
 	jobs := []sdk.Job{}
+	// Before a tenant's anomalies are judged, with its floor converted:
+	// rates, if none are stored yet.
+	var hooks []ingest.Hook
 	if source != nil {
 		converter.Source = source.String()
-		rateSync := &exchange.Syncer{Store: rates, Source: source, Currency: cfg.ReportingCurrency, BackfillDays: cfg.BackfillDays}
+		rateSync := &exchange.Syncer{Store: rates, Source: source, Currency: cfg.ReportingCurrency, BackfillDays: cfg.BackfillDays, Logger: env.Logger}
 		jobs = append(jobs, rateSync.Job())
+		hooks = append(hooks, rateSync.Ensure)
 	}
 	costs := &ledger.Store{DB: db}
 	budgetStore := budgets.NewStore(db)
@@ -137,7 +141,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	// status and alerts up to date.
 	detector := &anomalies.Detector{DB: db, MinImpacts: minImpacts, Rates: converter}
 	syncer := &ingest.Syncer{Cloud: clients, Ledger: costs, Host: env.Host, BackfillDays: cfg.BackfillDays, RestateDays: cfg.RestateDays,
-		AfterTenant: []ingest.Hook{detector.Evaluate, budgetHook(budgetSync), evaluator.Evaluate}}
+		AfterTenant: append(hooks, detector.Evaluate, budgetHook(budgetSync), evaluator.Evaluate)}
 	return &sdk.Plugin{
 		Routes:    slices.Concat(reads.Routes(), allocationRoutes.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes(), costViews.Routes()),
 		Datasets:  []sdk.Dataset{reads.Dataset(), reads.ResourceDataset()},

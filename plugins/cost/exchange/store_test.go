@@ -2,6 +2,8 @@ package exchange_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/plugins/cost/exchange"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
+	"github.com/stewardhq/steward/sdk"
 )
 
 // open returns a fresh database of the dialect with the cost schema.
@@ -214,5 +217,73 @@ func TestSimulatedEndpoint(t *testing.T) {
 	var rows int
 	if err := s.DB.NewRaw(`SELECT COUNT(*) FROM cost_exchange_rates WHERE base = 'USD' AND source = ?`, src.URL).Scan(ctx, &rows); err != nil || rows != 6 {
 		t.Errorf("%d rows, %v; want 6", rows, err)
+	}
+}
+
+// TestEnsure: the costs sync's Ensure fetches the rates into an empty
+// store, then not again the same day, nor on a later day while the stored
+// rates are usable; once they are older than MaxCarryDays it fetches
+// again. A source that fails fails no tenant.
+func TestEnsure(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			s := &exchange.Store{DB: open(t, dialect)}
+			path := filepath.Join(t.TempDir(), "rates.json")
+			write := func(doc string) {
+				t.Helper()
+				if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			now := time.Date(2026, 11, 10, 6, 0, 0, 0, time.UTC)
+			sync := &exchange.Syncer{Store: s, Source: exchange.File{Path: path}, Currency: "USD", BackfillDays: 30, Now: func() time.Time { return now }}
+			rateOn := func(date string) string {
+				t.Helper()
+				q, ok, err := s.Latest(ctx, "USD", "EUR", day(t, date))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					return "none"
+				}
+				return q.Day.String() + " " + q.Rate.String()
+			}
+			ensure := func() {
+				t.Helper()
+				if err := sync.Ensure(ctx, sdk.Tenant{}, 0, 0); err != nil {
+					t.Fatalf("Ensure: %v", err)
+				}
+			}
+
+			write(`{"amount":1,"base":"USD","rates":{"2026-11-09":{"EUR":0.9},"2026-11-10":{"EUR":0.91}}}`)
+			ensure()
+			if got := rateOn("2026-11-10"); got != "2026-11-10 0.91" {
+				t.Fatalf("after the first Ensure, the rate of 2026-11-10 is %s; want 0.91", got)
+			}
+			// The same day, and a later one with usable rates: no fetch.
+			write(`{"amount":1,"base":"USD","rates":{"2026-11-10":{"EUR":0.5},"2026-11-12":{"EUR":0.5}}}`)
+			ensure()
+			now = now.AddDate(0, 0, 2)
+			ensure()
+			if got := rateOn("2026-11-12"); got != "2026-11-10 0.91" {
+				t.Errorf("Ensure fetched again with usable rates: the rate of 2026-11-12 is %s", got)
+			}
+			// Eight days after the last rate: fetched again, once the
+			// source answers.
+			now = time.Date(2026, 11, 18, 6, 0, 0, 0, time.UTC)
+			write(`not json`)
+			ensure()
+			write(`{"amount":1,"base":"USD","rates":{"2026-11-18":{"EUR":0.93}}}`)
+			ensure()
+			if got := rateOn("2026-11-18"); got != "2026-11-10 0.91" {
+				t.Errorf("Ensure fetched twice in a day: the rate of 2026-11-18 is %s", got)
+			}
+			now = now.AddDate(0, 0, 1)
+			ensure()
+			if got := rateOn("2026-11-19"); got != "2026-11-18 0.93" {
+				t.Errorf("a day after a failed fetch, the rate of 2026-11-19 is %s; want 0.93", got)
+			}
+		})
 	}
 }

@@ -21,6 +21,8 @@ type SavingsPlan struct {
 	SavingsPlanOrderID string
 	SavingsPlanID      string
 	Name               string
+	// SKUName is the provider's, such as Compute_Savings_Plan.
+	SKUName string
 	// BillingScopeID is the billing scope the plan is billed to.
 	BillingScopeID string
 	// Term is the provider's ISO 8601 duration: P1Y or P3Y.
@@ -42,8 +44,11 @@ type SavingsPlan struct {
 // list, the fields Steward reads of the provider's SavingsPlanModel.
 type savingsPlanList struct {
 	Value []*struct {
-		ID         *string `json:"id"`
-		Name       *string `json:"name"`
+		ID   *string `json:"id"`
+		Name *string `json:"name"`
+		SKU  *struct {
+			Name *string `json:"name"`
+		} `json:"sku"`
 		Properties *struct {
 			DisplayName              *string `json:"displayName"`
 			DisplayProvisioningState *string `json:"displayProvisioningState"`
@@ -92,6 +97,9 @@ func (c *ResourceManager) SavingsPlans(ctx context.Context, billingAccountID str
 			plan, err := savingsPlanOf(deref(v.ID), p.DisplayName, p.DisplayProvisioningState, p.BillingScopeID, p.Term, p.PurchaseDateTime, p.ExpiryDateTime)
 			if err != nil {
 				return fmt.Errorf("cloud: %s: %w", op, err)
+			}
+			if v.SKU != nil {
+				plan.SKUName = deref(v.SKU.Name)
 			}
 			if cm := p.Commitment; cm != nil {
 				if g := deref(cm.Grain); g != "" && !strings.EqualFold(g, "Hourly") {
@@ -225,8 +233,10 @@ func (c *ResourceManager) SavingsPlanUtilization(ctx context.Context, orderID st
 // BenefitRecommendation is the provider's advice to buy a savings plan
 // shared across a billing account, from the usage of a past period.
 type BenefitRecommendation struct {
-	Term  string
-	Scope string
+	// SKUName is the provider's, such as Compute_Savings_Plan.
+	SKUName string
+	Term    string
+	Scope   string
 	// LookBackDays is the length of the period the advice is drawn from.
 	LookBackDays int
 	// CommitmentAmount is the commitment to buy for each
@@ -280,7 +290,7 @@ func (c *ResourceManager) BenefitRecommendations(ctx context.Context, billingAcc
 // properties; a look-back period the provider names overrides the one
 // asked for.
 func benefitRecommendationOf(p *armcostmanagement.BenefitRecommendationProperties, lookBackDays int) BenefitRecommendation {
-	out := BenefitRecommendation{Term: string(deref(p.Term)), Scope: string(deref(p.Scope)), LookBackDays: lookBackDays,
+	out := BenefitRecommendation{SKUName: deref(p.ArmSKUName), Term: string(deref(p.Term)), Scope: string(deref(p.Scope)), LookBackDays: lookBackDays,
 		CommitmentGranularity: string(deref(p.CommitmentGranularity)), Currency: deref(p.CurrencyCode),
 		CostWithoutBenefit: deref(p.CostWithoutBenefit), FirstUsageDate: calendarDay(deref(p.FirstConsumptionDate).UTC())}
 	if n, ok := map[armcostmanagement.LookBackPeriod]int{armcostmanagement.LookBackPeriodLast7Days: 7,

@@ -64,10 +64,10 @@ func TestSavingsPlans(t *testing.T) {
 	}
 	scope := "/providers/Microsoft.Billing/billingAccounts/" + billingAccount
 	want := []cloud.SavingsPlan{
-		{SavingsPlanOrderID: "order-0", SavingsPlanID: "plan-0", Name: "old", BillingScopeID: scope, Term: "P1Y",
+		{SavingsPlanOrderID: "order-0", SavingsPlanID: "plan-0", Name: "old", SKUName: "Compute_Savings_Plan", BillingScopeID: scope, Term: "P1Y",
 			PurchaseDate: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), ExpiryDate: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC),
 			HourlyCommitment: 0.125, Currency: "EUR", State: "Expired"},
-		{SavingsPlanOrderID: "order-1", SavingsPlanID: "plan-1", Name: "compute-1y", BillingScopeID: scope, Term: "P1Y",
+		{SavingsPlanOrderID: "order-1", SavingsPlanID: "plan-1", Name: "compute-1y", SKUName: "Compute_Savings_Plan", BillingScopeID: scope, Term: "P1Y",
 			PurchaseDate: time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC), ExpiryDate: time.Date(2027, 1, 10, 0, 0, 0, 0, time.UTC),
 			HourlyCommitment: 2.5, Currency: "USD", State: "Succeeded"},
 	}
@@ -155,9 +155,9 @@ func TestBenefitRecommendations(t *testing.T) {
 	// The simulator subtracts in float64, as the test does here.
 	without, saved := 2150.4, 412.56
 	want := []cloud.BenefitRecommendation{
-		{Term: "P1Y", Scope: "Shared", LookBackDays: 30, CommitmentGranularity: "Hourly", CommitmentAmount: 1.5, Currency: "USD",
+		{SKUName: "Compute_Savings_Plan", Term: "P1Y", Scope: "Shared", LookBackDays: 30, CommitmentGranularity: "Hourly", CommitmentAmount: 1.5, Currency: "USD",
 			CostWithoutBenefit: 2150.4, TotalCost: 2150.4 - 300, SavingsAmount: 300, AverageUtilization: 95, Coverage: 80, FirstUsageDate: first},
-		{Term: "P3Y", Scope: "Shared", LookBackDays: 30, CommitmentGranularity: "Hourly", CommitmentAmount: 1.2, Currency: "USD",
+		{SKUName: "Compute_Savings_Plan", Term: "P3Y", Scope: "Shared", LookBackDays: 30, CommitmentGranularity: "Hourly", CommitmentAmount: 1.2, Currency: "USD",
 			CostWithoutBenefit: 2150.4, TotalCost: without - saved, SavingsAmount: 412.56, AverageUtilization: 98.6, Coverage: 71.2, FirstUsageDate: first},
 	}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {

@@ -190,9 +190,13 @@ type ResourceManager struct {
 	details         *armconsumption.ReservationsDetailsClient
 	transactions    *armconsumption.ReservationTransactionsClient
 	recommendations *armconsumption.ReservationRecommendationsClient
-	policyStates    *armpolicyinsights.PolicyStatesClient
-	resourceGraph   *armresourcegraph.Client
-	budgets         *armconsumption.BudgetsClient
+	// benefitUsage and benefitRecommendations read savings plans'
+	// utilisation and the advice to buy them.
+	benefitUsage           *armcostmanagement.BenefitUtilizationSummariesClient
+	benefitRecommendations *armcostmanagement.BenefitRecommendationsClient
+	policyStates           *armpolicyinsights.PolicyStatesClient
+	resourceGraph          *armresourcegraph.Client
+	budgets                *armconsumption.BudgetsClient
 	// raw sends requests the SDK has no method for, through the same
 	// pipeline (credential, retry, transport) as the typed clients.
 	raw *arm.Client
@@ -275,6 +279,12 @@ func newResourceManager(cred azcore.TokenCredential, armOpts *arm.ClientOptions)
 		return nil, err
 	}
 	if rm.recommendations, err = armconsumption.NewReservationRecommendationsClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if rm.benefitUsage, err = armcostmanagement.NewBenefitUtilizationSummariesClient(cred, armOpts); err != nil {
+		return nil, err
+	}
+	if rm.benefitRecommendations, err = armcostmanagement.NewBenefitRecommendationsClient(cred, armOpts); err != nil {
 		return nil, err
 	}
 	if rm.policyStates, err = armpolicyinsights.NewPolicyStatesClient(cred, armOpts); err != nil {

@@ -1,6 +1,7 @@
 // Package arm serves Azure Resource Manager's REST API on the simulated
 // cloud's ARM service, from the world: subscriptions, Cost Management
-// queries, compute and network usages, reservation summaries, policy
+// queries, compute and network usages, reservation summaries, savings
+// plans with their utilisation and recommendations, policy
 // states, Resource Graph resources, budgets and Lighthouse delegations.
 // Field names, paging (nextLink) and errors (the Azure error envelope, with
 // ARM's codes) follow the real API, so the Azure SDK's clients work
@@ -88,6 +89,7 @@ func Register(s *cloudsim.Sim, auth Authenticator, opts ...Option) {
 	srv.registerCostManagement()
 	srv.registerUsages()
 	srv.registerConsumption()
+	srv.registerBenefits()
 	srv.registerPolicyInsights()
 	srv.registerResourceGraph()
 	srv.registerBudgets()

@@ -67,6 +67,11 @@ const (
 //     for the last 90 days, two of them clearly under-utilised; their
 //     purchases (USD, paid up front) dated so that one expires in 20 days
 //     and one in 75, whatever today is; two recommendations to buy more.
+//   - Savings plans: two compute savings plans of the billing account
+//     (USD 2.50 an hour for one year, expiring in 12 days whatever today
+//     is, and USD 1.75 an hour for three years, expiring in 400), with
+//     their daily utilisation over the last 90 days (the first clearly
+//     under-used), and one recommendation to buy a savings plan.
 //   - Resources per subscription in Azure id form: virtual machines with
 //     disks, NICs and public IPs, unattached disks and unassociated IPs,
 //     storage accounts (some without secure transfer or TLS 1.2), key
@@ -108,6 +113,7 @@ func Demo(seed int64, today time.Time) *World {
 	g.costs()
 	g.reservations()
 	g.exchangeRates()
+	g.savingsPlans()
 	return g.w
 }
 
@@ -176,6 +182,7 @@ const (
 	streamCost
 	streamAnomaly
 	streamReservation
+	streamSavingsPlan
 )
 
 // growthEpoch anchors cost growth to a fixed date rather than to today, so
@@ -1334,4 +1341,48 @@ func (g *demoGen) exchangeRates() {
 		}
 	}
 	g.w.ExchangeRates = x
+}
+
+// demoSavingsPlan is a demo savings plan: its ids, term, hourly
+// commitment in USD, the day it ends relative to today and its typical
+// utilisation.
+type demoSavingsPlan struct {
+	order, id, name string
+	term            string
+	hourly          float64
+	expiresIn       int
+	use             float64
+}
+
+var demoSavingsPlans = []demoSavingsPlan{
+	{"5f0e7c1a-3b2d-4e8f-9a61-2c4d6e8f0a12", "8c1d2e3f-4a5b-4c6d-8e7f-90a1b2c3d4e5", "Compute-SP-1Y", "P1Y", 2.50, 12, 0.78},
+	{"7a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d", "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a", "Compute-SP-3Y", "P3Y", 1.75, 400, 0.96},
+}
+
+// savingsPlans writes the billing account's savings plans with their last
+// 90 days of utilisation, and one recommendation to buy another. Nothing
+// is drawn from g.r: the purchases are fixed relative to today and each
+// day's utilisation depends only on the seed and its date.
+func (g *demoGen) savingsPlans() {
+	if g.account == "" {
+		return
+	}
+	for k, sp := range demoSavingsPlans {
+		bought := g.today.AddDate(-TermYears[sp.term], 0, sp.expiresIn)
+		plan := SavingsPlan{BillingAccountID: g.account, SavingsPlanOrderID: sp.order, SavingsPlanID: sp.id, Name: sp.name,
+			Term: sp.term, PurchaseDate: bought.Format(DateLayout), HourlyCommitment: sp.hourly, Currency: "USD"}
+		for n := g.day - 89; n <= g.day; n++ {
+			r := keyed(g.seed, streamSavingsPlan, uint64(k), n)
+			avg := math.Round(min(100, max(0, 100*sp.use+10*(r.Float64()-0.5)))*100) / 100
+			low := math.Round(max(0, avg-5-10*r.Float64())*100) / 100
+			high := math.Round(min(100, avg+5*r.Float64())*100) / 100
+			plan.Utilization = append(plan.Utilization, SavingsPlanDay{Date: time.Unix(n*secondsPerDay, 0).UTC().Format(DateLayout),
+				MinUtilization: low, AvgUtilization: avg, MaxUtilization: high})
+		}
+		g.w.SavingsPlans = append(g.w.SavingsPlans, plan)
+	}
+	g.w.BenefitRecommendations = append(g.w.BenefitRecommendations, BenefitRecommendation{
+		BillingAccountID: g.account, Term: "P3Y", LookBackDays: 30, CommitmentAmount: 1.20, Currency: "USD",
+		CostWithoutBenefit: 2150.40, SavingsAmount: 412.56, AverageUtilization: 98.6, Coverage: 71.2,
+		FirstConsumptionDate: g.today.AddDate(0, 0, -30).Format(DateLayout), LastConsumptionDate: g.today.AddDate(0, 0, -1).Format(DateLayout)})
 }

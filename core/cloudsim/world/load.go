@@ -118,8 +118,8 @@ func (p *problems) oneOf(path, value string, allowed ...string) {
 // Validate checks every entry and the references between them: costs,
 // policy states, resources and quotas name a subscription of a tenant;
 // users and access reviews a tenant; reservations, their purchases and
-// recommendations a billing account; exchange rates are positive, by date
-// and currency code.
+// recommendations, savings plans and benefit recommendations a billing
+// account; exchange rates are positive, by date and currency code.
 func (w *World) Validate() error {
 	var p problems
 	dirs := map[string]int{}
@@ -280,6 +280,49 @@ func (w *World) Validate() error {
 		}
 		p.required(at+".currency", r.Currency)
 		p.date(at+".first_usage_date", r.FirstUsageDate)
+	}
+	orders := map[string]int{}
+	for i, sp := range w.SavingsPlans {
+		at := fmt.Sprintf("savings_plans[%d]", i)
+		if p.required(at+".billing_account_id", sp.BillingAccountID) && !billing[sp.BillingAccountID] {
+			p.add(at+".billing_account_id", "%q is not the billing account of any tenant", sp.BillingAccountID)
+		}
+		if p.required(at+".savings_plan_order_id", sp.SavingsPlanOrderID) {
+			if j, dup := orders[strings.ToLower(sp.SavingsPlanOrderID)]; dup {
+				p.add(at+".savings_plan_order_id", "%q is also savings_plans[%d]'s", sp.SavingsPlanOrderID, j)
+			}
+			orders[strings.ToLower(sp.SavingsPlanOrderID)] = i
+		}
+		p.required(at+".savings_plan_id", sp.SavingsPlanID)
+		p.oneOf(at+".term", sp.Term, "P1Y", "P3Y")
+		p.date(at+".purchase_date", sp.PurchaseDate)
+		p.required(at+".currency", sp.Currency)
+		if sp.HourlyCommitment <= 0 {
+			p.add(at+".hourly_commitment", "%g is not a positive amount", sp.HourlyCommitment)
+		}
+		for k, d := range sp.Utilization {
+			dat := fmt.Sprintf("%s.utilization[%d]", at, k)
+			p.date(dat+".date", d.Date)
+			if d.MinUtilization < 0 || d.MinUtilization > d.AvgUtilization || d.AvgUtilization > d.MaxUtilization || d.MaxUtilization > 100 {
+				p.add(dat, "utilisation must be 0 <= min_utilization <= avg_utilization <= max_utilization <= 100")
+			}
+		}
+	}
+	for i, r := range w.BenefitRecommendations {
+		at := fmt.Sprintf("benefit_recommendations[%d]", i)
+		if p.required(at+".billing_account_id", r.BillingAccountID) && !billing[r.BillingAccountID] {
+			p.add(at+".billing_account_id", "%q is not the billing account of any tenant", r.BillingAccountID)
+		}
+		p.oneOf(at+".term", r.Term, "P1Y", "P3Y")
+		if !slices.Contains([]int{7, 30, 60}, r.LookBackDays) {
+			p.add(at+".look_back_days", "%d is not one of 7, 30, 60", r.LookBackDays)
+		}
+		if r.CommitmentAmount <= 0 {
+			p.add(at+".commitment_amount", "%g is not a positive amount", r.CommitmentAmount)
+		}
+		p.required(at+".currency", r.Currency)
+		p.date(at+".first_consumption_date", r.FirstConsumptionDate)
+		p.date(at+".last_consumption_date", r.LastConsumptionDate)
 	}
 	for i, r := range w.AccessReviews {
 		at := fmt.Sprintf("access_reviews[%d]", i)

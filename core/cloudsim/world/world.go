@@ -28,8 +28,13 @@ type World struct {
 	// reservations' purchases and the provider's advice on what to buy.
 	ReservationPurchases       []ReservationPurchase       `json:"reservation_purchases"`
 	ReservationRecommendations []ReservationRecommendation `json:"reservation_recommendations"`
-	AccessReviews              []AccessReview              `json:"access_reviews"`
-	DNS                        []DNSRecord                 `json:"dns"`
+	// SavingsPlans and BenefitRecommendations are the savings plans of
+	// billing accounts, with their daily utilisation, and the provider's
+	// advice on what hourly commitment to buy.
+	SavingsPlans           []SavingsPlan           `json:"savings_plans"`
+	BenefitRecommendations []BenefitRecommendation `json:"benefit_recommendations"`
+	AccessReviews          []AccessReview          `json:"access_reviews"`
+	DNS                    []DNSRecord             `json:"dns"`
 	// ExchangeRates are the daily reference rates the simulated cloud's
 	// exchange rate service answers with; absent, it knows none.
 	ExchangeRates *ExchangeRates `json:"exchange_rates,omitempty"`
@@ -258,6 +263,67 @@ type ReservationRecommendation struct {
 	NetSavings              float64 `json:"net_savings"`
 	Currency                string  `json:"currency"`
 	FirstUsageDate          string  `json:"first_usage_date"`
+}
+
+// SavingsPlan is a savings plan of a billing account: an hourly
+// commitment of Amount in Currency for its term from PurchaseDate, which
+// pays for eligible compute usage up to that amount each hour.
+type SavingsPlan struct {
+	BillingAccountID   string `json:"billing_account_id"`
+	SavingsPlanOrderID string `json:"savings_plan_order_id"`
+	SavingsPlanID      string `json:"savings_plan_id"`
+	Name               string `json:"name"`
+	// Term is P1Y or P3Y.
+	Term         string `json:"term"`
+	PurchaseDate string `json:"purchase_date"`
+	// HourlyCommitment is the amount committed for each hour, in
+	// Currency.
+	HourlyCommitment float64 `json:"hourly_commitment"`
+	Currency         string  `json:"currency"`
+	// Utilization is the plan's use per day: the lowest, mean and highest
+	// of the day's hourly utilisation percentages. A day absent was not
+	// reported.
+	Utilization []SavingsPlanDay `json:"utilization"`
+}
+
+// SavingsPlanDay is a savings plan's utilisation on one day, in percent
+// of its hourly commitment (0–100).
+type SavingsPlanDay struct {
+	Date           string  `json:"date"`
+	MinUtilization float64 `json:"min_utilization"`
+	AvgUtilization float64 `json:"avg_utilization"`
+	MaxUtilization float64 `json:"max_utilization"`
+}
+
+// ExpiryDate is the day the savings plan ends: its term after its
+// purchase date (YYYY-MM-DD); empty when either is malformed.
+func (p SavingsPlan) ExpiryDate() string {
+	return ReservationPurchase{PurchaseDate: p.PurchaseDate, Term: p.Term}.ExpiryDate()
+}
+
+// BenefitRecommendation is the provider's advice to buy a savings plan
+// shared across a billing account: the hourly commitment that would have
+// saved the most over the last LookBackDays days of eligible usage.
+type BenefitRecommendation struct {
+	BillingAccountID string `json:"billing_account_id"`
+	// Term is P1Y or P3Y.
+	Term         string `json:"term"`
+	LookBackDays int    `json:"look_back_days"`
+	// CommitmentAmount is the hourly commitment to buy, in Currency.
+	CommitmentAmount float64 `json:"commitment_amount"`
+	Currency         string  `json:"currency"`
+	// CostWithoutBenefit is the look-back period's on-demand cost of the
+	// eligible usage, and SavingsAmount what the commitment would have
+	// saved of it.
+	CostWithoutBenefit float64 `json:"cost_without_benefit"`
+	SavingsAmount      float64 `json:"savings_amount"`
+	// AverageUtilization and Coverage are the percentages of the
+	// commitment the usage would have used and of the usage it would have
+	// covered.
+	AverageUtilization   float64 `json:"average_utilization"`
+	Coverage             float64 `json:"coverage"`
+	FirstConsumptionDate string  `json:"first_consumption_date"`
+	LastConsumptionDate  string  `json:"last_consumption_date"`
 }
 
 // AccessReview is an access review with its decisions.

@@ -104,3 +104,135 @@ func TestSyncCommitments(t *testing.T) {
 		})
 	}
 }
+
+// savingsPlanWorld is commitmentWorld with a savings plan of USD 2.50 an
+// hour bought 100 days before the clock's day for a year, used every day
+// of the last 120 at 70.37 %, 80.495 % or 90.62 % in turn, a plan that
+// expired 10 days ago after a year of USD 0.125 an hour, used at 50 %
+// until then, and the provider's advice to buy a three-year plan.
+func savingsPlanWorld() *world.World {
+	w := commitmentWorld()
+	plan := world.SavingsPlan{BillingAccountID: billingAccount, SavingsPlanOrderID: "spo-1", SavingsPlanID: "sp-1", Name: "compute",
+		Term: "P1Y", PurchaseDate: simNow.AddDate(0, 0, -100).Format(time.DateOnly), HourlyCommitment: 2.5, Currency: "USD"}
+	old := world.SavingsPlan{BillingAccountID: billingAccount, SavingsPlanOrderID: "spo-0", SavingsPlanID: "sp-0", Name: "old",
+		Term: "P1Y", PurchaseDate: simNow.AddDate(-1, 0, -10).Format(time.DateOnly), HourlyCommitment: 0.125, Currency: "EUR"}
+	for n := 0; n < 120; n++ {
+		day := simNow.AddDate(0, 0, -n).Format(time.DateOnly)
+		avg := 70.37 + float64(n%3)*10.125
+		plan.Utilization = append(plan.Utilization, world.SavingsPlanDay{Date: day, MinUtilization: avg - 20, AvgUtilization: avg, MaxUtilization: 100})
+		if day < old.ExpiryDate() {
+			old.Utilization = append(old.Utilization, world.SavingsPlanDay{Date: day, MinUtilization: 50, AvgUtilization: 50, MaxUtilization: 50})
+		}
+	}
+	w.SavingsPlans = []world.SavingsPlan{plan, old}
+	w.BenefitRecommendations = []world.BenefitRecommendation{{BillingAccountID: billingAccount, Term: "P3Y", LookBackDays: 30,
+		CommitmentAmount: 1.2, Currency: "USD", CostWithoutBenefit: 2150.4, SavingsAmount: 412.56, AverageUtilization: 98.6, Coverage: 71.2,
+		FirstConsumptionDate: "2026-11-15", LastConsumptionDate: "2026-12-14"}}
+	return w
+}
+
+// savingsPlanUsed is what the test expects used of a day's 60.00 at the
+// world's utilisation n days before the clock's day: 42.22, 48.30 (48.297)
+// or 54.37 (54.372).
+func savingsPlanUsed(n int) ledger.Amount {
+	return []ledger.Amount{4222, 4830, 5437}[n%3]
+}
+
+// TestSyncSavingsPlans: the sync stores the savings plans as commitments
+// of their kind with the whole term's commitment, each day of the last 90
+// in a plan's term with its 60.00 (or 3.00) committed, the part used and
+// the rest unused to the cent, and the advice to buy after the
+// reservation's; a second sync changes nothing, a restated day takes the
+// provider's new figures, and a plan gone is no longer a commitment.
+func TestSyncSavingsPlans(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			w := savingsPlanWorld()
+			f := start(t, dialect, w)
+			f.mustRun(t)
+			today := ledger.DayOf(simNow)
+
+			commitments, err := f.ledger.Commitments(ctx, contoso.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, old := commitments["spo-1"], commitments["spo-0"]
+			if len(commitments) != 3 || commitments[arm.ReservationOrderID("res-1")].Kind != ledger.KindReservation ||
+				c.Kind != ledger.KindSavingsPlan || c.SavingsPlanID != "sp-1" || c.Name != "compute" || c.SKU != "Compute_Savings_Plan" || c.Term != "P1Y" ||
+				c.HourlyCommitment != 2.5 || c.Currency != "USD" || c.PurchaseDay != today-100 || c.ExpiryDay != today+265 || c.Amount != 6000*365 ||
+				old.Kind != ledger.KindSavingsPlan || old.ExpiryDay != today-10 || old.Amount != 300*365 {
+				t.Fatalf("commitments %+v", commitments)
+			}
+
+			read := func() []ledger.SavingsPlanDay {
+				t.Helper()
+				var days []ledger.SavingsPlanDay
+				if err := f.ledger.DB.NewSelect().Model(&days).Order("savings_plan_id", "day").Scan(ctx); err != nil {
+					t.Fatal(err)
+				}
+				return days
+			}
+			days := read()
+			if len(days) != 79+90 {
+				t.Fatalf("%d savings plan days, want 79 of the expired plan (until the day before its expiry) and 90 of the other", len(days))
+			}
+			for _, d := range days[:79] {
+				if d.SavingsPlanID != "sp-0" || d.Currency != "EUR" || d.Committed != 300 || d.Used != 150 || d.Unused != 150 || d.Day >= today-10 {
+					t.Fatalf("expired plan's day %+v", d)
+				}
+			}
+			for _, d := range days[79:] {
+				n := int(today - d.Day)
+				if d.SavingsPlanID != "sp-1" || d.SavingsPlanOrderID != "spo-1" || d.Currency != "USD" || d.Committed != 6000 ||
+					d.Used != savingsPlanUsed(n) || d.Unused != 6000-savingsPlanUsed(n) || d.MaxUtilization != 100 {
+					t.Fatalf("day %s: %+v, want %s used", d.Day, d, savingsPlanUsed(n))
+				}
+			}
+
+			var recs []ledger.Recommendation
+			if err := f.ledger.DB.NewSelect().Model(&recs).Order("position").Scan(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != 2 || recs[0].Kind != ledger.KindReservation || recs[1].Kind != ledger.KindSavingsPlan || recs[1].Position != 1 ||
+				recs[1].SKU != "Compute_Savings_Plan" || recs[1].Term != "P3Y" || recs[1].Scope != "Shared" || recs[1].LookBackDays != 30 ||
+				recs[1].CommitmentAmount != 1.2 || recs[1].AverageUtilization != 98.6 || recs[1].Coverage != 71.2 || recs[1].Currency != "USD" ||
+				recs[1].CostWithout != 215040 || recs[1].CostWith != 173784 || recs[1].NetSavings != 41256 || recs[1].FirstUsageDay.String() != "2026-11-15" {
+				t.Fatalf("recommendations %+v", recs)
+			}
+
+			// Again: the same rows.
+			f.mustRun(t)
+			if again := read(); len(again) != len(days) {
+				t.Fatalf("%d days after a second sync, want %d", len(again), len(days))
+			} else {
+				for i := range again {
+					again[i].SyncedAt = days[i].SyncedAt
+					if again[i] != days[i] {
+						t.Fatalf("a second sync changed %+v to %+v", days[i], again[i])
+					}
+				}
+			}
+
+			// The provider restates today's utilisation; then the plans are
+			// gone.
+			changed := *w
+			changed.SavingsPlans = append([]world.SavingsPlan(nil), w.SavingsPlans...)
+			changed.SavingsPlans[0].Utilization = append([]world.SavingsPlanDay(nil), w.SavingsPlans[0].Utilization...)
+			changed.SavingsPlans[0].Utilization[0].AvgUtilization = 99.99
+			f.sim.SetWorld(&changed)
+			f.mustRun(t)
+			last := read()[len(days)-1]
+			if last.Day != today || last.AvgUtilization != 99.99 || last.Used != 5999 || last.Unused != 1 {
+				t.Fatalf("the restated day %+v", last)
+			}
+			bare := *w
+			bare.SavingsPlans, bare.BenefitRecommendations = nil, nil
+			f.sim.SetWorld(&bare)
+			f.mustRun(t)
+			if commitments, err := f.ledger.Commitments(ctx, contoso.ID); err != nil || len(commitments) != 1 || commitments["spo-1"].Kind != "" {
+				t.Fatalf("commitments after the plans are gone: %+v, %v", commitments, err)
+			}
+		})
+	}
+}

@@ -26,13 +26,15 @@ const (
 	RecommendationLookBackDays = 30
 )
 
-// syncReservations syncs a tenant's reservations. It replaces the billing
-// account's purchases (the last PurchaseYears years), reads its daily
-// utilisation and usage details from RestateDays before the last day
-// stored (or over the last ReservationDays on the first sync), prices
+// syncReservations syncs a tenant's commitments: reservations and savings
+// plans. It replaces the billing account's reservation purchases (the
+// last PurchaseYears years) and savings plans, reads the reservations'
+// daily utilisation and usage details from RestateDays before the last
+// day stored (or over the last ReservationDays on the first sync), prices
 // each day with its order's purchase and weights it by its SKU's
-// normalised size, upserts the days, then replaces the account's
-// recommendations to buy.
+// normalised size, upserts the days, does the same for the savings plans'
+// days (see syncSavingsPlanDays), then replaces the account's
+// recommendations to buy reservations and savings plans.
 func (s *Syncer) syncReservations(ctx context.Context, tw pluginenv.TenantWork, today ledger.Day, p *pluginenv.Progress) error {
 	tenant := tw.Tenant
 	account := tenant.BillingAccountID
@@ -49,9 +51,16 @@ func (s *Syncer) syncReservations(ctx context.Context, tw pluginenv.TenantWork, 
 		from = min(max(last-ledger.Day(restate)+1, from), today)
 	}
 	now := s.now().UTC()
-	commitments, err := s.syncPurchases(ctx, tw, today, now)
+	commitments, purchases, err := s.purchases(ctx, tw, today, now)
 	if err != nil {
 		return fmt.Errorf("purchases: %w", err)
+	}
+	plans, err := s.savingsPlans(ctx, tw, now)
+	if err != nil {
+		return fmt.Errorf("savings plans: %w", err)
+	}
+	if err := s.Ledger.ReplaceCommitments(ctx, tenant.ID, append(purchases, plans...)); err != nil {
+		return err
 	}
 	flex, err := flexibility(ctx, tw.Cloud, account, from, today)
 	if err != nil {
@@ -78,16 +87,18 @@ func (s *Syncer) syncReservations(ctx context.Context, tw pluginenv.TenantWork, 
 	if err != nil {
 		return err
 	}
+	if err := s.syncSavingsPlanDays(ctx, tw, plans, today, restate, now, p); err != nil {
+		return fmt.Errorf("savings plan utilisation: %w", err)
+	}
 	if err := s.syncRecommendations(ctx, tw, now); err != nil {
 		return fmt.Errorf("recommendations: %w", err)
 	}
 	return nil
 }
 
-// syncPurchases replaces a tenant's reservation purchases with those of
-// its billing account over the last PurchaseYears years and returns them
-// by reservation order.
-func (s *Syncer) syncPurchases(ctx context.Context, tw pluginenv.TenantWork, today ledger.Day, now time.Time) (map[string]ledger.Commitment, error) {
+// purchases reads a tenant's reservation purchases of its billing account
+// over the last PurchaseYears years, by reservation order and as rows.
+func (s *Syncer) purchases(ctx context.Context, tw pluginenv.TenantWork, today ledger.Day, now time.Time) (map[string]ledger.Commitment, []ledger.Commitment, error) {
 	var rows []ledger.Commitment
 	out := map[string]ledger.Commitment{}
 	err := tw.Cloud.ReservationPurchases(ctx, tw.Tenant.BillingAccountID, today.Time().AddDate(-PurchaseYears, 0, 0), today.Time(), func(r cloud.ReservationPurchase) error {
@@ -95,7 +106,7 @@ func (s *Syncer) syncPurchases(ctx context.Context, tw pluginenv.TenantWork, tod
 		if !ok {
 			return fmt.Errorf("reservation order %s: term %q is not P1Y, P3Y or P5Y", r.ReservationOrderID, r.Term)
 		}
-		c := ledger.Commitment{TenantID: tw.Tenant.ID, ReservationOrderID: r.ReservationOrderID, Name: r.ReservationOrderName, SKU: r.SKUName,
+		c := ledger.Commitment{TenantID: tw.Tenant.ID, ReservationOrderID: r.ReservationOrderID, Kind: ledger.KindReservation, Name: r.ReservationOrderName, SKU: r.SKUName,
 			Region: r.Region, Term: r.Term, PurchaseDay: ledger.DayOf(r.PurchaseDate), ExpiryDay: ledger.DayOf(r.PurchaseDate.AddDate(years, 0, 0)),
 			Quantity: r.Quantity, Currency: r.Currency, Amount: ledger.AmountOf(r.Amount), SyncedAt: now}
 		if _, dup := out[c.ReservationOrderID]; dup {
@@ -105,26 +116,105 @@ func (s *Syncer) syncPurchases(ctx context.Context, tw pluginenv.TenantWork, tod
 		rows = append(rows, c)
 		return nil
 	})
+	return out, rows, err
+}
+
+// savingsPlans reads the savings plans of a tenant's billing account as
+// commitments: each plan's term commits its day's commitment (see
+// ledger.DayCommitment) every day from its purchase to its expiry.
+func (s *Syncer) savingsPlans(ctx context.Context, tw pluginenv.TenantWork, now time.Time) ([]ledger.Commitment, error) {
+	var rows []ledger.Commitment
+	seen := map[string]bool{}
+	err := tw.Cloud.SavingsPlans(ctx, tw.Tenant.BillingAccountID, func(p cloud.SavingsPlan) error {
+		if _, ok := termYears[p.Term]; !ok {
+			return fmt.Errorf("savings plan %s: term %q is not P1Y, P3Y or P5Y", p.SavingsPlanID, p.Term)
+		}
+		if seen[p.SavingsPlanOrderID] {
+			return fmt.Errorf("savings plan order %s was listed twice", p.SavingsPlanOrderID)
+		}
+		seen[p.SavingsPlanOrderID] = true
+		bought, ends := ledger.DayOf(p.PurchaseDate), ledger.DayOf(p.ExpiryDate)
+		rows = append(rows, ledger.Commitment{TenantID: tw.Tenant.ID, ReservationOrderID: p.SavingsPlanOrderID, Kind: ledger.KindSavingsPlan,
+			SavingsPlanID: p.SavingsPlanID, HourlyCommitment: p.HourlyCommitment, Name: p.Name, SKU: p.SKUName, Term: p.Term,
+			PurchaseDay: bought, ExpiryDay: ends, Quantity: 1, Currency: p.Currency,
+			Amount: ledger.DayCommitment(p.HourlyCommitment) * ledger.Amount(max(0, ends-bought)), SyncedAt: now})
+		return nil
+	})
+	return rows, err
+}
+
+// syncSavingsPlanDays reads the daily utilisation of a tenant's savings
+// plans from restate days before the last day stored (or over the last
+// ReservationDays on the first sync), one request per plan whose term
+// meets that range, and upserts each day with its money: the day's
+// commitment, the part the mean utilisation used and the rest unused. A
+// day outside its plan's term commits nothing.
+func (s *Syncer) syncSavingsPlanDays(ctx context.Context, tw pluginenv.TenantWork, plans []ledger.Commitment, today ledger.Day, restate int, now time.Time, p *pluginenv.Progress) error {
+	tenant := tw.Tenant
+	from := today - ReservationDays + 1
+	last, ok, err := s.Ledger.LastSavingsPlanDay(ctx, tenant.ID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return out, s.Ledger.ReplaceCommitments(ctx, tw.Tenant.ID, rows)
+	if ok {
+		from = min(max(last-ledger.Day(restate)+1, from), today)
+	}
+	var rows []ledger.SavingsPlanDay
+	for _, c := range plans {
+		start, end := max(from, c.PurchaseDay), min(today, c.ExpiryDay-1)
+		if start > end {
+			continue
+		}
+		err := tw.Cloud.SavingsPlanUtilization(ctx, c.ReservationOrderID, start.Time(), end.Time(), func(u cloud.SavingsPlanDay) error {
+			day := ledger.DayOf(u.UsageDate)
+			var committed ledger.Amount
+			if day >= c.PurchaseDay && day < c.ExpiryDay {
+				committed = ledger.DayCommitment(c.HourlyCommitment)
+			}
+			used := ledger.UsedShare(committed, u.AvgUtilization)
+			rows = append(rows, ledger.SavingsPlanDay{TenantID: tenant.ID, SavingsPlanID: u.SavingsPlanID, Day: day, SavingsPlanOrderID: c.ReservationOrderID,
+				MinUtilization: u.MinUtilization, AvgUtilization: u.AvgUtilization, MaxUtilization: u.MaxUtilization,
+				Currency: c.Currency, Committed: committed, Used: used, Unused: committed - used, SyncedAt: now})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := s.Ledger.UpsertSavingsPlanDays(ctx, rows); err != nil {
+		return err
+	}
+	// The billing account's one progress step is the reservations'.
+	p.Records += int64(len(rows))
+	return nil
 }
 
 // termYears are the years of each reservation term the provider names.
 var termYears = map[string]int{"P1Y": 1, "P3Y": 3, "P5Y": 5}
 
 // syncRecommendations replaces a tenant's recommendations to buy
-// reservations with those its billing account's provider draws from the
-// last RecommendationLookBackDays days.
+// reservations and savings plans with those its billing account's
+// provider draws from the last RecommendationLookBackDays days, the
+// reservations' first.
 func (s *Syncer) syncRecommendations(ctx context.Context, tw pluginenv.TenantWork, now time.Time) error {
 	var rows []ledger.Recommendation
 	err := tw.Cloud.ReservationRecommendations(ctx, tw.Tenant.BillingAccountID, RecommendationLookBackDays, func(r cloud.ReservationRecommendation) error {
-		rows = append(rows, ledger.Recommendation{TenantID: tw.Tenant.ID, Position: len(rows), SKU: r.SKUName, Location: r.Location,
+		rows = append(rows, ledger.Recommendation{TenantID: tw.Tenant.ID, Position: len(rows), Kind: ledger.KindReservation, SKU: r.SKUName, Location: r.Location,
 			Term: r.Term, Scope: r.Scope, LookBackDays: r.LookBackDays, RecommendedQuantity: r.RecommendedQuantity,
 			NormalizedSize: r.NormalizedSize, FlexibilityGroup: r.InstanceFlexibilityGroup, FlexibilityRatio: r.InstanceFlexibilityRatio,
 			Currency: r.Currency, CostWithout: ledger.AmountOf(r.CostWithoutReservations), CostWith: ledger.AmountOf(r.CostWithReservations),
 			NetSavings: ledger.AmountOf(r.NetSavings), FirstUsageDay: ledger.DayOf(r.FirstUsageDate), SyncedAt: now})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = tw.Cloud.BenefitRecommendations(ctx, tw.Tenant.BillingAccountID, RecommendationLookBackDays, func(r cloud.BenefitRecommendation) error {
+		rows = append(rows, ledger.Recommendation{TenantID: tw.Tenant.ID, Position: len(rows), Kind: ledger.KindSavingsPlan, SKU: r.SKUName,
+			Term: r.Term, Scope: r.Scope, LookBackDays: r.LookBackDays, CommitmentAmount: r.CommitmentAmount,
+			AverageUtilization: r.AverageUtilization, Coverage: r.Coverage, Currency: r.Currency,
+			CostWithout: ledger.AmountOf(r.CostWithoutBenefit), CostWith: ledger.AmountOf(r.TotalCost), NetSavings: ledger.AmountOf(r.SavingsAmount),
+			FirstUsageDay: ledger.DayOf(r.FirstUsageDate), SyncedAt: now})
 		return nil
 	})
 	if err != nil {

@@ -60,20 +60,24 @@ type Expiring struct {
 	Items      []Expiry   `json:"items" doc:"Soonest expiry first"`
 }
 
-// Expiry is a reservation order still running and when it ends.
+// Expiry is a reservation order or savings plan still running and when it
+// ends.
 type Expiry struct {
 	TenantID           string        `json:"tenant_id"`
-	ReservationOrderID string        `json:"reservation_order_id"`
+	Kind               string        `json:"kind" enum:"reservation,savings_plan"`
+	ReservationOrderID string        `json:"reservation_order_id" doc:"The reservation order, or the savings plan's order"`
+	SavingsPlanID      *string       `json:"savings_plan_id" doc:"The savings plan; null for a reservation"`
 	Name               string        `json:"name"`
 	SKU                string        `json:"sku"`
-	Region             string        `json:"region"`
+	Region             string        `json:"region" doc:"The reservation's region; empty for a savings plan, which applies in every region"`
 	Term               string        `json:"term" enum:"P1Y,P3Y,P5Y"`
-	Quantity           float64       `json:"quantity"`
+	Quantity           float64       `json:"quantity" doc:"Reserved instances; 1 for a savings plan"`
 	PurchaseDate       ledger.Day    `json:"purchase_date" format:"date"`
-	ExpiryDate         ledger.Day    `json:"expiry_date" format:"date" doc:"The first day the reservation no longer applies: its term after its purchase"`
+	ExpiryDate         ledger.Day    `json:"expiry_date" format:"date" doc:"The first day the commitment no longer applies: its term after its purchase"`
 	DaysLeft           int           `json:"days_left" doc:"Days from as_of to expiry_date"`
 	AlertThreshold     *int          `json:"alert_threshold" doc:"The narrowest threshold crossed: 7, 30 or 90 when days_left is at most that; null before the widest"`
-	Amount             ledger.Amount `json:"amount" doc:"The price of the whole term"`
+	Amount             ledger.Amount `json:"amount" doc:"The price of the whole term; for a savings plan, each day's commitment over the days of the term"`
+	HourlyCommitment   *float64      `json:"hourly_commitment" doc:"A savings plan's commitment per hour in currency, as the provider states it; null for a reservation"`
 	Currency           string        `json:"currency"`
 }
 
@@ -91,8 +95,12 @@ func (h *Handlers) expiring(ctx context.Context, in *expiringIn) (*Expiring, err
 	out := &Expiring{AsOf: today, WithinDays: in.WithinDays, Thresholds: ExpiryThresholds, Items: make([]Expiry, 0, len(rows))}
 	for _, c := range rows {
 		left := int(c.ExpiryDay - today)
-		e := Expiry{TenantID: c.TenantID, ReservationOrderID: c.ReservationOrderID, Name: c.Name, SKU: c.SKU, Region: c.Region, Term: c.Term,
+		e := Expiry{TenantID: c.TenantID, Kind: c.Kind, ReservationOrderID: c.ReservationOrderID, Name: c.Name, SKU: c.SKU, Region: c.Region, Term: c.Term,
 			Quantity: c.Quantity, PurchaseDate: c.PurchaseDay, ExpiryDate: c.ExpiryDay, DaysLeft: left, Amount: c.Amount, Currency: c.Currency}
+		if c.Kind == ledger.KindSavingsPlan {
+			plan, hourly := c.SavingsPlanID, c.HourlyCommitment
+			e.SavingsPlanID, e.HourlyCommitment = &plan, &hourly
+		}
 		if th, ok := AlertThreshold(left); ok {
 			e.AlertThreshold = &th
 		}
@@ -101,8 +109,8 @@ func (h *Handlers) expiring(ctx context.Context, in *expiringIn) (*Expiring, err
 	return out, nil
 }
 
-// Expiring reads the tenants' reservation orders still running after
-// today and ending by until, soonest first.
+// Expiring reads the tenants' reservation orders and savings plans still
+// running after today and ending by until, soonest first.
 func (s *Store) Expiring(ctx context.Context, tenants []string, today, until ledger.Day) ([]ledger.Commitment, error) {
 	out := []ledger.Commitment{}
 	err := s.DB.NewSelect().Model(&out).
@@ -111,17 +119,19 @@ func (s *Store) Expiring(ctx context.Context, tenants []string, today, until led
 	return out, err
 }
 
-// Recommendations are the provider's advice to buy reservations.
+// Recommendations are the provider's advice to buy reservations and
+// savings plans.
 type Recommendations struct {
 	Items []Recommendation `json:"items" doc:"By tenant, the largest net savings first"`
 }
 
 // Recommendation is the advice to buy reservations of one SKU in one
-// location for one tenant.
+// location, or a savings plan of an hourly commitment, for one tenant.
 type Recommendation struct {
 	TenantID            string        `json:"tenant_id"`
-	SKU                 string        `json:"sku"`
-	Location            string        `json:"location"`
+	Kind                string        `json:"kind" enum:"reservation,savings_plan"`
+	SKU                 string        `json:"sku" doc:"The reservation's SKU, or the savings plan's (Compute_Savings_Plan)"`
+	Location            string        `json:"location" doc:"Empty for a savings plan, which applies in every region"`
 	Term                string        `json:"term" enum:"P1Y,P3Y,P5Y"`
 	Scope               string        `json:"scope" doc:"Shared: the reservation applies across the billing account"`
 	LookBackDays        int           `json:"look_back_days" doc:"The days of usage the advice is drawn from"`
@@ -134,6 +144,10 @@ type Recommendation struct {
 	CostWith            ledger.Amount `json:"cost_with_reservations" doc:"The same period's cost had they been bought"`
 	NetSavings          ledger.Amount `json:"net_savings" doc:"What they would have saved over the period"`
 	FirstUsageDate      ledger.Day    `json:"first_usage_date" format:"date"`
+	// A savings plan's figures; null for reservations.
+	CommitmentAmount          *float64 `json:"commitment_amount" doc:"A savings plan's commitment per hour to buy, in currency; null for reservations"`
+	AverageUtilizationPercent *float64 `json:"average_utilization_percent" doc:"The percentage of a savings plan's commitment the look-back period's usage would have used; null for reservations"`
+	CoveragePercent           *float64 `json:"coverage_percent" doc:"The percentage of the look-back period's eligible usage a savings plan would have covered; null for reservations"`
 }
 
 type recommendationsIn struct {
@@ -147,10 +161,15 @@ func (h *Handlers) recommendations(ctx context.Context, in *recommendationsIn) (
 	}
 	out := &Recommendations{Items: make([]Recommendation, 0, len(rows))}
 	for _, r := range rows {
-		out.Items = append(out.Items, Recommendation{TenantID: r.TenantID, SKU: r.SKU, Location: r.Location, Term: r.Term, Scope: r.Scope,
+		rec := Recommendation{TenantID: r.TenantID, Kind: r.Kind, SKU: r.SKU, Location: r.Location, Term: r.Term, Scope: r.Scope,
 			LookBackDays: r.LookBackDays, RecommendedQuantity: r.RecommendedQuantity, NormalizedSize: r.NormalizedSize,
 			FlexibilityGroup: r.FlexibilityGroup, NormalizedRatio: r.FlexibilityRatio, Currency: r.Currency,
-			CostWithout: r.CostWithout, CostWith: r.CostWith, NetSavings: r.NetSavings, FirstUsageDate: r.FirstUsageDay})
+			CostWithout: r.CostWithout, CostWith: r.CostWith, NetSavings: r.NetSavings, FirstUsageDate: r.FirstUsageDay}
+		if r.Kind == ledger.KindSavingsPlan {
+			amount, used, covered := r.CommitmentAmount, r.AverageUtilization, r.Coverage
+			rec.CommitmentAmount, rec.AverageUtilizationPercent, rec.CoveragePercent = &amount, &used, &covered
+		}
+		out.Items = append(out.Items, rec)
 	}
 	return out, nil
 }
@@ -169,12 +188,13 @@ func (s *Store) Recommendations(ctx context.Context, tenants []string) ([]ledger
 func (h *Handlers) commitmentRoutes() []sdk.Route {
 	tags := []string{tag}
 	return []sdk.Route{
-		sdk.Get("/api/v1/costs/commitments/expiring", sdk.Op{ID: "costs-commitments-expiring", Tags: tags, Summary: "Reservations about to expire",
-			Description: "The reservation orders of the tenants' billing accounts that end within within_days days of today (UTC), soonest first, " +
+		sdk.Get("/api/v1/costs/commitments/expiring", sdk.Op{ID: "costs-commitments-expiring", Tags: tags, Summary: "Reservations and savings plans about to expire",
+			Description: "The reservation orders and savings plans (kind) of the tenants' billing accounts that end within within_days days of today (UTC), soonest first, " +
 				"each with the narrowest of the alert thresholds (90, 30 and 7 days before expiry) it has crossed. " +
-				"Purchases are those the last cost sync read; a tenant without a billing account has none."}, h.expiring),
-		sdk.Get("/api/v1/costs/commitments/recommendations", sdk.Op{ID: "costs-commitments-recommendations", Tags: tags, Summary: "Reservation purchase recommendations",
-			Description: "The provider's recommendations to buy virtual machine reservations shared across each tenant's billing account, drawn from the last 30 days of usage, " +
-				"as the last cost sync read them. Amounts are in the currency each names, never converted."}, h.recommendations),
+				"Purchases and plans are those the last cost sync read; a tenant without a billing account has none."}, h.expiring),
+		sdk.Get("/api/v1/costs/commitments/recommendations", sdk.Op{ID: "costs-commitments-recommendations", Tags: tags, Summary: "Reservation and savings plan purchase recommendations",
+			Description: "The provider's recommendations to buy virtual machine reservations and savings plans (kind) shared across each tenant's billing account, drawn from the last 30 days of usage, " +
+				"as the last cost sync read them: a reservation's names a SKU, a location and a quantity, a savings plan's an hourly commitment with the utilisation and coverage it would have had. " +
+				"Amounts are in the currency each names, never converted."}, h.recommendations),
 	}
 }

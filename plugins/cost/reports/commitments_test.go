@@ -113,7 +113,7 @@ func TestExpiringCommitments(t *testing.T) {
 			ctx := context.Background()
 			led := &ledger.Store{DB: w.db}
 			c := func(tenant, order string, left int) ledger.Commitment {
-				return ledger.Commitment{TenantID: tenant, ReservationOrderID: order, Name: order, SKU: "Standard_D2s_v5", Region: "eastus", Term: "P1Y",
+				return ledger.Commitment{TenantID: tenant, ReservationOrderID: order, Kind: ledger.KindReservation, Name: order, SKU: "Standard_D2s_v5", Region: "eastus", Term: "P1Y",
 					PurchaseDay: today + ledger.Day(left) - 365, ExpiryDay: today + ledger.Day(left), Quantity: 1, Currency: "USD", Amount: 36500, SyncedAt: time.Now().UTC()}
 			}
 			if err := led.ReplaceCommitments(ctx, "t1", []ledger.Commitment{c("t1", "o60", 60), c("t1", "o5", 5), c("t1", "o30", 30), c("t1", "o200", 200), c("t1", "o0", 0)}); err != nil {
@@ -188,7 +188,7 @@ func TestRecommendations(t *testing.T) {
 			ctx := context.Background()
 			led := &ledger.Store{DB: w.db}
 			rec := func(tenant string, pos int, sku string, savings ledger.Amount) ledger.Recommendation {
-				return ledger.Recommendation{TenantID: tenant, Position: pos, SKU: sku, Location: "eastus", Term: "P3Y", Scope: "Shared",
+				return ledger.Recommendation{TenantID: tenant, Position: pos, Kind: ledger.KindReservation, SKU: sku, Location: "eastus", Term: "P3Y", Scope: "Shared",
 					LookBackDays: 30, RecommendedQuantity: 2, NormalizedSize: "Standard_E2s_v5", FlexibilityGroup: "ESv5 Series", FlexibilityRatio: 2,
 					Currency: "USD", CostWithout: 100000, CostWith: 100000 - savings, NetSavings: savings, FirstUsageDay: today - 40, SyncedAt: time.Now().UTC()}
 			}
@@ -226,6 +226,137 @@ func TestRecommendations(t *testing.T) {
 			}
 			if resp := w.get(t, "/api/v1/costs/commitments/recommendations", sdk.Principal{ID: "nobody", Kind: "user"}); resp.StatusCode != http.StatusOK {
 				t.Errorf("a caller without tenants: %d", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// TestSavingsPlanFigures: Alpha's savings plan commits 60.00 USD a day and
+// is used at 78.43 % (47.06 used, 12.94 unused) over the 30 days up to
+// today; Beta's plan must not count. The plan ends in 12 days: it lists
+// among the expiring commitments as a savings plan alerting at 30 days,
+// with its hourly commitment, and the advice to buy another lists beside
+// the reservations' with its figures.
+func TestSavingsPlanFigures(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			w := newWorld(t, dialect)
+			ctx := context.Background()
+			led := &ledger.Store{DB: w.db}
+			at := time.Now().UTC()
+			var days []ledger.SavingsPlanDay
+			for d := today - 29; d <= today; d++ {
+				days = append(days, ledger.SavingsPlanDay{TenantID: "t1", SavingsPlanID: "sp1", Day: d, SavingsPlanOrderID: "spo1", MinUtilization: 40,
+					AvgUtilization: 78.43, MaxUtilization: 100, Currency: "USD", Committed: 6000, Used: 4706, Unused: 1294, SyncedAt: at})
+			}
+			days = append(days, ledger.SavingsPlanDay{TenantID: "t2", SavingsPlanID: "sp9", Day: today, SavingsPlanOrderID: "spo9",
+				Currency: "USD", Committed: 999, Unused: 999, SyncedAt: at})
+			if err := led.UpsertSavingsPlanDays(ctx, days); err != nil {
+				t.Fatal(err)
+			}
+			type item struct {
+				SavingsPlanID          string        `json:"savings_plan_id"`
+				SavingsPlanOrderID     string        `json:"savings_plan_order_id"`
+				Period                 string        `json:"period"`
+				Currency               string        `json:"currency"`
+				Committed              ledger.Amount `json:"committed"`
+				Used                   ledger.Amount `json:"used"`
+				UnusedCost             ledger.Amount `json:"unused_cost"`
+				CostUtilizationPercent float64       `json:"cost_utilization_percent"`
+				MinUtilization         float64       `json:"min_utilization"`
+				AvgUtilization         float64       `json:"avg_utilization"`
+			}
+			var got struct {
+				SavingsPlans struct {
+					Summary struct {
+						SavingsPlans int `json:"savings_plans"`
+						Costs        []struct {
+							Currency               string        `json:"currency"`
+							Committed              ledger.Amount `json:"committed"`
+							Used                   ledger.Amount `json:"used"`
+							UnusedCost             ledger.Amount `json:"unused_cost"`
+							CostUtilizationPercent float64       `json:"cost_utilization_percent"`
+						} `json:"costs"`
+					} `json:"summary"`
+					Items []item `json:"items"`
+				} `json:"savings_plans"`
+			}
+			w.json(t, "/api/v1/costs/reservations?grain=daily&tenant_id=t1", userA, &got)
+			sp := got.SavingsPlans
+			if sp.Summary.SavingsPlans != 1 || len(sp.Summary.Costs) != 1 || sp.Summary.Costs[0].Currency != "USD" || sp.Summary.Costs[0].Committed != 180000 ||
+				sp.Summary.Costs[0].Used != 141180 || sp.Summary.Costs[0].UnusedCost != 38820 || sp.Summary.Costs[0].CostUtilizationPercent != 78.43 {
+				t.Errorf("summary %+v", sp.Summary)
+			}
+			if len(sp.Items) != 30 {
+				t.Fatalf("%d daily items, want 30", len(sp.Items))
+			}
+			first := item{SavingsPlanID: "sp1", SavingsPlanOrderID: "spo1", Period: (today - 29).String(), Currency: "USD", Committed: 6000, Used: 4706,
+				UnusedCost: 1294, CostUtilizationPercent: 78.43, MinUtilization: 40, AvgUtilization: 78.43}
+			if sp.Items[0] != first {
+				t.Errorf("the first day %+v, want %+v", sp.Items[0], first)
+			}
+			// A month sums its days: November's ten.
+			w.json(t, "/api/v1/costs/reservations?tenant_id=t1", userA, &got)
+			if last := got.SavingsPlans.Items[len(got.SavingsPlans.Items)-1]; last.Period != "2026-11" || last.Committed != 60000 || last.UnusedCost != 12940 {
+				t.Errorf("November %+v", last)
+			}
+			if resp := w.get(t, "/api/v1/costs/reservations?tenant_id=t2", userA); resp.StatusCode != http.StatusForbidden {
+				t.Errorf("another tenant's savings plans: %d", resp.StatusCode)
+			}
+
+			plan := ledger.Commitment{TenantID: "t1", ReservationOrderID: "spo1", Kind: ledger.KindSavingsPlan, SavingsPlanID: "sp1", HourlyCommitment: 2.5,
+				Name: "compute", SKU: "Compute_Savings_Plan", Term: "P1Y", PurchaseDay: today + 12 - 365, ExpiryDay: today + 12, Quantity: 1,
+				Currency: "USD", Amount: 6000 * 365, SyncedAt: at}
+			reservation := ledger.Commitment{TenantID: "t1", ReservationOrderID: "o5", Kind: ledger.KindReservation, Name: "web", SKU: "Standard_D2s_v5",
+				Region: "eastus", Term: "P1Y", PurchaseDay: today + 5 - 365, ExpiryDay: today + 5, Quantity: 1, Currency: "USD", Amount: 36500, SyncedAt: at}
+			if err := led.ReplaceCommitments(ctx, "t1", []ledger.Commitment{plan, reservation}); err != nil {
+				t.Fatal(err)
+			}
+			var exp struct {
+				Items []struct {
+					Kind               string        `json:"kind"`
+					ReservationOrderID string        `json:"reservation_order_id"`
+					SavingsPlanID      *string       `json:"savings_plan_id"`
+					HourlyCommitment   *float64      `json:"hourly_commitment"`
+					DaysLeft           int           `json:"days_left"`
+					AlertThreshold     *int          `json:"alert_threshold"`
+					Amount             ledger.Amount `json:"amount"`
+				} `json:"items"`
+			}
+			w.json(t, "/api/v1/costs/commitments/expiring", userA, &exp)
+			if len(exp.Items) != 2 || exp.Items[0].Kind != "reservation" || exp.Items[0].SavingsPlanID != nil || exp.Items[0].HourlyCommitment != nil ||
+				exp.Items[1].Kind != "savings_plan" || exp.Items[1].ReservationOrderID != "spo1" || exp.Items[1].SavingsPlanID == nil || *exp.Items[1].SavingsPlanID != "sp1" ||
+				exp.Items[1].HourlyCommitment == nil || *exp.Items[1].HourlyCommitment != 2.5 || exp.Items[1].DaysLeft != 12 ||
+				exp.Items[1].AlertThreshold == nil || *exp.Items[1].AlertThreshold != 30 || exp.Items[1].Amount != 2190000 {
+				t.Errorf("expiring %+v", exp.Items)
+			}
+
+			recs := []ledger.Recommendation{
+				{TenantID: "t1", Position: 0, Kind: ledger.KindReservation, SKU: "Standard_E4s_v5", Location: "eastus", Term: "P3Y", Scope: "Shared", LookBackDays: 30,
+					RecommendedQuantity: 2, FlexibilityRatio: 2, Currency: "USD", CostWithout: 49830, CostWith: 27144, NetSavings: 22686, FirstUsageDay: today - 40, SyncedAt: at},
+				{TenantID: "t1", Position: 1, Kind: ledger.KindSavingsPlan, SKU: "Compute_Savings_Plan", Term: "P3Y", Scope: "Shared", LookBackDays: 30,
+					CommitmentAmount: 1.2, AverageUtilization: 98.6, Coverage: 71.2, Currency: "USD", CostWithout: 215040, CostWith: 173784, NetSavings: 41256,
+					FirstUsageDay: today - 30, SyncedAt: at},
+			}
+			if err := led.ReplaceRecommendations(ctx, "t1", recs); err != nil {
+				t.Fatal(err)
+			}
+			var rg struct {
+				Items []struct {
+					Kind                      string        `json:"kind"`
+					SKU                       string        `json:"sku"`
+					Location                  string        `json:"location"`
+					NetSavings                ledger.Amount `json:"net_savings"`
+					CommitmentAmount          *float64      `json:"commitment_amount"`
+					AverageUtilizationPercent *float64      `json:"average_utilization_percent"`
+					CoveragePercent           *float64      `json:"coverage_percent"`
+				} `json:"items"`
+			}
+			w.json(t, "/api/v1/costs/commitments/recommendations", userA, &rg)
+			if len(rg.Items) != 2 || rg.Items[0].Kind != "savings_plan" || rg.Items[0].NetSavings != 41256 || rg.Items[0].Location != "" ||
+				rg.Items[0].CommitmentAmount == nil || *rg.Items[0].CommitmentAmount != 1.2 || *rg.Items[0].AverageUtilizationPercent != 98.6 ||
+				*rg.Items[0].CoveragePercent != 71.2 || rg.Items[1].Kind != "reservation" || rg.Items[1].CommitmentAmount != nil || rg.Items[1].CoveragePercent != nil {
+				t.Errorf("recommendations %+v", rg.Items)
 			}
 		})
 	}

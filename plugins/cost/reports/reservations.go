@@ -9,7 +9,8 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
-// Reservations is the utilisation of a tenant's reservations.
+// Reservations is the utilisation of a tenant's reservations, and of its
+// savings plans.
 type Reservations struct {
 	Available        bool       `json:"available" enum:"true"`
 	TenantID         string     `json:"tenant_id"`
@@ -20,6 +21,9 @@ type Reservations struct {
 	// Summary adds up every reservation over the whole range.
 	Summary ReservationTotals  `json:"summary"`
 	Items   []ReservationUsage `json:"items" doc:"One entry per reservation and day or month, in period order"`
+	// SavingsPlans are the savings plans of the same billing account over
+	// the same range and grain.
+	SavingsPlans SavingsPlans `json:"savings_plans"`
 }
 
 // ReservationTotals are hours of the whole range.
@@ -87,12 +91,12 @@ type Setup struct {
 }
 
 var billingAccountSetup = Setup{
-	Message: "Reservation utilisation is reported per billing account, and this tenant has none configured.",
+	Message: "Reservation and savings plan utilisation is reported per billing account, and this tenant has none configured.",
 	Steps: []string{
 		"Find the tenant's billing account id in the Azure portal under Cost Management + Billing > Billing scopes.",
 		"Grant Steward's identity read access to that billing account (the Billing account reader role; on an Enterprise Agreement, Enterprise read-only).",
 		"As an admin, set the tenant's billing_account_id: PATCH /api/v1/tenants/{tenant_id} with {\"billing_account_id\": \"…\"}.",
-		"Run a cost sync (POST /api/v1/sync/costs, admin); reservation utilisation appears once it completes.",
+		"Run a cost sync (POST /api/v1/sync/costs, admin); reservation and savings plan utilisation appear once it completes.",
 	},
 }
 
@@ -163,6 +167,9 @@ func (h *Handlers) reservations(ctx context.Context, in *reservationsIn) (*reser
 		return nil, err
 	}
 	out.Summary = Summarise(totals, len(seen))
+	if out.SavingsPlans, err = h.savingsPlans(ctx, id, rng, grain); err != nil {
+		return nil, err
+	}
 	return &reservationsOut{out}, nil
 }
 

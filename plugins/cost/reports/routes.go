@@ -103,9 +103,11 @@ func (h *Handlers) Routes() []sdk.Route {
 				"The range is start_date to end_date (inclusive), or the `days` days ending on end_date (today when absent)."}, h.trends),
 		sdk.Get("/api/v1/costs/trends/forecast", sdk.Op{ID: "costs-forecast", Tags: tags, Summary: "Cost forecast with weekly seasonality, or by linear projection",
 			Description: forecastDoc}, h.forecast),
-		sdk.Get("/api/v1/costs/reservations", sdk.Op{ID: "costs-reservations", Tags: tags, Summary: "Reservation utilisation of a tenant",
+		sdk.Get("/api/v1/costs/reservations", sdk.Op{ID: "costs-reservations", Tags: tags, Summary: "Reservation and savings plan utilisation of a tenant",
 			Description: "Utilisation of the reservations of the tenant's billing account, per reservation and day (the last 30 days) or month (the last 12 months, this one included): " +
 				"by hours, by hours weighted by each SKU's normalised size, and by cost, with the unused money (the cost of the unused hours) of each reservation and period, and their totals per currency. " +
+				"savings_plans gives the same range's savings plans of the billing account, utilisation weighted by cost: each plan's commitment of the day or month, " +
+				"the part its usage used and the unused money, and their totals per currency. " +
 				"A tenant without a billing account answers available false, reason billing_account_access_required and the steps to set one up.",
 			Responses: map[string]*huma.Response{
 				"200": {Description: "Reservation utilisation, or why it is not available", Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{

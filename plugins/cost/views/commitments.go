@@ -14,13 +14,20 @@ import (
 // commitmentDays is the span of the commitments card's utilisation.
 const commitmentDays = 30
 
-// commitments is the cost page's card of reservations: their utilisation
-// over the last commitmentDays days by hours, by normalised size and by
-// cost with the money their unused hours wasted (each currency apart),
-// the reservations that expire within the widest alert threshold with the
-// narrowest crossed, and the provider's recommendations to buy.
+// commitments is the cost page's card of reservations and savings plans:
+// the reservations' utilisation over the last commitmentDays days by
+// hours, by normalised size and by cost with the money their unused hours
+// wasted, the savings plans' by cost with the commitment they left unused
+// (each currency apart), the commitments that expire within the widest
+// alert threshold with the narrowest crossed, and the provider's
+// recommendations to buy.
 func (h *Handlers) commitments(ctx context.Context, tenants []string, today ledger.Day) (template.HTML, error) {
-	totals, err := h.Reports.ReservationTotals(ctx, tenants, reports.Range{From: today - commitmentDays + 1, To: today})
+	span := reports.Range{From: today - commitmentDays + 1, To: today}
+	totals, err := h.Reports.ReservationTotals(ctx, tenants, span)
+	if err != nil {
+		return "", err
+	}
+	plans, err := h.Reports.SavingsPlanTotals(ctx, tenants, span)
 	if err != nil {
 		return "", err
 	}
@@ -32,8 +39,8 @@ func (h *Handlers) commitments(ctx context.Context, tenants []string, today ledg
 	if err != nil {
 		return "", err
 	}
-	if len(totals) == 0 && len(expiring) == 0 && len(recs) == 0 {
-		return sdkui.Empty("No reservations. They are read from a tenant's billing account at each costs sync."), nil
+	if len(totals) == 0 && len(plans) == 0 && len(expiring) == 0 && len(recs) == 0 {
+		return sdkui.Empty("No reservations or savings plans. They are read from a tenant's billing account at each costs sync."), nil
 	}
 	ids := make([]string, 0, len(expiring)+len(recs))
 	for _, c := range expiring {
@@ -47,17 +54,26 @@ func (h *Handlers) commitments(ctx context.Context, tenants []string, today ledg
 		return "", err
 	}
 	var parts []template.HTML
+	last := "last " + strconv.Itoa(commitmentDays) + " days"
 	if len(totals) > 0 {
 		s := reports.Summarise(totals, 0)
-		span := "last " + strconv.Itoa(commitmentDays) + " days"
 		stats := []template.HTML{
-			sdkui.Stat("Utilisation by hours", percent(s.UtilizationPercent), "every reserved hour alike, "+span, sdkui.AtLeast(s.UtilizationPercent, 90, 70)),
+			sdkui.Stat("Utilisation by hours", percent(s.UtilizationPercent), "every reserved hour alike, "+last, sdkui.AtLeast(s.UtilizationPercent, 90, 70)),
 			sdkui.Stat("Utilisation by normalised size", percent(s.NormalizedUtilizationPercent), "hours weighted by each SKU's size", sdkui.AtLeast(s.NormalizedUtilizationPercent, 90, 70)),
 		}
 		for _, c := range s.Costs {
 			stats = append(stats,
-				sdkui.Stat("Utilisation by cost ("+c.Currency+")", percent(c.CostUtilizationPercent), "of "+money(c.Cost, c.Currency)+" over the "+span, sdkui.AtLeast(c.CostUtilizationPercent, 90, 70)),
-				sdkui.Stat("Unused ("+c.Currency+")", money(c.UnusedCost, c.Currency), "the cost of the unused hours, "+span, ""))
+				sdkui.Stat("Utilisation by cost ("+c.Currency+")", percent(c.CostUtilizationPercent), "of "+money(c.Cost, c.Currency)+" over the "+last, sdkui.AtLeast(c.CostUtilizationPercent, 90, 70)),
+				sdkui.Stat("Unused ("+c.Currency+")", money(c.UnusedCost, c.Currency), "the cost of the unused hours, "+last, ""))
+		}
+		parts = append(parts, sdkui.Grid(stats...))
+	}
+	if len(plans) > 0 {
+		var stats []template.HTML
+		for _, c := range reports.SummariseSavingsPlans(plans).Costs {
+			stats = append(stats,
+				sdkui.Stat("Savings plans by cost ("+c.Currency+")", percent(c.CostUtilizationPercent), "of "+money(c.Committed, c.Currency)+" committed over the "+last, sdkui.AtLeast(c.CostUtilizationPercent, 90, 70)),
+				sdkui.Stat("Savings plans unused ("+c.Currency+")", money(c.UnusedCost, c.Currency), "the commitment left unused, "+last, ""))
 		}
 		parts = append(parts, sdkui.Grid(stats...))
 	}
@@ -65,20 +81,27 @@ func (h *Handlers) commitments(ctx context.Context, tenants []string, today ledg
 	for _, c := range expiring {
 		left := int(c.ExpiryDay - today)
 		th, _ := reports.AlertThreshold(left)
-		rows = append(rows, []any{c.Name, names[c.TenantID], c.SKU, c.Term, c.ExpiryDay.String(), left,
+		rows = append(rows, []any{c.Name, kindName[c.Kind], names[c.TenantID], c.SKU, c.Term, c.ExpiryDay.String(), left,
 			sdkui.Badge("Within "+strconv.Itoa(th)+" days", expiryHealth(th))})
 	}
-	parts = append(parts, sdkui.Table([]string{"Reservation", "Tenant", "SKU", "Term", "Expires", "Days left", "Alert"}, rows,
-		"Reservations expiring within "+strconv.Itoa(reports.ExpiryThresholds[0])+" days, soonest first"))
+	parts = append(parts, sdkui.Table([]string{"Commitment", "Kind", "Tenant", "SKU", "Term", "Expires", "Days left", "Alert"}, rows,
+		"Reservations and savings plans expiring within "+strconv.Itoa(reports.ExpiryThresholds[0])+" days, soonest first"))
 	rows = make([][]any, 0, len(recs))
 	for _, r := range recs {
-		rows = append(rows, []any{names[r.TenantID], r.SKU, r.Location, r.Term, sdkui.FormatNumber(r.RecommendedQuantity),
+		buy := sdkui.FormatNumber(r.RecommendedQuantity)
+		if r.Kind == ledger.KindSavingsPlan {
+			buy = sdkui.FormatNumber(r.CommitmentAmount) + " " + r.Currency + " an hour"
+		}
+		rows = append(rows, []any{names[r.TenantID], kindName[r.Kind], r.SKU, r.Location, r.Term, buy,
 			money(r.NetSavings, r.Currency), money(r.CostWithout, r.Currency)})
 	}
-	parts = append(parts, sdkui.Table([]string{"Tenant", "SKU", "Location", "Term", "Quantity", "Net savings", "Cost without"}, rows,
+	parts = append(parts, sdkui.Table([]string{"Tenant", "Kind", "SKU", "Location", "Term", "Buy", "Net savings", "Cost without"}, rows,
 		"Recommended purchases, from the last 30 days of usage, largest savings first"))
 	return stack(parts...), nil
 }
+
+// kindName is how the card names each kind of commitment.
+var kindName = map[string]string{ledger.KindReservation: "Reservation", ledger.KindSavingsPlan: "Savings plan"}
 
 // expiryHealth is the colour of a threshold crossed: Critical within 7
 // days, Warning within 30, OK within 90 (an early notice).

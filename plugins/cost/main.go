@@ -129,7 +129,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	budgetSync := &budgets.Syncer{Store: budgetStore, Cloud: clients, Host: env.Host, Evaluator: evaluator}
 	reads := &reports.Handlers{Store: &reports.Store{DB: db, Exchange: converter}, Host: env.Host}
 	anomalyRoutes := &anomalies.Handlers{DB: db, Host: env.Host}
-	allocationStore := &allocation.Store{DB: db}
+	allocationStore := &allocation.Store{DB: db, Exchange: converter}
 	allocationRoutes := &allocation.Handlers{Store: allocationStore, Host: env.Host, Logger: env.Logger}
 	budgetRoutes := &budgets.Handlers{Store: budgetStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger, Syncer: budgetSync}
 	costViews := &views.Handlers{Reports: reads.Store, Anomalies: &anomalies.Store{DB: db}, Budgets: budgetStore, Allocation: allocationStore, Host: env.Host}

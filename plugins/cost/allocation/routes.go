@@ -73,6 +73,7 @@ type Chargeback struct {
 	Metric      reports.Metric           `json:"metric" enum:"actual,amortized"`
 	CostCentres []CentreCost             `json:"cost_centres" doc:"Each cost centre's charge per currency, by currency, then name, Unallocated last"`
 	Totals      []reports.CurrencyAmount `json:"totals" doc:"The ledger's total of the tenants over the range per currency, which the cost centres' total_cost of that currency add up to exactly"`
+	Reporting   Reporting                `json:"reporting" doc:"The chargeback in the installation's reporting currency: the ledger's costs converted day by day, as the summary's reporting total, and each cost centre's part of them"`
 }
 
 const tag = "costs"

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stewardhq/steward/bench/stat"
 	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/plugins/cost/exchange"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/plugins/cost/reports"
 )
@@ -66,7 +67,8 @@ func BenchmarkCostReads(b *testing.B) {
 			for i := range tenants {
 				tenants[i] = costTenantID(i + 1)
 			}
-			fresh := func() *reports.Store { return &reports.Store{DB: db} }
+			converter := costRates(b, db)
+			fresh := func() *reports.Store { return &reports.Store{DB: db, Exchange: converter} }
 			var rows []costResult
 			for _, w := range costWorkloads(fresh, db, tenants) {
 				r := timeCostRead(b, w)
@@ -323,6 +325,29 @@ func printCostResults(dialectName string, rows []costResult) {
 		}
 	}
 	_ = tw.Flush()
+}
+
+// costRates writes a EUR rate against USD, the reporting currency, for
+// every weekday of the ledger's year (a weekend takes Friday's), and
+// returns the converter the reads convert their EUR costs with, as the
+// plugin's does.
+func costRates(b *testing.B, db *bun.DB) *exchange.Converter {
+	rates := &exchange.Store{DB: db}
+	var quotes []exchange.Quote
+	for d := costLastDay - costDays + 1; d <= costLastDay; d++ {
+		if wd := d.Time().Weekday(); wd == time.Saturday || wd == time.Sunday {
+			continue
+		}
+		rate, err := exchange.ParseRate(fmt.Sprintf("0.9%03d", int(d)%1000))
+		if err != nil {
+			b.Fatal(err)
+		}
+		quotes = append(quotes, exchange.Quote{Day: d, Base: "USD", Quote: "EUR", Rate: rate})
+	}
+	if err := rates.Upsert(context.Background(), quotes, "bench", time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	return &exchange.Converter{Store: rates, Currency: "USD", Source: "bench"}
 }
 
 func costTenantID(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }

@@ -79,10 +79,17 @@ func (c *Converter) Table(ctx context.Context, sums []DayAmount) (Table, error) 
 	if !c.On() || len(sums) == 0 {
 		return Table{}, nil
 	}
+	// Sums in the reporting currency need no rate, whatever their day.
 	var quotes []string
-	from, to := sums[0].Day, sums[0].Day
+	var from, to ledger.Day
 	for _, s := range sums {
-		if s.Currency != c.Code() && !slices.Contains(quotes, s.Currency) {
+		if s.Currency == c.Code() {
+			continue
+		}
+		if len(quotes) == 0 {
+			from, to = s.Day, s.Day
+		}
+		if !slices.Contains(quotes, s.Currency) {
 			quotes = append(quotes, s.Currency)
 		}
 		from, to = min(from, s.Day), max(to, s.Day)

@@ -185,9 +185,9 @@ func (s *Store) Analyse(ctx context.Context, q AnalysisQuery) (Analysis, error) 
 		totals[t.Currency] = t.TotalCost
 	}
 	var err error
-	if out.Reporting, err = s.reporting(ctx, totals, func(ctx context.Context) ([]exchange.DayAmount, error) {
+	if out.Reporting, err = s.reporting(ctx, totals, func(ctx context.Context, foreign []string) ([]exchange.DayAmount, error) {
 		sums := []exchange.DayAmount{}
-		err := s.filtered(q).ColumnExpr("d.day, d.currency, CAST(SUM(d.?) AS BIGINT) AS amount", bun.Ident(q.Metric.Column())).
+		err := s.filtered(q).Where("d.currency IN (?)", bun.List(foreign)).ColumnExpr("d.day, d.currency, CAST(SUM(d.?) AS BIGINT) AS amount", bun.Ident(q.Metric.Column())).
 			GroupExpr("d.day").GroupExpr("d.currency").OrderExpr("d.day, d.currency").Scan(ctx, &sums)
 		return sums, err
 	}); err != nil {

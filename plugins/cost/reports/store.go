@@ -3,6 +3,7 @@ package reports
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +50,7 @@ type caches struct {
 	topServices *revcache.Cache[[]ServiceTotal]
 	byTenant    *revcache.Cache[[]TenantTotal]
 	daily       *revcache.Cache[[]DayTotal]
+	dailyIn     *revcache.Cache[[]DayTotal]
 }
 
 func (s *Store) caches() *caches {
@@ -58,6 +60,7 @@ func (s *Store) caches() *caches {
 			topServices: revcache.New[[]ServiceTotal](cacheKeys, revcache.MaxAge),
 			byTenant:    revcache.New[[]TenantTotal](cacheKeys, revcache.MaxAge),
 			daily:       revcache.New[[]DayTotal](cacheKeys, revcache.MaxAge),
+			dailyIn:     revcache.New[[]DayTotal](cacheKeys, revcache.MaxAge),
 		}
 	})
 	return s.cache
@@ -251,6 +254,25 @@ func (s *Store) Daily(ctx context.Context, tenants []string, r Range, m Metric) 
 	})
 }
 
+// DailyIn is Daily of the currencies alone.
+func (s *Store) DailyIn(ctx context.Context, tenants, currencies []string, r Range, m Metric) ([]DayTotal, error) {
+	if len(tenants) == 0 || len(currencies) == 0 {
+		return []DayTotal{}, nil
+	}
+	// The currencies come from the tenants' totals at the same revision,
+	// so the revision and the range determine them.
+	return kept(ctx, s, s.caches().dailyIn, tenants, []int{int(r.From), int(r.To), m.param()}, func(ctx context.Context) ([]DayTotal, error) {
+		out := []DayTotal{}
+		err := s.DB.NewRaw(m.sql(`SELECT day, currency, CAST(SUM(cost_cents) AS BIGINT) AS total
+			FROM cost_tenant_daily
+			WHERE tenant_id IN (?) AND currency IN (?) AND day BETWEEN ? AND ?
+			GROUP BY day, currency
+			ORDER BY day, currency`),
+			bun.List(tenants), bun.List(currencies), r.From, r.To).Scan(ctx, &out)
+		return out, err
+	})
+}
+
 // daily is Daily read from the database.
 func (s *Store) daily(ctx context.Context, tenants []string, r Range, m Metric) ([]DayTotal, error) {
 	out := []DayTotal{}
@@ -287,20 +309,26 @@ func (s *Store) TenantDays(ctx context.Context, tenants, currencies []string, r 
 }
 
 // reporting converts costs into the reporting currency: totals, per
-// currency, when every one is in it (no rate needed), else the sums per
-// day and currency that days reads.
-func (s *Store) reporting(ctx context.Context, totals map[string]ledger.Amount, days func(context.Context) ([]exchange.DayAmount, error)) (exchange.Reporting, error) {
-	foreign := false
-	sums := make([]exchange.DayAmount, 0, len(totals))
+// currency, whose part in the reporting currency needs no rate, and the
+// sums per day of the other currencies, which days reads for them (in
+// code order) when there are any.
+func (s *Store) reporting(ctx context.Context, totals map[string]ledger.Amount, days func(ctx context.Context, foreign []string) ([]exchange.DayAmount, error)) (exchange.Reporting, error) {
+	var foreign []string
+	sums := []exchange.DayAmount{}
 	for currency, total := range totals {
-		foreign = foreign || currency != s.Exchange.Code()
-		sums = append(sums, exchange.DayAmount{Currency: currency, Amount: total})
+		if currency == s.Exchange.Code() {
+			sums = append(sums, exchange.DayAmount{Currency: currency, Amount: total})
+			continue
+		}
+		foreign = append(foreign, currency)
 	}
-	if foreign {
-		var err error
-		if sums, err = days(ctx); err != nil {
+	if len(foreign) > 0 {
+		slices.Sort(foreign)
+		byDay, err := days(ctx, foreign)
+		if err != nil {
 			return exchange.Reporting{}, err
 		}
+		sums = append(sums, byDay...)
 	}
 	return s.Exchange.Report(ctx, sums)
 }

@@ -113,8 +113,8 @@ func (s *Store) Reporting(ctx context.Context, tenants []string, r Range, m Metr
 // rangeReporting converts the tenants' totals over r, per currency, into
 // the reporting currency from their sums per day.
 func (s *Store) rangeReporting(ctx context.Context, tenants []string, r Range, m Metric, totals map[string]ledger.Amount) (exchange.Reporting, error) {
-	return s.reporting(ctx, totals, func(ctx context.Context) ([]exchange.DayAmount, error) {
-		days, err := s.Daily(ctx, tenants, r, m)
+	return s.reporting(ctx, totals, func(ctx context.Context, foreign []string) ([]exchange.DayAmount, error) {
+		days, err := s.DailyIn(ctx, tenants, foreign, r, m)
 		sums := make([]exchange.DayAmount, len(days))
 		for i, d := range days {
 			sums[i] = exchange.DayAmount{Day: d.Day, Currency: d.Currency, Amount: d.Total}

@@ -16,7 +16,8 @@ import (
 	"github.com/stewardhq/steward/sdk"
 )
 
-const chargebackDoc = "Costs of start_date to end_date (both inclusive). As JSON (format=json, the default): per tenant its total per currency and its services' costs. " +
+const chargebackDoc = "Costs of start_date to end_date (both inclusive). As JSON (format=json, the default): per tenant its total per currency and its services' costs, " +
+	"and its total of every currency in the reporting currency (reporting_total_cost). " +
 	"As CSV (format=csv): text/csv with a Content-Disposition attachment, the header row " + csvHeaderDoc + " and one row per tenant, day and service (and currency) with costs, " +
 	"ordered by tenant, day and service; costs have two decimals and add up, per currency, to the summary's total_cost of the same tenants and range. " +
 	"A text cell that a spreadsheet would read as a formula (starting with =, +, -, @) is prefixed with an apostrophe."
@@ -36,6 +37,9 @@ type Report struct {
 	TotalCost  *ledger.Amount   `json:"total_cost" nullable:"true" doc:"Total in currency; 0 without costs, null in several currencies"`
 	Totals     []CurrencyAmount `json:"totals" doc:"The total of each currency"`
 	Services   []ServiceCost    `json:"services" doc:"Each service's cost, costliest first within a currency"`
+	// The reporting figures are beside the currencies' own.
+	ReportingCurrency  string         `json:"reporting_currency" doc:"The installation's reporting currency (ISO 4217)"`
+	ReportingTotalCost *ledger.Amount `json:"reporting_total_cost" nullable:"true" doc:"The tenant's costs of every currency in the reporting currency: each day's cost in another currency converted at that day's exchange rate (or the latest of the 7 days before), rounded half to even to the cent, then summed; 0 without costs; null when a day has no usable rate or conversion is off"`
 }
 
 // CurrencyAmount is a total in one currency.
@@ -95,7 +99,37 @@ func (s *Store) Reports(ctx context.Context, tenants []string, names map[string]
 			rep.Currency, rep.TotalCost = &rep.Totals[0].Currency, &rep.Totals[0].TotalCost
 		}
 	}
-	return reports, nil
+	return reports, s.reportingTotals(ctx, reports, r, m)
+}
+
+// reportingTotals converts each report's totals into the reporting
+// currency, as the per-tenant totals are.
+func (s *Store) reportingTotals(ctx context.Context, reports []Report, r Range, m Metric) error {
+	var totals []TenantTotal
+	for _, rep := range reports {
+		for _, t := range rep.Totals {
+			totals = append(totals, TenantTotal{TenantID: rep.TenantID, Currency: t.Currency, Total: t.TotalCost})
+		}
+	}
+	converted, err := s.tenantsReporting(ctx, totals, r, m)
+	if err != nil {
+		return err
+	}
+	for i := range reports {
+		rep := &reports[i]
+		rep.ReportingCurrency = s.Exchange.Code()
+		sum := ledger.Amount(0)
+		rep.ReportingTotalCost = &sum
+		for _, t := range rep.Totals {
+			c := converted[[2]string{rep.TenantID, t.Currency}]
+			if c == nil {
+				rep.ReportingTotalCost = nil
+				break
+			}
+			sum += *c
+		}
+	}
+	return nil
 }
 
 // chargebackRange reads the required start_date and end_date.

@@ -109,6 +109,23 @@ func TestReportingCurrency(t *testing.T) {
 				}
 			}
 
+			// The chargeback's reports: every tenant's currencies together,
+			// t1's EUR and USD among them.
+			var reportsJSON []struct {
+				TenantID           string         `json:"tenant_id"`
+				ReportingCurrency  string         `json:"reporting_currency"`
+				ReportingTotalCost *ledger.Amount `json:"reporting_total_cost"`
+			}
+			w.json(t, fmt.Sprintf("/api/v1/costs/chargeback?start_date=%s&end_date=%s", from, today), admin, &reportsJSON)
+			if len(reportsJSON) != len(admin.TenantIDs) {
+				t.Fatalf("chargeback of %d tenants: %+v", len(admin.TenantIDs), reportsJSON)
+			}
+			for _, r := range reportsJSON {
+				if want := inUSD(map[string]bool{r.TenantID: true}, from, today); r.ReportingCurrency != "USD" || r.ReportingTotalCost == nil || *r.ReportingTotalCost != want {
+					t.Errorf("chargeback of %s: %v %s, want %s USD", r.TenantID, r.ReportingTotalCost, r.ReportingCurrency, want)
+				}
+			}
+
 			// Before the first rate by more than a week: no EUR total.
 			w.json(t, fmt.Sprintf("/api/v1/costs/summary?start_date=%s&end_date=%s", today-75, today), admin, &s)
 			if s.Reporting.TotalCost != nil || len(s.Reporting.Missing) != 1 || s.Reporting.Missing[0].Currency != "EUR" {
@@ -118,6 +135,13 @@ func TestReportingCurrency(t *testing.T) {
 			for _, b := range byTenant {
 				if eur := b.Currency != nil && *b.Currency == "EUR"; eur != (b.ReportingTotalCost == nil) {
 					t.Errorf("tenant %s in %v without EUR rates: %v USD", b.TenantID, b.Currency, b.ReportingTotalCost)
+				}
+			}
+
+			w.json(t, fmt.Sprintf("/api/v1/costs/chargeback?start_date=%s&end_date=%s", today-75, today), admin, &reportsJSON)
+			for _, r := range reportsJSON {
+				if eur := r.TenantID == "t1" || r.TenantID == "t2"; eur != (r.ReportingTotalCost == nil) {
+					t.Errorf("chargeback of %s with EUR days without a rate: %v USD", r.TenantID, r.ReportingTotalCost)
 				}
 			}
 

@@ -57,6 +57,10 @@ func (p opParam) sample() string {
 		return time.Now().UTC().Format(time.DateOnly)
 	case p.Schema.Format == "date-time":
 		return time.Now().UTC().Format(time.RFC3339)
+	case p.Schema.Format == "uuid":
+		// An id no object has, which the host looks up (and does not
+		// find) before the plugin sees the call.
+		return "00000000-0000-4000-8000-00000000dead"
 	case p.Schema.Type == "integer" && p.Schema.Minimum != nil:
 		return strconv.Itoa(*p.Schema.Minimum)
 	case p.Schema.Type == "integer" || p.Schema.Type == "number":

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 )
@@ -69,13 +68,7 @@ type SavingsPlanUse struct {
 // SavingsPlanUses sums a tenant's savings plan days over r per plan and
 // day or month (grain), in period and plan order.
 func (s *Store) SavingsPlanUses(ctx context.Context, tenantID string, r Range, grain string) ([]SavingsPlanUse, error) {
-	period := "day"
-	if grain == GrainMonthly {
-		period = "CAST(strftime('%Y%m', day * 86400, 'unixepoch') AS INTEGER)"
-		if s.DB.Dialect().Name() == dialect.PG {
-			period = "CAST(to_char(to_timestamp(day * 86400) AT TIME ZONE 'UTC', 'YYYYMM') AS INTEGER)"
-		}
-	}
+	period := s.period(grain)
 	out := []SavingsPlanUse{}
 	err := s.DB.NewRaw(`SELECT savings_plan_id, MAX(savings_plan_order_id) AS savings_plan_order_id, `+period+` AS period,
 		MIN(min_utilization) AS min_utilization, AVG(avg_utilization) AS avg_utilization, MAX(max_utilization) AS max_utilization,

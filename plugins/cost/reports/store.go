@@ -477,16 +477,23 @@ type ReservationUse struct {
 	Unused   ledger.Amount `bun:"unused"`
 }
 
+// period is the SQL of a row's period of grain: its day, or its month as
+// YYYYMM.
+func (s *Store) period(grain string) string {
+	switch {
+	case grain != GrainMonthly:
+		return "day"
+	case s.DB.Dialect().Name() == dialect.PG:
+		return "CAST(to_char(to_timestamp(day * 86400) AT TIME ZONE 'UTC', 'YYYYMM') AS INTEGER)"
+	default:
+		return "CAST(strftime('%Y%m', day * 86400, 'unixepoch') AS INTEGER)"
+	}
+}
+
 // Reservations sums a tenant's reservation hours over r per reservation
 // and day or month (grain), in period and reservation order.
 func (s *Store) Reservations(ctx context.Context, tenantID string, r Range, grain string) ([]ReservationUse, error) {
-	period := "day"
-	if grain == GrainMonthly {
-		period = "CAST(strftime('%Y%m', day * 86400, 'unixepoch') AS INTEGER)"
-		if s.DB.Dialect().Name() == dialect.PG {
-			period = "CAST(to_char(to_timestamp(day * 86400) AT TIME ZONE 'UTC', 'YYYYMM') AS INTEGER)"
-		}
-	}
+	period := s.period(grain)
 	out := []ReservationUse{}
 	err := s.DB.NewRaw(`SELECT reservation_id, MAX(reservation_order_id) AS reservation_order_id, MAX(sku) AS sku,
 		`+period+` AS period,

@@ -8,7 +8,9 @@
 // about. One aggregate query in the database returns their distinct policy
 // definitions with each one's compliant and non-compliant resources
 // (states.Store's DefinitionCounts, over the counts each sync writes per
-// subscription and definition); the mapping of those definitions comes
+// subscription and definition), and a second one each resource's evidence
+// under each definition (states.Store's DefinitionResources), over which a
+// control's status is counted; the mapping of those definitions comes
 // from the Mapper, which evaluates a distinct set of definitions once and
 // keeps the result under its content hash. The Service keeps each tenant
 // selection's definitions with the revision of the states they were read
@@ -46,21 +48,22 @@ const scopeCapacity = 256
 // scope is a tenant selection's distinct definitions, mapped, and each
 // one's counts.
 type scope struct {
-	mapping *mapping.Mapping
-	counts  map[string]mapping.Counts
+	mapping   *mapping.Mapping
+	counts    map[string]mapping.Counts
+	resources *mapping.Resources
 }
 
-// scope returns the mapping of the tenants' distinct policy definitions and
-// each definition's counts. The definitions are read again only when a
-// sync changed the tenants' states since they were last read (their
-// revision), so a repeated request costs the revision's lookup.
-func (s *Service) scope(ctx context.Context, tenantIDs []string) (*mapping.Mapping, map[string]mapping.Counts, error) {
+// scope returns the mapping of the tenants' distinct policy definitions,
+// each definition's counts and its resources' evidence. They are read again
+// only when a sync changed the tenants' states since they were last read
+// (their revision), so a repeated request costs the revision's lookup.
+func (s *Service) scope(ctx context.Context, tenantIDs []string) (scope, error) {
 	s.once.Do(func() { s.scopes = revcache.New[scope](scopeCapacity, revcache.MaxAge) })
 	revision, err := s.Store.Revision(ctx, tenantIDs)
 	if err != nil {
-		return nil, nil, err
+		return scope{}, err
 	}
-	sc, err := s.scopes.Get(ctx, revcache.Key(tenantIDs), revision, func(ctx context.Context) (scope, error) {
+	return s.scopes.Get(ctx, revcache.Key(tenantIDs), revision, func(ctx context.Context) (scope, error) {
 		defs, err := s.Store.DefinitionCounts(ctx, tenantIDs)
 		if err != nil {
 			return scope{}, err
@@ -75,19 +78,41 @@ func (s *Service) scope(ctx context.Context, tenantIDs []string) (*mapping.Mappi
 		if err != nil {
 			return scope{}, err
 		}
-		return scope{mapping: m, counts: counts}, nil
+		pairs, err := s.Store.DefinitionResources(ctx, tenantIDs)
+		if err != nil {
+			return scope{}, err
+		}
+		resources := mapping.NewResources()
+		for _, p := range pairs {
+			resources.Add(p.PolicyDefinitionID, p.ResourceID, evidence(p))
+		}
+		return scope{mapping: m, counts: counts, resources: resources}, nil
 	})
-	return sc.mapping, sc.counts, err
+}
+
+// evidence turns a resource's states under a definition into its bits.
+func evidence(p states.DefinitionResource) mapping.Evidence {
+	var e mapping.Evidence
+	if p.Compliant {
+		e |= mapping.EvidenceCompliant
+	}
+	if p.Exempt {
+		e |= mapping.EvidenceExempt
+	}
+	if p.NonCompliant {
+		e |= mapping.EvidenceNonCompliant
+	}
+	return e
 }
 
 // Frameworks returns every framework's entry in the framework list, ordered
 // by id, with its coverage by the tenants' policy definitions.
 func (s *Service) Frameworks(ctx context.Context, tenantIDs []string) ([]mapping.Summary, error) {
-	m, counts, err := s.scope(ctx, tenantIDs)
+	sc, err := s.scope(ctx, tenantIDs)
 	if err != nil {
 		return nil, err
 	}
-	return s.Mapper.Summaries(m, counts), nil
+	return s.Mapper.Summaries(sc.mapping, sc.counts), nil
 }
 
 // Detail returns a framework's coverage by the tenants' policy definitions;
@@ -96,9 +121,9 @@ func (s *Service) Detail(ctx context.Context, frameworkID string, tenantIDs []st
 	if _, ok := s.Mapper.Frameworks().Get(frameworkID); !ok {
 		return nil, mapping.ErrUnknownFramework
 	}
-	m, counts, err := s.scope(ctx, tenantIDs)
+	sc, err := s.scope(ctx, tenantIDs)
 	if err != nil {
 		return nil, err
 	}
-	return s.Mapper.Coverage(frameworkID, m, counts, opts)
+	return s.Mapper.Coverage(frameworkID, sc.mapping, sc.counts, sc.resources, opts)
 }

@@ -21,10 +21,10 @@ type Record struct {
 	Date                 string   `json:"date" format:"date" doc:"Day (UTC) of the tenant's latest compliance snapshot"`
 	TotalControls        int      `json:"total_controls"`
 	CoveredControls      int      `json:"controls_with_coverage" doc:"Controls a policy definition of the tenant maps to"`
-	CompliantControls    int      `json:"compliant_controls" doc:"Covered controls whose mapped policies are all compliant (status covered)"`
-	PartialControls      int      `json:"partial_controls" doc:"Controls with compliant and non-compliant mapped policies"`
-	NonCompliantControls int      `json:"non_compliant_controls" doc:"Controls whose evaluated mapped policies are all non-compliant"`
-	NotEvaluatedControls int      `json:"not_evaluated_controls" doc:"Covered controls none of whose policies evaluated a resource"`
+	CompliantControls    int      `json:"compliant_controls" doc:"Covered controls that a resource passes and none fails (status covered)"`
+	PartialControls      int      `json:"partial_controls" doc:"Controls that some resources fail and others pass"`
+	NonCompliantControls int      `json:"non_compliant_controls" doc:"Controls that resources fail and none passes"`
+	NotEvaluatedControls int      `json:"not_evaluated_controls" doc:"Covered controls none of whose mapped policies evaluated a resource"`
 	CoveragePercent      float64  `json:"coverage_percent" doc:"controls_with_coverage of total_controls, percent to one decimal"`
 	CompliancePercent    *float64 `json:"compliance_percent" nullable:"true" doc:"compliant_controls of the compliant, partial and non-compliant controls, percent to one decimal; null when none is"`
 }

@@ -47,8 +47,11 @@ func (s *Service) Routes() []sdk.Route {
 			Description: "The loaded frameworks without their controls, each with how many of its controls the tenants' policy definitions cover." +
 				coverageRules}, s.list),
 		sdk.Get("/api/v1/compliance/frameworks/{framework_id}", sdk.Op{ID: "compliance-framework", Tags: tags, Summary: "A framework's coverage by category and control",
-			Description: "Each control's status (not_covered, covered, partial, non_compliant, not_evaluated) and the compliance of the policy " +
-				"definitions mapped to it; a policy is non-compliant when any resource is, compliant when none is and one is compliant." + coverageRules,
+			Description: "Each control's result over resources (failed, passed, not_applicable, manual), its status (the result in the older words: " +
+				"covered, partial, non_compliant, not_evaluated, not_covered) and its resources: a resource fails a control when any mapped policy " +
+				"found it non-compliant, and passes it when none did and one found it compliant or exempt. compliant_count, non_compliant_count " +
+				"and exempt_count count such resources, compliance_percent is passing of passing and failing resources. With include_policies, " +
+				"each mapped policy with its own compliance: non-compliant when any resource is, compliant when none is and one is compliant." + coverageRules,
 			Responses: notFound}, s.detail),
 		sdk.Get("/api/v1/compliance/frameworks/{framework_id}/source", sdk.Op{ID: "compliance-framework-source", Tags: tags,
 			Summary: "The Rego and data that decide a framework's mapping",

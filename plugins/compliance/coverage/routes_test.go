@@ -69,15 +69,17 @@ const (
 // fixtureStates are the two tenants' stored states. Worked out by hand
 // against acme (six controls in three categories):
 //
-//	Both tenants: AC.1 partial (pMFA non-compliant through r1, pMulti
-//	compliant: 2 matched, 50 %); AC.2 not covered; DP.1 covered (pTLS,
-//	pTransit); DP.2 not evaluated (pBackup Unknown); OP.1 not covered;
-//	OP.2 non-compliant (pPatch, 2 resources). 4 of 6 covered: 66.7 %;
-//	categories AC 50, DP 100, OP 50.
-//	Contoso: AC.1 partial, DP.1 covered (pTLS only), DP.2 not evaluated,
-//	OP.2 not covered: 3 of 6, 50 %.
-//	Fabrikam: AC.1 covered (pMFA compliant on r6 only), DP.1 covered
-//	(pTransit), OP.2 non-compliant: 3 of 6, 50 %.
+//	Both tenants: AC.1 partial (2 matched; r1 fails through pMFA though
+//	pMulti finds it compliant, r2 and r6 pass: 2 of 3 resources, 66.7 %);
+//	AC.2 not covered; DP.1 covered (pTLS, pTransit; r1, r2, r6 pass); DP.2
+//	not evaluated (pBackup Unknown); OP.1 not covered; OP.2 non-compliant
+//	(pPatch fails r6 and r7). 4 of 6 covered: 66.7 %; categories AC 50,
+//	DP 100, OP 50.
+//	Contoso: AC.1 partial (r1 fails, r2 passes: 50 %), DP.1 covered
+//	(pTLS only; r1, r2), DP.2 not evaluated, OP.2 not covered: 3 of 6,
+//	50 %.
+//	Fabrikam: AC.1 covered (pMFA passes r6), DP.1 covered (pTransit, r6),
+//	OP.2 non-compliant (r6, r7): 3 of 6, 50 %.
 var fixtureStates = map[string][]states.State{
 	contoso.ID: {
 		st(pMFA, "a1", r1, "NonCompliant"), st(pMFA, "a1", r2, "Compliant"),
@@ -261,12 +263,12 @@ func TestFrameworkCoverage(t *testing.T) {
 			t.Errorf("category coverage %v, want [50 100 50]", cats)
 		}
 		wantRows := map[string]row{
-			"AC.1": {mapping.StatusPartial, 2, 1, 1, 50},
+			"AC.1": {mapping.StatusPartial, 2, 2, 1, 66.7},
 			"AC.2": {mapping.StatusNotCovered, 0, 0, 0, 0},
-			"DP.1": {mapping.StatusCovered, 2, 2, 0, 100},
+			"DP.1": {mapping.StatusCovered, 2, 3, 0, 100},
 			"DP.2": {mapping.StatusNotEvaluated, 1, 0, 0, 0},
 			"OP.1": {mapping.StatusNotCovered, 0, 0, 0, 0},
-			"OP.2": {mapping.StatusNonCompliant, 1, 0, 1, 0},
+			"OP.2": {mapping.StatusNonCompliant, 1, 0, 2, 0},
 		}
 		if got := rows(&d); !mapsEqual(got, wantRows) {
 			t.Errorf("controls %+v, want %+v", got, wantRows)
@@ -281,7 +283,7 @@ func TestFrameworkCoverage(t *testing.T) {
 		contosoRows := map[string]row{
 			"AC.1": {mapping.StatusPartial, 2, 1, 1, 50},
 			"AC.2": {mapping.StatusNotCovered, 0, 0, 0, 0},
-			"DP.1": {mapping.StatusCovered, 1, 1, 0, 100},
+			"DP.1": {mapping.StatusCovered, 1, 2, 0, 100},
 			"DP.2": {mapping.StatusNotEvaluated, 1, 0, 0, 0},
 			"OP.1": {mapping.StatusNotCovered, 0, 0, 0, 0},
 			"OP.2": {mapping.StatusNotCovered, 0, 0, 0, 0},
@@ -295,7 +297,7 @@ func TestFrameworkCoverage(t *testing.T) {
 			"DP.1": {mapping.StatusCovered, 1, 1, 0, 100},
 			"DP.2": {mapping.StatusNotCovered, 0, 0, 0, 0},
 			"OP.1": {mapping.StatusNotCovered, 0, 0, 0, 0},
-			"OP.2": {mapping.StatusNonCompliant, 1, 0, 1, 0},
+			"OP.2": {mapping.StatusNonCompliant, 1, 0, 2, 0},
 		}
 		for _, c := range []struct {
 			target string
@@ -486,13 +488,13 @@ func TestCoverageFollowsSync(t *testing.T) {
 		put(t, f.svc.Store, fabrikam.ID, []states.State{st(pPatch, "a9", r6, "Compliant"), st(pPatch, "a9", r7, "Compliant")})
 		put(t, f.svc.Store, contoso.ID, append(slices.Clone(fixtureStates[contoso.ID]), st(pPatch, "a1", r3, "NonCompliant")))
 		f.get(t, "/api/v1/compliance/frameworks/acme", admin, &d)
-		// pPatch is non-compliant through Contoso's r3 alone; pTransit is
-		// gone with Fabrikam's states.
-		if got := rows(&d); got["OP.2"] != (row{mapping.StatusNonCompliant, 1, 0, 1, 0}) || got["DP.1"] != (row{mapping.StatusCovered, 1, 1, 0, 100}) {
+		// pPatch fails Contoso's r3 and passes Fabrikam's r6 and r7;
+		// pTransit is gone with Fabrikam's states.
+		if got := rows(&d); got["OP.2"] != (row{mapping.StatusPartial, 1, 2, 1, 66.7}) || got["DP.1"] != (row{mapping.StatusCovered, 1, 2, 0, 100}) {
 			t.Errorf("after the syncs: %+v", got)
 		}
 		f.get(t, "/api/v1/compliance/frameworks/acme", fabrikamer, &d)
-		if got := rows(&d); got["OP.2"] != (row{mapping.StatusCovered, 1, 1, 0, 100}) || got["AC.1"].status != mapping.StatusNotCovered {
+		if got := rows(&d); got["OP.2"] != (row{mapping.StatusCovered, 1, 2, 0, 100}) || got["AC.1"].status != mapping.StatusNotCovered {
 			t.Errorf("Fabrikam after its sync: %+v", got)
 		}
 		f.get(t, "/api/v1/compliance/frameworks/acme", contosoer, &d)

@@ -133,18 +133,23 @@ func benchStates(tenants, perTenant, definitions int) []state {
 }
 
 // aggregate is what the states store answers for a request: the distinct
-// definitions and their resource counts.
-func aggregate(list []Policy, states []state) ([]Policy, map[string]Counts) {
+// definitions, their resource counts and their resources' evidence (each
+// state on a resource of its own).
+func aggregate(list []Policy, states []state) ([]Policy, map[string]Counts, *Resources) {
 	counts := map[string]Counts{}
-	for _, s := range states {
+	resources := NewResources()
+	for i, s := range states {
 		id := list[s.policy].ID
 		c := counts[id]
+		e := EvidenceCompliant
 		if s.compliant {
 			c.Compliant++
 		} else {
 			c.NonCompliant++
+			e = EvidenceNonCompliant
 		}
 		counts[id] = c
+		resources.Add(id, fmt.Sprintf("t%d/r%d", s.tenant, i), e)
 	}
 	distinct := make([]Policy, 0, len(counts))
 	for _, p := range list {
@@ -152,7 +157,7 @@ func aggregate(list []Policy, states []state) ([]Policy, map[string]Counts) {
 			distinct = append(distinct, p)
 		}
 	}
-	return distinct, counts
+	return distinct, counts, resources
 }
 
 // BenchmarkCoverage times the NIST CSF detail (Map, then Coverage with the
@@ -165,15 +170,15 @@ func BenchmarkCoverage(b *testing.B) {
 	set := withAcme(b)
 	all := benchPolicies(b, definitions)
 	states := benchStates(tenants, perTenant, definitions)
-	policies, counts := aggregate(all, states)
+	policies, counts, resources := aggregate(all, states)
 	opts := Options{IncludePolicies: true, Explain: true}
 
-	detail := func(m *Mapper, list []Policy, counts map[string]Counts) {
+	detail := func(m *Mapper, list []Policy, counts map[string]Counts, resources *Resources) {
 		mapping, err := m.Map(ctx, list)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := m.Coverage("nist_csf", mapping, counts, opts); err != nil {
+		if _, err := m.Coverage("nist_csf", mapping, counts, resources, opts); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -195,7 +200,7 @@ func BenchmarkCoverage(b *testing.B) {
 		}
 		report(b, took, "prepare")
 	})
-	cold := func(b *testing.B, list []Policy, counts map[string]Counts, rounds int) {
+	cold := func(b *testing.B, list []Policy, counts map[string]Counts, resources *Resources, rounds int) {
 		var took []time.Duration
 		var cpu time.Duration
 		for range rounds {
@@ -203,7 +208,7 @@ func BenchmarkCoverage(b *testing.B) {
 			runtime.GC()
 			cpu0, _ := processCPU()
 			start := time.Now()
-			detail(m, list, counts)
+			detail(m, list, counts, resources)
 			took = append(took, time.Since(start))
 			cpu1, _ := processCPU()
 			cpu += cpu1 - cpu0
@@ -215,21 +220,21 @@ func BenchmarkCoverage(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(rounds), "cold-cpu-ms")
 		}
 	}
-	b.Run("cold", func(b *testing.B) { cold(b, policies, counts, 20) })
+	b.Run("cold", func(b *testing.B) { cold(b, policies, counts, resources, 20) })
 	// A cold request costs in proportion to the distinct definitions.
 	for _, n := range []int{50, 800} {
 		b.Run(fmt.Sprintf("cold-%d-definitions", n), func(b *testing.B) {
-			list, counts := aggregate(benchPolicies(b, n), benchStates(tenants, perTenant, n))
-			cold(b, list, counts, 10)
+			list, counts, resources := aggregate(benchPolicies(b, n), benchStates(tenants, perTenant, n))
+			cold(b, list, counts, resources, 10)
 		})
 	}
 	b.Run("warm", func(b *testing.B) {
 		m := newMapper(b, set)
-		detail(m, policies, counts)
+		detail(m, policies, counts, resources)
 		var took []time.Duration
 		for range 1000 {
 			start := time.Now()
-			detail(m, policies, counts)
+			detail(m, policies, counts, resources)
 			took = append(took, time.Since(start))
 		}
 		report(b, took, "warm")
@@ -238,12 +243,12 @@ func BenchmarkCoverage(b *testing.B) {
 	// if the store handed over states rather than counts.
 	b.Run("warm-from-states", func(b *testing.B) {
 		m := newMapper(b, set)
-		detail(m, policies, counts)
+		detail(m, policies, counts, resources)
 		var took []time.Duration
 		for range 200 {
 			start := time.Now()
-			list, counts := aggregate(all, states)
-			detail(m, list, counts)
+			list, counts, resources := aggregate(all, states)
+			detail(m, list, counts, resources)
 			took = append(took, time.Since(start))
 		}
 		report(b, took, "states")

@@ -81,14 +81,17 @@ type CategoryCoverage struct {
 // ControlCoverage is one control's status and the compliance of the
 // policies mapped to it.
 type ControlCoverage struct {
-	ID                   string  `json:"id"`
-	Name                 string  `json:"name"`
-	Description          string  `json:"description"`
-	Status               string  `json:"status"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Status      string `json:"status" doc:"The result with a failed control split: covered (passed), partial (failed, some resource passes), non_compliant (failed, none passes), not_evaluated (not_applicable), not_covered (manual)"`
+	// Result is the control's result over resources (ResultFailed, …).
+	Result               string  `json:"result" enum:"failed,passed,not_applicable,manual" doc:"The control's result over resources: failed when any resource fails it (a mapped policy found it non-compliant), passed when a resource passes it and none fails, not_applicable when no mapped policy evaluated a resource, manual when no policy in scope maps to it"`
 	MatchedPoliciesCount int     `json:"matched_policies_count"`
-	CompliantCount       int     `json:"compliant_count"`
-	NonCompliantCount    int     `json:"non_compliant_count"`
-	CompliancePercent    float64 `json:"compliance_percent"`
+	CompliantCount       int     `json:"compliant_count" doc:"Resources passing the control: every mapped policy that evaluated the resource found it compliant or exempt"`
+	NonCompliantCount    int     `json:"non_compliant_count" doc:"Resources failing the control: a mapped policy found the resource non-compliant"`
+	ExemptCount          int     `json:"exempt_count" doc:"Passing resources with an Exempt state under a mapped policy, counted in compliant_count as well"`
+	CompliancePercent    float64 `json:"compliance_percent" doc:"compliant_count of compliant_count plus non_compliant_count, percent to one decimal; 0 when both are 0"`
 	// MatchedPolicies is present, possibly empty, with
 	// Options.IncludePolicies; non-compliant policies come first.
 	MatchedPolicies []MatchedPolicy `json:"matched_policies,omitzero"`
@@ -132,14 +135,15 @@ type CoverageSummary struct {
 // for every definition in scope (the tenants asked about); a mapped policy
 // without one is out of scope and left out, so one mapping of all
 // definitions serves every tenant selection.
-func (m *Mapper) Coverage(frameworkID string, mapping *Mapping, counts map[string]Counts, opts Options) (*Detail, error) {
+func (m *Mapper) Coverage(frameworkID string, mapping *Mapping, counts map[string]Counts, resources *Resources, opts Options) (*Detail, error) {
 	fw, ok := m.set.Get(frameworkID)
 	if !ok {
 		return nil, ErrUnknownFramework
 	}
+	counter := resources.Counter()
 	byCategory := make(map[string][]ControlCoverage, len(fw.Categories))
 	for _, c := range fw.Controls {
-		byCategory[c.Category] = append(byCategory[c.Category], controlCoverage(fw, c, mapping, counts, opts))
+		byCategory[c.Category] = append(byCategory[c.Category], controlCoverage(fw, c, mapping, counts, counter, opts))
 	}
 	d := &Detail{
 		Framework:  FrameworkRef{ID: fw.ID, Name: fw.Name, Version: fw.Version},
@@ -202,7 +206,7 @@ func inScope(matches map[string]Match, counts map[string]Counts) []string {
 	return ids
 }
 
-func controlCoverage(fw *frameworks.Framework, c frameworks.Control, mapping *Mapping, counts map[string]Counts, opts Options) ControlCoverage {
+func controlCoverage(fw *frameworks.Framework, c frameworks.Control, mapping *Mapping, counts map[string]Counts, counter *Counter, opts Options) ControlCoverage {
 	cc := ControlCoverage{ID: c.ID, Name: c.Name, Description: c.Description}
 	matches := mapping.Matches(fw.ID, c.ID)
 	ids := inScope(matches, counts)
@@ -210,16 +214,10 @@ func controlCoverage(fw *frameworks.Framework, c frameworks.Control, mapping *Ma
 		cc.MatchedPolicies = make([]MatchedPolicy, 0, len(ids))
 	}
 	for _, id := range ids {
-		n := counts[id]
-		switch n.State() {
-		case StateCompliant:
-			cc.CompliantCount++
-		case StateNonCompliant:
-			cc.NonCompliantCount++
-		}
 		if !opts.IncludePolicies {
 			continue
 		}
+		n := counts[id]
 		match := matches[id]
 		p, _ := mapping.Policy(id)
 		mp := MatchedPolicy{
@@ -235,7 +233,10 @@ func controlCoverage(fw *frameworks.Framework, c frameworks.Control, mapping *Ma
 		cc.MatchedPolicies = append(cc.MatchedPolicies, mp)
 	}
 	cc.MatchedPoliciesCount = len(ids)
-	cc.CompliancePercent = percent(cc.CompliantCount, cc.CompliantCount+cc.NonCompliantCount)
+	rc := counter.Count(ids)
+	cc.CompliantCount, cc.NonCompliantCount, cc.ExemptCount = rc.Passed, rc.Failed, rc.Exempt
+	cc.CompliancePercent = percent(rc.Passed, rc.Passed+rc.Failed)
+	cc.Result = Result(len(ids), rc)
 	cc.Status = status(cc)
 	slices.SortFunc(cc.MatchedPolicies, func(a, b MatchedPolicy) int {
 		if a.NonCompliantCount != b.NonCompliantCount {
@@ -249,20 +250,22 @@ func controlCoverage(fw *frameworks.Framework, c frameworks.Control, mapping *Ma
 	return cc
 }
 
-// status applies the rule in the package doc.
+// status applies the rule in the package doc: the control's result, with
+// a failed control partial when some resource passes it.
 func status(c ControlCoverage) string {
-	switch {
-	case c.MatchedPoliciesCount == 0:
+	switch c.Result {
+	case ResultManual:
 		return StatusNotCovered
-	case c.NonCompliantCount == 0 && c.CompliantCount == 0:
+	case ResultNotApplicable:
 		return StatusNotEvaluated
-	case c.NonCompliantCount == 0:
+	case ResultPassed:
 		return StatusCovered
-	case c.CompliantCount == 0:
-		return StatusNonCompliant
-	default:
-		return StatusPartial
+	case ResultFailed:
+		if c.CompliantCount > 0 {
+			return StatusPartial
+		}
 	}
+	return StatusNonCompliant
 }
 
 func coveredControls(controls []ControlCoverage) int {

@@ -20,20 +20,34 @@
 // # Coverage
 //
 // Coverage combines a Mapping with the compliance of each policy definition
-// in scope (its compliant and non-compliant resource counts). A policy
-// definition is NonCompliant when any resource is non-compliant, Compliant
-// when none is and some resource is compliant, and Unknown when no resource
-// was evaluated either way (exempt or not yet evaluated). A control's counts
-// are of its matched policies, and its status is:
+// in scope: its compliant and non-compliant resource counts, and each of
+// its resources' evidence (Resources). A policy definition is NonCompliant
+// when any resource is non-compliant, Compliant when none is and some
+// resource is compliant, and Unknown when no resource was evaluated either
+// way. A control's counts are of resources, over its matched policies: a
+// resource fails the control when any matched policy found it
+// non-compliant, and passes it when none did and at least one found it
+// compliant or exempt (an exempt resource passes and is counted as exempt
+// too). compliant_count is the passing resources, non_compliant_count the
+// failing ones, exempt_count the passing ones with an Exempt state. The
+// control's result is:
 //
-//	not_covered    no policy in scope maps to the control
-//	covered        policies map to it and none is non-compliant, at least one compliant
-//	partial        some of its policies are compliant and some non-compliant
-//	non_compliant  every evaluated policy of it is non-compliant
-//	not_evaluated  policies map to it but all are Unknown
+//	manual          no policy in scope maps to the control
+//	failed          a resource fails it
+//	passed          a resource passes it and none fails
+//	not_applicable  policies map to it but none evaluated a resource
 //
-// compliance_percent is compliant policies over compliant plus non-compliant
-// ones (0 when there are none). A category's coverage_percent, and the
+// and its status the result in the older words, a failed control split by
+// whether any resource passes it:
+//
+//	not_covered    manual
+//	covered        passed
+//	partial        failed, and some resource passes
+//	non_compliant  failed, and no resource passes
+//	not_evaluated  not_applicable
+//
+// compliance_percent is passing resources over passing plus failing ones
+// (0 when there are none). A category's coverage_percent, and the
 // framework's overall_coverage_percent, is the share of its controls with a
 // status other than not_covered. Percentages are rounded to one decimal.
 package mapping

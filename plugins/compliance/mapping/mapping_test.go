@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -65,6 +66,30 @@ var acmeCounts = map[string]Counts{
 	"p6": {},                               // Unknown: nothing evaluated
 	// p7 has no states in scope.
 	"p8": {NonCompliant: 9}, // NonCompliant
+}
+
+// acmeResources are resources behind acmeCounts: p1 finds r01–r10
+// compliant and r11, r12 not; p2 finds r11 and r13–r16 compliant; p3
+// s1–s3 and p4 s1–s5 compliant and s6 exempt; p5 c1–c7 compliant and c8
+// not; p8 m1–m9 non-compliant; p6 evaluated nothing.
+func acmeResources() *Resources {
+	r := NewResources()
+	add := func(policy, prefix string, from, to int, e Evidence) {
+		for i := from; i <= to; i++ {
+			r.Add(policy, fmt.Sprintf("%s%02d", prefix, i), e)
+		}
+	}
+	add("p1", "r", 1, 10, EvidenceCompliant)
+	add("p1", "r", 11, 12, EvidenceNonCompliant)
+	add("p2", "r", 11, 11, EvidenceCompliant)
+	add("p2", "r", 13, 16, EvidenceCompliant)
+	add("p3", "s", 1, 3, EvidenceCompliant)
+	add("p4", "s", 1, 5, EvidenceCompliant)
+	add("p4", "s", 6, 6, EvidenceExempt)
+	add("p5", "c", 1, 7, EvidenceCompliant)
+	add("p5", "c", 8, 8, EvidenceNonCompliant)
+	add("p8", "m", 1, 9, EvidenceNonCompliant)
+	return r
 }
 
 func TestMapExplainsEachMatch(t *testing.T) {
@@ -306,7 +331,7 @@ func TestMapEmptySet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := m.Coverage("acme", mapping, nil, Options{})
+	d, err := m.Coverage("acme", mapping, nil, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +346,7 @@ func TestCoverageKnownNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := m.Coverage("acme", mapping, acmeCounts, Options{})
+	d, err := m.Coverage("acme", mapping, acmeCounts, acmeResources(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,17 +359,21 @@ func TestCoverageKnownNumbers(t *testing.T) {
 		t.Errorf("overall coverage %v, want 66.7 (4 of 6)", d.OverallCoveragePercent)
 	}
 	type row struct {
-		status                       string
-		matched, compliant, noncompl int
-		percent                      float64
+		status, result                       string
+		matched, compliant, noncompl, exempt int
+		percent                              float64
 	}
+	// The counts are of resources, over the control's policies.
 	want := map[string]row{
-		"AC.1": {StatusPartial, 2, 1, 1, 50},     // p1 NonCompliant, p2 Compliant
-		"AC.2": {StatusNotCovered, 0, 0, 0, 0},   // nothing maps
-		"DP.1": {StatusCovered, 2, 2, 0, 100},    // p3, p4 Compliant
-		"DP.2": {StatusNotEvaluated, 1, 0, 0, 0}, // p6 Unknown
-		"OP.1": {StatusNotCovered, 0, 0, 0, 0},   // p7 not in scope
-		"OP.2": {StatusNonCompliant, 1, 0, 1, 0}, // p8 NonCompliant
+		// r11 and r12 fail through p1 (r11 though p2 finds it
+		// compliant); r01–r10 and r13–r16 pass: 14 of 16, 87.5 %.
+		"AC.1": {StatusPartial, ResultFailed, 2, 14, 2, 0, 87.5},
+		"AC.2": {StatusNotCovered, ResultManual, 0, 0, 0, 0, 0}, // nothing maps
+		// s1–s6 pass, s6 by its exemption.
+		"DP.1": {StatusCovered, ResultPassed, 2, 6, 0, 1, 100},
+		"DP.2": {StatusNotEvaluated, ResultNotApplicable, 1, 0, 0, 0, 0}, // p6 evaluated nothing
+		"OP.1": {StatusNotCovered, ResultManual, 0, 0, 0, 0, 0},          // p7 not in scope
+		"OP.2": {StatusNonCompliant, ResultFailed, 1, 0, 9, 0, 0},        // m1–m9 fail
 	}
 	wantCategories := map[string]float64{"AC": 50, "DP": 100, "OP": 50}
 	if len(d.Categories) != 3 {
@@ -355,7 +384,7 @@ func TestCoverageKnownNumbers(t *testing.T) {
 			t.Errorf("category %s coverage %v, want %v", cat.ID, cat.CoveragePercent, wantCategories[cat.ID])
 		}
 		for _, c := range cat.Controls {
-			got := row{c.Status, c.MatchedPoliciesCount, c.CompliantCount, c.NonCompliantCount, c.CompliancePercent}
+			got := row{c.Status, c.Result, c.MatchedPoliciesCount, c.CompliantCount, c.NonCompliantCount, c.ExemptCount, c.CompliancePercent}
 			if got != want[c.ID] {
 				t.Errorf("%s: %+v, want %+v", c.ID, got, want[c.ID])
 			}
@@ -395,7 +424,7 @@ func TestCoverageBuiltinFramework(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := m.Coverage("soc2", mapping, acmeCounts, Options{IncludePolicies: true})
+	d, err := m.Coverage("soc2", mapping, acmeCounts, acmeResources(), Options{IncludePolicies: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +470,7 @@ func TestCoverageMatchedPoliciesAndExplanation(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d, err := m.Coverage("acme", mapping, acmeCounts, Options{IncludePolicies: true, Explain: true})
+	d, err := m.Coverage("acme", mapping, acmeCounts, acmeResources(), Options{IncludePolicies: true, Explain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +498,7 @@ func TestCoverageMatchedPoliciesAndExplanation(t *testing.T) {
 		!strings.Contains(raw, `"disclaimer":`) {
 		t.Errorf("detail JSON lacks matched_policies, the explanation or the disclaimer: %s", raw)
 	}
-	d, err = m.Coverage("acme", mapping, acmeCounts, Options{IncludePolicies: true})
+	d, err = m.Coverage("acme", mapping, acmeCounts, acmeResources(), Options{IncludePolicies: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +506,7 @@ func TestCoverageMatchedPoliciesAndExplanation(t *testing.T) {
 	if strings.Contains(raw, `"tier"`) || strings.Contains(raw, `"group_name"`) || strings.Contains(raw, `"keywords"`) {
 		t.Errorf("explanation without Explain: %s", raw)
 	}
-	d, err = m.Coverage("acme", mapping, acmeCounts, Options{Explain: true})
+	d, err = m.Coverage("acme", mapping, acmeCounts, acmeResources(), Options{Explain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +530,7 @@ func TestUnknownFramework(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Coverage("soc3", mapping, acmeCounts, Options{}); !errors.Is(err, ErrUnknownFramework) {
+	if _, err := m.Coverage("soc3", mapping, acmeCounts, acmeResources(), Options{}); !errors.Is(err, ErrUnknownFramework) {
 		t.Errorf("Coverage of an unknown framework: %v", err)
 	}
 	if _, err := m.Source("soc3"); !errors.Is(err, ErrUnknownFramework) {

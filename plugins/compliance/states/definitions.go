@@ -115,3 +115,34 @@ func bumpRevision(ctx context.Context, tx bun.Tx, tenantID string) error {
 func (s *Store) Revision(ctx context.Context, tenants []string) (string, error) {
 	return revcache.Read(ctx, s.DB, revisions, tenants)
 }
+
+// DefinitionResource is what one resource's states under one policy
+// definition say: whether any is NonCompliant, Exempt or Compliant.
+type DefinitionResource struct {
+	PolicyDefinitionID string `bun:"policy_definition_id"`
+	ResourceID         string `bun:"resource_id"`
+	NonCompliant       bool   `bun:"non_compliant"`
+	Exempt             bool   `bun:"exempt"`
+	Compliant          bool   `bun:"compliant"`
+}
+
+// DefinitionResources returns, in one aggregate query, each resource of
+// the tenants evaluated compliant, exempt or non-compliant under each
+// policy definition, whichever assignments evaluated it; resources only
+// Unknown or in Conflict are left out.
+func (s *Store) DefinitionResources(ctx context.Context, tenants []string) ([]DefinitionResource, error) {
+	out := []DefinitionResource{}
+	if len(tenants) == 0 {
+		return out, nil
+	}
+	err := s.DB.NewSelect().Table("compliance_policy_states").
+		Column("policy_definition_id", "resource_id").
+		ColumnExpr("MAX(CASE WHEN state_rank = 2 THEN 1 ELSE 0 END) = 1 AS non_compliant").
+		ColumnExpr("MAX(CASE WHEN compliance_state = ? THEN 1 ELSE 0 END) = 1 AS exempt", StateExempt).
+		ColumnExpr("MAX(CASE WHEN compliance_state = ? THEN 1 ELSE 0 END) = 1 AS compliant", StateCompliant).
+		Where("tenant_id IN (?)", bun.List(tenants)).
+		Where("state_rank > 0").
+		Group("policy_definition_id", "resource_id").
+		Scan(ctx, &out)
+	return out, err
+}

@@ -1,0 +1,132 @@
+package mapping
+
+// Evidence is what a resource's states under one policy definition say,
+// as bits: any Compliant state, any Exempt state, any NonCompliant state.
+// A resource without any of them (only Unknown or Conflict states) is not
+// evaluated by the definition.
+type Evidence uint8
+
+// The bits of Evidence.
+const (
+	EvidenceCompliant    Evidence = 1
+	EvidenceExempt       Evidence = 2
+	EvidenceNonCompliant Evidence = 4
+)
+
+// Resources is the evidence of the resources in scope under each policy
+// definition, the input of a control's status over resources. Add fills
+// it; once filled it is read only and safe for concurrent use.
+type Resources struct {
+	index    map[string]int32
+	ids      []string
+	byPolicy map[string][]resourceEvidence
+}
+
+type resourceEvidence struct {
+	resource int32
+	evidence Evidence
+}
+
+// NewResources returns an empty Resources.
+func NewResources() *Resources {
+	return &Resources{index: map[string]int32{}, byPolicy: map[string][]resourceEvidence{}}
+}
+
+// Add records a resource's evidence under a policy definition; a resource
+// added twice under one definition has the union of both, and evidence
+// without a bit (no Compliant, Exempt or NonCompliant state) is left out.
+func (r *Resources) Add(policyID, resourceID string, e Evidence) {
+	if e == 0 {
+		return
+	}
+	i, ok := r.index[resourceID]
+	if !ok {
+		i = int32(len(r.ids))
+		r.index[resourceID] = i
+		r.ids = append(r.ids, resourceID)
+	}
+	r.byPolicy[policyID] = append(r.byPolicy[policyID], resourceEvidence{resource: i, evidence: e})
+}
+
+// ResourceCounts are a control's resources by outcome: a resource fails
+// the control when any mapped policy found it non-compliant, and passes
+// when none did and at least one found it compliant or exempt; a passing
+// resource with an Exempt state among them counts in Exempt as well.
+type ResourceCounts struct {
+	Passed int
+	Failed int
+	Exempt int
+}
+
+// Control results, over resources; the package doc states when each
+// applies.
+const (
+	ResultFailed        = "failed"
+	ResultPassed        = "passed"
+	ResultNotApplicable = "not_applicable"
+	ResultManual        = "manual"
+)
+
+// Result is a control's result from its in-scope mapped policies (how
+// many) and its resources: manual without a mapped policy, failed when a
+// resource fails, passed when one passes and none fails, not_applicable
+// when no mapped policy evaluated a resource either way.
+func Result(policies int, c ResourceCounts) string {
+	switch {
+	case policies == 0:
+		return ResultManual
+	case c.Failed > 0:
+		return ResultFailed
+	case c.Passed > 0:
+		return ResultPassed
+	default:
+		return ResultNotApplicable
+	}
+}
+
+// Counter counts the resources of controls by outcome. It is not safe for
+// concurrent use; one serves the controls of one coverage.
+type Counter struct {
+	r        *Resources
+	combined []Evidence
+	touched  []int32
+}
+
+// Counter returns a Counter over r; a nil r has no resources.
+func (r *Resources) Counter() *Counter {
+	if r == nil {
+		return &Counter{}
+	}
+	return &Counter{r: r, combined: make([]Evidence, len(r.ids))}
+}
+
+// Count combines, over the given policy definitions, each resource's
+// evidence and counts the resources by outcome.
+func (c *Counter) Count(policyIDs []string) ResourceCounts {
+	var out ResourceCounts
+	if c.r == nil {
+		return out
+	}
+	for _, id := range policyIDs {
+		for _, re := range c.r.byPolicy[id] {
+			if c.combined[re.resource] == 0 {
+				c.touched = append(c.touched, re.resource)
+			}
+			c.combined[re.resource] |= re.evidence
+		}
+	}
+	for _, i := range c.touched {
+		switch e := c.combined[i]; {
+		case e&EvidenceNonCompliant != 0:
+			out.Failed++
+		case e&EvidenceExempt != 0:
+			out.Passed++
+			out.Exempt++
+		case e&EvidenceCompliant != 0:
+			out.Passed++
+		}
+		c.combined[i] = 0
+	}
+	c.touched = c.touched[:0]
+	return out
+}

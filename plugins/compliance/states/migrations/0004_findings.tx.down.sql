@@ -1,0 +1,1 @@
+DROP INDEX compliance_policy_states_definition_resource;

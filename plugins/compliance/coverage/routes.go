@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
+	"github.com/stewardhq/steward/plugins/compliance/states"
 	"github.com/stewardhq/steward/sdk"
 )
 
@@ -53,6 +54,19 @@ func (s *Service) Routes() []sdk.Route {
 				"and exempt_count count such resources, compliance_percent is passing of passing and failing resources. With include_policies, " +
 				"each mapped policy with its own compliance: non-compliant when any resource is, compliant when none is and one is compliant." + coverageRules,
 			Responses: notFound}, s.detail),
+		sdk.Get("/api/v1/compliance/frameworks/{framework_id}/controls/{control_id}", sdk.Op{ID: "compliance-framework-control", Tags: tags,
+			Summary: "A control's passing and failing resources",
+			Description: "The control's result and counts as the framework detail gives them, with the path behind them: the policies in scope " +
+				"mapped to it (tier and group name or keyword set) and the resources failing and passing it, each with the state each mapped " +
+				"policy found. A resource fails the control when any mapped policy found it non-compliant (whichever assignment), and passes " +
+				"when none did and one found it compliant or exempt." + coverageRules,
+			Responses: map[string]*huma.Response{"404": {Description: "No framework with this id, or no such control in it"}}}, s.control),
+		sdk.Get("/api/v1/compliance/findings", sdk.Op{ID: "compliance-findings", Tags: tags, Summary: "Policy findings per resource",
+			Description: "One finding per resource and policy definition over the tenants: the assignments that evaluated the resource under " +
+				"the policy are collapsed, the worst state winning (NonCompliant, Conflict, Unknown, Exempt, Compliant from worst) and " +
+				"named in policy_assignment_ids. Each finding names the framework controls its policy maps to. Filtered, sorted and paged " +
+				"in the database; ties are ordered by tenant, resource and policy." + coverageRules,
+			Responses: map[string]*huma.Response{"404": {Description: "No framework with this id, or no such control in it"}}}, s.findings),
 		sdk.Get("/api/v1/compliance/frameworks/{framework_id}/source", sdk.Op{ID: "compliance-framework-source", Tags: tags,
 			Summary: "The Rego and data that decide a framework's mapping",
 			Description: "The Rego policy files in force and the framework's definition as the Rego reads it, with a content hash over both that " +
@@ -60,13 +74,67 @@ func (s *Service) Routes() []sdk.Route {
 	}
 }
 
-// notFound answers an unknown framework with a 404 and passes any other
-// error on.
+// notFound answers an unknown framework or control with a 404 and passes
+// any other error on.
 func notFound(err error) error {
-	if errors.Is(err, mapping.ErrUnknownFramework) {
+	switch {
+	case errors.Is(err, mapping.ErrUnknownFramework):
 		return sdk.NotFound("no framework with this id")
+	case errors.Is(err, ErrUnknownControl):
+		return sdk.NotFound("no control with this id in the framework")
 	}
 	return err
+}
+
+type controlIn struct {
+	Framework
+	Tenants
+	ControlID string `path:"control_id" maxLength:"64" doc:"The control's id, as the framework detail gives it (CC6.1, PR.AA-01, …)"`
+	Limit     int    `query:"limit" minimum:"1" maximum:"500" default:"100" doc:"How many failing and how many passing resources to list at most"`
+}
+
+func (s *Service) control(ctx context.Context, in *controlIn) (*Control, error) {
+	c, err := s.Control(ctx, in.ID, in.ControlID, in.Tenants.Tenants, in.Limit)
+	return c, notFound(err)
+}
+
+type findingsIn struct {
+	Tenants
+	Framework    string `query:"framework" maxLength:"64" doc:"Only findings of policies mapped to this framework (its id, as the framework list gives it)"`
+	Control      string `query:"control" maxLength:"64" doc:"Only findings of policies mapped to this control of framework; requires framework"`
+	Policy       string `query:"policy" maxLength:"1024" pattern:"^/[^/]" doc:"Only findings of this policy definition id (/providers/Microsoft.Authorization/policyDefinitions/…)"`
+	Severity     string `query:"severity" enum:"High,Medium,Low"`
+	State        string `query:"state" enum:"non_compliant,conflict,unknown,exempt,compliant" doc:"Only findings in this (collapsed) state"`
+	ResourceType string `query:"resource_type" maxLength:"256" doc:"Only resources of this type (Microsoft.Storage/storageAccounts, …), case ignored"`
+	SortBy       string `query:"sort_by" enum:"severity,state,resource,evaluated" default:"severity" doc:"severity (High above Low), state (NonCompliant above Compliant), resource (ARM id) or evaluated (the latest evaluation)"`
+	SortOrder    string `query:"sort_order" enum:"asc,desc" default:"desc"`
+	Limit        int    `query:"limit" minimum:"1" maximum:"500" default:"100"`
+	Offset       int    `query:"offset" minimum:"0" maximum:"1000000" default:"0"`
+}
+
+// Findings is a page of findings.
+type Findings struct {
+	Items  []Finding `json:"items" doc:"Sorted by sort_by, then by tenant, resource and policy"`
+	Total  int       `json:"total" doc:"How many findings match, beyond this page"`
+	Limit  int       `json:"limit"`
+	Offset int       `json:"offset"`
+}
+
+func (s *Service) findings(ctx context.Context, in *findingsIn) (*Findings, error) {
+	if in.Control != "" && in.Framework == "" {
+		return nil, sdk.Invalid("query.control", "requires framework: name the framework the control is of")
+	}
+	q := FindingsQuery{Framework: in.Framework, Control: in.Control, FindingsQuery: states.FindingsQuery{TenantIDs: in.Tenants.Tenants,
+		Severity: in.Severity, State: in.State, ResourceType: in.ResourceType, SortBy: in.SortBy, Desc: in.SortOrder == "desc",
+		Limit: in.Limit, Offset: in.Offset}}
+	if in.Policy != "" {
+		q.PolicyIDs = []string{in.Policy}
+	}
+	items, total, err := s.Findings(ctx, q)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	return &Findings{Items: items, Total: total, Limit: in.Limit, Offset: in.Offset}, nil
 }
 
 func (s *Service) list(ctx context.Context, in *Tenants) (*List, error) {

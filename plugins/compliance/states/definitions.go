@@ -146,3 +146,39 @@ func (s *Store) DefinitionResources(ctx context.Context, tenants []string) ([]De
 		Scan(ctx, &out)
 	return out, err
 }
+
+// ResourceEvidence is a DefinitionResource with where the resource is and
+// what it and the definition are called.
+type ResourceEvidence struct {
+	DefinitionResource
+	TenantID       string `bun:"tenant_id"`
+	SubscriptionID string `bun:"subscription_id"`
+	ResourceType   string `bun:"resource_type"`
+	PolicyName     string `bun:"policy_name"`
+}
+
+// ResourceEvidence returns, in one aggregate query, each resource of the
+// tenants evaluated compliant, exempt or non-compliant under each of the
+// given policy definitions, as DefinitionResources does, ordered by
+// resource and definition.
+func (s *Store) ResourceEvidence(ctx context.Context, tenants, policyIDs []string) ([]ResourceEvidence, error) {
+	out := []ResourceEvidence{}
+	if len(tenants) == 0 || len(policyIDs) == 0 {
+		return out, nil
+	}
+	err := s.DB.NewSelect().Table("compliance_policy_states").
+		Column("tenant_id", "policy_definition_id", "resource_id").
+		ColumnExpr("MAX(subscription_id) AS subscription_id").
+		ColumnExpr("MAX(resource_type) AS resource_type").
+		ColumnExpr("MAX(policy_name) AS policy_name").
+		ColumnExpr("MAX(CASE WHEN state_rank = 2 THEN 1 ELSE 0 END) = 1 AS non_compliant").
+		ColumnExpr("MAX(CASE WHEN compliance_state = ? THEN 1 ELSE 0 END) = 1 AS exempt", StateExempt).
+		ColumnExpr("MAX(CASE WHEN compliance_state = ? THEN 1 ELSE 0 END) = 1 AS compliant", StateCompliant).
+		Where("tenant_id IN (?)", bun.List(tenants)).
+		Where("policy_definition_id IN (?)", bun.List(policyIDs)).
+		Where("state_rank > 0").
+		Group("tenant_id", "policy_definition_id", "resource_id").
+		Order("resource_id", "policy_definition_id").
+		Scan(ctx, &out)
+	return out, err
+}

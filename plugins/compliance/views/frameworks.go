@@ -122,7 +122,7 @@ func detail(d *mapping.Detail, tenant string) template.HTML {
 			if ctl.Status != mapping.StatusNotCovered {
 				covered++
 			}
-			controls = append(controls, control(ctl))
+			controls = append(controls, control(ctl, tenant))
 		}
 		bars = append(bars, sdkui.Bar{Label: c.Name + " (" + c.ID + ")", Used: float64(covered), Limit: float64(len(c.Controls)),
 			Unit: "controls covered", Health: sdkui.AtLeast(c.CoveragePercent, healthyCoverage, warningCoverage)})
@@ -156,19 +156,25 @@ type controlView struct {
 	Policies                      template.HTML
 }
 
-// control is a control's status, counts and matched policies with the
-// explanation of each match.
-func control(c mapping.ControlCoverage) controlView {
+// control is a control's status, its resources by outcome and its matched
+// policies with the explanation of each match, each policy that fails a
+// resource linking the policy page of its failing resources (of the
+// tenant picked when one is).
+func control(c mapping.ControlCoverage, tenant string) controlView {
 	v := controlView{ID: c.ID, Name: c.Name, Description: c.Description, Status: statusBadge(c.Status)}
 	if c.MatchedPoliciesCount == 0 {
 		v.Policies = render("note", "No policy of the tenants maps to this control.")
 		return v
 	}
-	v.Counts = "policies mapped " + strconv.Itoa(c.MatchedPoliciesCount) + ", compliant " + strconv.Itoa(c.CompliantCount) +
-		", non-compliant " + strconv.Itoa(c.NonCompliantCount)
+	v.Counts = "policies mapped " + strconv.Itoa(c.MatchedPoliciesCount) + ", resources passing " + strconv.Itoa(c.CompliantCount) +
+		" (exempt " + strconv.Itoa(c.ExemptCount) + "), failing " + strconv.Itoa(c.NonCompliantCount) + ", " + percent(c.CompliancePercent) + " passing"
 	rows := make([][]any, 0, len(c.MatchedPolicies))
 	for _, p := range c.MatchedPolicies {
-		rows = append(rows, []any{p.PolicyName, stateBadge(p.ComplianceState), count(int64(p.NonCompliantCount)), explanation(p)})
+		name := any(p.PolicyName)
+		if p.NonCompliantCount > 0 {
+			name = render("anchor", struct{ Href, Text string }{policyLink(p.PolicyDefinitionID, tenant, 0), p.PolicyName})
+		}
+		rows = append(rows, []any{name, stateBadge(p.ComplianceState), count(int64(p.NonCompliantCount)), explanation(p)})
 	}
 	v.Policies = sdkui.Table([]string{"Policy", "State", "Non-compliant resources", "Why it maps"}, rows, "Policies mapped to "+c.ID+", non-compliant first")
 	return v

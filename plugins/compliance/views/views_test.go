@@ -309,13 +309,16 @@ func testFrameworks(t *testing.T, w *world) {
 		"Data Security (PR.DS): 2 of 4 controls covered, 50 %",
 		// PR.DS-01 by the storage policy's group name, PR.DS-11 by the
 		// key vault policy's words.
-		"PR.DS-01 Data at rest Non-compliant policies mapped 1, compliant 0, non-compliant 1",
+		// The counts are of resources: sa3 passes, sa1 and sa2 fail.
+		"PR.DS-01 Data at rest Partial policies mapped 1, resources passing 1 (exempt 0), failing 2, 33.3 % passing",
 		"Storage accounts should disable public network accessNon-compliant2Group name NIST_CSF_v2.0_PR.DS_01tier 1, high confidence",
-		"PR.DS-11 Backups Non-compliant policies mapped 1, compliant 0, non-compliant 1",
+		"PR.DS-11 Backups Non-compliant policies mapped 1, resources passing 0 (exempt 0), failing 1, 0 % passing",
 		"Key vaults should have soft delete enabledNon-compliant1Keywords soft, deletetier 2, medium confidence",
 		"PR.DS-02 Data in transit Not covered", "No policy of the tenants maps to this control.",
 		"PR.AA-01")
+	// A policy failing resources links its page of them.
 	contains(t, "Alpha's NIST CSF", nist, `href="/api/v1/compliance/frameworks/nist_csf?explain=true&amp;include_policies=true"`,
+		`<a href="/compliance/policy?policy_id=%2Fproviders%2FMicrosoft.Authorization%2FpolicyDefinitions%2F`,
 		`aria-label="Controls of each category that the tenants&#39; policies cover"`)
 	lacks(t, "Alpha's NIST CSF", nist, "Beta", "NIST_CSF_v2.0_PR.AA_01")
 	contains(t, "the admin's NIST CSF", text(w.html(t, views.FrameworksPath+"?framework=nist_csf", admin)),

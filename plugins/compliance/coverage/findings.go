@@ -1,0 +1,110 @@
+package coverage
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/stewardhq/steward/plugins/compliance/mapping"
+	"github.com/stewardhq/steward/plugins/compliance/states"
+)
+
+// Finding is one resource under one policy definition, whichever
+// assignments evaluated it: its state is the worst of theirs.
+type Finding struct {
+	TenantID           string       `json:"tenant_id"`
+	SubscriptionID     string       `json:"subscription_id"`
+	ResourceID         string       `json:"resource_id" doc:"The ARM id"`
+	ResourceType       string       `json:"resource_type"`
+	ResourceName       string       `json:"resource_name"`
+	Link               string       `json:"link" doc:"The resource's page"`
+	PolicyDefinitionID string       `json:"policy_definition_id"`
+	PolicyName         string       `json:"policy_name"`
+	Category           string       `json:"category"`
+	Severity           string       `json:"severity" enum:"High,Medium,Low"`
+	ComplianceState    string       `json:"compliance_state" enum:"NonCompliant,Conflict,Unknown,Exempt,Compliant" doc:"The worst of the assignments' states, from NonCompliant through Conflict, Unknown and Exempt to Compliant"`
+	Assignments        []string     `json:"policy_assignment_ids" doc:"The assignments that evaluated the resource under the policy, sorted"`
+	EvaluatedAt        time.Time    `json:"evaluated_at" doc:"The latest evaluation among the assignments"`
+	Controls           []ControlRef `json:"controls" doc:"The framework controls the policy maps to (only the framework's, when framework is given), by framework and control"`
+}
+
+// ControlRef names a framework's control a policy maps to.
+type ControlRef struct {
+	FrameworkID string `json:"framework_id"`
+	ControlID   string `json:"control_id"`
+}
+
+// FindingsQuery selects a page of findings; Framework and Control narrow
+// them to the policies mapped to the framework, or to one of its controls.
+type FindingsQuery struct {
+	states.FindingsQuery
+	Framework, Control string
+}
+
+// Findings returns a page of the tenants' findings and how many match in
+// all; mapping.ErrUnknownFramework or ErrUnknownControl for a framework or
+// control not loaded.
+func (s *Service) Findings(ctx context.Context, q FindingsQuery) ([]Finding, int, error) {
+	sc, err := s.scope(ctx, q.TenantIDs)
+	if err != nil {
+		return nil, 0, err
+	}
+	sq := q.FindingsQuery
+	if q.Framework != "" {
+		fw, ok := s.Mapper.Frameworks().Get(q.Framework)
+		if !ok {
+			return nil, 0, mapping.ErrUnknownFramework
+		}
+		ids := map[string]bool{}
+		found := false
+		for _, c := range fw.Controls {
+			if q.Control != "" && c.ID != q.Control {
+				continue
+			}
+			found = true
+			for id := range sc.mapping.Matches(fw.ID, c.ID) {
+				ids[id] = true
+			}
+		}
+		if !found {
+			return nil, 0, ErrUnknownControl
+		}
+		within := []string{}
+		for id := range ids {
+			if sq.PolicyIDs == nil || slices.Contains(sq.PolicyIDs, id) {
+				within = append(within, id)
+			}
+		}
+		slices.Sort(within)
+		sq.PolicyIDs = within
+	}
+	rows, total, err := s.Store.Findings(ctx, sq)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Finding, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Finding{TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID, ResourceType: r.ResourceType,
+			ResourceName: ResourceName(r.ResourceID), Link: ResourceLink(r.ResourceID), PolicyDefinitionID: r.PolicyDefinitionID,
+			PolicyName: r.PolicyName, Category: r.Category, Severity: r.Severity, ComplianceState: r.ComplianceState,
+			Assignments: r.Assignments, EvaluatedAt: r.EvaluatedAt, Controls: s.controlsOf(sc.mapping, r.PolicyDefinitionID, q.Framework)})
+	}
+	return out, total, nil
+}
+
+// controlsOf lists the controls a policy maps to, of the one framework
+// when one is named, by framework and control in their definitions' order.
+func (s *Service) controlsOf(m *mapping.Mapping, policyID, only string) []ControlRef {
+	out := []ControlRef{}
+	for _, fw := range s.Mapper.Frameworks().All() {
+		if only != "" && fw.ID != only {
+			continue
+		}
+		for _, c := range fw.Controls {
+			if _, ok := m.Matches(fw.ID, c.ID)[policyID]; ok {
+				out = append(out, ControlRef{FrameworkID: fw.ID, ControlID: c.ID})
+			}
+		}
+	}
+	return out
+}

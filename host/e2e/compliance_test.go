@@ -317,9 +317,11 @@ func testDeploymentFramework(t *testing.T, h *host, token string) {
 // private-link, certificate-validity and keyvault-soft-delete are
 // NonCompliant (one resource each), the others Compliant; for Brand A's
 // user keyvault-soft-delete is Compliant (kva) and webapp-managed-identity
-// (Brand B's only) is out of scope. A control's compliance percent is its
-// compliant policies over compliant plus non-compliant ones; coverage
-// percents are covered controls over controls, to one decimal.
+// (Brand B's only) is out of scope. A control's counts are of resources: a
+// resource fails it when a mapped policy found it non-compliant, passes it
+// when none did and one found it compliant; its compliance percent is
+// passing resources over passing and failing ones. Coverage percents are
+// covered controls over controls, to one decimal.
 func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
 	t.Helper()
 	const (
@@ -328,7 +330,9 @@ func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
 		certsCC61   = " certificate-validity NonCompliant(1) tier 1 high SOC_2_CC6.1"
 		certsPRAA01 = " certificate-validity NonCompliant(1) tier 1 high NIST_CSF_v2.0_PR.AA_01"
 	)
-	soc2 := func(cc65 string) frameworkCoverage {
+	// soc2 is SOC 2 with the rows of CC6.1, CC6.5, CC6.6 and C1.1, and of
+	// the controls vm-backup maps to, which differ between the callers.
+	soc2 := func(cc61, cc65, cc66, backupRow string) frameworkCoverage {
 		return frameworkCoverage{
 			// CC6.1, CC6.5, CC6.6, CC7.5, CC9.1, A1.2, C1.1: 7 of 61, 11.475 → 11.5 %.
 			total: 61, covered: 7, percent: 11.5,
@@ -336,21 +340,25 @@ func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
 			// A1: 1 of 3 = 33.33 → 33.3; C1: 1 of 2 = 50.
 			categories: map[string]float64{"CC6": 37.5, "CC7": 20, "CC9": 50, "A1": 33.3, "C1": 50},
 			controls: map[string]string{
-				"CC6.1": "non_compliant 1 0/1 0%:" + certsCC61,
+				"CC6.1": cc61 + certsCC61,
 				"CC6.5": cc65,
-				"CC6.6": "non_compliant 1 0/1 0%:" + privateLink,
-				"C1.1":  "non_compliant 1 0/1 0%:" + privateLink,
-				"CC7.5": "covered 1 1/0 100%:" + backup,
-				"CC9.1": "covered 1 1/0 100%:" + backup,
+				"CC6.6": cc66 + privateLink,
+				"C1.1":  cc66 + privateLink,
+				"CC7.5": backupRow + backup,
+				"CC9.1": backupRow + backup,
 				// Only the backup: keyvault-soft-delete's group name keeps
 				// its keywords off A1.2.
-				"A1.2": "covered 1 1/0 100%:" + backup,
+				"A1.2": backupRow + backup,
 			},
 		}
 	}
 	want := map[string]map[string]frameworkCoverage{
 		"admin": {
-			"soc2": soc2("non_compliant 1 0/1 0%: keyvault-soft-delete NonCompliant(1) tier 1 high SOC_2_CC6.5"),
+			// kva fails CC6.1 and kvb passes it, sa fails CC6.6 and sb
+			// passes it, kvb fails CC6.5 and kva passes it: 1 of 2, 50 %
+			// each; vm and vb pass the backup's controls.
+			"soc2": soc2("partial 1 1/1 50%:", "partial 1 1/1 50%: keyvault-soft-delete NonCompliant(1) tier 1 high SOC_2_CC6.5",
+				"partial 1 1/1 50%:", "covered 1 2/0 100%:"),
 			"nist_csf": {
 				// PR.AA-01, PR.AA-05, PR.DS-11, PR.IR-01, RC.RP-03: 5 of 106, 4.717 → 4.7 %.
 				total: 106, covered: 5, percent: 4.7,
@@ -358,17 +366,18 @@ func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
 				// PR.IR: 1 of 4 = 25; RC.RP: 1 of 6 = 16.67 → 16.7.
 				categories: map[string]float64{"PR.AA": 33.3, "PR.DS": 25, "PR.IR": 25, "RC.RP": 16.7},
 				controls: map[string]string{
-					"PR.AA-01": "non_compliant 1 0/1 0%:" + certsPRAA01,
+					"PR.AA-01": "partial 1 1/1 50%:" + certsPRAA01,
 					"PR.AA-05": "covered 1 1/0 100%: webapp-managed-identity Compliant(0) tier 1 high NIST_CSF_v2.0_PR_AA_05",
-					"PR.IR-01": "non_compliant 1 0/1 0%:" + privateLink,
-					// 1 compliant of 2: 50 %.
-					"PR.DS-11": "partial 2 1/1 50%: keyvault-soft-delete NonCompliant(1) tier 2 medium [soft delete];" + backup,
-					"RC.RP-03": "partial 2 1/1 50%: keyvault-soft-delete NonCompliant(1) tier 2 medium [soft delete];" + backup,
+					"PR.IR-01": "partial 1 1/1 50%:" + privateLink,
+					// kvb fails; kva, vm and vb pass: 3 of 4, 75 %.
+					"PR.DS-11": "partial 2 3/1 75%: keyvault-soft-delete NonCompliant(1) tier 2 medium [soft delete];" + backup,
+					"RC.RP-03": "partial 2 3/1 75%: keyvault-soft-delete NonCompliant(1) tier 2 medium [soft delete];" + backup,
 				},
 			},
 		},
 		"Brand A's user": {
-			"soc2": soc2("covered 1 1/0 100%: keyvault-soft-delete Compliant(0) tier 1 high SOC_2_CC6.5"),
+			"soc2": soc2("non_compliant 1 0/1 0%:", "covered 1 1/0 100%: keyvault-soft-delete Compliant(0) tier 1 high SOC_2_CC6.5",
+				"non_compliant 1 0/1 0%:", "covered 1 1/0 100%:"),
 			"nist_csf": {
 				// PR.AA-05 is not covered without Brand B: 4 of 106, 3.774 → 3.8 %.
 				total: 106, covered: 4, percent: 3.8,
@@ -377,7 +386,8 @@ func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
 				controls: map[string]string{
 					"PR.AA-01": "non_compliant 1 0/1 0%:" + certsPRAA01,
 					"PR.IR-01": "non_compliant 1 0/1 0%:" + privateLink,
-					// Both compliant, so by policy name: "Azure Backup…" first.
+					// kva and vm pass; both policies compliant, so by
+					// policy name: "Azure Backup…" first.
 					"PR.DS-11": "covered 2 2/0 100%:" + backup + "; keyvault-soft-delete Compliant(0) tier 2 medium [soft delete]",
 					"RC.RP-03": "covered 2 2/0 100%:" + backup + "; keyvault-soft-delete Compliant(0) tier 2 medium [soft delete]",
 				},

@@ -170,14 +170,15 @@ func controlResource(rows []states.ResourceEvidence, byPolicy map[string]*Contro
 	failed := false
 	for _, row := range rows {
 		state := states.StateCompliant
+		nonCompliant := row.Evidence&states.EvidenceNonCompliant != 0
 		switch {
-		case row.NonCompliant:
+		case nonCompliant:
 			state, failed = states.StateNonCompliant, true
-		case row.Exempt:
+		case row.Evidence&states.EvidenceExempt != 0:
 			state, r.Exempt = states.StateExempt, true
 		}
 		if p := byPolicy[row.PolicyDefinitionID]; p != nil {
-			if row.NonCompliant {
+			if nonCompliant {
 				p.NonCompliant++
 			} else {
 				p.Compliant++

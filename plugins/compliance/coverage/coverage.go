@@ -83,26 +83,12 @@ func (s *Service) scope(ctx context.Context, tenantIDs []string) (scope, error) 
 			return scope{}, err
 		}
 		resources := mapping.NewResources()
+		// The store's evidence bits are the mapping's.
 		for _, p := range pairs {
-			resources.Add(p.PolicyDefinitionID, p.ResourceID, evidence(p))
+			resources.Add(p.PolicyDefinitionID, p.ResourceID, mapping.Evidence(p.Evidence))
 		}
 		return scope{mapping: m, counts: counts, resources: resources}, nil
 	})
-}
-
-// evidence turns a resource's states under a definition into its bits.
-func evidence(p states.DefinitionResource) mapping.Evidence {
-	var e mapping.Evidence
-	if p.Compliant {
-		e |= mapping.EvidenceCompliant
-	}
-	if p.Exempt {
-		e |= mapping.EvidenceExempt
-	}
-	if p.NonCompliant {
-		e |= mapping.EvidenceNonCompliant
-	}
-	return e
 }
 
 // Frameworks returns every framework's entry in the framework list, ordered

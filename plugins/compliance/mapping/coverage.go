@@ -233,7 +233,7 @@ func controlCoverage(fw *frameworks.Framework, c frameworks.Control, mapping *Ma
 		cc.MatchedPolicies = append(cc.MatchedPolicies, mp)
 	}
 	cc.MatchedPoliciesCount = len(ids)
-	rc := counter.Count(ids)
+	rc := counter.Count(fw.ID+"\x00"+c.ID, ids)
 	cc.CompliantCount, cc.NonCompliantCount, cc.ExemptCount = rc.Passed, rc.Failed, rc.Exempt
 	cc.CompliancePercent = percent(rc.Passed, rc.Passed+rc.Failed)
 	cc.Result = Result(len(ids), rc)

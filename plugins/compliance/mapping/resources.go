@@ -1,7 +1,10 @@
 package mapping
 
+import "sync"
+
 // Evidence is what a resource's states under one policy definition say,
-// as bits: any Compliant state, any Exempt state, any NonCompliant state.
+// as bits: any Compliant state, any Exempt state, any NonCompliant state
+// (the bits of the states store's DefinitionResource.Evidence).
 // A resource without any of them (only Unknown or Conflict states) is not
 // evaluated by the definition.
 type Evidence uint8
@@ -15,11 +18,14 @@ const (
 
 // Resources is the evidence of the resources in scope under each policy
 // definition, the input of a control's status over resources. Add fills
-// it; once filled it is read only and safe for concurrent use.
+// it; once filled, Counters over it may count concurrently.
 type Resources struct {
+	// index numbers the resources in the order they were added.
 	index    map[string]int32
-	ids      []string
 	byPolicy map[string][]resourceEvidence
+	// counted keeps each control's counts by the key Count was given,
+	// so that a repeated coverage of the same scope counts nothing.
+	counted sync.Map
 }
 
 type resourceEvidence struct {
@@ -41,9 +47,8 @@ func (r *Resources) Add(policyID, resourceID string, e Evidence) {
 	}
 	i, ok := r.index[resourceID]
 	if !ok {
-		i = int32(len(r.ids))
+		i = int32(len(r.index))
 		r.index[resourceID] = i
-		r.ids = append(r.ids, resourceID)
 	}
 	r.byPolicy[policyID] = append(r.byPolicy[policyID], resourceEvidence{resource: i, evidence: e})
 }
@@ -97,16 +102,22 @@ func (r *Resources) Counter() *Counter {
 	if r == nil {
 		return &Counter{}
 	}
-	return &Counter{r: r, combined: make([]Evidence, len(r.ids))}
+	return &Counter{r: r, combined: make([]Evidence, len(r.index))}
 }
 
 // Count combines, over the given policy definitions, each resource's
-// evidence and counts the resources by outcome.
-func (c *Counter) Count(policyIDs []string) ResourceCounts {
+// evidence and counts the resources by outcome. The counts are kept under
+// key, which names the control and so its policy definitions: a later
+// Count of the same key answers them without counting.
+func (c *Counter) Count(key string, policyIDs []string) ResourceCounts {
 	var out ResourceCounts
 	if c.r == nil {
 		return out
 	}
+	if v, ok := c.r.counted.Load(key); ok {
+		return v.(ResourceCounts)
+	}
+	defer func() { c.r.counted.Store(key, out) }()
 	for _, id := range policyIDs {
 		for _, re := range c.r.byPolicy[id] {
 			if c.combined[re.resource] == 0 {

@@ -33,7 +33,7 @@ func TestResultOverResources(t *testing.T) {
 		{"assignments disagree: the worst wins", []string{"mixed"}, ResourceCounts{Failed: 1}, ResultFailed},
 	}
 	for _, c := range cases {
-		got := counter.Count(c.policies)
+		got := counter.Count(c.name, c.policies)
 		if got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
@@ -41,7 +41,11 @@ func TestResultOverResources(t *testing.T) {
 			t.Errorf("%s: result %s, want %s", c.name, res, c.result)
 		}
 	}
-	if got := (*Resources)(nil).Counter().Count([]string{"enc"}); got != (ResourceCounts{}) {
+	// A key counted once is answered as counted.
+	if got := counter.Count("all compliant", []string{"backup"}); got != (ResourceCounts{Passed: 2}) {
+		t.Errorf("all compliant again: %+v", got)
+	}
+	if got := (*Resources)(nil).Counter().Count("enc", []string{"enc"}); got != (ResourceCounts{}) {
 		t.Errorf("no resources: %+v", got)
 	}
 }

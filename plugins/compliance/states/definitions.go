@@ -116,14 +116,27 @@ func (s *Store) Revision(ctx context.Context, tenants []string) (string, error) 
 	return revcache.Read(ctx, s.DB, revisions, tenants)
 }
 
+// The bits of DefinitionResource.Evidence: whether any of the resource's
+// states under the definition is Compliant, Exempt or NonCompliant.
+const (
+	EvidenceCompliant    = 1
+	EvidenceExempt       = 2
+	EvidenceNonCompliant = 4
+)
+
+// evidenceExpr is a resource's states under a definition as the bits of
+// DefinitionResource.Evidence, an aggregate over its group.
+const evidenceExpr = "MAX(CASE WHEN compliance_state = 'Compliant' THEN 1 ELSE 0 END) + " +
+	"MAX(CASE WHEN compliance_state = 'Exempt' THEN 2 ELSE 0 END) + MAX(CASE WHEN state_rank = 2 THEN 4 ELSE 0 END)"
+
 // DefinitionResource is what one resource's states under one policy
-// definition say: whether any is NonCompliant, Exempt or Compliant.
+// definition say.
 type DefinitionResource struct {
 	PolicyDefinitionID string `bun:"policy_definition_id"`
 	ResourceID         string `bun:"resource_id"`
-	NonCompliant       bool   `bun:"non_compliant"`
-	Exempt             bool   `bun:"exempt"`
-	Compliant          bool   `bun:"compliant"`
+	// Evidence holds the bits EvidenceCompliant, EvidenceExempt and
+	// EvidenceNonCompliant.
+	Evidence uint8 `bun:"evidence"`
 }
 
 // DefinitionResources returns, in one aggregate query, each resource of
@@ -137,9 +150,7 @@ func (s *Store) DefinitionResources(ctx context.Context, tenants []string) ([]De
 	}
 	err := s.DB.NewSelect().Table("compliance_policy_states").
 		Column("policy_definition_id", "resource_id").
-		ColumnExpr("MAX(CASE WHEN state_rank = 2 THEN 1 ELSE 0 END) = 1 AS non_compliant").
-		ColumnExpr("MAX(CASE WHEN compliance_state = ? THEN 1 ELSE 0 END) = 1 AS exempt", StateExempt).
-		ColumnExpr("MAX(CASE WHEN compliance_state = ? THEN 1 ELSE 0 END) = 1 AS compliant", StateCompliant).
+		ColumnExpr(evidenceExpr+" AS evidence").
 		Where("tenant_id IN (?)", bun.List(tenants)).
 		Where("state_rank > 0").
 		Group("policy_definition_id", "resource_id").
@@ -171,9 +182,7 @@ func (s *Store) ResourceEvidence(ctx context.Context, tenants, policyIDs []strin
 		ColumnExpr("MAX(subscription_id) AS subscription_id").
 		ColumnExpr("MAX(resource_type) AS resource_type").
 		ColumnExpr("MAX(policy_name) AS policy_name").
-		ColumnExpr("MAX(CASE WHEN state_rank = 2 THEN 1 ELSE 0 END) = 1 AS non_compliant").
-		ColumnExpr("MAX(CASE WHEN compliance_state = ? THEN 1 ELSE 0 END) = 1 AS exempt", StateExempt).
-		ColumnExpr("MAX(CASE WHEN compliance_state = ? THEN 1 ELSE 0 END) = 1 AS compliant", StateCompliant).
+		ColumnExpr(evidenceExpr+" AS evidence").
 		Where("tenant_id IN (?)", bun.List(tenants)).
 		Where("policy_definition_id IN (?)", bun.List(policyIDs)).
 		Where("state_rank > 0").

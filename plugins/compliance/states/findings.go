@@ -18,9 +18,9 @@ var findingStateRanks = map[string]int{StateNonCompliant: 5, StateConflict: 4, S
 // them ranks as Unknown.
 const findingStateExpr = "CASE compliance_state WHEN 'NonCompliant' THEN 5 WHEN 'Conflict' THEN 4 WHEN 'Exempt' THEN 2 WHEN 'Compliant' THEN 1 ELSE 3 END"
 
-// FindingStates are the states a finding can have, by the findings
+// findingStates are the states a finding can have, by the findings
 // filter's names.
-var FindingStates = map[string]string{"non_compliant": StateNonCompliant, "conflict": StateConflict, "unknown": StateUnknown,
+var findingStates = map[string]string{"non_compliant": StateNonCompliant, "conflict": StateConflict, "unknown": StateUnknown,
 	"exempt": StateExempt, "compliant": StateCompliant}
 
 // findingSortColumns are the findings' sort keys and their columns.
@@ -33,7 +33,7 @@ type FindingsQuery struct {
 	// PolicyIDs keeps findings of these definitions; nil keeps all, an
 	// empty non-nil slice none.
 	PolicyIDs []string
-	// Severity (High, Medium, Low), State (as FindingStates gives it) and
+	// Severity (High, Medium, Low), State (as findingStates gives it) and
 	// ResourceType keep findings with that value; empty keeps all.
 	Severity, State, ResourceType string
 	// SortBy is a key of findingSortColumns; ties are ordered by tenant,
@@ -94,7 +94,7 @@ func (s *Store) findingsQuery(q FindingsQuery) *bun.SelectQuery {
 	if rank, ok := severityRanks[q.Severity]; ok {
 		sel = sel.Having("MAX(severity_rank) = ?", rank)
 	}
-	if rank, ok := findingStateRanks[FindingStates[q.State]]; ok {
+	if rank, ok := findingStateRanks[findingStates[q.State]]; ok {
 		sel = sel.Having("MAX("+findingStateExpr+") = ?", rank)
 	}
 	return sel

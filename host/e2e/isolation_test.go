@@ -267,6 +267,8 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/compliance/non-compliant",
 				"GET /api/v1/compliance/frameworks",
 				"GET /api/v1/compliance/frameworks/{framework_id}",
+				"GET /api/v1/compliance/frameworks/{framework_id}/controls/{control_id}",
+				"GET /api/v1/compliance/findings",
 				"GET /api/v1/compliance/rules",
 				"POST /api/v1/compliance/rules",
 				"GET /api/v1/dmarc/domains",

@@ -98,9 +98,11 @@ func benchStates(tb testing.TB, tenants, perTenant, definitions int) map[string]
 //
 //	detail-cold  the NIST CSF detail with include_policies and explain on a
 //	             new Service with a prepared mapper that has not mapped the
-//	             policy set: the aggregate query, the Rego, the coverage
+//	             policy set: the aggregate queries (the definitions' counts
+//	             and each resource's evidence), the Rego, the coverage
 //	detail-warm  the same again: the tenants' revision is unchanged, so
-//	             the definitions and their mapping are reused
+//	             the definitions, their mapping and each control's
+//	             resource counts are reused
 //	list-warm    the framework list, warm
 //	query        states.Store.DefinitionCounts alone: what a request reads
 //	             again once a sync changed one of the tenants

@@ -97,6 +97,7 @@ func TestMigrations(t *testing.T) {
 	want := []string{"0001_policy_states.postgres.tx.up.sql", "0001_policy_states.sqlite.tx.up.sql", "0001_policy_states.tx.down.sql",
 		"0002_definition_counts.postgres.tx.up.sql", "0002_definition_counts.sqlite.tx.up.sql", "0002_definition_counts.tx.down.sql",
 		"0003_resource_states_lookup.tx.down.sql", "0003_resource_states_lookup.tx.up.sql",
+		"0004_findings.tx.down.sql", "0004_findings.tx.up.sql",
 		"0100_rules.postgres.tx.up.sql", "0100_rules.sqlite.tx.up.sql", "0100_rules.tx.down.sql"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("migrations %v, want %v", names, want)
@@ -106,7 +107,7 @@ func TestMigrations(t *testing.T) {
 		t.Run(dialect, func(t *testing.T) {
 			db := storetest.Open(t, dialect)
 			applied, err := store.Migrate(ctx, db, definition.Migrations, "compliance_migrations")
-			if err != nil || !slices.Equal(applied, []string{"0001_policy_states", "0002_definition_counts", "0003_resource_states_lookup", "0100_rules"}) {
+			if err != nil || !slices.Equal(applied, []string{"0001_policy_states", "0002_definition_counts", "0003_resource_states_lookup", "0004_findings", "0100_rules"}) {
 				t.Fatalf("migrated %v, %v", applied, err)
 			}
 			scores := latestScore(&states.Store{DB: db})

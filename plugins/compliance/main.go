@@ -73,7 +73,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	cov := &coverage.Service{Mapper: mapper, Store: st, Sources: []coverage.Source{defenderStore.CoverageSource()}}
 	customRules := &rules.Handlers{Store: ruleStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger}
 	editor := &views.RuleEditor{Rules: customRules}
-	complianceViews := &views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host, Sections: []views.Section{editor.Section()}}
+	complianceViews := &views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host, Sections: append(defenderReads.Sections(), editor.Section())}
 	fragments, pages, nav := complianceViews.Views()
 	return &sdk.Plugin{
 		Routes:    slices.Concat(reads.Routes(), cov.Routes(), defenderReads.Routes(), customRules.Routes(), editor.Routes()),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -118,6 +119,7 @@ func defenderWorld() *world.World {
 // test harness.
 type fixture struct {
 	store   *defender.Store
+	reads   *defender.Handlers
 	harness *plugintest.Harness
 }
 
@@ -142,6 +144,7 @@ func start(tb testing.TB, dialect string, w *world.World) *fixture {
 	f := &fixture{store: &defender.Store{DB: db}}
 	syncer := &defender.Syncer{Cloud: clients, Store: f.store, Now: func() time.Time { return simNow }}
 	reads := &defender.Handlers{Store: f.store}
+	f.reads = reads
 	pl := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
 		syncer.Host, reads.Host = env.Host, env.Host
 		return &sdk.Plugin{Routes: reads.Routes(), Jobs: []sdk.Job{syncer.Job()}}, nil
@@ -431,4 +434,45 @@ func TestFindingsAndCoverage(t *testing.T) {
 			t.Errorf("the assessments' policies map to no framework: %+v", fromDefender)
 		}
 	})
+}
+
+// TestSections: before a sync both sections say so; after it the Secure
+// Score card shows the tenants' score and each subscription's, and the
+// assessments section the unhealthy ones by severity, each resource
+// linking its resource page.
+func TestSections(t *testing.T) {
+	f := start(t, "sqlite", defenderWorld())
+	sections := f.reads.Sections()
+	if len(sections) != 2 || sections[0].Title != "Secure Score" || sections[1].Title != "Defender for Cloud assessments" {
+		t.Fatalf("sections %+v", sections)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/compliance", nil)
+	both := []string{contoso.ID, fabrikam.ID}
+	for _, s := range sections {
+		body, err := s.Render(req, both)
+		if err != nil || !strings.Contains(string(body), "No ") {
+			t.Errorf("%s before a sync: %v %s", s.Title, err, body)
+		}
+	}
+	f.sync(t)
+	score, err := sections[0].Render(req, both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"7.5 of 10", "58.33 %", "100 %", subC1, "No controls"} {
+		if !strings.Contains(string(score), want) {
+			t.Errorf("the Secure Score card lacks %q: %s", want, score)
+		}
+	}
+	list, err := sections[1].Render(req, both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(list)
+	vault := strings.Index(html, nameVault)
+	tls := strings.Index(html, nameTLS)
+	if vault < 0 || tls < 0 || vault > tls || !strings.Contains(html, `href="/resources/item?resource_id=`+url.QueryEscape(kv1)+`"`) ||
+		!strings.Contains(html, "3 of 3 unhealthy assessments") || strings.Contains(html, "sa2") {
+		t.Errorf("the assessments section: %s", html)
+	}
 }

@@ -118,6 +118,7 @@ func defenderWorld() *world.World {
 // real database, and the defender sync and reads as a plugin under the
 // test harness.
 type fixture struct {
+	sim     *cloudsim.Sim
 	store   *defender.Store
 	reads   *defender.Handlers
 	harness *plugintest.Harness
@@ -141,7 +142,7 @@ func start(tb testing.TB, dialect string, w *world.World) *fixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f := &fixture{store: &defender.Store{DB: db}}
+	f := &fixture{sim: s, store: &defender.Store{DB: db}}
 	syncer := &defender.Syncer{Cloud: clients, Store: f.store, Now: func() time.Time { return simNow }}
 	reads := &defender.Handlers{Store: f.store}
 	f.reads = reads
@@ -243,6 +244,34 @@ func TestSyncIsIdempotent(t *testing.T) {
 			t.Errorf("after the second sync: %d scores, %d controls, %v", len(again), len(againControls), err)
 		}
 	})
+}
+
+// TestSyncFailureNamesTheRole: a subscription Defender refuses (403)
+// fails the run with an error naming the Security Reader role, keeps what
+// was stored for it and leaves its tenant unmarked; the other tenant
+// syncs and is marked fresh.
+func TestSyncFailureNamesTheRole(t *testing.T) {
+	f := start(t, "sqlite", defenderWorld())
+	f.sync(t)
+	marks := len(f.harness.FreshMarks())
+	f.sim.Faults.Set(cloudsim.ARM, "/subscriptions/"+subF1+"/providers/Microsoft.Security", cloudsim.Fault{Status: http.StatusForbidden})
+	_, _, err := f.harness.RunJob(context.Background(), defender.Domain)
+	if err == nil || !strings.Contains(err.Error(), "grant Steward the Security Reader role on subscription "+subF1) {
+		t.Fatalf("a refused subscription: %v, want an error naming the role", err)
+	}
+	var fresh []string
+	for _, m := range f.harness.FreshMarks()[marks:] {
+		if m.Domain == defender.Domain && m.Failure == "" {
+			fresh = append(fresh, m.TenantID)
+		}
+	}
+	if !slices.Equal(fresh, []string{contoso.ID}) {
+		t.Errorf("fresh after the failure: %v, want contoso only", fresh)
+	}
+	kept, total, err := f.store.Assessments(context.Background(), defender.AssessmentQuery{TenantIDs: []string{fabrikam.ID}, Limit: 10})
+	if err != nil || total != 1 || kept[0].ResourceID != sa4 {
+		t.Errorf("fabrikam's stored assessments after the failure: %+v %d %v", kept, total, err)
+	}
 }
 
 // stripTimes drops the synced_at the databases read back in their own

@@ -10,6 +10,9 @@
 // custom rules are evaluated after each tenant's sync, and their
 // violations count in the summary, the non-compliant list, the gauge and
 // the page beside the policies, as findings of source custom_rule.
+// Defender for Cloud's assessments and secure score are synced by a job
+// of their own (package defender) and served beside them; the framework
+// coverage counts the assessments' policy definitions as a second source.
 package main
 
 import (
@@ -21,6 +24,7 @@ import (
 	"github.com/stewardhq/steward/core/pluginenv"
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/plugins/compliance/coverage"
+	"github.com/stewardhq/steward/plugins/compliance/defender"
 	"github.com/stewardhq/steward/plugins/compliance/frameworks"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/rules"
@@ -30,7 +34,7 @@ import (
 )
 
 var definition = sdk.Definition{Name: "compliance", Version: "0.1.0",
-	Migrations: store.MergeMigrations(states.Migrations(), rules.Migrations())}
+	Migrations: store.MergeMigrations(states.Migrations(), rules.Migrations(), defender.Migrations())}
 
 // config is the plugin's config {} block in plugins.hcl.
 type config struct {
@@ -63,20 +67,24 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	findings := []states.FindingSource{{Name: states.SourceCustomRule, Select: rules.FindingRows}}
 	syncer := &states.Syncer{Cloud: clients, Store: st, Host: env.Host, AfterTenant: []states.Hook{evaluate}}
 	reads := &states.Handlers{Store: st, Host: env.Host, Findings: findings}
-	cov := &coverage.Service{Mapper: mapper, Store: st}
+	defenderStore := &defender.Store{DB: db}
+	defenderSync := &defender.Syncer{Cloud: clients, Store: defenderStore, Host: env.Host}
+	defenderReads := &defender.Handlers{Store: defenderStore, Host: env.Host}
+	cov := &coverage.Service{Mapper: mapper, Store: st, Sources: []coverage.Source{defenderStore.CoverageSource()}}
 	customRules := &rules.Handlers{Store: ruleStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger}
 	editor := &views.RuleEditor{Rules: customRules}
-	complianceViews := &views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host, Sections: []views.Section{editor.Section()}}
+	complianceViews := &views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host, Sections: append(defenderReads.Sections(), editor.Section())}
 	fragments, pages, nav := complianceViews.Views()
 	return &sdk.Plugin{
-		Routes:    slices.Concat(reads.Routes(), cov.Routes(), customRules.Routes(), editor.Routes()),
+		Routes:    slices.Concat(reads.Routes(), cov.Routes(), defenderReads.Routes(), customRules.Routes(), editor.Routes()),
 		Datasets:  []sdk.Dataset{reads.Dataset(), reads.ResourceStatesDataset(), cov.Dataset()},
 		Fragments: fragments,
 		Pages:     pages,
 		Nav:       nav,
 		// Azure evaluates policies about daily and on changes; the host
 		// counts compliance stale after five hours.
-		Jobs: []sdk.Job{{Name: "compliance", JobType: states.Domain, DataDomain: states.Domain, Schedule: "@every 4h", StaleAfter: 5 * time.Hour, PerTenant: true, Run: syncer.Run}},
+		Jobs: []sdk.Job{{Name: "compliance", JobType: states.Domain, DataDomain: states.Domain, Schedule: "@every 4h", StaleAfter: 5 * time.Hour, PerTenant: true, Run: syncer.Run},
+			defenderSync.Job()},
 	}, nil
 }
 

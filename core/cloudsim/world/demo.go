@@ -114,6 +114,7 @@ func Demo(seed int64, today time.Time) *World {
 	g.reservations()
 	g.exchangeRates()
 	g.savingsPlans()
+	g.securityAssessments()
 	return g.w
 }
 
@@ -1385,4 +1386,84 @@ func (g *demoGen) savingsPlans() {
 		BillingAccountID: g.account, Term: "P3Y", LookBackDays: 30, CommitmentAmount: 1.20, Currency: "USD",
 		CostWithoutBenefit: 2150.40, SavingsAmount: 412.56, AverageUtilization: 98.6, Coverage: 71.2,
 		FirstConsumptionDate: g.today.AddDate(0, 0, -30).Format(DateLayout), LastConsumptionDate: g.today.AddDate(0, 0, -1).Format(DateLayout)})
+}
+
+// demoAssessments are the Defender for Cloud recommendations the demo
+// assesses, each on the resources of one type by the same property its
+// policy of the same name reads, under one security control of the
+// secure score worth max points.
+var demoAssessments = []struct {
+	name, category, severity, target string
+	healthy                          func(map[string]any) bool
+	control                          string
+	max                              int
+	remediation                      string
+}{
+	{"Secure transfer to storage accounts should be enabled", "Data", "High", typeStorage,
+		propIs("supportsHttpsTrafficOnly", true), "Encrypt data in transit", 4,
+		"In the storage account's Configuration, set Secure transfer required to Enabled."},
+	{"Storage accounts should have the specified minimum TLS version", "Data", "Medium", typeStorage,
+		propIs("minimumTlsVersion", "TLS1_2"), "Encrypt data in transit", 4,
+		"In the storage account's Configuration, set Minimum TLS version to 1.2."},
+	{"Key vaults should have deletion protection enabled", "Data", "Medium", typeKeyVault,
+		propIs("enablePurgeProtection", true), "Enable data recovery", 2,
+		"In the key vault's Properties, enable purge protection."},
+	{"Azure SQL Database should be running TLS version 1.2 or newer", "Data", "Medium", typeSQLServer,
+		propIs("minimalTlsVersion", "1.2"), "Encrypt data in transit", 4,
+		"In the SQL server's Networking, set Minimum TLS version to 1.2."},
+}
+
+// securityAssessments assesses every subscription's resources under
+// demoAssessments and scores each subscription's controls: a control's
+// current score is its max times its healthy share of the resources it
+// assessed, to two decimals. Nothing is drawn from the generator, so the
+// rest of the world is as it was without them; assessment and control
+// keys derive from their names, as built-in ones are the same everywhere.
+func (g *demoGen) securityAssessments() {
+	for _, s := range g.subs {
+		type tally struct{ healthy, unhealthy, max int }
+		controls := map[string]*tally{}
+		var order []string
+		for _, a := range demoAssessments {
+			targets := s.byType[a.target]
+			if len(targets) == 0 {
+				continue
+			}
+			c := controls[a.control]
+			if c == nil {
+				c = &tally{max: a.max}
+				controls[a.control] = c
+				order = append(order, a.control)
+			}
+			for _, res := range targets {
+				status := "Healthy"
+				if a.healthy(res.Properties) {
+					c.healthy++
+				} else {
+					status = "Unhealthy"
+					c.unhealthy++
+				}
+				g.w.SecurityAssessments = append(g.w.SecurityAssessments, SecurityAssessment{SubscriptionID: s.id, ResourceID: res.ID,
+					Name: demoKey("assessment:" + a.name), DisplayName: a.name, Status: status, Severity: a.severity,
+					PolicyDefinitionID: policyDefinitionID(a.name), RemediationDescription: a.remediation, Category: a.category})
+			}
+		}
+		if len(order) == 0 {
+			continue
+		}
+		score := SecureScore{SubscriptionID: s.id}
+		for _, name := range order {
+			c := controls[name]
+			current := math.Round(float64(c.max)*float64(c.healthy)/float64(c.healthy+c.unhealthy)*100) / 100
+			score.Controls = append(score.Controls, SecureScoreControl{Name: demoKey("control:" + name), DisplayName: name,
+				Current: current, Max: c.max, HealthyResources: c.healthy, UnhealthyResources: c.unhealthy})
+		}
+		g.w.SecureScores = append(g.w.SecureScores, score)
+	}
+}
+
+// demoKey is the GUID a built-in Defender object of the given name has.
+func demoKey(name string) string {
+	sum := sha256.Sum256([]byte("defender:" + name))
+	return formatGUID([16]byte(sum[:16]))
 }

@@ -121,7 +121,48 @@ func TestDemoContract(t *testing.T) {
 			t.Run("users", func(t *testing.T) { checkUsers(t, w) })
 			t.Run("access reviews", func(t *testing.T) { checkAccessReviews(t, w) })
 			t.Run("dns", func(t *testing.T) { checkDNS(t, w) })
+			t.Run("defender", func(t *testing.T) { checkDefender(t, w) })
 		})
+	}
+}
+
+// checkDefender: each assessment is of a resource of the world, under a
+// policy its policy states use, healthy exactly when that policy's state
+// of the resource is compliant; both statuses occur; each subscription
+// with assessments has a secure score whose controls count its
+// assessments and score within their maxima.
+func checkDefender(t *testing.T, w *World) {
+	states := map[string]string{}
+	for _, s := range w.PolicyStates {
+		states[s.PolicyDefinitionID+" "+s.ResourceID] = s.ComplianceState
+	}
+	statuses := map[string]int{}
+	perSub := map[string]int{}
+	for _, a := range w.SecurityAssessments {
+		state, ok := states[a.PolicyDefinitionID+" "+a.ResourceID]
+		if !ok || (state == "Compliant") != (a.Status == "Healthy") {
+			t.Errorf("assessment %s of %s is %s, its policy state %q", a.DisplayName, a.ResourceID, a.Status, state)
+		}
+		statuses[a.Status]++
+		perSub[a.SubscriptionID]++
+	}
+	if statuses["Healthy"] == 0 || statuses["Unhealthy"] == 0 {
+		t.Errorf("assessments by status %v, want both", statuses)
+	}
+	if len(w.SecureScores) != len(perSub) {
+		t.Errorf("%d secure scores for %d subscriptions with assessments", len(w.SecureScores), len(perSub))
+	}
+	for _, s := range w.SecureScores {
+		n := 0
+		for _, c := range s.Controls {
+			n += c.HealthyResources + c.UnhealthyResources
+			if c.Current < 0 || c.Current > float64(c.Max) {
+				t.Errorf("%s's control %s scores %v of %d", s.SubscriptionID, c.DisplayName, c.Current, c.Max)
+			}
+		}
+		if n != perSub[s.SubscriptionID] {
+			t.Errorf("%s's controls count %d resources, its assessments are %d", s.SubscriptionID, n, perSub[s.SubscriptionID])
+		}
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // DateLayout is the layout of every plain date in a world.
@@ -119,7 +121,9 @@ func (p *problems) oneOf(path, value string, allowed ...string) {
 // policy states, resources and quotas name a subscription of a tenant;
 // users and access reviews a tenant; reservations, their purchases and
 // recommendations, savings plans and benefit recommendations a billing
-// account; exchange rates are positive, by date and currency code.
+// account; security assessments (whose name is a GUID) and secure scores
+// (one per subscription, each control's current between 0 and its max)
+// a subscription; exchange rates are positive, by date and currency code.
 func (w *World) Validate() error {
 	var p problems
 	dirs := map[string]int{}
@@ -213,6 +217,39 @@ func (w *World) Validate() error {
 		if s.Timestamp != "" {
 			if _, err := time.Parse(time.RFC3339, s.Timestamp); err != nil {
 				p.add(at+".timestamp", "%q is not an RFC 3339 date-time", s.Timestamp)
+			}
+		}
+	}
+	for i, a := range w.SecurityAssessments {
+		at := fmt.Sprintf("security_assessments[%d]", i)
+		sub(at+".subscription_id", a.SubscriptionID)
+		p.required(at+".resource_id", a.ResourceID)
+		if p.required(at+".name", a.Name) {
+			if _, err := uuid.Parse(a.Name); err != nil {
+				p.add(at+".name", "%q is not a GUID", a.Name)
+			}
+		}
+		p.required(at+".display_name", a.DisplayName)
+		p.oneOf(at+".status", a.Status, "Healthy", "Unhealthy", "NotApplicable")
+		p.oneOf(at+".severity", a.Severity, "High", "Medium", "Low")
+	}
+	scored := map[string]int{}
+	for i, s := range w.SecureScores {
+		at := fmt.Sprintf("secure_scores[%d]", i)
+		sub(at+".subscription_id", s.SubscriptionID)
+		if j, dup := scored[strings.ToLower(s.SubscriptionID)]; dup {
+			p.add(at+".subscription_id", "%q is also secure_scores[%d]'s", s.SubscriptionID, j)
+		}
+		scored[strings.ToLower(s.SubscriptionID)] = i
+		for k, c := range s.Controls {
+			cat := fmt.Sprintf("%s.controls[%d]", at, k)
+			p.required(cat+".name", c.Name)
+			p.required(cat+".display_name", c.DisplayName)
+			if c.Max < 0 || c.Current < 0 || c.Current > float64(c.Max) {
+				p.add(cat+".current", "%v is not between 0 and max (%d)", c.Current, c.Max)
+			}
+			if c.HealthyResources < 0 || c.UnhealthyResources < 0 || c.NotApplicableResources < 0 {
+				p.add(cat, "resource counts must not be negative")
 			}
 		}
 	}

@@ -22,7 +22,7 @@ const valid = `{
   "quotas": [{"subscription_id": "sub-a", "location": "eastus", "provider": "compute", "name": "cores", "current_value": 80, "limit": 100}],
   "reservations": [{"billing_account_id": "ba-1", "reservation_id": "res-1", "sku": "Standard_D2s_v3", "date": "2026-10-01", "reserved_hours": 24, "used_hours": 20}],
   "access_reviews": [{"directory_tenant_id": "dir-a", "id": "ar-1", "name": "Quarterly", "status": "InProgress", "decisions": [{"user": "alice@brand-a.example", "decision": "Approve"}]}],
-  "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}], "exchange_rates": {"base": "USD", "rates": {"2026-11-02": {"EUR": 0.9123}}}
+  "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}], "exchange_rates": {"base": "USD", "rates": {"2026-11-02": {"EUR": 0.9123}}}, "security_assessments": [{"subscription_id": "sub-a", "resource_id": "r1", "name": "4fb67663-9ab9-475d-b026-8c544cced439", "display_name": "Minimum TLS", "status": "Unhealthy", "severity": "Medium", "policy_definition_id": "p1", "category": "Data"}], "secure_scores": [{"subscription_id": "sub-a", "controls": [{"name": "c1", "display_name": "Encrypt data in transit", "current": 1.5, "max": 4, "healthy_resources": 3, "unhealthy_resources": 5}]}]
 }`
 
 func TestParseValid(t *testing.T) {
@@ -34,7 +34,8 @@ func TestParseValid(t *testing.T) {
 		t.Fatalf("tenants %+v", w.Tenants)
 	}
 	if w.Costs[0].Cost != 12.34 || w.Quotas[0].Limit != 100 || w.Reservations[0].UsedHours != 20 || w.DNS[0].Type != "TXT" ||
-		w.ExchangeRates.Base != "USD" || w.ExchangeRates.Rates["2026-11-02"]["EUR"] != 0.9123 {
+		w.ExchangeRates.Base != "USD" || w.ExchangeRates.Rates["2026-11-02"]["EUR"] != 0.9123 ||
+		w.SecurityAssessments[0].Status != "Unhealthy" || w.SecureScores[0].Controls[0].Current != 1.5 {
 		t.Fatalf("world %+v", w)
 	}
 	empty, err := Parse([]byte(`{}`))
@@ -64,6 +65,10 @@ func TestParseReportsEntryPaths(t *testing.T) {
 		{"bad rate currency", `{"EUR": 0.9123}`, `{"EURO": 0.9123}`, `exchange_rates.rates.2026-11-02: "EURO" is not an ISO 4217 currency code such as USD`},
 		{"zero rate", `{"EUR": 0.9123}`, `{"EUR": 0}`, `exchange_rates.rates.2026-11-02.EUR: 0 is not a positive rate`},
 		{"negative rate", `{"EUR": 0.9123}`, `{"EUR": -1.1}`, `exchange_rates.rates.2026-11-02.EUR: -1.1 is not a positive rate`},
+		{"assessment key not a GUID", `"name": "4fb67663-9ab9-475d-b026-8c544cced439"`, `"name": "tls"`, `security_assessments[0].name: "tls" is not a GUID`},
+		{"bad assessment status", `"status": "Unhealthy"`, `"status": "Broken"`, `security_assessments[0].status: "Broken" is not one of Healthy, Unhealthy, NotApplicable`},
+		{"assessment of no subscription", `"subscription_id": "sub-a", "resource_id": "r1"`, `"subscription_id": "sub-z", "resource_id": "r1"`, `security_assessments[0].subscription_id: "sub-z" is not a subscription`},
+		{"score over max", `"current": 1.5, "max": 4`, `"current": 4.5, "max": 4`, `secure_scores[0].controls[0].current: 4.5 is not between 0 and max (4)`},
 		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 7, column`},
 		{"syntax", `"dns": [`, `"dns": [[`, `line 16, column`},
 	}

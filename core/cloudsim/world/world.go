@@ -35,6 +35,11 @@ type World struct {
 	BenefitRecommendations []BenefitRecommendation `json:"benefit_recommendations"`
 	AccessReviews          []AccessReview          `json:"access_reviews"`
 	DNS                    []DNSRecord             `json:"dns"`
+	// SecurityAssessments and SecureScores are Defender for Cloud's
+	// assessments of resources and each subscription's secure score by
+	// security control.
+	SecurityAssessments []SecurityAssessment `json:"security_assessments"`
+	SecureScores        []SecureScore        `json:"secure_scores"`
 	// ExchangeRates are the daily reference rates the simulated cloud's
 	// exchange rate service answers with; absent, it knows none.
 	ExchangeRates *ExchangeRates `json:"exchange_rates,omitempty"`
@@ -168,6 +173,48 @@ type PolicyState struct {
 	ResourceID         string   `json:"resource_id"`
 	Severity           string   `json:"severity"`
 	Timestamp          string   `json:"timestamp"`
+}
+
+// SecurityAssessment is Defender for Cloud's assessment of one resource
+// under one of its recommendations.
+type SecurityAssessment struct {
+	SubscriptionID string `json:"subscription_id"`
+	ResourceID     string `json:"resource_id"`
+	// Name is the assessment's key, a GUID naming the recommendation.
+	Name        string `json:"name"`
+	DisplayName string `json:"display_name"`
+	// Status is Healthy, Unhealthy or NotApplicable.
+	Status string `json:"status"`
+	// Severity is High, Medium or Low.
+	Severity string `json:"severity"`
+	// PolicyDefinitionID is the policy definition the recommendation is
+	// built on (its metadata's policyDefinitionId); optional.
+	PolicyDefinitionID     string `json:"policy_definition_id"`
+	RemediationDescription string `json:"remediation_description"`
+	// Category is one of Defender's categories, such as Compute, Data,
+	// Networking or IdentityAndAccess.
+	Category string `json:"category"`
+}
+
+// SecureScore is a subscription's secure score, by security control; the
+// subscription's score is the sum of its controls'.
+type SecureScore struct {
+	SubscriptionID string               `json:"subscription_id"`
+	Controls       []SecureScoreControl `json:"controls"`
+}
+
+// SecureScoreControl is one security control's part of a secure score.
+type SecureScoreControl struct {
+	// Name is the control's key, a GUID.
+	Name        string  `json:"name"`
+	DisplayName string  `json:"display_name"`
+	Current     float64 `json:"current"`
+	Max         int     `json:"max"`
+	// HealthyResources, UnhealthyResources and NotApplicableResources
+	// count the resources the control's assessments found in each status.
+	HealthyResources       int `json:"healthy_resources"`
+	UnhealthyResources     int `json:"unhealthy_resources"`
+	NotApplicableResources int `json:"not_applicable_resources"`
 }
 
 // Resource is an Azure resource as Resource Graph returns it.

@@ -34,6 +34,9 @@ import (
 type Service struct {
 	Mapper *mapping.Mapper
 	Store  *states.Store
+	// Sources are the findings counted beside the policy states (see
+	// Source); none counts the policy states alone.
+	Sources []Source
 
 	once sync.Once
 	// scopes keeps each tenant selection's definitions, mapped and
@@ -60,11 +63,17 @@ type scope struct {
 func (s *Service) scope(ctx context.Context, tenantIDs []string) (scope, error) {
 	s.once.Do(func() { s.scopes = revcache.New[scope](scopeCapacity, revcache.MaxAge) })
 	revision, err := s.Store.Revision(ctx, tenantIDs)
+	if err == nil {
+		revision, err = s.sourcesRevision(ctx, tenantIDs, revision)
+	}
 	if err != nil {
 		return scope{}, err
 	}
 	return s.scopes.Get(ctx, revcache.Key(tenantIDs), revision, func(ctx context.Context) (scope, error) {
 		defs, err := s.Store.DefinitionCounts(ctx, tenantIDs)
+		if err == nil {
+			defs, err = s.withSources(ctx, tenantIDs, defs)
+		}
 		if err != nil {
 			return scope{}, err
 		}

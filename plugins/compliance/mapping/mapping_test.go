@@ -174,12 +174,14 @@ func expectedMatches(fw *frameworks.Framework, p Policy) map[string]Match {
 	if len(out) > 0 {
 		return out
 	}
-	words := frameworks.Words(p.Name)
-	for _, c := range fw.Controls {
-		for _, set := range c.Keywords {
-			if !allBeginWords(set, words) {
-				continue
-			}
+	for i := range fw.Controls {
+		c := &fw.Controls[i]
+		sets, added := fw.KeywordSets(c, p.Name)
+		if added {
+			out[c.ID] = Match{Tier: 2, Confidence: ConfidenceMedium}
+			continue
+		}
+		for _, set := range sets {
 			conf := ConfidenceLow
 			if len(set) > 1 {
 				conf = ConfidenceMedium
@@ -190,22 +192,6 @@ func expectedMatches(fw *frameworks.Framework, p Policy) map[string]Match {
 		}
 	}
 	return out
-}
-
-func allBeginWords(set, words []string) bool {
-	for _, k := range set {
-		found := false
-		for _, w := range words {
-			if strings.HasPrefix(w, k) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
 }
 
 func TestMapCache(t *testing.T) {

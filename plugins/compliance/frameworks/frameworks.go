@@ -40,11 +40,11 @@ type Framework struct {
 	GroupNames []GroupName `json:"group_names"`
 	// Domains optionally group the categories one level higher, as the
 	// CSF's functions do.
-	Domains    []Domain   `json:"domains,omitempty"`
+	Domains []Domain `json:"domains,omitempty"`
 	// KeywordMatching optionally tunes tier 2 for the whole framework.
 	KeywordMatching *KeywordMatching `json:"keyword_matching,omitempty"`
 	Categories      []Category       `json:"categories"`
-	Controls   []Control  `json:"controls"`
+	Controls        []Control        `json:"controls"`
 
 	file  string
 	hash  string

@@ -327,6 +327,25 @@ func TestLoadMinimal(t *testing.T) {
 	}
 }
 
+// The keyword-tier tuning fields load, and a control may leave the keyword
+// tier to group names with an empty list.
+func TestLoadTuning(t *testing.T) {
+	data := mutate(t, `"categories": [`, `"keyword_matching": {"stop_words": ["of", "the"], "min_score": 3}, "categories": [`)
+	data = strings.Replace(data, `"keywords": [["key", "expiration"]]`, `"keywords": [], "negative_keywords": [["mfa"]], "overrides": [{"policy": "Keys should expire", "match": true, "reason": "Expiry is the control."}]`, 1)
+	s, err := Load(fstest.MapFS{"acme.json": {Data: []byte(data)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := framework(t, s, "acme")
+	c, _ := f.Control("AC-2")
+	if f.KeywordMatching.MinScore != 3 || len(f.KeywordMatching.StopWords) != 2 || len(c.Keywords) != 0 || len(c.NegativeKeywords) != 1 || len(c.Overrides) != 1 {
+		t.Errorf("tuning fields not loaded: %+v, %+v", f.KeywordMatching, c)
+	}
+	if sets, added := f.KeywordSets(c, "KEYS should expire!"); sets != nil || !added {
+		t.Errorf("override by words: %v, %v", sets, added)
+	}
+}
+
 func TestLoadRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, data, want string
@@ -358,6 +377,16 @@ func TestLoadRefuses(t *testing.T) {
 		{"domain on a framework without domains", "acme.json", mutate(t, `"name": "Access"}`, `"name": "Access", "domain": "X"}`), "acme.json: categories[0].domain: the framework has no domains"},
 		{"unknown domain", "acme.json", mutate(t, `"categories": [{"id": "AC", "name": "Access"}]`, `"domains": [{"id": "PR", "name": "Protect"}], "categories": [{"id": "AC", "name": "Access", "domain": "XX"}]`), `acme.json: categories[0].domain: unknown domain "XX"`},
 		{"keywords missing", "acme.json", mutate(t, `, "keywords": [["key", "expiration"]]`, ``), "acme.json: controls[1].keywords: required; write [] for a control that only group names map"},
+		{"generic negative set", "acme.json", mutate(t, `"keywords": [["key", "expiration"]]`, `"keywords": [["key", "expiration"]], "negative_keywords": [["azure"]]`), `acme.json: controls[1].negative_keywords[0]: ["azure"] matches nearly every policy name`},
+		{"negative word not canonical", "acme.json", mutate(t, `"keywords": [["key", "expiration"]]`, `"keywords": [["key", "expiration"]], "negative_keywords": [["Multi-Factor"]]`), `acme.json: controls[1].negative_keywords[0][0]: "Multi-Factor" is not one canonical word; write "multi", "factor"`},
+		{"empty negative keywords", "acme.json", mutate(t, `"keywords": [["key", "expiration"]]`, `"keywords": [["key", "expiration"]], "negative_keywords": []`), `acme.json: controls[1].negative_keywords: at least one keyword set is required when present`},
+		{"override without reason", "acme.json", mutate(t, `"keywords": [["key", "expiration"]]`, `"keywords": [["key", "expiration"]], "overrides": [{"policy": "Keys should expire", "match": false}]`), `acme.json: controls[1].overrides[0].reason: required`},
+		{"override without policy", "acme.json", mutate(t, `"keywords": [["key", "expiration"]]`, `"keywords": [["key", "expiration"]], "overrides": [{"policy": " ", "match": false, "reason": "R."}]`), `acme.json: controls[1].overrides[0].policy: required`},
+		{"override naming a policy twice", "acme.json", mutate(t, `"keywords": [["key", "expiration"]]`, `"keywords": [["key", "expiration"]], "overrides": [{"policy": "Keys should expire", "match": false, "reason": "R."}, {"policy": "keys should EXPIRE.", "match": true, "reason": "R."}]`), `acme.json: controls[1].overrides[1].policy: names the same policy as controls[1].overrides[0]`},
+		{"unknown override field", "acme.json", mutate(t, `"keywords": [["key", "expiration"]]`, `"keywords": [["key", "expiration"]], "overrides": [{"policy": "Keys should expire", "match": false, "reason": "R.", "weight": 1}]`), `acme.json: controls[1].overrides[0].weight: unknown field`},
+		{"minimum score too high", "acme.json", mutate(t, `"categories": [`, `"keyword_matching": {"min_score": 7}, "categories": [`), `acme.json: keyword_matching.min_score: 7 is not between 1 and 4`},
+		{"stop word not canonical", "acme.json", mutate(t, `"categories": [`, `"keyword_matching": {"stop_words": ["Of"]}, "categories": [`), `acme.json: keyword_matching.stop_words[0]: "Of" is not one canonical word`},
+		{"stop word twice", "acme.json", mutate(t, `"categories": [`, `"keyword_matching": {"stop_words": ["of", "of"]}, "categories": [`), `acme.json: keyword_matching.stop_words[1]: "of" appears twice`},
 		{"empty keyword set", "acme.json", mutate(t, `[["multi", "factor"], ["mfa"]]`, `[["multi", "factor"], []]`), "acme.json: controls[0].keywords[1]: empty keyword set"},
 		{"word normalising to nothing", "acme.json", mutate(t, `["mfa"]`, `["mfa", "--"]`), `acme.json: controls[0].keywords[1][1]: "--" normalises to nothing`},
 		{"empty word", "acme.json", mutate(t, `["mfa"]`, `[""]`), `acme.json: controls[0].keywords[1][0]: "" normalises to nothing`},

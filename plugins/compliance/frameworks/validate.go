@@ -277,7 +277,11 @@ func (f *Framework) validate(fileID, key string) []error {
 			used[c.Category] = true
 		}
 		errs = append(errs, f.validateKeywords(field+".keywords", c.Keywords)...)
-		if c.NegativeKeywords != nil {
+		switch {
+		case c.NegativeKeywords == nil:
+		case len(c.NegativeKeywords) == 0:
+			bad(field+".negative_keywords", "at least one keyword set is required when present")
+		default:
 			errs = append(errs, f.validateKeywords(field+".negative_keywords", c.NegativeKeywords)...)
 		}
 		errs = append(errs, f.validateOverrides(field+".overrides", c.Overrides)...)

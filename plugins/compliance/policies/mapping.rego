@@ -10,7 +10,8 @@
 #
 #   Output: matches[framework id][control id][policy id] is
 #     {"tier": 1, "confidence": "high", "group_name": ...}  or
-#     {"tier": 2, "confidence": "medium" | "low", "keywords": [...]}
+#     {"tier": 2, "confidence": "medium" | "low", "keywords": [...]}  or
+#     {"tier": 2, "confidence": "medium", "override": reason}
 #   naming what made the policy map to the control.
 package steward.compliance.mapping
 

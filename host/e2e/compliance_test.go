@@ -304,8 +304,8 @@ func testDeploymentFramework(t *testing.T, h *host, token string) {
 // The six policies map as follows (tier 2 only in a framework where no
 // group name of the policy maps it):
 //
-//	private-link             tier 2 [private link] (medium): SOC 2 CC6.6, C1.1; CSF PR.IR-01
-//	vm-backup                tier 2 [backup] (low): SOC 2 CC7.5, CC9.1, A1.2; CSF PR.DS-11, RC.RP-03
+//	private-link             tier 2 [private link] (medium): SOC 2 CC6.6, C1.1; nothing in the CSF
+//	vm-backup                tier 2 [backup] (low): SOC 2 A1.2; nothing in the CSF
 //	certificate-validity     tier 1: SOC 2 CC6.1 (SOC_2_CC6.1); CSF PR.AA-01 (dotted NIST_CSF_v2.0_PR.AA_01)
 //	webapp-managed-identity  tier 1: CSF PR.AA-05 (underscore NIST_CSF_v2.0_PR_AA_05), not PR.AA-01
 //	                         as its keywords [managed identity] would; nothing in SOC 2
@@ -334,18 +334,15 @@ func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
 	// the controls vm-backup maps to, which differ between the callers.
 	soc2 := func(cc61, cc65, cc66, backupRow string) frameworkCoverage {
 		return frameworkCoverage{
-			// CC6.1, CC6.5, CC6.6, CC7.5, CC9.1, A1.2, C1.1: 7 of 61, 11.475 → 11.5 %.
-			total: 61, covered: 7, percent: 11.5,
-			// CC6: 3 of 8 = 37.5; CC7: 1 of 5 = 20; CC9: 1 of 2 = 50;
-			// A1: 1 of 3 = 33.33 → 33.3; C1: 1 of 2 = 50.
-			categories: map[string]float64{"CC6": 37.5, "CC7": 20, "CC9": 50, "A1": 33.3, "C1": 50},
+			// CC6.1, CC6.5, CC6.6, A1.2, C1.1: 5 of 61, 8.197 → 8.2 %.
+			total: 61, covered: 5, percent: 8.2,
+			// CC6: 3 of 8 = 37.5; A1: 1 of 3 = 33.33 → 33.3; C1: 1 of 2 = 50.
+			categories: map[string]float64{"CC6": 37.5, "A1": 33.3, "C1": 50},
 			controls: map[string]string{
 				"CC6.1": cc61 + certsCC61,
 				"CC6.5": cc65,
 				"CC6.6": cc66 + privateLink,
 				"C1.1":  cc66 + privateLink,
-				"CC7.5": backupRow + backup,
-				"CC9.1": backupRow + backup,
 				// Only the backup: keyvault-soft-delete's group name keeps
 				// its keywords off A1.2.
 				"A1.2": backupRow + backup,
@@ -360,18 +357,17 @@ func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
 			"soc2": soc2("partial 1 1/1 50%:", "partial 1 1/1 50%: keyvault-soft-delete NonCompliant(1) tier 1 high SOC_2_CC6.5",
 				"partial 1 1/1 50%:", "covered 1 2/0 100%:"),
 			"nist_csf": {
-				// PR.AA-01, PR.AA-05, PR.DS-11, PR.IR-01, RC.RP-03: 5 of 106, 4.717 → 4.7 %.
-				total: 106, covered: 5, percent: 4.7,
+				// PR.AA-01, PR.AA-05, PR.DS-11, RC.RP-03: 4 of 106, 3.774 → 3.8 %.
+				total: 106, covered: 4, percent: 3.8,
 				// PR.AA: 2 of 6 = 33.33 → 33.3; PR.DS: 1 of 4 = 25;
-				// PR.IR: 1 of 4 = 25; RC.RP: 1 of 6 = 16.67 → 16.7.
-				categories: map[string]float64{"PR.AA": 33.3, "PR.DS": 25, "PR.IR": 25, "RC.RP": 16.7},
+				// RC.RP: 1 of 6 = 16.67 → 16.7.
+				categories: map[string]float64{"PR.AA": 33.3, "PR.DS": 25, "RC.RP": 16.7},
 				controls: map[string]string{
 					"PR.AA-01": "partial 1 1/1 50%:" + certsPRAA01,
 					"PR.AA-05": "covered 1 1/0 100%: webapp-managed-identity Compliant(0) tier 1 high NIST_CSF_v2.0_PR_AA_05",
-					"PR.IR-01": "partial 1 1/1 50%:" + privateLink,
-					// kvb fails; kva, vm and vb pass: 3 of 4, 75 %.
-					"PR.DS-11": "partial 2 3/1 75%: keyvault-soft-delete NonCompliant(1) tier 2 medium [soft delete];" + backup,
-					"RC.RP-03": "partial 2 3/1 75%: keyvault-soft-delete NonCompliant(1) tier 2 medium [soft delete];" + backup,
+					// kvb fails and kva passes: 1 of 2, 50 %.
+					"PR.DS-11": "partial 1 1/1 50%: keyvault-soft-delete NonCompliant(1) tier 2 medium [soft delete]",
+					"RC.RP-03": "partial 1 1/1 50%: keyvault-soft-delete NonCompliant(1) tier 2 medium [soft delete]",
 				},
 			},
 		},
@@ -379,17 +375,14 @@ func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
 			"soc2": soc2("non_compliant 1 0/1 0%:", "covered 1 1/0 100%: keyvault-soft-delete Compliant(0) tier 1 high SOC_2_CC6.5",
 				"non_compliant 1 0/1 0%:", "covered 1 1/0 100%:"),
 			"nist_csf": {
-				// PR.AA-05 is not covered without Brand B: 4 of 106, 3.774 → 3.8 %.
-				total: 106, covered: 4, percent: 3.8,
+				// PR.AA-05 is not covered without Brand B: 3 of 106, 2.830 → 2.8 %.
+				total: 106, covered: 3, percent: 2.8,
 				// PR.AA: 1 of 6 = 16.67 → 16.7.
-				categories: map[string]float64{"PR.AA": 16.7, "PR.DS": 25, "PR.IR": 25, "RC.RP": 16.7},
+				categories: map[string]float64{"PR.AA": 16.7, "PR.DS": 25, "RC.RP": 16.7},
 				controls: map[string]string{
 					"PR.AA-01": "non_compliant 1 0/1 0%:" + certsPRAA01,
-					"PR.IR-01": "non_compliant 1 0/1 0%:" + privateLink,
-					// kva and vm pass; both policies compliant, so by
-					// policy name: "Azure Backup…" first.
-					"PR.DS-11": "covered 2 2/0 100%:" + backup + "; keyvault-soft-delete Compliant(0) tier 2 medium [soft delete]",
-					"RC.RP-03": "covered 2 2/0 100%:" + backup + "; keyvault-soft-delete Compliant(0) tier 2 medium [soft delete]",
+					"PR.DS-11": "covered 1 1/0 100%: keyvault-soft-delete Compliant(0) tier 2 medium [soft delete]",
+					"RC.RP-03": "covered 1 1/0 100%: keyvault-soft-delete Compliant(0) tier 2 medium [soft delete]",
 				},
 			},
 		},

@@ -40,9 +40,11 @@ type Framework struct {
 	GroupNames []GroupName `json:"group_names"`
 	// Domains optionally group the categories one level higher, as the
 	// CSF's functions do.
-	Domains    []Domain   `json:"domains,omitempty"`
-	Categories []Category `json:"categories"`
-	Controls   []Control  `json:"controls"`
+	Domains []Domain `json:"domains,omitempty"`
+	// KeywordMatching optionally tunes tier 2 for the whole framework.
+	KeywordMatching *KeywordMatching `json:"keyword_matching,omitempty"`
+	Categories      []Category       `json:"categories"`
+	Controls        []Control        `json:"controls"`
 
 	file  string
 	hash  string
@@ -85,6 +87,35 @@ type Control struct {
 	// every word of a set maps to the control. Words are stored in the
 	// canonical form Words produces.
 	Keywords [][]string `json:"keywords"`
+	// NegativeKeywords are keyword sets that, when one matches a policy
+	// name, keep every keyword set of the control from matching it.
+	NegativeKeywords [][]string `json:"negative_keywords,omitempty"`
+	// Overrides decide the keyword tier for named policies, whatever their
+	// keywords say.
+	Overrides []Override `json:"overrides,omitempty"`
+}
+
+// KeywordMatching holds a framework's tier-2 settings.
+type KeywordMatching struct {
+	// StopWords are skipped when checking whether a keyword set is a
+	// phrase of a policy name.
+	StopWords []string `json:"stop_words,omitempty"`
+	// MinScore is the score a matching keyword set must reach: one per
+	// word, one more when the set is a phrase of the name. 1 or absent
+	// counts every match.
+	MinScore int `json:"min_score,omitempty"`
+}
+
+// Override maps, or refuses to map, one policy to the control at tier 2,
+// for a case the keywords cannot decide.
+type Override struct {
+	// Policy is the policy's display name, compared by its words.
+	Policy string `json:"policy"`
+	// Match adds the policy to the control when true and keeps it off
+	// when false.
+	Match bool `json:"match"`
+	// Reason says why, for the reviewer and the explanation of a match.
+	Reason string `json:"reason"`
 }
 
 // File is where the framework was loaded from, for messages.

@@ -78,7 +78,7 @@ func decode(data []byte) (string, *Framework, *Error) {
 // "Name" would be read by one and not the other.
 var fieldNames = func() map[string]bool {
 	names := map[string]bool{}
-	for _, v := range []any{Framework{}, GroupName{}, Domain{}, Category{}, Control{}} {
+	for _, v := range []any{Framework{}, GroupName{}, Domain{}, Category{}, Control{}, KeywordMatching{}, Override{}} {
 		t := reflect.TypeOf(v)
 		for i := range t.NumField() {
 			if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" {
@@ -277,6 +277,14 @@ func (f *Framework) validate(fileID, key string) []error {
 			used[c.Category] = true
 		}
 		errs = append(errs, f.validateKeywords(field+".keywords", c.Keywords)...)
+		switch {
+		case c.NegativeKeywords == nil:
+		case len(c.NegativeKeywords) == 0:
+			bad(field+".negative_keywords", "at least one keyword set is required when present")
+		default:
+			errs = append(errs, f.validateKeywords(field+".negative_keywords", c.NegativeKeywords)...)
+		}
+		errs = append(errs, f.validateOverrides(field+".overrides", c.Overrides)...)
 	}
 	for i, c := range f.Categories {
 		if categories[c.ID] && !used[c.ID] && len(f.Controls) > 0 {
@@ -284,6 +292,67 @@ func (f *Framework) validate(fileID, key string) []error {
 		}
 	}
 	errs = append(errs, f.validateGroupNames()...)
+	errs = append(errs, f.validateKeywordMatching()...)
+	return errs
+}
+
+// maxMinScore is the highest useful minimum score: a three-word phrase.
+const maxMinScore = 4
+
+func (f *Framework) validateKeywordMatching() []error {
+	if f.KeywordMatching == nil {
+		return nil
+	}
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &Error{File: f.file, Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if s := f.KeywordMatching.MinScore; s < 0 || s > maxMinScore {
+		bad("keyword_matching.min_score", "%d is not between 1 and %d", s, maxMinScore)
+	}
+	seen := map[string]bool{}
+	for i, w := range f.KeywordMatching.StopWords {
+		field := fmt.Sprintf("keyword_matching.stop_words[%d]", i)
+		switch words := Words(w); {
+		case len(words) != 1 || words[0] != w:
+			bad(field, "%q is not one canonical word", w)
+		case seen[w]:
+			bad(field, "%q appears twice", w)
+		}
+		seen[w] = true
+	}
+	return errs
+}
+
+func (f *Framework) validateOverrides(field string, overrides []Override) []error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &Error{File: f.file, Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	seen := map[string]int{}
+	for i, o := range overrides {
+		ofield := fmt.Sprintf("%s[%d]", field, i)
+		switch {
+		case strings.TrimSpace(o.Policy) == "":
+			bad(ofield+".policy", "required")
+		case len(Words(o.Policy)) == 0:
+			bad(ofield+".policy", "%q has no words", o.Policy)
+		default:
+			k := strings.Join(Words(o.Policy), " ")
+			if prev, ok := seen[k]; ok {
+				bad(ofield+".policy", "names the same policy as %s[%d]", field, prev)
+			}
+			seen[k] = i
+		}
+		switch {
+		case strings.TrimSpace(o.Reason) == "":
+			bad(ofield+".reason", "required")
+		case o.Reason != strings.TrimSpace(o.Reason) || strings.ContainsAny(o.Reason, "\n\r\t"):
+			bad(ofield+".reason", "leading or trailing space or a line break")
+		case len(o.Reason) > maxDescriptionLen:
+			bad(ofield+".reason", "longer than %d characters", maxDescriptionLen)
+		}
+	}
 	return errs
 }
 
@@ -292,8 +361,8 @@ func (f *Framework) validateKeywords(field string, sets [][]string) []error {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &Error{File: f.file, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
-	if len(sets) == 0 {
-		bad(field, "at least one keyword set is required")
+	if sets == nil {
+		bad(field, "required; write [] for a control that only group names map")
 	}
 	seen := map[string]int{}
 	for i, set := range sets {

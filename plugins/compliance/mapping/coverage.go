@@ -105,10 +105,11 @@ type MatchedPolicy struct {
 	NonCompliantCount  int    `json:"non_compliant_count"`
 	MappingConfidence  string `json:"mapping_confidence"`
 	// The explanation, with Options.Explain: the tier, and the group name
-	// (tier 1) or keyword set (tier 2) that matched.
+	// (tier 1), keyword set or override reason (tier 2) that matched.
 	Tier      int      `json:"tier,omitempty"`
 	GroupName string   `json:"group_name,omitempty"`
 	Keywords  []string `json:"keywords,omitempty"`
+	Override  string   `json:"override,omitempty"`
 }
 
 // Summary is a framework's entry in the framework list.
@@ -228,7 +229,7 @@ func controlCoverage(fw *frameworks.Framework, c frameworks.Control, mapping *Ma
 			MappingConfidence:  match.Confidence,
 		}
 		if opts.Explain {
-			mp.Tier, mp.GroupName, mp.Keywords = match.Tier, match.GroupName, match.Keywords
+			mp.Tier, mp.GroupName, mp.Keywords, mp.Override = match.Tier, match.GroupName, match.Keywords, match.Override
 		}
 		cc.MatchedPolicies = append(cc.MatchedPolicies, mp)
 	}

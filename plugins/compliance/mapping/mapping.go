@@ -121,6 +121,9 @@ type Match struct {
 	GroupName string `json:"group_name,omitempty"`
 	// Keywords is the keyword set the policy name matched (tier 2).
 	Keywords []string `json:"keywords,omitempty"`
+	// Override is the reason of the framework override that added the
+	// policy to the control (tier 2).
+	Override string `json:"override,omitempty"`
 }
 
 // Mapping is the result of Map for one policy set. It is shared between

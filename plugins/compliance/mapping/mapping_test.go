@@ -133,6 +133,33 @@ func TestMapExplainsEachMatch(t *testing.T) {
 	}
 }
 
+// An override's reason reaches the explanation, and the coverage of a
+// control it adds the policy to.
+func TestMapOverride(t *testing.T) {
+	dir := t.TempDir()
+	def := `{"tuned": {"id": "tuned", "name": "Tuned", "version": "1", "description": "D.", "source": "S",
+  "group_names": [{"prefix": "TUNED_", "example": "TUNED_T-1", "initiative": "Tuned"}],
+  "categories": [{"id": "T", "name": "T"}],
+  "controls": [{"id": "T-1", "name": "Review", "description": "Guests are reviewed.", "category": "T", "keywords": [],
+    "overrides": [{"policy": "Review external users quarterly", "match": true, "reason": "A review of guests."}]}]}}`
+	if err := os.WriteFile(filepath.Join(dir, "tuned.json"), []byte(def), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	set, err := frameworks.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMapper(t, set)
+	got, err := m.Map(context.Background(), []Policy{{ID: "p1", Name: "review external users, quarterly"}, {ID: "p2", Name: "Review guest users"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Match{"p1": {Tier: 2, Confidence: ConfidenceMedium, Override: "A review of guests."}}
+	if matches := got.Matches("tuned", "T-1"); !reflect.DeepEqual(matches, want) {
+		t.Errorf("T-1 matches %+v, want %+v", matches, want)
+	}
+}
+
 func TestMapNISTGroupNameForms(t *testing.T) {
 	set, err := frameworks.Builtin()
 	if err != nil {
@@ -199,12 +226,14 @@ func expectedMatches(fw *frameworks.Framework, p Policy) map[string]Match {
 	if len(out) > 0 {
 		return out
 	}
-	words := frameworks.Words(p.Name)
-	for _, c := range fw.Controls {
-		for _, set := range c.Keywords {
-			if !allBeginWords(set, words) {
-				continue
-			}
+	for i := range fw.Controls {
+		c := &fw.Controls[i]
+		sets, added := fw.KeywordSets(c, p.Name)
+		if added {
+			out[c.ID] = Match{Tier: 2, Confidence: ConfidenceMedium}
+			continue
+		}
+		for _, set := range sets {
 			conf := ConfidenceLow
 			if len(set) > 1 {
 				conf = ConfidenceMedium
@@ -215,22 +244,6 @@ func expectedMatches(fw *frameworks.Framework, p Policy) map[string]Match {
 		}
 	}
 	return out
-}
-
-func allBeginWords(set, words []string) bool {
-	for _, k := range set {
-		found := false
-		for _, w := range words {
-			if strings.HasPrefix(w, k) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
 }
 
 func TestMapCache(t *testing.T) {

@@ -10,7 +10,8 @@
 #
 #   Output: matches[framework id][control id][policy id] is
 #     {"tier": 1, "confidence": "high", "group_name": ...}  or
-#     {"tier": 2, "confidence": "medium" | "low", "keywords": [...]}
+#     {"tier": 2, "confidence": "medium" | "low", "keywords": [...]}  or
+#     {"tier": 2, "confidence": "medium", "override": reason}
 #   naming what made the policy map to the control.
 package steward.compliance.mapping
 
@@ -84,16 +85,68 @@ keyword_index := keyword_sets_by_first_word
 # first_words[framework] holds the words that begin its keyword sets.
 first_words := {fw_id: {word | some word, _ in index} | some fw_id, index in keyword_index}
 
-keyword_sets_by_first_word[fw_id][keywords[0]] contains {"control": control.id, "keywords": keywords} if {
+# Each entry carries what decides whether a match of its set counts: the
+# control's negative keyword sets and the names its overrides exclude.
+keyword_sets_by_first_word[fw_id][keywords[0]] contains entry if {
 	some fw_id, fw in data.frameworks
 	some control in fw.controls
 	some keywords in control.keywords
+	entry := {
+		"control": control.id,
+		"keywords": keywords,
+		"negative": object.get(control, "negative_keywords", []),
+		"excluded": {name_key(o.policy) | some o in object.get(control, "overrides", []); o.match == false},
+	}
+}
+
+# stop_words[framework] holds the words skipped when checking that a
+# keyword set is a phrase of the name ("of", "for", "the").
+stop_words := {fw_id: {w | some w in object.get(fw, ["keyword_matching", "stop_words"], [])} |
+	some fw_id, fw in data.frameworks
+}
+
+# min_scores[framework] is the score a keyword set must reach to count;
+# 1, every matching set, when the framework sets none.
+min_scores := {fw_id: object.get(fw, ["keyword_matching", "min_score"], 1) | some fw_id, fw in data.frameworks}
+
+# The key an override names a policy by: its lower-case words, so that case
+# and punctuation do not matter.
+name_key(name) := concat(" ", name_words(name))
+
+# The words of a name that a phrase is read from: its words without the
+# framework's stop words.
+content_words(name, stops) := [w | some w in name_words(name); not w in stops]
+
+# A keyword set is a phrase of the name when its words begin consecutive
+# content words of the name, in the set's order.
+is_phrase(keywords, words) if {
+	count(words) >= count(keywords)
+	some i in numbers.range(0, count(words) - count(keywords))
+	every j, word in keywords {
+		startswith(words[i + j], word)
+	}
+}
+
+# The score of a matching keyword set: one per word, and one more when the
+# set is a phrase of the name.
+keyword_score(keywords, words) := count(keywords) + 1 if is_phrase(keywords, words)
+
+keyword_score(keywords, words) := count(keywords) if not is_phrase(keywords, words)
+
+# A set of words matches a name when every word begins some word of it.
+set_matches(keywords, beginnings) if {
+	every word in keywords {
+		word in beginnings
+	}
 }
 
 # tier2_sets[framework][control][policy] holds the keyword sets of the
 # control that the policy's name matches: every word of the set begins some
-# word of the name, in any order, ignoring case and punctuation. Only for a
-# policy with no group name mapping it to a control of that framework.
+# word of the name, in any order, ignoring case and punctuation, and the
+# set scores at least the framework's minimum. None counts when one of the
+# control's negative keyword sets matches the name too, or an override
+# excludes the policy. Only for a policy with no group name mapping it to a
+# control of that framework.
 tier2_sets[fw_id][entry.control][policy.id] contains entry.keywords if {
 	some policy in input.policies
 	beginnings := word_beginnings(policy.name)
@@ -101,9 +154,46 @@ tier2_sets[fw_id][entry.control][policy.id] contains entry.keywords if {
 	not tier1_policies[fw_id][policy.id]
 	some first in (beginnings & first_words[fw_id])
 	some entry in index[first]
-	every word in entry.keywords {
-		word in beginnings
-	}
+	set_matches(entry.keywords, beginnings)
+	scores_enough(entry.keywords, policy.name, fw_id)
+	not negated(entry.negative, beginnings)
+	not name_key(policy.name) in entry.excluded
+}
+
+# A single-word set names one distinctive term and needs no score; a set of
+# two or more words must reach the framework's minimum.
+scores_enough(keywords, _, _) if count(keywords) == 1
+
+scores_enough(keywords, name, fw_id) if {
+	count(keywords) > 1
+	keyword_score(keywords, content_words(name, stop_words[fw_id])) >= min_scores[fw_id]
+}
+
+negated(negative, beginnings) if {
+	some keywords in negative
+	set_matches(keywords, beginnings)
+}
+
+# override_matches[framework][control][policy] explains a match that an
+# override adds: the control's override names the policy (compared by
+# name_key) with match true. Only for a policy with no group name mapping it
+# to a control of that framework; it replaces any keyword match there.
+override_matches[fw_id][o.control][policy.id] := {"tier": 2, "confidence": "medium", "override": o.reason} if {
+	some policy in input.policies
+	some fw_id, by_name in override_index
+	not tier1_policies[fw_id][policy.id]
+	some o in by_name[name_key(policy.name)]
+}
+
+# override_index[framework][name key] holds the controls that overrides add
+# the named policy to, with the reasons; a complete rule, read by key.
+override_index := included_by_name
+
+included_by_name[fw_id][name_key(o.policy)] contains {"control": control.id, "reason": o.reason} if {
+	some fw_id, fw in data.frameworks
+	some control in fw.controls
+	some o in object.get(control, "overrides", [])
+	o.match == true
 }
 
 # The confidence of a tier-2 match: medium when a set of two or more words
@@ -121,8 +211,9 @@ keyword_confidence(size) := "low" if size < 2
 # several keyword sets match, the longest (then the first in sort order),
 # which is the one that sets the confidence. object.union merges nested
 # objects key by key; a policy appears under a framework through one tier
-# only, so nothing of one tier is overwritten by the other.
-matches := object.union(tier1_matches, tier2_matches)
+# only, so nothing of one tier is overwritten by the other, except that an
+# override adding a policy to a control replaces its keyword explanation.
+matches := object.union(object.union(tier1_matches, tier2_matches), override_matches)
 
 tier1_matches := {fw_id: {control_id: tier1_explanations(by_policy) | some control_id, by_policy in controls} |
 	some fw_id, controls in tier1_groups

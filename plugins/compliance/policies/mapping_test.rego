@@ -24,7 +24,35 @@ frameworks := {
 	},
 }
 
+# A framework tuned as the shipped ones are: stop words, a minimum score,
+# negative keywords and overrides.
+tuned := {"tuned": {
+	"id": "tuned",
+	"group_names": [{"prefix": "TUNED_"}],
+	"keyword_matching": {"stop_words": ["in", "of", "the", "with"], "min_score": 3},
+	"controls": [
+		{"id": "T.1", "category": "T", "keywords": [["virtual", "network"], ["firewall"]]},
+		{
+			"id": "T.2", "category": "T", "keywords": [["write", "permissions"]],
+			"negative_keywords": [["mfa"]],
+		},
+		{
+			"id": "T.3", "category": "T", "keywords": [["guest", "accounts"]],
+			"overrides": [
+				{"policy": "Guest accounts with owner permissions should be removed", "match": false, "reason": "Not a review."},
+				{"policy": "Review external users quarterly", "match": true, "reason": "A review of guests."},
+			],
+		},
+	],
+}}
+
 policy(name, groups) := {"id": "p1", "name": name, "group_names": groups}
+
+# Where p1 maps in the tuned framework.
+tuned_controls(name) := {control_id: by_policy.p1 |
+	some control_id, by_policy in mapping.matches.tuned with input as {"policies": [policy(name, [])]}
+		with data.frameworks as tuned
+}
 
 # The mapping of the single policy p1.
 matches_of(p) := result if {
@@ -123,6 +151,48 @@ test_tier2_applies_when_group_names_a_category_only if {
 	controls_of(policy("Use TLS 1.2", ["NIST_CSF_v2.0_PR.DS"]), "nist") == {"PR.DS-02": {"tier": 2, "confidence": "low", "keywords": ["tls"]}}
 }
 
+# --- Tier 2 tuning: score, negative keywords, overrides -------------------------
+
+test_scattered_words_fall_short_of_the_minimum_score if {
+	# "virtual" and "network" both occur, apart: score 2, below 3.
+	not tuned_controls("Management ports of virtual machines should be protected with just-in-time network access control")["T.1"]
+}
+
+test_phrase_reaches_the_minimum_score if {
+	tuned_controls("Azure Machine Learning Computes should be in a virtual network")["T.1"] == {"tier": 2, "confidence": "medium", "keywords": ["virtual", "network"]}
+}
+
+test_stop_words_do_not_break_a_phrase if {
+	tuned_controls("Deploy virtual (the) networks")["T.1"].keywords == ["virtual", "network"]
+}
+
+test_single_word_set_needs_no_score if {
+	tuned_controls("Azure Firewall should be enabled")["T.1"] == {"tier": 2, "confidence": "low", "keywords": ["firewall"]}
+}
+
+test_negative_keywords_veto_the_control if {
+	not tuned_controls("Accounts with write permissions should be MFA enabled")["T.2"]
+	tuned_controls("Guest accounts with write permissions should be removed")["T.2"].keywords == ["write", "permissions"]
+}
+
+test_override_keeps_a_policy_off_the_control if {
+	not tuned_controls("Guest accounts with owner permissions should be removed")["T.3"]
+
+	# Compared by words: case and punctuation do not matter.
+	not tuned_controls("guest accounts with OWNER permissions should be removed.")["T.3"]
+	tuned_controls("Guest accounts with read permissions should be removed")["T.3"].keywords == ["guest", "accounts"]
+}
+
+test_override_adds_a_policy_to_the_control if {
+	tuned_controls("Review external users quarterly") == {"T.3": {"tier": 2, "confidence": "medium", "override": "A review of guests."}}
+}
+
+test_override_yields_to_a_group_name if {
+	got := mapping.matches.tuned with input as {"policies": [policy("Review external users quarterly", ["TUNED_T.1"])]}
+		with data.frameworks as tuned
+	got == {"T.1": {"p1": {"tier": 1, "confidence": "high", "group_name": "TUNED_T.1"}}}
+}
+
 # --- Tiers together ----------------------------------------------------------
 
 test_group_name_suppresses_keywords_in_its_framework if {
@@ -211,4 +281,35 @@ test_shipped_keywords if {
 	got := mapping.matches with input as {"policies": [{"id": "p1", "name": "Secure transfer to storage accounts should be enabled", "group_names": []}]}
 	got.soc2["CC6.7"].p1 == {"tier": 2, "confidence": "medium", "keywords": ["secure", "transfer"]}
 	got.nist_csf["PR.DS-02"].p1.confidence == "medium"
+}
+
+# The four mistakes the keyword tier used to make on real Azure policy names,
+# and a right match of the same control that remains.
+shipped_controls(name, fw_id) := {control_id |
+	some control_id, by_policy in mapping.matches[fw_id] with input as {"policies": [policy(name, [])]}
+	by_policy.p1
+}
+
+test_shipped_iso_8_22_not_just_in_time_access if {
+	not "8.22" in shipped_controls("Management ports of virtual machines should be protected with just-in-time network access control", "iso27001")
+	"8.22" in shipped_controls("Subnets should be associated with a Network Security Group", "iso27001")
+}
+
+test_shipped_soc2_cc2_1_not_resource_logs if {
+	got := shipped_controls("Resource logs in Key Vault should be enabled", "soc2")
+	not "CC2.1" in got
+
+	# Resource logs are monitoring evidence.
+	"CC7.2" in got
+}
+
+test_shipped_nist_pr_aa_05_not_mfa if {
+	not "PR.AA-05" in shipped_controls("[Deprecated]: Accounts with write permissions on Azure resources should be MFA enabled", "nist_csf")
+	not "PR.AA-05" in shipped_controls("[Deprecated]: MFA should be enabled on accounts with owner permissions on your subscription", "nist_csf")
+	"PR.AA-05" in shipped_controls("Guest accounts with owner permissions on Azure resources should be removed", "nist_csf")
+}
+
+test_shipped_cis_1_5_not_guest_owners_removed if {
+	not "1.5" in shipped_controls("Guest accounts with owner permissions on Azure resources should be removed", "cis_azure")
+	"1.5" in shipped_controls("Guest accounts with read permissions on Azure resources should be removed", "cis_azure")
 }

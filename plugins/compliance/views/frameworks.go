@@ -181,10 +181,13 @@ func control(c mapping.ControlCoverage, tenant string) controlView {
 }
 
 // explanation says why a policy maps to a control: the tier, and the
-// group name or keyword set that matched, with the confidence.
+// group name, keyword set or override that matched, with the confidence.
 func explanation(p mapping.MatchedPolicy) template.HTML {
 	if p.Tier == 1 {
 		return twoLines("Group name "+p.GroupName, "tier 1, "+p.MappingConfidence+" confidence")
+	}
+	if p.Override != "" {
+		return twoLines("Override: "+p.Override, "tier 2, "+p.MappingConfidence+" confidence")
 	}
 	return twoLines("Keywords "+strings.Join(p.Keywords, ", "), "tier 2, "+p.MappingConfidence+" confidence")
 }

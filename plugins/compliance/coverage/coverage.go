@@ -91,6 +91,13 @@ func (s *Service) scope(ctx context.Context, tenantIDs []string) (scope, error) 
 		if err != nil {
 			return scope{}, err
 		}
+		// A resource a source and the policy states both evaluate under a
+		// definition has the evidence of both.
+		extra, err := s.sourceResources(ctx, tenantIDs)
+		if err != nil {
+			return scope{}, err
+		}
+		pairs = append(pairs, extra...)
 		resources := mapping.NewResources()
 		// The store's evidence bits are the mapping's.
 		for _, p := range pairs {

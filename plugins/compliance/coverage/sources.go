@@ -19,6 +19,10 @@ type Source struct {
 	Revision func(ctx context.Context, tenantIDs []string) (string, error)
 	// Definitions are the source's policy definitions of the tenants.
 	Definitions func(ctx context.Context, tenantIDs []string) ([]states.DefinitionCount, error)
+	// Resources are the source's evidence of each resource under each of
+	// its definitions, which a control's status over resources counts
+	// beside the policy states'.
+	Resources func(ctx context.Context, tenantIDs []string) ([]states.DefinitionResource, error)
 }
 
 // sourcesRevision extends the policy states' revision with each source's.
@@ -65,4 +69,20 @@ func (s *Service) withSources(ctx context.Context, tenantIDs []string, defs []st
 		return strings.Compare(a.PolicyDefinitionID, b.PolicyDefinitionID)
 	})
 	return defs, nil
+}
+
+// sourceResources is the sources' evidence of the tenants' resources.
+func (s *Service) sourceResources(ctx context.Context, tenantIDs []string) ([]states.DefinitionResource, error) {
+	var out []states.DefinitionResource
+	for _, src := range s.Sources {
+		if src.Resources == nil {
+			continue
+		}
+		pairs, err := src.Resources(ctx, tenantIDs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pairs...)
+	}
+	return out, nil
 }

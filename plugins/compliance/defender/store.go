@@ -255,5 +255,36 @@ func (s *Store) Definitions(ctx context.Context, tenants []string) ([]states.Def
 // CoverageSource is the assessments as a source of the framework
 // coverage: their policy definitions (Definitions) under their revision.
 func (s *Store) CoverageSource() coverage.Source {
-	return coverage.Source{Name: Source, Revision: s.Revision, Definitions: s.Definitions}
+	return coverage.Source{Name: Source, Revision: s.Revision, Definitions: s.Definitions, Resources: s.DefinitionResources}
+}
+
+// DefinitionResources returns the evidence of each resource of the tenants
+// under each policy definition their assessments are built on: compliant
+// for a Healthy assessment, non-compliant for an Unhealthy one, both bits
+// when assessments of the definition disagree on the resource.
+// NotApplicable assessments and those of no definition give none.
+func (s *Store) DefinitionResources(ctx context.Context, tenants []string) ([]states.DefinitionResource, error) {
+	out := []states.DefinitionResource{}
+	if len(tenants) == 0 {
+		return out, nil
+	}
+	var rows []Assessment
+	if err := s.DB.NewSelect().Model(&rows).Column("policy_definition_id", "resource_id", "status").
+		Where("a.tenant_id IN (?)", bun.List(tenants)).Where("a.policy_definition_id <> ''").
+		Where("a.status IN (?)", bun.List([]string{StatusHealthy, StatusUnhealthy})).
+		Order("a.policy_definition_id", "a.resource_id").Scan(ctx); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		bit := uint8(states.EvidenceCompliant)
+		if r.Status == StatusUnhealthy {
+			bit = states.EvidenceNonCompliant
+		}
+		if n := len(out); n > 0 && out[n-1].PolicyDefinitionID == r.PolicyDefinitionID && out[n-1].ResourceID == r.ResourceID {
+			out[n-1].Evidence |= bit
+			continue
+		}
+		out = append(out, states.DefinitionResource{PolicyDefinitionID: r.PolicyDefinitionID, ResourceID: r.ResourceID, Evidence: bit})
+	}
+	return out, nil
 }

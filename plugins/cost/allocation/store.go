@@ -180,32 +180,11 @@ func (s *Store) Chargeback(ctx context.Context, brandID string, tenants []string
 	for _, c := range slices.Sorted(maps.Keys(totals)) {
 		out.Totals = append(out.Totals, reports.CurrencyAmount{Currency: c, TotalCost: totals[c]})
 	}
-	rep, err := s.reporting(ctx, tenants, rng, m, totals)
+	// Converted as the summary converts the same tenants and range.
+	rep, err := (&reports.Store{DB: s.DB, Exchange: s.Exchange}).Reporting(ctx, tenants, rng, m)
 	if err != nil {
 		return Chargeback{}, err
 	}
 	out.Reporting = Reporting{Reporting: rep, CostCentres: convertCentres(out.CostCentres, rep)}
 	return out, nil
-}
-
-// reporting converts the ledger's totals into the reporting currency as
-// the summary does: each day's sum per currency at the day's rate. Totals
-// all in the reporting currency need no days.
-func (s *Store) reporting(ctx context.Context, tenants []string, rng reports.Range, m reports.Metric, totals map[string]ledger.Amount) (exchange.Reporting, error) {
-	sums := []exchange.DayAmount{}
-	foreign := false
-	for c, total := range totals {
-		foreign = foreign || c != s.Exchange.Code()
-		sums = append(sums, exchange.DayAmount{Currency: c, Amount: total})
-	}
-	if foreign {
-		sums = sums[:0]
-		err := s.DB.NewSelect().Table("cost_tenant_daily").ColumnExpr("day, currency, CAST(SUM(?) AS BIGINT) AS amount", bun.Ident(m.Column())).
-			Where("tenant_id IN (?)", bun.List(tenants)).Where("day BETWEEN ? AND ?", rng.From, rng.To).
-			Group("day", "currency").Order("day", "currency").Scan(ctx, &sums)
-		if err != nil {
-			return exchange.Reporting{}, err
-		}
-	}
-	return s.Exchange.Report(ctx, sums)
 }

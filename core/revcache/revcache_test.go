@@ -335,3 +335,44 @@ func TestLoadReadsTheRevisionFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestReadEach: on both databases, each tenant's own revision, "0" for one
+// never bumped, and a bump of one tenant changes its revision alone.
+func TestReadEach(t *testing.T) {
+	ctx := context.Background()
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			db := revisionDB(t, dialect)
+			read := func(tenants ...string) map[string]string {
+				t.Helper()
+				revs, err := revcache.ReadEach(ctx, db, table, tenants)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return revs
+			}
+			if got := read(); len(got) != 0 {
+				t.Fatalf("no tenants: %v", got)
+			}
+			for range 2 {
+				if err := revcache.Bump(ctx, db, table, "a"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := revcache.Bump(ctx, db, table, "b"); err != nil {
+				t.Fatal(err)
+			}
+			got := read("a", "b", "c")
+			if want := map[string]string{"a": "2", "b": "1", "c": "0"}; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("revisions %v, want %v", got, want)
+			}
+			if err := revcache.Bump(ctx, db, table, "b"); err != nil {
+				t.Fatal(err)
+			}
+			after := read("a", "b", "c")
+			if after["a"] != got["a"] || after["c"] != got["c"] || after["b"] == got["b"] {
+				t.Fatalf("after a bump of b: %v, before %v", after, got)
+			}
+		})
+	}
+}

@@ -71,6 +71,16 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	defenderSync := &defender.Syncer{Cloud: clients, Store: defenderStore, Host: env.Host}
 	defenderReads := &defender.Handlers{Store: defenderStore, Host: env.Host}
 	cov := &coverage.Service{Mapper: mapper, Store: st, Sources: []coverage.Source{defenderStore.CoverageSource()}}
+	// Each tenant's definitions and evidence are read for the framework
+	// coverage at the end of its sync, so the first framework read after a
+	// sync reads only what the syncs on other replicas changed. A failure
+	// leaves that read to the request.
+	syncer.AfterTenant = append(syncer.AfterTenant, func(ctx context.Context, t sdk.Tenant) error {
+		if err := cov.Warm(ctx, t.ID); err != nil {
+			env.Logger.Warn("warm the framework coverage", "tenant", t.ID, "error", err)
+		}
+		return nil
+	})
 	customRules := &rules.Handlers{Store: ruleStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger}
 	editor := &views.RuleEditor{Rules: customRules}
 	complianceViews := &views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host, Sections: append(defenderReads.Sections(), editor.Section())}

@@ -5,22 +5,29 @@
 // framework, which other plugins read.
 //
 // Coverage is computed from the stored policy states of the tenants asked
-// about. One aggregate query in the database returns their distinct policy
-// definitions with each one's compliant and non-compliant resources
-// (states.Store's DefinitionCounts, over the counts each sync writes per
-// subscription and definition), and a second one each resource's evidence
-// under each definition (states.Store's DefinitionResources), over which a
-// control's status is counted; the mapping of those definitions comes
-// from the Mapper, which evaluates a distinct set of definitions once and
-// keeps the result under its content hash. The Service keeps each tenant
-// selection's definitions with the revision of the states they were read
-// at (states.Store's Revision, which every sync of a tenant raises), so a
-// repeated request costs a lookup of the revision and the coverage
-// arithmetic, and a request after a sync reads the new states.
+// about. For each tenant, one aggregate query in the database returns its
+// distinct policy definitions with each one's compliant and non-compliant
+// resources (states.Store's DefinitionCounts, over the counts each sync
+// writes per subscription and definition), and a second one each
+// resource's evidence under each definition (states.Store's
+// DefinitionResources), over which a control's status is counted. A
+// resource belongs to one tenant, so the tenants' counts add up and their
+// evidence never overlaps. Each tenant's are kept under its own revision
+// (states.Store's TenantRevisions, which every sync of the tenant raises)
+// and read at the end of its sync (Warm), so a read after a sync reads
+// again only the tenants it changed, if any. The mapping of the
+// definitions comes from the Mapper, which evaluates a distinct set of
+// definitions once and keeps the result under its content hash. The
+// Service also keeps each tenant selection's definitions, mapped and
+// counted, with the revision of all its tenants' states (states.Store's
+// Revision), so a repeated request costs a lookup of the revision and the
+// coverage arithmetic.
 package coverage
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/stewardhq/steward/core/revcache"
@@ -40,8 +47,10 @@ type Service struct {
 
 	once sync.Once
 	// scopes keeps each tenant selection's definitions, mapped and
-	// counted, with the revision of the states they were read at.
-	scopes *revcache.Cache[scope]
+	// counted, with the revision of the states they were read at; tenants
+	// keeps each tenant's, with its own revision.
+	scopes  *revcache.Cache[scope]
+	tenants *revcache.Cache[tenantData]
 }
 
 // scopeCapacity bounds the tenant selections whose definitions are kept;
@@ -56,12 +65,29 @@ type scope struct {
 	resources *mapping.Resources
 }
 
+// tenantCapacity bounds the tenants whose definitions and evidence are
+// kept; the least recently used is dropped first.
+const tenantCapacity = 4096
+
+// tenantData is one tenant's distinct policy definitions with their counts
+// and its resources' evidence under them, as read at the tenant's
+// revision. A resource belongs to one subscription and so to one tenant:
+// the definitions' counts of several tenants add up, and their evidence
+// never overlaps.
+type tenantData struct {
+	defs  []states.DefinitionCount
+	pairs []states.DefinitionResource
+}
+
 // scope returns the mapping of the tenants' distinct policy definitions,
 // each definition's counts and its resources' evidence. They are read again
 // only when a sync changed the tenants' states since they were last read
 // (their revision), so a repeated request costs the revision's lookup.
+// After a sync, only the tenants it changed are read again: each tenant's
+// definitions and evidence are kept under its own revision too (and Warm
+// reads them at the end of the tenant's sync).
 func (s *Service) scope(ctx context.Context, tenantIDs []string) (scope, error) {
-	s.once.Do(func() { s.scopes = revcache.New[scope](scopeCapacity, revcache.MaxAge) })
+	s.init()
 	revision, err := s.Store.Revision(ctx, tenantIDs)
 	if err == nil {
 		revision, err = s.sourcesRevision(ctx, tenantIDs, revision)
@@ -70,10 +96,11 @@ func (s *Service) scope(ctx context.Context, tenantIDs []string) (scope, error) 
 		return scope{}, err
 	}
 	return s.scopes.Get(ctx, revcache.Key(tenantIDs), revision, func(ctx context.Context) (scope, error) {
-		defs, err := s.Store.DefinitionCounts(ctx, tenantIDs)
-		if err == nil {
-			defs, err = s.withSources(ctx, tenantIDs, defs)
+		parts, err := s.tenantParts(ctx, tenantIDs)
+		if err != nil {
+			return scope{}, err
 		}
+		defs, err := s.withSources(ctx, tenantIDs, mergeDefinitions(parts))
 		if err != nil {
 			return scope{}, err
 		}
@@ -87,24 +114,110 @@ func (s *Service) scope(ctx context.Context, tenantIDs []string) (scope, error) 
 		if err != nil {
 			return scope{}, err
 		}
-		pairs, err := s.Store.DefinitionResources(ctx, tenantIDs)
-		if err != nil {
-			return scope{}, err
-		}
 		// A resource a source and the policy states both evaluate under a
 		// definition has the evidence of both.
 		extra, err := s.sourceResources(ctx, tenantIDs)
 		if err != nil {
 			return scope{}, err
 		}
-		pairs = append(pairs, extra...)
 		resources := mapping.NewResources()
 		// The store's evidence bits are the mapping's.
-		for _, p := range pairs {
+		for _, part := range parts {
+			for _, p := range part.pairs {
+				resources.Add(p.PolicyDefinitionID, p.ResourceID, mapping.Evidence(p.Evidence))
+			}
+		}
+		for _, p := range extra {
 			resources.Add(p.PolicyDefinitionID, p.ResourceID, mapping.Evidence(p.Evidence))
 		}
 		return scope{mapping: m, counts: counts, resources: resources}, nil
 	})
+}
+
+func (s *Service) init() {
+	s.once.Do(func() {
+		s.scopes = revcache.New[scope](scopeCapacity, revcache.MaxAge)
+		s.tenants = revcache.New[tenantData](tenantCapacity, revcache.MaxAge)
+	})
+}
+
+// tenantParts returns each tenant's definitions and evidence, read from
+// the store only for a tenant whose revision changed since they were kept.
+func (s *Service) tenantParts(ctx context.Context, tenantIDs []string) ([]tenantData, error) {
+	revisions, err := s.Store.TenantRevisions(ctx, tenantIDs)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]tenantData, 0, len(tenantIDs))
+	for _, id := range tenantIDs {
+		part, err := s.tenant(ctx, id, revisions[id])
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, part)
+	}
+	return parts, nil
+}
+
+// tenant returns one tenant's definitions and evidence kept at revision,
+// reading them when they are not.
+func (s *Service) tenant(ctx context.Context, tenantID, revision string) (tenantData, error) {
+	return s.tenants.Get(ctx, tenantID, revision, func(ctx context.Context) (tenantData, error) {
+		one := []string{tenantID}
+		defs, err := s.Store.DefinitionCounts(ctx, one)
+		if err != nil {
+			return tenantData{}, err
+		}
+		pairs, err := s.Store.DefinitionResources(ctx, one)
+		return tenantData{defs: defs, pairs: pairs}, err
+	})
+}
+
+// Warm reads and keeps the tenant's definitions and evidence at its
+// current revision, so that the first coverage read after the tenant's
+// sync reads only what other syncs changed. The compliance sync calls it
+// for each tenant it synced.
+func (s *Service) Warm(ctx context.Context, tenantID string) error {
+	s.init()
+	revisions, err := s.Store.TenantRevisions(ctx, []string{tenantID})
+	if err != nil {
+		return err
+	}
+	_, err = s.tenant(ctx, tenantID, revisions[tenantID])
+	return err
+}
+
+// mergeDefinitions adds up the tenants' definitions: a definition of
+// several tenants counts the resources of each, has the union of their
+// group names and the least of their names, as one aggregate over the
+// tenants would. The list is ordered by id.
+func mergeDefinitions(parts []tenantData) []states.DefinitionCount {
+	byID := map[string]int{}
+	out := []states.DefinitionCount{}
+	for _, part := range parts {
+		for _, d := range part.defs {
+			i, ok := byID[d.PolicyDefinitionID]
+			if !ok {
+				byID[d.PolicyDefinitionID] = len(out)
+				d.GroupNames = slices.Clone(d.GroupNames)
+				out = append(out, d)
+				continue
+			}
+			m := &out[i]
+			m.Compliant += d.Compliant
+			m.NonCompliant += d.NonCompliant
+			m.PolicyName = min(m.PolicyName, d.PolicyName)
+			m.GroupNames = append(m.GroupNames, d.GroupNames...)
+		}
+	}
+	for i := range out {
+		slices.Sort(out[i].GroupNames)
+		out[i].GroupNames = slices.Compact(out[i].GroupNames)
+	}
+	slices.SortFunc(out, func(a, b states.DefinitionCount) int {
+		return strings.Compare(a.PolicyDefinitionID, b.PolicyDefinitionID)
+	})
+	return out
 }
 
 // Frameworks returns every framework's entry in the framework list, ordered

@@ -116,6 +116,12 @@ func (s *Store) Revision(ctx context.Context, tenants []string) (string, error) 
 	return revcache.Read(ctx, s.DB, revisions, tenants)
 }
 
+// TenantRevisions is Revision per tenant, by tenant id, read in one
+// statement: what a result kept per tenant is checked against.
+func (s *Store) TenantRevisions(ctx context.Context, tenants []string) (map[string]string, error) {
+	return revcache.ReadEach(ctx, s.DB, revisions, tenants)
+}
+
 // The bits of DefinitionResource.Evidence: whether any of the resource's
 // states under the definition is Compliant, Exempt or NonCompliant.
 const (

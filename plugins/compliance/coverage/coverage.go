@@ -17,13 +17,21 @@
 // at (states.Store's Revision, which every sync of a tenant raises), so a
 // repeated request costs a lookup of the revision and the coverage
 // arithmetic, and a request after a sync reads the new states.
+//
+// Steward's own exemptions (package exemptions) count too: a failing
+// resource an active exemption covers passes as exempted, and the
+// exempted findings are left out of the findings list in its query. The
+// kept definitions are read again when the tenants' exemptions change or
+// one of them lapses (the exemptions' revision names the next expiry).
 package coverage
 
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/stewardhq/steward/core/revcache"
+	"github.com/stewardhq/steward/plugins/compliance/exemptions"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 )
@@ -37,6 +45,10 @@ type Service struct {
 	// Sources are the findings counted beside the policy states (see
 	// Source); none counts the policy states alone.
 	Sources []Source
+	// Exemptions are Steward's exemptions of findings; nil counts none.
+	Exemptions *exemptions.Store
+	// Now is the clock exemptions are active by; nil is time.Now.
+	Now func() time.Time
 
 	once sync.Once
 	// scopes keeps each tenant selection's definitions, mapped and
@@ -62,9 +74,15 @@ type scope struct {
 // (their revision), so a repeated request costs the revision's lookup.
 func (s *Service) scope(ctx context.Context, tenantIDs []string) (scope, error) {
 	s.once.Do(func() { s.scopes = revcache.New[scope](scopeCapacity, revcache.MaxAge) })
+	now := s.now()
 	revision, err := s.Store.Revision(ctx, tenantIDs)
 	if err == nil {
 		revision, err = s.sourcesRevision(ctx, tenantIDs, revision)
+	}
+	if err == nil && s.Exemptions != nil {
+		var exempt string
+		exempt, err = s.Exemptions.Revision(ctx, tenantIDs, now)
+		revision += ";exemptions=" + exempt
 	}
 	if err != nil {
 		return scope{}, err
@@ -98,10 +116,21 @@ func (s *Service) scope(ctx context.Context, tenantIDs []string) (scope, error) 
 			return scope{}, err
 		}
 		pairs = append(pairs, extra...)
+		ex, err := s.exempted(ctx, tenantIDs, now, m, pairs)
+		if err != nil {
+			return scope{}, err
+		}
 		resources := mapping.NewResources()
 		// The store's evidence bits are the mapping's.
 		for _, p := range pairs {
-			resources.Add(p.PolicyDefinitionID, p.ResourceID, mapping.Evidence(p.Evidence))
+			e := mapping.Evidence(p.Evidence)
+			if e&mapping.EvidenceNonCompliant != 0 && ex.pairs[pairKey{p.PolicyDefinitionID, p.ResourceID}] {
+				e = e&^mapping.EvidenceNonCompliant | mapping.EvidenceExempted
+			}
+			resources.Add(p.PolicyDefinitionID, p.ResourceID, e)
+		}
+		for _, c := range ex.controls {
+			resources.ExemptControl(c.frameworkID, c.controlID, c.resources)
 		}
 		return scope{mapping: m, counts: counts, resources: resources}, nil
 	})

@@ -64,8 +64,9 @@ func (s *Service) Routes() []sdk.Route {
 		sdk.Get("/api/v1/compliance/findings", sdk.Op{ID: "compliance-findings", Tags: tags, Summary: "Policy findings per resource",
 			Description: "One finding per resource and policy definition over the tenants: the assignments that evaluated the resource under " +
 				"the policy are collapsed, the worst state winning (NonCompliant, Conflict, Unknown, Exempt, Compliant from worst) and " +
-				"named in policy_assignment_ids. Each finding names the framework controls its policy maps to. Filtered, sorted and paged " +
-				"in the database; ties are ordered by tenant, resource and policy." + coverageRules,
+				"named in policy_assignment_ids. Each finding names the framework controls its policy maps to. A finding Steward's active " +
+				"exemption covers (POST /api/v1/compliance/exemptions) is left out unless include_exempted; Azure Policy's own exemptions show " +
+				"as the Exempt state. Filtered, sorted and paged in the database; ties are ordered by tenant, resource and policy." + coverageRules,
 			Responses: map[string]*huma.Response{"404": {Description: "No framework with this id, or no such control in it"}}}, s.findings),
 		sdk.Get("/api/v1/compliance/frameworks/{framework_id}/source", sdk.Op{ID: "compliance-framework-source", Tags: tags,
 			Summary: "The Rego and data that decide a framework's mapping",
@@ -110,6 +111,8 @@ type findingsIn struct {
 	SortOrder    string `query:"sort_order" enum:"asc,desc" default:"desc"`
 	Limit        int    `query:"limit" minimum:"1" maximum:"500" default:"100"`
 	Offset       int    `query:"offset" minimum:"0" maximum:"1000000" default:"0"`
+	// IncludeExempted lists the findings Steward's exemptions cover too.
+	IncludeExempted bool `query:"include_exempted" default:"false" doc:"List the findings Steward's active exemptions cover too, each with its steward_exemption; they are left out otherwise, of the page and of total alike"`
 }
 
 // Findings is a page of findings.
@@ -126,7 +129,7 @@ func (s *Service) findings(ctx context.Context, in *findingsIn) (*Findings, erro
 	}
 	q := FindingsQuery{Framework: in.Framework, Control: in.Control, FindingsQuery: states.FindingsQuery{TenantIDs: in.Tenants.Tenants,
 		Severity: in.Severity, State: in.State, ResourceType: in.ResourceType, SortBy: in.SortBy, Desc: in.SortOrder == "desc",
-		Limit: in.Limit, Offset: in.Offset}}
+		Limit: in.Limit, Offset: in.Offset}, IncludeExempted: in.IncludeExempted}
 	if in.Policy != "" {
 		q.PolicyIDs = []string{in.Policy}
 	}

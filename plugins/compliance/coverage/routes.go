@@ -51,7 +51,9 @@ func (s *Service) Routes() []sdk.Route {
 			Description: "Each control's result over resources (failed, passed, not_applicable, manual), its status (the result in the older words: " +
 				"covered, partial, non_compliant, not_evaluated, not_covered) and its resources: a resource fails a control when any mapped policy " +
 				"found it non-compliant, and passes it when none did and one found it compliant or exempt. compliant_count, non_compliant_count " +
-				"and exempt_count count such resources, compliance_percent is passing of passing and failing resources. With include_policies, " +
+				"and exempt_count count such resources, compliance_percent is passing of passing and failing resources. A failing resource whose " +
+				"non-compliant findings Steward's active exemptions cover (GET /api/v1/compliance/exemptions) passes instead, counted in " +
+				"exempted_count; exempt_count is Azure Policy's own Exempt state. With include_policies, " +
 				"each mapped policy with its own compliance: non-compliant when any resource is, compliant when none is and one is compliant." + coverageRules,
 			Responses: notFound}, s.detail),
 		sdk.Get("/api/v1/compliance/frameworks/{framework_id}/controls/{control_id}", sdk.Op{ID: "compliance-framework-control", Tags: tags,
@@ -59,7 +61,8 @@ func (s *Service) Routes() []sdk.Route {
 			Description: "The control's result and counts as the framework detail gives them, with the path behind them: the policies in scope " +
 				"mapped to it (tier and group name or keyword set) and the resources failing and passing it, each with the state each mapped " +
 				"policy found. A resource fails the control when any mapped policy found it non-compliant (whichever assignment), and passes " +
-				"when none did and one found it compliant or exempt." + coverageRules,
+				"when none did and one found it compliant or exempt. A resource whose non-compliant states Steward's active exemptions cover " +
+				"passes as exempted (exempted, steward_exemption); a control exemption covers its tenant's resources for this control only." + coverageRules,
 			Responses: map[string]*huma.Response{"404": {Description: "No framework with this id, or no such control in it"}}}, s.control),
 		sdk.Get("/api/v1/compliance/findings", sdk.Op{ID: "compliance-findings", Tags: tags, Summary: "Policy findings per resource",
 			Description: "One finding per resource and policy definition over the tenants: the assignments that evaluated the resource under " +

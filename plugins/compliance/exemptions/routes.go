@@ -57,10 +57,11 @@ const (
 )
 
 var (
-	// resourceIDRE is an ARM resource id below a subscription.
-	resourceIDRE = regexp.MustCompile(`(?i)^/subscriptions/[^/]+/\S+$`)
+	// resourceIDRE is an ARM resource id below a subscription, without
+	// spaces or control characters.
+	resourceIDRE = regexp.MustCompile(`(?i)^/subscriptions/[^/\x00-\x20\x7f]+/[^\x00-\x20\x7f]+$`)
 	// policyIDRE is a policy definition's ARM id, built in or custom.
-	policyIDRE = regexp.MustCompile(`(?i)^(/(subscriptions|providers/microsoft\.management/managementgroups)/[^/]+)?/providers/microsoft\.authorization/policydefinitions/[^/\s]+$`)
+	policyIDRE = regexp.MustCompile(`(?i)^(/(subscriptions|providers/microsoft\.management/managementgroups)/[^/\x00-\x20\x7f]+)?/providers/microsoft\.authorization/policydefinitions/[^/\x00-\x20\x7f]+$`)
 )
 
 func (h *Handlers) now() time.Time {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stewardhq/steward/plugins/compliance/exemptions"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 )
@@ -26,6 +27,8 @@ type Finding struct {
 	Assignments        []string     `json:"policy_assignment_ids" doc:"The assignments that evaluated the resource under the policy, sorted"`
 	EvaluatedAt        time.Time    `json:"evaluated_at" doc:"The latest evaluation among the assignments"`
 	Controls           []ControlRef `json:"controls" doc:"The framework controls the policy maps to (only the framework's, when framework is given), by framework and control"`
+	// StewardExemption is set only with include_exempted.
+	StewardExemption *exemptions.Ref `json:"steward_exemption,omitempty" doc:"With include_exempted: the active Steward exemption (the oldest, when several) that covers the finding; absent when none does. Azure Policy's own exemptions show as the Exempt state instead"`
 }
 
 // ControlRef names a framework's control a policy maps to.
@@ -39,6 +42,9 @@ type ControlRef struct {
 type FindingsQuery struct {
 	states.FindingsQuery
 	Framework, Control string
+	// IncludeExempted keeps the findings Steward's active exemptions
+	// cover, each naming its exemption; they are left out otherwise.
+	IncludeExempted bool
 }
 
 // Findings returns a page of the tenants' findings and how many match in
@@ -78,6 +84,15 @@ func (s *Service) Findings(ctx context.Context, q FindingsQuery) ([]Finding, int
 		slices.Sort(within)
 		sq.PolicyIDs = within
 	}
+	now := s.now()
+	active, err := s.active(ctx, q.TenantIDs, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	controls := controlPolicies(sc.mapping)
+	if !q.IncludeExempted {
+		sq.Hide = exemptions.Hidden(active, now, controls)
+	}
 	rows, total, err := s.Store.Findings(ctx, sq)
 	if err != nil {
 		return nil, 0, err
@@ -88,6 +103,11 @@ func (s *Service) Findings(ctx context.Context, q FindingsQuery) ([]Finding, int
 			ResourceName: ResourceName(r.ResourceID), Link: ResourceLink(r.ResourceID), PolicyDefinitionID: r.PolicyDefinitionID,
 			PolicyName: r.PolicyName, Category: r.Category, Severity: r.Severity, ComplianceState: r.ComplianceState,
 			Assignments: r.Assignments, EvaluatedAt: r.EvaluatedAt, Controls: s.controlsOf(sc.mapping, r.PolicyDefinitionID, q.Framework)})
+		if q.IncludeExempted {
+			if e := exemptions.Match(active, r.TenantID, r.ResourceID, r.PolicyDefinitionID, controls); e != nil {
+				out[len(out)-1].StewardExemption = e.Ref()
+			}
+		}
 	}
 	return out, total, nil
 }

@@ -41,6 +41,10 @@ type FindingsQuery struct {
 	SortBy        string
 	Desc          bool
 	Limit, Offset int
+	// Hide, when set, adds conditions to the query over the findings,
+	// alias f (tenant_id, resource_id, policy_definition_id), that leave
+	// findings out of the page and the total alike.
+	Hide func(*bun.SelectQuery) *bun.SelectQuery
 }
 
 // StoredFinding is one resource under one policy definition.
@@ -107,8 +111,15 @@ func (s *Store) Findings(ctx context.Context, q FindingsQuery) ([]StoredFinding,
 	if len(q.TenantIDs) == 0 || (q.PolicyIDs != nil && len(q.PolicyIDs) == 0) {
 		return out, 0, nil
 	}
+	outer := func() *bun.SelectQuery {
+		sel := s.DB.NewSelect().TableExpr("(?) AS f", s.findingsQuery(q))
+		if q.Hide != nil {
+			sel = q.Hide(sel)
+		}
+		return sel
+	}
 	var total int
-	if err := s.DB.NewSelect().TableExpr("(?) AS f", s.findingsQuery(q)).ColumnExpr("COUNT(*)").Scan(ctx, &total); err != nil || total == 0 {
+	if err := outer().ColumnExpr("COUNT(*)").Scan(ctx, &total); err != nil || total == 0 {
 		return out, total, err
 	}
 	col, ok := findingSortColumns[q.SortBy]
@@ -132,7 +143,7 @@ func (s *Store) Findings(ctx context.Context, q FindingsQuery) ([]StoredFinding,
 		EvaluatedUnix  int64  `bun:"evaluated_unix"`
 		Assignments    string `bun:"assignments"`
 	}
-	err := s.DB.NewSelect().TableExpr("(?) AS f", s.findingsQuery(q)).ColumnExpr("*").
+	err := outer().ColumnExpr("*").
 		OrderExpr(col+dir).OrderExpr("tenant_id, resource_id, policy_definition_id").
 		Limit(int64(q.Limit)).Offset(int64(q.Offset)).Scan(ctx, &rows)
 	if err != nil {

@@ -52,7 +52,7 @@ func TestBuiltinFrameworks(t *testing.T) {
 	for _, f := range s.All() {
 		ids = append(ids, f.ID)
 	}
-	if want := []string{"cis_azure", "iso27001", "mcsb", "nis2", "nist_csf", "pci_dss", "soc2"}; !reflect.DeepEqual(ids, want) {
+	if want := []string{"cis_azure", "cis_azure_v3", "iso27001", "mcsb", "nis2", "nist_csf", "pci_dss", "soc2"}; !reflect.DeepEqual(ids, want) {
 		t.Fatalf("frameworks = %v, want %v", ids, want)
 	}
 	// The frameworks whose keyword sets are measured against a labelled
@@ -188,6 +188,38 @@ func TestCISAzureCounts(t *testing.T) {
 	}
 }
 
+// CIS Microsoft Azure Foundations Benchmark v3.0.0: 159 recommendations in
+// nine sections numbered from 2, some nested four deep (3.1.3.1), with
+// gaps where the benchmark has headings without recommendations (3.1.2).
+func TestCISAzureV3Counts(t *testing.T) {
+	f := framework(t, builtin(t), "cis_azure_v3")
+	if f.Version != "3.0.0" || len(f.Controls) != 159 || len(f.Categories) != 9 {
+		t.Errorf("version/recommendations/sections = %q/%d/%d, want 3.0.0/159/9", f.Version, len(f.Controls), len(f.Categories))
+	}
+	want := map[string]int{"2": 36, "3": 34, "4": 17, "5": 22, "6": 19, "7": 7, "8": 11, "9": 12, "10": 1}
+	if got := countBy(f, byCategory); !reflect.DeepEqual(got, want) {
+		t.Errorf("recommendations per section = %v, want %v", got, want)
+	}
+	for _, c := range f.Controls {
+		if !strings.HasPrefix(c.ID, c.Category+".") {
+			t.Errorf("recommendation %s is in section %s", c.ID, c.Category)
+		}
+	}
+	for id, name := range map[string]string{
+		"2.1.1":   "Ensure Security Defaults is enabled on Microsoft Entra ID",
+		"3.1.3.1": "Ensure That Microsoft Defender for Servers Is Set to 'On'",
+		"4.1":     "Ensure that 'Secure transfer required' is set to 'Enabled'",
+		"10.1":    "Ensure that Resource Locks are set for Mission-Critical Azure Resources",
+	} {
+		if c, ok := f.Control(id); !ok || c.Name != name {
+			t.Errorf("recommendation %s: %+v", id, c)
+		}
+	}
+	if _, ok := f.Control("3.1.2"); ok {
+		t.Error("3.1.2 is a heading, not a recommendation")
+	}
+}
+
 // Microsoft cloud security benchmark v1: 85 controls in 12 domains,
 // numbered without gaps.
 func TestMCSBCounts(t *testing.T) {
@@ -305,6 +337,8 @@ func TestControlForGroup(t *testing.T) {
 		{"iso27001", "ISO_IEC_27002_2022_5.1", "5.1"},
 		{"cis_azure", "CIS_Azure_2.0.0_3.1", "3.1"},
 		{"cis_azure", "CIS_Azure_2.0.0_2.1.10", "2.1.10"},
+		{"cis_azure_v3", "CIS_Azure_Foundations_v3.0.0_4.1", "4.1"},
+		{"cis_azure_v3", "CIS_Azure_Foundations_v3.0.0_3.1.7.2", "3.1.7.2"},
 		{"mcsb", "Azure_Security_Benchmark_v3.0_NS-2", "NS-2"},
 		{"mcsb", "Azure_Security_Benchmark_v3.0_GS-10", "GS-10"},
 		{"pci_dss", "PCI_DSS_v4.0_1.2.1", "1.2.1"},
@@ -322,6 +356,8 @@ func TestControlForGroup(t *testing.T) {
 		{"nist_csf", "NIST_CSF_v2.0_ID.AM_06", ""},
 		{"cis_azure", "CIS_Azure_Foundations_v3.0.0_3.1.1", ""},
 		{"cis_azure", "CIS_Azure_Foundations_v2.1.0_3.1", ""},
+		{"cis_azure_v3", "CIS_Azure_2.0.0_3.1", ""},
+		{"cis_azure_v3", "CIS_Azure_Foundations_v3.0.0_3.1.7", ""},
 		{"mcsb", "Azure_Security_Benchmark_v3.0_NS", ""},
 		{"mcsb", "Azure_Security_Benchmark_v3.0_NS-11", ""},
 		{"pci_dss", "PCI_DSS_v4.0_1.2", ""},
@@ -569,8 +605,8 @@ func TestWithDirAddsFrameworks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.All()) != 8 {
-		t.Fatalf("frameworks = %d, want the 7 built-ins and acme", len(s.All()))
+	if len(s.All()) != 9 {
+		t.Fatalf("frameworks = %d, want the 8 built-ins and acme", len(s.All()))
 	}
 	f := framework(t, s, "acme")
 	if want := filepath.Join(dir, "acme.json"); f.File() != want {
@@ -636,7 +672,8 @@ func TestWithDirErrors(t *testing.T) {
 }
 
 // Every group name that Azure's initiatives use names a control of the
-// framework, or one of its categories (which tier 1 does not map), and
+// framework, or one of its categories or a heading above its controls (CIS
+// v3.0.0's 3.1.7), which tier 1 does not map, and
 // through one prefix only: PCI DSS's v4.0.1 prefix extends its v4.0 one, so
 // PCI_DSS_v4.0.1_3.6.1.1 would map twice if 1.3.6.1.1 were a requirement.
 func TestAzureGroupNames(t *testing.T) {
@@ -652,11 +689,11 @@ func TestAzureGroupNames(t *testing.T) {
 			mapped[id]++
 			continue
 		}
-		if !namesCategory(f, group) {
-			t.Errorf("%s: group %s names neither a control nor a category", id, group)
+		if !namesHeading(f, group) {
+			t.Errorf("%s: group %s names neither a control nor a category or heading", id, group)
 		}
 	}
-	want := map[string]int{"soc2": 61, "nist_csf": 19, "iso27001": 23, "cis_azure": 85, "mcsb": 85, "pci_dss": 249 + 85, "nis2": 9}
+	want := map[string]int{"soc2": 61, "nist_csf": 19, "iso27001": 23, "cis_azure": 85, "cis_azure_v3": 50, "mcsb": 85, "pci_dss": 249 + 85, "nis2": 9}
 	if !reflect.DeepEqual(mapped, want) {
 		t.Errorf("group names mapped to controls = %v, want %v", mapped, want)
 	}
@@ -676,7 +713,9 @@ func prefixesNaming(f *Framework, group string) int {
 	return n
 }
 
-func namesCategory(f *Framework, group string) bool {
+// namesHeading reports whether the group is one of the framework's prefixes
+// followed by a category id or by the leading numbers of a control id.
+func namesHeading(f *Framework, group string) bool {
 	for _, g := range f.GroupNames {
 		rest, ok := strings.CutPrefix(Normalize(group), Normalize(g.Prefix)+".")
 		if !ok {
@@ -684,6 +723,11 @@ func namesCategory(f *Framework, group string) bool {
 		}
 		for _, c := range f.Categories {
 			if Normalize(c.ID) == rest {
+				return true
+			}
+		}
+		for _, c := range f.Controls {
+			if strings.HasPrefix(Normalize(c.ID), rest+".") {
 				return true
 			}
 		}

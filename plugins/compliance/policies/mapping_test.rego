@@ -267,15 +267,16 @@ test_shipped_group_names if {
 }
 
 # "Secure transfer to storage accounts should be enabled" with the group
-# names Azure's Microsoft cloud security benchmark, PCI DSS v4, PCI DSS
-# v4.0.1 and EU 2022/2555 (NIS2) initiatives give it: each maps to its
-# control, and only through the group name (the new frameworks have no
-# keyword sets).
+# names Azure's Microsoft cloud security benchmark, CIS Azure Foundations
+# v3.0.0, PCI DSS v4, PCI DSS v4.0.1 and EU 2022/2555 (NIS2) initiatives
+# give it: each maps to its control, and only through the group name (these
+# frameworks have no keyword sets).
 test_shipped_group_names_of_real_policies if {
 	got := mapping.matches with input as {"policies": [{
 		"id": "p1", "name": "Secure transfer to storage accounts should be enabled",
 		"group_names": [
 			"Azure_Security_Benchmark_v3.0_DP-3",
+			"CIS_Azure_Foundations_v3.0.0_4.1",
 			"PCI_DSS_v4.0_3.5.1",
 			"PCI_DSS_v4.0_6.2.4",
 			"PCI_DSS_v4.0.1_4.2.1",
@@ -283,6 +284,10 @@ test_shipped_group_names_of_real_policies if {
 		],
 	}]}
 	got.mcsb == {"DP-3": {"p1": {"tier": 1, "confidence": "high", "group_name": "Azure_Security_Benchmark_v3.0_DP-3"}}}
+	got.cis_azure_v3 == {"4.1": {"p1": {"tier": 1, "confidence": "high", "group_name": "CIS_Azure_Foundations_v3.0.0_4.1"}}}
+
+	# CIS v2.0.0 does not read the v3.0.0 group: its keywords map the name.
+	got.cis_azure["3.1"].p1.tier == 2
 	{control_id | some control_id, _ in got.pci_dss} == {"3.5.1", "6.2.4", "4.2.1"}
 	got.pci_dss["4.2.1"].p1.group_name == "PCI_DSS_v4.0.1_4.2.1"
 	got.nis2 == {"21": {"p1": {"tier": 1, "confidence": "high", "group_name": "EU_2555_(NIS2)_2022_21"}}}
@@ -305,14 +310,16 @@ test_shipped_group_names_of_more_real_policies if {
 	{control_id | some control_id, by_policy in got.pci_dss; by_policy.expiry} == {"3.6.1.1"}
 }
 
-# Without group names the new frameworks map nothing, and a group of the
-# other NIS2 initiative, or of a section, maps no control.
+# Without group names the frameworks without keyword sets map nothing, and a
+# group of the other NIS2 initiative, of a section or of a heading maps no
+# control.
 test_shipped_new_frameworks_need_group_names if {
 	got := mapping.matches with input as {"policies": [{
 		"id": "p1", "name": "Secure transfer to storage accounts should be enabled",
-		"group_names": ["NIS2_DP._Data_Protection_8", "PCI_DSS_v4.0_3.5", "Azure_Security_Benchmark_v3.0_DP"],
+		"group_names": ["NIS2_DP._Data_Protection_8", "PCI_DSS_v4.0_3.5", "Azure_Security_Benchmark_v3.0_DP", "CIS_Azure_Foundations_v3.0.0_3.1.7"],
 	}]}
 	not got.mcsb
+	not got.cis_azure_v3
 	not got.pci_dss
 	not got.nis2
 	got.soc2["CC6.7"].p1.tier == 2

@@ -21,19 +21,44 @@ func costPlugins(config string) string {
 func waitStartupSync(t *testing.T, h *host, admin, jobType string) {
 	t.Helper()
 	h.waitFor("the start-up "+jobType+" sync", time.Minute, func() bool {
-		var hist struct {
-			Logs []run `json:"logs"`
+		// A job type may be several jobs (the resources plugin's quotas
+		// and inventory): each must have completed a run.
+		var status struct {
+			Jobs []struct {
+				Plugin  string `json:"plugin"`
+				Name    string `json:"name"`
+				JobType string `json:"job_type"`
+			} `json:"jobs"`
 		}
-		h.get("/api/v1/sync/history?limit=50", admin).json(t, &hist)
+		h.get("/api/v1/sync/status", admin).json(t, &status)
+		var hist struct {
+			Logs []struct {
+				run
+				Plugin  string `json:"plugin"`
+				JobName string `json:"job_name"`
+			} `json:"logs"`
+		}
+		h.get("/api/v1/sync/history?limit=100", admin).json(t, &hist)
+		completed := map[string]bool{}
 		for _, r := range hist.Logs {
 			if r.JobType == jobType && r.Status == "failed" {
 				t.Fatalf("start-up %s sync failed: %+v", jobType, r)
 			}
 			if r.JobType == jobType && r.Status == "completed" {
-				return true
+				completed[r.Plugin+"/"+r.JobName] = true
 			}
 		}
-		return false
+		jobs := 0
+		for _, j := range status.Jobs {
+			if j.JobType != jobType {
+				continue
+			}
+			jobs++
+			if !completed[j.Plugin+"/"+j.Name] {
+				return false
+			}
+		}
+		return jobs > 0
 	})
 }
 

@@ -160,11 +160,14 @@ type ocsfMetadata struct {
 }
 
 type ocsfProduct struct {
-	Name       string `json:"name"`
-	VendorName string `json:"vendor_name"`
-	Feature    struct {
-		Name string `json:"name"`
-	} `json:"feature"`
+	Name       string      `json:"name"`
+	VendorName string      `json:"vendor_name"`
+	Feature    ocsfFeature `json:"feature"`
+}
+
+// ocsfFeature is the part of the product that reported the finding.
+type ocsfFeature struct {
+	Name string `json:"name"`
 }
 
 type ocsfFindingInfo struct {
@@ -243,7 +246,8 @@ func ocsfOf(f *Finding, standards map[string]string) ocsfFinding {
 		ClassUID: ocsfClassUID, ClassName: "Compliance Finding", TypeUID: ocsfTypeUID, TypeName: "Compliance Finding: Create",
 		SeverityID: severityID, Severity: severity, StatusID: st.finding, Status: st.findingCaption, Time: evaluated,
 		Message: f.PolicyName + ": " + f.ComplianceState + " on " + f.ResourceName,
-		Metadata: ocsfMetadata{Version: OCSFVersion, Product: ocsfProduct{Name: "Steward", VendorName: "Steward"}, Profiles: []string{"cloud"},
+		Metadata: ocsfMetadata{Version: OCSFVersion, Product: ocsfProduct{Name: "Steward", VendorName: "Steward", Feature: ocsfFeature{Name: "Compliance"}},
+			Profiles:  []string{"cloud"},
 			TenantUID: f.TenantID},
 		FindingInfo: ocsfFindingInfo{UID: FindingUID(f), Title: f.PolicyName,
 			Desc:         "Azure Policy evaluated " + f.ResourceID + " as " + f.ComplianceState + " under the policy definition " + f.PolicyDefinitionID + ".",
@@ -255,7 +259,6 @@ func ocsfOf(f *Finding, standards map[string]string) ocsfFinding {
 		Cloud:     ocsfCloud{Provider: "Azure", Account: ocsfAccount{UID: f.SubscriptionID, TypeID: ocsfAzureSubscripts, Type: "Azure Subscription"}},
 		Unmapped:  ocsfUnmapped{PolicyAssignmentIDs: nonNil(f.Assignments)},
 	}
-	out.Metadata.Product.Feature.Name = "Compliance"
 	if f.Category != "" {
 		out.FindingInfo.Types = []string{f.Category}
 	}

@@ -90,12 +90,12 @@ const OCSFVersion = "1.4.0"
 // The OCSF Compliance Finding class: class 3 of the Findings category (2),
 // and the one activity the export reports, Create.
 const (
-	ocsfCategoryUID     = 2
-	ocsfClassUID        = 2003
-	ocsfActivityCreate  = 1
-	ocsfTypeUID         = ocsfClassUID*100 + ocsfActivityCreate
-	ocsfRuleAnalytic    = 1
-	ocsfAzureSubscripts = 13
+	ocsfCategoryUID       = 2
+	ocsfClassUID          = 2003
+	ocsfActivityCreate    = 1
+	ocsfTypeUID           = ocsfClassUID*100 + ocsfActivityCreate
+	ocsfRuleAnalytic      = 1
+	ocsfAzureSubscription = 13
 )
 
 // ocsfSeverities are the OCSF severity_id of a policy's severity; any
@@ -256,7 +256,7 @@ func ocsfOf(f *Finding, standards map[string]string) ocsfFinding {
 		Compliance: ocsfCompliance{Control: f.PolicyDefinitionID, Standards: nonNil(names), Requirements: controlNames(f.Controls),
 			StatusID: st.compliance, Status: st.complianceCaption, StatusCode: f.ComplianceState},
 		Resources: []ocsfResource{{UID: f.ResourceID, Name: f.ResourceName, Type: f.ResourceType}},
-		Cloud:     ocsfCloud{Provider: "Azure", Account: ocsfAccount{UID: f.SubscriptionID, TypeID: ocsfAzureSubscripts, Type: "Azure Subscription"}},
+		Cloud:     ocsfCloud{Provider: "Azure", Account: ocsfAccount{UID: f.SubscriptionID, TypeID: ocsfAzureSubscription, Type: "Azure Subscription"}},
 		Unmapped:  ocsfUnmapped{PolicyAssignmentIDs: nonNil(f.Assignments)},
 	}
 	if f.Category != "" {

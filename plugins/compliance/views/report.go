@@ -117,14 +117,14 @@ func (h *Handlers) report(ctx context.Context, frameworkID string, tenants []str
 // The results of a control, in the order the summary counts them, and
 // how the report names each.
 var (
-	results      = []string{mapping.ResultPassed, mapping.ResultFailed, mapping.ResultNotApplicable, mapping.ResultManual}
-	resultLabels = []string{"Passed", "Failed", "Not applicable: no mapped policy evaluated a resource", "Manual: no policy in scope maps to it"}
+	results      = [...]string{mapping.ResultPassed, mapping.ResultFailed, mapping.ResultNotApplicable, mapping.ResultManual}
+	resultLabels = [len(results)]string{"Passed", "Failed", "Not applicable: no mapped policy evaluated a resource", "Manual: no policy in scope maps to it"}
 )
 
 // resultIndex is a result's place in results; an unknown one counts as
 // manual.
 func resultIndex(result string) int {
-	if i := slices.Index(results, result); i >= 0 {
+	if i := slices.Index(results[:], result); i >= 0 {
 		return i
 	}
 	return len(results) - 1
@@ -148,7 +148,7 @@ type reportView struct {
 	Disclaimer, Back string
 	Coverage         string
 	Controls         int
-	Results          [4]int
+	Results          [len(results)]int
 	Summary          []reportCount
 	Categories       []reportCategory
 }

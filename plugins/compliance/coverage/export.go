@@ -305,14 +305,10 @@ func exportFilename(format string, now time.Time) string {
 	return "findings-" + now.UTC().Format(time.DateOnly) + "." + ext
 }
 
-// exportPage is how many findings the export reads from the store at a
-// time: the most it holds in memory. Tests lower it to page small sets.
-var exportPage = 1000
-
 // exportDoc describes the export route.
 var exportDoc = "Every finding the findings route (GET /api/v1/compliance/findings) gives for the same parameters, in its order, " +
-	"streamed as a file: read from the database a thousand at a time and written as they come, so an export equals the findings route " +
-	"paged through. format=csv (the default) is text/csv (RFC 4180) with the header row " + exportHeaderDoc + ": several assignments " +
+	"streamed as a file: the same query, read from one database cursor and written as the findings come, never held whole, so an " +
+	"export equals the findings route paged through. format=csv (the default) is text/csv (RFC 4180) with the header row " + exportHeaderDoc + ": several assignments " +
 	"or controls in one cell are separated by spaces, a control is <framework_id>:<control_id>, evaluated_at is RFC 3339 in UTC, and a " +
 	"text cell that a spreadsheet would read as a formula (starting with =, +, -, @) is prefixed with an apostrophe. format=ocsf is " +
 	"application/json: one JSON array of OCSF " + OCSFVersion + " Compliance Finding events (class_uid 2003, category_uid 2, " +
@@ -357,15 +353,28 @@ func (s *Service) exportRoute() sdk.Route {
 }
 
 func (s *Service) export(ctx context.Context, in *exportIn) (*exportOut, error) {
-	q, err := in.query(exportPage, 0)
+	q, err := in.query(0, 0)
 	if err != nil {
 		return nil, err
 	}
-	// The first page is read before the answer starts, so that an unknown
-	// framework or control is a 404 and never a file that breaks off.
-	first, _, err := s.Findings(ctx, q)
+	// The framework and control are checked before the answer starts, so
+	// that an unknown one is a 404 and never a file that breaks off.
+	sq, m, err := s.findingsQuery(ctx, q)
 	if err != nil {
 		return nil, notFound(err)
+	}
+	each := func(ctx context.Context, fn func(*Finding) error) error {
+		// A policy's controls are worked out once: its findings share them.
+		controls := map[string][]ControlRef{}
+		return s.Store.EachFinding(ctx, sq, func(r states.StoredFinding) error {
+			refs, ok := controls[r.PolicyDefinitionID]
+			if !ok {
+				refs = s.controlsOf(m, r.PolicyDefinitionID, q.Framework)
+				controls[r.PolicyDefinitionID] = refs
+			}
+			f := finding(r, refs)
+			return fn(&f)
+		})
 	}
 	contentType, newWriter := "text/csv; charset=utf-8", newCSVExport
 	if in.Format == "ocsf" {
@@ -378,7 +387,7 @@ func (s *Service) export(ctx context.Context, in *exportIn) (*exportOut, error) 
 	return &exportOut{ContentDisposition: fmt.Sprintf("attachment; filename=%q", exportFilename(in.Format, time.Now())),
 		Body: func(hc huma.Context) {
 			r, w := humago.Unwrap(hc)
-			s.streamExport(w, r, contentType, q, first, newWriter)
+			streamExport(w, r, contentType, each, newWriter)
 		}}, nil
 }
 
@@ -389,27 +398,18 @@ type exportWriter interface {
 	close() error
 }
 
-// streamExport writes the findings of q, page by page from the first,
-// in the format newWriter makes. A failure before the first byte went out
-// is answered as an error, without the attachment header; after it, the
+// streamExport writes the findings each reads, as it reads them, in the
+// format newWriter makes. A failure before the first byte went out is
+// answered as an error, without the attachment header; after it, the
 // response is aborted, so the caller sees it break off rather than a file
 // that looks complete.
-func (s *Service) streamExport(w http.ResponseWriter, r *http.Request, contentType string, q FindingsQuery, page []Finding,
+func streamExport(w http.ResponseWriter, r *http.Request, contentType string, each func(context.Context, func(*Finding) error) error,
 	newWriter func(io.Writer) (exportWriter, error)) {
 	w.Header().Set("Content-Type", contentType)
 	sent := &sentWriter{w: w}
 	out, err := newWriter(sent)
-	for err == nil {
-		for i := range page {
-			if err = out.write(&page[i]); err != nil {
-				break
-			}
-		}
-		if err != nil || len(page) < q.Limit {
-			break
-		}
-		q.Offset += q.Limit
-		page, _, err = s.Findings(r.Context(), q)
+	if err == nil {
+		err = each(r.Context(), out.write)
 	}
 	if err == nil {
 		err = out.close()

@@ -10,14 +10,6 @@ import (
 	"time"
 )
 
-// SetExportPage makes the export read n findings at a time until the
-// test ends.
-func SetExportPage(t *testing.T, n int) {
-	old := exportPage
-	exportPage = n
-	t.Cleanup(func() { exportPage = old })
-}
-
 // knownFinding is a non-compliant key vault of a SOC 2 and NIST CSF
 // policy, evaluated under two assignments.
 func knownFinding() Finding {

@@ -26,14 +26,12 @@ type ocsfEvent struct {
 	} `json:"compliance"`
 }
 
-// TestFindingsExport: read two findings at a time, the export of each
-// filter, as CSV and as OCSF, holds the findings route's items paged
-// through, in its order, with the attachment header; a user's export is of
+// TestFindingsExport: the export of each filter, as CSV and as OCSF,
+// holds the findings route's items, in its order, with the attachment header; a user's export is of
 // its tenants alone; bad parameters are 422 naming the field, an unknown
 // framework or control 404 and another tenant 403, all without the
 // attachment header.
 func TestFindingsExport(t *testing.T) {
-	coverage.SetExportPage(t, 2)
 	set := acmeSet(t)
 	each(t, func(t *testing.T, dialect string) {
 		f := start(t, dialect, set, findingStates())

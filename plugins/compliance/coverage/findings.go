@@ -45,38 +45,9 @@ type FindingsQuery struct {
 // all; mapping.ErrUnknownFramework or ErrUnknownControl for a framework or
 // control not loaded.
 func (s *Service) Findings(ctx context.Context, q FindingsQuery) ([]Finding, int, error) {
-	sc, err := s.scope(ctx, q.TenantIDs)
+	sq, m, err := s.findingsQuery(ctx, q)
 	if err != nil {
 		return nil, 0, err
-	}
-	sq := q.FindingsQuery
-	if q.Framework != "" {
-		fw, ok := s.Mapper.Frameworks().Get(q.Framework)
-		if !ok {
-			return nil, 0, mapping.ErrUnknownFramework
-		}
-		ids := map[string]bool{}
-		found := false
-		for _, c := range fw.Controls {
-			if q.Control != "" && c.ID != q.Control {
-				continue
-			}
-			found = true
-			for id := range sc.mapping.Matches(fw.ID, c.ID) {
-				ids[id] = true
-			}
-		}
-		if !found {
-			return nil, 0, ErrUnknownControl
-		}
-		within := []string{}
-		for id := range ids {
-			if sq.PolicyIDs == nil || slices.Contains(sq.PolicyIDs, id) {
-				within = append(within, id)
-			}
-		}
-		slices.Sort(within)
-		sq.PolicyIDs = within
 	}
 	rows, total, err := s.Store.Findings(ctx, sq)
 	if err != nil {
@@ -84,12 +55,58 @@ func (s *Service) Findings(ctx context.Context, q FindingsQuery) ([]Finding, int
 	}
 	out := make([]Finding, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, Finding{TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID, ResourceType: r.ResourceType,
-			ResourceName: ResourceName(r.ResourceID), Link: ResourceLink(r.ResourceID), PolicyDefinitionID: r.PolicyDefinitionID,
-			PolicyName: r.PolicyName, Category: r.Category, Severity: r.Severity, ComplianceState: r.ComplianceState,
-			Assignments: r.Assignments, EvaluatedAt: r.EvaluatedAt, Controls: s.controlsOf(sc.mapping, r.PolicyDefinitionID, q.Framework)})
+		out = append(out, finding(r, s.controlsOf(m, r.PolicyDefinitionID, q.Framework)))
 	}
 	return out, total, nil
+}
+
+// findingsQuery is the store's query of q, its policies narrowed to those
+// mapped to its framework or control, with the mapping of the tenants'
+// policies.
+func (s *Service) findingsQuery(ctx context.Context, q FindingsQuery) (states.FindingsQuery, *mapping.Mapping, error) {
+	sc, err := s.scope(ctx, q.TenantIDs)
+	if err != nil {
+		return states.FindingsQuery{}, nil, err
+	}
+	sq := q.FindingsQuery
+	if q.Framework == "" {
+		return sq, sc.mapping, nil
+	}
+	fw, ok := s.Mapper.Frameworks().Get(q.Framework)
+	if !ok {
+		return states.FindingsQuery{}, nil, mapping.ErrUnknownFramework
+	}
+	ids := map[string]bool{}
+	found := false
+	for _, c := range fw.Controls {
+		if q.Control != "" && c.ID != q.Control {
+			continue
+		}
+		found = true
+		for id := range sc.mapping.Matches(fw.ID, c.ID) {
+			ids[id] = true
+		}
+	}
+	if !found {
+		return states.FindingsQuery{}, nil, ErrUnknownControl
+	}
+	within := []string{}
+	for id := range ids {
+		if sq.PolicyIDs == nil || slices.Contains(sq.PolicyIDs, id) {
+			within = append(within, id)
+		}
+	}
+	slices.Sort(within)
+	sq.PolicyIDs = within
+	return sq, sc.mapping, nil
+}
+
+// finding is a stored finding with the controls its policy maps to.
+func finding(r states.StoredFinding, controls []ControlRef) Finding {
+	return Finding{TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID, ResourceType: r.ResourceType,
+		ResourceName: ResourceName(r.ResourceID), Link: ResourceLink(r.ResourceID), PolicyDefinitionID: r.PolicyDefinitionID,
+		PolicyName: r.PolicyName, Category: r.Category, Severity: r.Severity, ComplianceState: r.ComplianceState,
+		Assignments: r.Assignments, EvaluatedAt: r.EvaluatedAt, Controls: controls}
 }
 
 // controlsOf lists the controls a policy maps to, of the one framework

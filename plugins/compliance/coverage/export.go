@@ -269,8 +269,7 @@ func ocsfOf(f *Finding, standards map[string]string) ocsfFinding {
 }
 
 // FindingUID is a finding's identifier in the export: its tenant,
-// resource and policy definition, which identify it, joined by "|",
-// which no ARM id holds.
+// resource and policy definition, which identify it, joined by "|".
 func FindingUID(f *Finding) string {
 	return f.TenantID + "|" + f.ResourceID + "|" + f.PolicyDefinitionID
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
+
 	"github.com/stewardhq/steward/core/cloudsim/world"
 	"github.com/stewardhq/steward/internal/browsertest"
 )
@@ -62,7 +64,8 @@ func signInThroughIdP(t *testing.T, h *host, tab *browsertest.Tab, path, email s
 // compliance and, through its framework picker, a framework's controls,
 // and the dashboard its compliance gauge, no page logs an error, and
 // every page passes an axe-core scan in light and dark mode (the
-// compliance page with its controls expanded).
+// compliance page with its controls expanded), the framework report
+// among them, which prints without the navigation and a page per category.
 func TestUIInBrowser(t *testing.T) {
 	b := browsertest.Start(t)
 	// The resources plugin runs from a copy that the test can break, so
@@ -269,6 +272,22 @@ func TestUIInBrowser(t *testing.T) {
 	resourceLink := `[hx-get^="/compliance/policy"] a[href^="/resources/item?"]`
 	tab.Open(policyPage, resourceLink)
 	resourcePage := drillAttr(t, tab, resourceLink, "href")
+	// The framework's printable report, by its link; printed, it shows
+	// neither the navigation nor its own links, and each category starts
+	// a page.
+	reportLink := `#compliance-frameworks a[href^="/compliance/report?"]`
+	tab.Open("/compliance", reportLink)
+	reportPage := drillAttr(t, tab, reportLink, "href")
+	report := `[hx-get^="/compliance/report"] .report-category`
+	tab.Open(reportPage, report)
+	tab.Run("print media", emulation.SetEmulatedMedia().WithMedia("print"))
+	var printed string
+	tab.Eval(`[".nav", ".topbar", ".report .no-print"].map(s => getComputedStyle(document.querySelector(s)).display).join(" ") + " " + `+
+		`[...document.querySelectorAll(".report-category")].slice(0, 2).map(e => getComputedStyle(e).breakBefore).join(" ")`, &printed)
+	if printed != "none none none page page" {
+		t.Errorf("the printed report: display of the navigation, top bar and links, break before the categories: %q", printed)
+	}
+	tab.Run("screen media", emulation.SetEmulatedMedia().WithMedia(""))
 
 	for _, page := range []struct{ path, name, wait, script string }{
 		{"/dashboard", "dashboard", stats, ""},
@@ -280,6 +299,7 @@ func TestUIInBrowser(t *testing.T) {
 		{"/compliance", "compliance", "#compliance-frameworks", expand},
 		{policyPage, "compliance-policy", `[hx-get^="/compliance/policy"] table`, ""},
 		{resourcePage, "resource", `[hx-get^="/resources/item"] table`, ""},
+		{reportPage, "compliance-report", report, ""},
 		{"/partner", "partner", partner, expand},
 		{"/dmarc", "dmarc", "main", ""},
 		{"/design-system", "design-system", "main", ""},

@@ -2,7 +2,8 @@
 // framework list with each framework's coverage, one framework's coverage
 // by category and control, and the Rego and data that decide its mapping;
 // and the compliance_frameworks dataset, each tenant's coverage of each
-// framework, which other plugins read.
+// framework, which other plugins read; and the findings, paged or
+// exported whole as CSV or OCSF Compliance Findings (export.go).
 //
 // Coverage is computed from the stored policy states of the tenants asked
 // about. For each tenant, one aggregate query in the database returns its

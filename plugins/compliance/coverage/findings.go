@@ -51,15 +51,36 @@ type FindingsQuery struct {
 // all; mapping.ErrUnknownFramework or ErrUnknownControl for a framework or
 // control not loaded.
 func (s *Service) Findings(ctx context.Context, q FindingsQuery) ([]Finding, int, error) {
-	sc, err := s.scope(ctx, q.TenantIDs)
+	sq, m, exempt, err := s.findingsQuery(ctx, q)
 	if err != nil {
 		return nil, 0, err
+	}
+	rows, total, err := s.Store.Findings(ctx, sq)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Finding, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, finding(r, s.controlsOf(m, r.PolicyDefinitionID, q.Framework), exempt))
+	}
+	return out, total, nil
+}
+
+// findingsQuery is the store's query of q: its policies narrowed to those
+// mapped to its framework or control and, unless q.IncludeExempted, the
+// findings Steward's active exemptions cover left out. It returns the
+// mapping of the tenants' policies with it and, with q.IncludeExempted,
+// the active exemption covering a finding, if any (nil otherwise).
+func (s *Service) findingsQuery(ctx context.Context, q FindingsQuery) (states.FindingsQuery, *mapping.Mapping, exemptionOf, error) {
+	sc, err := s.scope(ctx, q.TenantIDs)
+	if err != nil {
+		return states.FindingsQuery{}, nil, nil, err
 	}
 	sq := q.FindingsQuery
 	if q.Framework != "" {
 		fw, ok := s.Mapper.Frameworks().Get(q.Framework)
 		if !ok {
-			return nil, 0, mapping.ErrUnknownFramework
+			return states.FindingsQuery{}, nil, nil, mapping.ErrUnknownFramework
 		}
 		ids := map[string]bool{}
 		found := false
@@ -73,7 +94,7 @@ func (s *Service) Findings(ctx context.Context, q FindingsQuery) ([]Finding, int
 			}
 		}
 		if !found {
-			return nil, 0, ErrUnknownControl
+			return states.FindingsQuery{}, nil, nil, ErrUnknownControl
 		}
 		within := []string{}
 		for id := range ids {
@@ -87,29 +108,37 @@ func (s *Service) Findings(ctx context.Context, q FindingsQuery) ([]Finding, int
 	now := s.now()
 	active, err := s.active(ctx, q.TenantIDs, now)
 	if err != nil {
-		return nil, 0, err
+		return states.FindingsQuery{}, nil, nil, err
 	}
 	controls := controlPolicies(sc.mapping)
 	if !q.IncludeExempted {
 		sq.Hide = exemptions.Hidden(active, now, controls)
+		return sq, sc.mapping, nil, nil
 	}
-	rows, total, err := s.Store.Findings(ctx, sq)
-	if err != nil {
-		return nil, 0, err
-	}
-	out := make([]Finding, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, Finding{TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID, ResourceType: r.ResourceType,
-			ResourceName: ResourceName(r.ResourceID), Link: ResourceLink(r.ResourceID), PolicyDefinitionID: r.PolicyDefinitionID,
-			PolicyName: r.PolicyName, Category: r.Category, Severity: r.Severity, ComplianceState: r.ComplianceState,
-			Assignments: r.Assignments, EvaluatedAt: r.EvaluatedAt, Controls: s.controlsOf(sc.mapping, r.PolicyDefinitionID, q.Framework)})
-		if q.IncludeExempted {
-			if e := exemptions.Match(active, r.TenantID, r.ResourceID, r.PolicyDefinitionID, controls); e != nil {
-				out[len(out)-1].StewardExemption = e.Ref()
-			}
+	exempt := func(r states.StoredFinding) *exemptions.Ref {
+		if e := exemptions.Match(active, r.TenantID, r.ResourceID, r.PolicyDefinitionID, controls); e != nil {
+			return e.Ref()
 		}
+		return nil
 	}
-	return out, total, nil
+	return sq, sc.mapping, exempt, nil
+}
+
+// exemptionOf names the active Steward exemption covering a finding, or
+// nil.
+type exemptionOf func(states.StoredFinding) *exemptions.Ref
+
+// finding is a stored finding with the controls its policy maps to and,
+// when exempt is given, the exemption covering it.
+func finding(r states.StoredFinding, controls []ControlRef, exempt exemptionOf) Finding {
+	f := Finding{TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID, ResourceType: r.ResourceType,
+		ResourceName: ResourceName(r.ResourceID), Link: ResourceLink(r.ResourceID), PolicyDefinitionID: r.PolicyDefinitionID,
+		PolicyName: r.PolicyName, Category: r.Category, Severity: r.Severity, ComplianceState: r.ComplianceState,
+		Assignments: r.Assignments, EvaluatedAt: r.EvaluatedAt, Controls: controls}
+	if exempt != nil {
+		f.StewardExemption = exempt(r)
+	}
+	return f
 }
 
 // controlsOf lists the controls a policy maps to, of the one framework

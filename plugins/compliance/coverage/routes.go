@@ -71,6 +71,7 @@ func (s *Service) Routes() []sdk.Route {
 				"exemption covers (POST /api/v1/compliance/exemptions) is left out unless include_exempted; Azure Policy's own exemptions show " +
 				"as the Exempt state. Filtered, sorted and paged in the database; ties are ordered by tenant, resource and policy." + coverageRules,
 			Responses: map[string]*huma.Response{"404": {Description: "No framework with this id, or no such control in it"}}}, s.findings),
+		s.exportRoute(),
 		sdk.Get("/api/v1/compliance/frameworks/{framework_id}/source", sdk.Op{ID: "compliance-framework-source", Tags: tags,
 			Summary: "The Rego and data that decide a framework's mapping",
 			Description: "The Rego policy files in force and the framework's definition as the Rego reads it, with a content hash over both that " +
@@ -102,7 +103,9 @@ func (s *Service) control(ctx context.Context, in *controlIn) (*Control, error) 
 	return c, notFound(err)
 }
 
-type findingsIn struct {
+// FindingsFilter selects and orders findings: the findings route's
+// parameters and its export's.
+type FindingsFilter struct {
 	Tenants
 	Framework    string `query:"framework" maxLength:"64" doc:"Only findings of policies mapped to this framework (its id, as the framework list gives it)"`
 	Control      string `query:"control" maxLength:"64" doc:"Only findings of policies mapped to this control of framework; requires framework"`
@@ -112,10 +115,29 @@ type findingsIn struct {
 	ResourceType string `query:"resource_type" maxLength:"256" doc:"Only resources of this type (Microsoft.Storage/storageAccounts, …), case ignored"`
 	SortBy       string `query:"sort_by" enum:"severity,state,resource,evaluated" default:"severity" doc:"severity (High above Low), state (NonCompliant above Compliant), resource (ARM id) or evaluated (the latest evaluation)"`
 	SortOrder    string `query:"sort_order" enum:"asc,desc" default:"desc"`
-	Limit        int    `query:"limit" minimum:"1" maximum:"500" default:"100"`
-	Offset       int    `query:"offset" minimum:"0" maximum:"1000000" default:"0"`
 	// IncludeExempted lists the findings Steward's exemptions cover too.
-	IncludeExempted bool `query:"include_exempted" default:"false" doc:"List the findings Steward's active exemptions cover too, each with its steward_exemption; they are left out otherwise, of the page and of total alike"`
+	IncludeExempted bool `query:"include_exempted" default:"false" doc:"List the findings Steward's active exemptions cover too (the findings route names each one's steward_exemption); they are left out otherwise, of the page and of total alike"`
+}
+
+// query is the filter's query of the findings from offset on, limit of
+// them; a control without its framework is refused.
+func (f *FindingsFilter) query(limit, offset int) (FindingsQuery, error) {
+	if f.Control != "" && f.Framework == "" {
+		return FindingsQuery{}, sdk.Invalid("query.control", "requires framework: name the framework the control is of")
+	}
+	q := FindingsQuery{Framework: f.Framework, Control: f.Control, FindingsQuery: states.FindingsQuery{TenantIDs: f.Tenants.Tenants,
+		Severity: f.Severity, State: f.State, ResourceType: f.ResourceType, SortBy: f.SortBy, Desc: f.SortOrder == "desc",
+		Limit: limit, Offset: offset}, IncludeExempted: f.IncludeExempted}
+	if f.Policy != "" {
+		q.PolicyIDs = []string{f.Policy}
+	}
+	return q, nil
+}
+
+type findingsIn struct {
+	FindingsFilter
+	Limit  int `query:"limit" minimum:"1" maximum:"500" default:"100"`
+	Offset int `query:"offset" minimum:"0" maximum:"1000000" default:"0"`
 }
 
 // Findings is a page of findings.
@@ -127,14 +149,9 @@ type Findings struct {
 }
 
 func (s *Service) findings(ctx context.Context, in *findingsIn) (*Findings, error) {
-	if in.Control != "" && in.Framework == "" {
-		return nil, sdk.Invalid("query.control", "requires framework: name the framework the control is of")
-	}
-	q := FindingsQuery{Framework: in.Framework, Control: in.Control, FindingsQuery: states.FindingsQuery{TenantIDs: in.Tenants.Tenants,
-		Severity: in.Severity, State: in.State, ResourceType: in.ResourceType, SortBy: in.SortBy, Desc: in.SortOrder == "desc",
-		Limit: in.Limit, Offset: in.Offset}, IncludeExempted: in.IncludeExempted}
-	if in.Policy != "" {
-		q.PolicyIDs = []string{in.Policy}
+	q, err := in.query(in.Limit, in.Offset)
+	if err != nil {
+		return nil, err
 	}
 	items, total, err := s.Findings(ctx, q)
 	if err != nil {

@@ -104,24 +104,38 @@ func (s *Store) findingsQuery(q FindingsQuery) *bun.SelectQuery {
 	return sel
 }
 
-// Findings returns a page of the tenants' findings and how many match in
-// all, aggregated, filtered, sorted and paged in the database.
-func (s *Store) Findings(ctx context.Context, q FindingsQuery) ([]StoredFinding, int, error) {
-	out := []StoredFinding{}
-	if len(q.TenantIDs) == 0 || (q.PolicyIDs != nil && len(q.PolicyIDs) == 0) {
-		return out, 0, nil
-	}
-	outer := func() *bun.SelectQuery {
-		sel := s.DB.NewSelect().TableExpr("(?) AS f", s.findingsQuery(q))
-		if q.Hide != nil {
-			sel = q.Hide(sel)
-		}
-		return sel
-	}
-	var total int
-	if err := outer().ColumnExpr("COUNT(*)").Scan(ctx, &total); err != nil || total == 0 {
-		return out, total, err
-	}
+// policyFindingRow is a finding as findingsQuery selects it.
+type policyFindingRow struct {
+	TenantID       string `bun:"tenant_id"`
+	ResourceID     string `bun:"resource_id"`
+	PolicyID       string `bun:"policy_definition_id"`
+	SubscriptionID string `bun:"subscription_id"`
+	ResourceType   string `bun:"resource_type"`
+	PolicyName     string `bun:"policy_name"`
+	Category       string `bun:"category"`
+	SeverityRank   int    `bun:"severity_rank"`
+	StateRank      int    `bun:"state_rank"`
+	EvaluatedUnix  int64  `bun:"evaluated_unix"`
+	Assignments    string `bun:"assignments"`
+}
+
+func (r *policyFindingRow) stored() StoredFinding {
+	assignments := strings.Split(r.Assignments, ",")
+	slices.Sort(assignments)
+	return StoredFinding{TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID,
+		ResourceType: r.ResourceType, PolicyDefinitionID: r.PolicyID, PolicyName: r.PolicyName, Category: r.Category,
+		Severity: severityOfRank(r.SeverityRank), ComplianceState: stateOfFindingRank(r.StateRank), Assignments: assignments,
+		EvaluatedAt: time.Unix(r.EvaluatedUnix, 0).UTC()}
+}
+
+// none reports whether the query can match no finding.
+func (q *FindingsQuery) none() bool {
+	return len(q.TenantIDs) == 0 || (q.PolicyIDs != nil && len(q.PolicyIDs) == 0)
+}
+
+// sortedFindings selects the query's findings in its order: by its sort
+// key, then by tenant, resource and definition.
+func (s *Store) sortedFindings(q FindingsQuery) *bun.SelectQuery {
 	col, ok := findingSortColumns[q.SortBy]
 	if !ok {
 		col = findingSortColumns["severity"]
@@ -130,34 +144,65 @@ func (s *Store) Findings(ctx context.Context, q FindingsQuery) ([]StoredFinding,
 	if q.Desc {
 		dir = " DESC"
 	}
-	var rows []struct {
-		TenantID       string `bun:"tenant_id"`
-		ResourceID     string `bun:"resource_id"`
-		PolicyID       string `bun:"policy_definition_id"`
-		SubscriptionID string `bun:"subscription_id"`
-		ResourceType   string `bun:"resource_type"`
-		PolicyName     string `bun:"policy_name"`
-		Category       string `bun:"category"`
-		SeverityRank   int    `bun:"severity_rank"`
-		StateRank      int    `bun:"state_rank"`
-		EvaluatedUnix  int64  `bun:"evaluated_unix"`
-		Assignments    string `bun:"assignments"`
+	return s.outerFindings(q).ColumnExpr("*").
+		OrderExpr(col + dir).OrderExpr("tenant_id, resource_id, policy_definition_id")
+}
+
+// outerFindings selects from the query's findings as f, without those its
+// Hide leaves out.
+func (s *Store) outerFindings(q FindingsQuery) *bun.SelectQuery {
+	sel := s.DB.NewSelect().TableExpr("(?) AS f", s.findingsQuery(q))
+	if q.Hide != nil {
+		sel = q.Hide(sel)
 	}
-	err := outer().ColumnExpr("*").
-		OrderExpr(col+dir).OrderExpr("tenant_id, resource_id, policy_definition_id").
-		Limit(int64(q.Limit)).Offset(int64(q.Offset)).Scan(ctx, &rows)
-	if err != nil {
+	return sel
+}
+
+// Findings returns a page of the tenants' findings and how many match in
+// all, aggregated, filtered, sorted and paged in the database.
+func (s *Store) Findings(ctx context.Context, q FindingsQuery) ([]StoredFinding, int, error) {
+	out := []StoredFinding{}
+	if q.none() {
+		return out, 0, nil
+	}
+	var total int
+	if err := s.outerFindings(q).ColumnExpr("COUNT(*)").Scan(ctx, &total); err != nil || total == 0 {
+		return out, total, err
+	}
+	var rows []policyFindingRow
+	if err := s.sortedFindings(q).Limit(int64(q.Limit)).Offset(int64(q.Offset)).Scan(ctx, &rows); err != nil {
 		return nil, 0, err
 	}
-	for _, r := range rows {
-		assignments := strings.Split(r.Assignments, ",")
-		slices.Sort(assignments)
-		out = append(out, StoredFinding{TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID,
-			ResourceType: r.ResourceType, PolicyDefinitionID: r.PolicyID, PolicyName: r.PolicyName, Category: r.Category,
-			Severity: severityOfRank(r.SeverityRank), ComplianceState: stateOfFindingRank(r.StateRank), Assignments: assignments,
-			EvaluatedAt: time.Unix(r.EvaluatedUnix, 0).UTC()})
+	for i := range rows {
+		out = append(out, rows[i].stored())
 	}
 	return out, total, nil
+}
+
+// EachFinding calls fn with every finding of the query, in the order
+// Findings pages them (Limit and Offset are ignored), reading them from
+// one cursor one at a time: the findings are aggregated and sorted once,
+// where paging through them would do so for every page. An error from fn
+// stops the read and is returned.
+func (s *Store) EachFinding(ctx context.Context, q FindingsQuery, fn func(StoredFinding) error) error {
+	if q.none() {
+		return nil
+	}
+	rows, err := s.sortedFindings(q).Rows(ctx)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r policyFindingRow
+		if err := s.DB.ScanRow(ctx, rows, &r); err != nil {
+			return err
+		}
+		if err := fn(r.stored()); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 func stateOfFindingRank(rank int) string {

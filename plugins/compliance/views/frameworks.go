@@ -135,11 +135,11 @@ func detail(d *mapping.Detail, tenant string) template.HTML {
 		q.Set("tenant_ids", tenant)
 	}
 	return render("framework", struct {
-		Name, Summary, Href string
-		Bars                template.HTML
-		Categories          []categoryView
+		Name, Summary, Href, Report string
+		Bars                        template.HTML
+		Categories                  []categoryView
 	}{d.Framework.Name + " " + d.Framework.Version, percent(d.OverallCoveragePercent) + " of its controls are covered: a policy of the tenants maps to each, passing or not.",
-		"/api/v1/compliance/frameworks/" + url.PathEscape(d.Framework.ID) + "?" + q.Encode(),
+		"/api/v1/compliance/frameworks/" + url.PathEscape(d.Framework.ID) + "?" + q.Encode(), reportLink(d.Framework.ID, tenant),
 		sdkui.BarChart("Controls of each category that the tenants' policies cover", bars), categories})
 }
 

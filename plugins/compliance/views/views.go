@@ -5,7 +5,9 @@
 // coverage of the regulatory frameworks by category, with each control's
 // matched policies and why they matched — and the page of one policy's
 // non-compliant resources (PolicyPath), which each non-compliant policy
-// links and whose rows lead to the resources plugin's resource page.
+// links and whose rows lead to the resources plugin's resource page; and
+// the printable report of a framework's controls (ReportPath), which the
+// framework section links.
 //
 // Every view reads through the policy states' store and the frameworks'
 // coverage, scoped to the caller's tenants or to the one tenant_id names
@@ -96,7 +98,8 @@ func (h *Handlers) Views() ([]sdk.Fragment, []sdk.Page, []sdk.NavEntry) {
 			{Path: FrameworksPath, Title: "Framework coverage", Slot: "compliance", Handler: sdk.View(h.frameworksFragment)},
 		},
 		[]sdk.Page{{Path: PagePath, Title: "Compliance", Handler: sdk.View(h.page)},
-			{Path: PolicyPath, Title: "Non-compliant resources", Handler: sdk.View(h.policyPage)}},
+			{Path: PolicyPath, Title: "Non-compliant resources", Handler: sdk.View(h.policyPage)},
+			{Path: ReportPath, Title: "Framework report", Handler: sdk.View(h.reportPage)}},
 		[]sdk.NavEntry{{Label: "Compliance", Path: PagePath, Order: 25}}
 }
 
@@ -143,11 +146,35 @@ var markup = template.Must(template.New("views").Parse(`
 {{- end}}
 
 {{- define "framework" -}}
-<div class="stack"><h3>{{.Name}}</h3><p>{{.Summary}} <a href="{{.Href}}">The coverage as JSON</a></p>{{.Bars}}
+<div class="stack"><h3>{{.Name}}</h3><p>{{.Summary}} <a href="{{.Href}}">The coverage as JSON</a>, <a href="{{.Report}}">the printable report</a></p>{{.Bars}}
 {{- range .Categories}}<details><summary>{{.Name}} ({{.ID}}): {{.Summary}}</summary><div class="stack">
 {{- range .Controls}}<details><summary>{{.ID}} {{.Name}} {{.Status}}{{if .Counts}} <span class="muted">{{.Counts}}</span>{{end}}</summary><div class="stack"><p>{{.Description}}</p>{{.Policies}}</div></details>{{end -}}
 </div></details>{{end -}}
 </div>
+{{- end}}
+
+{{- define "report" -}}
+<article class="stack report">
+<header class="stack report-header"><h2>{{.Title}}: controls over resources</h2>
+<dl class="report-facts"><dt>Tenants</dt><dd>{{.Tenants}}</dd><dt>Generated</dt><dd>{{.Generated}}</dd>
+<dt>Controls</dt><dd>{{.Controls}}, {{.Coverage}} of them covered by a policy in scope</dd></dl>
+<p class="muted">{{.Disclaimer}}</p>
+<p class="no-print"><a href="{{.Back}}">Back to the framework</a>. Print this page, or save it as PDF, with the browser's print command: each category starts a page.</p></header>
+<section class="report-summary" aria-labelledby="report-summary"><h3 id="report-summary">Controls by result</h3>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Controls by result, scrollable"><table class="table">
+<thead><tr><th scope="col">Result</th><th scope="col">Controls</th></tr></thead><tbody>
+{{- range .Summary}}<tr><th scope="row">{{.Label}}</th><td class="num">{{.Count}}</td></tr>{{end -}}
+</tbody></table></div></section>
+{{- range .Categories}}
+<section class="report-category" aria-labelledby="{{.Anchor}}"><h3 id="{{.Anchor}}">{{.Name}} ({{.ID}})</h3><p class="muted">{{.Coverage}} of its controls covered.</p>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Controls of {{.Name}}, scrollable"><table class="table">
+<thead><tr><th scope="col">Control</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Result</th><th scope="col">Passing resources</th>
+<th scope="col">Failing resources</th><th scope="col">Exempt resources</th><th scope="col">Mapped policies</th><th scope="col">Evaluated resources</th></tr></thead><tbody>
+{{- range .Controls}}<tr class="report-control" data-control="{{.ID}}" data-status="{{.Status}}"><th scope="row">{{.ID}}</th><td>{{.Name}}</td><td>{{.Badge}}</td><td>{{.Result}}</td>
+<td class="num">{{.Passing}}</td><td class="num">{{.Failing}}</td><td class="num">{{.Exempt}}</td><td class="num">{{.Policies}}</td><td class="num">{{.Resources}}</td></tr>{{end -}}
+</tbody></table></div></section>
+{{- end}}
+</article>
 {{- end}}
 
 {{- define "more" -}}

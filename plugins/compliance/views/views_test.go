@@ -201,6 +201,7 @@ func TestViews(t *testing.T) {
 			t.Run("frameworks", func(t *testing.T) { testFrameworks(t, w) })
 			t.Run("refused tenant", func(t *testing.T) { testRefused(t, w) })
 			t.Run("policy", func(t *testing.T) { testPolicy(t, w) })
+			t.Run("report", func(t *testing.T) { testReport(t, w) })
 		})
 	}
 }

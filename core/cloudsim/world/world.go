@@ -25,8 +25,8 @@ type World struct {
 	// serves beyond those the policy states imply (see PolicyDefinition).
 	PolicyDefinitions []PolicyDefinition `json:"policy_definitions"`
 	Resources         []Resource         `json:"resources"`
-	Quotas       []Quota       `json:"quotas"`
-	Reservations []Reservation `json:"reservations"`
+	Quotas            []Quota            `json:"quotas"`
+	Reservations      []Reservation      `json:"reservations"`
 	// ReservationPurchases and ReservationRecommendations are the
 	// reservations' purchases and the provider's advice on what to buy.
 	ReservationPurchases       []ReservationPurchase       `json:"reservation_purchases"`

@@ -9,9 +9,11 @@ import (
 	"github.com/stewardhq/steward/plugins/compliance/states"
 )
 
-// Finding is one resource under one policy definition, whichever
-// assignments evaluated it: its state is the worst of theirs.
+// Finding is one resource under one policy definition: of the policy
+// states, whichever assignments evaluated it, its state the worst of
+// theirs; of Defender for Cloud, one assessment.
 type Finding struct {
+	Source             string       `json:"source" enum:"policy,defender" doc:"policy: Azure Policy's states of the resource under the definition; defender: a Defender for Cloud assessment built on the definition"`
 	TenantID           string       `json:"tenant_id"`
 	SubscriptionID     string       `json:"subscription_id"`
 	ResourceID         string       `json:"resource_id" doc:"The ARM id"`
@@ -26,6 +28,9 @@ type Finding struct {
 	Assignments        []string     `json:"policy_assignment_ids" doc:"The assignments that evaluated the resource under the policy, sorted"`
 	EvaluatedAt        time.Time    `json:"evaluated_at" doc:"The latest evaluation among the assignments"`
 	Controls           []ControlRef `json:"controls" doc:"The framework controls the policy maps to (only the framework's, when framework is given), by framework and control"`
+	AssessmentID       string       `json:"assessment_id,omitempty" doc:"A defender finding's assessment id (its ARM id)"`
+	AssessmentName     string       `json:"assessment_name,omitempty" doc:"A defender finding's assessment name, the recommendation's key"`
+	Remediation        string       `json:"remediation" doc:"How to bring the resource into compliance: the policy definition's guidance (its metadata's securityCenter.RemediationDescription, as the last compliance sync read it) or the assessment's remediation; empty when there is none"`
 }
 
 // ControlRef names a framework's control a policy maps to.
@@ -78,13 +83,19 @@ func (s *Service) Findings(ctx context.Context, q FindingsQuery) ([]Finding, int
 		slices.Sort(within)
 		sq.PolicyIDs = within
 	}
-	rows, total, err := s.Store.Findings(ctx, sq)
+	var extra []states.ResourceFindings
+	for _, src := range s.Sources {
+		if src.Findings != nil {
+			extra = append(extra, *src.Findings)
+		}
+	}
+	rows, total, err := s.Store.Findings(ctx, sq, extra)
 	if err != nil {
 		return nil, 0, err
 	}
 	out := make([]Finding, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, Finding{TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID, ResourceType: r.ResourceType,
+		out = append(out, Finding{Source: r.Source, AssessmentID: r.AssessmentID, AssessmentName: r.AssessmentName, Remediation: r.Remediation, TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID, ResourceType: r.ResourceType,
 			ResourceName: ResourceName(r.ResourceID), Link: ResourceLink(r.ResourceID), PolicyDefinitionID: r.PolicyDefinitionID,
 			PolicyName: r.PolicyName, Category: r.Category, Severity: r.Severity, ComplianceState: r.ComplianceState,
 			Assignments: r.Assignments, EvaluatedAt: r.EvaluatedAt, Controls: s.controlsOf(sc.mapping, r.PolicyDefinitionID, q.Framework)})

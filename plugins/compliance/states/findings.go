@@ -2,6 +2,7 @@ package states
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -26,10 +27,14 @@ var findingStates = map[string]string{"non_compliant": StateNonCompliant, "confl
 // findingSortColumns are the findings' sort keys and their columns.
 var findingSortColumns = map[string]string{"severity": "severity_rank", "state": "state_rank", "resource": "resource_id", "evaluated": "evaluated_unix"}
 
-// FindingsQuery selects a page of findings: one per resource and policy
-// definition, whichever assignments evaluated it.
+// FindingsQuery selects a page of findings: of the policy states, one per
+// resource and policy definition, whichever assignments evaluated it;
+// of other sources, as they give them.
 type FindingsQuery struct {
 	TenantIDs []string
+	// Source keeps the findings of one source (SourcePolicy or a
+	// ResourceFindings' name); empty keeps all.
+	Source string
 	// PolicyIDs keeps findings of these definitions; nil keeps all, an
 	// empty non-nil slice none.
 	PolicyIDs []string
@@ -43,8 +48,39 @@ type FindingsQuery struct {
 	Limit, Offset int
 }
 
+// ResourceFindings is a source of findings per resource beside the policy
+// states, such as Defender for Cloud's assessments. Select returns, for
+// the query's tenants, one row per finding with the columns
+// findingRowColumns names, filtered by the query's PolicyIDs, Severity,
+// State and ResourceType as the policy states' findings are: state_rank
+// and severity_rank rank as findingStateRanks and severityRanks do,
+// evaluated_unix is in seconds, assignments is empty or comma-separated,
+// remediation is the finding's own guidance. The findings list unions,
+// filters by source, sorts and pages all sources' rows together, in the
+// database.
+type ResourceFindings struct {
+	// Name is the rows' source, e.g. defender.
+	Name   string
+	Select func(db bun.IDB, q FindingsQuery) *bun.SelectQuery
+}
+
+// findingRowColumns are the columns a source of findings selects, in the
+// order the union takes them.
+const findingRowColumns = "tenant_id, resource_id, policy_definition_id, subscription_id, resource_type, policy_name, category, " +
+	"severity_rank, state_rank, evaluated_unix, assignments, assessment_id, assessment_name, remediation"
+
+// FindingStateRank is the rank of a findings filter's state (non_compliant,
+// …, compliant) as a source's state_rank column gives it, and whether
+// the state is one.
+func FindingStateRank(state string) (int, bool) {
+	rank, ok := findingStateRanks[findingStates[state]]
+	return rank, ok
+}
+
 // StoredFinding is one resource under one policy definition.
 type StoredFinding struct {
+	// Source is SourcePolicy or a ResourceFindings' name.
+	Source             string
 	TenantID           string
 	SubscriptionID     string
 	ResourceID         string
@@ -59,6 +95,12 @@ type StoredFinding struct {
 	// the definition, sorted.
 	Assignments []string
 	EvaluatedAt time.Time
+	// AssessmentID and AssessmentName identify a finding of another source
+	// (a Defender assessment's id and name); empty for the policy states.
+	AssessmentID, AssessmentName string
+	// Remediation is how to fix the resource: a policy definition's
+	// stored guidance, another source's own; empty when there is none.
+	Remediation string
 }
 
 // assignmentsAgg joins the distinct assignment ids of a group with commas,
@@ -70,9 +112,9 @@ func (s *Store) assignmentsAgg() string {
 	return "group_concat(DISTINCT policy_assignment_id)"
 }
 
-// findingsQuery selects the query's findings, one row per tenant, resource and
-// definition, filtered.
-func (s *Store) findingsQuery(q FindingsQuery) *bun.SelectQuery {
+// policyFindingRows selects the policy states' findings, one row per
+// tenant, resource and definition, filtered.
+func (s *Store) policyFindingRows(q FindingsQuery) *bun.SelectQuery {
 	sel := s.DB.NewSelect().Table("compliance_policy_states").
 		Column("tenant_id", "resource_id", "policy_definition_id").
 		ColumnExpr("MAX(subscription_id) AS subscription_id").
@@ -83,6 +125,7 @@ func (s *Store) findingsQuery(q FindingsQuery) *bun.SelectQuery {
 		ColumnExpr("MAX("+findingStateExpr+") AS state_rank").
 		ColumnExpr("MAX(evaluated_unix) AS evaluated_unix").
 		ColumnExpr(s.assignmentsAgg()+" AS assignments").
+		ColumnExpr("'' AS assessment_id, '' AS assessment_name, '' AS remediation").
 		Where("tenant_id IN (?)", bun.List(q.TenantIDs)).
 		Group("tenant_id", "resource_id", "policy_definition_id")
 	if q.PolicyIDs != nil {
@@ -100,15 +143,40 @@ func (s *Store) findingsQuery(q FindingsQuery) *bun.SelectQuery {
 	return sel
 }
 
-// Findings returns a page of the tenants' findings and how many match in
-// all, aggregated, filtered, sorted and paged in the database.
-func (s *Store) Findings(ctx context.Context, q FindingsQuery) ([]StoredFinding, int, error) {
+// findingsQuery selects the query's findings of the policy states and of
+// extra, the sources q.Source keeps, as one union with each row's source;
+// nil when it keeps none.
+func (s *Store) findingsQuery(q FindingsQuery, extra []ResourceFindings) *bun.RawQuery {
+	sources := append([]ResourceFindings{{Name: SourcePolicy, Select: func(bun.IDB, FindingsQuery) *bun.SelectQuery { return s.policyFindingRows(q) }}}, extra...)
+	var parts []string
+	var args []any
+	for i, src := range sources {
+		if q.Source != "" && q.Source != src.Name {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("SELECT ? AS source, %s FROM (?) AS s%d", findingRowColumns, i))
+		args = append(args, src.Name, src.Select(s.DB, q))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return s.DB.NewRaw(strings.Join(parts, " UNION ALL "), args...)
+}
+
+// Findings returns a page of the tenants' findings of the policy states
+// and of extra and how many match in all, aggregated, filtered, sorted and
+// paged in the database.
+func (s *Store) Findings(ctx context.Context, q FindingsQuery, extra []ResourceFindings) ([]StoredFinding, int, error) {
 	out := []StoredFinding{}
 	if len(q.TenantIDs) == 0 || (q.PolicyIDs != nil && len(q.PolicyIDs) == 0) {
 		return out, 0, nil
 	}
+	union := s.findingsQuery(q, extra)
+	if union == nil {
+		return out, 0, nil
+	}
 	var total int
-	if err := s.DB.NewSelect().TableExpr("(?) AS f", s.findingsQuery(q)).ColumnExpr("COUNT(*)").Scan(ctx, &total); err != nil || total == 0 {
+	if err := s.DB.NewSelect().TableExpr("(?) AS f", union).ColumnExpr("COUNT(*)").Scan(ctx, &total); err != nil || total == 0 {
 		return out, total, err
 	}
 	col, ok := findingSortColumns[q.SortBy]
@@ -120,6 +188,7 @@ func (s *Store) Findings(ctx context.Context, q FindingsQuery) ([]StoredFinding,
 		dir = " DESC"
 	}
 	var rows []struct {
+		Source         string `bun:"source"`
 		TenantID       string `bun:"tenant_id"`
 		ResourceID     string `bun:"resource_id"`
 		PolicyID       string `bun:"policy_definition_id"`
@@ -131,17 +200,37 @@ func (s *Store) Findings(ctx context.Context, q FindingsQuery) ([]StoredFinding,
 		StateRank      int    `bun:"state_rank"`
 		EvaluatedUnix  int64  `bun:"evaluated_unix"`
 		Assignments    string `bun:"assignments"`
+		AssessmentID   string `bun:"assessment_id"`
+		AssessmentName string `bun:"assessment_name"`
+		Remediation    string `bun:"remediation"`
 	}
-	err := s.DB.NewSelect().TableExpr("(?) AS f", s.findingsQuery(q)).ColumnExpr("*").
-		OrderExpr(col+dir).OrderExpr("tenant_id, resource_id, policy_definition_id").
+	err := s.DB.NewSelect().TableExpr("(?) AS f", union).ColumnExpr("*").
+		OrderExpr(col+dir).OrderExpr("tenant_id, resource_id, policy_definition_id, source, assessment_id").
 		Limit(int64(q.Limit)).Offset(int64(q.Offset)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, 0, err
 	}
+	var policies []string
 	for _, r := range rows {
-		assignments := strings.Split(r.Assignments, ",")
-		slices.Sort(assignments)
-		out = append(out, StoredFinding{TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID,
+		if r.Source == SourcePolicy {
+			policies = append(policies, r.PolicyID)
+		}
+	}
+	guidance, err := s.remediations(ctx, policies)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, r := range rows {
+		assignments := []string{}
+		if r.Assignments != "" {
+			assignments = strings.Split(r.Assignments, ",")
+			slices.Sort(assignments)
+		}
+		if r.Source == SourcePolicy {
+			r.Remediation = guidance[r.PolicyID]
+		}
+		out = append(out, StoredFinding{Source: r.Source, AssessmentID: r.AssessmentID, AssessmentName: r.AssessmentName,
+			Remediation: r.Remediation, TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID,
 			ResourceType: r.ResourceType, PolicyDefinitionID: r.PolicyID, PolicyName: r.PolicyName, Category: r.Category,
 			Severity: severityOfRank(r.SeverityRank), ComplianceState: stateOfFindingRank(r.StateRank), Assignments: assignments,
 			EvaluatedAt: time.Unix(r.EvaluatedUnix, 0).UTC()})

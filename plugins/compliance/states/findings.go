@@ -216,7 +216,7 @@ func (s *Store) Findings(ctx context.Context, q FindingsQuery, extra []ResourceF
 			policies = append(policies, r.PolicyID)
 		}
 	}
-	guidance, err := s.remediations(ctx, policies)
+	guidance, err := s.Remediations(ctx, policies)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -56,9 +56,9 @@ func (s *Store) PutGuidance(ctx context.Context, list []Guidance, at time.Time) 
 	})
 }
 
-// remediations reads the stored remediation of each of the definitions
+// Remediations reads the stored remediation of each of the definitions
 // that has one, by id.
-func (s *Store) remediations(ctx context.Context, ids []string) (map[string]string, error) {
+func (s *Store) Remediations(ctx context.Context, ids []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(ids) == 0 {
 		return out, nil

@@ -17,7 +17,7 @@ type Finding struct {
 	TenantID           string       `json:"tenant_id"`
 	SubscriptionID     string       `json:"subscription_id"`
 	ResourceID         string       `json:"resource_id" doc:"The ARM id"`
-	ResourceType       string       `json:"resource_type"`
+	ResourceType       string       `json:"resource_type" doc:"As the source gives it: a policy state's casing (Microsoft.Storage/storageAccounts), Defender's in lower case"`
 	ResourceName       string       `json:"resource_name"`
 	Link               string       `json:"link" doc:"The resource's page"`
 	PolicyDefinitionID string       `json:"policy_definition_id"`

@@ -298,8 +298,8 @@ func FindingRows(db bun.IDB, q states.FindingsQuery) *bun.SelectQuery {
 	if q.PolicyIDs != nil {
 		sel = sel.Where("policy_definition_id IN (?)", bun.List(q.PolicyIDs))
 	}
-	if q.Severity != "" {
-		sel = sel.Where("severity_rank = ?", severityRanks[q.Severity])
+	if rank, ok := severityRanks[q.Severity]; ok {
+		sel = sel.Where("severity_rank = ?", rank)
 	}
 	if q.ResourceType != "" {
 		sel = sel.Where("resource_type = ?", strings.ToLower(q.ResourceType))

@@ -59,7 +59,9 @@ func policyState(sub, def, name, category, severity, res, state string, groups .
 //
 //	certificate-validity     SOC_2_CC6.1, NIST_CSF_v2.0_PR.AA_01  kva (A) NonCompliant, kvb (B) Compliant
 //	webapp-managed-identity  NIST_CSF_v2.0_PR_AA_05               appb (B) Compliant
-//	keyvault-soft-delete     SOC_2_CC6.5                          kva (A) Compliant, kvb (B) NonCompliant
+//	keyvault-soft-delete     SOC_2_CC6.5,                         kva (A) Compliant, kvb (B) NonCompliant
+//	                         Azure_Security_Benchmark_v3.0_DP-8,
+//	                         CIS_Azure_Foundations_v3.0.0_3.3.5
 //	cost-centre-label        NIST_CSF_v2.0_PR.AA (a category)     vm (A) Compliant
 //
 // With them Brand A has 1 compliant resource of 3 (vm; sa and kva are not),
@@ -73,8 +75,8 @@ func frameworkPolicyStates() []world.PolicyState {
 		policyState(subA, "certificate-validity", certs, "Key Vault", "Medium", kva, "NonCompliant", "SOC_2_CC6.1", "NIST_CSF_v2.0_PR.AA_01"),
 		policyState(subB, "certificate-validity", certs, "Key Vault", "Medium", kvb, "Compliant", "SOC_2_CC6.1", "NIST_CSF_v2.0_PR.AA_01"),
 		policyState(subB, "webapp-managed-identity", "Managed identity should be used in web apps", "App Service", "Medium", "Microsoft.Web/sites/appb", "Compliant", "NIST_CSF_v2.0_PR_AA_05"),
-		policyState(subA, "keyvault-soft-delete", softDelete, "Key Vault", "Medium", kva, "Compliant", "SOC_2_CC6.5"),
-		policyState(subB, "keyvault-soft-delete", softDelete, "Key Vault", "Medium", kvb, "NonCompliant", "SOC_2_CC6.5"),
+		policyState(subA, "keyvault-soft-delete", softDelete, "Key Vault", "Medium", kva, "Compliant", "SOC_2_CC6.5", "Azure_Security_Benchmark_v3.0_DP-8", "CIS_Azure_Foundations_v3.0.0_3.3.5"),
+		policyState(subB, "keyvault-soft-delete", softDelete, "Key Vault", "Medium", kvb, "NonCompliant", "SOC_2_CC6.5", "Azure_Security_Benchmark_v3.0_DP-8", "CIS_Azure_Foundations_v3.0.0_3.3.5"),
 		policyState(subA, "cost-centre-label", "Virtual machines should carry a cost centre label", "Tags", "Low", "Microsoft.Compute/virtualMachines/vm", "Compliant", "NIST_CSF_v2.0_PR.AA"),
 	}
 }
@@ -310,7 +312,8 @@ func testDeploymentFramework(t *testing.T, h *host, token string) {
 //	webapp-managed-identity  tier 1: CSF PR.AA-05 (underscore NIST_CSF_v2.0_PR_AA_05), not PR.AA-01
 //	                         as its keywords [managed identity] would; nothing in SOC 2
 //	keyvault-soft-delete     tier 1: SOC 2 CC6.5 (SOC_2_CC6.5), not A1.2, C1.2 or P4.3 as its keywords
-//	                         [soft delete] would; tier 2 [soft delete] (medium): CSF PR.DS-11, RC.RP-03
+//	                         [soft delete] would; tier 2 [soft delete] (medium): CSF PR.DS-11, RC.RP-03;
+//	                         tier 1: MCSB DP-8 (Azure_Security_Benchmark_v3.0_DP-8), CIS v3.0.0 3.3.5
 //	cost-centre-label        nothing: its group names a CSF category, its words no keyword set
 //
 // A policy's state is over the resources in scope: for the admin
@@ -321,7 +324,9 @@ func testDeploymentFramework(t *testing.T, h *host, token string) {
 // resource fails it when a mapped policy found it non-compliant, passes it
 // when none did and one found it compliant; its compliance percent is
 // passing resources over passing and failing ones. Coverage percents are
-// covered controls over controls, to one decimal.
+// covered controls over controls, to one decimal. MCSB, CIS v3.0.0, PCI
+// DSS and NIS2 map by group names alone, and no policy here has PCI DSS's
+// or NIS2's: none of their controls is covered.
 func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
 	t.Helper()
 	const (
@@ -349,6 +354,18 @@ func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
 			},
 		}
 	}
+	// mcsb is the Microsoft cloud security benchmark, where only DP-8 is
+	// covered, by the key vaults' soft delete (1 of 85, 1.176 → 1.2 %; DP:
+	// 1 of 8 = 12.5), and cisV3 CIS v3.0.0, where only 3.3.5 is (1 of 159,
+	// 0.629 → 0.6 %; section 3: 1 of 34, 2.941 → 2.9).
+	mcsb := func(softDelete string) frameworkCoverage {
+		return frameworkCoverage{total: 85, covered: 1, percent: 1.2, categories: map[string]float64{"DP": 12.5},
+			controls: map[string]string{"DP-8": softDelete + " tier 1 high Azure_Security_Benchmark_v3.0_DP-8"}}
+	}
+	cisV3 := func(softDelete string) frameworkCoverage {
+		return frameworkCoverage{total: 159, covered: 1, percent: 0.6, categories: map[string]float64{"3": 2.9},
+			controls: map[string]string{"3.3.5": softDelete + " tier 1 high CIS_Azure_Foundations_v3.0.0_3.3.5"}}
+	}
 	want := map[string]map[string]frameworkCoverage{
 		"admin": {
 			// kva fails CC6.1 and kvb passes it, sa fails CC6.6 and sb
@@ -370,6 +387,10 @@ func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
 					"RC.RP-03": "partial 1 1/1 50%: keyvault-soft-delete NonCompliant(1) tier 2 medium [soft delete]",
 				},
 			},
+			"mcsb":         mcsb("partial 1 1/1 50%: keyvault-soft-delete NonCompliant(1)"),
+			"cis_azure_v3": cisV3("partial 1 1/1 50%: keyvault-soft-delete NonCompliant(1)"),
+			"pci_dss":      {total: 250, categories: map[string]float64{}, controls: map[string]string{}},
+			"nis2":         {total: 10, categories: map[string]float64{}, controls: map[string]string{}},
 		},
 		"Brand A's user": {
 			"soc2": soc2("non_compliant 1 0/1 0%:", "covered 1 1/0 100%: keyvault-soft-delete Compliant(0) tier 1 high SOC_2_CC6.5",
@@ -385,6 +406,10 @@ func testFrameworksThroughTheHost(t *testing.T, h *host, admin, userA string) {
 					"RC.RP-03": "covered 1 1/0 100%: keyvault-soft-delete Compliant(0) tier 2 medium [soft delete]",
 				},
 			},
+			"mcsb":         mcsb("covered 1 1/0 100%: keyvault-soft-delete Compliant(0)"),
+			"cis_azure_v3": cisV3("covered 1 1/0 100%: keyvault-soft-delete Compliant(0)"),
+			"pci_dss":      {total: 250, categories: map[string]float64{}, controls: map[string]string{}},
+			"nis2":         {total: 10, categories: map[string]float64{}, controls: map[string]string{}},
 		},
 	}
 	for who, token := range map[string]string{"admin": admin, "Brand A's user": userA} {

@@ -271,6 +271,8 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/compliance/findings",
 				"GET /api/v1/compliance/rules",
 				"POST /api/v1/compliance/rules",
+				"GET /api/v1/compliance/exemptions",
+				"POST /api/v1/compliance/exemptions",
 				"GET /api/v1/dmarc/domains",
 				// An admins' operation: refused to the user either way.
 				"POST /api/v1/dmarc/domains",

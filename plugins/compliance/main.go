@@ -13,6 +13,9 @@
 // Defender for Cloud's assessments and secure score are synced by a job
 // of their own (package defender) and served beside them; the framework
 // coverage counts the assessments' policy definitions as a second source.
+// Steward's own exemptions of findings (package exemptions) hide the
+// findings they cover and count their resources as exempted in the
+// coverage until they expire; a job records each lapse in the audit log.
 package main
 
 import (
@@ -25,6 +28,7 @@ import (
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/plugins/compliance/coverage"
 	"github.com/stewardhq/steward/plugins/compliance/defender"
+	"github.com/stewardhq/steward/plugins/compliance/exemptions"
 	"github.com/stewardhq/steward/plugins/compliance/frameworks"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/rules"
@@ -34,7 +38,7 @@ import (
 )
 
 var definition = sdk.Definition{Name: "compliance", Version: "0.1.0",
-	Migrations: store.MergeMigrations(states.Migrations(), rules.Migrations(), defender.Migrations())}
+	Migrations: store.MergeMigrations(states.Migrations(), rules.Migrations(), defender.Migrations(), exemptions.Migrations())}
 
 // config is the plugin's config {} block in plugins.hcl.
 type config struct {
@@ -70,7 +74,9 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	defenderStore := &defender.Store{DB: db}
 	defenderSync := &defender.Syncer{Cloud: clients, Store: defenderStore, Host: env.Host}
 	defenderReads := &defender.Handlers{Store: defenderStore, Host: env.Host}
-	cov := &coverage.Service{Mapper: mapper, Store: st, Sources: []coverage.Source{defenderStore.CoverageSource()}}
+	exemptionStore := &exemptions.Store{DB: db}
+	exemptionRoutes := &exemptions.Handlers{Store: exemptionStore, Frameworks: mapper.Frameworks(), Host: env.Host, Logger: env.Logger}
+	cov := &coverage.Service{Mapper: mapper, Store: st, Sources: []coverage.Source{defenderStore.CoverageSource()}, Exemptions: exemptionStore}
 	// Each tenant's definitions and evidence are read for the framework
 	// coverage at the end of its sync, so the first framework read after a
 	// sync reads only what the syncs on other replicas changed. A failure
@@ -86,7 +92,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	complianceViews := &views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host, Sections: append(defenderReads.Sections(), editor.Section())}
 	fragments, pages, nav := complianceViews.Views()
 	return &sdk.Plugin{
-		Routes:    slices.Concat(reads.Routes(), cov.Routes(), defenderReads.Routes(), customRules.Routes(), editor.Routes()),
+		Routes:    slices.Concat(reads.Routes(), cov.Routes(), defenderReads.Routes(), customRules.Routes(), editor.Routes(), exemptionRoutes.Routes()),
 		Datasets:  []sdk.Dataset{reads.Dataset(), reads.ResourceStatesDataset(), cov.Dataset()},
 		Fragments: fragments,
 		Pages:     pages,
@@ -94,7 +100,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		// Azure evaluates policies about daily and on changes; the host
 		// counts compliance stale after five hours.
 		Jobs: []sdk.Job{{Name: "compliance", JobType: states.Domain, DataDomain: states.Domain, Schedule: "@every 4h", StaleAfter: 5 * time.Hour, PerTenant: true, Run: syncer.Run},
-			defenderSync.Job()},
+			defenderSync.Job(), exemptionRoutes.ExpiryJob()},
 	}, nil
 }
 

@@ -30,7 +30,7 @@ func TestDefinition(t *testing.T) {
 	}
 	h := plugintest.New(t, definition, New, plugintest.Options{DatabaseURL: "sqlite://" + filepath.Join(t.TempDir(), "compliance.db"), Cloud: settings})
 	desc := h.Describe()
-	if len(desc.Routes) == 0 || len(desc.Jobs) != 2 || len(desc.Datasets) != 3 || len(desc.Pages) == 0 {
+	if len(desc.Routes) == 0 || len(desc.Jobs) != 3 || len(desc.Datasets) != 3 || len(desc.Pages) == 0 {
 		t.Errorf("described %d routes, %d jobs, %d datasets, %d pages", len(desc.Routes), len(desc.Jobs), len(desc.Datasets), len(desc.Pages))
 	}
 	problems, err := protocol.CheckConfig(desc.ConfigSchema, []byte(`{"frameworks_dir": 7, "framework_dir": "x"}`))
@@ -79,8 +79,8 @@ func TestFrameworksDir(t *testing.T) {
 	}
 }
 
-// TestMigrations: the policy states', the custom rules' and the defender
-// tables' migrations are one set, which applies on both databases; the rules' compliance_score
+// TestMigrations: the policy states', the custom rules', the defender
+// tables' and the exemptions' migrations are one set, which applies on both databases; the rules' compliance_score
 // record is the tenant's latest snapshot, none before its first or while
 // it has no percent.
 func TestMigrations(t *testing.T) {
@@ -100,7 +100,8 @@ func TestMigrations(t *testing.T) {
 		"0004_findings.tx.down.sql", "0004_findings.tx.up.sql",
 		"0005_policy_definitions.tx.down.sql", "0005_policy_definitions.tx.up.sql",
 		"0100_rules.postgres.tx.up.sql", "0100_rules.sqlite.tx.up.sql", "0100_rules.tx.down.sql",
-		"0200_defender.postgres.tx.up.sql", "0200_defender.sqlite.tx.up.sql", "0200_defender.tx.down.sql"}
+		"0200_defender.postgres.tx.up.sql", "0200_defender.sqlite.tx.up.sql", "0200_defender.tx.down.sql",
+		"0300_exemptions.postgres.tx.up.sql", "0300_exemptions.sqlite.tx.up.sql", "0300_exemptions.tx.down.sql"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("migrations %v, want %v", names, want)
 	}
@@ -109,7 +110,7 @@ func TestMigrations(t *testing.T) {
 		t.Run(dialect, func(t *testing.T) {
 			db := storetest.Open(t, dialect)
 			applied, err := store.Migrate(ctx, db, definition.Migrations, "compliance_migrations")
-			if err != nil || !slices.Equal(applied, []string{"0001_policy_states", "0002_definition_counts", "0003_resource_states_lookup", "0004_findings", "0005_policy_definitions", "0100_rules", "0200_defender"}) {
+			if err != nil || !slices.Equal(applied, []string{"0001_policy_states", "0002_definition_counts", "0003_resource_states_lookup", "0004_findings", "0005_policy_definitions", "0100_rules", "0200_defender", "0300_exemptions"}) {
 				t.Fatalf("migrated %v, %v", applied, err)
 			}
 			scores := latestScore(&states.Store{DB: db})

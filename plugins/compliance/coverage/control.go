@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 
+	"github.com/stewardhq/steward/plugins/compliance/exemptions"
 	"github.com/stewardhq/steward/plugins/compliance/frameworks"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/states"
@@ -39,9 +40,10 @@ type Control struct {
 	Description string               `json:"description"`
 	Category    string               `json:"category"`
 	Result      string               `json:"result" enum:"failed,passed,not_applicable,manual" doc:"failed when any resource fails the control, passed when one passes and none fails, not_applicable when no mapped policy evaluated a resource, manual when no policy in scope maps to it"`
-	Passed      int                  `json:"passed_resources" doc:"Resources every mapped policy that evaluated them found compliant or exempt"`
-	Failed      int                  `json:"failed_resources" doc:"Resources a mapped policy found non-compliant"`
-	Exempt      int                  `json:"exempt_resources" doc:"Passing resources with an Exempt state under a mapped policy, counted in passed_resources as well"`
+	Passed      int                  `json:"passed_resources" doc:"Resources every mapped policy that evaluated them found compliant or exempt, or whose non-compliance Steward's active exemptions cover"`
+	Failed      int                  `json:"failed_resources" doc:"Resources a mapped policy found non-compliant, not covered by an active Steward exemption"`
+	Exempt      int                  `json:"exempt_resources" doc:"Passing resources with Azure Policy's own Exempt state under a mapped policy, counted in passed_resources as well"`
+	Exempted    int                  `json:"exempted_resources" doc:"Resources a mapped policy found non-compliant that pass because Steward's active exemptions cover each such state, counted in passed_resources as well"`
 	Percent     *float64             `json:"compliance_percent" doc:"passed_resources of passed and failed resources, percent to two decimals; null when both are 0"`
 	Policies    []ControlPolicy      `json:"policies" doc:"The policies in scope mapped to the control, with why, by name"`
 	Failing     []ControlResource    `json:"failing_resources" doc:"The failing resources, by ARM id, at most limit of them"`
@@ -67,14 +69,17 @@ type ControlPolicy struct {
 // ControlResource is a resource passing or failing a control, with the
 // state each mapped policy that evaluated it found.
 type ControlResource struct {
-	TenantID       string           `json:"tenant_id"`
-	SubscriptionID string           `json:"subscription_id"`
-	ResourceID     string           `json:"resource_id" doc:"The ARM id"`
-	ResourceType   string           `json:"resource_type"`
-	ResourceName   string           `json:"resource_name"`
-	Link           string           `json:"link" doc:"The resource's page"`
-	Exempt         bool             `json:"exempt" doc:"A passing resource with an Exempt state under a mapped policy"`
-	Policies       []ResourcePolicy `json:"policies" doc:"The mapped policies that evaluated the resource, non-compliant first"`
+	TenantID       string `json:"tenant_id"`
+	SubscriptionID string `json:"subscription_id"`
+	ResourceID     string `json:"resource_id" doc:"The ARM id"`
+	ResourceType   string `json:"resource_type"`
+	ResourceName   string `json:"resource_name"`
+	Link           string `json:"link" doc:"The resource's page"`
+	Exempt         bool   `json:"exempt" doc:"A passing resource with Azure Policy's own Exempt state under a mapped policy"`
+	Exempted       bool   `json:"exempted" doc:"A resource a mapped policy found non-compliant that passes because Steward's active exemptions cover each such state"`
+	// StewardExemption is the first exemption that covers the resource.
+	StewardExemption *exemptions.Ref  `json:"steward_exemption,omitempty" doc:"With exempted: the Steward exemption (the oldest, when several) that covers its first non-compliant state"`
+	Policies         []ResourcePolicy `json:"policies" doc:"The mapped policies that evaluated the resource, non-compliant first"`
 }
 
 // ResourcePolicy is the state a policy found a resource in: NonCompliant
@@ -114,6 +119,20 @@ func (s *Service) Control(ctx context.Context, frameworkID, controlID string, te
 	if err != nil {
 		return nil, err
 	}
+	active, err := s.active(ctx, tenantIDs, s.now())
+	if err != nil {
+		return nil, err
+	}
+	// Of the control exemptions, only this control's count here.
+	only := func(frameworkID, controlID string) []string {
+		if frameworkID == fw.ID && controlID == c.ID {
+			return ids
+		}
+		return nil
+	}
+	exempt := func(row states.ResourceEvidence) *exemptions.Exemption {
+		return exemptions.Match(active, row.TenantID, row.ResourceID, row.PolicyDefinitionID, only)
+	}
 	out := &Control{Framework: mapping.FrameworkRef{ID: fw.ID, Name: fw.Name, Version: fw.Version}, ID: c.ID, Name: c.Name,
 		Description: c.Description, Category: c.Category, Policies: []ControlPolicy{}, Failing: []ControlResource{},
 		Passing: []ControlResource{}, Disclaimer: mapping.Disclaimer}
@@ -137,9 +156,9 @@ func (s *Service) Control(ctx context.Context, frameworkID, controlID string, te
 		for end < len(rows) && rows[end].ResourceID == rows[start].ResourceID {
 			end++
 		}
-		r := controlResource(rows[start:end], byPolicy)
+		r, failed := controlResource(rows[start:end], byPolicy, exempt)
 		switch {
-		case r.Policies[0].ComplianceState == states.StateNonCompliant:
+		case failed:
 			out.Failed++
 			if len(out.Failing) < limit {
 				out.Failing = append(out.Failing, r)
@@ -149,13 +168,16 @@ func (s *Service) Control(ctx context.Context, frameworkID, controlID string, te
 			if r.Exempt {
 				out.Exempt++
 			}
+			if r.Exempted {
+				out.Exempted++
+			}
 			if len(out.Passing) < limit {
 				out.Passing = append(out.Passing, r)
 			}
 		}
 		start = end
 	}
-	out.Result = mapping.Result(len(ids), mapping.ResourceCounts{Passed: out.Passed, Failed: out.Failed, Exempt: out.Exempt})
+	out.Result = mapping.Result(len(ids), mapping.ResourceCounts{Passed: out.Passed, Failed: out.Failed, Exempt: out.Exempt, Exempted: out.Exempted})
 	if out.Passed+out.Failed > 0 {
 		p := math.Round(10000*float64(out.Passed)/float64(out.Passed+out.Failed)) / 100
 		out.Percent = &p
@@ -167,8 +189,11 @@ func (s *Service) Control(ctx context.Context, frameworkID, controlID string, te
 }
 
 // controlResource is one resource from its rows, each of one mapped
-// policy, counting it in each policy's figures.
-func controlResource(rows []states.ResourceEvidence, byPolicy map[string]*ControlPolicy) ControlResource {
+// policy, counting it in each policy's figures, and whether it fails the
+// control: a non-compliant state that no Steward exemption (exempt)
+// covers.
+func controlResource(rows []states.ResourceEvidence, byPolicy map[string]*ControlPolicy,
+	exempt func(states.ResourceEvidence) *exemptions.Exemption) (ControlResource, bool) {
 	first := rows[0]
 	r := ControlResource{TenantID: first.TenantID, SubscriptionID: first.SubscriptionID, ResourceID: first.ResourceID,
 		ResourceType: first.ResourceType, ResourceName: ResourceName(first.ResourceID), Link: ResourceLink(first.ResourceID)}
@@ -178,7 +203,12 @@ func controlResource(rows []states.ResourceEvidence, byPolicy map[string]*Contro
 		nonCompliant := row.Evidence&states.EvidenceNonCompliant != 0
 		switch {
 		case nonCompliant:
-			state, failed = states.StateNonCompliant, true
+			state = states.StateNonCompliant
+			if e := exempt(row); e == nil {
+				failed = true
+			} else if r.StewardExemption == nil {
+				r.StewardExemption = e.Ref()
+			}
 		case row.Evidence&states.EvidenceExempt != 0:
 			state, r.Exempt = states.StateExempt, true
 		}
@@ -191,10 +221,11 @@ func controlResource(rows []states.ResourceEvidence, byPolicy map[string]*Contro
 		}
 		r.Policies = append(r.Policies, ResourcePolicy{PolicyDefinitionID: row.PolicyDefinitionID, PolicyName: row.PolicyName, ComplianceState: state})
 	}
+	r.Exempted = r.StewardExemption != nil
 	if failed {
-		r.Exempt = false
+		r.Exempt, r.Exempted, r.StewardExemption = false, false, nil
 	}
 	rank := map[string]int{states.StateNonCompliant: 0, states.StateExempt: 1, states.StateCompliant: 2}
 	slices.SortStableFunc(r.Policies, func(a, b ResourcePolicy) int { return cmp.Compare(rank[a.ComplianceState], rank[b.ComplianceState]) })
-	return r
+	return r, failed
 }

@@ -22,6 +22,12 @@
 // counted, with the revision of all its tenants' states (states.Store's
 // Revision), so a repeated request costs a lookup of the revision and the
 // coverage arithmetic.
+//
+// Steward's own exemptions (package exemptions) count too: a failing
+// resource an active exemption covers passes as exempted, and the
+// exempted findings are left out of the findings list in its query. The
+// kept definitions are read again when the tenants' exemptions change or
+// one of them lapses (the exemptions' revision names the next expiry).
 package coverage
 
 import (
@@ -29,8 +35,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/stewardhq/steward/core/revcache"
+	"github.com/stewardhq/steward/plugins/compliance/exemptions"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 )
@@ -44,6 +52,10 @@ type Service struct {
 	// Sources are the findings counted beside the policy states (see
 	// Source); none counts the policy states alone.
 	Sources []Source
+	// Exemptions are Steward's exemptions of findings; nil counts none.
+	Exemptions *exemptions.Store
+	// Now is the clock exemptions are active by; nil is time.Now.
+	Now func() time.Time
 
 	once sync.Once
 	// scopes keeps each tenant selection's definitions, mapped and
@@ -88,9 +100,15 @@ type tenantData struct {
 // reads them at the end of the tenant's sync).
 func (s *Service) scope(ctx context.Context, tenantIDs []string) (scope, error) {
 	s.init()
+	now := s.now()
 	revision, err := s.Store.Revision(ctx, tenantIDs)
 	if err == nil {
 		revision, err = s.sourcesRevision(ctx, tenantIDs, revision)
+	}
+	if err == nil && s.Exemptions != nil {
+		var exempt string
+		exempt, err = s.Exemptions.Revision(ctx, tenantIDs, now)
+		revision += ";exemptions=" + exempt
 	}
 	if err != nil {
 		return scope{}, err
@@ -120,15 +138,30 @@ func (s *Service) scope(ctx context.Context, tenantIDs []string) (scope, error) 
 		if err != nil {
 			return scope{}, err
 		}
-		resources := mapping.NewResources()
 		// The store's evidence bits are the mapping's.
+		n := len(extra)
 		for _, part := range parts {
-			for _, p := range part.pairs {
-				resources.Add(p.PolicyDefinitionID, p.ResourceID, mapping.Evidence(p.Evidence))
-			}
+			n += len(part.pairs)
 		}
-		for _, p := range extra {
-			resources.Add(p.PolicyDefinitionID, p.ResourceID, mapping.Evidence(p.Evidence))
+		pairs := make([]states.DefinitionResource, 0, n)
+		for _, part := range parts {
+			pairs = append(pairs, part.pairs...)
+		}
+		pairs = append(pairs, extra...)
+		ex, err := s.exempted(ctx, tenantIDs, now, m, pairs)
+		if err != nil {
+			return scope{}, err
+		}
+		resources := mapping.NewResources()
+		for _, p := range pairs {
+			e := mapping.Evidence(p.Evidence)
+			if e&mapping.EvidenceNonCompliant != 0 && ex.pairs[pairKey{p.PolicyDefinitionID, p.ResourceID}] {
+				e = e&^mapping.EvidenceNonCompliant | mapping.EvidenceExempted
+			}
+			resources.Add(p.PolicyDefinitionID, p.ResourceID, e)
+		}
+		for _, c := range ex.controls {
+			resources.ExemptControl(c.frameworkID, c.controlID, c.resources)
 		}
 		return scope{mapping: m, counts: counts, resources: resources}, nil
 	})

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/stewardhq/steward/plugins/compliance/exemptions"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 )
@@ -31,6 +32,8 @@ type Finding struct {
 	AssessmentID       string       `json:"assessment_id,omitempty" doc:"A defender finding's assessment id (its ARM id)"`
 	AssessmentName     string       `json:"assessment_name,omitempty" doc:"A defender finding's assessment name, the recommendation's key"`
 	Remediation        string       `json:"remediation" doc:"How to bring the resource into compliance: the policy definition's guidance (its metadata's securityCenter.RemediationDescription, as the last compliance sync read it) or the assessment's remediation; empty when there is none"`
+	// StewardExemption is set only with include_exempted.
+	StewardExemption *exemptions.Ref `json:"steward_exemption,omitempty" doc:"With include_exempted: the active Steward exemption (the oldest, when several) that covers the finding; absent when none does. Azure Policy's own exemptions show as the Exempt state instead"`
 }
 
 // ControlRef names a framework's control a policy maps to.
@@ -44,6 +47,9 @@ type ControlRef struct {
 type FindingsQuery struct {
 	states.FindingsQuery
 	Framework, Control string
+	// IncludeExempted keeps the findings Steward's active exemptions
+	// cover, each naming its exemption; they are left out otherwise.
+	IncludeExempted bool
 }
 
 // Findings returns a page of the tenants' findings and how many match in
@@ -89,6 +95,15 @@ func (s *Service) Findings(ctx context.Context, q FindingsQuery) ([]Finding, int
 			extra = append(extra, *src.Findings)
 		}
 	}
+	now := s.now()
+	active, err := s.active(ctx, q.TenantIDs, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	controls := controlPolicies(sc.mapping)
+	if !q.IncludeExempted {
+		sq.Hide = exemptions.Hidden(active, now, controls)
+	}
 	rows, total, err := s.Store.Findings(ctx, sq, extra)
 	if err != nil {
 		return nil, 0, err
@@ -99,6 +114,11 @@ func (s *Service) Findings(ctx context.Context, q FindingsQuery) ([]Finding, int
 			ResourceName: ResourceName(r.ResourceID), Link: ResourceLink(r.ResourceID), PolicyDefinitionID: r.PolicyDefinitionID,
 			PolicyName: r.PolicyName, Category: r.Category, Severity: r.Severity, ComplianceState: r.ComplianceState,
 			Assignments: r.Assignments, EvaluatedAt: r.EvaluatedAt, Controls: s.controlsOf(sc.mapping, r.PolicyDefinitionID, q.Framework)})
+		if q.IncludeExempted {
+			if e := exemptions.Match(active, r.TenantID, r.ResourceID, r.PolicyDefinitionID, controls); e != nil {
+				out[len(out)-1].StewardExemption = e.Ref()
+			}
+		}
 	}
 	return out, total, nil
 }

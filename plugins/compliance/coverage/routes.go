@@ -51,7 +51,9 @@ func (s *Service) Routes() []sdk.Route {
 			Description: "Each control's result over resources (failed, passed, not_applicable, manual), its status (the result in the older words: " +
 				"covered, partial, non_compliant, not_evaluated, not_covered) and its resources: a resource fails a control when any mapped policy " +
 				"found it non-compliant, and passes it when none did and one found it compliant or exempt. compliant_count, non_compliant_count " +
-				"and exempt_count count such resources, compliance_percent is passing of passing and failing resources. With include_policies, " +
+				"and exempt_count count such resources, compliance_percent is passing of passing and failing resources. A failing resource whose " +
+				"non-compliant findings Steward's active exemptions cover (GET /api/v1/compliance/exemptions) passes instead, counted in " +
+				"exempted_count; exempt_count is Azure Policy's own Exempt state. With include_policies, " +
 				"each mapped policy with its own compliance: non-compliant when any resource is, compliant when none is and one is compliant." + coverageRules,
 			Responses: notFound}, s.detail),
 		sdk.Get("/api/v1/compliance/frameworks/{framework_id}/controls/{control_id}", sdk.Op{ID: "compliance-framework-control", Tags: tags,
@@ -59,7 +61,8 @@ func (s *Service) Routes() []sdk.Route {
 			Description: "The control's result and counts as the framework detail gives them, with the path behind them: the policies in scope " +
 				"mapped to it (tier and group name or keyword set) and the resources failing and passing it, each with the state each mapped " +
 				"policy found. A resource fails the control when any mapped policy found it non-compliant (whichever assignment), and passes " +
-				"when none did and one found it compliant or exempt." + coverageRules,
+				"when none did and one found it compliant or exempt. A resource whose non-compliant states Steward's active exemptions cover " +
+				"passes as exempted (exempted, steward_exemption); a control exemption covers its tenant's resources for this control only." + coverageRules,
 			Responses: map[string]*huma.Response{"404": {Description: "No framework with this id, or no such control in it"}}}, s.control),
 		sdk.Get("/api/v1/compliance/findings", sdk.Op{ID: "compliance-findings", Tags: tags, Summary: "Policy and Defender findings per resource",
 			Description: "The tenants' findings of two sources. Source policy: one finding per resource and policy definition, the " +
@@ -69,8 +72,10 @@ func (s *Service) Routes() []sdk.Route {
 				"Unhealthy is NonCompliant, Healthy Compliant, and NotApplicable assessments are no finding; evaluated_at is when the " +
 				"assessments were synced. Each finding names the framework controls its policy maps to (so framework and control filter " +
 				"both sources) and its remediation: the policy definition's guidance for a policy finding, the assessment's for a " +
-				"defender one. Filtered, sorted and paged over both sources together in the database; ties are ordered by tenant, " +
-				"resource, policy, source and assessment." + coverageRules,
+				"defender one. A finding Steward's active exemption covers (POST /api/v1/compliance/exemptions; by tenant, resource and " +
+				"policy, so it covers both sources' findings of them) is left out unless include_exempted; Azure Policy's own exemptions " +
+				"show as the Exempt state. Filtered, sorted and paged over both sources together in the database; ties are ordered by " +
+				"tenant, resource, policy, source and assessment." + coverageRules,
 			Responses: map[string]*huma.Response{"404": {Description: "No framework with this id, or no such control in it"}}}, s.findings),
 		sdk.Get("/api/v1/compliance/frameworks/{framework_id}/source", sdk.Op{ID: "compliance-framework-source", Tags: tags,
 			Summary: "The Rego and data that decide a framework's mapping",
@@ -116,6 +121,8 @@ type findingsIn struct {
 	SortOrder    string `query:"sort_order" enum:"asc,desc" default:"desc"`
 	Limit        int    `query:"limit" minimum:"1" maximum:"500" default:"100"`
 	Offset       int    `query:"offset" minimum:"0" maximum:"1000000" default:"0"`
+	// IncludeExempted lists the findings Steward's exemptions cover too.
+	IncludeExempted bool `query:"include_exempted" default:"false" doc:"List the findings Steward's active exemptions cover too, each with its steward_exemption; they are left out otherwise, of the page and of total alike"`
 }
 
 // Findings is a page of findings.
@@ -132,7 +139,7 @@ func (s *Service) findings(ctx context.Context, in *findingsIn) (*Findings, erro
 	}
 	q := FindingsQuery{Framework: in.Framework, Control: in.Control, FindingsQuery: states.FindingsQuery{TenantIDs: in.Tenants.Tenants,
 		Source: in.Source, Severity: in.Severity, State: in.State, ResourceType: in.ResourceType, SortBy: in.SortBy, Desc: in.SortOrder == "desc",
-		Limit: in.Limit, Offset: in.Offset}}
+		Limit: in.Limit, Offset: in.Offset}, IncludeExempted: in.IncludeExempted}
 	if in.Policy != "" {
 		q.PolicyIDs = []string{in.Policy}
 	}

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/plugins/compliance/coverage"
+	"github.com/stewardhq/steward/plugins/compliance/exemptions"
 	"github.com/stewardhq/steward/plugins/compliance/frameworks"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
 	"github.com/stewardhq/steward/plugins/compliance/states"
@@ -62,7 +64,11 @@ func findingsHarness(t *testing.T, f *fixture) *plugintest.Harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cov := &coverage.Service{Mapper: mapper, Store: st, Sources: []coverage.Source{f.store.CoverageSource()}}
+	if _, err := store.Migrate(ctx, f.store.DB, exemptions.Migrations(), "compliance_migrations"); err != nil {
+		t.Fatal(err)
+	}
+	cov := &coverage.Service{Mapper: mapper, Store: st, Sources: []coverage.Source{f.store.CoverageSource()}, Exemptions: &exemptions.Store{DB: f.store.DB},
+		Now: func() time.Time { return simNow }}
 	pl := func(context.Context, struct{}, *sdk.Env) (*sdk.Plugin, error) {
 		return &sdk.Plugin{Routes: cov.Routes()}, nil
 	}
@@ -175,7 +181,22 @@ func TestFindingsOfBothSources(t *testing.T) {
 		if mapped.Total != len(mapped.Items) || !sources["policy"] || !sources["defender"] {
 			t.Errorf("a framework's findings: total %d, sources %v", mapped.Total, sources)
 		}
-		own := get("/api/v1/compliance/findings?limit=500", contosoer)
+		// A Steward exemption of sa1 under the TLS policy covers both
+		// sources' findings of them (the exemptions keep ids in lower case).
+		ex := &exemptions.Exemption{TenantID: contoso.ID, Scope: exemptions.ScopeFinding, ResourceID: strings.ToLower(sa1), PolicyDefinitionID: strings.ToLower(defTLS),
+			Reason: "Private network only", Owner: "ops", ExpiresAt: simNow.AddDate(0, 1, 0), CreatedBy: "admin", CreatedAt: simNow, UpdatedAt: simNow}
+		if err := (&exemptions.Store{DB: f.store.DB}).Create(context.Background(), ex, simNow); err != nil {
+			t.Fatal(err)
+		}
+		if page := get("/api/v1/compliance/findings?sort_by=resource&sort_order=asc", admin); page.Total != 6 ||
+			slices.ContainsFunc(page.Items, func(it coverage.Finding) bool { return it.ResourceID == sa1 }) {
+			t.Errorf("with sa1's TLS findings exempted: %d %v", page.Total, keys(page))
+		}
+		if page := get("/api/v1/compliance/findings?include_exempted=true&sort_by=resource&sort_order=asc", admin); page.Total != 8 ||
+			page.Items[3].StewardExemption == nil || page.Items[4].StewardExemption == nil || page.Items[5].StewardExemption != nil {
+			t.Errorf("exempted included: %d %+v", page.Total, page.Items)
+		}
+		own := get("/api/v1/compliance/findings?limit=500&include_exempted=true", contosoer)
 		for _, it := range own.Items {
 			if it.TenantID != contoso.ID {
 				t.Errorf("Contoso's user sees %+v", it)

@@ -88,9 +88,10 @@ type ControlCoverage struct {
 	// Result is the control's result over resources (ResultFailed, …).
 	Result               string  `json:"result" enum:"failed,passed,not_applicable,manual" doc:"The control's result over resources: failed when any resource fails it (a mapped policy found it non-compliant), passed when a resource passes it and none fails, not_applicable when no mapped policy evaluated a resource, manual when no policy in scope maps to it"`
 	MatchedPoliciesCount int     `json:"matched_policies_count"`
-	CompliantCount       int     `json:"compliant_count" doc:"Resources passing the control: every mapped policy that evaluated the resource found it compliant or exempt"`
-	NonCompliantCount    int     `json:"non_compliant_count" doc:"Resources failing the control: a mapped policy found the resource non-compliant"`
-	ExemptCount          int     `json:"exempt_count" doc:"Passing resources with an Exempt state under a mapped policy, counted in compliant_count as well"`
+	CompliantCount       int     `json:"compliant_count" doc:"Resources passing the control: every mapped policy that evaluated the resource found it compliant or exempt, or a Steward exemption covers the finding"`
+	NonCompliantCount    int     `json:"non_compliant_count" doc:"Resources failing the control: a mapped policy found the resource non-compliant, and no active Steward exemption covers it"`
+	ExemptCount          int     `json:"exempt_count" doc:"Passing resources with Azure Policy's own Exempt state under a mapped policy, counted in compliant_count as well"`
+	ExemptedCount        int     `json:"exempted_count" doc:"Resources a mapped policy found non-compliant that pass because Steward's active exemptions (GET /api/v1/compliance/exemptions) cover each such finding, counted in compliant_count as well"`
 	CompliancePercent    float64 `json:"compliance_percent" doc:"compliant_count of compliant_count plus non_compliant_count, percent to one decimal; 0 when both are 0"`
 	// MatchedPolicies is present, possibly empty, with
 	// Options.IncludePolicies; non-compliant policies come first.
@@ -234,8 +235,8 @@ func controlCoverage(fw *frameworks.Framework, c frameworks.Control, mapping *Ma
 		cc.MatchedPolicies = append(cc.MatchedPolicies, mp)
 	}
 	cc.MatchedPoliciesCount = len(ids)
-	rc := counter.Count(fw.ID+"\x00"+c.ID, ids)
-	cc.CompliantCount, cc.NonCompliantCount, cc.ExemptCount = rc.Passed, rc.Failed, rc.Exempt
+	rc := counter.Count(controlKey(fw.ID, c.ID), ids)
+	cc.CompliantCount, cc.NonCompliantCount, cc.ExemptCount, cc.ExemptedCount = rc.Passed, rc.Failed, rc.Exempt, rc.Exempted
 	cc.CompliancePercent = percent(rc.Passed, rc.Passed+rc.Failed)
 	cc.Result = Result(len(ids), rc)
 	cc.Status = status(cc)

@@ -28,9 +28,13 @@
 // resource fails the control when any matched policy found it
 // non-compliant, and passes it when none did and at least one found it
 // compliant or exempt (an exempt resource passes and is counted as exempt
-// too). compliant_count is the passing resources, non_compliant_count the
-// failing ones, exempt_count the passing ones with an Exempt state. The
-// control's result is:
+// too). A non-compliant finding one of Steward's exemptions covers
+// (EvidenceExempted, or Resources.ExemptControl for a whole control)
+// fails nothing: the resource passes as exempted unless another matched
+// policy fails it. compliant_count is the passing resources,
+// non_compliant_count the failing ones, exempt_count the passing ones with
+// Azure's Exempt state, exempted_count those passing by Steward's
+// exemption. The control's result is:
 //
 //	manual          no policy in scope maps to the control
 //	failed          a resource fails it

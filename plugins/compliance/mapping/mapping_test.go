@@ -417,8 +417,8 @@ func TestCoverageKnownNumbers(t *testing.T) {
 			acme = &sums[i]
 		}
 	}
-	if len(sums) != 5 || acme == nil {
-		t.Fatalf("summaries %+v, want the 4 built-ins and acme", sums)
+	if len(sums) != 9 || acme == nil {
+		t.Fatalf("summaries %+v, want the 8 built-ins and acme", sums)
 	}
 	wantSum := Summary{ID: "acme", Name: "Acme cloud baseline", Version: "2026.1",
 		Description:   "A deployment's own controls, small enough to compute coverage by hand.",

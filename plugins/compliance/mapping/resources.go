@@ -4,7 +4,9 @@ import "sync"
 
 // Evidence is what a resource's states under one policy definition say,
 // as bits: any Compliant state, any Exempt state, any NonCompliant state
-// (the bits of the states store's DefinitionResource.Evidence).
+// (the bits of the states store's DefinitionResource.Evidence), and
+// whether one of Steward's exemptions covers its NonCompliant states, in
+// place of the NonCompliant bit.
 // A resource without any of them (only Unknown or Conflict states) is not
 // evaluated by the definition.
 type Evidence uint8
@@ -14,6 +16,9 @@ const (
 	EvidenceCompliant    Evidence = 1
 	EvidenceExempt       Evidence = 2
 	EvidenceNonCompliant Evidence = 4
+	// EvidenceExempted is a resource found non-compliant whose finding
+	// Steward's exemption covers: it passes, as exempted.
+	EvidenceExempted Evidence = 8
 )
 
 // Resources is the evidence of the resources in scope under each policy
@@ -23,6 +28,9 @@ type Resources struct {
 	// index numbers the resources in the order they were added.
 	index    map[string]int32
 	byPolicy map[string][]resourceEvidence
+	// exempted are, by control (controlKey), the resources whose
+	// non-compliance a control exemption covers.
+	exempted map[string]map[int32]bool
 	// counted keeps each control's counts by the key Count was given,
 	// so that a repeated coverage of the same scope counts nothing.
 	counted sync.Map
@@ -35,7 +43,27 @@ type resourceEvidence struct {
 
 // NewResources returns an empty Resources.
 func NewResources() *Resources {
-	return &Resources{index: map[string]int32{}, byPolicy: map[string][]resourceEvidence{}}
+	return &Resources{index: map[string]int32{}, byPolicy: map[string][]resourceEvidence{}, exempted: map[string]map[int32]bool{}}
+}
+
+// controlKey names a framework's control among all frameworks'.
+func controlKey(frameworkID, controlID string) string { return frameworkID + "\x00" + controlID }
+
+// ExemptControl records that the control's failing resources among
+// resourceIDs pass it as exempted (a control exemption of their tenant).
+// Call it once Add is done.
+func (r *Resources) ExemptControl(frameworkID, controlID string, resourceIDs []string) {
+	key := controlKey(frameworkID, controlID)
+	for _, id := range resourceIDs {
+		i, ok := r.index[id]
+		if !ok {
+			continue
+		}
+		if r.exempted[key] == nil {
+			r.exempted[key] = map[int32]bool{}
+		}
+		r.exempted[key][i] = true
+	}
 }
 
 // Add records a resource's evidence under a policy definition; a resource
@@ -54,13 +82,16 @@ func (r *Resources) Add(policyID, resourceID string, e Evidence) {
 }
 
 // ResourceCounts are a control's resources by outcome: a resource fails
-// the control when any mapped policy found it non-compliant, and passes
-// when none did and at least one found it compliant or exempt; a passing
-// resource with an Exempt state among them counts in Exempt as well.
+// the control when any mapped policy found it non-compliant and no
+// exemption of Steward's covers that, and passes otherwise when at least
+// one found it compliant or exempt; a passing resource with Azure's Exempt
+// state among them counts in Exempt as well, one passing by Steward's
+// exemption in Exempted.
 type ResourceCounts struct {
-	Passed int
-	Failed int
-	Exempt int
+	Passed   int
+	Failed   int
+	Exempt   int
+	Exempted int
 }
 
 // Control results, over resources; the package doc states when each
@@ -126,15 +157,23 @@ func (c *Counter) Count(key string, policyIDs []string) ResourceCounts {
 			c.combined[re.resource] |= re.evidence
 		}
 	}
+	exempted := c.r.exempted[key]
 	for _, i := range c.touched {
-		switch e := c.combined[i]; {
+		e := c.combined[i]
+		if e&EvidenceNonCompliant != 0 && exempted[i] {
+			e = e&^EvidenceNonCompliant | EvidenceExempted
+		}
+		switch {
 		case e&EvidenceNonCompliant != 0:
 			out.Failed++
-		case e&EvidenceExempt != 0:
+		case e&(EvidenceExempt|EvidenceExempted|EvidenceCompliant) != 0:
 			out.Passed++
-			out.Exempt++
-		case e&EvidenceCompliant != 0:
-			out.Passed++
+			if e&EvidenceExempt != 0 {
+				out.Exempt++
+			}
+			if e&EvidenceExempted != 0 {
+				out.Exempted++
+			}
 		}
 		c.combined[i] = 0
 	}

@@ -266,6 +266,65 @@ test_shipped_group_names if {
 	got.cis_azure["3.1"].p1.group_name == "CIS_Azure_2.0.0_3.1"
 }
 
+# "Secure transfer to storage accounts should be enabled" with the group
+# names Azure's Microsoft cloud security benchmark, CIS Azure Foundations
+# v3.0.0, PCI DSS v4, PCI DSS v4.0.1 and EU 2022/2555 (NIS2) initiatives
+# give it: each maps to its control, and only through the group name (these
+# frameworks have no keyword sets).
+test_shipped_group_names_of_real_policies if {
+	got := mapping.matches with input as {"policies": [{
+		"id": "p1", "name": "Secure transfer to storage accounts should be enabled",
+		"group_names": [
+			"Azure_Security_Benchmark_v3.0_DP-3",
+			"CIS_Azure_Foundations_v3.0.0_4.1",
+			"PCI_DSS_v4.0_3.5.1",
+			"PCI_DSS_v4.0_6.2.4",
+			"PCI_DSS_v4.0.1_4.2.1",
+			"EU_2555_(NIS2)_2022_21",
+		],
+	}]}
+	got.mcsb == {"DP-3": {"p1": {"tier": 1, "confidence": "high", "group_name": "Azure_Security_Benchmark_v3.0_DP-3"}}}
+	got.cis_azure_v3 == {"4.1": {"p1": {"tier": 1, "confidence": "high", "group_name": "CIS_Azure_Foundations_v3.0.0_4.1"}}}
+
+	# CIS v2.0.0 does not read the v3.0.0 group: its keywords map the name.
+	got.cis_azure["3.1"].p1.tier == 2
+	{control_id | some control_id, _ in got.pci_dss} == {"3.5.1", "6.2.4", "4.2.1"}
+	got.pci_dss["4.2.1"].p1.group_name == "PCI_DSS_v4.0.1_4.2.1"
+	got.nis2 == {"21": {"p1": {"tier": 1, "confidence": "high", "group_name": "EU_2555_(NIS2)_2022_21"}}}
+}
+
+# More real pairs: a network rule under MCSB NS-2 and PCI DSS 1.3.2, a key
+# expiry under MCSB DP-6 and PCI DSS v4.0.1 3.6.1.1.
+test_shipped_group_names_of_more_real_policies if {
+	got := mapping.matches with input as {"policies": [
+		{"id": "network", "name": "Storage accounts should restrict network access", "group_names": ["Azure_Security_Benchmark_v3.0_NS-2", "PCI_DSS_v4.0_1.3.2", "PCI_DSS_v4.0_1.4.2"]},
+		{"id": "expiry", "name": "Key Vault keys should have an expiration date", "group_names": ["Azure_Security_Benchmark_v3.0_DP-6", "PCI_DSS_v4.0.1_3.6.1.1"]},
+	]}
+	got.mcsb["NS-2"].network.tier == 1
+	got.mcsb["DP-6"].expiry.group_name == "Azure_Security_Benchmark_v3.0_DP-6"
+	got.pci_dss["1.3.2"].network.confidence == "high"
+	got.pci_dss["1.4.2"].network.tier == 1
+	got.pci_dss["3.6.1.1"].expiry.group_name == "PCI_DSS_v4.0.1_3.6.1.1"
+
+	# The v4.0.1 group is not also read as the v4.0 requirement 1.3.6.1.1.
+	{control_id | some control_id, by_policy in got.pci_dss; by_policy.expiry} == {"3.6.1.1"}
+}
+
+# Without group names the frameworks without keyword sets map nothing, and a
+# group of the other NIS2 initiative, of a section or of a heading maps no
+# control.
+test_shipped_new_frameworks_need_group_names if {
+	got := mapping.matches with input as {"policies": [{
+		"id": "p1", "name": "Secure transfer to storage accounts should be enabled",
+		"group_names": ["NIS2_DP._Data_Protection_8", "PCI_DSS_v4.0_3.5", "Azure_Security_Benchmark_v3.0_DP", "CIS_Azure_Foundations_v3.0.0_3.1.7"],
+	}]}
+	not got.mcsb
+	not got.cis_azure_v3
+	not got.pci_dss
+	not got.nis2
+	got.soc2["CC6.7"].p1.tier == 2
+}
+
 test_shipped_iso_27001_clause_groups_are_not_mapped if {
 	# ISO_IEC_27001_2022_8.1 is the management-system clause 8.1, not the
 	# Annex A control 8.1: it maps nothing, so the name's keywords decide.

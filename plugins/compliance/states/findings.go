@@ -46,6 +46,10 @@ type FindingsQuery struct {
 	SortBy        string
 	Desc          bool
 	Limit, Offset int
+	// Hide, when set, adds conditions to the query over the findings,
+	// alias f (tenant_id, resource_id, policy_definition_id), that leave
+	// findings out of the page and the total alike.
+	Hide func(*bun.SelectQuery) *bun.SelectQuery
 }
 
 // ResourceFindings is a source of findings per resource beside the policy
@@ -175,8 +179,15 @@ func (s *Store) Findings(ctx context.Context, q FindingsQuery, extra []ResourceF
 	if union == nil {
 		return out, 0, nil
 	}
+	outer := func() *bun.SelectQuery {
+		sel := s.DB.NewSelect().TableExpr("(?) AS f", union)
+		if q.Hide != nil {
+			sel = q.Hide(sel)
+		}
+		return sel
+	}
 	var total int
-	if err := s.DB.NewSelect().TableExpr("(?) AS f", union).ColumnExpr("COUNT(*)").Scan(ctx, &total); err != nil || total == 0 {
+	if err := outer().ColumnExpr("COUNT(*)").Scan(ctx, &total); err != nil || total == 0 {
 		return out, total, err
 	}
 	col, ok := findingSortColumns[q.SortBy]
@@ -204,7 +215,7 @@ func (s *Store) Findings(ctx context.Context, q FindingsQuery, extra []ResourceF
 		AssessmentName string `bun:"assessment_name"`
 		Remediation    string `bun:"remediation"`
 	}
-	err := s.DB.NewSelect().TableExpr("(?) AS f", union).ColumnExpr("*").
+	err := outer().ColumnExpr("*").
 		OrderExpr(col+dir).OrderExpr("tenant_id, resource_id, policy_definition_id, source, assessment_id").
 		Limit(int64(q.Limit)).Offset(int64(q.Offset)).Scan(ctx, &rows)
 	if err != nil {

@@ -19,7 +19,7 @@ func TestAzureGroups(t *testing.T) {
 		}
 		perFramework[g.Framework]++
 	}
-	for _, id := range []string{"soc2", "nist_csf", "iso27001", "cis_azure"} {
+	for _, id := range []string{"soc2", "nist_csf", "iso27001", "cis_azure", "cis_azure_v3", "mcsb", "pci_dss", "nis2"} {
 		if perFramework[id] == 0 {
 			t.Errorf("no groups of %s: %v", id, perFramework)
 		}

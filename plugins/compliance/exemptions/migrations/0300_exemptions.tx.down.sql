@@ -1,0 +1,3 @@
+DROP TABLE compliance_exemption_revisions;
+--bun:split
+DROP TABLE compliance_exemptions;

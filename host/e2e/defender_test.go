@@ -27,6 +27,9 @@ import (
 //	Brand B: sb's TLS recommendation (defender-tls) Healthy, Medium;
 //	score 4 of 4, 100 %.
 //	Both: 7.5 of 18, 41.67 %.
+//
+// The private-link policy's definition carries privateLinkRemediation;
+// the others are served from their states, without guidance.
 func defenderWorld(t *testing.T) string {
 	subA, subB := "aaaaaaaa-0000-0000-0000-000000000001", "bbbbbbbb-0000-0000-0000-000000000001"
 	res := func(sub, r string) string { return "/subscriptions/" + sub + "/resourceGroups/rg/providers/" + r }
@@ -44,6 +47,9 @@ func defenderWorld(t *testing.T) string {
 			policyState(subA, "private-link", "Storage accounts should use private link", "Storage", "High", "Microsoft.Storage/storageAccounts/sa", "NonCompliant"),
 			policyState(subB, "private-link", "Storage accounts should use private link", "Storage", "High", "Microsoft.Storage/storageAccounts/sb", "Compliant"),
 		},
+		PolicyDefinitions: []world.PolicyDefinition{{ID: def("private-link"), DisplayName: "Storage accounts should use private link",
+			Description: "Private link keeps the storage account's traffic on the Microsoft backbone.", Category: "Storage", Severity: "High",
+			Remediation: privateLinkRemediation}},
 		SecurityAssessments: []world.SecurityAssessment{
 			assess(subA, "/subscriptions/"+subA, "d0000000-0000-4000-8000-000000000001", "Accounts with owner permissions should have MFA enabled", "Unhealthy", "High", def("defender-mfa")),
 			assess(subA, res(subA, "Microsoft.Storage/storageAccounts/sa"), "d0000000-0000-4000-8000-000000000002", "Storage accounts should use private link", "Unhealthy", "High", def("private-link")),
@@ -60,6 +66,21 @@ func defenderWorld(t *testing.T) string {
 			}},
 		},
 	})
+}
+
+// privateLinkRemediation is the private-link policy definition's guidance
+// in defenderWorld.
+const privateLinkRemediation = "In the storage account's Networking, disable public network access and approve a private endpoint connection."
+
+// sourcedFinding is a finding of either source as the tests read it.
+type sourcedFinding struct {
+	TenantID       string `json:"tenant_id"`
+	ResourceID     string `json:"resource_id"`
+	PolicyID       string `json:"policy_definition_id"`
+	Source         string `json:"source"`
+	State          string `json:"compliance_state"`
+	AssessmentName string `json:"assessment_name"`
+	Remediation    string `json:"remediation"`
 }
 
 // defenderAssessment is an assessment of the list as the tests read it.
@@ -189,6 +210,44 @@ func testDefenderThroughTheHost(t *testing.T, dialect string) {
 		t.Errorf("acme coverage with the assessments: %q", got)
 	}
 
+	// The findings list both sources, each with its remediation: the
+	// policy definition's guidance, the assessment's.
+	type findingsPage struct {
+		Items []sourcedFinding `json:"items"`
+		Total int              `json:"total"`
+	}
+	listFindings := func(target, token string) (findingsPage, []string) {
+		var page findingsPage
+		h.get(target, token).json(t, &page)
+		rows := make([]string, len(page.Items))
+		for i, it := range page.Items {
+			rows[i] = path.Base(it.ResourceID) + " " + path.Base(it.PolicyID) + " " + it.Source + " " + it.State + " " + it.AssessmentName + " " + it.Remediation
+		}
+		return page, rows
+	}
+	findings, gotFindings := listFindings("/api/v1/compliance/findings?sort_by=resource&sort_order=asc", admin)
+	wantFindings := []string{
+		"aaaaaaaa-0000-0000-0000-000000000001 defender-mfa defender NonCompliant d0000000-0000-4000-8000-000000000001 Remediate: Accounts with owner permissions should have MFA enabled",
+		"sa private-link defender NonCompliant d0000000-0000-4000-8000-000000000002 Remediate: Storage accounts should use private link",
+		"sa private-link policy NonCompliant  " + privateLinkRemediation,
+		"sb defender-tls defender Compliant d0000000-0000-4000-8000-000000000004 Remediate: Storage accounts should use TLS 1.2",
+		"sb private-link policy Compliant  " + privateLinkRemediation,
+	}
+	if findings.Total != 5 || !slices.Equal(gotFindings, wantFindings) {
+		t.Errorf("findings (total %d):\n got %q\nwant %q", findings.Total, gotFindings, wantFindings)
+	}
+	for source, want := range map[string][]string{"defender": {wantFindings[0], wantFindings[1], wantFindings[3]}, "policy": {wantFindings[2], wantFindings[4]}} {
+		findings, gotFindings = listFindings("/api/v1/compliance/findings?sort_by=resource&sort_order=asc&limit=2&source="+source, admin)
+		if findings.Total != len(want) || !slices.Equal(gotFindings, want[:2]) {
+			t.Errorf("%s findings (total %d): %q", source, findings.Total, gotFindings)
+		}
+	}
+	findings, _ = listFindings("/api/v1/compliance/findings?framework=acme&control=AC.1", admin)
+	if findings.Total != 1 || findings.Items[0].Source != "defender" || path.Base(findings.Items[0].PolicyID) != "defender-mfa" {
+		t.Errorf("acme AC.1's findings %+v", findings)
+	}
+	expectInvalid(t, h.get("/api/v1/compliance/findings?source=cloud", admin), "query.source")
+
 	// A standard user of Brand A sees Brand A only.
 	u := tenancy.User{DirectoryTenantID: "brand-a-directory", Subject: "oid-a-user", Email: "a-user@brand-a.example", Name: "A user", Groups: []string{"grp-a"}}
 	if err := tenancy.New(h.db()).UpsertUser(context.Background(), &u); err != nil {
@@ -203,7 +262,12 @@ func testDefenderThroughTheHost(t *testing.T, dialect string) {
 	if len(ss.Tenants) != 1 || ss.Current != 3.5 || *ss.Percentage != 25 {
 		t.Errorf("brand A's user's secure score %+v", ss)
 	}
-	for _, p := range []string{"/api/v1/compliance/defender/assessments?tenant_ids=" + b, "/api/v1/compliance/secure-score?tenant_ids=" + b} {
+	findings, _ = listFindings("/api/v1/compliance/findings?source=defender", tokA)
+	if findings.Total != 2 || slices.ContainsFunc(findings.Items, func(x sourcedFinding) bool { return x.TenantID != a }) {
+		t.Errorf("brand A's user sees the defender findings %+v", findings)
+	}
+	for _, p := range []string{"/api/v1/compliance/defender/assessments?tenant_ids=" + b, "/api/v1/compliance/secure-score?tenant_ids=" + b,
+		"/api/v1/compliance/findings?source=defender&tenant_ids=" + b} {
 		if r := h.get(p, tokA); r.status != http.StatusForbidden || strings.Contains(string(r.body), "Brand B") {
 			t.Errorf("%s for brand A's user: %d %s", p, r.status, r.body)
 		}

@@ -1,8 +1,8 @@
 // Package arm serves Azure Resource Manager's REST API on the simulated
 // cloud's ARM service, from the world: subscriptions, Cost Management
 // queries, compute and network usages, reservation summaries, savings
-// plans with their utilisation and recommendations, policy
-// states, Defender for Cloud's assessments and secure score, Resource
+// plans with their utilisation and recommendations, policy definitions,
+// policy states, Defender for Cloud's assessments and secure score, Resource
 // Graph resources, budgets and Lighthouse delegations.
 // Field names, paging (nextLink) and errors (the Azure error envelope, with
 // ARM's codes) follow the real API, so the Azure SDK's clients work
@@ -92,6 +92,7 @@ func Register(s *cloudsim.Sim, auth Authenticator, opts ...Option) {
 	srv.registerConsumption()
 	srv.registerBenefits()
 	srv.registerPolicyInsights()
+	srv.registerPolicyDefinitions()
 	srv.registerSecurity()
 	srv.registerResourceGraph()
 	srv.registerBudgets()

@@ -105,6 +105,7 @@ func Demo(seed int64, today time.Time) *World {
 	g.tenants()
 	g.resources()
 	g.policyStates()
+	g.policyDefinitions()
 	g.quotas()
 	g.users()
 	g.accessReviews()
@@ -772,6 +773,65 @@ func (g *demoGen) policyStates() {
 				})
 			}
 		}
+	}
+}
+
+// demoGuidance is what each demo policy's definition says beyond its
+// name: its description and how to fix a resource it finds
+// non-compliant. A policy missing here has a definition without them.
+var demoGuidance = map[string]struct{ description, remediation string }{
+	"Accounts with owner permissions on Azure resources should be MFA enabled": {
+		"Multi-Factor Authentication (MFA) should be enabled for all subscription accounts with owner permissions to prevent a breach of accounts or resources.",
+		"Require MFA for the listed owner accounts with a Conditional Access policy, or enable per-user MFA for them in Microsoft Entra ID."},
+	"Storage accounts should have the specified minimum TLS version": {
+		"Configure a minimum TLS version for secure communication between the client application and the storage account.",
+		"In the storage account's Configuration, set Minimum TLS version to Version 1.2 and save."},
+	"Key vaults should have deletion protection enabled": {
+		"Malicious deletion of a key vault can lead to permanent data loss. Purge protection enforces a mandatory retention period for soft deleted key vaults.",
+		"In the key vault's Properties, enable purge protection. Purge protection cannot be turned off once enabled."},
+	"Management ports of virtual machines should be protected with just-in-time network access control": {
+		"Possible network Just In Time (JIT) access will be monitored by Azure Security Center as recommendations.",
+		"In Defender for Cloud's Workload protections, open Just-in-time VM access and enable it on the listed virtual machines."},
+	"Azure Defender for servers should be enabled": {
+		"Azure Defender for servers provides real-time threat protection for server workloads and generates hardening recommendations as well as alerts about suspicious activities.",
+		"In Defender for Cloud's Environment settings, open the subscription's plans and turn the Servers plan on."},
+	"Windows virtual machines should enable Azure Disk Encryption or EncryptionAtHost": {
+		"Virtual machines' OS and data disks should be encrypted at rest with platform or customer-managed keys.",
+		"Enable encryption at host on the virtual machine (stop it, set Encryption at host under Disks, start it), or enable Azure Disk Encryption with a key vault."},
+	"Auditing on SQL server should be enabled": {
+		"Auditing on your SQL Server should be enabled to track database activities across all databases on the server and save them in an audit log.",
+		"In the SQL server's Auditing blade, turn on Azure SQL Auditing and choose a storage account, Log Analytics workspace or event hub as the destination."},
+	"Azure SQL Database should be running TLS version 1.2 or newer": {
+		"Setting TLS version to 1.2 or newer improves security by ensuring your Azure SQL Database can only be accessed from clients using TLS 1.2 or newer.",
+		"In the SQL server's Networking blade, under Connectivity, set Minimum TLS version to 1.2."},
+	"Secure transfer to storage accounts should be enabled": {
+		"Secure transfer is an option that forces your storage account to accept requests only from secure connections (HTTPS).",
+		"In the storage account's Configuration, set Secure transfer required to Enabled."},
+	"MFA should be enabled on accounts with write permissions on your subscription": {
+		"Multi-Factor Authentication (MFA) should be enabled for all subscription accounts with write privileges to prevent a breach of accounts or resources.",
+		"Require MFA for the listed accounts with write permissions with a Conditional Access policy."},
+	"Guest accounts with owner permissions on Azure resources should be removed": {
+		"External accounts with owner permissions should be removed from your subscription in order to prevent unmonitored access.",
+		"In the subscription's Access control (IAM), remove the Owner role assignments of the listed guest accounts."},
+	"Audit diagnostic setting for selected resource types": {
+		"Audit diagnostic setting for selected resource types. Be sure to select only resource types which support diagnostics settings.",
+		"In the resource's Diagnostic settings, add a setting that sends its logs and metrics to a Log Analytics workspace."},
+	"Network Watcher should be enabled": {
+		"Network Watcher is a regional service that enables you to monitor and diagnose conditions at a network scenario level in, to, and from Azure.",
+		"In Network Watcher, enable it in each region where the subscription has a virtual network."},
+	"All network ports should be restricted on network security groups associated to your virtual machine": {
+		"Azure Security Center has identified some of your network security groups' inbound rules to be too permissive.",
+		"In the network security group of the virtual machine, restrict the inbound rules that allow Any or Internet to the ports and sources the workload needs."},
+}
+
+// policyDefinitions lists each demo policy's definition with its
+// guidance; "Resource logs in Key Vault should be enabled" has none, so
+// the demo shows a finding without remediation too.
+func (g *demoGen) policyDefinitions() {
+	for _, p := range demoPolicies {
+		d := demoGuidance[p.name]
+		g.w.PolicyDefinitions = append(g.w.PolicyDefinitions, PolicyDefinition{ID: policyDefinitionID(p.name), DisplayName: p.name,
+			Description: d.description, Category: p.category, Severity: p.severity, Remediation: d.remediation})
 	}
 }
 

@@ -922,3 +922,27 @@ func TestDemoExchangeRates(t *testing.T) {
 		t.Errorf("%d days of rates, want the %d weekdays", len(x.Rates), weekdays)
 	}
 }
+
+// TestDemoPolicyDefinitions: every policy the demo's states name has a
+// definition with its name, category and severity, and all but one carry
+// a description and remediation, so the demo shows both kinds of finding.
+func TestDemoPolicyDefinitions(t *testing.T) {
+	w := Demo(3, demoToday)
+	defs := map[string]PolicyDefinition{}
+	without := 0
+	for _, d := range w.PolicyDefinitions {
+		defs[d.ID] = d
+		if d.Remediation == "" || d.Description == "" {
+			without++
+		}
+	}
+	if len(defs) != len(demoPolicies) || without != 1 {
+		t.Fatalf("%d definitions of %d policies, %d without guidance", len(defs), len(demoPolicies), without)
+	}
+	for _, s := range w.PolicyStates {
+		d, ok := defs[s.PolicyDefinitionID]
+		if !ok || d.DisplayName != s.PolicyName || d.Category != s.Category || d.Severity != s.Severity {
+			t.Fatalf("state %+v: definition %+v", s, d)
+		}
+	}
+}

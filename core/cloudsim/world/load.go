@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/mail"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -117,8 +118,13 @@ func (p *problems) oneOf(path, value string, allowed ...string) {
 	}
 }
 
+// policyDefinitionPattern matches a built-in policy definition's id, or a
+// subscription's custom one's with the subscription in group 1.
+var policyDefinitionPattern = regexp.MustCompile(`(?i)^(?:/subscriptions/([^/]+))?/providers/Microsoft\.Authorization/policyDefinitions/[^/]+$`)
+
 // Validate checks every entry and the references between them: costs,
 // policy states, resources and quotas name a subscription of a tenant;
+// policy definitions (one per id) a subscription when custom;
 // users and access reviews a tenant; reservations, their purchases and
 // recommendations, savings plans and benefit recommendations a billing
 // account; security assessments (whose name is a GUID) and secure scores
@@ -218,6 +224,28 @@ func (w *World) Validate() error {
 			if _, err := time.Parse(time.RFC3339, s.Timestamp); err != nil {
 				p.add(at+".timestamp", "%q is not an RFC 3339 date-time", s.Timestamp)
 			}
+		}
+	}
+	definitions := map[string]int{}
+	for i, d := range w.PolicyDefinitions {
+		at := fmt.Sprintf("policy_definitions[%d]", i)
+		if p.required(at+".id", d.ID) {
+			m := policyDefinitionPattern.FindStringSubmatch(d.ID)
+			switch {
+			case m == nil:
+				p.add(at+".id", "%q is neither /providers/Microsoft.Authorization/policyDefinitions/{name} nor "+
+					"/subscriptions/{id}/providers/Microsoft.Authorization/policyDefinitions/{name}", d.ID)
+			case m[1] != "":
+				sub(at+".id", m[1])
+			}
+			if j, dup := definitions[strings.ToLower(d.ID)]; dup {
+				p.add(at+".id", "%q is also policy_definitions[%d]'s", d.ID, j)
+			}
+			definitions[strings.ToLower(d.ID)] = i
+		}
+		p.required(at+".display_name", d.DisplayName)
+		if d.Severity != "" {
+			p.oneOf(at+".severity", d.Severity, "High", "Medium", "Low")
 		}
 	}
 	for i, a := range w.SecurityAssessments {

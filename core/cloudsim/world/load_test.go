@@ -22,7 +22,7 @@ const valid = `{
   "quotas": [{"subscription_id": "sub-a", "location": "eastus", "provider": "compute", "name": "cores", "current_value": 80, "limit": 100}],
   "reservations": [{"billing_account_id": "ba-1", "reservation_id": "res-1", "sku": "Standard_D2s_v3", "date": "2026-10-01", "reserved_hours": 24, "used_hours": 20}],
   "access_reviews": [{"directory_tenant_id": "dir-a", "id": "ar-1", "name": "Quarterly", "status": "InProgress", "decisions": [{"user": "alice@brand-a.example", "decision": "Approve"}]}],
-  "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}], "exchange_rates": {"base": "USD", "rates": {"2026-11-02": {"EUR": 0.9123}}}, "security_assessments": [{"subscription_id": "sub-a", "resource_id": "r1", "name": "4fb67663-9ab9-475d-b026-8c544cced439", "display_name": "Minimum TLS", "status": "Unhealthy", "severity": "Medium", "policy_definition_id": "p1", "category": "Data"}], "secure_scores": [{"subscription_id": "sub-a", "controls": [{"name": "c1", "display_name": "Encrypt data in transit", "current": 1.5, "max": 4, "healthy_resources": 3, "unhealthy_resources": 5}]}]
+  "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}], "exchange_rates": {"base": "USD", "rates": {"2026-11-02": {"EUR": 0.9123}}}, "security_assessments": [{"subscription_id": "sub-a", "resource_id": "r1", "name": "4fb67663-9ab9-475d-b026-8c544cced439", "display_name": "Minimum TLS", "status": "Unhealthy", "severity": "Medium", "policy_definition_id": "p1", "category": "Data"}], "secure_scores": [{"subscription_id": "sub-a", "controls": [{"name": "c1", "display_name": "Encrypt data in transit", "current": 1.5, "max": 4, "healthy_resources": 3, "unhealthy_resources": 5}]}], "policy_definitions": [{"id": "/providers/Microsoft.Authorization/policyDefinitions/p1", "display_name": "Require MFA", "description": "Accounts need MFA.", "category": "Identity", "severity": "High", "remediation": "Require MFA with Conditional Access."}, {"id": "/subscriptions/sub-a/providers/Microsoft.Authorization/policyDefinitions/owner-tag", "display_name": "Owner tag"}]
 }`
 
 func TestParseValid(t *testing.T) {
@@ -35,7 +35,8 @@ func TestParseValid(t *testing.T) {
 	}
 	if w.Costs[0].Cost != 12.34 || w.Quotas[0].Limit != 100 || w.Reservations[0].UsedHours != 20 || w.DNS[0].Type != "TXT" ||
 		w.ExchangeRates.Base != "USD" || w.ExchangeRates.Rates["2026-11-02"]["EUR"] != 0.9123 ||
-		w.SecurityAssessments[0].Status != "Unhealthy" || w.SecureScores[0].Controls[0].Current != 1.5 {
+		w.SecurityAssessments[0].Status != "Unhealthy" || w.SecureScores[0].Controls[0].Current != 1.5 ||
+		w.PolicyDefinitions[0].Remediation != "Require MFA with Conditional Access." || w.PolicyDefinitions[1].DisplayName != "Owner tag" {
 		t.Fatalf("world %+v", w)
 	}
 	empty, err := Parse([]byte(`{}`))
@@ -69,6 +70,11 @@ func TestParseReportsEntryPaths(t *testing.T) {
 		{"bad assessment status", `"status": "Unhealthy"`, `"status": "Broken"`, `security_assessments[0].status: "Broken" is not one of Healthy, Unhealthy, NotApplicable`},
 		{"assessment of no subscription", `"subscription_id": "sub-a", "resource_id": "r1"`, `"subscription_id": "sub-z", "resource_id": "r1"`, `security_assessments[0].subscription_id: "sub-z" is not a subscription`},
 		{"score over max", `"current": 1.5, "max": 4`, `"current": 4.5, "max": 4`, `secure_scores[0].controls[0].current: 4.5 is not between 0 and max (4)`},
+		{"definition id of no scope", `"id": "/providers/Microsoft.Authorization/policyDefinitions/p1"`, `"id": "p1"`, `policy_definitions[0].id: "p1" is neither`},
+		{"custom definition of no subscription", `/subscriptions/sub-a/providers/Microsoft.Authorization`, `/subscriptions/sub-q/providers/Microsoft.Authorization`, `policy_definitions[1].id: "sub-q" is not a subscription of any tenant`},
+		{"duplicate definition", `/subscriptions/sub-a/providers/Microsoft.Authorization/policyDefinitions/owner-tag`, `/providers/Microsoft.Authorization/policyDefinitions/P1`, `policy_definitions[1].id: "/providers/Microsoft.Authorization/policyDefinitions/P1" is also policy_definitions[0]'s`},
+		{"definition without a name", `"display_name": "Owner tag"`, `"display_name": ""`, `policy_definitions[1].display_name: required`},
+		{"bad definition severity", `"severity": "High", "remediation"`, `"severity": "Severe", "remediation"`, `policy_definitions[0].severity`},
 		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 7, column`},
 		{"syntax", `"dns": [`, `"dns": [[`, `line 16, column`},
 	}

@@ -21,9 +21,12 @@ type World struct {
 	Users        []User        `json:"users"`
 	Costs        []Cost        `json:"costs"`
 	PolicyStates []PolicyState `json:"policy_states"`
-	Resources    []Resource    `json:"resources"`
-	Quotas       []Quota       `json:"quotas"`
-	Reservations []Reservation `json:"reservations"`
+	// PolicyDefinitions are the policy definitions Microsoft.Authorization
+	// serves beyond those the policy states imply (see PolicyDefinition).
+	PolicyDefinitions []PolicyDefinition `json:"policy_definitions"`
+	Resources         []Resource         `json:"resources"`
+	Quotas            []Quota            `json:"quotas"`
+	Reservations      []Reservation      `json:"reservations"`
 	// ReservationPurchases and ReservationRecommendations are the
 	// reservations' purchases and the provider's advice on what to buy.
 	ReservationPurchases       []ReservationPurchase       `json:"reservation_purchases"`
@@ -173,6 +176,29 @@ type PolicyState struct {
 	ResourceID         string   `json:"resource_id"`
 	Severity           string   `json:"severity"`
 	Timestamp          string   `json:"timestamp"`
+}
+
+// PolicyDefinition is a policy definition with what a reader of its
+// findings wants from it: what it checks and how to fix a resource it
+// finds non-compliant. A definition a policy state names but the world
+// does not list is served too, from the state's name, category and
+// severity, without a description or remediation.
+type PolicyDefinition struct {
+	// ID is a built-in definition's /providers/Microsoft.Authorization/
+	// policyDefinitions/{name} or a subscription's custom one's
+	// /subscriptions/{id}/providers/Microsoft.Authorization/
+	// policyDefinitions/{name}.
+	ID          string `json:"id"`
+	DisplayName string `json:"display_name"`
+	Description string `json:"description"`
+	Category    string `json:"category"`
+	// Severity is High, Medium, Low or empty.
+	Severity string `json:"severity"`
+	// Remediation is the guidance to bring a non-compliant resource into
+	// compliance. Azure has no field for it; the simulated cloud serves it
+	// where Defender for Cloud's policies carry theirs, in the metadata's
+	// securityCenter.RemediationDescription.
+	Remediation string `json:"remediation"`
 }
 
 // SecurityAssessment is Defender for Cloud's assessment of one resource

@@ -63,6 +63,7 @@ type ControlPolicy struct {
 	Keywords           []string `json:"keywords,omitempty"`
 	NonCompliant       int      `json:"non_compliant_resources"`
 	Compliant          int      `json:"compliant_resources" doc:"Resources it found compliant or exempt and not non-compliant"`
+	Remediation        string   `json:"remediation" doc:"How to bring a resource it finds non-compliant into compliance: the policy definition's guidance as the last compliance sync read it; empty when there is none"`
 }
 
 // ControlResource is a resource passing or failing a control, with the
@@ -135,12 +136,16 @@ func (s *Service) Control(ctx context.Context, frameworkID, controlID string, te
 	out := &Control{Framework: mapping.FrameworkRef{ID: fw.ID, Name: fw.Name, Version: fw.Version}, ID: c.ID, Name: c.Name,
 		Description: c.Description, Category: c.Category, Policies: []ControlPolicy{}, Failing: []ControlResource{},
 		Passing: []ControlResource{}, Disclaimer: mapping.Disclaimer}
+	guidance, err := s.Store.Remediations(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
 	byPolicy := make(map[string]*ControlPolicy, len(ids))
 	for _, id := range ids {
 		m := matches[id]
 		p, _ := sc.mapping.Policy(id)
 		out.Policies = append(out.Policies, ControlPolicy{PolicyDefinitionID: id, PolicyName: p.Name, Tier: m.Tier, Confidence: m.Confidence,
-			GroupName: m.GroupName, Keywords: m.Keywords})
+			GroupName: m.GroupName, Keywords: m.Keywords, Remediation: guidance[id]})
 	}
 	for i := range out.Policies {
 		byPolicy[out.Policies[i].PolicyDefinitionID] = &out.Policies[i]

@@ -46,6 +46,9 @@ var exportColumns = []exportColumn{
 	{"policy_assignment_ids", func(f *Finding) string { return cell(strings.Join(f.Assignments, " ")) }},
 	{"evaluated_at", func(f *Finding) string { return f.EvaluatedAt.UTC().Format(time.RFC3339) }},
 	{"controls", func(f *Finding) string { return cell(strings.Join(controlNames(f.Controls), " ")) }},
+	{"source", func(f *Finding) string { return f.Source }},
+	{"assessment_id", func(f *Finding) string { return cell(f.AssessmentID) }},
+	{"remediation", func(f *Finding) string { return cell(f.Remediation) }},
 }
 
 // exportHeader is the CSV export's header row.
@@ -141,14 +144,20 @@ type ocsfFinding struct {
 	Status       string `json:"status"`
 	// Time is when the resource was last evaluated, in milliseconds since
 	// the epoch.
-	Time        int64           `json:"time"`
-	Message     string          `json:"message"`
-	Metadata    ocsfMetadata    `json:"metadata"`
-	FindingInfo ocsfFindingInfo `json:"finding_info"`
-	Compliance  ocsfCompliance  `json:"compliance"`
-	Resources   []ocsfResource  `json:"resources"`
-	Cloud       ocsfCloud       `json:"cloud"`
-	Unmapped    ocsfUnmapped    `json:"unmapped"`
+	Time        int64            `json:"time"`
+	Message     string           `json:"message"`
+	Metadata    ocsfMetadata     `json:"metadata"`
+	FindingInfo ocsfFindingInfo  `json:"finding_info"`
+	Compliance  ocsfCompliance   `json:"compliance"`
+	Resources   []ocsfResource   `json:"resources"`
+	Cloud       ocsfCloud        `json:"cloud"`
+	Remediation *ocsfRemediation `json:"remediation,omitempty"`
+	Unmapped    ocsfUnmapped     `json:"unmapped"`
+}
+
+// ocsfRemediation is how to fix the finding: its remediation text.
+type ocsfRemediation struct {
+	Desc string `json:"desc"`
 }
 
 type ocsfMetadata struct {
@@ -220,7 +229,9 @@ type ocsfAccount struct {
 
 // ocsfUnmapped holds what the class has no attribute for.
 type ocsfUnmapped struct {
+	Source              string   `json:"source"`
 	PolicyAssignmentIDs []string `json:"policy_assignment_ids"`
+	AssessmentID        string   `json:"assessment_id,omitempty"`
 }
 
 // ocsfOf is a finding as an OCSF Compliance Finding. standards names each
@@ -250,14 +261,17 @@ func ocsfOf(f *Finding, standards map[string]string) ocsfFinding {
 			Profiles:  []string{"cloud"},
 			TenantUID: f.TenantID},
 		FindingInfo: ocsfFindingInfo{UID: FindingUID(f), Title: f.PolicyName,
-			Desc:         "Azure Policy evaluated " + f.ResourceID + " as " + f.ComplianceState + " under the policy definition " + f.PolicyDefinitionID + ".",
+			Desc:         findingDesc(f),
 			LastSeenTime: evaluated,
 			Analytic:     ocsfAnalytic{UID: f.PolicyDefinitionID, Name: f.PolicyName, TypeID: ocsfRuleAnalytic, Type: "Rule"}},
 		Compliance: ocsfCompliance{Control: f.PolicyDefinitionID, Standards: nonNil(names), Requirements: controlNames(f.Controls),
 			StatusID: st.compliance, Status: st.complianceCaption, StatusCode: f.ComplianceState},
 		Resources: []ocsfResource{{UID: f.ResourceID, Name: f.ResourceName, Type: f.ResourceType}},
 		Cloud:     ocsfCloud{Provider: "Azure", Account: ocsfAccount{UID: f.SubscriptionID, TypeID: ocsfAzureSubscription, Type: "Azure Subscription"}},
-		Unmapped:  ocsfUnmapped{PolicyAssignmentIDs: nonNil(f.Assignments)},
+		Unmapped:  ocsfUnmapped{Source: f.Source, PolicyAssignmentIDs: nonNil(f.Assignments), AssessmentID: f.AssessmentID},
+	}
+	if f.Remediation != "" {
+		out.Remediation = &ocsfRemediation{Desc: f.Remediation}
 	}
 	if f.Category != "" {
 		out.FindingInfo.Types = []string{f.Category}
@@ -269,9 +283,24 @@ func ocsfOf(f *Finding, standards map[string]string) ocsfFinding {
 }
 
 // FindingUID is a finding's identifier in the export: its tenant,
-// resource and policy definition, which identify it, joined by "|".
+// resource and policy definition, which identify a policy finding, and a
+// Defender finding's assessment, joined by "|".
 func FindingUID(f *Finding) string {
-	return f.TenantID + "|" + f.ResourceID + "|" + f.PolicyDefinitionID
+	uid := f.TenantID + "|" + f.ResourceID + "|" + f.PolicyDefinitionID
+	if f.AssessmentID != "" {
+		uid += "|" + f.AssessmentID
+	}
+	return uid
+}
+
+// findingDesc says which source evaluated the resource (an assessment is
+// Defender for Cloud's), how, and under which policy definition.
+func findingDesc(f *Finding) string {
+	by := "Azure Policy evaluated "
+	if f.AssessmentID != "" {
+		by = "Defender for Cloud assessed "
+	}
+	return by + f.ResourceID + " as " + f.ComplianceState + " under the policy definition " + f.PolicyDefinitionID + "."
 }
 
 // resourceGroup is the resource group an ARM id names, "" when it names
@@ -365,7 +394,7 @@ func (s *Service) export(ctx context.Context, in *exportIn) (*exportOut, error) 
 	each := func(ctx context.Context, fn func(*Finding) error) error {
 		// A policy's controls are worked out once: its findings share them.
 		controls := map[string][]ControlRef{}
-		return s.Store.EachFinding(ctx, sq, func(r states.StoredFinding) error {
+		return s.Store.EachFinding(ctx, sq, s.extraFindings(), func(r states.StoredFinding) error {
 			refs, ok := controls[r.PolicyDefinitionID]
 			if !ok {
 				refs = s.controlsOf(m, r.PolicyDefinitionID, q.Framework)

@@ -11,15 +11,16 @@ import (
 )
 
 // knownFinding is a non-compliant key vault of a SOC 2 and NIST CSF
-// policy, evaluated under two assignments.
+// policy, evaluated under two assignments, with its definition's
+// remediation.
 func knownFinding() Finding {
-	return Finding{TenantID: "t-1", SubscriptionID: "sub-1",
+	return Finding{Source: "policy", TenantID: "t-1", SubscriptionID: "sub-1",
 		ResourceID:   "/subscriptions/sub-1/resourceGroups/rg-data/providers/Microsoft.KeyVault/vaults/kv1",
 		ResourceType: "Microsoft.KeyVault/vaults", ResourceName: "kv1", Link: ResourceLink("/subscriptions/sub-1/resourceGroups/rg-data/providers/Microsoft.KeyVault/vaults/kv1"),
 		PolicyDefinitionID: "/providers/Microsoft.Authorization/policyDefinitions/kv-purge", PolicyName: "Key vaults should have deletion protection enabled",
 		Category: "Key Vault", Severity: "High", ComplianceState: "NonCompliant",
 		Assignments: []string{"/subscriptions/sub-1/providers/Microsoft.Authorization/policyAssignments/a1", "/subscriptions/sub-1/providers/Microsoft.Authorization/policyAssignments/a2"},
-		EvaluatedAt: time.Date(2026, 11, 25, 8, 30, 0, 0, time.UTC),
+		EvaluatedAt: time.Date(2026, 11, 25, 8, 30, 0, 0, time.UTC), Remediation: "Enable purge protection on the vault.",
 		Controls:    []ControlRef{{FrameworkID: "soc2", ControlID: "CC6.1"}, {FrameworkID: "soc2", ControlID: "CC6.7"}, {FrameworkID: "nist_csf", ControlID: "PR.DS-01"}}}
 }
 
@@ -39,11 +40,11 @@ func TestCSVRecord(t *testing.T) {
 	}
 	w.Flush()
 	want := "tenant_id,subscription_id,resource_id,resource_type,resource_name,policy_definition_id,policy_name,category,severity," +
-		"compliance_state,policy_assignment_ids,evaluated_at,controls\n" +
+		"compliance_state,policy_assignment_ids,evaluated_at,controls,source,assessment_id,remediation\n" +
 		"t-1,sub-1,/subscriptions/sub-1/resourceGroups/rg-data/providers/Microsoft.KeyVault/vaults/kv1,Microsoft.KeyVault/vaults,kv1," +
 		"/providers/Microsoft.Authorization/policyDefinitions/kv-purge,Key vaults should have deletion protection enabled,Key Vault,High," +
 		"NonCompliant,/subscriptions/sub-1/providers/Microsoft.Authorization/policyAssignments/a1 /subscriptions/sub-1/providers/Microsoft.Authorization/policyAssignments/a2," +
-		"2026-11-25T08:30:00Z,soc2:CC6.1 soc2:CC6.7 nist_csf:PR.DS-01\n"
+		"2026-11-25T08:30:00Z,soc2:CC6.1 soc2:CC6.7 nist_csf:PR.DS-01,policy,,Enable purge protection on the vault.\n"
 	if b.String() != want {
 		t.Errorf("CSV\n%s\nwant\n%s", b.String(), want)
 	}
@@ -85,9 +86,19 @@ func TestOCSFFinding(t *testing.T) {
 		`"requirements":["soc2:CC6.1","soc2:CC6.7","nist_csf:PR.DS-01"],"status_id":3,"status":"Fail","status_code":"NonCompliant"},` +
 		`"resources":[{"uid":"/subscriptions/sub-1/resourceGroups/rg-data/providers/Microsoft.KeyVault/vaults/kv1","name":"kv1","type":"Microsoft.KeyVault/vaults","group":{"name":"rg-data"}}],` +
 		`"cloud":{"provider":"Azure","account":{"uid":"sub-1","type_id":13,"type":"Azure Subscription"}},` +
-		`"unmapped":{"policy_assignment_ids":["/subscriptions/sub-1/providers/Microsoft.Authorization/policyAssignments/a1","/subscriptions/sub-1/providers/Microsoft.Authorization/policyAssignments/a2"]}}`
+		`"remediation":{"desc":"Enable purge protection on the vault."},` +
+		`"unmapped":{"source":"policy","policy_assignment_ids":["/subscriptions/sub-1/providers/Microsoft.Authorization/policyAssignments/a1","/subscriptions/sub-1/providers/Microsoft.Authorization/policyAssignments/a2"]}}`
 	if string(got) != want {
 		t.Errorf("OCSF\n%s\nwant\n%s", got, want)
+	}
+
+	// A Defender assessment is told apart by its assessment, in the uid too.
+	d := knownFinding()
+	d.Source, d.AssessmentID, d.Assignments, d.Remediation = "defender", "/subscriptions/sub-1/providers/Microsoft.Security/assessments/a-9", nil, ""
+	o := ocsfOf(&d, knownStandards)
+	if o.FindingInfo.UID != FindingUID(&f)+"|"+d.AssessmentID || !strings.HasPrefix(o.FindingInfo.Desc, "Defender for Cloud assessed ") ||
+		o.Remediation != nil || o.Unmapped.Source != "defender" || o.Unmapped.AssessmentID != d.AssessmentID {
+		t.Errorf("Defender finding: %+v", o)
 	}
 
 	for _, c := range []struct {

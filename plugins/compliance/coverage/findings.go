@@ -10,13 +10,15 @@ import (
 	"github.com/stewardhq/steward/plugins/compliance/states"
 )
 
-// Finding is one resource under one policy definition, whichever
-// assignments evaluated it: its state is the worst of theirs.
+// Finding is one resource under one policy definition: of the policy
+// states, whichever assignments evaluated it, its state the worst of
+// theirs; of Defender for Cloud, one assessment.
 type Finding struct {
+	Source             string       `json:"source" enum:"policy,defender" doc:"policy: Azure Policy's states of the resource under the definition; defender: a Defender for Cloud assessment built on the definition"`
 	TenantID           string       `json:"tenant_id"`
 	SubscriptionID     string       `json:"subscription_id"`
 	ResourceID         string       `json:"resource_id" doc:"The ARM id"`
-	ResourceType       string       `json:"resource_type"`
+	ResourceType       string       `json:"resource_type" doc:"As the source gives it: a policy state's casing (Microsoft.Storage/storageAccounts), Defender's in lower case"`
 	ResourceName       string       `json:"resource_name"`
 	Link               string       `json:"link" doc:"The resource's page"`
 	PolicyDefinitionID string       `json:"policy_definition_id"`
@@ -27,6 +29,9 @@ type Finding struct {
 	Assignments        []string     `json:"policy_assignment_ids" doc:"The assignments that evaluated the resource under the policy, sorted"`
 	EvaluatedAt        time.Time    `json:"evaluated_at" doc:"The latest evaluation among the assignments"`
 	Controls           []ControlRef `json:"controls" doc:"The framework controls the policy maps to (only the framework's, when framework is given), by framework and control"`
+	AssessmentID       string       `json:"assessment_id,omitempty" doc:"A defender finding's assessment id (its ARM id)"`
+	AssessmentName     string       `json:"assessment_name,omitempty" doc:"A defender finding's assessment name, the recommendation's key"`
+	Remediation        string       `json:"remediation" doc:"How to bring the resource into compliance: the policy definition's guidance (its metadata's securityCenter.RemediationDescription, as the last compliance sync read it) or the assessment's remediation; empty when there is none"`
 	// StewardExemption is set only with include_exempted.
 	StewardExemption *exemptions.Ref `json:"steward_exemption,omitempty" doc:"With include_exempted: the active Steward exemption (the oldest, when several) that covers the finding; absent when none does. Azure Policy's own exemptions show as the Exempt state instead"`
 }
@@ -55,7 +60,7 @@ func (s *Service) Findings(ctx context.Context, q FindingsQuery) ([]Finding, int
 	if err != nil {
 		return nil, 0, err
 	}
-	rows, total, err := s.Store.Findings(ctx, sq)
+	rows, total, err := s.Store.Findings(ctx, sq, s.extraFindings())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -124,6 +129,18 @@ func (s *Service) findingsQuery(ctx context.Context, q FindingsQuery) (states.Fi
 	return sq, sc.mapping, exempt, nil
 }
 
+// extraFindings are the sources' findings the findings list unions with
+// the policy states'.
+func (s *Service) extraFindings() []states.ResourceFindings {
+	var extra []states.ResourceFindings
+	for _, src := range s.Sources {
+		if src.Findings != nil {
+			extra = append(extra, *src.Findings)
+		}
+	}
+	return extra
+}
+
 // exemptionOf names the active Steward exemption covering a finding, or
 // nil.
 type exemptionOf func(states.StoredFinding) *exemptions.Ref
@@ -131,7 +148,7 @@ type exemptionOf func(states.StoredFinding) *exemptions.Ref
 // finding is a stored finding with the controls its policy maps to and,
 // when exempt is given, the exemption covering it.
 func finding(r states.StoredFinding, controls []ControlRef, exempt exemptionOf) Finding {
-	f := Finding{TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID, ResourceType: r.ResourceType,
+	f := Finding{Source: r.Source, AssessmentID: r.AssessmentID, AssessmentName: r.AssessmentName, Remediation: r.Remediation, TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID, ResourceType: r.ResourceType,
 		ResourceName: ResourceName(r.ResourceID), Link: ResourceLink(r.ResourceID), PolicyDefinitionID: r.PolicyDefinitionID,
 		PolicyName: r.PolicyName, Category: r.Category, Severity: r.Severity, ComplianceState: r.ComplianceState,
 		Assignments: r.Assignments, EvaluatedAt: r.EvaluatedAt, Controls: controls}

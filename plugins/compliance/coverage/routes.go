@@ -64,12 +64,18 @@ func (s *Service) Routes() []sdk.Route {
 				"when none did and one found it compliant or exempt. A resource whose non-compliant states Steward's active exemptions cover " +
 				"passes as exempted (exempted, steward_exemption); a control exemption covers its tenant's resources for this control only." + coverageRules,
 			Responses: map[string]*huma.Response{"404": {Description: "No framework with this id, or no such control in it"}}}, s.control),
-		sdk.Get("/api/v1/compliance/findings", sdk.Op{ID: "compliance-findings", Tags: tags, Summary: "Policy findings per resource",
-			Description: "One finding per resource and policy definition over the tenants: the assignments that evaluated the resource under " +
-				"the policy are collapsed, the worst state winning (NonCompliant, Conflict, Unknown, Exempt, Compliant from worst) and " +
-				"named in policy_assignment_ids. Each finding names the framework controls its policy maps to. A finding Steward's active " +
-				"exemption covers (POST /api/v1/compliance/exemptions) is left out unless include_exempted; Azure Policy's own exemptions show " +
-				"as the Exempt state. Filtered, sorted and paged in the database; ties are ordered by tenant, resource and policy." + coverageRules,
+		sdk.Get("/api/v1/compliance/findings", sdk.Op{ID: "compliance-findings", Tags: tags, Summary: "Policy and Defender findings per resource",
+			Description: "The tenants' findings of two sources. Source policy: one finding per resource and policy definition, the " +
+				"assignments that evaluated the resource under the policy collapsed, the worst state winning (NonCompliant, Conflict, " +
+				"Unknown, Exempt, Compliant from worst) and named in policy_assignment_ids. Source defender: one finding per Defender for " +
+				"Cloud assessment, under the policy definition its recommendation is built on, with its assessment_id and assessment_name: " +
+				"Unhealthy is NonCompliant, Healthy Compliant, and NotApplicable assessments are no finding; evaluated_at is when the " +
+				"assessments were synced. Each finding names the framework controls its policy maps to (so framework and control filter " +
+				"both sources) and its remediation: the policy definition's guidance for a policy finding, the assessment's for a " +
+				"defender one. A finding Steward's active exemption covers (POST /api/v1/compliance/exemptions; by tenant, resource and " +
+				"policy, so it covers both sources' findings of them) is left out unless include_exempted; Azure Policy's own exemptions " +
+				"show as the Exempt state. Filtered, sorted and paged over both sources together in the database; ties are ordered by " +
+				"tenant, resource, policy, source and assessment." + coverageRules,
 			Responses: map[string]*huma.Response{"404": {Description: "No framework with this id, or no such control in it"}}}, s.findings),
 		s.exportRoute(),
 		sdk.Get("/api/v1/compliance/frameworks/{framework_id}/source", sdk.Op{ID: "compliance-framework-source", Tags: tags,
@@ -110,8 +116,9 @@ type FindingsFilter struct {
 	Framework    string `query:"framework" maxLength:"64" doc:"Only findings of policies mapped to this framework (its id, as the framework list gives it)"`
 	Control      string `query:"control" maxLength:"64" doc:"Only findings of policies mapped to this control of framework; requires framework"`
 	Policy       string `query:"policy" maxLength:"1024" pattern:"^/[^/]" doc:"Only findings of this policy definition id (/providers/Microsoft.Authorization/policyDefinitions/…)"`
+	Source       string `query:"source" enum:"policy,defender" doc:"Only findings of this source: policy (Azure Policy's states) or defender (Defender for Cloud's assessments)"`
 	Severity     string `query:"severity" enum:"High,Medium,Low"`
-	State        string `query:"state" enum:"non_compliant,conflict,unknown,exempt,compliant" doc:"Only findings in this (collapsed) state"`
+	State        string `query:"state" enum:"non_compliant,conflict,unknown,exempt,compliant" doc:"Only findings in this (collapsed) state; a defender finding is non_compliant or compliant"`
 	ResourceType string `query:"resource_type" maxLength:"256" doc:"Only resources of this type (Microsoft.Storage/storageAccounts, …), case ignored"`
 	SortBy       string `query:"sort_by" enum:"severity,state,resource,evaluated" default:"severity" doc:"severity (High above Low), state (NonCompliant above Compliant), resource (ARM id) or evaluated (the latest evaluation)"`
 	SortOrder    string `query:"sort_order" enum:"asc,desc" default:"desc"`
@@ -126,7 +133,7 @@ func (f *FindingsFilter) query(limit, offset int) (FindingsQuery, error) {
 		return FindingsQuery{}, sdk.Invalid("query.control", "requires framework: name the framework the control is of")
 	}
 	q := FindingsQuery{Framework: f.Framework, Control: f.Control, FindingsQuery: states.FindingsQuery{TenantIDs: f.Tenants.Tenants,
-		Severity: f.Severity, State: f.State, ResourceType: f.ResourceType, SortBy: f.SortBy, Desc: f.SortOrder == "desc",
+		Source: f.Source, Severity: f.Severity, State: f.State, ResourceType: f.ResourceType, SortBy: f.SortBy, Desc: f.SortOrder == "desc",
 		Limit: limit, Offset: offset}, IncludeExempted: f.IncludeExempted}
 	if f.Policy != "" {
 		q.PolicyIDs = []string{f.Policy}
@@ -142,7 +149,7 @@ type findingsIn struct {
 
 // Findings is a page of findings.
 type Findings struct {
-	Items  []Finding `json:"items" doc:"Sorted by sort_by, then by tenant, resource and policy"`
+	Items  []Finding `json:"items" doc:"Sorted by sort_by, then by tenant, resource, policy, source and assessment"`
 	Total  int       `json:"total" doc:"How many findings match, beyond this page"`
 	Limit  int       `json:"limit"`
 	Offset int       `json:"offset"`

@@ -23,6 +23,9 @@ type Source struct {
 	// its definitions, which a control's status over resources counts
 	// beside the policy states'.
 	Resources func(ctx context.Context, tenantIDs []string) ([]states.DefinitionResource, error)
+	// Findings are the source's rows of the findings list, or nil when it
+	// has none.
+	Findings *states.ResourceFindings
 }
 
 // sourcesRevision extends the policy states' revision with each source's.

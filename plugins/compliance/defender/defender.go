@@ -5,8 +5,9 @@
 // subscription's rows replaced whole by each sync of it); the reads over
 // them (the assessments list and the secure score); and the assessments
 // as findings by policy definition, which the framework coverage counts
-// beside the policy states (Definitions, Revision) and other parts of the
-// plugin read as rows (Findings).
+// beside the policy states (Definitions, Revision), other parts of the
+// plugin read as rows (Findings) and the findings list takes in beside
+// the policy states' (FindingRows).
 //
 // An assessment is compliant when Healthy, non-compliant when Unhealthy
 // and not applicable when NotApplicable. A tenant's secure score is the

@@ -2,9 +2,11 @@ package defender
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/stewardhq/steward/core/revcache"
 	"github.com/stewardhq/steward/plugins/compliance/coverage"
@@ -253,9 +255,56 @@ func (s *Store) Definitions(ctx context.Context, tenants []string) ([]states.Def
 }
 
 // CoverageSource is the assessments as a source of the framework
-// coverage: their policy definitions (Definitions) under their revision.
+// coverage: their policy definitions (Definitions) under their revision,
+// and their rows of the findings list (FindingRows).
 func (s *Store) CoverageSource() coverage.Source {
-	return coverage.Source{Name: Source, Revision: s.Revision, Definitions: s.Definitions, Resources: s.DefinitionResources}
+	return coverage.Source{Name: Source, Revision: s.Revision, Definitions: s.Definitions, Resources: s.DefinitionResources,
+		Findings: &states.ResourceFindings{Name: Source, Select: FindingRows}}
+}
+
+// FindingRows selects the query's tenants' assessments as rows of the
+// findings list (states.ResourceFindings): each assessment one finding
+// under the policy definition it is built on, Unhealthy as NonCompliant
+// and Healthy as Compliant; NotApplicable ones are no finding and left
+// out. The evaluation time is the sync's, the remediation the
+// assessment's.
+func FindingRows(db bun.IDB, q states.FindingsQuery) *bun.SelectQuery {
+	nonCompliant, _ := states.FindingStateRank(StateNonCompliant)
+	compliant, _ := states.FindingStateRank(StateCompliant)
+	evaluated := "CAST(strftime('%s', synced_at) AS INTEGER)"
+	if db.Dialect().Name() == dialect.PG {
+		evaluated = "CAST(EXTRACT(EPOCH FROM synced_at) AS BIGINT)"
+	}
+	sel := db.NewSelect().Table("compliance_defender_assessments").
+		Column("tenant_id", "resource_id", "policy_definition_id", "subscription_id", "resource_type").
+		ColumnExpr("display_name AS policy_name").
+		Column("category", "severity_rank").
+		ColumnExpr("CASE status WHEN ? THEN ? ELSE ? END AS state_rank", StatusUnhealthy, nonCompliant, compliant).
+		ColumnExpr(evaluated+" AS evaluated_unix").
+		ColumnExpr("'' AS assignments").
+		Column("assessment_id", "assessment_name", "remediation").
+		Where("tenant_id IN (?)", bun.List(q.TenantIDs))
+	switch q.State {
+	case "":
+		sel = sel.Where("status IN (?)", bun.List([]string{StatusHealthy, StatusUnhealthy}))
+	case StateNonCompliant:
+		sel = sel.Where("status = ?", StatusUnhealthy)
+	case StateCompliant:
+		sel = sel.Where("status = ?", StatusHealthy)
+	default:
+		// No assessment is in a policy state's other states.
+		sel = sel.Where("1 = 0")
+	}
+	if q.PolicyIDs != nil {
+		sel = sel.Where("policy_definition_id IN (?)", bun.List(q.PolicyIDs))
+	}
+	if rank, ok := severityRanks[q.Severity]; ok {
+		sel = sel.Where("severity_rank = ?", rank)
+	}
+	if q.ResourceType != "" {
+		sel = sel.Where("resource_type = ?", strings.ToLower(q.ResourceType))
+	}
+	return sel
 }
 
 // DefinitionResources returns the evidence of each resource of the tenants

@@ -2,6 +2,7 @@ package states
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -26,10 +27,14 @@ var findingStates = map[string]string{"non_compliant": StateNonCompliant, "confl
 // findingSortColumns are the findings' sort keys and their columns.
 var findingSortColumns = map[string]string{"severity": "severity_rank", "state": "state_rank", "resource": "resource_id", "evaluated": "evaluated_unix"}
 
-// FindingsQuery selects a page of findings: one per resource and policy
-// definition, whichever assignments evaluated it.
+// FindingsQuery selects a page of findings: of the policy states, one per
+// resource and policy definition, whichever assignments evaluated it;
+// of other sources, as they give them.
 type FindingsQuery struct {
 	TenantIDs []string
+	// Source keeps the findings of one source (SourcePolicy or a
+	// ResourceFindings' name); empty keeps all.
+	Source string
 	// PolicyIDs keeps findings of these definitions; nil keeps all, an
 	// empty non-nil slice none.
 	PolicyIDs []string
@@ -47,8 +52,39 @@ type FindingsQuery struct {
 	Hide func(*bun.SelectQuery) *bun.SelectQuery
 }
 
+// ResourceFindings is a source of findings per resource beside the policy
+// states, such as Defender for Cloud's assessments. Select returns, for
+// the query's tenants, one row per finding with the columns
+// findingRowColumns names, filtered by the query's PolicyIDs, Severity,
+// State and ResourceType as the policy states' findings are: state_rank
+// and severity_rank rank as findingStateRanks and severityRanks do,
+// evaluated_unix is in seconds, assignments is empty or comma-separated,
+// remediation is the finding's own guidance. The findings list unions,
+// filters by source, sorts and pages all sources' rows together, in the
+// database.
+type ResourceFindings struct {
+	// Name is the rows' source, e.g. defender.
+	Name   string
+	Select func(db bun.IDB, q FindingsQuery) *bun.SelectQuery
+}
+
+// findingRowColumns are the columns a source of findings selects, in the
+// order the union takes them.
+const findingRowColumns = "tenant_id, resource_id, policy_definition_id, subscription_id, resource_type, policy_name, category, " +
+	"severity_rank, state_rank, evaluated_unix, assignments, assessment_id, assessment_name, remediation"
+
+// FindingStateRank is the rank of a findings filter's state (non_compliant,
+// …, compliant) as a source's state_rank column gives it, and whether
+// the state is one.
+func FindingStateRank(state string) (int, bool) {
+	rank, ok := findingStateRanks[findingStates[state]]
+	return rank, ok
+}
+
 // StoredFinding is one resource under one policy definition.
 type StoredFinding struct {
+	// Source is SourcePolicy or a ResourceFindings' name.
+	Source             string
 	TenantID           string
 	SubscriptionID     string
 	ResourceID         string
@@ -63,6 +99,12 @@ type StoredFinding struct {
 	// the definition, sorted.
 	Assignments []string
 	EvaluatedAt time.Time
+	// AssessmentID and AssessmentName identify a finding of another source
+	// (a Defender assessment's id and name); empty for the policy states.
+	AssessmentID, AssessmentName string
+	// Remediation is how to fix the resource: a policy definition's
+	// stored guidance, another source's own; empty when there is none.
+	Remediation string
 }
 
 // assignmentsAgg joins the distinct assignment ids of a group with commas,
@@ -74,9 +116,9 @@ func (s *Store) assignmentsAgg() string {
 	return "group_concat(DISTINCT policy_assignment_id)"
 }
 
-// findingsQuery selects the query's findings, one row per tenant, resource and
-// definition, filtered.
-func (s *Store) findingsQuery(q FindingsQuery) *bun.SelectQuery {
+// policyFindingRows selects the policy states' findings, one row per
+// tenant, resource and definition, filtered.
+func (s *Store) policyFindingRows(q FindingsQuery) *bun.SelectQuery {
 	sel := s.DB.NewSelect().Table("compliance_policy_states").
 		Column("tenant_id", "resource_id", "policy_definition_id").
 		ColumnExpr("MAX(subscription_id) AS subscription_id").
@@ -87,6 +129,7 @@ func (s *Store) findingsQuery(q FindingsQuery) *bun.SelectQuery {
 		ColumnExpr("MAX("+findingStateExpr+") AS state_rank").
 		ColumnExpr("MAX(evaluated_unix) AS evaluated_unix").
 		ColumnExpr(s.assignmentsAgg()+" AS assignments").
+		ColumnExpr("'' AS assessment_id, '' AS assessment_name, '' AS remediation").
 		Where("tenant_id IN (?)", bun.List(q.TenantIDs)).
 		Group("tenant_id", "resource_id", "policy_definition_id")
 	if q.PolicyIDs != nil {
@@ -104,8 +147,29 @@ func (s *Store) findingsQuery(q FindingsQuery) *bun.SelectQuery {
 	return sel
 }
 
-// policyFindingRow is a finding as findingsQuery selects it.
-type policyFindingRow struct {
+// findingsQuery selects the query's findings of the policy states and of
+// extra, the sources q.Source keeps, as one union with each row's source;
+// nil when it keeps none.
+func (s *Store) findingsQuery(q FindingsQuery, extra []ResourceFindings) *bun.RawQuery {
+	sources := append([]ResourceFindings{{Name: SourcePolicy, Select: func(bun.IDB, FindingsQuery) *bun.SelectQuery { return s.policyFindingRows(q) }}}, extra...)
+	var parts []string
+	var args []any
+	for i, src := range sources {
+		if q.Source != "" && q.Source != src.Name {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("SELECT ? AS source, %s FROM (?) AS s%d", findingRowColumns, i))
+		args = append(args, src.Name, src.Select(s.DB, q))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return s.DB.NewRaw(strings.Join(parts, " UNION ALL "), args...)
+}
+
+// resourceFindingRow is a finding per resource as findingsQuery's union selects it.
+type resourceFindingRow struct {
+	Source         string `bun:"source"`
 	TenantID       string `bun:"tenant_id"`
 	ResourceID     string `bun:"resource_id"`
 	PolicyID       string `bun:"policy_definition_id"`
@@ -117,12 +181,25 @@ type policyFindingRow struct {
 	StateRank      int    `bun:"state_rank"`
 	EvaluatedUnix  int64  `bun:"evaluated_unix"`
 	Assignments    string `bun:"assignments"`
+	AssessmentID   string `bun:"assessment_id"`
+	AssessmentName string `bun:"assessment_name"`
+	Remediation    string `bun:"remediation"`
 }
 
-func (r *policyFindingRow) stored() StoredFinding {
-	assignments := strings.Split(r.Assignments, ",")
-	slices.Sort(assignments)
-	return StoredFinding{TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID,
+// stored is the row as a finding; a policy state's remediation is its
+// definition's stored guidance, by id in guidance.
+func (r *resourceFindingRow) stored(guidance map[string]string) StoredFinding {
+	assignments := []string{}
+	if r.Assignments != "" {
+		assignments = strings.Split(r.Assignments, ",")
+		slices.Sort(assignments)
+	}
+	remediation := r.Remediation
+	if r.Source == SourcePolicy {
+		remediation = guidance[r.PolicyID]
+	}
+	return StoredFinding{Source: r.Source, AssessmentID: r.AssessmentID, AssessmentName: r.AssessmentName,
+		Remediation: remediation, TenantID: r.TenantID, SubscriptionID: r.SubscriptionID, ResourceID: r.ResourceID,
 		ResourceType: r.ResourceType, PolicyDefinitionID: r.PolicyID, PolicyName: r.PolicyName, Category: r.Category,
 		Severity: severityOfRank(r.SeverityRank), ComplianceState: stateOfFindingRank(r.StateRank), Assignments: assignments,
 		EvaluatedAt: time.Unix(r.EvaluatedUnix, 0).UTC()}
@@ -133,9 +210,23 @@ func (q *FindingsQuery) none() bool {
 	return len(q.TenantIDs) == 0 || (q.PolicyIDs != nil && len(q.PolicyIDs) == 0)
 }
 
-// sortedFindings selects the query's findings in its order: by its sort
-// key, then by tenant, resource and definition.
-func (s *Store) sortedFindings(q FindingsQuery) *bun.SelectQuery {
+// outerFindings selects from the union of the query's findings as f,
+// without those its Hide leaves out; nil when q keeps no source.
+func (s *Store) outerFindings(q FindingsQuery, extra []ResourceFindings) *bun.SelectQuery {
+	union := s.findingsQuery(q, extra)
+	if union == nil {
+		return nil
+	}
+	sel := s.DB.NewSelect().TableExpr("(?) AS f", union)
+	if q.Hide != nil {
+		sel = q.Hide(sel)
+	}
+	return sel
+}
+
+// sortedFindings orders the findings of outer by the query's sort key,
+// then by tenant, resource, definition, source and assessment.
+func sortedFindings(outer *bun.SelectQuery, q FindingsQuery) *bun.SelectQuery {
 	col, ok := findingSortColumns[q.SortBy]
 	if !ok {
 		col = findingSortColumns["severity"]
@@ -144,37 +235,40 @@ func (s *Store) sortedFindings(q FindingsQuery) *bun.SelectQuery {
 	if q.Desc {
 		dir = " DESC"
 	}
-	return s.outerFindings(q).ColumnExpr("*").
-		OrderExpr(col + dir).OrderExpr("tenant_id, resource_id, policy_definition_id")
+	return outer.ColumnExpr("*").OrderExpr(col + dir).OrderExpr("tenant_id, resource_id, policy_definition_id, source, assessment_id")
 }
 
-// outerFindings selects from the query's findings as f, without those its
-// Hide leaves out.
-func (s *Store) outerFindings(q FindingsQuery) *bun.SelectQuery {
-	sel := s.DB.NewSelect().TableExpr("(?) AS f", s.findingsQuery(q))
-	if q.Hide != nil {
-		sel = q.Hide(sel)
-	}
-	return sel
-}
-
-// Findings returns a page of the tenants' findings and how many match in
-// all, aggregated, filtered, sorted and paged in the database.
-func (s *Store) Findings(ctx context.Context, q FindingsQuery) ([]StoredFinding, int, error) {
+// Findings returns a page of the tenants' findings of the policy states
+// and of extra and how many match in all, aggregated, filtered, sorted and
+// paged in the database.
+func (s *Store) Findings(ctx context.Context, q FindingsQuery, extra []ResourceFindings) ([]StoredFinding, int, error) {
 	out := []StoredFinding{}
-	if q.none() {
+	if q.none() || s.outerFindings(q, extra) == nil {
 		return out, 0, nil
 	}
 	var total int
-	if err := s.outerFindings(q).ColumnExpr("COUNT(*)").Scan(ctx, &total); err != nil || total == 0 {
+	if err := s.outerFindings(q, extra).ColumnExpr("COUNT(*)").Scan(ctx, &total); err != nil || total == 0 {
 		return out, total, err
 	}
-	var rows []policyFindingRow
-	if err := s.sortedFindings(q).Limit(int64(q.Limit)).Offset(int64(q.Offset)).Scan(ctx, &rows); err != nil {
+	var rows []resourceFindingRow
+	if err := sortedFindings(s.outerFindings(q, extra), q).Limit(int64(q.Limit)).Offset(int64(q.Offset)).Scan(ctx, &rows); err != nil {
 		return nil, 0, err
 	}
+	var policies []string
+	for _, r := range rows {
+		if r.Source == SourcePolicy {
+			policies = append(policies, r.PolicyID)
+		}
+	}
+	guidance := map[string]string{}
+	if len(policies) > 0 {
+		var err error
+		if guidance, err = s.Remediations(ctx, policies); err != nil {
+			return nil, 0, err
+		}
+	}
 	for i := range rows {
-		out = append(out, rows[i].stored())
+		out = append(out, rows[i].stored(guidance))
 	}
 	return out, total, nil
 }
@@ -182,23 +276,28 @@ func (s *Store) Findings(ctx context.Context, q FindingsQuery) ([]StoredFinding,
 // EachFinding calls fn with every finding of the query, in the order
 // Findings pages them (Limit and Offset are ignored), reading them from
 // one cursor one at a time: the findings are aggregated and sorted once,
-// where paging through them would do so for every page. An error from fn
-// stops the read and is returned.
-func (s *Store) EachFinding(ctx context.Context, q FindingsQuery, fn func(StoredFinding) error) error {
-	if q.none() {
+// where paging through them would do so for every page. The definitions'
+// guidance is read first, the query's definitions' or all of it. An error
+// from fn stops the read and is returned.
+func (s *Store) EachFinding(ctx context.Context, q FindingsQuery, extra []ResourceFindings, fn func(StoredFinding) error) error {
+	if q.none() || s.outerFindings(q, extra) == nil {
 		return nil
 	}
-	rows, err := s.sortedFindings(q).Rows(ctx)
+	guidance, err := s.Remediations(ctx, q.PolicyIDs)
+	if err != nil {
+		return err
+	}
+	rows, err := sortedFindings(s.outerFindings(q, extra), q).Rows(ctx)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var r policyFindingRow
+		var r resourceFindingRow
 		if err := s.DB.ScanRow(ctx, rows, &r); err != nil {
 			return err
 		}
-		if err := fn(r.stored()); err != nil {
+		if err := fn(r.stored(guidance)); err != nil {
 			return err
 		}
 	}

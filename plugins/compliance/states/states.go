@@ -4,10 +4,12 @@
 // definitions with their resources by compliance (written with its states,
 // for the framework coverage), a revision per tenant that every change of
 // its states raises, and a daily snapshot of each tenant's figures kept
-// for the trend; the sync that fills them from Policy Insights; and the
-// reads over them (summary, scores, non-compliant policies, trends, sync
-// status, definition counts), the compliance dataset and the dataset of
-// named resources' states (compliance_resource_states).
+// for the trend, and the guidance (remediation) of the policy definitions
+// the states name; the sync that fills them from Policy Insights and the
+// policy definitions API; and the reads over them (summary, scores,
+// non-compliant policies, trends, sync status, definition counts,
+// findings), the compliance dataset and the dataset of named resources'
+// states (compliance_resource_states).
 //
 // Definitions the reads share:
 //

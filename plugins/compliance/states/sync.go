@@ -90,6 +90,9 @@ func (s *Syncer) syncTenant(ctx context.Context, tw pluginenv.TenantWork, p *plu
 	}
 	p.Report(fmt.Sprintf("tenant %s: %d policy states, %d of %d resources non-compliant", tw.Tenant.Name, snap.PolicyStates,
 		snap.NonCompliantResources, snap.TotalResources))
+	if err := s.syncGuidance(ctx, tw, p); err != nil {
+		failures = append(failures, err)
+	}
 	for _, hook := range s.AfterTenant {
 		if err := hook(ctx, tw.Tenant); err != nil {
 			failures = append(failures, err)
@@ -101,6 +104,35 @@ func (s *Syncer) syncTenant(ctx context.Context, tw pluginenv.TenantWork, p *plu
 	if err := s.Host.MarkFresh(ctx, tw.Tenant.ID, Domain, at); err != nil {
 		return fmt.Errorf("mark fresh: %w", err)
 	}
+	return nil
+}
+
+// syncGuidance reads each policy definition the tenant's states name, one
+// call each (the definition's scope decides which), and stores their
+// guidance in one transaction. A definition that no longer exists keeps
+// what was stored for it; any other failure stores nothing and fails the
+// tenant, whose states stay stored.
+func (s *Syncer) syncGuidance(ctx context.Context, tw pluginenv.TenantWork, p *pluginenv.Progress) error {
+	ids, err := s.Store.ReferencedDefinitions(ctx, tw.Tenant.ID)
+	if err != nil {
+		return err
+	}
+	list := make([]Guidance, 0, len(ids))
+	for _, id := range ids {
+		d, err := tw.Cloud.PolicyDefinition(ctx, id)
+		if errors.Is(err, cloud.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		list = append(list, Guidance{PolicyDefinitionID: id, DisplayName: d.DisplayName, Description: d.Description, Category: d.Category,
+			Remediation: d.Remediation})
+	}
+	if err := s.Store.PutGuidance(ctx, list, s.now()); err != nil {
+		return err
+	}
+	p.Report(fmt.Sprintf("tenant %s: %d of %d policy definitions read", tw.Tenant.Name, len(list), len(ids)))
 	return nil
 }
 

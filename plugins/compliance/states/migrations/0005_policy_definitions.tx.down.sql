@@ -1,0 +1,1 @@
+DROP TABLE compliance_policy_definitions;

@@ -21,7 +21,7 @@ func knownFinding() Finding {
 		Category: "Key Vault", Severity: "High", ComplianceState: "NonCompliant",
 		Assignments: []string{"/subscriptions/sub-1/providers/Microsoft.Authorization/policyAssignments/a1", "/subscriptions/sub-1/providers/Microsoft.Authorization/policyAssignments/a2"},
 		EvaluatedAt: time.Date(2026, 11, 25, 8, 30, 0, 0, time.UTC), Remediation: "Enable purge protection on the vault.",
-		Controls:    []ControlRef{{FrameworkID: "soc2", ControlID: "CC6.1"}, {FrameworkID: "soc2", ControlID: "CC6.7"}, {FrameworkID: "nist_csf", ControlID: "PR.DS-01"}}}
+		Controls: []ControlRef{{FrameworkID: "soc2", ControlID: "CC6.1"}, {FrameworkID: "soc2", ControlID: "CC6.7"}, {FrameworkID: "nist_csf", ControlID: "PR.DS-01"}}}
 }
 
 var knownStandards = map[string]string{"soc2": "SOC 2 2017", "nist_csf": "NIST Cybersecurity Framework 2.0"}

@@ -1,8 +1,8 @@
 // Command dmarc is the mail-authentication plugin: it keeps each tenant's
 // mail domains — the directory's verified domains and those admins add —
-// checks their DMARC, SPF, DKIM and MX records every few hours, scores
-// them, keeps their history and raises an alert when a domain's posture
-// weakens. It also ingests the domains' DMARC aggregate reports, uploaded
+// checks their DMARC, SPF, DKIM, MX, MTA-STS, TLS-RPT, BIMI and DNSSEC
+// every few hours, scores them, keeps their history and raises an alert
+// when a domain's posture weakens. It also ingests the domains' DMARC aggregate reports, uploaded
 // or read from a folder, and serves their pass and fail rates.
 package main
 
@@ -69,7 +69,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		addr = clients.Endpoints().DNS
 	}
 	st := &domains.Store{DB: db}
-	syncer := &domains.Syncer{Store: st, Host: env.Host, Resolver: cloud.NewResolver(addr), Selectors: cfg.DKIMSelectors,
+	syncer := &domains.Syncer{Store: st, Host: env.Host, Resolver: cloud.NewResolver(addr), Policies: clients.MTASTS(), Selectors: cfg.DKIMSelectors,
 		Concurrency: cfg.Concurrency, CheckTimeout: time.Duration(cfg.CheckTimeout),
 		Graph: func(dir string) domains.Graph { return clients.Graph(dir) }}
 	handlers := &domains.Handlers{Store: st, Host: env.Host, Selectors: cfg.DKIMSelectors}

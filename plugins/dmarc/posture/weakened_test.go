@@ -54,7 +54,7 @@ func TestWeakened(t *testing.T) {
 	rs = append(rs, spfWorld()...)
 	r := startDNS(t, []string{"example.com"}, rs)
 	check := func(name string) posture.Result {
-		return posture.Check(t.Context(), r, name+".example.com", nil)
+		return posture.Check(t.Context(), r, nil, name+".example.com", nil)
 	}
 	strongResult := check("strong")
 
@@ -109,7 +109,7 @@ func TestWeakened(t *testing.T) {
 		}
 	})
 	t.Run("DNS failure is no weakening", func(t *testing.T) {
-		failed := posture.Check(t.Context(), startFailingDNS(t, 2), "strong.example.com", nil)
+		failed := posture.Check(t.Context(), startFailingDNS(t, 2), nil, "strong.example.com", nil)
 		if got := posture.Weakened(strongResult, failed); len(got) != 0 {
 			t.Errorf("changes %+v", got)
 		}

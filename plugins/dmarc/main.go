@@ -79,7 +79,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	reportHandlers := &reports.Handlers{Store: rst, TenantOf: st.TenantOf, Audit: env.Host, Logger: env.Logger, Tenants: env.Host}
 	ingest := &reports.Ingest{Store: rst, TenantOf: st.TenantOf, Dir: cfg.ReportsDir}
 	return &sdk.Plugin{
-		Routes: slices.Concat(handlers.Routes(), reportHandlers.Routes(), reportHandlers.FormRoutes()),
+		Routes: slices.Concat(handlers.Routes(), handlers.DetailRoutes(), reportHandlers.Routes(), reportHandlers.FormRoutes()),
 		// The DMARC page (/dmarc), which the host lays out, shows the
 		// fragments of its slot in this order: the posture's, then the
 		// aggregate reports'.

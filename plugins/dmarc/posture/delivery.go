@@ -23,10 +23,10 @@ type MTASTSResult struct {
 	// Present is set when the domain publishes an _mta-sts record, or
 	// several.
 	Present bool          `json:"present"`
-	Record  *MTASTSRecord `json:"record"`
+	Record  *MTASTSRecord `json:"record,omitempty"`
 	// Policy is the policy file as fetched and read; nil when there is no
 	// valid record or it could not be fetched.
-	Policy *MTASTSPolicy `json:"policy"`
+	Policy *MTASTSPolicy `json:"policy,omitempty"`
 	// PolicyError is why the policy could not be fetched, "" if it was.
 	PolicyError string `json:"policy_error"`
 	// UnmatchedMX are the domain's MX hosts no mx of the policy matches.
@@ -48,7 +48,7 @@ type TLSRPTResult struct {
 	// Present is set when the domain publishes an _smtp._tls record, or
 	// several.
 	Present  bool          `json:"present"`
-	Record   *TLSRPTRecord `json:"record"`
+	Record   *TLSRPTRecord `json:"record,omitempty"`
 	Problems []Problem     `json:"problems"`
 	// Error is the DNS failure that left TLS-RPT unknown, "" if none.
 	Error string `json:"error"`
@@ -59,7 +59,7 @@ type TLSRPTResult struct {
 type BIMIResult struct {
 	// Present is set when the domain publishes a BIMI record, or several.
 	Present bool        `json:"present"`
-	Record  *BIMIRecord `json:"record"`
+	Record  *BIMIRecord `json:"record,omitempty"`
 	// Effective is set when mailbox providers can show the logo as far as
 	// DNS says: a valid record with a logo, and DMARC at enforcement.
 	Effective bool      `json:"effective"`

@@ -8,6 +8,9 @@
 //
 // # Score
 //
+// A part's record (and MTA-STS's policy, a selector's key) is left out of
+// the JSON when there is none.
+//
 // Check scores a domain from 0 to 100 in eight parts:
 //
 //	DMARC, 35   the policy that applies to the domain (its own record's
@@ -151,7 +154,7 @@ type DMARCResult struct {
 	Present bool `json:"present"`
 	// Record is the record that applies to the domain: its own, or the
 	// organizational domain's when it has none (RFC 7489, 6.6.3).
-	Record *DMARCRecord `json:"record"`
+	Record *DMARCRecord `json:"record,omitempty"`
 	// OrgDomain names the organizational domain when Record is its.
 	OrgDomain string    `json:"org_domain"`
 	Problems  []Problem `json:"problems"`
@@ -176,7 +179,7 @@ func (d DMARCResult) Policy() string {
 type SPFResult struct {
 	// Present is set when the domain publishes an SPF record, or several.
 	Present    bool          `json:"present"`
-	Record     *SPFRecord    `json:"record"`
+	Record     *SPFRecord    `json:"record,omitempty"`
 	Evaluation SPFEvaluation `json:"evaluation"`
 	// Problems are the record's own; the evaluation's are in Evaluation.
 	Problems []Problem `json:"problems"`
@@ -189,7 +192,7 @@ type SPFResult struct {
 type DKIMResult struct {
 	Selector string `json:"selector"`
 	// Key is nil when the lookup failed.
-	Key *DKIMKey `json:"key"`
+	Key *DKIMKey `json:"key,omitempty"`
 	// CNAME is where the selector delegates its key, "" when it holds
 	// the record itself.
 	CNAME string `json:"cname"`

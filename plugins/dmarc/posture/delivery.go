@@ -40,7 +40,7 @@ type MTASTSResult struct {
 // the domain's mail but over TLS to its MX hosts: a valid policy in mode
 // enforce that matches every MX host.
 func (m MTASTSResult) Enforced() bool {
-	return m.Policy != nil && m.Policy.Mode == "enforce" && len(m.UnmatchedMX) == 0 && !hasHigh(m.Problems)
+	return m.Policy != nil && m.Policy.Mode == "enforce" && len(m.UnmatchedMX) == 0 && !hasSeverityAtLeast(m.Problems, SeverityHigh)
 }
 
 // TLSRPTResult is the TLS reporting part of a check (RFC 8460).
@@ -111,15 +111,6 @@ func withFix(ps []Problem, fix string) []Problem {
 		}
 	}
 	return ps
-}
-
-func hasHigh(ps []Problem) bool {
-	for _, p := range ps {
-		if SeverityRank(p.Severity) <= SeverityRank(SeverityHigh) {
-			return true
-		}
-	}
-	return false
 }
 
 // checkMTASTS reads the domain's _mta-sts record and, when it is valid,
@@ -270,6 +261,7 @@ func judgeBIMI(b *BIMIResult, d DMARCResult) {
 	b.Effective = b.Record.Logo != "" && !hasSeverityAtLeast(b.Problems, SeverityLow)
 }
 
+// hasSeverityAtLeast reports whether a problem is of severity or worse.
 func hasSeverityAtLeast(ps []Problem, severity string) bool {
 	for _, p := range ps {
 		if SeverityRank(p.Severity) <= SeverityRank(severity) {

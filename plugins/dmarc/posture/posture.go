@@ -577,7 +577,7 @@ func deliveryScore(res Result) int {
 	switch m := res.MTASTS; {
 	case res.MX.Null:
 		total += mtaSTSPoints
-	case m.Error != "" || m.Policy == nil || hasHigh(m.Problems):
+	case m.Error != "" || m.Policy == nil || hasSeverityAtLeast(m.Problems, SeverityHigh):
 	case m.Policy.Mode == "enforce" || m.Policy.Mode == "testing":
 		pts := mtaSTSPoints
 		if m.Policy.Mode == "testing" {

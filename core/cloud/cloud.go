@@ -116,6 +116,11 @@ type Endpoints struct {
 	// DNS is the DNS server the mail-authentication lookups ask, as
 	// host:port; empty means the system's resolvers, for either provider.
 	DNS string
+	// MTASTS is where the domains' MTA-STS policy hosts
+	// (https://mta-sts.<domain>) are reached, as host:port, each still
+	// named in TLS and verified by its certificate: the simulated cloud
+	// answers for its world's. Empty means each host's own address.
+	MTASTS string
 	// ExchangeRates is a daily exchange rate service answering as the
 	// Frankfurter API does (GET <url>/<start>..<end>?from=<code>): the
 	// simulated cloud serves one; Azure has none, so empty there.
@@ -161,6 +166,7 @@ type Clients struct {
 	*ResourceManager
 	endpoints   Endpoints
 	http        *http.Client
+	policies    *PolicyClient
 	assignments *armmanagedservices.RegistrationAssignmentsClient
 	// creds holds the credential of each directory tenant Steward
 	// authenticates in; the Graph clients and the direct tenants'
@@ -250,7 +256,11 @@ func New(cfg Config) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Clients{ResourceManager: managing, endpoints: ep, http: transport, creds: creds, directories: map[string]*ResourceManager{}}
+	policies, err := NewPolicyClient(ep.MTASTS, cfg.CAPEM)
+	if err != nil {
+		return nil, err
+	}
+	c := &Clients{ResourceManager: managing, endpoints: ep, http: transport, policies: policies, creds: creds, directories: map[string]*ResourceManager{}}
 	c.graph = newGraphClients(cfg, base, ep, creds)
 	if c.assignments, err = armmanagedservices.NewRegistrationAssignmentsClient(creds.managing, armOpts); err != nil {
 		return nil, err

@@ -439,3 +439,56 @@ func dmarcStrength(rec string) string {
 	}
 	return "other"
 }
+
+// TestDNSSEC: the resolver asks with AD set and reads the AD bit of the
+// answers: set for a signed zone, clear for an unsigned one and for a
+// chain that leaves the signed zones; a missing domain is NXDOMAIN. A
+// server told nothing about the client's interest leaves the bit clear.
+func TestDNSSEC(t *testing.T) {
+	w := dnsWorld()
+	w.DNSSEC = []string{"Example.com."}
+	r := startDNS(t, w, nil)
+	for name, want := range map[string]bool{
+		"example.com":        true,
+		"mail.example.com":   true,
+		"other.example":      false,
+		"mx.other.example":   false,
+		"alias.example.com":  true,
+		"_dmarc.example.com": true,
+	} {
+		got, err := r.DNSSEC(t.Context(), name)
+		if err != nil || got != want {
+			t.Errorf("DNSSEC(%s) = %v, %v; want %v", name, got, err, want)
+		}
+	}
+	if _, err := r.DNSSEC(t.Context(), "missing.example.com"); !errors.Is(err, ErrNoSuchName) {
+		t.Errorf("DNSSEC of a missing name: %v", err)
+	}
+
+	// Without AD or DO in the query, the server does not set AD (RFC
+	// 6840, 5.7); with DO alone it does.
+	srv, err := simdns.Start(w, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		ad, do, want bool
+	}{{false, false, false}, {true, false, true}, {false, true, true}} {
+		q := new(dns.Msg)
+		q.SetQuestion("example.com.", dns.TypeMX)
+		q.AuthenticatedData = tc.ad
+		if tc.do {
+			q.SetEdns0(ednsSize, true)
+		}
+		resp, err := dns.Exchange(q, srv.Addr())
+		if err != nil || resp.AuthenticatedData != tc.want {
+			t.Errorf("AD %v, DO %v: answer AD %v (%v), want %v", tc.ad, tc.do, resp != nil && resp.AuthenticatedData, err, tc.want)
+		}
+	}
+
+	w.DNSSEC = []string{"unknown.example"}
+	if _, err := simdns.Start(w, "", nil); err == nil || !strings.Contains(err.Error(), "dnssec[0]") {
+		t.Errorf("a signed zone outside the tenants' domains: %v", err)
+	}
+}

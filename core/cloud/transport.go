@@ -25,16 +25,9 @@ const (
 // credential share, so connections are pooled across them. It trusts the
 // system roots plus caPEM when set, and speaks TLS 1.2 or later.
 func newTransport(caPEM []byte) (*http.Client, error) {
-	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if len(caPEM) > 0 {
-		pool, err := x509.SystemCertPool()
-		if err != nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(caPEM) {
-			return nil, errors.New("cloud: the extra CA is not a PEM certificate")
-		}
-		tlsCfg.RootCAs = pool
+	tlsCfg, err := tlsConfig(caPEM)
+	if err != nil {
+		return nil, err
 	}
 	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
 	return &http.Client{Transport: &http.Transport{
@@ -49,4 +42,21 @@ func newTransport(caPEM []byte) (*http.Client, error) {
 		MaxIdleConnsPerHost:   10,
 		ExpectContinueTimeout: time.Second,
 	}}, nil
+}
+
+// tlsConfig speaks TLS 1.2 or later and trusts the system roots plus
+// caPEM when set.
+func tlsConfig(caPEM []byte) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(caPEM) > 0 {
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(caPEM) {
+			return nil, errors.New("cloud: the extra CA is not a PEM certificate")
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
 }

@@ -58,6 +58,7 @@ type Sim struct {
 	// certificate; clients trust it instead of the system roots.
 	CAPEM []byte
 
+	ca      *authority
 	world   atomic.Pointer[world.World]
 	logger  hclog.Logger
 	now     func() time.Time
@@ -79,11 +80,15 @@ func Start(ctx context.Context, w *world.World, o Options) (*Sim, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	caPEM, cert, err := selfSigned()
+	ca, err := newAuthority()
 	if err != nil {
 		return nil, fmt.Errorf("simulator certificate: %w", err)
 	}
-	s := &Sim{Faults: newFaults(), URLs: map[Service]string{}, CAPEM: caPEM, logger: o.Logger, now: o.Now,
+	cert, err := ca.issue([]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback})
+	if err != nil {
+		return nil, fmt.Errorf("simulator certificate: %w", err)
+	}
+	s := &Sim{Faults: newFaults(), URLs: map[Service]string{}, CAPEM: ca.pem, ca: ca, logger: o.Logger, now: o.Now,
 		muxes: map[Service]*http.ServeMux{}, consent: map[string]bool{}}
 	s.world.Store(w)
 	tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
@@ -198,49 +203,68 @@ func (s *Sim) logged(svc Service, next http.Handler) http.Handler {
 	})
 }
 
-// selfSigned makes a CA and a loopback server certificate signed by it.
-func selfSigned() (caPEM []byte, cert tls.Certificate, err error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// authority is the simulator's certificate authority, which signs its
+// servers' certificates.
+type authority struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  []byte
+}
+
+// newAuthority makes a certificate authority valid for a year.
+func newAuthority() (*authority, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, cert, err
+		return nil, err
 	}
 	now := time.Now()
-	caTmpl := &x509.Certificate{
+	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Steward simulated cloud CA"},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(1, 0, 0),
 		IsCA: true, KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true,
 	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return nil, cert, err
+		return nil, err
 	}
-	ca, err := x509.ParseCertificate(caDER)
+	cert, err := x509.ParseCertificate(der)
 	if err != nil {
-		return nil, cert, err
+		return nil, err
 	}
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	return &authority{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
+}
+
+// issue makes a server certificate for the host names and addresses,
+// signed by the authority.
+func (a *authority) issue(names []string, ips []net.IP) (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, cert, err
+		return tls.Certificate{}, err
 	}
-	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 63))
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: names[0]},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(1, 0, 0),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames: names, IPAddresses: ips,
 	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
 	if err != nil {
-		return nil, cert, err
+		return tls.Certificate{}, err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(leafKey)
-	if err != nil {
-		return nil, cert, err
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+// Certificate is a server certificate for the host names, signed by the
+// simulator's CA: for simulated servers that answer as hosts of the
+// world's domains, such as their MTA-STS policy hosts.
+func (s *Sim) Certificate(names ...string) (tls.Certificate, error) {
+	if len(names) == 0 {
+		return tls.Certificate{}, errors.New("simulator certificate: no host name")
 	}
-	cert, err = tls.X509KeyPair(
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leafDER}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
-	if err != nil {
-		return nil, cert, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), cert, nil
+	return s.ca.issue(names, nil)
 }

@@ -1,8 +1,8 @@
 // Command dmarc is the mail-authentication plugin: it keeps each tenant's
 // mail domains — the directory's verified domains and those admins add —
-// checks their DMARC, SPF, DKIM and MX records every few hours, scores
-// them, keeps their history and raises an alert when a domain's posture
-// weakens. It also ingests the domains' DMARC aggregate reports, uploaded
+// checks their DMARC, SPF, DKIM, MX, MTA-STS, TLS-RPT, BIMI and DNSSEC
+// every few hours, scores them, keeps their history and raises an alert
+// when a domain's posture weakens. It also ingests the domains' DMARC aggregate reports, uploaded
 // or read from a folder, and serves their pass and fail rates.
 package main
 
@@ -69,7 +69,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		addr = clients.Endpoints().DNS
 	}
 	st := &domains.Store{DB: db}
-	syncer := &domains.Syncer{Store: st, Host: env.Host, Resolver: cloud.NewResolver(addr), Selectors: cfg.DKIMSelectors,
+	syncer := &domains.Syncer{Store: st, Host: env.Host, Resolver: cloud.NewResolver(addr), Policies: clients.MTASTS(), Selectors: cfg.DKIMSelectors,
 		Concurrency: cfg.Concurrency, CheckTimeout: time.Duration(cfg.CheckTimeout),
 		Graph: func(dir string) domains.Graph { return clients.Graph(dir) }}
 	handlers := &domains.Handlers{Store: st, Host: env.Host, Selectors: cfg.DKIMSelectors}
@@ -79,7 +79,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	reportHandlers := &reports.Handlers{Store: rst, TenantOf: st.TenantOf, Audit: env.Host, Logger: env.Logger, Tenants: env.Host}
 	ingest := &reports.Ingest{Store: rst, TenantOf: st.TenantOf, Dir: cfg.ReportsDir}
 	return &sdk.Plugin{
-		Routes: slices.Concat(handlers.Routes(), reportHandlers.Routes(), reportHandlers.FormRoutes()),
+		Routes: slices.Concat(handlers.Routes(), handlers.DetailRoutes(), reportHandlers.Routes(), reportHandlers.FormRoutes()),
 		// The DMARC page (/dmarc), which the host lays out, shows the
 		// fragments of its slot in this order: the posture's, then the
 		// aggregate reports'.

@@ -5,7 +5,10 @@
 // does, so Steward's resolver is tested against real DNS behaviour: long
 // TXT values split into 255-byte strings, CNAMEs chased within the served
 // zones, NXDOMAIN versus an empty answer, REFUSED outside the zones, and
-// truncation that sends clients to TCP.
+// truncation that sends clients to TCP. It plays the validating resolver
+// too: answers for the world's DNSSEC zones carry the AD bit when the
+// query asks for it (AD or DO set, RFC 6840, 5.7), as a resolver that
+// validated them would set it.
 package simdns
 
 import (
@@ -50,6 +53,8 @@ type Server struct {
 	logger  hclog.Logger
 	zones   []string            // the tenants' domains, lower-case and fully qualified
 	records map[string][]dns.RR // by lower-case fully qualified owner name
+	// signed are the zones whose answers the server says it authenticated.
+	signed map[string]bool
 
 	udp, tcp  *dns.Server
 	closeOnce sync.Once
@@ -63,7 +68,7 @@ func Start(w *world.World, addr string, logger hclog.Logger) (*Server, error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	s := &Server{logger: logger, records: map[string][]dns.RR{}}
+	s := &Server{logger: logger, records: map[string][]dns.RR{}, signed: map[string]bool{}}
 	if err := s.index(w); err != nil {
 		return nil, err
 	}
@@ -155,6 +160,13 @@ func (s *Server) index(w *world.World) error {
 			s.zones = append(s.zones, zone)
 			s.records[zone] = []dns.RR{soa(zone)}
 		}
+	}
+	for i, d := range w.DNSSEC {
+		zone := canonical(d)
+		if s.records[zone] == nil {
+			return fmt.Errorf("simulated dns: dnssec[%d] %s is no tenant domain", i, d)
+		}
+		s.signed[zone] = true
 	}
 	for i, r := range w.DNS {
 		name := canonical(r.Name)
@@ -253,6 +265,10 @@ func (s *Server) answer(req *dns.Msg) *dns.Msg {
 		return m
 	}
 	m.Authoritative = true
+	// AD goes to a client that asks for it, and only when every zone the
+	// answer passes through is signed.
+	opt := req.IsEdns0()
+	m.AuthenticatedData = (req.AuthenticatedData || opt != nil && opt.Do()) && s.signed[zone]
 	owner := q.Name
 	for range maxChase {
 		rrs, exists := s.records[name]
@@ -269,8 +285,10 @@ func (s *Server) answer(req *dns.Msg) *dns.Msg {
 			// A target outside the zones is left for the client's resolver
 			// to follow, as an authoritative server would.
 			if zone = s.zoneOf(cname.Target); zone == "" {
+				m.AuthenticatedData = false
 				return m
 			}
+			m.AuthenticatedData = m.AuthenticatedData && s.signed[zone]
 			name, owner = cname.Target, cname.Target
 			continue
 		}
@@ -287,7 +305,7 @@ func (s *Server) answer(req *dns.Msg) *dns.Msg {
 		}
 		return m
 	}
-	m.Answer, m.Rcode = nil, dns.RcodeServerFailure
+	m.Answer, m.Rcode, m.AuthenticatedData = nil, dns.RcodeServerFailure, false
 	return m
 }
 

@@ -1,5 +1,6 @@
 // Package stack starts the whole simulated cloud — the servers, the
-// identity provider, Resource Manager, DNS and the exchange rates — and says how Steward's cloud
+// identity provider, Resource Manager, DNS, the MTA-STS policy hosts and
+// the exchange rates — and says how Steward's cloud
 // clients reach it. The host (STEWARD_CLOUD=sim) and `steward sim` use it.
 package stack
 
@@ -15,6 +16,7 @@ import (
 	"github.com/stewardhq/steward/core/cloudsim/arm"
 	"github.com/stewardhq/steward/core/cloudsim/graph"
 	"github.com/stewardhq/steward/core/cloudsim/idp"
+	"github.com/stewardhq/steward/core/cloudsim/mtasts"
 	"github.com/stewardhq/steward/core/cloudsim/rates"
 	"github.com/stewardhq/steward/core/cloudsim/simdns"
 	"github.com/stewardhq/steward/core/cloudsim/world"
@@ -37,6 +39,9 @@ type Stack struct {
 	// DNS answers the world's DNS records; its address is pinned by
 	// o.Addrs[simdns.Service].
 	DNS *simdns.Server
+	// MTASTS answers for the world's MTA-STS policy hosts; its address
+	// is pinned by o.Addrs[mtasts.Service].
+	MTASTS *mtasts.Server
 }
 
 // LoadWorld reads the world file, or generates the demo world for today
@@ -66,11 +71,17 @@ func Start(ctx context.Context, w *world.World, o cloudsim.Options) (*Stack, err
 		<-ctx.Done()
 		d.Close()
 	}()
+	policies, err := mtasts.Start(ctx, s, o.Addrs[mtasts.Service])
+	if err != nil {
+		s.Close()
+		d.Close()
+		return nil, err
+	}
 	p := idp.Register(s, idp.Options{})
 	arm.Register(s, p)
 	graph.Register(s, p)
 	rates.Register(s)
-	return &Stack{Sim: s, IdP: p, DNS: d}, nil
+	return &Stack{Sim: s, IdP: p, DNS: d, MTASTS: policies}, nil
 }
 
 // FollowDemo regenerates the demo world whenever the simulator's date
@@ -112,6 +123,7 @@ func (st *Stack) CloudConfig() cloud.Config {
 			ResourceManager: st.Sim.URLs[cloudsim.ARM],
 			Graph:           st.Sim.URLs[cloudsim.Graph],
 			DNS:             st.DNS.Addr(),
+			MTASTS:          st.MTASTS.Addr(),
 			ExchangeRates:   st.Sim.URLs[cloudsim.ARM] + rates.Path,
 		},
 		CAPEM: st.Sim.CAPEM,
@@ -122,7 +134,7 @@ func (st *Stack) CloudConfig() cloud.Config {
 // Log writes the addresses the simulator serves.
 func (st *Stack) Log(logger hclog.Logger) {
 	logger.Info("simulated cloud serving",
-		"identity_provider", st.Sim.URLs[cloudsim.IdP], "resource_manager", st.Sim.URLs[cloudsim.ARM], "graph", st.Sim.URLs[cloudsim.Graph], "dns", st.DNS.Addr(),
+		"identity_provider", st.Sim.URLs[cloudsim.IdP], "resource_manager", st.Sim.URLs[cloudsim.ARM], "graph", st.Sim.URLs[cloudsim.Graph], "dns", st.DNS.Addr(), "mta_sts", st.MTASTS.Addr(),
 		"exchange_rates", st.Sim.URLs[cloudsim.ARM]+rates.Path,
 		"tenants", len(st.Sim.World().Tenants), "users", len(st.Sim.World().Users))
 }

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,4 +67,33 @@ func hasDate(costs []world.Cost, day string) bool {
 		}
 	}
 	return false
+}
+
+// TestCloudConfigReachesPolicies: the stack's cloud settings reach the
+// demo world's MTA-STS policies through the policy client, verified
+// against the simulator's CA.
+func TestCloudConfigReachesPolicies(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := LoadWorld("", time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Start(ctx, w, cloudsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Sim.Close()
+	cfg := st.CloudConfig()
+	if cfg.Endpoints.MTASTS != st.MTASTS.Addr() {
+		t.Fatalf("MTA-STS endpoint %q, want %q", cfg.Endpoints.MTASTS, st.MTASTS.Addr())
+	}
+	clients, err := cloud.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, err := clients.MTASTS().MTASTSPolicy(ctx, "contoso-retail.example")
+	if err != nil || !strings.Contains(policy, "mode: enforce") {
+		t.Errorf("contoso-retail.example's policy %q, %v", policy, err)
+	}
 }

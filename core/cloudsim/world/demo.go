@@ -88,7 +88,9 @@ const (
 //     users without MFA, guests, stale and disabled accounts; three access
 //     reviews per tenant.
 //   - DNS for every domain: SPF, DMARC, DKIM and MX that are strong on some
-//     domains, weak or missing on others.
+//     domains, weak or missing on others; MTA-STS (enforced, testing, a
+//     stale MX, a policy not served), TLS-RPT, BIMI and DNSSEC on some, so
+//     that each of their findings shows (see demoMailPosture).
 //   - Exchange rates of EUR, GBP and JPY against USD on each weekday of the
 //     365 days ending today, none on weekends, each a function of its date
 //     alone. The costs stay in USD, so the rates change no figure of theirs.
@@ -1100,16 +1102,31 @@ type demoMail struct {
 	// taking SPF past its limit of ten DNS lookups.
 	spfRelays bool
 	mx        string // "m365" for Exchange Online, "null" for a null MX, "" for none
+	// mtaSTS is the MTA-STS setup: a policy in mode "enforce" or
+	// "testing", "stale" for an enforced policy naming an MX host the
+	// domain no longer uses, "unserved" for a record whose policy host
+	// answers 404, "" for none.
+	mtaSTS string
+	// tlsRPT is the TLS reporting record: "valid", "http" for one whose
+	// only address is plain http, "" for none.
+	tlsRPT string
+	bimi   bool // a BIMI record with a logo and a mark certificate
+	dnssec bool // the zone is signed
 }
 
 var demoMailPosture = map[string]demoMail{
-	"contoso-retail.example":     {dmarc: "reject", pct: 100, dkim: "cname", bits: 2048, spf: "-all", mx: "m365"},
-	"contoso-shop.example":       {dmarc: "none", dkim: "txt", bits: 1024, spf: "~all", mx: "m365"},
+	"contoso-retail.example": {dmarc: "reject", pct: 100, dkim: "cname", bits: 2048, spf: "-all", mx: "m365",
+		mtaSTS: "enforce", tlsRPT: "valid", bimi: true, dnssec: true},
+	"contoso-shop.example": {dmarc: "none", dkim: "txt", bits: 1024, spf: "~all", mx: "m365",
+		tlsRPT: "valid", bimi: true, dnssec: true},
 	"contoso-retail-dev.example": {},
-	"fabrikam-foods.example":     {dmarc: "quarantine", pct: 50, dkim: "cname", bits: 2048, spf: "-all", mx: "m365"},
-	"fabrikam-foods-dev.example": {dmarc: "reject", spf: "-all", mx: "null"},
-	"northwind-travel.example":   {dmarc: "reject", pct: 100, dkim: "txt", bits: 2048, spf: "-all", mx: "m365"},
-	"northwind-holidays.example": {dkim: "cname", bits: 2048, spf: "~all", spfRelays: true, mx: "m365"},
+	"fabrikam-foods.example": {dmarc: "quarantine", pct: 50, dkim: "cname", bits: 2048, spf: "-all", mx: "m365",
+		mtaSTS: "unserved", tlsRPT: "valid"},
+	"fabrikam-foods-dev.example": {dmarc: "reject", spf: "-all", mx: "null", dnssec: true},
+	"northwind-travel.example": {dmarc: "reject", pct: 100, dkim: "txt", bits: 2048, spf: "-all", mx: "m365",
+		mtaSTS: "testing", dnssec: true},
+	"northwind-holidays.example": {dkim: "cname", bits: 2048, spf: "~all", spfRelays: true, mx: "m365",
+		mtaSTS: "stale", tlsRPT: "http"},
 }
 
 // demoRelays is how many relays a partner's SPF record lists by name.
@@ -1164,6 +1181,7 @@ func (g *demoGen) dns() {
 				v += "; rua=mailto:dmarc-reports@" + domain
 				add("_dmarc."+domain, "TXT", v)
 			}
+			g.transport(domain, m)
 			for _, selector := range []string{"selector1", "selector2"} {
 				name := selector + "._domainkey." + domain
 				switch m.dkim {
@@ -1178,6 +1196,37 @@ func (g *demoGen) dns() {
 				}
 			}
 		}
+	}
+}
+
+// transport publishes a domain's MTA-STS record and policy, TLS-RPT and
+// BIMI records, and signs its zone, as demoMailPosture says.
+func (g *demoGen) transport(domain string, m demoMail) {
+	add := func(name, value string) {
+		g.w.DNS = append(g.w.DNS, DNSRecord{Name: name, Type: "TXT", Value: value})
+	}
+	if m.mtaSTS != "" {
+		add("_mta-sts."+domain, "v=STSv1; id=20260301T000000")
+		mode, mx := m.mtaSTS, "*.mail.protection.outlook.com"
+		if m.mtaSTS == "stale" {
+			mode, mx = "enforce", "mx1."+domain
+		}
+		if m.mtaSTS != "unserved" {
+			g.w.MTASTS = append(g.w.MTASTS, MTASTSPolicy{Domain: domain,
+				Policy: "version: STSv1\r\nmode: " + mode + "\r\nmx: " + mx + "\r\nmax_age: 1209600\r\n"})
+		}
+	}
+	switch m.tlsRPT {
+	case "valid":
+		add("_smtp._tls."+domain, "v=TLSRPTv1; rua=mailto:tls-reports@"+domain)
+	case "http":
+		add("_smtp._tls."+domain, "v=TLSRPTv1; rua=http://reports."+domain+"/tls")
+	}
+	if m.bimi {
+		add("default._bimi."+domain, "v=BIMI1; l=https://brand."+domain+"/logo.svg; a=https://brand."+domain+"/vmc.pem")
+	}
+	if m.dnssec {
+		g.w.DNSSEC = append(g.w.DNSSEC, domain)
 	}
 }
 

@@ -403,6 +403,16 @@ func (w *World) Validate() error {
 		p.oneOf(at+".type", r.Type, "TXT", "CNAME", "MX", "A", "AAAA")
 		p.required(at+".value", r.Value)
 	}
+	for i, d := range w.DNSSEC {
+		p.required(fmt.Sprintf("dnssec[%d]", i), d)
+	}
+	for i, m := range w.MTASTS {
+		at := fmt.Sprintf("mta_sts[%d]", i)
+		p.required(at+".domain", m.Domain)
+		if m.Status != 0 && (m.Status < 100 || m.Status > 599) {
+			p.add(at+".status", "%d is not an HTTP status", m.Status)
+		}
+	}
 	if x := w.ExchangeRates; x != nil {
 		p.currency("exchange_rates.base", x.Base)
 		for _, date := range slices.Sorted(maps.Keys(x.Rates)) {

@@ -22,7 +22,8 @@ const valid = `{
   "quotas": [{"subscription_id": "sub-a", "location": "eastus", "provider": "compute", "name": "cores", "current_value": 80, "limit": 100}],
   "reservations": [{"billing_account_id": "ba-1", "reservation_id": "res-1", "sku": "Standard_D2s_v3", "date": "2026-10-01", "reserved_hours": 24, "used_hours": 20}],
   "access_reviews": [{"directory_tenant_id": "dir-a", "id": "ar-1", "name": "Quarterly", "status": "InProgress", "decisions": [{"user": "alice@brand-a.example", "decision": "Approve"}]}],
-  "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}], "exchange_rates": {"base": "USD", "rates": {"2026-11-02": {"EUR": 0.9123}}}, "security_assessments": [{"subscription_id": "sub-a", "resource_id": "r1", "name": "4fb67663-9ab9-475d-b026-8c544cced439", "display_name": "Minimum TLS", "status": "Unhealthy", "severity": "Medium", "policy_definition_id": "p1", "category": "Data"}], "secure_scores": [{"subscription_id": "sub-a", "controls": [{"name": "c1", "display_name": "Encrypt data in transit", "current": 1.5, "max": 4, "healthy_resources": 3, "unhealthy_resources": 5}]}], "policy_definitions": [{"id": "/providers/Microsoft.Authorization/policyDefinitions/p1", "display_name": "Require MFA", "description": "Accounts need MFA.", "category": "Identity", "severity": "High", "remediation": "Require MFA with Conditional Access."}, {"id": "/subscriptions/sub-a/providers/Microsoft.Authorization/policyDefinitions/owner-tag", "display_name": "Owner tag"}]
+  "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}], "dnssec": ["brand-a.example"],
+  "mta_sts": [{"domain": "brand-a.example", "policy": "version: STSv1\nmode: enforce\nmx: mx.brand-a.example\nmax_age: 604800\n", "status": 200}], "exchange_rates": {"base": "USD", "rates": {"2026-11-02": {"EUR": 0.9123}}}, "security_assessments": [{"subscription_id": "sub-a", "resource_id": "r1", "name": "4fb67663-9ab9-475d-b026-8c544cced439", "display_name": "Minimum TLS", "status": "Unhealthy", "severity": "Medium", "policy_definition_id": "p1", "category": "Data"}], "secure_scores": [{"subscription_id": "sub-a", "controls": [{"name": "c1", "display_name": "Encrypt data in transit", "current": 1.5, "max": 4, "healthy_resources": 3, "unhealthy_resources": 5}]}], "policy_definitions": [{"id": "/providers/Microsoft.Authorization/policyDefinitions/p1", "display_name": "Require MFA", "description": "Accounts need MFA.", "category": "Identity", "severity": "High", "remediation": "Require MFA with Conditional Access."}, {"id": "/subscriptions/sub-a/providers/Microsoft.Authorization/policyDefinitions/owner-tag", "display_name": "Owner tag"}]
 }`
 
 func TestParseValid(t *testing.T) {
@@ -36,7 +37,8 @@ func TestParseValid(t *testing.T) {
 	if w.Costs[0].Cost != 12.34 || w.Quotas[0].Limit != 100 || w.Reservations[0].UsedHours != 20 || w.DNS[0].Type != "TXT" ||
 		w.ExchangeRates.Base != "USD" || w.ExchangeRates.Rates["2026-11-02"]["EUR"] != 0.9123 ||
 		w.SecurityAssessments[0].Status != "Unhealthy" || w.SecureScores[0].Controls[0].Current != 1.5 ||
-		w.PolicyDefinitions[0].Remediation != "Require MFA with Conditional Access." || w.PolicyDefinitions[1].DisplayName != "Owner tag" {
+		w.PolicyDefinitions[0].Remediation != "Require MFA with Conditional Access." || w.PolicyDefinitions[1].DisplayName != "Owner tag" ||
+		w.DNSSEC[0] != "brand-a.example" || w.MTASTS[0].Domain != "brand-a.example" || !strings.HasPrefix(w.MTASTS[0].Policy, "version: STSv1\n") {
 		t.Fatalf("world %+v", w)
 	}
 	empty, err := Parse([]byte(`{}`))
@@ -59,6 +61,9 @@ func TestParseReportsEntryPaths(t *testing.T) {
 		{"unknown billing account", `"billing_account_id": "ba-1", "reservation_id"`, `"billing_account_id": "ba-9", "reservation_id"`, `reservations[0].billing_account_id: "ba-9" is not the billing account of any tenant`},
 		{"overused reservation", `"used_hours": 20`, `"used_hours": 30`, `reservations[0].used_hours: 30 exceeds reserved_hours 24`},
 		{"bad dns type", `"type": "TXT"`, `"type": "SRV"`, `dns[0].type: "SRV" is not one of TXT, CNAME, MX, A, AAAA`},
+		{"policy without a domain", `"domain": "brand-a.example", "policy"`, `"domain": "", "policy"`, `mta_sts[0].domain: required`},
+		{"policy status not HTTP", `"status": 200`, `"status": 1000`, `mta_sts[0].status: 1000 is not an HTTP status`},
+		{"empty signed zone", `"dnssec": ["brand-a.example"]`, `"dnssec": [""]`, `dnssec[0]: required`},
 		{"missing tenant name", `"name": "Brand A", `, ``, `tenants[0].name: required`},
 		{"bad decision", `"decision": "Approve"`, `"decision": "Maybe"`, `access_reviews[0].decisions[0].decision`},
 		{"bad rates base", `"base": "USD"`, `"base": "usd"`, `exchange_rates.base: "usd" is not an ISO 4217 currency code such as USD`},

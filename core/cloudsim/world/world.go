@@ -38,6 +38,13 @@ type World struct {
 	BenefitRecommendations []BenefitRecommendation `json:"benefit_recommendations"`
 	AccessReviews          []AccessReview          `json:"access_reviews"`
 	DNS                    []DNSRecord             `json:"dns"`
+	// DNSSEC are the tenant domains whose zones are signed: the simulated
+	// DNS sets the AD bit on their answers, as a validating resolver
+	// does, for clients that ask for it.
+	DNSSEC []string `json:"dnssec"`
+	// MTASTS are the MTA-STS policies the simulated cloud serves at
+	// https://mta-sts.<domain>/.well-known/mta-sts.txt.
+	MTASTS []MTASTSPolicy `json:"mta_sts"`
 	// SecurityAssessments and SecureScores are Defender for Cloud's
 	// assessments of resources and each subscription's secure score by
 	// security control.
@@ -412,6 +419,17 @@ type AccessReview struct {
 type Decision struct {
 	User     string `json:"user"`
 	Decision string `json:"decision"`
+}
+
+// MTASTSPolicy is a domain's MTA-STS policy file (RFC 8461, 3.2), as its
+// policy host serves it. Status, when set, is the HTTP status answered
+// instead of 200, for a policy host that fails; ContentType, when set,
+// replaces text/plain.
+type MTASTSPolicy struct {
+	Domain      string `json:"domain"`
+	Policy      string `json:"policy"`
+	Status      int    `json:"status,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
 }
 
 // DNSRecord is a TXT, CNAME, MX, A or AAAA record the simulated DNS server

@@ -17,7 +17,8 @@ import (
 // every lookup was answered.
 func dnsError(res posture.Result) string {
 	var parts []string
-	for _, p := range []struct{ name, err string }{{"DMARC", res.DMARC.Error}, {"SPF", res.SPF.Error}, {"MX", res.MX.Error}} {
+	for _, p := range []struct{ name, err string }{{"DMARC", res.DMARC.Error}, {"SPF", res.SPF.Error}, {"MX", res.MX.Error},
+		{"MTA-STS", res.MTASTS.Error}, {"TLS-RPT", res.TLSRPT.Error}, {"BIMI", res.BIMI.Error}, {"DNSSEC", res.DNSSEC.Error}} {
 		if p.err != "" {
 			parts = append(parts, p.name+": "+p.err)
 		}
@@ -47,6 +48,18 @@ func known(prev *posture.Result, cur posture.Result) posture.Result {
 	}
 	if cur.MX.Error != "" && prev.MX.Error == "" {
 		out.MX = prev.MX
+	}
+	if cur.MTASTS.Error != "" && prev.MTASTS.Error == "" {
+		out.MTASTS = prev.MTASTS
+	}
+	if cur.TLSRPT.Error != "" && prev.TLSRPT.Error == "" {
+		out.TLSRPT = prev.TLSRPT
+	}
+	if cur.BIMI.Error != "" && prev.BIMI.Error == "" {
+		out.BIMI = prev.BIMI
+	}
+	if cur.DNSSEC.Error != "" && prev.DNSSEC.Error == "" {
+		out.DNSSEC = prev.DNSSEC
 	}
 	before := map[string]posture.DKIMResult{}
 	for _, k := range prev.DKIM {
@@ -141,7 +154,7 @@ func (s *Store) Record(ctx context.Context, d *Domain, res posture.Result, at ti
 		if len(res.Findings) > 0 {
 			rows := make([]Finding, len(res.Findings))
 			for i, p := range res.Findings {
-				rows[i] = Finding{DomainID: d.ID, Position: i, TenantID: d.TenantID, Code: p.Code, Severity: p.Severity, Message: p.Message}
+				rows[i] = Finding{DomainID: d.ID, Position: i, TenantID: d.TenantID, Code: p.Code, Severity: p.Severity, Message: p.Message, Fix: p.Fix}
 			}
 			if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
 				return err

@@ -47,6 +47,7 @@ type FindingItem struct {
 	Code     string `json:"code"`
 	Severity string `json:"severity" enum:"critical,high,medium,low,info"`
 	Message  string `json:"message"`
+	Fix      string `json:"fix" doc:"What to change to resolve it; empty where the message says"`
 }
 
 // DomainItem is a watched domain with its latest posture.
@@ -81,7 +82,7 @@ type DomainList struct {
 type DomainDetail struct {
 	DomainItem
 	CheckedSelectors []string        `json:"checked_selectors" doc:"The DKIM selectors the next check asks for: the configured ones, then the domain's own"`
-	Posture          *posture.Result `json:"posture" doc:"DMARC, SPF, DKIM and MX as read and judged at checked_at, a part DNS failed for as last known; null before a check"`
+	Posture          *posture.Result `json:"posture" doc:"DMARC, SPF, DKIM, MX, MTA-STS (with its policy file), TLS-RPT, BIMI and DNSSEC as read and judged at checked_at, a part DNS failed for as last known; null before a check"`
 }
 
 // HistoryPoint is one check of a domain.
@@ -261,7 +262,7 @@ func item(d Domain, name string, findings []Finding) DomainItem {
 		SPFLookups: d.SPFLookups, DKIMPresent: d.DKIMPresent, DNSError: d.DNSError,
 		Findings: make([]FindingItem, len(findings))}
 	for i, f := range findings {
-		out.Findings[i] = FindingItem{Code: f.Code, Severity: f.Severity, Message: f.Message}
+		out.Findings[i] = FindingItem{Code: f.Code, Severity: f.Severity, Message: f.Message, Fix: f.Fix}
 	}
 	return out
 }

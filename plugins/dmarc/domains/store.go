@@ -26,7 +26,7 @@ import (
 var migrationFiles embed.FS
 
 // Migrations are the schema of the domains and their posture, numbered
-// 0001–0099.
+// 0001–0099, and 0102 (the findings' fix), among the reports' numbers.
 func Migrations() fs.FS {
 	sub, _ := fs.Sub(migrationFiles, "migrations")
 	return sub
@@ -85,6 +85,7 @@ type Finding struct {
 	Code          string `bun:"code"`
 	Severity      string `bun:"severity"`
 	Message       string `bun:"message"`
+	Fix           string `bun:"fix"`
 }
 
 // Point is one check of a domain in its history.

@@ -39,6 +39,8 @@ type Syncer struct {
 	// Graph returns the client of a directory tenant id.
 	Graph    func(directoryTenantID string) Graph
 	Resolver posture.Resolver
+	// Policies fetches the domains' MTA-STS policy files.
+	Policies posture.PolicyFetcher
 	Store    *Store
 	Host     *sdk.Host
 	// Selectors are the DKIM selectors checked on every domain, besides
@@ -185,7 +187,7 @@ func (s *Syncer) check(ctx context.Context, run *sdk.JobRun, tr *tenantRun, d *D
 	}
 	at := s.now()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
-	res := posture.Check(cctx, s.Resolver, d.Domain, checkedSelectors(s.Selectors, *d))
+	res := posture.Check(cctx, s.Resolver, s.Policies, d.Domain, checkedSelectors(s.Selectors, *d))
 	cancel()
 	changes, err := s.Store.Record(ctx, d, res, at)
 	if err != nil {

@@ -293,7 +293,10 @@ func (h *Handlers) domainsFragment(w http.ResponseWriter, r *http.Request) {
 				Detail string
 			}{checked, "DNS failed some lookups"})
 		}
-		cells := []any{render("domain", d), grade, score, policy, lookups, dkim, findings(d.Findings), checked}
+		cells := []any{render("domain", struct {
+			DomainItem
+			Href string
+		}{d, v.domainAt(d.ID)}), grade, score, policy, lookups, dkim, findings(d.Findings), checked}
 		if v.many {
 			cells = slices.Insert(cells, 1, any(d.TenantName))
 		}
@@ -306,6 +309,7 @@ func (h *Handlers) domainsFragment(w http.ResponseWriter, r *http.Request) {
 	sdkui.WriteFragment(w, http.StatusOK, stack(
 		sdkui.Table(cols, rows, "Domains by score, lowest first"),
 		more(len(rows), list.Total, "domains", v.link(domainsAPI, url.Values{"sort_by": {"score"}})),
+		render("domain-slot", nil),
 	))
 }
 
@@ -320,8 +324,8 @@ func more(shown, total int, what, href string) template.HTML {
 
 // findings is a domain's findings cell: the first few as badges of
 // their codes in their severity's colour, worst first as the check
-// ordered them, and how many more there are; the messages are on the
-// domain's detail.
+// ordered them, and how many more there are; the messages and fixes are
+// on the domain's detail, which the domain's name opens under the table.
 func findings(list []FindingItem) template.HTML {
 	if len(list) == 0 {
 		return sdkui.Badge("None", sdkui.OK)
@@ -366,8 +370,17 @@ func (h *Handlers) eventsFragment(w http.ResponseWriter, r *http.Request) {
 var markup = template.Must(template.New("views").Parse(`
 {{- define "lines"}}{{.Main}}<br><span class="muted">{{.Detail}}</span>{{end}}
 {{- define "stack"}}<div class="stack">{{range .}}{{.}}{{end}}</div>{{end}}
-{{- define "domain"}}{{.Domain}}{{if .IsDefault}}<br><span class="muted">default domain</span>{{else if eq .Source "admin"}}<br><span class="muted">added by an admin</span>{{end}}{{end}}
+{{- define "domain"}}<a href="{{.Href}}" hx-get="{{.Href}}" hx-target="#dmarc-domain-detail" hx-swap="innerHTML show:top">{{.Domain}}<span class="visually-hidden">: its checks and findings</span></a>{{if .IsDefault}}<br><span class="muted">default domain</span>{{else if eq .Source "admin"}}<br><span class="muted">added by an admin</span>{{end}}{{end}}
 {{- define "findings"}}{{range $i, $b := .Badges}}{{if $i}} {{end}}{{$b}}{{end}}{{if .More}} <span class="muted">and {{.More}} more</span>{{end}}{{end}}
+{{- define "domain-slot"}}<div id="dmarc-domain-detail"></div>{{end}}
+{{- define "domain-detail" -}}
+<section class="stack" aria-labelledby="dmarc-domain-title">
+<h3 id="dmarc-domain-title">{{.Domain}}</h3>
+{{.Parts}}
+<h4>Findings</h4>
+{{.Finding}}
+</section>
+{{- end}}
 {{- define "more" -}}
 <p class="muted">{{.Shown}} of {{.Total}} {{.What}}. <a href="{{.Href}}">All {{.What}} as JSON</a>, {{.PageSize}} a page.</p>
 {{- end}}

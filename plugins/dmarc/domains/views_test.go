@@ -147,3 +147,32 @@ func TestDataset(t *testing.T) {
 		}
 	})
 }
+
+// TestDomainFragment: a domain's name in the table opens its detail, each
+// part's state and every finding with its fix; another tenant's domain
+// is 404, also to an admin naming another tenant.
+func TestDomainFragment(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		f := start(t, dialect, postureWorld())
+		f.mustRun(t)
+		weak, missing := f.domain(t, "weak.example"), f.domain(t, "missing.example")
+		at := strings.Replace(domains.DomainFragmentPath, "{domain_id}", weak.ID, 1)
+		if table := f.html(t, domains.DomainsFragmentPath, contosoer); !strings.Contains(table, `hx-get="`+at+`"`) || !strings.Contains(table, `id="dmarc-domain-detail"`) {
+			t.Errorf("the table opens no detail: %s", table)
+		}
+		got := f.html(t, at, contosoer)
+		for _, want := range []string{"weak.example", "MTA-STS", "TLS-RPT", "BIMI", "DNSSEC", "not validated", "p=none", "v=DMARC1; p=none",
+			"dnssec unsigned", "Sign the zone at its DNS host", "dmarc policy none"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("the detail lacks %q: %s", want, got)
+			}
+		}
+		other := strings.Replace(domains.DomainFragmentPath, "{domain_id}", missing.ID, 1)
+		if code, body := f.call(t, http.MethodGet, other, "", contosoer); code != http.StatusNotFound || strings.Contains(string(body), "missing.example") {
+			t.Errorf("fabrikam's domain for contoso's user: %d %s", code, body)
+		}
+		if code, body := f.call(t, http.MethodGet, at+"?tenant_id="+fabrikam.ID, "", admin); code != http.StatusNotFound || strings.Contains(string(body), "weak.example") {
+			t.Errorf("contoso's domain under fabrikam for the admin: %d %s", code, body)
+		}
+	})
+}

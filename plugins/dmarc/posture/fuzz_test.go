@@ -2,6 +2,7 @@ package posture_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stewardhq/steward/plugins/dmarc/posture"
@@ -95,6 +96,64 @@ func FuzzParseDKIMKey(f *testing.F) {
 		checkProblems(t, ps)
 		if key.Bits < 0 || key.Usable() && (!key.Present || key.Revoked) || key.Revoked && key.Bits != 0 {
 			t.Fatalf("key %+v", key)
+		}
+	})
+}
+
+func FuzzParseMTASTSPolicy(f *testing.F) {
+	for _, seed := range []string{
+		"version: STSv1\r\nmode: enforce\r\nmx: mail.example.com\r\nmx: *.example.net\r\nmax_age: 604800\r\n",
+		"version: STSv1\nmode: none\nmax_age: 0",
+		"version:STSv1\nmode:testing\nmx:*.*.example.com\nmax_age:99999999999",
+		"mode enforce\n\n\r\n: x",
+		"",
+	} {
+		f.Add(seed)
+	}
+	modes := []string{"", "enforce", "testing", "none"}
+	f.Fuzz(func(t *testing.T, s string) {
+		pol, ps := posture.ParseMTASTSPolicy(s)
+		checkProblems(t, ps)
+		if !slices.Contains(modes, pol.Mode) || pol.MaxAge < 0 {
+			t.Fatalf("policy %+v", pol)
+		}
+		if len(ps) == 0 && (pol.Version != "STSv1" || pol.Mode == "" || pol.MaxAge > 31557600 || pol.Mode != "none" && len(pol.MX) == 0) {
+			t.Fatalf("policy %+v accepted without a problem", pol)
+		}
+		for _, mx := range pol.MX {
+			pol.Matches(mx)
+		}
+	})
+}
+
+func FuzzParseTransportRecords(f *testing.F) {
+	for _, seed := range []string{
+		"v=STSv1; id=20160831085700Z;",
+		"v=TLSRPTv1; rua=mailto:a@example.com,https://r.example.com/x",
+		"v=BIMI1; l=https://example.com/l.svg; a=https://example.com/a.pem",
+		"v=BIMI1; l=; a=;",
+		"v=TLSRPTv1; rua=mailto:%zz",
+		";;=;",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sts, ps := posture.ParseMTASTSRecord(s)
+		checkProblems(t, ps)
+		if len(sts.ID) > 32 {
+			t.Fatalf("id %q", sts.ID)
+		}
+		rpt, ps := posture.ParseTLSRPT(s)
+		checkProblems(t, ps)
+		for _, u := range rpt.RUA {
+			if !strings.HasPrefix(strings.ToLower(u), "mailto:") && !strings.HasPrefix(strings.ToLower(u), "https:") {
+				t.Fatalf("rua %q", u)
+			}
+		}
+		bimi, ps := posture.ParseBIMI(s)
+		checkProblems(t, ps)
+		if bimi.Declined && (bimi.Logo != "" || bimi.Authority != "") {
+			t.Fatalf("record %+v", bimi)
 		}
 	})
 }

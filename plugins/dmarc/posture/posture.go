@@ -1,42 +1,67 @@
 // Package posture checks a domain's e-mail security posture from DNS:
 // its DMARC policy (RFC 7489), its SPF record followed through includes
 // and redirects (RFC 7208), the DKIM keys of its selectors (RFC 6376,
-// RFC 8301, RFC 8463) and its MX records (RFC 7505 for the null MX). It
-// parses and evaluates; it does not store or schedule.
+// RFC 8301, RFC 8463), its MX records (RFC 7505 for the null MX), its
+// MTA-STS record and policy (RFC 8461), its TLS reporting record (RFC
+// 8460), its BIMI record and whether DNSSEC authenticated its records.
+// It parses and evaluates; it does not store or schedule.
 //
 // # Score
 //
-// Check scores a domain from 0 to 100 in four parts:
+// A part's record (and MTA-STS's policy, a selector's key) is left out of
+// the JSON when there is none.
 //
-//	DMARC, 40   the policy that applies to the domain (its own record's
+// Check scores a domain from 0 to 100 in eight parts:
+//
+//	DMARC, 35   the policy that applies to the domain (its own record's
 //	            p, or the organizational domain's sp):
-//	            reject 40, quarantine 30, none 10; no record, several
+//	            reject 35, quarantine 25, none 10; no record, several
 //	            records or a DNS failure 0. A missing or invalid p counts
 //	            as none when a valid rua makes receivers fall back to it
 //	            (RFC 7489, 6.6.3), and 0 otherwise.
 //	            Below pct=100, reject and quarantine earn none's 10 plus
-//	            their points above it times pct/100 (reject at pct=50: 25).
-//	            A subdomain policy weaker than p costs 5.
-//	SPF, 25     the all that ends evaluation (the redirect target's when
-//	            the record redirects): -all 25, ~all 20, ?all 5, none
+//	            their points above it times pct/100 (reject at pct=50:
+//	            22). A subdomain policy weaker than p costs 5.
+//	SPF, 20     the all that ends evaluation (the redirect target's when
+//	            the record redirects): -all 20, ~all 15, ?all 5, none
 //	            (a neutral result) 5, +all 0; no record, several records,
 //	            or a permanent error (a syntax error, more than 10
 //	            lookups, more than 2 void lookups, a loop, an include
 //	            without a record) or a DNS failure 0.
-//	DKIM, 25    the best usable key among the selectors checked: RSA of
-//	            2048 bits or more, or Ed25519, 25; RSA of 1024 to 2047
-//	            bits 15; a key in testing mode (t=y) half of that; no
+//	DKIM, 20    the best usable key among the selectors checked: RSA of
+//	            2048 bits or more, or Ed25519, 20; RSA of 1024 to 2047
+//	            bits 12; a key in testing mode (t=y) half of that; no
 //	            usable key (absent, revoked, under 1024 bits, unreadable)
 //	            0.
 //	Reporting   5 for a DMARC aggregate report address (rua), and 5 for
 //	and MX, 10  MX records or a null MX, which say where the domain's
 //	            mail goes or that it takes none.
+//	MTA-STS, 6  (RFC 8461) a valid _mta-sts record and policy file in
+//	            mode enforce whose mx match every MX host 6, in mode
+//	            testing 3; a max_age under a day costs 1. No record, a
+//	            policy that cannot be fetched or is invalid, mode none,
+//	            or enforce with MX hosts it does not match, 0.
+//	TLS-RPT, 3  (RFC 8460) a valid _smtp._tls record with a report
+//	            address 3.
+//	DNSSEC, 4   the resolver authenticated the domain's MX answer (the
+//	            AD bit) 4.
+//	BIMI, 2     a valid default._bimi record with an https SVG logo, which
+//	            counts only while DMARC is at enforcement (quarantine or
+//	            reject on all mail) 2.
+//
+// MTA-STS and TLS-RPT protect the mail a domain receives: a domain with a
+// null MX takes none and earns their points without them.
 //
 // The grade follows the score: A from 90, B from 75, C from 60, D from
 // 40, F below. A part that could not be looked up scores 0 and sets
 // Result.Incomplete: the score is then a lower bound, and the findings
 // say which lookup failed. A DNS failure is never reported as a missing
 // record.
+//
+// The MTA-STS policy is fetched over HTTPS (PolicyFetcher) and must
+// list every MX host; BIMI is flagged when DMARC is not at enforcement;
+// DNSSEC is the resolver's word, to be trusted only from a validating
+// resolver on a trusted path.
 //
 // Weakened compares two checks of a domain and names what weakened: a
 // DMARC policy relaxed or removed, an SPF record removed, broken or made
@@ -70,6 +95,7 @@ type Resolver interface {
 	DMARC(ctx context.Context, domain string) (string, error)
 	SPF(ctx context.Context, domain string) (string, error)
 	DKIM(ctx context.Context, selector, domain string) (cloud.DKIMRecord, error)
+	DNSSEC(ctx context.Context, domain string) (bool, error)
 }
 
 var _ Resolver = (*cloud.Resolver)(nil)
@@ -101,11 +127,13 @@ func SeverityRank(s string) int {
 }
 
 // Problem is one thing wrong with, or worth knowing about, a domain's
-// records. Code is stable for programs; Message is for people.
+// records. Code is stable for programs; Message is for people, and Fix,
+// when set, says what to change.
 type Problem struct {
 	Code     string `json:"code"`
 	Severity string `json:"severity"`
 	Message  string `json:"message"`
+	Fix      string `json:"fix,omitempty"`
 }
 
 // problems collects a parser's problems.
@@ -126,7 +154,7 @@ type DMARCResult struct {
 	Present bool `json:"present"`
 	// Record is the record that applies to the domain: its own, or the
 	// organizational domain's when it has none (RFC 7489, 6.6.3).
-	Record *DMARCRecord `json:"record"`
+	Record *DMARCRecord `json:"record,omitempty"`
 	// OrgDomain names the organizational domain when Record is its.
 	OrgDomain string    `json:"org_domain"`
 	Problems  []Problem `json:"problems"`
@@ -151,7 +179,7 @@ func (d DMARCResult) Policy() string {
 type SPFResult struct {
 	// Present is set when the domain publishes an SPF record, or several.
 	Present    bool          `json:"present"`
-	Record     *SPFRecord    `json:"record"`
+	Record     *SPFRecord    `json:"record,omitempty"`
 	Evaluation SPFEvaluation `json:"evaluation"`
 	// Problems are the record's own; the evaluation's are in Evaluation.
 	Problems []Problem `json:"problems"`
@@ -164,7 +192,7 @@ type SPFResult struct {
 type DKIMResult struct {
 	Selector string `json:"selector"`
 	// Key is nil when the lookup failed.
-	Key *DKIMKey `json:"key"`
+	Key *DKIMKey `json:"key,omitempty"`
 	// CNAME is where the selector delegates its key, "" when it holds
 	// the record itself.
 	CNAME string `json:"cname"`
@@ -193,6 +221,10 @@ type Result struct {
 	SPF       SPFResult    `json:"spf"`
 	DKIM      []DKIMResult `json:"dkim"`
 	MX        MXResult     `json:"mx"`
+	MTASTS    MTASTSResult `json:"mta_sts"`
+	TLSRPT    TLSRPTResult `json:"tls_rpt"`
+	BIMI      BIMIResult   `json:"bimi"`
+	DNSSEC    DNSSECResult `json:"dnssec"`
 	// Score is 0-100 and Grade "A" to "F", as the package documents.
 	Score int    `json:"score"`
 	Grade string `json:"grade"`
@@ -204,10 +236,12 @@ type Result struct {
 }
 
 // Check looks up and assesses domain's posture: DMARC, SPF, the DKIM
-// selectors given (DefaultSelectors when none) and MX. The parts are
+// selectors given (DefaultSelectors when none), MX, MTA-STS with its
+// policy fetched through p, TLS-RPT, BIMI and DNSSEC. The parts are
 // looked up concurrently; a part whose lookup fails carries its Error,
-// and the rest are still checked.
-func Check(ctx context.Context, r Resolver, domain string, selectors []string) Result {
+// and the rest are still checked. A nil p fetches no MTA-STS policy, which
+// is then reported unavailable.
+func Check(ctx context.Context, r Resolver, p PolicyFetcher, domain string, selectors []string) Result {
 	domain = normalize(domain)
 	res := Result{Domain: domain, CheckedAt: time.Now().UTC()}
 	var seen []string
@@ -224,11 +258,18 @@ func Check(ctx context.Context, r Resolver, domain string, selectors []string) R
 	wg.Go(func() { res.DMARC = checkDMARC(ctx, r, domain) })
 	wg.Go(func() { res.SPF = checkSPF(ctx, r, domain) })
 	wg.Go(func() { res.MX = checkMX(ctx, r, domain) })
+	wg.Go(func() { res.MTASTS = checkMTASTS(ctx, r, p, domain) })
+	wg.Go(func() { res.TLSRPT = checkTLSRPT(ctx, r, domain) })
+	wg.Go(func() { res.BIMI = checkBIMI(ctx, r, domain) })
+	wg.Go(func() { res.DNSSEC = checkDNSSEC(ctx, r, domain) })
 	for i, s := range seen {
 		wg.Go(func() { res.DKIM[i] = checkDKIM(ctx, r, s, domain) })
 	}
 	wg.Wait()
+	matchMX(&res.MTASTS, res.MX)
+	judgeBIMI(&res.BIMI, res.DMARC)
 	res.Incomplete = res.DMARC.Error != "" || res.SPF.Error != "" || res.MX.Error != "" ||
+		res.MTASTS.Error != "" || res.TLSRPT.Error != "" || res.BIMI.Error != "" || res.DNSSEC.Error != "" ||
 		slices.ContainsFunc(res.DKIM, func(d DKIMResult) bool { return d.Error != "" })
 	res.Findings = findings(res)
 	res.Score = score(res)
@@ -280,11 +321,11 @@ func checkDMARC(ctx context.Context, r Resolver, domain string) DMARCResult {
 	return res
 }
 
-var missingDMARC = Problem{"dmarc_missing", SeverityCritical,
-	"The domain has no DMARC record: receivers have no policy for mail that fails authentication, and nobody is told who sends mail as the domain."}
+var missingDMARC = Problem{Code: "dmarc_missing", Severity: SeverityCritical,
+	Message: "The domain has no DMARC record: receivers have no policy for mail that fails authentication, and nobody is told who sends mail as the domain."}
 
 func multipleDMARC(domain string) Problem {
-	return Problem{"dmarc_multiple_records", SeverityCritical, fmt.Sprintf(
+	return Problem{Code: "dmarc_multiple_records", Severity: SeverityCritical, Message: fmt.Sprintf(
 		"%s has more than one DMARC record: receivers ignore them all and apply no policy.", domain)}
 }
 
@@ -309,7 +350,7 @@ func reportAuthorization(ctx context.Context, r Resolver, domain string, rec DMA
 			continue
 		}
 		if !slices.ContainsFunc(records, func(t string) bool { return strings.HasPrefix(strings.TrimSpace(t), "v=DMARC1") }) {
-			out = append(out, Problem{"dmarc_report_destination_unauthorized", SeverityMedium, fmt.Sprintf(
+			out = append(out, Problem{Code: "dmarc_report_destination_unauthorized", Severity: SeverityMedium, Message: fmt.Sprintf(
 				"Reports go to %s, which has not agreed to receive %s's (no %s._report._dmarc.%s record): receivers will not send them.", dest, domain, domain, dest)})
 		}
 	}
@@ -347,8 +388,8 @@ func checkSPF(ctx context.Context, r Resolver, domain string) SPFResult {
 	case err != nil:
 		return SPFResult{Error: failure("the SPF record", err)}
 	case raw == "":
-		return SPFResult{Problems: []Problem{{"spf_missing", SeverityHigh,
-			"The domain has no SPF record: receivers cannot tell its mail servers from anyone else's."}}}
+		return SPFResult{Problems: []Problem{{Code: "spf_missing", Severity: SeverityHigh,
+			Message: "The domain has no SPF record: receivers cannot tell its mail servers from anyone else's."}}}
 	}
 	rec, ps := ParseSPF(raw)
 	res := SPFResult{Present: true, Record: &rec, Problems: ps}
@@ -369,19 +410,19 @@ func checkMX(ctx context.Context, r Resolver, domain string) MXResult {
 	hosts, err := r.LookupMX(ctx, domain)
 	switch {
 	case errors.Is(err, cloud.ErrNoSuchName):
-		return MXResult{Problems: []Problem{{"domain_not_found", SeverityHigh,
-			"The domain does not exist in DNS: mail to it bounces, and nothing stops others from sending as it unless its parent's DMARC policy covers it."}}}
+		return MXResult{Problems: []Problem{{Code: "domain_not_found", Severity: SeverityHigh,
+			Message: "The domain does not exist in DNS: mail to it bounces, and nothing stops others from sending as it unless its parent's DMARC policy covers it."}}}
 	case err != nil:
 		return MXResult{Error: failure("the MX records", err)}
 	case len(hosts) == 1 && hosts[0] == "":
-		return MXResult{Null: true, Problems: []Problem{{"mx_null", SeverityInfo,
-			"The domain has a null MX: it states that it accepts no mail."}}}
+		return MXResult{Null: true, Problems: []Problem{{Code: "mx_null", Severity: SeverityInfo,
+			Message: "The domain has a null MX: it states that it accepts no mail."}}}
 	case slices.Contains(hosts, ""):
-		return MXResult{Present: true, Hosts: slices.DeleteFunc(hosts, func(h string) bool { return h == "" }), Problems: []Problem{{"mx_null_mixed", SeverityLow,
-			"The domain has a null MX beside other MX records: senders ignore the null MX (RFC 7505 says it must stand alone)."}}}
+		return MXResult{Present: true, Hosts: slices.DeleteFunc(hosts, func(h string) bool { return h == "" }), Problems: []Problem{{Code: "mx_null_mixed", Severity: SeverityLow,
+			Message: "The domain has a null MX beside other MX records: senders ignore the null MX (RFC 7505 says it must stand alone)."}}}
 	case len(hosts) == 0:
-		return MXResult{Problems: []Problem{{"mx_missing", SeverityLow,
-			"The domain has no MX records: mail to it goes to its own address, if it has one. A domain that takes no mail should say so with a null MX (RFC 7505)."}}}
+		return MXResult{Problems: []Problem{{Code: "mx_missing", Severity: SeverityLow,
+			Message: "The domain has no MX records: mail to it goes to its own address, if it has one. A domain that takes no mail should say so with a null MX (RFC 7505)."}}}
 	}
 	return MXResult{Present: true, Hosts: hosts}
 }
@@ -391,7 +432,7 @@ func checkDKIM(ctx context.Context, r Resolver, selector, domain string) DKIMRes
 	res := DKIMResult{Selector: selector, CNAME: rec.CNAME}
 	switch {
 	case errors.Is(err, cloud.ErrMultipleRecords):
-		res.Key = &DKIMKey{Selector: selector, Present: true, Problems: []Problem{{"dkim_multiple_records", SeverityHigh, fmt.Sprintf(
+		res.Key = &DKIMKey{Selector: selector, Present: true, Problems: []Problem{{Code: "dkim_multiple_records", Severity: SeverityHigh, Message: fmt.Sprintf(
 			"Selector %s has more than one key record: receivers may take either, and signatures fail with the wrong one.", selector)}}}
 	case err != nil:
 		res.Error = failure("the DKIM key of selector "+selector, err)
@@ -413,7 +454,7 @@ func failure(what string, err error) string {
 func findings(res Result) []Problem {
 	var out []Problem
 	dnsFailure := func(code, part, msg string) {
-		out = append(out, Problem{code, SeverityHigh, msg + " " + part + " is unknown until it resolves, not missing."})
+		out = append(out, Problem{Code: code, Severity: SeverityHigh, Message: msg + " " + part + " is unknown until it resolves, not missing."})
 	}
 	if res.DMARC.Error != "" {
 		dnsFailure("dmarc_dns_failure", "DMARC", res.DMARC.Error)
@@ -429,6 +470,7 @@ func findings(res Result) []Problem {
 		dnsFailure("mx_dns_failure", "MX", res.MX.Error)
 	}
 	out = append(out, res.MX.Problems...)
+	out = append(out, deliveryFindings(res, dnsFailure)...)
 	slices.SortStableFunc(out, func(a, b Problem) int { return cmp.Compare(SeverityRank(a.Severity), SeverityRank(b.Severity)) })
 	return out
 }
@@ -460,11 +502,11 @@ func dkimFindings(results []DKIMResult, dnsFailure func(code, part, msg string))
 		for _, d := range results {
 			names = append(names, d.Selector)
 		}
-		out = append(out, Problem{"dkim_missing", SeverityHigh, fmt.Sprintf(
+		out = append(out, Problem{Code: "dkim_missing", Severity: SeverityHigh, Message: fmt.Sprintf(
 			"No usable DKIM key at the selectors %s: receivers cannot verify the domain's signatures, so DMARC rests on SPF alone, which forwarding breaks.", strings.Join(names, ", "))})
 	case len(usable) > 0:
 		for _, s := range absent {
-			out = append(out, Problem{"dkim_selector_missing", SeverityInfo, fmt.Sprintf("Selector %s publishes no DKIM key; %s does.", s, strings.Join(usable, ", "))})
+			out = append(out, Problem{Code: "dkim_selector_missing", Severity: SeverityInfo, Message: fmt.Sprintf("Selector %s publishes no DKIM key; %s does.", s, strings.Join(usable, ", "))})
 		}
 	}
 	return out
@@ -472,8 +514,18 @@ func dkimFindings(results []DKIMResult, dnsFailure func(code, part, msg string))
 
 // Points of each part, as the package documents.
 var (
-	dmarcPoints = map[string]int{"reject": 40, "quarantine": 30, "none": 10}
-	spfPoints   = map[string]int{"-": 25, "~": 20, "?": 5, "": 5, "+": 0}
+	dmarcPoints = map[string]int{"reject": 35, "quarantine": 25, "none": 10}
+	spfPoints   = map[string]int{"-": 20, "~": 15, "?": 5, "": 5, "+": 0}
+)
+
+// Points of the delivery parts, as the package documents.
+const (
+	mtaSTSPoints  = 6
+	tlsRPTPoints  = 3
+	dnssecPoints  = 4
+	bimiPoints    = 2
+	dkimBest      = 20
+	dkimShortKeys = 12
 )
 
 func score(res Result) int {
@@ -503,9 +555,9 @@ func score(res Result) int {
 		pts := 0
 		switch {
 		case d.Key.KeyType == "ed25519" || d.Key.Bits >= dkimGoodBits:
-			pts = 25
+			pts = dkimBest
 		case d.Key.Bits >= dkimMinBits:
-			pts = 15
+			pts = dkimShortKeys
 		}
 		if d.Key.Testing {
 			pts /= 2
@@ -515,6 +567,35 @@ func score(res Result) int {
 	total += best
 	if res.MX.Present || res.MX.Null {
 		total += 5
+	}
+	return total + deliveryScore(res)
+}
+
+// deliveryScore is the points of MTA-STS, TLS-RPT, DNSSEC and BIMI.
+func deliveryScore(res Result) int {
+	total := 0
+	switch m := res.MTASTS; {
+	case res.MX.Null:
+		total += mtaSTSPoints
+	case m.Error != "" || m.Policy == nil || hasSeverityAtLeast(m.Problems, SeverityHigh):
+	case m.Policy.Mode == "enforce" || m.Policy.Mode == "testing":
+		pts := mtaSTSPoints
+		if m.Policy.Mode == "testing" {
+			pts /= 2
+		}
+		if m.Policy.MaxAge < stsShortAge {
+			pts--
+		}
+		total += pts
+	}
+	if t := res.TLSRPT; res.MX.Null || t.Record != nil && len(t.Record.RUA) > 0 && !hasSeverityAtLeast(t.Problems, SeverityMedium) {
+		total += tlsRPTPoints
+	}
+	if res.DNSSEC.Validated {
+		total += dnssecPoints
+	}
+	if res.BIMI.Effective {
+		total += bimiPoints
 	}
 	return total
 }

@@ -116,11 +116,11 @@ func ParseSPF(record string) (SPFRecord, []Problem) {
 func allProblem(q string) []Problem {
 	switch q {
 	case "+":
-		return []Problem{{"spf_pass_all", SeverityCritical, "SPF ends with +all: every server on the internet may send mail as the domain."}}
+		return []Problem{{Code: "spf_pass_all", Severity: SeverityCritical, Message: "SPF ends with +all: every server on the internet may send mail as the domain."}}
 	case "?":
-		return []Problem{{"spf_neutral_all", SeverityMedium, "SPF ends with ?all: receivers get no verdict on mail from servers the record does not list."}}
+		return []Problem{{Code: "spf_neutral_all", Severity: SeverityMedium, Message: "SPF ends with ?all: receivers get no verdict on mail from servers the record does not list."}}
 	case "~":
-		return []Problem{{"spf_softfail_all", SeverityLow, "SPF ends with ~all: mail from servers the record does not list is marked suspicious but not rejected."}}
+		return []Problem{{Code: "spf_softfail_all", Severity: SeverityLow, Message: "SPF ends with ~all: mail from servers the record does not list is marked suspicious but not rejected."}}
 	}
 	return nil
 }
@@ -399,12 +399,12 @@ func evaluate(ctx context.Context, r Resolver, domain string, rec SPFRecord) (SP
 	w.record(ctx, normalize(domain), rec, []string{normalize(domain)}, true)
 	if w.ev.Lookups > spfLookupLimit {
 		w.ev.OverLimit = true
-		w.ev.Problems = append(w.ev.Problems, Problem{"spf_over_limit", SeverityCritical, fmt.Sprintf(
+		w.ev.Problems = append(w.ev.Problems, Problem{Code: "spf_over_limit", Severity: SeverityCritical, Message: fmt.Sprintf(
 			"SPF needs %s DNS lookups, more than the %d receivers allow: they treat the record as an error (permerror) and SPF fails for all mail.", lookupCount(w.ev.Lookups), spfLookupLimit)})
 	}
 	if w.ev.VoidLookups > spfVoidLimit {
 		w.ev.VoidOverLimit = true
-		w.ev.Problems = append(w.ev.Problems, Problem{"spf_void_lookups", SeverityHigh, fmt.Sprintf(
+		w.ev.Problems = append(w.ev.Problems, Problem{Code: "spf_void_lookups", Severity: SeverityHigh, Message: fmt.Sprintf(
 			"SPF has %d lookups that find nothing, more than the %d receivers allow: they may treat the record as an error (permerror).", w.ev.VoidLookups, spfVoidLimit)})
 	}
 	return w.ev, w.err
@@ -418,7 +418,7 @@ func lookupCount(n int) string {
 }
 
 func multipleSPF(domain string) Problem {
-	return Problem{"spf_multiple_records", SeverityCritical, fmt.Sprintf("%s has more than one SPF record: receivers treat that as an error (permerror) and SPF fails for all mail.", domain)}
+	return Problem{Code: "spf_multiple_records", Severity: SeverityCritical, Message: fmt.Sprintf("%s has more than one SPF record: receivers treat that as an error (permerror) and SPF fails for all mail.", domain)}
 }
 
 // isPermerror reports whether a problem makes receivers stop SPF with a
@@ -496,7 +496,7 @@ func (w *spfWalk) follow(ctx context.Context, from, target string, path []string
 	}
 	if slices.Contains(path, target) {
 		if !w.ev.Loop {
-			w.ev.Problems = append(w.ev.Problems, Problem{"spf_loop", SeverityCritical, fmt.Sprintf(
+			w.ev.Problems = append(w.ev.Problems, Problem{Code: "spf_loop", Severity: SeverityCritical, Message: fmt.Sprintf(
 				"SPF loops: %s %s %s, which is already on the chain %s; receivers stop with an error (permerror).", from, verb(kind), target, strings.Join(path, " -> "))})
 		}
 		w.ev.Loop = true
@@ -514,7 +514,7 @@ func (w *spfWalk) follow(ctx context.Context, from, target string, path []string
 		if f.void {
 			w.ev.VoidLookups++
 		}
-		w.ev.Problems = append(w.ev.Problems, Problem{missing, SeverityCritical, fmt.Sprintf(
+		w.ev.Problems = append(w.ev.Problems, Problem{Code: missing, Severity: SeverityCritical, Message: fmt.Sprintf(
 			"%s %s %s, which has no SPF record: receivers treat that as an error (permerror) and SPF fails for all mail.", from, verb(kind), target)})
 		return
 	}
@@ -597,7 +597,7 @@ func (w *spfWalk) mx(ctx context.Context, name string) {
 		return
 	}
 	if len(hosts) > spfMXLimit {
-		w.ev.Problems = append(w.ev.Problems, Problem{"spf_mx_too_many", SeverityCritical, fmt.Sprintf(
+		w.ev.Problems = append(w.ev.Problems, Problem{Code: "spf_mx_too_many", Severity: SeverityCritical, Message: fmt.Sprintf(
 			"SPF's mx for %s names %d mail hosts, more than the %d receivers look up: they treat the record as an error (permerror).", name, len(hosts), spfMXLimit)})
 		return
 	}
@@ -608,7 +608,7 @@ func (w *spfWalk) mx(ctx context.Context, name string) {
 		addrs, err := w.r.LookupA(ctx, h)
 		switch {
 		case errors.Is(err, cloud.ErrNoSuchName) || err == nil && len(addrs) == 0:
-			w.ev.Problems = append(w.ev.Problems, Problem{"spf_mx_host_without_address", SeverityLow, fmt.Sprintf(
+			w.ev.Problems = append(w.ev.Problems, Problem{Code: "spf_mx_host_without_address", Severity: SeverityLow, Message: fmt.Sprintf(
 				"SPF's mx for %s names the mail host %s, which has no address.", name, h)})
 		case err != nil:
 			w.fail(fmt.Errorf("SPF mx %s host %s: %w", name, h, err))

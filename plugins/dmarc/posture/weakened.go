@@ -7,7 +7,8 @@ type Change struct {
 	// Code is one of dmarc_removed, dmarc_policy_relaxed, dmarc_pct_lowered,
 	// dmarc_subdomain_policy_relaxed, dmarc_reporting_removed, spf_removed,
 	// spf_invalid, spf_all_relaxed, spf_over_limit, spf_loop,
-	// dkim_key_removed and dkim_key_shortened.
+	// dkim_key_removed, dkim_key_shortened, mta_sts_removed,
+	// mta_sts_weakened, tls_rpt_removed, dnssec_lost and bimi_lost.
 	Code     string `json:"code"`
 	Severity string `json:"severity"`
 	Message  string `json:"message"`
@@ -19,7 +20,9 @@ var allRank = map[string]int{"+": 0, "?": 1, "": 1, "~": 2, "-": 3}
 
 // Weakened lists how posture weakened from prev to cur, most severe
 // first: a DMARC policy relaxed or removed, an SPF record removed, broken
-// or made more permissive, a DKIM key removed, revoked or shortened. A
+// or made more permissive, a DKIM key removed, revoked or shortened,
+// MTA-STS removed or no longer enforced, TLS-RPT removed, DNSSEC
+// validation lost, a BIMI logo no longer shown. A
 // part that either check failed to look up is unknown there and yields
 // no change: a DNS failure is not a removal.
 func Weakened(prev, cur Result) []Change {
@@ -40,8 +43,49 @@ func Weakened(prev, cur Result) []Change {
 			}
 		}
 	}
+	weakenedDelivery(prev, cur, add)
 	sortChanges(out)
 	return out
+}
+
+// weakenedDelivery compares MTA-STS, TLS-RPT, DNSSEC and BIMI. A check
+// stored before these parts were checked knows none of them, and so
+// yields no change.
+func weakenedDelivery(prev, cur Result, add addFunc) {
+	if pm, cm := prev.MTASTS, cur.MTASTS; pm.Error == "" && cm.Error == "" && pm.Record != nil {
+		switch {
+		case !cm.Present && pm.Enforced():
+			add("mta_sts_removed", SeverityHigh, "The MTA-STS record was removed: the policy was enforced, and now senders apply none.")
+		case !cm.Present:
+			add("mta_sts_removed", SeverityMedium, "The MTA-STS record was removed.")
+		case pm.Enforced() && !cm.Enforced():
+			add("mta_sts_weakened", SeverityHigh, "MTA-STS is no longer enforced: %s.", notEnforced(cm))
+		}
+	}
+	if pt, ct := prev.TLSRPT, cur.TLSRPT; pt.Error == "" && ct.Error == "" && pt.Record != nil && len(pt.Record.RUA) > 0 && !ct.Present {
+		add("tls_rpt_removed", SeverityLow, "The TLS-RPT record was removed: nobody receives TLS reports any more.")
+	}
+	if prev.DNSSEC.Validated && !cur.DNSSEC.Validated && cur.DNSSEC.Error == "" {
+		add("dnssec_lost", SeverityMedium, "The resolver no longer authenticates the domain's records with DNSSEC.")
+	}
+	if prev.BIMI.Effective && !cur.BIMI.Effective && cur.BIMI.Error == "" && cur.DMARC.Error == "" {
+		add("bimi_lost", SeverityLow, "The BIMI logo can no longer be shown: the record changed or DMARC left enforcement.")
+	}
+}
+
+// notEnforced says why an MTA-STS policy is not enforced.
+func notEnforced(m MTASTSResult) string {
+	switch {
+	case m.Policy == nil && m.PolicyError != "":
+		return "its policy can no longer be fetched"
+	case m.Policy == nil:
+		return "the record is no longer valid"
+	case m.Policy.Mode != "enforce":
+		return "the policy's mode is now " + or(m.Policy.Mode, "invalid")
+	case len(m.UnmatchedMX) > 0:
+		return fmt.Sprintf("the MX hosts %v match no mx of the policy", m.UnmatchedMX)
+	}
+	return "the policy is no longer valid"
 }
 
 type addFunc func(code, severity, format string, args ...any)

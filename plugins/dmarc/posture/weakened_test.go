@@ -2,6 +2,7 @@ package posture_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stewardhq/steward/plugins/dmarc/posture"
@@ -54,7 +55,7 @@ func TestWeakened(t *testing.T) {
 	rs = append(rs, spfWorld()...)
 	r := startDNS(t, []string{"example.com"}, rs)
 	check := func(name string) posture.Result {
-		return posture.Check(t.Context(), r, name+".example.com", nil)
+		return posture.Check(t.Context(), r, nil, name+".example.com", nil)
 	}
 	strongResult := check("strong")
 
@@ -109,7 +110,7 @@ func TestWeakened(t *testing.T) {
 		}
 	})
 	t.Run("DNS failure is no weakening", func(t *testing.T) {
-		failed := posture.Check(t.Context(), startFailingDNS(t, 2), "strong.example.com", nil)
+		failed := posture.Check(t.Context(), startFailingDNS(t, 2), nil, "strong.example.com", nil)
 		if got := posture.Weakened(strongResult, failed); len(got) != 0 {
 			t.Errorf("changes %+v", got)
 		}
@@ -126,4 +127,49 @@ func TestWeakened(t *testing.T) {
 			t.Errorf("changes %+v", got)
 		}
 	})
+}
+
+// TestWeakenedDelivery: MTA-STS removed or no longer enforced, TLS-RPT
+// removed, DNSSEC lost and BIMI no longer shown are weakenings; a check
+// stored before these parts were checked, or one that failed to look
+// them up, yields none.
+func TestWeakenedDelivery(t *testing.T) {
+	enforced := &posture.MTASTSPolicy{Version: "STSv1", Mode: "enforce", MX: []string{"*.example.net"}, MaxAge: 604800}
+	strong := posture.Result{
+		MTASTS: posture.MTASTSResult{Present: true, Record: &posture.MTASTSRecord{ID: "1"}, Policy: enforced},
+		TLSRPT: posture.TLSRPTResult{Present: true, Record: &posture.TLSRPTRecord{RUA: []string{"mailto:t@example.com"}}},
+		DNSSEC: posture.DNSSECResult{Validated: true},
+		BIMI:   posture.BIMIResult{Present: true, Record: &posture.BIMIRecord{Logo: "https://example.com/l.svg"}, Effective: true},
+	}
+	testingMode := strong
+	testingMode.MTASTS.Policy = &posture.MTASTSPolicy{Version: "STSv1", Mode: "testing", MX: enforced.MX, MaxAge: 604800}
+	unfetched := strong
+	unfetched.MTASTS.Policy, unfetched.MTASTS.PolicyError = nil, "HTTP 404"
+	stale := strong
+	stale.MTASTS.UnmatchedMX = []string{"mx.example.org"}
+	failed := posture.Result{MTASTS: posture.MTASTSResult{Error: "timeout"}, TLSRPT: posture.TLSRPTResult{Error: "timeout"},
+		DNSSEC: posture.DNSSECResult{Error: "timeout"}, BIMI: posture.BIMIResult{Error: "timeout"}}
+	for _, tc := range []struct {
+		name      string
+		prev, cur posture.Result
+		want      []string
+		inMessage string
+	}{
+		{"all removed", strong, posture.Result{}, []string{"mta_sts_removed", "dnssec_lost", "tls_rpt_removed", "bimi_lost"}, "was enforced"},
+		{"testing", strong, testingMode, []string{"mta_sts_weakened"}, "mode is now testing"},
+		{"not fetched", strong, unfetched, []string{"mta_sts_weakened"}, "can no longer be fetched"},
+		{"stale MX", strong, stale, []string{"mta_sts_weakened"}, "mx.example.org"},
+		{"unchanged", strong, strong, nil, ""},
+		{"stored before", posture.Result{}, posture.Result{}, nil, ""},
+		{"DNS failed", strong, failed, nil, ""},
+	} {
+		got := posture.Weakened(tc.prev, tc.cur)
+		var codes []string
+		for _, c := range got {
+			codes = append(codes, c.Code)
+		}
+		if !slices.Equal(codes, tc.want) || len(got) > 0 && !strings.Contains(got[0].Message, tc.inMessage) {
+			t.Errorf("%s: %+v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

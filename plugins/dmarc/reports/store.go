@@ -26,7 +26,8 @@ import (
 var migrationFiles embed.FS
 
 // Migrations are the reports' schema, numbered from 0100 so that they
-// merge with the plugin's own.
+// merge with the plugin's own; 0102 is the domains' (see
+// domains.Migrations).
 func Migrations() fs.FS {
 	sub, _ := fs.Sub(migrationFiles, "migrations")
 	return sub

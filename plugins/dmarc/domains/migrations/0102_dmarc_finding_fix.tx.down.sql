@@ -1,0 +1,1 @@
+ALTER TABLE dmarc_findings DROP COLUMN fix;

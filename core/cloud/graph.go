@@ -58,7 +58,8 @@ func newGraphClients(cfg Config, opts policy.ClientOptions, ep Endpoints, creds 
 
 // GraphClient reads one customer tenant's directory through Microsoft
 // Graph v1.0: users, MFA registration, directory roles, access reviews,
-// domains and Intune devices. It authenticates in that tenant with the
+// domains, Intune devices, Conditional Access policies and the security
+// defaults policy. It authenticates in that tenant with the
 // application's client credentials, as a multi-tenant application
 // consented in each customer tenant does, and shares the transport and
 // retry policy of the Azure clients: throttled (429) and failed (5xx)
@@ -451,6 +452,106 @@ func (g *GraphClient) ManagedDevices(ctx context.Context, fn func(ManagedDevice)
 			OperatingSystem: d.OperatingSystem, OSVersion: d.OSVersion, ComplianceState: d.ComplianceState, IsEncrypted: d.IsEncrypted,
 			Model: d.Model, Manufacturer: d.Manufacturer, Enrolled: d.EnrolledDateTime, LastSync: d.LastSyncDateTime})
 	})
+}
+
+// ConditionalAccessPolicy is a Conditional Access policy of the tenant:
+// whom and what it covers, and the controls it grants access with.
+type ConditionalAccessPolicy struct {
+	ID          string
+	DisplayName string
+	// State is enabled, disabled or enabledForReportingButNotEnforced
+	// (report-only: evaluated and logged, never enforced).
+	State string
+	// IncludeUsers and ExcludeUsers are user object ids or the keywords
+	// All, None and GuestsOrExternalUsers; the groups are group object
+	// ids and the roles directory role template ids.
+	IncludeUsers  []string
+	ExcludeUsers  []string
+	IncludeGroups []string
+	ExcludeGroups []string
+	IncludeRoles  []string
+	ExcludeRoles  []string
+	// IncludeApplications are application ids or All, Office365 or None.
+	IncludeApplications []string
+	// ClientAppTypes are all, browser, mobileAppsAndDesktopClients,
+	// exchangeActiveSync or other: the last two are the legacy
+	// authentication clients.
+	ClientAppTypes []string
+	// GrantOperator is AND or OR over BuiltInControls (block, mfa,
+	// compliantDevice and so on); empty for a policy that grants nothing,
+	// such as one of session controls only.
+	GrantOperator   string
+	BuiltInControls []string
+	// AuthenticationStrength is the id of the authentication strength
+	// the policy requires, a stronger form of mfa; empty when none.
+	AuthenticationStrength string
+}
+
+type conditionalAccessPolicyJSON struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"displayName"`
+	State       string `json:"state"`
+	Conditions  struct {
+		ClientAppTypes []string `json:"clientAppTypes"`
+		Applications   *struct {
+			IncludeApplications []string `json:"includeApplications"`
+		} `json:"applications"`
+		Users *struct {
+			IncludeUsers  []string `json:"includeUsers"`
+			ExcludeUsers  []string `json:"excludeUsers"`
+			IncludeGroups []string `json:"includeGroups"`
+			ExcludeGroups []string `json:"excludeGroups"`
+			IncludeRoles  []string `json:"includeRoles"`
+			ExcludeRoles  []string `json:"excludeRoles"`
+		} `json:"users"`
+	} `json:"conditions"`
+	GrantControls *struct {
+		Operator               string   `json:"operator"`
+		BuiltInControls        []string `json:"builtInControls"`
+		AuthenticationStrength *struct {
+			ID string `json:"id"`
+		} `json:"authenticationStrength"`
+	} `json:"grantControls"`
+}
+
+// ConditionalAccessPolicies calls fn for each Conditional Access policy of
+// the tenant, whatever its state. An error from fn stops the listing and
+// is returned as is.
+func (g *GraphClient) ConditionalAccessPolicies(ctx context.Context, fn func(ConditionalAccessPolicy) error) error {
+	return graphList(ctx, g, g.op("list Conditional Access policies"), "/identity/conditionalAccess/policies", nil,
+		func(p *conditionalAccessPolicyJSON) error {
+			out := ConditionalAccessPolicy{ID: p.ID, DisplayName: p.DisplayName, State: p.State, ClientAppTypes: p.Conditions.ClientAppTypes}
+			if a := p.Conditions.Applications; a != nil {
+				out.IncludeApplications = a.IncludeApplications
+			}
+			if u := p.Conditions.Users; u != nil {
+				out.IncludeUsers, out.ExcludeUsers = u.IncludeUsers, u.ExcludeUsers
+				out.IncludeGroups, out.ExcludeGroups = u.IncludeGroups, u.ExcludeGroups
+				out.IncludeRoles, out.ExcludeRoles = u.IncludeRoles, u.ExcludeRoles
+			}
+			if gc := p.GrantControls; gc != nil {
+				out.GrantOperator, out.BuiltInControls = gc.Operator, gc.BuiltInControls
+				if gc.AuthenticationStrength != nil {
+					out.AuthenticationStrength = gc.AuthenticationStrength.ID
+				}
+			}
+			return fn(out)
+		})
+}
+
+// SecurityDefaults reports whether the tenant enforces Entra ID's
+// security defaults, from its identitySecurityDefaultsEnforcementPolicy.
+func (g *GraphClient) SecurityDefaults(ctx context.Context) (bool, error) {
+	if g.err != nil {
+		return false, g.err
+	}
+	var p struct {
+		IsEnabled bool `json:"isEnabled"`
+	}
+	if err := g.get(ctx, g.endpoint+"/v1.0/policies/identitySecurityDefaultsEnforcementPolicy", &p); err != nil {
+		return false, wrap(g.op("read the security defaults policy"), err)
+	}
+	return p.IsEnabled, nil
 }
 
 func (g *GraphClient) op(what string) string { return what + " in tenant " + g.tenantID }

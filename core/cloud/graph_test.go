@@ -624,3 +624,68 @@ func TestGraphDemoWorld(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphConditionalAccess: each tenant's Conditional Access policies
+// arrive with their state, users (a world user by its object id), roles,
+// client apps and grant controls, and only that tenant's; the security
+// defaults policy says whether the tenant enforces them; a failure of
+// either names the tenant.
+func TestGraphConditionalAccess(t *testing.T) {
+	w := graphWorld()
+	w.Tenants[0].SecurityDefaults = true
+	w.ConditionalAccessPolicies = []world.ConditionalAccessPolicy{
+		{DirectoryTenantID: brandTenant, ID: "c0000000-0000-4000-8000-000000000001", Name: "Require MFA for all users", State: "enabled",
+			IncludeUsers: []string{"All"}, ExcludeUsers: []string{"admin@brand.example"}, GrantControls: []string{"mfa"}},
+		{DirectoryTenantID: brandTenant, ID: "c0000000-0000-4000-8000-000000000002", Name: "Block legacy authentication",
+			State: "enabledForReportingButNotEnforced", IncludeUsers: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"},
+			GrantControls: []string{"block"}},
+		{DirectoryTenantID: brandTenant, ID: "c0000000-0000-4000-8000-000000000003", Name: "Admins on compliant devices", State: "disabled",
+			IncludeRoles: []string{simgraph.GlobalAdministrator}, GrantControls: []string{"mfa", "compliantDevice"}, GrantOperator: "AND"},
+	}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, c := startGraphSim(t, w)
+	brand := c.Graph(brandTenant)
+	got := collect(t, brand.ConditionalAccessPolicies)
+	admin := worldUsers(w, brandTenant, func(u world.User) bool { return u.Email == "admin@brand.example" })[0]
+	want := []cloud.ConditionalAccessPolicy{
+		{ID: "c0000000-0000-4000-8000-000000000001", DisplayName: "Require MFA for all users", State: "enabled",
+			IncludeUsers: []string{"All"}, ExcludeUsers: []string{idp.ObjectID(admin)}, IncludeGroups: []string{}, ExcludeGroups: []string{},
+			IncludeRoles: []string{}, ExcludeRoles: []string{}, IncludeApplications: []string{"All"}, ClientAppTypes: []string{"all"},
+			GrantOperator: "OR", BuiltInControls: []string{"mfa"}},
+		{ID: "c0000000-0000-4000-8000-000000000002", DisplayName: "Block legacy authentication", State: "enabledForReportingButNotEnforced",
+			IncludeUsers: []string{"All"}, ExcludeUsers: []string{}, IncludeGroups: []string{}, ExcludeGroups: []string{},
+			IncludeRoles: []string{}, ExcludeRoles: []string{}, IncludeApplications: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"},
+			GrantOperator: "OR", BuiltInControls: []string{"block"}},
+		{ID: "c0000000-0000-4000-8000-000000000003", DisplayName: "Admins on compliant devices", State: "disabled",
+			IncludeUsers: []string{}, ExcludeUsers: []string{}, IncludeGroups: []string{}, ExcludeGroups: []string{},
+			IncludeRoles: []string{simgraph.GlobalAdministrator}, ExcludeRoles: []string{}, IncludeApplications: []string{"All"}, ClientAppTypes: []string{"all"},
+			GrantOperator: "AND", BuiltInControls: []string{"mfa", "compliantDevice"}},
+	}
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Fatalf("brand policies\n%+v\nwant\n%+v", got, want)
+	}
+	if on, err := brand.SecurityDefaults(context.Background()); err != nil || on {
+		t.Fatalf("brand's security defaults %v (%v), want off", on, err)
+	}
+	managing := c.Graph(managingTenant)
+	if policies := collect(t, managing.ConditionalAccessPolicies); len(policies) != 0 {
+		t.Fatalf("the managing tenant sees %d policies, want none of the brand's", len(policies))
+	}
+	if on, err := managing.SecurityDefaults(context.Background()); err != nil || !on {
+		t.Fatalf("managing tenant's security defaults %v (%v), want on", on, err)
+	}
+
+	s.Faults.Set(cloudsim.Graph, "/v1.0/policies/identitySecurityDefaultsEnforcementPolicy", cloudsim.Fault{Status: http.StatusForbidden})
+	_, err := brand.SecurityDefaults(context.Background())
+	var e *cloud.Error
+	if !errors.As(err, &e) || e.StatusCode != http.StatusForbidden || !strings.Contains(e.Op, "security defaults") || !strings.Contains(e.Op, brandTenant) {
+		t.Fatalf("refused security defaults: %v", err)
+	}
+	s.Faults.Set(cloudsim.Graph, "/v1.0/identity/conditionalAccess/policies", cloudsim.Fault{Status: http.StatusForbidden})
+	err = brand.ConditionalAccessPolicies(context.Background(), func(cloud.ConditionalAccessPolicy) error { return nil })
+	if !errors.As(err, &e) || e.StatusCode != http.StatusForbidden || !strings.Contains(e.Op, "Conditional Access") {
+		t.Fatalf("refused policies: %v", err)
+	}
+}

@@ -32,7 +32,13 @@ func testWorld() *world.World {
 			{Name: "Alpha", DirectoryTenantID: tenantA, Domains: []string{"alpha.example", "alpha-mail.example"},
 				Subscriptions: []world.Subscription{{ID: "sub-a", Name: "A"}}},
 			{Name: "Beta", DirectoryTenantID: tenantB, Domains: []string{"beta.example"},
-				Subscriptions: []world.Subscription{{ID: "sub-b", Name: "B"}}},
+				Subscriptions: []world.Subscription{{ID: "sub-b", Name: "B"}}, SecurityDefaults: true},
+		},
+		ConditionalAccessPolicies: []world.ConditionalAccessPolicy{
+			{DirectoryTenantID: tenantA, ID: "ca-mfa", Name: "MFA for all", State: "enabledForReportingButNotEnforced",
+				IncludeUsers: []string{"All"}, ExcludeUsers: []string{"admin@alpha.example"}, GrantControls: []string{"mfa"}},
+			{DirectoryTenantID: tenantA, ID: "ca-legacy", Name: "Block legacy", State: "enabled",
+				IncludeUsers: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"}, GrantControls: []string{"block"}},
 		},
 		Users: []world.User{
 			{Email: "admin@alpha.example", Name: "Ada Admin", DirectoryTenantID: tenantA, Roles: []string{"Governance.Admin"},
@@ -485,5 +491,48 @@ func TestConsentWithdrawn(t *testing.T) {
 	}
 	if users, _ := e.all(tenantA, "/v1.0/users"); len(users) != 5 {
 		t.Errorf("the consenting directory lists %d users, want 5", len(users))
+	}
+}
+
+// TestConditionalAccessPolicies: a tenant's policies in Graph's form, a
+// world user by object id, filtered by state, one by id (another
+// tenant's is 404); the security defaults policy of each tenant.
+func TestConditionalAccessPolicies(t *testing.T) {
+	e := start(t)
+	items, _ := e.all(tenantA, "/v1.0/identity/conditionalAccess/policies")
+	if len(items) != 2 || items[0]["displayName"] != "MFA for all" || items[0]["state"] != "enabledForReportingButNotEnforced" {
+		t.Fatalf("alpha's policies %v", items)
+	}
+	users := items[0]["conditions"].(map[string]any)["users"].(map[string]any)
+	admin := idp.ObjectID(testWorld().Users[0])
+	if fmt.Sprint(users["includeUsers"]) != "[All]" || fmt.Sprint(users["excludeUsers"]) != "["+admin+"]" {
+		t.Fatalf("users condition %v", users)
+	}
+	legacy := items[1]
+	if fmt.Sprint(legacy["conditions"].(map[string]any)["clientAppTypes"]) != "[exchangeActiveSync other]" ||
+		fmt.Sprint(legacy["grantControls"].(map[string]any)["builtInControls"]) != "[block]" || legacy["grantControls"].(map[string]any)["operator"] != "OR" {
+		t.Fatalf("legacy policy %v", legacy)
+	}
+	if items, _ := e.all(tenantA, "/v1.0/identity/conditionalAccess/policies?$filter=state%20eq%20'enabled'"); len(items) != 1 || items[0]["id"] != "ca-legacy" {
+		t.Fatalf("enabled policies %v", items)
+	}
+	if items, _ := e.all(tenantB, "/beta/identity/conditionalAccess/policies"); len(items) != 0 {
+		t.Fatalf("beta sees alpha's policies: %v", items)
+	}
+	resp, one := e.get(e.tokens[tenantA], "/v1.0/identity/conditionalAccess/policies/ca-legacy")
+	if resp.StatusCode != 200 || one["id"] != "ca-legacy" || !strings.HasSuffix(one["@odata.context"].(string), "/v1.0/$metadata#identity/conditionalAccess/policies/$entity") {
+		t.Fatalf("one policy: %d %v", resp.StatusCode, one)
+	}
+	if resp, body := e.get(e.tokens[tenantB], "/v1.0/identity/conditionalAccess/policies/ca-legacy"); resp.StatusCode != 404 {
+		t.Fatalf("another tenant's policy: %d %v", resp.StatusCode, body)
+	}
+	for tenant, want := range map[string]bool{tenantA: false, tenantB: true} {
+		resp, body := e.get(e.tokens[tenant], "/v1.0/policies/identitySecurityDefaultsEnforcementPolicy")
+		if resp.StatusCode != 200 || body["isEnabled"] != want || body["id"] != "00000000-0000-0000-0000-000000000005" {
+			t.Fatalf("security defaults of %s: %d %v", tenant, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := e.get("", "/v1.0/policies/identitySecurityDefaultsEnforcementPolicy"); resp.StatusCode != 401 {
+		t.Fatalf("security defaults without a token: %d", resp.StatusCode)
 	}
 }

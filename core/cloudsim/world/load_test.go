@@ -22,6 +22,9 @@ const valid = `{
   "quotas": [{"subscription_id": "sub-a", "location": "eastus", "provider": "compute", "name": "cores", "current_value": 80, "limit": 100}],
   "reservations": [{"billing_account_id": "ba-1", "reservation_id": "res-1", "sku": "Standard_D2s_v3", "date": "2026-10-01", "reserved_hours": 24, "used_hours": 20}],
   "access_reviews": [{"directory_tenant_id": "dir-a", "id": "ar-1", "name": "Quarterly", "status": "InProgress", "decisions": [{"user": "alice@brand-a.example", "decision": "Approve"}]}],
+  "conditional_access_policies": [{"directory_tenant_id": "dir-a", "id": "ca-1", "name": "MFA for all", "state": "enabled", "include_users": ["All"],
+                                   "exclude_users": ["alice@brand-a.example"], "include_roles": ["62e90394-69f5-4237-9190-012177145e10"],
+                                   "client_app_types": ["browser"], "grant_controls": ["mfa"], "grant_operator": "OR"}],
   "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}], "exchange_rates": {"base": "USD", "rates": {"2026-11-02": {"EUR": 0.9123}}}, "security_assessments": [{"subscription_id": "sub-a", "resource_id": "r1", "name": "4fb67663-9ab9-475d-b026-8c544cced439", "display_name": "Minimum TLS", "status": "Unhealthy", "severity": "Medium", "policy_definition_id": "p1", "category": "Data"}], "secure_scores": [{"subscription_id": "sub-a", "controls": [{"name": "c1", "display_name": "Encrypt data in transit", "current": 1.5, "max": 4, "healthy_resources": 3, "unhealthy_resources": 5}]}]
 }`
 
@@ -35,7 +38,8 @@ func TestParseValid(t *testing.T) {
 	}
 	if w.Costs[0].Cost != 12.34 || w.Quotas[0].Limit != 100 || w.Reservations[0].UsedHours != 20 || w.DNS[0].Type != "TXT" ||
 		w.ExchangeRates.Base != "USD" || w.ExchangeRates.Rates["2026-11-02"]["EUR"] != 0.9123 ||
-		w.SecurityAssessments[0].Status != "Unhealthy" || w.SecureScores[0].Controls[0].Current != 1.5 {
+		w.SecurityAssessments[0].Status != "Unhealthy" || w.SecureScores[0].Controls[0].Current != 1.5 ||
+		w.ConditionalAccessPolicies[0].ExcludeUsers[0] != "alice@brand-a.example" || w.ConditionalAccessPolicies[0].State != "enabled" {
 		t.Fatalf("world %+v", w)
 	}
 	empty, err := Parse([]byte(`{}`))
@@ -69,8 +73,16 @@ func TestParseReportsEntryPaths(t *testing.T) {
 		{"bad assessment status", `"status": "Unhealthy"`, `"status": "Broken"`, `security_assessments[0].status: "Broken" is not one of Healthy, Unhealthy, NotApplicable`},
 		{"assessment of no subscription", `"subscription_id": "sub-a", "resource_id": "r1"`, `"subscription_id": "sub-z", "resource_id": "r1"`, `security_assessments[0].subscription_id: "sub-z" is not a subscription`},
 		{"score over max", `"current": 1.5, "max": 4`, `"current": 4.5, "max": 4`, `secure_scores[0].controls[0].current: 4.5 is not between 0 and max (4)`},
+		{"bad policy state", `"state": "enabled"`, `"state": "on"`, `conditional_access_policies[0].state: "on" is not one of enabled, disabled, enabledForReportingButNotEnforced`},
+		{"policy of no tenant", `"directory_tenant_id": "dir-a", "id": "ca-1"`, `"directory_tenant_id": "dir-z", "id": "ca-1"`, `conditional_access_policies[0].directory_tenant_id: "dir-z" is not the directory id`},
+		{"policy excluding a stranger", `"exclude_users": ["alice@brand-a.example"]`, `"exclude_users": ["bob@brand-a.example"]`, `conditional_access_policies[0].exclude_users[0]: "bob@brand-a.example" is not All, None, GuestsOrExternalUsers or a user of the directory`},
+		{"policy role not a GUID", `"include_roles": ["62e90394-69f5-4237-9190-012177145e10"]`, `"include_roles": ["Global Administrator"]`, `conditional_access_policies[0].include_roles[0]: "Global Administrator" is not a role template id`},
+		{"bad client app", `"client_app_types": ["browser"]`, `"client_app_types": ["imap"]`, `conditional_access_policies[0].client_app_types[0]: "imap" is not one of`},
+		{"no grant control", `"grant_controls": ["mfa"]`, `"grant_controls": []`, `conditional_access_policies[0].grant_controls: a policy needs at least one grant control`},
+		{"bad grant control", `"grant_controls": ["mfa"]`, `"grant_controls": ["sms"]`, `conditional_access_policies[0].grant_controls[0]: "sms" is not one of`},
+		{"bad grant operator", `"grant_operator": "OR"`, `"grant_operator": "XOR"`, `conditional_access_policies[0].grant_operator: "XOR" is not one of AND, OR`},
 		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 7, column`},
-		{"syntax", `"dns": [`, `"dns": [[`, `line 16, column`},
+		{"syntax", `"dns": [`, `"dns": [[`, `line 19, column`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

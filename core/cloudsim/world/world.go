@@ -34,7 +34,10 @@ type World struct {
 	SavingsPlans           []SavingsPlan           `json:"savings_plans"`
 	BenefitRecommendations []BenefitRecommendation `json:"benefit_recommendations"`
 	AccessReviews          []AccessReview          `json:"access_reviews"`
-	DNS                    []DNSRecord             `json:"dns"`
+	// ConditionalAccessPolicies are the directories' Conditional Access
+	// policies.
+	ConditionalAccessPolicies []ConditionalAccessPolicy `json:"conditional_access_policies"`
+	DNS                       []DNSRecord               `json:"dns"`
 	// SecurityAssessments and SecureScores are Defender for Cloud's
 	// assessments of resources and each subscription's secure score by
 	// security control.
@@ -81,6 +84,10 @@ type Tenant struct {
 	// Lighthouse delegation does not depend on it: the managing tenant's
 	// token reaches a delegated tenant's subscriptions either way.
 	Consented *bool `json:"consented,omitempty"`
+	// SecurityDefaults is whether the directory enforces Entra ID's
+	// security defaults (MFA registration for everyone, MFA for admins,
+	// legacy authentication blocked); absent means it does not.
+	SecurityDefaults bool `json:"security_defaults,omitempty"`
 }
 
 // HasConsent reports whether Steward's application has admin consent in
@@ -380,6 +387,37 @@ type AccessReview struct {
 	Name              string     `json:"name"`
 	Status            string     `json:"status"`
 	Decisions         []Decision `json:"decisions"`
+}
+
+// ConditionalAccessPolicy is a Conditional Access policy of a directory,
+// with the conditions and controls that decide an identity posture: whom
+// it covers, from which client apps, and what it grants. It covers every
+// cloud application.
+type ConditionalAccessPolicy struct {
+	DirectoryTenantID string `json:"directory_tenant_id"`
+	ID                string `json:"id"`
+	Name              string `json:"name"`
+	// State is enabled, disabled or enabledForReportingButNotEnforced
+	// (report-only).
+	State string `json:"state"`
+	// IncludeUsers and ExcludeUsers are "All", "None",
+	// "GuestsOrExternalUsers" or the e-mail addresses of users of the
+	// directory, which Graph names by object id.
+	IncludeUsers []string `json:"include_users"`
+	ExcludeUsers []string `json:"exclude_users"`
+	// IncludeRoles are directory role template ids, such as Global
+	// Administrator's 62e90394-69f5-4237-9190-012177145e10.
+	IncludeRoles []string `json:"include_roles"`
+	// ClientAppTypes are all, browser, mobileAppsAndDesktopClients,
+	// exchangeActiveSync or other; absent is all.
+	ClientAppTypes []string `json:"client_app_types"`
+	// GrantControls are Graph's built-in controls: block, mfa,
+	// compliantDevice, domainJoinedDevice, approvedApplication,
+	// compliantApplication or passwordChange.
+	GrantControls []string `json:"grant_controls"`
+	// GrantOperator is AND or OR (the default): whether every control
+	// or one of them is required.
+	GrantOperator string `json:"grant_operator,omitempty"`
 }
 
 // Decision is one reviewer decision about a user.

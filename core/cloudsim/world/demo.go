@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // The demo world's well-known users, fixed for every seed so docs and tests
@@ -87,6 +89,14 @@ const (
 //   - 8–15 users per tenant: admins, privileged users (some without MFA),
 //     users without MFA, guests, stale and disabled accounts; three access
 //     reviews per tenant.
+//   - Identity posture: Contoso Retail requires MFA of every user and of
+//     the Global Administrators and blocks legacy authentication, all
+//     enforced; Contoso Retail Dev requires MFA of every user in
+//     report-only and has a disabled legacy authentication block;
+//     Fabrikam Foods has security defaults and no Conditional Access;
+//     Fabrikam Foods Dev has neither; Northwind Travel requires MFA of its
+//     Global Administrators and blocks legacy authentication in
+//     report-only.
 //   - DNS for every domain: SPF, DMARC, DKIM and MX that are strong on some
 //     domains, weak or missing on others.
 //   - Exchange rates of EUR, GBP and JPY against USD on each weekday of the
@@ -115,6 +125,7 @@ func Demo(seed int64, today time.Time) *World {
 	g.exchangeRates()
 	g.savingsPlans()
 	g.securityAssessments()
+	g.conditionalAccess()
 	return g.w
 }
 
@@ -1466,4 +1477,40 @@ func (g *demoGen) securityAssessments() {
 func demoKey(name string) string {
 	sum := sha256.Sum256([]byte("defender:" + name))
 	return formatGUID([16]byte(sum[:16]))
+}
+
+// demoGlobalAdministrator is the Global Administrator role's template id.
+const demoGlobalAdministrator = "62e90394-69f5-4237-9190-012177145e10"
+
+// conditionalAccess gives each tenant its Conditional Access policies, or
+// security defaults, as Demo's doc says. Nothing is drawn from g.r: the
+// policies' ids derive from their tenant and name.
+func (g *demoGen) conditionalAccess() {
+	policy := func(t *Tenant, name, state string, p ConditionalAccessPolicy) ConditionalAccessPolicy {
+		p.DirectoryTenantID, p.Name, p.State = t.DirectoryTenantID, name, state
+		p.ID = uuid.NewSHA1(uuid.NameSpaceURL, []byte("conditional-access:"+t.DirectoryTenantID+"/"+name)).String()
+		return p
+	}
+	mfaAll := ConditionalAccessPolicy{IncludeUsers: []string{"All"}, GrantControls: []string{"mfa"}}
+	mfaAdmins := ConditionalAccessPolicy{IncludeRoles: []string{demoGlobalAdministrator}, GrantControls: []string{"mfa"}}
+	legacy := ConditionalAccessPolicy{IncludeUsers: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"},
+		GrantControls: []string{"block"}}
+	const on, reportOnly, off = "enabled", "enabledForReportingButNotEnforced", "disabled"
+	setups := [][]struct {
+		name, state string
+		p           ConditionalAccessPolicy
+	}{
+		{{"Require MFA for all users", on, mfaAll}, {"Require MFA for administrators", on, mfaAdmins}, {"Block legacy authentication", on, legacy}},
+		{{"Require MFA for all users", reportOnly, mfaAll}, {"Block legacy authentication", off, legacy}},
+		nil,
+		nil,
+		{{"Require MFA for administrators", on, mfaAdmins}, {"Block legacy authentication", reportOnly, legacy}},
+	}
+	for i := range g.w.Tenants {
+		t := &g.w.Tenants[i]
+		for _, p := range setups[i] {
+			g.w.ConditionalAccessPolicies = append(g.w.ConditionalAccessPolicies, policy(t, p.name, p.state, p.p))
+		}
+	}
+	g.w.Tenants[2].SecurityDefaults = true
 }

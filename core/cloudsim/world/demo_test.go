@@ -922,3 +922,32 @@ func TestDemoExchangeRates(t *testing.T) {
 		t.Errorf("%d days of rates, want the %d weekdays", len(x.Rates), weekdays)
 	}
 }
+
+// TestDemoIdentityPosture: each tenant's Conditional Access policies and
+// security defaults are the ones Demo documents, whatever the seed, and
+// a policy's id is the same from one day to the next.
+func TestDemoIdentityPosture(t *testing.T) {
+	for _, seed := range []int64{1, 7} {
+		w := Demo(seed, demoToday)
+		got := map[string][]string{}
+		for _, p := range w.ConditionalAccessPolicies {
+			got[p.DirectoryTenantID] = append(got[p.DirectoryTenantID], p.Name+": "+p.State)
+		}
+		want := map[string][]string{
+			"Contoso Retail":     {"Require MFA for all users: enabled", "Require MFA for administrators: enabled", "Block legacy authentication: enabled"},
+			"Contoso Retail Dev": {"Require MFA for all users: enabledForReportingButNotEnforced", "Block legacy authentication: disabled"},
+			"Northwind Travel":   {"Require MFA for administrators: enabled", "Block legacy authentication: enabledForReportingButNotEnforced"},
+		}
+		for _, tn := range w.Tenants {
+			if !slices.Equal(got[tn.DirectoryTenantID], want[tn.Name]) {
+				t.Errorf("seed %d: %s's policies %v, want %v", seed, tn.Name, got[tn.DirectoryTenantID], want[tn.Name])
+			}
+			if tn.SecurityDefaults != (tn.Name == "Fabrikam Foods") {
+				t.Errorf("seed %d: %s's security defaults %v", seed, tn.Name, tn.SecurityDefaults)
+			}
+		}
+		if next := Demo(seed, demoToday.AddDate(0, 0, 1)); !reflect.DeepEqual(next.ConditionalAccessPolicies, w.ConditionalAccessPolicies) {
+			t.Errorf("seed %d: the policies change from one day to the next", seed)
+		}
+	}
+}

@@ -11,39 +11,55 @@ import (
 const DatasetName = "identity_mfa"
 
 // MFARecord is one record of the identity_mfa dataset: a tenant's MFA and
-// device figures at its latest identity sync.
+// device figures and its Conditional Access posture at its latest
+// identity sync.
 type MFARecord struct {
-	TenantID         string    `json:"tenant_id" doc:"Internal tenant id"`
-	Date             string    `json:"date" format:"date" doc:"Day (UTC) of the latest sync"`
-	TotalUsers       int64     `json:"total_users" doc:"Every account: members and guests, enabled or not"`
-	GuestUsers       int64     `json:"guest_users"`
-	AdminUsers       int64     `json:"admin_users" doc:"Holders of a directory role"`
-	MFAUsers         int64     `json:"mfa_registered_users"`
-	AdminMFAUsers    int64     `json:"admin_mfa_users"`
-	MFACoverage      *float64  `json:"mfa_coverage_percentage" nullable:"true" doc:"mfa_registered_users of total_users, percent to two decimals; null without users"`
-	AdminMFA         *float64  `json:"admin_mfa_percentage" nullable:"true" doc:"admin_mfa_users of admin_users, percent to two decimals; null without admins"`
-	Devices          int64     `json:"devices" doc:"Managed devices"`
-	CompliantDevices int64     `json:"compliant_devices"`
-	DeviceCompliance *float64  `json:"device_compliance_percentage" nullable:"true" doc:"compliant_devices of devices, percent to two decimals; null without devices"`
-	SyncedAt         time.Time `json:"synced_at"`
+	TenantID         string   `json:"tenant_id" doc:"Internal tenant id"`
+	Date             string   `json:"date" format:"date" doc:"Day (UTC) of the latest sync"`
+	TotalUsers       int64    `json:"total_users" doc:"Every account: members and guests, enabled or not"`
+	GuestUsers       int64    `json:"guest_users"`
+	AdminUsers       int64    `json:"admin_users" doc:"Holders of a directory role"`
+	MFAUsers         int64    `json:"mfa_registered_users"`
+	AdminMFAUsers    int64    `json:"admin_mfa_users"`
+	MFACoverage      *float64 `json:"mfa_coverage_percentage" nullable:"true" doc:"mfa_registered_users of total_users, percent to two decimals; null without users"`
+	AdminMFA         *float64 `json:"admin_mfa_percentage" nullable:"true" doc:"admin_mfa_users of admin_users, percent to two decimals; null without admins"`
+	Devices          int64    `json:"devices" doc:"Managed devices"`
+	CompliantDevices int64    `json:"compliant_devices"`
+	DeviceCompliance *float64 `json:"device_compliance_percentage" nullable:"true" doc:"compliant_devices of devices, percent to two decimals; null without devices"`
+	// The Conditional Access posture (see AccessPosture) is null at a
+	// sync that did not read it.
+	SecurityDefaults    *bool     `json:"security_defaults_enabled" nullable:"true" doc:"The tenant enforces security defaults"`
+	CAMFAAllUsers       *string   `json:"ca_mfa_all_users" nullable:"true" doc:"Strongest state of a Conditional Access policy requiring MFA of every user: enabled, enabledForReportingButNotEnforced, disabled or none"`
+	CAMFAAdmins         *string   `json:"ca_mfa_admins" nullable:"true" doc:"The same for MFA of the Global Administrators"`
+	CALegacyAuthBlocked *string   `json:"ca_legacy_auth_blocked" nullable:"true" doc:"The same for blocking legacy authentication"`
+	MFAEnforcedAll      *bool     `json:"mfa_enforced_all_users" nullable:"true" doc:"MFA of every user is enforced: by an enabled policy or by security defaults"`
+	MFAEnforcedAdmins   *bool     `json:"mfa_enforced_admins" nullable:"true" doc:"MFA of the Global Administrators is enforced: by an enabled policy or by security defaults"`
+	LegacyAuthBlocked   *bool     `json:"legacy_auth_blocked" nullable:"true" doc:"Legacy authentication is blocked: by an enabled policy or by security defaults"`
+	SyncedAt            time.Time `json:"synced_at"`
 }
 
 // Dataset publishes each tenant's figures at its latest sync, one record
 // per tenant of the request with a synced directory, ordered by tenant.
 func (h *Handlers) Dataset() sdk.Dataset {
-	return sdk.DatasetOf(DatasetName, "Each tenant's MFA coverage, admin MFA and device compliance at its latest identity sync.",
+	return sdk.DatasetOf(DatasetName, "Each tenant's MFA coverage, admin MFA, device compliance and Conditional Access posture at its latest identity sync.",
 		func(ctx context.Context, req sdk.DatasetRequest, emit func(MFARecord) error) error {
 			snaps, err := h.Store.Latest(ctx, req.TenantIDs)
 			if err != nil {
 				return err
 			}
 			for _, s := range snaps {
-				err := emit(MFARecord{TenantID: s.TenantID, Date: s.Day, TotalUsers: s.TotalUsers, GuestUsers: s.GuestUsers,
+				r := MFARecord{TenantID: s.TenantID, Date: s.Day, TotalUsers: s.TotalUsers, GuestUsers: s.GuestUsers,
 					AdminUsers: s.AdminUsers, MFAUsers: s.MFAUsers, AdminMFAUsers: s.AdminMFAUsers,
 					MFACoverage: percent(s.MFAUsers, s.TotalUsers), AdminMFA: percent(s.AdminMFAUsers, s.AdminUsers),
 					Devices: s.Devices, CompliantDevices: s.CompliantDevices, DeviceCompliance: percent(s.CompliantDevices, s.Devices),
-					SyncedAt: s.SyncedAt.UTC()})
-				if err != nil {
+					SyncedAt: s.SyncedAt.UTC()}
+				if p, ok := s.Posture(); ok {
+					sd := p.SecurityDefaults
+					r.SecurityDefaults, r.CAMFAAllUsers, r.CAMFAAdmins, r.CALegacyAuthBlocked = &sd, &p.MFAAllUsers, &p.MFAAdmins, &p.LegacyAuthBlocked
+					all, admins, legacy := Enforced(p.MFAAllUsers, sd), Enforced(p.MFAAdmins, sd), Enforced(p.LegacyAuthBlocked, sd)
+					r.MFAEnforcedAll, r.MFAEnforcedAdmins, r.LegacyAuthBlocked = &all, &admins, &legacy
+				}
+				if err := emit(r); err != nil {
 					return err
 				}
 			}

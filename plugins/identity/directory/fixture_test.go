@@ -41,11 +41,16 @@ var simNow = time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC)
 //	4 registered for MFA (57.14 %), 2 of the 3 admins (66.67 %); stale at
 //	90 days: bea (2026-08-01), dee (2026-05-01) and cal, who never signed in.
 //	Fabrikam: 3 users, 1 admin, 2 registered (66.67 %), admins 100 %.
+//
+// Contoso requires MFA of everyone but Ada (enabled), blocks legacy
+// authentication in report-only, and lets its Global Administrators in
+// with MFA or a compliant device, which requires no MFA; Fabrikam has no
+// policy and enforces security defaults.
 func identityWorld() *world.World {
 	on, off := true, false
 	w := &world.World{Tenants: []world.Tenant{
 		{Name: "Contoso", DirectoryTenantID: contosoDir, Domains: []string{"contoso.example"}},
-		{Name: "Fabrikam", DirectoryTenantID: fabrikamDir, Delegated: true, Domains: []string{"fabrikam.example"}},
+		{Name: "Fabrikam", DirectoryTenantID: fabrikamDir, Delegated: true, Domains: []string{"fabrikam.example"}, SecurityDefaults: true},
 	}}
 	mfa := []string{"microsoftAuthenticator"}
 	w.Users = []world.User{
@@ -68,6 +73,14 @@ func identityWorld() *world.World {
 			MFARegistered: true, MFAMethods: mfa, LastSignIn: "2026-12-11"},
 		{Email: "hal@fabrikam.example", Name: "Hal Nomfa", DirectoryTenantID: fabrikamDir, UserType: "Member", AccountEnabled: &on,
 			LastSignIn: "2026-12-09"},
+	}
+	w.ConditionalAccessPolicies = []world.ConditionalAccessPolicy{
+		{DirectoryTenantID: contosoDir, ID: "ca-mfa", Name: "MFA for everyone", State: "enabled", IncludeUsers: []string{"All"},
+			ExcludeUsers: []string{"ada@contoso.example"}, GrantControls: []string{"mfa"}},
+		{DirectoryTenantID: contosoDir, ID: "ca-legacy", Name: "Block legacy authentication", State: "enabledForReportingButNotEnforced",
+			IncludeUsers: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"}, GrantControls: []string{"block"}},
+		{DirectoryTenantID: contosoDir, ID: "ca-admins", Name: "Admins: MFA or a compliant device", State: "enabled",
+			IncludeRoles: []string{simgraph.GlobalAdministrator}, GrantControls: []string{"mfa", "compliantDevice"}},
 	}
 	w.AccessReviews = []world.AccessReview{{DirectoryTenantID: contosoDir, ID: "ar-1", Name: "Quarterly review", Status: "InProgress",
 		Decisions: []world.Decision{{User: "bea@contoso.example", Decision: "Approve"}, {User: "gus@partner.example", Decision: "Deny"}}}}

@@ -458,3 +458,46 @@ func (s *Store) readLatest(ctx context.Context, tenantIDs []string) ([]Snapshot,
 		Order("s.tenant_id").Scan(ctx)
 	return out, err
 }
+
+// TenantPosture is a tenant's Conditional Access posture at its latest
+// sync, with its policies.
+type TenantPosture struct {
+	TenantID string
+	Posture
+	Policies []CAPolicy
+	SyncedAt time.Time
+}
+
+// Postures returns the posture of each of the tenants whose latest sync
+// read it, ordered by tenant, each with its policies by name. A tenant
+// whose latest snapshot predates the reading of the posture is left out.
+func (s *Store) Postures(ctx context.Context, tenantIDs []string) ([]TenantPosture, error) {
+	snaps, err := s.keptLatest(ctx, tenantIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := []TenantPosture{}
+	var ids []string
+	for _, sn := range snaps {
+		if p, ok := sn.Posture(); ok {
+			out = append(out, TenantPosture{TenantID: sn.TenantID, Posture: p, Policies: []CAPolicy{}, SyncedAt: sn.SyncedAt})
+			ids = append(ids, sn.TenantID)
+		}
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var policies []CAPolicy
+	if err := s.db.NewSelect().Model(&policies).Where("tenant_id IN (?)", bun.List(ids)).Order("tenant_id", "name", "policy_id").Scan(ctx); err != nil {
+		return nil, err
+	}
+	at := map[string]int{}
+	for i, p := range out {
+		at[p.TenantID] = i
+	}
+	for _, p := range policies {
+		i := at[p.TenantID]
+		out[i].Policies = append(out[i].Policies, p)
+	}
+	return out, nil
+}

@@ -279,6 +279,10 @@ func (h *Handlers) Routes() []sdk.Route {
 			"Each review with its status, its decisions counted by outcome and listed."), h.reviews),
 		sdk.Get("/api/v1/identity/devices", op("devices", "Managed devices and their compliance, paginated",
 			"Intune managed devices; compliance_state keeps one state."), h.devices),
+		sdk.Get("/api/v1/identity/conditional-access", op("conditional-access", "Conditional Access posture per tenant",
+			"One record per tenant whose latest sync read its policies: whether it enforces security defaults, and for each of MFA for all users, MFA for admins "+
+				"(the Global Administrator role) and legacy authentication blocked, the strongest state of a policy carrying it (enabled, report-only, disabled or none) "+
+				"and whether it is enforced (an enabled policy, or security defaults); with every policy and what it carries."), h.conditionalAccess),
 		sdk.Get("/api/v1/identity/mfa-trend", op("mfa-trend", "Daily MFA coverage",
 			"The tenants' daily snapshots summed per day over the last `days` days (today included), oldest first; a day without any sync is absent, "+
 				"and tenants counts the tenants with a snapshot that day."), h.trend),

@@ -1,7 +1,8 @@
 // Package directory keeps each tenant's directory as Graph last reported
 // it — users with their MFA registration, directory role holders, managed
-// devices and access reviews — with a daily snapshot of the MFA figures,
-// and syncs it from Graph.
+// devices, access reviews and Conditional Access policies — with a daily
+// snapshot of the MFA figures and the access posture, and syncs it from
+// Graph.
 package directory
 
 import (
@@ -112,10 +113,25 @@ type Snapshot struct {
 	GuestUsers    int64  `bun:"guest_users"`
 	// DisabledUsers is 0 on the days before it was counted, except on
 	// each tenant's latest snapshot of that time.
-	DisabledUsers    int64     `bun:"disabled_users"`
-	Devices          int64     `bun:"devices"`
-	CompliantDevices int64     `bun:"compliant_devices"`
+	DisabledUsers    int64 `bun:"disabled_users"`
+	Devices          int64 `bun:"devices"`
+	CompliantDevices int64 `bun:"compliant_devices"`
+	// SecurityDefaults and the Conditional Access controls' states (see
+	// Posture) are nil and empty on the days before they were read.
+	SecurityDefaults *bool     `bun:"security_defaults"`
+	CAMFAAllUsers    string    `bun:"ca_mfa_all_users,nullzero"`
+	CAMFAAdmins      string    `bun:"ca_mfa_admins,nullzero"`
+	CALegacyAuth     string    `bun:"ca_legacy_auth_blocked,nullzero"`
 	SyncedAt         time.Time `bun:"synced_at"`
+}
+
+// Posture is the snapshot's Conditional Access posture; false when the
+// snapshot predates its reading.
+func (s Snapshot) Posture() (Posture, bool) {
+	if s.SecurityDefaults == nil {
+		return Posture{}, false
+	}
+	return Posture{SecurityDefaults: *s.SecurityDefaults, MFAAllUsers: s.CAMFAAllUsers, MFAAdmins: s.CAMFAAdmins, LegacyAuthBlocked: s.CALegacyAuth}, true
 }
 
 // Directory is everything one sync read of one tenant.
@@ -125,11 +141,15 @@ type Directory struct {
 	Devices   []Device
 	Reviews   []AccessReview
 	Decisions []Decision
+	// Policies are the Conditional Access policies and SecurityDefaults
+	// whether the tenant enforces security defaults.
+	Policies         []CAPolicy
+	SecurityDefaults bool
 }
 
 // Rows is how many rows the directory holds.
 func (d *Directory) Rows() int64 {
-	return int64(len(d.Users) + len(d.Roles) + len(d.Devices) + len(d.Reviews) + len(d.Decisions))
+	return int64(len(d.Users) + len(d.Roles) + len(d.Devices) + len(d.Reviews) + len(d.Decisions) + len(d.Policies))
 }
 
 // RevisionTable is the identity data's revision table (see package
@@ -187,7 +207,7 @@ func (s *Store) Replace(ctx context.Context, tenantID string, d *Directory, at t
 		if err := revcache.Bump(ctx, tx, RevisionTable, tenantID); err != nil {
 			return err
 		}
-		for _, m := range []any{(*User)(nil), (*RoleMember)(nil), (*Device)(nil), (*AccessReview)(nil), (*Decision)(nil)} {
+		for _, m := range []any{(*User)(nil), (*RoleMember)(nil), (*Device)(nil), (*AccessReview)(nil), (*Decision)(nil), (*CAPolicy)(nil)} {
 			if _, err := tx.NewDelete().Model(m).Where("tenant_id = ?", tenantID).Exec(ctx); err != nil {
 				return err
 			}
@@ -207,7 +227,10 @@ func (s *Store) Replace(ctx context.Context, tenantID string, d *Directory, at t
 		if err := insert(ctx, tx, d.Decisions); err != nil {
 			return err
 		}
-		return snapshot(ctx, tx, tenantID, at)
+		if err := insert(ctx, tx, d.Policies); err != nil {
+			return err
+		}
+		return snapshot(ctx, tx, tenantID, at, posture(d.Policies, d.SecurityDefaults))
 	})
 }
 
@@ -222,14 +245,15 @@ func insert[T any](ctx context.Context, tx bun.Tx, rows []T) error {
 }
 
 // snapshot records the tenant's figures for at's day, counted in the
-// database from the rows just stored; a second sync the same day replaces
-// the first's.
-func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time) error {
+// database from the rows just stored, with its Conditional Access
+// posture; a second sync the same day replaces the first's.
+func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time, p Posture) error {
 	day := at.UTC().Format(time.DateOnly)
 	if _, err := tx.NewDelete().Model((*Snapshot)(nil)).Where("tenant_id = ? AND day = ?", tenantID, day).Exec(ctx); err != nil {
 		return err
 	}
-	snap := Snapshot{TenantID: tenantID, Day: day, SyncedAt: at.UTC()}
+	snap := Snapshot{TenantID: tenantID, Day: day, SyncedAt: at.UTC(), SecurityDefaults: &p.SecurityDefaults,
+		CAMFAAllUsers: p.MFAAllUsers, CAMFAAdmins: p.MFAAdmins, CALegacyAuth: p.LegacyAuthBlocked}
 	err := tx.NewSelect().Model((*User)(nil)).
 		ColumnExpr("COUNT(*) AS total_users").
 		ColumnExpr("COALESCE(SUM(CASE WHEN is_admin THEN 1 ELSE 0 END), 0) AS admin_users").

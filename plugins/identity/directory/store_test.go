@@ -74,3 +74,54 @@ func TestSnapshotDisabledMigration(t *testing.T) {
 		}
 	})
 }
+
+// TestAccessPostureMigration: snapshots taken before the Conditional
+// Access posture was read keep it unknown (NULL), so neither the posture
+// route's read nor the dataset claims one for them; the migration rolls
+// back.
+func TestAccessPostureMigration(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		ctx := context.Background()
+		db := storetest.Open(t, dialect)
+		before := fstest.MapFS{}
+		err := fs.WalkDir(directory.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || path >= "0104_" {
+				return err
+			}
+			b, err := fs.ReadFile(directory.Migrations(), path)
+			before[path] = &fstest.MapFile{Data: b}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Migrate(ctx, db, before, "identity_migrations"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, `INSERT INTO identity_snapshots (tenant_id, day, total_users, admin_users, mfa_users, admin_mfa_users, guest_users, devices, compliant_devices, synced_at)
+			VALUES ('t-contoso', '2026-12-15', 2, 1, 1, 0, 0, 0, 0, '2026-12-15 12:00:00')`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Migrate(ctx, db, directory.Migrations(), "identity_migrations"); err != nil {
+			t.Fatal(err)
+		}
+		st := directory.NewStore(db)
+		postures, err := st.Postures(ctx, []string{contoso.ID})
+		if err != nil || len(postures) != 0 {
+			t.Fatalf("postures of a snapshot from before the migration %+v (%v), want none", postures, err)
+		}
+		snaps, err := st.Latest(ctx, []string{contoso.ID})
+		if err != nil || len(snaps) != 1 || snaps[0].SecurityDefaults != nil || snaps[0].CAMFAAllUsers != "" {
+			t.Fatalf("snapshot %+v (%v), want its posture unknown", snaps, err)
+		}
+		if _, err := store.Rollback(ctx, db, directory.Migrations(), "identity_migrations"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewSelect().Table("identity_ca_policies").Count(ctx); err == nil {
+			t.Fatal("identity_ca_policies is there after the rollback")
+		}
+		if n, err := db.NewSelect().Table("identity_snapshots").Count(ctx); err != nil || n != 1 {
+			t.Fatalf("%d snapshots after the rollback (%v), want the 1", n, err)
+		}
+	})
+}

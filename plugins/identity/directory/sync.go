@@ -23,6 +23,8 @@ type Graph interface {
 	RoleMembers(ctx context.Context, roleID string, fn func(cloud.RoleMember) error) error
 	ManagedDevices(ctx context.Context, fn func(cloud.ManagedDevice) error) error
 	AccessReviews(ctx context.Context, fn func(cloud.AccessReview) error) error
+	ConditionalAccessPolicies(ctx context.Context, fn func(cloud.ConditionalAccessPolicy) error) error
+	SecurityDefaults(ctx context.Context) (bool, error)
 }
 
 // Syncer copies each active tenant's directory from Graph into the store.
@@ -158,6 +160,15 @@ func read(ctx context.Context, g Graph, tenantID string, at time.Time) (*Directo
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := g.ConditionalAccessPolicies(ctx, func(p cloud.ConditionalAccessPolicy) error {
+		d.Policies = append(d.Policies, classify(tenantID, p))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if d.SecurityDefaults, err = g.SecurityDefaults(ctx); err != nil {
 		return nil, err
 	}
 	return d, nil

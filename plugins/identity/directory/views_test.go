@@ -109,6 +109,14 @@ func TestPage(t *testing.T) {
 			!strings.Contains(section, "Global Administrator") || strings.Contains(section, "Ada Admin") {
 			t.Errorf("disabled accounts holding roles: %s", section)
 		}
+		// Contoso's Conditional Access: MFA enforced for all and for
+		// admins, legacy authentication in report-only, and its policies.
+		section = between(t, got, "Conditional Access", "MFA coverage, last")
+		if strings.Count(section, ">Enforced<") != 2 || strings.Count(section, ">Report-only<") != 2 || !strings.Contains(section, "MFA for everyone") ||
+			!strings.Contains(section, "Admins: MFA or a compliant device") || !strings.Contains(section, "mfa or compliantDevice") ||
+			strings.Contains(section, `health-ok">Security defaults<`) {
+			t.Errorf("contoso's Conditional Access: %s", section)
+		}
 		if code, body := f.do(t, directory.PagePath+"?tenant_id="+fabrikam.ID, contosoer); code != http.StatusForbidden || strings.Contains(string(body), "Hal Nomfa") {
 			t.Errorf("contoso's user asking for fabrikam's page: %d %s", code, body)
 		}
@@ -120,6 +128,11 @@ func TestPage(t *testing.T) {
 			if !strings.Contains(all, want) {
 				t.Errorf("the admin's page lacks %q", want)
 			}
+		}
+		section = between(t, all, "Conditional Access controls of each tenant", "</table>")
+		if c, fb := strings.Index(section, "Contoso"), strings.Index(section, "Fabrikam"); c < 0 || c > fb || strings.Count(section, `health-ok">Security defaults<`) != 3 ||
+			strings.Contains(section, "MFA for everyone") {
+			t.Errorf("the tenants' Conditional Access: %s", section)
 		}
 		if c, fb := strings.Index(all, "<td>Contoso</td>"), strings.Index(all, "<td>Fabrikam</td>"); c < 0 || c > fb {
 			t.Errorf("the tenants' figures are not by name: %s", between(t, all, "MFA coverage of each tenant", "</table>"))

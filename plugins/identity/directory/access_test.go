@@ -1,0 +1,138 @@
+package directory_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stewardhq/steward/core/cloudsim"
+	"github.com/stewardhq/steward/plugins/identity/directory"
+)
+
+func postureOf(t *testing.T, list []directory.AccessPosture, tenant string) directory.AccessPosture {
+	t.Helper()
+	for _, p := range list {
+		if p.TenantID == tenant {
+			return p
+		}
+	}
+	t.Fatalf("no posture of %s in %+v", tenant, list)
+	return directory.AccessPosture{}
+}
+
+// TestConditionalAccess: against the known world, Contoso's MFA for all
+// users and for admins are enforced by its enabled MFA policy (the
+// admins' own policy offers a compliant device instead of MFA, so it
+// carries nothing), its legacy authentication block is report-only and
+// not enforced; Fabrikam has no policy, and security defaults enforce all
+// three. The dataset carries the same; a contoso user is shown Contoso
+// only and refused Fabrikam.
+func TestConditionalAccess(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		f := start(t, dialect, identityWorld(), nil)
+		var list []directory.AccessPosture
+		f.get(t, "/api/v1/identity/conditional-access", admin, &list)
+		if len(list) != 0 {
+			t.Fatalf("before any sync: %+v", list)
+		}
+		f.mustRun(t)
+		f.get(t, "/api/v1/identity/conditional-access", admin, &list)
+		if len(list) != 2 {
+			t.Fatalf("postures %+v", list)
+		}
+		c := postureOf(t, list, contoso.ID)
+		if c.TenantName != "Contoso" || c.SecurityDefaults ||
+			c.MFAAllUsers.State != "enabled" || !c.MFAAllUsers.Enforced || !slices.Equal(c.MFAAllUsers.Policies, []string{"MFA for everyone"}) ||
+			c.MFAAdmins.State != "enabled" || !c.MFAAdmins.Enforced || !slices.Equal(c.MFAAdmins.Policies, []string{"MFA for everyone"}) ||
+			c.LegacyAuthBlocked.State != "enabledForReportingButNotEnforced" || c.LegacyAuthBlocked.Enforced ||
+			!slices.Equal(c.LegacyAuthBlocked.Policies, []string{"Block legacy authentication"}) {
+			t.Fatalf("contoso's posture %+v", c)
+		}
+		got := names(c.Policies, func(p directory.PolicyItem) string { return p.Name })
+		if want := []string{"Admins: MFA or a compliant device", "Block legacy authentication", "MFA for everyone"}; !slices.Equal(got, want) {
+			t.Fatalf("contoso's policies %v, want %v by name", got, want)
+		}
+		admins, mfa := c.Policies[0], c.Policies[2]
+		if admins.MFAAdmins || admins.MFAAllUsers || admins.GrantOperator != "OR" || !slices.Equal(admins.GrantControls, []string{"mfa", "compliantDevice"}) ||
+			!slices.Equal(admins.IncludeRoles, []string{"62e90394-69f5-4237-9190-012177145e10"}) || len(admins.IncludeUsers) != 0 {
+			t.Fatalf("the admins' policy %+v", admins)
+		}
+		if !mfa.MFAAllUsers || !mfa.MFAAdmins || mfa.BlocksLegacyAuth || mfa.Exclusions != 1 || !slices.Equal(mfa.IncludeUsers, []string{"All"}) ||
+			!slices.Equal(mfa.ClientAppTypes, []string{"all"}) || mfa.State != "enabled" {
+			t.Fatalf("the MFA policy %+v", mfa)
+		}
+		fb := postureOf(t, list, fabrikam.ID)
+		if !fb.SecurityDefaults || len(fb.Policies) != 0 {
+			t.Fatalf("fabrikam's posture %+v", fb)
+		}
+		for _, ctl := range []directory.ControlItem{fb.MFAAllUsers, fb.MFAAdmins, fb.LegacyAuthBlocked} {
+			if ctl.State != "none" || !ctl.Enforced || len(ctl.Policies) != 0 {
+				t.Fatalf("fabrikam's control %+v, want no policy, enforced by security defaults", ctl)
+			}
+		}
+
+		raw, err := f.harness.ReadDataset(context.Background(), directory.DatasetName, []string{contoso.ID, fabrikam.ID}, nil)
+		if err != nil || len(raw) != 2 {
+			t.Fatalf("dataset %d records (%v)", len(raw), err)
+		}
+		var rc, rf directory.MFARecord
+		if json.Unmarshal(raw[0], &rc) != nil || json.Unmarshal(raw[1], &rf) != nil {
+			t.Fatalf("records %s", raw)
+		}
+		if *rc.SecurityDefaults || *rc.CAMFAAllUsers != "enabled" || *rc.CAMFAAdmins != "enabled" || *rc.CALegacyAuthBlocked != "enabledForReportingButNotEnforced" ||
+			!*rc.MFAEnforcedAll || !*rc.MFAEnforcedAdmins || *rc.LegacyAuthBlocked {
+			t.Fatalf("contoso's record %s", raw[0])
+		}
+		if !*rf.SecurityDefaults || *rf.CAMFAAllUsers != "none" || !*rf.MFAEnforcedAll || !*rf.MFAEnforcedAdmins || !*rf.LegacyAuthBlocked {
+			t.Fatalf("fabrikam's record %s", raw[1])
+		}
+
+		f.get(t, "/api/v1/identity/conditional-access", contosoer, &list)
+		if len(list) != 1 || list[0].TenantID != contoso.ID {
+			t.Fatalf("contoso user's postures %+v", list)
+		}
+		if code, body := f.do(t, "/api/v1/identity/conditional-access?tenant_ids="+fabrikam.ID, contosoer); code != http.StatusForbidden {
+			t.Fatalf("fabrikam's posture to a contoso user: %d %s", code, body)
+		}
+	})
+}
+
+// TestConditionalAccessFailureKeepsPrevious: a tenant whose policies
+// Graph refuses fails its sync, naming the listing, and keeps the posture
+// and policies of its previous sync; the other tenant is stored.
+func TestConditionalAccessFailureKeepsPrevious(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		f := start(t, dialect, identityWorld(), nil)
+		f.mustRun(t)
+		marks := len(f.harness.FreshMarks())
+		f.nextDay(t)
+		w := identityWorld()
+		w.ConditionalAccessPolicies = w.ConditionalAccessPolicies[:1]
+		f.sim.SetWorld(w)
+		f.sim.Faults.Set(cloudsim.Graph, "/v1.0/policies/identitySecurityDefaultsEnforcementPolicy", cloudsim.Fault{Status: http.StatusForbidden, Times: 1})
+		if _, _, err := f.harness.RunJob(context.Background(), "identity"); err == nil {
+			t.Fatal("a refused security defaults policy did not fail the run")
+		}
+		// Contoso is synced first and meets the refusal.
+		failed := f.failedTenants(marks)
+		if len(failed) != 1 || !strings.Contains(failed[contoso.ID], "security defaults") {
+			t.Fatalf("failed tenants %v, want contoso's refused security defaults", failed)
+		}
+		if fresh := f.freshTenants(marks); !slices.Equal(fresh, []string{fabrikam.ID}) {
+			t.Fatalf("fresh tenants %v", fresh)
+		}
+		var list []directory.AccessPosture
+		f.get(t, "/api/v1/identity/conditional-access", admin, &list)
+		if c := postureOf(t, list, contoso.ID); len(c.Policies) != 3 || c.LegacyAuthBlocked.State != "enabledForReportingButNotEnforced" {
+			t.Fatalf("contoso's posture after its failed sync %+v, want the previous one", c)
+		}
+		f.mustRun(t)
+		f.get(t, "/api/v1/identity/conditional-access", admin, &list)
+		if c := postureOf(t, list, contoso.ID); len(c.Policies) != 1 || c.LegacyAuthBlocked.State != "none" || c.LegacyAuthBlocked.Enforced {
+			t.Fatalf("contoso's posture after the next sync %+v, want its one policy left", c)
+		}
+	})
+}

@@ -1,7 +1,8 @@
 // Command identity is the identity-governance plugin: it syncs each
 // tenant's directory from Microsoft Graph — users and guests, MFA
-// registration, directory role holders, managed devices and access reviews
-// — and keeps a daily snapshot of the MFA figures.
+// registration, directory role holders, managed devices, access reviews,
+// Conditional Access policies and security defaults — and keeps a daily
+// snapshot of the MFA figures and the Conditional Access posture.
 package main
 
 import (

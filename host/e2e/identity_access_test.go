@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/core/cloudsim/world"
+	"github.com/stewardhq/steward/core/store"
+	"github.com/stewardhq/steward/core/store/storetest"
+	"github.com/stewardhq/steward/host/tenancy"
+)
+
+// accessWorld: Brand A requires MFA of everyone but its break-glass
+// account (enabled), of its Global Administrators (report-only), and
+// blocks legacy authentication in a disabled policy; Brand B has no
+// policy and enforces security defaults.
+func accessWorld(t *testing.T) string {
+	on := true
+	today := time.Now().UTC().Format(time.DateOnly)
+	return writeWorld(t, world.World{
+		Tenants: []world.Tenant{
+			{Name: "Brand A", DirectoryTenantID: identityDirA, Subscriptions: []world.Subscription{{ID: "aaaaaaaa-0000-0000-0000-000000000001", Name: "A prod"}},
+				AccessGroups: []string{"grp-a"}, Delegated: true, Domains: []string{"brand-a.example"}},
+			{Name: "Brand B", DirectoryTenantID: identityDirB, Subscriptions: []world.Subscription{{ID: "bbbbbbbb-0000-0000-0000-000000000001", Name: "B prod"}},
+				AccessGroups: []string{"grp-b"}, Domains: []string{"brand-b.example"}, SecurityDefaults: true},
+		},
+		Users: []world.User{
+			{Email: "ada@brand-a.example", Name: "Ada A", DirectoryTenantID: identityDirA, UserType: "Member", AccountEnabled: &on, IsPrivileged: true,
+				MFARegistered: true, MFAMethods: []string{"fido2"}, LastSignIn: today},
+			{Email: "glass@brand-a.example", Name: "Break Glass", DirectoryTenantID: identityDirA, UserType: "Member", AccountEnabled: &on, IsPrivileged: true},
+			{Email: "bob@brand-b.example", Name: "Bob B", DirectoryTenantID: identityDirB, UserType: "Member", AccountEnabled: &on, LastSignIn: today},
+		},
+		ConditionalAccessPolicies: []world.ConditionalAccessPolicy{
+			{DirectoryTenantID: identityDirA, ID: "a0000000-0000-4000-8000-000000000001", Name: "A: MFA for everyone", State: "enabled",
+				IncludeUsers: []string{"All"}, ExcludeUsers: []string{"glass@brand-a.example"}, GrantControls: []string{"mfa"}},
+			{DirectoryTenantID: identityDirA, ID: "a0000000-0000-4000-8000-000000000002", Name: "A: MFA for admins", State: "enabledForReportingButNotEnforced",
+				IncludeRoles: []string{"62e90394-69f5-4237-9190-012177145e10"}, GrantControls: []string{"mfa"}},
+			{DirectoryTenantID: identityDirA, ID: "a0000000-0000-4000-8000-000000000003", Name: "A: block legacy authentication", State: "disabled",
+				IncludeUsers: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"}, GrantControls: []string{"block"}},
+		},
+	})
+}
+
+type accessControl struct {
+	State    string   `json:"state"`
+	Enforced bool     `json:"enforced"`
+	Policies []string `json:"policies"`
+}
+
+type accessPosture struct {
+	TenantID          string        `json:"tenant_id"`
+	TenantName        string        `json:"tenant_name"`
+	SecurityDefaults  bool          `json:"security_defaults_enabled"`
+	MFAAllUsers       accessControl `json:"mfa_all_users"`
+	MFAAdmins         accessControl `json:"mfa_admins"`
+	LegacyAuthBlocked accessControl `json:"legacy_auth_blocked"`
+	Policies          []struct {
+		Name       string   `json:"name"`
+		State      string   `json:"state"`
+		Exclusions int      `json:"exclusions"`
+		Controls   []string `json:"grant_controls"`
+	} `json:"policies"`
+}
+
+// TestIdentityConditionalAccessThroughTheHost: the world's Conditional
+// Access policies and security defaults reach the posture route and the
+// identity page through Graph, the sync and the plugin's tables, on both
+// databases, each figure exact; a standard user of Brand A sees Brand A's
+// alone and is refused Brand B's.
+func TestIdentityConditionalAccessThroughTheHost(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) { testIdentityConditionalAccess(t, dialect) })
+	}
+}
+
+func testIdentityConditionalAccess(t *testing.T, dialect string) {
+	o := hostOpts{pluginsHCL: identityPlugins(""), env: map[string]string{"STEWARD_SIM_WORLD": accessWorld(t), "STEWARD_SIM_BOOTSTRAP": "true"}}
+	if dialect == store.DialectPostgres {
+		o.databaseURL = storetest.PostgresURL(t)
+	}
+	h := startHost(t, o)
+	admin := h.login()
+	waitStartupSync(t, h, admin, "identity")
+	f := &fixture{h: h, admin: admin}
+	if r := f.waitRun(t, f.trigger(t, "identity")); r.Status != "completed" {
+		t.Fatalf("identity sync %+v", r)
+	}
+	if n, err := h.pluginDB("identity").NewSelect().Table("identity_ca_policies").Count(context.Background()); err != nil || n != 3 {
+		t.Fatalf("the plugin's policies table on %s holds %d rows (%v), want 3", dialect, n, err)
+	}
+
+	var list []accessPosture
+	h.get("/api/v1/identity/conditional-access", admin).json(t, &list)
+	byName := map[string]accessPosture{}
+	for _, p := range list {
+		byName[p.TenantName] = p
+	}
+	a, b := byName["Brand A"], byName["Brand B"]
+	// Names sort as each database collates them: compare them as sets.
+	sorted := func(names []string) []string { return slices.Sorted(slices.Values(names)) }
+	if len(list) != 2 || a.SecurityDefaults ||
+		a.MFAAllUsers.State != "enabled" || !a.MFAAllUsers.Enforced || !slices.Equal(a.MFAAllUsers.Policies, []string{"A: MFA for everyone"}) ||
+		a.MFAAdmins.State != "enabled" || !a.MFAAdmins.Enforced || !slices.Equal(sorted(a.MFAAdmins.Policies), []string{"A: MFA for admins", "A: MFA for everyone"}) ||
+		a.LegacyAuthBlocked.State != "disabled" || a.LegacyAuthBlocked.Enforced || !slices.Equal(a.LegacyAuthBlocked.Policies, []string{"A: block legacy authentication"}) {
+		t.Fatalf("brand A's posture %+v", a)
+	}
+	policies := map[string]string{}
+	for _, p := range a.Policies {
+		policies[p.Name] = fmt.Sprintf("%s %v %d", p.State, p.Controls, p.Exclusions)
+	}
+	if want := map[string]string{"A: MFA for everyone": "enabled [mfa] 1", "A: MFA for admins": "enabledForReportingButNotEnforced [mfa] 0",
+		"A: block legacy authentication": "disabled [block] 0"}; !maps.Equal(policies, want) {
+		t.Fatalf("brand A's policies %v, want %v", policies, want)
+	}
+	if !b.SecurityDefaults || len(b.Policies) != 0 || b.MFAAllUsers.State != "none" || !b.MFAAllUsers.Enforced || b.MFAAdmins.State != "none" ||
+		!b.MFAAdmins.Enforced || b.LegacyAuthBlocked.State != "none" || !b.LegacyAuthBlocked.Enforced {
+		t.Fatalf("brand B's posture %+v", b)
+	}
+	expectInvalid(t, h.get("/api/v1/identity/conditional-access?tenant_ids="+strings.Repeat("t", 65), admin), "query.tenant_ids[0]")
+
+	// A standard user of Brand A: Brand A's posture, on the API and the
+	// page, and a 403 for Brand B's.
+	u := tenancy.User{DirectoryTenantID: "brand-a-directory", Subject: "oid-a-user", Email: "a-user@brand-a.example", Name: "A user", Groups: []string{"grp-a"}}
+	if err := tenancy.New(h.db()).UpsertUser(context.Background(), &u); err != nil {
+		t.Fatal(err)
+	}
+	tokA := h.tokenFor(u)
+	h.get("/api/v1/identity/conditional-access", tokA).json(t, &list)
+	if len(list) != 1 || list[0].TenantID != a.TenantID {
+		t.Fatalf("brand A's user sees the postures %+v", list)
+	}
+	if r := h.get("/api/v1/identity/conditional-access?tenant_ids="+b.TenantID, tokA); r.status != http.StatusForbidden || strings.Contains(string(r.body), "Brand B") {
+		t.Errorf("brand B's posture for brand A's user: %d %s", r.status, r.body)
+	}
+	r := h.do(http.MethodGet, "/identity", tokA, nil, "HX-Request", "true")
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), "A: MFA for everyone") || strings.Contains(string(r.body), "Brand B") {
+		t.Errorf("identity page for brand A's user: %d %s", r.status, r.body)
+	}
+}

@@ -58,8 +58,9 @@ func newGraphClients(cfg Config, opts policy.ClientOptions, ep Endpoints, creds 
 
 // GraphClient reads one customer tenant's directory through Microsoft
 // Graph v1.0: users, MFA registration, directory roles, access reviews,
-// domains, Intune devices, Conditional Access policies and the security
-// defaults policy. It authenticates in that tenant with the
+// domains, Intune devices, Conditional Access policies, the security
+// defaults policy, Privileged Identity Management's role assignments and
+// eligibilities, and groups' members. It authenticates in that tenant with the
 // application's client credentials, as a multi-tenant application
 // consented in each customer tenant does, and shares the transport and
 // retry policy of the Azure clients: throttled (429) and failed (5xx)
@@ -552,6 +553,81 @@ func (g *GraphClient) SecurityDefaults(ctx context.Context) (bool, error) {
 		return false, wrap(g.op("read the security defaults policy"), err)
 	}
 	return p.IsEnabled, nil
+}
+
+// RoleScheduleInstance is a directory role assignment as Privileged
+// Identity Management holds it: active (usable now) or eligible (to be
+// activated when needed), given to a user, a group or a service principal.
+type RoleScheduleInstance struct {
+	ID          string
+	PrincipalID string
+	// PrincipalType is user, group or servicePrincipal; PrincipalUPN is
+	// set for users.
+	PrincipalType  string
+	PrincipalName  string
+	PrincipalUPN   string
+	RoleTemplateID string
+	// AssignmentType is Assigned or Activated for an active assignment,
+	// empty for an eligibility.
+	AssignmentType string
+	// MemberType is Direct, Group (through a group's membership) or
+	// Inherited.
+	MemberType string
+	Start      time.Time
+	// End is zero for a permanent assignment.
+	End time.Time
+}
+
+type roleScheduleInstanceJSON struct {
+	ID               string          `json:"id"`
+	PrincipalID      string          `json:"principalId"`
+	RoleDefinitionID string          `json:"roleDefinitionId"`
+	AssignmentType   string          `json:"assignmentType"`
+	MemberType       string          `json:"memberType"`
+	StartDateTime    time.Time       `json:"startDateTime"`
+	EndDateTime      *time.Time      `json:"endDateTime"`
+	Principal        *roleMemberJSON `json:"principal"`
+}
+
+// ActiveRoleAssignments calls fn for each active assignment of the role
+// given by its template id, with its principal. An error from fn stops
+// the listing and is returned as is.
+func (g *GraphClient) ActiveRoleAssignments(ctx context.Context, roleTemplateID string, fn func(RoleScheduleInstance) error) error {
+	return g.roleInstances(ctx, "list active assignments of role "+roleTemplateID, "/roleManagement/directory/roleAssignmentScheduleInstances", roleTemplateID, fn)
+}
+
+// EligibleRoleAssignments calls fn for each eligibility for the role given
+// by its template id, with its principal. An error from fn stops the
+// listing and is returned as is.
+func (g *GraphClient) EligibleRoleAssignments(ctx context.Context, roleTemplateID string, fn func(RoleScheduleInstance) error) error {
+	return g.roleInstances(ctx, "list eligible assignments of role "+roleTemplateID, "/roleManagement/directory/roleEligibilityScheduleInstances", roleTemplateID, fn)
+}
+
+func (g *GraphClient) roleInstances(ctx context.Context, op, path, roleTemplateID string, fn func(RoleScheduleInstance) error) error {
+	q := url.Values{"$filter": {"roleDefinitionId eq '" + strings.ReplaceAll(roleTemplateID, "'", "''") + "'"}, "$expand": {"principal"}}
+	return graphList(ctx, g, g.op(op), path, q, func(in *roleScheduleInstanceJSON) error {
+		out := RoleScheduleInstance{ID: in.ID, PrincipalID: in.PrincipalID, RoleTemplateID: in.RoleDefinitionID,
+			AssignmentType: in.AssignmentType, MemberType: in.MemberType, Start: in.StartDateTime}
+		if in.EndDateTime != nil {
+			out.End = *in.EndDateTime
+		}
+		if p := in.Principal; p != nil {
+			out.PrincipalType = strings.TrimPrefix(p.ODataType, "#microsoft.graph.")
+			out.PrincipalName, out.PrincipalUPN = p.DisplayName, p.UserPrincipalName
+		}
+		return fn(out)
+	})
+}
+
+// GroupMembers calls fn for each member of a group, given by its object
+// id, and of the groups nested in it. An unknown group is ErrNotFound. An
+// error from fn stops the listing and is returned as is.
+func (g *GraphClient) GroupMembers(ctx context.Context, groupID string, fn func(RoleMember) error) error {
+	return graphList(ctx, g, g.op("list members of group "+groupID), "/groups/"+url.PathEscape(groupID)+"/transitiveMembers", nil,
+		func(m *roleMemberJSON) error {
+			return fn(RoleMember{ID: m.ID, Type: strings.TrimPrefix(m.ODataType, "#microsoft.graph."), DisplayName: m.DisplayName,
+				UserPrincipalName: m.UserPrincipalName})
+		})
 }
 
 func (g *GraphClient) op(what string) string { return what + " in tenant " + g.tenantID }

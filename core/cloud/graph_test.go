@@ -689,3 +689,77 @@ func TestGraphConditionalAccess(t *testing.T) {
 		t.Fatalf("refused policies: %v", err)
 	}
 }
+
+// TestGraphPrivilegedIdentityManagement: the Global Administrator role's
+// active assignments are its holders', each with its principal expanded;
+// its eligibilities are the world's, a user's and a group's, whose
+// members are listed; another role's and another tenant's stay apart.
+func TestGraphPrivilegedIdentityManagement(t *testing.T) {
+	w := graphWorld()
+	for i := range w.Users {
+		if w.Users[i].Email == "user011@brand.example" || w.Users[i].Email == "user012@brand.example" {
+			w.Users[i].Groups = []string{"grp-ops"}
+		}
+	}
+	w.RoleAssignments = []world.RoleAssignment{
+		{DirectoryTenantID: brandTenant, Principal: "user010@brand.example", Kind: "eligible"},
+		{DirectoryTenantID: brandTenant, Principal: "group:grp-ops", Kind: "eligible"},
+		{DirectoryTenantID: brandTenant, Principal: "user013@brand.example", Kind: "eligible", RoleTemplateID: simgraph.SecurityReader},
+		{DirectoryTenantID: managingTenant, Principal: "fin@managing.example", Kind: "eligible"},
+	}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	_, c := startGraphSim(t, w)
+	g := c.Graph(brandTenant)
+	list := func(fn func(context.Context, string, func(cloud.RoleScheduleInstance) error) error) []string {
+		var out []string
+		if err := fn(context.Background(), simgraph.GlobalAdministrator, func(in cloud.RoleScheduleInstance) error {
+			if in.RoleTemplateID != simgraph.GlobalAdministrator || in.MemberType != "Direct" || in.ID == "" || in.PrincipalID == "" || in.Start.IsZero() || !in.End.IsZero() {
+				t.Errorf("instance %+v", in)
+			}
+			out = append(out, in.PrincipalType+" "+in.PrincipalName+" "+in.PrincipalUPN+" "+in.AssignmentType)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got, want := list(g.ActiveRoleAssignments), []string{"user Ada Admin admin@brand.example Assigned", "user Rory Root root@brand.example Assigned"}; !slices.Equal(got, want) {
+		t.Fatalf("active Global Administrators %v, want %v", got, want)
+	}
+	if got, want := list(g.EligibleRoleAssignments), []string{"user User 010 user010@brand.example ", "group grp-ops  "}; !slices.Equal(got, want) {
+		t.Fatalf("eligible Global Administrators %v, want %v", got, want)
+	}
+	var group string
+	_ = g.EligibleRoleAssignments(context.Background(), simgraph.GlobalAdministrator, func(in cloud.RoleScheduleInstance) error {
+		if in.PrincipalType == "group" {
+			group = in.PrincipalID
+		}
+		return nil
+	})
+	members := collect(t, func(ctx context.Context, fn func(cloud.RoleMember) error) error {
+		return g.GroupMembers(ctx, group, fn)
+	})
+	if got := names(members); !slices.Equal(got, []string{"User 011", "User 012"}) {
+		t.Fatalf("the group's members %v", got)
+	}
+	err := g.GroupMembers(context.Background(), "00000000-0000-4000-8000-0000000000ff", func(cloud.RoleMember) error { return nil })
+	if !errors.Is(err, cloud.ErrNotFound) || !strings.Contains(err.Error(), "list members of group") {
+		t.Fatalf("unknown group: %v", err)
+	}
+	if err := c.Graph(managingTenant).GroupMembers(context.Background(), group, func(cloud.RoleMember) error { return nil }); !errors.Is(err, cloud.ErrNotFound) {
+		t.Fatalf("another tenant's group: %v", err)
+	}
+	if got := list(c.Graph(managingTenant).EligibleRoleAssignments); !slices.Equal(got, []string{"user Fin Analyst fin@managing.example "}) {
+		t.Fatalf("the managing tenant's eligible Global Administrators %v", got)
+	}
+}
+
+func names(members []cloud.RoleMember) []string {
+	var out []string
+	for _, m := range members {
+		out = append(out, m.DisplayName)
+	}
+	return out
+}

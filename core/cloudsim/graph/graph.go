@@ -2,8 +2,9 @@
 // Graph service, from the world: users with their sign-in activity, the
 // authentication methods registration report, directory roles and their
 // members, access reviews with their instances and decisions, domains,
-// Intune managed devices, Conditional Access policies and the security
-// defaults policy. Every route is served under /v1.0 and /beta, as
+// Intune managed devices, Conditional Access policies, the security
+// defaults policy, Privileged Identity Management's role assignment and
+// eligibility schedule instances, and groups' members. Every route is served under /v1.0 and /beta, as
 // Graph serves both. Answers are OData JSON (@odata.context, value and
 // @odata.nextLink, honouring $top) and errors use Graph's envelope with its
 // innerError, so Graph clients work unchanged.
@@ -120,6 +121,7 @@ func Register(s *cloudsim.Sim, auth Authenticator) {
 		srv.registerAccessReviews(v)
 		srv.registerDevices(v)
 		srv.registerPolicies(v)
+		srv.registerPIM(v)
 		// Anything else under a version is answered as Graph answers an
 		// unknown segment, rather than with the mux's plain-text 404.
 		srv.handle("/"+v+"/", unknownSegment)

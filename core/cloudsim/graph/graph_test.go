@@ -536,3 +536,55 @@ func TestConditionalAccessPolicies(t *testing.T) {
 		t.Fatalf("security defaults without a token: %d", resp.StatusCode)
 	}
 }
+
+// TestPrivilegedIdentityManagement: every role holder has a direct active
+// assignment and the world's assignments add theirs, filtered by role and
+// with the principal only when expanded; a group's members are the users
+// carrying it, and an active group assignment makes the group a holder of
+// the role.
+func TestPrivilegedIdentityManagement(t *testing.T) {
+	e := start(t)
+	w := testWorld()
+	w.Users[2].Groups = []string{"grp-admins"}
+	w.RoleAssignments = []world.RoleAssignment{
+		{DirectoryTenantID: tenantA, Principal: "group:grp-admins", Kind: "active"},
+		{DirectoryTenantID: tenantA, Principal: "gus@partner.example", Kind: "eligible"},
+		{DirectoryTenantID: tenantA, Principal: "mo@alpha.example", Kind: "eligible", RoleTemplateID: graph.SecurityReader},
+	}
+	e.sim.SetWorld(w)
+	const active = "/v1.0/roleManagement/directory/roleAssignmentScheduleInstances"
+	filter := "?$filter=roleDefinitionId%20eq%20'" + graph.GlobalAdministrator + "'"
+	items, _ := e.all(tenantA, active+filter+"&$expand=principal")
+	var got []string
+	for _, it := range items {
+		p := it["principal"].(map[string]any)
+		got = append(got, fmt.Sprint(p["@odata.type"], " ", p["displayName"], " ", it["assignmentType"], " ", it["memberType"]))
+	}
+	want := []string{"#microsoft.graph.user Ada Admin Assigned Direct", "#microsoft.graph.user Pat Priv Assigned Direct", "#microsoft.graph.group grp-admins Assigned Direct"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("active Global Administrators %v, want %v", got, want)
+	}
+	if items, _ := e.all(tenantA, active); len(items) != 4 || items[0]["principal"] != nil {
+		t.Fatalf("every active assignment, unexpanded: %v", items)
+	}
+	eligible, _ := e.all(tenantA, "/beta/roleManagement/directory/roleEligibilityScheduleInstances"+filter)
+	if len(eligible) != 1 || eligible[0]["principalId"] != idp.ObjectID(w.Users[3]) || eligible[0]["assignmentType"] != nil {
+		t.Fatalf("eligible Global Administrators %v", eligible)
+	}
+	if items, _ := e.all(tenantB, active); len(items) != 0 {
+		t.Fatalf("beta's active assignments %v", items)
+	}
+	group := items[2]["principalId"].(string)
+	members, _ := e.all(tenantA, "/v1.0/groups/"+group+"/transitiveMembers")
+	if len(members) != 1 || members[0]["displayName"] != "Mo O'Member" {
+		t.Fatalf("the group's members %v", members)
+	}
+	if resp, body := e.get(e.tokens[tenantB], "/v1.0/groups/"+group+"/transitiveMembers"); resp.StatusCode != 404 {
+		t.Fatalf("another tenant's group: %d %v", resp.StatusCode, body)
+	}
+	roles, _ := e.all(tenantA, "/v1.0/directoryRoles?$filter=roleTemplateId%20eq%20'"+graph.GlobalAdministrator+"'")
+	holders, _ := e.all(tenantA, "/v1.0/directoryRoles/"+roles[0]["id"].(string)+"/members")
+	if len(holders) != 3 || holders[2]["@odata.type"] != "#microsoft.graph.group" || holders[2]["id"] != group {
+		t.Fatalf("Global Administrators %v", holders)
+	}
+}

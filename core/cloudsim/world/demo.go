@@ -96,7 +96,11 @@ const (
 //     Fabrikam Foods has security defaults and no Conditional Access;
 //     Fabrikam Foods Dev has neither; Northwind Travel requires MFA of its
 //     Global Administrators and blocks legacy authentication in
-//     report-only.
+//     report-only. Every privileged user is an active Global
+//     Administrator; in Contoso Retail two more members (DemoContosoUser
+//     and another) are eligible for the role in Privileged Identity
+//     Management, which makes six, while Contoso Retail Dev and Fabrikam
+//     Foods Dev have one each.
 //   - DNS for every domain: SPF, DMARC, DKIM and MX that are strong on some
 //     domains, weak or missing on others.
 //   - Exchange rates of EUR, GBP and JPY against USD on each weekday of the
@@ -126,6 +130,7 @@ func Demo(seed int64, today time.Time) *World {
 	g.savingsPlans()
 	g.securityAssessments()
 	g.conditionalAccess()
+	g.eligibleAdmins()
 	return g.w
 }
 
@@ -1479,9 +1484,6 @@ func demoKey(name string) string {
 	return formatGUID([16]byte(sum[:16]))
 }
 
-// demoGlobalAdministrator is the Global Administrator role's template id.
-const demoGlobalAdministrator = "62e90394-69f5-4237-9190-012177145e10"
-
 // conditionalAccess gives each tenant its Conditional Access policies, or
 // security defaults, as Demo's doc says. Nothing is drawn from g.r: the
 // policies' ids derive from their tenant and name.
@@ -1492,7 +1494,7 @@ func (g *demoGen) conditionalAccess() {
 		return p
 	}
 	mfaAll := ConditionalAccessPolicy{IncludeUsers: []string{"All"}, GrantControls: []string{"mfa"}}
-	mfaAdmins := ConditionalAccessPolicy{IncludeRoles: []string{demoGlobalAdministrator}, GrantControls: []string{"mfa"}}
+	mfaAdmins := ConditionalAccessPolicy{IncludeRoles: []string{GlobalAdministratorRole}, GrantControls: []string{"mfa"}}
 	legacy := ConditionalAccessPolicy{IncludeUsers: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"},
 		GrantControls: []string{"block"}}
 	const on, reportOnly, off = "enabled", "enabledForReportingButNotEnforced", "disabled"
@@ -1513,4 +1515,19 @@ func (g *demoGen) conditionalAccess() {
 		}
 	}
 	g.w.Tenants[2].SecurityDefaults = true
+}
+
+// eligibleAdmins makes two members of the first tenant eligible Global
+// Administrators: its well-known standard user and its first other
+// enabled member who holds no role. Nothing is drawn from g.r.
+func (g *demoGen) eligibleAdmins() {
+	dt := g.ts[0]
+	for _, u := range dt.users {
+		if u.Email == dt.spec.wellKnown || !u.IsPrivileged && u.UserType == "Member" && *u.AccountEnabled && len(u.Roles) == 0 {
+			g.w.RoleAssignments = append(g.w.RoleAssignments, RoleAssignment{DirectoryTenantID: dt.t.DirectoryTenantID, Principal: u.Email, Kind: "eligible"})
+		}
+		if len(g.w.RoleAssignments) == 2 {
+			return
+		}
+	}
 }

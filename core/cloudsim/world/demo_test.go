@@ -923,9 +923,10 @@ func TestDemoExchangeRates(t *testing.T) {
 	}
 }
 
-// TestDemoIdentityPosture: each tenant's Conditional Access policies and
-// security defaults are the ones Demo documents, whatever the seed, and
-// a policy's id is the same from one day to the next.
+// TestDemoIdentityPosture: each tenant's Conditional Access policies,
+// security defaults and Global Administrators (active and eligible) are
+// the ones Demo documents, whatever the seed, and the same from one day
+// to the next.
 func TestDemoIdentityPosture(t *testing.T) {
 	for _, seed := range []int64{1, 7} {
 		w := Demo(seed, demoToday)
@@ -946,7 +947,28 @@ func TestDemoIdentityPosture(t *testing.T) {
 				t.Errorf("seed %d: %s's security defaults %v", seed, tn.Name, tn.SecurityDefaults)
 			}
 		}
-		if next := Demo(seed, demoToday.AddDate(0, 0, 1)); !reflect.DeepEqual(next.ConditionalAccessPolicies, w.ConditionalAccessPolicies) {
+		admins := map[string]int{}
+		for _, u := range w.Users {
+			if u.IsPrivileged {
+				admins[u.DirectoryTenantID]++
+			}
+		}
+		for _, a := range w.RoleAssignments {
+			if a.Kind == "eligible" && a.Role() == GlobalAdministratorRole {
+				admins[a.DirectoryTenantID]++
+			}
+		}
+		for _, tn := range w.Tenants {
+			want := map[string]int{"Contoso Retail": 6, "Contoso Retail Dev": 1, "Fabrikam Foods Dev": 1}[tn.Name]
+			if n := admins[tn.DirectoryTenantID]; want != 0 && n != want || want == 0 && (n < 2 || n > 4) {
+				t.Errorf("seed %d: %s has %d Global Administrators", seed, tn.Name, n)
+			}
+		}
+		if !slices.ContainsFunc(w.RoleAssignments, func(a RoleAssignment) bool { return a.Principal == DemoContosoUser }) {
+			t.Errorf("seed %d: %s is not an eligible Global Administrator", seed, DemoContosoUser)
+		}
+		if next := Demo(seed, demoToday.AddDate(0, 0, 1)); !reflect.DeepEqual(next.ConditionalAccessPolicies, w.ConditionalAccessPolicies) ||
+			!reflect.DeepEqual(next.RoleAssignments, w.RoleAssignments) {
 			t.Errorf("seed %d: the policies change from one day to the next", seed)
 		}
 	}

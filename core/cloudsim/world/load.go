@@ -121,8 +121,8 @@ func (p *problems) oneOf(path, value string, allowed ...string) {
 // policy states, resources and quotas name a subscription of a tenant;
 // users and access reviews a tenant; reservations, their purchases and
 // recommendations, savings plans and benefit recommendations a billing
-// account; Conditional Access policies a tenant, each user they name one
-// of its directory; security assessments (whose name is a GUID) and secure scores
+// account; Conditional Access policies and role assignments a tenant,
+// each user they name one of its directory; security assessments (whose name is a GUID) and secure scores
 // (one per subscription, each control's current between 0 and its max)
 // a subscription; exchange rates are positive, by date and currency code.
 func (w *World) Validate() error {
@@ -414,6 +414,23 @@ func (w *World) Validate() error {
 		if c.GrantOperator != "" {
 			p.oneOf(at+".grant_operator", c.GrantOperator, "AND", "OR")
 		}
+	}
+	for i, a := range w.RoleAssignments {
+		at := fmt.Sprintf("role_assignments[%d]", i)
+		dir(at+".directory_tenant_id", a.DirectoryTenantID)
+		if a.RoleTemplateID != "" {
+			if _, err := uuid.Parse(a.RoleTemplateID); err != nil {
+				p.add(at+".role_template_id", "%q is not a role template id (a GUID)", a.RoleTemplateID)
+			}
+		}
+		if group, ok := strings.CutPrefix(a.Principal, "group:"); ok {
+			p.required(at+".principal", group)
+		} else if p.required(at+".principal", a.Principal) {
+			if _, ok := emails[strings.ToLower(a.DirectoryTenantID+"/"+a.Principal)]; !ok {
+				p.add(at+".principal", "%q is not a user of the directory nor group:<name>", a.Principal)
+			}
+		}
+		p.oneOf(at+".kind", a.Kind, "active", "eligible")
 	}
 	for i, r := range w.DNS {
 		at := fmt.Sprintf("dns[%d]", i)

@@ -25,6 +25,8 @@ const valid = `{
   "conditional_access_policies": [{"directory_tenant_id": "dir-a", "id": "ca-1", "name": "MFA for all", "state": "enabled", "include_users": ["All"],
                                    "exclude_users": ["alice@brand-a.example"], "include_roles": ["62e90394-69f5-4237-9190-012177145e10"],
                                    "client_app_types": ["browser"], "grant_controls": ["mfa"], "grant_operator": "OR"}],
+  "role_assignments": [{"directory_tenant_id": "dir-a", "principal": "alice@brand-a.example", "kind": "eligible"},
+                       {"directory_tenant_id": "dir-a", "principal": "group:grp-ops", "kind": "active", "role_template_id": "e8611ab8-c189-46e8-94e1-60213ab1f814"}],
   "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}], "exchange_rates": {"base": "USD", "rates": {"2026-11-02": {"EUR": 0.9123}}}, "security_assessments": [{"subscription_id": "sub-a", "resource_id": "r1", "name": "4fb67663-9ab9-475d-b026-8c544cced439", "display_name": "Minimum TLS", "status": "Unhealthy", "severity": "Medium", "policy_definition_id": "p1", "category": "Data"}], "secure_scores": [{"subscription_id": "sub-a", "controls": [{"name": "c1", "display_name": "Encrypt data in transit", "current": 1.5, "max": 4, "healthy_resources": 3, "unhealthy_resources": 5}]}]
 }`
 
@@ -39,7 +41,8 @@ func TestParseValid(t *testing.T) {
 	if w.Costs[0].Cost != 12.34 || w.Quotas[0].Limit != 100 || w.Reservations[0].UsedHours != 20 || w.DNS[0].Type != "TXT" ||
 		w.ExchangeRates.Base != "USD" || w.ExchangeRates.Rates["2026-11-02"]["EUR"] != 0.9123 ||
 		w.SecurityAssessments[0].Status != "Unhealthy" || w.SecureScores[0].Controls[0].Current != 1.5 ||
-		w.ConditionalAccessPolicies[0].ExcludeUsers[0] != "alice@brand-a.example" || w.ConditionalAccessPolicies[0].State != "enabled" {
+		w.ConditionalAccessPolicies[0].ExcludeUsers[0] != "alice@brand-a.example" || w.ConditionalAccessPolicies[0].State != "enabled" ||
+		w.RoleAssignments[0].Role() != GlobalAdministratorRole || w.RoleAssignments[1].Role() != "e8611ab8-c189-46e8-94e1-60213ab1f814" {
 		t.Fatalf("world %+v", w)
 	}
 	empty, err := Parse([]byte(`{}`))
@@ -81,8 +84,12 @@ func TestParseReportsEntryPaths(t *testing.T) {
 		{"no grant control", `"grant_controls": ["mfa"]`, `"grant_controls": []`, `conditional_access_policies[0].grant_controls: a policy needs at least one grant control`},
 		{"bad grant control", `"grant_controls": ["mfa"]`, `"grant_controls": ["sms"]`, `conditional_access_policies[0].grant_controls[0]: "sms" is not one of`},
 		{"bad grant operator", `"grant_operator": "OR"`, `"grant_operator": "XOR"`, `conditional_access_policies[0].grant_operator: "XOR" is not one of AND, OR`},
+		{"assignment of a stranger", `"principal": "alice@brand-a.example", "kind"`, `"principal": "bob@brand-a.example", "kind"`, `role_assignments[0].principal: "bob@brand-a.example" is not a user of the directory nor group:<name>`},
+		{"assignment of a nameless group", `"principal": "group:grp-ops"`, `"principal": "group:"`, `role_assignments[1].principal: required`},
+		{"bad assignment kind", `"kind": "eligible"`, `"kind": "permanent"`, `role_assignments[0].kind: "permanent" is not one of active, eligible`},
+		{"assignment role not a GUID", `"role_template_id": "e8611ab8-c189-46e8-94e1-60213ab1f814"`, `"role_template_id": "PRA"`, `role_assignments[1].role_template_id: "PRA" is not a role template id`},
 		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 7, column`},
-		{"syntax", `"dns": [`, `"dns": [[`, `line 19, column`},
+		{"syntax", `"dns": [`, `"dns": [[`, `line 21, column`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

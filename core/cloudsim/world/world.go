@@ -37,7 +37,11 @@ type World struct {
 	// ConditionalAccessPolicies are the directories' Conditional Access
 	// policies.
 	ConditionalAccessPolicies []ConditionalAccessPolicy `json:"conditional_access_policies"`
-	DNS                       []DNSRecord               `json:"dns"`
+	// RoleAssignments are directory roles given through Privileged
+	// Identity Management, beside the Global Administrator role every
+	// privileged user holds.
+	RoleAssignments []RoleAssignment `json:"role_assignments"`
+	DNS             []DNSRecord      `json:"dns"`
 	// SecurityAssessments and SecureScores are Defender for Cloud's
 	// assessments of resources and each subscription's secure score by
 	// security control.
@@ -418,6 +422,34 @@ type ConditionalAccessPolicy struct {
 	// GrantOperator is AND or OR (the default): whether every control
 	// or one of them is required.
 	GrantOperator string `json:"grant_operator,omitempty"`
+}
+
+// RoleAssignment is a directory role given to a user or a group through
+// Privileged Identity Management: active (usable at once) or eligible (to
+// be activated when needed).
+type RoleAssignment struct {
+	DirectoryTenantID string `json:"directory_tenant_id"`
+	// RoleTemplateID is the role's template id; absent is Global
+	// Administrator's.
+	RoleTemplateID string `json:"role_template_id,omitempty"`
+	// Principal is the e-mail address of a user of the directory, or
+	// "group:" and the name of a group: its members are the directory's
+	// users whose groups name it.
+	Principal string `json:"principal"`
+	// Kind is active or eligible.
+	Kind string `json:"kind"`
+}
+
+// GlobalAdministratorRole is the Global Administrator role's template id,
+// the same in every directory.
+const GlobalAdministratorRole = "62e90394-69f5-4237-9190-012177145e10"
+
+// Role is the assignment's role template id.
+func (a RoleAssignment) Role() string {
+	if a.RoleTemplateID == "" {
+		return GlobalAdministratorRole
+	}
+	return a.RoleTemplateID
 }
 
 // Decision is one reviewer decision about a user.

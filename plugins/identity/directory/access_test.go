@@ -3,6 +3,8 @@ package directory_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -135,4 +137,82 @@ func TestConditionalAccessFailureKeepsPrevious(t *testing.T) {
 			t.Fatalf("contoso's posture after the next sync %+v, want its one policy left", c)
 		}
 	})
+}
+
+// TestGlobalAdmins: Contoso's five Global Administrators — three holding
+// the role, bea eligible, and eve eligible through grp-ops, whose other
+// member ada holds it already and counts once — are too many; Fabrikam's
+// one is too few. The dataset and the page say the same; a contoso user
+// is refused Fabrikam's.
+func TestGlobalAdmins(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		f := start(t, dialect, identityWorld(), nil)
+		f.mustRun(t)
+		var list []directory.GlobalAdminsItem
+		f.get(t, "/api/v1/identity/global-admins", admin, &list)
+		if len(list) != 2 || list[0].TenantID != contoso.ID || list[1].TenantID != fabrikam.ID {
+			t.Fatalf("global admins %+v", list)
+		}
+		c, fb := list[0], list[1]
+		if c.TenantName != "Contoso" || c.GlobalAdmins != 5 || c.Active != 3 || c.EligibleOnly != 2 || c.Status != "too_many" {
+			t.Fatalf("contoso's count %+v", c)
+		}
+		got := map[string]string{}
+		for _, a := range c.Admins {
+			got[a.DisplayName] = fmt.Sprintf("%s active=%v eligible=%v via=%v", a.PrincipalType, a.Active, a.Eligible, a.ViaGroups)
+		}
+		want := map[string]string{
+			"Ada Admin":  "user active=true eligible=true via=[grp-ops]",
+			"Rory Root":  "user active=true eligible=false via=[]",
+			"Dee Gone":   "user active=true eligible=false via=[]",
+			"Bea Old":    "user active=false eligible=true via=[]",
+			"Eve Member": "user active=false eligible=true via=[grp-ops]",
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("contoso's admins %v, want %v", got, want)
+		}
+		if fb.GlobalAdmins != 1 || fb.Active != 1 || fb.EligibleOnly != 0 || fb.Status != "too_few" || len(fb.Admins) != 1 || fb.Admins[0].UserPrincipalName != "fay@fabrikam.example" {
+			t.Fatalf("fabrikam's count %+v", fb)
+		}
+
+		raw, err := f.harness.ReadDataset(context.Background(), directory.DatasetName, []string{contoso.ID, fabrikam.ID}, nil)
+		if err != nil || len(raw) != 2 {
+			t.Fatalf("dataset %d records (%v)", len(raw), err)
+		}
+		var rc, rf directory.MFARecord
+		if json.Unmarshal(raw[0], &rc) != nil || json.Unmarshal(raw[1], &rf) != nil || *rc.GlobalAdmins != 5 || *rc.GlobalAdminsStatus != "too_many" ||
+			*rf.GlobalAdmins != 1 || *rf.GlobalAdminsStatus != "too_few" {
+			t.Fatalf("records %s", raw)
+		}
+
+		code, body := f.do(t, directory.PagePath, contosoer)
+		section := string(body)
+		if _, rest, ok := strings.Cut(section, "Global Administrators of each tenant"); ok {
+			section = rest
+		}
+		if code != http.StatusOK || !strings.Contains(section, ">More than 4<") || !strings.Contains(section, "through grp-ops") ||
+			!strings.Contains(section, "Eve Member") || strings.Contains(section, "Fay") {
+			t.Fatalf("contoso's page: %d %s", code, section)
+		}
+		f.get(t, "/api/v1/identity/global-admins", contosoer, &list)
+		if len(list) != 1 || list[0].TenantID != contoso.ID {
+			t.Fatalf("contoso user's counts %+v", list)
+		}
+		if code, body := f.do(t, "/api/v1/identity/global-admins?tenant_ids="+fabrikam.ID, contosoer); code != http.StatusForbidden {
+			t.Fatalf("fabrikam's count to a contoso user: %d %s", code, body)
+		}
+	})
+}
+
+// TestGlobalAdminsGroupFailure: a group holding the role whose members
+// Graph refuses fails the tenant's sync, naming the group.
+func TestGlobalAdminsGroupFailure(t *testing.T) {
+	f := start(t, "sqlite", identityWorld(), nil)
+	f.sim.Faults.Set(cloudsim.Graph, "/v1.0/groups/", cloudsim.Fault{Status: http.StatusForbidden})
+	if _, _, err := f.harness.RunJob(context.Background(), "identity"); err == nil || !strings.Contains(err.Error(), "group grp-ops holding Global Administrator") {
+		t.Fatalf("a refused group: %v", err)
+	}
+	if fresh := f.freshTenants(0); !slices.Equal(fresh, []string{fabrikam.ID}) {
+		t.Fatalf("fresh tenants %v", fresh)
+	}
 }

@@ -11,8 +11,8 @@ import (
 const DatasetName = "identity_mfa"
 
 // MFARecord is one record of the identity_mfa dataset: a tenant's MFA and
-// device figures and its Conditional Access posture at its latest
-// identity sync.
+// device figures, its Conditional Access posture and its Global
+// Administrator count at its latest identity sync.
 type MFARecord struct {
 	TenantID         string   `json:"tenant_id" doc:"Internal tenant id"`
 	Date             string   `json:"date" format:"date" doc:"Day (UTC) of the latest sync"`
@@ -35,13 +35,15 @@ type MFARecord struct {
 	MFAEnforcedAll      *bool     `json:"mfa_enforced_all_users" nullable:"true" doc:"MFA of every user is enforced: by an enabled policy or by security defaults"`
 	MFAEnforcedAdmins   *bool     `json:"mfa_enforced_admins" nullable:"true" doc:"MFA of the Global Administrators is enforced: by an enabled policy or by security defaults"`
 	LegacyAuthBlocked   *bool     `json:"legacy_auth_blocked" nullable:"true" doc:"Legacy authentication is blocked: by an enabled policy or by security defaults"`
+	GlobalAdmins        *int64    `json:"global_admins" nullable:"true" doc:"Global Administrators, active or eligible, each once; null at a sync that did not count them"`
+	GlobalAdminsStatus  *string   `json:"global_admins_status" nullable:"true" doc:"too_few below 2, too_many above 4, else ok; null with global_admins"`
 	SyncedAt            time.Time `json:"synced_at"`
 }
 
 // Dataset publishes each tenant's figures at its latest sync, one record
 // per tenant of the request with a synced directory, ordered by tenant.
 func (h *Handlers) Dataset() sdk.Dataset {
-	return sdk.DatasetOf(DatasetName, "Each tenant's MFA coverage, admin MFA, device compliance and Conditional Access posture at its latest identity sync.",
+	return sdk.DatasetOf(DatasetName, "Each tenant's MFA coverage, admin MFA, device compliance, Conditional Access posture and Global Administrator count at its latest identity sync.",
 		func(ctx context.Context, req sdk.DatasetRequest, emit func(MFARecord) error) error {
 			snaps, err := h.Store.Latest(ctx, req.TenantIDs)
 			if err != nil {
@@ -58,6 +60,10 @@ func (h *Handlers) Dataset() sdk.Dataset {
 					r.SecurityDefaults, r.CAMFAAllUsers, r.CAMFAAdmins, r.CALegacyAuthBlocked = &sd, &p.MFAAllUsers, &p.MFAAdmins, &p.LegacyAuthBlocked
 					all, admins, legacy := Enforced(p.MFAAllUsers, sd), Enforced(p.MFAAdmins, sd), Enforced(p.LegacyAuthBlocked, sd)
 					r.MFAEnforcedAll, r.MFAEnforcedAdmins, r.LegacyAuthBlocked = &all, &admins, &legacy
+				}
+				if n := s.GlobalAdmins; n != nil {
+					status := adminsStatus(*n)
+					r.GlobalAdmins, r.GlobalAdminsStatus = n, &status
 				}
 				if err := emit(r); err != nil {
 					return err

@@ -46,6 +46,10 @@ var simNow = time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC)
 // authentication in report-only, and lets its Global Administrators in
 // with MFA or a compliant device, which requires no MFA; Fabrikam has no
 // policy and enforces security defaults.
+//
+// Contoso has five Global Administrators: ada, rory and dee hold the role,
+// bea is eligible for it, and so is the group grp-ops of ada and eve (cal
+// is eligible for another role); Fabrikam has one, fay.
 func identityWorld() *world.World {
 	on, off := true, false
 	w := &world.World{Tenants: []world.Tenant{
@@ -81,6 +85,16 @@ func identityWorld() *world.World {
 			IncludeUsers: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"}, GrantControls: []string{"block"}},
 		{DirectoryTenantID: contosoDir, ID: "ca-admins", Name: "Admins: MFA or a compliant device", State: "enabled",
 			IncludeRoles: []string{simgraph.GlobalAdministrator}, GrantControls: []string{"mfa", "compliantDevice"}},
+	}
+	for i := range w.Users {
+		if w.Users[i].Email == "ada@contoso.example" || w.Users[i].Email == "eve@contoso.example" {
+			w.Users[i].Groups = []string{"grp-ops"}
+		}
+	}
+	w.RoleAssignments = []world.RoleAssignment{
+		{DirectoryTenantID: contosoDir, Principal: "bea@contoso.example", Kind: "eligible"},
+		{DirectoryTenantID: contosoDir, Principal: "group:grp-ops", Kind: "eligible"},
+		{DirectoryTenantID: contosoDir, Principal: "cal@contoso.example", Kind: "eligible", RoleTemplateID: simgraph.SecurityReader},
 	}
 	w.AccessReviews = []world.AccessReview{{DirectoryTenantID: contosoDir, ID: "ar-1", Name: "Quarterly review", Status: "InProgress",
 		Decisions: []world.Decision{{User: "bea@contoso.example", Decision: "Approve"}, {User: "gus@partner.example", Decision: "Deny"}}}}

@@ -38,8 +38,8 @@ type pageIn struct {
 
 // page is the identity page over the tenants the request covers: MFA
 // coverage of every account and of the admins as gauges with the figures
-// per tenant, the Conditional Access posture, the daily MFA trend, and
-// the hygiene lists — accounts
+// per tenant, the Conditional Access posture, the Global Administrators,
+// the daily MFA trend, and the hygiene lists — accounts
 // without MFA (admins first), privileged accounts, stale accounts,
 // guests, disabled accounts still holding roles and noncompliant devices.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
@@ -76,7 +76,13 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 		sdk.WriteError(w, err)
 		return
 	}
+	admins, err := h.Store.GlobalAdmins(ctx, tenants)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
 	parts := []template.HTML{sdkui.Card("MFA coverage", coverage(counts, names)), sdkui.Card("Conditional Access", accessCard(postures, names)),
+		sdkui.Card("Global Administrators", adminsCard(admins, names)),
 		sdkui.Card("MFA coverage, last "+strconv.Itoa(trendDays)+" days", trend)}
 	for _, list := range []struct {
 		title string

@@ -283,6 +283,9 @@ func (h *Handlers) Routes() []sdk.Route {
 			"One record per tenant whose latest sync read its policies: whether it enforces security defaults, and for each of MFA for all users, MFA for admins "+
 				"(the Global Administrator role) and legacy authentication blocked, the strongest state of a policy carrying it (enabled, report-only, disabled or none) "+
 				"and whether it is enforced (an enabled policy, or security defaults); with every policy and what it carries."), h.conditionalAccess),
+		sdk.Get("/api/v1/identity/global-admins", op("global-admins", "Global Administrators per tenant",
+			"One record per tenant whose latest sync counted them: the principals holding the Global Administrator role or eligible for it in Privileged Identity Management, "+
+				"each once, a group's members (nested groups' included) in the group's stead; status is too_few below 2, too_many above 4, else ok."), h.globalAdmins),
 		sdk.Get("/api/v1/identity/mfa-trend", op("mfa-trend", "Daily MFA coverage",
 			"The tenants' daily snapshots summed per day over the last `days` days (today included), oldest first; a day without any sync is absent, "+
 				"and tenants counts the tenants with a snapshot that day."), h.trend),

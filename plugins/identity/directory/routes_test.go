@@ -195,7 +195,8 @@ func TestReads(t *testing.T) {
 var listRoutes = []string{"/api/v1/identity/users/without-mfa", "/api/v1/identity/privileged", "/api/v1/identity/disabled-with-roles",
 	"/api/v1/identity/stale", "/api/v1/identity/guests", "/api/v1/identity/access-reviews", "/api/v1/identity/devices"}
 
-var allRoutes = append([]string{"/api/v1/identity/summary", "/api/v1/identity/mfa-trend", "/api/v1/identity/conditional-access"}, listRoutes...)
+var allRoutes = append([]string{"/api/v1/identity/summary", "/api/v1/identity/mfa-trend", "/api/v1/identity/conditional-access",
+	"/api/v1/identity/global-admins"}, listRoutes...)
 
 // TestBoundsAndScope: every bound is a 422 naming the parameter; a
 // standard user sees only its tenant's records and naming another tenant

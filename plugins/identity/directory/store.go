@@ -118,11 +118,16 @@ type Snapshot struct {
 	CompliantDevices int64 `bun:"compliant_devices"`
 	// SecurityDefaults and the Conditional Access controls' states (see
 	// Posture) are nil and empty on the days before they were read.
-	SecurityDefaults *bool     `bun:"security_defaults"`
-	CAMFAAllUsers    string    `bun:"ca_mfa_all_users,nullzero"`
-	CAMFAAdmins      string    `bun:"ca_mfa_admins,nullzero"`
-	CALegacyAuth     string    `bun:"ca_legacy_auth_blocked,nullzero"`
-	SyncedAt         time.Time `bun:"synced_at"`
+	SecurityDefaults *bool  `bun:"security_defaults"`
+	CAMFAAllUsers    string `bun:"ca_mfa_all_users,nullzero"`
+	CAMFAAdmins      string `bun:"ca_mfa_admins,nullzero"`
+	CALegacyAuth     string `bun:"ca_legacy_auth_blocked,nullzero"`
+	// GlobalAdmins counts the Global Administrators, active or eligible,
+	// and GlobalAdminsEligible those only eligible; nil on the days before
+	// they were counted.
+	GlobalAdmins         *int64    `bun:"global_admins"`
+	GlobalAdminsEligible *int64    `bun:"global_admins_eligible"`
+	SyncedAt             time.Time `bun:"synced_at"`
 }
 
 // Posture is the snapshot's Conditional Access posture; false when the
@@ -145,11 +150,14 @@ type Directory struct {
 	// whether the tenant enforces security defaults.
 	Policies         []CAPolicy
 	SecurityDefaults bool
+	// GlobalAdmins are the principals holding the Global Administrator
+	// role or eligible for it.
+	GlobalAdmins []GlobalAdmin
 }
 
 // Rows is how many rows the directory holds.
 func (d *Directory) Rows() int64 {
-	return int64(len(d.Users) + len(d.Roles) + len(d.Devices) + len(d.Reviews) + len(d.Decisions) + len(d.Policies))
+	return int64(len(d.Users) + len(d.Roles) + len(d.Devices) + len(d.Reviews) + len(d.Decisions) + len(d.Policies) + len(d.GlobalAdmins))
 }
 
 // RevisionTable is the identity data's revision table (see package
@@ -207,7 +215,7 @@ func (s *Store) Replace(ctx context.Context, tenantID string, d *Directory, at t
 		if err := revcache.Bump(ctx, tx, RevisionTable, tenantID); err != nil {
 			return err
 		}
-		for _, m := range []any{(*User)(nil), (*RoleMember)(nil), (*Device)(nil), (*AccessReview)(nil), (*Decision)(nil), (*CAPolicy)(nil)} {
+		for _, m := range []any{(*User)(nil), (*RoleMember)(nil), (*Device)(nil), (*AccessReview)(nil), (*Decision)(nil), (*CAPolicy)(nil), (*GlobalAdmin)(nil)} {
 			if _, err := tx.NewDelete().Model(m).Where("tenant_id = ?", tenantID).Exec(ctx); err != nil {
 				return err
 			}
@@ -230,7 +238,10 @@ func (s *Store) Replace(ctx context.Context, tenantID string, d *Directory, at t
 		if err := insert(ctx, tx, d.Policies); err != nil {
 			return err
 		}
-		return snapshot(ctx, tx, tenantID, at, posture(d.Policies, d.SecurityDefaults))
+		if err := insert(ctx, tx, d.GlobalAdmins); err != nil {
+			return err
+		}
+		return snapshot(ctx, tx, tenantID, at, d)
 	})
 }
 
@@ -245,15 +256,24 @@ func insert[T any](ctx context.Context, tx bun.Tx, rows []T) error {
 }
 
 // snapshot records the tenant's figures for at's day, counted in the
-// database from the rows just stored, with its Conditional Access
-// posture; a second sync the same day replaces the first's.
-func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time, p Posture) error {
+// database from the rows just stored, with d's Conditional Access posture
+// and Global Administrators; a second sync the same day replaces the
+// first's.
+func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time, d *Directory) error {
+	p := posture(d.Policies, d.SecurityDefaults)
+	admins, eligible := int64(len(d.GlobalAdmins)), int64(0)
+	for _, a := range d.GlobalAdmins {
+		if !a.Active {
+			eligible++
+		}
+	}
 	day := at.UTC().Format(time.DateOnly)
 	if _, err := tx.NewDelete().Model((*Snapshot)(nil)).Where("tenant_id = ? AND day = ?", tenantID, day).Exec(ctx); err != nil {
 		return err
 	}
 	snap := Snapshot{TenantID: tenantID, Day: day, SyncedAt: at.UTC(), SecurityDefaults: &p.SecurityDefaults,
-		CAMFAAllUsers: p.MFAAllUsers, CAMFAAdmins: p.MFAAdmins, CALegacyAuth: p.LegacyAuthBlocked}
+		CAMFAAllUsers: p.MFAAllUsers, CAMFAAdmins: p.MFAAdmins, CALegacyAuth: p.LegacyAuthBlocked,
+		GlobalAdmins: &admins, GlobalAdminsEligible: &eligible}
 	err := tx.NewSelect().Model((*User)(nil)).
 		ColumnExpr("COUNT(*) AS total_users").
 		ColumnExpr("COALESCE(SUM(CASE WHEN is_admin THEN 1 ELSE 0 END), 0) AS admin_users").

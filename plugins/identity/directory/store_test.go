@@ -76,9 +76,8 @@ func TestSnapshotDisabledMigration(t *testing.T) {
 }
 
 // TestAccessPostureMigration: snapshots taken before the Conditional
-// Access posture was read keep it unknown (NULL), so neither the posture
-// route's read nor the dataset claims one for them; the migration rolls
-// back.
+// Access posture and the Global Administrators were read keep them
+// unknown (NULL), so no read claims them; the migrations roll back.
 func TestAccessPostureMigration(t *testing.T) {
 	each(t, func(t *testing.T, dialect string) {
 		ctx := context.Background()
@@ -110,15 +109,20 @@ func TestAccessPostureMigration(t *testing.T) {
 		if err != nil || len(postures) != 0 {
 			t.Fatalf("postures of a snapshot from before the migration %+v (%v), want none", postures, err)
 		}
+		if admins, err := st.GlobalAdmins(ctx, []string{contoso.ID}); err != nil || len(admins) != 0 {
+			t.Fatalf("global admins of a snapshot from before the migration %+v (%v), want none", admins, err)
+		}
 		snaps, err := st.Latest(ctx, []string{contoso.ID})
-		if err != nil || len(snaps) != 1 || snaps[0].SecurityDefaults != nil || snaps[0].CAMFAAllUsers != "" {
+		if err != nil || len(snaps) != 1 || snaps[0].SecurityDefaults != nil || snaps[0].CAMFAAllUsers != "" || snaps[0].GlobalAdmins != nil {
 			t.Fatalf("snapshot %+v (%v), want its posture unknown", snaps, err)
 		}
 		if _, err := store.Rollback(ctx, db, directory.Migrations(), "identity_migrations"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.NewSelect().Table("identity_ca_policies").Count(ctx); err == nil {
-			t.Fatal("identity_ca_policies is there after the rollback")
+		for _, table := range []string{"identity_ca_policies", "identity_global_admins"} {
+			if _, err := db.NewSelect().Table(table).Count(ctx); err == nil {
+				t.Fatalf("%s is there after the rollback", table)
+			}
 		}
 		if n, err := db.NewSelect().Table("identity_snapshots").Count(ctx); err != nil || n != 1 {
 			t.Fatalf("%d snapshots after the rollback (%v), want the 1", n, err)

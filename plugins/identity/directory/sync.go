@@ -25,6 +25,9 @@ type Graph interface {
 	AccessReviews(ctx context.Context, fn func(cloud.AccessReview) error) error
 	ConditionalAccessPolicies(ctx context.Context, fn func(cloud.ConditionalAccessPolicy) error) error
 	SecurityDefaults(ctx context.Context) (bool, error)
+	ActiveRoleAssignments(ctx context.Context, roleTemplateID string, fn func(cloud.RoleScheduleInstance) error) error
+	EligibleRoleAssignments(ctx context.Context, roleTemplateID string, fn func(cloud.RoleScheduleInstance) error) error
+	GroupMembers(ctx context.Context, groupID string, fn func(cloud.RoleMember) error) error
 }
 
 // Syncer copies each active tenant's directory from Graph into the store.
@@ -169,6 +172,9 @@ func read(ctx context.Context, g Graph, tenantID string, at time.Time) (*Directo
 		return nil, err
 	}
 	if d.SecurityDefaults, err = g.SecurityDefaults(ctx); err != nil {
+		return nil, err
+	}
+	if d.GlobalAdmins, err = globalAdmins(ctx, g, tenantID); err != nil {
 		return nil, err
 	}
 	return d, nil

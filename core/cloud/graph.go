@@ -60,7 +60,7 @@ func newGraphClients(cfg Config, opts policy.ClientOptions, ep Endpoints, creds 
 // Graph v1.0: users, MFA registration, directory roles, access reviews,
 // domains, Intune devices, Conditional Access policies, the security
 // defaults policy, Privileged Identity Management's role assignments and
-// eligibilities, and groups' members. It authenticates in that tenant with the
+// eligibilities, groups' members and Identity Protection's risky users. It authenticates in that tenant with the
 // application's client credentials, as a multi-tenant application
 // consented in each customer tenant does, and shares the transport and
 // retry policy of the Azure clients: throttled (429) and failed (5xx)
@@ -628,6 +628,41 @@ func (g *GraphClient) GroupMembers(ctx context.Context, groupID string, fn func(
 			return fn(RoleMember{ID: m.ID, Type: strings.TrimPrefix(m.ODataType, "#microsoft.graph."), DisplayName: m.DisplayName,
 				UserPrincipalName: m.UserPrincipalName})
 		})
+}
+
+// RiskyUser is a user Identity Protection judged at risk, now or before.
+type RiskyUser struct {
+	// ID is the user's object id.
+	ID                string
+	UserDisplayName   string
+	UserPrincipalName string
+	// RiskLevel is low, medium, high, hidden or none; RiskState atRisk,
+	// confirmedCompromised, remediated, dismissed, confirmedSafe or none;
+	// RiskDetail why the state is what it is.
+	RiskLevel   string
+	RiskState   string
+	RiskDetail  string
+	LastUpdated time.Time
+}
+
+type riskyUserJSON struct {
+	ID                      string    `json:"id"`
+	UserDisplayName         string    `json:"userDisplayName"`
+	UserPrincipalName       string    `json:"userPrincipalName"`
+	RiskLevel               string    `json:"riskLevel"`
+	RiskState               string    `json:"riskState"`
+	RiskDetail              string    `json:"riskDetail"`
+	RiskLastUpdatedDateTime time.Time `json:"riskLastUpdatedDateTime"`
+}
+
+// RiskyUsers calls fn for each user Identity Protection has judged at
+// risk, whatever its state now. An error from fn stops the listing and is
+// returned as is.
+func (g *GraphClient) RiskyUsers(ctx context.Context, fn func(RiskyUser) error) error {
+	return graphList(ctx, g, g.op("list risky users"), "/identityProtection/riskyUsers", nil, func(r *riskyUserJSON) error {
+		return fn(RiskyUser{ID: r.ID, UserDisplayName: r.UserDisplayName, UserPrincipalName: r.UserPrincipalName, RiskLevel: r.RiskLevel,
+			RiskState: r.RiskState, RiskDetail: r.RiskDetail, LastUpdated: r.RiskLastUpdatedDateTime})
+	})
 }
 
 func (g *GraphClient) op(what string) string { return what + " in tenant " + g.tenantID }

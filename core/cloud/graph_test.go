@@ -763,3 +763,22 @@ func names(members []cloud.RoleMember) []string {
 	}
 	return out
 }
+
+// TestGraphRiskyUsers: each tenant's risky users with their level, state,
+// detail and when their risk last changed, and only that tenant's.
+func TestGraphRiskyUsers(t *testing.T) {
+	w := graphWorld()
+	w.Users[3].RiskLevel, w.Users[3].RiskState = "high", "atRisk"
+	w.Users[1].RiskLevel, w.Users[1].RiskState = "medium", "confirmedSafe"
+	_, c := startGraphSim(t, w)
+	got := collect(t, c.Graph(brandTenant).RiskyUsers)
+	want := []cloud.RiskyUser{{ID: idp.ObjectID(w.Users[3]), UserDisplayName: "Rory Root", UserPrincipalName: "root@brand.example", RiskLevel: "high",
+		RiskState: "atRisk", RiskDetail: "none", LastUpdated: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)}}
+	if !slices.EqualFunc(got, want, func(a, b cloud.RiskyUser) bool { return a == b }) {
+		t.Fatalf("brand's risky users %+v, want %+v", got, want)
+	}
+	managing := collect(t, c.Graph(managingTenant).RiskyUsers)
+	if len(managing) != 1 || managing[0].UserDisplayName != "Fin Analyst" || managing[0].RiskDetail != "adminConfirmedUserSafe" {
+		t.Fatalf("the managing tenant's risky users %+v", managing)
+	}
+}

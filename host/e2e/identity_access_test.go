@@ -19,7 +19,10 @@ import (
 // accessWorld: Brand A requires MFA of everyone but its break-glass
 // account (enabled), of its Global Administrators (report-only), and
 // blocks legacy authentication in a disabled policy; Brand B has no
-// policy and enforces security defaults.
+// policy and enforces security defaults. Brand A has three Global
+// Administrators: Ada and the break-glass account hold the role, and the
+// group grp-a-ops of the break-glass account and Cy is eligible for it;
+// Brand B has none.
 func accessWorld(t *testing.T) string {
 	on := true
 	today := time.Now().UTC().Format(time.DateOnly)
@@ -33,9 +36,13 @@ func accessWorld(t *testing.T) string {
 		Users: []world.User{
 			{Email: "ada@brand-a.example", Name: "Ada A", DirectoryTenantID: identityDirA, UserType: "Member", AccountEnabled: &on, IsPrivileged: true,
 				MFARegistered: true, MFAMethods: []string{"fido2"}, LastSignIn: today},
-			{Email: "glass@brand-a.example", Name: "Break Glass", DirectoryTenantID: identityDirA, UserType: "Member", AccountEnabled: &on, IsPrivileged: true},
+			{Email: "glass@brand-a.example", Name: "Break Glass", DirectoryTenantID: identityDirA, UserType: "Member", AccountEnabled: &on, IsPrivileged: true,
+				Groups: []string{"grp-a-ops"}},
+			{Email: "cy@brand-a.example", Name: "Cy A", DirectoryTenantID: identityDirA, UserType: "Member", AccountEnabled: &on, LastSignIn: today,
+				Groups: []string{"grp-a", "grp-a-ops"}},
 			{Email: "bob@brand-b.example", Name: "Bob B", DirectoryTenantID: identityDirB, UserType: "Member", AccountEnabled: &on, LastSignIn: today},
 		},
+		RoleAssignments: []world.RoleAssignment{{DirectoryTenantID: identityDirA, Principal: "group:grp-a-ops", Kind: "eligible"}},
 		ConditionalAccessPolicies: []world.ConditionalAccessPolicy{
 			{DirectoryTenantID: identityDirA, ID: "a0000000-0000-4000-8000-000000000001", Name: "A: MFA for everyone", State: "enabled",
 				IncludeUsers: []string{"All"}, ExcludeUsers: []string{"glass@brand-a.example"}, GrantControls: []string{"mfa"}},
@@ -69,10 +76,11 @@ type accessPosture struct {
 }
 
 // TestIdentityConditionalAccessThroughTheHost: the world's Conditional
-// Access policies and security defaults reach the posture route and the
-// identity page through Graph, the sync and the plugin's tables, on both
-// databases, each figure exact; a standard user of Brand A sees Brand A's
-// alone and is refused Brand B's.
+// Access policies, security defaults and Global Administrators reach the
+// posture and global-admins routes and the identity page through Graph,
+// the sync and the plugin's tables, on both databases, each figure exact;
+// a standard user of Brand A sees Brand A's alone and is refused Brand
+// B's.
 func TestIdentityConditionalAccessThroughTheHost(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) { testIdentityConditionalAccess(t, dialect) })
@@ -91,8 +99,10 @@ func testIdentityConditionalAccess(t *testing.T, dialect string) {
 	if r := f.waitRun(t, f.trigger(t, "identity")); r.Status != "completed" {
 		t.Fatalf("identity sync %+v", r)
 	}
-	if n, err := h.pluginDB("identity").NewSelect().Table("identity_ca_policies").Count(context.Background()); err != nil || n != 3 {
-		t.Fatalf("the plugin's policies table on %s holds %d rows (%v), want 3", dialect, n, err)
+	for table, want := range map[string]int64{"identity_ca_policies": 3, "identity_global_admins": 3} {
+		if n, err := h.pluginDB("identity").NewSelect().Table(table).Count(context.Background()); err != nil || n != want {
+			t.Fatalf("the plugin's %s on %s holds %d rows (%v), want %d", table, dialect, n, err, want)
+		}
 	}
 
 	var list []accessPosture
@@ -139,7 +149,43 @@ func testIdentityConditionalAccess(t *testing.T, dialect string) {
 		t.Errorf("brand B's posture for brand A's user: %d %s", r.status, r.body)
 	}
 	r := h.do(http.MethodGet, "/identity", tokA, nil, "HX-Request", "true")
-	if r.status != http.StatusOK || !strings.Contains(string(r.body), "A: MFA for everyone") || strings.Contains(string(r.body), "Brand B") {
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), "A: MFA for everyone") || !strings.Contains(string(r.body), "through grp-a-ops") ||
+		strings.Contains(string(r.body), "Brand B") {
 		t.Errorf("identity page for brand A's user: %d %s", r.status, r.body)
 	}
+
+	var admins []struct {
+		TenantID     string `json:"tenant_id"`
+		TenantName   string `json:"tenant_name"`
+		GlobalAdmins int    `json:"global_admins"`
+		Active       int    `json:"active"`
+		EligibleOnly int    `json:"eligible_only"`
+		Status       string `json:"status"`
+		Admins       []struct {
+			Name      string   `json:"display_name"`
+			Active    bool     `json:"active"`
+			Eligible  bool     `json:"eligible"`
+			ViaGroups []string `json:"via_groups"`
+		} `json:"admins"`
+	}
+	h.get("/api/v1/identity/global-admins", admin).json(t, &admins)
+	got := map[string]string{}
+	for _, ta := range admins {
+		got[ta.TenantName] = fmt.Sprintf("%d %d/%d %s", ta.GlobalAdmins, ta.Active, ta.EligibleOnly, ta.Status)
+		for _, ad := range ta.Admins {
+			got[ad.Name] = fmt.Sprintf("%v %v %v", ad.Active, ad.Eligible, ad.ViaGroups)
+		}
+	}
+	if want := map[string]string{"Brand A": "3 2/1 ok", "Brand B": "0 0/0 too_few", "Ada A": "true false []", "Break Glass": "true true [grp-a-ops]",
+		"Cy A": "false true [grp-a-ops]"}; !maps.Equal(got, want) {
+		t.Fatalf("global admins %v, want %v", got, want)
+	}
+	h.get("/api/v1/identity/global-admins", tokA).json(t, &admins)
+	if len(admins) != 1 || admins[0].TenantID != a.TenantID {
+		t.Fatalf("brand A's user sees the global admins %+v", admins)
+	}
+	if r := h.get("/api/v1/identity/global-admins?tenant_ids="+b.TenantID, tokA); r.status != http.StatusForbidden || strings.Contains(string(r.body), "Brand B") {
+		t.Errorf("brand B's global admins for brand A's user: %d %s", r.status, r.body)
+	}
+	expectInvalid(t, h.get("/api/v1/identity/global-admins?tenant_ids="+strings.Repeat("t", 65), admin), "query.tenant_ids[0]")
 }

@@ -1,8 +1,9 @@
 // Command identity is the identity-governance plugin: it syncs each
 // tenant's directory from Microsoft Graph — users and guests, MFA
 // registration, directory role holders, managed devices, access reviews,
-// Conditional Access policies and security defaults — and keeps a daily
-// snapshot of the MFA figures and the Conditional Access posture.
+// Conditional Access policies, security defaults and Global Administrators
+// — and keeps a daily snapshot of the MFA figures, the Conditional Access
+// posture and the Global Administrator count.
 package main
 
 import (

@@ -4,7 +4,8 @@
 // members, access reviews with their instances and decisions, domains,
 // Intune managed devices, Conditional Access policies, the security
 // defaults policy, Privileged Identity Management's role assignment and
-// eligibility schedule instances, and groups' members. Every route is served under /v1.0 and /beta, as
+// eligibility schedule instances, groups' members and Identity
+// Protection's risky users. Every route is served under /v1.0 and /beta, as
 // Graph serves both. Answers are OData JSON (@odata.context, value and
 // @odata.nextLink, honouring $top) and errors use Graph's envelope with its
 // innerError, so Graph clients work unchanged.
@@ -122,6 +123,7 @@ func Register(s *cloudsim.Sim, auth Authenticator) {
 		srv.registerDevices(v)
 		srv.registerPolicies(v)
 		srv.registerPIM(v)
+		srv.registerRisk(v)
 		// Anything else under a version is answered as Graph answers an
 		// unknown segment, rather than with the mux's plain-text 404.
 		srv.handle("/"+v+"/", unknownSegment)

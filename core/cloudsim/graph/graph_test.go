@@ -52,7 +52,7 @@ func testWorld() *world.World {
 			{Email: "dee@alpha.example", Name: "Dee Disabled", DirectoryTenantID: tenantA, UserType: "Member", AccountEnabled: ptr(false),
 				LastSignIn: "2026-03-01"},
 			{Email: "bo@beta.example", Name: "Bo Beta", DirectoryTenantID: tenantB, UserType: "Member", AccountEnabled: ptr(true),
-				LastSignIn: "2026-12-10"},
+				LastSignIn: "2026-12-10", RiskLevel: "medium", RiskState: "remediated"},
 		},
 		AccessReviews: []world.AccessReview{
 			{DirectoryTenantID: tenantA, ID: "rev-done", Name: "Quarterly", Status: "Completed", Decisions: []world.Decision{
@@ -586,5 +586,27 @@ func TestPrivilegedIdentityManagement(t *testing.T) {
 	holders, _ := e.all(tenantA, "/v1.0/directoryRoles/"+roles[0]["id"].(string)+"/members")
 	if len(holders) != 3 || holders[2]["@odata.type"] != "#microsoft.graph.group" || holders[2]["id"] != group {
 		t.Fatalf("Global Administrators %v", holders)
+	}
+}
+
+// TestRiskyUsers: the users the world gives a risk, each of its own
+// tenant, with Graph's detail for the state, filtered by level.
+func TestRiskyUsers(t *testing.T) {
+	e := start(t)
+	w := testWorld()
+	w.Users[1].RiskLevel, w.Users[1].RiskState = "high", "atRisk"
+	w.Users[3].RiskLevel, w.Users[3].RiskState = "low", "dismissed"
+	e.sim.SetWorld(w)
+	items, _ := e.all(tenantA, "/v1.0/identityProtection/riskyUsers")
+	if len(items) != 2 || items[0]["userDisplayName"] != "Pat Priv" || items[0]["riskLevel"] != "high" || items[0]["riskState"] != "atRisk" ||
+		items[0]["riskDetail"] != "none" || items[0]["id"] != idp.ObjectID(w.Users[1]) || items[0]["riskLastUpdatedDateTime"] != "2026-12-01T08:00:00Z" ||
+		items[1]["riskDetail"] != "adminDismissedAllRiskForUser" {
+		t.Fatalf("alpha's risky users %v", items)
+	}
+	if high, _ := e.all(tenantA, "/v1.0/identityProtection/riskyUsers?$filter=riskLevel%20eq%20'high'"); len(high) != 1 || high[0]["userDisplayName"] != "Pat Priv" {
+		t.Fatalf("high-risk users %v", high)
+	}
+	if beta, _ := e.all(tenantB, "/beta/identityProtection/riskyUsers"); len(beta) != 1 || beta[0]["userDisplayName"] != "Bo Beta" || beta[0]["riskState"] != "remediated" {
+		t.Fatalf("beta's risky users %v", beta)
 	}
 }

@@ -100,7 +100,9 @@ const (
 //     Administrator; in Contoso Retail two more members (DemoContosoUser
 //     and another) are eligible for the role in Privileged Identity
 //     Management, which makes six, while Contoso Retail Dev and Fabrikam
-//     Foods Dev have one each.
+//     Foods Dev have one each. Identity Protection has Fabrikam Foods'
+//     first member without MFA at high risk, and Northwind Travel's first
+//     guest at medium risk, remediated.
 //   - DNS for every domain: SPF, DMARC, DKIM and MX that are strong on some
 //     domains, weak or missing on others.
 //   - Exchange rates of EUR, GBP and JPY against USD on each weekday of the
@@ -131,6 +133,7 @@ func Demo(seed int64, today time.Time) *World {
 	g.securityAssessments()
 	g.conditionalAccess()
 	g.eligibleAdmins()
+	g.riskyUsers()
 	return g.w
 }
 
@@ -1530,4 +1533,21 @@ func (g *demoGen) eligibleAdmins() {
 			return
 		}
 	}
+}
+
+// riskyUsers gives Fabrikam Foods' first member without MFA a high risk
+// and Northwind Travel's first guest a remediated medium one. Nothing is
+// drawn from g.r.
+func (g *demoGen) riskyUsers() {
+	mark := func(tenant int, pick func(User) bool, level, state string) {
+		for i := range g.w.Users {
+			u := &g.w.Users[i]
+			if u.DirectoryTenantID == g.ts[tenant].t.DirectoryTenantID && pick(*u) {
+				u.RiskLevel, u.RiskState = level, state
+				return
+			}
+		}
+	}
+	mark(2, func(u User) bool { return u.UserType == "Member" && !u.MFARegistered && *u.AccountEnabled }, "high", "atRisk")
+	mark(4, func(u User) bool { return u.UserType == "Guest" }, "medium", "remediated")
 }

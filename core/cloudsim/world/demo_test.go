@@ -924,8 +924,8 @@ func TestDemoExchangeRates(t *testing.T) {
 }
 
 // TestDemoIdentityPosture: each tenant's Conditional Access policies,
-// security defaults and Global Administrators (active and eligible) are
-// the ones Demo documents, whatever the seed, and the same from one day
+// security defaults, Global Administrators (active and eligible) and
+// risky users are the ones Demo documents, whatever the seed, and the same from one day
 // to the next.
 func TestDemoIdentityPosture(t *testing.T) {
 	for _, seed := range []int64{1, 7} {
@@ -962,6 +962,18 @@ func TestDemoIdentityPosture(t *testing.T) {
 			want := map[string]int{"Contoso Retail": 6, "Contoso Retail Dev": 1, "Fabrikam Foods Dev": 1}[tn.Name]
 			if n := admins[tn.DirectoryTenantID]; want != 0 && n != want || want == 0 && (n < 2 || n > 4) {
 				t.Errorf("seed %d: %s has %d Global Administrators", seed, tn.Name, n)
+			}
+		}
+		risky := map[string]string{}
+		for _, u := range w.Users {
+			if u.RiskLevel != "" {
+				risky[u.DirectoryTenantID] += u.RiskLevel + "/" + u.RiskState + " "
+			}
+		}
+		for _, tn := range w.Tenants {
+			want := map[string]string{"Fabrikam Foods": "high/atRisk ", "Northwind Travel": "medium/remediated "}[tn.Name]
+			if risky[tn.DirectoryTenantID] != want {
+				t.Errorf("seed %d: %s's risky users %q, want %q", seed, tn.Name, risky[tn.DirectoryTenantID], want)
 			}
 		}
 		if !slices.ContainsFunc(w.RoleAssignments, func(a RoleAssignment) bool { return a.Principal == DemoContosoUser }) {

@@ -196,6 +196,10 @@ func (w *World) Validate() error {
 		if u.LastSignIn != "" {
 			p.date(at+".last_sign_in", u.LastSignIn)
 		}
+		if u.RiskLevel != "" || u.RiskState != "" {
+			p.oneOf(at+".risk_level", u.RiskLevel, "low", "medium", "high")
+			p.oneOf(at+".risk_state", u.RiskState, "atRisk", "confirmedCompromised", "remediated", "dismissed", "confirmedSafe")
+		}
 	}
 	for i, c := range w.Costs {
 		at := fmt.Sprintf("costs[%d]", i)

@@ -12,7 +12,8 @@ const valid = `{
                "billing_account_id": "ba-1", "access_groups": ["grp-a"], "delegated": true, "domains": ["brand-a.example"],
                "extra_field": "allowed"}],
   "users": [{"email": "alice@brand-a.example", "name": "Alice", "directory_tenant_id": "dir-a", "roles": ["Governance.Admin"],
-             "groups": ["grp-a"], "user_type": "Member", "mfa_registered": true, "last_sign_in": "2026-11-01"}],
+             "groups": ["grp-a"], "user_type": "Member", "mfa_registered": true, "last_sign_in": "2026-11-01",
+             "risk_level": "high", "risk_state": "atRisk"}],
   "costs": [{"subscription_id": "sub-a", "date": "2026-10-01", "service": "Virtual Machines", "resource_group": "rg-web", "cost": 12.34, "currency": "USD"}],
   "policy_states": [{"subscription_id": "sub-a", "policy_definition_id": "p1", "policy_name": "Require MFA", "category": "Identity",
                      "group_names": ["SOC_2_CC6.1"], "compliance_state": "NonCompliant", "resource_id": "r1", "severity": "High",
@@ -42,7 +43,7 @@ func TestParseValid(t *testing.T) {
 		w.ExchangeRates.Base != "USD" || w.ExchangeRates.Rates["2026-11-02"]["EUR"] != 0.9123 ||
 		w.SecurityAssessments[0].Status != "Unhealthy" || w.SecureScores[0].Controls[0].Current != 1.5 ||
 		w.ConditionalAccessPolicies[0].ExcludeUsers[0] != "alice@brand-a.example" || w.ConditionalAccessPolicies[0].State != "enabled" ||
-		w.RoleAssignments[0].Role() != GlobalAdministratorRole || w.RoleAssignments[1].Role() != "e8611ab8-c189-46e8-94e1-60213ab1f814" {
+		w.Users[0].RiskLevel != "high" || w.RoleAssignments[0].Role() != GlobalAdministratorRole || w.RoleAssignments[1].Role() != "e8611ab8-c189-46e8-94e1-60213ab1f814" {
 		t.Fatalf("world %+v", w)
 	}
 	empty, err := Parse([]byte(`{}`))
@@ -88,8 +89,10 @@ func TestParseReportsEntryPaths(t *testing.T) {
 		{"assignment of a nameless group", `"principal": "group:grp-ops"`, `"principal": "group:"`, `role_assignments[1].principal: required`},
 		{"bad assignment kind", `"kind": "eligible"`, `"kind": "permanent"`, `role_assignments[0].kind: "permanent" is not one of active, eligible`},
 		{"assignment role not a GUID", `"role_template_id": "e8611ab8-c189-46e8-94e1-60213ab1f814"`, `"role_template_id": "PRA"`, `role_assignments[1].role_template_id: "PRA" is not a role template id`},
-		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 7, column`},
-		{"syntax", `"dns": [`, `"dns": [[`, `line 21, column`},
+		{"bad risk level", `"risk_level": "high"`, `"risk_level": "severe"`, `users[0].risk_level: "severe" is not one of low, medium, high`},
+		{"risk level without a state", `, "risk_state": "atRisk"`, ``, `users[0].risk_state: "" is not one of atRisk`},
+		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 8, column`},
+		{"syntax", `"dns": [`, `"dns": [[`, `line 22, column`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -140,6 +140,12 @@ type User struct {
 	MFARegistered     bool     `json:"mfa_registered"`
 	MFAMethods        []string `json:"mfa_methods"`
 	LastSignIn        string   `json:"last_sign_in"`
+	// RiskLevel and RiskState are Identity Protection's judgement of the
+	// user: a level of low, medium or high, and a state of atRisk,
+	// confirmedCompromised, remediated, dismissed or confirmedSafe.
+	// Absent, the user was never at risk.
+	RiskLevel string `json:"risk_level,omitempty"`
+	RiskState string `json:"risk_state,omitempty"`
 }
 
 // Cost is one day's cost of a service in a resource group, and of one

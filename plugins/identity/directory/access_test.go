@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/plugins/identity/directory"
@@ -215,4 +216,55 @@ func TestGlobalAdminsGroupFailure(t *testing.T) {
 	if fresh := f.freshTenants(0); !slices.Equal(fresh, []string{fabrikam.ID}) {
 		t.Fatalf("fresh tenants %v", fresh)
 	}
+}
+
+// TestRiskyUsers: the users Identity Protection judged, each tenant's, at
+// risk or not, highest risk first, filtered by risk, level and state; the
+// snapshot counts those at risk and the dataset carries the counts; the
+// page lists Contoso's one user at risk; a contoso user sees Contoso's
+// only.
+func TestRiskyUsers(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		f := start(t, dialect, identityWorld(), nil)
+		f.mustRun(t)
+		var list directory.RiskyUserList
+		f.get(t, "/api/v1/identity/risky-users", admin, &list)
+		got := names(list.Items, func(u directory.RiskyUserItem) string {
+			return fmt.Sprintf("%s %s/%s %v", u.DisplayName, u.RiskLevel, u.RiskState, u.AtRisk)
+		})
+		if want := []string{"Rory Root high/atRisk true", "Hal Nomfa medium/confirmedCompromised true", "Eve Member low/dismissed false"}; !slices.Equal(got, want) || list.Total != 3 {
+			t.Fatalf("risky users %v (%d), want %v", got, list.Total, want)
+		}
+		rory := list.Items[0]
+		if rory.TenantID != contoso.ID || rory.UserPrincipalName != "rory@contoso.example" || rory.RiskDetail != "none" ||
+			rory.RiskUpdatedAt == nil || !rory.RiskUpdatedAt.Equal(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)) {
+			t.Fatalf("rory %+v", rory)
+		}
+		for target, want := range map[string][]string{
+			"/api/v1/identity/risky-users?at_risk=true&sort_order=desc":                              {"Hal Nomfa", "Rory Root"},
+			"/api/v1/identity/risky-users?risk_level=low":                                            {"Eve Member"},
+			"/api/v1/identity/risky-users?risk_state=confirmedCompromised&tenant_ids=" + fabrikam.ID: {"Hal Nomfa"},
+			"/api/v1/identity/risky-users?sort_by=display_name&limit=1&offset=1":                     {"Hal Nomfa"},
+		} {
+			f.get(t, target, admin, &list)
+			if got := names(list.Items, func(u directory.RiskyUserItem) string { return u.DisplayName }); !slices.Equal(got, want) {
+				t.Errorf("%s: %v, want %v", target, got, want)
+			}
+		}
+		raw, err := f.harness.ReadDataset(context.Background(), directory.DatasetName, []string{contoso.ID, fabrikam.ID}, nil)
+		var rc, rf directory.MFARecord
+		if err != nil || len(raw) != 2 || json.Unmarshal(raw[0], &rc) != nil || json.Unmarshal(raw[1], &rf) != nil ||
+			*rc.RiskyUsers != 1 || *rc.HighRiskUsers != 1 || *rf.RiskyUsers != 1 || *rf.HighRiskUsers != 0 {
+			t.Fatalf("records %s (%v)", raw, err)
+		}
+		code, body := f.do(t, directory.PagePath, contosoer)
+		if _, section, ok := strings.Cut(string(body), "Users at risk, highest risk first"); code != http.StatusOK || !ok ||
+			!strings.Contains(section, "Rory Root") || strings.Contains(section, "Eve Member") || strings.Contains(section, "Hal") {
+			t.Fatalf("contoso's page: %d %s", code, body)
+		}
+		f.get(t, "/api/v1/identity/risky-users", contosoer, &list)
+		if got := names(list.Items, func(u directory.RiskyUserItem) string { return u.DisplayName }); !slices.Equal(got, []string{"Rory Root", "Eve Member"}) {
+			t.Fatalf("contoso user's risky users %v", got)
+		}
+	})
 }

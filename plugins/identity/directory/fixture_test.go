@@ -50,6 +50,9 @@ var simNow = time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC)
 // Contoso has five Global Administrators: ada, rory and dee hold the role,
 // bea is eligible for it, and so is the group grp-ops of ada and eve (cal
 // is eligible for another role); Fabrikam has one, fay.
+//
+// Identity Protection has Contoso's rory at high risk and eve's low risk
+// dismissed, and Fabrikam's hal confirmed compromised at medium risk.
 func identityWorld() *world.World {
 	on, off := true, false
 	w := &world.World{Tenants: []world.Tenant{
@@ -87,8 +90,18 @@ func identityWorld() *world.World {
 			IncludeRoles: []string{simgraph.GlobalAdministrator}, GrantControls: []string{"mfa", "compliantDevice"}},
 	}
 	for i := range w.Users {
-		if w.Users[i].Email == "ada@contoso.example" || w.Users[i].Email == "eve@contoso.example" {
-			w.Users[i].Groups = []string{"grp-ops"}
+		u := &w.Users[i]
+		switch u.Email {
+		case "ada@contoso.example", "eve@contoso.example":
+			u.Groups = []string{"grp-ops"}
+		}
+		switch u.Email {
+		case "rory@contoso.example":
+			u.RiskLevel, u.RiskState = "high", "atRisk"
+		case "eve@contoso.example":
+			u.RiskLevel, u.RiskState = "low", "dismissed"
+		case "hal@fabrikam.example":
+			u.RiskLevel, u.RiskState = "medium", "confirmedCompromised"
 		}
 	}
 	w.RoleAssignments = []world.RoleAssignment{

@@ -39,9 +39,9 @@ type pageIn struct {
 // page is the identity page over the tenants the request covers: MFA
 // coverage of every account and of the admins as gauges with the figures
 // per tenant, the Conditional Access posture, the Global Administrators,
-// the daily MFA trend, and the hygiene lists — accounts
-// without MFA (admins first), privileged accounts, stale accounts,
-// guests, disabled accounts still holding roles and noncompliant devices.
+// the daily MFA trend, and the hygiene lists — accounts without MFA
+// (admins first), privileged accounts, stale accounts, guests, disabled
+// accounts still holding roles, noncompliant devices and users at risk.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 	// The figures, the trend and the lists read the tenants' revision
 	// once.
@@ -94,6 +94,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 		{"Guests", l.guests},
 		{"Disabled accounts holding roles", l.disabledWithRoles},
 		{"Device compliance", l.devices},
+		{"Users at risk", l.risky},
 	} {
 		body, err := list.body()
 		if err != nil {

@@ -286,6 +286,9 @@ func (h *Handlers) Routes() []sdk.Route {
 		sdk.Get("/api/v1/identity/global-admins", op("global-admins", "Global Administrators per tenant",
 			"One record per tenant whose latest sync counted them: the principals holding the Global Administrator role or eligible for it in Privileged Identity Management, "+
 				"each once, a group's members (nested groups' included) in the group's stead; status is too_few below 2, too_many above 4, else ok."), h.globalAdmins),
+		sdk.Get("/api/v1/identity/risky-users", op("risky-users", "Risky users, paginated",
+			"The users Identity Protection judged at risk, now or before, with their risk level, state and detail; at_risk keeps those still at risk "+
+				"(atRisk or confirmedCompromised), risk_level and risk_state one of each."), h.riskyUsers),
 		sdk.Get("/api/v1/identity/mfa-trend", op("mfa-trend", "Daily MFA coverage",
 			"The tenants' daily snapshots summed per day over the last `days` days (today included), oldest first; a day without any sync is absent, "+
 				"and tenants counts the tenants with a snapshot that day."), h.trend),

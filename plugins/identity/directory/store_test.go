@@ -76,8 +76,9 @@ func TestSnapshotDisabledMigration(t *testing.T) {
 }
 
 // TestAccessPostureMigration: snapshots taken before the Conditional
-// Access posture and the Global Administrators were read keep them
-// unknown (NULL), so no read claims them; the migrations roll back.
+// Access posture, the Global Administrators and the risky users were
+// read keep them unknown (NULL), so no read claims them; the migrations
+// roll back.
 func TestAccessPostureMigration(t *testing.T) {
 	each(t, func(t *testing.T, dialect string) {
 		ctx := context.Background()
@@ -113,13 +114,14 @@ func TestAccessPostureMigration(t *testing.T) {
 			t.Fatalf("global admins of a snapshot from before the migration %+v (%v), want none", admins, err)
 		}
 		snaps, err := st.Latest(ctx, []string{contoso.ID})
-		if err != nil || len(snaps) != 1 || snaps[0].SecurityDefaults != nil || snaps[0].CAMFAAllUsers != "" || snaps[0].GlobalAdmins != nil {
+		if err != nil || len(snaps) != 1 || snaps[0].SecurityDefaults != nil || snaps[0].CAMFAAllUsers != "" || snaps[0].GlobalAdmins != nil ||
+			snaps[0].RiskyUsers != nil {
 			t.Fatalf("snapshot %+v (%v), want its posture unknown", snaps, err)
 		}
 		if _, err := store.Rollback(ctx, db, directory.Migrations(), "identity_migrations"); err != nil {
 			t.Fatal(err)
 		}
-		for _, table := range []string{"identity_ca_policies", "identity_global_admins"} {
+		for _, table := range []string{"identity_ca_policies", "identity_global_admins", "identity_risky_users"} {
 			if _, err := db.NewSelect().Table(table).Count(ctx); err == nil {
 				t.Fatalf("%s is there after the rollback", table)
 			}

@@ -28,6 +28,7 @@ type Graph interface {
 	ActiveRoleAssignments(ctx context.Context, roleTemplateID string, fn func(cloud.RoleScheduleInstance) error) error
 	EligibleRoleAssignments(ctx context.Context, roleTemplateID string, fn func(cloud.RoleScheduleInstance) error) error
 	GroupMembers(ctx context.Context, groupID string, fn func(cloud.RoleMember) error) error
+	RiskyUsers(ctx context.Context, fn func(cloud.RiskyUser) error) error
 }
 
 // Syncer copies each active tenant's directory from Graph into the store.
@@ -175,6 +176,12 @@ func read(ctx context.Context, g Graph, tenantID string, at time.Time) (*Directo
 		return nil, err
 	}
 	if d.GlobalAdmins, err = globalAdmins(ctx, g, tenantID); err != nil {
+		return nil, err
+	}
+	if err := g.RiskyUsers(ctx, func(r cloud.RiskyUser) error {
+		d.RiskyUsers = append(d.RiskyUsers, riskyUser(tenantID, r))
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -22,7 +22,8 @@ import (
 // policy and enforces security defaults. Brand A has three Global
 // Administrators: Ada and the break-glass account hold the role, and the
 // group grp-a-ops of the break-glass account and Cy is eligible for it;
-// Brand B has none.
+// Brand B has none. Identity Protection has Cy at high risk and Brand B's
+// Bob at a low risk it dismissed.
 func accessWorld(t *testing.T) string {
 	on := true
 	today := time.Now().UTC().Format(time.DateOnly)
@@ -39,8 +40,9 @@ func accessWorld(t *testing.T) string {
 			{Email: "glass@brand-a.example", Name: "Break Glass", DirectoryTenantID: identityDirA, UserType: "Member", AccountEnabled: &on, IsPrivileged: true,
 				Groups: []string{"grp-a-ops"}},
 			{Email: "cy@brand-a.example", Name: "Cy A", DirectoryTenantID: identityDirA, UserType: "Member", AccountEnabled: &on, LastSignIn: today,
-				Groups: []string{"grp-a", "grp-a-ops"}},
-			{Email: "bob@brand-b.example", Name: "Bob B", DirectoryTenantID: identityDirB, UserType: "Member", AccountEnabled: &on, LastSignIn: today},
+				Groups: []string{"grp-a", "grp-a-ops"}, RiskLevel: "high", RiskState: "atRisk"},
+			{Email: "bob@brand-b.example", Name: "Bob B", DirectoryTenantID: identityDirB, UserType: "Member", AccountEnabled: &on, LastSignIn: today,
+				RiskLevel: "low", RiskState: "dismissed"},
 		},
 		RoleAssignments: []world.RoleAssignment{{DirectoryTenantID: identityDirA, Principal: "group:grp-a-ops", Kind: "eligible"}},
 		ConditionalAccessPolicies: []world.ConditionalAccessPolicy{
@@ -75,19 +77,18 @@ type accessPosture struct {
 	} `json:"policies"`
 }
 
-// TestIdentityConditionalAccessThroughTheHost: the world's Conditional
-// Access policies, security defaults and Global Administrators reach the
-// posture and global-admins routes and the identity page through Graph,
-// the sync and the plugin's tables, on both databases, each figure exact;
-// a standard user of Brand A sees Brand A's alone and is refused Brand
-// B's.
-func TestIdentityConditionalAccessThroughTheHost(t *testing.T) {
+// TestIdentityPostureThroughTheHost: the world's Conditional Access
+// policies, security defaults, Global Administrators and risky users
+// reach their routes and the identity page through Graph, the sync and
+// the plugin's tables, on both databases, each figure exact; a standard
+// user of Brand A sees Brand A's alone and is refused Brand B's.
+func TestIdentityPostureThroughTheHost(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
-		t.Run(dialect, func(t *testing.T) { testIdentityConditionalAccess(t, dialect) })
+		t.Run(dialect, func(t *testing.T) { testIdentityPosture(t, dialect) })
 	}
 }
 
-func testIdentityConditionalAccess(t *testing.T, dialect string) {
+func testIdentityPosture(t *testing.T, dialect string) {
 	o := hostOpts{pluginsHCL: identityPlugins(""), env: map[string]string{"STEWARD_SIM_WORLD": accessWorld(t), "STEWARD_SIM_BOOTSTRAP": "true"}}
 	if dialect == store.DialectPostgres {
 		o.databaseURL = storetest.PostgresURL(t)
@@ -99,7 +100,7 @@ func testIdentityConditionalAccess(t *testing.T, dialect string) {
 	if r := f.waitRun(t, f.trigger(t, "identity")); r.Status != "completed" {
 		t.Fatalf("identity sync %+v", r)
 	}
-	for table, want := range map[string]int64{"identity_ca_policies": 3, "identity_global_admins": 3} {
+	for table, want := range map[string]int64{"identity_ca_policies": 3, "identity_global_admins": 3, "identity_risky_users": 2} {
 		if n, err := h.pluginDB("identity").NewSelect().Table(table).Count(context.Background()); err != nil || n != want {
 			t.Fatalf("the plugin's %s on %s holds %d rows (%v), want %d", table, dialect, n, err, want)
 		}
@@ -188,4 +189,37 @@ func testIdentityConditionalAccess(t *testing.T, dialect string) {
 		t.Errorf("brand B's global admins for brand A's user: %d %s", r.status, r.body)
 	}
 	expectInvalid(t, h.get("/api/v1/identity/global-admins?tenant_ids="+strings.Repeat("t", 65), admin), "query.tenant_ids[0]")
+
+	var risky struct {
+		Items []struct {
+			TenantID string `json:"tenant_id"`
+			Name     string `json:"display_name"`
+			Level    string `json:"risk_level"`
+			State    string `json:"risk_state"`
+			AtRisk   bool   `json:"at_risk"`
+		} `json:"items"`
+		Total int `json:"total"`
+	}
+	riskyOf := func(path, token string) string {
+		t.Helper()
+		h.get(path, token).json(t, &risky)
+		out := fmt.Sprint(risky.Total)
+		for _, it := range risky.Items {
+			out += fmt.Sprintf(" %s %s/%s %v", it.Name, it.Level, it.State, it.AtRisk)
+		}
+		return out
+	}
+	if got := riskyOf("/api/v1/identity/risky-users", admin); got != "2 Cy A high/atRisk true Bob B low/dismissed false" {
+		t.Errorf("risky users %q", got)
+	}
+	if got := riskyOf("/api/v1/identity/risky-users?at_risk=true", admin); got != "1 Cy A high/atRisk true" {
+		t.Errorf("users at risk %q", got)
+	}
+	if got := riskyOf("/api/v1/identity/risky-users", tokA); got != "1 Cy A high/atRisk true" {
+		t.Errorf("risky users for brand A's user %q", got)
+	}
+	if r := h.get("/api/v1/identity/risky-users?tenant_ids="+b.TenantID, tokA); r.status != http.StatusForbidden || strings.Contains(string(r.body), "Bob") {
+		t.Errorf("brand B's risky users for brand A's user: %d %s", r.status, r.body)
+	}
+	expectInvalid(t, h.get("/api/v1/identity/risky-users?risk_level=severe", admin), "query.risk_level")
 }

@@ -263,6 +263,7 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/identity/mfa-trend",
 				"GET /api/v1/identity/conditional-access",
 				"GET /api/v1/identity/global-admins",
+				"GET /api/v1/identity/risky-users",
 				"GET /identity",
 				"GET /partials/identity-stats",
 				"GET /api/v1/compliance/summary",

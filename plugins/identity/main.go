@@ -1,9 +1,10 @@
 // Command identity is the identity-governance plugin: it syncs each
 // tenant's directory from Microsoft Graph — users and guests, MFA
 // registration, directory role holders, managed devices, access reviews,
-// Conditional Access policies, security defaults and Global Administrators
-// — and keeps a daily snapshot of the MFA figures, the Conditional Access
-// posture and the Global Administrator count.
+// Conditional Access policies, security defaults, Global Administrators and
+// risky users — and keeps a daily snapshot of the MFA figures, the
+// Conditional Access posture, the Global Administrator count and the users
+// at risk.
 package main
 
 import (

@@ -60,7 +60,8 @@ func newGraphClients(cfg Config, opts policy.ClientOptions, ep Endpoints, creds 
 // Graph v1.0: users, MFA registration, directory roles, access reviews,
 // domains, Intune devices, Conditional Access policies, the security
 // defaults policy, Privileged Identity Management's role assignments and
-// eligibilities, groups' members and Identity Protection's risky users. It authenticates in that tenant with the
+// eligibilities, groups' members, Identity Protection's risky users, and
+// applications and service principals with their credentials. It authenticates in that tenant with the
 // application's client credentials, as a multi-tenant application
 // consented in each customer tenant does, and shares the transport and
 // retry policy of the Azure clients: throttled (429) and failed (5xx)
@@ -662,6 +663,74 @@ func (g *GraphClient) RiskyUsers(ctx context.Context, fn func(RiskyUser) error) 
 	return graphList(ctx, g, g.op("list risky users"), "/identityProtection/riskyUsers", nil, func(r *riskyUserJSON) error {
 		return fn(RiskyUser{ID: r.ID, UserDisplayName: r.UserDisplayName, UserPrincipalName: r.UserPrincipalName, RiskLevel: r.RiskLevel,
 			RiskState: r.RiskState, RiskDetail: r.RiskDetail, LastUpdated: r.RiskLastUpdatedDateTime})
+	})
+}
+
+// AppRegistration is an application registered in the tenant, or a
+// service principal in it, with its credentials.
+type AppRegistration struct {
+	// ID is the object's id, AppID the application's (client) id.
+	ID          string
+	AppID       string
+	DisplayName string
+	// Kind is application or servicePrincipal.
+	Kind        string
+	Credentials []AppCredential
+}
+
+// AppCredential is a client secret (Type password) or a certificate (Type
+// certificate) of an application or a service principal.
+type AppCredential struct {
+	KeyID       string
+	Type        string
+	DisplayName string
+	Start       time.Time
+	End         time.Time
+}
+
+type credentialJSON struct {
+	KeyID         string    `json:"keyId"`
+	DisplayName   string    `json:"displayName"`
+	StartDateTime time.Time `json:"startDateTime"`
+	EndDateTime   time.Time `json:"endDateTime"`
+}
+
+type appRegistrationJSON struct {
+	ID                  string           `json:"id"`
+	AppID               string           `json:"appId"`
+	DisplayName         string           `json:"displayName"`
+	PasswordCredentials []credentialJSON `json:"passwordCredentials"`
+	KeyCredentials      []credentialJSON `json:"keyCredentials"`
+}
+
+// Applications calls fn for each application registered in the tenant,
+// with its client secrets and certificates. An error from fn stops the
+// listing and is returned as is.
+func (g *GraphClient) Applications(ctx context.Context, fn func(AppRegistration) error) error {
+	return g.apps(ctx, "list applications", "/applications", "application", fn)
+}
+
+// ServicePrincipals calls fn for each service principal of the tenant,
+// with its client secrets and certificates. An error from fn stops the
+// listing and is returned as is.
+func (g *GraphClient) ServicePrincipals(ctx context.Context, fn func(AppRegistration) error) error {
+	return g.apps(ctx, "list service principals", "/servicePrincipals", "servicePrincipal", fn)
+}
+
+func (g *GraphClient) apps(ctx context.Context, op, path, kind string, fn func(AppRegistration) error) error {
+	q := url.Values{"$select": {"id,appId,displayName,passwordCredentials,keyCredentials"}}
+	return graphList(ctx, g, g.op(op), path, q, func(a *appRegistrationJSON) error {
+		out := AppRegistration{ID: a.ID, AppID: a.AppID, DisplayName: a.DisplayName, Kind: kind}
+		for _, set := range []struct {
+			typ   string
+			creds []credentialJSON
+		}{{"password", a.PasswordCredentials}, {"certificate", a.KeyCredentials}} {
+			for _, c := range set.creds {
+				out.Credentials = append(out.Credentials, AppCredential{KeyID: c.KeyID, Type: set.typ, DisplayName: c.DisplayName,
+					Start: c.StartDateTime, End: c.EndDateTime})
+			}
+		}
+		return fn(out)
 	})
 }
 

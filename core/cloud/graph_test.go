@@ -782,3 +782,34 @@ func TestGraphRiskyUsers(t *testing.T) {
 		t.Fatalf("the managing tenant's risky users %+v", managing)
 	}
 }
+
+// TestGraphApplications: a tenant's registrations and service principals,
+// each with its secrets and certificates and when they end, and only that
+// tenant's.
+func TestGraphApplications(t *testing.T) {
+	w := graphWorld()
+	w.Applications = []world.Application{
+		{DirectoryTenantID: brandTenant, Name: "Payroll", Credentials: []world.AppCredential{{Type: "password", Name: "ci", EndDate: "2026-12-20"},
+			{Type: "certificate", Name: "payroll.brand.example", EndDate: "2027-06-01"}}},
+		{DirectoryTenantID: brandTenant, Name: "Vendor CRM", ServicePrincipal: true, Credentials: []world.AppCredential{{Type: "password", Name: "sso", EndDate: "2026-11-01"}}},
+		{DirectoryTenantID: managingTenant, Name: "Ops"},
+	}
+	_, c := startGraphSim(t, w)
+	g := c.Graph(brandTenant)
+	apps := collect(t, g.Applications)
+	if len(apps) != 1 || apps[0].DisplayName != "Payroll" || apps[0].Kind != "application" || apps[0].AppID == "" || len(apps[0].Credentials) != 2 {
+		t.Fatalf("brand's applications %+v", apps)
+	}
+	secret, cert := apps[0].Credentials[0], apps[0].Credentials[1]
+	if secret.Type != "password" || secret.DisplayName != "ci" || !secret.End.Equal(day("2026-12-20")) || !secret.Start.Equal(day("2025-12-20")) ||
+		cert.Type != "certificate" || cert.DisplayName != "CN=payroll.brand.example" || !cert.End.Equal(day("2027-06-01")) || secret.KeyID == cert.KeyID {
+		t.Fatalf("payroll's credentials %+v", apps[0].Credentials)
+	}
+	sps := collect(t, g.ServicePrincipals)
+	if len(sps) != 1 || sps[0].DisplayName != "Vendor CRM" || sps[0].Kind != "servicePrincipal" || !sps[0].Credentials[0].End.Equal(day("2026-11-01")) {
+		t.Fatalf("brand's service principals %+v", sps)
+	}
+	if ops := collect(t, c.Graph(managingTenant).Applications); len(ops) != 1 || ops[0].DisplayName != "Ops" || len(ops[0].Credentials) != 0 {
+		t.Fatalf("the managing tenant's applications %+v", ops)
+	}
+}

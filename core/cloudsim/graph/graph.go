@@ -4,8 +4,9 @@
 // members, access reviews with their instances and decisions, domains,
 // Intune managed devices, Conditional Access policies, the security
 // defaults policy, Privileged Identity Management's role assignment and
-// eligibility schedule instances, groups' members and Identity
-// Protection's risky users. Every route is served under /v1.0 and /beta, as
+// eligibility schedule instances, groups' members, Identity Protection's
+// risky users, and application registrations and service principals with
+// their credentials. Every route is served under /v1.0 and /beta, as
 // Graph serves both. Answers are OData JSON (@odata.context, value and
 // @odata.nextLink, honouring $top) and errors use Graph's envelope with its
 // innerError, so Graph clients work unchanged.
@@ -124,6 +125,7 @@ func Register(s *cloudsim.Sim, auth Authenticator) {
 		srv.registerPolicies(v)
 		srv.registerPIM(v)
 		srv.registerRisk(v)
+		srv.registerApps(v)
 		// Anything else under a version is answered as Graph answers an
 		// unknown segment, rather than with the mux's plain-text 404.
 		srv.handle("/"+v+"/", unknownSegment)

@@ -610,3 +610,34 @@ func TestRiskyUsers(t *testing.T) {
 		t.Fatalf("beta's risky users %v", beta)
 	}
 }
+
+// TestApplications: a directory's registrations and service principals
+// apart, each credential a secret or a certificate ending on its day.
+func TestApplications(t *testing.T) {
+	e := start(t)
+	w := testWorld()
+	w.Applications = []world.Application{
+		{DirectoryTenantID: tenantA, Name: "Payroll", Credentials: []world.AppCredential{{Type: "password", Name: "ci", EndDate: "2026-12-20"},
+			{Type: "certificate", Name: "payroll.alpha.example", EndDate: "2027-06-01"}}},
+		{DirectoryTenantID: tenantA, Name: "Vendor CRM", ServicePrincipal: true, Credentials: []world.AppCredential{{Type: "password", Name: "sso", EndDate: "2026-11-01"}}},
+		{DirectoryTenantID: tenantB, Name: "Beta app"},
+	}
+	e.sim.SetWorld(w)
+	apps, _ := e.all(tenantA, "/v1.0/applications")
+	if len(apps) != 1 || apps[0]["displayName"] != "Payroll" || apps[0]["appId"] == apps[0]["id"] {
+		t.Fatalf("alpha's applications %v", apps)
+	}
+	secret := apps[0]["passwordCredentials"].([]any)[0].(map[string]any)
+	cert := apps[0]["keyCredentials"].([]any)[0].(map[string]any)
+	if secret["displayName"] != "ci" || secret["endDateTime"] != "2026-12-20T00:00:00Z" || secret["secretText"] != nil ||
+		cert["displayName"] != "CN=payroll.alpha.example" || cert["endDateTime"] != "2027-06-01T00:00:00Z" || cert["type"] != "AsymmetricX509Cert" {
+		t.Fatalf("payroll's credentials %v %v", secret, cert)
+	}
+	sps, _ := e.all(tenantA, "/beta/servicePrincipals")
+	if len(sps) != 1 || sps[0]["displayName"] != "Vendor CRM" || sps[0]["servicePrincipalType"] != "Application" || len(sps[0]["passwordCredentials"].([]any)) != 1 {
+		t.Fatalf("alpha's service principals %v", sps)
+	}
+	if beta, _ := e.all(tenantB, "/v1.0/applications"); len(beta) != 1 || beta[0]["displayName"] != "Beta app" {
+		t.Fatalf("beta's applications %v", beta)
+	}
+}

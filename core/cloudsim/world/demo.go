@@ -102,7 +102,11 @@ const (
 //     Management, which makes six, while Contoso Retail Dev and Fabrikam
 //     Foods Dev have one each. Identity Protection has Fabrikam Foods'
 //     first member without MFA at high risk, and Northwind Travel's first
-//     guest at medium risk, remediated.
+//     guest at medium risk, remediated. Applications: Contoso Retail's
+//     storefront's client secret ends in 12 days and its certificate in
+//     300; Fabrikam Foods' supplier portal's secret ended 5 days ago;
+//     Northwind Travel's booking partner's service principal has a
+//     certificate ending in 90 days.
 //   - DNS for every domain: SPF, DMARC, DKIM and MX that are strong on some
 //     domains, weak or missing on others.
 //   - Exchange rates of EUR, GBP and JPY against USD on each weekday of the
@@ -134,6 +138,7 @@ func Demo(seed int64, today time.Time) *World {
 	g.conditionalAccess()
 	g.eligibleAdmins()
 	g.riskyUsers()
+	g.applications()
 	return g.w
 }
 
@@ -1550,4 +1555,19 @@ func (g *demoGen) riskyUsers() {
 	}
 	mark(2, func(u User) bool { return u.UserType == "Member" && !u.MFARegistered && *u.AccountEnabled }, "high", "atRisk")
 	mark(4, func(u User) bool { return u.UserType == "Guest" }, "medium", "remediated")
+}
+
+// applications registers an application or a service principal in three
+// tenants, their credentials ending relative to today as Demo's doc says.
+// Nothing is drawn from g.r.
+func (g *demoGen) applications() {
+	in := func(days int) string { return g.date(-days) }
+	g.w.Applications = append(g.w.Applications,
+		Application{DirectoryTenantID: g.ts[0].t.DirectoryTenantID, Name: "Storefront API", Credentials: []AppCredential{
+			{Type: "password", Name: "storefront-ci", EndDate: in(12)}, {Type: "certificate", Name: "api.contoso-shop.example", EndDate: in(300)}}},
+		Application{DirectoryTenantID: g.ts[2].t.DirectoryTenantID, Name: "Supplier portal", Credentials: []AppCredential{
+			{Type: "password", Name: "portal-prod", EndDate: in(-5)}}},
+		Application{DirectoryTenantID: g.ts[4].t.DirectoryTenantID, Name: "Booking partner gateway", ServicePrincipal: true, Credentials: []AppCredential{
+			{Type: "certificate", Name: "gateway.northwind-travel.example", EndDate: in(90)}}},
+	)
 }

@@ -924,8 +924,8 @@ func TestDemoExchangeRates(t *testing.T) {
 }
 
 // TestDemoIdentityPosture: each tenant's Conditional Access policies,
-// security defaults, Global Administrators (active and eligible) and
-// risky users are the ones Demo documents, whatever the seed, and the same from one day
+// security defaults, Global Administrators (active and eligible), risky
+// users and applications' credentials are the ones Demo documents, whatever the seed, and the same from one day
 // to the next.
 func TestDemoIdentityPosture(t *testing.T) {
 	for _, seed := range []int64{1, 7} {
@@ -975,6 +975,16 @@ func TestDemoIdentityPosture(t *testing.T) {
 			if risky[tn.DirectoryTenantID] != want {
 				t.Errorf("seed %d: %s's risky users %q, want %q", seed, tn.Name, risky[tn.DirectoryTenantID], want)
 			}
+		}
+		ends := map[string]string{}
+		for _, a := range w.Applications {
+			for _, c := range a.Credentials {
+				ends[a.Name+"/"+c.Name] = c.EndDate
+			}
+		}
+		if want := map[string]string{"Storefront API/storefront-ci": "2026-03-26", "Storefront API/api.contoso-shop.example": "2027-01-08",
+			"Supplier portal/portal-prod": "2026-03-09", "Booking partner gateway/gateway.northwind-travel.example": "2026-06-12"}; !maps.Equal(ends, want) {
+			t.Errorf("seed %d: credentials end %v, want %v", seed, ends, want)
 		}
 		if !slices.ContainsFunc(w.RoleAssignments, func(a RoleAssignment) bool { return a.Principal == DemoContosoUser }) {
 			t.Errorf("seed %d: %s is not an eligible Global Administrator", seed, DemoContosoUser)

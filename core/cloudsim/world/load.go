@@ -121,8 +121,8 @@ func (p *problems) oneOf(path, value string, allowed ...string) {
 // policy states, resources and quotas name a subscription of a tenant;
 // users and access reviews a tenant; reservations, their purchases and
 // recommendations, savings plans and benefit recommendations a billing
-// account; Conditional Access policies and role assignments a tenant,
-// each user they name one of its directory; security assessments (whose name is a GUID) and secure scores
+// account; Conditional Access policies, role assignments and
+// applications a tenant, each user they name one of its directory; security assessments (whose name is a GUID) and secure scores
 // (one per subscription, each control's current between 0 and its max)
 // a subscription; exchange rates are positive, by date and currency code.
 func (w *World) Validate() error {
@@ -435,6 +435,16 @@ func (w *World) Validate() error {
 			}
 		}
 		p.oneOf(at+".kind", a.Kind, "active", "eligible")
+	}
+	for i, a := range w.Applications {
+		at := fmt.Sprintf("applications[%d]", i)
+		dir(at+".directory_tenant_id", a.DirectoryTenantID)
+		p.required(at+".name", a.Name)
+		for k, c := range a.Credentials {
+			cat := fmt.Sprintf("%s.credentials[%d]", at, k)
+			p.oneOf(cat+".type", c.Type, "password", "certificate")
+			p.date(cat+".end_date", c.EndDate)
+		}
 	}
 	for i, r := range w.DNS {
 		at := fmt.Sprintf("dns[%d]", i)

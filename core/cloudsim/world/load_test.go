@@ -26,6 +26,7 @@ const valid = `{
   "conditional_access_policies": [{"directory_tenant_id": "dir-a", "id": "ca-1", "name": "MFA for all", "state": "enabled", "include_users": ["All"],
                                    "exclude_users": ["alice@brand-a.example"], "include_roles": ["62e90394-69f5-4237-9190-012177145e10"],
                                    "client_app_types": ["browser"], "grant_controls": ["mfa"], "grant_operator": "OR"}],
+  "applications": [{"directory_tenant_id": "dir-a", "name": "Payroll sync", "credentials": [{"type": "password", "name": "ci", "end_date": "2026-12-01"}]}],
   "role_assignments": [{"directory_tenant_id": "dir-a", "principal": "alice@brand-a.example", "kind": "eligible"},
                        {"directory_tenant_id": "dir-a", "principal": "group:grp-ops", "kind": "active", "role_template_id": "e8611ab8-c189-46e8-94e1-60213ab1f814"}],
   "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}], "exchange_rates": {"base": "USD", "rates": {"2026-11-02": {"EUR": 0.9123}}}, "security_assessments": [{"subscription_id": "sub-a", "resource_id": "r1", "name": "4fb67663-9ab9-475d-b026-8c544cced439", "display_name": "Minimum TLS", "status": "Unhealthy", "severity": "Medium", "policy_definition_id": "p1", "category": "Data"}], "secure_scores": [{"subscription_id": "sub-a", "controls": [{"name": "c1", "display_name": "Encrypt data in transit", "current": 1.5, "max": 4, "healthy_resources": 3, "unhealthy_resources": 5}]}]
@@ -91,8 +92,11 @@ func TestParseReportsEntryPaths(t *testing.T) {
 		{"assignment role not a GUID", `"role_template_id": "e8611ab8-c189-46e8-94e1-60213ab1f814"`, `"role_template_id": "PRA"`, `role_assignments[1].role_template_id: "PRA" is not a role template id`},
 		{"bad risk level", `"risk_level": "high"`, `"risk_level": "severe"`, `users[0].risk_level: "severe" is not one of low, medium, high`},
 		{"risk level without a state", `, "risk_state": "atRisk"`, ``, `users[0].risk_state: "" is not one of atRisk`},
+		{"bad credential type", `"type": "password", "name": "ci"`, `"type": "token", "name": "ci"`, `applications[0].credentials[0].type: "token" is not one of password, certificate`},
+		{"bad credential end", `"end_date": "2026-12-01"`, `"end_date": "soon"`, `applications[0].credentials[0].end_date: "soon" is not a date`},
+		{"nameless application", `"name": "Payroll sync", `, ``, `applications[0].name: required`},
 		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 8, column`},
-		{"syntax", `"dns": [`, `"dns": [[`, `line 22, column`},
+		{"syntax", `"dns": [`, `"dns": [[`, `line 23, column`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -41,7 +41,10 @@ type World struct {
 	// Identity Management, beside the Global Administrator role every
 	// privileged user holds.
 	RoleAssignments []RoleAssignment `json:"role_assignments"`
-	DNS             []DNSRecord      `json:"dns"`
+	// Applications are the directories' application registrations and
+	// service principals with their credentials.
+	Applications []Application `json:"applications"`
+	DNS          []DNSRecord   `json:"dns"`
 	// SecurityAssessments and SecureScores are Defender for Cloud's
 	// assessments of resources and each subscription's secure score by
 	// security control.
@@ -444,6 +447,28 @@ type RoleAssignment struct {
 	Principal string `json:"principal"`
 	// Kind is active or eligible.
 	Kind string `json:"kind"`
+}
+
+// Application is an application registered in a directory, or the
+// service principal of one (an application of another directory, or a
+// managed one), with its credentials.
+type Application struct {
+	DirectoryTenantID string `json:"directory_tenant_id"`
+	Name              string `json:"name"`
+	// ServicePrincipal puts the credentials on the application's service
+	// principal in the directory instead of on its registration.
+	ServicePrincipal bool            `json:"service_principal,omitempty"`
+	Credentials      []AppCredential `json:"credentials"`
+}
+
+// AppCredential is a client secret or a certificate of an application.
+type AppCredential struct {
+	// Type is password (a client secret) or certificate.
+	Type string `json:"type"`
+	Name string `json:"name"`
+	// EndDate is the last day it is valid (YYYY-MM-DD); it ends at the
+	// day's midnight UTC.
+	EndDate string `json:"end_date"`
 }
 
 // GlobalAdministratorRole is the Global Administrator role's template id,

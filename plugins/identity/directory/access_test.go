@@ -13,6 +13,7 @@ import (
 
 	"github.com/stewardhq/steward/core/cloudsim"
 	"github.com/stewardhq/steward/plugins/identity/directory"
+	"github.com/stewardhq/steward/sdk"
 )
 
 func postureOf(t *testing.T, list []directory.AccessPosture, tenant string) directory.AccessPosture {
@@ -265,6 +266,59 @@ func TestRiskyUsers(t *testing.T) {
 		f.get(t, "/api/v1/identity/risky-users", contosoer, &list)
 		if got := names(list.Items, func(u directory.RiskyUserItem) string { return u.DisplayName }); !slices.Equal(got, []string{"Rory Root", "Eve Member"}) {
 			t.Fatalf("contoso user's risky users %v", got)
+		}
+	})
+}
+
+// TestAppCredentials: the credentials ended or ending within the window,
+// soonest first, with the days left rounded up; the window and the type
+// narrow them; the snapshot counts those ended and those ending within 30
+// days of the sync, and the page lists them; a contoso user sees
+// Contoso's only.
+func TestAppCredentials(t *testing.T) {
+	each(t, func(t *testing.T, dialect string) {
+		f := start(t, dialect, identityWorld(), nil)
+		f.mustRun(t)
+		var list directory.CredentialList
+		show := func(target string, p sdk.Principal) string {
+			t.Helper()
+			f.get(t, target, p, &list)
+			out := fmt.Sprint(list.Total)
+			for _, c := range list.Items {
+				out += fmt.Sprintf(" | %s %s %s/%s %d %s", c.AppName, c.ObjectKind, c.CredentialType, c.CredentialName, c.DaysLeft, c.Status)
+			}
+			return out
+		}
+		for target, want := range map[string]string{
+			"/api/v1/identity/app-credentials": "3 | Vendor CRM servicePrincipal password/sso -44 expired | Payroll application password/ci 5 expiring" +
+				" | Ledger application password/prod 26 expiring",
+			"/api/v1/identity/app-credentials?within_days=0":                               "1 | Vendor CRM servicePrincipal password/sso -44 expired",
+			"/api/v1/identity/app-credentials?within_days=365&credential_type=certificate": "1 | Payroll application certificate/CN=payroll.contoso.example 168 expiring",
+			"/api/v1/identity/app-credentials?sort_by=app_name&limit=1&offset=1":           "3 | Payroll application password/ci 5 expiring",
+		} {
+			if got := show(target, admin); got != want {
+				t.Errorf("%s:\n%s\nwant\n%s", target, got, want)
+			}
+		}
+		f.get(t, "/api/v1/identity/app-credentials?within_days=0", admin, &list)
+		if c := list.Items[0]; c.TenantID != contoso.ID || c.AppID == "" || c.ObjectID == "" || c.KeyID == "" || c.StartsAt == nil ||
+			!c.EndsAt.Equal(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) {
+			t.Fatalf("the ended secret %+v", c)
+		}
+		if got := show("/api/v1/identity/app-credentials", contosoer); got != "2 | Vendor CRM servicePrincipal password/sso -44 expired | Payroll application password/ci 5 expiring" {
+			t.Errorf("contoso user's credentials %s", got)
+		}
+		raw, err := f.harness.ReadDataset(context.Background(), directory.DatasetName, []string{contoso.ID, fabrikam.ID}, nil)
+		var rc, rf directory.MFARecord
+		if err != nil || len(raw) != 2 || json.Unmarshal(raw[0], &rc) != nil || json.Unmarshal(raw[1], &rf) != nil ||
+			*rc.ExpiredCredentials != 1 || *rc.ExpiringCredentials != 1 || *rf.ExpiredCredentials != 0 || *rf.ExpiringCredentials != 1 {
+			t.Fatalf("records %s (%v)", raw, err)
+		}
+		code, body := f.do(t, directory.PagePath, contosoer)
+		if _, section, ok := strings.Cut(string(body), "Client secrets and certificates ended or ending within 30 days"); code != http.StatusOK || !ok ||
+			!strings.Contains(section, "Vendor CRM") || !strings.Contains(section, "ended 44 days ago") || !strings.Contains(section, "in 5 days") ||
+			strings.Contains(section, "Ledger") || strings.Contains(section, "payroll.contoso.example") {
+			t.Fatalf("contoso's page: %d %s", code, body)
 		}
 	})
 }

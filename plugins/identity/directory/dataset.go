@@ -12,7 +12,8 @@ const DatasetName = "identity_mfa"
 
 // MFARecord is one record of the identity_mfa dataset: a tenant's MFA and
 // device figures, its Conditional Access posture, its Global
-// Administrator count and its risky users at its latest identity sync.
+// Administrator count, its risky users and its applications' ended or
+// expiring credentials at its latest identity sync.
 type MFARecord struct {
 	TenantID         string   `json:"tenant_id" doc:"Internal tenant id"`
 	Date             string   `json:"date" format:"date" doc:"Day (UTC) of the latest sync"`
@@ -39,13 +40,15 @@ type MFARecord struct {
 	GlobalAdminsStatus  *string   `json:"global_admins_status" nullable:"true" doc:"too_few below 2, too_many above 4, else ok; null with global_admins"`
 	RiskyUsers          *int64    `json:"risky_users" nullable:"true" doc:"Users Identity Protection has at risk now (atRisk or confirmedCompromised); null at a sync that did not count them"`
 	HighRiskUsers       *int64    `json:"high_risk_users" nullable:"true" doc:"Those of risky_users at high risk"`
+	ExpiredCredentials  *int64    `json:"expired_credentials" nullable:"true" doc:"Applications' and service principals' client secrets and certificates ended at the sync; null at a sync that did not count them"`
+	ExpiringCredentials *int64    `json:"expiring_credentials" nullable:"true" doc:"Those ending within 30 days of the sync"`
 	SyncedAt            time.Time `json:"synced_at"`
 }
 
 // Dataset publishes each tenant's figures at its latest sync, one record
 // per tenant of the request with a synced directory, ordered by tenant.
 func (h *Handlers) Dataset() sdk.Dataset {
-	return sdk.DatasetOf(DatasetName, "Each tenant's MFA coverage, admin MFA, device compliance, Conditional Access posture, Global Administrator count and risky users at its latest identity sync.",
+	return sdk.DatasetOf(DatasetName, "Each tenant's MFA coverage, admin MFA, device compliance, Conditional Access posture, Global Administrator count, risky users and ended or expiring application credentials at its latest identity sync.",
 		func(ctx context.Context, req sdk.DatasetRequest, emit func(MFARecord) error) error {
 			snaps, err := h.Store.Latest(ctx, req.TenantIDs)
 			if err != nil {
@@ -68,6 +71,7 @@ func (h *Handlers) Dataset() sdk.Dataset {
 					r.GlobalAdmins, r.GlobalAdminsStatus = n, &status
 				}
 				r.RiskyUsers, r.HighRiskUsers = s.RiskyUsers, s.HighRiskUsers
+				r.ExpiredCredentials, r.ExpiringCredentials = s.ExpiredCredentials, s.ExpiringCredentials
 				if err := emit(r); err != nil {
 					return err
 				}

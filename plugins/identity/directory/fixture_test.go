@@ -53,6 +53,10 @@ var simNow = time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC)
 //
 // Identity Protection has Contoso's rory at high risk and eve's low risk
 // dismissed, and Fabrikam's hal confirmed compromised at medium risk.
+//
+// At simNow Contoso's Payroll secret ends in 4½ days and its certificate
+// in 167½, its Vendor CRM service principal's secret ended 44½ days ago;
+// Fabrikam's Ledger secret ends in 25½ days.
 func identityWorld() *world.World {
 	on, off := true, false
 	w := &world.World{Tenants: []world.Tenant{
@@ -108,6 +112,12 @@ func identityWorld() *world.World {
 		{DirectoryTenantID: contosoDir, Principal: "bea@contoso.example", Kind: "eligible"},
 		{DirectoryTenantID: contosoDir, Principal: "group:grp-ops", Kind: "eligible"},
 		{DirectoryTenantID: contosoDir, Principal: "cal@contoso.example", Kind: "eligible", RoleTemplateID: simgraph.SecurityReader},
+	}
+	w.Applications = []world.Application{
+		{DirectoryTenantID: contosoDir, Name: "Payroll", Credentials: []world.AppCredential{{Type: "password", Name: "ci", EndDate: "2026-12-20"},
+			{Type: "certificate", Name: "payroll.contoso.example", EndDate: "2027-06-01"}}},
+		{DirectoryTenantID: contosoDir, Name: "Vendor CRM", ServicePrincipal: true, Credentials: []world.AppCredential{{Type: "password", Name: "sso", EndDate: "2026-11-01"}}},
+		{DirectoryTenantID: fabrikamDir, Name: "Ledger", Credentials: []world.AppCredential{{Type: "password", Name: "prod", EndDate: "2027-01-10"}}},
 	}
 	w.AccessReviews = []world.AccessReview{{DirectoryTenantID: contosoDir, ID: "ar-1", Name: "Quarterly review", Status: "InProgress",
 		Decisions: []world.Decision{{User: "bea@contoso.example", Decision: "Approve"}, {User: "gus@partner.example", Decision: "Deny"}}}}

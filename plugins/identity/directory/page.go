@@ -41,7 +41,8 @@ type pageIn struct {
 // per tenant, the Conditional Access posture, the Global Administrators,
 // the daily MFA trend, and the hygiene lists — accounts without MFA
 // (admins first), privileged accounts, stale accounts, guests, disabled
-// accounts still holding roles, noncompliant devices and users at risk.
+// accounts still holding roles, noncompliant devices, users at risk and
+// application credentials ended or ending within 30 days.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 	// The figures, the trend and the lists read the tenants' revision
 	// once.
@@ -95,6 +96,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 		{"Disabled accounts holding roles", l.disabledWithRoles},
 		{"Device compliance", l.devices},
 		{"Users at risk", l.risky},
+		{"Application credentials", l.credentials},
 	} {
 		body, err := list.body()
 		if err != nil {

@@ -289,6 +289,9 @@ func (h *Handlers) Routes() []sdk.Route {
 		sdk.Get("/api/v1/identity/risky-users", op("risky-users", "Risky users, paginated",
 			"The users Identity Protection judged at risk, now or before, with their risk level, state and detail; at_risk keeps those still at risk "+
 				"(atRisk or confirmedCompromised), risk_level and risk_state one of each."), h.riskyUsers),
+		sdk.Get("/api/v1/identity/app-credentials", op("app-credentials", "Application credentials ending soon or ended, paginated",
+			"The client secrets (passwordCredentials) and certificates (keyCredentials) of the applications and service principals ending within `within_days` days "+
+				"from now, and those already ended, soonest first by default; days_left rounds up and is 0 or less once a credential has ended."), h.credentials),
 		sdk.Get("/api/v1/identity/mfa-trend", op("mfa-trend", "Daily MFA coverage",
 			"The tenants' daily snapshots summed per day over the last `days` days (today included), oldest first; a day without any sync is absent, "+
 				"and tenants counts the tenants with a snapshot that day."), h.trend),

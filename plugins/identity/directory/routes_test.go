@@ -193,7 +193,8 @@ func TestReads(t *testing.T) {
 }
 
 var listRoutes = []string{"/api/v1/identity/users/without-mfa", "/api/v1/identity/privileged", "/api/v1/identity/disabled-with-roles",
-	"/api/v1/identity/stale", "/api/v1/identity/guests", "/api/v1/identity/access-reviews", "/api/v1/identity/devices", "/api/v1/identity/risky-users"}
+	"/api/v1/identity/stale", "/api/v1/identity/guests", "/api/v1/identity/access-reviews", "/api/v1/identity/devices", "/api/v1/identity/risky-users",
+	"/api/v1/identity/app-credentials"}
 
 var allRoutes = append([]string{"/api/v1/identity/summary", "/api/v1/identity/mfa-trend", "/api/v1/identity/conditional-access",
 	"/api/v1/identity/global-admins"}, listRoutes...)
@@ -216,6 +217,9 @@ func TestBoundsAndScope(t *testing.T) {
 			{"/api/v1/identity/risky-users?risk_level=severe", "query.risk_level"},
 			{"/api/v1/identity/risky-users?risk_state=atrisk", "query.risk_state"},
 			{"/api/v1/identity/risky-users?at_risk=maybe", "query.at_risk"},
+			{"/api/v1/identity/app-credentials?within_days=366", "query.within_days"},
+			{"/api/v1/identity/app-credentials?within_days=-1", "query.within_days"},
+			{"/api/v1/identity/app-credentials?credential_type=key", "query.credential_type"},
 		}
 		for _, r := range listRoutes {
 			cases = append(cases, []struct{ target, location string }{

@@ -129,9 +129,14 @@ type Snapshot struct {
 	GlobalAdminsEligible *int64 `bun:"global_admins_eligible"`
 	// RiskyUsers counts the users at risk now, HighRiskUsers those of
 	// them at high risk; nil on the days before they were counted.
-	RiskyUsers    *int64    `bun:"risky_users"`
-	HighRiskUsers *int64    `bun:"high_risk_users"`
-	SyncedAt      time.Time `bun:"synced_at"`
+	RiskyUsers    *int64 `bun:"risky_users"`
+	HighRiskUsers *int64 `bun:"high_risk_users"`
+	// ExpiredCredentials counts the applications' credentials ended at the
+	// sync, ExpiringCredentials those ending within 30 days of it; nil on
+	// the days before they were counted.
+	ExpiredCredentials  *int64    `bun:"expired_credentials"`
+	ExpiringCredentials *int64    `bun:"expiring_credentials"`
+	SyncedAt            time.Time `bun:"synced_at"`
 }
 
 // Posture is the snapshot's Conditional Access posture; false when the
@@ -159,11 +164,14 @@ type Directory struct {
 	GlobalAdmins []GlobalAdmin
 	// RiskyUsers are the users Identity Protection judged at risk.
 	RiskyUsers []RiskyUser
+	// Credentials are the applications' and service principals' client
+	// secrets and certificates.
+	Credentials []AppCredential
 }
 
 // Rows is how many rows the directory holds.
 func (d *Directory) Rows() int64 {
-	return int64(len(d.Users) + len(d.Roles) + len(d.Devices) + len(d.Reviews) + len(d.Decisions) + len(d.Policies) + len(d.GlobalAdmins) + len(d.RiskyUsers))
+	return int64(len(d.Users) + len(d.Roles) + len(d.Devices) + len(d.Reviews) + len(d.Decisions) + len(d.Policies) + len(d.GlobalAdmins) + len(d.RiskyUsers) + len(d.Credentials))
 }
 
 // RevisionTable is the identity data's revision table (see package
@@ -221,7 +229,7 @@ func (s *Store) Replace(ctx context.Context, tenantID string, d *Directory, at t
 		if err := revcache.Bump(ctx, tx, RevisionTable, tenantID); err != nil {
 			return err
 		}
-		for _, m := range []any{(*User)(nil), (*RoleMember)(nil), (*Device)(nil), (*AccessReview)(nil), (*Decision)(nil), (*CAPolicy)(nil), (*GlobalAdmin)(nil), (*RiskyUser)(nil)} {
+		for _, m := range []any{(*User)(nil), (*RoleMember)(nil), (*Device)(nil), (*AccessReview)(nil), (*Decision)(nil), (*CAPolicy)(nil), (*GlobalAdmin)(nil), (*RiskyUser)(nil), (*AppCredential)(nil)} {
 			if _, err := tx.NewDelete().Model(m).Where("tenant_id = ?", tenantID).Exec(ctx); err != nil {
 				return err
 			}
@@ -250,6 +258,9 @@ func (s *Store) Replace(ctx context.Context, tenantID string, d *Directory, at t
 		if err := insert(ctx, tx, d.RiskyUsers); err != nil {
 			return err
 		}
+		if err := insert(ctx, tx, d.Credentials); err != nil {
+			return err
+		}
 		return snapshot(ctx, tx, tenantID, at, d)
 	})
 }
@@ -266,8 +277,8 @@ func insert[T any](ctx context.Context, tx bun.Tx, rows []T) error {
 
 // snapshot records the tenant's figures for at's day, counted in the
 // database from the rows just stored, with d's Conditional Access
-// posture, Global Administrators and risky users; a second sync the same
-// day replaces the first's.
+// posture, Global Administrators, risky users and applications'
+// credentials; a second sync the same day replaces the first's.
 func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time, d *Directory) error {
 	p := posture(d.Policies, d.SecurityDefaults)
 	admins, eligible := int64(len(d.GlobalAdmins)), int64(0)
@@ -277,13 +288,15 @@ func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time, d *
 		}
 	}
 	risky, highRisk := riskCounts(d.RiskyUsers)
+	expired, expiring := credentialCounts(d.Credentials, at)
 	day := at.UTC().Format(time.DateOnly)
 	if _, err := tx.NewDelete().Model((*Snapshot)(nil)).Where("tenant_id = ? AND day = ?", tenantID, day).Exec(ctx); err != nil {
 		return err
 	}
 	snap := Snapshot{TenantID: tenantID, Day: day, SyncedAt: at.UTC(), SecurityDefaults: &p.SecurityDefaults,
 		CAMFAAllUsers: p.MFAAllUsers, CAMFAAdmins: p.MFAAdmins, CALegacyAuth: p.LegacyAuthBlocked,
-		GlobalAdmins: &admins, GlobalAdminsEligible: &eligible, RiskyUsers: &risky, HighRiskUsers: &highRisk}
+		GlobalAdmins: &admins, GlobalAdminsEligible: &eligible, RiskyUsers: &risky, HighRiskUsers: &highRisk,
+		ExpiredCredentials: &expired, ExpiringCredentials: &expiring}
 	err := tx.NewSelect().Model((*User)(nil)).
 		ColumnExpr("COUNT(*) AS total_users").
 		ColumnExpr("COALESCE(SUM(CASE WHEN is_admin THEN 1 ELSE 0 END), 0) AS admin_users").

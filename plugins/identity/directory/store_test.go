@@ -76,9 +76,9 @@ func TestSnapshotDisabledMigration(t *testing.T) {
 }
 
 // TestAccessPostureMigration: snapshots taken before the Conditional
-// Access posture, the Global Administrators and the risky users were
-// read keep them unknown (NULL), so no read claims them; the migrations
-// roll back.
+// Access posture, the Global Administrators, the risky users and the
+// applications' credentials were read keep them unknown (NULL), so no
+// read claims them; the migrations roll back.
 func TestAccessPostureMigration(t *testing.T) {
 	each(t, func(t *testing.T, dialect string) {
 		ctx := context.Background()
@@ -115,13 +115,13 @@ func TestAccessPostureMigration(t *testing.T) {
 		}
 		snaps, err := st.Latest(ctx, []string{contoso.ID})
 		if err != nil || len(snaps) != 1 || snaps[0].SecurityDefaults != nil || snaps[0].CAMFAAllUsers != "" || snaps[0].GlobalAdmins != nil ||
-			snaps[0].RiskyUsers != nil {
+			snaps[0].RiskyUsers != nil || snaps[0].ExpiredCredentials != nil {
 			t.Fatalf("snapshot %+v (%v), want its posture unknown", snaps, err)
 		}
 		if _, err := store.Rollback(ctx, db, directory.Migrations(), "identity_migrations"); err != nil {
 			t.Fatal(err)
 		}
-		for _, table := range []string{"identity_ca_policies", "identity_global_admins", "identity_risky_users"} {
+		for _, table := range []string{"identity_ca_policies", "identity_global_admins", "identity_risky_users", "identity_app_credentials"} {
 			if _, err := db.NewSelect().Table(table).Count(ctx); err == nil {
 				t.Fatalf("%s is there after the rollback", table)
 			}

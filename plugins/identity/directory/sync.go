@@ -29,6 +29,8 @@ type Graph interface {
 	EligibleRoleAssignments(ctx context.Context, roleTemplateID string, fn func(cloud.RoleScheduleInstance) error) error
 	GroupMembers(ctx context.Context, groupID string, fn func(cloud.RoleMember) error) error
 	RiskyUsers(ctx context.Context, fn func(cloud.RiskyUser) error) error
+	Applications(ctx context.Context, fn func(cloud.AppRegistration) error) error
+	ServicePrincipals(ctx context.Context, fn func(cloud.AppRegistration) error) error
 }
 
 // Syncer copies each active tenant's directory from Graph into the store.
@@ -183,6 +185,14 @@ func read(ctx context.Context, g Graph, tenantID string, at time.Time) (*Directo
 		return nil
 	}); err != nil {
 		return nil, err
+	}
+	for _, list := range []func(context.Context, func(cloud.AppRegistration) error) error{g.Applications, g.ServicePrincipals} {
+		if err := list(ctx, func(a cloud.AppRegistration) error {
+			d.Credentials = append(d.Credentials, appCredentials(tenantID, a)...)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }

@@ -23,7 +23,9 @@ import (
 // Administrators: Ada and the break-glass account hold the role, and the
 // group grp-a-ops of the break-glass account and Cy is eligible for it;
 // Brand B has none. Identity Protection has Cy at high risk and Brand B's
-// Bob at a low risk it dismissed.
+// Bob at a low risk it dismissed. Brand A's payroll application has a
+// secret ending in 10 days (at midnight, so with 10 days left rounded up)
+// and a certificate in 200; Brand B's gateway's secret ended 3 days ago.
 func accessWorld(t *testing.T) string {
 	on := true
 	today := time.Now().UTC().Format(time.DateOnly)
@@ -45,6 +47,13 @@ func accessWorld(t *testing.T) string {
 				RiskLevel: "low", RiskState: "dismissed"},
 		},
 		RoleAssignments: []world.RoleAssignment{{DirectoryTenantID: identityDirA, Principal: "group:grp-a-ops", Kind: "eligible"}},
+		Applications: []world.Application{
+			{DirectoryTenantID: identityDirA, Name: "A payroll", Credentials: []world.AppCredential{
+				{Type: "password", Name: "ci", EndDate: time.Now().UTC().AddDate(0, 0, 10).Format(time.DateOnly)},
+				{Type: "certificate", Name: "payroll.brand-a.example", EndDate: time.Now().UTC().AddDate(0, 0, 200).Format(time.DateOnly)}}},
+			{DirectoryTenantID: identityDirB, Name: "B gateway", ServicePrincipal: true, Credentials: []world.AppCredential{
+				{Type: "password", Name: "sso", EndDate: time.Now().UTC().AddDate(0, 0, -3).Format(time.DateOnly)}}},
+		},
 		ConditionalAccessPolicies: []world.ConditionalAccessPolicy{
 			{DirectoryTenantID: identityDirA, ID: "a0000000-0000-4000-8000-000000000001", Name: "A: MFA for everyone", State: "enabled",
 				IncludeUsers: []string{"All"}, ExcludeUsers: []string{"glass@brand-a.example"}, GrantControls: []string{"mfa"}},
@@ -78,8 +87,8 @@ type accessPosture struct {
 }
 
 // TestIdentityPostureThroughTheHost: the world's Conditional Access
-// policies, security defaults, Global Administrators and risky users
-// reach their routes and the identity page through Graph, the sync and
+// policies, security defaults, Global Administrators, risky users and
+// applications' credentials reach their routes and the identity page through Graph, the sync and
 // the plugin's tables, on both databases, each figure exact; a standard
 // user of Brand A sees Brand A's alone and is refused Brand B's.
 func TestIdentityPostureThroughTheHost(t *testing.T) {
@@ -100,7 +109,7 @@ func testIdentityPosture(t *testing.T, dialect string) {
 	if r := f.waitRun(t, f.trigger(t, "identity")); r.Status != "completed" {
 		t.Fatalf("identity sync %+v", r)
 	}
-	for table, want := range map[string]int64{"identity_ca_policies": 3, "identity_global_admins": 3, "identity_risky_users": 2} {
+	for table, want := range map[string]int64{"identity_ca_policies": 3, "identity_global_admins": 3, "identity_risky_users": 2, "identity_app_credentials": 3} {
 		if n, err := h.pluginDB("identity").NewSelect().Table(table).Count(context.Background()); err != nil || n != want {
 			t.Fatalf("the plugin's %s on %s holds %d rows (%v), want %d", table, dialect, n, err, want)
 		}
@@ -222,4 +231,33 @@ func testIdentityPosture(t *testing.T, dialect string) {
 		t.Errorf("brand B's risky users for brand A's user: %d %s", r.status, r.body)
 	}
 	expectInvalid(t, h.get("/api/v1/identity/risky-users?risk_level=severe", admin), "query.risk_level")
+
+	var creds struct {
+		Items []struct {
+			AppName  string `json:"app_name"`
+			Name     string `json:"credential_name"`
+			DaysLeft int    `json:"days_left"`
+			Status   string `json:"status"`
+		} `json:"items"`
+		Total int `json:"total"`
+	}
+	credsOf := func(path, token string) string {
+		t.Helper()
+		h.get(path, token).json(t, &creds)
+		out := fmt.Sprint(creds.Total)
+		for _, it := range creds.Items {
+			out += fmt.Sprintf(" %s/%s %d %s", it.AppName, it.Name, it.DaysLeft, it.Status)
+		}
+		return out
+	}
+	if got := credsOf("/api/v1/identity/app-credentials", admin); got != "2 B gateway/sso -3 expired A payroll/ci 10 expiring" {
+		t.Errorf("credentials ending within 30 days %q", got)
+	}
+	if got := credsOf("/api/v1/identity/app-credentials?within_days=365&credential_type=certificate", tokA); got != "1 A payroll/CN=payroll.brand-a.example 200 expiring" {
+		t.Errorf("brand A's certificates %q", got)
+	}
+	if r := h.get("/api/v1/identity/app-credentials?tenant_ids="+b.TenantID, tokA); r.status != http.StatusForbidden || strings.Contains(string(r.body), "B gateway") {
+		t.Errorf("brand B's credentials for brand A's user: %d %s", r.status, r.body)
+	}
+	expectInvalid(t, h.get("/api/v1/identity/app-credentials?within_days=366", admin), "query.within_days")
 }

@@ -264,6 +264,7 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/identity/conditional-access",
 				"GET /api/v1/identity/global-admins",
 				"GET /api/v1/identity/risky-users",
+				"GET /api/v1/identity/app-credentials",
 				"GET /identity",
 				"GET /partials/identity-stats",
 				"GET /api/v1/compliance/summary",

@@ -22,7 +22,9 @@ type MFARecord struct {
 	AdminUsers       int64    `json:"admin_users" doc:"Holders of a directory role"`
 	MFAUsers         int64    `json:"mfa_registered_users"`
 	AdminMFAUsers    int64    `json:"admin_mfa_users"`
-	MFACoverage      *float64 `json:"mfa_coverage_percentage" nullable:"true" doc:"mfa_registered_users of total_users, percent to two decimals; null without users"`
+	MemberUsers      int64    `json:"enabled_members" doc:"Enabled accounts that are not guests"`
+	MemberMFAUsers   int64    `json:"enabled_members_with_mfa"`
+	MFACoverage      *float64 `json:"mfa_coverage_percentage" nullable:"true" doc:"enabled_members_with_mfa of enabled_members, percent to two decimals; null without enabled members. Guests and disabled accounts are counted apart (guest_users), not in it"`
 	AdminMFA         *float64 `json:"admin_mfa_percentage" nullable:"true" doc:"admin_mfa_users of admin_users, percent to two decimals; null without admins"`
 	Devices          int64    `json:"devices" doc:"Managed devices"`
 	CompliantDevices int64    `json:"compliant_devices"`
@@ -57,7 +59,8 @@ func (h *Handlers) Dataset() sdk.Dataset {
 			for _, s := range snaps {
 				r := MFARecord{TenantID: s.TenantID, Date: s.Day, TotalUsers: s.TotalUsers, GuestUsers: s.GuestUsers,
 					AdminUsers: s.AdminUsers, MFAUsers: s.MFAUsers, AdminMFAUsers: s.AdminMFAUsers,
-					MFACoverage: percent(s.MFAUsers, s.TotalUsers), AdminMFA: percent(s.AdminMFAUsers, s.AdminUsers),
+					MemberUsers: deref(s.MemberUsers), MemberMFAUsers: deref(s.MemberMFAUsers),
+					MFACoverage: percent(deref(s.MemberMFAUsers), deref(s.MemberUsers)), AdminMFA: percent(s.AdminMFAUsers, s.AdminUsers),
 					Devices: s.Devices, CompliantDevices: s.CompliantDevices, DeviceCompliance: percent(s.CompliantDevices, s.Devices),
 					SyncedAt: s.SyncedAt.UTC()}
 				if p, ok := s.Posture(); ok {

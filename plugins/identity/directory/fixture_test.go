@@ -38,7 +38,8 @@ var simNow = time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC)
 // figures:
 //
 //	Contoso: 7 users, 1 guest, 3 admins (ada, rory, and the disabled dee),
-//	4 registered for MFA (57.14 %), 2 of the 3 admins (66.67 %); stale at
+//	4 registered for MFA, 3 of the 5 enabled members (60 %), 2 of the 3
+//	admins (66.67 %); stale at
 //	90 days: bea (2026-08-01), dee (2026-05-01) and cal, who never signed in.
 //	Fabrikam: 3 users, 1 admin, 2 registered (66.67 %), admins 100 %.
 //

@@ -37,7 +37,7 @@ type pageIn struct {
 }
 
 // page is the identity page over the tenants the request covers: MFA
-// coverage of every account and of the admins as gauges with the figures
+// coverage of the enabled members and of the admins as gauges with the figures
 // per tenant, the Conditional Access posture, the Global Administrators,
 // the daily MFA trend, and the hygiene lists — accounts without MFA
 // (admins first), privileged accounts, stale accounts, guests, disabled
@@ -108,12 +108,11 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 	sdkui.WriteFragment(w, http.StatusOK, stack(parts...))
 }
 
-// coverage is the gauges of MFA coverage, of every account and of the
+// coverage is the gauges of MFA coverage, of the enabled members and of the
 // admins, the headline figures, and each tenant's figures by name when
 // there are several.
 func coverage(counts []TenantCounts, names map[string]string) template.HTML {
 	sum := sumCounts(counts)
-	all := *percent(sum.MFAUsers, sum.TotalUsers)
 	admins := sdkui.Stat("Admin MFA", "no admins", "no account holds a directory role", sdkui.Unknown)
 	if p := percent(sum.AdminMFAUsers, sum.AdminUsers); p != nil {
 		admins = sdkui.Gauge(*p, "Admin MFA, "+count(sum.AdminMFAUsers)+" of "+count(sum.AdminUsers)+" admins", sdkui.AtLeast(*p, mfaHealthy, mfaWarning))
@@ -124,7 +123,7 @@ func coverage(counts []TenantCounts, names map[string]string) template.HTML {
 	}
 	parts := []template.HTML{
 		sdkui.Grid(
-			sdkui.Gauge(all, "MFA coverage, "+count(sum.MFAUsers)+" of "+count(sum.TotalUsers)+" accounts", sdkui.AtLeast(all, mfaHealthy, mfaWarning)),
+			coverageGauge(sum),
 			admins,
 		),
 		sdkui.Grid(
@@ -140,7 +139,7 @@ func coverage(counts []TenantCounts, names map[string]string) template.HTML {
 		slices.SortStableFunc(byName, func(a, b TenantCounts) int { return strings.Compare(names[a.TenantID], names[b.TenantID]) })
 		rows := make([][]any, 0, len(counts))
 		for _, c := range byName {
-			rows = append(rows, []any{names[c.TenantID], count(c.TotalUsers), percentText(c.MFAUsers, c.TotalUsers),
+			rows = append(rows, []any{names[c.TenantID], count(c.TotalUsers), percentText(c.MemberMFAUsers, c.MemberUsers),
 				percentText(c.AdminMFAUsers, c.AdminUsers), count(c.GuestUsers), percentText(c.CompliantDevices, c.Devices)})
 		}
 		parts = append(parts, sdkui.Table([]string{"Tenant", "Accounts", "MFA coverage", "Admin MFA", "Guests", "Compliant devices"}, rows,
@@ -149,7 +148,7 @@ func coverage(counts []TenantCounts, names map[string]string) template.HTML {
 	return stack(parts...)
 }
 
-// trendChart charts the daily MFA coverage, of every account and of the
+// trendChart charts the daily MFA coverage, of the enabled members and of the
 // admins, over the trendDays days up to today; a day without a sync has no
 // point.
 func (h *Handlers) trendChart(ctx context.Context, tenants []string) (template.HTML, error) {
@@ -169,7 +168,7 @@ func (h *Handlers) trendChart(ctx context.Context, tenants []string) (template.H
 		day := from.AddDate(0, 0, i).Format(time.DateOnly)
 		labels[i], all[i], admins[i] = day, math.NaN(), math.NaN()
 		if d, ok := byDay[day]; ok {
-			if p := percent(d.MFAUsers, d.TotalUsers); p != nil {
+			if p := percent(d.MemberMFAUsers, d.MemberUsers); p != nil {
 				all[i] = *p
 			}
 			if p := percent(d.AdminMFAUsers, d.AdminUsers); p != nil {
@@ -178,7 +177,7 @@ func (h *Handlers) trendChart(ctx context.Context, tenants []string) (template.H
 		}
 	}
 	return stack(
-		sdkui.LineChart("MFA coverage in percent", labels, []sdkui.Series{{Name: "All accounts", Values: all}, {Name: "Admins", Values: admins}}, nil),
+		sdkui.LineChart("MFA coverage in percent", labels, []sdkui.Series{{Name: "Enabled members", Values: all}, {Name: "Admins", Values: admins}}, nil),
 		render("note", "Each day's coverage is the last sync of that day; a day without a sync has no point."),
 	), nil
 }

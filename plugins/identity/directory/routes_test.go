@@ -93,7 +93,7 @@ func TestReads(t *testing.T) {
 		}
 		c, fb := sum[0], sum[1]
 		if c.TenantID != contoso.ID || c.TenantName != "Contoso" || c.TotalUsers != 7 || c.GuestUsers != 1 || c.DisabledUsers != 1 ||
-			c.AdminUsers != 3 || c.MFAUsers != 4 || c.UnprotectedUsers != 3 || *c.MFACoverage != 57.14 || *c.AdminMFA != 66.67 {
+			c.AdminUsers != 3 || c.MFAUsers != 4 || c.UnprotectedUsers != 3 || c.MemberUsers != 5 || c.MemberMFAUsers != 3 || *c.MFACoverage != 60 || *c.AdminMFA != 66.67 {
 			t.Fatalf("contoso summary %+v", c)
 		}
 		if fb.TotalUsers != 3 || fb.AdminUsers != 1 || *fb.MFACoverage != 66.67 || *fb.AdminMFA != 100 || fb.UnprotectedUsers != 1 {
@@ -182,11 +182,11 @@ func TestReads(t *testing.T) {
 		var trend []directory.TrendDay
 		f.get(t, "/api/v1/identity/mfa-trend?days=7", admin, &trend)
 		if len(trend) != 2 || trend[0].Date != "2026-12-15" || trend[1].Date != "2026-12-16" || trend[1].Tenants != 2 ||
-			trend[1].TotalUsers != 10 || *trend[1].MFACoverage != 60 || *trend[1].AdminMFA != 75 {
+			trend[1].TotalUsers != 10 || trend[1].MemberUsers != 8 || trend[1].MemberMFAUsers != 5 || *trend[1].MFACoverage != 62.5 || *trend[1].AdminMFA != 75 {
 			t.Fatalf("trend %+v", trend)
 		}
 		f.get(t, "/api/v1/identity/mfa-trend?days=7&tenant_ids="+contoso.ID, admin, &trend)
-		if len(trend) != 2 || *trend[0].MFACoverage != 57.14 || *trend[0].AdminMFA != 66.67 {
+		if len(trend) != 2 || *trend[0].MFACoverage != 60 || *trend[0].AdminMFA != 66.67 {
 			t.Fatalf("contoso trend %+v", trend)
 		}
 	})
@@ -334,7 +334,7 @@ func TestDataset(t *testing.T) {
 		got := read(contoso.ID)
 		all, compliant := worldDevices(w, contosoDir)
 		if len(got) != 1 || got[0].TenantID != contoso.ID || got[0].Date != "2026-12-16" || got[0].TotalUsers != 7 || got[0].AdminUsers != 3 ||
-			*got[0].MFACoverage != 57.14 || *got[0].AdminMFA != 66.67 || got[0].Devices != all ||
+			got[0].MemberUsers != 5 || got[0].MemberMFAUsers != 3 || *got[0].MFACoverage != 60 || *got[0].AdminMFA != 66.67 || got[0].Devices != all ||
 			(all > 0 && *got[0].DeviceCompliance != pct(compliant, all)) {
 			t.Fatalf("contoso's record %+v", got)
 		}

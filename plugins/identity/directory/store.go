@@ -134,9 +134,15 @@ type Snapshot struct {
 	// ExpiredCredentials counts the applications' credentials ended at the
 	// sync, ExpiringCredentials those ending within 30 days of it; nil on
 	// the days before they were counted.
-	ExpiredCredentials  *int64    `bun:"expired_credentials"`
-	ExpiringCredentials *int64    `bun:"expiring_credentials"`
-	SyncedAt            time.Time `bun:"synced_at"`
+	ExpiredCredentials  *int64 `bun:"expired_credentials"`
+	ExpiringCredentials *int64 `bun:"expiring_credentials"`
+	// MemberUsers counts the enabled accounts that are not guests, the
+	// population MFA coverage is measured on, and MemberMFAUsers those of
+	// them registered for MFA; nil on the days before they were counted,
+	// except on each tenant's latest snapshot of that time.
+	MemberUsers    *int64    `bun:"member_users"`
+	MemberMFAUsers *int64    `bun:"member_mfa_users"`
+	SyncedAt       time.Time `bun:"synced_at"`
 }
 
 // Posture is the snapshot's Conditional Access posture; false when the
@@ -288,6 +294,7 @@ func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time, d *
 		}
 	}
 	risky, highRisk := riskCounts(d.RiskyUsers)
+	var members, memberMFA int64
 	expired, expiring := credentialCounts(d.Credentials, at)
 	day := at.UTC().Format(time.DateOnly)
 	if _, err := tx.NewDelete().Model((*Snapshot)(nil)).Where("tenant_id = ? AND day = ?", tenantID, day).Exec(ctx); err != nil {
@@ -304,11 +311,14 @@ func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time, d *
 		ColumnExpr("COALESCE(SUM(CASE WHEN is_admin AND mfa_registered THEN 1 ELSE 0 END), 0) AS admin_mfa_users").
 		ColumnExpr("COALESCE(SUM(CASE WHEN user_type = 'Guest' THEN 1 ELSE 0 END), 0) AS guest_users").
 		ColumnExpr("COALESCE(SUM(CASE WHEN account_enabled THEN 0 ELSE 1 END), 0) AS disabled_users").
+		ColumnExpr("COALESCE(SUM(CASE WHEN account_enabled AND user_type <> 'Guest' THEN 1 ELSE 0 END), 0) AS member_users").
+		ColumnExpr("COALESCE(SUM(CASE WHEN account_enabled AND user_type <> 'Guest' AND mfa_registered THEN 1 ELSE 0 END), 0) AS member_mfa_users").
 		Where("tenant_id = ?", tenantID).
-		Scan(ctx, &snap.TotalUsers, &snap.AdminUsers, &snap.MFAUsers, &snap.AdminMFAUsers, &snap.GuestUsers, &snap.DisabledUsers)
+		Scan(ctx, &snap.TotalUsers, &snap.AdminUsers, &snap.MFAUsers, &snap.AdminMFAUsers, &snap.GuestUsers, &snap.DisabledUsers, &members, &memberMFA)
 	if err != nil {
 		return err
 	}
+	snap.MemberUsers, snap.MemberMFAUsers = &members, &memberMFA
 	err = tx.NewSelect().Model((*Device)(nil)).
 		ColumnExpr("COUNT(*) AS devices").
 		ColumnExpr("COALESCE(SUM(CASE WHEN compliance_state = 'compliant' THEN 1 ELSE 0 END), 0) AS compliant_devices").

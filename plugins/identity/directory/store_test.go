@@ -12,10 +12,10 @@ import (
 	"github.com/stewardhq/steward/plugins/identity/directory"
 )
 
-// TestSnapshotDisabledMigration: the migration that adds the disabled
-// accounts to the snapshots counts them, for each tenant's latest
-// snapshot, from the directory stored with it, and leaves the earlier
-// days at 0; the summary's counts read it; it rolls back.
+// TestSnapshotDisabledMigration: the migrations that add the disabled
+// accounts and the enabled members to the snapshots count them, for each
+// tenant's latest snapshot, from the directory stored with it, and leave
+// the earlier days at 0 and NULL; the summary's counts read it; it rolls back.
 func TestSnapshotDisabledMigration(t *testing.T) {
 	each(t, func(t *testing.T, dialect string) {
 		ctx := context.Background()
@@ -58,6 +58,10 @@ func TestSnapshotDisabledMigration(t *testing.T) {
 		}
 		if len(snaps) != 3 || snaps[0].DisabledUsers != 0 || snaps[1].DisabledUsers != 1 || snaps[2].DisabledUsers != 0 {
 			t.Fatalf("snapshots after the migration %+v, want contoso's latest with 1 disabled", snaps)
+		}
+		// The enabled members too, on each tenant's latest snapshot.
+		if snaps[0].MemberUsers != nil || *snaps[1].MemberUsers != 1 || *snaps[1].MemberMFAUsers != 1 || *snaps[2].MemberUsers != 1 || *snaps[2].MemberMFAUsers != 0 {
+			t.Fatalf("the snapshots' enabled members after the migration %+v", snaps)
 		}
 		counts, err := directory.NewStore(db).Counts(ctx, []string{contoso.ID, fabrikam.ID})
 		if err != nil || len(counts) != 2 || counts[0].DisabledUsers != 1 || counts[0].MFAUsers != 1 || counts[1].TotalUsers != 1 {

@@ -58,7 +58,10 @@ func newGraphClients(cfg Config, opts policy.ClientOptions, ep Endpoints, creds 
 
 // GraphClient reads one customer tenant's directory through Microsoft
 // Graph v1.0: users, MFA registration, directory roles, access reviews,
-// domains and Intune devices. It authenticates in that tenant with the
+// domains, Intune devices, Conditional Access policies, the security
+// defaults policy, Privileged Identity Management's role assignments and
+// eligibilities, groups' members, Identity Protection's risky users, and
+// applications and service principals with their credentials. It authenticates in that tenant with the
 // application's client credentials, as a multi-tenant application
 // consented in each customer tenant does, and shares the transport and
 // retry policy of the Azure clients: throttled (429) and failed (5xx)
@@ -450,6 +453,284 @@ func (g *GraphClient) ManagedDevices(ctx context.Context, fn func(ManagedDevice)
 		return fn(ManagedDevice{ID: d.ID, Name: d.DeviceName, UserID: d.UserID, UserPrincipalName: d.UserPrincipalName,
 			OperatingSystem: d.OperatingSystem, OSVersion: d.OSVersion, ComplianceState: d.ComplianceState, IsEncrypted: d.IsEncrypted,
 			Model: d.Model, Manufacturer: d.Manufacturer, Enrolled: d.EnrolledDateTime, LastSync: d.LastSyncDateTime})
+	})
+}
+
+// ConditionalAccessPolicy is a Conditional Access policy of the tenant:
+// whom and what it covers, and the controls it grants access with.
+type ConditionalAccessPolicy struct {
+	ID          string
+	DisplayName string
+	// State is enabled, disabled or enabledForReportingButNotEnforced
+	// (report-only: evaluated and logged, never enforced).
+	State string
+	// IncludeUsers and ExcludeUsers are user object ids or the keywords
+	// All, None and GuestsOrExternalUsers; the groups are group object
+	// ids and the roles directory role template ids.
+	IncludeUsers  []string
+	ExcludeUsers  []string
+	IncludeGroups []string
+	ExcludeGroups []string
+	IncludeRoles  []string
+	ExcludeRoles  []string
+	// IncludeApplications are application ids or All, Office365 or None.
+	IncludeApplications []string
+	// ClientAppTypes are all, browser, mobileAppsAndDesktopClients,
+	// exchangeActiveSync or other: the last two are the legacy
+	// authentication clients.
+	ClientAppTypes []string
+	// GrantOperator is AND or OR over BuiltInControls (block, mfa,
+	// compliantDevice and so on); empty for a policy that grants nothing,
+	// such as one of session controls only.
+	GrantOperator   string
+	BuiltInControls []string
+	// AuthenticationStrength is the id of the authentication strength
+	// the policy requires, a stronger form of mfa; empty when none.
+	AuthenticationStrength string
+}
+
+type conditionalAccessPolicyJSON struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"displayName"`
+	State       string `json:"state"`
+	Conditions  struct {
+		ClientAppTypes []string `json:"clientAppTypes"`
+		Applications   *struct {
+			IncludeApplications []string `json:"includeApplications"`
+		} `json:"applications"`
+		Users *struct {
+			IncludeUsers  []string `json:"includeUsers"`
+			ExcludeUsers  []string `json:"excludeUsers"`
+			IncludeGroups []string `json:"includeGroups"`
+			ExcludeGroups []string `json:"excludeGroups"`
+			IncludeRoles  []string `json:"includeRoles"`
+			ExcludeRoles  []string `json:"excludeRoles"`
+		} `json:"users"`
+	} `json:"conditions"`
+	GrantControls *struct {
+		Operator               string   `json:"operator"`
+		BuiltInControls        []string `json:"builtInControls"`
+		AuthenticationStrength *struct {
+			ID string `json:"id"`
+		} `json:"authenticationStrength"`
+	} `json:"grantControls"`
+}
+
+// ConditionalAccessPolicies calls fn for each Conditional Access policy of
+// the tenant, whatever its state. An error from fn stops the listing and
+// is returned as is.
+func (g *GraphClient) ConditionalAccessPolicies(ctx context.Context, fn func(ConditionalAccessPolicy) error) error {
+	return graphList(ctx, g, g.op("list Conditional Access policies"), "/identity/conditionalAccess/policies", nil,
+		func(p *conditionalAccessPolicyJSON) error {
+			out := ConditionalAccessPolicy{ID: p.ID, DisplayName: p.DisplayName, State: p.State, ClientAppTypes: p.Conditions.ClientAppTypes}
+			if a := p.Conditions.Applications; a != nil {
+				out.IncludeApplications = a.IncludeApplications
+			}
+			if u := p.Conditions.Users; u != nil {
+				out.IncludeUsers, out.ExcludeUsers = u.IncludeUsers, u.ExcludeUsers
+				out.IncludeGroups, out.ExcludeGroups = u.IncludeGroups, u.ExcludeGroups
+				out.IncludeRoles, out.ExcludeRoles = u.IncludeRoles, u.ExcludeRoles
+			}
+			if gc := p.GrantControls; gc != nil {
+				out.GrantOperator, out.BuiltInControls = gc.Operator, gc.BuiltInControls
+				if gc.AuthenticationStrength != nil {
+					out.AuthenticationStrength = gc.AuthenticationStrength.ID
+				}
+			}
+			return fn(out)
+		})
+}
+
+// SecurityDefaults reports whether the tenant enforces Entra ID's
+// security defaults, from its identitySecurityDefaultsEnforcementPolicy.
+func (g *GraphClient) SecurityDefaults(ctx context.Context) (bool, error) {
+	if g.err != nil {
+		return false, g.err
+	}
+	var p struct {
+		IsEnabled bool `json:"isEnabled"`
+	}
+	if err := g.get(ctx, g.endpoint+"/v1.0/policies/identitySecurityDefaultsEnforcementPolicy", &p); err != nil {
+		return false, wrap(g.op("read the security defaults policy"), err)
+	}
+	return p.IsEnabled, nil
+}
+
+// RoleScheduleInstance is a directory role assignment as Privileged
+// Identity Management holds it: active (usable now) or eligible (to be
+// activated when needed), given to a user, a group or a service principal.
+type RoleScheduleInstance struct {
+	ID          string
+	PrincipalID string
+	// PrincipalType is user, group or servicePrincipal; PrincipalUPN is
+	// set for users.
+	PrincipalType  string
+	PrincipalName  string
+	PrincipalUPN   string
+	RoleTemplateID string
+	// AssignmentType is Assigned or Activated for an active assignment,
+	// empty for an eligibility.
+	AssignmentType string
+	// MemberType is Direct, Group (through a group's membership) or
+	// Inherited.
+	MemberType string
+	Start      time.Time
+	// End is zero for a permanent assignment.
+	End time.Time
+}
+
+type roleScheduleInstanceJSON struct {
+	ID               string          `json:"id"`
+	PrincipalID      string          `json:"principalId"`
+	RoleDefinitionID string          `json:"roleDefinitionId"`
+	AssignmentType   string          `json:"assignmentType"`
+	MemberType       string          `json:"memberType"`
+	StartDateTime    time.Time       `json:"startDateTime"`
+	EndDateTime      *time.Time      `json:"endDateTime"`
+	Principal        *roleMemberJSON `json:"principal"`
+}
+
+// ActiveRoleAssignments calls fn for each active assignment of the role
+// given by its template id, with its principal. An error from fn stops
+// the listing and is returned as is.
+func (g *GraphClient) ActiveRoleAssignments(ctx context.Context, roleTemplateID string, fn func(RoleScheduleInstance) error) error {
+	return g.roleInstances(ctx, "list active assignments of role "+roleTemplateID, "/roleManagement/directory/roleAssignmentScheduleInstances", roleTemplateID, fn)
+}
+
+// EligibleRoleAssignments calls fn for each eligibility for the role given
+// by its template id, with its principal. An error from fn stops the
+// listing and is returned as is.
+func (g *GraphClient) EligibleRoleAssignments(ctx context.Context, roleTemplateID string, fn func(RoleScheduleInstance) error) error {
+	return g.roleInstances(ctx, "list eligible assignments of role "+roleTemplateID, "/roleManagement/directory/roleEligibilityScheduleInstances", roleTemplateID, fn)
+}
+
+func (g *GraphClient) roleInstances(ctx context.Context, op, path, roleTemplateID string, fn func(RoleScheduleInstance) error) error {
+	q := url.Values{"$filter": {"roleDefinitionId eq '" + strings.ReplaceAll(roleTemplateID, "'", "''") + "'"}, "$expand": {"principal"}}
+	return graphList(ctx, g, g.op(op), path, q, func(in *roleScheduleInstanceJSON) error {
+		out := RoleScheduleInstance{ID: in.ID, PrincipalID: in.PrincipalID, RoleTemplateID: in.RoleDefinitionID,
+			AssignmentType: in.AssignmentType, MemberType: in.MemberType, Start: in.StartDateTime}
+		if in.EndDateTime != nil {
+			out.End = *in.EndDateTime
+		}
+		if p := in.Principal; p != nil {
+			out.PrincipalType = strings.TrimPrefix(p.ODataType, "#microsoft.graph.")
+			out.PrincipalName, out.PrincipalUPN = p.DisplayName, p.UserPrincipalName
+		}
+		return fn(out)
+	})
+}
+
+// GroupMembers calls fn for each member of a group, given by its object
+// id, and of the groups nested in it. An unknown group is ErrNotFound. An
+// error from fn stops the listing and is returned as is.
+func (g *GraphClient) GroupMembers(ctx context.Context, groupID string, fn func(RoleMember) error) error {
+	return graphList(ctx, g, g.op("list members of group "+groupID), "/groups/"+url.PathEscape(groupID)+"/transitiveMembers", nil,
+		func(m *roleMemberJSON) error {
+			return fn(RoleMember{ID: m.ID, Type: strings.TrimPrefix(m.ODataType, "#microsoft.graph."), DisplayName: m.DisplayName,
+				UserPrincipalName: m.UserPrincipalName})
+		})
+}
+
+// RiskyUser is a user Identity Protection judged at risk, now or before.
+type RiskyUser struct {
+	// ID is the user's object id.
+	ID                string
+	UserDisplayName   string
+	UserPrincipalName string
+	// RiskLevel is low, medium, high, hidden or none; RiskState atRisk,
+	// confirmedCompromised, remediated, dismissed, confirmedSafe or none;
+	// RiskDetail why the state is what it is.
+	RiskLevel   string
+	RiskState   string
+	RiskDetail  string
+	LastUpdated time.Time
+}
+
+type riskyUserJSON struct {
+	ID                      string    `json:"id"`
+	UserDisplayName         string    `json:"userDisplayName"`
+	UserPrincipalName       string    `json:"userPrincipalName"`
+	RiskLevel               string    `json:"riskLevel"`
+	RiskState               string    `json:"riskState"`
+	RiskDetail              string    `json:"riskDetail"`
+	RiskLastUpdatedDateTime time.Time `json:"riskLastUpdatedDateTime"`
+}
+
+// RiskyUsers calls fn for each user Identity Protection has judged at
+// risk, whatever its state now. An error from fn stops the listing and is
+// returned as is.
+func (g *GraphClient) RiskyUsers(ctx context.Context, fn func(RiskyUser) error) error {
+	return graphList(ctx, g, g.op("list risky users"), "/identityProtection/riskyUsers", nil, func(r *riskyUserJSON) error {
+		return fn(RiskyUser{ID: r.ID, UserDisplayName: r.UserDisplayName, UserPrincipalName: r.UserPrincipalName, RiskLevel: r.RiskLevel,
+			RiskState: r.RiskState, RiskDetail: r.RiskDetail, LastUpdated: r.RiskLastUpdatedDateTime})
+	})
+}
+
+// AppRegistration is an application registered in the tenant, or a
+// service principal in it, with its credentials.
+type AppRegistration struct {
+	// ID is the object's id, AppID the application's (client) id.
+	ID          string
+	AppID       string
+	DisplayName string
+	// Kind is application or servicePrincipal.
+	Kind        string
+	Credentials []AppCredential
+}
+
+// AppCredential is a client secret (Type password) or a certificate (Type
+// certificate) of an application or a service principal.
+type AppCredential struct {
+	KeyID       string
+	Type        string
+	DisplayName string
+	Start       time.Time
+	End         time.Time
+}
+
+type credentialJSON struct {
+	KeyID         string    `json:"keyId"`
+	DisplayName   string    `json:"displayName"`
+	StartDateTime time.Time `json:"startDateTime"`
+	EndDateTime   time.Time `json:"endDateTime"`
+}
+
+type appRegistrationJSON struct {
+	ID                  string           `json:"id"`
+	AppID               string           `json:"appId"`
+	DisplayName         string           `json:"displayName"`
+	PasswordCredentials []credentialJSON `json:"passwordCredentials"`
+	KeyCredentials      []credentialJSON `json:"keyCredentials"`
+}
+
+// Applications calls fn for each application registered in the tenant,
+// with its client secrets and certificates. An error from fn stops the
+// listing and is returned as is.
+func (g *GraphClient) Applications(ctx context.Context, fn func(AppRegistration) error) error {
+	return g.apps(ctx, "list applications", "/applications", "application", fn)
+}
+
+// ServicePrincipals calls fn for each service principal of the tenant,
+// with its client secrets and certificates. An error from fn stops the
+// listing and is returned as is.
+func (g *GraphClient) ServicePrincipals(ctx context.Context, fn func(AppRegistration) error) error {
+	return g.apps(ctx, "list service principals", "/servicePrincipals", "servicePrincipal", fn)
+}
+
+func (g *GraphClient) apps(ctx context.Context, op, path, kind string, fn func(AppRegistration) error) error {
+	q := url.Values{"$select": {"id,appId,displayName,passwordCredentials,keyCredentials"}}
+	return graphList(ctx, g, g.op(op), path, q, func(a *appRegistrationJSON) error {
+		out := AppRegistration{ID: a.ID, AppID: a.AppID, DisplayName: a.DisplayName, Kind: kind}
+		for _, set := range []struct {
+			typ   string
+			creds []credentialJSON
+		}{{"password", a.PasswordCredentials}, {"certificate", a.KeyCredentials}} {
+			for _, c := range set.creds {
+				out.Credentials = append(out.Credentials, AppCredential{KeyID: c.KeyID, Type: set.typ, DisplayName: c.DisplayName,
+					Start: c.StartDateTime, End: c.EndDateTime})
+			}
+		}
+		return fn(out)
 	})
 }
 

@@ -624,3 +624,192 @@ func TestGraphDemoWorld(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphConditionalAccess: each tenant's Conditional Access policies
+// arrive with their state, users (a world user by its object id), roles,
+// client apps and grant controls, and only that tenant's; the security
+// defaults policy says whether the tenant enforces them; a failure of
+// either names the tenant.
+func TestGraphConditionalAccess(t *testing.T) {
+	w := graphWorld()
+	w.Tenants[0].SecurityDefaults = true
+	w.ConditionalAccessPolicies = []world.ConditionalAccessPolicy{
+		{DirectoryTenantID: brandTenant, ID: "c0000000-0000-4000-8000-000000000001", Name: "Require MFA for all users", State: "enabled",
+			IncludeUsers: []string{"All"}, ExcludeUsers: []string{"admin@brand.example"}, GrantControls: []string{"mfa"}},
+		{DirectoryTenantID: brandTenant, ID: "c0000000-0000-4000-8000-000000000002", Name: "Block legacy authentication",
+			State: "enabledForReportingButNotEnforced", IncludeUsers: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"},
+			GrantControls: []string{"block"}},
+		{DirectoryTenantID: brandTenant, ID: "c0000000-0000-4000-8000-000000000003", Name: "Admins on compliant devices", State: "disabled",
+			IncludeRoles: []string{simgraph.GlobalAdministrator}, GrantControls: []string{"mfa", "compliantDevice"}, GrantOperator: "AND"},
+	}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, c := startGraphSim(t, w)
+	brand := c.Graph(brandTenant)
+	got := collect(t, brand.ConditionalAccessPolicies)
+	admin := worldUsers(w, brandTenant, func(u world.User) bool { return u.Email == "admin@brand.example" })[0]
+	want := []cloud.ConditionalAccessPolicy{
+		{ID: "c0000000-0000-4000-8000-000000000001", DisplayName: "Require MFA for all users", State: "enabled",
+			IncludeUsers: []string{"All"}, ExcludeUsers: []string{idp.ObjectID(admin)}, IncludeGroups: []string{}, ExcludeGroups: []string{},
+			IncludeRoles: []string{}, ExcludeRoles: []string{}, IncludeApplications: []string{"All"}, ClientAppTypes: []string{"all"},
+			GrantOperator: "OR", BuiltInControls: []string{"mfa"}},
+		{ID: "c0000000-0000-4000-8000-000000000002", DisplayName: "Block legacy authentication", State: "enabledForReportingButNotEnforced",
+			IncludeUsers: []string{"All"}, ExcludeUsers: []string{}, IncludeGroups: []string{}, ExcludeGroups: []string{},
+			IncludeRoles: []string{}, ExcludeRoles: []string{}, IncludeApplications: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"},
+			GrantOperator: "OR", BuiltInControls: []string{"block"}},
+		{ID: "c0000000-0000-4000-8000-000000000003", DisplayName: "Admins on compliant devices", State: "disabled",
+			IncludeUsers: []string{}, ExcludeUsers: []string{}, IncludeGroups: []string{}, ExcludeGroups: []string{},
+			IncludeRoles: []string{simgraph.GlobalAdministrator}, ExcludeRoles: []string{}, IncludeApplications: []string{"All"}, ClientAppTypes: []string{"all"},
+			GrantOperator: "AND", BuiltInControls: []string{"mfa", "compliantDevice"}},
+	}
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Fatalf("brand policies\n%+v\nwant\n%+v", got, want)
+	}
+	if on, err := brand.SecurityDefaults(context.Background()); err != nil || on {
+		t.Fatalf("brand's security defaults %v (%v), want off", on, err)
+	}
+	managing := c.Graph(managingTenant)
+	if policies := collect(t, managing.ConditionalAccessPolicies); len(policies) != 0 {
+		t.Fatalf("the managing tenant sees %d policies, want none of the brand's", len(policies))
+	}
+	if on, err := managing.SecurityDefaults(context.Background()); err != nil || !on {
+		t.Fatalf("managing tenant's security defaults %v (%v), want on", on, err)
+	}
+
+	s.Faults.Set(cloudsim.Graph, "/v1.0/policies/identitySecurityDefaultsEnforcementPolicy", cloudsim.Fault{Status: http.StatusForbidden})
+	_, err := brand.SecurityDefaults(context.Background())
+	var e *cloud.Error
+	if !errors.As(err, &e) || e.StatusCode != http.StatusForbidden || !strings.Contains(e.Op, "security defaults") || !strings.Contains(e.Op, brandTenant) {
+		t.Fatalf("refused security defaults: %v", err)
+	}
+	s.Faults.Set(cloudsim.Graph, "/v1.0/identity/conditionalAccess/policies", cloudsim.Fault{Status: http.StatusForbidden})
+	err = brand.ConditionalAccessPolicies(context.Background(), func(cloud.ConditionalAccessPolicy) error { return nil })
+	if !errors.As(err, &e) || e.StatusCode != http.StatusForbidden || !strings.Contains(e.Op, "Conditional Access") {
+		t.Fatalf("refused policies: %v", err)
+	}
+}
+
+// TestGraphPrivilegedIdentityManagement: the Global Administrator role's
+// active assignments are its holders', each with its principal expanded;
+// its eligibilities are the world's, a user's and a group's, whose
+// members are listed; another role's and another tenant's stay apart.
+func TestGraphPrivilegedIdentityManagement(t *testing.T) {
+	w := graphWorld()
+	for i := range w.Users {
+		if w.Users[i].Email == "user011@brand.example" || w.Users[i].Email == "user012@brand.example" {
+			w.Users[i].Groups = []string{"grp-ops"}
+		}
+	}
+	w.RoleAssignments = []world.RoleAssignment{
+		{DirectoryTenantID: brandTenant, Principal: "user010@brand.example", Kind: "eligible"},
+		{DirectoryTenantID: brandTenant, Principal: "group:grp-ops", Kind: "eligible"},
+		{DirectoryTenantID: brandTenant, Principal: "user013@brand.example", Kind: "eligible", RoleTemplateID: simgraph.SecurityReader},
+		{DirectoryTenantID: managingTenant, Principal: "fin@managing.example", Kind: "eligible"},
+	}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	_, c := startGraphSim(t, w)
+	g := c.Graph(brandTenant)
+	list := func(fn func(context.Context, string, func(cloud.RoleScheduleInstance) error) error) []string {
+		var out []string
+		if err := fn(context.Background(), simgraph.GlobalAdministrator, func(in cloud.RoleScheduleInstance) error {
+			if in.RoleTemplateID != simgraph.GlobalAdministrator || in.MemberType != "Direct" || in.ID == "" || in.PrincipalID == "" || in.Start.IsZero() || !in.End.IsZero() {
+				t.Errorf("instance %+v", in)
+			}
+			out = append(out, in.PrincipalType+" "+in.PrincipalName+" "+in.PrincipalUPN+" "+in.AssignmentType)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got, want := list(g.ActiveRoleAssignments), []string{"user Ada Admin admin@brand.example Assigned", "user Rory Root root@brand.example Assigned"}; !slices.Equal(got, want) {
+		t.Fatalf("active Global Administrators %v, want %v", got, want)
+	}
+	if got, want := list(g.EligibleRoleAssignments), []string{"user User 010 user010@brand.example ", "group grp-ops  "}; !slices.Equal(got, want) {
+		t.Fatalf("eligible Global Administrators %v, want %v", got, want)
+	}
+	var group string
+	_ = g.EligibleRoleAssignments(context.Background(), simgraph.GlobalAdministrator, func(in cloud.RoleScheduleInstance) error {
+		if in.PrincipalType == "group" {
+			group = in.PrincipalID
+		}
+		return nil
+	})
+	members := collect(t, func(ctx context.Context, fn func(cloud.RoleMember) error) error {
+		return g.GroupMembers(ctx, group, fn)
+	})
+	if got := names(members); !slices.Equal(got, []string{"User 011", "User 012"}) {
+		t.Fatalf("the group's members %v", got)
+	}
+	err := g.GroupMembers(context.Background(), "00000000-0000-4000-8000-0000000000ff", func(cloud.RoleMember) error { return nil })
+	if !errors.Is(err, cloud.ErrNotFound) || !strings.Contains(err.Error(), "list members of group") {
+		t.Fatalf("unknown group: %v", err)
+	}
+	if err := c.Graph(managingTenant).GroupMembers(context.Background(), group, func(cloud.RoleMember) error { return nil }); !errors.Is(err, cloud.ErrNotFound) {
+		t.Fatalf("another tenant's group: %v", err)
+	}
+	if got := list(c.Graph(managingTenant).EligibleRoleAssignments); !slices.Equal(got, []string{"user Fin Analyst fin@managing.example "}) {
+		t.Fatalf("the managing tenant's eligible Global Administrators %v", got)
+	}
+}
+
+func names(members []cloud.RoleMember) []string {
+	var out []string
+	for _, m := range members {
+		out = append(out, m.DisplayName)
+	}
+	return out
+}
+
+// TestGraphRiskyUsers: each tenant's risky users with their level, state,
+// detail and when their risk last changed, and only that tenant's.
+func TestGraphRiskyUsers(t *testing.T) {
+	w := graphWorld()
+	w.Users[3].RiskLevel, w.Users[3].RiskState = "high", "atRisk"
+	w.Users[1].RiskLevel, w.Users[1].RiskState = "medium", "confirmedSafe"
+	_, c := startGraphSim(t, w)
+	got := collect(t, c.Graph(brandTenant).RiskyUsers)
+	want := []cloud.RiskyUser{{ID: idp.ObjectID(w.Users[3]), UserDisplayName: "Rory Root", UserPrincipalName: "root@brand.example", RiskLevel: "high",
+		RiskState: "atRisk", RiskDetail: "none", LastUpdated: time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)}}
+	if !slices.EqualFunc(got, want, func(a, b cloud.RiskyUser) bool { return a == b }) {
+		t.Fatalf("brand's risky users %+v, want %+v", got, want)
+	}
+	managing := collect(t, c.Graph(managingTenant).RiskyUsers)
+	if len(managing) != 1 || managing[0].UserDisplayName != "Fin Analyst" || managing[0].RiskDetail != "adminConfirmedUserSafe" {
+		t.Fatalf("the managing tenant's risky users %+v", managing)
+	}
+}
+
+// TestGraphApplications: a tenant's registrations and service principals,
+// each with its secrets and certificates and when they end, and only that
+// tenant's.
+func TestGraphApplications(t *testing.T) {
+	w := graphWorld()
+	w.Applications = []world.Application{
+		{DirectoryTenantID: brandTenant, Name: "Payroll", Credentials: []world.AppCredential{{Type: "password", Name: "ci", EndDate: "2026-12-20"},
+			{Type: "certificate", Name: "payroll.brand.example", EndDate: "2027-06-01"}}},
+		{DirectoryTenantID: brandTenant, Name: "Vendor CRM", ServicePrincipal: true, Credentials: []world.AppCredential{{Type: "password", Name: "sso", EndDate: "2026-11-01"}}},
+		{DirectoryTenantID: managingTenant, Name: "Ops"},
+	}
+	_, c := startGraphSim(t, w)
+	g := c.Graph(brandTenant)
+	apps := collect(t, g.Applications)
+	if len(apps) != 1 || apps[0].DisplayName != "Payroll" || apps[0].Kind != "application" || apps[0].AppID == "" || len(apps[0].Credentials) != 2 {
+		t.Fatalf("brand's applications %+v", apps)
+	}
+	secret, cert := apps[0].Credentials[0], apps[0].Credentials[1]
+	if secret.Type != "password" || secret.DisplayName != "ci" || !secret.End.Equal(day("2026-12-20")) || !secret.Start.Equal(day("2025-12-20")) ||
+		cert.Type != "certificate" || cert.DisplayName != "CN=payroll.brand.example" || !cert.End.Equal(day("2027-06-01")) || secret.KeyID == cert.KeyID {
+		t.Fatalf("payroll's credentials %+v", apps[0].Credentials)
+	}
+	sps := collect(t, g.ServicePrincipals)
+	if len(sps) != 1 || sps[0].DisplayName != "Vendor CRM" || sps[0].Kind != "servicePrincipal" || !sps[0].Credentials[0].End.Equal(day("2026-11-01")) {
+		t.Fatalf("brand's service principals %+v", sps)
+	}
+	if ops := collect(t, c.Graph(managingTenant).Applications); len(ops) != 1 || ops[0].DisplayName != "Ops" || len(ops[0].Credentials) != 0 {
+		t.Fatalf("the managing tenant's applications %+v", ops)
+	}
+}

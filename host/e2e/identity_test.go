@@ -29,7 +29,8 @@ const (
 
 // identityWorld: Brand A has three users, two with MFA (66.67 %), its one
 // admin among them (100 %), and one who last signed in in 2020; Brand B
-// has an admin without MFA and a guest with it (50 %, admins 0 %).
+// has an admin without MFA and a guest with it (0 %: its one enabled
+// member has no MFA, and guests are not counted; admins 0 %).
 func identityWorld(t *testing.T) string {
 	on := true
 	today := time.Now().UTC().Format(time.DateOnly)
@@ -115,7 +116,7 @@ func testIdentityThroughTheHost(t *testing.T, dialect string) {
 	if len(sum) != 2 || a.TotalUsers != 3 || a.AdminUsers != 1 || a.Unprotected != 1 || *a.MFACoverage != 66.67 || *a.AdminMFA != 100 {
 		t.Fatalf("summary %+v", sum)
 	}
-	if b.TotalUsers != 2 || *b.MFACoverage != 50 || *b.AdminMFA != 0 {
+	if b.TotalUsers != 2 || *b.MFACoverage != 0 || *b.AdminMFA != 0 {
 		t.Fatalf("brand B's summary %+v", b)
 	}
 
@@ -148,12 +149,12 @@ func testIdentityThroughTheHost(t *testing.T, dialect string) {
 		t.Fatalf("brand A's user sees the summary %+v", sum)
 	}
 	// The dashboard's card is the plugin's, of Brand A only.
-	if r := h.get("/partials/identity-stats", tokA); r.status != http.StatusOK || !strings.Contains(string(r.body), "MFA coverage, 2 of 3 accounts") {
+	if r := h.get("/partials/identity-stats", tokA); r.status != http.StatusOK || !strings.Contains(string(r.body), "MFA coverage, 2 of 3 enabled members") {
 		t.Errorf("identity card for brand A's user: %d %s", r.status, r.body)
 	}
 	// So is the identity page, in the navigation; Brand B's is refused.
 	htmx := []string{"HX-Request", "true"}
-	if r := h.do(http.MethodGet, "/identity", tokA, nil, htmx...); r.status != http.StatusOK || !strings.Contains(string(r.body), "MFA coverage, 2 of 3 accounts") ||
+	if r := h.do(http.MethodGet, "/identity", tokA, nil, htmx...); r.status != http.StatusOK || !strings.Contains(string(r.body), "MFA coverage, 2 of 3 enabled members") ||
 		!strings.Contains(string(r.body), "Abe A") || strings.Contains(string(r.body), "Brand B") || strings.Contains(string(r.body), "Bob B") ||
 		strings.Contains(string(r.body), "Gia") {
 		t.Errorf("identity page for brand A's user: %d %s", r.status, r.body)

@@ -36,7 +36,7 @@ func examplePartnerCatalogue(t *testing.T) string {
 }
 
 // partnerWorld is the identity world (Brand A: MFA 66.67 %, admins 100 %;
-// Brand B: MFA 50 %, admins 0 %; the simulated cloud derives their managed
+// Brand B: MFA 0 %, admins 0 %; the simulated cloud derives their managed
 // devices, see deviceCompliance) with the compliance world's policy states
 // (Brand A 50 %, Brand B 100 %; SOC 2 covered by 5 of its 61 controls in
 // each, 8.2 %).

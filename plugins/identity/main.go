@@ -1,7 +1,11 @@
 // Command identity is the identity-governance plugin: it syncs each
 // tenant's directory from Microsoft Graph — users and guests, MFA
-// registration, directory role holders, managed devices and access reviews
-// — and keeps a daily snapshot of the MFA figures.
+// registration, directory role holders, managed devices, access reviews,
+// Conditional Access policies, security defaults, Global Administrators,
+// risky users and applications' credentials — and keeps a daily snapshot
+// of the MFA figures, the Conditional Access posture, the Global
+// Administrator count, the users at risk and the credentials ended or
+// ending soon.
 package main
 
 import (

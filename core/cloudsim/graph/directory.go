@@ -93,6 +93,15 @@ func listRoleMembers(c *call) {
 					DisplayName: u.Name, Mail: u.Email, UserPrincipalName: userPrincipalName(c.tenant, u)})
 			}
 		}
+		// The world's active assignments of the role hold it too; an
+		// eligible one holds it only once activated.
+		for _, a := range c.world.RoleAssignments {
+			if a.Kind == "active" && a.Role() == r.template && strings.EqualFold(a.DirectoryTenantID, c.tenant.DirectoryTenantID) {
+				p := c.principalOf(a.Principal)
+				out = append(out, memberJSON{ODataType: p.ODataType, ID: p.ID, BusinessPhones: []string{}, DisplayName: p.DisplayName,
+					Mail: p.Mail, UserPrincipalName: p.UserPrincipalName})
+			}
+		}
 		listOf[memberJSON](c, "directoryObjects", out, nil)
 		return
 	}

@@ -1,8 +1,12 @@
 // Package graph serves Microsoft Graph's REST API on the simulated cloud's
 // Graph service, from the world: users with their sign-in activity, the
 // authentication methods registration report, directory roles and their
-// members, access reviews with their instances and decisions, domains and
-// Intune managed devices. Every route is served under /v1.0 and /beta, as
+// members, access reviews with their instances and decisions, domains,
+// Intune managed devices, Conditional Access policies, the security
+// defaults policy, Privileged Identity Management's role assignment and
+// eligibility schedule instances, groups' members, Identity Protection's
+// risky users, and application registrations and service principals with
+// their credentials. Every route is served under /v1.0 and /beta, as
 // Graph serves both. Answers are OData JSON (@odata.context, value and
 // @odata.nextLink, honouring $top) and errors use Graph's envelope with its
 // innerError, so Graph clients work unchanged.
@@ -118,6 +122,10 @@ func Register(s *cloudsim.Sim, auth Authenticator) {
 		srv.registerDirectory(v)
 		srv.registerAccessReviews(v)
 		srv.registerDevices(v)
+		srv.registerPolicies(v)
+		srv.registerPIM(v)
+		srv.registerRisk(v)
+		srv.registerApps(v)
 		// Anything else under a version is answered as Graph answers an
 		// unknown segment, rather than with the mux's plain-text 404.
 		srv.handle("/"+v+"/", unknownSegment)

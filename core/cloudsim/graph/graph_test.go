@@ -32,7 +32,13 @@ func testWorld() *world.World {
 			{Name: "Alpha", DirectoryTenantID: tenantA, Domains: []string{"alpha.example", "alpha-mail.example"},
 				Subscriptions: []world.Subscription{{ID: "sub-a", Name: "A"}}},
 			{Name: "Beta", DirectoryTenantID: tenantB, Domains: []string{"beta.example"},
-				Subscriptions: []world.Subscription{{ID: "sub-b", Name: "B"}}},
+				Subscriptions: []world.Subscription{{ID: "sub-b", Name: "B"}}, SecurityDefaults: true},
+		},
+		ConditionalAccessPolicies: []world.ConditionalAccessPolicy{
+			{DirectoryTenantID: tenantA, ID: "ca-mfa", Name: "MFA for all", State: "enabledForReportingButNotEnforced",
+				IncludeUsers: []string{"All"}, ExcludeUsers: []string{"admin@alpha.example"}, GrantControls: []string{"mfa"}},
+			{DirectoryTenantID: tenantA, ID: "ca-legacy", Name: "Block legacy", State: "enabled",
+				IncludeUsers: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"}, GrantControls: []string{"block"}},
 		},
 		Users: []world.User{
 			{Email: "admin@alpha.example", Name: "Ada Admin", DirectoryTenantID: tenantA, Roles: []string{"Governance.Admin"},
@@ -46,7 +52,7 @@ func testWorld() *world.World {
 			{Email: "dee@alpha.example", Name: "Dee Disabled", DirectoryTenantID: tenantA, UserType: "Member", AccountEnabled: ptr(false),
 				LastSignIn: "2026-03-01"},
 			{Email: "bo@beta.example", Name: "Bo Beta", DirectoryTenantID: tenantB, UserType: "Member", AccountEnabled: ptr(true),
-				LastSignIn: "2026-12-10"},
+				LastSignIn: "2026-12-10", RiskLevel: "medium", RiskState: "remediated"},
 		},
 		AccessReviews: []world.AccessReview{
 			{DirectoryTenantID: tenantA, ID: "rev-done", Name: "Quarterly", Status: "Completed", Decisions: []world.Decision{
@@ -485,5 +491,153 @@ func TestConsentWithdrawn(t *testing.T) {
 	}
 	if users, _ := e.all(tenantA, "/v1.0/users"); len(users) != 5 {
 		t.Errorf("the consenting directory lists %d users, want 5", len(users))
+	}
+}
+
+// TestConditionalAccessPolicies: a tenant's policies in Graph's form, a
+// world user by object id, filtered by state, one by id (another
+// tenant's is 404); the security defaults policy of each tenant.
+func TestConditionalAccessPolicies(t *testing.T) {
+	e := start(t)
+	items, _ := e.all(tenantA, "/v1.0/identity/conditionalAccess/policies")
+	if len(items) != 2 || items[0]["displayName"] != "MFA for all" || items[0]["state"] != "enabledForReportingButNotEnforced" {
+		t.Fatalf("alpha's policies %v", items)
+	}
+	users := items[0]["conditions"].(map[string]any)["users"].(map[string]any)
+	admin := idp.ObjectID(testWorld().Users[0])
+	if fmt.Sprint(users["includeUsers"]) != "[All]" || fmt.Sprint(users["excludeUsers"]) != "["+admin+"]" {
+		t.Fatalf("users condition %v", users)
+	}
+	legacy := items[1]
+	if fmt.Sprint(legacy["conditions"].(map[string]any)["clientAppTypes"]) != "[exchangeActiveSync other]" ||
+		fmt.Sprint(legacy["grantControls"].(map[string]any)["builtInControls"]) != "[block]" || legacy["grantControls"].(map[string]any)["operator"] != "OR" {
+		t.Fatalf("legacy policy %v", legacy)
+	}
+	if items, _ := e.all(tenantA, "/v1.0/identity/conditionalAccess/policies?$filter=state%20eq%20'enabled'"); len(items) != 1 || items[0]["id"] != "ca-legacy" {
+		t.Fatalf("enabled policies %v", items)
+	}
+	if items, _ := e.all(tenantB, "/beta/identity/conditionalAccess/policies"); len(items) != 0 {
+		t.Fatalf("beta sees alpha's policies: %v", items)
+	}
+	resp, one := e.get(e.tokens[tenantA], "/v1.0/identity/conditionalAccess/policies/ca-legacy")
+	if resp.StatusCode != 200 || one["id"] != "ca-legacy" || !strings.HasSuffix(one["@odata.context"].(string), "/v1.0/$metadata#identity/conditionalAccess/policies/$entity") {
+		t.Fatalf("one policy: %d %v", resp.StatusCode, one)
+	}
+	if resp, body := e.get(e.tokens[tenantB], "/v1.0/identity/conditionalAccess/policies/ca-legacy"); resp.StatusCode != 404 {
+		t.Fatalf("another tenant's policy: %d %v", resp.StatusCode, body)
+	}
+	for tenant, want := range map[string]bool{tenantA: false, tenantB: true} {
+		resp, body := e.get(e.tokens[tenant], "/v1.0/policies/identitySecurityDefaultsEnforcementPolicy")
+		if resp.StatusCode != 200 || body["isEnabled"] != want || body["id"] != "00000000-0000-0000-0000-000000000005" {
+			t.Fatalf("security defaults of %s: %d %v", tenant, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := e.get("", "/v1.0/policies/identitySecurityDefaultsEnforcementPolicy"); resp.StatusCode != 401 {
+		t.Fatalf("security defaults without a token: %d", resp.StatusCode)
+	}
+}
+
+// TestPrivilegedIdentityManagement: every role holder has a direct active
+// assignment and the world's assignments add theirs, filtered by role and
+// with the principal only when expanded; a group's members are the users
+// carrying it, and an active group assignment makes the group a holder of
+// the role.
+func TestPrivilegedIdentityManagement(t *testing.T) {
+	e := start(t)
+	w := testWorld()
+	w.Users[2].Groups = []string{"grp-admins"}
+	w.RoleAssignments = []world.RoleAssignment{
+		{DirectoryTenantID: tenantA, Principal: "group:grp-admins", Kind: "active"},
+		{DirectoryTenantID: tenantA, Principal: "gus@partner.example", Kind: "eligible"},
+		{DirectoryTenantID: tenantA, Principal: "mo@alpha.example", Kind: "eligible", RoleTemplateID: graph.SecurityReader},
+	}
+	e.sim.SetWorld(w)
+	const active = "/v1.0/roleManagement/directory/roleAssignmentScheduleInstances"
+	filter := "?$filter=roleDefinitionId%20eq%20'" + graph.GlobalAdministrator + "'"
+	items, _ := e.all(tenantA, active+filter+"&$expand=principal")
+	var got []string
+	for _, it := range items {
+		p := it["principal"].(map[string]any)
+		got = append(got, fmt.Sprint(p["@odata.type"], " ", p["displayName"], " ", it["assignmentType"], " ", it["memberType"]))
+	}
+	want := []string{"#microsoft.graph.user Ada Admin Assigned Direct", "#microsoft.graph.user Pat Priv Assigned Direct", "#microsoft.graph.group grp-admins Assigned Direct"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("active Global Administrators %v, want %v", got, want)
+	}
+	if items, _ := e.all(tenantA, active); len(items) != 4 || items[0]["principal"] != nil {
+		t.Fatalf("every active assignment, unexpanded: %v", items)
+	}
+	eligible, _ := e.all(tenantA, "/beta/roleManagement/directory/roleEligibilityScheduleInstances"+filter)
+	if len(eligible) != 1 || eligible[0]["principalId"] != idp.ObjectID(w.Users[3]) || eligible[0]["assignmentType"] != nil {
+		t.Fatalf("eligible Global Administrators %v", eligible)
+	}
+	if items, _ := e.all(tenantB, active); len(items) != 0 {
+		t.Fatalf("beta's active assignments %v", items)
+	}
+	group := items[2]["principalId"].(string)
+	members, _ := e.all(tenantA, "/v1.0/groups/"+group+"/transitiveMembers")
+	if len(members) != 1 || members[0]["displayName"] != "Mo O'Member" {
+		t.Fatalf("the group's members %v", members)
+	}
+	if resp, body := e.get(e.tokens[tenantB], "/v1.0/groups/"+group+"/transitiveMembers"); resp.StatusCode != 404 {
+		t.Fatalf("another tenant's group: %d %v", resp.StatusCode, body)
+	}
+	roles, _ := e.all(tenantA, "/v1.0/directoryRoles?$filter=roleTemplateId%20eq%20'"+graph.GlobalAdministrator+"'")
+	holders, _ := e.all(tenantA, "/v1.0/directoryRoles/"+roles[0]["id"].(string)+"/members")
+	if len(holders) != 3 || holders[2]["@odata.type"] != "#microsoft.graph.group" || holders[2]["id"] != group {
+		t.Fatalf("Global Administrators %v", holders)
+	}
+}
+
+// TestRiskyUsers: the users the world gives a risk, each of its own
+// tenant, with Graph's detail for the state, filtered by level.
+func TestRiskyUsers(t *testing.T) {
+	e := start(t)
+	w := testWorld()
+	w.Users[1].RiskLevel, w.Users[1].RiskState = "high", "atRisk"
+	w.Users[3].RiskLevel, w.Users[3].RiskState = "low", "dismissed"
+	e.sim.SetWorld(w)
+	items, _ := e.all(tenantA, "/v1.0/identityProtection/riskyUsers")
+	if len(items) != 2 || items[0]["userDisplayName"] != "Pat Priv" || items[0]["riskLevel"] != "high" || items[0]["riskState"] != "atRisk" ||
+		items[0]["riskDetail"] != "none" || items[0]["id"] != idp.ObjectID(w.Users[1]) || items[0]["riskLastUpdatedDateTime"] != "2026-12-01T08:00:00Z" ||
+		items[1]["riskDetail"] != "adminDismissedAllRiskForUser" {
+		t.Fatalf("alpha's risky users %v", items)
+	}
+	if high, _ := e.all(tenantA, "/v1.0/identityProtection/riskyUsers?$filter=riskLevel%20eq%20'high'"); len(high) != 1 || high[0]["userDisplayName"] != "Pat Priv" {
+		t.Fatalf("high-risk users %v", high)
+	}
+	if beta, _ := e.all(tenantB, "/beta/identityProtection/riskyUsers"); len(beta) != 1 || beta[0]["userDisplayName"] != "Bo Beta" || beta[0]["riskState"] != "remediated" {
+		t.Fatalf("beta's risky users %v", beta)
+	}
+}
+
+// TestApplications: a directory's registrations and service principals
+// apart, each credential a secret or a certificate ending on its day.
+func TestApplications(t *testing.T) {
+	e := start(t)
+	w := testWorld()
+	w.Applications = []world.Application{
+		{DirectoryTenantID: tenantA, Name: "Payroll", Credentials: []world.AppCredential{{Type: "password", Name: "ci", EndDate: "2026-12-20"},
+			{Type: "certificate", Name: "payroll.alpha.example", EndDate: "2027-06-01"}}},
+		{DirectoryTenantID: tenantA, Name: "Vendor CRM", ServicePrincipal: true, Credentials: []world.AppCredential{{Type: "password", Name: "sso", EndDate: "2026-11-01"}}},
+		{DirectoryTenantID: tenantB, Name: "Beta app"},
+	}
+	e.sim.SetWorld(w)
+	apps, _ := e.all(tenantA, "/v1.0/applications")
+	if len(apps) != 1 || apps[0]["displayName"] != "Payroll" || apps[0]["appId"] == apps[0]["id"] {
+		t.Fatalf("alpha's applications %v", apps)
+	}
+	secret := apps[0]["passwordCredentials"].([]any)[0].(map[string]any)
+	cert := apps[0]["keyCredentials"].([]any)[0].(map[string]any)
+	if secret["displayName"] != "ci" || secret["endDateTime"] != "2026-12-20T00:00:00Z" || secret["secretText"] != nil ||
+		cert["displayName"] != "CN=payroll.alpha.example" || cert["endDateTime"] != "2027-06-01T00:00:00Z" || cert["type"] != "AsymmetricX509Cert" {
+		t.Fatalf("payroll's credentials %v %v", secret, cert)
+	}
+	sps, _ := e.all(tenantA, "/beta/servicePrincipals")
+	if len(sps) != 1 || sps[0]["displayName"] != "Vendor CRM" || sps[0]["servicePrincipalType"] != "Application" || len(sps[0]["passwordCredentials"].([]any)) != 1 {
+		t.Fatalf("alpha's service principals %v", sps)
+	}
+	if beta, _ := e.all(tenantB, "/v1.0/applications"); len(beta) != 1 || beta[0]["displayName"] != "Beta app" {
+		t.Fatalf("beta's applications %v", beta)
 	}
 }

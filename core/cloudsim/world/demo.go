@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // The demo world's well-known users, fixed for every seed so docs and tests
@@ -87,6 +89,24 @@ const (
 //   - 8–15 users per tenant: admins, privileged users (some without MFA),
 //     users without MFA, guests, stale and disabled accounts; three access
 //     reviews per tenant.
+//   - Identity posture: Contoso Retail requires MFA of every user and of
+//     the Global Administrators and blocks legacy authentication, all
+//     enforced; Contoso Retail Dev requires MFA of every user in
+//     report-only and has a disabled legacy authentication block;
+//     Fabrikam Foods has security defaults and no Conditional Access;
+//     Fabrikam Foods Dev has neither; Northwind Travel requires MFA of its
+//     Global Administrators and blocks legacy authentication in
+//     report-only. Every privileged user is an active Global
+//     Administrator; in Contoso Retail two more members (DemoContosoUser
+//     and another) are eligible for the role in Privileged Identity
+//     Management, which makes six, while Contoso Retail Dev and Fabrikam
+//     Foods Dev have one each. Identity Protection has Fabrikam Foods'
+//     first member without MFA at high risk, and Northwind Travel's first
+//     guest at medium risk, remediated. Applications: Contoso Retail's
+//     storefront's client secret ends in 12 days and its certificate in
+//     300; Fabrikam Foods' supplier portal's secret ended 5 days ago;
+//     Northwind Travel's booking partner's service principal has a
+//     certificate ending in 90 days.
 //   - DNS for every domain: SPF, DMARC, DKIM and MX that are strong on some
 //     domains, weak or missing on others; MTA-STS (enforced, testing, a
 //     stale MX, a policy not served), TLS-RPT, BIMI and DNSSEC on some, so
@@ -118,6 +138,10 @@ func Demo(seed int64, today time.Time) *World {
 	g.exchangeRates()
 	g.savingsPlans()
 	g.securityAssessments()
+	g.conditionalAccess()
+	g.eligibleAdmins()
+	g.riskyUsers()
+	g.applications()
 	return g.w
 }
 
@@ -1575,4 +1599,84 @@ func (g *demoGen) securityAssessments() {
 func demoKey(name string) string {
 	sum := sha256.Sum256([]byte("defender:" + name))
 	return formatGUID([16]byte(sum[:16]))
+}
+
+// conditionalAccess gives each tenant its Conditional Access policies, or
+// security defaults, as Demo's doc says. Nothing is drawn from g.r: the
+// policies' ids derive from their tenant and name.
+func (g *demoGen) conditionalAccess() {
+	policy := func(t *Tenant, name, state string, p ConditionalAccessPolicy) ConditionalAccessPolicy {
+		p.DirectoryTenantID, p.Name, p.State = t.DirectoryTenantID, name, state
+		p.ID = uuid.NewSHA1(uuid.NameSpaceURL, []byte("conditional-access:"+t.DirectoryTenantID+"/"+name)).String()
+		return p
+	}
+	mfaAll := ConditionalAccessPolicy{IncludeUsers: []string{"All"}, GrantControls: []string{"mfa"}}
+	mfaAdmins := ConditionalAccessPolicy{IncludeRoles: []string{GlobalAdministratorRole}, GrantControls: []string{"mfa"}}
+	legacy := ConditionalAccessPolicy{IncludeUsers: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"},
+		GrantControls: []string{"block"}}
+	const on, reportOnly, off = "enabled", "enabledForReportingButNotEnforced", "disabled"
+	setups := [][]struct {
+		name, state string
+		p           ConditionalAccessPolicy
+	}{
+		{{"Require MFA for all users", on, mfaAll}, {"Require MFA for administrators", on, mfaAdmins}, {"Block legacy authentication", on, legacy}},
+		{{"Require MFA for all users", reportOnly, mfaAll}, {"Block legacy authentication", off, legacy}},
+		nil,
+		nil,
+		{{"Require MFA for administrators", on, mfaAdmins}, {"Block legacy authentication", reportOnly, legacy}},
+	}
+	for i := range g.w.Tenants {
+		t := &g.w.Tenants[i]
+		for _, p := range setups[i] {
+			g.w.ConditionalAccessPolicies = append(g.w.ConditionalAccessPolicies, policy(t, p.name, p.state, p.p))
+		}
+	}
+	g.w.Tenants[2].SecurityDefaults = true
+}
+
+// eligibleAdmins makes two members of the first tenant eligible Global
+// Administrators: its well-known standard user and its first other
+// enabled member who holds no role. Nothing is drawn from g.r.
+func (g *demoGen) eligibleAdmins() {
+	dt := g.ts[0]
+	for _, u := range dt.users {
+		if u.Email == dt.spec.wellKnown || !u.IsPrivileged && u.UserType == "Member" && *u.AccountEnabled && len(u.Roles) == 0 {
+			g.w.RoleAssignments = append(g.w.RoleAssignments, RoleAssignment{DirectoryTenantID: dt.t.DirectoryTenantID, Principal: u.Email, Kind: "eligible"})
+		}
+		if len(g.w.RoleAssignments) == 2 {
+			return
+		}
+	}
+}
+
+// riskyUsers gives Fabrikam Foods' first member without MFA a high risk
+// and Northwind Travel's first guest a remediated medium one. Nothing is
+// drawn from g.r.
+func (g *demoGen) riskyUsers() {
+	mark := func(tenant int, pick func(User) bool, level, state string) {
+		for i := range g.w.Users {
+			u := &g.w.Users[i]
+			if u.DirectoryTenantID == g.ts[tenant].t.DirectoryTenantID && pick(*u) {
+				u.RiskLevel, u.RiskState = level, state
+				return
+			}
+		}
+	}
+	mark(2, func(u User) bool { return u.UserType == "Member" && !u.MFARegistered && *u.AccountEnabled }, "high", "atRisk")
+	mark(4, func(u User) bool { return u.UserType == "Guest" }, "medium", "remediated")
+}
+
+// applications registers an application or a service principal in three
+// tenants, their credentials ending relative to today as Demo's doc says.
+// Nothing is drawn from g.r.
+func (g *demoGen) applications() {
+	in := func(days int) string { return g.date(-days) }
+	g.w.Applications = append(g.w.Applications,
+		Application{DirectoryTenantID: g.ts[0].t.DirectoryTenantID, Name: "Storefront API", Credentials: []AppCredential{
+			{Type: "password", Name: "storefront-ci", EndDate: in(12)}, {Type: "certificate", Name: "api.contoso-shop.example", EndDate: in(300)}}},
+		Application{DirectoryTenantID: g.ts[2].t.DirectoryTenantID, Name: "Supplier portal", Credentials: []AppCredential{
+			{Type: "password", Name: "portal-prod", EndDate: in(-5)}}},
+		Application{DirectoryTenantID: g.ts[4].t.DirectoryTenantID, Name: "Booking partner gateway", ServicePrincipal: true, Credentials: []AppCredential{
+			{Type: "certificate", Name: "gateway.northwind-travel.example", EndDate: in(90)}}},
+	)
 }

@@ -946,3 +946,76 @@ func TestDemoPolicyDefinitions(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoIdentityPosture: each tenant's Conditional Access policies,
+// security defaults, Global Administrators (active and eligible), risky
+// users and applications' credentials are the ones Demo documents, whatever the seed, and the same from one day
+// to the next.
+func TestDemoIdentityPosture(t *testing.T) {
+	for _, seed := range []int64{1, 7} {
+		w := Demo(seed, demoToday)
+		got := map[string][]string{}
+		for _, p := range w.ConditionalAccessPolicies {
+			got[p.DirectoryTenantID] = append(got[p.DirectoryTenantID], p.Name+": "+p.State)
+		}
+		want := map[string][]string{
+			"Contoso Retail":     {"Require MFA for all users: enabled", "Require MFA for administrators: enabled", "Block legacy authentication: enabled"},
+			"Contoso Retail Dev": {"Require MFA for all users: enabledForReportingButNotEnforced", "Block legacy authentication: disabled"},
+			"Northwind Travel":   {"Require MFA for administrators: enabled", "Block legacy authentication: enabledForReportingButNotEnforced"},
+		}
+		for _, tn := range w.Tenants {
+			if !slices.Equal(got[tn.DirectoryTenantID], want[tn.Name]) {
+				t.Errorf("seed %d: %s's policies %v, want %v", seed, tn.Name, got[tn.DirectoryTenantID], want[tn.Name])
+			}
+			if tn.SecurityDefaults != (tn.Name == "Fabrikam Foods") {
+				t.Errorf("seed %d: %s's security defaults %v", seed, tn.Name, tn.SecurityDefaults)
+			}
+		}
+		admins := map[string]int{}
+		for _, u := range w.Users {
+			if u.IsPrivileged {
+				admins[u.DirectoryTenantID]++
+			}
+		}
+		for _, a := range w.RoleAssignments {
+			if a.Kind == "eligible" && a.Role() == GlobalAdministratorRole {
+				admins[a.DirectoryTenantID]++
+			}
+		}
+		for _, tn := range w.Tenants {
+			want := map[string]int{"Contoso Retail": 6, "Contoso Retail Dev": 1, "Fabrikam Foods Dev": 1}[tn.Name]
+			if n := admins[tn.DirectoryTenantID]; want != 0 && n != want || want == 0 && (n < 2 || n > 4) {
+				t.Errorf("seed %d: %s has %d Global Administrators", seed, tn.Name, n)
+			}
+		}
+		risky := map[string]string{}
+		for _, u := range w.Users {
+			if u.RiskLevel != "" {
+				risky[u.DirectoryTenantID] += u.RiskLevel + "/" + u.RiskState + " "
+			}
+		}
+		for _, tn := range w.Tenants {
+			want := map[string]string{"Fabrikam Foods": "high/atRisk ", "Northwind Travel": "medium/remediated "}[tn.Name]
+			if risky[tn.DirectoryTenantID] != want {
+				t.Errorf("seed %d: %s's risky users %q, want %q", seed, tn.Name, risky[tn.DirectoryTenantID], want)
+			}
+		}
+		ends := map[string]string{}
+		for _, a := range w.Applications {
+			for _, c := range a.Credentials {
+				ends[a.Name+"/"+c.Name] = c.EndDate
+			}
+		}
+		if want := map[string]string{"Storefront API/storefront-ci": "2026-03-26", "Storefront API/api.contoso-shop.example": "2027-01-08",
+			"Supplier portal/portal-prod": "2026-03-09", "Booking partner gateway/gateway.northwind-travel.example": "2026-06-12"}; !maps.Equal(ends, want) {
+			t.Errorf("seed %d: credentials end %v, want %v", seed, ends, want)
+		}
+		if !slices.ContainsFunc(w.RoleAssignments, func(a RoleAssignment) bool { return a.Principal == DemoContosoUser }) {
+			t.Errorf("seed %d: %s is not an eligible Global Administrator", seed, DemoContosoUser)
+		}
+		if next := Demo(seed, demoToday.AddDate(0, 0, 1)); !reflect.DeepEqual(next.ConditionalAccessPolicies, w.ConditionalAccessPolicies) ||
+			!reflect.DeepEqual(next.RoleAssignments, w.RoleAssignments) {
+			t.Errorf("seed %d: the policies change from one day to the next", seed)
+		}
+	}
+}

@@ -127,7 +127,8 @@ var policyDefinitionPattern = regexp.MustCompile(`(?i)^(?:/subscriptions/([^/]+)
 // policy definitions (one per id) a subscription when custom;
 // users and access reviews a tenant; reservations, their purchases and
 // recommendations, savings plans and benefit recommendations a billing
-// account; security assessments (whose name is a GUID) and secure scores
+// account; Conditional Access policies, role assignments and
+// applications a tenant, each user they name one of its directory; security assessments (whose name is a GUID) and secure scores
 // (one per subscription, each control's current between 0 and its max)
 // a subscription; exchange rates are positive, by date and currency code.
 func (w *World) Validate() error {
@@ -200,6 +201,10 @@ func (w *World) Validate() error {
 		}
 		if u.LastSignIn != "" {
 			p.date(at+".last_sign_in", u.LastSignIn)
+		}
+		if u.RiskLevel != "" || u.RiskState != "" {
+			p.oneOf(at+".risk_level", u.RiskLevel, "low", "medium", "high")
+			p.oneOf(at+".risk_state", u.RiskState, "atRisk", "confirmedCompromised", "remediated", "dismissed", "confirmedSafe")
 		}
 	}
 	for i, c := range w.Costs {
@@ -395,6 +400,78 @@ func (w *World) Validate() error {
 		p.required(at+".id", r.ID)
 		for k, d := range r.Decisions {
 			p.oneOf(fmt.Sprintf("%s.decisions[%d].decision", at, k), d.Decision, "Approve", "Deny", "NotReviewed", "DontKnow")
+		}
+	}
+	policies := map[string]int{}
+	for i, c := range w.ConditionalAccessPolicies {
+		at := fmt.Sprintf("conditional_access_policies[%d]", i)
+		dir(at+".directory_tenant_id", c.DirectoryTenantID)
+		if p.required(at+".id", c.ID) {
+			key := strings.ToLower(c.DirectoryTenantID + "/" + c.ID)
+			if j, dup := policies[key]; dup {
+				p.add(at+".id", "%q is also conditional_access_policies[%d]'s", c.ID, j)
+			}
+			policies[key] = i
+		}
+		p.required(at+".name", c.Name)
+		p.oneOf(at+".state", c.State, "enabled", "disabled", "enabledForReportingButNotEnforced")
+		for _, l := range []struct {
+			field string
+			users []string
+		}{{"include_users", c.IncludeUsers}, {"exclude_users", c.ExcludeUsers}} {
+			for k, u := range l.users {
+				if slices.Contains([]string{"All", "None", "GuestsOrExternalUsers"}, u) {
+					continue
+				}
+				if _, ok := emails[strings.ToLower(c.DirectoryTenantID+"/"+u)]; !ok {
+					p.add(fmt.Sprintf("%s.%s[%d]", at, l.field, k), "%q is not All, None, GuestsOrExternalUsers or a user of the directory", u)
+				}
+			}
+		}
+		for k, r := range c.IncludeRoles {
+			if _, err := uuid.Parse(r); err != nil {
+				p.add(fmt.Sprintf("%s.include_roles[%d]", at, k), "%q is not a role template id (a GUID)", r)
+			}
+		}
+		for k, a := range c.ClientAppTypes {
+			p.oneOf(fmt.Sprintf("%s.client_app_types[%d]", at, k), a, "all", "browser", "mobileAppsAndDesktopClients", "exchangeActiveSync", "other")
+		}
+		if len(c.GrantControls) == 0 {
+			p.add(at+".grant_controls", "a policy needs at least one grant control")
+		}
+		for k, g := range c.GrantControls {
+			p.oneOf(fmt.Sprintf("%s.grant_controls[%d]", at, k), g, "block", "mfa", "compliantDevice", "domainJoinedDevice",
+				"approvedApplication", "compliantApplication", "passwordChange")
+		}
+		if c.GrantOperator != "" {
+			p.oneOf(at+".grant_operator", c.GrantOperator, "AND", "OR")
+		}
+	}
+	for i, a := range w.RoleAssignments {
+		at := fmt.Sprintf("role_assignments[%d]", i)
+		dir(at+".directory_tenant_id", a.DirectoryTenantID)
+		if a.RoleTemplateID != "" {
+			if _, err := uuid.Parse(a.RoleTemplateID); err != nil {
+				p.add(at+".role_template_id", "%q is not a role template id (a GUID)", a.RoleTemplateID)
+			}
+		}
+		if group, ok := strings.CutPrefix(a.Principal, "group:"); ok {
+			p.required(at+".principal", group)
+		} else if p.required(at+".principal", a.Principal) {
+			if _, ok := emails[strings.ToLower(a.DirectoryTenantID+"/"+a.Principal)]; !ok {
+				p.add(at+".principal", "%q is not a user of the directory nor group:<name>", a.Principal)
+			}
+		}
+		p.oneOf(at+".kind", a.Kind, "active", "eligible")
+	}
+	for i, a := range w.Applications {
+		at := fmt.Sprintf("applications[%d]", i)
+		dir(at+".directory_tenant_id", a.DirectoryTenantID)
+		p.required(at+".name", a.Name)
+		for k, c := range a.Credentials {
+			cat := fmt.Sprintf("%s.credentials[%d]", at, k)
+			p.oneOf(cat+".type", c.Type, "password", "certificate")
+			p.date(cat+".end_date", c.EndDate)
 		}
 	}
 	for i, r := range w.DNS {

@@ -12,7 +12,8 @@ const valid = `{
                "billing_account_id": "ba-1", "access_groups": ["grp-a"], "delegated": true, "domains": ["brand-a.example"],
                "extra_field": "allowed"}],
   "users": [{"email": "alice@brand-a.example", "name": "Alice", "directory_tenant_id": "dir-a", "roles": ["Governance.Admin"],
-             "groups": ["grp-a"], "user_type": "Member", "mfa_registered": true, "last_sign_in": "2026-11-01"}],
+             "groups": ["grp-a"], "user_type": "Member", "mfa_registered": true, "last_sign_in": "2026-11-01",
+             "risk_level": "high", "risk_state": "atRisk"}],
   "costs": [{"subscription_id": "sub-a", "date": "2026-10-01", "service": "Virtual Machines", "resource_group": "rg-web", "cost": 12.34, "currency": "USD"}],
   "policy_states": [{"subscription_id": "sub-a", "policy_definition_id": "p1", "policy_name": "Require MFA", "category": "Identity",
                      "group_names": ["SOC_2_CC6.1"], "compliance_state": "NonCompliant", "resource_id": "r1", "severity": "High",
@@ -22,6 +23,12 @@ const valid = `{
   "quotas": [{"subscription_id": "sub-a", "location": "eastus", "provider": "compute", "name": "cores", "current_value": 80, "limit": 100}],
   "reservations": [{"billing_account_id": "ba-1", "reservation_id": "res-1", "sku": "Standard_D2s_v3", "date": "2026-10-01", "reserved_hours": 24, "used_hours": 20}],
   "access_reviews": [{"directory_tenant_id": "dir-a", "id": "ar-1", "name": "Quarterly", "status": "InProgress", "decisions": [{"user": "alice@brand-a.example", "decision": "Approve"}]}],
+  "conditional_access_policies": [{"directory_tenant_id": "dir-a", "id": "ca-1", "name": "MFA for all", "state": "enabled", "include_users": ["All"],
+                                   "exclude_users": ["alice@brand-a.example"], "include_roles": ["62e90394-69f5-4237-9190-012177145e10"],
+                                   "client_app_types": ["browser"], "grant_controls": ["mfa"], "grant_operator": "OR"}],
+  "applications": [{"directory_tenant_id": "dir-a", "name": "Payroll sync", "credentials": [{"type": "password", "name": "ci", "end_date": "2026-12-01"}]}],
+  "role_assignments": [{"directory_tenant_id": "dir-a", "principal": "alice@brand-a.example", "kind": "eligible"},
+                       {"directory_tenant_id": "dir-a", "principal": "group:grp-ops", "kind": "active", "role_template_id": "e8611ab8-c189-46e8-94e1-60213ab1f814"}],
   "dns": [{"name": "_dmarc.brand-a.example", "type": "TXT", "value": "v=DMARC1; p=reject"}], "dnssec": ["brand-a.example"],
   "mta_sts": [{"domain": "brand-a.example", "policy": "version: STSv1\nmode: enforce\nmx: mx.brand-a.example\nmax_age: 604800\n", "status": 200}], "exchange_rates": {"base": "USD", "rates": {"2026-11-02": {"EUR": 0.9123}}}, "security_assessments": [{"subscription_id": "sub-a", "resource_id": "r1", "name": "4fb67663-9ab9-475d-b026-8c544cced439", "display_name": "Minimum TLS", "status": "Unhealthy", "severity": "Medium", "policy_definition_id": "p1", "category": "Data"}], "secure_scores": [{"subscription_id": "sub-a", "controls": [{"name": "c1", "display_name": "Encrypt data in transit", "current": 1.5, "max": 4, "healthy_resources": 3, "unhealthy_resources": 5}]}], "policy_definitions": [{"id": "/providers/Microsoft.Authorization/policyDefinitions/p1", "display_name": "Require MFA", "description": "Accounts need MFA.", "category": "Identity", "severity": "High", "remediation": "Require MFA with Conditional Access."}, {"id": "/subscriptions/sub-a/providers/Microsoft.Authorization/policyDefinitions/owner-tag", "display_name": "Owner tag"}]
 }`
@@ -38,7 +45,9 @@ func TestParseValid(t *testing.T) {
 		w.ExchangeRates.Base != "USD" || w.ExchangeRates.Rates["2026-11-02"]["EUR"] != 0.9123 ||
 		w.SecurityAssessments[0].Status != "Unhealthy" || w.SecureScores[0].Controls[0].Current != 1.5 ||
 		w.PolicyDefinitions[0].Remediation != "Require MFA with Conditional Access." || w.PolicyDefinitions[1].DisplayName != "Owner tag" ||
-		w.DNSSEC[0] != "brand-a.example" || w.MTASTS[0].Domain != "brand-a.example" || !strings.HasPrefix(w.MTASTS[0].Policy, "version: STSv1\n") {
+		w.DNSSEC[0] != "brand-a.example" || w.MTASTS[0].Domain != "brand-a.example" || !strings.HasPrefix(w.MTASTS[0].Policy, "version: STSv1\n") ||
+		w.ConditionalAccessPolicies[0].ExcludeUsers[0] != "alice@brand-a.example" || w.ConditionalAccessPolicies[0].State != "enabled" ||
+		w.Users[0].RiskLevel != "high" || w.RoleAssignments[0].Role() != GlobalAdministratorRole || w.RoleAssignments[1].Role() != "e8611ab8-c189-46e8-94e1-60213ab1f814" {
 		t.Fatalf("world %+v", w)
 	}
 	empty, err := Parse([]byte(`{}`))
@@ -80,8 +89,25 @@ func TestParseReportsEntryPaths(t *testing.T) {
 		{"duplicate definition", `/subscriptions/sub-a/providers/Microsoft.Authorization/policyDefinitions/owner-tag`, `/providers/Microsoft.Authorization/policyDefinitions/P1`, `policy_definitions[1].id: "/providers/Microsoft.Authorization/policyDefinitions/P1" is also policy_definitions[0]'s`},
 		{"definition without a name", `"display_name": "Owner tag"`, `"display_name": ""`, `policy_definitions[1].display_name: required`},
 		{"bad definition severity", `"severity": "High", "remediation"`, `"severity": "Severe", "remediation"`, `policy_definitions[0].severity`},
-		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 7, column`},
-		{"syntax", `"dns": [`, `"dns": [[`, `line 16, column`},
+		{"bad policy state", `"state": "enabled"`, `"state": "on"`, `conditional_access_policies[0].state: "on" is not one of enabled, disabled, enabledForReportingButNotEnforced`},
+		{"policy of no tenant", `"directory_tenant_id": "dir-a", "id": "ca-1"`, `"directory_tenant_id": "dir-z", "id": "ca-1"`, `conditional_access_policies[0].directory_tenant_id: "dir-z" is not the directory id`},
+		{"policy excluding a stranger", `"exclude_users": ["alice@brand-a.example"]`, `"exclude_users": ["bob@brand-a.example"]`, `conditional_access_policies[0].exclude_users[0]: "bob@brand-a.example" is not All, None, GuestsOrExternalUsers or a user of the directory`},
+		{"policy role not a GUID", `"include_roles": ["62e90394-69f5-4237-9190-012177145e10"]`, `"include_roles": ["Global Administrator"]`, `conditional_access_policies[0].include_roles[0]: "Global Administrator" is not a role template id`},
+		{"bad client app", `"client_app_types": ["browser"]`, `"client_app_types": ["imap"]`, `conditional_access_policies[0].client_app_types[0]: "imap" is not one of`},
+		{"no grant control", `"grant_controls": ["mfa"]`, `"grant_controls": []`, `conditional_access_policies[0].grant_controls: a policy needs at least one grant control`},
+		{"bad grant control", `"grant_controls": ["mfa"]`, `"grant_controls": ["sms"]`, `conditional_access_policies[0].grant_controls[0]: "sms" is not one of`},
+		{"bad grant operator", `"grant_operator": "OR"`, `"grant_operator": "XOR"`, `conditional_access_policies[0].grant_operator: "XOR" is not one of AND, OR`},
+		{"assignment of a stranger", `"principal": "alice@brand-a.example", "kind"`, `"principal": "bob@brand-a.example", "kind"`, `role_assignments[0].principal: "bob@brand-a.example" is not a user of the directory nor group:<name>`},
+		{"assignment of a nameless group", `"principal": "group:grp-ops"`, `"principal": "group:"`, `role_assignments[1].principal: required`},
+		{"bad assignment kind", `"kind": "eligible"`, `"kind": "permanent"`, `role_assignments[0].kind: "permanent" is not one of active, eligible`},
+		{"assignment role not a GUID", `"role_template_id": "e8611ab8-c189-46e8-94e1-60213ab1f814"`, `"role_template_id": "PRA"`, `role_assignments[1].role_template_id: "PRA" is not a role template id`},
+		{"bad risk level", `"risk_level": "high"`, `"risk_level": "severe"`, `users[0].risk_level: "severe" is not one of low, medium, high`},
+		{"risk level without a state", `, "risk_state": "atRisk"`, ``, `users[0].risk_state: "" is not one of atRisk`},
+		{"bad credential type", `"type": "password", "name": "ci"`, `"type": "token", "name": "ci"`, `applications[0].credentials[0].type: "token" is not one of password, certificate`},
+		{"bad credential end", `"end_date": "2026-12-01"`, `"end_date": "soon"`, `applications[0].credentials[0].end_date: "soon" is not a date`},
+		{"nameless application", `"name": "Payroll sync", `, ``, `applications[0].name: required`},
+		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 8, column`},
+		{"syntax", `"dns": [`, `"dns": [[`, `line 23, column`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -37,7 +37,17 @@ type World struct {
 	SavingsPlans           []SavingsPlan           `json:"savings_plans"`
 	BenefitRecommendations []BenefitRecommendation `json:"benefit_recommendations"`
 	AccessReviews          []AccessReview          `json:"access_reviews"`
-	DNS                    []DNSRecord             `json:"dns"`
+	// ConditionalAccessPolicies are the directories' Conditional Access
+	// policies.
+	ConditionalAccessPolicies []ConditionalAccessPolicy `json:"conditional_access_policies"`
+	// RoleAssignments are directory roles given through Privileged
+	// Identity Management, beside the Global Administrator role every
+	// privileged user holds.
+	RoleAssignments []RoleAssignment `json:"role_assignments"`
+	// Applications are the directories' application registrations and
+	// service principals with their credentials.
+	Applications []Application `json:"applications"`
+	DNS          []DNSRecord   `json:"dns"`
 	// DNSSEC are the tenant domains whose zones are signed: the simulated
 	// DNS sets the AD bit on their answers, as a validating resolver
 	// does, for clients that ask for it.
@@ -91,6 +101,10 @@ type Tenant struct {
 	// Lighthouse delegation does not depend on it: the managing tenant's
 	// token reaches a delegated tenant's subscriptions either way.
 	Consented *bool `json:"consented,omitempty"`
+	// SecurityDefaults is whether the directory enforces Entra ID's
+	// security defaults (MFA registration for everyone, MFA for admins,
+	// legacy authentication blocked); absent means it does not.
+	SecurityDefaults bool `json:"security_defaults,omitempty"`
 }
 
 // HasConsent reports whether Steward's application has admin consent in
@@ -139,6 +153,12 @@ type User struct {
 	MFARegistered     bool     `json:"mfa_registered"`
 	MFAMethods        []string `json:"mfa_methods"`
 	LastSignIn        string   `json:"last_sign_in"`
+	// RiskLevel and RiskState are Identity Protection's judgement of the
+	// user: a level of low, medium or high, and a state of atRisk,
+	// confirmedCompromised, remediated, dismissed or confirmedSafe.
+	// Absent, the user was never at risk.
+	RiskLevel string `json:"risk_level,omitempty"`
+	RiskState string `json:"risk_state,omitempty"`
 }
 
 // Cost is one day's cost of a service in a resource group, and of one
@@ -413,6 +433,87 @@ type AccessReview struct {
 	Name              string     `json:"name"`
 	Status            string     `json:"status"`
 	Decisions         []Decision `json:"decisions"`
+}
+
+// ConditionalAccessPolicy is a Conditional Access policy of a directory,
+// with the conditions and controls that decide an identity posture: whom
+// it covers, from which client apps, and what it grants. It covers every
+// cloud application.
+type ConditionalAccessPolicy struct {
+	DirectoryTenantID string `json:"directory_tenant_id"`
+	ID                string `json:"id"`
+	Name              string `json:"name"`
+	// State is enabled, disabled or enabledForReportingButNotEnforced
+	// (report-only).
+	State string `json:"state"`
+	// IncludeUsers and ExcludeUsers are "All", "None",
+	// "GuestsOrExternalUsers" or the e-mail addresses of users of the
+	// directory, which Graph names by object id.
+	IncludeUsers []string `json:"include_users"`
+	ExcludeUsers []string `json:"exclude_users"`
+	// IncludeRoles are directory role template ids, such as Global
+	// Administrator's 62e90394-69f5-4237-9190-012177145e10.
+	IncludeRoles []string `json:"include_roles"`
+	// ClientAppTypes are all, browser, mobileAppsAndDesktopClients,
+	// exchangeActiveSync or other; absent is all.
+	ClientAppTypes []string `json:"client_app_types"`
+	// GrantControls are Graph's built-in controls: block, mfa,
+	// compliantDevice, domainJoinedDevice, approvedApplication,
+	// compliantApplication or passwordChange.
+	GrantControls []string `json:"grant_controls"`
+	// GrantOperator is AND or OR (the default): whether every control
+	// or one of them is required.
+	GrantOperator string `json:"grant_operator,omitempty"`
+}
+
+// RoleAssignment is a directory role given to a user or a group through
+// Privileged Identity Management: active (usable at once) or eligible (to
+// be activated when needed).
+type RoleAssignment struct {
+	DirectoryTenantID string `json:"directory_tenant_id"`
+	// RoleTemplateID is the role's template id; absent is Global
+	// Administrator's.
+	RoleTemplateID string `json:"role_template_id,omitempty"`
+	// Principal is the e-mail address of a user of the directory, or
+	// "group:" and the name of a group: its members are the directory's
+	// users whose groups name it.
+	Principal string `json:"principal"`
+	// Kind is active or eligible.
+	Kind string `json:"kind"`
+}
+
+// Application is an application registered in a directory, or the
+// service principal of one (an application of another directory, or a
+// managed one), with its credentials.
+type Application struct {
+	DirectoryTenantID string `json:"directory_tenant_id"`
+	Name              string `json:"name"`
+	// ServicePrincipal puts the credentials on the application's service
+	// principal in the directory instead of on its registration.
+	ServicePrincipal bool            `json:"service_principal,omitempty"`
+	Credentials      []AppCredential `json:"credentials"`
+}
+
+// AppCredential is a client secret or a certificate of an application.
+type AppCredential struct {
+	// Type is password (a client secret) or certificate.
+	Type string `json:"type"`
+	Name string `json:"name"`
+	// EndDate is the last day it is valid (YYYY-MM-DD); it ends at the
+	// day's midnight UTC.
+	EndDate string `json:"end_date"`
+}
+
+// GlobalAdministratorRole is the Global Administrator role's template id,
+// the same in every directory.
+const GlobalAdministratorRole = "62e90394-69f5-4237-9190-012177145e10"
+
+// Role is the assignment's role template id.
+func (a RoleAssignment) Role() string {
+	if a.RoleTemplateID == "" {
+		return GlobalAdministratorRole
+	}
+	return a.RoleTemplateID
 }
 
 // Decision is one reviewer decision about a user.

@@ -210,7 +210,7 @@ func TestReplaceThroughAnotherStoreIsSeen(t *testing.T) {
 			kept[i] = keptReads(t, st, tenants)
 		}
 		first := card()
-		if !strings.Contains(first, "MFA coverage, 4 of 7 accounts") {
+		if !strings.Contains(first, "MFA coverage, 3 of 5 enabled members") {
 			t.Fatalf("contoso's card: %s", first)
 		}
 		log.take()
@@ -247,7 +247,7 @@ func TestReplaceThroughAnotherStoreIsSeen(t *testing.T) {
 		if data := ofData(log.take()); len(data) != 0 {
 			t.Fatalf("fabrikam's reads after contoso's Replace ran %q; want only the revision's reads", data)
 		}
-		if got := card(); !strings.Contains(got, "MFA coverage, 1 of 2 accounts") || !strings.Contains(got, "Stale accounts") ||
+		if got := card(); !strings.Contains(got, "MFA coverage, 1 of 1 enabled members") || !strings.Contains(got, "Stale accounts") ||
 			!strings.Contains(between(t, got, "Stale accounts", "no sign-in"), ">2<") {
 			t.Fatalf("contoso's card after the Replace: %s", got)
 		}

@@ -38,14 +38,31 @@ var simNow = time.Date(2026, 12, 15, 12, 0, 0, 0, time.UTC)
 // figures:
 //
 //	Contoso: 7 users, 1 guest, 3 admins (ada, rory, and the disabled dee),
-//	4 registered for MFA (57.14 %), 2 of the 3 admins (66.67 %); stale at
+//	4 registered for MFA, 3 of the 5 enabled members (60 %), 2 of the 3
+//	admins (66.67 %); stale at
 //	90 days: bea (2026-08-01), dee (2026-05-01) and cal, who never signed in.
 //	Fabrikam: 3 users, 1 admin, 2 registered (66.67 %), admins 100 %.
+//
+// Contoso requires MFA of everyone but Ada (enabled), blocks legacy
+// authentication in report-only, and lets its Global Administrators in
+// with MFA or a compliant device, which requires no MFA; Fabrikam has no
+// policy and enforces security defaults.
+//
+// Contoso has five Global Administrators: ada, rory and dee hold the role,
+// bea is eligible for it, and so is the group grp-ops of ada and eve (cal
+// is eligible for another role); Fabrikam has one, fay.
+//
+// Identity Protection has Contoso's rory at high risk and eve's low risk
+// dismissed, and Fabrikam's hal confirmed compromised at medium risk.
+//
+// At simNow Contoso's Payroll secret ends in 4½ days and its certificate
+// in 167½, its Vendor CRM service principal's secret ended 44½ days ago;
+// Fabrikam's Ledger secret ends in 25½ days.
 func identityWorld() *world.World {
 	on, off := true, false
 	w := &world.World{Tenants: []world.Tenant{
 		{Name: "Contoso", DirectoryTenantID: contosoDir, Domains: []string{"contoso.example"}},
-		{Name: "Fabrikam", DirectoryTenantID: fabrikamDir, Delegated: true, Domains: []string{"fabrikam.example"}},
+		{Name: "Fabrikam", DirectoryTenantID: fabrikamDir, Delegated: true, Domains: []string{"fabrikam.example"}, SecurityDefaults: true},
 	}}
 	mfa := []string{"microsoftAuthenticator"}
 	w.Users = []world.User{
@@ -68,6 +85,40 @@ func identityWorld() *world.World {
 			MFARegistered: true, MFAMethods: mfa, LastSignIn: "2026-12-11"},
 		{Email: "hal@fabrikam.example", Name: "Hal Nomfa", DirectoryTenantID: fabrikamDir, UserType: "Member", AccountEnabled: &on,
 			LastSignIn: "2026-12-09"},
+	}
+	w.ConditionalAccessPolicies = []world.ConditionalAccessPolicy{
+		{DirectoryTenantID: contosoDir, ID: "ca-mfa", Name: "MFA for everyone", State: "enabled", IncludeUsers: []string{"All"},
+			ExcludeUsers: []string{"ada@contoso.example"}, GrantControls: []string{"mfa"}},
+		{DirectoryTenantID: contosoDir, ID: "ca-legacy", Name: "Block legacy authentication", State: "enabledForReportingButNotEnforced",
+			IncludeUsers: []string{"All"}, ClientAppTypes: []string{"exchangeActiveSync", "other"}, GrantControls: []string{"block"}},
+		{DirectoryTenantID: contosoDir, ID: "ca-admins", Name: "Admins: MFA or a compliant device", State: "enabled",
+			IncludeRoles: []string{simgraph.GlobalAdministrator}, GrantControls: []string{"mfa", "compliantDevice"}},
+	}
+	for i := range w.Users {
+		u := &w.Users[i]
+		switch u.Email {
+		case "ada@contoso.example", "eve@contoso.example":
+			u.Groups = []string{"grp-ops"}
+		}
+		switch u.Email {
+		case "rory@contoso.example":
+			u.RiskLevel, u.RiskState = "high", "atRisk"
+		case "eve@contoso.example":
+			u.RiskLevel, u.RiskState = "low", "dismissed"
+		case "hal@fabrikam.example":
+			u.RiskLevel, u.RiskState = "medium", "confirmedCompromised"
+		}
+	}
+	w.RoleAssignments = []world.RoleAssignment{
+		{DirectoryTenantID: contosoDir, Principal: "bea@contoso.example", Kind: "eligible"},
+		{DirectoryTenantID: contosoDir, Principal: "group:grp-ops", Kind: "eligible"},
+		{DirectoryTenantID: contosoDir, Principal: "cal@contoso.example", Kind: "eligible", RoleTemplateID: simgraph.SecurityReader},
+	}
+	w.Applications = []world.Application{
+		{DirectoryTenantID: contosoDir, Name: "Payroll", Credentials: []world.AppCredential{{Type: "password", Name: "ci", EndDate: "2026-12-20"},
+			{Type: "certificate", Name: "payroll.contoso.example", EndDate: "2027-06-01"}}},
+		{DirectoryTenantID: contosoDir, Name: "Vendor CRM", ServicePrincipal: true, Credentials: []world.AppCredential{{Type: "password", Name: "sso", EndDate: "2026-11-01"}}},
+		{DirectoryTenantID: fabrikamDir, Name: "Ledger", Credentials: []world.AppCredential{{Type: "password", Name: "prod", EndDate: "2027-01-10"}}},
 	}
 	w.AccessReviews = []world.AccessReview{{DirectoryTenantID: contosoDir, ID: "ar-1", Name: "Quarterly review", Status: "InProgress",
 		Decisions: []world.Decision{{User: "bea@contoso.example", Decision: "Approve"}, {User: "gus@partner.example", Decision: "Deny"}}}}

@@ -37,10 +37,12 @@ type pageIn struct {
 }
 
 // page is the identity page over the tenants the request covers: MFA
-// coverage of every account and of the admins as gauges with the figures
-// per tenant, the daily MFA trend, and the hygiene lists — accounts
-// without MFA (admins first), privileged accounts, stale accounts,
-// guests, disabled accounts still holding roles and noncompliant devices.
+// coverage of the enabled members and of the admins as gauges with the figures
+// per tenant, the Conditional Access posture, the Global Administrators,
+// the daily MFA trend, and the hygiene lists — accounts without MFA
+// (admins first), privileged accounts, stale accounts, guests, disabled
+// accounts still holding roles, noncompliant devices, users at risk and
+// application credentials ended or ending within 30 days.
 func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 	// The figures, the trend and the lists read the tenants' revision
 	// once.
@@ -70,7 +72,19 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 		sdk.WriteError(w, err)
 		return
 	}
-	parts := []template.HTML{sdkui.Card("MFA coverage", coverage(counts, names)), sdkui.Card("MFA coverage, last "+strconv.Itoa(trendDays)+" days", trend)}
+	postures, err := h.Store.Postures(ctx, tenants)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	admins, err := h.Store.GlobalAdmins(ctx, tenants)
+	if err != nil {
+		sdk.WriteError(w, err)
+		return
+	}
+	parts := []template.HTML{sdkui.Card("MFA coverage", coverage(counts, names)), sdkui.Card("Conditional Access", accessCard(postures, names)),
+		sdkui.Card("Global Administrators", adminsCard(admins, names)),
+		sdkui.Card("MFA coverage, last "+strconv.Itoa(trendDays)+" days", trend)}
 	for _, list := range []struct {
 		title string
 		body  func() (template.HTML, error)
@@ -81,6 +95,8 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 		{"Guests", l.guests},
 		{"Disabled accounts holding roles", l.disabledWithRoles},
 		{"Device compliance", l.devices},
+		{"Users at risk", l.risky},
+		{"Application credentials", l.credentials},
 	} {
 		body, err := list.body()
 		if err != nil {
@@ -92,12 +108,11 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 	sdkui.WriteFragment(w, http.StatusOK, stack(parts...))
 }
 
-// coverage is the gauges of MFA coverage, of every account and of the
+// coverage is the gauges of MFA coverage, of the enabled members and of the
 // admins, the headline figures, and each tenant's figures by name when
 // there are several.
 func coverage(counts []TenantCounts, names map[string]string) template.HTML {
 	sum := sumCounts(counts)
-	all := *percent(sum.MFAUsers, sum.TotalUsers)
 	admins := sdkui.Stat("Admin MFA", "no admins", "no account holds a directory role", sdkui.Unknown)
 	if p := percent(sum.AdminMFAUsers, sum.AdminUsers); p != nil {
 		admins = sdkui.Gauge(*p, "Admin MFA, "+count(sum.AdminMFAUsers)+" of "+count(sum.AdminUsers)+" admins", sdkui.AtLeast(*p, mfaHealthy, mfaWarning))
@@ -108,7 +123,7 @@ func coverage(counts []TenantCounts, names map[string]string) template.HTML {
 	}
 	parts := []template.HTML{
 		sdkui.Grid(
-			sdkui.Gauge(all, "MFA coverage, "+count(sum.MFAUsers)+" of "+count(sum.TotalUsers)+" accounts", sdkui.AtLeast(all, mfaHealthy, mfaWarning)),
+			coverageGauge(sum),
 			admins,
 		),
 		sdkui.Grid(
@@ -124,7 +139,7 @@ func coverage(counts []TenantCounts, names map[string]string) template.HTML {
 		slices.SortStableFunc(byName, func(a, b TenantCounts) int { return strings.Compare(names[a.TenantID], names[b.TenantID]) })
 		rows := make([][]any, 0, len(counts))
 		for _, c := range byName {
-			rows = append(rows, []any{names[c.TenantID], count(c.TotalUsers), percentText(c.MFAUsers, c.TotalUsers),
+			rows = append(rows, []any{names[c.TenantID], count(c.TotalUsers), percentText(c.MemberMFAUsers, c.MemberUsers),
 				percentText(c.AdminMFAUsers, c.AdminUsers), count(c.GuestUsers), percentText(c.CompliantDevices, c.Devices)})
 		}
 		parts = append(parts, sdkui.Table([]string{"Tenant", "Accounts", "MFA coverage", "Admin MFA", "Guests", "Compliant devices"}, rows,
@@ -133,7 +148,7 @@ func coverage(counts []TenantCounts, names map[string]string) template.HTML {
 	return stack(parts...)
 }
 
-// trendChart charts the daily MFA coverage, of every account and of the
+// trendChart charts the daily MFA coverage, of the enabled members and of the
 // admins, over the trendDays days up to today; a day without a sync has no
 // point.
 func (h *Handlers) trendChart(ctx context.Context, tenants []string) (template.HTML, error) {
@@ -153,7 +168,7 @@ func (h *Handlers) trendChart(ctx context.Context, tenants []string) (template.H
 		day := from.AddDate(0, 0, i).Format(time.DateOnly)
 		labels[i], all[i], admins[i] = day, math.NaN(), math.NaN()
 		if d, ok := byDay[day]; ok {
-			if p := percent(d.MFAUsers, d.TotalUsers); p != nil {
+			if p := percent(d.MemberMFAUsers, d.MemberUsers); p != nil {
 				all[i] = *p
 			}
 			if p := percent(d.AdminMFAUsers, d.AdminUsers); p != nil {
@@ -162,7 +177,7 @@ func (h *Handlers) trendChart(ctx context.Context, tenants []string) (template.H
 		}
 	}
 	return stack(
-		sdkui.LineChart("MFA coverage in percent", labels, []sdkui.Series{{Name: "All accounts", Values: all}, {Name: "Admins", Values: admins}}, nil),
+		sdkui.LineChart("MFA coverage in percent", labels, []sdkui.Series{{Name: "Enabled members", Values: all}, {Name: "Admins", Values: admins}}, nil),
 		render("note", "Each day's coverage is the last sync of that day; a day without a sync has no point."),
 	), nil
 }

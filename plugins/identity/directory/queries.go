@@ -38,13 +38,17 @@ func (p Page) order(sel *bun.SelectQuery, columns map[string]string, ties ...str
 
 // TenantCounts are one tenant's figures at its latest sync.
 type TenantCounts struct {
-	TenantID         string
-	TotalUsers       int64
-	GuestUsers       int64
-	DisabledUsers    int64
-	AdminUsers       int64
-	MFAUsers         int64
-	AdminMFAUsers    int64
+	TenantID      string
+	TotalUsers    int64
+	GuestUsers    int64
+	DisabledUsers int64
+	AdminUsers    int64
+	MFAUsers      int64
+	AdminMFAUsers int64
+	// MemberUsers are the enabled accounts that are not guests and
+	// MemberMFAUsers those of them registered for MFA.
+	MemberUsers      int64
+	MemberMFAUsers   int64
 	Devices          int64
 	CompliantDevices int64
 	SyncedAt         time.Time
@@ -66,8 +70,8 @@ func (s *Store) Counts(ctx context.Context, tenantIDs []string) ([]TenantCounts,
 			continue
 		}
 		out = append(out, TenantCounts{TenantID: sn.TenantID, TotalUsers: sn.TotalUsers, GuestUsers: sn.GuestUsers, DisabledUsers: sn.DisabledUsers,
-			AdminUsers: sn.AdminUsers, MFAUsers: sn.MFAUsers, AdminMFAUsers: sn.AdminMFAUsers, Devices: sn.Devices,
-			CompliantDevices: sn.CompliantDevices, SyncedAt: sn.SyncedAt})
+			AdminUsers: sn.AdminUsers, MFAUsers: sn.MFAUsers, AdminMFAUsers: sn.AdminMFAUsers, MemberUsers: deref(sn.MemberUsers),
+			MemberMFAUsers: deref(sn.MemberMFAUsers), Devices: sn.Devices, CompliantDevices: sn.CompliantDevices, SyncedAt: sn.SyncedAt})
 	}
 	return out, nil
 }
@@ -386,14 +390,17 @@ func (s *Store) readDevices(ctx context.Context, p Page, state string) ([]Device
 	return out, int(total), err
 }
 
-// DayFigures are the tenants' snapshots of one day, summed.
+// DayFigures are the tenants' snapshots of one day, summed. The members'
+// figures sum the snapshots that counted them.
 type DayFigures struct {
-	Day           string `bun:"day"`
-	Tenants       int64  `bun:"tenants"`
-	TotalUsers    int64  `bun:"total_users"`
-	MFAUsers      int64  `bun:"mfa_users"`
-	AdminUsers    int64  `bun:"admin_users"`
-	AdminMFAUsers int64  `bun:"admin_mfa_users"`
+	Day            string `bun:"day"`
+	Tenants        int64  `bun:"tenants"`
+	TotalUsers     int64  `bun:"total_users"`
+	MFAUsers       int64  `bun:"mfa_users"`
+	MemberUsers    int64  `bun:"member_users"`
+	MemberMFAUsers int64  `bun:"member_mfa_users"`
+	AdminUsers     int64  `bun:"admin_users"`
+	AdminMFAUsers  int64  `bun:"admin_mfa_users"`
 }
 
 // Trend returns the tenants' snapshots summed per day from the day from
@@ -420,6 +427,8 @@ func (s *Store) readTrend(ctx context.Context, tenantIDs []string, from string) 
 		ColumnExpr("COUNT(*) AS tenants").
 		ColumnExpr("SUM(total_users) AS total_users").
 		ColumnExpr("SUM(mfa_users) AS mfa_users").
+		ColumnExpr("COALESCE(SUM(member_users), 0) AS member_users").
+		ColumnExpr("COALESCE(SUM(member_mfa_users), 0) AS member_mfa_users").
 		ColumnExpr("SUM(admin_users) AS admin_users").
 		ColumnExpr("SUM(admin_mfa_users) AS admin_mfa_users").
 		Where("tenant_id IN (?)", bun.List(tenantIDs)).Where("day >= ?", from).
@@ -457,4 +466,55 @@ func (s *Store) readLatest(ctx context.Context, tenantIDs []string) ([]Snapshot,
 		Join("JOIN (?) AS l ON l.tenant_id = s.tenant_id AND l.day = s.day", latest).
 		Order("s.tenant_id").Scan(ctx)
 	return out, err
+}
+
+// TenantPosture is a tenant's Conditional Access posture at its latest
+// sync, with its policies.
+type TenantPosture struct {
+	TenantID string
+	Posture
+	Policies []CAPolicy
+	SyncedAt time.Time
+}
+
+// Postures returns the posture of each of the tenants whose latest sync
+// read it, ordered by tenant, each with its policies by name. A tenant
+// whose latest snapshot predates the reading of the posture is left out.
+func (s *Store) Postures(ctx context.Context, tenantIDs []string) ([]TenantPosture, error) {
+	snaps, err := s.keptLatest(ctx, tenantIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := []TenantPosture{}
+	var ids []string
+	for _, sn := range snaps {
+		if p, ok := sn.Posture(); ok {
+			out = append(out, TenantPosture{TenantID: sn.TenantID, Posture: p, Policies: []CAPolicy{}, SyncedAt: sn.SyncedAt})
+			ids = append(ids, sn.TenantID)
+		}
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var policies []CAPolicy
+	if err := s.db.NewSelect().Model(&policies).Where("tenant_id IN (?)", bun.List(ids)).Order("tenant_id", "name", "policy_id").Scan(ctx); err != nil {
+		return nil, err
+	}
+	at := map[string]int{}
+	for i, p := range out {
+		at[p.TenantID] = i
+	}
+	for _, p := range policies {
+		i := at[p.TenantID]
+		out[i].Policies = append(out[i].Policies, p)
+	}
+	return out, nil
+}
+
+// deref is the value p points at, or 0.
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

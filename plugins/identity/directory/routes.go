@@ -52,10 +52,13 @@ type TenantSummary struct {
 	// DisabledUsers are accounts that cannot sign in.
 	DisabledUsers int64 `json:"disabled_users"`
 	AdminUsers    int64 `json:"admin_users" doc:"Holders of a directory role"`
-	MFAUsers      int64 `json:"mfa_registered_users"`
+	MFAUsers      int64 `json:"mfa_registered_users" doc:"Accounts registered for MFA: members and guests, enabled or not"`
+	// MemberUsers are the population MFA coverage is measured on.
+	MemberUsers    int64 `json:"enabled_members" doc:"Enabled accounts that are not guests"`
+	MemberMFAUsers int64 `json:"enabled_members_with_mfa" doc:"Those of enabled_members registered for MFA"`
 	// UnprotectedUsers are the accounts without an MFA method.
-	UnprotectedUsers int64     `json:"unprotected_users" doc:"Accounts without an MFA method registered"`
-	MFACoverage      *float64  `json:"mfa_coverage_percentage" doc:"mfa_registered_users of total_users in percent, two decimals; null without users"`
+	UnprotectedUsers int64     `json:"unprotected_users" doc:"Accounts without an MFA method registered: members and guests, enabled or not"`
+	MFACoverage      *float64  `json:"mfa_coverage_percentage" doc:"enabled_members_with_mfa of enabled_members in percent, two decimals; null without enabled members. Guests (guest_users) and disabled accounts (disabled_users) are counted apart, not in it"`
 	AdminMFA         *float64  `json:"admin_mfa_percentage" doc:"Admins with MFA of admin_users in percent, two decimals; null without admins"`
 	Devices          int64     `json:"devices"`
 	CompliantDevices int64     `json:"compliant_devices"`
@@ -190,13 +193,16 @@ type DeviceList struct {
 
 // TrendDay is one day of the MFA trend.
 type TrendDay struct {
-	Date        string   `json:"date"`
-	Tenants     int64    `json:"tenants" doc:"Tenants with a snapshot on the day"`
-	TotalUsers  int64    `json:"total_users"`
-	MFAUsers    int64    `json:"mfa_registered_users"`
-	AdminUsers  int64    `json:"admin_users"`
-	MFACoverage *float64 `json:"mfa_coverage_percentage"`
-	AdminMFA    *float64 `json:"admin_mfa_percentage"`
+	Date       string `json:"date"`
+	Tenants    int64  `json:"tenants" doc:"Tenants with a snapshot on the day"`
+	TotalUsers int64  `json:"total_users"`
+	MFAUsers   int64  `json:"mfa_registered_users"`
+	// The members' figures sum the snapshots that counted them.
+	MemberUsers    int64    `json:"enabled_members" doc:"Enabled accounts that are not guests, of the day's snapshots that counted them"`
+	MemberMFAUsers int64    `json:"enabled_members_with_mfa"`
+	AdminUsers     int64    `json:"admin_users"`
+	MFACoverage    *float64 `json:"mfa_coverage_percentage" doc:"enabled_members_with_mfa of enabled_members; null without them, as on days before they were counted"`
+	AdminMFA       *float64 `json:"admin_mfa_percentage"`
 }
 
 // ListParams are a list's tenants, window and order; each list declares
@@ -263,7 +269,7 @@ func (h *Handlers) Routes() []sdk.Route {
 	}
 	return []sdk.Route{
 		sdk.Get("/api/v1/identity/summary", op("summary", "Identity posture per tenant",
-			"One record per tenant with a synced directory: users, guests, admins (directory role holders), MFA coverage of all accounts and of the admins in percent to two decimals, "+
+			"One record per tenant with a synced directory: users, guests, admins (directory role holders), MFA coverage of the enabled members (not guests, not disabled) and of the admins in percent to two decimals, "+
 				"accounts without MFA, and managed devices' compliance."), h.summary),
 		sdk.Get("/api/v1/identity/users/without-mfa", op("users-without-mfa", "Accounts without MFA, paginated",
 			"Accounts with no MFA method registered; admins_only keeps the directory role holders."), h.withoutMFA),
@@ -279,6 +285,19 @@ func (h *Handlers) Routes() []sdk.Route {
 			"Each review with its status, its decisions counted by outcome and listed."), h.reviews),
 		sdk.Get("/api/v1/identity/devices", op("devices", "Managed devices and their compliance, paginated",
 			"Intune managed devices; compliance_state keeps one state."), h.devices),
+		sdk.Get("/api/v1/identity/conditional-access", op("conditional-access", "Conditional Access posture per tenant",
+			"One record per tenant whose latest sync read its policies: whether it enforces security defaults, and for each of MFA for all users, MFA for admins "+
+				"(the Global Administrator role) and legacy authentication blocked, the strongest state of a policy carrying it (enabled, report-only, disabled or none) "+
+				"and whether it is enforced (an enabled policy, or security defaults); with every policy and what it carries."), h.conditionalAccess),
+		sdk.Get("/api/v1/identity/global-admins", op("global-admins", "Global Administrators per tenant",
+			"One record per tenant whose latest sync counted them: the principals holding the Global Administrator role or eligible for it in Privileged Identity Management, "+
+				"each once, a group's members (nested groups' included) in the group's stead; status is too_few below 2, too_many above 4, else ok."), h.globalAdmins),
+		sdk.Get("/api/v1/identity/risky-users", op("risky-users", "Risky users, paginated",
+			"The users Identity Protection judged at risk, now or before, with their risk level, state and detail; at_risk keeps those still at risk "+
+				"(atRisk or confirmedCompromised), risk_level and risk_state one of each."), h.riskyUsers),
+		sdk.Get("/api/v1/identity/app-credentials", op("app-credentials", "Application credentials ending soon or ended, paginated",
+			"The client secrets (passwordCredentials) and certificates (keyCredentials) of the applications and service principals ending within `within_days` days "+
+				"from now, and those already ended, soonest first by default; days_left rounds up and is 0 or less once a credential has ended."), h.credentials),
 		sdk.Get("/api/v1/identity/mfa-trend", op("mfa-trend", "Daily MFA coverage",
 			"The tenants' daily snapshots summed per day over the last `days` days (today included), oldest first; a day without any sync is absent, "+
 				"and tenants counts the tenants with a snapshot that day."), h.trend),
@@ -304,8 +323,8 @@ func (h *Handlers) summary(ctx context.Context, in *tenantsIn) (*[]TenantSummary
 	out := make([]TenantSummary, len(counts))
 	for i, c := range counts {
 		out[i] = TenantSummary{TenantID: c.TenantID, TenantName: names[c.TenantID], TotalUsers: c.TotalUsers, GuestUsers: c.GuestUsers,
-			DisabledUsers: c.DisabledUsers, AdminUsers: c.AdminUsers, MFAUsers: c.MFAUsers, UnprotectedUsers: c.TotalUsers - c.MFAUsers,
-			MFACoverage: percent(c.MFAUsers, c.TotalUsers), AdminMFA: percent(c.AdminMFAUsers, c.AdminUsers),
+			DisabledUsers: c.DisabledUsers, AdminUsers: c.AdminUsers, MFAUsers: c.MFAUsers, MemberUsers: c.MemberUsers, MemberMFAUsers: c.MemberMFAUsers,
+			UnprotectedUsers: c.TotalUsers - c.MFAUsers, MFACoverage: percent(c.MemberMFAUsers, c.MemberUsers), AdminMFA: percent(c.AdminMFAUsers, c.AdminUsers),
 			Devices: c.Devices, CompliantDevices: c.CompliantDevices, DeviceCompliance: percent(c.CompliantDevices, c.Devices), SyncedAt: c.SyncedAt.UTC()}
 	}
 	return &out, nil
@@ -456,8 +475,8 @@ func (h *Handlers) trend(ctx context.Context, in *trendIn) (*[]TrendDay, error) 
 	}
 	out := make([]TrendDay, len(rows))
 	for i, d := range rows {
-		out[i] = TrendDay{Date: d.Day, Tenants: d.Tenants, TotalUsers: d.TotalUsers, MFAUsers: d.MFAUsers, AdminUsers: d.AdminUsers,
-			MFACoverage: percent(d.MFAUsers, d.TotalUsers), AdminMFA: percent(d.AdminMFAUsers, d.AdminUsers)}
+		out[i] = TrendDay{Date: d.Day, Tenants: d.Tenants, TotalUsers: d.TotalUsers, MFAUsers: d.MFAUsers, MemberUsers: d.MemberUsers,
+			MemberMFAUsers: d.MemberMFAUsers, AdminUsers: d.AdminUsers, MFACoverage: percent(d.MemberMFAUsers, d.MemberUsers), AdminMFA: percent(d.AdminMFAUsers, d.AdminUsers)}
 	}
 	return &out, nil
 }

@@ -93,7 +93,7 @@ func TestReads(t *testing.T) {
 		}
 		c, fb := sum[0], sum[1]
 		if c.TenantID != contoso.ID || c.TenantName != "Contoso" || c.TotalUsers != 7 || c.GuestUsers != 1 || c.DisabledUsers != 1 ||
-			c.AdminUsers != 3 || c.MFAUsers != 4 || c.UnprotectedUsers != 3 || *c.MFACoverage != 57.14 || *c.AdminMFA != 66.67 {
+			c.AdminUsers != 3 || c.MFAUsers != 4 || c.UnprotectedUsers != 3 || c.MemberUsers != 5 || c.MemberMFAUsers != 3 || *c.MFACoverage != 60 || *c.AdminMFA != 66.67 {
 			t.Fatalf("contoso summary %+v", c)
 		}
 		if fb.TotalUsers != 3 || fb.AdminUsers != 1 || *fb.MFACoverage != 66.67 || *fb.AdminMFA != 100 || fb.UnprotectedUsers != 1 {
@@ -182,20 +182,22 @@ func TestReads(t *testing.T) {
 		var trend []directory.TrendDay
 		f.get(t, "/api/v1/identity/mfa-trend?days=7", admin, &trend)
 		if len(trend) != 2 || trend[0].Date != "2026-12-15" || trend[1].Date != "2026-12-16" || trend[1].Tenants != 2 ||
-			trend[1].TotalUsers != 10 || *trend[1].MFACoverage != 60 || *trend[1].AdminMFA != 75 {
+			trend[1].TotalUsers != 10 || trend[1].MemberUsers != 8 || trend[1].MemberMFAUsers != 5 || *trend[1].MFACoverage != 62.5 || *trend[1].AdminMFA != 75 {
 			t.Fatalf("trend %+v", trend)
 		}
 		f.get(t, "/api/v1/identity/mfa-trend?days=7&tenant_ids="+contoso.ID, admin, &trend)
-		if len(trend) != 2 || *trend[0].MFACoverage != 57.14 || *trend[0].AdminMFA != 66.67 {
+		if len(trend) != 2 || *trend[0].MFACoverage != 60 || *trend[0].AdminMFA != 66.67 {
 			t.Fatalf("contoso trend %+v", trend)
 		}
 	})
 }
 
 var listRoutes = []string{"/api/v1/identity/users/without-mfa", "/api/v1/identity/privileged", "/api/v1/identity/disabled-with-roles",
-	"/api/v1/identity/stale", "/api/v1/identity/guests", "/api/v1/identity/access-reviews", "/api/v1/identity/devices"}
+	"/api/v1/identity/stale", "/api/v1/identity/guests", "/api/v1/identity/access-reviews", "/api/v1/identity/devices", "/api/v1/identity/risky-users",
+	"/api/v1/identity/app-credentials"}
 
-var allRoutes = append([]string{"/api/v1/identity/summary", "/api/v1/identity/mfa-trend"}, listRoutes...)
+var allRoutes = append([]string{"/api/v1/identity/summary", "/api/v1/identity/mfa-trend", "/api/v1/identity/conditional-access",
+	"/api/v1/identity/global-admins"}, listRoutes...)
 
 // TestBoundsAndScope: every bound is a 422 naming the parameter; a
 // standard user sees only its tenant's records and naming another tenant
@@ -212,6 +214,12 @@ func TestBoundsAndScope(t *testing.T) {
 			{"/api/v1/identity/users/without-mfa?admins_only=maybe", "query.admins_only"},
 			{"/api/v1/identity/access-reviews?status=Bogus", "query.status"},
 			{"/api/v1/identity/devices?compliance_state=bogus", "query.compliance_state"},
+			{"/api/v1/identity/risky-users?risk_level=severe", "query.risk_level"},
+			{"/api/v1/identity/risky-users?risk_state=atrisk", "query.risk_state"},
+			{"/api/v1/identity/risky-users?at_risk=maybe", "query.at_risk"},
+			{"/api/v1/identity/app-credentials?within_days=366", "query.within_days"},
+			{"/api/v1/identity/app-credentials?within_days=-1", "query.within_days"},
+			{"/api/v1/identity/app-credentials?credential_type=key", "query.credential_type"},
 		}
 		for _, r := range listRoutes {
 			cases = append(cases, []struct{ target, location string }{
@@ -326,7 +334,7 @@ func TestDataset(t *testing.T) {
 		got := read(contoso.ID)
 		all, compliant := worldDevices(w, contosoDir)
 		if len(got) != 1 || got[0].TenantID != contoso.ID || got[0].Date != "2026-12-16" || got[0].TotalUsers != 7 || got[0].AdminUsers != 3 ||
-			*got[0].MFACoverage != 57.14 || *got[0].AdminMFA != 66.67 || got[0].Devices != all ||
+			got[0].MemberUsers != 5 || got[0].MemberMFAUsers != 3 || *got[0].MFACoverage != 60 || *got[0].AdminMFA != 66.67 || got[0].Devices != all ||
 			(all > 0 && *got[0].DeviceCompliance != pct(compliant, all)) {
 			t.Fatalf("contoso's record %+v", got)
 		}

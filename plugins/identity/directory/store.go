@@ -1,7 +1,8 @@
 // Package directory keeps each tenant's directory as Graph last reported
 // it — users with their MFA registration, directory role holders, managed
-// devices and access reviews — with a daily snapshot of the MFA figures,
-// and syncs it from Graph.
+// devices, access reviews and Conditional Access policies — with a daily
+// snapshot of the MFA figures and the access posture, and syncs it from
+// Graph.
 package directory
 
 import (
@@ -112,10 +113,45 @@ type Snapshot struct {
 	GuestUsers    int64  `bun:"guest_users"`
 	// DisabledUsers is 0 on the days before it was counted, except on
 	// each tenant's latest snapshot of that time.
-	DisabledUsers    int64     `bun:"disabled_users"`
-	Devices          int64     `bun:"devices"`
-	CompliantDevices int64     `bun:"compliant_devices"`
-	SyncedAt         time.Time `bun:"synced_at"`
+	DisabledUsers    int64 `bun:"disabled_users"`
+	Devices          int64 `bun:"devices"`
+	CompliantDevices int64 `bun:"compliant_devices"`
+	// SecurityDefaults and the Conditional Access controls' states (see
+	// Posture) are nil and empty on the days before they were read.
+	SecurityDefaults *bool  `bun:"security_defaults"`
+	CAMFAAllUsers    string `bun:"ca_mfa_all_users,nullzero"`
+	CAMFAAdmins      string `bun:"ca_mfa_admins,nullzero"`
+	CALegacyAuth     string `bun:"ca_legacy_auth_blocked,nullzero"`
+	// GlobalAdmins counts the Global Administrators, active or eligible,
+	// and GlobalAdminsEligible those only eligible; nil on the days before
+	// they were counted.
+	GlobalAdmins         *int64 `bun:"global_admins"`
+	GlobalAdminsEligible *int64 `bun:"global_admins_eligible"`
+	// RiskyUsers counts the users at risk now, HighRiskUsers those of
+	// them at high risk; nil on the days before they were counted.
+	RiskyUsers    *int64 `bun:"risky_users"`
+	HighRiskUsers *int64 `bun:"high_risk_users"`
+	// ExpiredCredentials counts the applications' credentials ended at the
+	// sync, ExpiringCredentials those ending within 30 days of it; nil on
+	// the days before they were counted.
+	ExpiredCredentials  *int64 `bun:"expired_credentials"`
+	ExpiringCredentials *int64 `bun:"expiring_credentials"`
+	// MemberUsers counts the enabled accounts that are not guests, the
+	// population MFA coverage is measured on, and MemberMFAUsers those of
+	// them registered for MFA; nil on the days before they were counted,
+	// except on each tenant's latest snapshot of that time.
+	MemberUsers    *int64    `bun:"member_users"`
+	MemberMFAUsers *int64    `bun:"member_mfa_users"`
+	SyncedAt       time.Time `bun:"synced_at"`
+}
+
+// Posture is the snapshot's Conditional Access posture; false when the
+// snapshot predates its reading.
+func (s Snapshot) Posture() (Posture, bool) {
+	if s.SecurityDefaults == nil {
+		return Posture{}, false
+	}
+	return Posture{SecurityDefaults: *s.SecurityDefaults, MFAAllUsers: s.CAMFAAllUsers, MFAAdmins: s.CAMFAAdmins, LegacyAuthBlocked: s.CALegacyAuth}, true
 }
 
 // Directory is everything one sync read of one tenant.
@@ -125,11 +161,23 @@ type Directory struct {
 	Devices   []Device
 	Reviews   []AccessReview
 	Decisions []Decision
+	// Policies are the Conditional Access policies and SecurityDefaults
+	// whether the tenant enforces security defaults.
+	Policies         []CAPolicy
+	SecurityDefaults bool
+	// GlobalAdmins are the principals holding the Global Administrator
+	// role or eligible for it.
+	GlobalAdmins []GlobalAdmin
+	// RiskyUsers are the users Identity Protection judged at risk.
+	RiskyUsers []RiskyUser
+	// Credentials are the applications' and service principals' client
+	// secrets and certificates.
+	Credentials []AppCredential
 }
 
 // Rows is how many rows the directory holds.
 func (d *Directory) Rows() int64 {
-	return int64(len(d.Users) + len(d.Roles) + len(d.Devices) + len(d.Reviews) + len(d.Decisions))
+	return int64(len(d.Users) + len(d.Roles) + len(d.Devices) + len(d.Reviews) + len(d.Decisions) + len(d.Policies) + len(d.GlobalAdmins) + len(d.RiskyUsers) + len(d.Credentials))
 }
 
 // RevisionTable is the identity data's revision table (see package
@@ -187,7 +235,7 @@ func (s *Store) Replace(ctx context.Context, tenantID string, d *Directory, at t
 		if err := revcache.Bump(ctx, tx, RevisionTable, tenantID); err != nil {
 			return err
 		}
-		for _, m := range []any{(*User)(nil), (*RoleMember)(nil), (*Device)(nil), (*AccessReview)(nil), (*Decision)(nil)} {
+		for _, m := range []any{(*User)(nil), (*RoleMember)(nil), (*Device)(nil), (*AccessReview)(nil), (*Decision)(nil), (*CAPolicy)(nil), (*GlobalAdmin)(nil), (*RiskyUser)(nil), (*AppCredential)(nil)} {
 			if _, err := tx.NewDelete().Model(m).Where("tenant_id = ?", tenantID).Exec(ctx); err != nil {
 				return err
 			}
@@ -207,7 +255,19 @@ func (s *Store) Replace(ctx context.Context, tenantID string, d *Directory, at t
 		if err := insert(ctx, tx, d.Decisions); err != nil {
 			return err
 		}
-		return snapshot(ctx, tx, tenantID, at)
+		if err := insert(ctx, tx, d.Policies); err != nil {
+			return err
+		}
+		if err := insert(ctx, tx, d.GlobalAdmins); err != nil {
+			return err
+		}
+		if err := insert(ctx, tx, d.RiskyUsers); err != nil {
+			return err
+		}
+		if err := insert(ctx, tx, d.Credentials); err != nil {
+			return err
+		}
+		return snapshot(ctx, tx, tenantID, at, d)
 	})
 }
 
@@ -222,14 +282,28 @@ func insert[T any](ctx context.Context, tx bun.Tx, rows []T) error {
 }
 
 // snapshot records the tenant's figures for at's day, counted in the
-// database from the rows just stored; a second sync the same day replaces
-// the first's.
-func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time) error {
+// database from the rows just stored, with d's Conditional Access
+// posture, Global Administrators, risky users and applications'
+// credentials; a second sync the same day replaces the first's.
+func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time, d *Directory) error {
+	p := posture(d.Policies, d.SecurityDefaults)
+	admins, eligible := int64(len(d.GlobalAdmins)), int64(0)
+	for _, a := range d.GlobalAdmins {
+		if !a.Active {
+			eligible++
+		}
+	}
+	risky, highRisk := riskCounts(d.RiskyUsers)
+	var members, memberMFA int64
+	expired, expiring := credentialCounts(d.Credentials, at)
 	day := at.UTC().Format(time.DateOnly)
 	if _, err := tx.NewDelete().Model((*Snapshot)(nil)).Where("tenant_id = ? AND day = ?", tenantID, day).Exec(ctx); err != nil {
 		return err
 	}
-	snap := Snapshot{TenantID: tenantID, Day: day, SyncedAt: at.UTC()}
+	snap := Snapshot{TenantID: tenantID, Day: day, SyncedAt: at.UTC(), SecurityDefaults: &p.SecurityDefaults,
+		CAMFAAllUsers: p.MFAAllUsers, CAMFAAdmins: p.MFAAdmins, CALegacyAuth: p.LegacyAuthBlocked,
+		GlobalAdmins: &admins, GlobalAdminsEligible: &eligible, RiskyUsers: &risky, HighRiskUsers: &highRisk,
+		ExpiredCredentials: &expired, ExpiringCredentials: &expiring}
 	err := tx.NewSelect().Model((*User)(nil)).
 		ColumnExpr("COUNT(*) AS total_users").
 		ColumnExpr("COALESCE(SUM(CASE WHEN is_admin THEN 1 ELSE 0 END), 0) AS admin_users").
@@ -237,11 +311,14 @@ func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time) err
 		ColumnExpr("COALESCE(SUM(CASE WHEN is_admin AND mfa_registered THEN 1 ELSE 0 END), 0) AS admin_mfa_users").
 		ColumnExpr("COALESCE(SUM(CASE WHEN user_type = 'Guest' THEN 1 ELSE 0 END), 0) AS guest_users").
 		ColumnExpr("COALESCE(SUM(CASE WHEN account_enabled THEN 0 ELSE 1 END), 0) AS disabled_users").
+		ColumnExpr("COALESCE(SUM(CASE WHEN account_enabled AND user_type <> 'Guest' THEN 1 ELSE 0 END), 0) AS member_users").
+		ColumnExpr("COALESCE(SUM(CASE WHEN account_enabled AND user_type <> 'Guest' AND mfa_registered THEN 1 ELSE 0 END), 0) AS member_mfa_users").
 		Where("tenant_id = ?", tenantID).
-		Scan(ctx, &snap.TotalUsers, &snap.AdminUsers, &snap.MFAUsers, &snap.AdminMFAUsers, &snap.GuestUsers, &snap.DisabledUsers)
+		Scan(ctx, &snap.TotalUsers, &snap.AdminUsers, &snap.MFAUsers, &snap.AdminMFAUsers, &snap.GuestUsers, &snap.DisabledUsers, &members, &memberMFA)
 	if err != nil {
 		return err
 	}
+	snap.MemberUsers, snap.MemberMFAUsers = &members, &memberMFA
 	err = tx.NewSelect().Model((*Device)(nil)).
 		ColumnExpr("COUNT(*) AS devices").
 		ColumnExpr("COALESCE(SUM(CASE WHEN compliance_state = 'compliant' THEN 1 ELSE 0 END), 0) AS compliant_devices").

@@ -23,6 +23,14 @@ type Graph interface {
 	RoleMembers(ctx context.Context, roleID string, fn func(cloud.RoleMember) error) error
 	ManagedDevices(ctx context.Context, fn func(cloud.ManagedDevice) error) error
 	AccessReviews(ctx context.Context, fn func(cloud.AccessReview) error) error
+	ConditionalAccessPolicies(ctx context.Context, fn func(cloud.ConditionalAccessPolicy) error) error
+	SecurityDefaults(ctx context.Context) (bool, error)
+	ActiveRoleAssignments(ctx context.Context, roleTemplateID string, fn func(cloud.RoleScheduleInstance) error) error
+	EligibleRoleAssignments(ctx context.Context, roleTemplateID string, fn func(cloud.RoleScheduleInstance) error) error
+	GroupMembers(ctx context.Context, groupID string, fn func(cloud.RoleMember) error) error
+	RiskyUsers(ctx context.Context, fn func(cloud.RiskyUser) error) error
+	Applications(ctx context.Context, fn func(cloud.AppRegistration) error) error
+	ServicePrincipals(ctx context.Context, fn func(cloud.AppRegistration) error) error
 }
 
 // Syncer copies each active tenant's directory from Graph into the store.
@@ -159,6 +167,32 @@ func read(ctx context.Context, g Graph, tenantID string, at time.Time) (*Directo
 	})
 	if err != nil {
 		return nil, err
+	}
+	if err := g.ConditionalAccessPolicies(ctx, func(p cloud.ConditionalAccessPolicy) error {
+		d.Policies = append(d.Policies, classify(tenantID, p))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if d.SecurityDefaults, err = g.SecurityDefaults(ctx); err != nil {
+		return nil, err
+	}
+	if d.GlobalAdmins, err = globalAdmins(ctx, g, tenantID); err != nil {
+		return nil, err
+	}
+	if err := g.RiskyUsers(ctx, func(r cloud.RiskyUser) error {
+		d.RiskyUsers = append(d.RiskyUsers, riskyUser(tenantID, r))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for _, list := range []func(context.Context, func(cloud.AppRegistration) error) error{g.Applications, g.ServicePrincipals} {
+		if err := list(ctx, func(a cloud.AppRegistration) error {
+			d.Credentials = append(d.Credentials, appCredentials(tenantID, a)...)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }

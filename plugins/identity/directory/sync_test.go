@@ -97,7 +97,9 @@ func TestSyncStoresEachTenantsDirectory(t *testing.T) {
 		var rows int64
 		for _, tn := range []string{contoso.ID, fabrikam.ID} {
 			rows += int64(count(t, f, (*directory.User)(nil), tn) + count(t, f, (*directory.RoleMember)(nil), tn) +
-				count(t, f, (*directory.Device)(nil), tn) + count(t, f, (*directory.AccessReview)(nil), tn) + count(t, f, (*directory.Decision)(nil), tn))
+				count(t, f, (*directory.Device)(nil), tn) + count(t, f, (*directory.AccessReview)(nil), tn) + count(t, f, (*directory.Decision)(nil), tn) +
+				count(t, f, (*directory.CAPolicy)(nil), tn) + count(t, f, (*directory.GlobalAdmin)(nil), tn) +
+				count(t, f, (*directory.RiskyUser)(nil), tn) + count(t, f, (*directory.AppCredential)(nil), tn))
 		}
 		if n != rows {
 			t.Fatalf("run reported %d records, stored %d", n, rows)

@@ -2,6 +2,7 @@ package directory
 
 import (
 	"fmt"
+	"html/template"
 	"net/http"
 	"strconv"
 
@@ -46,6 +47,8 @@ func sumCounts(counts []TenantCounts) TenantCounts {
 		sum.DisabledUsers += c.DisabledUsers
 		sum.AdminUsers += c.AdminUsers
 		sum.MFAUsers += c.MFAUsers
+		sum.MemberUsers += c.MemberUsers
+		sum.MemberMFAUsers += c.MemberMFAUsers
 		sum.AdminMFAUsers += c.AdminMFAUsers
 		sum.Devices += c.Devices
 		sum.CompliantDevices += c.CompliantDevices
@@ -78,7 +81,6 @@ func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 	}
 	// One row per tenant, already counted in the database.
 	sum := sumCounts(counts)
-	coverage := *percent(sum.MFAUsers, sum.TotalUsers)
 	adminsWithout := sum.AdminUsers - sum.AdminMFAUsers
 	adminHealth := sdkui.OK
 	if adminsWithout > 0 {
@@ -94,11 +96,21 @@ func (h *Handlers) statsFragment(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("%d of %d managed devices", sum.CompliantDevices, sum.Devices), sdkui.AtLeast(*p, mfaHealthy, mfaWarning))
 	}
 	sdkui.WriteFragment(w, http.StatusOK, sdkui.Join(
-		sdkui.Gauge(coverage, fmt.Sprintf("MFA coverage, %d of %d accounts", sum.MFAUsers, sum.TotalUsers), sdkui.AtLeast(coverage, mfaHealthy, mfaWarning)),
+		coverageGauge(sum),
 		sdkui.Grid(
 			sdkui.Stat("Admins without MFA", strconv.FormatInt(adminsWithout, 10), fmt.Sprintf("%d accounts hold a directory role", sum.AdminUsers), adminHealth),
 			sdkui.Stat("Stale accounts", strconv.Itoa(stale), fmt.Sprintf("no sign-in for %d days", defaultStaleDays), staleHealth),
 			sdkui.Stat("Guests", strconv.FormatInt(sum.GuestUsers, 10), "", ""),
 			devices,
 		)))
+}
+
+// coverageGauge is the MFA coverage of the enabled members as a gauge, or
+// a stat saying there are none.
+func coverageGauge(sum TenantCounts) template.HTML {
+	p := percent(sum.MemberMFAUsers, sum.MemberUsers)
+	if p == nil {
+		return sdkui.Stat("MFA coverage", "no enabled members", "only guests and disabled accounts", sdkui.Unknown)
+	}
+	return sdkui.Gauge(*p, fmt.Sprintf("MFA coverage, %d of %d enabled members", sum.MemberMFAUsers, sum.MemberUsers), sdkui.AtLeast(*p, mfaHealthy, mfaWarning))
 }

@@ -31,7 +31,7 @@ func TestStatsFragment(t *testing.T) {
 		}
 		f.mustRun(t)
 		got := card(directory.StatsFragmentPath)
-		for _, want := range []string{"MFA coverage, 4 of 7 accounts: 57.1%", "Admins without MFA", ">1<", "3 accounts hold a directory role", "Stale accounts", "Guests"} {
+		for _, want := range []string{"MFA coverage, 3 of 5 enabled members: 60%", "Admins without MFA", ">1<", "3 accounts hold a directory role", "Stale accounts", "Guests"} {
 			if !strings.Contains(got, want) {
 				t.Errorf("contoso's card lacks %q: %s", want, got)
 			}
@@ -40,7 +40,7 @@ func TestStatsFragment(t *testing.T) {
 			t.Errorf("contoso's user asking for fabrikam's card: %d", code)
 		}
 		code, body := f.do(t, directory.StatsFragmentPath+"?tenant_id="+fabrikam.ID, admin)
-		if code != http.StatusOK || !strings.Contains(string(body), "MFA coverage, 2 of 3 accounts: 66.7%") {
+		if code != http.StatusOK || !strings.Contains(string(body), "MFA coverage, 2 of 3 enabled members: 66.7%") {
 			t.Errorf("fabrikam's card for an admin: %d %s", code, body)
 		}
 	})
@@ -77,8 +77,8 @@ func TestPage(t *testing.T) {
 		f.mustRun(t)
 		got := page(directory.PagePath, contosoer)
 		for _, want := range []string{
-			"MFA coverage, 4 of 7 accounts: 57.1%", "Admin MFA, 2 of 3 admins: 66.7%",
-			"MFA coverage in percent", "All accounts ends at 57.14", "Admins ends at 66.67",
+			"MFA coverage, 3 of 5 enabled members: 60%", "Admin MFA, 2 of 3 admins: 66.7%",
+			"MFA coverage in percent", "Enabled members ends at 60", "Admins ends at 66.67",
 			"3 of 3 accounts without MFA", `href="/api/v1/identity/users/without-mfa?limit=500"`,
 			"3 of 3 role assignments.", "1 of 1 role assignments of disabled accounts", fmt.Sprintf("%d of %[1]d stale accounts", len(stale)), "1 of 1 guests",
 		} {
@@ -109,6 +109,14 @@ func TestPage(t *testing.T) {
 			!strings.Contains(section, "Global Administrator") || strings.Contains(section, "Ada Admin") {
 			t.Errorf("disabled accounts holding roles: %s", section)
 		}
+		// Contoso's Conditional Access: MFA enforced for all and for
+		// admins, legacy authentication in report-only, and its policies.
+		section = between(t, got, "Conditional Access", "MFA coverage, last")
+		if strings.Count(section, ">Enforced<") != 2 || strings.Count(section, ">Report-only<") != 2 || !strings.Contains(section, "MFA for everyone") ||
+			!strings.Contains(section, "Admins: MFA or a compliant device") || !strings.Contains(section, "mfa or compliantDevice") ||
+			strings.Contains(section, `health-ok">Security defaults<`) {
+			t.Errorf("contoso's Conditional Access: %s", section)
+		}
 		if code, body := f.do(t, directory.PagePath+"?tenant_id="+fabrikam.ID, contosoer); code != http.StatusForbidden || strings.Contains(string(body), "Hal Nomfa") {
 			t.Errorf("contoso's user asking for fabrikam's page: %d %s", code, body)
 		}
@@ -116,16 +124,21 @@ func TestPage(t *testing.T) {
 		// An admin sees both tenants, each named, and the lists name the
 		// tenant of each row; scoped to Fabrikam, Fabrikam's alone.
 		all := page(directory.PagePath, admin)
-		for _, want := range []string{"MFA coverage, 6 of 10 accounts: 60%", "MFA coverage of each tenant", "Contoso", "Fabrikam", "57.14 %", "66.67 %", "Hal Nomfa"} {
+		for _, want := range []string{"MFA coverage, 5 of 8 enabled members: 62.5%", "MFA coverage of each tenant", "Contoso", "Fabrikam", "60 %", "66.67 %", "Hal Nomfa"} {
 			if !strings.Contains(all, want) {
 				t.Errorf("the admin's page lacks %q", want)
 			}
+		}
+		section = between(t, all, "Conditional Access controls of each tenant", "</table>")
+		if c, fb := strings.Index(section, "Contoso"), strings.Index(section, "Fabrikam"); c < 0 || c > fb || strings.Count(section, `health-ok">Security defaults<`) != 3 ||
+			strings.Contains(section, "MFA for everyone") {
+			t.Errorf("the tenants' Conditional Access: %s", section)
 		}
 		if c, fb := strings.Index(all, "<td>Contoso</td>"), strings.Index(all, "<td>Fabrikam</td>"); c < 0 || c > fb {
 			t.Errorf("the tenants' figures are not by name: %s", between(t, all, "MFA coverage of each tenant", "</table>"))
 		}
 		fab := page(directory.PagePath+"?tenant_id="+fabrikam.ID, admin)
-		if !strings.Contains(fab, "MFA coverage, 2 of 3 accounts: 66.7%") || strings.Contains(fab, "Rory Root") ||
+		if !strings.Contains(fab, "MFA coverage, 2 of 3 enabled members: 66.7%") || strings.Contains(fab, "Rory Root") ||
 			!strings.Contains(fab, "tenant_ids="+fabrikam.ID) || !strings.Contains(fab, "No role assignments of disabled accounts.") {
 			t.Errorf("fabrikam's page for an admin: %s", fab)
 		}

@@ -56,8 +56,8 @@ type Metric string
 
 // The metrics a check can read.
 const (
-	// MFACoverage is identity_mfa's mfa_coverage_percentage: accounts with
-	// an MFA method of all accounts.
+	// MFACoverage is identity_mfa's mfa_coverage_percentage: enabled
+	// members (not guests) with an MFA method of all enabled members.
 	MFACoverage Metric = "mfa_coverage"
 	// AdminMFA is identity_mfa's admin_mfa_percentage: directory role
 	// holders with MFA.

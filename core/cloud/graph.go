@@ -278,15 +278,19 @@ type roleMemberJSON struct {
 	UserPrincipalName string `json:"userPrincipalName"`
 }
 
+// member is the directory object as a RoleMember, its type without the
+// "#microsoft.graph." prefix.
+func (m *roleMemberJSON) member() RoleMember {
+	return RoleMember{ID: m.ID, Type: strings.TrimPrefix(m.ODataType, "#microsoft.graph."), DisplayName: m.DisplayName,
+		UserPrincipalName: m.UserPrincipalName}
+}
+
 // RoleMembers calls fn for each member of a directory role, given by the
 // role's object id. An unknown role is ErrNotFound. An error from fn stops
 // the listing and is returned as is.
 func (g *GraphClient) RoleMembers(ctx context.Context, roleID string, fn func(RoleMember) error) error {
 	return graphList(ctx, g, g.op("list members of directory role "+roleID), "/directoryRoles/"+url.PathEscape(roleID)+"/members", nil,
-		func(m *roleMemberJSON) error {
-			return fn(RoleMember{ID: m.ID, Type: strings.TrimPrefix(m.ODataType, "#microsoft.graph."), DisplayName: m.DisplayName,
-				UserPrincipalName: m.UserPrincipalName})
-		})
+		func(m *roleMemberJSON) error { return fn(m.member()) })
 }
 
 // AccessReview is an access review definition with its instances, each
@@ -625,10 +629,7 @@ func (g *GraphClient) roleInstances(ctx context.Context, op, path, roleTemplateI
 // error from fn stops the listing and is returned as is.
 func (g *GraphClient) GroupMembers(ctx context.Context, groupID string, fn func(RoleMember) error) error {
 	return graphList(ctx, g, g.op("list members of group "+groupID), "/groups/"+url.PathEscape(groupID)+"/transitiveMembers", nil,
-		func(m *roleMemberJSON) error {
-			return fn(RoleMember{ID: m.ID, Type: strings.TrimPrefix(m.ODataType, "#microsoft.graph."), DisplayName: m.DisplayName,
-				UserPrincipalName: m.UserPrincipalName})
-		})
+		func(m *roleMemberJSON) error { return fn(m.member()) })
 }
 
 // RiskyUser is a user Identity Protection judged at risk, now or before.

@@ -47,6 +47,15 @@ func accessWorld(t *testing.T) string {
 				RiskLevel: "low", RiskState: "dismissed"},
 		},
 		RoleAssignments: []world.RoleAssignment{{DirectoryTenantID: identityDirA, Principal: "group:grp-a-ops", Kind: "eligible"}},
+		// Brand A's review approves Break Glass, a role holder without MFA:
+		// the one finding. Ada has MFA, Cy is denied, Bob holds no role.
+		AccessReviews: []world.AccessReview{
+			{DirectoryTenantID: identityDirA, ID: "a1000000-0000-4000-8000-000000000001", Name: "A admins, quarterly", Status: "Completed",
+				Decisions: []world.Decision{{User: "glass@brand-a.example", Decision: "Approve"}, {User: "ada@brand-a.example", Decision: "Approve"},
+					{User: "cy@brand-a.example", Decision: "Deny"}}},
+			{DirectoryTenantID: identityDirB, ID: "b1000000-0000-4000-8000-000000000001", Name: "B users", Status: "Completed",
+				Decisions: []world.Decision{{User: "bob@brand-b.example", Decision: "Approve"}}},
+		},
 		Applications: []world.Application{
 			{DirectoryTenantID: identityDirA, Name: "A payroll", Credentials: []world.AppCredential{
 				{Type: "password", Name: "ci", EndDate: time.Now().UTC().AddDate(0, 0, 10).Format(time.DateOnly)},
@@ -231,6 +240,33 @@ func testIdentityPosture(t *testing.T, dialect string) {
 		t.Errorf("brand B's risky users for brand A's user: %d %s", r.status, r.body)
 	}
 	expectInvalid(t, h.get("/api/v1/identity/risky-users?risk_level=severe", admin), "query.risk_level")
+
+	var approvals struct {
+		Items []struct {
+			TenantID string `json:"tenant_id"`
+			Review   string `json:"review_name"`
+			Finding  string `json:"finding"`
+			Name     string `json:"display_name"`
+			UPN      string `json:"user_principal_name"`
+			Enabled  bool   `json:"account_enabled"`
+		} `json:"items"`
+		Total int `json:"total"`
+	}
+	for _, token := range []string{admin, tokA} {
+		h.get("/api/v1/identity/access-review-findings", token).json(t, &approvals)
+		if approvals.Total != 1 || len(approvals.Items) != 1 || approvals.Items[0].TenantID != a.TenantID || approvals.Items[0].Review != "A admins, quarterly" ||
+			approvals.Items[0].Finding != "approved_privileged_without_mfa" || approvals.Items[0].UPN != "glass@brand-a.example" || !approvals.Items[0].Enabled {
+			t.Errorf("access review findings: %+v", approvals)
+		}
+	}
+	h.get("/api/v1/identity/access-review-findings?tenant_ids="+b.TenantID, admin).json(t, &approvals)
+	if approvals.Total != 0 || len(approvals.Items) != 0 {
+		t.Errorf("brand B's access review findings: %+v", approvals)
+	}
+	if r := h.get("/api/v1/identity/access-review-findings?tenant_ids="+b.TenantID, tokA); r.status != http.StatusForbidden {
+		t.Errorf("brand B's access review findings for brand A's user: %d %s", r.status, r.body)
+	}
+	expectInvalid(t, h.get("/api/v1/identity/access-review-findings?sort_by=risk", admin), "query.sort_by")
 
 	var creds struct {
 		Items []struct {

@@ -259,6 +259,7 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/identity/stale",
 				"GET /api/v1/identity/guests",
 				"GET /api/v1/identity/access-reviews",
+				"GET /api/v1/identity/access-review-findings",
 				"GET /api/v1/identity/devices",
 				"GET /api/v1/identity/mfa-trend",
 				"GET /api/v1/identity/conditional-access",

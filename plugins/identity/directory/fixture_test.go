@@ -121,7 +121,8 @@ func identityWorld() *world.World {
 		{DirectoryTenantID: fabrikamDir, Name: "Ledger", Credentials: []world.AppCredential{{Type: "password", Name: "prod", EndDate: "2027-01-10"}}},
 	}
 	w.AccessReviews = []world.AccessReview{{DirectoryTenantID: contosoDir, ID: "ar-1", Name: "Quarterly review", Status: "InProgress",
-		Decisions: []world.Decision{{User: "bea@contoso.example", Decision: "Approve"}, {User: "gus@partner.example", Decision: "Deny"}}}}
+		Decisions: []world.Decision{{User: "bea@contoso.example", Decision: "Approve"}, {User: "gus@partner.example", Decision: "Deny"},
+			{User: "rory@contoso.example", Decision: "Approve"}}}}
 	return w
 }
 

@@ -95,6 +95,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 		{"Guests", l.guests},
 		{"Disabled accounts holding roles", l.disabledWithRoles},
 		{"Device compliance", l.devices},
+		{"Privileged accounts approved without MFA", l.reviewFindings},
 		{"Users at risk", l.risky},
 		{"Application credentials", l.credentials},
 	} {

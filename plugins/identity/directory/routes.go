@@ -283,6 +283,8 @@ func (h *Handlers) Routes() []sdk.Route {
 			"Guests with the inviting directory's domain, their own domain and their age in days."), h.guests),
 		sdk.Get("/api/v1/identity/access-reviews", op("access-reviews", "Access reviews with their decisions, paginated",
 			"Each review with its status, its decisions counted by outcome and listed."), h.reviews),
+		sdk.Get("/api/v1/identity/access-review-findings", op("access-review-findings", "Access review approvals of privileged accounts without MFA, paginated",
+			"Decisions of the tenants' access reviews that approved a directory role holder with no MFA method registered, one item per decision."), h.reviewFindings),
 		sdk.Get("/api/v1/identity/devices", op("devices", "Managed devices and their compliance, paginated",
 			"Intune managed devices; compliance_state keeps one state."), h.devices),
 		sdk.Get("/api/v1/identity/conditional-access", op("conditional-access", "Conditional Access posture per tenant",

@@ -159,12 +159,25 @@ func TestReads(t *testing.T) {
 
 		var rv directory.ReviewList
 		f.get(t, "/api/v1/identity/access-reviews", admin, &rv)
-		if rv.Total != 1 || rv.Items[0].Name != "Quarterly review" || rv.Items[0].Approved != 1 || rv.Items[0].Denied != 1 || rv.Items[0].Total != 2 {
+		if rv.Total != 1 || rv.Items[0].Name != "Quarterly review" || rv.Items[0].Approved != 2 || rv.Items[0].Denied != 1 || rv.Items[0].Total != 3 {
 			t.Fatalf("reviews %+v", rv.Items)
 		}
 		decided := names(rv.Items[0].Decisions, func(d directory.DecisionItem) string { return d.PrincipalName + ":" + d.Decision })
-		if !slices.Equal(decided, []string{"Bea Old:Approve", "Gus Guest:Deny"}) {
+		if !slices.Equal(decided, []string{"Bea Old:Approve", "Gus Guest:Deny", "Rory Root:Approve"}) {
 			t.Fatalf("decisions %v", decided)
+		}
+		// Rory's approval is the one finding: a role holder without MFA.
+		// Bea's is none (she has MFA and holds no active role), nor is the
+		// denied guest's.
+		var rf directory.ReviewFindingList
+		f.get(t, "/api/v1/identity/access-review-findings", admin, &rf)
+		if rf.Total != 1 || len(rf.Items) != 1 || rf.Items[0].DisplayName != "Rory Root" || rf.Items[0].ReviewName != "Quarterly review" ||
+			rf.Items[0].Finding != "approved_privileged_without_mfa" {
+			t.Fatalf("access review findings %+v", rf)
+		}
+		f.get(t, "/api/v1/identity/access-review-findings?tenant_ids="+fabrikam.ID, admin, &rf)
+		if rf.Total != 0 {
+			t.Fatalf("fabrikam's access review findings %+v", rf)
 		}
 		f.get(t, "/api/v1/identity/access-reviews?status=Completed", admin, &rv)
 		if rv.Total != 0 || len(rv.Items) != 0 {
@@ -194,7 +207,7 @@ func TestReads(t *testing.T) {
 
 var listRoutes = []string{"/api/v1/identity/users/without-mfa", "/api/v1/identity/privileged", "/api/v1/identity/disabled-with-roles",
 	"/api/v1/identity/stale", "/api/v1/identity/guests", "/api/v1/identity/access-reviews", "/api/v1/identity/devices", "/api/v1/identity/risky-users",
-	"/api/v1/identity/app-credentials"}
+	"/api/v1/identity/app-credentials", "/api/v1/identity/access-review-findings"}
 
 var allRoutes = append([]string{"/api/v1/identity/summary", "/api/v1/identity/mfa-trend", "/api/v1/identity/conditional-access",
 	"/api/v1/identity/global-admins"}, listRoutes...)

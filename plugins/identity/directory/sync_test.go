@@ -77,8 +77,8 @@ func TestSyncStoresEachTenantsDirectory(t *testing.T) {
 		if got := len(f.users(t, fabrikam.ID)); got != 3 {
 			t.Fatalf("fabrikam has %d users, want 3", got)
 		}
-		if got := count(t, f, (*directory.Decision)(nil), contoso.ID); got != 2 {
-			t.Fatalf("contoso has %d review decisions, want 2", got)
+		if got := count(t, f, (*directory.Decision)(nil), contoso.ID); got != 3 {
+			t.Fatalf("contoso has %d review decisions, want 3", got)
 		}
 		if got := count(t, f, (*directory.Decision)(nil), fabrikam.ID); got != 0 {
 			t.Fatalf("fabrikam has %d review decisions, want none", got)

@@ -49,11 +49,14 @@ func accessWorld(t *testing.T) string {
 		RoleAssignments: []world.RoleAssignment{{DirectoryTenantID: identityDirA, Principal: "group:grp-a-ops", Kind: "eligible"}},
 		// Brand A's review approves Break Glass, a role holder without MFA:
 		// the one finding. Ada has MFA, Cy is denied, Bob holds no role.
+		// Brand B's review is still in progress ten days after its end:
+		// overdue.
 		AccessReviews: []world.AccessReview{
 			{DirectoryTenantID: identityDirA, ID: "a1000000-0000-4000-8000-000000000001", Name: "A admins, quarterly", Status: "Completed",
 				Decisions: []world.Decision{{User: "glass@brand-a.example", Decision: "Approve"}, {User: "ada@brand-a.example", Decision: "Approve"},
 					{User: "cy@brand-a.example", Decision: "Deny"}}},
-			{DirectoryTenantID: identityDirB, ID: "b1000000-0000-4000-8000-000000000001", Name: "B users", Status: "Completed",
+			{DirectoryTenantID: identityDirB, ID: "b1000000-0000-4000-8000-000000000001", Name: "B users", Status: "InProgress",
+				EndDate: time.Now().UTC().AddDate(0, 0, -10).Format(time.DateOnly),
 				Decisions: []world.Decision{{User: "bob@brand-b.example", Decision: "Approve"}}},
 		},
 		Applications: []world.Application{
@@ -267,6 +270,23 @@ func testIdentityPosture(t *testing.T, dialect string) {
 		t.Errorf("brand B's access review findings for brand A's user: %d %s", r.status, r.body)
 	}
 	expectInvalid(t, h.get("/api/v1/identity/access-review-findings?sort_by=risk", admin), "query.sort_by")
+
+	var reviews struct {
+		Items []struct {
+			TenantID string `json:"tenant_id"`
+			Name     string `json:"name"`
+			Overdue  bool   `json:"overdue"`
+		} `json:"items"`
+		Total int `json:"total"`
+	}
+	h.get("/api/v1/identity/access-reviews?overdue=true", admin).json(t, &reviews)
+	if reviews.Total != 1 || len(reviews.Items) != 1 || reviews.Items[0].Name != "B users" || !reviews.Items[0].Overdue || reviews.Items[0].TenantID != b.TenantID {
+		t.Errorf("overdue reviews: %+v", reviews)
+	}
+	h.get("/api/v1/identity/access-reviews?overdue=true", tokA).json(t, &reviews)
+	if reviews.Total != 0 || len(reviews.Items) != 0 {
+		t.Errorf("overdue reviews for brand A's user: %+v", reviews)
+	}
 
 	var creds struct {
 		Items []struct {

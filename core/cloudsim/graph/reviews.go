@@ -76,12 +76,16 @@ type decisionJSON struct {
 // review covers the directory's users.
 var usersScope = scopeJSON{ODataType: "#microsoft.graph.accessReviewQueryScope", Query: "/users", QueryType: "MicrosoftGraph"}
 
-// reviewWindow places a review's one instance relative to today by its
+// reviewWindow places a review's one instance: the fortnight up to its
+// end date when the world gives one; otherwise relative to today by its
 // status: two weeks that ended a month ago for a finished review, the
 // current fortnight for one in progress, and a fortnight from next week for
 // one that has not started.
-func reviewWindow(status string, today time.Time) (start, end time.Time) {
-	switch status {
+func reviewWindow(r world.AccessReview, today time.Time) (start, end time.Time) {
+	if last, err := time.Parse(world.DateLayout, r.EndDate); err == nil {
+		return last.AddDate(0, 0, -14), last
+	}
+	switch r.Status {
 	case "NotStarted", "Initializing":
 		start = today.AddDate(0, 0, 7)
 	case "InProgress", "Starting":
@@ -133,7 +137,7 @@ func listDefinitions(c *call) {
 	var out []definitionJSON
 	creator := c.reviewer()
 	for _, r := range c.reviews() {
-		start, _ := reviewWindow(r.Status, c.today())
+		start, _ := reviewWindow(r, c.today())
 		created := stamp(start.AddDate(0, 0, -7))
 		out = append(out, definitionJSON{ID: r.ID, DisplayName: r.Name, Status: r.Status, CreatedDateTime: created, LastModifiedDateTime: created,
 			CreatedBy: creator, Scope: usersScope, Reviewers: []any{}})
@@ -146,7 +150,7 @@ func listInstances(c *call) {
 	if !ok {
 		return
 	}
-	start, end := reviewWindow(r.Status, c.today())
+	start, end := reviewWindow(r, c.today())
 	out := []instanceJSON{{ID: instanceID(r), StartDateTime: stamp(start), EndDateTime: stamp(end), Status: r.Status, Scope: usersScope}}
 	listOf(c, "identityGovernance/accessReviews/definitions('"+r.ID+"')/instances", out, nil)
 }
@@ -165,7 +169,7 @@ func listDecisions(c *call) {
 		c.error(http.StatusNotFound, "NotFound", "The requested access review instance '"+iid+"' was not found.")
 		return
 	}
-	start, _ := reviewWindow(r.Status, c.today())
+	start, _ := reviewWindow(r, c.today())
 	reviewer := c.reviewer()
 	users := c.users()
 	out := make([]decisionJSON, len(r.Decisions))

@@ -398,6 +398,9 @@ func (w *World) Validate() error {
 		at := fmt.Sprintf("access_reviews[%d]", i)
 		dir(at+".directory_tenant_id", r.DirectoryTenantID)
 		p.required(at+".id", r.ID)
+		if r.EndDate != "" {
+			p.date(at+".end_date", r.EndDate)
+		}
 		for k, d := range r.Decisions {
 			p.oneOf(fmt.Sprintf("%s.decisions[%d].decision", at, k), d.Decision, "Approve", "Deny", "NotReviewed", "DontKnow")
 		}

@@ -105,6 +105,7 @@ func TestParseReportsEntryPaths(t *testing.T) {
 		{"risk level without a state", `, "risk_state": "atRisk"`, ``, `users[0].risk_state: "" is not one of atRisk`},
 		{"bad credential type", `"type": "password", "name": "ci"`, `"type": "token", "name": "ci"`, `applications[0].credentials[0].type: "token" is not one of password, certificate`},
 		{"bad credential end", `"end_date": "2026-12-01"`, `"end_date": "soon"`, `applications[0].credentials[0].end_date: "soon" is not a date`},
+		{"bad review end", `"status": "InProgress", "decisions"`, `"status": "InProgress", "end_date": "soon", "decisions"`, `access_reviews[0].end_date: "soon" is not a date`},
 		{"nameless application", `"name": "Payroll sync", `, ``, `applications[0].name: required`},
 		{"wrong type", `"cost": 12.34`, `"cost": "twelve"`, `costs.cost: line 8, column`},
 		{"syntax", `"dns": [`, `"dns": [[`, `line 23, column`},

@@ -428,11 +428,16 @@ type BenefitRecommendation struct {
 
 // AccessReview is an access review with its decisions.
 type AccessReview struct {
-	DirectoryTenantID string     `json:"directory_tenant_id"`
-	ID                string     `json:"id"`
-	Name              string     `json:"name"`
-	Status            string     `json:"status"`
-	Decisions         []Decision `json:"decisions"`
+	DirectoryTenantID string `json:"directory_tenant_id"`
+	ID                string `json:"id"`
+	Name              string `json:"name"`
+	Status            string `json:"status"`
+	// EndDate, when set (YYYY-MM-DD), is the day the review's instance
+	// ends, which it started two weeks before; otherwise its status places
+	// it (a finished review ended a month ago, one in progress ends next
+	// week, one not started begins next week).
+	EndDate   string     `json:"end_date,omitempty"`
+	Decisions []Decision `json:"decisions"`
 }
 
 // ConditionalAccessPolicy is a Conditional Access policy of a directory,

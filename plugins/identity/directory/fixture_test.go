@@ -120,7 +120,7 @@ func identityWorld() *world.World {
 		{DirectoryTenantID: contosoDir, Name: "Vendor CRM", ServicePrincipal: true, Credentials: []world.AppCredential{{Type: "password", Name: "sso", EndDate: "2026-11-01"}}},
 		{DirectoryTenantID: fabrikamDir, Name: "Ledger", Credentials: []world.AppCredential{{Type: "password", Name: "prod", EndDate: "2027-01-10"}}},
 	}
-	w.AccessReviews = []world.AccessReview{{DirectoryTenantID: contosoDir, ID: "ar-1", Name: "Quarterly review", Status: "InProgress",
+	w.AccessReviews = []world.AccessReview{{DirectoryTenantID: contosoDir, ID: "ar-1", Name: "Quarterly review", Status: "InProgress", EndDate: "2026-11-01",
 		Decisions: []world.Decision{{User: "bea@contoso.example", Decision: "Approve"}, {User: "gus@partner.example", Decision: "Deny"},
 			{User: "rory@contoso.example", Decision: "Approve"}}}}
 	return w

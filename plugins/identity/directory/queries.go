@@ -309,25 +309,47 @@ type ReviewRow struct {
 	Name        string    `bun:"name"`
 	Status      string    `bun:"status"`
 	Created     time.Time `bun:"created_at"`
+	Ends        time.Time `bun:"ends_at,nullzero"`
 	Decisions   int64     `bun:"decisions"`
 	Approved    int64     `bun:"approved"`
 	Denied      int64     `bun:"denied"`
 	NotReviewed int64     `bun:"not_reviewed"`
 }
 
-var reviewSorts = map[string]string{"name": "a.name", "status": "a.status", "created_at": "a.created_at"}
+var reviewSorts = map[string]string{"name": "a.name", "status": "a.status", "created_at": "a.created_at", "ends_at": "a.ends_at"}
 
-// Reviews returns a page of the access reviews, of one status when status
-// is set, and how many there are.
-func (s *Store) Reviews(ctx context.Context, p Page, status string) ([]ReviewRow, int, error) {
+// reviewDone are the statuses of a review whose decisions are in: it is
+// never overdue.
+var reviewDone = []string{"Completing", "Completed", "AutoReviewing", "AutoReviewed", "Applying", "Applied"}
+
+// Overdue reports whether a review of the status ending at ends is
+// overdue at now: not done, and past its end.
+func Overdue(status string, ends, now time.Time) bool {
+	return !ends.IsZero() && ends.Before(now) && !slices.Contains(reviewDone, status)
+}
+
+// ReviewFilter selects access reviews: of one status when Status is set,
+// only the overdue ones at Now when Overdue is.
+type ReviewFilter struct {
+	Status  string
+	Overdue bool
+	Now     time.Time
+}
+
+// Reviews returns a page of the access reviews f selects and how many
+// there are.
+func (s *Store) Reviews(ctx context.Context, p Page, f ReviewFilter) ([]ReviewRow, int, error) {
 	out := []ReviewRow{}
 	if len(p.TenantIDs) == 0 {
 		return out, 0, nil
 	}
 	filter := func(q *bun.SelectQuery) *bun.SelectQuery {
 		q = q.Where("a.tenant_id IN (?)", bun.List(p.TenantIDs))
-		if status != "" {
-			q = q.Where("a.status = ?", status)
+		if f.Status != "" {
+			q = q.Where("a.status = ?", f.Status)
+		}
+		if f.Overdue {
+			q = q.Where("a.ends_at < ?", f.Now).Where("a.status NOT IN (?)", bun.List(reviewDone))
 		}
 		return q
 	}
@@ -336,13 +358,13 @@ func (s *Store) Reviews(ctx context.Context, p Page, status string) ([]ReviewRow
 		return nil, 0, err
 	}
 	sel := filter(s.db.NewSelect().TableExpr("identity_access_reviews AS a").
-		ColumnExpr("a.tenant_id, a.review_id, a.name, a.status, a.created_at").
+		ColumnExpr("a.tenant_id, a.review_id, a.name, a.status, a.created_at, a.ends_at").
 		ColumnExpr("COUNT(d.decision_id) AS decisions").
 		ColumnExpr("SUM(CASE WHEN d.decision = 'Approve' THEN 1 ELSE 0 END) AS approved").
 		ColumnExpr("SUM(CASE WHEN d.decision = 'Deny' THEN 1 ELSE 0 END) AS denied").
 		ColumnExpr("SUM(CASE WHEN d.decision = 'NotReviewed' THEN 1 ELSE 0 END) AS not_reviewed").
 		Join("LEFT JOIN identity_review_decisions AS d ON d.tenant_id = a.tenant_id AND d.review_id = a.review_id")).
-		GroupExpr("a.tenant_id, a.review_id, a.name, a.status, a.created_at")
+		GroupExpr("a.tenant_id, a.review_id, a.name, a.status, a.created_at, a.ends_at")
 	err = p.order(sel, reviewSorts, "a.tenant_id", "a.review_id").Scan(ctx, &out)
 	return out, int(total), err
 }

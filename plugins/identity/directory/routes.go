@@ -154,6 +154,8 @@ type ReviewItem struct {
 	Name        string         `json:"name"`
 	Status      string         `json:"status"`
 	CreatedAt   *time.Time     `json:"created_at"`
+	EndsAt      *time.Time     `json:"ends_at" doc:"When its latest instance ends; null until a sync reads it"`
+	Overdue     bool           `json:"overdue" doc:"Past ends_at and not done (completing, completed, auto-reviewed or applied)"`
 	Total       int64          `json:"decisions_total"`
 	Approved    int64          `json:"approved"`
 	Denied      int64          `json:"denied"`
@@ -247,8 +249,9 @@ type guestsIn struct {
 
 type reviewsIn struct {
 	ListParams
-	SortBy string `query:"sort_by" enum:"created_at,name,status" default:"created_at"`
-	Status string `query:"status" maxLength:"64" enum:"Initializing,NotStarted,Starting,InProgress,Completing,Completed,AutoReviewing,AutoReviewed,Applying,Applied" doc:"Only reviews of this status, as Graph names it"`
+	SortBy  string `query:"sort_by" enum:"created_at,name,status,ends_at" default:"created_at"`
+	Status  string `query:"status" maxLength:"64" enum:"Initializing,NotStarted,Starting,InProgress,Completing,Completed,AutoReviewing,AutoReviewed,Applying,Applied" doc:"Only reviews of this status, as Graph names it"`
+	Overdue bool   `query:"overdue" default:"false" doc:"Only overdue reviews: past their end and not done"`
 }
 
 type devicesIn struct {
@@ -282,7 +285,7 @@ func (h *Handlers) Routes() []sdk.Route {
 		sdk.Get("/api/v1/identity/guests", op("guests", "Guest accounts, paginated",
 			"Guests with the inviting directory's domain, their own domain and their age in days."), h.guests),
 		sdk.Get("/api/v1/identity/access-reviews", op("access-reviews", "Access reviews with their decisions, paginated",
-			"Each review with its status, its decisions counted by outcome and listed."), h.reviews),
+			"Each review with its status, when its latest instance ends and whether it is overdue (past that and not done), its decisions counted by outcome and listed; overdue keeps the overdue ones."), h.reviews),
 		sdk.Get("/api/v1/identity/access-review-findings", op("access-review-findings", "Access review approvals of privileged accounts without MFA, paginated",
 			"Decisions of the tenants' access reviews that approved a directory role holder with no MFA method registered, one item per decision."), h.reviewFindings),
 		sdk.Get("/api/v1/identity/devices", op("devices", "Managed devices and their compliance, paginated",
@@ -427,7 +430,8 @@ func (h *Handlers) disabledWithRoles(ctx context.Context, in *assignmentsIn) (*A
 
 func (h *Handlers) reviews(ctx context.Context, in *reviewsIn) (*ReviewList, error) {
 	p := in.page(in.SortBy)
-	rows, total, err := h.Store.Reviews(ctx, p, in.Status)
+	now := time.Now()
+	rows, total, err := h.Store.Reviews(ctx, p, ReviewFilter{Status: in.Status, Overdue: in.Overdue, Now: now})
 	if err != nil {
 		return nil, err
 	}
@@ -449,6 +453,7 @@ func (h *Handlers) reviews(ctx context.Context, in *reviewsIn) (*ReviewList, err
 			ds = []DecisionItem{}
 		}
 		out.Items[i] = ReviewItem{TenantID: rv.TenantID, ReviewID: rv.ReviewID, Name: rv.Name, Status: rv.Status, CreatedAt: timePtr(rv.Created),
+			EndsAt: timePtr(rv.Ends), Overdue: Overdue(rv.Status, rv.Ends, now),
 			Total: rv.Decisions, Approved: rv.Approved, Denied: rv.Denied, NotReviewed: rv.NotReviewed, Decisions: ds}
 	}
 	return &out, nil

@@ -183,6 +183,15 @@ func TestReads(t *testing.T) {
 		if rv.Total != 0 || len(rv.Items) != 0 {
 			t.Fatalf("completed reviews %+v", rv)
 		}
+		// The review in progress ended on 1 November: overdue.
+		f.get(t, "/api/v1/identity/access-reviews?overdue=true", admin, &rv)
+		if rv.Total != 1 || !rv.Items[0].Overdue || rv.Items[0].EndsAt == nil || !rv.Items[0].EndsAt.Equal(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) {
+			t.Fatalf("overdue reviews %+v", rv)
+		}
+		f.get(t, "/api/v1/identity/access-reviews?overdue=true&tenant_ids="+fabrikam.ID, admin, &rv)
+		if rv.Total != 0 {
+			t.Fatalf("fabrikam's overdue reviews %+v", rv)
+		}
 
 		var dl directory.DeviceList
 		f.get(t, "/api/v1/identity/devices?compliance_state=compliant&tenant_ids="+contoso.ID+"&limit=500", admin, &dl)

@@ -83,6 +83,8 @@ type AccessReview struct {
 	Name          string    `bun:"name"`
 	Status        string    `bun:"status"`
 	Created       time.Time `bun:"created_at,nullzero"`
+	// Ends is when the review's latest instance ends.
+	Ends time.Time `bun:"ends_at,nullzero"`
 }
 
 // Decision is a reviewer's decision in one instance of an access review.

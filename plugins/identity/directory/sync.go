@@ -154,7 +154,13 @@ func read(ctx context.Context, g Graph, tenantID string, at time.Time) (*Directo
 		return nil, err
 	}
 	err = g.AccessReviews(ctx, func(r cloud.AccessReview) error {
-		d.Reviews = append(d.Reviews, AccessReview{TenantID: tenantID, ReviewID: r.ID, Name: r.DisplayName, Status: r.Status, Created: r.Created.UTC()})
+		review := AccessReview{TenantID: tenantID, ReviewID: r.ID, Name: r.DisplayName, Status: r.Status, Created: r.Created.UTC()}
+		for _, in := range r.Instances {
+			if in.End.After(review.Ends) {
+				review.Ends = in.End.UTC()
+			}
+		}
+		d.Reviews = append(d.Reviews, review)
 		for _, in := range r.Instances {
 			for _, dec := range in.Decisions {
 				d.Decisions = append(d.Decisions, Decision{TenantID: tenantID, ReviewID: r.ID, InstanceID: in.ID, DecisionID: dec.ID,

@@ -1,0 +1,1 @@
+ALTER TABLE identity_access_reviews DROP COLUMN ends_at;

@@ -56,7 +56,7 @@ func accessWorld(t *testing.T) string {
 				Decisions: []world.Decision{{User: "glass@brand-a.example", Decision: "Approve"}, {User: "ada@brand-a.example", Decision: "Approve"},
 					{User: "cy@brand-a.example", Decision: "Deny"}}},
 			{DirectoryTenantID: identityDirB, ID: "b1000000-0000-4000-8000-000000000001", Name: "B users", Status: "InProgress",
-				EndDate: time.Now().UTC().AddDate(0, 0, -10).Format(time.DateOnly),
+				EndDate:   time.Now().UTC().AddDate(0, 0, -10).Format(time.DateOnly),
 				Decisions: []world.Decision{{User: "bob@brand-b.example", Decision: "Approve"}}},
 		},
 		Applications: []world.Application{

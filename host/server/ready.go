@@ -51,11 +51,16 @@ type ready struct {
 // shuts down.
 func (s *Server) Drain() { s.draining.Store(true) }
 
+// closeWhileDraining closes the connection of every response given while
+// draining. It looks once the handler has run, so an answer that saw the
+// drain begin (readiness's "draining") closes its connection even when the
+// request arrived just before.
 func (s *Server) closeWhileDraining(c *fiber.Ctx) error {
+	err := c.Next()
 	if s.draining.Load() {
 		c.Context().SetConnectionClose()
 	}
-	return c.Next()
+	return err
 }
 
 func (s *Server) registerReady() {

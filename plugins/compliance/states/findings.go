@@ -243,11 +243,17 @@ func sortedFindings(outer *bun.SelectQuery, q FindingsQuery) *bun.SelectQuery {
 // paged in the database.
 func (s *Store) Findings(ctx context.Context, q FindingsQuery, extra []ResourceFindings) ([]StoredFinding, int, error) {
 	out := []StoredFinding{}
-	if q.none() || s.outerFindings(q, extra) == nil {
+	if q.none() {
+		return out, 0, nil
+	}
+	// The count and the page each need a query of their own: a column
+	// added to one would go into the other.
+	count := s.outerFindings(q, extra)
+	if count == nil {
 		return out, 0, nil
 	}
 	var total int
-	if err := s.outerFindings(q, extra).ColumnExpr("COUNT(*)").Scan(ctx, &total); err != nil || total == 0 {
+	if err := count.ColumnExpr("COUNT(*)").Scan(ctx, &total); err != nil || total == 0 {
 		return out, total, err
 	}
 	var rows []resourceFindingRow
@@ -280,14 +286,18 @@ func (s *Store) Findings(ctx context.Context, q FindingsQuery, extra []ResourceF
 // guidance is read first, the query's definitions' or all of it. An error
 // from fn stops the read and is returned.
 func (s *Store) EachFinding(ctx context.Context, q FindingsQuery, extra []ResourceFindings, fn func(StoredFinding) error) error {
-	if q.none() || s.outerFindings(q, extra) == nil {
+	if q.none() {
+		return nil
+	}
+	outer := s.outerFindings(q, extra)
+	if outer == nil {
 		return nil
 	}
 	guidance, err := s.Remediations(ctx, q.PolicyIDs)
 	if err != nil {
 		return err
 	}
-	rows, err := sortedFindings(s.outerFindings(q, extra), q).Rows(ctx)
+	rows, err := sortedFindings(outer, q).Rows(ctx)
 	if err != nil {
 		return err
 	}

@@ -179,7 +179,7 @@ func (s *Store) Raise(ctx context.Context, e Event) (stored Event, duplicate boo
 // recipient the event names on each enabled contacts channel.
 func (s *Store) fanOut(ctx context.Context, tx bun.Tx, e *Event, now time.Time) error {
 	var subs []struct {
-		Subscription `bun:",extend"`
+		Subscription  `bun:",extend"`
 		ChannelTenant *string `bun:"channel_tenant_id"`
 	}
 	q := tx.NewSelect().Model(&subs).

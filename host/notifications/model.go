@@ -174,3 +174,16 @@ type Delivery struct {
 	DeliveredAt   *time.Time `bun:"delivered_at" json:"delivered_at"`
 	CreatedAt     time.Time  `bun:"created_at,notnull" json:"created_at"`
 }
+
+// EventType is a kind of event a subscription can name.
+type EventType struct {
+	Name string `json:"name"`
+	// Source is the plugin that raises the events, or "host".
+	Source      string `json:"source"`
+	Description string `json:"description"`
+}
+
+// HostEventTypes are the events the host raises itself.
+var HostEventTypes = []EventType{
+	{Name: EventSyncFailed, Source: "host", Description: "A tenant's sync of a data domain failed; raised once until the domain syncs again."},
+}

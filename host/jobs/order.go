@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"time"
+
 	"context"
 	"slices"
 
@@ -68,10 +70,13 @@ func (s *Scheduler) FirstSync(ctx context.Context, triggeredBy string) ([]Run, e
 // runDependents queues a run of each job that reads what the job of key
 // produces, once none of that job's producers is queued or running (the
 // last of them to finish queues it), unless a run of it is queued already
-// and so has yet to read. Checked in the database after the finished run
-// was recorded, so replicas finishing producers at once queue it at least
-// once.
-func (s *Scheduler) runDependents(ctx context.Context, key string) {
+// and so has yet to read, or was queued since the finished run completed
+// (at completedAt) and so reads its data: the check of a producer that
+// finished first may come after a later producer's queued the reader, and
+// that reader's run reads both. Checked in the database after the
+// finished run was recorded, so replicas finishing producers at once queue
+// it at least once.
+func (s *Scheduler) runDependents(ctx context.Context, key string, completedAt time.Time) {
 	var due []Spec
 	s.mu.Lock()
 	for _, j := range s.jobs {
@@ -85,7 +90,8 @@ func (s *Scheduler) runDependents(ctx context.Context, key string) {
 		busy, err := s.db.NewSelect().Model((*Run)(nil)).
 			WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 				return q.Where("job_key IN (?) AND status IN (?)", bun.List(producers[spec.Key()]), bun.List(activeStatuses)).
-					WhereOr("job_key = ? AND status = ?", spec.Key(), StatusQueued)
+					WhereOr("job_key = ? AND status = ?", spec.Key(), StatusQueued).
+					WhereOr("job_key = ? AND queued_at >= ?", spec.Key(), completedAt)
 			}).Exists(ctx)
 		if err != nil {
 			s.log.Error("checking a reader's producers failed; it runs on its schedule", "job", spec.Key(), "error", err)

@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"time"
+
 	"context"
 	"sync"
 	"testing"
@@ -23,7 +25,8 @@ func TestReadersRunAfterTheirProducers(t *testing.T) {
 			},
 			"partner/partner": func(context.Context, Events) (int64, error) { return 5, nil },
 		})
-		s := newScheduler(t, db, runner, &fakeClock{now: t0}, Options{})
+		clock := &fakeClock{now: t0}
+		s := newScheduler(t, db, runner, clock, Options{})
 		var once sync.Once
 		unblock := func() { once.Do(func() { close(release) }) }
 		t.Cleanup(unblock) // before the scheduler stops
@@ -71,6 +74,7 @@ func TestReadersRunAfterTheirProducers(t *testing.T) {
 		waitFor(t, "the cycle's runs", func() bool { return runner.callCount("a/a") == 1 && runner.callCount("b/b") == 1 })
 
 		// A later run of a producer queues the reader again, once.
+		clock.Advance(time.Minute)
 		again, err := s.Trigger(ctx, "identity", "user-1")
 		if err != nil {
 			t.Fatal(err)
@@ -82,5 +86,42 @@ func TestReadersRunAfterTheirProducers(t *testing.T) {
 		if n := runner.callCount("a/a") + runner.callCount("b/b"); n != 2 {
 			t.Errorf("the jobs reading each other ran %d times, want once each", n)
 		}
+	})
+}
+
+// TestLateProducerCheckDoesNotRerunTheReader: a producer's check of its
+// readers that comes after another producer's finish queued the reader,
+// and after that run completed, queues nothing more, as the run read both
+// producers' data. A producer that completes later does queue it.
+func TestLateProducerCheckDoesNotRerunTheReader(t *testing.T) {
+	eachDialect(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		runner := newFakeRunner(map[string]jobFunc{})
+		clock := &fakeClock{now: t0}
+		s := newScheduler(t, db, runner, clock, Options{})
+		err := s.SetSpecs([]Spec{
+			{Plugin: "identity", Name: "directory", DataDomain: "identity", Produces: []string{"identity.mfa"}},
+			{Plugin: "compliance", Name: "states", DataDomain: "compliance", Produces: []string{"compliance.frameworks"}},
+			{Plugin: "partner", Name: "partner", DataDomain: "partner", Reads: []string{"identity.mfa", "compliance.frameworks"}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		identityDone := clock.Now()
+		clock.Advance(time.Second)
+		s.runDependents(ctx, "compliance/states", clock.Now())
+		waitFor(t, "the reader's run", func() bool {
+			return countRuns(t, db, "job_key = ? AND status = ?", "partner/partner", StatusCompleted) == 1
+		})
+		// identity finished first, but its check comes only now.
+		s.runDependents(ctx, "identity/directory", identityDone)
+		if n := countRuns(t, db, "job_key = ?", "partner/partner"); n != 1 {
+			t.Fatalf("a late check queued the reader again: %d runs", n)
+		}
+		clock.Advance(time.Second)
+		s.runDependents(ctx, "identity/directory", clock.Now())
+		waitFor(t, "the reader's second run", func() bool {
+			return countRuns(t, db, "job_key = ? AND status = ?", "partner/partner", StatusCompleted) == 2
+		})
 	})
 }

@@ -668,7 +668,7 @@ func (s *Scheduler) finishOnce(run *Run, records int64, progress Progress, runEr
 	}
 	// Even a failed run may have synced some tenants: the readers of its
 	// data read them.
-	s.runDependents(ctx, run.JobKey)
+	s.runDependents(ctx, run.JobKey, now)
 	return true
 }
 

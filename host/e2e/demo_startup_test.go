@@ -16,7 +16,8 @@ import (
 // which is not delegated, is read in its own directory), and the partner
 // job, which reads the identity and compliance datasets, ran after them:
 // its maturity equals the one a manual re-sync gives. The identity sync
-// found the demo's access review findings and its one overdue review.
+// found the demo's access review findings and its one overdue review, which
+// its routes and the identity page show.
 func TestDemoStartup(t *testing.T) {
 	hcl := resourcesPlugins() + costPlugins("") + identityPlugins("") + compliancePlugins("") + dmarcPlugins("") + partnerPlugins(examplePartnerCatalogue(t))
 	h := startHost(t, hostOpts{pluginsHCL: hcl, env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true", "STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}})
@@ -118,6 +119,11 @@ func TestDemoStartup(t *testing.T) {
 	if overdue.Total != 1 || len(overdue.Items) != 1 || overdue.Items[0].TenantID != ids["Contoso Retail"] ||
 		overdue.Items[0].Name != "Finance application owners review" || !overdue.Items[0].Overdue || !strings.HasPrefix(overdue.Items[0].EndsAt, wantEnd) {
 		t.Errorf("the demo's overdue access reviews: %+v, want Contoso Retail's finance review ended %s", overdue, wantEnd)
+	}
+	if r := h.do(http.MethodGet, "/identity", admin, nil, "HX-Request", "true"); r.status != http.StatusOK ||
+		!strings.Contains(string(r.body), "Global Administrator access review") || !strings.Contains(string(r.body), "1 of 1 overdue access reviews") ||
+		!strings.Contains(string(r.body), "Finance application owners review") {
+		t.Errorf("the demo's identity page: %d %s", r.status, r.body)
 	}
 
 	maturity := func() map[string]string {

@@ -122,3 +122,20 @@ func (l lists) reviewFindings() (template.HTML, error) {
 	return l.table(l.columns("Account", "Review", "Finding", "Reviewed"), out, "Privileged accounts approved without MFA, latest first",
 		"approvals of privileged accounts without MFA", total, "/api/v1/identity/access-review-findings", "sort_by=reviewed_at&sort_order=desc"), nil
 }
+
+// overdueReviews is the page's list of the access reviews overdue now,
+// the longest overdue first.
+func (l lists) overdueReviews() (template.HTML, error) {
+	now := l.h.now()
+	rows, total, err := l.h.Store.Reviews(l.ctx, l.page("ends_at", false), ReviewFilter{Overdue: true, Now: now})
+	if err != nil {
+		return "", err
+	}
+	out := make([][]any, 0, len(rows))
+	for _, r := range rows {
+		late := sdkui.Badge("overdue by "+count(int64(now.Sub(r.Ends)/(24*time.Hour)))+" days", sdkui.Warning)
+		out = append(out, l.row(r.TenantID, r.Name, r.Status, r.Ends.UTC().Format(time.DateOnly), late))
+	}
+	return l.table(l.columns("Review", "Status", "Ended", "Overdue"), out, "Access reviews past their end and not done, longest overdue first",
+		"overdue access reviews", total, "/api/v1/identity/access-reviews", "overdue=true&sort_by=ends_at"), nil
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,7 +15,9 @@ import (
 // reports' domain without a folder does not count, and Northwind Travel,
 // which is not delegated, is read in its own directory), and the partner
 // job, which reads the identity and compliance datasets, ran after them:
-// its maturity equals the one a manual re-sync gives.
+// its maturity equals the one a manual re-sync gives. The identity sync
+// found the demo's access review findings and its one overdue review, which
+// its routes and the identity page show.
 func TestDemoStartup(t *testing.T) {
 	hcl := resourcesPlugins() + costPlugins("") + identityPlugins("") + compliancePlugins("") + dmarcPlugins("") + partnerPlugins(examplePartnerCatalogue(t))
 	h := startHost(t, hostOpts{pluginsHCL: hcl, env: map[string]string{"STEWARD_SIM_BOOTSTRAP": "true", "STEWARD_RATE_LIMIT_PER_MINUTE": "100000"}})
@@ -76,6 +79,51 @@ func TestDemoStartup(t *testing.T) {
 		if slices.Contains(w, "") || !slices.Equal(got, slices.Sorted(slices.Values(w))) {
 			t.Errorf("brand %s has tenants %v, want %v", b.Name, b.TenantIDs, w)
 		}
+	}
+
+	// The demo's access reviews: seed 1's reviews approve five directory
+	// role holders without MFA, one of them in Fabrikam Foods' Global
+	// Administrator review; Contoso Retail's finance review, in progress
+	// ten days after its end, is the one overdue.
+	var findings struct {
+		Items []struct {
+			TenantID string `json:"tenant_id"`
+			Review   string `json:"review_name"`
+		} `json:"items"`
+		Total int `json:"total"`
+	}
+	h.get("/api/v1/identity/access-review-findings?limit=100", admin).json(t, &findings)
+	adminReview := 0
+	for _, it := range findings.Items {
+		if it.Review == "Global Administrator access review" {
+			adminReview++
+			if it.TenantID != ids["Fabrikam Foods"] {
+				t.Errorf("a finding of the Global Administrator review in tenant %s", it.TenantID)
+			}
+		}
+	}
+	if findings.Total != 5 || len(findings.Items) != 5 || adminReview != 1 {
+		t.Errorf("the demo's access review findings: %+v", findings)
+	}
+	var overdue struct {
+		Items []struct {
+			TenantID string `json:"tenant_id"`
+			Name     string `json:"name"`
+			EndsAt   string `json:"ends_at"`
+			Overdue  bool   `json:"overdue"`
+		} `json:"items"`
+		Total int `json:"total"`
+	}
+	h.get("/api/v1/identity/access-reviews?overdue=true", admin).json(t, &overdue)
+	wantEnd := time.Now().UTC().AddDate(0, 0, -10).Format(time.DateOnly)
+	if overdue.Total != 1 || len(overdue.Items) != 1 || overdue.Items[0].TenantID != ids["Contoso Retail"] ||
+		overdue.Items[0].Name != "Finance application owners review" || !overdue.Items[0].Overdue || !strings.HasPrefix(overdue.Items[0].EndsAt, wantEnd) {
+		t.Errorf("the demo's overdue access reviews: %+v, want Contoso Retail's finance review ended %s", overdue, wantEnd)
+	}
+	if r := h.do(http.MethodGet, "/identity", admin, nil, "HX-Request", "true"); r.status != http.StatusOK ||
+		!strings.Contains(string(r.body), "Global Administrator access review") || !strings.Contains(string(r.body), "1 of 1 overdue access reviews") ||
+		!strings.Contains(string(r.body), "Finance application owners review") {
+		t.Errorf("the demo's identity page: %d %s", r.status, r.body)
 	}
 
 	maturity := func() map[string]string {

@@ -102,7 +102,9 @@ type accessPosture struct {
 // policies, security defaults, Global Administrators, risky users and
 // applications' credentials reach their routes and the identity page through Graph, the sync and
 // the plugin's tables, on both databases, each figure exact; a standard
-// user of Brand A sees Brand A's alone and is refused Brand B's.
+// user of Brand A sees Brand A's alone and is refused Brand B's. A
+// compliance rule on identity_mfa finds Brand A's access review finding
+// and Brand B's overdue review.
 func TestIdentityPostureThroughTheHost(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) { testIdentityPosture(t, dialect) })
@@ -110,7 +112,7 @@ func TestIdentityPostureThroughTheHost(t *testing.T) {
 }
 
 func testIdentityPosture(t *testing.T, dialect string) {
-	o := hostOpts{pluginsHCL: identityPlugins(""), env: map[string]string{"STEWARD_SIM_WORLD": accessWorld(t), "STEWARD_SIM_BOOTSTRAP": "true"}}
+	o := hostOpts{pluginsHCL: identityPlugins("") + compliancePlugins(""), env: map[string]string{"STEWARD_SIM_WORLD": accessWorld(t), "STEWARD_SIM_BOOTSTRAP": "true"}}
 	if dialect == store.DialectPostgres {
 		o.databaseURL = storetest.PostgresURL(t)
 	}
@@ -286,6 +288,42 @@ func testIdentityPosture(t *testing.T, dialect string) {
 	h.get("/api/v1/identity/access-reviews?overdue=true", tokA).json(t, &reviews)
 	if reviews.Total != 0 || len(reviews.Items) != 0 {
 		t.Errorf("overdue reviews for brand A's user: %+v", reviews)
+	}
+
+	// A compliance rule on each tenant's identity_mfa record reads the
+	// access review figures through the host: Brand A's one finding, Brand
+	// B's one overdue review.
+	ruleOn := func(tenantID string) string {
+		t.Helper()
+		body := fmt.Sprintf(`{"rule_name": "Access reviews in order", "category": "mfa_coverage", "tenant_id": %q, "schema": {"properties": `+
+			`{"access_review_findings": {"maximum": 0}, "overdue_access_reviews": {"maximum": 0}}}}`, tenantID)
+		r := h.do(http.MethodPost, "/api/v1/compliance/rules", admin, strings.NewReader(body), "Content-Type", "application/json")
+		if r.status != http.StatusCreated {
+			t.Fatalf("create the access review rule: %d %s", r.status, r.body)
+		}
+		var rule struct {
+			ID int64 `json:"id"`
+		}
+		r.json(t, &rule)
+		var run struct {
+			Subjects   int `json:"subjects_evaluated"`
+			Violations []struct {
+				InstancePath string `json:"instance_path"`
+				Keyword      string `json:"keyword"`
+			} `json:"violations"`
+		}
+		h.do(http.MethodPost, fmt.Sprintf("/api/v1/compliance/rules/%d/evaluate", rule.ID), admin, nil).json(t, &run)
+		out := fmt.Sprint(run.Subjects)
+		for _, v := range run.Violations {
+			out += " " + v.InstancePath + " " + v.Keyword
+		}
+		return out
+	}
+	if got := ruleOn(a.TenantID); got != "1 /access_review_findings maximum" {
+		t.Errorf("the access review rule's dry run on brand A: %q", got)
+	}
+	if got := ruleOn(b.TenantID); got != "1 /overdue_access_reviews maximum" {
+		t.Errorf("the access review rule's dry run on brand B: %q", got)
 	}
 
 	var creds struct {

@@ -88,7 +88,12 @@ const (
 //     74.99 %, 75 %, 89.99 %, 90 %, above 90 % and a limit of 0.
 //   - 8–15 users per tenant: admins, privileged users (some without MFA),
 //     users without MFA, guests, stale and disabled accounts; three access
-//     reviews per tenant.
+//     reviews per tenant, and two more: Fabrikam Foods' completed "Global
+//     Administrator access review" approved each of its privileged users,
+//     among them one without MFA (an access review finding), and Contoso
+//     Retail's "Finance application owners review" is in progress ten days
+//     after its end, none of its decisions made: the world's one overdue
+//     review, whatever today is.
 //   - Identity posture: Contoso Retail requires MFA of every user and of
 //     the Global Administrators and blocks legacy authentication, all
 //     enforced; Contoso Retail Dev requires MFA of every user in
@@ -142,6 +147,7 @@ func Demo(seed int64, today time.Time) *World {
 	g.eligibleAdmins()
 	g.riskyUsers()
 	g.applications()
+	g.reviewFigures()
 	return g.w
 }
 
@@ -1679,4 +1685,26 @@ func (g *demoGen) applications() {
 		Application{DirectoryTenantID: g.ts[4].t.DirectoryTenantID, Name: "Booking partner gateway", ServicePrincipal: true, Credentials: []AppCredential{
 			{Type: "certificate", Name: "gateway.northwind-travel.example", EndDate: in(90)}}},
 	)
+}
+
+// reviewFigures adds the two access reviews Demo's doc promises for the
+// access review findings and the overdue reviews: Fabrikam Foods'
+// completed review approving each of its enabled privileged users, one of
+// whom has no MFA, and Contoso Retail's review of its enabled members still
+// in progress ten days after its end. Nothing is drawn from g.r: the
+// reviews' ids derive from their tenant and name.
+func (g *demoGen) reviewFigures() {
+	review := func(tenant int, name, status, end string, who func(User) bool, decision string) {
+		dt := g.ts[tenant]
+		r := AccessReview{DirectoryTenantID: dt.t.DirectoryTenantID, Name: name, Status: status, EndDate: end, Decisions: []Decision{},
+			ID: uuid.NewSHA1(uuid.NameSpaceURL, []byte("access-review:"+dt.t.DirectoryTenantID+"/"+name)).String()}
+		for _, u := range dt.users {
+			if *u.AccountEnabled && who(u) {
+				r.Decisions = append(r.Decisions, Decision{User: u.Email, Decision: decision})
+			}
+		}
+		g.w.AccessReviews = append(g.w.AccessReviews, r)
+	}
+	review(2, "Global Administrator access review", "Completed", "", func(u User) bool { return u.IsPrivileged }, "Approve")
+	review(0, "Finance application owners review", "InProgress", g.date(10), func(u User) bool { return u.UserType == "Member" }, "NotReviewed")
 }

@@ -630,6 +630,38 @@ func checkAccessReviews(t *testing.T, w *World) {
 			t.Errorf("no %s access review", s)
 		}
 	}
+
+	// Fabrikam Foods' Global Administrator review approves a privileged
+	// user without MFA; Contoso Retail's finance review, in progress ten
+	// days after its end, is the one review that ended unfinished.
+	users := map[string]User{}
+	for _, u := range w.Users {
+		users[u.Email] = u
+	}
+	tenantOf := map[string]string{}
+	for _, tn := range w.Tenants {
+		tenantOf[tn.DirectoryTenantID] = tn.Name
+	}
+	var findings, overdue []string
+	for _, r := range w.AccessReviews {
+		if r.EndDate != "" && r.EndDate < demoToday.Format(DateLayout) && r.Status != "Completed" {
+			overdue = append(overdue, tenantOf[r.DirectoryTenantID]+": "+r.Name+" ended "+r.EndDate)
+		}
+		if r.Name != "Global Administrator access review" {
+			continue
+		}
+		for _, d := range r.Decisions {
+			if u := users[d.User]; d.Decision == "Approve" && u.IsPrivileged && !u.MFARegistered {
+				findings = append(findings, tenantOf[r.DirectoryTenantID]+": "+u.Email)
+			}
+		}
+	}
+	if len(findings) != 1 || !strings.HasPrefix(findings[0], "Fabrikam Foods: ") {
+		t.Errorf("the Global Administrator review's approvals without MFA: %v", findings)
+	}
+	if want := "Contoso Retail: Finance application owners review ended " + demoToday.AddDate(0, 0, -10).Format(DateLayout); !slices.Equal(overdue, []string{want}) {
+		t.Errorf("overdue reviews %v, want [%s]", overdue, want)
+	}
 }
 
 // dmarcTags parses a DMARC record's tags.

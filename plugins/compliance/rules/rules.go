@@ -13,7 +13,8 @@
 //     the resource's ARM id.
 //   - mfa_coverage: the tenant's record of the identity_mfa dataset (the
 //     identity plugin's figures at its latest sync, e.g.
-//     mfa_coverage_percentage, admin_mfa_percentage); the subject is the
+//     mfa_coverage_percentage, admin_mfa_percentage,
+//     access_review_findings, overdue_access_reviews); the subject is the
 //     tenant.
 //   - compliance_score: the tenant's latest compliance snapshot (Score,
 //     e.g. overall_compliance_percent, non_compliant_resources) from a

@@ -96,6 +96,7 @@ func (h *Handlers) page(w http.ResponseWriter, r *http.Request, in *pageIn) {
 		{"Disabled accounts holding roles", l.disabledWithRoles},
 		{"Device compliance", l.devices},
 		{"Privileged accounts approved without MFA", l.reviewFindings},
+		{"Overdue access reviews", l.overdueReviews},
 		{"Users at risk", l.risky},
 		{"Application credentials", l.credentials},
 	} {

@@ -328,6 +328,12 @@ func Overdue(status string, ends, now time.Time) bool {
 	return !ends.IsZero() && ends.Before(now) && !slices.Contains(reviewDone, status)
 }
 
+// whereOverdue keeps the reviews, aliased a, that are overdue at now (see
+// Overdue).
+func whereOverdue(q *bun.SelectQuery, now time.Time) *bun.SelectQuery {
+	return q.Where("a.ends_at < ?", now).Where("a.status NOT IN (?)", bun.List(reviewDone))
+}
+
 // ReviewFilter selects access reviews: of one status when Status is set,
 // only the overdue ones at Now when Overdue is.
 type ReviewFilter struct {
@@ -349,7 +355,7 @@ func (s *Store) Reviews(ctx context.Context, p Page, f ReviewFilter) ([]ReviewRo
 			q = q.Where("a.status = ?", f.Status)
 		}
 		if f.Overdue {
-			q = q.Where("a.ends_at < ?", f.Now).Where("a.status NOT IN (?)", bun.List(reviewDone))
+			q = whereOverdue(q, f.Now)
 		}
 		return q
 	}

@@ -38,11 +38,7 @@ func (s *Store) ReviewFindings(ctx context.Context, p Page) ([]ReviewFinding, in
 	if len(p.TenantIDs) == 0 {
 		return out, 0, nil
 	}
-	sel := s.db.NewSelect().TableExpr("identity_review_decisions AS d").
-		Join("JOIN identity_users AS u ON u.tenant_id = d.tenant_id AND u.user_id = d.principal_id").
-		Join("JOIN identity_access_reviews AS a ON a.tenant_id = d.tenant_id AND a.review_id = d.review_id").
-		Where("d.tenant_id IN (?)", bun.List(p.TenantIDs)).
-		Where("d.decision = 'Approve'").Where("u.is_admin").Where("NOT u.mfa_registered")
+	sel := selectReviewFindings(s.db, p.TenantIDs)
 	total, err := sel.Count(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -51,6 +47,17 @@ func (s *Store) ReviewFindings(ctx context.Context, p Page) ([]ReviewFinding, in
 		"u.user_principal_name, u.account_enabled, d.reviewed_by, d.reviewed_at")
 	err = p.order(sel, reviewFindingSorts, "d.tenant_id", "d.review_id", "d.decision_id").Scan(ctx, &out)
 	return out, int(total), err
+}
+
+// selectReviewFindings selects the tenants' approvals of privileged
+// accounts without MFA (see ReviewFindings) on db, the decisions aliased d,
+// their users u and their reviews a.
+func selectReviewFindings(db bun.IDB, tenantIDs []string) *bun.SelectQuery {
+	return db.NewSelect().TableExpr("identity_review_decisions AS d").
+		Join("JOIN identity_users AS u ON u.tenant_id = d.tenant_id AND u.user_id = d.principal_id").
+		Join("JOIN identity_access_reviews AS a ON a.tenant_id = d.tenant_id AND a.review_id = d.review_id").
+		Where("d.tenant_id IN (?)", bun.List(tenantIDs)).
+		Where("d.decision = 'Approve'").Where("u.is_admin").Where("NOT u.mfa_registered")
 }
 
 // ReviewFindingItem is an approval of a privileged account without MFA.
@@ -114,4 +121,21 @@ func (l lists) reviewFindings() (template.HTML, error) {
 	}
 	return l.table(l.columns("Account", "Review", "Finding", "Reviewed"), out, "Privileged accounts approved without MFA, latest first",
 		"approvals of privileged accounts without MFA", total, "/api/v1/identity/access-review-findings", "sort_by=reviewed_at&sort_order=desc"), nil
+}
+
+// overdueReviews is the page's list of the access reviews overdue now,
+// the longest overdue first.
+func (l lists) overdueReviews() (template.HTML, error) {
+	now := l.h.now()
+	rows, total, err := l.h.Store.Reviews(l.ctx, l.page("ends_at", false), ReviewFilter{Overdue: true, Now: now})
+	if err != nil {
+		return "", err
+	}
+	out := make([][]any, 0, len(rows))
+	for _, r := range rows {
+		late := sdkui.Badge("overdue by "+count(int64(now.Sub(r.Ends)/(24*time.Hour)))+" days", sdkui.Warning)
+		out = append(out, l.row(r.TenantID, r.Name, r.Status, r.Ends.UTC().Format(time.DateOnly), late))
+	}
+	return l.table(l.columns("Review", "Status", "Ended", "Overdue"), out, "Access reviews past their end and not done, longest overdue first",
+		"overdue access reviews", total, "/api/v1/identity/access-reviews", "overdue=true&sort_by=ends_at"), nil
 }

@@ -328,7 +328,8 @@ func leaks(v any, s string) bool {
 }
 
 // TestDataset: identity_mfa has each requested tenant's latest figures,
-// and nothing of a tenant not requested.
+// its access reviews' findings and overdue reviews among them, and nothing
+// of a tenant not requested.
 func TestDataset(t *testing.T) {
 	each(t, func(t *testing.T, dialect string) {
 		w := identityWorld()
@@ -360,7 +361,13 @@ func TestDataset(t *testing.T) {
 			(all > 0 && *got[0].DeviceCompliance != pct(compliant, all)) {
 			t.Fatalf("contoso's record %+v", got)
 		}
-		if got := read(contoso.ID, fabrikam.ID); len(got) != 2 || got[1].TenantID != fabrikam.ID || *got[1].MFACoverage != 66.67 {
+		// Contoso's review approved Rory, a role holder without MFA, and
+		// ended on 1 November in progress; Fabrikam has no review.
+		if n, m := got[0].AccessReviewFindings, got[0].OverdueAccessReviews; n == nil || *n != 1 || m == nil || *m != 1 {
+			t.Fatalf("contoso's access review figures %v %v", n, m)
+		}
+		if got := read(contoso.ID, fabrikam.ID); len(got) != 2 || got[1].TenantID != fabrikam.ID || *got[1].MFACoverage != 66.67 ||
+			got[1].AccessReviewFindings == nil || *got[1].AccessReviewFindings != 0 || got[1].OverdueAccessReviews == nil || *got[1].OverdueAccessReviews != 0 {
 			t.Fatalf("both tenants' records %+v", got)
 		}
 		if got := read("t-other"); len(got) != 0 {

@@ -138,6 +138,12 @@ type Snapshot struct {
 	// the days before they were counted.
 	ExpiredCredentials  *int64 `bun:"expired_credentials"`
 	ExpiringCredentials *int64 `bun:"expiring_credentials"`
+	// AccessReviewFindings counts the access reviews' approvals of
+	// directory role holders without MFA (see Store.ReviewFindings), and
+	// OverdueAccessReviews the reviews overdue at the sync (see Overdue);
+	// nil on the days before they were counted.
+	AccessReviewFindings *int64 `bun:"access_review_findings"`
+	OverdueAccessReviews *int64 `bun:"overdue_access_reviews"`
 	// MemberUsers counts the enabled accounts that are not guests, the
 	// population MFA coverage is measured on, and MemberMFAUsers those of
 	// them registered for MFA; nil on the days before they were counted,
@@ -284,9 +290,10 @@ func insert[T any](ctx context.Context, tx bun.Tx, rows []T) error {
 }
 
 // snapshot records the tenant's figures for at's day, counted in the
-// database from the rows just stored, with d's Conditional Access
-// posture, Global Administrators, risky users and applications'
-// credentials; a second sync the same day replaces the first's.
+// database from the rows just stored (among them the access reviews'
+// findings and those overdue at at), with d's Conditional Access posture,
+// Global Administrators, risky users and applications' credentials; a
+// second sync the same day replaces the first's.
 func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time, d *Directory) error {
 	p := posture(d.Policies, d.SecurityDefaults)
 	admins, eligible := int64(len(d.GlobalAdmins)), int64(0)
@@ -329,6 +336,16 @@ func snapshot(ctx context.Context, tx bun.Tx, tenantID string, at time.Time, d *
 	if err != nil {
 		return err
 	}
+	findings, err := selectReviewFindings(tx, []string{tenantID}).Count(ctx)
+	if err != nil {
+		return err
+	}
+	overdue, err := whereOverdue(tx.NewSelect().TableExpr("identity_access_reviews AS a").Where("a.tenant_id = ?", tenantID), at).Count(ctx)
+	if err != nil {
+		return err
+	}
+	nFindings, nOverdue := int64(findings), int64(overdue)
+	snap.AccessReviewFindings, snap.OverdueAccessReviews = &nFindings, &nOverdue
 	_, err = tx.NewInsert().Model(&snap).Exec(ctx)
 	return err
 }

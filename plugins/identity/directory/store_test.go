@@ -80,9 +80,10 @@ func TestSnapshotDisabledMigration(t *testing.T) {
 }
 
 // TestAccessPostureMigration: snapshots taken before the Conditional
-// Access posture, the Global Administrators, the risky users and the
-// applications' credentials were read keep them unknown (NULL), so no
-// read claims them; the migrations roll back.
+// Access posture, the Global Administrators, the risky users, the
+// applications' credentials and the access reviews' figures were read
+// keep them unknown (NULL), so no read claims them; the migrations roll
+// back.
 func TestAccessPostureMigration(t *testing.T) {
 	each(t, func(t *testing.T, dialect string) {
 		ctx := context.Background()
@@ -119,7 +120,7 @@ func TestAccessPostureMigration(t *testing.T) {
 		}
 		snaps, err := st.Latest(ctx, []string{contoso.ID})
 		if err != nil || len(snaps) != 1 || snaps[0].SecurityDefaults != nil || snaps[0].CAMFAAllUsers != "" || snaps[0].GlobalAdmins != nil ||
-			snaps[0].RiskyUsers != nil || snaps[0].ExpiredCredentials != nil {
+			snaps[0].RiskyUsers != nil || snaps[0].ExpiredCredentials != nil || snaps[0].AccessReviewFindings != nil || snaps[0].OverdueAccessReviews != nil {
 			t.Fatalf("snapshot %+v (%v), want its posture unknown", snaps, err)
 		}
 		if _, err := store.Rollback(ctx, db, directory.Migrations(), "identity_migrations"); err != nil {
@@ -132,6 +133,9 @@ func TestAccessPostureMigration(t *testing.T) {
 		}
 		if n, err := db.NewSelect().Table("identity_snapshots").Count(ctx); err != nil || n != 1 {
 			t.Fatalf("%d snapshots after the rollback (%v), want the 1", n, err)
+		}
+		if _, err := db.ExecContext(ctx, "SELECT access_review_findings FROM identity_snapshots"); err == nil {
+			t.Fatal("the snapshots have access_review_findings after the rollback")
 		}
 	})
 }

@@ -109,6 +109,12 @@ func TestPage(t *testing.T) {
 			!strings.Contains(section, "Global Administrator") || strings.Contains(section, "Ada Admin") {
 			t.Errorf("disabled accounts holding roles: %s", section)
 		}
+		// Contoso's review, in progress, ended on 1 November.
+		if section := between(t, got, "Overdue access reviews", "Users at risk"); !strings.Contains(section, "Quarterly review") ||
+			!strings.Contains(section, "2026-11-01") || !strings.Contains(section, "overdue by 44 days") || !strings.Contains(section, "1 of 1 overdue access reviews") ||
+			!strings.Contains(section, `href="/api/v1/identity/access-reviews?limit=500&amp;overdue=true&amp;sort_by=ends_at"`) {
+			t.Errorf("overdue access reviews: %s", section)
+		}
 		// Contoso's Conditional Access: MFA enforced for all and for
 		// admins, legacy authentication in report-only, and its policies.
 		section = between(t, got, "Conditional Access", "MFA coverage, last")

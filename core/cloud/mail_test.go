@@ -27,7 +27,7 @@ func mailWorld() *world.World {
 	brand := world.Mailbox{Address: "dmarc@brand.example", DirectoryTenantID: brandTenant}
 	for i := range 120 {
 		m := world.MailMessage{ID: fmt.Sprintf("msg-%02d", i), Subject: fmt.Sprintf("Report %d", i), From: "noreply-dmarc-support@google.com",
-			Received: start.Add(time.Duration(i) * time.Hour).Format(time.RFC3339),
+			Received:    start.Add(time.Duration(i) * time.Hour).Format(time.RFC3339),
 			Attachments: []world.MailAttachment{{Name: fmt.Sprintf("r%d.xml.gz", i), ContentType: "application/gzip", Text: fmt.Sprintf("<feedback>%d</feedback>", i)}}}
 		if i == 3 {
 			m.Folder = "archive"

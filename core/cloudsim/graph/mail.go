@@ -231,7 +231,11 @@ func AttachmentContent(a world.MailAttachment) ([]byte, error) {
 		}
 	case strings.HasSuffix(name, ".zip"):
 		zw := zip.NewWriter(&buf)
-		w, err := zw.Create(a.Name[:len(a.Name)-len(".zip")])
+		member := a.Name[:len(a.Name)-len(".zip")]
+		if !strings.HasSuffix(strings.ToLower(member), ".xml") {
+			member += ".xml"
+		}
+		w, err := zw.Create(member)
 		if err == nil {
 			_, err = w.Write([]byte(a.Text))
 		}

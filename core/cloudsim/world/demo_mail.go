@@ -34,14 +34,16 @@ func demoSenders(brand, n int, domain string) []demoSender {
 // demoReporter is a receiver that sends the demo's aggregate reports.
 type demoReporter struct {
 	org, email, from string
+	// host begins its reports' file names.
+	host string
 	// ext names how its reports are attached: .zip (Google), .xml.gz
 	// (Microsoft) or .xml.
 	ext, contentType string
 }
 
 var demoReporters = []demoReporter{
-	{org: "google.com", email: "noreply-dmarc-support@google.com", from: "noreply-dmarc-support@google.com", ext: ".zip", contentType: "application/zip"},
-	{org: "Enterprise Outlook", email: "dmarcreport@microsoft.com", from: "dmarcreport@microsoft.com", ext: ".xml.gz", contentType: "application/gzip"},
+	{org: "google.com", email: "noreply-dmarc-support@google.com", from: "noreply-dmarc-support@google.com", host: "google.com", ext: ".zip", contentType: "application/zip"},
+	{org: "Enterprise Outlook", email: "dmarcreport@microsoft.com", from: "dmarcreport@microsoft.com", host: "enterprise.protection.outlook.com", ext: ".xml.gz", contentType: "application/gzip"},
 }
 
 // mailboxes gives each domain with a DMARC record its rua mailbox,
@@ -69,7 +71,7 @@ func (g *demoGen) mailboxes() {
 				begin := g.today.AddDate(0, 0, -d)
 				for k, r := range demoReporters {
 					id := fmt.Sprintf("%d%02d%d", begin.Unix(), n, k)
-					name := fmt.Sprintf("%s!%s!%d!%d%s", strings.Fields(r.org)[0], domain, begin.Unix(), begin.Unix()+86399, r.ext)
+					name := fmt.Sprintf("%s!%s!%d!%d%s", r.host, domain, begin.Unix(), begin.Unix()+86399, r.ext)
 					box.Messages = append(box.Messages, MailMessage{
 						ID:       fmt.Sprintf("AAMkAD%s-%s", strings.ReplaceAll(domain, ".", ""), id),
 						Subject:  fmt.Sprintf("Report Domain: %s Submitter: %s Report-ID: %s", domain, r.org, id),

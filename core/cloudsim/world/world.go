@@ -578,7 +578,7 @@ type MailMessage struct {
 // MailAttachment is a file attached to a message. Its content is Text,
 // packed by its name as a DMARC reporter packs a report: a name ending
 // in .gz is gzip of Text, one in .zip a zip archive holding Text as the
-// name without .zip; any other name is Text itself. Base64, when set,
+// name with .zip replaced by .xml; any other name is Text itself. Base64, when set,
 // is the content instead, as is, for attachments that are not reports.
 type MailAttachment struct {
 	Name        string `json:"name"`

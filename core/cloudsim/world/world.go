@@ -1,6 +1,7 @@
 // Package world is the simulated cloud's model: the tenants, users, costs,
-// policy states, resources, quotas, reservations, access reviews and DNS
-// records it serves, and the daily exchange rates of its currencies. A world comes from a JSON world file or from the
+// policy states, resources, quotas, reservations, access reviews, DNS
+// records and mailboxes it serves, and the daily exchange rates of its
+// currencies. A world comes from a JSON world file or from the
 // deterministic built-in demo generator. Dates are YYYY-MM-DD.
 //
 // Beyond the fields the contract names, a tenant may carry "consented":

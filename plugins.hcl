@@ -134,11 +134,23 @@ plugin "dmarc" {
     # read once, remembered by its SHA-256, so the folder may be
     # read-only. A report is filed under the tenant watching its domain.
     # reports_dir    = "/var/lib/steward/dmarc-reports"
+    # Fetch each tenant's aggregate reports through Microsoft Graph from
+    # its rua mailboxes (the rua addresses of its domains' DMARC records
+    # at its own domains), every 15 minutes; needs Graph's Mail.Read
+    # application permission. The simulated cloud's demo mailboxes hold
+    # two days of reports.
+    mailbox_sync = true
+    # mailbox_folder = "inbox"          # a well-known folder name or a folder id
   }
   job "dmarc" {
     schedule = "@every 6h"
   }
   job "dmarc_reports" {
+    schedule = "@every 15m"
+  }
+  # Fetches the mailboxes' reports and looks up every report source's
+  # reverse name.
+  job "dmarc_mailbox" {
     schedule = "@every 15m"
   }
 }

@@ -165,6 +165,26 @@ func (r *Resolver) LookupA(ctx context.Context, name string) ([]string, error) {
 	return addrs, nil
 }
 
+// LookupPTR returns the host names an IP address's reverse name points
+// to (its PTR records), without their trailing dots. An address without
+// a reverse name returns ErrNoSuchName; one that is not an IP address is
+// an error.
+func (r *Resolver) LookupPTR(ctx context.Context, ip string) ([]string, error) {
+	name, err := dns.ReverseAddr(ip)
+	if err != nil {
+		return nil, fmt.Errorf("cloud: dns PTR: %w", err)
+	}
+	_, rrs, _, err := r.lookup(ctx, name, dns.TypePTR)
+	if err != nil {
+		return nil, err
+	}
+	hosts := make([]string, 0, len(rrs))
+	for _, rr := range rrs {
+		hosts = append(hosts, strings.TrimSuffix(rr.(*dns.PTR).Ptr, "."))
+	}
+	return hosts, nil
+}
+
 // DNSSEC reports whether the resolver authenticated domain's records
 // with DNSSEC: the AD bit of its answers for the domain's MX records, the
 // records mail delivery and MTA-STS rely on, every answer of a CNAME

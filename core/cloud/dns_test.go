@@ -59,6 +59,9 @@ func dnsWorld() *world.World {
 	add("mx.other.example", "CNAME", "example.com")
 	add("mail.other.example", "CNAME", "mail.example.com")
 	add("multi.example", "MX", "0 .")
+	add("209.85.220.41", "PTR", "mail-sor-f41.google.com")
+	add("2001:db8::25", "PTR", "mail.example.com.")
+	add("1.2.0.192.in-addr.arpa", "PTR", "one.example.net")
 	for range 10 {
 		add("big.example.com", "TXT", strings.Repeat("x", 200))
 	}
@@ -490,5 +493,24 @@ func TestDNSSEC(t *testing.T) {
 	w.DNSSEC = []string{"unknown.example"}
 	if _, err := simdns.Start(w, "", nil); err == nil || !strings.Contains(err.Error(), "dnssec[0]") {
 		t.Errorf("a signed zone outside the tenants' domains: %v", err)
+	}
+}
+
+// TestLookupPTR reads reverse names the world gives by address or by
+// name, IPv4 and IPv6; an address without one is NXDOMAIN and a string
+// that is no address an error before any query.
+func TestLookupPTR(t *testing.T) {
+	r := startDNS(t, dnsWorld(), nil)
+	ctx := context.Background()
+	for ip, want := range map[string]string{"209.85.220.41": "mail-sor-f41.google.com", "2001:db8::25": "mail.example.com", "192.0.2.1": "one.example.net"} {
+		if got, err := r.LookupPTR(ctx, ip); err != nil || len(got) != 1 || got[0] != want {
+			t.Errorf("PTR %s: %v %v, want %s", ip, got, err, want)
+		}
+	}
+	if got, err := r.LookupPTR(ctx, "203.0.113.45"); !errors.Is(err, ErrNoSuchName) || len(got) != 0 {
+		t.Errorf("no reverse name: %v %v, want NXDOMAIN", got, err)
+	}
+	if _, err := r.LookupPTR(ctx, "not-an-ip"); err == nil || rcode(err) != -1 {
+		t.Errorf("not an address: %v", err)
 	}
 }

@@ -286,6 +286,7 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/dmarc/reports",
 				"POST /api/v1/dmarc/reports",
 				"GET /api/v1/dmarc/reports/stats",
+				"GET /api/v1/dmarc/reports/mailbox",
 				"GET /partials/dmarc-domains/{domain_id}",
 				"GET /api/v1/partner/evidence",
 				"POST /api/v1/partner/evidence",

@@ -2,8 +2,9 @@
 // mail domains — the directory's verified domains and those admins add —
 // checks their DMARC, SPF, DKIM, MX, MTA-STS, TLS-RPT, BIMI and DNSSEC
 // every few hours, scores them, keeps their history and raises an alert
-// when a domain's posture weakens. It also ingests the domains' DMARC aggregate reports, uploaded
-// or read from a folder, and serves their pass and fail rates.
+// when a domain's posture weakens. It also ingests the domains' DMARC aggregate reports, uploaded,
+// read from a folder or fetched from the tenants' report mailboxes, looks
+// up their sources' reverse names, and serves their pass and fail rates.
 package main
 
 import (
@@ -30,6 +31,8 @@ type config struct {
 	CheckTimeout  sdk.Duration `json:"check_timeout" doc:"Longest time one domain's check takes"`
 	Concurrency   int          `json:"concurrency" minimum:"1" maximum:"64" doc:"Domains checked at once"`
 	ReportsDir    string       `json:"reports_dir,omitempty" maxLength:"4096" doc:"Folder of DMARC aggregate reports (XML, .xml.gz, .zip) read every 15 minutes, each file once; may be read-only. A relative path is from the host's working directory"`
+	MailboxSync   bool         `json:"mailbox_sync,omitempty" doc:"Fetch each tenant's aggregate reports every 15 minutes through Microsoft Graph from its report mailboxes: the rua addresses of its domains' DMARC records that lie at its own domains (Graph's Mail.Read application permission)"`
+	MailboxFolder string       `json:"mailbox_folder,omitempty" maxLength:"255" doc:"The report mailboxes' folder read: a well-known folder name or a folder id; default inbox"`
 }
 
 // Defaults are the settings of a block that gives none.
@@ -69,7 +72,8 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		addr = clients.Endpoints().DNS
 	}
 	st := &domains.Store{DB: db}
-	syncer := &domains.Syncer{Store: st, Host: env.Host, Resolver: cloud.NewResolver(addr), Policies: clients.MTASTS(), Selectors: cfg.DKIMSelectors,
+	resolver := cloud.NewResolver(addr)
+	syncer := &domains.Syncer{Store: st, Host: env.Host, Resolver: resolver, Policies: clients.MTASTS(), Selectors: cfg.DKIMSelectors,
 		Concurrency: cfg.Concurrency, CheckTimeout: time.Duration(cfg.CheckTimeout),
 		Graph: func(dir string) domains.Graph { return clients.Graph(dir) }}
 	handlers := &domains.Handlers{Store: st, Host: env.Host, Selectors: cfg.DKIMSelectors}
@@ -78,6 +82,11 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	rst := &reports.Store{DB: db}
 	reportHandlers := &reports.Handlers{Store: rst, TenantOf: st.TenantOf, Audit: env.Host, Logger: env.Logger, Tenants: env.Host}
 	ingest := &reports.Ingest{Store: rst, TenantOf: st.TenantOf, Dir: cfg.ReportsDir}
+	// The mailbox sync fetches reports when asked to and looks up every
+	// report's sources through the checks' resolver either way.
+	mailbox := &reports.MailboxSync{Store: rst, Enabled: cfg.MailboxSync, TenantOf: st.TenantOf, Mailboxes: st.ReportMailboxes,
+		Mail: func(dir string) reports.Mail { return clients.Graph(dir) }, Folder: cfg.MailboxFolder,
+		Enricher: &reports.Enricher{Resolver: resolver}}
 	return &sdk.Plugin{
 		Routes: slices.Concat(handlers.Routes(), handlers.DetailRoutes(), reportHandlers.Routes(), reportHandlers.FormRoutes()),
 		// The DMARC page (/dmarc), which the host lays out, shows the
@@ -88,6 +97,6 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		Nav:       []sdk.NavEntry{{Label: "E-mail security", Path: domains.DMARCPage.Path, Order: 60}},
 		Datasets:  []sdk.Dataset{handlers.Dataset()},
 		Jobs: []sdk.Job{{Name: "dmarc", JobType: domains.DataDomain, DataDomain: domains.DataDomain, Schedule: "@every 6h", PerTenant: true, Run: syncer.Run},
-			ingest.Job(env.Host)},
+			ingest.Job(env.Host), mailbox.Job()},
 	}, nil
 }

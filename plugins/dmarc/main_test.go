@@ -44,7 +44,7 @@ func TestDefinition(t *testing.T) {
 		`{"check_timeout": "soon"}`:           "check_timeout: must be a duration such as 30s, 5m or 1h30m",
 		`{"check_timeout": "-1s"}`:            "check_timeout: must be a duration such as 30s, 5m or 1h30m",
 		`{"dkim_selectors": ["a", 1]}`:        "dkim_selectors[1]: expected string, but got number",
-		`{"reports_directory": "/var/dmarc"}`: "reports_directory: unknown key; the keys are check_timeout, concurrency, dkim_selectors, reports_dir, resolver",
+		`{"reports_directory": "/var/dmarc"}`: "reports_directory: unknown key; the keys are check_timeout, concurrency, dkim_selectors, mailbox_folder, mailbox_sync, reports_dir, resolver",
 	} {
 		problems, err := protocol.CheckConfig(desc.ConfigSchema, []byte(block))
 		got := ""

@@ -3,18 +3,26 @@ package graph
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // filter is a parsed $filter of the forms the simulator supports:
 // equality of a property with a string or boolean literal, such as
-// userType eq 'Guest' or accountEnabled eq false, joined by "and". Graph
+// userType eq 'Guest' or accountEnabled eq false, and comparisons of a
+// DateTimeOffset property with an unquoted RFC 3339 time, such as
+// receivedDateTime ge 2026-11-20T00:00:00Z, joined by "and". Graph
 // compares directory strings case-insensitively, and so does the filter.
 type filter []clause
 
 type clause struct {
 	prop  string
-	value any // string or bool
+	op    string // eq, or gt, ge, lt or le for a time
+	value any    // string, bool or time.Time
 }
+
+// timeOps are the comparisons a DateTimeOffset property allows besides
+// eq.
+var timeOps = map[string]bool{"gt": true, "ge": true, "lt": true, "le": true}
 
 // parseFilter parses raw against the filterable properties of a listing,
 // given as an item's property values so each literal's type can be checked
@@ -26,11 +34,15 @@ func parseFilter(raw string, props map[string]any) (filter, error) {
 	}
 	var f filter
 	for i := 0; ; i += 4 {
-		if len(toks) < i+3 || !strings.EqualFold(toks[i+1].text, "eq") {
+		if len(toks) < i+3 {
 			return nil, badQuery("Invalid filter clause: only property eq literal comparisons joined by 'and' are supported, not '%s'.", raw)
 		}
-		name, lit := toks[i].text, toks[i+2]
+		name, op, lit := toks[i].text, strings.ToLower(toks[i+1].text), toks[i+2]
 		prop, known := lookup(props, name)
+		_, isTime := props[prop].(time.Time)
+		if op != "eq" && !(isTime && timeOps[op]) || toks[i+1].quoted {
+			return nil, badQuery("Invalid filter clause: only property eq literal comparisons, and gt, ge, lt and le of dates, joined by 'and' are supported, not '%s'.", raw)
+		}
 		if !known || toks[i].quoted {
 			return nil, badQuery("Unsupported or invalid query filter clause specified for property '%s'.", name)
 		}
@@ -38,7 +50,7 @@ func parseFilter(raw string, props map[string]any) (filter, error) {
 		if err != nil {
 			return nil, err
 		}
-		f = append(f, clause{prop: prop, value: value})
+		f = append(f, clause{prop: prop, op: op, value: value})
 		if len(toks) == i+3 {
 			return f, nil
 		}
@@ -68,12 +80,19 @@ func literal(lit token, sample any) (any, error) {
 		case "true", "false":
 			value, litType = strings.EqualFold(lit.text, "true"), "Edm.Boolean"
 		default:
-			return nil, badQuery("Invalid filter clause: '%s' is not a supported literal; quote strings.", lit.text)
+			t, err := time.Parse(time.RFC3339, lit.text)
+			if err != nil {
+				return nil, badQuery("Invalid filter clause: '%s' is not a supported literal; quote strings.", lit.text)
+			}
+			value, litType = t, "Edm.DateTimeOffset"
 		}
 	}
 	propType := "Edm.String"
-	if _, ok := sample.(bool); ok {
+	switch sample.(type) {
+	case bool:
 		propType = "Edm.Boolean"
+	case time.Time:
+		propType = "Edm.DateTimeOffset"
 	}
 	if propType != litType {
 		return nil, badQuery("A binary operator with incompatible types was detected. Found operand types '%s' and '%s' for operator kind 'Equal'.", propType, litType)
@@ -92,9 +111,29 @@ func (f filter) matches(props map[string]any) bool {
 			if got, _ := props[c.prop].(bool); got != want {
 				return false
 			}
+		case time.Time:
+			got, _ := props[c.prop].(time.Time)
+			if !compareTime(got, c.op, want) {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+// compareTime is got op want.
+func compareTime(got time.Time, op string, want time.Time) bool {
+	switch op {
+	case "gt":
+		return got.After(want)
+	case "ge":
+		return !got.Before(want)
+	case "lt":
+		return got.Before(want)
+	case "le":
+		return !got.After(want)
+	}
+	return got.Equal(want)
 }
 
 // queryError is a rejected $filter; its text is the message Graph answers

@@ -6,7 +6,8 @@
 // defaults policy, Privileged Identity Management's role assignment and
 // eligibility schedule instances, groups' members, Identity Protection's
 // risky users, and application registrations and service principals with
-// their credentials. Every route is served under /v1.0 and /beta, as
+// their credentials, and the messages of mailboxes' folders with their
+// file attachments. Every route is served under /v1.0 and /beta, as
 // Graph serves both. Answers are OData JSON (@odata.context, value and
 // @odata.nextLink, honouring $top) and errors use Graph's envelope with its
 // innerError, so Graph clients work unchanged.
@@ -126,6 +127,7 @@ func Register(s *cloudsim.Sim, auth Authenticator) {
 		srv.registerPIM(v)
 		srv.registerRisk(v)
 		srv.registerApps(v)
+		srv.registerMail(v)
 		// Anything else under a version is answered as Graph answers an
 		// unknown segment, rather than with the mux's plain-text 404.
 		srv.handle("/"+v+"/", unknownSegment)

@@ -1,7 +1,8 @@
 // Package simdns is the simulated cloud's DNS: an authoritative server on
 // loopback, over UDP and TCP on one port, for the world's tenant domains.
 // It answers the world's TXT and CNAME records (SPF, DMARC, DKIM), MX
-// records and A and AAAA addresses the way a real authoritative server
+// records, A and AAAA addresses, and PTR records in the reverse zones
+// (in-addr.arpa and ip6.arpa, served when the world has PTR records) the way a real authoritative server
 // does, so Steward's resolver is tested against real DNS behaviour: long
 // TXT values split into 255-byte strings, CNAMEs chased within the served
 // zones, NXDOMAIN versus an empty answer, REFUSED outside the zones, and
@@ -42,6 +43,9 @@ const ttl = 300
 // maxChase bounds how many CNAMEs one answer follows: a longer chain is
 // a loop in the world file, answered SERVFAIL as resolvers do.
 const maxChase = 8
+
+// reverseZones are the zones of PTR records, IPv4's and IPv6's.
+var reverseZones = []string{"in-addr.arpa.", "ip6.arpa."}
 
 // freePortTries is how often Start looks for a port free for both UDP and
 // TCP: the UDP socket picks a free port, and TCP can find it taken.
@@ -161,6 +165,15 @@ func (s *Server) index(w *world.World) error {
 			s.records[zone] = []dns.RR{soa(zone)}
 		}
 	}
+	for _, r := range w.DNS {
+		if r.Type == "PTR" {
+			for _, zone := range reverseZones {
+				s.zones = append(s.zones, zone)
+				s.records[zone] = []dns.RR{soa(zone)}
+			}
+			break
+		}
+	}
 	for i, d := range w.DNSSEC {
 		zone := canonical(d)
 		if s.records[zone] == nil {
@@ -170,6 +183,9 @@ func (s *Server) index(w *world.World) error {
 	}
 	for i, r := range w.DNS {
 		name := canonical(r.Name)
+		if ip, err := netip.ParseAddr(strings.TrimSpace(r.Name)); err == nil && r.Type == "PTR" {
+			name, _ = dns.ReverseAddr(ip.String())
+		}
 		at := fmt.Sprintf("dns[%d] %s", i, r.Name)
 		zone := s.zoneOf(name)
 		if zone == "" {
@@ -197,8 +213,13 @@ func (s *Server) index(w *world.World) error {
 			if rr, err = address(name, r.Type, r.Value); err != nil {
 				return fmt.Errorf("simulated dns: %s: %w", at, err)
 			}
+		case "PTR":
+			if !strings.HasSuffix(name, "."+reverseZones[0]) && !strings.HasSuffix(name, "."+reverseZones[1]) {
+				return fmt.Errorf("simulated dns: %s: a PTR record is named by an IP address or a name under in-addr.arpa or ip6.arpa", at)
+			}
+			rr = &dns.PTR{Hdr: header(name, dns.TypePTR), Ptr: canonical(r.Value)}
 		default:
-			return fmt.Errorf("simulated dns: %s: type %q is none of TXT, CNAME, MX, A and AAAA", at, r.Type)
+			return fmt.Errorf("simulated dns: %s: type %q is none of TXT, CNAME, MX, A, AAAA and PTR", at, r.Type)
 		}
 		if hasCNAME {
 			return fmt.Errorf("simulated dns: %s: the name already has a CNAME", at)

@@ -282,11 +282,28 @@ func TestAddressAndClose(t *testing.T) {
 func TestDemoWorld(t *testing.T) {
 	w := world.Demo(1, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
 	s := start(t, w)
+	ptrs := 0
 	for _, r := range w.DNS {
 		qtype := dns.StringToType[r.Type]
-		m := ask(t, "udp", s.Addr(), dns.Fqdn(r.Name), qtype, 1232)
+		name := dns.Fqdn(r.Name)
+		if qtype == dns.TypePTR {
+			// The demo names its PTR records by address.
+			var err error
+			if name, err = dns.ReverseAddr(r.Name); err != nil {
+				t.Fatal(err)
+			}
+			ptrs++
+		}
+		m := ask(t, "udp", s.Addr(), name, qtype, 1232)
 		if m.Rcode != dns.RcodeSuccess || len(m.Answer) == 0 || m.Truncated {
 			t.Errorf("%s %s: answer %v", r.Name, r.Type, m)
 		}
+	}
+	if ptrs == 0 {
+		t.Error("the demo world has no PTR records")
+	}
+	// A report's spoofer has no reverse name: NXDOMAIN in the reverse zone.
+	if m := ask(t, "udp", s.Addr(), "210.113.0.203.in-addr.arpa.", dns.TypePTR, 1232); m.Rcode != dns.RcodeNameError {
+		t.Errorf("a spoofer's reverse name: %v", m)
 	}
 }

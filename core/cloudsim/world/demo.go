@@ -116,6 +116,10 @@ const (
 //     domains, weak or missing on others; MTA-STS (enforced, testing, a
 //     stale MX, a policy not served), TLS-RPT, BIMI and DNSSEC on some, so
 //     that each of their findings shows (see demoMailPosture).
+//   - A DMARC report mailbox for every domain with DMARC, its rua address,
+//     holding Google's and Microsoft's aggregate reports of two days, and
+//     the reverse names (PTR) of their sources but a spoofer's (see
+//     mailboxes).
 //   - Exchange rates of EUR, GBP and JPY against USD on each weekday of the
 //     365 days ending today, none on weekends, each a function of its date
 //     alone. The costs stay in USD, so the rates change no figure of theirs.
@@ -148,6 +152,7 @@ func Demo(seed int64, today time.Time) *World {
 	g.riskyUsers()
 	g.applications()
 	g.reviewFigures()
+	g.mailboxes()
 	return g.w
 }
 

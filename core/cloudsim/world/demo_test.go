@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
+	"net/netip"
 	"reflect"
 	"regexp"
 	"slices"
@@ -121,6 +122,7 @@ func TestDemoContract(t *testing.T) {
 			t.Run("users", func(t *testing.T) { checkUsers(t, w) })
 			t.Run("access reviews", func(t *testing.T) { checkAccessReviews(t, w) })
 			t.Run("dns", func(t *testing.T) { checkDNS(t, w) })
+			t.Run("mailboxes", func(t *testing.T) { checkMailboxes(t, w) })
 			t.Run("defender", func(t *testing.T) { checkDefender(t, w) })
 		})
 	}
@@ -678,6 +680,13 @@ func dmarcTags(v string) map[string]string {
 func checkDNS(t *testing.T, w *World) {
 	records := map[string]DNSRecord{}
 	for _, r := range w.DNS {
+		if r.Type == "PTR" {
+			// A report source's reverse name, by its address.
+			if _, err := netip.ParseAddr(r.Name); err != nil || r.Value == "" {
+				t.Errorf("PTR record %s → %q", r.Name, r.Value)
+			}
+			continue
+		}
 		if !strings.HasSuffix(r.Name, ".example") {
 			t.Errorf("record %s outside .example", r.Name)
 		}
@@ -1048,6 +1057,53 @@ func TestDemoIdentityPosture(t *testing.T) {
 		if next := Demo(seed, demoToday.AddDate(0, 0, 1)); !reflect.DeepEqual(next.ConditionalAccessPolicies, w.ConditionalAccessPolicies) ||
 			!reflect.DeepEqual(next.RoleAssignments, w.RoleAssignments) {
 			t.Errorf("seed %d: the policies change from one day to the next", seed)
+		}
+	}
+}
+
+// checkMailboxes: every domain's DMARC rua address is a mailbox of the
+// domain's tenant holding its reports, whose sources have reverse names
+// but the spoofer's (203.0.113.x).
+func checkMailboxes(t *testing.T, w *World) {
+	boxes := map[string]Mailbox{}
+	for _, m := range w.Mailboxes {
+		boxes[m.Address] = m
+	}
+	ptr := map[string]bool{}
+	for _, r := range w.DNS {
+		if r.Type == "PTR" {
+			ptr[r.Name] = true
+		}
+	}
+	sourceIP := regexp.MustCompile(`<source_ip>([^<]+)</source_ip>`)
+	for _, tn := range w.Tenants {
+		for _, d := range tn.Domains {
+			var rua string
+			for _, r := range w.DNS {
+				if r.Name == "_dmarc."+d {
+					rua = strings.TrimPrefix(dmarcTags(r.Value)["rua"], "mailto:")
+				}
+			}
+			if rua == "" {
+				continue
+			}
+			box, ok := boxes[rua]
+			if !ok || box.DirectoryTenantID != tn.DirectoryTenantID || len(box.Messages) < 4 {
+				t.Errorf("%s: rua mailbox %s %+v", d, rua, box)
+				continue
+			}
+			for _, m := range box.Messages {
+				if len(m.Attachments) != 1 {
+					t.Errorf("%s: message %s has %d attachments", rua, m.ID, len(m.Attachments))
+				}
+				for _, a := range m.Attachments {
+					for _, ip := range sourceIP.FindAllStringSubmatch(a.Text, -1) {
+						if ptr[ip[1]] == strings.HasPrefix(ip[1], "203.0.113.") {
+							t.Errorf("%s: source %s has a reverse name: %v", rua, ip[1], ptr[ip[1]])
+						}
+					}
+				}
+			}
 		}
 	}
 }

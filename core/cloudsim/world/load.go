@@ -2,6 +2,7 @@ package world
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -480,7 +481,7 @@ func (w *World) Validate() error {
 	for i, r := range w.DNS {
 		at := fmt.Sprintf("dns[%d]", i)
 		p.required(at+".name", r.Name)
-		p.oneOf(at+".type", r.Type, "TXT", "CNAME", "MX", "A", "AAAA")
+		p.oneOf(at+".type", r.Type, "TXT", "CNAME", "MX", "A", "AAAA", "PTR")
 		p.required(at+".value", r.Value)
 	}
 	for i, d := range w.DNSSEC {
@@ -491,6 +492,25 @@ func (w *World) Validate() error {
 		p.required(at+".domain", m.Domain)
 		if m.Status != 0 && (m.Status < 100 || m.Status > 599) {
 			p.add(at+".status", "%d is not an HTTP status", m.Status)
+		}
+	}
+	for i, m := range w.Mailboxes {
+		at := fmt.Sprintf("mailboxes[%d]", i)
+		p.required(at+".address", m.Address)
+		dir(at+".directory_tenant_id", m.DirectoryTenantID)
+		for k, msg := range m.Messages {
+			mat := fmt.Sprintf("%s.messages[%d]", at, k)
+			p.required(mat+".id", msg.ID)
+			if _, err := time.Parse(time.RFC3339, msg.Received); err != nil {
+				p.add(mat+".received", "%q is not an RFC 3339 time", msg.Received)
+			}
+			for a, att := range msg.Attachments {
+				aat := fmt.Sprintf("%s.attachments[%d]", mat, a)
+				p.required(aat+".name", att.Name)
+				if _, err := base64.StdEncoding.DecodeString(att.Base64); err != nil {
+					p.add(aat+".base64", "is not base64: %v", err)
+				}
+			}
 		}
 	}
 	if x := w.ExchangeRates; x != nil {

@@ -1,6 +1,7 @@
 // Package world is the simulated cloud's model: the tenants, users, costs,
-// policy states, resources, quotas, reservations, access reviews and DNS
-// records it serves, and the daily exchange rates of its currencies. A world comes from a JSON world file or from the
+// policy states, resources, quotas, reservations, access reviews, DNS
+// records and mailboxes it serves, and the daily exchange rates of its
+// currencies. A world comes from a JSON world file or from the
 // deterministic built-in demo generator. Dates are YYYY-MM-DD.
 //
 // Beyond the fields the contract names, a tenant may carry "consented":
@@ -63,6 +64,9 @@ type World struct {
 	// ExchangeRates are the daily reference rates the simulated cloud's
 	// exchange rate service answers with; absent, it knows none.
 	ExchangeRates *ExchangeRates `json:"exchange_rates,omitempty"`
+	// Mailboxes are the directories' Exchange Online mailboxes Graph
+	// serves the messages of (see Mailbox).
+	Mailboxes []Mailbox `json:"mailboxes,omitempty"`
 }
 
 // ExchangeRates are daily reference rates against one base currency, as a
@@ -538,11 +542,48 @@ type MTASTSPolicy struct {
 	ContentType string `json:"content_type,omitempty"`
 }
 
-// DNSRecord is a TXT, CNAME, MX, A or AAAA record the simulated DNS server
-// answers. An MX value is a preference and a host: "10 mail.example.com",
-// or "0 ." for a null MX.
+// DNSRecord is a TXT, CNAME, MX, A, AAAA or PTR record the simulated DNS
+// server answers. An MX value is a preference and a host: "10
+// mail.example.com", or "0 ." for a null MX. A PTR record's name is the
+// IP address it names (203.0.113.7, 2001:db8::1) or its reverse name
+// (7.113.0.203.in-addr.arpa), and its value the host name.
 type DNSRecord struct {
 	Name  string `json:"name"`
 	Type  string `json:"type"`
 	Value string `json:"value"`
+}
+
+// Mailbox is an Exchange Online mailbox of a directory, with the messages
+// of its folders, as Graph's /users/{address}/mailFolders/{folder}/messages
+// serves them.
+type Mailbox struct {
+	// Address is the mailbox's SMTP address, its user principal name in
+	// Graph's paths.
+	Address           string        `json:"address"`
+	DirectoryTenantID string        `json:"directory_tenant_id"`
+	Messages          []MailMessage `json:"messages"`
+}
+
+// MailMessage is a message of a mailbox. Folder is the well-known name of
+// its folder (inbox, archive, …) or the id of one; absent, it is inbox.
+// Received is an RFC 3339 time.
+type MailMessage struct {
+	ID          string           `json:"id"`
+	Folder      string           `json:"folder,omitempty"`
+	Subject     string           `json:"subject"`
+	From        string           `json:"from"`
+	Received    string           `json:"received"`
+	Attachments []MailAttachment `json:"attachments"`
+}
+
+// MailAttachment is a file attached to a message. Its content is Text,
+// packed by its name as a DMARC reporter packs a report: a name ending
+// in .gz is gzip of Text, one in .zip a zip archive holding Text as the
+// name with .zip replaced by .xml; any other name is Text itself. Base64, when set,
+// is the content instead, as is, for attachments that are not reports.
+type MailAttachment struct {
+	Name        string `json:"name"`
+	ContentType string `json:"content_type,omitempty"`
+	Text        string `json:"text,omitempty"`
+	Base64      string `json:"base64,omitempty"`
 }

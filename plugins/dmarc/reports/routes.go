@@ -77,8 +77,8 @@ type Summary struct {
 	DateBegin   time.Time `json:"date_begin"`
 	DateEnd     time.Time `json:"date_end"`
 	Policy      Policy    `json:"policy_published"`
-	Source      string    `json:"source" enum:"upload,folder"`
-	FileName    string    `json:"file_name" doc:"The uploaded or ingested file's name; empty for a raw upload"`
+	Source      string    `json:"source" enum:"upload,folder,mailbox" doc:"How the report arrived: uploaded, read from the reports folder, or fetched from the tenant's report mailbox"`
+	FileName    string    `json:"file_name" doc:"The uploaded, ingested or attached file's name; empty for a raw upload"`
 	SHA256      string    `json:"sha256" doc:"SHA-256 of the file as received, hex"`
 	RecordCount int64     `json:"record_count"`
 	Messages    int64     `json:"messages" doc:"Messages the report counts, over all its records"`
@@ -107,17 +107,20 @@ func summaryOf(r *StoredReport) Summary {
 
 // RecordView is a report's record.
 type RecordView struct {
-	SourceIP     string     `json:"source_ip"`
-	Count        int64      `json:"count"`
-	Disposition  string     `json:"disposition" enum:"none,quarantine,reject" doc:"What the receiver did under the policy"`
-	DKIM         string     `json:"dkim" enum:"pass,fail" doc:"Aligned DKIM as the receiver evaluated it"`
-	SPF          string     `json:"spf" enum:"pass,fail" doc:"Aligned SPF as the receiver evaluated it"`
-	Pass         bool       `json:"dmarc_pass" doc:"dkim or spf passed"`
-	Alignment    string     `json:"alignment" enum:"dkim_and_spf,dkim_only,spf_only,none" doc:"Which aligned mechanisms passed"`
-	HeaderFrom   string     `json:"header_from"`
-	EnvelopeFrom string     `json:"envelope_from"`
-	AuthDKIM     []DKIMAuth `json:"auth_results_dkim" doc:"Each DKIM signature's raw result, aligned or not"`
-	AuthSPF      []SPFAuth  `json:"auth_results_spf" doc:"Each SPF check's raw result, aligned or not"`
+	SourceIP         string     `json:"source_ip"`
+	SourcePTR        string     `json:"source_ptr" doc:"The source address's reverse name (its PTR record, the first by name), as the address's owner publishes it, not forward-confirmed; empty when it has none or before it was looked up (source_looked_up_at null)"`
+	SourceOrg        string     `json:"source_org" doc:"The sending organisation the reverse name belongs to: a well-known sender's name (Google, Microsoft, Amazon SES, SendGrid, Mailchimp, …) for its registrable domain, else that domain (by the public suffix list); empty without a reverse name"`
+	SourceLookedUpAt *time.Time `json:"source_looked_up_at" doc:"When source_ptr and source_org were looked up; null until the mailbox sync job looked them up"`
+	Count            int64      `json:"count"`
+	Disposition      string     `json:"disposition" enum:"none,quarantine,reject" doc:"What the receiver did under the policy"`
+	DKIM             string     `json:"dkim" enum:"pass,fail" doc:"Aligned DKIM as the receiver evaluated it"`
+	SPF              string     `json:"spf" enum:"pass,fail" doc:"Aligned SPF as the receiver evaluated it"`
+	Pass             bool       `json:"dmarc_pass" doc:"dkim or spf passed"`
+	Alignment        string     `json:"alignment" enum:"dkim_and_spf,dkim_only,spf_only,none" doc:"Which aligned mechanisms passed"`
+	HeaderFrom       string     `json:"header_from"`
+	EnvelopeFrom     string     `json:"envelope_from"`
+	AuthDKIM         []DKIMAuth `json:"auth_results_dkim" doc:"Each DKIM signature's raw result, aligned or not"`
+	AuthSPF          []SPFAuth  `json:"auth_results_spf" doc:"Each SPF check's raw result, aligned or not"`
 }
 
 // Detail is a report with its records.
@@ -205,6 +208,11 @@ type statsIn struct {
 	Limit   int       `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"Groups listed"`
 }
 
+type mailboxIn struct {
+	Tenants sdk.TenantIDs `query:"tenant_ids"`
+	Limit   int           `query:"limit" minimum:"1" maximum:"1000" default:"100"`
+}
+
 type filesIn struct {
 	Limit int `query:"limit" minimum:"1" maximum:"1000" default:"100"`
 }
@@ -266,12 +274,18 @@ func (h *Handlers) Routes() []sdk.Route {
 			"stored, duplicate (the tenant had the report already), failed (with the reason; not read again) or unmatched (its domain is no tenant's; read again on each run). "+
 			"A stored or duplicate file's reason also lists the warnings an upload of it would answer with.")
 	files.Auth = sdk.AuthAdmin
+	mailbox := op("mailbox", "Attachments the mailbox sync has read",
+		"Every attachment the dmarc_mailbox job has read from the caller's tenants' report mailboxes, newest first, with what became of it: "+
+			"stored, duplicate (the tenant had the report already, uploaded or fetched), failed (not an acceptable report, with the reason; "+
+			"a message without a file attachment is one row without attachment_id) or foreign (a report about a domain that is not the tenant's, not stored). "+
+			"Each message is read once.")
 	return []sdk.Route{
 		sdk.Post(reportsPath, upload, h.upload),
 		sdk.Get(reportsPath, op("list", "DMARC aggregate reports of the caller's tenants",
 			"A page of reports with their totals. from and to select reports whose date range meets those days; to before from is 422."), h.list),
 		sdk.Get(reportsPath+"/stats", stats, h.stats),
 		sdk.Get(reportsPath+"/files", files, h.files),
+		sdk.Get(reportsPath+"/mailbox", mailbox, h.mailbox),
 		sdk.Get(reportsPath+"/{id}", get, h.get),
 	}
 }
@@ -465,6 +479,36 @@ func (h *Handlers) files(ctx context.Context, in *filesIn) (*[]FileView, error) 
 	return &out, nil
 }
 
+// AttachmentView is a mailbox attachment the sync read.
+type AttachmentView struct {
+	TenantID     string    `json:"tenant_id"`
+	Mailbox      string    `json:"mailbox"`
+	MessageID    string    `json:"message_id" doc:"Graph's id of the message"`
+	AttachmentID string    `json:"attachment_id" doc:"Graph's id of the attachment; empty for a message without a file attachment"`
+	Subject      string    `json:"subject"`
+	FileName     string    `json:"file_name"`
+	ReceivedAt   time.Time `json:"received_at"`
+	Status       string    `json:"status" enum:"stored,duplicate,failed,foreign"`
+	Reason       string    `json:"reason" doc:"Why the attachment was refused or not stored, or was a duplicate, followed by the warnings an upload of it would answer with, separated by semicolons; empty for a report stored without warnings"`
+	ReportID     *int64    `json:"report_id" doc:"The stored report's id (the duplicate's original), else null"`
+	SHA256       string    `json:"sha256"`
+	ProcessedAt  time.Time `json:"processed_at"`
+}
+
+func (h *Handlers) mailbox(ctx context.Context, in *mailboxIn) (*[]AttachmentView, error) {
+	rows, err := h.Store.Attachments(ctx, in.Tenants, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AttachmentView, len(rows))
+	for i, a := range rows {
+		out[i] = AttachmentView{TenantID: a.TenantID, Mailbox: a.Mailbox, MessageID: a.MessageID, AttachmentID: a.AttachmentID, Subject: a.Subject,
+			FileName: a.FileName, ReceivedAt: a.ReceivedAt.UTC(), Status: a.Status, Reason: a.Reason, ReportID: a.ReportPK, SHA256: a.SHA256,
+			ProcessedAt: a.ProcessedAt.UTC()}
+	}
+	return &out, nil
+}
+
 func (h *Handlers) get(ctx context.Context, in *getIn) (*Detail, error) {
 	return h.detail(ctx, sdk.PrincipalFrom(ctx).TenantIDs, in.ID)
 }
@@ -481,8 +525,12 @@ func (h *Handlers) detail(ctx context.Context, tenantIDs []string, id int64) (*D
 	}
 	out := &Detail{Summary: summaryOf(rep), Records: make([]RecordView, len(recs))}
 	for i, rec := range recs {
-		v := RecordView{SourceIP: rec.SourceIP, Count: rec.Count, Disposition: rec.Disposition, DKIM: rec.DKIM, SPF: rec.SPF, Pass: rec.Pass,
+		v := RecordView{SourceIP: rec.SourceIP, SourcePTR: rec.SourcePTR, SourceOrg: rec.SourceOrg, Count: rec.Count, Disposition: rec.Disposition, DKIM: rec.DKIM, SPF: rec.SPF, Pass: rec.Pass,
 			Alignment: rec.Alignment, HeaderFrom: rec.HeaderFrom, EnvelopeFrom: rec.EnvelopeFrom, AuthDKIM: []DKIMAuth{}, AuthSPF: []SPFAuth{}}
+		if !rec.EnrichedAt.IsZero() {
+			at := rec.EnrichedAt.UTC()
+			v.SourceLookedUpAt = &at
+		}
 		if err := json.Unmarshal([]byte(rec.AuthDKIM), &v.AuthDKIM); err != nil {
 			return nil, err
 		}

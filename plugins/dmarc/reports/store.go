@@ -1,5 +1,7 @@
 // Package reports ingests DMARC aggregate (RUA) reports — uploaded through
-// the API or read from a configured folder — into the plugin's tables, and
+// the API, read from a configured folder or fetched from each tenant's
+// report mailbox through Microsoft Graph — into the plugin's tables, looks
+// up each record's source (its reverse name and sending organisation), and
 // serves them: lists, one report with its records, and pass and fail rates
 // aggregated in the database by source, sending domain, alignment,
 // disposition and day, with the pass-rate chart and the top failing
@@ -26,8 +28,8 @@ import (
 var migrationFiles embed.FS
 
 // Migrations are the reports' schema, numbered from 0100 so that they
-// merge with the plugin's own; 0102 is the domains' (see
-// domains.Migrations).
+// merge with the plugin's own: 0100, 0103 and 0104; 0102 is the domains'
+// (see domains.Migrations).
 func Migrations() fs.FS {
 	sub, _ := fs.Sub(migrationFiles, "migrations")
 	return sub
@@ -35,8 +37,9 @@ func Migrations() fs.FS {
 
 // Source says how a report arrived.
 const (
-	SourceUpload = "upload"
-	SourceFolder = "folder"
+	SourceUpload  = "upload"
+	SourceFolder  = "folder"
+	SourceMailbox = "mailbox"
 )
 
 // StoredReport is a report's row.
@@ -85,12 +88,18 @@ type StoredRecord struct {
 	EnvelopeFrom  string `bun:"envelope_from"`
 	AuthDKIM      string `bun:"auth_dkim"`
 	AuthSPF       string `bun:"auth_spf"`
+	// SourcePTR and SourceOrg are the source's reverse name and sending
+	// organisation (see SendingOrg), empty when it has none; EnrichedAt
+	// is when they were looked up, zero until then.
+	SourcePTR  string    `bun:"source_ptr"`
+	SourceOrg  string    `bun:"source_org"`
+	EnrichedAt time.Time `bun:"enriched_at,nullzero"`
 }
 
 // Store keeps reports and their records.
 type Store struct{ DB *bun.DB }
 
-// recordBatch keeps an INSERT of records (16 columns) under SQLite's and
+// recordBatch keeps an INSERT of records (19 columns) under SQLite's and
 // PostgreSQL's bound parameter limits.
 const recordBatch = 1000
 

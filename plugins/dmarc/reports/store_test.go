@@ -224,3 +224,24 @@ func TestStoreStats(t *testing.T) {
 		}
 	})
 }
+
+// TestMigrationsRollBack: the reports' migrations, the mailboxes' and the
+// sources' included, revert newest first and apply again.
+func TestMigrationsRollBack(t *testing.T) {
+	for _, dialect := range storetest.Dialects() {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			db := storetest.Open(t, dialect)
+			up, err := store.Migrate(ctx, db, Migrations(), "plugin_dmarc_migrations")
+			if err != nil || len(up) != 3 {
+				t.Fatalf("migrate: %v %v", up, err)
+			}
+			if down, err := store.Rollback(ctx, db, Migrations(), "plugin_dmarc_migrations"); err != nil || len(down) != 3 || down[0] != "0104_dmarc_record_sources" {
+				t.Fatalf("rollback: %v %v", down, err)
+			}
+			if _, err := store.Migrate(ctx, db, Migrations(), "plugin_dmarc_migrations"); err != nil {
+				t.Fatalf("migrate again: %v", err)
+			}
+		})
+	}
+}

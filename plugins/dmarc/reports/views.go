@@ -413,6 +413,27 @@ func resultBadge(pass bool, text string) template.HTML {
 	return sdkui.Badge(text, sdkui.Critical)
 }
 
+// sourceName is a record's reverse name as the records table shows it:
+// "not looked up yet" before the lookup, "none" for an address without
+// one.
+func sourceName(ptr string, lookedUp *time.Time) string {
+	switch {
+	case lookedUp == nil:
+		return "not looked up yet"
+	case ptr == "":
+		return "none"
+	}
+	return ptr
+}
+
+// orDash is s, or a dash for nothing.
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
 // detailView is a report with its records in the order it lists them.
 func detailView(d *Detail) template.HTML {
 	rows := make([][]any, len(d.Records))
@@ -421,10 +442,10 @@ func detailView(d *Detail) template.HTML {
 		if r.Pass {
 			dmarc = "pass"
 		}
-		rows[i] = []any{r.SourceIP, count(r.Count), r.Disposition, resultBadge(r.DKIM == "pass", r.DKIM), resultBadge(r.SPF == "pass", r.SPF),
+		rows[i] = []any{r.SourceIP, sourceName(r.SourcePTR, r.SourceLookedUpAt), orDash(r.SourceOrg), count(r.Count), r.Disposition, resultBadge(r.DKIM == "pass", r.DKIM), resultBadge(r.SPF == "pass", r.SPF),
 			resultBadge(r.Pass, dmarc+", "+alignmentWords[r.Alignment]), r.HeaderFrom, authResults(r)}
 	}
-	table := sdkui.Table([]string{"Source IP", "Messages", "Disposition", "DKIM aligned", "SPF aligned", "DMARC", "Header from", "Authentication results"},
+	table := sdkui.Table([]string{"Source IP", "Reverse DNS", "Sending organisation", "Messages", "Disposition", "DKIM aligned", "SPF aligned", "DMARC", "Header from", "Authentication results"},
 		rows, "Records of report "+d.ReportID+" from "+d.OrgName)
 	return render("detail", struct {
 		Report     Summary

@@ -2,11 +2,14 @@ package reports
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/uptrace/bun"
 
 	"github.com/stewardhq/steward/core/store"
 )
@@ -231,12 +234,22 @@ func TestPassRateChartGaps(t *testing.T) {
 }
 
 // TestReportDetail: a listed report links to its records, which show
-// each source, its messages, disposition, aligned results and raw
-// authentication results; a report of another tenant is 404, and naming
-// that tenant 403, on both databases.
+// each source with its reverse name and sending organisation once looked
+// up, its messages, disposition, aligned results and raw authentication
+// results; a report of another tenant is 404, and naming that tenant
+// 403, on both databases.
 func TestReportDetail(t *testing.T) {
 	eachFixture(t, func(t *testing.T, f *fixture) {
 		contoso, fabrikam := seedThroughAPI(t, f)
+		if _, err := f.store.DB.NewUpdate().Model((*StoredRecord)(nil)).
+			Set("source_ptr = ?, source_org = ?, enriched_at = ?", "mail-db8eur05on2091.outbound.protection.outlook.com", "Microsoft", time.Now()).
+			Where("source_ip IN (?)", bun.List([]string{"40.107.22.91"})).Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.store.DB.NewUpdate().Model((*StoredRecord)(nil)).Set("enriched_at = ?", time.Now()).
+			Where("source_ip = ?", "203.0.113.45").Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		at := func(id int64) string { return "/partials/dmarc-reports/" + strconv.FormatInt(id, 10) }
 
 		list := string(f.do(t, userContoso, "GET", SectionPath, "", nil).body)
@@ -249,9 +262,9 @@ func TestReportDetail(t *testing.T) {
 		for _, want := range []string{`<h3 id="dmarc-report-title">Report 5871604411926393155 from google.com</h3>`, "<dd>2026-11-20</dd>",
 			"<dd>520: 500 passed DMARC, 20 failed (96.15 % passed)</dd>",
 			"<caption>Records of report 5871604411926393155 from google.com</caption>",
-			`<tr><td>40.107.22.91</td><td>412</td><td>none</td><td><span class="badge health-ok">pass</span></td><td><span class="badge health-ok">pass</span></td><td><span class="badge health-ok">pass, DKIM and SPF</span></td><td>contoso-retail.example</td><td>DKIM contoso-retail.example (selector1): pass; SPF contoso-retail.example: pass</td></tr>`,
-			`<tr><td>2a01:111:f400:7e1b::50b</td><td>88</td><td>none</td><td><span class="badge health-ok">pass</span></td><td><span class="badge health-critical">fail</span></td><td><span class="badge health-ok">pass, DKIM only</span></td>`,
-			`<td>203.0.113.45</td><td>17</td>`} {
+			`<tr><td>40.107.22.91</td><td>mail-db8eur05on2091.outbound.protection.outlook.com</td><td>Microsoft</td><td>412</td><td>none</td><td><span class="badge health-ok">pass</span></td><td><span class="badge health-ok">pass</span></td><td><span class="badge health-ok">pass, DKIM and SPF</span></td><td>contoso-retail.example</td><td>DKIM contoso-retail.example (selector1): pass; SPF contoso-retail.example: pass</td></tr>`,
+			`<tr><td>2a01:111:f400:7e1b::50b</td><td>not looked up yet</td><td>–</td><td>88</td><td>none</td><td><span class="badge health-ok">pass</span></td><td><span class="badge health-critical">fail</span></td><td><span class="badge health-ok">pass, DKIM only</span></td>`,
+			`<td>203.0.113.45</td><td>none</td><td>–</td><td>17</td>`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("the report's detail lacks %s:\n%d %s", want, a.status, body)
 			}

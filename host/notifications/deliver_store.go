@@ -94,7 +94,7 @@ func (s *Store) complete(ctx context.Context, ids []int64) error {
 	_, err := s.db.NewUpdate().Model((*Delivery)(nil)).
 		Set("status = ?", StatusDelivered).Set("delivered_at = ?", s.now().UTC()).Set("attempts = attempts + 1").
 		Set("claimed_until = NULL").Set("last_error = ''").
-		Where("id IN (?)", bun.In(ids)).Where("status = ?", StatusPending).Exec(ctx)
+		Where("id IN (?)", bun.List(ids)).Where("status = ?", StatusPending).Exec(ctx)
 	return err
 }
 
@@ -113,7 +113,7 @@ func (s *Store) fail(ctx context.Context, ids []int64, lastError string, next ti
 	var statuses []string
 	err := s.db.NewRaw("UPDATE notification_deliveries SET attempts = attempts + ?, last_error = ?, next_attempt_at = ?, claimed_until = NULL, "+
 		"status = CASE WHEN attempts + ? >= ? THEN ? ELSE ? END WHERE id IN (?) AND status = ? RETURNING status",
-		inc, lastError, next.UTC(), inc, maxAttempts, StatusDead, StatusPending, bun.In(ids), StatusPending).Scan(ctx, &statuses)
+		inc, lastError, next.UTC(), inc, maxAttempts, StatusDead, StatusPending, bun.List(ids), StatusPending).Scan(ctx, &statuses)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
 	}
@@ -175,7 +175,7 @@ func (s *Store) message(ctx context.Context, u unit, origin string) (notice, err
 		byEvent[d.EventID] = d.ID
 	}
 	var events []Event
-	if err := s.db.NewSelect().Model(&events).Where("id IN (?)", bun.In(ids)).Order("occurred_at", "id").Scan(ctx); err != nil {
+	if err := s.db.NewSelect().Model(&events).Where("id IN (?)", bun.List(ids)).Order("occurred_at", "id").Scan(ctx); err != nil {
 		return notice{}, err
 	}
 	if len(events) == 0 {
@@ -193,7 +193,7 @@ func (s *Store) message(ctx context.Context, u unit, origin string) (notice, err
 			ID   string `bun:"id"`
 			Name string `bun:"name"`
 		}
-		if err := s.db.NewSelect().Table("tenants").Column("id", "name").Where("id IN (?)", bun.In(tenantIDs)).Scan(ctx, &rows); err != nil {
+		if err := s.db.NewSelect().Table("tenants").Column("id", "name").Where("id IN (?)", bun.List(tenantIDs)).Scan(ctx, &rows); err != nil {
 			return notice{}, err
 		}
 		for _, r := range rows {
@@ -221,7 +221,7 @@ func (s *Store) outboxCounts(ctx context.Context) (map[string]int, error) {
 		N      int    `bun:"n"`
 	}
 	err := s.db.NewSelect().Model((*Delivery)(nil)).Column("status").ColumnExpr("COUNT(*) AS n").
-		Where("status IN (?)", bun.In([]string{StatusPending, StatusDead})).Group("status").Scan(ctx, &rows)
+		Where("status IN (?)", bun.List([]string{StatusPending, StatusDead})).Group("status").Scan(ctx, &rows)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}

@@ -511,7 +511,13 @@ func TestDigestIsOneMessage(t *testing.T) {
 				t.Fatalf("digest delivery due %v; want its period's end", d.NextAttemptAt)
 			}
 		}
+		// Two replicas, each of which could claim a digest.
+		other, err := New(s.db, testSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
 		startWorker(t, s, fastOptions(sink))
+		startWorker(t, other, fastOptions(sink))
 		time.Sleep(300 * time.Millisecond)
 		if len(hook.Requests()) != 0 {
 			t.Fatal("a digest went out before its period ended")

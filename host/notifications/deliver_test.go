@@ -682,3 +682,35 @@ func TestSendTimesOut(t *testing.T) {
 		t.Fatalf("last error %q", d.LastError)
 	}
 }
+
+// TestEmailNeverAuthenticatesInClear sends through the sink without TLS,
+// where the sink, like a careful server, offers no authentication: a
+// channel with a username does not fall back to sending without it.
+func TestEmailNeverAuthenticatesInClear(t *testing.T) {
+	s := newTestStore(t, store.DialectSQLite)
+	sink := testsinks.NewSMTP(t, testsinks.SMTPOptions{})
+	addChannel(t, s, Channel{Kind: KindEmail, Settings: Settings{SMTPHost: sink.Host, SMTPPort: sink.Port, TLS: TLSNone, Username: testsinks.SMTPUser,
+		From: "steward@example.com", To: []string{"ops@example.com"}}}, Secrets{Password: testsinks.SMTPPassword}, DigestNone)
+	o := fastOptions(sink)
+	o.MaxAttempts = 1
+	startWorker(t, s, o)
+	raise(t, s, Event{})
+	waitFor(t, "the delivery dead", 10*time.Second, allStatus(t, s, StatusDead))
+	if d := deliveries(t, s)[0]; !strings.Contains(d.LastError, "does not support SMTP AUTH") {
+		t.Fatalf("last error %q; want authentication unavailable without TLS", d.LastError)
+	}
+	if len(sink.Messages()) != 0 {
+		t.Fatal("the sink got a message")
+	}
+}
+
+func TestHeloName(t *testing.T) {
+	for origin, want := range map[string]string{
+		"https://steward.example.com": "steward.example.com", "https://steward.example.com:8443": "steward.example.com",
+		"http://127.0.0.1:8000": "", "http://localhost:8000": "", "http://[::1]:8000": "",
+	} {
+		if got := heloName(origin); got != want {
+			t.Errorf("heloName(%q) = %q; want %q", origin, got, want)
+		}
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"net"
 	"net/mail"
+	"net/url"
 	"strings"
 
 	gomail "github.com/wneessen/go-mail"
@@ -55,7 +57,10 @@ func (s *senders) email(ctx context.Context, ch target, recipient string, n noti
 	}
 	tlsConf := s.tls.Clone()
 	tlsConf.ServerName = set.SMTPHost
-	opts := []gomail.Option{gomail.WithPort(port), gomail.WithTimeout(s.opts.Timeout), gomail.WithTLSConfig(tlsConf), gomail.WithHELO("steward")}
+	opts := []gomail.Option{gomail.WithPort(port), gomail.WithTimeout(s.opts.Timeout), gomail.WithTLSConfig(tlsConf)}
+	if helo := heloName(s.opts.PublicOrigin); helo != "" {
+		opts = append(opts, gomail.WithHELO(helo))
+	}
 	switch mode {
 	case TLSStartTLS:
 		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSMandatory), gomail.WithDialContextFunc(s.dialer.DialContext))
@@ -92,6 +97,21 @@ func (s *senders) email(ctx context.Context, ch target, recipient string, n noti
 		return fmt.Errorf("SMTP %s:%d: %w", set.SMTPHost, port, err)
 	}
 	return nil
+}
+
+// heloName is the name the host greets SMTP servers with: its public
+// origin's, when that is a domain name, as servers may refuse a greeting
+// that is not one; else go-mail's default, the machine's name.
+func heloName(origin string) string {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return ""
+	}
+	h := u.Hostname()
+	if net.ParseIP(h) != nil || !strings.Contains(h, ".") {
+		return ""
+	}
+	return h
 }
 
 // emailMessage is the notice as a message with a plain text part and an

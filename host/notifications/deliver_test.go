@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/stewardhq/steward/core/store"
 	"github.com/stewardhq/steward/core/store/storetest"
@@ -298,6 +299,9 @@ func TestDeliverEachKind(t *testing.T) {
 		}
 		if got := metric(t, reg, "steward_notification_outbox_deliveries", "status", "pending"); got != 0 {
 			t.Fatalf("pending gauge %v; want 0", got)
+		}
+		if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+			t.Fatalf("metrics lint: %v %+v", err, problems)
 		}
 	})
 }

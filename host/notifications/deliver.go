@@ -47,8 +47,10 @@ type DeliveryOptions struct {
 	RootCAs *x509.CertPool
 	// PublicOrigin (scheme://host[:port]) makes an event's link absolute.
 	PublicOrigin string
-	Logger       hclog.Logger
-	Registerer   prometheus.Registerer
+	// Logger logs failed attempts and dead deliveries (none when nil).
+	Logger hclog.Logger
+	// Registerer registers the worker's metrics (none when nil).
+	Registerer prometheus.Registerer
 }
 
 func (o *DeliveryOptions) defaults() {

@@ -28,7 +28,7 @@ const origin = "https://steward.example"
 
 var testSecret = []byte("0123456789abcdef0123456789abcdef")
 
-func newTestStore(t *testing.T, dialect string) *Store {
+func newDeliveryStore(t *testing.T, dialect string) *Store {
 	t.Helper()
 	db := storetest.Open(t, dialect)
 	if _, err := store.Migrate(context.Background(), db, migrations.FS, migrations.Table); err != nil {
@@ -41,7 +41,7 @@ func newTestStore(t *testing.T, dialect string) *Store {
 	return s
 }
 
-func addTenant(t *testing.T, s *Store, id, name string) {
+func addDeliveryTenant(t *testing.T, s *Store, id, name string) {
 	t.Helper()
 	now := time.Now().UTC()
 	_, err := s.db.NewRaw("INSERT INTO tenants (id, name, directory_tenant_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
@@ -53,7 +53,7 @@ func addTenant(t *testing.T, s *Store, id, name string) {
 
 // addChannel stores a channel with its secrets sealed and, unless digest
 // is empty, a subscription of the digest period to every event.
-func addChannel(t *testing.T, s *Store, ch Channel, sec Secrets, digest string) Channel {
+func addDeliveryChannel(t *testing.T, s *Store, ch Channel, sec Secrets, digest string) Channel {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC()
@@ -77,7 +77,7 @@ func addChannel(t *testing.T, s *Store, ch Channel, sec Secrets, digest string) 
 	return ch
 }
 
-func raise(t *testing.T, s *Store, e Event) Event {
+func raiseEvent(t *testing.T, s *Store, e Event) Event {
 	t.Helper()
 	if e.Source == "" {
 		e.Source = "budgets"
@@ -101,7 +101,7 @@ func raise(t *testing.T, s *Store, e Event) Event {
 	return stored
 }
 
-func deliveries(t *testing.T, s *Store) []Delivery {
+func outbox(t *testing.T, s *Store) []Delivery {
 	t.Helper()
 	var ds []Delivery
 	if err := s.db.NewSelect().Model(&ds).Order("id").Scan(context.Background()); err != nil {
@@ -110,7 +110,7 @@ func deliveries(t *testing.T, s *Store) []Delivery {
 	return ds
 }
 
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -123,7 +123,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 
 func allStatus(t *testing.T, s *Store, status string) func() bool {
 	return func() bool {
-		ds := deliveries(t, s)
+		ds := outbox(t, s)
 		for _, d := range ds {
 			if d.Status != status {
 				return false
@@ -151,42 +151,42 @@ func startWorker(t *testing.T, s *Store, o DeliveryOptions) *Worker {
 	return w
 }
 
-func each(t *testing.T, fn func(t *testing.T, dialect string)) {
+func eachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
 	for _, d := range storetest.Dialects() {
 		t.Run(d, func(t *testing.T) { fn(t, d) })
 	}
 }
 
 func TestDeliverEachKind(t *testing.T) {
-	each(t, func(t *testing.T, dialect string) {
-		s := newTestStore(t, dialect)
-		addTenant(t, s, "t1", "Contoso")
+	eachDialect(t, func(t *testing.T, dialect string) {
+		s := newDeliveryStore(t, dialect)
+		addDeliveryTenant(t, s, "t1", "Contoso")
 		sink := testsinks.NewSMTP(t, testsinks.SMTPOptions{})
 		tlsSink := testsinks.NewSMTP(t, testsinks.SMTPOptions{ImplicitTLS: true})
 		hook := testsinks.NewWebhook(t)
 		pool := x509.NewCertPool()
 		pool.AddCert(sink.Cert)
 		pool.AddCert(tlsSink.Cert)
-		addChannel(t, s, Channel{Kind: KindEmail, Settings: Settings{SMTPHost: sink.Host, SMTPPort: sink.Port, Username: testsinks.SMTPUser,
+		addDeliveryChannel(t, s, Channel{Kind: KindEmail, Settings: Settings{SMTPHost: sink.Host, SMTPPort: sink.Port, Username: testsinks.SMTPUser,
 			From: "steward@example.com", To: []string{"ops@example.com", "finance@example.com"}}}, Secrets{Password: testsinks.SMTPPassword}, DigestNone)
-		addChannel(t, s, Channel{Kind: KindEmail, Name: "implicit", Settings: Settings{SMTPHost: tlsSink.Host, SMTPPort: tlsSink.Port, TLS: TLSImplicit,
+		addDeliveryChannel(t, s, Channel{Kind: KindEmail, Name: "implicit", Settings: Settings{SMTPHost: tlsSink.Host, SMTPPort: tlsSink.Port, TLS: TLSImplicit,
 			Username: testsinks.SMTPUser, From: "steward@example.com", To: []string{"sec@example.com"}}}, Secrets{Password: testsinks.SMTPPassword}, DigestNone)
-		addChannel(t, s, Channel{Kind: KindEmail, Name: "contacts", Contacts: true, Settings: Settings{SMTPHost: sink.Host, SMTPPort: sink.Port,
+		addDeliveryChannel(t, s, Channel{Kind: KindEmail, Name: "contacts", Contacts: true, Settings: Settings{SMTPHost: sink.Host, SMTPPort: sink.Port,
 			Username: testsinks.SMTPUser, From: "steward@example.com"}}, Secrets{Password: testsinks.SMTPPassword}, "")
-		addChannel(t, s, Channel{Kind: KindSlack}, Secrets{URL: hook.URL + "/slack/T0/B0/token"}, DigestNone)
-		addChannel(t, s, Channel{Kind: KindTeams}, Secrets{URL: hook.URL + "/teams"}, DigestNone)
-		addChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL + "/hook", SigningSecret: "whsec-1"}, DigestNone)
+		addDeliveryChannel(t, s, Channel{Kind: KindSlack}, Secrets{URL: hook.URL + "/slack/T0/B0/token"}, DigestNone)
+		addDeliveryChannel(t, s, Channel{Kind: KindTeams}, Secrets{URL: hook.URL + "/teams"}, DigestNone)
+		addDeliveryChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL + "/hook", SigningSecret: "whsec-1"}, DigestNone)
 
 		tenant := "t1"
-		e := raise(t, s, Event{TenantID: &tenant, Title: "Budget <Prod> over 80%", Message: "Spent 8,000 of 10,000 EUR.", Link: "/budgets/b1",
+		e := raiseEvent(t, s, Event{TenantID: &tenant, Title: "Budget <Prod> over 80%", Message: "Spent 8,000 of 10,000 EUR.", Link: "/budgets/b1",
 			Details: map[string]any{"budget_id": "b1"}, Recipients: []string{"owner@example.com"}})
 		o := fastOptions(sink)
 		o.RootCAs = pool
 		reg := prometheus.NewRegistry()
 		o.Registerer = reg
 		startWorker(t, s, o)
-		waitFor(t, "every delivery delivered", 20*time.Second, allStatus(t, s, StatusDelivered))
-		if n := len(deliveries(t, s)); n != 6 {
+		waitUntil(t, "every delivery delivered", 20*time.Second, allStatus(t, s, StatusDelivered))
+		if n := len(outbox(t, s)); n != 6 {
 			t.Fatalf("%d deliveries; want 6 (two e-mail channels and a contact, slack, teams, webhook)", n)
 		}
 
@@ -294,10 +294,10 @@ func TestDeliverEachKind(t *testing.T) {
 			t.Fatalf("replayed after 6 minutes: %v; want ErrStale", err)
 		}
 
-		if got := metric(t, reg, "steward_notification_deliveries_total", "kind", "email", "result", "delivered"); got != 3 {
+		if got := metricValue(t, reg, "steward_notification_deliveries_total", "kind", "email", "result", "delivered"); got != 3 {
 			t.Fatalf("delivered e-mail metric %v; want 3", got)
 		}
-		if got := metric(t, reg, "steward_notification_outbox_deliveries", "status", "pending"); got != 0 {
+		if got := metricValue(t, reg, "steward_notification_outbox_deliveries", "status", "pending"); got != 0 {
 			t.Fatalf("pending gauge %v; want 0", got)
 		}
 		if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
@@ -313,9 +313,9 @@ func mustJSON(t *testing.T, b []byte, v any) {
 	}
 }
 
-// metric is the value of a registered counter's or gauge's series, found
+// metricValue is the value of a registered counter's or gauge's series, found
 // by name and label pairs.
-func metric(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
+func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -344,17 +344,17 @@ func metric(t *testing.T, reg *prometheus.Registry, name string, labels ...strin
 }
 
 func TestDeliveryFailsThenDies(t *testing.T) {
-	each(t, func(t *testing.T, dialect string) {
-		s := newTestStore(t, dialect)
+	eachDialect(t, func(t *testing.T, dialect string) {
+		s := newDeliveryStore(t, dialect)
 		hook := testsinks.NewWebhook(t)
 		hook.Down(http.StatusServiceUnavailable)
-		addChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL + "/hook/sekret-path?token=sekret-query", SigningSecret: "sekret-signing"}, DigestNone)
+		addDeliveryChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL + "/hook/sekret-path?token=sekret-query", SigningSecret: "sekret-signing"}, DigestNone)
 		o := fastOptions(nil)
 		o.MaxAttempts = 3
 		startWorker(t, s, o)
-		raise(t, s, Event{})
-		waitFor(t, "the delivery dead", 10*time.Second, allStatus(t, s, StatusDead))
-		d := deliveries(t, s)[0]
+		raiseEvent(t, s, Event{})
+		waitUntil(t, "the delivery dead", 10*time.Second, allStatus(t, s, StatusDead))
+		d := outbox(t, s)[0]
 		if d.Attempts != 3 || len(hook.Requests()) != 3 {
 			t.Fatalf("%d attempts, %d requests; want 3 of each", d.Attempts, len(hook.Requests()))
 		}
@@ -368,18 +368,18 @@ func TestDeliveryFailsThenDies(t *testing.T) {
 }
 
 func TestSecretsNeverInLastError(t *testing.T) {
-	s := newTestStore(t, store.DialectSQLite)
+	s := newDeliveryStore(t, store.DialectSQLite)
 	hook := testsinks.NewWebhook(t)
 	hook.Down(0)
-	addChannel(t, s, Channel{Kind: KindSlack}, Secrets{URL: hook.URL + "/services/T0/B0/sekret-token"}, DigestNone)
-	addChannel(t, s, Channel{Kind: KindEmail, Settings: Settings{SMTPHost: "127.0.0.1", SMTPPort: closedPort(t), Username: "u", From: "a@example.com", To: []string{"b@example.com"}}},
+	addDeliveryChannel(t, s, Channel{Kind: KindSlack}, Secrets{URL: hook.URL + "/services/T0/B0/sekret-token"}, DigestNone)
+	addDeliveryChannel(t, s, Channel{Kind: KindEmail, Settings: Settings{SMTPHost: "127.0.0.1", SMTPPort: closedPort(t), Username: "u", From: "a@example.com", To: []string{"b@example.com"}}},
 		Secrets{Password: "sekret-password"}, DigestNone)
 	o := fastOptions(nil)
 	o.MaxAttempts = 1
 	startWorker(t, s, o)
-	raise(t, s, Event{})
-	waitFor(t, "deliveries dead", 10*time.Second, allStatus(t, s, StatusDead))
-	for _, d := range deliveries(t, s) {
+	raiseEvent(t, s, Event{})
+	waitUntil(t, "deliveries dead", 10*time.Second, allStatus(t, s, StatusDead))
+	for _, d := range outbox(t, s) {
 		if d.LastError == "" || strings.Contains(d.LastError, "sekret") {
 			t.Fatalf("channel %s: last error %q", d.ChannelID, d.LastError)
 		}
@@ -410,35 +410,35 @@ func TestScrub(t *testing.T) {
 }
 
 func TestDeliveryRecovers(t *testing.T) {
-	each(t, func(t *testing.T, dialect string) {
-		s := newTestStore(t, dialect)
+	eachDialect(t, func(t *testing.T, dialect string) {
+		s := newDeliveryStore(t, dialect)
 		hook := testsinks.NewWebhook(t)
 		hook.Down(0)
-		addChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL, SigningSecret: "k"}, DigestNone)
+		addDeliveryChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL, SigningSecret: "k"}, DigestNone)
 		startWorker(t, s, fastOptions(nil))
-		e := raise(t, s, Event{})
-		waitFor(t, "two failed attempts", 10*time.Second, func() bool { return len(hook.Requests()) >= 2 })
-		if d := deliveries(t, s)[0]; d.Status != StatusPending || d.LastError == "" {
+		e := raiseEvent(t, s, Event{})
+		waitUntil(t, "two failed attempts", 10*time.Second, func() bool { return len(hook.Requests()) >= 2 })
+		if d := outbox(t, s)[0]; d.Status != StatusPending || d.LastError == "" {
 			t.Fatalf("delivery %+v; want pending with an error while the receiver is down", d)
 		}
 		hook.Up()
-		waitFor(t, "the delivery delivered", 10*time.Second, allStatus(t, s, StatusDelivered))
+		waitUntil(t, "the delivery delivered", 10*time.Second, allStatus(t, s, StatusDelivered))
 		got := hook.Delivered()
 		if len(got) != 1 || got[0].Header.Get(webhook.HeaderEventID) != e.ID {
 			t.Fatalf("%d delivered requests; want the event once", len(got))
 		}
-		if d := deliveries(t, s)[0]; d.LastError != "" || d.DeliveredAt == nil || d.Attempts < 3 || d.ClaimedUntil != nil {
+		if d := outbox(t, s)[0]; d.LastError != "" || d.DeliveredAt == nil || d.Attempts < 3 || d.ClaimedUntil != nil {
 			t.Fatalf("delivery %+v", d)
 		}
 	})
 }
 
 func TestLeaseExpiryReclaims(t *testing.T) {
-	each(t, func(t *testing.T, dialect string) {
-		s := newTestStore(t, dialect)
+	eachDialect(t, func(t *testing.T, dialect string) {
+		s := newDeliveryStore(t, dialect)
 		hook := testsinks.NewWebhook(t)
-		addChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL, SigningSecret: "k"}, DigestNone)
-		raise(t, s, Event{})
+		addDeliveryChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL, SigningSecret: "k"}, DigestNone)
+		raiseEvent(t, s, Event{})
 		// A replica claims the delivery and dies.
 		lease := 700 * time.Millisecond
 		claimed := time.Now()
@@ -450,7 +450,7 @@ func TestLeaseExpiryReclaims(t *testing.T) {
 			t.Fatalf("claimed again within the lease: %v, %d units", err, len(again))
 		}
 		startWorker(t, s, fastOptions(nil))
-		waitFor(t, "the delivery delivered", 10*time.Second, allStatus(t, s, StatusDelivered))
+		waitUntil(t, "the delivery delivered", 10*time.Second, allStatus(t, s, StatusDelivered))
 		got := hook.Delivered()
 		if len(got) != 1 || got[0].At.Sub(claimed) < lease {
 			t.Fatalf("%d requests, first %v after the claim; want one after the %v lease", len(got), got[0].At.Sub(claimed), lease)
@@ -459,18 +459,18 @@ func TestLeaseExpiryReclaims(t *testing.T) {
 }
 
 func TestTwoWorkersDeliverOnce(t *testing.T) {
-	each(t, func(t *testing.T, dialect string) {
-		s1 := newTestStore(t, dialect)
+	eachDialect(t, func(t *testing.T, dialect string) {
+		s1 := newDeliveryStore(t, dialect)
 		s2, err := New(s1.db, testSecret)
 		if err != nil {
 			t.Fatal(err)
 		}
 		hook := testsinks.NewWebhook(t)
 		hook.Delay(20 * time.Millisecond)
-		addChannel(t, s1, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL, SigningSecret: "k"}, DigestNone)
+		addDeliveryChannel(t, s1, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL, SigningSecret: "k"}, DigestNone)
 		const n = 60
 		for range n {
-			raise(t, s1, Event{})
+			raiseEvent(t, s1, Event{})
 		}
 		regs := []*prometheus.Registry{prometheus.NewRegistry(), prometheus.NewRegistry()}
 		for i, s := range []*Store{s1, s2} {
@@ -478,7 +478,7 @@ func TestTwoWorkersDeliverOnce(t *testing.T) {
 			o.Registerer = regs[i]
 			startWorker(t, s, o)
 		}
-		waitFor(t, "every delivery delivered", 20*time.Second, allStatus(t, s1, StatusDelivered))
+		waitUntil(t, "every delivery delivered", 20*time.Second, allStatus(t, s1, StatusDelivered))
 		seen := map[string]int{}
 		for _, r := range hook.Requests() {
 			seen[r.Header.Get(webhook.HeaderEventID)]++
@@ -486,8 +486,8 @@ func TestTwoWorkersDeliverOnce(t *testing.T) {
 		if len(seen) != n || len(hook.Requests()) != n {
 			t.Fatalf("%d requests for %d events; want each of %d once", len(hook.Requests()), len(seen), n)
 		}
-		a := metric(t, regs[0], "steward_notification_deliveries_total", "kind", "webhook", "result", "delivered")
-		b := metric(t, regs[1], "steward_notification_deliveries_total", "kind", "webhook", "result", "delivered")
+		a := metricValue(t, regs[0], "steward_notification_deliveries_total", "kind", "webhook", "result", "delivered")
+		b := metricValue(t, regs[1], "steward_notification_deliveries_total", "kind", "webhook", "result", "delivered")
 		if a == 0 || b == 0 || a+b != n {
 			t.Fatalf("workers delivered %v and %v; want both a share of %d", a, b, n)
 		}
@@ -495,22 +495,22 @@ func TestTwoWorkersDeliverOnce(t *testing.T) {
 }
 
 func TestDigestIsOneMessage(t *testing.T) {
-	each(t, func(t *testing.T, dialect string) {
-		s := newTestStore(t, dialect)
-		addTenant(t, s, "t1", "Contoso")
+	eachDialect(t, func(t *testing.T, dialect string) {
+		s := newDeliveryStore(t, dialect)
+		addDeliveryTenant(t, s, "t1", "Contoso")
 		hook := testsinks.NewWebhook(t)
 		sink := testsinks.NewSMTP(t, testsinks.SMTPOptions{})
-		addChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL + "/hook", SigningSecret: "k"}, DigestHourly)
-		addChannel(t, s, Channel{Kind: KindSlack}, Secrets{URL: hook.URL + "/slack"}, DigestDaily)
-		addChannel(t, s, Channel{Kind: KindEmail, Settings: Settings{SMTPHost: sink.Host, SMTPPort: sink.Port, Username: testsinks.SMTPUser,
+		addDeliveryChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL + "/hook", SigningSecret: "k"}, DigestHourly)
+		addDeliveryChannel(t, s, Channel{Kind: KindSlack}, Secrets{URL: hook.URL + "/slack"}, DigestDaily)
+		addDeliveryChannel(t, s, Channel{Kind: KindEmail, Settings: Settings{SMTPHost: sink.Host, SMTPPort: sink.Port, Username: testsinks.SMTPUser,
 			From: "steward@example.com", To: []string{"ops@example.com"}}}, Secrets{Password: testsinks.SMTPPassword}, DigestHourly)
 		tenant := "t1"
 		var ids []string
 		for i := range 3 {
-			e := raise(t, s, Event{TenantID: &tenant, Title: fmt.Sprintf("Event %d", i), OccurredAt: time.Now().Add(time.Duration(i) * time.Second)})
+			e := raiseEvent(t, s, Event{TenantID: &tenant, Title: fmt.Sprintf("Event %d", i), OccurredAt: time.Now().Add(time.Duration(i) * time.Second)})
 			ids = append(ids, e.ID)
 		}
-		for _, d := range deliveries(t, s) {
+		for _, d := range outbox(t, s) {
 			if !d.NextAttemptAt.Equal(DigestDue(d.Digest, d.CreatedAt)) || !d.NextAttemptAt.After(time.Now()) {
 				t.Fatalf("digest delivery due %v; want its period's end", d.NextAttemptAt)
 			}
@@ -530,7 +530,7 @@ func TestDigestIsOneMessage(t *testing.T) {
 		if _, err := s.db.NewUpdate().Model((*Delivery)(nil)).Set("next_attempt_at = ?", time.Now().UTC().Add(-time.Second)).Where("1 = 1").Exec(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the digests delivered", 10*time.Second, allStatus(t, s, StatusDelivered))
+		waitUntil(t, "the digests delivered", 10*time.Second, allStatus(t, s, StatusDelivered))
 		byPath := map[string][]testsinks.Request{}
 		for _, r := range hook.Requests() {
 			byPath[r.Path] = append(byPath[r.Path], r)
@@ -567,19 +567,19 @@ func TestDigestIsOneMessage(t *testing.T) {
 }
 
 func TestPrivateNetworksRefused(t *testing.T) {
-	s := newTestStore(t, store.DialectSQLite)
+	s := newDeliveryStore(t, store.DialectSQLite)
 	hook := testsinks.NewWebhook(t)
 	sink := testsinks.NewSMTP(t, testsinks.SMTPOptions{})
-	addChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL, SigningSecret: "k"}, DigestNone)
-	addChannel(t, s, Channel{Kind: KindEmail, Settings: Settings{SMTPHost: "localhost", SMTPPort: sink.Port, Username: testsinks.SMTPUser,
+	addDeliveryChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL, SigningSecret: "k"}, DigestNone)
+	addDeliveryChannel(t, s, Channel{Kind: KindEmail, Settings: Settings{SMTPHost: "localhost", SMTPPort: sink.Port, Username: testsinks.SMTPUser,
 		From: "steward@example.com", To: []string{"ops@example.com"}}}, Secrets{Password: testsinks.SMTPPassword}, DigestNone)
 	o := fastOptions(sink)
 	o.AllowPrivateNetworks = false
 	o.MaxAttempts = 1
 	startWorker(t, s, o)
-	raise(t, s, Event{})
-	waitFor(t, "the deliveries dead", 10*time.Second, allStatus(t, s, StatusDead))
-	for _, d := range deliveries(t, s) {
+	raiseEvent(t, s, Event{})
+	waitUntil(t, "the deliveries dead", 10*time.Second, allStatus(t, s, StatusDead))
+	for _, d := range outbox(t, s) {
 		if !strings.Contains(d.LastError, "refused to connect to 127.0.0.1") && !strings.Contains(d.LastError, "refused to connect to ::1") {
 			t.Fatalf("last error %q; want the private address refused", d.LastError)
 		}
@@ -607,19 +607,19 @@ func TestRefusePrivate(t *testing.T) {
 }
 
 func TestDisabledAndGoneChannelsDie(t *testing.T) {
-	each(t, func(t *testing.T, dialect string) {
-		s := newTestStore(t, dialect)
+	eachDialect(t, func(t *testing.T, dialect string) {
+		s := newDeliveryStore(t, dialect)
 		hook := testsinks.NewWebhook(t)
 		hook.Down(http.StatusGone)
-		gone := addChannel(t, s, Channel{Kind: KindSlack}, Secrets{URL: hook.URL + "/gone"}, DigestNone)
-		off := addChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL + "/off", SigningSecret: "k"}, DigestNone)
-		raise(t, s, Event{})
+		gone := addDeliveryChannel(t, s, Channel{Kind: KindSlack}, Secrets{URL: hook.URL + "/gone"}, DigestNone)
+		off := addDeliveryChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL + "/off", SigningSecret: "k"}, DigestNone)
+		raiseEvent(t, s, Event{})
 		if _, err := s.db.NewUpdate().Model((*Channel)(nil)).Set("enabled = ?", false).Where("id = ?", off.ID).Exec(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		startWorker(t, s, fastOptions(nil))
-		waitFor(t, "the deliveries dead", 10*time.Second, allStatus(t, s, StatusDead))
-		for _, d := range deliveries(t, s) {
+		waitUntil(t, "the deliveries dead", 10*time.Second, allStatus(t, s, StatusDead))
+		for _, d := range outbox(t, s) {
 			switch d.ChannelID {
 			case gone.ID:
 				if d.Attempts != 1 || !strings.Contains(d.LastError, "410 Gone") {
@@ -658,31 +658,31 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestStopFinishesInFlight(t *testing.T) {
-	s := newTestStore(t, store.DialectSQLite)
+	s := newDeliveryStore(t, store.DialectSQLite)
 	hook := testsinks.NewWebhook(t)
 	hook.Delay(500 * time.Millisecond)
-	addChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL, SigningSecret: "k"}, DigestNone)
+	addDeliveryChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL, SigningSecret: "k"}, DigestNone)
 	w := NewWorker(s, fastOptions(nil))
 	w.Start(context.Background())
-	raise(t, s, Event{})
-	waitFor(t, "the request", 10*time.Second, func() bool { return len(hook.Requests()) == 1 })
+	raiseEvent(t, s, Event{})
+	waitUntil(t, "the request", 10*time.Second, func() bool { return len(hook.Requests()) == 1 })
 	w.Stop()
-	if d := deliveries(t, s)[0]; d.Status != StatusDelivered {
+	if d := outbox(t, s)[0]; d.Status != StatusDelivered {
 		t.Fatalf("delivery %s after Stop; want the send in flight finished and recorded", d.Status)
 	}
 }
 
 func TestSendTimesOut(t *testing.T) {
-	s := newTestStore(t, store.DialectSQLite)
+	s := newDeliveryStore(t, store.DialectSQLite)
 	hook := testsinks.NewWebhook(t)
 	hook.Delay(2 * time.Second)
-	addChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL, SigningSecret: "k"}, DigestNone)
+	addDeliveryChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL, SigningSecret: "k"}, DigestNone)
 	o := fastOptions(nil)
 	o.Timeout, o.MaxAttempts = 200*time.Millisecond, 1
 	startWorker(t, s, o)
-	raise(t, s, Event{})
-	waitFor(t, "the delivery dead", 10*time.Second, allStatus(t, s, StatusDead))
-	if d := deliveries(t, s)[0]; !strings.Contains(d.LastError, "no answer within 200ms") {
+	raiseEvent(t, s, Event{})
+	waitUntil(t, "the delivery dead", 10*time.Second, allStatus(t, s, StatusDead))
+	if d := outbox(t, s)[0]; !strings.Contains(d.LastError, "no answer within 200ms") {
 		t.Fatalf("last error %q", d.LastError)
 	}
 }
@@ -691,16 +691,16 @@ func TestSendTimesOut(t *testing.T) {
 // where the sink, like a careful server, offers no authentication: a
 // channel with a username does not fall back to sending without it.
 func TestEmailNeverAuthenticatesInClear(t *testing.T) {
-	s := newTestStore(t, store.DialectSQLite)
+	s := newDeliveryStore(t, store.DialectSQLite)
 	sink := testsinks.NewSMTP(t, testsinks.SMTPOptions{})
-	addChannel(t, s, Channel{Kind: KindEmail, Settings: Settings{SMTPHost: sink.Host, SMTPPort: sink.Port, TLS: TLSNone, Username: testsinks.SMTPUser,
+	addDeliveryChannel(t, s, Channel{Kind: KindEmail, Settings: Settings{SMTPHost: sink.Host, SMTPPort: sink.Port, TLS: TLSNone, Username: testsinks.SMTPUser,
 		From: "steward@example.com", To: []string{"ops@example.com"}}}, Secrets{Password: testsinks.SMTPPassword}, DigestNone)
 	o := fastOptions(sink)
 	o.MaxAttempts = 1
 	startWorker(t, s, o)
-	raise(t, s, Event{})
-	waitFor(t, "the delivery dead", 10*time.Second, allStatus(t, s, StatusDead))
-	if d := deliveries(t, s)[0]; !strings.Contains(d.LastError, "does not support SMTP AUTH") {
+	raiseEvent(t, s, Event{})
+	waitUntil(t, "the delivery dead", 10*time.Second, allStatus(t, s, StatusDead))
+	if d := outbox(t, s)[0]; !strings.Contains(d.LastError, "does not support SMTP AUTH") {
 		t.Fatalf("last error %q; want authentication unavailable without TLS", d.LastError)
 	}
 	if len(sink.Messages()) != 0 {

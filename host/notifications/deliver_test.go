@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -716,5 +717,53 @@ func TestHeloName(t *testing.T) {
 		if got := heloName(origin); got != want {
 			t.Errorf("heloName(%q) = %q; want %q", origin, got, want)
 		}
+	}
+}
+
+// TestRedirectsStayOnTheWebhooksHost follows a redirect within the
+// webhook's host but not one to another host, which would carry the
+// signed body where the channel did not say.
+func TestRedirectsStayOnTheWebhooksHost(t *testing.T) {
+	s := newDeliveryStore(t, store.DialectSQLite)
+	elsewhere := testsinks.NewWebhook(t)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, "/here", http.StatusPermanentRedirect)
+		case "/away":
+			http.Redirect(w, r, elsewhere.URL+"/stolen", http.StatusTemporaryRedirect)
+		case "/here":
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	t.Cleanup(hook.Close)
+	moved := addDeliveryChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL + "/moved", SigningSecret: "k"}, DigestNone)
+	away := addDeliveryChannel(t, s, Channel{Kind: KindWebhook}, Secrets{URL: hook.URL + "/away", SigningSecret: "k"}, DigestNone)
+	o := fastOptions(nil)
+	o.MaxAttempts = 1
+	startWorker(t, s, o)
+	raiseEvent(t, s, Event{})
+	waitUntil(t, "both deliveries finished", 10*time.Second, func() bool {
+		for _, d := range outbox(t, s) {
+			if d.Status == StatusPending {
+				return false
+			}
+		}
+		return true
+	})
+	for _, d := range outbox(t, s) {
+		switch d.ChannelID {
+		case moved.ID:
+			if d.Status != StatusDelivered {
+				t.Fatalf("redirect within the host: %s %q; want delivered", d.Status, d.LastError)
+			}
+		case away.ID:
+			if d.Status != StatusDead || !strings.Contains(d.LastError, "307") {
+				t.Fatalf("redirect to another host: %s %q; want dead, the 307 not followed", d.Status, d.LastError)
+			}
+		}
+	}
+	if len(elsewhere.Requests()) != 0 {
+		t.Fatal("the body was sent to another host")
 	}
 }

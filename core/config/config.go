@@ -86,6 +86,32 @@ type Config struct {
 	// ShutdownGrace bounds how long a stopping host waits for in-flight
 	// requests and streams after it stopped accepting new ones.
 	ShutdownGrace time.Duration
+	// Notify is how the host delivers notifications.
+	Notify NotifyConfig
+}
+
+// NotifyConfig is how the delivery worker works through the outbox of
+// notifications.
+type NotifyConfig struct {
+	// PollInterval is how often each replica looks for due deliveries
+	// (it also looks at once when an event is raised on it).
+	PollInterval time.Duration
+	// RetryMin and RetryMax bound the backoff between a failed attempt
+	// and the next, doubling from RetryMin up to RetryMax, with jitter.
+	RetryMin time.Duration
+	RetryMax time.Duration
+	// MaxAttempts is how many attempts a delivery gets before it is dead.
+	MaxAttempts int
+	// Timeout bounds one attempt: an HTTP request or an SMTP session.
+	Timeout time.Duration
+	// AllowPrivateNetworks lets channels reach loopback, private and
+	// link-local addresses, which are refused by default outside
+	// development so that a channel cannot probe the host's own network.
+	AllowPrivateNetworks bool
+	// CAFile is a PEM bundle of certificate authorities trusted, besides
+	// the system's, by SMTP servers and webhooks: a relay on an internal
+	// network with a private CA.
+	CAFile string
 }
 
 // AzureConfig is how Steward signs in to Azure: an application in the
@@ -169,6 +195,7 @@ func Load(getenv func(string) string) (Config, error) {
 		TLSCertFile: get("STEWARD_TLS_CERT_FILE", ""),
 		TLSKeyFile:  get("STEWARD_TLS_KEY_FILE", ""),
 		DebugAddr:   get("STEWARD_DEBUG_ADDR", ""),
+		Notify:      NotifyConfig{CAFile: get("STEWARD_NOTIFY_CA_FILE", "")},
 	}
 	switch c.Env {
 	case Development, Staging, Production:
@@ -213,6 +240,7 @@ func Load(getenv func(string) string) (Config, error) {
 		{"STEWARD_COSTLY_RATE_LIMIT_PER_MINUTE", 10, &c.CostlyRateLimitPerMinute, 1},
 		{"STEWARD_UI_RATE_LIMIT_PER_MINUTE", 600, &c.UIRateLimitPerMinute, 1},
 		{"STEWARD_MAX_BODY_BYTES", 8 << 20, &c.MaxBodyBytes, 1024},
+		{"STEWARD_NOTIFY_MAX_ATTEMPTS", 10, &c.Notify.MaxAttempts, 1},
 	}
 	for _, it := range ints {
 		v := get(it.key, strconv.Itoa(it.def))
@@ -240,6 +268,9 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("%s must be a duration such as 15m, not %q", d.key, v)
 		}
 	}
+	if err := c.Notify.load(get, c.Env); err != nil {
+		return c, err
+	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		return c, errors.New("STEWARD_TLS_CERT_FILE and STEWARD_TLS_KEY_FILE must be set together")
 	}
@@ -247,6 +278,42 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	return c, c.checkSafe()
+}
+
+// load reads the delivery worker's durations and private network switch,
+// each of which must be positive, with RetryMin at most RetryMax.
+func (n *NotifyConfig) load(get func(k, def string) string, env string) error {
+	durs := []struct {
+		key string
+		def string
+		dst *time.Duration
+	}{
+		{"STEWARD_NOTIFY_POLL_INTERVAL", "5s", &n.PollInterval},
+		{"STEWARD_NOTIFY_RETRY_MIN", "30s", &n.RetryMin},
+		{"STEWARD_NOTIFY_RETRY_MAX", "1h", &n.RetryMax},
+		{"STEWARD_NOTIFY_TIMEOUT", "10s", &n.Timeout},
+	}
+	for _, d := range durs {
+		v := get(d.key, d.def)
+		var err error
+		if *d.dst, err = time.ParseDuration(v); err != nil || *d.dst <= 0 {
+			return fmt.Errorf("%s must be a positive duration such as %s, not %q", d.key, d.def, v)
+		}
+	}
+	if n.RetryMin > n.RetryMax {
+		return fmt.Errorf("STEWARD_NOTIFY_RETRY_MIN (%s) must not exceed STEWARD_NOTIFY_RETRY_MAX (%s)", n.RetryMin, n.RetryMax)
+	}
+	def := "false"
+	if env == Development {
+		def = "true"
+	}
+	switch v := get("STEWARD_NOTIFY_ALLOW_PRIVATE_NETWORKS", def); v {
+	case "true", "false":
+		n.AllowPrivateNetworks = v == "true"
+	default:
+		return fmt.Errorf("STEWARD_NOTIFY_ALLOW_PRIVATE_NETWORKS must be true or false, not %q", v)
+	}
+	return nil
 }
 
 // defaultDrainDelay gives load balancers time to see a stopping replica's

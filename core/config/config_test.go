@@ -101,6 +101,11 @@ func TestRefusals(t *testing.T) {
 		{"debug address on every interface", map[string]string{"STEWARD_DEBUG_ADDR": ":6060"}, "STEWARD_DEBUG_ADDR must be on a loopback address"},
 		{"debug address on a public interface", map[string]string{"STEWARD_DEBUG_ADDR": "10.0.0.5:6060"}, "its profiles are unauthenticated"},
 		{"redis URL of another scheme", map[string]string{"STEWARD_REDIS_URL": "http://:hunter2@127.0.0.1:6379/0"}, "STEWARD_REDIS_URL must start with redis://"},
+		{"zero notify poll interval", map[string]string{"STEWARD_NOTIFY_POLL_INTERVAL": "0s"}, "STEWARD_NOTIFY_POLL_INTERVAL must be a positive duration"},
+		{"bad notify timeout", map[string]string{"STEWARD_NOTIFY_TIMEOUT": "ten"}, "STEWARD_NOTIFY_TIMEOUT must be a positive duration"},
+		{"notify retry min above max", map[string]string{"STEWARD_NOTIFY_RETRY_MIN": "2h"}, "STEWARD_NOTIFY_RETRY_MIN (2h0m0s) must not exceed STEWARD_NOTIFY_RETRY_MAX (1h0m0s)"},
+		{"zero notify attempts", map[string]string{"STEWARD_NOTIFY_MAX_ATTEMPTS": "0"}, "STEWARD_NOTIFY_MAX_ATTEMPTS must be an integer of at least 1"},
+		{"bad private networks switch", map[string]string{"STEWARD_NOTIFY_ALLOW_PRIVATE_NETWORKS": "yes"}, "STEWARD_NOTIFY_ALLOW_PRIVATE_NETWORKS must be true or false"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,5 +133,28 @@ func TestProductionAccepted(t *testing.T) {
 	}
 	if c.Cloud != "azure" || c.DevLoginEnabled() {
 		t.Fatalf("production must default to azure without dev login: %+v", c)
+	}
+	if c.Notify.AllowPrivateNetworks {
+		t.Fatal("production must refuse notification channels on private networks by default")
+	}
+}
+
+func TestNotifyDefaults(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := NotifyConfig{PollInterval: 5 * time.Second, RetryMin: 30 * time.Second, RetryMax: time.Hour, MaxAttempts: 10, Timeout: 10 * time.Second, AllowPrivateNetworks: true}
+	if c.Notify != want {
+		t.Fatalf("notify %+v; want %+v", c.Notify, want)
+	}
+	c, err = Load(env(map[string]string{"STEWARD_NOTIFY_POLL_INTERVAL": "1s", "STEWARD_NOTIFY_RETRY_MIN": "1s", "STEWARD_NOTIFY_RETRY_MAX": "1s",
+		"STEWARD_NOTIFY_MAX_ATTEMPTS": "3", "STEWARD_NOTIFY_ALLOW_PRIVATE_NETWORKS": "false", "STEWARD_NOTIFY_CA_FILE": "/etc/steward/relay-ca.pem"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = NotifyConfig{PollInterval: time.Second, RetryMin: time.Second, RetryMax: time.Second, MaxAttempts: 3, Timeout: 10 * time.Second, CAFile: "/etc/steward/relay-ca.pem"}
+	if c.Notify != want {
+		t.Fatalf("notify %+v; want %+v", c.Notify, want)
 	}
 }

@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,7 @@ import (
 	"github.com/stewardhq/steward/host/authcache"
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
+	"github.com/stewardhq/steward/host/notifications"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/pluginstore"
 	"github.com/stewardhq/steward/host/ratelimit"
@@ -67,6 +69,11 @@ type Host struct {
 	cancel    context.CancelFunc
 	schedOn   atomic.Bool
 	ReadyTook time.Duration
+
+	// Notifications keeps channels, subscriptions, events and the outbox
+	// that notify, this replica's delivery worker, works through.
+	Notifications *notifications.Store
+	notify        *notifications.Worker
 }
 
 // OpenDB opens the configured database and applies the host's migrations.
@@ -146,6 +153,9 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	}
 	issuer, err := auth.NewIssuer(keys, cfg.AccessTokenTTL, cfg.RefreshTokenTTL, "steward")
 	if err != nil {
+		return nil, err
+	}
+	if h.Notifications, err = notifications.New(h.DB, secret); err != nil {
 		return nil, err
 	}
 	h.changes = authcache.New(rc, cfg.RedisPrefix, logger.Named("authcache"))
@@ -249,6 +259,9 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	h.refreshJobs()
 	h.Jobs.Start(ctx)
 	h.schedOn.Store(true)
+	if err := h.startNotify(ctx, cfg, logger); err != nil {
+		return nil, err
+	}
 	if h.sim != nil && cfg.Env == config.Development && cfg.SimBootstrap {
 		h.firstSync(ctx)
 	}
@@ -345,6 +358,9 @@ func (h *Host) Close() {
 		h.schedOn.Store(false)
 		h.Jobs.Stop()
 	}
+	if h.notify != nil {
+		h.notify.Stop()
+	}
 	if h.Plugins != nil {
 		h.Plugins.Stop()
 	}
@@ -362,6 +378,31 @@ func (h *Host) Close() {
 	if h.sim != nil {
 		h.sim.Sim.Close()
 	}
+}
+
+// startNotify starts this replica's notification delivery worker, which
+// works through the outbox shared by every replica.
+func (h *Host) startNotify(ctx context.Context, cfg config.Config, logger hclog.Logger) error {
+	var roots *x509.CertPool
+	if cfg.Notify.CAFile != "" {
+		pem, err := os.ReadFile(cfg.Notify.CAFile)
+		if err != nil {
+			return fmt.Errorf("STEWARD_NOTIFY_CA_FILE: %w", err)
+		}
+		if roots, err = x509.SystemCertPool(); err != nil {
+			roots = x509.NewCertPool()
+		}
+		if !roots.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("STEWARD_NOTIFY_CA_FILE: no PEM certificate in %s", cfg.Notify.CAFile)
+		}
+	}
+	h.notify = notifications.NewWorker(h.Notifications, notifications.DeliveryOptions{
+		PollInterval: cfg.Notify.PollInterval, RetryMin: cfg.Notify.RetryMin, RetryMax: cfg.Notify.RetryMax,
+		MaxAttempts: cfg.Notify.MaxAttempts, Timeout: cfg.Notify.Timeout, AllowPrivateNetworks: cfg.Notify.AllowPrivateNetworks,
+		RootCAs: roots, PublicOrigin: publicOrigin(cfg), Logger: logger.Named("notify"), Registerer: h.Registry,
+	})
+	h.notify.Start(ctx)
+	return nil
 }
 
 // pendingMigrations counts this binary's host migrations the database has

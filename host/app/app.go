@@ -35,6 +35,7 @@ import (
 	"github.com/stewardhq/steward/host/authcache"
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
+	"github.com/stewardhq/steward/host/notifications"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/pluginstore"
 	"github.com/stewardhq/steward/host/ratelimit"
@@ -51,22 +52,25 @@ var Version = "dev"
 
 // Host is a running Steward host.
 type Host struct {
-	Config    config.Config
-	Logger    hclog.Logger
-	DB        *bun.DB
-	Server    *server.Server
-	Plugins   *plugins.Supervisor
-	Jobs      *jobs.Scheduler
-	Registry  *prometheus.Registry
-	limiter   *ratelimit.Limiter
-	redis     *redisconn.Conn
-	changes   *authcache.Changes
-	sim       *stack.Stack
-	audit     *audit.Store
-	cache     cache.Cache
-	cancel    context.CancelFunc
-	schedOn   atomic.Bool
-	ReadyTook time.Duration
+	Config  config.Config
+	Logger  hclog.Logger
+	DB      *bun.DB
+	Server  *server.Server
+	Plugins *plugins.Supervisor
+	Jobs    *jobs.Scheduler
+	// Notifications keeps the events plugins and the host raise and
+	// their deliveries.
+	Notifications *notifications.Store
+	Registry      *prometheus.Registry
+	limiter       *ratelimit.Limiter
+	redis         *redisconn.Conn
+	changes       *authcache.Changes
+	sim           *stack.Stack
+	audit         *audit.Store
+	cache         cache.Cache
+	cancel        context.CancelFunc
+	schedOn       atomic.Bool
+	ReadyTook     time.Duration
 }
 
 // OpenDB opens the configured database and applies the host's migrations.
@@ -191,6 +195,9 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	if h.Notifications, err = notifications.New(h.DB, secret); err != nil {
+		return nil, fmt.Errorf("notifications: %w", err)
+	}
 	stores, err := pluginstore.New(ctx, pluginstore.Options{DB: h.DB, URL: cfg.DatabaseURL, DataDir: cfg.DataDir, Secret: secret, Logger: logger.Named("plugins")})
 	if err != nil {
 		return nil, err
@@ -198,7 +205,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	h.Plugins, err = plugins.New(decls, plugins.Options{
 		Logger: logger.Named("plugins"), Environment: cfg.Env, DataDir: cfg.DataDir,
 		Cloud:    cloudJSON,
-		Backend:  &backend{tenants: ten, audit: aud, fresh: fresh},
+		Backend:  &backend{tenants: ten, audit: aud, fresh: fresh, notify: h.Notifications, log: logger.Named("notifications")},
 		Reserved: func(method, path string) bool { return srv != nil && srv.Reserved(method, path) },
 		Storage:  stores.Prepare,
 		Migrate: func(ctx context.Context, plugin, databaseURL string, files []*pluginv1.Migration) error {

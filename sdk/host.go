@@ -17,11 +17,14 @@ import (
 )
 
 // Host is the plugin's view of the host: the tenant directory, the audit log,
-// freshness marks and the datasets other plugins publish.
+// freshness marks, the datasets other plugins publish and the events
+// people are notified of.
 type Host struct {
 	client pluginv1.HostClient
 	// failures is whether the host records failed syncs (MarkFailed).
 	failures bool
+	// events is whether the host takes events (RaiseEvent).
+	events bool
 }
 
 // Tenant is an entry of the host's tenant directory.
@@ -110,6 +113,64 @@ func (h *Host) MarkFailed(ctx context.Context, tenantID, domain string, at time.
 	}
 	_, err := h.client.MarkFresh(ctx, &pluginv1.MarkFreshRequest{TenantId: tenantID, Domain: domain, SyncedAtUnixMs: at.UnixMilli(), Failure: reason})
 	return err
+}
+
+// Event is something that happened that people subscribed to its kind
+// are told of.
+type Event struct {
+	// Kind is one of the plugin's Events.
+	Kind string
+	// Severity is info, warning, error or critical.
+	Severity string
+	// TenantID is the tenant the event concerns; empty for none.
+	TenantID string
+	Title    string
+	Message  string
+	// Link is the path in Steward that shows what happened, such as
+	// "/cost/budgets?tenant_id=t1".
+	Link    string
+	Details map[string]any
+	// Recipients are e-mail addresses the event names, such as a budget
+	// threshold's contacts: the installation's contacts channel delivers
+	// to each.
+	Recipients []string
+	// DedupeKey identifies what happened: the host keeps the first event of
+	// a kind and key and drops the later ones, so a re-run sync that finds
+	// the same thing raises it again harmlessly.
+	DedupeKey string
+	// OccurredAt is when it happened; zero for now.
+	OccurredAt time.Time
+}
+
+// RaiseEvent hands the host an event to notify subscribers of. duplicate
+// says the host already had one of the kind and dedupe key, and dropped
+// this one. The host refuses an event whose kind the plugin did not
+// declare, or whose fields are out of bounds (protocol.CheckRaiseEvent),
+// with codes.InvalidArgument. A host too old to take events is not told:
+// RaiseEvent returns false and nil. A sync should log a failure to raise
+// and go on.
+func (h *Host) RaiseEvent(ctx context.Context, e Event) (duplicate bool, err error) {
+	if !h.events {
+		return false, nil
+	}
+	var details []byte
+	if e.Details != nil {
+		if details, err = json.Marshal(e.Details); err != nil {
+			return false, err
+		}
+	}
+	var at int64
+	if !e.OccurredAt.IsZero() {
+		at = e.OccurredAt.UnixMilli()
+	}
+	resp, err := h.client.RaiseEvent(ctx, &pluginv1.RaiseEventRequest{
+		Kind: e.Kind, Severity: e.Severity, TenantId: e.TenantID, Title: e.Title, Message: e.Message, Link: e.Link,
+		Details: details, Recipients: e.Recipients, DedupeKey: e.DedupeKey, OccurredAtUnixMs: at,
+	})
+	if err != nil {
+		return false, fmt.Errorf("raise event %s: %w", e.Kind, err)
+	}
+	return resp.Duplicate, nil
 }
 
 // ErrDatasetUnavailable is what ReadDataset's error wraps when no plugin

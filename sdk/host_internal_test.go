@@ -14,3 +14,11 @@ func TestMarkFailedSkipsAHostWithoutFailures(t *testing.T) {
 		t.Errorf("MarkFailed on an older host: %v", err)
 	}
 }
+
+// A host without the notifications.events capability has nowhere to send
+// an event: RaiseEvent drops it without a call.
+func TestRaiseEventSkipsAHostWithoutEvents(t *testing.T) {
+	if dup, err := (&Host{}).RaiseEvent(context.Background(), Event{Kind: "cost.anomaly"}); dup || err != nil {
+		t.Errorf("RaiseEvent on an older host: %v, %v", dup, err)
+	}
+}

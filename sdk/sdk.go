@@ -178,6 +178,15 @@ type Dataset struct {
 	Read   func(ctx context.Context, req DatasetRequest, emit func(record any) error) error
 }
 
+// EventType is a kind of event the plugin raises (Host.RaiseEvent), which
+// people subscribe to. Name is <area>.<name> in lower case, unique across
+// plugins, conventionally "<plugin>.<name>" (cost.budget_threshold); the
+// sync. area is the host's.
+type EventType struct {
+	Name        string
+	Description string
+}
+
 // DatasetRequest narrows a dataset read.
 type DatasetRequest struct {
 	TenantIDs []string
@@ -249,6 +258,9 @@ type Plugin struct {
 	Nav       []NavEntry
 	Jobs      []Job
 	Datasets  []Dataset
+	// Events are the kinds of event the plugin raises; the host refuses
+	// an event of a kind not declared here.
+	Events []EventType
 	// CheckHealth reports the plugin's health; nil reports ok.
 	CheckHealth func(ctx context.Context) Health
 }

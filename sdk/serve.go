@@ -167,7 +167,16 @@ func declarations(p *Plugin) (*pluginv1.ConfigureResponse, error) {
 	for _, d := range p.Datasets {
 		resp.Datasets = append(resp.Datasets, &pluginv1.Dataset{Name: d.Name, Description: d.Description, Schema: d.Schema})
 	}
+	resp.EventTypes = eventTypesProto(p.Events)
 	return resp, nil
+}
+
+func eventTypesProto(types []EventType) []*pluginv1.EventType {
+	var out []*pluginv1.EventType
+	for _, t := range types {
+		out = append(out, &pluginv1.EventType{Name: t.Name, Description: t.Description})
+	}
+	return out
 }
 
 func authProto(a Auth) pluginv1.Auth {
@@ -227,7 +236,8 @@ func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) 
 		if err != nil {
 			return nil, status.Errorf(codes.Unavailable, "dial host service: %v", err)
 		}
-		env.Host = &Host{client: pluginv1.NewHostClient(conn), failures: slices.Contains(req.HostCapabilities, protocol.HostCapabilitySyncFailures)}
+		env.Host = &Host{client: pluginv1.NewHostClient(conn), failures: slices.Contains(req.HostCapabilities, protocol.HostCapabilitySyncFailures),
+			events: slices.Contains(req.HostCapabilities, protocol.HostCapabilityEvents)}
 	}
 	p, err := s.b.build(ctx, req.Config, env)
 	if err != nil {

@@ -21,7 +21,8 @@ import (
 // than the other (protocol.MoreSpecific) or have bad paths, path
 // parameters the operation does not declare or declares without the path
 // having them, missing handlers and run functions, jobs and datasets
-// without names or with the same name, schedules cron cannot read. The
+// without names or with the same name, schedules cron cannot read, event
+// types protocol.CheckEventTypes refuses. The
 // SDK refuses to configure a plugin whose factory built one it rejects
 // (and plugintest fails the test), so the host never serves one.
 func (p *Plugin) Validate() error {
@@ -38,6 +39,9 @@ func (p *Plugin) Validate() error {
 	}
 	v.jobs(p.Jobs, p.Routes)
 	v.datasets(p.Datasets)
+	if err := protocol.CheckEventTypes(eventTypesProto(p.Events)); err != nil {
+		v.add("%v", err)
+	}
 	return errors.Join(v.errs...)
 }
 

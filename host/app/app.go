@@ -208,7 +208,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	h.Plugins, err = plugins.New(decls, plugins.Options{
 		Logger: logger.Named("plugins"), Environment: cfg.Env, DataDir: cfg.DataDir,
 		Cloud:    cloudJSON,
-		Backend:  &backend{tenants: ten, audit: aud, fresh: fresh},
+		Backend:  &backend{tenants: ten, audit: aud, fresh: fresh, notify: h.Notifications, log: logger.Named("notifications")},
 		Reserved: func(method, path string) bool { return srv != nil && srv.Reserved(method, path) },
 		Storage:  stores.Prepare,
 		Migrate: func(ctx context.Context, plugin, databaseURL string, files []*pluginv1.Migration) error {

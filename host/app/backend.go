@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stewardhq/steward/core/cache"
 	"github.com/stewardhq/steward/host/audit"
 	"github.com/stewardhq/steward/host/freshness"
+	"github.com/stewardhq/steward/host/notifications"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/tenancy"
 	pluginv1 "github.com/stewardhq/steward/proto/steward/plugin/v1"
@@ -22,6 +25,8 @@ type backend struct {
 	tenants *tenancy.Store
 	audit   *audit.Store
 	fresh   *freshness.Store
+	notify  *notifications.Store
+	log     hclog.Logger
 }
 
 func (b *backend) ListTenants(ctx context.Context, ids []string, includeInactive bool) ([]*pluginv1.Tenant, error) {
@@ -70,11 +75,71 @@ func (b *backend) AppendAudit(ctx context.Context, plugin string, req *pluginv1.
 	return err
 }
 
+// MarkFresh records a tenant's sync of a domain; a failed one also raises
+// sync.failed, whose failure to raise is logged and does not fail the mark.
 func (b *backend) MarkFresh(ctx context.Context, tenantID, domain string, at time.Time, failure string) error {
-	if failure != "" {
-		return b.fresh.Fail(ctx, tenantID, domain, at, failure)
+	if failure == "" {
+		return b.fresh.Mark(ctx, tenantID, domain, at)
 	}
-	return b.fresh.Mark(ctx, tenantID, domain, at)
+	if err := b.fresh.Fail(ctx, tenantID, domain, at, failure); err != nil {
+		return err
+	}
+	if err := b.syncFailed(ctx, tenantID, domain, at, failure); err != nil {
+		b.log.Error("raise sync.failed", "tenant_id", tenantID, "domain", domain, "error", err)
+	}
+	return nil
+}
+
+// syncFailed raises sync.failed for a tenant's domain whose sync failed at
+// at, once per run of failures: the dedupe key names the domain's last
+// success before the failure, so every failure until the domain syncs
+// again is the same event, and the first one after a success a new one.
+func (b *backend) syncFailed(ctx context.Context, tenantID, domain string, at time.Time, reason string) error {
+	last, synced, err := b.fresh.LastSuccess(ctx, tenantID, domain)
+	if err != nil {
+		return err
+	}
+	since, lastSuccess := "never", any(nil)
+	if synced {
+		since, lastSuccess = last.Format(time.RFC3339Nano), last
+	}
+	name := tenantID
+	if ts, err := b.tenants.Tenants(ctx, []string{tenantID}, true); err != nil {
+		return err
+	} else if len(ts) == 1 {
+		name = ts[0].Name
+	}
+	_, _, err = b.notify.Raise(ctx, notifications.Event{
+		Source: "host", Kind: notifications.EventSyncFailed, Severity: "error", TenantID: &tenantID,
+		Title:   fmt.Sprintf("Sync of %s failed for %s", domain, name),
+		Message: reason, Link: "/sync-dashboard?tenant_id=" + url.QueryEscape(tenantID),
+		Details:    map[string]any{"domain": domain, "failed_at": at.UTC(), "last_success": lastSuccess},
+		DedupeKey:  tenantID + "/" + domain + "/" + since,
+		OccurredAt: at,
+	})
+	return err
+}
+
+// RaiseEvent keeps a plugin's event, which names the plugin as its source.
+func (b *backend) RaiseEvent(ctx context.Context, plugin string, req *pluginv1.RaiseEventRequest, at time.Time) (string, bool, error) {
+	details, err := protocol.EventDetails(req.Details)
+	if err != nil {
+		return "", false, fmt.Errorf("%w: details %v", plugins.ErrInvalid, err)
+	}
+	e := notifications.Event{Source: plugin, Kind: req.Kind, Severity: req.Severity, Title: req.Title, Message: req.Message, Link: req.Link,
+		Details: details, Recipients: req.Recipients, DedupeKey: req.DedupeKey, OccurredAt: at}
+	if req.TenantId != "" {
+		e.TenantID = &req.TenantId
+	}
+	stored, duplicate, err := b.notify.Raise(ctx, e)
+	var verr *notifications.ValidationError
+	if errors.As(err, &verr) {
+		return "", false, fmt.Errorf("%w: %v", plugins.ErrInvalid, err)
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return stored.ID, duplicate, nil
 }
 
 // cacheCollector exposes the cache's hit rate.

@@ -4,7 +4,9 @@ package freshness
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -171,6 +173,20 @@ func (s *Store) Mark(ctx context.Context, tenantID, domain string, at time.Time)
 		return fmt.Errorf("freshness: mark %s of tenant %s: %w", domain, tenantID, err)
 	}
 	return nil
+}
+
+// LastSuccess is when tenantID's domain last synced (Mark), and false when
+// it never did.
+func (s *Store) LastSuccess(ctx context.Context, tenantID, domain string) (time.Time, bool, error) {
+	var r row
+	err := s.db.NewSelect().Model(&r).Where("tenant_id = ? AND domain = ?", tenantID, domain).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("freshness: last success of %s of tenant %s: %w", domain, tenantID, err)
+	}
+	return r.SyncedAt.UTC(), true, nil
 }
 
 type failure struct {

@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -20,6 +21,9 @@ type Backend interface {
 	// MarkFresh records a successful sync of a tenant's data domain, or,
 	// with a failure, a sync of it that failed and why.
 	MarkFresh(ctx context.Context, tenantID, domain string, at time.Time, failure string) error
+	// RaiseEvent keeps an event the plugin raised, of a kind it declared,
+	// once per kind and dedupe key; at is when it occurred, zero for now.
+	RaiseEvent(ctx context.Context, plugin string, req *pluginv1.RaiseEventRequest, at time.Time) (eventID string, duplicate bool, err error)
 }
 
 // ErrInvalid marks a Backend error caused by the plugin's request.
@@ -30,6 +34,9 @@ type hostService struct {
 	pluginv1.UnimplementedHostServer
 	sup    *Supervisor
 	plugin string
+	// desc is the description of the process the service serves, once
+	// the host has accepted it: the event types it may raise.
+	desc atomic.Pointer[pluginv1.DescribeResponse]
 }
 
 func (h *hostService) backend() (Backend, error) {

@@ -120,6 +120,9 @@ func (i *Instance) reload(ctx context.Context, d *Decl) (Reloaded, error) {
 		return i.revive(ctx, d, oldDesc, t0)
 	}
 	p, err := i.spawn(ctx, d, func(desc *pluginv1.DescribeResponse) error {
+		if err := s.events.check(name, desc.EventTypes); err != nil {
+			return err
+		}
 		return s.routes.check(name, protocol.AllRoutes(desc), s.opts.Reserved)
 	})
 	var conflict *ConflictError
@@ -136,7 +139,17 @@ func (i *Instance) reload(ctx context.Context, d *Decl) (Reloaded, error) {
 	}
 	// Routes and process change under the instance's lock, so a request
 	// that matches a new route is served by the new process.
+	if err := s.events.check(name, p.desc.EventTypes); err != nil {
+		i.mu.Unlock()
+		p.client.Kill()
+		return Reloaded{}, &ReloadError{Plugin: name, Conflict: true, Err: err}
+	}
 	if err := s.routes.set(name, protocol.AllRoutes(p.desc), s.opts.Reserved); err != nil {
+		i.mu.Unlock()
+		p.client.Kill()
+		return Reloaded{}, &ReloadError{Plugin: name, Conflict: true, Err: err}
+	}
+	if err := s.events.set(name, p.desc.EventTypes); err != nil {
 		i.mu.Unlock()
 		p.client.Kill()
 		return Reloaded{}, &ReloadError{Plugin: name, Conflict: true, Err: err}

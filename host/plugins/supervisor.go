@@ -60,7 +60,8 @@ func isPermanent(err error) bool {
 	var p *permanentError
 	var c *ConflictError
 	var cfg *ConfigError
-	return errors.As(err, &p) || errors.As(err, &c) || errors.As(err, &cfg) || errors.Is(err, pluginstore.ErrRefused)
+	var ev *EventTypeError
+	return errors.As(err, &p) || errors.As(err, &c) || errors.As(err, &cfg) || errors.As(err, &ev) || errors.Is(err, pluginstore.ErrRefused)
 }
 
 // Options configure a Supervisor.
@@ -101,8 +102,10 @@ type Supervisor struct {
 	runtime *runtimeDir
 	// roster is the declared plugins. Apply replaces it whole and never
 	// changes one in place, so requests and jobs read it without a lock.
-	roster  atomic.Pointer[roster]
-	routes  *RouteTable
+	roster atomic.Pointer[roster]
+	routes *RouteTable
+	// events is which plugin declares each event type.
+	events  eventTable
 	metrics *metrics
 	// calls are the requests in flight at plugins, by which a dataset read
 	// made on a request's behalf is narrowed to its caller's tenants.
@@ -500,14 +503,21 @@ func (i *Instance) spawn(ctx context.Context, d *Decl, described func(*pluginv1.
 	callCtx, cancel := context.WithTimeout(ctx, d.StartTimeout)
 	defer cancel()
 	var plane dataPlane
+	host := &hostService{sup: s, plugin: i.name}
 	startup := &protocol.Startup{
 		Name:   i.name,
 		Config: d.Config,
 		ConfigRefused: func(problems []protocol.ConfigProblem) error {
 			return d.configError(problems)
 		},
-		Described: described,
-		Host:      &hostService{sup: s, plugin: i.name},
+		Described: func(desc *pluginv1.DescribeResponse) error {
+			if err := described(desc); err != nil {
+				return err
+			}
+			host.desc.Store(desc)
+			return nil
+		},
+		Host: host,
 		Configure: func(desc *pluginv1.DescribeResponse) (*pluginv1.ConfigureRequest, error) {
 			cloudSettings, err := pluginCloud(s.opts.Cloud, d.CloudCredential)
 			if err != nil {
@@ -574,7 +584,13 @@ func (i *Instance) start(ctx context.Context) error {
 	d := i.Decl()
 	var routesFailed bool
 	p, err := i.spawn(ctx, &d, func(desc *pluginv1.DescribeResponse) error {
-		err := s.routes.set(i.name, protocol.AllRoutes(desc), s.opts.Reserved)
+		err := s.events.check(i.name, desc.EventTypes)
+		if err == nil {
+			err = s.routes.set(i.name, protocol.AllRoutes(desc), s.opts.Reserved)
+		}
+		if err == nil {
+			err = s.events.set(i.name, desc.EventTypes)
+		}
 		routesFailed = err != nil
 		return err
 	})

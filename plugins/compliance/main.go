@@ -31,6 +31,7 @@ import (
 	"github.com/stewardhq/steward/plugins/compliance/exemptions"
 	"github.com/stewardhq/steward/plugins/compliance/frameworks"
 	"github.com/stewardhq/steward/plugins/compliance/mapping"
+	"github.com/stewardhq/steward/plugins/compliance/regressions"
 	"github.com/stewardhq/steward/plugins/compliance/rules"
 	"github.com/stewardhq/steward/plugins/compliance/states"
 	"github.com/stewardhq/steward/plugins/compliance/views"
@@ -87,6 +88,10 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		}
 		return nil
 	})
+	// Then its control results are compared with the last sync's: each
+	// control that went from passed to failed raises an event.
+	tracker := &regressions.Tracker{DB: db, Coverage: cov, Host: env.Host, Logger: env.Logger}
+	syncer.AfterTenant = append(syncer.AfterTenant, tracker.Track)
 	customRules := &rules.Handlers{Store: ruleStore, Evaluator: evaluator, Host: env.Host, Logger: env.Logger}
 	editor := &views.RuleEditor{Rules: customRules}
 	complianceViews := &views.Handlers{States: st, Findings: findings, Coverage: cov, Host: env.Host, Sections: append(defenderReads.Sections(), editor.Section())}
@@ -94,6 +99,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	return &sdk.Plugin{
 		Routes:    slices.Concat(reads.Routes(), cov.Routes(), defenderReads.Routes(), customRules.Routes(), editor.Routes(), exemptionRoutes.Routes()),
 		Datasets:  []sdk.Dataset{reads.Dataset(), reads.ResourceStatesDataset(), cov.Dataset()},
+		Events:    []sdk.EventType{regressions.EventType},
 		Fragments: fragments,
 		Pages:     pages,
 		Nav:       nav,

@@ -99,6 +99,7 @@ func TestMigrations(t *testing.T) {
 		"0003_resource_states_lookup.tx.down.sql", "0003_resource_states_lookup.tx.up.sql",
 		"0004_findings.tx.down.sql", "0004_findings.tx.up.sql",
 		"0005_policy_definitions.tx.down.sql", "0005_policy_definitions.tx.up.sql",
+		"0006_control_results.tx.down.sql", "0006_control_results.tx.up.sql",
 		"0100_rules.postgres.tx.up.sql", "0100_rules.sqlite.tx.up.sql", "0100_rules.tx.down.sql",
 		"0200_defender.postgres.tx.up.sql", "0200_defender.sqlite.tx.up.sql", "0200_defender.tx.down.sql",
 		"0300_exemptions.postgres.tx.up.sql", "0300_exemptions.sqlite.tx.up.sql", "0300_exemptions.tx.down.sql"}
@@ -110,7 +111,7 @@ func TestMigrations(t *testing.T) {
 		t.Run(dialect, func(t *testing.T) {
 			db := storetest.Open(t, dialect)
 			applied, err := store.Migrate(ctx, db, definition.Migrations, "compliance_migrations")
-			if err != nil || !slices.Equal(applied, []string{"0001_policy_states", "0002_definition_counts", "0003_resource_states_lookup", "0004_findings", "0005_policy_definitions", "0100_rules", "0200_defender", "0300_exemptions"}) {
+			if err != nil || !slices.Equal(applied, []string{"0001_policy_states", "0002_definition_counts", "0003_resource_states_lookup", "0004_findings", "0005_policy_definitions", "0006_control_results", "0100_rules", "0200_defender", "0300_exemptions"}) {
 				t.Fatalf("migrated %v, %v", applied, err)
 			}
 			scores := latestScore(&states.Store{DB: db})

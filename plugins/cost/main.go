@@ -125,7 +125,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	}
 	costs := &ledger.Store{DB: db}
 	budgetStore := budgets.NewStore(db)
-	evaluator := &budgets.Evaluator{Store: budgetStore}
+	evaluator := &budgets.Evaluator{Store: budgetStore, Host: env.Host, Logger: env.Logger}
 	budgetSync := &budgets.Syncer{Store: budgetStore, Cloud: clients, Host: env.Host, Evaluator: evaluator}
 	reads := &reports.Handlers{Store: &reports.Store{DB: db, Exchange: converter}, Host: env.Host}
 	anomalyRoutes := &anomalies.Handlers{DB: db, Host: env.Host}
@@ -139,12 +139,13 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 	// After a tenant's costs are written: judge its days for anomalies,
 	// exchange its budgets with the provider, and bring their spend,
 	// status and alerts up to date.
-	detector := &anomalies.Detector{DB: db, MinImpacts: minImpacts, Rates: converter}
+	detector := &anomalies.Detector{DB: db, MinImpacts: minImpacts, Rates: converter, Host: env.Host, Logger: env.Logger}
 	syncer := &ingest.Syncer{Cloud: clients, Ledger: costs, Host: env.Host, BackfillDays: cfg.BackfillDays, RestateDays: cfg.RestateDays,
 		AfterTenant: append(hooks, detector.Evaluate, budgetHook(budgetSync), evaluator.Evaluate)}
 	return &sdk.Plugin{
 		Routes:    slices.Concat(reads.Routes(), allocationRoutes.Routes(), anomalyRoutes.Routes(), budgetRoutes.Routes(), costViews.Routes()),
 		Datasets:  []sdk.Dataset{reads.Dataset(), reads.ResourceDataset()},
+		Events:    []sdk.EventType{budgets.EventType, anomalies.EventType},
 		Fragments: fragments,
 		Pages:     pages,
 		Nav:       nav,

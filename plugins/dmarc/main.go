@@ -96,6 +96,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		Pages:     []sdk.Page{domains.DMARCPage},
 		Nav:       []sdk.NavEntry{{Label: "E-mail security", Path: domains.DMARCPage.Path, Order: 60}},
 		Datasets:  []sdk.Dataset{handlers.Dataset()},
+		Events:    []sdk.EventType{domains.EventType},
 		Jobs: []sdk.Job{{Name: "dmarc", JobType: domains.DataDomain, DataDomain: domains.DataDomain, Schedule: "@every 6h", PerTenant: true, Run: syncer.Run},
 			ingest.Job(env.Host), mailbox.Job()},
 	}, nil

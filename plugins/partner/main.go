@@ -79,6 +79,7 @@ func New(ctx context.Context, cfg config, env *sdk.Env) (*sdk.Plugin, error) {
 		Fragments: fragments,
 		Pages:     pageList,
 		Nav:       nav,
+		Events:    []sdk.EventType{evidence.EventType},
 		// The identity and compliance plugins sync every 6 and 4 hours;
 		// the assessment follows a little behind.
 		// The interface names POST /api/v1/partner/sync for this job.

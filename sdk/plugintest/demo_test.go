@@ -177,6 +177,7 @@ func (d *demo) build(_ context.Context, cfg demoConfig, env *sdk.Env) (*sdk.Plug
 			Name: "demo.broken",
 			Read: func(context.Context, sdk.DatasetRequest, func(any) error) error { return errors.New("table is gone") },
 		}},
+		Events: []sdk.EventType{{Name: "demo.item_found", Description: "An item was found."}},
 		CheckHealth: func(context.Context) sdk.Health {
 			return sdk.Health{Status: "degraded", Message: "export API slow", Details: map[string]string{"latency_ms": "900"}}
 		},

@@ -57,9 +57,16 @@ type hostService struct {
 	// host's do.
 	calls protocol.Calls
 
+	// eventTypes are the event types the plugin declares.
+	eventTypes []*pluginv1.EventType
+
 	mu     sync.Mutex
 	audits []AuditEntry
 	fresh  []FreshMark
+	events []sdk.Event
+	// raised are the kinds and dedupe keys of events, kept once as the
+	// host keeps them.
+	raised map[[2]string]bool
 }
 
 func newHostService(opts Options, plugin pluginv1.PluginClient) *hostService {
@@ -68,15 +75,16 @@ func newHostService(opts Options, plugin pluginv1.PluginClient) *hostService {
 	slices.SortStableFunc(tenants, func(a, b sdk.Tenant) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.ID, b.ID))
 	})
-	return &hostService{tenants: tenants, datasets: opts.Datasets, plugin: plugin, published: map[string]bool{}}
+	return &hostService{tenants: tenants, datasets: opts.Datasets, plugin: plugin, published: map[string]bool{}, raised: map[[2]string]bool{}}
 }
 
-// publish notes the datasets the plugin describes. It runs before the
-// service is served.
+// publish notes the datasets and event types the plugin describes. It runs
+// before the service is served.
 func (h *hostService) publish(desc *pluginv1.DescribeResponse) {
 	for _, d := range desc.Datasets {
 		h.published[d.Name] = true
 	}
+	h.eventTypes = desc.EventTypes
 }
 
 func (h *hostService) ListTenants(_ context.Context, req *pluginv1.ListTenantsRequest) (*pluginv1.ListTenantsResponse, error) {
@@ -128,6 +136,29 @@ func (h *hostService) MarkFresh(_ context.Context, req *pluginv1.MarkFreshReques
 	return &pluginv1.MarkFreshResponse{}, nil
 }
 
+// RaiseEvent checks and records an event as the host does: once per kind
+// and dedupe key.
+func (h *hostService) RaiseEvent(_ context.Context, req *pluginv1.RaiseEventRequest) (*pluginv1.RaiseEventResponse, error) {
+	if err := protocol.CheckRaiseEvent(req, h.eventTypes); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	details, _ := protocol.EventDetails(req.Details)
+	e := sdk.Event{Kind: req.Kind, Severity: req.Severity, TenantID: req.TenantId, Title: req.Title, Message: req.Message, Link: req.Link,
+		Details: details, Recipients: req.Recipients, DedupeKey: req.DedupeKey}
+	if req.OccurredAtUnixMs != 0 {
+		e.OccurredAt = time.UnixMilli(req.OccurredAtUnixMs).UTC()
+	}
+	key := [2]string{req.Kind, req.DedupeKey}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.raised[key] {
+		return &pluginv1.RaiseEventResponse{EventId: req.Kind + "/" + req.DedupeKey, Duplicate: true}, nil
+	}
+	h.raised[key] = true
+	h.events = append(h.events, e)
+	return &pluginv1.RaiseEventResponse{EventId: req.Kind + "/" + req.DedupeKey}, nil
+}
+
 func (h *hostService) ReadDataset(req *pluginv1.ReadDatasetRequest, out pluginv1.Host_ReadDatasetServer) error {
 	records, ok := h.datasets[req.Dataset]
 	if !ok && !h.published[req.Dataset] {
@@ -174,6 +205,12 @@ func (h *hostService) auditEntries() []AuditEntry {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.audits)
+}
+
+func (h *hostService) raisedEvents() []sdk.Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.events)
 }
 
 func (h *hostService) freshMarks() []FreshMark {

@@ -634,6 +634,45 @@ func TestHostRejectsWhatTheHostRejects(t *testing.T) {
 	}
 }
 
+// Events reach the harness once per kind and dedupe key, as on the host,
+// and one of a kind the plugin did not declare, or out of bounds, is
+// refused.
+func TestEvents(t *testing.T) {
+	h, d := startDemo(t, plugintest.Options{})
+	ctx := context.Background()
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	e := sdk.Event{Kind: "demo.item_found", Severity: "warning", TenantID: "t1", Title: "Item 7 found", Message: "It was under the desk.",
+		Link: "/demo/items/7", Details: map[string]any{"item": 7.0}, Recipients: []string{"ops@example.com"}, DedupeKey: "item/7", OccurredAt: at}
+	for i, want := range []bool{false, true} {
+		if dup, err := d.env.Host.RaiseEvent(ctx, e); err != nil || dup != want {
+			t.Fatalf("raise %d: duplicate %v, %v; want %v", i, dup, err, want)
+		}
+	}
+	for name, bad := range map[string]sdk.Event{
+		"undeclared kind": {Kind: "demo.other", Severity: "info", Title: "x", DedupeKey: "k"},
+		"bad severity":    {Kind: "demo.item_found", Severity: "fatal", Title: "x", DedupeKey: "k"},
+		"no title":        {Kind: "demo.item_found", Severity: "info", DedupeKey: "k"},
+		"no dedupe key":   {Kind: "demo.item_found", Severity: "info", Title: "x"},
+		"external link":   {Kind: "demo.item_found", Severity: "info", Title: "x", DedupeKey: "k", Link: "//evil.example"},
+		"bad recipient":   {Kind: "demo.item_found", Severity: "info", Title: "x", DedupeKey: "k", Recipients: []string{"Ops <ops@example.com>"}},
+	} {
+		if _, err := d.env.Host.RaiseEvent(ctx, bad); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: %v, want InvalidArgument", name, err)
+		}
+	}
+	got := h.Events()
+	if len(got) != 1 {
+		t.Fatalf("events = %+v, want the one", got)
+	}
+	if g := got[0]; g.Kind != e.Kind || g.Severity != e.Severity || g.TenantID != "t1" || g.Title != e.Title || g.Message != e.Message ||
+		g.Link != e.Link || g.Details["item"] != 7.0 || !slices.Equal(g.Recipients, e.Recipients) || g.DedupeKey != e.DedupeKey || !g.OccurredAt.Equal(at) {
+		t.Errorf("event = %+v, want %+v", g, e)
+	}
+	if types := h.Describe().EventTypes; len(types) != 1 || types[0].Name != "demo.item_found" {
+		t.Errorf("declared event types = %v", types)
+	}
+}
+
 func TestHealth(t *testing.T) {
 	h, _ := startDemo(t, plugintest.Options{})
 	got := h.Health()

@@ -8,9 +8,9 @@
 // the plugin's state; Start runs a built plugin binary as a subprocess the way the host
 // starts it. Either can send HTTP over the data socket. Both hand
 // the plugin an in-memory Host service whose tenants and datasets the test
-// chooses. It records what the plugin audits and marks fresh; like the
-// host, it refuses audit entries, freshness marks and route declarations
-// the host would refuse, so a plugin's mistakes fail its own tests rather
+// chooses. It records what the plugin audits, marks fresh and raises as
+// events; like the host, it refuses audit entries, freshness marks, events
+// and route and event type declarations the host would refuse, so a plugin's mistakes fail its own tests rather
 // than its start-up in production.
 package plugintest
 
@@ -168,6 +168,9 @@ func configure(t testing.TB, pc *protocol.Client, opts Options, socketPath strin
 			if err != nil {
 				return err
 			}
+			if err := protocol.CheckEventTypes(desc.EventTypes); err != nil {
+				return err
+			}
 			h.desc, h.routes = desc, routes
 			h.host.publish(desc)
 			return nil
@@ -252,6 +255,11 @@ func (h *Harness) AuditEntries() []AuditEntry { return h.host.auditEntries() }
 
 // FreshMarks returns the freshness marks the Host service accepted, in order.
 func (h *Harness) FreshMarks() []FreshMark { return h.host.freshMarks() }
+
+// Events returns the events the plugin raised, in order, each kept once
+// per kind and dedupe key as the host keeps them: an event raised again
+// with the same key is not among them.
+func (h *Harness) Events() []sdk.Event { return h.host.raisedEvents() }
 
 // Do sends req to the plugin as the host would for principal p and returns
 // the whole response; a zero p is an anonymous caller. A broken exchange,

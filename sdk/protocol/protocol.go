@@ -134,11 +134,14 @@ const (
 	// HostCapabilitySyncFailures: MarkFresh records a failure (its failure
 	// field) rather than taking it for a success.
 	HostCapabilitySyncFailures = "freshness.failures"
+	// HostCapabilityEvents: Host.RaiseEvent notifies subscribers of the
+	// events a plugin raises, of the types it declares.
+	HostCapabilityEvents = "notifications.events"
 )
 
 // HostCapabilities are the capabilities of this version's host.
 func HostCapabilities() []string {
-	return []string{HostCapabilityDatasets, HostCapabilityRequestTimeout, HostCapabilityMemoryLimit, HostCapabilityIsolatedEnv, HostCapabilitySyncFailures}
+	return []string{HostCapabilityDatasets, HostCapabilityRequestTimeout, HostCapabilityMemoryLimit, HostCapabilityIsolatedEnv, HostCapabilitySyncFailures, HostCapabilityEvents}
 }
 
 // RelayDataset streams a published dataset from the plugin that owns it to

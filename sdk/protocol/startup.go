@@ -122,7 +122,7 @@ func (s *Startup) Run(ctx context.Context, pc *Client) (*Started, error) {
 	}
 	if declares {
 		desc.Routes, desc.Fragments, desc.Pages = resp.Routes, resp.Fragments, resp.Pages
-		desc.Nav, desc.Jobs, desc.Datasets = resp.Nav, resp.Jobs, resp.Datasets
+		desc.Nav, desc.Jobs, desc.Datasets, desc.EventTypes = resp.Nav, resp.Jobs, resp.Datasets, resp.EventTypes
 		if err := s.Described(desc); err != nil {
 			return nil, err
 		}

@@ -57,6 +57,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/uptrace/bun"
 
 	"github.com/stewardhq/steward/plugins/cost/exchange"
@@ -83,6 +84,11 @@ type Detector struct {
 	Rates *exchange.Converter
 	// Now is the clock of detected_at; nil means time.Now.
 	Now func() time.Time
+	// Host takes an event (EventAnomaly) for each anomaly first stored;
+	// nil raises none.
+	Host *sdk.Host
+	// Logger logs the events that could not be raised.
+	Logger hclog.Logger
 }
 
 // Evaluate judges the tenant's days from through to (inclusive), which the
@@ -192,15 +198,24 @@ func (d *Detector) evaluate(ctx context.Context, tenantID string, lo, hi, judgeF
 				DetectedAt: at, EvaluatedAt: at})
 		}
 	}
-	return d.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return replace(ctx, tx, tenantID, lo, hi, found)
+	var added []Anomaly
+	err = d.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		added, err = replace(ctx, tx, tenantID, lo, hi, found)
+		return err
 	})
+	if err != nil {
+		return err
+	}
+	d.raise(ctx, added)
+	return nil
 }
 
 // replace makes found the unacknowledged anomalies of the tenant's days
 // lo..hi: it removes the others and upserts found, keeping the id,
-// detection time and acknowledgement of a day flagged before.
-func replace(ctx context.Context, tx bun.Tx, tenantID string, lo, hi ledger.Day, found []Anomaly) error {
+// detection time and acknowledgement of a day flagged before. It returns
+// those of found that were not stored before.
+func replace(ctx context.Context, tx bun.Tx, tenantID string, lo, hi ledger.Day, found []Anomaly) ([]Anomaly, error) {
 	type anomalyKey struct {
 		service, currency string
 		day               ledger.Day
@@ -210,21 +225,30 @@ func replace(ctx context.Context, tx bun.Tx, tenantID string, lo, hi ledger.Day,
 		keep[anomalyKey{a.Service, a.Currency, a.Day}] = true
 	}
 	var existing []Anomaly
-	err := tx.NewSelect().Model(&existing).Column("id", "service", "currency", "day").
-		Where("tenant_id = ? AND day BETWEEN ? AND ? AND acknowledged = ?", tenantID, lo, hi, false).Scan(ctx)
+	err := tx.NewSelect().Model(&existing).Column("id", "service", "currency", "day", "acknowledged").
+		Where("tenant_id = ? AND day BETWEEN ? AND ?", tenantID, lo, hi).Scan(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var stale []int64
+	stored := make(map[anomalyKey]bool, len(existing))
 	for _, a := range existing {
-		if !keep[anomalyKey{a.Service, a.Currency, a.Day}] {
+		k := anomalyKey{a.Service, a.Currency, a.Day}
+		stored[k] = true
+		if !a.Acknowledged && !keep[k] {
 			stale = append(stale, a.ID)
 		}
 	}
 	if len(stale) > 0 {
 		// Still unacknowledged: one acknowledged since the select stays.
 		if _, err := tx.NewDelete().Model((*Anomaly)(nil)).Where("id IN (?) AND acknowledged = ?", bun.List(stale), false).Exec(ctx); err != nil {
-			return err
+			return nil, err
+		}
+	}
+	var added []Anomaly
+	for _, a := range found {
+		if !stored[anomalyKey{a.Service, a.Currency, a.Day}] {
+			added = append(added, a)
 		}
 	}
 	for start := 0; start < len(found); start += batchRows {
@@ -239,8 +263,8 @@ func replace(ctx context.Context, tx bun.Tx, tenantID string, lo, hi ledger.Day,
 			Set("evaluated_at = EXCLUDED.evaluated_at").
 			Exec(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return added, nil
 }

@@ -98,6 +98,48 @@ func TestAlertOncePerCrossing(t *testing.T) {
 	})
 }
 
+// TestThresholdEvents: each alert raises one cost.budget_threshold event,
+// to the threshold's contacts, however often the budget is evaluated; a
+// threshold of 100 % or more is an error, the others warnings.
+func TestThresholdEvents(t *testing.T) {
+	eachDialect(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		d := f.create(userA, budgetBody("Events", func(b map[string]any) {
+			b["subscription_id"] = subA
+			b["thresholds"] = []any{
+				map[string]any{"percentage": 50, "contact_emails": []string{"a@example.com", "b@example.com"}},
+				map[string]any{"percentage": 100, "contact_emails": []string{"c@example.com"}},
+			}
+		}))
+		if got := f.h.Events(); len(got) != 0 {
+			t.Fatalf("events before any spend: %+v", got)
+		}
+		f.costs(tenantA, subA, "2026-12-01", 600, "USD")
+		for range 2 {
+			if err := f.eval.Evaluate(ctx, sdk.Tenant{ID: tenantA}, 0, 1<<30); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := f.h.Events()
+		if len(got) != 1 {
+			t.Fatalf("events at 60 %%: %+v, want one", got)
+		}
+		e := got[0]
+		if e.Kind != budgets.EventThreshold || e.Severity != "warning" || e.TenantID != tenantA || e.Title != `Budget "Events": spend reached 50%` ||
+			!strings.Contains(e.Message, "reached 50% of budget") || e.Link != "/costs?tenant_id="+tenantA ||
+			strings.Join(e.Recipients, ",") != "a@example.com,b@example.com" || e.DedupeKey != d.ID+"/threshold/50/2026-12-01" ||
+			e.Details["budget_id"] != d.ID || e.Details["threshold"] != 50.0 {
+			t.Errorf("event at 60 %%: %+v", e)
+		}
+		f.costs(tenantA, subA, "2026-12-02", 500, "USD")
+		f.costs(tenantA, subA, "2026-12-03", 1, "USD")
+		got = f.h.Events()
+		if len(got) != 2 || got[1].Severity != "error" || strings.Join(got[1].Recipients, ",") != "c@example.com" || got[1].DedupeKey != d.ID+"/threshold/100/2026-12-01" {
+			t.Fatalf("events at 110 %%: %+v", got)
+		}
+	})
+}
+
 // TestAcknowledge: one alert with a note, again (no change), with an
 // empty or null body; another tenant's alert is 404; a bulk request
 // naming an alert the caller may not see, or a closed one, acknowledges

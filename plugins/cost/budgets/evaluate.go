@@ -7,17 +7,24 @@ import (
 	"math"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/stewardhq/steward/plugins/cost/forecast"
 	"github.com/stewardhq/steward/plugins/cost/ledger"
 	"github.com/stewardhq/steward/plugins/cost/reports"
 	"github.com/stewardhq/steward/sdk"
 )
 
-// Evaluator brings budgets' spend, status and alerts up to date.
+// Evaluator brings budgets' spend, status and alerts up to date, and
+// raises an event (EventThreshold) for each alert.
 type Evaluator struct {
 	Store *Store
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Host takes the events; nil raises none.
+	Host *sdk.Host
+	// Logger logs the events that could not be raised.
+	Logger hclog.Logger
 }
 
 func (e *Evaluator) now() time.Time {
@@ -94,6 +101,7 @@ func (e *Evaluator) EvaluateBudget(ctx context.Context, b *Budget) (int, error) 
 	if err != nil {
 		return 0, err
 	}
+	e.raise(ctx, b, ev.Alerts)
 	b.PeriodStart, b.CurrentSpend, b.ForecastSpend, b.Status, b.Utilization, b.EvaluatedAt = period.Start, spend, forecast, ev.Status, ev.Utilization, &now
 	return raised, nil
 }

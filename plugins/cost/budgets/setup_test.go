@@ -92,9 +92,10 @@ func newFixture(t *testing.T, dialect string) *fixture {
 	f.eval = &budgets.Evaluator{Store: st, Now: f.clock.Now}
 	handlers := &budgets.Handlers{}
 	plugin := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
+		f.eval.Host, f.eval.Logger = env.Host, env.Logger
 		*handlers = budgets.Handlers{Store: st, Evaluator: f.eval, Host: env.Host, Logger: env.Logger,
 			Syncer: &budgets.Syncer{Store: st, Cloud: clients, Host: env.Host, Evaluator: f.eval}}
-		return &sdk.Plugin{Routes: handlers.Routes()}, nil
+		return &sdk.Plugin{Routes: handlers.Routes(), Events: []sdk.EventType{budgets.EventType}}, nil
 	}
 	f.h = plugintest.New(t, sdk.Definition{Name: "cost"}, plugin, plugintest.Options{Tenants: []sdk.Tenant{
 		{ID: tenantA, Name: "Brand A", DirectoryTenantID: dirA, SubscriptionID: subA, IsActive: true},

@@ -148,7 +148,8 @@ func start(tb testing.TB, dialect string, w *world.World) *fixture {
 	pl := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
 		f.syncer.Host, f.handlers.Host = env.Host, env.Host
 		return &sdk.Plugin{Routes: slices.Concat(f.handlers.Routes(), f.handlers.DetailRoutes()), Fragments: f.handlers.Fragments(), Datasets: []sdk.Dataset{f.handlers.Dataset()},
-			Jobs: []sdk.Job{{Name: "dmarc", JobType: "dmarc", DataDomain: "dmarc", Run: f.syncer.Run}}}, nil
+			Events: []sdk.EventType{domains.EventType},
+			Jobs:   []sdk.Job{{Name: "dmarc", JobType: "dmarc", DataDomain: "dmarc", Run: f.syncer.Run}}}, nil
 	}
 	f.harness = plugintest.New(tb, sdk.Definition{Name: "dmarc"}, pl, plugintest.Options{Tenants: []sdk.Tenant{contoso, fabrikam}})
 	return f

@@ -78,7 +78,8 @@ func (t *tenantRun) fail(err error) {
 
 // Run brings each tenant's directory domains up to date from Graph, then
 // checks every domain of the tenants, Concurrency at a time, storing each
-// check and raising an alert for each weakening. A tenant whose domains
+// check and raising an alert and an event (EventWeakening) for each
+// weakening. A tenant whose domains
 // Graph could not list is not checked; one whose checks were all stored
 // is marked fresh, checks with lookups DNS failed included, as those are
 // stored as such.
@@ -199,6 +200,7 @@ func (s *Syncer) check(ctx context.Context, run *sdk.JobRun, tr *tenantRun, d *D
 		if err != nil && run.Logger != nil {
 			run.Logger.Error("weakening alert not raised", "domain", d.Domain, "code", c.Code, "error", err)
 		}
+		s.raiseWeakening(ctx, run, tr.tenant, d, c, at)
 	}
 	if dnsError(res) != "" {
 		return "DNS failed"

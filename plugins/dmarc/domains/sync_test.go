@@ -154,8 +154,13 @@ func TestWeakeningRaisesAlerts(t *testing.T) {
 			t.Fatalf("alerts %+v, events %+v; want three of each", alerts, events)
 		}
 		// The most severe first, each alert's severity the host's word for
-		// the weakening's.
+		// the weakening's; each raised as a notification event with the
+		// alert's severity, title and message.
 		severities := map[string]string{"critical": "critical", "high": "error", "medium": "warning"}
+		raised := f.harness.Events()
+		if len(raised) != 3 {
+			t.Fatalf("notification events %+v, want three", raised)
+		}
 		var codes []string
 		for i, e := range events {
 			codes = append(codes, e.Code)
@@ -165,6 +170,12 @@ func TestWeakeningRaisesAlerts(t *testing.T) {
 			a := alerts[i]
 			if a.Severity != severities[e.Severity] || a.Title != "Mail authentication weakened: strong.example" || a.Message != "strong.example (Contoso): "+e.Message {
 				t.Errorf("alert %d %+v for event %+v", i, a, e)
+			}
+			n := raised[i]
+			if n.Kind != domains.EventWeakening || n.Severity != a.Severity || n.Title != a.Title || n.Message != a.Message || n.TenantID != contoso.ID ||
+				n.Link != "/dmarc?tenant_id="+contoso.ID || n.Details["code"] != e.Code || !n.OccurredAt.Equal(simNow.Add(6*time.Hour)) ||
+				n.DedupeKey != contoso.ID+"/strong.example/"+e.Code+"/"+simNow.Add(6*time.Hour).Format(time.RFC3339Nano) {
+				t.Errorf("notification event %d %+v for weakening %+v", i, n, e)
 			}
 		}
 		if want := []string{"spf_over_limit", "dmarc_policy_relaxed", "dkim_key_removed"}; !slices.Equal(codes, want) {
@@ -251,6 +262,9 @@ func TestWeakeningRaisesAlerts(t *testing.T) {
 		f.mustRun(t)
 		if a := f.harness.Alerts(); len(a) != 3 {
 			t.Errorf("weakening again behind a DNS failure raised %+v, want the three weakenings", a)
+		}
+		if n := f.harness.Events(); len(n) != 6 {
+			t.Errorf("%d notification events after weakening again, want the first three and three new", len(n))
 		}
 
 		// The checks by day (UTC): Contoso's two domains at 12:00 and 18:00

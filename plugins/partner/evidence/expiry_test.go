@@ -94,6 +94,57 @@ func TestExpiryJob(t *testing.T) {
 	})
 }
 
+// TestExpiryEvents: the daily job raises partner.evidence_expiring for
+// accepted evidence that expires within 30 days, a warning, once however
+// often it runs, and again, an error, once the evidence has expired;
+// evidence further off, without an expiry or not accepted raises nothing.
+func TestExpiryEvents(t *testing.T) {
+	eachDialect(t, func(t *testing.T, f *fixture) {
+		ctx := context.Background()
+		soon := f.accepted("SEC-01", 10)
+		f.accepted("SEC-02", 90)
+		forever := f.submitted("OPS-01")
+		f.do(admin, http.MethodPost, evidenceAt+"/"+forever.ID+"/review", map[string]any{"decision": "accepted", "reason": "no expiry"}).
+			want(t, "accept without expiry", http.StatusOK)
+		f.submitted("OPS-02")
+		run := func() {
+			t.Helper()
+			if _, _, err := f.h.RunJob(ctx, evidence.ExpiryJobType); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run()
+		run()
+		got := f.h.Events()
+		if len(got) != 1 {
+			t.Fatalf("events %+v, want one for SEC-01", got)
+		}
+		expires := soon.ExpiresAt.UTC()
+		e := got[0]
+		if e.Kind != evidence.EventEvidenceExpiring || e.Severity != "warning" || e.TenantID != tenantA || e.Title != "Evidence for SEC-01 expires on "+expires.Format(time.DateOnly) ||
+			e.Link != "/partner?tenant_id="+tenantA || e.Details["evidence_id"] != soon.ID || e.Details["stage"] != "expiring" ||
+			e.DedupeKey != soon.ID+"/"+expires.Format(time.RFC3339)+"/expiring" {
+			t.Errorf("expiring event %+v", e)
+		}
+		f.clock.Advance(11 * 24 * time.Hour)
+		run()
+		run()
+		got = f.h.Events()
+		if len(got) != 2 {
+			t.Fatalf("events after the expiry %+v, want the warning and the expiry", got)
+		}
+		if e := got[1]; e.Severity != "error" || e.Title != "Evidence for SEC-01 expired" || e.Details["stage"] != "expired" ||
+			!e.OccurredAt.Equal(expires) || e.DedupeKey != soon.ID+"/"+expires.Format(time.RFC3339)+"/expired" {
+			t.Errorf("expired event %+v", e)
+		}
+		f.clock.Advance(70 * 24 * time.Hour)
+		run()
+		if got := f.h.Events(); len(got) != 3 || got[2].Details["requirement_id"] != "SEC-02" || got[2].Severity != "warning" {
+			t.Errorf("events once SEC-02 nears its expiry: %+v", got)
+		}
+	})
+}
+
 // TestExpiryJobDefinition: the job has its own type and runs daily.
 func TestExpiryJobDefinition(t *testing.T) {
 	j := (&evidence.Handlers{}).ExpiryJob()

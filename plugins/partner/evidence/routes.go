@@ -16,6 +16,7 @@ import (
 // provides it.
 type Host interface {
 	Audit(ctx context.Context, e sdk.AuditEntry) error
+	RaiseEvent(ctx context.Context, e sdk.Event) (duplicate bool, err error)
 }
 
 // Handlers serves the evidence routes and runs the expiry job.

@@ -85,7 +85,7 @@ func newFixture(t *testing.T, dialect string, maxFileBytes int64) *fixture {
 	plugin := func(_ context.Context, _ struct{}, env *sdk.Env) (*sdk.Plugin, error) {
 		*handlers = evidence.Handlers{Store: f.store, Blobs: blobs, Host: env.Host, Logger: env.Logger, Now: f.clock.Now,
 			MaxFileBytes: maxFileBytes, Requirement: func(id string) bool { return slices.Contains(catalogue, id) }}
-		return &sdk.Plugin{Routes: handlers.Routes(), Jobs: []sdk.Job{handlers.ExpiryJob()}}, nil
+		return &sdk.Plugin{Routes: handlers.Routes(), Jobs: []sdk.Job{handlers.ExpiryJob()}, Events: []sdk.EventType{evidence.EventType}}, nil
 	}
 	f.h = plugintest.New(t, sdk.Definition{Name: "partner"}, plugin, plugintest.Options{Tenants: []sdk.Tenant{
 		{ID: tenantA, Name: "Brand A", IsActive: true},

@@ -120,6 +120,19 @@ func (s *Store) Expire(ctx context.Context, now time.Time, actor string, tenantI
 	return out, err
 }
 
+// Expiring returns the accepted evidence of the tenants (every tenant when
+// none are given) that expires after now and by until, soonest first.
+func (s *Store) Expiring(ctx context.Context, now, until time.Time, tenantIDs []string) ([]Evidence, error) {
+	out := []Evidence{}
+	q := s.DB.NewSelect().Model(&out).Column("id", "tenant_id", "requirement_id", "status", "expires_at").
+		Where("status = ?", StatusAccepted).Where("expires_at IS NOT NULL").Where("expires_at > ?", now).Where("expires_at <= ?", until).
+		Order("expires_at", "id")
+	if len(tenantIDs) > 0 {
+		q = q.Where("tenant_id IN (?)", bun.List(tenantIDs))
+	}
+	return out, q.Scan(ctx)
+}
+
 // SortKeys are the list's sort keys.
 var SortKeys = []string{"updated_at", "created_at", "due_date", "requirement_id", "status"}
 

@@ -468,6 +468,186 @@ func (*MarkFreshResponse) Descriptor() ([]byte, []int) {
 	return file_steward_plugin_v1_host_proto_rawDescGZIP(), []int{6}
 }
 
+type RaiseEventRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind is one of the event types the plugin declared (EventType.name).
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// severity is info, warning, error or critical.
+	Severity string `protobuf:"bytes,2,opt,name=severity,proto3" json:"severity,omitempty"`
+	// tenant_id is the tenant the event concerns; empty for none.
+	TenantId string `protobuf:"bytes,3,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	Title    string `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	Message  string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	// link is the path in Steward that shows what happened, starting with /.
+	Link string `protobuf:"bytes,6,opt,name=link,proto3" json:"link,omitempty"`
+	// details is a JSON object; empty for none.
+	Details []byte `protobuf:"bytes,7,opt,name=details,proto3" json:"details,omitempty"`
+	// recipients are bare e-mail addresses the event names, such as a
+	// budget threshold's contacts.
+	Recipients []string `protobuf:"bytes,8,rep,name=recipients,proto3" json:"recipients,omitempty"`
+	// dedupe_key makes the event once: the host keeps the first event of a
+	// kind and key and drops the later ones.
+	DedupeKey string `protobuf:"bytes,9,opt,name=dedupe_key,json=dedupeKey,proto3" json:"dedupe_key,omitempty"`
+	// occurred_at_unix_ms is when it happened; 0 for now.
+	OccurredAtUnixMs int64 `protobuf:"varint,10,opt,name=occurred_at_unix_ms,json=occurredAtUnixMs,proto3" json:"occurred_at_unix_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *RaiseEventRequest) Reset() {
+	*x = RaiseEventRequest{}
+	mi := &file_steward_plugin_v1_host_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RaiseEventRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RaiseEventRequest) ProtoMessage() {}
+
+func (x *RaiseEventRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_steward_plugin_v1_host_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RaiseEventRequest.ProtoReflect.Descriptor instead.
+func (*RaiseEventRequest) Descriptor() ([]byte, []int) {
+	return file_steward_plugin_v1_host_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RaiseEventRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *RaiseEventRequest) GetSeverity() string {
+	if x != nil {
+		return x.Severity
+	}
+	return ""
+}
+
+func (x *RaiseEventRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *RaiseEventRequest) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *RaiseEventRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *RaiseEventRequest) GetLink() string {
+	if x != nil {
+		return x.Link
+	}
+	return ""
+}
+
+func (x *RaiseEventRequest) GetDetails() []byte {
+	if x != nil {
+		return x.Details
+	}
+	return nil
+}
+
+func (x *RaiseEventRequest) GetRecipients() []string {
+	if x != nil {
+		return x.Recipients
+	}
+	return nil
+}
+
+func (x *RaiseEventRequest) GetDedupeKey() string {
+	if x != nil {
+		return x.DedupeKey
+	}
+	return ""
+}
+
+func (x *RaiseEventRequest) GetOccurredAtUnixMs() int64 {
+	if x != nil {
+		return x.OccurredAtUnixMs
+	}
+	return 0
+}
+
+type RaiseEventResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	EventId string                 `protobuf:"bytes,1,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// duplicate says an event of the kind and dedupe key was already raised;
+	// event_id is that one's.
+	Duplicate     bool `protobuf:"varint,2,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RaiseEventResponse) Reset() {
+	*x = RaiseEventResponse{}
+	mi := &file_steward_plugin_v1_host_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RaiseEventResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RaiseEventResponse) ProtoMessage() {}
+
+func (x *RaiseEventResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_steward_plugin_v1_host_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RaiseEventResponse.ProtoReflect.Descriptor instead.
+func (*RaiseEventResponse) Descriptor() ([]byte, []int) {
+	return file_steward_plugin_v1_host_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RaiseEventResponse) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *RaiseEventResponse) GetDuplicate() bool {
+	if x != nil {
+		return x.Duplicate
+	}
+	return false
+}
+
 var File_steward_plugin_v1_host_proto protoreflect.FileDescriptor
 
 const file_steward_plugin_v1_host_proto_rawDesc = "" +
@@ -504,12 +684,32 @@ const file_steward_plugin_v1_host_proto_rawDesc = "" +
 	"\x06domain\x18\x02 \x01(\tR\x06domain\x12)\n" +
 	"\x11synced_at_unix_ms\x18\x03 \x01(\x03R\x0esyncedAtUnixMs\x12\x18\n" +
 	"\afailure\x18\x04 \x01(\tR\afailure\"\x13\n" +
-	"\x11MarkFreshResponse2\xf3\x02\n" +
+	"\x11MarkFreshResponse\"\xac\x02\n" +
+	"\x11RaiseEventRequest\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bseverity\x18\x02 \x01(\tR\bseverity\x12\x1b\n" +
+	"\ttenant_id\x18\x03 \x01(\tR\btenantId\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\x12\x12\n" +
+	"\x04link\x18\x06 \x01(\tR\x04link\x12\x18\n" +
+	"\adetails\x18\a \x01(\fR\adetails\x12\x1e\n" +
+	"\n" +
+	"recipients\x18\b \x03(\tR\n" +
+	"recipients\x12\x1d\n" +
+	"\n" +
+	"dedupe_key\x18\t \x01(\tR\tdedupeKey\x12-\n" +
+	"\x13occurred_at_unix_ms\x18\n" +
+	" \x01(\x03R\x10occurredAtUnixMs\"M\n" +
+	"\x12RaiseEventResponse\x12\x19\n" +
+	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x1c\n" +
+	"\tduplicate\x18\x02 \x01(\bR\tduplicate2\xce\x03\n" +
 	"\x04Host\x12\\\n" +
 	"\vListTenants\x12%.steward.plugin.v1.ListTenantsRequest\x1a&.steward.plugin.v1.ListTenantsResponse\x12\\\n" +
 	"\vAppendAudit\x12%.steward.plugin.v1.AppendAuditRequest\x1a&.steward.plugin.v1.AppendAuditResponse\x12V\n" +
 	"\tMarkFresh\x12#.steward.plugin.v1.MarkFreshRequest\x1a$.steward.plugin.v1.MarkFreshResponse\x12W\n" +
-	"\vReadDataset\x12%.steward.plugin.v1.ReadDatasetRequest\x1a\x1f.steward.plugin.v1.DatasetChunk0\x01B?Z=github.com/stewardhq/steward/proto/steward/plugin/v1;pluginv1b\x06proto3"
+	"\vReadDataset\x12%.steward.plugin.v1.ReadDatasetRequest\x1a\x1f.steward.plugin.v1.DatasetChunk0\x01\x12Y\n" +
+	"\n" +
+	"RaiseEvent\x12$.steward.plugin.v1.RaiseEventRequest\x1a%.steward.plugin.v1.RaiseEventResponseB?Z=github.com/stewardhq/steward/proto/steward/plugin/v1;pluginv1b\x06proto3"
 
 var (
 	file_steward_plugin_v1_host_proto_rawDescOnce sync.Once
@@ -523,7 +723,7 @@ func file_steward_plugin_v1_host_proto_rawDescGZIP() []byte {
 	return file_steward_plugin_v1_host_proto_rawDescData
 }
 
-var file_steward_plugin_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_steward_plugin_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_steward_plugin_v1_host_proto_goTypes = []any{
 	(*Tenant)(nil),              // 0: steward.plugin.v1.Tenant
 	(*ListTenantsRequest)(nil),  // 1: steward.plugin.v1.ListTenantsRequest
@@ -532,26 +732,30 @@ var file_steward_plugin_v1_host_proto_goTypes = []any{
 	(*AppendAuditResponse)(nil), // 4: steward.plugin.v1.AppendAuditResponse
 	(*MarkFreshRequest)(nil),    // 5: steward.plugin.v1.MarkFreshRequest
 	(*MarkFreshResponse)(nil),   // 6: steward.plugin.v1.MarkFreshResponse
-	(*Principal)(nil),           // 7: steward.plugin.v1.Principal
-	(*ReadDatasetRequest)(nil),  // 8: steward.plugin.v1.ReadDatasetRequest
-	(*DatasetChunk)(nil),        // 9: steward.plugin.v1.DatasetChunk
+	(*RaiseEventRequest)(nil),   // 7: steward.plugin.v1.RaiseEventRequest
+	(*RaiseEventResponse)(nil),  // 8: steward.plugin.v1.RaiseEventResponse
+	(*Principal)(nil),           // 9: steward.plugin.v1.Principal
+	(*ReadDatasetRequest)(nil),  // 10: steward.plugin.v1.ReadDatasetRequest
+	(*DatasetChunk)(nil),        // 11: steward.plugin.v1.DatasetChunk
 }
 var file_steward_plugin_v1_host_proto_depIdxs = []int32{
-	0, // 0: steward.plugin.v1.ListTenantsResponse.tenants:type_name -> steward.plugin.v1.Tenant
-	7, // 1: steward.plugin.v1.AppendAuditRequest.principal:type_name -> steward.plugin.v1.Principal
-	1, // 2: steward.plugin.v1.Host.ListTenants:input_type -> steward.plugin.v1.ListTenantsRequest
-	3, // 3: steward.plugin.v1.Host.AppendAudit:input_type -> steward.plugin.v1.AppendAuditRequest
-	5, // 4: steward.plugin.v1.Host.MarkFresh:input_type -> steward.plugin.v1.MarkFreshRequest
-	8, // 5: steward.plugin.v1.Host.ReadDataset:input_type -> steward.plugin.v1.ReadDatasetRequest
-	2, // 6: steward.plugin.v1.Host.ListTenants:output_type -> steward.plugin.v1.ListTenantsResponse
-	4, // 7: steward.plugin.v1.Host.AppendAudit:output_type -> steward.plugin.v1.AppendAuditResponse
-	6, // 8: steward.plugin.v1.Host.MarkFresh:output_type -> steward.plugin.v1.MarkFreshResponse
-	9, // 9: steward.plugin.v1.Host.ReadDataset:output_type -> steward.plugin.v1.DatasetChunk
-	6, // [6:10] is the sub-list for method output_type
-	2, // [2:6] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	0,  // 0: steward.plugin.v1.ListTenantsResponse.tenants:type_name -> steward.plugin.v1.Tenant
+	9,  // 1: steward.plugin.v1.AppendAuditRequest.principal:type_name -> steward.plugin.v1.Principal
+	1,  // 2: steward.plugin.v1.Host.ListTenants:input_type -> steward.plugin.v1.ListTenantsRequest
+	3,  // 3: steward.plugin.v1.Host.AppendAudit:input_type -> steward.plugin.v1.AppendAuditRequest
+	5,  // 4: steward.plugin.v1.Host.MarkFresh:input_type -> steward.plugin.v1.MarkFreshRequest
+	10, // 5: steward.plugin.v1.Host.ReadDataset:input_type -> steward.plugin.v1.ReadDatasetRequest
+	7,  // 6: steward.plugin.v1.Host.RaiseEvent:input_type -> steward.plugin.v1.RaiseEventRequest
+	2,  // 7: steward.plugin.v1.Host.ListTenants:output_type -> steward.plugin.v1.ListTenantsResponse
+	4,  // 8: steward.plugin.v1.Host.AppendAudit:output_type -> steward.plugin.v1.AppendAuditResponse
+	6,  // 9: steward.plugin.v1.Host.MarkFresh:output_type -> steward.plugin.v1.MarkFreshResponse
+	11, // 10: steward.plugin.v1.Host.ReadDataset:output_type -> steward.plugin.v1.DatasetChunk
+	8,  // 11: steward.plugin.v1.Host.RaiseEvent:output_type -> steward.plugin.v1.RaiseEventResponse
+	7,  // [7:12] is the sub-list for method output_type
+	2,  // [2:7] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_steward_plugin_v1_host_proto_init() }
@@ -566,7 +770,7 @@ func file_steward_plugin_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_steward_plugin_v1_host_proto_rawDesc), len(file_steward_plugin_v1_host_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

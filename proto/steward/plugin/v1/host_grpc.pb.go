@@ -26,6 +26,7 @@ const (
 	Host_AppendAudit_FullMethodName = "/steward.plugin.v1.Host/AppendAudit"
 	Host_MarkFresh_FullMethodName   = "/steward.plugin.v1.Host/MarkFresh"
 	Host_ReadDataset_FullMethodName = "/steward.plugin.v1.Host/ReadDataset"
+	Host_RaiseEvent_FullMethodName  = "/steward.plugin.v1.Host/RaiseEvent"
 )
 
 // HostClient is the client API for Host service.
@@ -40,6 +41,10 @@ type HostClient interface {
 	MarkFresh(ctx context.Context, in *MarkFreshRequest, opts ...grpc.CallOption) (*MarkFreshResponse, error)
 	// ReadDataset streams a dataset another plugin publishes.
 	ReadDataset(ctx context.Context, in *ReadDatasetRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DatasetChunk], error)
+	// RaiseEvent hands the host an event to notify subscribers of, once per
+	// kind and dedupe key. Sent only to a host with the
+	// notifications.events capability.
+	RaiseEvent(ctx context.Context, in *RaiseEventRequest, opts ...grpc.CallOption) (*RaiseEventResponse, error)
 }
 
 type hostClient struct {
@@ -99,6 +104,16 @@ func (c *hostClient) ReadDataset(ctx context.Context, in *ReadDatasetRequest, op
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Host_ReadDatasetClient = grpc.ServerStreamingClient[DatasetChunk]
 
+func (c *hostClient) RaiseEvent(ctx context.Context, in *RaiseEventRequest, opts ...grpc.CallOption) (*RaiseEventResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RaiseEventResponse)
+	err := c.cc.Invoke(ctx, Host_RaiseEvent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -111,6 +126,10 @@ type HostServer interface {
 	MarkFresh(context.Context, *MarkFreshRequest) (*MarkFreshResponse, error)
 	// ReadDataset streams a dataset another plugin publishes.
 	ReadDataset(*ReadDatasetRequest, grpc.ServerStreamingServer[DatasetChunk]) error
+	// RaiseEvent hands the host an event to notify subscribers of, once per
+	// kind and dedupe key. Sent only to a host with the
+	// notifications.events capability.
+	RaiseEvent(context.Context, *RaiseEventRequest) (*RaiseEventResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -132,6 +151,9 @@ func (UnimplementedHostServer) MarkFresh(context.Context, *MarkFreshRequest) (*M
 }
 func (UnimplementedHostServer) ReadDataset(*ReadDatasetRequest, grpc.ServerStreamingServer[DatasetChunk]) error {
 	return status.Errorf(codes.Unimplemented, "method ReadDataset not implemented")
+}
+func (UnimplementedHostServer) RaiseEvent(context.Context, *RaiseEventRequest) (*RaiseEventResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RaiseEvent not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -219,6 +241,24 @@ func _Host_ReadDataset_Handler(srv interface{}, stream grpc.ServerStream) error 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Host_ReadDatasetServer = grpc.ServerStreamingServer[DatasetChunk]
 
+func _Host_RaiseEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RaiseEventRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).RaiseEvent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_RaiseEvent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).RaiseEvent(ctx, req.(*RaiseEventRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -237,6 +277,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "MarkFresh",
 			Handler:    _Host_MarkFresh_Handler,
+		},
+		{
+			MethodName: "RaiseEvent",
+			Handler:    _Host_RaiseEvent_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

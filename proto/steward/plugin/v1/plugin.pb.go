@@ -866,6 +866,60 @@ func (x *Dataset) GetSchema() []byte {
 	return nil
 }
 
+type EventType struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is <area>.<name> in lower case, unique across plugins,
+	// conventionally "<plugin>.<name>"; the sync. area is the host's.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description   string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventType) Reset() {
+	*x = EventType{}
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventType) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventType) ProtoMessage() {}
+
+func (x *EventType) ProtoReflect() protoreflect.Message {
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventType.ProtoReflect.Descriptor instead.
+func (*EventType) Descriptor() ([]byte, []int) {
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *EventType) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *EventType) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
 type Migration struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name follows NNNN_name.up.sql, NNNN_name.down.sql, optionally with a
@@ -878,7 +932,7 @@ type Migration struct {
 
 func (x *Migration) Reset() {
 	*x = Migration{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +944,7 @@ func (x *Migration) String() string {
 func (*Migration) ProtoMessage() {}
 
 func (x *Migration) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -903,7 +957,7 @@ func (x *Migration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Migration.ProtoReflect.Descriptor instead.
 func (*Migration) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Migration) GetName() string {
@@ -934,24 +988,27 @@ type DescribeResponse struct {
 	// host holds the block to it before Configure and refuses a block it
 	// rejects, naming the key.
 	ConfigSchema []byte `protobuf:"bytes,6,opt,name=config_schema,json=configSchema,proto3" json:"config_schema,omitempty"`
-	// routes, fragments, pages, nav, jobs and datasets are what a plugin
+	// routes, fragments, pages, nav, jobs, datasets and event_types are what a plugin
 	// without the "configure.declarations" capability serves. A plugin with
 	// it builds them from its config and answers them in ConfigureResponse,
 	// leaving these empty.
-	Routes        []*Route     `protobuf:"bytes,7,rep,name=routes,proto3" json:"routes,omitempty"`
-	Fragments     []*Fragment  `protobuf:"bytes,8,rep,name=fragments,proto3" json:"fragments,omitempty"`
-	Pages         []*Page      `protobuf:"bytes,9,rep,name=pages,proto3" json:"pages,omitempty"`
-	Nav           []*NavEntry  `protobuf:"bytes,10,rep,name=nav,proto3" json:"nav,omitempty"`
-	Jobs          []*Job       `protobuf:"bytes,11,rep,name=jobs,proto3" json:"jobs,omitempty"`
-	Datasets      []*Dataset   `protobuf:"bytes,12,rep,name=datasets,proto3" json:"datasets,omitempty"`
-	Migrations    []*Migration `protobuf:"bytes,13,rep,name=migrations,proto3" json:"migrations,omitempty"`
+	Routes     []*Route     `protobuf:"bytes,7,rep,name=routes,proto3" json:"routes,omitempty"`
+	Fragments  []*Fragment  `protobuf:"bytes,8,rep,name=fragments,proto3" json:"fragments,omitempty"`
+	Pages      []*Page      `protobuf:"bytes,9,rep,name=pages,proto3" json:"pages,omitempty"`
+	Nav        []*NavEntry  `protobuf:"bytes,10,rep,name=nav,proto3" json:"nav,omitempty"`
+	Jobs       []*Job       `protobuf:"bytes,11,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Datasets   []*Dataset   `protobuf:"bytes,12,rep,name=datasets,proto3" json:"datasets,omitempty"`
+	Migrations []*Migration `protobuf:"bytes,13,rep,name=migrations,proto3" json:"migrations,omitempty"`
+	// event_types are the kinds of event the plugin raises (Host.RaiseEvent),
+	// which subscriptions name.
+	EventTypes    []*EventType `protobuf:"bytes,14,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DescribeResponse) Reset() {
 	*x = DescribeResponse{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -963,7 +1020,7 @@ func (x *DescribeResponse) String() string {
 func (*DescribeResponse) ProtoMessage() {}
 
 func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -976,7 +1033,7 @@ func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeResponse.ProtoReflect.Descriptor instead.
 func (*DescribeResponse) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DescribeResponse) GetName() string {
@@ -1070,6 +1127,13 @@ func (x *DescribeResponse) GetMigrations() []*Migration {
 	return nil
 }
 
+func (x *DescribeResponse) GetEventTypes() []*EventType {
+	if x != nil {
+		return x.EventTypes
+	}
+	return nil
+}
+
 type ConfigureRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// config is the plugin's config {} block from plugins.hcl, as JSON.
@@ -1099,7 +1163,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1111,7 +1175,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1124,7 +1188,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ConfigureRequest) GetConfig() []byte {
@@ -1197,19 +1261,20 @@ type ConfigureResponse struct {
 	// What a plugin with the "configure.declarations" capability serves,
 	// built from its config once it is configured; the host checks and
 	// installs them as it does DescribeResponse's for other plugins.
-	Routes        []*Route    `protobuf:"bytes,2,rep,name=routes,proto3" json:"routes,omitempty"`
-	Fragments     []*Fragment `protobuf:"bytes,3,rep,name=fragments,proto3" json:"fragments,omitempty"`
-	Pages         []*Page     `protobuf:"bytes,4,rep,name=pages,proto3" json:"pages,omitempty"`
-	Nav           []*NavEntry `protobuf:"bytes,5,rep,name=nav,proto3" json:"nav,omitempty"`
-	Jobs          []*Job      `protobuf:"bytes,6,rep,name=jobs,proto3" json:"jobs,omitempty"`
-	Datasets      []*Dataset  `protobuf:"bytes,7,rep,name=datasets,proto3" json:"datasets,omitempty"`
+	Routes        []*Route     `protobuf:"bytes,2,rep,name=routes,proto3" json:"routes,omitempty"`
+	Fragments     []*Fragment  `protobuf:"bytes,3,rep,name=fragments,proto3" json:"fragments,omitempty"`
+	Pages         []*Page      `protobuf:"bytes,4,rep,name=pages,proto3" json:"pages,omitempty"`
+	Nav           []*NavEntry  `protobuf:"bytes,5,rep,name=nav,proto3" json:"nav,omitempty"`
+	Jobs          []*Job       `protobuf:"bytes,6,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Datasets      []*Dataset   `protobuf:"bytes,7,rep,name=datasets,proto3" json:"datasets,omitempty"`
+	EventTypes    []*EventType `protobuf:"bytes,8,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1221,7 +1286,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1234,7 +1299,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ConfigureResponse) GetDataSocketReady() bool {
@@ -1286,6 +1351,13 @@ func (x *ConfigureResponse) GetDatasets() []*Dataset {
 	return nil
 }
 
+func (x *ConfigureResponse) GetEventTypes() []*EventType {
+	if x != nil {
+		return x.EventTypes
+	}
+	return nil
+}
+
 type HTTPRequestHead struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Method string                 `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`
@@ -1305,7 +1377,7 @@ type HTTPRequestHead struct {
 
 func (x *HTTPRequestHead) Reset() {
 	*x = HTTPRequestHead{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1389,7 @@ func (x *HTTPRequestHead) String() string {
 func (*HTTPRequestHead) ProtoMessage() {}
 
 func (x *HTTPRequestHead) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1402,7 @@ func (x *HTTPRequestHead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPRequestHead.ProtoReflect.Descriptor instead.
 func (*HTTPRequestHead) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HTTPRequestHead) GetMethod() string {
@@ -1405,7 +1477,7 @@ type HeaderValues struct {
 
 func (x *HeaderValues) Reset() {
 	*x = HeaderValues{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1417,7 +1489,7 @@ func (x *HeaderValues) String() string {
 func (*HeaderValues) ProtoMessage() {}
 
 func (x *HeaderValues) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1430,7 +1502,7 @@ func (x *HeaderValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeaderValues.ProtoReflect.Descriptor instead.
 func (*HeaderValues) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HeaderValues) GetValues() []string {
@@ -1453,7 +1525,7 @@ type HTTPRequestPart struct {
 
 func (x *HTTPRequestPart) Reset() {
 	*x = HTTPRequestPart{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1537,7 @@ func (x *HTTPRequestPart) String() string {
 func (*HTTPRequestPart) ProtoMessage() {}
 
 func (x *HTTPRequestPart) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1550,7 @@ func (x *HTTPRequestPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPRequestPart.ProtoReflect.Descriptor instead.
 func (*HTTPRequestPart) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HTTPRequestPart) GetPart() isHTTPRequestPart_Part {
@@ -1532,7 +1604,7 @@ type HTTPResponseHead struct {
 
 func (x *HTTPResponseHead) Reset() {
 	*x = HTTPResponseHead{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1544,7 +1616,7 @@ func (x *HTTPResponseHead) String() string {
 func (*HTTPResponseHead) ProtoMessage() {}
 
 func (x *HTTPResponseHead) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1557,7 +1629,7 @@ func (x *HTTPResponseHead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPResponseHead.ProtoReflect.Descriptor instead.
 func (*HTTPResponseHead) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HTTPResponseHead) GetStatus() int32 {
@@ -1587,7 +1659,7 @@ type HTTPResponsePart struct {
 
 func (x *HTTPResponsePart) Reset() {
 	*x = HTTPResponsePart{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1671,7 @@ func (x *HTTPResponsePart) String() string {
 func (*HTTPResponsePart) ProtoMessage() {}
 
 func (x *HTTPResponsePart) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1684,7 @@ func (x *HTTPResponsePart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPResponsePart.ProtoReflect.Descriptor instead.
 func (*HTTPResponsePart) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HTTPResponsePart) GetPart() isHTTPResponsePart_Part {
@@ -1669,7 +1741,7 @@ type RunJobRequest struct {
 
 func (x *RunJobRequest) Reset() {
 	*x = RunJobRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +1753,7 @@ func (x *RunJobRequest) String() string {
 func (*RunJobRequest) ProtoMessage() {}
 
 func (x *RunJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +1766,7 @@ func (x *RunJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunJobRequest.ProtoReflect.Descriptor instead.
 func (*RunJobRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RunJobRequest) GetJob() string {
@@ -1736,7 +1808,7 @@ type JobProgress struct {
 
 func (x *JobProgress) Reset() {
 	*x = JobProgress{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1748,7 +1820,7 @@ func (x *JobProgress) String() string {
 func (*JobProgress) ProtoMessage() {}
 
 func (x *JobProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1761,7 +1833,7 @@ func (x *JobProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobProgress.ProtoReflect.Descriptor instead.
 func (*JobProgress) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JobProgress) GetDone() int64 {
@@ -1794,7 +1866,7 @@ type JobResult struct {
 
 func (x *JobResult) Reset() {
 	*x = JobResult{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1806,7 +1878,7 @@ func (x *JobResult) String() string {
 func (*JobResult) ProtoMessage() {}
 
 func (x *JobResult) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1819,7 +1891,7 @@ func (x *JobResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResult.ProtoReflect.Descriptor instead.
 func (*JobResult) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JobResult) GetRecordsProcessed() int64 {
@@ -1844,7 +1916,7 @@ type JobAlert struct {
 
 func (x *JobAlert) Reset() {
 	*x = JobAlert{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1856,7 +1928,7 @@ func (x *JobAlert) String() string {
 func (*JobAlert) ProtoMessage() {}
 
 func (x *JobAlert) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1869,7 +1941,7 @@ func (x *JobAlert) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobAlert.ProtoReflect.Descriptor instead.
 func (*JobAlert) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *JobAlert) GetSeverity() string {
@@ -1907,7 +1979,7 @@ type JobEvent struct {
 
 func (x *JobEvent) Reset() {
 	*x = JobEvent{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +1991,7 @@ func (x *JobEvent) String() string {
 func (*JobEvent) ProtoMessage() {}
 
 func (x *JobEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +2004,7 @@ func (x *JobEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEvent.ProtoReflect.Descriptor instead.
 func (*JobEvent) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *JobEvent) GetEvent() isJobEvent_Event {
@@ -2010,7 +2082,7 @@ type ReadDatasetRequest struct {
 
 func (x *ReadDatasetRequest) Reset() {
 	*x = ReadDatasetRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2094,7 @@ func (x *ReadDatasetRequest) String() string {
 func (*ReadDatasetRequest) ProtoMessage() {}
 
 func (x *ReadDatasetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2107,7 @@ func (x *ReadDatasetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadDatasetRequest.ProtoReflect.Descriptor instead.
 func (*ReadDatasetRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReadDatasetRequest) GetDataset() string {
@@ -2076,7 +2148,7 @@ type DatasetChunk struct {
 
 func (x *DatasetChunk) Reset() {
 	*x = DatasetChunk{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2088,7 +2160,7 @@ func (x *DatasetChunk) String() string {
 func (*DatasetChunk) ProtoMessage() {}
 
 func (x *DatasetChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2101,7 +2173,7 @@ func (x *DatasetChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatasetChunk.ProtoReflect.Descriptor instead.
 func (*DatasetChunk) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DatasetChunk) GetRecords() [][]byte {
@@ -2119,7 +2191,7 @@ type CheckHealthRequest struct {
 
 func (x *CheckHealthRequest) Reset() {
 	*x = CheckHealthRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2131,7 +2203,7 @@ func (x *CheckHealthRequest) String() string {
 func (*CheckHealthRequest) ProtoMessage() {}
 
 func (x *CheckHealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2144,7 +2216,7 @@ func (x *CheckHealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckHealthRequest.ProtoReflect.Descriptor instead.
 func (*CheckHealthRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 type CheckHealthResponse struct {
@@ -2158,7 +2230,7 @@ type CheckHealthResponse struct {
 
 func (x *CheckHealthResponse) Reset() {
 	*x = CheckHealthResponse{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2170,7 +2242,7 @@ func (x *CheckHealthResponse) String() string {
 func (*CheckHealthResponse) ProtoMessage() {}
 
 func (x *CheckHealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2183,7 +2255,7 @@ func (x *CheckHealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckHealthResponse.ProtoReflect.Descriptor instead.
 func (*CheckHealthResponse) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CheckHealthResponse) GetStatus() HealthStatus {
@@ -2215,7 +2287,7 @@ type CollectMetricsRequest struct {
 
 func (x *CollectMetricsRequest) Reset() {
 	*x = CollectMetricsRequest{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2227,7 +2299,7 @@ func (x *CollectMetricsRequest) String() string {
 func (*CollectMetricsRequest) ProtoMessage() {}
 
 func (x *CollectMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2240,7 +2312,7 @@ func (x *CollectMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectMetricsRequest.ProtoReflect.Descriptor instead.
 func (*CollectMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 type CollectMetricsResponse struct {
@@ -2253,7 +2325,7 @@ type CollectMetricsResponse struct {
 
 func (x *CollectMetricsResponse) Reset() {
 	*x = CollectMetricsResponse{}
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2265,7 +2337,7 @@ func (x *CollectMetricsResponse) String() string {
 func (*CollectMetricsResponse) ProtoMessage() {}
 
 func (x *CollectMetricsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_steward_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2278,7 +2350,7 @@ func (x *CollectMetricsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectMetricsResponse.ProtoReflect.Descriptor instead.
 func (*CollectMetricsResponse) Descriptor() ([]byte, []int) {
-	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_steward_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CollectMetricsResponse) GetPrometheusText() []byte {
@@ -2343,10 +2415,13 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\aDataset\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x16\n" +
-	"\x06schema\x18\x03 \x01(\fR\x06schema\"9\n" +
+	"\x06schema\x18\x03 \x01(\fR\x06schema\"A\n" +
+	"\tEventType\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\"9\n" +
 	"\tMigration\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\fR\acontent\"\xc2\x04\n" +
+	"\acontent\x18\x02 \x01(\fR\acontent\"\x81\x05\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
@@ -2364,7 +2439,9 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bdatasets\x18\f \x03(\v2\x1a.steward.plugin.v1.DatasetR\bdatasets\x12<\n" +
 	"\n" +
 	"migrations\x18\r \x03(\v2\x1c.steward.plugin.v1.MigrationR\n" +
-	"migrations\"\xb3\x02\n" +
+	"migrations\x12=\n" +
+	"\vevent_types\x18\x0e \x03(\v2\x1c.steward.plugin.v1.EventTypeR\n" +
+	"eventTypes\"\xb3\x02\n" +
 	"\x10ConfigureRequest\x12\x16\n" +
 	"\x06config\x18\x01 \x01(\fR\x06config\x12!\n" +
 	"\fdatabase_url\x18\x02 \x01(\tR\vdatabaseUrl\x12$\n" +
@@ -2376,7 +2453,7 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"data_token\x18\a \x01(\tR\tdataToken\x12\x14\n" +
 	"\x05cloud\x18\b \x01(\fR\x05cloud\x12+\n" +
-	"\x11host_capabilities\x18\t \x03(\tR\x10hostCapabilities\"\xee\x02\n" +
+	"\x11host_capabilities\x18\t \x03(\tR\x10hostCapabilities\"\xad\x03\n" +
 	"\x11ConfigureResponse\x12*\n" +
 	"\x11data_socket_ready\x18\x01 \x01(\bR\x0fdataSocketReady\x120\n" +
 	"\x06routes\x18\x02 \x03(\v2\x18.steward.plugin.v1.RouteR\x06routes\x129\n" +
@@ -2384,7 +2461,9 @@ const file_steward_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05pages\x18\x04 \x03(\v2\x17.steward.plugin.v1.PageR\x05pages\x12-\n" +
 	"\x03nav\x18\x05 \x03(\v2\x1b.steward.plugin.v1.NavEntryR\x03nav\x12*\n" +
 	"\x04jobs\x18\x06 \x03(\v2\x16.steward.plugin.v1.JobR\x04jobs\x126\n" +
-	"\bdatasets\x18\a \x03(\v2\x1a.steward.plugin.v1.DatasetR\bdatasets\"\xa8\x04\n" +
+	"\bdatasets\x18\a \x03(\v2\x1a.steward.plugin.v1.DatasetR\bdatasets\x12=\n" +
+	"\vevent_types\x18\b \x03(\v2\x1c.steward.plugin.v1.EventTypeR\n" +
+	"eventTypes\"\xa8\x04\n" +
 	"\x0fHTTPRequestHead\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1b\n" +
@@ -2504,7 +2583,7 @@ func file_steward_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_steward_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_steward_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_steward_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_steward_plugin_v1_plugin_proto_goTypes = []any{
 	(Auth)(0),                      // 0: steward.plugin.v1.Auth
 	(RateClass)(0),                 // 1: steward.plugin.v1.RateClass
@@ -2518,31 +2597,32 @@ var file_steward_plugin_v1_plugin_proto_goTypes = []any{
 	(*NavEntry)(nil),               // 9: steward.plugin.v1.NavEntry
 	(*Job)(nil),                    // 10: steward.plugin.v1.Job
 	(*Dataset)(nil),                // 11: steward.plugin.v1.Dataset
-	(*Migration)(nil),              // 12: steward.plugin.v1.Migration
-	(*DescribeResponse)(nil),       // 13: steward.plugin.v1.DescribeResponse
-	(*ConfigureRequest)(nil),       // 14: steward.plugin.v1.ConfigureRequest
-	(*ConfigureResponse)(nil),      // 15: steward.plugin.v1.ConfigureResponse
-	(*HTTPRequestHead)(nil),        // 16: steward.plugin.v1.HTTPRequestHead
-	(*HeaderValues)(nil),           // 17: steward.plugin.v1.HeaderValues
-	(*HTTPRequestPart)(nil),        // 18: steward.plugin.v1.HTTPRequestPart
-	(*HTTPResponseHead)(nil),       // 19: steward.plugin.v1.HTTPResponseHead
-	(*HTTPResponsePart)(nil),       // 20: steward.plugin.v1.HTTPResponsePart
-	(*RunJobRequest)(nil),          // 21: steward.plugin.v1.RunJobRequest
-	(*JobProgress)(nil),            // 22: steward.plugin.v1.JobProgress
-	(*JobResult)(nil),              // 23: steward.plugin.v1.JobResult
-	(*JobAlert)(nil),               // 24: steward.plugin.v1.JobAlert
-	(*JobEvent)(nil),               // 25: steward.plugin.v1.JobEvent
-	(*ReadDatasetRequest)(nil),     // 26: steward.plugin.v1.ReadDatasetRequest
-	(*DatasetChunk)(nil),           // 27: steward.plugin.v1.DatasetChunk
-	(*CheckHealthRequest)(nil),     // 28: steward.plugin.v1.CheckHealthRequest
-	(*CheckHealthResponse)(nil),    // 29: steward.plugin.v1.CheckHealthResponse
-	(*CollectMetricsRequest)(nil),  // 30: steward.plugin.v1.CollectMetricsRequest
-	(*CollectMetricsResponse)(nil), // 31: steward.plugin.v1.CollectMetricsResponse
-	nil,                            // 32: steward.plugin.v1.HTTPRequestHead.HeadersEntry
-	nil,                            // 33: steward.plugin.v1.HTTPRequestHead.PathParamsEntry
-	nil,                            // 34: steward.plugin.v1.HTTPResponseHead.HeadersEntry
-	nil,                            // 35: steward.plugin.v1.ReadDatasetRequest.ParamsEntry
-	nil,                            // 36: steward.plugin.v1.CheckHealthResponse.DetailsEntry
+	(*EventType)(nil),              // 12: steward.plugin.v1.EventType
+	(*Migration)(nil),              // 13: steward.plugin.v1.Migration
+	(*DescribeResponse)(nil),       // 14: steward.plugin.v1.DescribeResponse
+	(*ConfigureRequest)(nil),       // 15: steward.plugin.v1.ConfigureRequest
+	(*ConfigureResponse)(nil),      // 16: steward.plugin.v1.ConfigureResponse
+	(*HTTPRequestHead)(nil),        // 17: steward.plugin.v1.HTTPRequestHead
+	(*HeaderValues)(nil),           // 18: steward.plugin.v1.HeaderValues
+	(*HTTPRequestPart)(nil),        // 19: steward.plugin.v1.HTTPRequestPart
+	(*HTTPResponseHead)(nil),       // 20: steward.plugin.v1.HTTPResponseHead
+	(*HTTPResponsePart)(nil),       // 21: steward.plugin.v1.HTTPResponsePart
+	(*RunJobRequest)(nil),          // 22: steward.plugin.v1.RunJobRequest
+	(*JobProgress)(nil),            // 23: steward.plugin.v1.JobProgress
+	(*JobResult)(nil),              // 24: steward.plugin.v1.JobResult
+	(*JobAlert)(nil),               // 25: steward.plugin.v1.JobAlert
+	(*JobEvent)(nil),               // 26: steward.plugin.v1.JobEvent
+	(*ReadDatasetRequest)(nil),     // 27: steward.plugin.v1.ReadDatasetRequest
+	(*DatasetChunk)(nil),           // 28: steward.plugin.v1.DatasetChunk
+	(*CheckHealthRequest)(nil),     // 29: steward.plugin.v1.CheckHealthRequest
+	(*CheckHealthResponse)(nil),    // 30: steward.plugin.v1.CheckHealthResponse
+	(*CollectMetricsRequest)(nil),  // 31: steward.plugin.v1.CollectMetricsRequest
+	(*CollectMetricsResponse)(nil), // 32: steward.plugin.v1.CollectMetricsResponse
+	nil,                            // 33: steward.plugin.v1.HTTPRequestHead.HeadersEntry
+	nil,                            // 34: steward.plugin.v1.HTTPRequestHead.PathParamsEntry
+	nil,                            // 35: steward.plugin.v1.HTTPResponseHead.HeadersEntry
+	nil,                            // 36: steward.plugin.v1.ReadDatasetRequest.ParamsEntry
+	nil,                            // 37: steward.plugin.v1.CheckHealthResponse.DetailsEntry
 }
 var file_steward_plugin_v1_plugin_proto_depIdxs = []int32{
 	0,  // 0: steward.plugin.v1.Route.auth:type_name -> steward.plugin.v1.Auth
@@ -2554,46 +2634,48 @@ var file_steward_plugin_v1_plugin_proto_depIdxs = []int32{
 	9,  // 6: steward.plugin.v1.DescribeResponse.nav:type_name -> steward.plugin.v1.NavEntry
 	10, // 7: steward.plugin.v1.DescribeResponse.jobs:type_name -> steward.plugin.v1.Job
 	11, // 8: steward.plugin.v1.DescribeResponse.datasets:type_name -> steward.plugin.v1.Dataset
-	12, // 9: steward.plugin.v1.DescribeResponse.migrations:type_name -> steward.plugin.v1.Migration
-	5,  // 10: steward.plugin.v1.ConfigureResponse.routes:type_name -> steward.plugin.v1.Route
-	7,  // 11: steward.plugin.v1.ConfigureResponse.fragments:type_name -> steward.plugin.v1.Fragment
-	8,  // 12: steward.plugin.v1.ConfigureResponse.pages:type_name -> steward.plugin.v1.Page
-	9,  // 13: steward.plugin.v1.ConfigureResponse.nav:type_name -> steward.plugin.v1.NavEntry
-	10, // 14: steward.plugin.v1.ConfigureResponse.jobs:type_name -> steward.plugin.v1.Job
-	11, // 15: steward.plugin.v1.ConfigureResponse.datasets:type_name -> steward.plugin.v1.Dataset
-	32, // 16: steward.plugin.v1.HTTPRequestHead.headers:type_name -> steward.plugin.v1.HTTPRequestHead.HeadersEntry
-	3,  // 17: steward.plugin.v1.HTTPRequestHead.principal:type_name -> steward.plugin.v1.Principal
-	33, // 18: steward.plugin.v1.HTTPRequestHead.path_params:type_name -> steward.plugin.v1.HTTPRequestHead.PathParamsEntry
-	16, // 19: steward.plugin.v1.HTTPRequestPart.head:type_name -> steward.plugin.v1.HTTPRequestHead
-	34, // 20: steward.plugin.v1.HTTPResponseHead.headers:type_name -> steward.plugin.v1.HTTPResponseHead.HeadersEntry
-	19, // 21: steward.plugin.v1.HTTPResponsePart.head:type_name -> steward.plugin.v1.HTTPResponseHead
-	22, // 22: steward.plugin.v1.JobEvent.progress:type_name -> steward.plugin.v1.JobProgress
-	23, // 23: steward.plugin.v1.JobEvent.result:type_name -> steward.plugin.v1.JobResult
-	24, // 24: steward.plugin.v1.JobEvent.alert:type_name -> steward.plugin.v1.JobAlert
-	35, // 25: steward.plugin.v1.ReadDatasetRequest.params:type_name -> steward.plugin.v1.ReadDatasetRequest.ParamsEntry
-	2,  // 26: steward.plugin.v1.CheckHealthResponse.status:type_name -> steward.plugin.v1.HealthStatus
-	36, // 27: steward.plugin.v1.CheckHealthResponse.details:type_name -> steward.plugin.v1.CheckHealthResponse.DetailsEntry
-	17, // 28: steward.plugin.v1.HTTPRequestHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
-	17, // 29: steward.plugin.v1.HTTPResponseHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
-	4,  // 30: steward.plugin.v1.Plugin.Describe:input_type -> steward.plugin.v1.DescribeRequest
-	14, // 31: steward.plugin.v1.Plugin.Configure:input_type -> steward.plugin.v1.ConfigureRequest
-	18, // 32: steward.plugin.v1.Plugin.HandleHTTP:input_type -> steward.plugin.v1.HTTPRequestPart
-	21, // 33: steward.plugin.v1.Plugin.RunJob:input_type -> steward.plugin.v1.RunJobRequest
-	26, // 34: steward.plugin.v1.Plugin.ReadDataset:input_type -> steward.plugin.v1.ReadDatasetRequest
-	28, // 35: steward.plugin.v1.Plugin.CheckHealth:input_type -> steward.plugin.v1.CheckHealthRequest
-	30, // 36: steward.plugin.v1.Plugin.CollectMetrics:input_type -> steward.plugin.v1.CollectMetricsRequest
-	13, // 37: steward.plugin.v1.Plugin.Describe:output_type -> steward.plugin.v1.DescribeResponse
-	15, // 38: steward.plugin.v1.Plugin.Configure:output_type -> steward.plugin.v1.ConfigureResponse
-	20, // 39: steward.plugin.v1.Plugin.HandleHTTP:output_type -> steward.plugin.v1.HTTPResponsePart
-	25, // 40: steward.plugin.v1.Plugin.RunJob:output_type -> steward.plugin.v1.JobEvent
-	27, // 41: steward.plugin.v1.Plugin.ReadDataset:output_type -> steward.plugin.v1.DatasetChunk
-	29, // 42: steward.plugin.v1.Plugin.CheckHealth:output_type -> steward.plugin.v1.CheckHealthResponse
-	31, // 43: steward.plugin.v1.Plugin.CollectMetrics:output_type -> steward.plugin.v1.CollectMetricsResponse
-	37, // [37:44] is the sub-list for method output_type
-	30, // [30:37] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	13, // 9: steward.plugin.v1.DescribeResponse.migrations:type_name -> steward.plugin.v1.Migration
+	12, // 10: steward.plugin.v1.DescribeResponse.event_types:type_name -> steward.plugin.v1.EventType
+	5,  // 11: steward.plugin.v1.ConfigureResponse.routes:type_name -> steward.plugin.v1.Route
+	7,  // 12: steward.plugin.v1.ConfigureResponse.fragments:type_name -> steward.plugin.v1.Fragment
+	8,  // 13: steward.plugin.v1.ConfigureResponse.pages:type_name -> steward.plugin.v1.Page
+	9,  // 14: steward.plugin.v1.ConfigureResponse.nav:type_name -> steward.plugin.v1.NavEntry
+	10, // 15: steward.plugin.v1.ConfigureResponse.jobs:type_name -> steward.plugin.v1.Job
+	11, // 16: steward.plugin.v1.ConfigureResponse.datasets:type_name -> steward.plugin.v1.Dataset
+	12, // 17: steward.plugin.v1.ConfigureResponse.event_types:type_name -> steward.plugin.v1.EventType
+	33, // 18: steward.plugin.v1.HTTPRequestHead.headers:type_name -> steward.plugin.v1.HTTPRequestHead.HeadersEntry
+	3,  // 19: steward.plugin.v1.HTTPRequestHead.principal:type_name -> steward.plugin.v1.Principal
+	34, // 20: steward.plugin.v1.HTTPRequestHead.path_params:type_name -> steward.plugin.v1.HTTPRequestHead.PathParamsEntry
+	17, // 21: steward.plugin.v1.HTTPRequestPart.head:type_name -> steward.plugin.v1.HTTPRequestHead
+	35, // 22: steward.plugin.v1.HTTPResponseHead.headers:type_name -> steward.plugin.v1.HTTPResponseHead.HeadersEntry
+	20, // 23: steward.plugin.v1.HTTPResponsePart.head:type_name -> steward.plugin.v1.HTTPResponseHead
+	23, // 24: steward.plugin.v1.JobEvent.progress:type_name -> steward.plugin.v1.JobProgress
+	24, // 25: steward.plugin.v1.JobEvent.result:type_name -> steward.plugin.v1.JobResult
+	25, // 26: steward.plugin.v1.JobEvent.alert:type_name -> steward.plugin.v1.JobAlert
+	36, // 27: steward.plugin.v1.ReadDatasetRequest.params:type_name -> steward.plugin.v1.ReadDatasetRequest.ParamsEntry
+	2,  // 28: steward.plugin.v1.CheckHealthResponse.status:type_name -> steward.plugin.v1.HealthStatus
+	37, // 29: steward.plugin.v1.CheckHealthResponse.details:type_name -> steward.plugin.v1.CheckHealthResponse.DetailsEntry
+	18, // 30: steward.plugin.v1.HTTPRequestHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
+	18, // 31: steward.plugin.v1.HTTPResponseHead.HeadersEntry.value:type_name -> steward.plugin.v1.HeaderValues
+	4,  // 32: steward.plugin.v1.Plugin.Describe:input_type -> steward.plugin.v1.DescribeRequest
+	15, // 33: steward.plugin.v1.Plugin.Configure:input_type -> steward.plugin.v1.ConfigureRequest
+	19, // 34: steward.plugin.v1.Plugin.HandleHTTP:input_type -> steward.plugin.v1.HTTPRequestPart
+	22, // 35: steward.plugin.v1.Plugin.RunJob:input_type -> steward.plugin.v1.RunJobRequest
+	27, // 36: steward.plugin.v1.Plugin.ReadDataset:input_type -> steward.plugin.v1.ReadDatasetRequest
+	29, // 37: steward.plugin.v1.Plugin.CheckHealth:input_type -> steward.plugin.v1.CheckHealthRequest
+	31, // 38: steward.plugin.v1.Plugin.CollectMetrics:input_type -> steward.plugin.v1.CollectMetricsRequest
+	14, // 39: steward.plugin.v1.Plugin.Describe:output_type -> steward.plugin.v1.DescribeResponse
+	16, // 40: steward.plugin.v1.Plugin.Configure:output_type -> steward.plugin.v1.ConfigureResponse
+	21, // 41: steward.plugin.v1.Plugin.HandleHTTP:output_type -> steward.plugin.v1.HTTPResponsePart
+	26, // 42: steward.plugin.v1.Plugin.RunJob:output_type -> steward.plugin.v1.JobEvent
+	28, // 43: steward.plugin.v1.Plugin.ReadDataset:output_type -> steward.plugin.v1.DatasetChunk
+	30, // 44: steward.plugin.v1.Plugin.CheckHealth:output_type -> steward.plugin.v1.CheckHealthResponse
+	32, // 45: steward.plugin.v1.Plugin.CollectMetrics:output_type -> steward.plugin.v1.CollectMetricsResponse
+	39, // [39:46] is the sub-list for method output_type
+	32, // [32:39] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_steward_plugin_v1_plugin_proto_init() }
@@ -2601,15 +2683,15 @@ func file_steward_plugin_v1_plugin_proto_init() {
 	if File_steward_plugin_v1_plugin_proto != nil {
 		return
 	}
-	file_steward_plugin_v1_plugin_proto_msgTypes[15].OneofWrappers = []any{
+	file_steward_plugin_v1_plugin_proto_msgTypes[16].OneofWrappers = []any{
 		(*HTTPRequestPart_Head)(nil),
 		(*HTTPRequestPart_Body)(nil),
 	}
-	file_steward_plugin_v1_plugin_proto_msgTypes[17].OneofWrappers = []any{
+	file_steward_plugin_v1_plugin_proto_msgTypes[18].OneofWrappers = []any{
 		(*HTTPResponsePart_Head)(nil),
 		(*HTTPResponsePart_Body)(nil),
 	}
-	file_steward_plugin_v1_plugin_proto_msgTypes[22].OneofWrappers = []any{
+	file_steward_plugin_v1_plugin_proto_msgTypes[23].OneofWrappers = []any{
 		(*JobEvent_Progress)(nil),
 		(*JobEvent_Result)(nil),
 		(*JobEvent_Alert)(nil),
@@ -2620,7 +2702,7 @@ func file_steward_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_steward_plugin_v1_plugin_proto_rawDesc), len(file_steward_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

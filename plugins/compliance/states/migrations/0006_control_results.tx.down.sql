@@ -1,0 +1,1 @@
+DROP TABLE compliance_control_results;

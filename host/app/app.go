@@ -35,6 +35,7 @@ import (
 	"github.com/stewardhq/steward/host/authcache"
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
+	"github.com/stewardhq/steward/host/notifications"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/pluginstore"
 	"github.com/stewardhq/steward/host/ratelimit"
@@ -51,22 +52,24 @@ var Version = "dev"
 
 // Host is a running Steward host.
 type Host struct {
-	Config    config.Config
-	Logger    hclog.Logger
-	DB        *bun.DB
-	Server    *server.Server
-	Plugins   *plugins.Supervisor
-	Jobs      *jobs.Scheduler
-	Registry  *prometheus.Registry
-	limiter   *ratelimit.Limiter
-	redis     *redisconn.Conn
-	changes   *authcache.Changes
-	sim       *stack.Stack
-	audit     *audit.Store
-	cache     cache.Cache
-	cancel    context.CancelFunc
-	schedOn   atomic.Bool
-	ReadyTook time.Duration
+	Config  config.Config
+	Logger  hclog.Logger
+	DB      *bun.DB
+	Server  *server.Server
+	Plugins *plugins.Supervisor
+	Jobs    *jobs.Scheduler
+	// Notifications keeps channels, subscriptions, events and the outbox.
+	Notifications *notifications.Store
+	Registry      *prometheus.Registry
+	limiter       *ratelimit.Limiter
+	redis         *redisconn.Conn
+	changes       *authcache.Changes
+	sim           *stack.Stack
+	audit         *audit.Store
+	cache         cache.Cache
+	cancel        context.CancelFunc
+	schedOn       atomic.Bool
+	ReadyTook     time.Duration
 }
 
 // OpenDB opens the configured database and applies the host's migrations.
@@ -157,6 +160,11 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	aud := audit.NewStore(h.DB)
 	h.audit = aud
 	fresh := freshness.NewStore(h.DB)
+	if h.Notifications, err = notifications.New(h.DB, secret); err != nil {
+		return nil, err
+	}
+	h.Notifications.AllowHTTP(cfg.Env == config.Development)
+	h.Notifications.SetEventTypes(func() []notifications.EventType { return notifications.HostEventTypes })
 
 	cloudCfg, cloudClients, err := h.cloudConfig(ctx, cfg, logger)
 	if err != nil {
@@ -236,7 +244,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	srv = server.New(server.Deps{
 		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, SessionSecret: string(secret), Cache: c, Limiter: h.limiter, Issuer: issuer, Changes: h.changes, OIDC: rp,
 		Revocations: auth.NewRevocations(h.DB, rc, cfg.RedisPrefix+":revoked"), Redis: h.redis,
-		Tenancy: ten, APIKeys: apiKeys, Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
+		Tenancy: ten, APIKeys: apiKeys, Audit: aud, Freshness: fresh, Notifications: h.Notifications, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
 		StartedAt: t0, SchedulerUp: h.schedOn.Load, Mount: o.Mount, Cloud: cloudClients, ManagingTenantID: cloudCfg.TenantID,
 		PendingMigrations:  h.pendingMigrations,
 		ConsentRedirectURI: publicOrigin(cfg) + "/onboarding/consent/callback",

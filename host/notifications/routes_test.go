@@ -57,13 +57,13 @@ func TestRoutes(t *testing.T) {
 	t.Run("422 names the field", func(t *testing.T) {
 		for body, field := range map[string]string{
 			`{"name":"x","kind":"email","settings":{"smtp_host":"h","smtp_port":0,"from":"s@example.com","to":["a@example.com"]}}`: "body.settings.smtp_port",
-			`{"name":"x","kind":"email","settings":{"smtp_host":"h","smtp_port":25,"from":"s@example.com","to":["nope"]}}`:        "body.settings.to[0]",
+			`{"name":"x","kind":"email","settings":{"smtp_host":"h","smtp_port":25,"from":"s@example.com","to":["nope"]}}`:         "body.settings.to[0]",
 			`{"name":"x","kind":"slack","secrets":{"url":"https://example.com/hook"}}`:                                             "body.secrets.url",
-			`{"name":"x","kind":"teams"}`:                                                                                          "body.secrets.url",
-			`{"name":"x","kind":"webhook","secrets":{"url":"https://example.com/","signing_secret":"short"}}`:                     "body.secrets.signing_secret",
-			`{"name":"x","kind":"pager"}`:                                                                                          "body.kind",
-			`{"kind":"slack","secrets":{"url":"https://hooks.slack.com/x"}}`:                                                       "body.name",
-			`{"name":"x","kind":"slack","secrets":{"url":"https://hooks.slack.com/x","token":"y"}}`:                                "body.secrets.token",
+			`{"name":"x","kind":"teams"}`: "body.secrets.url",
+			`{"name":"x","kind":"webhook","secrets":{"url":"https://example.com/","signing_secret":"short"}}`: "body.secrets.signing_secret",
+			`{"name":"x","kind":"pager"}`:                                                           "body.kind",
+			`{"kind":"slack","secrets":{"url":"https://hooks.slack.com/x"}}`:                        "body.name",
+			`{"name":"x","kind":"slack","secrets":{"url":"https://hooks.slack.com/x","token":"y"}}`: "body.secrets.token",
 		} {
 			r := h.JSON(http.MethodPost, "/api/v1/notifications/channels", admin, body)
 			if r.Expect(t, body, http.StatusUnprocessableEntity) {

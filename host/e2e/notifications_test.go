@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -198,5 +199,92 @@ func (f *fixture) testNotifications(t *testing.T) {
 		if !seen[action] {
 			t.Errorf("no %s in the audit log", action)
 		}
+	}
+}
+
+// TestNotificationsPage: the Notifications page as a browser signed in as
+// the admin uses it — adding a channel and a subscription through its
+// forms, a refused form shown again without its secrets, a dead letter
+// retried — and as a standard user, who sees only its tenants' channels.
+func TestNotificationsPage(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	h := f.h
+	b := newBrowser(h)
+	if r := b.signIn("/notifications"); r.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d %s", r.status, r.body)
+	}
+	page := b.do(http.MethodGet, "/notifications", nil)
+	m := csrfFieldRE.FindStringSubmatch(string(page.body))
+	if page.status != http.StatusOK || m == nil || !strings.Contains(string(page.body), "No channels yet") {
+		t.Fatalf("the empty page: %d %s", page.status, page.body)
+	}
+	csrf := m[1]
+	secret := "slacktoken-page-secret"
+	add := url.Values{"csrf_token": {csrf}, "name": {"Ops alerts"}, "kind": {"slack"}, "tenant_id": {""}, "url": {"https://hooks.slack.com/services/T/B/" + secret}}
+	if r := b.do(http.MethodPost, "/notifications/channels", add); r.status != http.StatusSeeOther || r.header.Get("Location") != "/notifications" {
+		t.Fatalf("add a channel: %d %s", r.status, r.body)
+	}
+	bad := url.Values{"csrf_token": {csrf}, "name": {"Broken"}, "kind": {"webhook"}, "url": {"https://hooks.example.com/" + secret}, "signing_secret": {"short-" + secret}}
+	r := b.do(http.MethodPost, "/notifications/channels", bad)
+	if r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.body), "secrets.signing_secret") || !strings.Contains(string(r.body), `value="Broken"`) {
+		t.Errorf("a refused channel: %d %s", r.status, r.body)
+	}
+	if strings.Contains(string(r.body), secret) {
+		t.Errorf("the refused form shows a secret again: %s", r.body)
+	}
+	if r := b.do(http.MethodPost, "/notifications/channels", url.Values{"name": {"No token"}, "kind": {"slack"}}); r.status != http.StatusForbidden {
+		t.Errorf("a form without its CSRF token: %d", r.status)
+	}
+
+	var channels []struct {
+		ID string `json:"channel_id"`
+	}
+	h.get("/api/v1/notifications/channels", f.admin).json(t, &channels)
+	if len(channels) != 1 {
+		t.Fatalf("channels: %+v", channels)
+	}
+	sub := url.Values{"csrf_token": {csrf}, "channel_id": {channels[0].ID}, "event_types": {"sync.failed"}, "min_severity": {"error"}, "digest": {"none"}}
+	if r := b.do(http.MethodPost, "/notifications/subscriptions", sub); r.status != http.StatusSeeOther {
+		t.Fatalf("add a subscription: %d %s", r.status, r.body)
+	}
+	var sent struct {
+		Delivery struct {
+			ID int64 `json:"delivery_id"`
+		} `json:"delivery"`
+	}
+	h.do(http.MethodPost, "/api/v1/notifications/channels/"+channels[0].ID+"/test", f.admin, nil).json(t, &sent)
+	if _, err := h.db().NewUpdate().Table("notification_deliveries").Set("status = 'dead', attempts = 8, last_error = 'connection refused'").
+		Where("id = ?", sent.Delivery.ID).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	page = b.do(http.MethodGet, "/notifications", nil)
+	body := string(page.body)
+	for _, want := range []string{"Ops alerts", "hooks.slack.com", "Installation", "sync.failed, error and above", "connection refused", "Test notification", "Retry"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, secret) {
+		t.Error("the page shows a secret")
+	}
+	retry := fmt.Sprintf("/notifications/deliveries/%d/retry", sent.Delivery.ID)
+	if r := b.do(http.MethodPost, retry, url.Values{"csrf_token": {csrf}}); r.status != http.StatusSeeOther {
+		t.Errorf("retry: %d %s", r.status, r.body)
+	}
+	if r := b.do(http.MethodPost, retry, url.Values{"csrf_token": {csrf}}); r.status != http.StatusConflict {
+		t.Errorf("a second retry: %d", r.status)
+	}
+
+	// The standard user of tenant A sees neither the installation's
+	// channel nor its delivery, and may not retry it.
+	r = h.do(http.MethodGet, "/notifications", f.tokenA, nil, "Accept", "text/html")
+	if r.status != http.StatusOK || strings.Contains(string(r.body), "Ops alerts") || strings.Contains(string(r.body), "Installation (every") {
+		t.Errorf("the user's page: %d %s", r.status, r.body)
+	}
+	if r := h.do(http.MethodGet, "/notifications?tenant_id="+f.tenantB.ID, f.tokenA, nil); r.status != http.StatusForbidden {
+		t.Errorf("the user's page of tenant B: %d", r.status)
+	}
+	if r := h.do(http.MethodPost, retry, f.tokenA, strings.NewReader(""), "Content-Type", "application/x-www-form-urlencoded"); r.status != http.StatusNotFound {
+		t.Errorf("the user retries the installation's delivery: %d %s", r.status, r.body)
 	}
 }

@@ -133,3 +133,24 @@ func (s *Store) RetryDelivery(ctx context.Context, sc Scope, id int64) (Delivery
 	s.wake()
 	return d, nil
 }
+
+// EventTitles returns the titles of the events with the ids given, by id,
+// for a page listing their deliveries; the caller has read those through
+// a scope already.
+func (s *Store) EventTitles(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID    string `bun:"id"`
+		Title string `bun:"title"`
+	}
+	if err := s.db.NewSelect().Model((*Event)(nil)).Column("id", "title").Where("id IN (?)", bun.List(ids)).Scan(ctx, &rows); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[r.ID] = r.Title
+	}
+	return out, nil
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -200,20 +201,11 @@ func (p *Pages) retryDelivery(c *fiber.Ctx, caller Caller) error {
 // refuseForm shows the page again with the form's problem and its input,
 // its secrets left out.
 func (p *Pages) refuseForm(c *fiber.Ctx, caller Caller, form, problem string, input url.Values) error {
-	input = maps(input)
+	input = maps.Clone(input)
 	for _, secret := range []string{"password", "url", "signing_secret", websession.FormCSRF} {
 		input.Del(secret)
 	}
 	return p.showNotifications(c, caller, notificationForm{form: form, problem: problem, input: input})
-}
-
-// maps copies form values.
-func maps(v url.Values) url.Values {
-	out := url.Values{}
-	for k, vs := range v {
-		out[k] = slices.Clone(vs)
-	}
-	return out
 }
 
 // notificationsView is what the page shows.

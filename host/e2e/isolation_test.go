@@ -293,6 +293,7 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/notifications/channels",
 				"POST /api/v1/notifications/channels",
 				"GET /api/v1/notifications/events",
+				"GET /notifications",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

@@ -267,6 +267,11 @@ func TestNotificationsPage(t *testing.T) {
 	if strings.Contains(body, secret) {
 		t.Error("the page shows a secret")
 	}
+	// Scoped to tenant A, the page shows A's channels alone.
+	scoped := b.do(http.MethodGet, "/notifications?tenant_id="+f.tenantA.ID, nil)
+	if scoped.status != http.StatusOK || strings.Contains(string(scoped.body), "Ops alerts") || strings.Contains(string(scoped.body), "Installation (every") {
+		t.Errorf("the page of tenant A: %d %s", scoped.status, scoped.body)
+	}
 	retry := fmt.Sprintf("/notifications/deliveries/%d/retry", sent.Delivery.ID)
 	if r := b.do(http.MethodPost, retry, url.Values{"csrf_token": {csrf}}); r.status != http.StatusSeeOther {
 		t.Errorf("retry: %d %s", r.status, r.body)

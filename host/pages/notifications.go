@@ -62,8 +62,21 @@ func (p *Pages) showNotifications(c *fiber.Ctx, caller Caller, refused notificat
 	if done {
 		return err
 	}
-	ctx, sc := c.UserContext(), notificationScope(caller)
-	channels, err := p.d.Notifications.Channels(ctx, sc, d.TenantID)
+	ctx := c.UserContext()
+	// The page shows the picked tenant's or brand's channels, or all the
+	// caller's, the installation's among them for an admin.
+	sc := notificationScope(caller)
+	switch {
+	case d.TenantID != "":
+		sc = notifications.Scope{TenantIDs: []string{d.TenantID}}
+	case d.BrandID != "":
+		ids, err := p.d.Tenancy.BrandScope(ctx, d.BrandID, caller.TenantIDs, caller.Admin)
+		if err != nil {
+			return err
+		}
+		sc = notifications.Scope{TenantIDs: ids}
+	}
+	channels, err := p.d.Notifications.Channels(ctx, sc, "")
 	if err != nil {
 		return err
 	}
@@ -87,7 +100,13 @@ func (p *Pages) showNotifications(c *fiber.Ctx, caller Caller, refused notificat
 	if err != nil {
 		return err
 	}
-	v := notificationsView{caller: caller, tenants: d.Tenants, channels: channels, subs: subs, recent: recent, dead: dead, deadTotal: deadTotal,
+	var tenants []ui.Tenant
+	for _, t := range d.Tenants {
+		if sc.All || slices.Contains(sc.TenantIDs, t.ID) {
+			tenants = append(tenants, t)
+		}
+	}
+	v := notificationsView{installation: sc.All, tenants: tenants, channels: channels, subs: subs, recent: recent, dead: dead, deadTotal: deadTotal,
 		titles: titles, types: p.d.Notifications.EventTypes(), csrf: d.CSRFToken, refused: refused}
 	d.Description = "Where Steward sends what happened, what each channel hears, and how its deliveries went."
 	d.Content = v.body()
@@ -210,7 +229,10 @@ func (p *Pages) refuseForm(c *fiber.Ctx, caller Caller, form, problem string, in
 
 // notificationsView is what the page shows.
 type notificationsView struct {
-	caller    Caller
+	// installation is set when the page shows the installation's
+	// channels: an admin's, with no tenant or brand picked.
+	installation bool
+	// tenants are the tenants the page shows, by name.
 	tenants   []ui.Tenant
 	channels  []notifications.Channel
 	subs      []notifications.Subscription
@@ -361,7 +383,7 @@ func (v notificationsView) input(form, field string) string {
 
 func (v notificationsView) channelForm() template.HTML {
 	var scopes, labels []string
-	if v.caller.Admin {
+	if v.installation {
 		scopes, labels = append(scopes, ""), append(labels, "Installation (every tenant's events)")
 	}
 	for _, t := range v.tenants {

@@ -33,6 +33,10 @@ const (
 	TLSNone     = "none"
 )
 
+// defaultSMTPPort is an e-mail channel's port when it names none: the
+// submission port of its TLS mode.
+var defaultSMTPPort = map[string]int{TLSStartTLS: 587, TLSImplicit: 465, TLSNone: 25}
+
 // ErrForbidden is a write the caller's scope does not allow: an
 // installation channel for a caller that is not an admin, or a tenant it
 // may not see.
@@ -266,14 +270,17 @@ func (s *Store) checkChannel(c *Channel, sec *Secrets) error {
 	if !checkHostname(set.SMTPHost) {
 		return &ValidationError{Field: "settings.smtp_host", Reason: "required, a host name or IP address", Value: set.SMTPHost}
 	}
-	if set.SMTPPort < 1 || set.SMTPPort > 65535 {
-		return &ValidationError{Field: "settings.smtp_port", Reason: "required, 1 to 65535", Value: set.SMTPPort}
-	}
 	if set.TLS == "" {
 		set.TLS = TLSStartTLS
 	}
 	if !slices.Contains([]string{TLSStartTLS, TLSImplicit, TLSNone}, set.TLS) {
 		return &ValidationError{Field: "settings.tls", Reason: "must be starttls, tls or none", Value: set.TLS}
+	}
+	if set.SMTPPort == 0 {
+		set.SMTPPort = defaultSMTPPort[set.TLS]
+	}
+	if set.SMTPPort < 1 || set.SMTPPort > 65535 {
+		return &ValidationError{Field: "settings.smtp_port", Reason: "must be 1 to 65535", Value: set.SMTPPort}
 	}
 	if len(set.Username) > 200 || strings.IndexFunc(set.Username, unicode.IsControl) >= 0 {
 		return &ValidationError{Field: "settings.username", Reason: "at most 200 characters, without control characters"}

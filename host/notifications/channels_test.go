@@ -102,7 +102,7 @@ func testValidation(t *testing.T, f *fixture) {
 		{"unknown kind", func(n *NewChannel) { n.Kind = "pager" }, "kind"},
 		{"no smtp host", func(n *NewChannel) { n.Settings.SMTPHost = "" }, "settings.smtp_host"},
 		{"smtp host a URL", func(n *NewChannel) { n.Settings.SMTPHost = "smtp://x" }, "settings.smtp_host"},
-		{"port 0", func(n *NewChannel) { n.Settings.SMTPPort = 0 }, "settings.smtp_port"},
+		{"port -1", func(n *NewChannel) { n.Settings.SMTPPort = -1 }, "settings.smtp_port"},
 		{"port 65536", func(n *NewChannel) { n.Settings.SMTPPort = 65536 }, "settings.smtp_port"},
 		{"tls", func(n *NewChannel) { n.Settings.TLS = "ssl" }, "settings.tls"},
 		{"from with a name", func(n *NewChannel) { n.Settings.From = "Steward <s@example.com>" }, "settings.from"},
@@ -163,7 +163,7 @@ func testValidation(t *testing.T, f *fixture) {
 	f.s.AllowHTTP(true)
 	for _, n := range []NewChannel{
 		emailChannel(),
-		{Name: "relay", Kind: KindEmail, Settings: Settings{SMTPHost: "10.0.0.5", SMTPPort: 25, TLS: TLSNone, From: "s@example.com", To: []string{"a@example.com"}}},
+		{Name: "relay", Kind: KindEmail, Settings: Settings{SMTPHost: "10.0.0.5", TLS: TLSNone, From: "s@example.com", To: []string{"a@example.com"}}},
 		{Name: "slack", Kind: KindSlack, Secrets: Secrets{URL: slackURL}},
 		{Name: "teams", Kind: KindTeams, Secrets: Secrets{URL: "https://prod-12.westeurope.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?sig=x"}},
 		{Name: "teams pp", Kind: KindTeams, Secrets: Secrets{URL: "https://default0123.ab.environment.api.powerplatform.com/powerautomate/automations/direct/workflows/x"}},
@@ -179,8 +179,8 @@ func testValidation(t *testing.T, f *fixture) {
 		if !c.Enabled {
 			t.Errorf("%s: created disabled", n.Name)
 		}
-		if n.Kind == KindEmail && c.Settings.TLS == "" {
-			t.Errorf("%s: no default tls", n.Name)
+		if n.Kind == KindEmail && (c.Settings.TLS == "" || n.Name == "relay" && c.Settings.SMTPPort != 25) {
+			t.Errorf("%s: no default tls or port: %+v", n.Name, c.Settings)
 		}
 		if n.Kind != KindEmail && (c.Settings.URLHost == "" || !strings.Contains(n.Secrets.URL, "://"+c.Settings.URLHost)) {
 			t.Errorf("%s: url_host %q", n.Name, c.Settings.URLHost)

@@ -18,7 +18,7 @@ import (
 // apply depends on the kind.
 type settingsInput struct {
 	SMTPHost string   `json:"smtp_host,omitempty" maxLength:"253" doc:"E-mail: the SMTP server's host name or IP address; required"`
-	SMTPPort int      `json:"smtp_port,omitempty" minimum:"1" maximum:"65535" doc:"E-mail: the SMTP server's port, 1-65535; required"`
+	SMTPPort int      `json:"smtp_port,omitempty" minimum:"1" maximum:"65535" doc:"E-mail: the SMTP server's port, 1-65535; omitted, 587 for starttls, 465 for tls, 25 for none"`
 	TLS      string   `json:"tls,omitempty" enum:"starttls,tls,none" doc:"E-mail: starttls (the default, required by the server), tls (implicit TLS, usually port 465) or none (a relay on a trusted network)"`
 	Username string   `json:"username,omitempty" maxLength:"200" doc:"E-mail: the SMTP user; with it secrets.password is required, without it mail is sent unauthenticated"`
 	From     string   `json:"from,omitempty" maxLength:"254" doc:"E-mail: the sender, a bare address; required"`

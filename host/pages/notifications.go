@@ -445,7 +445,7 @@ var notificationTemplates = template.Must(template.New("notifications").Parse(`
 <div class="field"><label for="nc-scope">Scope</label><select id="nc-scope" name="tenant_id">{{template "options" .Scopes}}</select></div>
 <fieldset><legend>E-mail</legend>
 <div class="field"><label for="nc-smtp-host">SMTP host</label><input id="nc-smtp-host" name="smtp_host" maxlength="253" value="{{.SMTPHost}}"></div>
-<div class="field"><label for="nc-smtp-port">SMTP port</label><input id="nc-smtp-port" name="smtp_port" inputmode="numeric" value="{{.SMTPPort}}"></div>
+<div class="field"><label for="nc-smtp-port">SMTP port (default 587, 465 or 25 after TLS)</label><input id="nc-smtp-port" name="smtp_port" inputmode="numeric" value="{{.SMTPPort}}"></div>
 <div class="field"><label for="nc-tls">TLS</label><select id="nc-tls" name="tls">{{template "options" .TLS}}</select></div>
 <div class="field"><label for="nc-username">Username (optional)</label><input id="nc-username" name="username" maxlength="200" autocomplete="off" value="{{.Username}}"></div>
 <div class="field"><label for="nc-password">Password</label><input id="nc-password" name="password" type="password" autocomplete="new-password"></div>

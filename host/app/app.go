@@ -167,6 +167,15 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	aud := audit.NewStore(h.DB)
 	h.audit = aud
 	fresh := freshness.NewStore(h.DB)
+	h.Notifications.AllowHTTP(cfg.Env == config.Development)
+	// A subscription may name the host's event types and those of the
+	// plugins running when it is made.
+	h.Notifications.SetEventTypes(func() []notifications.EventType {
+		if h.Plugins == nil {
+			return notifications.HostEventTypes
+		}
+		return h.Plugins.EventTypes()
+	})
 
 	cloudCfg, cloudClients, err := h.cloudConfig(ctx, cfg, logger)
 	if err != nil {
@@ -246,7 +255,7 @@ func Start(ctx context.Context, cfg config.Config, o Options) (*Host, error) {
 	srv = server.New(server.Deps{
 		Config: cfg, Version: Version, Logger: logger.Named("http"), DB: h.DB, SessionSecret: string(secret), Cache: c, Limiter: h.limiter, Issuer: issuer, Changes: h.changes, OIDC: rp,
 		Revocations: auth.NewRevocations(h.DB, rc, cfg.RedisPrefix+":revoked"), Redis: h.redis,
-		Tenancy: ten, APIKeys: apiKeys, Audit: aud, Freshness: fresh, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
+		Tenancy: ten, APIKeys: apiKeys, Audit: aud, Freshness: fresh, Notifications: h.Notifications, Jobs: h.Jobs, Plugins: h.Plugins, Registry: h.Registry,
 		StartedAt: t0, SchedulerUp: h.schedOn.Load, Mount: o.Mount, Cloud: cloudClients, ManagingTenantID: cloudCfg.TenantID,
 		PendingMigrations:  h.pendingMigrations,
 		ConsentRedirectURI: publicOrigin(cfg) + "/onboarding/consent/callback",

@@ -291,6 +291,10 @@ func TestIsolationMatrix(t *testing.T) {
 				"GET /api/v1/partner/evidence",
 				"POST /api/v1/partner/evidence",
 				"POST /partials/partner-evidence/{requirement_id}/review",
+				"GET /api/v1/notifications/channels",
+				"POST /api/v1/notifications/channels",
+				"GET /api/v1/notifications/events",
+				"GET /notifications",
 			} {
 				if !checked[must] {
 					t.Errorf("%s is not marked x-steward-tenant-scoped", must)

@@ -13,7 +13,7 @@ import (
 // pagePaths are the host's pages and fragments, and the test plugin's.
 // The domain plugins' views are theirs, tested with each plugin.
 var pagePaths = []string{
-	"/dashboard", "/sync-dashboard", "/design-system", "/testplugin",
+	"/dashboard", "/sync-dashboard", "/design-system", "/notifications", "/testplugin",
 	"/partials/sync-status-card", "/partials/sync-history-table", "/partials/tenant-sync-status", "/partials/active-alerts",
 	"/partials/testplugin-items",
 }

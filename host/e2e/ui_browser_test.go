@@ -303,6 +303,7 @@ func TestUIInBrowser(t *testing.T) {
 		{"/partner", "partner", partner, expand},
 		{"/dmarc", "dmarc", "main", ""},
 		{"/design-system", "design-system", "main", ""},
+		{"/notifications", "notifications", "main", ""},
 	} {
 		for _, scheme := range []string{"light", "dark"} {
 			tab.ColorScheme(scheme)

@@ -63,6 +63,9 @@ const (
 	// EventSyncFailed is a tenant's sync of a data domain that failed; it
 	// is raised once per run of failures, until the domain syncs again.
 	EventSyncFailed = "sync.failed"
+	// EventNotificationTest is a test of one channel, asked for through
+	// the API; it is delivered to that channel alone.
+	EventNotificationTest = "notification.test"
 )
 
 // Settings are a channel's settings that are not secret; which apply
@@ -186,4 +189,5 @@ type EventType struct {
 // HostEventTypes are the events the host raises itself.
 var HostEventTypes = []EventType{
 	{Name: EventSyncFailed, Source: "host", Description: "A tenant's sync of a data domain failed; raised once until the domain syncs again."},
+	{Name: EventNotificationTest, Source: "host", Description: "A test of one channel, asked for through the API or the Notifications page; delivered to that channel alone."},
 }

@@ -54,6 +54,10 @@ type Store struct {
 	now  func() time.Time
 	// wake tells the delivery worker that deliveries are due.
 	wake func()
+	// allowHTTP lets webhook URLs be http (development only).
+	allowHTTP bool
+	// eventTypes is the catalog of event types a subscription may name.
+	eventTypes func() []EventType
 }
 
 // New returns a store on db whose channel secrets are sealed under a key
@@ -63,7 +67,7 @@ func New(db *bun.DB, secret []byte) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, seal: s, now: time.Now, wake: func() {}}, nil
+	return &Store{db: db, seal: s, now: time.Now, wake: func() {}, eventTypes: func() []EventType { return HostEventTypes }}, nil
 }
 
 // OnRaise sets what the store calls after an event's deliveries are

@@ -27,6 +27,7 @@ import (
 	"github.com/stewardhq/steward/host/auth"
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
+	"github.com/stewardhq/steward/host/notifications"
 	"github.com/stewardhq/steward/host/plugins"
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/host/websession"
@@ -76,7 +77,9 @@ type Deps struct {
 	// their thresholds; nil means freshness.DefaultThresholds.
 	FreshnessThresholds func() map[string]time.Duration
 	Tenancy             *tenancy.Store
-	Logger              hclog.Logger
+	// Notifications backs the Notifications page.
+	Notifications *notifications.Store
+	Logger        hclog.Logger
 	// Caller returns who the request acts for, false for nobody.
 	Caller func(*fiber.Ctx) (Caller, bool)
 	// Problem writes the host's problem response; Invalid its 422 naming

@@ -20,6 +20,7 @@ import (
 var hostNav = []ui.NavEntry{
 	{Label: "Dashboard", Path: "/dashboard", Order: 0},
 	{Label: "Sync", Path: syncDashboardPath, Order: 10},
+	{Label: "Notifications", Path: NotificationsPath, Order: 90},
 	{Label: "Design system", Path: "/design-system", Order: 100},
 }
 
@@ -50,6 +51,10 @@ func (p *Pages) Mount(app *fiber.App) {
 	app.Get("/dashboard", p.signedIn(p.dashboard))
 	app.Get(syncDashboardPath, p.signedIn(p.syncDashboard))
 	app.Get("/design-system", p.signedIn(p.designSystem))
+	app.Get(NotificationsPath, p.signedIn(p.notificationsPage))
+	app.Post(NotificationChannelsFormPath, p.signedIn(p.addChannel))
+	app.Post(NotificationSubsFormPath, p.signedIn(p.addSubscription))
+	app.Post("/notifications/deliveries/:delivery_id/retry", p.signedIn(p.retryDelivery))
 }
 
 // NotFound answers a browser's navigation to an address nothing serves
@@ -65,7 +70,7 @@ func (p *Pages) NotFound(c *fiber.Ctx) error {
 // host's rate limit gives them a budget of their own).
 func HostView(path string) bool {
 	switch path {
-	case "/", "/dashboard", syncDashboardPath, "/design-system", loginPath, startIdPPath, ui.FaviconPath:
+	case "/", "/dashboard", syncDashboardPath, "/design-system", NotificationsPath, loginPath, startIdPPath, ui.FaviconPath:
 		return true
 	}
 	return strings.HasPrefix(path, partialsPrefix) || strings.HasPrefix(path, ui.StaticPrefix)

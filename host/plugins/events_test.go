@@ -76,7 +76,7 @@ func TestEventTypesListsTheHosts(t *testing.T) {
 	}
 	t.Cleanup(sup.Stop)
 	got := sup.EventTypes()
-	if len(got) != len(notifications.HostEventTypes) || got[0].Name != notifications.EventSyncFailed || got[0].Source != "host" {
+	if len(got) != 2 || got[0].Name != notifications.EventNotificationTest || got[1].Name != notifications.EventSyncFailed || got[0].Source != "host" || got[1].Source != "host" {
 		t.Errorf("event types = %+v", got)
 	}
 }

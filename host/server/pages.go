@@ -34,7 +34,7 @@ func (s *Server) newPages(signIn pages.SignIn) *pages.Pages {
 	s.sessions = websession.New(d.SessionSecret, d.Config.Env == config.Development)
 	return pages.New(pages.Deps{
 		UI: u, Sessions: s.sessions, SignIn: signIn, Plugins: d.Plugins, Jobs: d.Jobs, Freshness: d.Freshness,
-		FreshnessThresholds: s.freshnessThresholds, Tenancy: d.Tenancy, Logger: d.Logger, IdPRedirectURI: d.Config.OIDC.RedirectURL,
+		FreshnessThresholds: s.freshnessThresholds, Tenancy: d.Tenancy, Notifications: d.Notifications, Logger: d.Logger, IdPRedirectURI: d.Config.OIDC.RedirectURL,
 		IdPOrigin: s.idpOrigin(),
 		Caller:    callerOf,
 		Context: func(c *fiber.Ctx) context.Context {
@@ -115,6 +115,7 @@ var pagePaths = []struct {
 	{"/dashboard", "Dashboard: sync status, alerts, data freshness and every plugin's dashboard fragment", true, nil},
 	{"/sync-dashboard", "Sync monitoring: status card refreshed every 30 s, history, alerts, sync now", true, nil},
 	{"/design-system", "Every component of the UI kit in every state, without data", false, nil},
+	{"/notifications", "Notifications: channels and what they hear, dead letters with Retry, recent deliveries, and forms to add a channel and a subscription", true, nil},
 	{"/partials/sync-status-card", "Fragment: the state of every sync job", false, nil},
 	{"/partials/sync-history-table", "Fragment: the latest sync runs", false,
 		&huma.Param{Name: "limit", In: "query", Description: "How many runs", Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: floatPtr(1), Maximum: floatPtr(pages.HistoryMax), Default: pages.HistoryDefault}}},
@@ -234,6 +235,35 @@ func (s *Server) documentForms(problem func(string) *huma.Response, page map[str
 		Responses: map[string]*huma.Response{"200": {Description: "The active alerts fragment", Content: page}, "303": redirect,
 			"401": problem("Authentication required"), "403": problem("Admin role or CSRF token required"), "404": problem("No such alert"),
 			"422": problem("A field is invalid"), "429": limited}})
+	refusedForm := &huma.Response{Description: "The form is refused: the Notifications page again, saying why, with what was sent (secrets left out); a body that is no form is the problem",
+		Content: map[string]*huma.MediaType{api.MimeHTML: page[api.MimeHTML], api.MimeProblem: {Schema: api.ProblemSchema(s.API)}}}
+	done := &huma.Response{Description: "Done: to /notifications (or, without a session, to sign in)", Headers: redirect.Headers}
+	for _, f := range []struct {
+		id, path, summary string
+		fields            []string
+	}{
+		{"page-notifications-add-channel", pages.NotificationChannelsFormPath, "Add a notification channel from the Notifications page",
+			[]string{"name", "kind", "tenant_id", "smtp_host", "smtp_port", "tls", "username", "password", "from", "to", "url", "signing_secret", "csrf_token"}},
+		{"page-notifications-add-subscription", pages.NotificationSubsFormPath, "Add a subscription from the Notifications page",
+			[]string{"channel_id", "event_types", "min_severity", "digest", "csrf_token"}},
+	} {
+		doc.AddOperation(&huma.Operation{OperationID: f.id, Method: http.MethodPost, Path: f.path, Tags: []string{"pages"}, Security: api.BearerOrKey(),
+			Summary: f.summary, Description: "Checked as the API's create is (POST /api/v1/notifications/...), with the same scope.", RequestBody: form(f.fields...),
+			Responses: map[string]*huma.Response{"303": done, "401": problem("Authentication required"), "403": problem("CSRF token required"),
+				"422": refusedForm, "429": limited}})
+	}
+	pageOrProblem := func(desc string) *huma.Response {
+		r := problem(desc)
+		r.Content[api.MimeHTML] = page[api.MimeHTML]
+		return r
+	}
+	doc.AddOperation(&huma.Operation{OperationID: "page-notifications-retry", Method: http.MethodPost, Path: "/notifications/deliveries/{delivery_id}/retry", Tags: []string{"pages"},
+		Security: api.BearerOrKey(), Summary: "Retry a dead delivery from the Notifications page",
+		Parameters:  []*huma.Param{{Name: "delivery_id", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeInteger, Minimum: floatPtr(1)}}},
+		RequestBody: form("csrf_token"),
+		Responses: map[string]*huma.Response{"303": done, "401": problem("Authentication required"), "403": problem("CSRF token required"),
+			"404": pageOrProblem("No delivery with that id to a channel the caller sees"), "409": pageOrProblem("The delivery is not dead"),
+			"422": problem("delivery_id is not a positive integer"), "429": limited}})
 	doc.AddOperation(&huma.Operation{OperationID: "page-sync-now", Method: http.MethodPost, Path: "/partials/sync-now/{job_type}", Tags: []string{"pages"},
 		Security: api.BearerOrKey(), Extensions: admin, Summary: "Queue a sync from the sync dashboard; answers a status line",
 		Parameters: []*huma.Param{{Name: "job_type", In: "path", Required: true, Schema: &huma.Schema{Type: huma.TypeString, Pattern: "^[a-z][a-z0-9_-]{0,39}$"}}},

@@ -48,6 +48,7 @@ import (
 	"github.com/stewardhq/steward/host/authcache"
 	"github.com/stewardhq/steward/host/freshness"
 	"github.com/stewardhq/steward/host/jobs"
+	"github.com/stewardhq/steward/host/notifications"
 	"github.com/stewardhq/steward/host/oidc"
 	"github.com/stewardhq/steward/host/onboarding"
 	"github.com/stewardhq/steward/host/pages"
@@ -80,11 +81,14 @@ type Deps struct {
 	APIKeys     *apikeys.Store
 	Audit       *audit.Store
 	Freshness   *freshness.Store
-	Jobs        *jobs.Scheduler
-	Plugins     *plugins.Supervisor
-	Registry    *prometheus.Registry
-	StartedAt   time.Time
-	SchedulerUp func() bool
+	// Notifications serves the notification channels, subscriptions,
+	// events and outbox.
+	Notifications *notifications.Store
+	Jobs          *jobs.Scheduler
+	Plugins       *plugins.Supervisor
+	Registry      *prometheus.Registry
+	StartedAt     time.Time
+	SchedulerUp   func() bool
 	// Mount adds routes before the plugin dispatcher (see app.Options).
 	Mount func(*fiber.App)
 
@@ -228,6 +232,7 @@ func New(d Deps) *Server {
 	s.sync.Register(s.API)
 	tenancy.Routes{Store: d.Tenancy, Audit: s.rec}.Register(s.API)
 	apikeys.Routes{Store: d.APIKeys, Audit: s.rec}.Register(s.API)
+	notifications.Routes{Store: d.Notifications, Audit: s.rec}.Register(s.API)
 	onboarding.Routes{Tenancy: d.Tenancy, Cloud: d.Cloud, ManagingTenantID: d.ManagingTenantID, ConsentRedirectURI: d.ConsentRedirectURI, Audit: s.rec}.Register(s.API)
 	plugins.AdminRoutes{Supervisor: d.Plugins, Audit: s.rec}.Register(s.API)
 	s.pages = s.newPages(signIn)

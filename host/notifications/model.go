@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // Channel kinds.
@@ -39,7 +41,7 @@ var ChannelKinds = []string{KindEmail, KindSlack, KindTeams, KindWebhook}
 
 // Severities an event may have, mildest first; a subscription hears its
 // minimum severity and every one after it.
-var Severities = []string{"info", "warning", "error", "critical"}
+var Severities = protocol.EventSeverities
 
 // Digest periods of a subscription: none delivers each event on its own.
 const (

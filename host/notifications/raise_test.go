@@ -12,6 +12,7 @@ import (
 	"github.com/stewardhq/steward/core/store/storetest"
 	"github.com/stewardhq/steward/host/tenancy"
 	"github.com/stewardhq/steward/migrations"
+	"github.com/stewardhq/steward/sdk/protocol"
 )
 
 // raiseWorld is a store with two tenants and a clock.
@@ -183,14 +184,14 @@ func TestRaiseRefusesBadEventsWithoutWriting(t *testing.T) {
 				{"kind", func(e *Event) { e.Kind = "anomaly" }},
 				{"severity", func(e *Event) { e.Severity = "fatal" }},
 				{"title", func(e *Event) { e.Title = "" }},
-				{"title", func(e *Event) { e.Title = string(make([]rune, MaxTitle+1)) }},
+				{"title", func(e *Event) { e.Title = string(make([]rune, protocol.MaxEventTitle+1)) }},
 				{"message", func(e *Event) { e.Message = "\xff" }},
 				{"link", func(e *Event) { e.Link = "https://evil.example/" }},
 				{"link", func(e *Event) { e.Link = "//evil.example/" }},
 				{"dedupe_key", func(e *Event) { e.DedupeKey = "" }},
 				{"recipients[1]", func(e *Event) { e.Recipients = []string{"a@example.com", "Bob <b@example.com>"} }},
-				{"recipients", func(e *Event) { e.Recipients = make([]string, MaxRecipients+1) }},
-				{"details", func(e *Event) { e.Details = map[string]any{"x": make([]byte, MaxDetails)} }},
+				{"recipients", func(e *Event) { e.Recipients = make([]string, protocol.MaxEventRecipients+1) }},
+				{"details", func(e *Event) { e.Details = map[string]any{"x": make([]byte, protocol.MaxEventDetails)} }},
 				{"tenant_id", func(e *Event) { e.TenantID = &nobody }},
 			}
 			for _, c := range cases {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -15,20 +14,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-)
 
-// Bounds of an event's fields.
-const (
-	MaxTitle      = 200
-	MaxMessage    = 4000
-	MaxLink       = 2000
-	MaxDedupeKey  = 200
-	MaxRecipients = 50
-	MaxDetails    = 16 << 10
+	"github.com/stewardhq/steward/sdk/protocol"
 )
-
-// kindRE is an event kind: <area>.<name>, lower case.
-var kindRE = regexp.MustCompile(`^[a-z0-9_]+\.[a-z0-9_]+$`)
 
 // ErrNotFound is returned for a channel, subscription, event or delivery
 // that does not exist or that the caller may not see.
@@ -74,15 +62,6 @@ func New(db *bun.DB, secret []byte) (*Store, error) {
 // written, to wake the delivery worker.
 func (s *Store) OnRaise(fn func()) { s.wake = fn }
 
-// CheckKind reports what is wrong with an event kind, nil when it is
-// <area>.<name> in lower case.
-func CheckKind(kind string) error {
-	if !kindRE.MatchString(kind) || len(kind) > 100 {
-		return fmt.Errorf("%q is not <area>.<name> of a-z, 0-9 and _ (at most 100 bytes)", kind)
-	}
-	return nil
-}
-
 // SeverityRank is a severity's place in Severities, -1 for an unknown one.
 func SeverityRank(severity string) int { return slices.Index(Severities, severity) }
 
@@ -91,26 +70,26 @@ func checkEvent(e *Event) error {
 	if e.Source == "" {
 		return &ValidationError{Field: "source", Reason: "required"}
 	}
-	if err := CheckKind(e.Kind); err != nil {
+	if err := protocol.CheckEventKind(e.Kind); err != nil {
 		return &ValidationError{Field: "kind", Reason: err.Error(), Value: e.Kind}
 	}
 	if SeverityRank(e.Severity) < 0 {
 		return &ValidationError{Field: "severity", Reason: "must be one of " + strings.Join(Severities, ", "), Value: e.Severity}
 	}
-	if e.Title == "" || utf8.RuneCountInString(e.Title) > MaxTitle || !utf8.ValidString(e.Title) {
-		return &ValidationError{Field: "title", Reason: fmt.Sprintf("must be valid UTF-8 of 1 to %d characters", MaxTitle)}
+	if e.Title == "" || utf8.RuneCountInString(e.Title) > protocol.MaxEventTitle || !utf8.ValidString(e.Title) {
+		return &ValidationError{Field: "title", Reason: fmt.Sprintf("must be valid UTF-8 of 1 to %d characters", protocol.MaxEventTitle)}
 	}
-	if len(e.Message) > MaxMessage || !utf8.ValidString(e.Message) {
-		return &ValidationError{Field: "message", Reason: fmt.Sprintf("must be valid UTF-8 of at most %d bytes", MaxMessage)}
+	if len(e.Message) > protocol.MaxEventMessage || !utf8.ValidString(e.Message) {
+		return &ValidationError{Field: "message", Reason: fmt.Sprintf("must be valid UTF-8 of at most %d bytes", protocol.MaxEventMessage)}
 	}
-	if e.Link != "" && (len(e.Link) > MaxLink || !strings.HasPrefix(e.Link, "/") || strings.HasPrefix(e.Link, "//")) {
-		return &ValidationError{Field: "link", Reason: fmt.Sprintf("must be a path in Steward starting with a single / (at most %d bytes)", MaxLink), Value: e.Link}
+	if e.Link != "" && (len(e.Link) > protocol.MaxEventLink || !strings.HasPrefix(e.Link, "/") || strings.HasPrefix(e.Link, "//")) {
+		return &ValidationError{Field: "link", Reason: fmt.Sprintf("must be a path in Steward starting with a single / (at most %d bytes)", protocol.MaxEventLink), Value: e.Link}
 	}
-	if e.DedupeKey == "" || len(e.DedupeKey) > MaxDedupeKey || !utf8.ValidString(e.DedupeKey) {
-		return &ValidationError{Field: "dedupe_key", Reason: fmt.Sprintf("must be valid UTF-8 of 1 to %d bytes", MaxDedupeKey)}
+	if e.DedupeKey == "" || len(e.DedupeKey) > protocol.MaxEventDedupeKey || !utf8.ValidString(e.DedupeKey) {
+		return &ValidationError{Field: "dedupe_key", Reason: fmt.Sprintf("must be valid UTF-8 of 1 to %d bytes", protocol.MaxEventDedupeKey)}
 	}
-	if len(e.Recipients) > MaxRecipients {
-		return &ValidationError{Field: "recipients", Reason: fmt.Sprintf("at most %d", MaxRecipients)}
+	if len(e.Recipients) > protocol.MaxEventRecipients {
+		return &ValidationError{Field: "recipients", Reason: fmt.Sprintf("at most %d", protocol.MaxEventRecipients)}
 	}
 	for i, r := range e.Recipients {
 		if a, err := mail.ParseAddress(r); err != nil || a.Address != r {
@@ -120,8 +99,8 @@ func checkEvent(e *Event) error {
 	if e.Details == nil {
 		e.Details = map[string]any{}
 	}
-	if raw, err := json.Marshal(e.Details); err != nil || len(raw) > MaxDetails {
-		return &ValidationError{Field: "details", Reason: fmt.Sprintf("must be a JSON object of at most %d bytes", MaxDetails)}
+	if raw, err := json.Marshal(e.Details); err != nil || len(raw) > protocol.MaxEventDetails {
+		return &ValidationError{Field: "details", Reason: fmt.Sprintf("must be a JSON object of at most %d bytes", protocol.MaxEventDetails)}
 	}
 	if e.Recipients == nil {
 		e.Recipients = []string{}

@@ -72,9 +72,6 @@ func (t *eventTable) checkLocked(plugin string, types []*pluginv1.EventType) err
 		return refuse(err)
 	}
 	for _, et := range types {
-		if err := notifications.CheckKind(et.Name); err != nil {
-			return refuse(err)
-		}
 		if slices.ContainsFunc(notifications.HostEventTypes, func(h notifications.EventType) bool { return h.Name == et.Name }) {
 			return refuse(fmt.Errorf("%s is the host's", et.Name))
 		}

@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"archive/zip"
 	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"net/http"
 	"strconv"
@@ -23,23 +21,8 @@ import (
 // Brand A's mailbox, Brand B's report, and the reverse names of the
 // samples' sources but 203.0.113.45's.
 func dmarcMailboxWorld(t *testing.T) string {
-	var zipped bytes.Buffer
-	zw := zip.NewWriter(&zipped)
-	w, err := zw.Create("google.com!contoso-retail.example!1795132800!1795219199.xml")
-	if err == nil {
-		_, err = w.Write(dmarcReportSample(t, "google-contoso-retail.xml"))
-	}
-	if err == nil {
-		err = zw.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	gw := gzip.NewWriter(&gz)
-	if _, err := gw.Write(dmarcReportSample(t, "yahoo-northwind-travel.xml")); err != nil || gw.Close() != nil {
-		t.Fatal(err)
-	}
+	zipped := zipOne(t, "google.com!contoso-retail.example!1795132800!1795219199.xml", dmarcReportSample(t, "google-contoso-retail.xml"))
+	gz := gzipped(t, dmarcReportSample(t, "yahoo-northwind-travel.xml"))
 	b64 := base64.StdEncoding.EncodeToString
 	const dirA, dirB = "aaaaaaaa-1111-4111-8111-aaaaaaaaaaaa", "bbbbbbbb-2222-4222-8222-bbbbbbbbbbbb"
 	wd := world.World{Tenants: []world.Tenant{
@@ -62,7 +45,7 @@ func dmarcMailboxWorld(t *testing.T) string {
 	wd.Mailboxes = []world.Mailbox{
 		{Address: "dmarc-reports@contoso-retail.example", DirectoryTenantID: dirA, Messages: []world.MailMessage{
 			{ID: "a-1", Subject: "Report domain: contoso-retail.example Submitter: google.com", From: "noreply-dmarc-support@google.com", Received: "2026-11-21T06:10:00Z",
-				Attachments: []world.MailAttachment{{Name: "google.com!contoso-retail.example!1795132800!1795219199.zip", ContentType: "application/zip", Base64: b64(zipped.Bytes())}}},
+				Attachments: []world.MailAttachment{{Name: "google.com!contoso-retail.example!1795132800!1795219199.zip", ContentType: "application/zip", Base64: b64(zipped)}}},
 			{ID: "a-2", Subject: "Undeliverable", From: "postmaster@contoso-retail.example", Received: "2026-11-21T07:00:00Z",
 				Attachments: []world.MailAttachment{{Name: "garbage.xml", Text: "<html>not a report</html>"}}},
 			{ID: "a-3", Subject: "Report domain: fabrikam-foods.example", From: "dmarcreport@microsoft.com", Received: "2026-11-21T08:00:00Z",
@@ -70,7 +53,7 @@ func dmarcMailboxWorld(t *testing.T) string {
 		}},
 		{Address: "dmarc-reports@northwind-travel.example", DirectoryTenantID: dirA, Messages: []world.MailMessage{
 			{ID: "n-1", Subject: "Report Domain: northwind-travel.example Submitter: yahoo.com", From: "dmarc_support@yahoo.com", Received: "2026-11-22T01:00:00Z",
-				Attachments: []world.MailAttachment{{Name: "yahoo.xml.gz", ContentType: "application/gzip", Base64: b64(gz.Bytes())}}},
+				Attachments: []world.MailAttachment{{Name: "yahoo.xml.gz", ContentType: "application/gzip", Base64: b64(gz)}}},
 			{ID: "n-2", Subject: "Report Domain: northwind-travel.example Submitter: yahoo.com (resent)", From: "dmarc_support@yahoo.com", Received: "2026-11-22T02:00:00Z",
 				Attachments: []world.MailAttachment{{Name: "yahoo.xml", Text: string(dmarcReportSample(t, "yahoo-northwind-travel.xml"))}}},
 		}},

@@ -82,20 +82,9 @@ func TestDMARCReportsThroughTheHost(t *testing.T) {
 
 func testDMARCReportsThroughTheHost(t *testing.T, dialect string) {
 	dir := t.TempDir()
-	var zipped bytes.Buffer
-	zw := zip.NewWriter(&zipped)
-	w, err := zw.Create("google.com!contoso-retail.example!1795132800!1795219199.xml")
-	if err == nil {
-		_, err = w.Write(dmarcReportSample(t, "google-contoso-retail.xml"))
-	}
-	if err == nil {
-		err = zw.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	zipped := zipOne(t, "google.com!contoso-retail.example!1795132800!1795219199.xml", dmarcReportSample(t, "google-contoso-retail.xml"))
 	for name, b := range map[string][]byte{
-		"google.com!contoso-retail.example!1795132800!1795219199.zip": zipped.Bytes(),
+		"google.com!contoso-retail.example!1795132800!1795219199.zip": zipped,
 		"yahoo.xml":   dmarcReportSample(t, "yahoo-northwind-travel.xml"),
 		"garbage.xml": []byte("<html>not a report</html>"),
 	} {
@@ -148,13 +137,8 @@ func testDMARCReportsThroughTheHost(t *testing.T, dialect string) {
 		}
 	}
 	microsoft := dmarcReportSample(t, "microsoft-fabrikam-foods.xml")
-	var gz bytes.Buffer
-	gw := gzip.NewWriter(&gz)
-	if _, err := gw.Write(microsoft); err != nil || gw.Close() != nil {
-		t.Fatal(err)
-	}
 	var up dmarcUpload
-	r := h.do(http.MethodPost, "/api/v1/dmarc/reports?tenant_id="+tenantB, admin, bytes.NewReader(gz.Bytes()), "Content-Type", "application/gzip")
+	r := h.do(http.MethodPost, "/api/v1/dmarc/reports?tenant_id="+tenantB, admin, bytes.NewReader(gzipped(t, microsoft)), "Content-Type", "application/gzip")
 	r.json(t, &up)
 	if r.status != http.StatusCreated || up.Status != "stored" || up.Report.TenantID != tenantB {
 		t.Fatalf("admin uploads Brand B's report: %d %s", r.status, r.body)
@@ -240,4 +224,33 @@ func testDMARCReportsThroughTheHost(t *testing.T, dialect string) {
 	if r := h.do(http.MethodPost, "/partials/dmarc-reports/upload?tenant_id="+tenantB, tokA, bytes.NewReader(microsoft), "Content-Type", "multipart/form-data; boundary=x"); r.status != http.StatusForbidden {
 		t.Errorf("Brand A's user uploads for Brand B through the page's form: %d %s", r.status, r.body)
 	}
+}
+
+// zipOne is a zip archive of one file, as reporters send a report.
+func zipOne(t *testing.T, name string, content []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, err := zw.Create(name)
+	if err == nil {
+		_, err = w.Write(content)
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// gzipped is content compressed with gzip.
+func gzipped(t *testing.T, content []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	gw := gzip.NewWriter(&b)
+	if _, err := gw.Write(content); err != nil || gw.Close() != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

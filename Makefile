@@ -139,6 +139,8 @@ bench: build
 	$(GO) test -run '^$$' -bench 'IdentitySync' -benchtime 1x -timeout 20m ./plugins/identity/directory/
 	$(GO) test -run '^$$' -bench 'TenantSyncStatus' -benchtime 200x ./host/pages/
 	$(GO) test -run '^$$' -bench 'ComplianceSync|StatesReplace' -benchtime 1x -timeout 10m ./plugins/compliance/states/
+	$(GO) test -run '^$$' -bench 'Raise' -benchtime 300x ./host/notifications/
+	$(GO) test -run '^$$' -bench 'Deliver' -benchtime 1x -count 3 ./host/notifications/
 	$(GO) test -run '^$$' -bench 'Coverage' -benchtime 1x -timeout 10m ./plugins/compliance/mapping/
 	$(GO) test -run '^$$' -bench 'CoverageStore' -benchtime 1x -timeout 10m ./plugins/compliance/coverage/
 	$(GO) test -run '^$$' -bench 'RuleEvaluation' -benchtime 1x -timeout 20m ./plugins/compliance/rules/

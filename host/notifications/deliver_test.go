@@ -29,7 +29,7 @@ const origin = "https://steward.example"
 
 var testSecret = []byte("0123456789abcdef0123456789abcdef")
 
-func newDeliveryStore(t *testing.T, dialect string) *Store {
+func newDeliveryStore(t testing.TB, dialect string) *Store {
 	t.Helper()
 	db := storetest.Open(t, dialect)
 	if _, err := store.Migrate(context.Background(), db, migrations.FS, migrations.Table); err != nil {
@@ -42,7 +42,7 @@ func newDeliveryStore(t *testing.T, dialect string) *Store {
 	return s
 }
 
-func addDeliveryTenant(t *testing.T, s *Store, id, name string) {
+func addDeliveryTenant(t testing.TB, s *Store, id, name string) {
 	t.Helper()
 	now := time.Now().UTC()
 	_, err := s.db.NewRaw("INSERT INTO tenants (id, name, directory_tenant_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
@@ -54,7 +54,7 @@ func addDeliveryTenant(t *testing.T, s *Store, id, name string) {
 
 // addChannel stores a channel with its secrets sealed and, unless digest
 // is empty, a subscription of the digest period to every event.
-func addDeliveryChannel(t *testing.T, s *Store, ch Channel, sec Secrets, digest string) Channel {
+func addDeliveryChannel(t testing.TB, s *Store, ch Channel, sec Secrets, digest string) Channel {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC()
@@ -78,7 +78,7 @@ func addDeliveryChannel(t *testing.T, s *Store, ch Channel, sec Secrets, digest 
 	return ch
 }
 
-func raiseEvent(t *testing.T, s *Store, e Event) Event {
+func raiseEvent(t testing.TB, s *Store, e Event) Event {
 	t.Helper()
 	if e.Source == "" {
 		e.Source = "budgets"
@@ -102,7 +102,7 @@ func raiseEvent(t *testing.T, s *Store, e Event) Event {
 	return stored
 }
 
-func outbox(t *testing.T, s *Store) []Delivery {
+func outbox(t testing.TB, s *Store) []Delivery {
 	t.Helper()
 	var ds []Delivery
 	if err := s.db.NewSelect().Model(&ds).Order("id").Scan(context.Background()); err != nil {
@@ -111,7 +111,7 @@ func outbox(t *testing.T, s *Store) []Delivery {
 	return ds
 }
 
-func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+func waitUntil(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -122,7 +122,7 @@ func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() boo
 	}
 }
 
-func allStatus(t *testing.T, s *Store, status string) func() bool {
+func allStatus(t testing.TB, s *Store, status string) func() bool {
 	return func() bool {
 		ds := outbox(t, s)
 		for _, d := range ds {
@@ -144,7 +144,7 @@ func fastOptions(sink *testsinks.SMTP) DeliveryOptions {
 	return o
 }
 
-func startWorker(t *testing.T, s *Store, o DeliveryOptions) *Worker {
+func startWorker(t testing.TB, s *Store, o DeliveryOptions) *Worker {
 	t.Helper()
 	w := NewWorker(s, o)
 	w.Start(context.Background())

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-
 	"time"
 
 	"github.com/uptrace/bun"

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/stewardhq/steward/sdk"
 	"github.com/stewardhq/steward/sdk/protocol"
@@ -18,15 +19,25 @@ const EventAnomaly = "cost.anomaly"
 var EventType = sdk.EventType{Name: EventAnomaly,
 	Description: "A tenant's daily cost of a service rose well above the same weekday's of the four weeks before; raised once per tenant, service, currency and day."}
 
-// raise raises EventAnomaly for each anomaly first stored, once per
-// tenant, service, currency and day: a day flagged again after a
-// restatement cleared it raises nothing new. A failure is logged, never
-// returned: the anomalies stay stored.
+// EventWindow is how recent an anomaly's day must be, when it is first
+// flagged, to raise EventAnomaly: a day older than that was found by a
+// backfill (a first sync reads a year) and is history, listed but not
+// news to send.
+const EventWindow = 14 * 24 * time.Hour
+
+// raise raises EventAnomaly for each anomaly first stored whose day is
+// within EventWindow of its detection, once per tenant, service, currency
+// and day: a day flagged again after a restatement cleared it raises
+// nothing new. A failure is logged, never returned: the anomalies stay
+// stored.
 func (d *Detector) raise(ctx context.Context, added []Anomaly) {
 	if d.Host == nil {
 		return
 	}
 	for _, a := range added {
+		if a.DetectedAt.Sub(a.Day.Time()) > EventWindow {
+			continue
+		}
 		_, err := d.Host.RaiseEvent(ctx, sdk.Event{
 			Kind: EventAnomaly, Severity: "warning", TenantID: a.TenantID,
 			Title: truncate(fmt.Sprintf("Cost anomaly: %s on %s", a.Service, a.Day), protocol.MaxEventTitle),

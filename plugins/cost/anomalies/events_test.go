@@ -14,7 +14,8 @@ import (
 
 // TestAnomalyEvents: a detected anomaly raises one cost.anomaly event;
 // judging its days again, or flagging the day again after a restatement
-// cleared it, raises nothing new.
+// cleared it, raises nothing new; an anomaly older than EventWindow when
+// found (a backfill's) raises none.
 func TestAnomalyEvents(t *testing.T) {
 	for _, dialect := range storetest.Dialects() {
 		t.Run(dialect, func(t *testing.T) {
@@ -57,6 +58,21 @@ func TestAnomalyEvents(t *testing.T) {
 			}
 			if got := h.Events(); len(got) != 1 {
 				t.Errorf("events after the day was flagged again: %+v", got)
+			}
+
+			// A backfill finds a spike of two months before: stored, not sent.
+			old := first - 30
+			history := weeklySeries(rand.New(rand.NewPCG(5, 6)), old, 40, 400_00, 0.6, 0.04)
+			history[35] *= 4
+			load(t, db, costRows("t2", "VM", old, history))
+			if err := d.Evaluate(ctx, sdk.Tenant{ID: "t2"}, old, old+39); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(stored(t, db)); n != 2 {
+				t.Fatalf("%d anomalies after the backfill, want 2", n)
+			}
+			if got := h.Events(); len(got) != 1 {
+				t.Errorf("events after a backfill found an old anomaly: %+v", got)
 			}
 		})
 	}

@@ -1,10 +1,10 @@
 package jobs
 
 import (
-	"errors"
-
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stewardhq/steward/internal/promreg"
 )
 
 // promMetrics are the Scheduler's Prometheus collectors. They exist even
@@ -41,27 +41,9 @@ func newPromMetrics(reg prometheus.Registerer, log hclog.Logger) promMetrics {
 	if reg == nil {
 		return m
 	}
-	m.runs = register(reg, m.runs, log)
-	m.duration = register(reg, m.duration, log)
-	m.running = register(reg, m.running, log)
-	m.tenants = register(reg, m.tenants, log)
+	m.runs = promreg.Register(reg, m.runs, log)
+	m.duration = promreg.Register(reg, m.duration, log)
+	m.running = promreg.Register(reg, m.running, log)
+	m.tenants = promreg.Register(reg, m.tenants, log)
 	return m
-}
-
-// register registers c, or returns the collector registered before under
-// the same name, so that a second Scheduler on one registry (a restart of
-// the scheduler within the process) shares the series instead of failing.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C, log hclog.Logger) C {
-	err := reg.Register(c)
-	if err == nil {
-		return c
-	}
-	var dup prometheus.AlreadyRegisteredError
-	if errors.As(err, &dup) {
-		if existing, ok := dup.ExistingCollector.(C); ok {
-			return existing
-		}
-	}
-	log.Warn("registering job metrics failed; they will not be exported", "error", err)
-	return c
 }

@@ -2,10 +2,11 @@ package notifications
 
 import (
 	"context"
-	"errors"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stewardhq/steward/internal/promreg"
 )
 
 // deliveryMetrics are the delivery worker's Prometheus collectors. They
@@ -42,10 +43,10 @@ func newDeliveryMetrics(reg prometheus.Registerer, log hclog.Logger) deliveryMet
 	if reg == nil {
 		return m
 	}
-	m.results = register(reg, m.results, log)
-	m.duration = register(reg, m.duration, log)
-	m.latency = register(reg, m.latency, log)
-	m.outbox = register(reg, m.outbox, log)
+	m.results = promreg.Register(reg, m.results, log)
+	m.duration = promreg.Register(reg, m.duration, log)
+	m.latency = promreg.Register(reg, m.latency, log)
+	m.outbox = promreg.Register(reg, m.outbox, log)
 	return m
 }
 
@@ -59,21 +60,4 @@ func (m deliveryMetrics) observeOutbox(ctx context.Context, s *Store, log hclog.
 	for status, n := range counts {
 		m.outbox.WithLabelValues(status).Set(float64(n))
 	}
-}
-
-// register registers c, or returns the collector registered before under
-// its name, so that a second worker on one registry shares the series.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C, log hclog.Logger) C {
-	err := reg.Register(c)
-	if err == nil {
-		return c
-	}
-	var dup prometheus.AlreadyRegisteredError
-	if errors.As(err, &dup) {
-		if existing, ok := dup.ExistingCollector.(C); ok {
-			return existing
-		}
-	}
-	log.Warn("registering notification metrics failed; they will not be exported", "error", err)
-	return c
 }
